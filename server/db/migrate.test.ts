@@ -1,0 +1,72 @@
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseUrl } from '../../test/db';
+import { migrate, readMigrations } from './migrate';
+
+async function freshDatabase(name: string): Promise<string> {
+  const url = new URL(testDatabaseUrl());
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('migrate', () => {
+  it('applies every migration once and records it the way Prisma does', async () => {
+    const url = await freshDatabase('mig_once');
+    const files = await readMigrations();
+    const first = await migrate(url);
+    expect(first.applied).toEqual(files.map((f) => f.name));
+    const second = await migrate(url);
+    expect(second.applied).toEqual([]);
+    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      url,
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
+    );
+    expect(rows.map((r) => [r.migration_name, r.checksum])).toEqual(files.map((f) => [f.name, f.checksum]));
+    expect(rows.every((r) => r.finished_at !== null && r.applied_steps_count === 1)).toBe(true);
+    expect(files[0]!.checksum).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('lets two instances start together without racing', async () => {
+    const url = await freshDatabase('mig_race');
+    const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
+    const applied = results.flatMap((r) => r.applied);
+    expect(applied.sort()).toEqual((await readMigrations()).map((f) => f.name).sort());
+    const [{ count }] = await query<{ count: string }>(url, 'SELECT count(*) FROM "_prisma_migrations"');
+    expect(Number(count)).toBe(applied.length);
+  });
+
+  it('rolls a failing migration back whole and refuses an edited one', async () => {
+    const url = await freshDatabase('mig_fail');
+    const dir = await mkdtemp(path.join(tmpdir(), 'mig-'));
+    await mkdir(path.join(dir, '001_ok'));
+    await writeFile(path.join(dir, '001_ok', 'migration.sql'), 'CREATE TABLE a (id int);');
+    await mkdir(path.join(dir, '002_bad'));
+    await writeFile(path.join(dir, '002_bad', 'migration.sql'), 'CREATE TABLE b (id int); SELECT no_such_function();');
+    await expect(migrate(url, { dir })).rejects.toThrow(/002_bad failed/);
+    const tables = await query<{ tablename: string }>(url, "SELECT tablename FROM pg_tables WHERE tablename IN ('a','b')");
+    expect(tables.map((t) => t.tablename)).toEqual(['a']);
+    const recorded = await query<{ migration_name: string }>(url, 'SELECT migration_name FROM "_prisma_migrations"');
+    expect(recorded.map((r) => r.migration_name)).toEqual(['001_ok']);
+
+    await writeFile(path.join(dir, '001_ok', 'migration.sql'), 'CREATE TABLE a (id bigint);');
+    await expect(migrate(url, { dir })).rejects.toThrow(/edited after it was applied/);
+  });
+});

@@ -1,0 +1,32 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedDatabase } from '../server/db/embedded';
+import { migrate } from '../server/db/migrate';
+
+/**
+ * Starts one embedded PostgreSQL for the whole run (or uses TEST_DATABASE_URL), migrates it and hands the
+ * URL to the test files. Each test file creates its own tenants, so files do not interfere.
+ */
+export default async function setup(project: TestProject) {
+  let url = process.env.TEST_DATABASE_URL;
+  let stop = async () => {};
+  if (!url) {
+    const dir = path.resolve('.test-data');
+    await rm(dir, { recursive: true, force: true });
+    const db = await startEmbeddedDatabase(dir, { database: 'better_compute_test' });
+    url = db.url;
+    stop = db.stop;
+  }
+  await migrate(url);
+  project.provide('databaseUrl', url);
+  return async () => {
+    await stop();
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
