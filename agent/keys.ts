@@ -1,0 +1,52 @@
+import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { derElement } from './der-writer';
+
+/** A fresh node key and the PKCS#10 request that asks JoinService to certify it. */
+export interface NodeKeyAndCsr {
+  readonly privateKey: KeyObject;
+  /** PKCS#8 PEM, what `node.key` holds. */
+  readonly privateKeyPem: string;
+  /** DER SubjectPublicKeyInfo of the key, what the issued leaf must certify. */
+  readonly spkiDer: Buffer;
+  /** DER PKCS#10. */
+  readonly csrDer: Buffer;
+  /** Lowercase hex SHA-256 of `csrDer`: the seal's `csr` and the answer's `csrSha256`. */
+  readonly csrSha256: string;
+}
+
+const OID_COMMON_NAME = Buffer.from('550403', 'hex');
+// SEQUENCE { OID ecdsa-with-SHA256 }, parameters absent (RFC 5758 §3.2).
+const ECDSA_SHA256_ALGORITHM = Buffer.from('300a06082a8648ce3d040302', 'hex');
+
+/**
+ * Builds a DER PKCS#10 request for `privateKey`'s P-256 public key, self-signed with ECDSA SHA-256. Built
+ * by hand with node:crypto because it runs once per join in every simulated agent. JoinService ignores the
+ * subject; `commonName` only helps a human reading the request.
+ */
+export function createCsr(privateKey: KeyObject, spkiDer: Buffer, options: { commonName?: string } = {}): Buffer {
+  const rdns = options.commonName
+    ? [
+        derElement(
+          0x31,
+          derElement(0x30, derElement(0x06, OID_COMMON_NAME), derElement(0x0c, Buffer.from(options.commonName, 'utf8'))),
+        ),
+      ]
+    : [];
+  const info = derElement(0x30, Buffer.from([0x02, 0x01, 0x00]), derElement(0x30, ...rdns), spkiDer, Buffer.from([0xa0, 0x00]));
+  const signature = sign('sha256', info, { key: privateKey, dsaEncoding: 'der' });
+  return derElement(0x30, info, ECDSA_SHA256_ALGORITHM, derElement(0x03, Buffer.from([0]), signature));
+}
+
+/** Generates a P-256 node key and its CSR. */
+export function generateNodeKeyAndCsr(options: { commonName?: string } = {}): NodeKeyAndCsr {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const spkiDer = publicKey.export({ type: 'spki', format: 'der' });
+  const csrDer = createCsr(privateKey, spkiDer, options);
+  return {
+    privateKey,
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    spkiDer,
+    csrDer,
+    csrSha256: createHash('sha256').update(csrDer).digest('hex'),
+  };
+}

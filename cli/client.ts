@@ -1,0 +1,71 @@
+import { BASE_PATH } from '../server/config/config';
+import { DomainError } from '../server/errors';
+import { isDomainCode } from './errors';
+
+export interface RemoteOptions {
+  server?: string;
+  apiKey?: string;
+}
+
+/** Talks to a running server's REST API with an API key (flags win over BETTER_COMPUTE_URL / _API_KEY). */
+export class ApiClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string;
+
+  constructor(options: RemoteOptions) {
+    const server = options.server ?? process.env.BETTER_COMPUTE_URL;
+    const apiKey = options.apiKey ?? process.env.BETTER_COMPUTE_API_KEY;
+    if (!server) throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL (e.g. http://localhost:3000)');
+    if (!apiKey) throw new DomainError('INVALID_ARGUMENT', 'Pass an API key with --api-key or BETTER_COMPUTE_API_KEY');
+    this.baseUrl = server.replace(/\/+$/, '') + BASE_PATH;
+    this.apiKey = apiKey;
+  }
+
+  async request<T>(method: 'GET' | 'POST', path: string, body?: Record<string, unknown>): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        headers: { authorization: `Bearer ${this.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    } catch (error) {
+      throw new Error(`Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new Error(`The server answered ${response.status} with something that is not JSON`);
+    }
+    if (!response.ok) {
+      const error = parsed as { code?: string; message?: string; field?: string } | undefined;
+      if (isDomainCode(error?.code)) throw new DomainError(error.code, error.message ?? error.code, { field: error.field });
+      throw new Error(`The server answered ${response.status}: ${error?.message ?? text.slice(0, 200)}`);
+    }
+    return parsed as T;
+  }
+
+  get<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    return this.request<T>('GET', qs ? `${path}?${qs}` : path);
+  }
+
+  post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
+  /** Accepts a tenant id or name: names are looked up among the tenants the key can see. */
+  async tenantId(ref: string): Promise<string> {
+    if (ref.startsWith('tnt_')) return ref;
+    const { items } = await this.get<{ items: { id: string; name: string }[] }>('/v1/tenants');
+    const tenant = items.find((t) => t.name === ref);
+    if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${ref} not found`);
+    return tenant.id;
+  }
+}
+
+export const enc = encodeURIComponent;

@@ -1,0 +1,81 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { insertApiKey, type ApiKeyRecord } from '../../server/api-keys/api-keys';
+import { ROLES, type Role } from '../../server/authz/permissions';
+import { DomainError } from '../../server/errors';
+import { resolveTenant } from '../../server/tenants/tenants';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { withLocalDb } from '../local-db';
+import { printJson, printTable } from '../output';
+import { writeNewSecretFile } from '../secret-file';
+
+const role = (value: string): Role => {
+  if (!(ROLES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${ROLES.join(', ')}`);
+  return value as Role;
+};
+
+type CreateOpts = { tenant: string; role: Role; name?: string; local?: boolean; out?: string; json?: boolean };
+
+async function createKey(opts: CreateOpts, cmd: Command): Promise<ApiKeyRecord & { key: string }> {
+  const name = opts.name ?? `${opts.role} key`;
+  if (opts.local) {
+    // Directly on the database, for the first admin key on the server machine.
+    return withLocalDb(async (db) => {
+      const tenant = await resolveTenant(db, opts.tenant);
+      if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${opts.tenant} not found`);
+      return insertApiKey(db, { tenantId: tenant.id, role: opts.role, name }, 'local:cli');
+    });
+  }
+  const client = clientFor(cmd);
+  const tenantId = await client.tenantId(opts.tenant);
+  return client.post(`/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name });
+}
+
+export function registerApiKeyCommands(program: Command) {
+  const keys = program.command('api-keys').description('API keys for automation (one tenant, one role each)');
+  keys
+    .command('create')
+    .description('Create an API key; it is shown (or written to --out) once')
+    .requiredOption('--tenant <tenant>', 'tenant id or name (root for the platform tenant)')
+    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, role)
+    .option('--name <name>', 'a label for the key')
+    .option('--local', 'create it directly on the database (on the server machine, before any key exists)')
+    .option('--out <file>', 'write the key to a new 0600 file instead of printing it')
+    .option('--json', 'print the record as JSON')
+    .action(async (opts: CreateOpts, cmd: Command) => {
+      let created: (ApiKeyRecord & { key: string }) | undefined;
+      if (opts.out) {
+        await writeNewSecretFile(opts.out, async () => (created = await createKey(opts, cmd)).key);
+      } else {
+        created = await createKey(opts, cmd);
+      }
+      const { key, ...record } = created!;
+      if (opts.json) printJson(opts.out ? record : created);
+      else if (opts.out) process.stdout.write(`Created API key ${record.id} (${record.role}); written to ${opts.out}\n`);
+      else process.stdout.write(`Created API key ${record.id} (${record.role}). It is shown only once:\n${key}\n`);
+    });
+  keys
+    .command('list')
+    .description("List a tenant's API keys (never their secrets)")
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--all', 'include revoked keys')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const { items } = await client.get<{ items: ApiKeyRecord[] }>(`/v1/tenants/${enc(tenantId)}/api-keys`, { includeRevoked: opts.all });
+      if (opts.json) return printJson(items);
+      printTable(items, [['id', (k) => k.id], ['name', (k) => k.name], ['role', (k) => k.role], ['created', (k) => k.createdAt], ['revoked', (k) => k.revokedAt]]);
+    });
+  keys
+    .command('revoke <apiKeyId>')
+    .description('Revoke an API key at once')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .action(async (apiKeyId: string, opts: { tenant: string }, cmd: Command) => {
+      if (apiKeyId.includes('.')) throw new DomainError('INVALID_ARGUMENT', 'Pass the key id (ak_…), not the key itself');
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const key = await client.post<ApiKeyRecord>(`/v1/tenants/${enc(tenantId)}/api-keys/${enc(apiKeyId)}/revoke`);
+      process.stdout.write(`Revoked API key ${key.id}\n`);
+    });
+}

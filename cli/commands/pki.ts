@@ -1,0 +1,76 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { dataDirectory } from '../../server/boot/data-dir';
+import { DomainError } from '../../server/errors';
+import { issueGatewayCertificate } from '../../server/pki/gateway';
+import { formatPins, installPins } from '../../server/pki/pins-summary';
+import { initPki, loadPki } from '../../server/pki/store';
+import { withLocalDb } from '../local-db';
+import { printJson } from '../output';
+
+/** BETTER_COMPUTE_SECRET, or the development secret `npm start` keeps in the data directory. */
+function pkiSecret(): string {
+  const fromEnv = process.env.BETTER_COMPUTE_SECRET;
+  if (fromEnv) return fromEnv;
+  const file = path.join(dataDirectory(), 'secret');
+  if (existsSync(file)) {
+    process.stderr.write(`note: BETTER_COMPUTE_SECRET is not set; using the development secret in ${file}\n`);
+    return readFileSync(file, 'utf8').trim();
+  }
+  throw new DomainError('INVALID_ARGUMENT', 'Set BETTER_COMPUTE_SECRET (at least 16 characters): the PKI bundle is encrypted under it', { field: 'BETTER_COMPUTE_SECRET' });
+}
+
+async function writeNewFile(file: string, content: string, mode: number) {
+  const handle = await open(file, 'wx', mode).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'EEXIST' ? new DomainError('ALREADY_EXISTS', `${file} already exists; refusing to overwrite it`) : error;
+  });
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+}
+
+export function registerPkiCommands(program: Command) {
+  const pki = program.command('pki').description('The machine PKI: node CA, serving CA, JoinService keys (on the server machine)');
+  pki
+    .command('init')
+    .description('Create the PKI, sealed under BETTER_COMPUTE_SECRET; refuses to replace an existing one')
+    .requiredOption('--trust-domain <domain>', 'the SPIFFE trust domain, e.g. compute.example.com')
+    .option('--json', 'print the pins as JSON')
+    .action(async (opts: { trustDomain: string; json?: boolean }) => {
+      const secret = pkiSecret();
+      const bundle = await withLocalDb((db) => initPki(db, { trustDomain: opts.trustDomain, secret }));
+      const pins = installPins(bundle);
+      if (opts.json) return printJson(pins);
+      process.stdout.write(`Created the PKI for ${bundle.trustDomain}. The pins an install embeds:\n${formatPins(pins)}\n`);
+    });
+  pki
+    .command('show')
+    .description('Print the pins again')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const secret = pkiSecret();
+      const pins = installPins(await withLocalDb((db) => loadPki(db, secret)));
+      if (opts.json) return printJson(pins);
+      process.stdout.write(formatPins(pins) + '\n');
+    });
+  pki
+    .command('issue-gateway')
+    .description("Issue the gateway's serving certificate from the serving CA")
+    .requiredOption('--san <host...>', 'DNS name or IP address the gateway serves (repeatable)')
+    .option('--days <n>', 'validity in days', (v) => Number(v))
+    .option('--cert <file>', 'where to write the certificate chain (PEM)', 'gateway.crt')
+    .option('--key <file>', 'where to write the private key (PEM, 0600)', 'gateway.key')
+    .action(async (opts: { san: string[]; days?: number; cert: string; key: string }) => {
+      const secret = pkiSecret();
+      const bundle = await withLocalDb((db) => loadPki(db, secret));
+      const issued = issueGatewayCertificate(bundle, { sans: opts.san, ttlDays: opts.days });
+      if (existsSync(opts.cert)) throw new DomainError('ALREADY_EXISTS', `${opts.cert} already exists; refusing to overwrite it`);
+      await writeNewFile(opts.key, issued.privateKeyPem, 0o600);
+      await writeNewFile(opts.cert, issued.chainPem, 0o644);
+      process.stdout.write(`Wrote ${opts.cert} (certificate and serving CA) and ${opts.key} (private key, 0600) for ${opts.san.join(', ')}\n`);
+    });
+}

@@ -1,0 +1,74 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import type { PoolRecord } from '../../server/pools/schemas';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson, printTable } from '../output';
+
+const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
+function printPool(pool: PoolRecord) {
+  printTable([pool], [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['policy', (p) => p.policy], ['checks', (p) => p.acceptanceChecks.join(',')], ['archived', (p) => p.archivedAt]]);
+}
+
+export function registerPoolCommands(program: Command) {
+  const pools = program.command('pools').description('Pools: groups of machines in one site');
+  pools
+    .command('create')
+    .description('Create a pool in one of the tenant’s sites')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .requiredOption('--site <siteId>', 'site id')
+    .requiredOption('--name <name>', 'lower-case name')
+    .option('--agent <agent>', "bcd (machines run the daemon) or none", 'bcd')
+    .option('--join-attestors <list>', 'comma-separated attestors the pool accepts (policy.joinAttestors)', list)
+    .option('--platform-operated', 'policy.kubernetes.platformOperated: true')
+    .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
+      if (opts.agent !== 'bcd' && opts.agent !== 'none') throw new InvalidArgumentError('--agent must be bcd or none');
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const policy: Record<string, unknown> = {};
+      if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
+      if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
+      const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools`, {
+        siteId: opts.site,
+        name: opts.name,
+        agent: opts.agent,
+        policy,
+        ...(opts.acceptanceChecks ? { acceptanceChecks: opts.acceptanceChecks } : {}),
+      });
+      if (opts.json) printJson(pool);
+      else process.stdout.write(`Created pool ${pool.name} (${pool.id})\n`);
+    });
+  pools
+    .command('list')
+    .description("List a tenant's pools")
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--site <siteId>', 'only this site')
+    .option('--all', 'include archived pools')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; site?: string; all?: boolean; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const { items } = await client.get<{ items: PoolRecord[] }>(`/v1/tenants/${enc(tenantId)}/pools`, { siteId: opts.site, includeArchived: opts.all });
+      if (opts.json) return printJson(items);
+      printTable(items, [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['archived', (p) => p.archivedAt]]);
+    });
+  for (const [name, description, suffix] of [
+    ['get', 'Show a pool', ''],
+    ['archive', 'Archive a pool', '/archive'],
+  ] as const) {
+    pools
+      .command(`${name} <poolId>`)
+      .description(description)
+      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--json', 'print JSON')
+      .action(async (poolId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+        const client = clientFor(cmd);
+        const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/pools/${enc(poolId)}${suffix}`;
+        const pool = suffix ? await client.post<PoolRecord>(path) : await client.get<PoolRecord>(path);
+        if (opts.json) printJson(pool);
+        else printPool(pool);
+      });
+  }
+}

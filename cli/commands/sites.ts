@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import type { SiteRecord } from '../../server/sites/sites';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson, printTable } from '../output';
+
+export function registerSiteCommands(program: Command) {
+  const sites = program.command('sites').description('Sites: where machines are');
+  sites
+    .command('create')
+    .description('Create a site')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .requiredOption('--name <name>', 'lower-case name')
+    .option('--kind <kind>', 'platform (root tenant only) or custom')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; name: string; kind?: string; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites`, { name: opts.name, ...(opts.kind ? { kind: opts.kind } : {}) });
+      if (opts.json) printJson(site);
+      else process.stdout.write(`Created site ${site.name} (${site.id}, ${site.kind})\n`);
+    });
+  sites
+    .command('list')
+    .description("List a tenant's sites")
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--all', 'include archived sites')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
+      if (opts.json) return printJson(items);
+      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
+    });
+}

@@ -1,0 +1,33 @@
+import { Command, CommanderError } from 'commander';
+import { PRODUCT_VERSION } from '../server/config/config';
+import { reportError } from './errors';
+import { registerApiKeyCommands } from './commands/api-keys';
+import { registerPoolCommands } from './commands/pools';
+import { registerSiteCommands } from './commands/sites';
+import { registerTenantCommands } from './commands/tenants';
+import { registerPkiCommands } from './commands/pki';
+
+const program = new Command('better-compute')
+  .description('Better Compute: join tokens, nodes and the control plane, from the command line')
+  .version(PRODUCT_VERSION)
+  .option('--server <url>', 'the server, e.g. http://localhost:3000 (default: $BETTER_COMPUTE_URL)')
+  .option('--api-key <key>', 'an API key (default: $BETTER_COMPUTE_API_KEY)')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerPkiCommands(program);
+registerTenantCommands(program);
+registerSiteCommands(program);
+registerPoolCommands(program);
+registerApiKeyCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+  process.exit(0);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Help and version exit 0; usage errors exit 2, like INVALID_ARGUMENT.
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  }
+  reportError(error);
+}

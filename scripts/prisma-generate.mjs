@@ -1,0 +1,8 @@
+// Generates the Prisma client after install. The schema engine cannot be downloaded everywhere, and
+// `prisma generate` only needs PRISMA_SCHEMA_ENGINE_BINARY to name an existing file, so point it at node.
+import { spawnSync } from 'node:child_process';
+
+const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' };
+env.PRISMA_SCHEMA_ENGINE_BINARY ||= process.execPath;
+const result = spawnSync(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], { stdio: 'inherit', env });
+process.exit(result.status ?? 1);

@@ -1,0 +1,102 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { Db } from '../db/client';
+import { DomainError } from '../errors';
+import { newId } from '../ids';
+import { idOf } from '../names';
+import { authorize, resource } from '../authz/authorize';
+import { ROLES, type Role } from '../authz/permissions';
+import { principalOf, type Principal } from '../authz/principal';
+import { writeAudit } from '../events/publish';
+import { getRootTenant } from '../tenants/tenants';
+
+export const createApiKeyInput = z.object({
+  tenantId: idOf('tnt'),
+  role: z.enum(ROLES),
+  name: z.string().trim().min(1).max(100),
+});
+export const listApiKeysInput = z.object({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
+export const revokeApiKeyInput = z.object({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
+
+export const apiKeyRecord = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  role: z.enum(ROLES),
+  name: z.string(),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
+
+const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null };
+const toRecord = (k: Row): ApiKeyRecord => ({
+  id: k.id,
+  tenantId: k.tenantId,
+  role: k.role as Role,
+  name: k.name,
+  createdBy: k.createdBy,
+  createdAt: k.createdAt.toISOString(),
+  revokedAt: k.revokedAt?.toISOString() ?? null,
+});
+
+/** Mints a key `bcak_<id>.<secret>`; only the SHA-256 of the secret is stored and the key is shown once. */
+export async function insertApiKey(db: Db, input: z.infer<typeof createApiKeyInput>, createdBy: string) {
+  const id = newId('ak');
+  const secret = randomBytes(32).toString('base64url');
+  return db.$transaction(async (tx) => {
+    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: sha256(secret), createdBy } });
+    await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name } });
+    return { ...toRecord(row), key: `bcak_${id}.${secret}` };
+  });
+}
+
+/**
+ * Creates an API key for a tenant: `compute:api-keys:manage` on that tenant, or on the root tenant (the
+ * platform's admins bootstrap a new tenant's first key).
+ */
+export async function createApiKey(db: Db, principal: Principal, input: z.infer<typeof createApiKeyInput>) {
+  try {
+    await authorize(db, principal, 'compute:api-keys:manage', resource.tenant(input.tenantId));
+  } catch (error) {
+    const root = await getRootTenant(db);
+    if (!root || root.id === input.tenantId || principal.memberships.get(root.id) !== 'admin') throw error;
+    if (!(await db.tenant.findUnique({ where: { id: input.tenantId } }))) throw error;
+  }
+  return insertApiKey(db, input, principal.actor);
+}
+
+export async function listApiKeys(db: Db, principal: Principal, input: z.infer<typeof listApiKeysInput>): Promise<ApiKeyRecord[]> {
+  await authorize(db, principal, 'compute:api-keys:read', resource.tenant(input.tenantId));
+  const rows = await db.apiKey.findMany({
+    where: { tenantId: input.tenantId, ...(input.includeRevoked ? {} : { revokedAt: null }) },
+    orderBy: { createdAt: 'asc' },
+  });
+  return rows.map(toRecord);
+}
+
+/** Revokes a key at once; revoking twice is not an error. */
+export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<typeof revokeApiKeyInput>): Promise<ApiKeyRecord> {
+  await authorize(db, principal, 'compute:api-keys:manage', resource.tenant(input.tenantId));
+  const key = await db.apiKey.findUnique({ where: { id: input.apiKeyId } });
+  if (!key || key.tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `API key ${input.apiKeyId} not found`);
+  if (key.revokedAt) return toRecord(key);
+  return db.$transaction(async (tx) => {
+    const row = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+    await writeAudit(tx, { tenantId: key.tenantId, actor: principal.actor, action: 'api-key.revoked', resource: `compute-api-key/${key.id}` });
+    return toRecord(row);
+  });
+}
+
+/** The principal of a bearer API key, or null for anything that is not a live key of ours. */
+export async function authenticateApiKey(db: Db, bearer: string): Promise<Principal | null> {
+  const match = KEY_PATTERN.exec(bearer);
+  if (!match) return null;
+  const key = await db.apiKey.findUnique({ where: { id: match[1] } });
+  if (!key || key.revokedAt) return null;
+  if (!timingSafeEqual(Buffer.from(key.secretHash), sha256(match[2]!))) return null;
+  return principalOf('api-key', key.id, [[key.tenantId, key.role as Role]]);
+}

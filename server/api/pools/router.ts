@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { requirePermission, router } from '../trpc';
+import { archivePool, createPool, getPool, listPools } from '../../pools/pools';
+import { createPoolInput, listPoolsInput, poolRecord, poolRefInput } from '../../pools/schemas';
+
+export const poolsRouter = router({
+  create: requirePermission('compute:pools:manage')
+    .input(createPoolInput)
+    .output(poolRecord)
+    .mutation(({ ctx, input }) => createPool(ctx.db, ctx.principal, input)),
+  list: requirePermission('compute:pools:read')
+    .input(listPoolsInput)
+    .output(z.object({ items: z.array(poolRecord) }))
+    .query(async ({ ctx, input }) => ({ items: await listPools(ctx.db, ctx.principal, input) })),
+  get: requirePermission('compute:pools:read')
+    .input(poolRefInput)
+    .output(poolRecord)
+    .query(({ ctx, input }) => getPool(ctx.db, ctx.principal, input)),
+  archive: requirePermission('compute:pools:manage')
+    .input(poolRefInput)
+    .output(poolRecord)
+    .mutation(({ ctx, input }) => archivePool(ctx.db, ctx.principal, input)),
+});

@@ -1,0 +1,60 @@
+/**
+ * The REST surface for automation: each route is an adapter over one tRPC procedure, so both APIs share
+ * validation, authorization and the error model. Path parameters and the query (GET) or JSON body
+ * (POST) are merged into the procedure's input.
+ */
+export interface RestRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  procedure: string;
+  summary: string;
+}
+
+const T = '/v1/tenants/{tenantId}';
+
+export const REST_ROUTES: RestRoute[] = [
+  { method: 'GET', path: '/v1/tenants', procedure: 'tenants.list', summary: 'List the tenants you can see' },
+  { method: 'POST', path: '/v1/tenants', procedure: 'tenants.create', summary: 'Create a tenant' },
+  { method: 'GET', path: `${T}/sites`, procedure: 'sites.list', summary: "List a tenant's sites" },
+  { method: 'POST', path: `${T}/sites`, procedure: 'sites.create', summary: 'Create a site' },
+  { method: 'GET', path: `${T}/sites/{siteId}`, procedure: 'sites.get', summary: 'Get a site' },
+  { method: 'POST', path: `${T}/sites/{siteId}/archive`, procedure: 'sites.archive', summary: 'Archive a site' },
+  { method: 'GET', path: `${T}/pools`, procedure: 'pools.list', summary: "List a tenant's pools" },
+  { method: 'POST', path: `${T}/pools`, procedure: 'pools.create', summary: 'Create a pool' },
+  { method: 'GET', path: `${T}/pools/{poolId}`, procedure: 'pools.get', summary: 'Get a pool' },
+  { method: 'POST', path: `${T}/pools/{poolId}/archive`, procedure: 'pools.archive', summary: 'Archive a pool' },
+  { method: 'GET', path: `${T}/api-keys`, procedure: 'apiKeys.list', summary: "List a tenant's API keys" },
+  { method: 'POST', path: `${T}/api-keys`, procedure: 'apiKeys.create', summary: 'Create an API key (shown once)' },
+  { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
+  { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
+];
+
+export interface RouteMatch {
+  route: RestRoute;
+  params: Record<string, string>;
+}
+
+const compiled = REST_ROUTES.map((route) => {
+  const names: string[] = [];
+  const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { route, names, regex: new RegExp(`^${pattern}$`) };
+});
+
+/** Finds the route for a method and a path relative to the base path; `allowed` lists methods on a path miss. */
+export function matchRoute(method: string, path: string): RouteMatch | { allowed: string[] } | null {
+  const allowed: string[] = [];
+  for (const { route, names, regex } of compiled) {
+    const m = regex.exec(path);
+    if (!m) continue;
+    if (route.method !== method) {
+      allowed.push(route.method);
+      continue;
+    }
+    const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    return { route, params };
+  }
+  return allowed.length ? { allowed } : null;
+}

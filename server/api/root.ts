@@ -1,0 +1,17 @@
+import { createCallerFactory, router } from './trpc';
+import { apiKeysRouter } from './api-keys/router';
+import { eventsRouter } from './events/router';
+import { poolsRouter } from './pools/router';
+import { sitesRouter } from './sites/router';
+import { tenantsRouter } from './tenants/router';
+
+export const appRouter = router({
+  tenants: tenantsRouter,
+  sites: sitesRouter,
+  pools: poolsRouter,
+  apiKeys: apiKeysRouter,
+  events: eventsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { requirePermission, router } from '../trpc';
+import { createTenant, createTenantInput, listTenants, tenantRecord } from '../../tenants/tenants';
+
+export const tenantsRouter = router({
+  create: requirePermission('compute:tenants:manage')
+    .input(createTenantInput)
+    .output(tenantRecord)
+    .mutation(({ ctx, input }) => createTenant(ctx.db, ctx.principal, input)),
+  list: requirePermission('compute:tenants:read')
+    .input(z.object({}).optional())
+    .output(z.object({ items: z.array(tenantRecord) }))
+    .query(async ({ ctx }) => ({ items: await listTenants(ctx.db, ctx.principal) })),
+});

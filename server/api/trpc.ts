@@ -1,0 +1,85 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import { ZodError } from 'zod';
+import type { Db } from '../db/client';
+import type { Principal } from '../authz/principal';
+import { ROLE_ACTIONS, type Action } from '../authz/permissions';
+import { DomainError } from '../errors';
+import { ERROR_MAP } from '../error-map';
+import { logError } from '../log';
+
+export interface ApiContext {
+  db: Db;
+  principal: Principal | null;
+}
+
+export interface ApiMeta {
+  /** The action the procedure is decided as, for documentation and the early role check. */
+  action?: Action;
+}
+
+/** Maps a thrown value onto the one error model: domain errors keep their code, zod errors name the field. */
+export function toDomainError(error: unknown): DomainError | null {
+  const cause = error instanceof TRPCError ? error.cause : error;
+  if (cause instanceof DomainError) return cause;
+  if (cause instanceof ZodError) {
+    const issue = cause.issues[0];
+    const field = issue?.path.join('.') || undefined;
+    return new DomainError('INVALID_ARGUMENT', field ? `${field}: ${issue!.message}` : issue?.message ?? 'Invalid input', { field });
+  }
+  return null;
+}
+
+const t = initTRPC
+  .context<ApiContext>()
+  .meta<ApiMeta>()
+  .create({
+    errorFormatter({ shape, error }) {
+      const domain = toDomainError(error);
+      if (!domain && error.code === 'INTERNAL_SERVER_ERROR') {
+        return { ...shape, message: 'Internal error', data: { ...shape.data, stack: undefined, code: 'INTERNAL' } };
+      }
+      return {
+        ...shape,
+        message: domain?.message ?? shape.message,
+        data: { ...shape.data, stack: undefined, domainCode: domain?.code ?? null, field: domain?.field ?? null },
+      };
+    },
+  });
+
+/** Turns domain errors into TRPCErrors with the mapped code; unknown errors are logged, never echoed. */
+const errorMapping = t.middleware(async ({ next, path }) => {
+  const result = await next();
+  if (!result.ok) {
+    const domain = toDomainError(result.error);
+    if (domain) {
+      throw new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
+    }
+    if (result.error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, result.error.cause ?? result.error);
+  }
+  return result;
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+export const publicProcedure = t.procedure.use(errorMapping);
+
+export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.principal) throw new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});
+
+/**
+ * A procedure decided as `action`. The early check refuses a caller none of whose roles allows the action
+ * at all; the domain function then decides the action on the concrete resource (owner tenant, NOT_FOUND
+ * across tenants), so authorization never depends on the router alone.
+ */
+export function requirePermission(action: Action) {
+  return authenticatedProcedure.meta({ action }).use(({ ctx, next }) => {
+    const roles = [...ctx.principal.memberships.values()];
+    if (!roles.some((role) => ROLE_ACTIONS[role].has(action))) {
+      throw new DomainError('ACCESS_DENIED', `Your role (${roles.join(', ') || 'none'}) does not allow ${action}`);
+    }
+    return next();
+  });
+}

@@ -1,0 +1,17 @@
+import type { Role } from './permissions';
+
+/**
+ * Who is calling: a console operator (next-auth session) or an API key. `memberships` maps each tenant the
+ * caller belongs to onto its role there; an API key belongs to exactly one tenant.
+ */
+export interface Principal {
+  kind: 'operator' | 'api-key' | 'local';
+  id: string;
+  /** How the caller is named in audit rows, e.g. `operator:op_…` or `api-key:ak_…`. */
+  actor: string;
+  memberships: ReadonlyMap<string, Role>;
+}
+
+export function principalOf(kind: Principal['kind'], id: string, memberships: Iterable<[string, Role]>): Principal {
+  return { kind, id, actor: `${kind}:${id}`, memberships: new Map(memberships) };
+}

@@ -1,0 +1,45 @@
+import type { Db } from '../db/client';
+import { principalOf } from '../authz/principal';
+import { generatePassword } from '../operators/password';
+import { createOperator } from '../operators/operators';
+import { createPool } from '../pools/pools';
+import { createSite } from '../sites/sites';
+import { ensureRootTenant } from '../tenants/tenants';
+import { hasPki, initPki } from '../pki/store';
+
+export const FIRST_ADMIN_EMAIL = 'admin@better-compute.local';
+
+export interface FirstStartResult {
+  rootTenantId: string;
+  createdPki: boolean;
+  /** Set only on the start that created the first admin: the password is shown this once. */
+  firstAdmin?: { email: string; password: string };
+  defaultPoolId?: string;
+}
+
+/**
+ * Brings a fresh database to a usable state: the root tenant, a `default` platform site with a `default`
+ * bcd pool, a development PKI when there is none, and a first admin when there are no operators. Each step
+ * runs only when its object is missing, so starting twice changes nothing.
+ */
+export async function bootstrapFirstStart(db: Db, options: { secret: string; trustDomain: string }): Promise<FirstStartResult> {
+  const root = await ensureRootTenant(db);
+  const result: FirstStartResult = { rootTenantId: root.id, createdPki: false };
+  const system = principalOf('local', 'bootstrap', [[root.id, 'admin']]);
+
+  if ((await db.site.count({ where: { ownerTenantId: root.id } })) === 0) {
+    const site = await createSite(db, system, { tenantId: root.id, name: 'default', kind: 'platform' });
+    const pool = await createPool(db, system, { tenantId: root.id, siteId: site.id, name: 'default', agent: 'bcd' });
+    result.defaultPoolId = pool.id;
+  }
+  if (!(await hasPki(db))) {
+    await initPki(db, { trustDomain: options.trustDomain, secret: options.secret });
+    result.createdPki = true;
+  }
+  if ((await db.operator.count()) === 0) {
+    const password = generatePassword();
+    await createOperator(db, { email: FIRST_ADMIN_EMAIL, name: 'First admin', password, tenantId: root.id, role: 'admin' });
+    result.firstAdmin = { email: FIRST_ADMIN_EMAIL, password };
+  }
+  return result;
+}

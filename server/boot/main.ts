@@ -1,0 +1,76 @@
+/**
+ * `npm start`: the whole product in one process. Starts the embedded PostgreSQL when DATABASE_URL is
+ * unset, applies migrations, brings a fresh database to a usable state, then serves the console, the APIs
+ * and the agent endpoints on PORT (3000 by default). SIGINT/SIGTERM stop the server and the database.
+ */
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded';
+import { migrate } from '../db/migrate';
+import { createDb } from '../db/client';
+import { bootstrapFirstStart } from './bootstrap';
+import { dataDirectory, localSecret } from './data-dir';
+import { startHttpServer } from './http-server';
+
+const say = (line: string) => process.stdout.write(line + '\n');
+
+async function main() {
+  const dataDir = dataDirectory();
+  const port = Number(process.env.PORT || 3000);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
+
+  let embedded: EmbeddedDatabase | undefined;
+  let shuttingDown = false;
+  let stopHttp: (() => Promise<void>) | undefined;
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    say('Stopping…');
+    await stopHttp?.().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  try {
+    if (!process.env.DATABASE_URL) {
+      say(`Starting the embedded PostgreSQL under ${dataDir}/postgres …`);
+      embedded = await startEmbeddedDatabase(dataDir);
+      process.env.DATABASE_URL = embedded.url;
+    }
+    const { applied } = await migrate(process.env.DATABASE_URL!, { log: (l) => say(l) });
+    say(applied.length ? `Applied ${applied.length} migration(s).` : 'The database schema is up to date.');
+
+    let secret = process.env.BETTER_COMPUTE_SECRET;
+    if (!secret) {
+      const local = await localSecret(dataDir, 'secret');
+      secret = local.value;
+      process.env.BETTER_COMPUTE_SECRET = secret;
+      say(`WARNING: BETTER_COMPUTE_SECRET is not set; using the development secret kept in ${dataDir}/secret. Production must set its own.`);
+    }
+    process.env.NEXTAUTH_SECRET ||= (await localSecret(dataDir, 'nextauth-secret')).value;
+    process.env.NEXTAUTH_URL ||= `http://localhost:${port}`;
+
+    const db = createDb(process.env.DATABASE_URL!);
+    const first = await bootstrapFirstStart(db, {
+      secret,
+      trustDomain: process.env.BETTER_COMPUTE_TRUST_DOMAIN || 'dev.better-compute.local',
+    });
+    if (first.createdPki) say('Created a development PKI (better-compute pki show prints its pins).');
+
+    stopHttp = await startHttpServer({ port, db });
+    say('');
+    say(`Better Compute is running: console at http://localhost:${port}/`);
+    say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);
+    if (first.firstAdmin) {
+      say(`Sign in as ${first.firstAdmin.email} with the one-time password: ${first.firstAdmin.password}`);
+      say('It is shown only this once.');
+    } else {
+      say('Sign in with your operator account.');
+    }
+  } catch (error) {
+    process.stderr.write(`Could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    await shutdown(1);
+  }
+}
+
+void main();

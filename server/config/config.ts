@@ -1,0 +1,18 @@
+import packageJson from '../../package.json';
+
+/** Where every API of the control plane lives; the agent contract fixes it. */
+export const BASE_PATH = '/api/compute';
+
+export const PRODUCT_VERSION: string = packageJson.version;
+
+export interface GatewayConfig {
+  url: string;
+  serverName?: string;
+}
+
+/** The gateway the daemons dial, from BETTER_COMPUTE_GATEWAY_URL (and _SERVER_NAME), when one is configured. */
+export function gatewayConfig(): GatewayConfig | null {
+  const url = process.env.BETTER_COMPUTE_GATEWAY_URL;
+  if (!url) return null;
+  return { url, serverName: process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME || new URL(url).hostname };
+}

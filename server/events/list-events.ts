@@ -1,0 +1,41 @@
+import type { Db } from '../db/client';
+import { authorize, resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+
+export interface EventRecord {
+  id: string;
+  tenantId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** A tenant's own events, newest first, optionally of one type; `cursor` is the last id of the previous page. */
+export async function listEvents(
+  db: Db,
+  principal: Principal,
+  input: { tenantId: string; type?: string; limit?: number; cursor?: string },
+): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
+  await authorize(db, principal, 'compute:events:read', resource.tenant(input.tenantId));
+  const limit = input.limit ?? 100;
+  const rows = await db.event.findMany({
+    where: {
+      tenantId: input.tenantId,
+      ...(input.type ? { type: input.type } : {}),
+      ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}),
+    },
+    orderBy: { id: 'desc' },
+    take: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  return {
+    items: page.map((r) => ({
+      id: r.id.toString(),
+      tenantId: r.tenantId,
+      type: r.type,
+      data: r.data as Record<string, unknown>,
+      createdAt: r.createdAt.toISOString(),
+    })),
+    nextCursor: rows.length > limit ? page[page.length - 1]!.id.toString() : null,
+  };
+}

@@ -1,0 +1,88 @@
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { DER, DerError, contentOf, encodingOf, expectElement, readElement } from './der';
+import { JoinRefusal } from './refusal';
+
+/** The largest CSR JoinService reads; a P-256 request with a modest subject is about 250 bytes. */
+export const MAX_CSR_BYTES = 4096;
+
+/** A PKCS#10 request whose structure and self-signature verified. */
+export interface ParsedCsr {
+  /** The DER SubjectPublicKeyInfo of the requested key, exactly as in the CSR (uncompressed P-256). */
+  readonly spkiDer: Buffer;
+  /** Lowercase hex SHA-256 of the whole CSR DER: the `csr` a seal must carry. */
+  readonly csrSha256: string;
+  readonly publicKey: KeyObject;
+}
+
+// SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING (0 unused bits, 0x04 = uncompressed ...
+const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d03010703420004', 'hex');
+const P256_SPKI_LENGTH = P256_SPKI_PREFIX.length + 64;
+// SEQUENCE { ecdsa-with-SHA256 } with absent parameters (RFC 5758 §3.2).
+const ECDSA_SHA256_ALGORITHM = Buffer.from('300a06082a8648ce3d040302', 'hex');
+// INTEGER 0: PKCS#10 v1, the only version.
+const VERSION_1 = Buffer.from('020100', 'hex');
+
+/**
+ * Parses and verifies a DER PKCS#10 request. Strict on purpose: the key must be an uncompressed EC P-256
+ * point (the form Go's crypto/x509 can read back from the issued certificate), the signature
+ * ecdsa-with-SHA256 without parameters, the encoding DER with nothing after it, and the self-signature must
+ * verify over certificationRequestInfo. The subject and attributes are ignored: names come only from
+ * JoinService.
+ *
+ * @throws JoinRefusal with reason `join:csr` on any deviation.
+ */
+export function parseCsr(der: Buffer): ParsedCsr {
+  if (!Buffer.isBuffer(der) || der.length === 0 || der.length > MAX_CSR_BYTES) {
+    throw new JoinRefusal('join:csr', 'CSR size out of bounds');
+  }
+  let spkiDer: Buffer;
+  let info: Buffer;
+  let signature: Buffer;
+  try {
+    const outer = expectElement(der, 0, der.length, DER.SEQUENCE, 'CertificationRequest');
+    if (outer.end !== der.length) throw new DerError('trailing bytes after the CSR');
+
+    const cri = expectElement(der, outer.contentStart, outer.end, DER.SEQUENCE, 'certificationRequestInfo');
+    const version = readElement(der, cri.contentStart, cri.end);
+    if (!encodingOf(der, version).equals(VERSION_1)) throw new DerError('version is not 0');
+    const subject = expectElement(der, version.end, cri.end, DER.SEQUENCE, 'subject');
+    const spki = expectElement(der, subject.end, cri.end, DER.SEQUENCE, 'subjectPKInfo');
+    // A copy, so the result does not alias a request buffer the caller may reuse.
+    spkiDer = Buffer.from(encodingOf(der, spki));
+    if (spkiDer.length !== P256_SPKI_LENGTH || !spkiDer.subarray(0, P256_SPKI_PREFIX.length).equals(P256_SPKI_PREFIX)) {
+      throw new DerError('key is not an uncompressed EC P-256 key');
+    }
+    const attributes = expectElement(der, spki.end, cri.end, 0xa0, 'attributes');
+    if (attributes.end !== cri.end) throw new DerError('trailing bytes in certificationRequestInfo');
+
+    const algorithm = readElement(der, cri.end, outer.end);
+    if (!encodingOf(der, algorithm).equals(ECDSA_SHA256_ALGORITHM)) {
+      throw new DerError('signature algorithm is not ecdsa-with-SHA256');
+    }
+    const bits = expectElement(der, algorithm.end, outer.end, DER.BIT_STRING, 'signature');
+    if (bits.end !== outer.end) throw new DerError('trailing bytes in CertificationRequest');
+    const content = contentOf(der, bits);
+    if (content.length < 9 || content.length > 74 || content[0] !== 0) throw new DerError('malformed signature');
+    signature = content.subarray(1);
+    info = encodingOf(der, cri);
+  } catch (error) {
+    throw new JoinRefusal('join:csr', error instanceof DerError ? error.message : 'malformed CSR', { cause: error });
+  }
+
+  let publicKey: KeyObject;
+  try {
+    // OpenSSL rejects a point that is not on the curve here.
+    publicKey = createPublicKey({ key: spkiDer, format: 'der', type: 'spki' });
+  } catch (error) {
+    throw new JoinRefusal('join:csr', 'invalid public key', { cause: error });
+  }
+  let valid = false;
+  try {
+    valid = verify('sha256', info, { key: publicKey, dsaEncoding: 'der' }, signature);
+  } catch {
+    valid = false;
+  }
+  if (!valid) throw new JoinRefusal('join:csr', 'self-signature does not verify');
+
+  return { spkiDer, csrSha256: createHash('sha256').update(der).digest('hex'), publicKey };
+}

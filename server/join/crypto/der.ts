@@ -1,0 +1,96 @@
+/**
+ * A minimal, strict DER reader: single-byte tags, definite minimal lengths, no reading past the enclosing
+ * element. It only walks structure; callers decide what each element must be. Shared by the CSR parser and
+ * the agent's certificate checks, so both read bytes the same way.
+ */
+
+/** One tag-length-value element of a DER buffer. */
+export interface DerElement {
+  /** The identifier octet (for example 0x30 for SEQUENCE, 0xa0 for [0] constructed). */
+  readonly tag: number;
+  /** Offset of the identifier octet. */
+  readonly start: number;
+  /** Offset of the first content octet. */
+  readonly contentStart: number;
+  /** Offset just past the last content octet. */
+  readonly end: number;
+}
+
+/** Thrown for any structural violation; callers translate it into their own error. */
+export class DerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DerError';
+  }
+}
+
+export const DER = {
+  INTEGER: 0x02,
+  BIT_STRING: 0x03,
+  OCTET_STRING: 0x04,
+  OID: 0x06,
+  UTF8_STRING: 0x0c,
+  IA5_STRING: 0x16,
+  SEQUENCE: 0x30,
+  SET: 0x31,
+} as const;
+
+/**
+ * Reads the element at `offset`, which must end at or before `limit`. Rejects high-tag-number form,
+ * indefinite lengths, non-minimal length octets and lengths beyond 2^24.
+ */
+export function readElement(buf: Uint8Array, offset: number, limit: number = buf.length): DerElement {
+  if (offset + 2 > limit) throw new DerError('truncated element');
+  const tag = buf[offset];
+  if ((tag & 0x1f) === 0x1f) throw new DerError('high tag numbers are not supported');
+  let length = buf[offset + 1];
+  let contentStart = offset + 2;
+  if (length & 0x80) {
+    const octets = length & 0x7f;
+    if (octets === 0) throw new DerError('indefinite length');
+    if (octets > 3) throw new DerError('length too large');
+    if (contentStart + octets > limit) throw new DerError('truncated length');
+    if (buf[contentStart] === 0) throw new DerError('non-minimal length');
+    length = 0;
+    for (let i = 0; i < octets; i++) length = (length << 8) | buf[contentStart + i];
+    if (length < 0x80) throw new DerError('non-minimal length');
+    contentStart += octets;
+  }
+  const end = contentStart + length;
+  if (end > limit) throw new DerError('element overruns its container');
+  return { tag, start: offset, contentStart, end };
+}
+
+/** Reads the element at `offset` and requires its tag. */
+export function expectElement(buf: Uint8Array, offset: number, limit: number, tag: number, what: string): DerElement {
+  const element = readElement(buf, offset, limit);
+  if (element.tag !== tag) throw new DerError(`${what}: unexpected tag 0x${element.tag.toString(16)}`);
+  return element;
+}
+
+/** Reads every direct child of a constructed element, in order. */
+export function readChildren(buf: Uint8Array, parent: DerElement): DerElement[] {
+  const children: DerElement[] = [];
+  let offset = parent.contentStart;
+  while (offset < parent.end) {
+    const child = readElement(buf, offset, parent.end);
+    children.push(child);
+    offset = child.end;
+  }
+  return children;
+}
+
+/** The content octets of an element, without copying. */
+export function contentOf(buf: Buffer, element: DerElement): Buffer {
+  return buf.subarray(element.contentStart, element.end);
+}
+
+/** The whole encoding (identifier, length and content) of an element, without copying. */
+export function encodingOf(buf: Buffer, element: DerElement): Buffer {
+  return buf.subarray(element.start, element.end);
+}
+
+/** Whether the element's content equals `expected` byte for byte. */
+export function contentEquals(buf: Buffer, element: DerElement, expected: Buffer): boolean {
+  return element.end - element.contentStart === expected.length && contentOf(buf, element).equals(expected);
+}

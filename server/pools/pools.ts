@@ -1,0 +1,103 @@
+import type { z } from 'zod';
+import type { Db } from '../db/client';
+import { isUniqueViolation } from '../db/errors';
+import { DomainError } from '../errors';
+import { newId } from '../ids';
+import { authorize, projectResource, resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+import { writeAudit } from '../events/publish';
+import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from './schemas';
+
+type PoolRow = {
+  id: string;
+  ownerTenantId: string;
+  siteId: string;
+  name: string;
+  agent: string;
+  policy: unknown;
+  acceptanceChecks: string[];
+  createdAt: Date;
+  archivedAt: Date | null;
+};
+export const toPoolRecord = (p: PoolRow): PoolRecord => ({
+  id: p.id,
+  tenantId: p.ownerTenantId,
+  siteId: p.siteId,
+  name: p.name,
+  agent: p.agent as PoolRecord['agent'],
+  policy: (p.policy ?? {}) as PoolPolicy,
+  acceptanceChecks: p.acceptanceChecks,
+  createdAt: p.createdAt.toISOString(),
+  archivedAt: p.archivedAt?.toISOString() ?? null,
+});
+
+/** Creates a pool in one of the tenant's own live sites. Decided as `compute:pools:manage` on the tenant. */
+export async function createPool(db: Db, principal: Principal, input: z.infer<typeof createPoolInput>): Promise<PoolRecord> {
+  await authorize(db, principal, 'compute:pools:manage', resource.tenant(input.tenantId));
+  const site = await db.site.findUnique({ where: { id: input.siteId } });
+  // A site of another tenant is indistinguishable from a missing one.
+  if (!site || site.ownerTenantId !== input.tenantId) {
+    throw new DomainError('NOT_FOUND', `Site ${input.siteId} not found`, { field: 'siteId' });
+  }
+  if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
+  try {
+    return await db.$transaction(async (tx) => {
+      const pool = await tx.pool.create({
+        data: {
+          id: newId('pool'),
+          siteId: site.id,
+          ownerTenantId: input.tenantId,
+          name: input.name,
+          agent: input.agent,
+          policy: (input.policy ?? {}) as object,
+          acceptanceChecks: input.acceptanceChecks ?? [],
+        },
+      });
+      await projectResource(tx, resource.pool(pool.id), input.tenantId);
+      await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'pool.created', resource: resource.pool(pool.id), data: { name: pool.name, siteId: site.id, agent: pool.agent } });
+      return toPoolRecord(pool);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A pool named ${input.name} already exists in site ${site.name}`, { field: 'name' });
+    throw error;
+  }
+}
+
+export async function listPools(db: Db, principal: Principal, input: z.infer<typeof listPoolsInput>): Promise<PoolRecord[]> {
+  await authorize(db, principal, 'compute:pools:read', resource.tenant(input.tenantId));
+  const rows = await db.pool.findMany({
+    where: {
+      ownerTenantId: input.tenantId,
+      ...(input.siteId ? { siteId: input.siteId } : {}),
+      ...(input.includeArchived ? {} : { archivedAt: null }),
+    },
+    orderBy: { createdAt: 'asc' },
+  });
+  return rows.map(toPoolRecord);
+}
+
+/**
+ * Loads a pool after deciding `action` on it, and checks again that it belongs to the tenant the caller
+ * named: every pool-scoped domain function goes through here.
+ */
+export async function loadPool(db: Db, principal: Principal, action: Parameters<typeof authorize>[2], input: z.infer<typeof poolRefInput>) {
+  const owner = await authorize(db, principal, action, resource.pool(input.poolId));
+  const pool = owner === input.tenantId ? await db.pool.findUnique({ where: { id: input.poolId } }) : null;
+  if (!pool) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
+  return pool;
+}
+
+export async function getPool(db: Db, principal: Principal, input: z.infer<typeof poolRefInput>): Promise<PoolRecord> {
+  return toPoolRecord(await loadPool(db, principal, 'compute:pools:read', input));
+}
+
+/** Archives a pool; archiving twice returns the archived pool. */
+export async function archivePool(db: Db, principal: Principal, input: z.infer<typeof poolRefInput>): Promise<PoolRecord> {
+  const pool = await loadPool(db, principal, 'compute:pools:manage', input);
+  if (pool.archivedAt) return toPoolRecord(pool);
+  return db.$transaction(async (tx) => {
+    const archived = await tx.pool.update({ where: { id: pool.id }, data: { archivedAt: new Date() } });
+    await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'pool.archived', resource: resource.pool(pool.id) });
+    return toPoolRecord(archived);
+  });
+}

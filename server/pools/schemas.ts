@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { idOf, resourceName } from '../names';
+
+export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
+export const POOL_AGENTS = ['bcd', 'none'] as const;
+
+export const poolPolicy = z
+  .object({
+    joinAttestors: z.array(z.enum(ATTESTORS)).min(1).max(ATTESTORS.length).optional(),
+    kubernetes: z.object({ platformOperated: z.boolean().optional() }).strict().optional(),
+  })
+  .strict();
+export type PoolPolicy = z.infer<typeof poolPolicy>;
+
+export const createPoolInput = z.object({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  name: resourceName,
+  agent: z.enum(POOL_AGENTS),
+  policy: poolPolicy.optional(),
+  acceptanceChecks: z.array(z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'use a check name like gpu-burn')).max(32).optional(),
+});
+export const listPoolsInput = z.object({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site').optional(),
+  includeArchived: z.boolean().optional(),
+});
+export const poolRefInput = z.object({ tenantId: idOf('tnt'), poolId: idOf('pool') });
+
+export const poolRecord = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  siteId: z.string(),
+  name: z.string(),
+  agent: z.enum(POOL_AGENTS),
+  policy: poolPolicy,
+  acceptanceChecks: z.array(z.string()),
+  createdAt: z.string(),
+  archivedAt: z.string().nullable(),
+});
+export type PoolRecord = z.infer<typeof poolRecord>;
