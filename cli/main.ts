@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { PRODUCT_VERSION } from '../server/config/config';
 import { reportError } from './errors';
 import { registerApiKeyCommands } from './commands/api-keys';
+import { registerJoinTokenCommands } from './commands/join-tokens';
 import { registerPoolCommands } from './commands/pools';
 import { registerSiteCommands } from './commands/sites';
 import { registerTenantCommands } from './commands/tenants';
@@ -19,6 +20,7 @@ registerPkiCommands(program);
 registerTenantCommands(program);
 registerSiteCommands(program);
 registerPoolCommands(program);
+registerJoinTokenCommands(program);
 registerApiKeyCommands(program);
 
 try {

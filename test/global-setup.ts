@@ -12,11 +12,15 @@ export default async function setup(project: TestProject) {
   let url = process.env.TEST_DATABASE_URL;
   let stop = async () => {};
   if (!url) {
-    const dir = path.resolve('.test-data');
+    // One directory per run, so concurrent runs on one machine do not share a cluster.
+    const dir = path.resolve('.test-data', `run-${process.pid}`);
     await rm(dir, { recursive: true, force: true });
     const db = await startEmbeddedDatabase(dir, { database: 'better_compute_test' });
     url = db.url;
-    stop = db.stop;
+    stop = async () => {
+      await db.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
   }
   await migrate(url);
   project.provide('databaseUrl', url);

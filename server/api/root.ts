@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from './trpc';
 import { apiKeysRouter } from './api-keys/router';
 import { eventsRouter } from './events/router';
+import { joinTokensRouter } from './join-tokens/router';
 import { poolsRouter } from './pools/router';
 import { sitesRouter } from './sites/router';
 import { tenantsRouter } from './tenants/router';
@@ -9,6 +10,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   sites: sitesRouter,
   pools: poolsRouter,
+  joinTokens: joinTokensRouter,
   apiKeys: apiKeysRouter,
   events: eventsRouter,
 });

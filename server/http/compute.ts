@@ -4,6 +4,8 @@ import { createApiContext } from '../api/context';
 import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { buildWellKnownDocument } from './well-known';
+import { JOIN_HEADERS, readLimitedBody, serveJoin } from '../join/http';
+import { getJoinService } from '../join/runtime';
 
 export interface ComputeHandlerDeps {
   db: Db;
@@ -30,6 +32,10 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
   if (path === '/openapi.json' && request.method === 'GET') {
     openApiCache ??= buildOpenApiDocument(BASE_PATH, PRODUCT_VERSION);
     return json(200, openApiCache);
+  }
+  if (path === '/v1/join' && request.method === 'POST') {
+    const answer = await serveJoin(getJoinService(), await readLimitedBody(request));
+    return new Response(new Uint8Array(answer.body), { status: answer.status, headers: JOIN_HEADERS });
   }
   try {
     const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);

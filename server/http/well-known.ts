@@ -1,5 +1,7 @@
 import type { Db } from '../db/client';
 import { BASE_PATH, PRODUCT_VERSION, gatewayConfig } from '../config/config';
+import { loadPkiRuntime } from '../join/runtime';
+import { wellKnownJoinSection } from '../pki/join-crypto';
 
 /**
  * `GET {basePath}/.well-known/better-compute`, exactly as protocol.md fixes it. The `join` section appears
@@ -12,8 +14,11 @@ export async function buildWellKnownDocument(db: Db): Promise<Record<string, unk
     basePath: BASE_PATH,
     protocol: { min: 1, max: 1 },
   };
-  void db;
+  const pki = await loadPkiRuntime(db);
+  if (pki) doc.join = wellKnownJoinSection(pki.crypto);
   const gateway = gatewayConfig();
-  if (gateway) doc.gateway = { url: gateway.url, serverName: gateway.serverName };
+  if (gateway) {
+    doc.gateway = { url: gateway.url, serverName: gateway.serverName, ...(pki ? { servingCaPin: pki.servingCaPin } : {}) };
+  }
   return doc;
 }

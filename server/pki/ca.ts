@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import {
   authorityKeyIdentifier,
   basicConstraints,
@@ -87,6 +87,3 @@ export function issueLeaf(ca: IssuingCa, request: LeafRequest): Buffer {
     signingKey: ca.key,
   });
 }
-
-/** The public half of a private key as DER SubjectPublicKeyInfo. */
-export const spkiOf = (key: KeyObject): Buffer => createPublicKey(key).export({ type: 'spki', format: 'der' });

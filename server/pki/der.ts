@@ -40,11 +40,15 @@ export function tlv(tag: number, ...parts: Uint8Array[]): Buffer {
   return out;
 }
 
+/** SEQUENCE of the already-encoded `parts`. */
 export const sequence = (...parts: Uint8Array[]): Buffer => tlv(TAG.sequence, ...parts);
+/** SET of the already-encoded `parts` (callers pass one member, so DER's sort order never matters). */
 export const set = (...parts: Uint8Array[]): Buffer => tlv(TAG.set, ...parts);
+/** OCTET STRING. */
 export const octetString = (bytes: Uint8Array): Buffer => tlv(TAG.octetString, bytes);
+/** UTF8String. */
 export const utf8String = (text: string): Buffer => tlv(TAG.utf8String, Buffer.from(text, 'utf8'));
-export const ia5String = (text: string): Buffer => tlv(TAG.ia5String, Buffer.from(text, 'latin1'));
+/** BOOLEAN TRUE (DER: 0xff). FALSE is never written: where it is the default, DER omits it. */
 export const booleanTrue = (): Buffer => Buffer.from([TAG.boolean, 1, 0xff]);
 
 /** `[n] EXPLICIT` around `parts` (constructed context tag). */

@@ -40,6 +40,7 @@ export function issueGatewayCertificate(
     throw new DomainError('INVALID_ARGUMENT', `ttlDays: must be a whole number from 1 to ${GATEWAY_TTL_DAYS.max}`, { field: 'ttlDays' });
   }
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000;
+  if (Number.isNaN(now)) throw new DomainError('INVALID_ARGUMENT', 'now: must be a valid date', { field: 'now' });
   const ca = loadIssuingCa(bundle.servingCa, 'serving CA');
   const keys = newEcKeyPair();
   const certDer = issueLeaf(ca, {

@@ -8,10 +8,12 @@ import { isP256Point, P256_SPKI_PREFIX } from './p256';
 
 /** The agent roles a node certificate can carry (`OU=bc-role:<role>`). */
 export const NODE_CERTIFICATE_ROLES = ['node', 'site', 'ramdisk', 'node-tenant'] as const;
+/** One of {@link NODE_CERTIFICATE_ROLES}. */
 export type NodeCertificateRole = (typeof NODE_CERTIFICATE_ROLES)[number];
 
 /** Longest node certificate lifetime (one day), and the ramdisk's (two hours). */
 export const MAX_NODE_CERT_TTL_SECONDS = 86_400;
+/** Longest ramdisk certificate lifetime. */
 export const MAX_RAMDISK_CERT_TTL_SECONDS = 7_200;
 const MAX_EXTRA_URIS = 8;
 

@@ -73,8 +73,10 @@ export function keyIdentifier(spkiDer: Buffer): Buffer {
   return createHash('sha1').update(contentOf(spkiDer, bits).subarray(1)).digest();
 }
 
+/** subjectKeyIdentifier extension, not critical. */
 export const subjectKeyIdentifier = (keyId: Uint8Array): Buffer =>
   extension(OIDS.subjectKeyIdentifier, false, octetString(keyId));
+/** authorityKeyIdentifier extension with only keyIdentifier, not critical. */
 export const authorityKeyIdentifier = (keyId: Uint8Array): Buffer =>
   extension(OIDS.authorityKeyIdentifier, false, sequence(implicit(0, keyId)));
 

@@ -1,8 +1,7 @@
-import { createHash, generateKeyPairSync, sign, webcrypto } from 'node:crypto';
+import { generateKeyPairSync, sign, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { constantTimeEqual, constantTimeEqualStrings } from './constant-time';
 import { signEnvelope, verifyEnvelope } from './envelope';
-import { spkiPin } from './pin';
 
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const body = { status: 'pending', requestId: 'jreq_1', retryAfterSeconds: 30, csrSha256: 'ab'.repeat(32) };
@@ -43,15 +42,7 @@ describe('signEnvelope', () => {
   });
 });
 
-describe('spkiPin and constant-time helpers', () => {
-  it('pins the SPKI DER in the HPKP form', () => {
-    const der = publicKey.export({ type: 'spki', format: 'der' });
-    const expected = `sha256/${createHash('sha256').update(der).digest('base64')}`;
-    expect(spkiPin(der)).toBe(expected);
-    expect(spkiPin(publicKey)).toBe(expected);
-    expect(spkiPin(privateKey)).toBe(expected);
-  });
-
+describe('constant-time helpers', () => {
   it('compares in constant time', () => {
     expect(constantTimeEqual(Buffer.from('abc'), Buffer.from('abc'))).toBe(true);
     expect(constantTimeEqual(Buffer.from('abc'), Buffer.from('abd'))).toBe(false);

@@ -10,7 +10,7 @@ const claims = {
   boardSerial: 'MB-42',
   chassisSerial: 'sn-7701',
   macs: ['3CEC.EF12.3456', '02:42:ac:11:00:02'],
-  gpuUuids: [GPU.toUpperCase().replace('GPU-', 'GPU-')],
+  gpuUuids: [GPU.toUpperCase()],
 };
 
 function invalidField(input: unknown): string | undefined {
@@ -55,7 +55,7 @@ describe('matchesExpect', () => {
     expect(matchesExpect({ serial: 'SN-7701' }, claims)).toBe(true);
     expect(matchesExpect({ serial: 'mb-42' }, claims)).toBe(true);
     expect(matchesExpect({ mac: '3c:ec:ef:12:34:56' }, claims)).toBe(true);
-    expect(matchesExpect({ gpuUuid: GPU.toLowerCase().replace('gpu-', 'GPU-') }, claims)).toBe(true);
+    expect(matchesExpect({ gpuUuid: GPU }, claims)).toBe(true);
     expect(matchesExpect({ productUuid: UUID, serial: 'SN-7701', mac: '3c:ec:ef:12:34:56', gpuUuid: GPU }, claims)).toBe(true);
   });
 

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, link, mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/** What a joined agent keeps: its key and the identity JoinService issued for it. */
+export interface NodeIdentity {
+  /** PKCS#8 PEM of the node key. */
+  readonly privateKeyPem: string;
+  /** b64 DER, leaf first, as in the join answer. */
+  readonly certificateChain: readonly string[];
+  readonly nodeId: string;
+  readonly siteId: string;
+  readonly trustDomain: string;
+  readonly role: string;
+}
+
+export const NODE_KEY_FILE = 'node.key';
+export const IDENTITY_FILE = 'identity.json';
+
+const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);
+
+/** Writes `content` to a new 0600 file beside `file`, flushed to disk; returns its path. */
+async function writeTemporary(file: string, content: string): Promise<string> {
+  const temporary = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const handle = await open(temporary, 'wx', 0o600);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return temporary;
+}
+
+/**
+ * Moves a file into place with link(2) rather than rename(2): it fails with EEXIST instead of overwriting,
+ * so two agents racing on one data directory cannot both believe they wrote the identity.
+ */
+async function install(temporary: string, file: string): Promise<void> {
+  try {
+    await link(temporary, file);
+  } finally {
+    await unlink(temporary).catch(() => {});
+  }
+}
+
+/**
+ * Stores a joined agent's identity in `dir` (created 0700 when missing): `node.key` (the PKCS#8 key) and
+ * `identity.json` (node, site, trust domain, role and the certificate chain), both 0600 and each written
+ * atomically (a flushed temporary file, then linked into place), the key first so an identity never names
+ * a key that is not on disk. An existing `identity.json` or `node.key` is never overwritten unless `reset`
+ * is set; the files it replaces are then kept as `<name>.reset-<UTC time>`, as `bcd join --reset` does.
+ *
+ * @throws Error when an identity exists and `reset` is not set.
+ */
+export async function writeIdentity(dir: string, identity: NodeIdentity, options: { reset?: boolean; now?: Date } = {}): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const keyFile = path.join(dir, NODE_KEY_FILE);
+  const identityFile = path.join(dir, IDENTITY_FILE);
+  const present = (await Promise.all([exists(identityFile), exists(keyFile)])).some(Boolean);
+  if (present && !options.reset) {
+    throw new Error(`An identity already exists in ${dir}; join again with reset to replace it`);
+  }
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (const file of [identityFile, keyFile]) {
+    await rename(file, `${file}.reset-${stamp}`).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+
+  const record = {
+    version: 1,
+    nodeId: identity.nodeId,
+    siteId: identity.siteId,
+    trustDomain: identity.trustDomain,
+    role: identity.role,
+    certificateChain: [...identity.certificateChain],
+  };
+  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
+  await install(temporaryKey, keyFile);
+  const temporaryIdentity = await writeTemporary(identityFile, `${JSON.stringify(record, null, 2)}\n`);
+  await install(temporaryIdentity, identityFile);
+  await syncDirectory(dir);
+}
+
+/** Flushes the directory entry so the renames survive a crash. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,158 @@
+import { createHash, X509Certificate, type KeyObject } from 'node:crypto';
+import { verifyEnvelope, type SignedEnvelope } from '../server/join/crypto/envelope';
+import { spkiPin } from '../server/pki/pins';
+import { readLeafNames } from './certificate-names';
+
+/** Which check of a join answer failed, in the order they run. */
+export type JoinAnswerCheck = 'signature' | 'csr' | 'body' | 'key' | 'san' | 'role';
+
+/** A join answer the agent must not use; `check` names the failed step. */
+export class JoinAnswerError extends Error {
+  readonly check: JoinAnswerCheck;
+  constructor(check: JoinAnswerCheck, message: string) {
+    super(message);
+    this.name = 'JoinAnswerError';
+    this.check = check;
+  }
+}
+
+/** An admitted join (or renewal), after every check passed. Certificates stay in their wire form (b64 DER). */
+export interface IssuedAnswer {
+  readonly status: 'joined' | 'renewed';
+  readonly nodeId: string;
+  readonly siteId: string;
+  readonly trustDomain: string;
+  readonly role: string;
+  readonly csrSha256: string;
+  readonly certificateChain: string[];
+  readonly commandTrustBundle: string[];
+}
+
+/** A deferred join: retry the same call, with the same CSR, after `retryAfterSeconds`. */
+export interface PendingAnswer {
+  readonly status: 'pending';
+  readonly requestId: string;
+  readonly retryAfterSeconds: number;
+  readonly csrSha256: string;
+}
+
+/** What the agent knows independently of the answer. */
+export interface VerifyJoinAnswerOptions {
+  /** `join_signing_key_pin`: the pin of the join-signing key's SPKI. */
+  readonly signingKeyPin: string;
+  /** `join.signingCertificate` of the well-known document, DER. Its key must match the pin. */
+  readonly signingCertificateDer?: Uint8Array;
+  /** Alternatively the signing public key itself (also checked against the pin). */
+  readonly signingPublicKey?: KeyObject;
+  /** Hash of the CSR this agent sent. */
+  readonly csrSha256: string;
+  /** DER SPKI of the key the CSR asked to certify. */
+  readonly publicKeySpkiDer: Uint8Array;
+  /** The trust domain the agent expects; when absent the body's is used. */
+  readonly trustDomain?: string;
+  readonly expectedRole: string;
+}
+
+const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+const isB64List = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string' && item.length > 0 && B64.test(item));
+
+// Signing keys whose pin already checked out, by certificate hash or key object: every simulated agent in a
+// process verifies against the same certificate, and exporting a key's SPKI costs about 100 µs.
+const pinnedByCertificate = new Map<string, KeyObject>();
+const pinnedKeys = new WeakMap<KeyObject, string>();
+
+function signingKey(options: VerifyJoinAnswerOptions): KeyObject {
+  if (options.signingPublicKey) {
+    const key = options.signingPublicKey;
+    let pin = pinnedKeys.get(key);
+    if (pin === undefined) pinnedKeys.set(key, (pin = spkiPin(key)));
+    if (pin !== options.signingKeyPin) {
+      throw new JoinAnswerError('signature', 'The join signing key does not match join_signing_key_pin');
+    }
+    return key;
+  }
+  if (!options.signingCertificateDer) throw new JoinAnswerError('signature', 'No join signing certificate to verify the answer with');
+  const cacheKey = `${options.signingKeyPin}|${createHash('sha256').update(options.signingCertificateDer).digest('base64')}`;
+  const cached = pinnedByCertificate.get(cacheKey);
+  if (cached) return cached;
+  let key: KeyObject;
+  try {
+    key = new X509Certificate(options.signingCertificateDer).publicKey;
+  } catch {
+    throw new JoinAnswerError('signature', 'The join signing certificate cannot be parsed');
+  }
+  if (spkiPin(key) !== options.signingKeyPin) {
+    throw new JoinAnswerError('signature', 'The join signing certificate does not match join_signing_key_pin');
+  }
+  if (pinnedByCertificate.size >= 16) pinnedByCertificate.clear();
+  pinnedByCertificate.set(cacheKey, key);
+  return key;
+}
+
+/**
+ * Verifies a join answer in the order the protocol fixes, reading nothing before the signature verified:
+ * (1) the ES256 signature under the pinned join-signing key, (2) `csrSha256` is this agent's request,
+ * (3) the leaf (`certificateChain[0]`) certifies this agent's key, (4) the leaf's first URI SAN is
+ * `spiffe://<trustDomain>/site/<siteId>/node/<nodeId>` of the body, the only SPIFFE ID, other URIs being
+ * `urn:bc:` statements, (5) the body's role and the leaf's one `OU=bc-role:<role>` are `expectedRole`.
+ * A `pending` answer returns after checks 1 and 2.
+ *
+ * @throws JoinAnswerError naming the failed check.
+ */
+export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAnswerOptions): IssuedAnswer | PendingAnswer {
+  let parsed: unknown;
+  try {
+    parsed = verifyEnvelope(envelope, signingKey(options));
+  } catch (error) {
+    if (error instanceof JoinAnswerError) throw error;
+    throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
+  }
+  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (body.csrSha256 !== options.csrSha256) {
+    throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
+  }
+
+  if (body.status === 'pending') {
+    const { requestId, retryAfterSeconds } = body;
+    if (!isString(requestId) || typeof retryAfterSeconds !== 'number' || !(retryAfterSeconds >= 0)) {
+      throw new JoinAnswerError('body', 'The pending join answer is malformed');
+    }
+    return { status: 'pending', requestId, retryAfterSeconds, csrSha256: options.csrSha256 };
+  }
+  const { status, nodeId, siteId, trustDomain, role, certificateChain, commandTrustBundle } = body;
+  if ((status !== 'joined' && status !== 'renewed') || !isString(nodeId) || !isString(siteId) || !isString(trustDomain) ||
+    !isString(role) || !isB64List(certificateChain) || certificateChain.length === 0 || !isB64List(commandTrustBundle)) {
+    throw new JoinAnswerError('body', 'The join answer body is malformed');
+  }
+
+  let leaf: ReturnType<typeof readLeafNames>;
+  try {
+    leaf = readLeafNames(Buffer.from(certificateChain[0], 'base64'));
+  } catch {
+    throw new JoinAnswerError('key', 'The leaf certificate in the join answer cannot be parsed');
+  }
+  if (!leaf.spkiDer.equals(options.publicKeySpkiDer)) {
+    throw new JoinAnswerError('key', "The leaf certificate does not certify this agent's key");
+  }
+
+  const domain = options.trustDomain ?? trustDomain;
+  if (trustDomain !== domain) throw new JoinAnswerError('san', `The join answer is for trust domain ${trustDomain}, not ${domain}`);
+  const spiffeId = `spiffe://${domain}/site/${siteId}/node/${nodeId}`;
+  if (leaf.uris[0] !== spiffeId) {
+    throw new JoinAnswerError('san', `The leaf's first URI SAN is not ${spiffeId}`);
+  }
+  if (leaf.uris.slice(1).some((uri) => !uri.startsWith('urn:bc:'))) {
+    throw new JoinAnswerError('san', 'The leaf carries a URI SAN other than its SPIFFE ID and urn:bc: statements');
+  }
+
+  if (role !== options.expectedRole) {
+    throw new JoinAnswerError('role', `The join answer is for role ${role}, not ${options.expectedRole}`);
+  }
+  const roles = leaf.organizationalUnits.filter((ou) => ou.startsWith('bc-role:'));
+  if (roles.length !== 1 || roles[0] !== `bc-role:${options.expectedRole}`) {
+    throw new JoinAnswerError('role', `The leaf's OU is not bc-role:${options.expectedRole}`);
+  }
+  return { status, nodeId, siteId, trustDomain, role, csrSha256: options.csrSha256, certificateChain, commandTrustBundle };
+}

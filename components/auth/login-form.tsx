@@ -1,0 +1,64 @@
+'use client';
+
+import { signIn } from 'next-auth/react';
+import { useRef, useState, type FormEvent } from 'react';
+
+/** Email and password against next-auth's credentials provider; `destination` is already a safe path. */
+export function LoginForm({ destination }: { destination: string }) {
+  const [error, setError] = useState<string | null>(null);
+  const [isPending, setPending] = useState(false);
+  const passwordRef = useRef<HTMLInputElement>(null);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setPending(true);
+    setError(null);
+    try {
+      const result = await signIn('credentials', {
+        email: String(form.get('email') ?? ''),
+        password: String(form.get('password') ?? ''),
+        redirect: false,
+      });
+      if (result?.ok && !result.error) {
+        // A full load, so the server renders the console with the new session cookie.
+        window.location.assign(destination);
+        return;
+      }
+      setError(result?.error === 'CredentialsSignin' ? 'Wrong email or password.' : 'Sign-in failed. Try again in a moment.');
+      // A rejected password is not left on the page; the operator types it again.
+      if (passwordRef.current) {
+        passwordRef.current.value = '';
+        passwordRef.current.focus();
+      }
+    } catch {
+      setError('Could not reach the server. Check your connection and try again.');
+    }
+    setPending(false);
+  }
+
+  return (
+    <form className="login-form" onSubmit={onSubmit}>
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="field">
+        <label htmlFor="login-email" className="field-label">
+          Email
+        </label>
+        <input id="login-email" name="email" type="email" autoComplete="username" required autoFocus aria-invalid={error ? true : undefined} />
+      </div>
+      <div className="field">
+        <label htmlFor="login-password" className="field-label">
+          Password
+        </label>
+        <input ref={passwordRef} id="login-password" name="password" type="password" autoComplete="current-password" required aria-invalid={error ? true : undefined} />
+      </div>
+      <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
+        {isPending ? 'Signing in…' : 'Sign in'}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,44 @@
+'use client';
+
+import Link from 'next/link';
+import { usePathname, useSearchParams } from 'next/navigation';
+import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
+
+const SECTIONS = [
+  { heading: 'Capacity', items: [{ href: '/pools', label: 'Pools' }] },
+  {
+    heading: 'Joining',
+    items: [
+      { href: '/join-tokens', label: 'Join tokens' },
+      { href: '/join-requests', label: 'Join requests' },
+      { href: '/nodes', label: 'Nodes' },
+    ],
+  },
+  { heading: 'Activity', items: [{ href: '/events', label: 'Events' }] },
+];
+
+export function ConsoleNav() {
+  const pathname = usePathname();
+  const tenant = useSearchParams().get(TENANT_PARAM);
+  return (
+    <nav className="sidenav" aria-label="Console">
+      {SECTIONS.map((section) => (
+        <div key={section.heading} className="sidenav-section">
+          <p className="sidenav-heading">{section.heading}</p>
+          <ul>
+            {section.items.map((item) => {
+              const isActive = pathname === item.href || pathname.startsWith(`${item.href}/`);
+              return (
+                <li key={item.href}>
+                  <Link href={withTenant(item.href, tenant)} aria-current={isActive ? 'page' : undefined} className="sidenav-link">
+                    {item.label}
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      ))}
+    </nav>
+  );
+}

@@ -1,0 +1,24 @@
+'use client';
+
+import { signOut } from 'next-auth/react';
+import { useState } from 'react';
+
+export function SignOutButton() {
+  const [isPending, setPending] = useState(false);
+  return (
+    <button
+      type="button"
+      className="btn btn-small btn-on-dark"
+      disabled={isPending}
+      onClick={async () => {
+        setPending(true);
+        // No next-auth redirect: its URL is built from NEXTAUTH_URL, which may name another host than the
+        // one in the address bar. A full load also drops every cached answer of the signed-out operator.
+        await signOut({ redirect: false });
+        window.location.assign('/login');
+      }}
+    >
+      {isPending ? 'Signing out…' : 'Sign out'}
+    </button>
+  );
+}

@@ -1,0 +1,191 @@
+'use client';
+
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import { toApiError } from '@/lib/api-errors';
+import type { Pool, Site } from '@/lib/api-types';
+import {
+  formFieldOf,
+  JOIN_ATTESTOR_HINTS,
+  JOIN_ATTESTORS,
+  POOL_AGENT_HINTS,
+  POOL_AGENTS,
+  poolFieldMessage,
+  toCreatePoolInput,
+  type PoolFormField,
+  type PoolFormValues,
+} from '@/lib/pool-form';
+import { useTRPC } from '@/lib/trpc';
+
+interface CreatePoolDialogProps {
+  open: boolean;
+  tenantId: string;
+  /** Live sites only: a pool cannot be created in an archived site. */
+  sites: Site[];
+  onClose: () => void;
+  onCreated: (pool: Pool, siteName: string) => void;
+}
+
+export function CreatePoolDialog({ open, onClose, ...form }: CreatePoolDialogProps) {
+  return (
+    <Dialog open={open} onClose={onClose} title="Create pool" description="A pool belongs to one site; its machines join under the pool’s policy.">
+      <CreatePoolForm {...form} onClose={onClose} />
+    </Dialog>
+  );
+}
+
+function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePoolDialogProps, 'open'>) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<PoolFormValues>({
+    siteId: sites[0]?.id ?? '',
+    name: '',
+    agent: 'bcd',
+    joinAttestors: [],
+    platformOperated: false,
+    acceptanceChecks: '',
+  });
+  const create = useMutation(
+    trpc.pools.create.mutationOptions({
+      onSuccess: async (pool) => {
+        await queryClient.invalidateQueries(trpc.pools.list.pathFilter());
+        onCreated(pool, sites.find((site) => site.id === pool.siteId)?.name ?? pool.siteId);
+      },
+    }),
+  );
+
+  // The server decides validity; its error names the field it is about, and shows next to that field.
+  const apiError = create.error ? toApiError(create.error) : null;
+  const errorField = apiError ? formFieldOf(apiError.field) : null;
+  const errorFor = (field: PoolFormField) => (apiError && errorField === field ? poolFieldMessage(apiError, values) : null);
+
+  function update<K extends keyof PoolFormValues>(key: K, value: PoolFormValues[K]) {
+    setValues((current) => ({ ...current, [key]: value }));
+    if (create.isError) create.reset();
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    create.mutate(toCreatePoolInput(tenantId, values));
+  }
+
+  return (
+    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending}>
+      {apiError && !errorField && (
+        <p className="form-error" role="alert">
+          {apiError.message}
+        </p>
+      )}
+      <div className="form-grid">
+        <Field label="Site" error={errorFor('siteId')}>
+          {(control) => (
+            <select {...control} value={values.siteId} onChange={(event) => update('siteId', event.target.value)} required>
+              {sites.map((site) => (
+                <option key={site.id} value={site.id}>
+                  {site.name} ({site.kind})
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Name" error={errorFor('name')} hint="Lower-case letters, digits and inner dashes; unique in the site.">
+          {(control) => (
+            <input
+              {...control}
+              value={values.name}
+              onChange={(event) => update('name', event.target.value)}
+              required
+              maxLength={63}
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="gpu-h100"
+              autoFocus
+            />
+          )}
+        </Field>
+      </div>
+
+      <ChoiceGroup legend="Agent" error={errorFor('agent')}>
+        {POOL_AGENTS.map((agent) => (
+          <label key={agent} className="choice">
+            <input type="radio" name="agent" value={agent} checked={values.agent === agent} onChange={() => update('agent', agent)} />
+            <span className="choice-label">
+              <code>{agent}</code>
+              <span className="choice-hint">{POOL_AGENT_HINTS[agent]}</span>
+            </span>
+          </label>
+        ))}
+      </ChoiceGroup>
+
+      <ChoiceGroup legend="Join attestors" optional hint="Tick to restrict how machines may join this pool; none ticked leaves it unrestricted." error={errorFor('joinAttestors')}>
+        <div className="choice-columns">
+          {JOIN_ATTESTORS.map((attestor) => (
+            <label key={attestor} className="choice">
+              <input
+                type="checkbox"
+                checked={values.joinAttestors.includes(attestor)}
+                onChange={(event) =>
+                  update('joinAttestors', event.target.checked ? [...values.joinAttestors, attestor] : values.joinAttestors.filter((a) => a !== attestor))
+                }
+              />
+              <span className="choice-label">
+                <code>{attestor}</code>
+                <span className="choice-hint">{JOIN_ATTESTOR_HINTS[attestor]}</span>
+              </span>
+            </label>
+          ))}
+        </div>
+      </ChoiceGroup>
+
+      <ChoiceGroup legend="Kubernetes" error={errorFor('platformOperated')}>
+        <label className="choice">
+          <input type="checkbox" checked={values.platformOperated} onChange={(event) => update('platformOperated', event.target.checked)} />
+          <span className="choice-label">
+            Platform-operated
+            <span className="choice-hint">
+              Nodes that join through a hosted (Kubernetes DaemonSet) token keep platform trust instead of becoming tenant-controlled.
+              Honoured only when the platform owns the pool.
+            </span>
+          </span>
+        </label>
+      </ChoiceGroup>
+
+      <Field label="Acceptance checks" optional error={errorFor('acceptanceChecks')} hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption.">
+        {(control) => (
+          <input {...control} value={values.acceptanceChecks} onChange={(event) => update('acceptanceChecks', event.target.value)} autoComplete="off" spellCheck={false} />
+        )}
+      </Field>
+
+      <footer className="dialog-footer">
+        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
+          Cancel
+        </button>
+        <button type="submit" className="btn btn-primary" disabled={create.isPending || !values.siteId}>
+          {create.isPending ? 'Creating…' : 'Create pool'}
+        </button>
+      </footer>
+    </form>
+  );
+}
+
+/** A fieldset of radios or checkboxes with its legend, hint and error. */
+function ChoiceGroup(props: { legend: string; hint?: string; error?: string | null; optional?: boolean; children: React.ReactNode }) {
+  const { legend, hint, error, optional, children } = props;
+  return (
+    <fieldset className={`fieldset${error ? ' field-invalid' : ''}`} aria-invalid={error ? true : undefined}>
+      <legend className="field-label">
+        {legend}
+        {optional && <span className="field-optional">optional</span>}
+      </legend>
+      {hint && <p className="field-hint">{hint}</p>}
+      {children}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </fieldset>
+  );
+}

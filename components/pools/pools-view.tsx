@@ -1,0 +1,96 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import type { Pool, Tenant } from '@/lib/api-types';
+import { useTRPC } from '@/lib/trpc';
+import { CreatePoolDialog } from './create-pool-dialog';
+import { SitePools } from './site-pools';
+
+export function PoolsView() {
+  return <TenantGate>{(tenant) => <TenantPools key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+/** The tenant's sites, each with its pools, and the create-pool dialog. */
+function TenantPools({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const [showArchived, setShowArchived] = useState(false);
+  const [isCreating, setCreating] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const scope = { tenantId: tenant.id, includeArchived: showArchived };
+  const sites = useQuery(trpc.sites.list.queryOptions(scope));
+  const pools = useQuery(trpc.pools.list.queryOptions(scope));
+  const liveSites = sites.data?.items.filter((site) => !site.archivedAt) ?? [];
+
+  const poolsBySite = new Map<string, Pool[]>();
+  for (const pool of pools.data?.items ?? []) poolsBySite.set(pool.siteId, [...(poolsBySite.get(pool.siteId) ?? []), pool]);
+
+  return (
+    <>
+      <PageHeader
+        title="Pools"
+        description={
+          <>
+            A pool groups the machines of one site that join under one policy. Tenant <strong>{tenant.name}</strong>.
+          </>
+        }
+        actions={
+          <>
+            <label className="toggle">
+              <input type="checkbox" checked={showArchived} onChange={(event) => setShowArchived(event.target.checked)} />
+              Show archived
+            </label>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!liveSites.length}
+              title={sites.isSuccess && !liveSites.length ? 'Pools live in a site; this tenant has no live site.' : undefined}
+              onClick={() => {
+                setNotice(null);
+                setCreating(true);
+              }}
+            >
+              Create pool
+            </button>
+          </>
+        }
+      />
+      <div role="status" aria-live="polite" className="notice-slot">
+        {notice && (
+          <p className="callout callout-success">
+            {notice}{' '}
+            <button type="button" className="link-button" onClick={() => setNotice(null)}>
+              Dismiss
+            </button>
+          </p>
+        )}
+      </div>
+      {sites.isPending || pools.isPending ? (
+        <LoadingRows label="Loading sites and pools…" />
+      ) : sites.isError ? (
+        <QueryError error={sites.error} what="sites" />
+      ) : pools.isError ? (
+        <QueryError error={pools.error} what="pools" />
+      ) : sites.data.items.length === 0 ? (
+        <div className="callout">
+          <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (<code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
+        </div>
+      ) : (
+        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} />)
+      )}
+      <CreatePoolDialog
+        open={isCreating}
+        tenantId={tenant.id}
+        sites={liveSites}
+        onClose={() => setCreating(false)}
+        onCreated={(pool, siteName) => {
+          setCreating(false);
+          setNotice(`Pool ${pool.name} created in site ${siteName}.`);
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,107 @@
+import type { Pool, Site } from '@/lib/api-types';
+import { formatTimestamp } from '@/components/ui/format';
+import { ArchivePoolButton } from './archive-pool-button';
+
+/** One site and its pools, as a table. */
+export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]; tenantId: string }) {
+  const headingId = `site-${site.id}`;
+  return (
+    <section className="panel" aria-labelledby={headingId}>
+      <header className="panel-header">
+        <h2 id={headingId}>
+          <span className="visually-hidden">Site </span>
+          {site.name}
+        </h2>
+        <span className="badge">{site.kind}</span>
+        {site.archivedAt && <span className="badge badge-muted">archived</span>}
+        <code className="id" title="Site id">
+          {site.id}
+        </code>
+        <span className="panel-meta">
+          {pools.length} {pools.length === 1 ? 'pool' : 'pools'}
+        </span>
+      </header>
+      {pools.length === 0 ? (
+        <p className="panel-empty">No pools in this site.</p>
+      ) : (
+        <div className="table-scroll">
+          <table className="table">
+            <caption className="visually-hidden">Pools in site {site.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">ID</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Policy</th>
+                <th scope="col">Acceptance checks</th>
+                <th scope="col">Created</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {pools.map((pool) => (
+                <PoolRow key={pool.id} pool={pool} tenantId={tenantId} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function PoolRow({ pool, tenantId }: { pool: Pool; tenantId: string }) {
+  const attestors = pool.policy.joinAttestors;
+  const isPlatformOperated = pool.policy.kubernetes?.platformOperated === true;
+  return (
+    <tr className={pool.archivedAt ? 'row-archived' : undefined}>
+      <th scope="row" className="cell-name">
+        {pool.name}
+      </th>
+      <td>
+        <code className="id">{pool.id}</code>
+      </td>
+      <td>
+        <span className={`badge ${pool.agent === 'bcd' ? 'badge-info' : 'badge-muted'}`}>{pool.agent}</span>
+      </td>
+      <td>
+        <div className="policy">
+          <span className="policy-label">Attestors</span>
+          {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any</span>}
+          {isPlatformOperated && <span className="badge badge-warn">k8s platform-operated</span>}
+        </div>
+      </td>
+      <td>{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
+      <td className="cell-time">
+        <time dateTime={pool.createdAt} title={pool.createdAt}>
+          {formatTimestamp(pool.createdAt)}
+        </time>
+      </td>
+      <td>
+        {pool.archivedAt ? (
+          <span className="status status-archived" title={`Archived ${formatTimestamp(pool.archivedAt)}`}>
+            Archived
+          </span>
+        ) : (
+          <span className="status status-active">Active</span>
+        )}
+      </td>
+      <td className="cell-actions">{!pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}</td>
+    </tr>
+  );
+}
+
+function TagList({ values }: { values: readonly string[] }) {
+  return (
+    <ul className="tags">
+      {values.map((value) => (
+        <li key={value} className="tag">
+          {value}
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,62 @@
+'use client';
+
+import { useEffect, useId, useRef, type ReactNode } from 'react';
+
+interface DialogProps {
+  open: boolean;
+  /** Called on Escape, on the close button and by the caller's own cancel buttons. */
+  onClose: () => void;
+  title: string;
+  description?: ReactNode;
+  children: ReactNode;
+  /** Wider body for forms with several columns. */
+  size?: 'small' | 'medium';
+}
+
+/**
+ * A modal on the native <dialog> element: the browser traps focus, makes the page behind it inert and
+ * gives it the dialog role. The body mounts only while open, so each opening starts from a fresh form.
+ */
+export function Dialog({ open, onClose, title, description, children, size = 'medium' }: DialogProps) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const descriptionId = useId();
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  return (
+    <dialog
+      ref={ref}
+      className={`dialog dialog-${size}`}
+      aria-labelledby={titleId}
+      aria-describedby={description ? descriptionId : undefined}
+      onCancel={(event) => {
+        // Escape: let React state decide, so the dialog and `open` never disagree.
+        event.preventDefault();
+        onClose();
+      }}
+    >
+      {open && (
+        <>
+          <header className="dialog-header">
+            <h2 id={titleId}>{title}</h2>
+            <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
+              <span aria-hidden="true">×</span>
+            </button>
+          </header>
+          {description && (
+            <p id={descriptionId} className="dialog-description">
+              {description}
+            </p>
+          )}
+          {children}
+        </>
+      )}
+    </dialog>
+  );
+}

@@ -1,0 +1,38 @@
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { adminCredentials } from './env';
+
+/** Signs in through the console's own form, as an operator would. */
+export async function signInThroughForm(page: Page) {
+  const { email, password } = adminCredentials();
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/pools(\?|$)/);
+}
+
+/** Signs a request context in through next-auth's credentials endpoint; its cookies then carry the session. */
+export async function signInOverHttp(request: APIRequestContext) {
+  const { email, password } = adminCredentials();
+  const csrf = await request.get('/api/auth/csrf');
+  expect(csrf.ok()).toBeTruthy();
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const callback = await request.post('/api/auth/callback/credentials', {
+    form: { csrfToken, email, password, json: 'true' },
+    maxRedirects: 0,
+  });
+  expect(callback.status()).toBeLessThan(400);
+  const session = await (await request.get('/api/auth/session')).json();
+  expect(session?.user?.email).toBe(email);
+}
+
+/** Calls a tRPC procedure with the context's session (no transformer: the body is the input itself). */
+export async function trpc<T>(request: APIRequestContext, kind: 'query' | 'mutation', path: string, input: unknown): Promise<T> {
+  const response =
+    kind === 'query'
+      ? await request.get(`/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`)
+      : await request.post(`/api/trpc/${path}`, { data: input });
+  const body = await response.json();
+  expect(response.ok(), JSON.stringify(body.error ?? body)).toBeTruthy();
+  return body.result.data as T;
+}

@@ -1,0 +1,35 @@
+import { expect, test } from '@playwright/test';
+import { adminCredentials } from '../support/env';
+import { signInThroughForm } from '../support/session';
+
+test('the console sends a visitor without a session to sign in', async ({ page }) => {
+  await page.goto('/pools');
+  await expect(page).toHaveURL(/\/login$/);
+  await expect(page.getByRole('heading', { name: 'Sign in to the console' })).toBeVisible();
+});
+
+test('a wrong password shows an error and signs nobody in', async ({ page }) => {
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(adminCredentials().email);
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('main').getByRole('alert')).toHaveText('Wrong email or password.');
+  await expect(page).toHaveURL(/\/login$/);
+  await expect(page.getByLabel('Password')).toHaveValue('');
+  await expect(page.getByLabel('Password')).toBeFocused();
+  await page.goto('/pools');
+  await expect(page).toHaveURL(/\/login$/);
+});
+
+test('an operator signs in, sees who is signed in, and signs out', async ({ page }) => {
+  await signInThroughForm(page);
+  const banner = page.getByRole('banner');
+  await expect(banner.getByText(adminCredentials().email)).toBeVisible();
+  await expect(banner.getByText('root')).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Pools' })).toHaveAttribute('aria-current', 'page');
+
+  await banner.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await page.goto('/pools');
+  await expect(page).toHaveURL(/\/login$/);
+});

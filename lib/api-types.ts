@@ -1,0 +1,13 @@
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { AppRouter } from '@/server/api/root';
+
+type Outputs = inferRouterOutputs<AppRouter>;
+type Inputs = inferRouterInputs<AppRouter>;
+
+export type Tenant = Outputs['tenants']['list']['items'][number];
+export type Site = Outputs['sites']['list']['items'][number];
+export type Pool = Outputs['pools']['list']['items'][number];
+export type ConsoleEvent = Outputs['events']['list']['items'][number];
+export type CreatePoolInput = Inputs['pools']['create'];
+export type PoolAgent = CreatePoolInput['agent'];
+export type JoinAttestor = NonNullable<NonNullable<CreatePoolInput['policy']>['joinAttestors']>[number];

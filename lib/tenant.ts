@@ -1,0 +1,31 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useSearchParams } from 'next/navigation';
+import type { Tenant } from './api-types';
+import { TENANT_PARAM } from './tenant-url';
+import { useTRPC } from './trpc';
+
+export type TenantSelection =
+  | { status: 'loading' }
+  | { status: 'error'; message: string }
+  | { status: 'none' }
+  | { status: 'unknown'; requested: string }
+  | { status: 'ready'; tenant: Tenant; tenants: Tenant[] };
+
+/**
+ * The tenant the console shows: `?tenant=` (an id or a name) when given, else the operator's first tenant.
+ * A `?tenant=` the operator cannot see is reported as such rather than silently replaced by another tenant.
+ */
+export function useTenantSelection(): TenantSelection {
+  const trpc = useTRPC();
+  const requested = useSearchParams().get(TENANT_PARAM);
+  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
+  if (tenants.isPending) return { status: 'loading' };
+  if (tenants.isError) return { status: 'error', message: tenants.error.message };
+  const items = tenants.data.items;
+  if (items.length === 0) return { status: 'none' };
+  if (!requested) return { status: 'ready', tenant: items[0]!, tenants: items };
+  const tenant = items.find((t) => t.id === requested) ?? items.find((t) => t.name === requested);
+  return tenant ? { status: 'ready', tenant, tenants: items } : { status: 'unknown', requested };
+}

@@ -1,0 +1,16 @@
+import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import { createTRPCContext } from '@trpc/tanstack-react-query';
+import type { AppRouter } from '@/server/api/root';
+
+/** The typed tRPC hooks of the console; the router is imported as a type only, so no server code ships. */
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+
+/**
+ * The console's tRPC client. It calls the same origin, so the next-auth session cookie authenticates it;
+ * there is no transformer because every procedure answers plain JSON (dates as RFC 3339 strings).
+ */
+export function makeTrpcClient() {
+  return createTRPCClient<AppRouter>({
+    links: [httpBatchLink({ url: '/api/trpc' })],
+  });
+}

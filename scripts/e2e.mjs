@@ -1,0 +1,195 @@
+// `npm run test:e2e`: Playwright against a production build of the whole product, on a fresh database.
+//
+//   1. `next build` (skip with E2E_SKIP_BUILD=1 when .next is current),
+//   2. `server/boot/main.ts` on a free port with a new temporary data directory, so the embedded PostgreSQL,
+//      the root tenant, the default site and pool and the first admin are all created from scratch,
+//   3. `playwright test` (extra arguments are passed on, e.g. `-- --project api`) with E2E_BASE_URL,
+//      E2E_ADMIN_EMAIL and E2E_ADMIN_PASSWORD taken from the server's first-start output,
+//   4. SIGTERM to the server (which stops its PostgreSQL), and the data directory removed, on every path out.
+//
+// The first admin's one-time password is a secret: it is passed to Playwright in its environment only,
+// and every line this script relays from the server or from Playwright has it masked.
+// Only Node built-ins, like scripts/start.mjs.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+const STARTUP_TIMEOUT_MS = Number(process.env.E2E_STARTUP_TIMEOUT_MS || 180_000);
+const STOP_TIMEOUT_MS = 30_000;
+const RUNNING_LINE = /^Better Compute is running: console at (http:\/\/\S+)/;
+const PASSWORD_LINE = /^Sign in as (\S+) with the one-time password: (\S+)\s*$/;
+const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
+
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+// The run must own its database and its URLs; settings from the caller's shell would point elsewhere.
+delete env.DATABASE_URL;
+delete env.NEXTAUTH_URL;
+
+const secrets = new Set();
+const redact = (text) => {
+  let out = text;
+  for (const secret of secrets) out = out.split(secret).join('********');
+  return out;
+};
+const log = (line) => process.stdout.write(`[e2e] ${line}\n`);
+
+/** Relays a child's output line by line, masked; `onLine` sees the raw line first. */
+function relay(stream, target, prefix, onLine) {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    onLine?.(line);
+    target.write(`${prefix}${redact(line)}\n`);
+  });
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let server; // the server's ChildProcess while it runs
+let serverExited; // resolves with its exit code
+let playwright;
+let dataDir;
+let cleaningUp;
+
+/** Stops the server (SIGTERM, then SIGKILL to its whole process group) and removes the data directory. */
+function cleanUp() {
+  cleaningUp ??= (async () => {
+    if (playwright && playwright.exitCode === null) playwright.kill('SIGTERM');
+    if (server && server.exitCode === null && server.signalCode === null) {
+      log('Stopping the server…');
+      server.kill('SIGTERM');
+      const stopped = await Promise.race([serverExited, new Promise((resolve) => setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS))]);
+      if (stopped === 'timeout') {
+        log(`The server did not stop within ${STOP_TIMEOUT_MS / 1000}s; killing it and its PostgreSQL.`);
+        try {
+          process.kill(-server.pid, 'SIGKILL');
+        } catch {
+          server.kill('SIGKILL');
+        }
+        await serverExited;
+      }
+    }
+    if (dataDir) await rm(dataDir, { recursive: true, force: true }).catch((error) => log(`Could not remove ${dataDir}: ${error.message}`));
+  })();
+  return cleaningUp;
+}
+
+async function fail(message, code = 1) {
+  log(message);
+  await cleanUp();
+  process.exit(code);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => void fail(`Interrupted (${signal}).`, 130));
+}
+process.on('uncaughtException', (error) => void fail(`Unexpected error: ${redact(error?.stack ?? String(error))}`));
+process.on('unhandledRejection', (error) => void fail(`Unexpected error: ${redact(error?.stack ?? String(error))}`));
+
+/** Starts the server and resolves with its URL and first admin once both lines have been printed. */
+function startServer(port) {
+  return new Promise((resolve, reject) => {
+    server = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], {
+      env: { ...env, PORT: String(port), BETTER_COMPUTE_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so a server that ignores SIGTERM can be killed with its PostgreSQL.
+      detached: true,
+    });
+    serverExited = new Promise((done) => server.once('exit', (code, signal) => done(code ?? signal)));
+    let url;
+    let admin;
+    const timer = setTimeout(() => reject(new Error(`The server did not start within ${STARTUP_TIMEOUT_MS / 1000}s`)), STARTUP_TIMEOUT_MS);
+    const check = () => {
+      if (url && admin) {
+        clearTimeout(timer);
+        resolve({ url, admin });
+      }
+    };
+    relay(server.stdout, process.stdout, '[server] ', (line) => {
+      const password = PASSWORD_LINE.exec(line);
+      if (password) {
+        secrets.add(password[2]);
+        admin = { email: password[1], password: password[2] };
+      }
+      const running = RUNNING_LINE.exec(line);
+      if (running) url = running[1].replace(/\/$/, '');
+      if (url && !admin && /^Sign in with your operator account/.test(line)) {
+        reject(new Error('The server printed no one-time password; is the data directory really fresh?'));
+      }
+      check();
+    });
+    relay(server.stderr, process.stderr, '[server] ');
+    server.once('error', (error) => reject(error));
+    void serverExited.then((code) => reject(new Error(`The server exited (${code}) before it was ready`)));
+  });
+}
+
+function runPlaywright(baseUrl, admin) {
+  return new Promise((resolve) => {
+    playwright = spawn(npx, ['playwright', 'test', ...process.argv.slice(2)], {
+      env: {
+        ...env,
+        E2E_BASE_URL: baseUrl,
+        E2E_ADMIN_EMAIL: admin.email,
+        E2E_ADMIN_PASSWORD: admin.password,
+        FORCE_COLOR: process.stdout.isTTY ? '1' : '0',
+        // A failed test's error-context.md holds an accessibility snapshot of the page, input values included,
+        // which can be the admin's password. Keep it, like traces, for debugging runs only.
+        ...(process.env.E2E_TRACE === '1' ? {} : { PLAYWRIGHT_NO_COPY_PROMPT: '1' }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    relay(playwright.stdout, process.stdout, '');
+    relay(playwright.stderr, process.stderr, '');
+    playwright.once('error', (error) => {
+      log(`Could not run Playwright: ${error.message}`);
+      resolve(1);
+    });
+    playwright.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function main() {
+  if (process.env.E2E_SKIP_BUILD === '1') {
+    if (!existsSync('.next/BUILD_ID')) return fail('E2E_SKIP_BUILD=1 but there is no build in .next; run without it once.');
+    log('Skipping next build (E2E_SKIP_BUILD=1).');
+  } else {
+    log('Building the console (next build)…');
+    const build = spawnSync(npx, ['next', 'build'], { stdio: 'inherit', env });
+    if (build.status !== 0) return fail(`next build failed (exit ${build.status ?? build.signal}).`);
+  }
+  if (!existsSync(CHROMIUM)) log(`Chromium is not at ${CHROMIUM}: the ui project will fail (apt-get install -y chromium, or set E2E_CHROMIUM).`);
+
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'better-compute-e2e-'));
+  const port = await freePort();
+  log(`Starting the server on port ${port} with a fresh data directory (${dataDir})…`);
+  let started;
+  try {
+    started = await startServer(port);
+  } catch (error) {
+    return fail(`The server did not start: ${redact(error.message)}`);
+  }
+  log(`Server ready at ${started.url}; running Playwright.`);
+  const status = await runPlaywright(started.url, started.admin);
+  await cleanUp();
+  log(status === 0 ? 'End-to-end tests passed.' : `End-to-end tests failed (exit ${status}).`);
+  process.exit(status);
+}
+
+await main();

@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { Admission } from './decide';
+import type { PreparedJoin } from './prepare';
+
+export interface AdmissionRow {
+  join: PreparedJoin;
+  decision: Admission;
+  nodeId: string;
+  identityGeneration: number;
+  cert: IssuedNodeCertificate;
+  tokenId: string;
+}
+
+/**
+ * Every write of a batch of admissions as one statement (data-modifying CTEs): consume token uses, insert
+ * new nodes, bump reclaimed nodes and revoke their older certificates, insert the new certificates, the
+ * authorization projection, the events (with one `security.certificate-revoked` per revoked certificate)
+ * and the audit rows. Foreign keys are checked at the end of the statement, so a certificate may name a
+ * node inserted beside it.
+ */
+export const WRITE_ADMISSIONS_SQL = `
+WITH consume AS (
+  UPDATE join_tokens t SET uses_left = t.uses_left - d.n
+    FROM unnest($1::text[], $2::int[]) AS d(id, n)
+   WHERE t.id = d.id
+  RETURNING t.id
+), new_nodes AS (
+  INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, identity_generation, claims, attestor)
+  SELECT id, tenant, site, pool, role, state, trust, hk, hkt, 1, claims, 'join-token'
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bool[], $12::jsonb[])
+      AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims)
+  RETURNING id
+), reclaimed AS (
+  UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = now()
+    FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[]) AS d(id, gen, state, trust, claims)
+   WHERE n.id = d.id
+  RETURNING n.id
+), revoked AS (
+  UPDATE node_certs c SET revoked_at = now(), revocation_reason = 'reclaimed'
+   WHERE c.node_id = ANY($13::text[]) AND c.revoked_at IS NULL
+  RETURNING c.serial, c.node_id
+), certs AS (
+  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
+  SELECT s, n, g, r, k, d, nb, na
+    FROM unnest($18::text[], $19::text[], $20::int[], $21::text[], $22::bytea[], $23::bytea[], $24::timestamptz[], $25::timestamptz[])
+      AS x(s, n, g, r, k, d, nb, na)
+  RETURNING 1
+), projection AS (
+  INSERT INTO authz_resources (resource, tenant_id, kind)
+  SELECT 'compute-node/' || id, tenant, 'compute-node' FROM unnest($3::text[], $4::text[]) AS x(id, tenant)
+  ON CONFLICT (resource) DO NOTHING
+  RETURNING 1
+), new_events AS (
+  INSERT INTO events (tenant_id, type, data)
+  SELECT tenant, type, data FROM unnest($26::text[], $27::text[], $28::jsonb[]) AS x(tenant, type, data)
+  RETURNING 1
+), revoked_events AS (
+  INSERT INTO events (tenant_id, type, data)
+  SELECT d.tenant, 'security.certificate-revoked', jsonb_build_object('nodeId', r.node_id, 'serial', r.serial, 'reason', 'reclaimed')
+    FROM revoked r JOIN unnest($13::text[], $29::text[]) AS d(id, tenant) ON d.id = r.node_id
+  RETURNING 1
+), audit AS (
+  INSERT INTO audit_log (tenant_id, actor, action, resource, data)
+  SELECT tenant, actor, action, resource, data
+    FROM unnest($30::text[], $31::text[], $32::text[], $33::text[], $34::jsonb[]) AS x(tenant, actor, action, resource, data)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM consume) AS tokens, (SELECT count(*) FROM certs) AS certs`;
+
+/** The column arrays for {@link WRITE_ADMISSIONS_SQL}. */
+export function admissionParams(rows: AdmissionRow[]): unknown[] {
+  const uses = new Map<string, number>();
+  const fresh = rows.filter((r) => !r.decision.reclaim);
+  const reclaims = rows.filter((r) => r.decision.reclaim);
+  const events: [string, string, string][] = [];
+  const audit: [string, string, string, string, string][] = [];
+  for (const row of rows) {
+    uses.set(row.tokenId, (uses.get(row.tokenId) ?? 0) + 1);
+    const { decision, nodeId, cert, join } = row;
+    const data = {
+      nodeId,
+      poolId: decision.poolId,
+      siteId: decision.siteId,
+      attestor: join.attestor,
+      reclaim: decision.reclaim !== null,
+      hardwareKeyTrusted: join.hardware.trusted,
+      certificateSerial: cert.serialHex,
+      nodeKey: 'unattested',
+      role: decision.certRole,
+      trust: decision.trust,
+      identityGeneration: row.identityGeneration,
+      tokenId: row.tokenId,
+    };
+    const json = JSON.stringify(data);
+    events.push([decision.tenantId, 'node.joined', json]);
+    if (decision.state === 'adopted') events.push([decision.tenantId, 'node.adopted', JSON.stringify({ nodeId, poolId: decision.poolId, siteId: decision.siteId })]);
+    audit.push([decision.tenantId, `join-token:${row.tokenId}`, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
+  }
+  const col = <T, R>(list: T[], f: (t: T) => R) => list.map(f);
+  const claimsJson = (r: AdmissionRow) => JSON.stringify(r.join.claims);
+  return [
+    [...uses.keys()],
+    [...uses.values()],
+    col(fresh, (r) => r.nodeId),
+    col(fresh, (r) => r.decision.tenantId),
+    col(fresh, (r) => r.decision.siteId),
+    col(fresh, (r) => r.decision.poolId),
+    col(fresh, (r) => r.decision.role),
+    col(fresh, (r) => r.decision.state),
+    col(fresh, (r) => r.decision.trust),
+    col(fresh, (r) => r.join.hardware.key),
+    col(fresh, (r) => r.join.hardware.trusted),
+    col(fresh, claimsJson),
+    col(reclaims, (r) => r.nodeId),
+    col(reclaims, (r) => r.identityGeneration),
+    col(reclaims, (r) => r.decision.state),
+    col(reclaims, (r) => r.decision.trust),
+    col(reclaims, claimsJson),
+    col(rows, (r) => r.cert.serialHex),
+    col(rows, (r) => r.nodeId),
+    col(rows, (r) => r.identityGeneration),
+    col(rows, (r) => r.decision.certRole),
+    col(rows, (r) => createHash('sha256').update(r.join.csr.spkiDer).digest()),
+    col(rows, (r) => r.cert.der),
+    col(rows, (r) => r.cert.notBefore),
+    col(rows, (r) => r.cert.notAfter),
+    col(events, (e) => e[0]),
+    col(events, (e) => e[1]),
+    col(events, (e) => e[2]),
+    col(reclaims, (r) => r.decision.tenantId),
+    col(audit, (a) => a[0]),
+    col(audit, (a) => a[1]),
+    col(audit, (a) => a[2]),
+    col(audit, (a) => a[3]),
+    col(audit, (a) => a[4]),
+  ];
+}

@@ -1,0 +1,166 @@
+import type pg from 'pg';
+import { newId } from '../ids';
+import type { JoinCrypto } from '../pki/join-crypto';
+import { issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
+import { decideJoin, type ExistingNode, type LockedToken } from './decide';
+import type { PreparedJoin } from './prepare';
+import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+
+export type AdmitOutcome =
+  | { kind: 'joined'; body: JoinedBody }
+  | { kind: 'refused'; reason: string; tenantId: string | null }
+  | { kind: 'conflict' }
+  /** A database failure: nothing was written, the agent may retry. */
+  | { kind: 'error' };
+
+export interface JoinedBody {
+  status: 'joined';
+  nodeId: string;
+  certificateChain: string[];
+  commandTrustBundle: string[];
+  csrSha256: string;
+  trustDomain: string;
+  siteId: string;
+  role: string;
+}
+
+export interface AdmitDeps {
+  crypto: JoinCrypto;
+  certTtlSeconds: number;
+  rootTenantId: string | null;
+}
+
+const SELECT_TOKENS = `
+SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted,
+       t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
+       p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
+       p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
+       s.kind AS s_kind, s.owner_tenant_id AS s_owner
+  FROM join_tokens t
+  JOIN sites s ON s.id = t.site_id
+  LEFT JOIN pools p ON p.id = t.pool_id
+ WHERE t.id = ANY($1::text[])
+ ORDER BY t.id
+   FOR UPDATE OF t`;
+
+const SELECT_NODES = `
+SELECT id, tenant_id, site_id, pool_id, role, identity_generation, hardware_key
+  FROM nodes
+ WHERE hardware_key_trusted AND hardware_key = ANY($1::bytea[])
+   FOR UPDATE`;
+
+function toLockedToken(r: Record<string, any>): LockedToken {
+  const policy = (r.policy ?? {}) as { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } };
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    poolId: r.pool_id,
+    siteId: r.site_id,
+    role: r.role,
+    secretHash: r.secret_hash,
+    usesLeft: r.uses_left,
+    expect: r.expect,
+    allowReclaim: r.allow_reclaim,
+    hosted: r.hosted,
+    isRevoked: r.is_revoked,
+    isExpired: r.is_expired,
+    pool: r.p_id
+      ? {
+          agent: r.agent,
+          ownerTenantId: r.p_owner,
+          siteId: r.p_site,
+          isArchived: r.p_archived,
+          joinAttestors: policy.joinAttestors ?? null,
+          platformOperated: policy.kubernetes?.platformOperated === true,
+          hasAcceptanceChecks: r.p_checks,
+        }
+      : null,
+    site: { kind: r.s_kind, ownerTenantId: r.s_owner },
+  };
+}
+
+/**
+ * Admits a batch of prepared joins in ONE transaction: lock their tokens (in id order, so concurrent
+ * batches cannot deadlock) and the nodes their trusted hardware keys name, decide each join in arrival
+ * order against the locked rows (one use consumed per admission, so `maxUses` is exact), then write every
+ * node, certificate, authorization row, event and audit row in a single statement and commit. Batching
+ * turns the shared token's lock-and-commit into one per batch instead of one per join.
+ *
+ * Throws on a database error (the transaction is rolled back); the caller retries joins one by one.
+ */
+export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], deps: AdmitDeps): Promise<AdmitOutcome[]> {
+  await client.query('BEGIN');
+  try {
+    const nowResult = await client.query<{ now: Date }>('SELECT compute_now() AS now');
+    const notBefore = nowResult.rows[0]!.now;
+    const tokenIds = [...new Set(joins.map((j) => j.tokenId))];
+    const tokens = new Map((await client.query(SELECT_TOKENS, [tokenIds])).rows.map((r) => [r.id as string, toLockedToken(r)]));
+    const trustedKeys = joins.filter((j) => j.hardware.trusted && j.hardware.key).map((j) => j.hardware.key!);
+    const existing = new Map<string, ExistingNode>();
+    if (trustedKeys.length) {
+      for (const r of (await client.query(SELECT_NODES, [trustedKeys])).rows) {
+        existing.set((r.hardware_key as Buffer).toString('hex'), {
+          id: r.id,
+          tenantId: r.tenant_id,
+          siteId: r.site_id,
+          poolId: r.pool_id,
+          role: r.role,
+          identityGeneration: r.identity_generation,
+        });
+      }
+    }
+
+    const outcomes: AdmitOutcome[] = [];
+    const rows: AdmissionRow[] = [];
+    const claimedKeys = new Set<string>();
+    for (const join of joins) {
+      const token = tokens.get(join.tokenId);
+      const keyHex = join.hardware.key?.toString('hex');
+      const decision = decideJoin(join, token, join.secretHash, keyHex ? existing.get(keyHex) : undefined, deps.rootTenantId);
+      if (!decision.admitted) {
+        outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
+        continue;
+      }
+      // Two joins of one trusted machine in one batch: the first wins, the second raced it.
+      if (join.hardware.trusted && keyHex) {
+        if (claimedKeys.has(keyHex)) {
+          outcomes.push({ kind: 'conflict' });
+          continue;
+        }
+        claimedKeys.add(keyHex);
+      }
+      token!.usesLeft -= 1;
+      const nodeId = decision.reclaim?.id ?? newId('node');
+      const identityGeneration = decision.reclaim ? decision.reclaim.identityGeneration + 1 : 1;
+      const cert = issueNodeCertificate(deps.crypto.nodeCa, {
+        publicKeySpkiDer: join.csr.spkiDer,
+        trustDomain: deps.crypto.trustDomain,
+        siteId: decision.siteId,
+        nodeId,
+        role: decision.certRole as NodeCertificateRole,
+        notBefore,
+        ttlSeconds: deps.certTtlSeconds,
+      });
+      rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.tokenId });
+      outcomes.push({
+        kind: 'joined',
+        body: {
+          status: 'joined',
+          nodeId,
+          certificateChain: [cert.der.toString('base64'), deps.crypto.nodeCaCertificate],
+          commandTrustBundle: deps.crypto.commandTrustBundle,
+          csrSha256: join.csr.csrSha256,
+          trustDomain: deps.crypto.trustDomain,
+          siteId: decision.siteId,
+          role: decision.certRole,
+        },
+      });
+    }
+    if (rows.length) await client.query(WRITE_ADMISSIONS_SQL, admissionParams(rows));
+    await client.query('COMMIT');
+    return outcomes;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

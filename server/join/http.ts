@@ -1,0 +1,28 @@
+import type { JoinService } from './join-service';
+import { MAX_JOIN_BODY_BYTES, type JoinAnswer } from './wire';
+
+export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+/**
+ * Serves `POST {basePath}/v1/join` from the raw body bytes. A body that is too large or is not JSON is
+ * handed on as `undefined`, which JoinService refuses like any other bad join (the same 403 bytes).
+ */
+export async function serveJoin(service: JoinService, body: Buffer | null): Promise<JoinAnswer> {
+  let parsed: unknown;
+  if (body && body.length <= MAX_JOIN_BODY_BYTES) {
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+  }
+  return service.join(parsed);
+}
+
+/** Reads a web Request's body up to the join limit; null when it is larger. */
+export async function readLimitedBody(request: Request): Promise<Buffer | null> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > MAX_JOIN_BODY_BYTES) return null;
+  const bytes = Buffer.from(await request.arrayBuffer());
+  return bytes.length > MAX_JOIN_BODY_BYTES ? null : bytes;
+}

@@ -1,0 +1,215 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { testDb } from '../../test/db';
+import { createTestTenant } from '../../test/fixtures';
+import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { createPool } from '../pools/pools';
+import { createSite } from '../sites/sites';
+import { principalOf } from '../authz/principal';
+import { revokeJoinToken } from '../tokens/join-tokens';
+
+let h: JoinHarness;
+beforeAll(async () => {
+  h = await createJoinHarness();
+});
+const db = () => testDb();
+
+describe('reclaims', () => {
+  it('lets a known machine with a new key reclaim its node through an allowReclaim token', async () => {
+    const t = await createTestTenant(db());
+    const claims = machineClaims();
+    const first = await agentJoin(h, (await mintToken(t)).token!, claims);
+    const nodeId = first.answer!.nodeId;
+    const oldSerial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
+
+    // Same machine, reinstalled: a new key, claims in another order and case.
+    const reinstalled = { ...claims, productUuid: claims.productUuid!.toUpperCase(), macs: claims.macs!.map((m) => m.toUpperCase().replace(/:/g, '-')) };
+    const second = await agentJoin(h, (await mintToken(t, { allowReclaim: true })).token!, reinstalled);
+    expect(second.status).toBe(200);
+    expect(second.answer!.nodeId).toBe(nodeId);
+    const node = await db().node.findUniqueOrThrow({ where: { id: nodeId } });
+    expect(node.identityGeneration).toBe(2);
+    const certs = await db().nodeCert.findMany({ where: { nodeId }, orderBy: { createdAt: 'asc' } });
+    expect(certs).toHaveLength(2);
+    expect(certs.find((c) => c.serial === oldSerial)).toMatchObject({ revocationReason: 'reclaimed', identityGeneration: 1 });
+    expect(certs.find((c) => c.serial !== oldSerial)).toMatchObject({ revokedAt: null, identityGeneration: 2 });
+    const revokedEvents = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.certificate-revoked' } });
+    expect(revokedEvents.map((e) => e.data)).toEqual([{ nodeId, serial: oldSerial, reason: 'reclaimed' }]);
+    const audit = await db().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${nodeId}` }, orderBy: { id: 'asc' } });
+    expect(audit.map((a) => a.action)).toEqual(['node.joined', 'node.reclaimed']);
+    expect((audit[1]!.data as { reclaim: boolean }).reclaim).toBe(true);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
+  });
+
+  it('refuses a reclaim into another pool even with allowReclaim', async () => {
+    const t = await createTestTenant(db());
+    const claims = machineClaims();
+    await agentJoin(h, (await mintToken(t)).token!, claims);
+    const otherPool = await createPool(db(), t.admin, { tenantId: t.tenantId, siteId: t.site.id, name: 'pool-b', agent: 'bcd' });
+    const result = await agentJoin(h, (await mintToken(t, { poolId: otherPool.id, allowReclaim: true })).token!, claims);
+    expect(result.status).toBe(403);
+    const events = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' } });
+    expect(events.map((e) => (e.data as { reason: string }).reason)).toEqual(['join:reclaim']);
+  });
+
+  it('never reclaims with fewer than two identifiers: the machine joins as a new node', async () => {
+    const t = await createTestTenant(db());
+    const claims = { productSerial: 'To Be Filled By O.E.M.', productUuid: '03000200-0400-0500-0006-000700080009', macs: ['3c:ec:ef:aa:bb:01'] };
+    const a = await agentJoin(h, (await mintToken(t, { expect: { mac: '3c:ec:ef:aa:bb:01' } })).token!, claims);
+    const b = await agentJoin(h, (await mintToken(t, { expect: { mac: '3C:EC:EF:AA:BB:01' } })).token!, claims);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.answer!.nodeId).not.toBe(b.answer!.nodeId);
+    const nodes = await db().node.findMany({ where: { tenantId: t.tenantId } });
+    expect(nodes.every((n) => n.hardwareKeyTrusted === false)).toBe(true);
+  });
+});
+
+describe('expect and placeholders', () => {
+  it('matches expect after normalization and refuses a mismatch without consuming', async () => {
+    const t = await createTestTenant(db());
+    const claims = machineClaims({ boardSerial: 'board-77', gpuUuids: ['GPU-7D5A0000-1111-2222-3333-444455556666'] });
+    for (const expectation of [
+      { serial: 'BOARD-77' },
+      { productUuid: claims.productUuid!.replace(/-/g, '').toUpperCase() },
+      { mac: claims.macs![0]!.toUpperCase() },
+      { gpuUuid: 'gpu-7d5a0000-1111-2222-3333-444455556666'.replace('gpu', 'GPU') },
+    ]) {
+      const minted = await mintToken(t, { expect: expectation, allowReclaim: true });
+      const result = await agentJoin(h, minted.token!, claims);
+      expect(result.status, JSON.stringify(expectation)).toBe(200);
+    }
+    const wrong = await mintToken(t, { expect: { serial: 'someone-else' } });
+    expect((await agentJoin(h, wrong.token!, claims)).status).toBe(403);
+    expect((await db().joinToken.findUniqueOrThrow({ where: { id: wrong.id } })).usesLeft).toBe(1);
+  });
+});
+
+describe('hosted tokens', () => {
+  it('lowers a platform node to tenant-controlled with a node-tenant certificate unless the pool is platform-operated', async () => {
+    const root = principalOf('operator', 'op_root_test', [[h.rootTenantId, 'admin']]);
+    const site = await createSite(db(), root, { tenantId: h.rootTenantId, name: `plat-${Date.now().toString(36)}`, kind: 'platform' });
+    const plain = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s', agent: 'bcd' });
+    const operated = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s-op', agent: 'bcd', policy: { kubernetes: { platformOperated: true } } });
+    const rootTenant = { tenantId: h.rootTenantId, admin: root, site, pool: plain } as unknown as Parameters<typeof mintToken>[0];
+
+    const ordinary = await agentJoin(h, (await mintToken(rootTenant)).token!, machineClaims());
+    expect(await db().node.findUniqueOrThrow({ where: { id: ordinary.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
+
+    const hosted = await agentJoin(h, (await mintToken(rootTenant, { hosted: 'kubernetes' })).token!, machineClaims(), { expectedRole: 'node-tenant' });
+    expect(hosted.status).toBe(200);
+    expect(hosted.answer!.role).toBe('node-tenant');
+    expect(await db().node.findUniqueOrThrow({ where: { id: hosted.answer!.nodeId } })).toMatchObject({ trust: 'tenant-controlled', role: 'node' });
+
+    const platformOperated = await agentJoin(h, (await mintToken(rootTenant, { poolId: operated.id, hosted: 'kubernetes' })).token!, machineClaims());
+    expect(platformOperated.answer!.role).toBe('node');
+    expect(await db().node.findUniqueOrThrow({ where: { id: platformOperated.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
+
+    // A tenant's own site stays tenant-owned: hosted never raises, and only lowers platform trust.
+    const t = await createTestTenant(db());
+    const tenantHosted = await agentJoin(h, (await mintToken(t, { hosted: 'kubernetes' })).token!, machineClaims());
+    expect(await db().node.findUniqueOrThrow({ where: { id: tenantHosted.answer!.nodeId } })).toMatchObject({ trust: 'tenant-owned' });
+  });
+});
+
+describe('concurrency', () => {
+  it('admits exactly 10 of 50 concurrent joins on a maxUses 10 token and refuses 40', async () => {
+    const t = await createTestTenant(db());
+    const { token, id } = await mintToken(t, { maxUses: 10 });
+    const results = await Promise.all(Array.from({ length: 50 }, () => agentJoin(h, token!, machineClaims())));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 403)).toHaveLength(40);
+    expect((await db().joinToken.findUniqueOrThrow({ where: { id } })).usesLeft).toBe(0);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(10);
+  });
+
+  it('ends two racing joins of one machine with one CONFLICT', async () => {
+    const t = await createTestTenant(db());
+    const claims = machineClaims();
+    const { token } = await mintToken(t, { maxUses: 2 });
+    const { prepareJoinAttempt } = await import('../../agent/join');
+    // Both requests are on the wire before either is admitted.
+    const attempts = await Promise.all([1, 2].map(() => prepareJoinAttempt({ token: token!, trust: h.trust, claims })));
+    const answers = await Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(JSON.parse(answers.find((r) => r.status === 409)!.body.toString())).toEqual({ code: 'CONFLICT', message: 'This machine joined concurrently; retry' });
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
+  });
+
+  it('answers CONFLICT when another instance inserts the same machine while this join is in flight', async () => {
+    const t = await createTestTenant(db());
+    const claims = machineClaims();
+    const { token } = await mintToken(t);
+    const { deriveHardwareKey } = await import('./hardware/hardware-key');
+    const key = deriveHardwareKey(claims).key!;
+    const other = await h.pool.connect();
+    await other.query('BEGIN');
+    await other.query(
+      `INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, attestor)
+       VALUES ($1, $2, $3, $4, 'node', 'adopted', 'tenant-owned', $5, true, 'join-token')`,
+      [`node_other${Date.now()}`, t.tenantId, t.site.id, t.pool.id, key],
+    );
+    const pending = agentJoin(h, token!, claims);
+    await new Promise((r) => setTimeout(r, 300));
+    await other.query('COMMIT');
+    other.release();
+    const result = await pending;
+    expect(result.status).toBe(409);
+  });
+
+  it('admits no one with a token once its revocation committed', async () => {
+    const t = await createTestTenant(db());
+    const minted = await mintToken(t, { maxUses: 100 });
+    expect((await agentJoin(h, minted.token!, machineClaims())).status).toBe(200);
+    await revokeJoinToken(db(), t.admin, { tenantId: t.tenantId, poolId: t.pool.id, tokenId: minted.id });
+    const after = await Promise.all(Array.from({ length: 5 }, () => agentJoin(h, minted.token!, machineClaims())));
+    expect(after.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
+  });
+});
+
+describe('refusal events are rate-limited in the database', () => {
+  it('writes at most the limit per reason and window, counting what it dropped', async () => {
+    const limited = await createJoinHarness({ limit: 5 });
+    const t = await createTestTenant(db());
+    const minted = await mintToken(t);
+    await db().joinToken.update({ where: { id: minted.id }, data: { revokedAt: new Date() } });
+    for (let i = 0; i < 8; i++) expect((await agentJoin(limited, minted.token!, machineClaims())).status).toBe(403);
+    const events = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
+    expect(events).toHaveLength(5);
+    expect(events.map((e) => (e.data as { suppressed: number }).suppressed)).toEqual([0, 0, 0, 0, 0]);
+    // The next window: the first event reports the three that were dropped.
+    await db().rateLimit.update({ where: { key: `${limited.keyPrefix}:join-token:join-token:revoked` }, data: { windowStart: new Date(Date.now() - 61_000) } });
+    await agentJoin(limited, minted.token!, machineClaims());
+    const next = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
+    expect(next).toHaveLength(6);
+    expect((next[5]!.data as { suppressed: number }).suppressed).toBe(3);
+  });
+});
+
+describe('the node certificate', () => {
+  it('verifies with openssl against the node CA and shows exactly the profile protocol.md requires', async () => {
+    const t = await createTestTenant(db());
+    const result = await agentJoin(h, (await mintToken(t)).token!, machineClaims());
+    const dir = mkdtempSync(path.join(tmpdir(), 'bc-cert-'));
+    const pem = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+    writeFileSync(path.join(dir, 'leaf.pem'), pem(result.answer!.certificateChain[0]!));
+    writeFileSync(path.join(dir, 'ca.pem'), pem(result.answer!.certificateChain[1]!));
+    const verified = execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'leaf.pem')]).toString();
+    expect(verified.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
+    const text = execFileSync('openssl', ['x509', '-in', path.join(dir, 'leaf.pem'), '-noout', '-text']).toString();
+    const nodeId = result.answer!.nodeId;
+    expect(text).toContain(`URI:spiffe://test.example.com/site/${t.site.id}/node/${nodeId}`);
+    expect(text).toMatch(/Subject: OU\s?=\s?bc-role:node\n/);
+    expect(text).toMatch(/X509v3 Key Usage: critical\s+Digital Signature\n/);
+    expect(text).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Client Authentication\n/);
+    expect(text).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
+    expect(text).toContain('ASN1 OID: prime256v1');
+    expect(text).not.toContain(t.tenantId);
+    const notBefore = new Date(/Not Before: (.*)/.exec(text)![1]!);
+    const notAfter = new Date(/Not After : (.*)/.exec(text)![1]!);
+    expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400);
+  });
+});

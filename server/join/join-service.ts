@@ -1,0 +1,128 @@
+import type pg from 'pg';
+import { isUniqueViolation } from '../db/errors';
+import { logError } from '../log';
+import type { JoinCrypto } from '../pki/join-crypto';
+import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import { admitBatch, type AdmitOutcome } from './admit';
+import { signEnvelope } from './crypto/envelope';
+import { isPrepared, prepareJoin, type PreparedJoin } from './prepare';
+import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
+import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
+
+export interface JoinServiceOptions {
+  pool: pg.Pool;
+  /** JoinService's keys, or null when the server has none (every join is then INVALID_CONFIG). */
+  loadCrypto: () => Promise<JoinCrypto | null>;
+  /** The root tenant, which receives refusal events before a token's secret verified. */
+  loadRootTenantId: () => Promise<string | null>;
+  /** Node certificate lifetime; default and maximum 86,400 seconds. */
+  certTtlSeconds?: number;
+  /** Most joins admitted in one transaction. */
+  maxBatch?: number;
+  /** The refusal-event rate limit (60 per attestor and reason per minute). */
+  refusalLimit?: RefusalLimit;
+}
+
+interface Pending {
+  join: PreparedJoin;
+  resolve: (outcome: AdmitOutcome) => void;
+}
+
+/**
+ * JoinService: turns a Join request into a signed answer. The CPU half (seal, CSR, hardware key) runs
+ * per request; admissions are queued and committed in batches, one transaction at a time per process, so
+ * joins that arrive together share one lock of their token and one durable commit. A batch that fails on
+ * a unique violation (a machine joining concurrently through another instance) is retried join by join,
+ * and the join that collided answers CONFLICT.
+ */
+export class JoinService {
+  private readonly queue: Pending[] = [];
+  private draining = false;
+  private readonly certTtlSeconds: number;
+  private readonly maxBatch: number;
+
+  constructor(private readonly options: JoinServiceOptions) {
+    const ttl = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
+    if (!Number.isInteger(ttl) || ttl < 60 || ttl > MAX_NODE_CERT_TTL_SECONDS) {
+      throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
+    }
+    this.certTtlSeconds = ttl;
+    this.maxBatch = options.maxBatch ?? 128;
+  }
+
+  async join(raw: unknown): Promise<JoinAnswer> {
+    const crypto = await this.options.loadCrypto();
+    if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
+    const prepared = prepareJoin(raw, crypto);
+    if (!isPrepared(prepared)) {
+      await this.refuse([{ ...prepared, tenantId: null }]);
+      return JOIN_REFUSED;
+    }
+    const outcome = await new Promise<AdmitOutcome>((resolve) => {
+      this.queue.push({ join: prepared, resolve });
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain(crypto));
+      }
+    });
+    if (outcome.kind === 'joined') {
+      const envelope = signEnvelope(outcome.body, crypto.signingKey);
+      return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
+    }
+    if (outcome.kind === 'conflict') return JOIN_CONFLICT;
+    if (outcome.kind === 'error') return JOIN_FAILED;
+    await this.refuse([
+      {
+        attestor: prepared.attestor,
+        reason: outcome.reason,
+        role: prepared.role,
+        csrSha256: prepared.csr.csrSha256,
+        hardwareKey: prepared.hardware.key?.toString('hex') ?? null,
+        tenantId: outcome.tenantId,
+      },
+    ]);
+    return JOIN_REFUSED;
+  }
+
+  private async refuse(refusals: RefusalRecord[]) {
+    await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit);
+  }
+
+  private async drain(crypto: JoinCrypto) {
+    try {
+      const rootTenantId = await this.options.loadRootTenantId();
+      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId };
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        const outcomes = await this.admit(batch.map((p) => p.join), deps);
+        batch.forEach((p, i) => p.resolve(outcomes[i]!));
+      }
+    } finally {
+      this.draining = false;
+      if (this.queue.length) {
+        this.draining = true;
+        setImmediate(() => void this.drain(crypto));
+      }
+    }
+  }
+
+  private async admit(joins: PreparedJoin[], deps: Parameters<typeof admitBatch>[2]): Promise<AdmitOutcome[]> {
+    try {
+      const client = await this.options.pool.connect();
+      try {
+        return await admitBatch(client, joins, deps);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      if (joins.length > 1) {
+        const outcomes: AdmitOutcome[] = [];
+        for (const join of joins) outcomes.push(...(await this.admit([join], deps)));
+        return outcomes;
+      }
+      if (isUniqueViolation(error)) return [{ kind: 'conflict' }];
+      logError('join admission failed', error);
+      return [{ kind: 'error' }];
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type pg from 'pg';
+import { logError } from '../log';
+
+/** Refusal events are rate-limited to this many per attestor and reason per window. */
+export const REFUSAL_EVENT_LIMIT = 60;
+export const REFUSAL_EVENT_WINDOW = '60 seconds';
+
+export interface RefusalRecord {
+  attestor: string;
+  reason: string;
+  role: string;
+  csrSha256: string | null;
+  hardwareKey: string | null;
+  /** The token's tenant once its secret verified; null sends the event to the root tenant. */
+  tenantId: string | null;
+}
+
+/**
+ * Writes `security.join.refused` events in their own transaction, outside the join's (which rolled back
+ * or never took a lock), through the database's shared rate limit. `reason` is `<attestor>:<reason>` as
+ * the spec lists it. Events carry hashes only, never a token or a secret.
+ */
+export interface RefusalLimit {
+  limit: number;
+  window: string;
+  /** Prefix of the rate-limit keys; tests isolate themselves with their own. */
+  keyPrefix: string;
+}
+
+export const DEFAULT_REFUSAL_LIMIT: RefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'join-refused' };
+
+export async function recordRefusals(
+  pool: pg.Pool,
+  refusals: RefusalRecord[],
+  rootTenantId: string | null,
+  rate: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
+): Promise<void> {
+  const routed = refusals.filter((r) => r.tenantId ?? rootTenantId);
+  if (!routed.length) return;
+  try {
+    await pool.query('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval)', [
+      routed.map((r) => r.tenantId ?? rootTenantId),
+      routed.map((r) => `${rate.keyPrefix}:${r.attestor}:${r.reason}`),
+      routed.map((r) =>
+        JSON.stringify({ attestor: r.attestor, reason: r.reason, role: r.role, csrSha256: r.csrSha256, hardwareKey: r.hardwareKey }),
+      ),
+      rate.limit,
+      rate.window,
+    ]);
+  } catch (error) {
+    // A lost event must not turn a refusal into a different answer; it is logged instead.
+    logError('could not record join refusals', error);
+  }
+}

@@ -1,0 +1,72 @@
+import type { Db } from '../db/client';
+import { getDb } from '../db/client';
+import { getPgPool } from '../db/pg';
+import { logError } from '../log';
+import { joinCryptoFromBundle, type JoinCrypto } from '../pki/join-crypto';
+import { installPins } from '../pki/pins-summary';
+import { hasPki, loadPki } from '../pki/store';
+import { getRootTenant } from '../tenants/tenants';
+import { JoinService } from './join-service';
+
+const RETRY_MISSING_MS = 5_000;
+
+/** What the server holds of the PKI at run time: JoinService's keys and the serving CA's pin. */
+export interface PkiRuntime {
+  crypto: JoinCrypto;
+  servingCaPin: string;
+}
+
+interface CryptoCache {
+  value: PkiRuntime | null;
+  at: number;
+  pending?: Promise<PkiRuntime | null>;
+}
+
+const globalForJoin = globalThis as unknown as { joinCrypto?: CryptoCache; joinService?: JoinService; rootTenantId?: string };
+
+/**
+ * JoinService's keys (`pki.join`), opened once from the stored PKI bundle with BETTER_COMPUTE_SECRET. A
+ * deployment without a bundle or a secret gets null (every join is INVALID_CONFIG); that answer is
+ * re-checked every few seconds, so `pki init` on a running server takes effect without a restart.
+ */
+export async function loadPkiRuntime(db: Db = getDb()): Promise<PkiRuntime | null> {
+  const cache = globalForJoin.joinCrypto;
+  if (cache?.value) return cache.value;
+  if (cache && Date.now() - cache.at < RETRY_MISSING_MS) return cache.pending ?? cache.value;
+  const pending = (async () => {
+    const secret = process.env.BETTER_COMPUTE_SECRET;
+    if (!secret || !(await hasPki(db))) return null;
+    try {
+      const bundle = await loadPki(db, secret);
+      return { crypto: joinCryptoFromBundle(bundle), servingCaPin: installPins(bundle).servingCaPin };
+    } catch (error) {
+      logError('JoinService keys could not be loaded', error);
+      return null;
+    }
+  })();
+  globalForJoin.joinCrypto = { value: null, at: Date.now(), pending };
+  const value = await pending;
+  globalForJoin.joinCrypto = { value, at: Date.now() };
+  return value;
+}
+
+export async function loadJoinCrypto(db: Db = getDb()): Promise<JoinCrypto | null> {
+  return (await loadPkiRuntime(db))?.crypto ?? null;
+}
+
+async function loadRootTenantId(): Promise<string | null> {
+  if (globalForJoin.rootTenantId) return globalForJoin.rootTenantId;
+  const root = await getRootTenant(getDb());
+  if (root) globalForJoin.rootTenantId = root.id;
+  return root?.id ?? null;
+}
+
+/** The process's JoinService, on DATABASE_URL. */
+export function getJoinService(): JoinService {
+  return (globalForJoin.joinService ??= new JoinService({
+    pool: getPgPool(),
+    loadCrypto: () => loadJoinCrypto(),
+    loadRootTenantId,
+    certTtlSeconds: process.env.BETTER_COMPUTE_CERT_TTL_SECONDS ? Number(process.env.BETTER_COMPUTE_CERT_TTL_SECONDS) : undefined,
+  }));
+}

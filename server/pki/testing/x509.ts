@@ -1,0 +1,2 @@
+import './reflect-shim';
+export * from '@peculiar/x509';

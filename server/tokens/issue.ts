@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import type { Tx } from '../db/client';
+import { Prisma } from '../db/generated/client';
+import { DomainError } from '../errors';
+import { newId } from '../ids';
+import { publishEvent, writeAudit } from '../events/publish';
+import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../join/hardware/expect';
+import { normalizeMac } from '../join/hardware/claims';
+import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
+import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
+import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
+
+export interface IssueJoinTokenInput {
+  tenantId: string;
+  /** The pool the token admits into; null for tokens scoped to a site alone (`site` role). */
+  poolId: string | null;
+  siteId: string;
+  role: JoinTokenRole;
+  /** 60 to 86,400; the expiry is computed by the database clock, `compute_now() + ttlSeconds`. */
+  ttlSeconds: number;
+  /** 1 to 10,000. */
+  maxUses: number;
+  /** Normalized here with `normalizeExpect`; null or absent for an unpinned token. */
+  expect?: JoinExpectInput | null;
+  allowReclaim?: boolean;
+  hosted?: (typeof HOSTED_KINDS)[number] | null;
+  /** For `discovery` tokens: the one MAC that may present it. */
+  boundMac?: string | null;
+  /** Who mints it, as audit rows name callers (`operator:op_…`, `api-key:ak_…`, `module:…`). */
+  createdBy: string;
+  /** Scoped to (tenantId, createdBy). Absent: every call mints a new token. */
+  idempotencyKey?: string | null;
+}
+
+export interface IssuedJoinToken {
+  record: JoinTokenRecord;
+  /** The bearer `bcjt_<id>.<secret>`; present only when this call minted the token, never on a replay. */
+  token?: string;
+}
+
+const issueInput = z.object({
+  tenantId: z.string().min(1),
+  poolId: z.string().min(1).nullable(),
+  siteId: z.string().min(1),
+  role: z.enum(JOIN_TOKEN_ROLES),
+  ttlSeconds,
+  maxUses,
+  allowReclaim: z.boolean().default(false),
+  hosted: z.enum(HOSTED_KINDS).nullish(),
+  boundMac: z.string().nullish(),
+  createdBy: z.string().min(1).max(200),
+  idempotencyKey: idempotencyKey.nullish(),
+});
+
+/**
+ * Mints a join token of any role inside the caller's transaction: the one server-side minting function
+ * (joining.md's `ctx.pki.issueJoinToken`), used by `joinTokens.create` and by later modules for `site`,
+ * `provisioned` and `discovery` tokens. It validates the bounds, normalizes `expect`, stores only the
+ * SHA-256 of a new 256-bit secret, and in the same transaction publishes `security.join-token.created`
+ * and writes the `join-token.created` audit row.
+ *
+ * With an idempotency key already used by the same (tenant, createdBy), nothing is minted: the existing
+ * record comes back without `token`, or CONFLICT when the new call asks for a different token (pool, site,
+ * role, expect, allowReclaim, hosted, maxUses or boundMac). A different ttlSeconds is not a conflict: a
+ * client that computes its TTL from the clock sends a different one on every retry, and the original
+ * expiry stands. The insert is `ON CONFLICT DO NOTHING`, so concurrent calls with one key mint one token
+ * without aborting the caller's transaction.
+ */
+export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promise<IssuedJoinToken> {
+  const valid = parseInput(issueInput, input);
+  const expect = normalizeExpect(input.expect);
+  const boundMac = valid.boundMac == null ? null : normalizeMac(valid.boundMac);
+  if (valid.boundMac != null && !boundMac) throw new DomainError('INVALID_ARGUMENT', 'boundMac: must be a MAC address', { field: 'boundMac' });
+  const wanted = { ...valid, expect, boundMac, hosted: valid.hosted ?? null, idempotencyKey: valid.idempotencyKey ?? null };
+
+  const id = newId('jt');
+  const secret = newTokenSecret();
+  const inserted = await insertToken(tx, id, hashTokenSecret(secret), wanted);
+  if (!inserted) {
+    const [existing] = await selectJoinTokens(
+      tx,
+      Prisma.sql`tenant_id = ${wanted.tenantId} AND created_by = ${wanted.createdBy} AND idempotency_key = ${wanted.idempotencyKey}`,
+    );
+    if (!existing) throw new Error(`Join token insert for an idempotency key found no row (tenant ${wanted.tenantId})`);
+    refuseDifferentReplay(existing, wanted);
+    return { record: toJoinTokenRecord(existing) };
+  }
+
+  const row = (await selectJoinToken(tx, id))!;
+  const record = toJoinTokenRecord(row);
+  const summary = {
+    tokenId: id,
+    poolId: record.poolId,
+    siteId: record.siteId,
+    role: record.role,
+    maxUses: record.maxUses,
+    expiresAt: record.expiresAt,
+    pinned: expect !== null,
+    ...(record.hosted ? { hosted: record.hosted } : {}),
+  };
+  await publishEvent(tx, { tenantId: wanted.tenantId, type: 'security.join-token.created', data: summary });
+  await writeAudit(tx, {
+    tenantId: wanted.tenantId,
+    actor: wanted.createdBy,
+    action: 'join-token.created',
+    resource: `compute-join-token/${id}`,
+    data: { ...summary, allowReclaim: record.allowReclaim, ...(wanted.idempotencyKey ? { idempotencyKey: wanted.idempotencyKey } : {}) },
+  });
+  return { record, token: formatJoinToken(id, secret) };
+}
+
+type Wanted = z.output<typeof issueInput> & { expect: JoinExpect | null; boundMac: string | null; hosted: string | null; idempotencyKey: string | null };
+
+/** Inserts the row unless the idempotency key is taken; true when it inserted. */
+async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted): Promise<boolean> {
+  try {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
+                               allow_reclaim, hosted, bound_mac, expires_at, created_by, idempotency_key, created_at)
+      SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
+              ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
+              now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at
+      -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
+      FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms
+      ON CONFLICT (tenant_id, created_by, idempotency_key) DO NOTHING
+      RETURNING id`;
+    return rows.length === 1;
+  } catch (error) {
+    // PostgreSQL's detail for a failed row ("Failing row contains (…)") would print the secret's hash;
+    // only the SQLSTATE travels on, never the driver error itself.
+    throw new Error(`Storing join token ${id} failed (SQLSTATE ${sqlState(error) ?? 'unknown'})`);
+  }
+}
+
+function sqlState(error: unknown): string | undefined {
+  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } })?.meta;
+  return meta?.driverAdapterError?.cause?.originalCode ?? (error as { code?: string })?.code;
+}
+
+/** CONFLICT when a replayed key asks for a different token; the field is the first that differs. */
+function refuseDifferentReplay(existing: StoredJoinToken, t: Wanted) {
+  const differs: [field: string, same: boolean][] = [
+    ['poolId', existing.pool_id === t.poolId],
+    ['siteId', existing.site_id === t.siteId],
+    ['role', existing.role === t.role],
+    ['expect', sameExpect(existing.expect, t.expect)],
+    ['allowReclaim', existing.allow_reclaim === t.allowReclaim],
+    ['hosted', (existing.hosted ?? null) === t.hosted],
+    ['maxUses', existing.max_uses === t.maxUses],
+    ['boundMac', (existing.bound_mac ?? null) === t.boundMac],
+  ];
+  const field = differs.find(([, same]) => !same)?.[0];
+  if (field) {
+    throw new DomainError(
+      'CONFLICT',
+      `idempotencyKey was already used for join token ${existing.id} with a different ${field}; use a new key for a different token`,
+      { field },
+    );
+  }
+}
+
+const EXPECT_FIELDS = ['productUuid', 'serial', 'mac', 'gpuUuid'] as const;
+function sameExpect(stored: Record<string, string> | null, wanted: JoinExpect | null): boolean {
+  if (stored === null || wanted === null) return stored === wanted;
+  return EXPECT_FIELDS.every((f) => (stored[f] ?? null) === (wanted[f] ?? null));
+}

@@ -1,0 +1,104 @@
+import type { z } from 'zod';
+import type { Db } from '../db/client';
+import { Prisma } from '../db/generated/client';
+import { DomainError } from '../errors';
+import type { Principal } from '../authz/principal';
+import { publishEvent, writeAudit } from '../events/publish';
+import { loadPool } from '../pools/pools';
+import { issueJoinToken } from './issue';
+import { LIVE_CONDITION, selectJoinToken, selectJoinTokens, toJoinTokenRecord } from './records';
+import {
+  createJoinTokenInput,
+  listJoinTokensInput,
+  parseInput,
+  revokeJoinTokenInput,
+  TOKEN_LIMITS,
+  type CreatedJoinToken,
+  type JoinTokenPage,
+  type JoinTokenRecord,
+} from './schemas';
+
+/**
+ * `joinTokens.create`: mints a `node` token for a pool, decided as `compute:join-tokens:create` on
+ * `compute-pool/{poolId}` (another tenant's pool, or an unknown one, is NOT_FOUND). The pool must be live
+ * and run the daemon (`agent: 'bcd'`), else INVALID_STATE. Defaults: maxUses 1, allowReclaim false, no
+ * expect, not hosted. The idempotency key is scoped to the tenant and the calling identity
+ * (`principal.actor`): a retry returns the record without `token` (see issueJoinToken for what conflicts).
+ * The answer is the only place the bearer token ever appears.
+ */
+export async function createJoinToken(db: Db, principal: Principal, input: z.input<typeof createJoinTokenInput>): Promise<CreatedJoinToken> {
+  const valid = parseInput(createJoinTokenInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-tokens:create', { tenantId: valid.tenantId, poolId: valid.poolId });
+  if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
+  if (pool.agent !== 'bcd') {
+    throw new DomainError('INVALID_STATE', `Pool ${pool.id} has agent '${pool.agent}': its machines run no daemon, so none can join with a token`, { field: 'poolId' });
+  }
+  const { record, token } = await db.$transaction((tx) =>
+    issueJoinToken(tx, {
+      tenantId: pool.ownerTenantId,
+      poolId: pool.id,
+      siteId: pool.siteId,
+      role: 'node',
+      ttlSeconds: valid.ttlSeconds,
+      maxUses: valid.maxUses,
+      expect: valid.expect ?? null,
+      allowReclaim: valid.allowReclaim,
+      hosted: valid.hosted ?? null,
+      createdBy: principal.actor,
+      idempotencyKey: valid.idempotencyKey,
+    }),
+  );
+  return token === undefined ? record : { ...record, token };
+}
+
+/**
+ * `joinTokens.list` (`compute:join-tokens:read`): a pool's live tokens (not revoked, not expired by the
+ * database clock, a use left), newest first; `includeInactive` adds revoked, expired and used-up ones.
+ * Pages of `limit` (1 to 200, default 100); `nextCursor` is the id of the page's last token.
+ */
+export async function listJoinTokens(db: Db, principal: Principal, input: z.input<typeof listJoinTokensInput>): Promise<JoinTokenPage> {
+  const valid = parseInput(listJoinTokensInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-tokens:read', { tenantId: valid.tenantId, poolId: valid.poolId });
+  const limit = valid.limit ?? TOKEN_LIMITS.list.default;
+  let after = Prisma.empty;
+  if (valid.cursor) {
+    const anchor = await db.joinToken.findFirst({ where: { id: valid.cursor, poolId: pool.id, tenantId: pool.ownerTenantId }, select: { id: true } });
+    if (!anchor) throw new DomainError('INVALID_ARGUMENT', 'cursor: not a token of this pool; pass the nextCursor of a previous page', { field: 'cursor' });
+    // Keyset on (created_at, id), read from the row itself so the comparison keeps microseconds.
+    after = Prisma.sql`AND (created_at, id) < (SELECT created_at, id FROM join_tokens WHERE id = ${anchor.id})`;
+  }
+  const rows = await selectJoinTokens(
+    db,
+    Prisma.sql`tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} ${valid.includeInactive ? Prisma.empty : Prisma.sql`AND ${LIVE_CONDITION}`} ${after}`,
+    Prisma.sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+  );
+  const page = rows.slice(0, limit).map(toJoinTokenRecord);
+  return { items: page, nextCursor: rows.length > limit ? page[page.length - 1]!.id : null };
+}
+
+/**
+ * `joinTokens.revoke` (`compute:join-tokens:revoke`): ends a token at once. Revoking a revoked token
+ * returns it unchanged; only the revocation that ends it publishes `security.join-token.revoked` and
+ * writes the audit row, even when two revocations race.
+ */
+export async function revokeJoinToken(db: Db, principal: Principal, input: z.input<typeof revokeJoinTokenInput>): Promise<JoinTokenRecord> {
+  const valid = parseInput(revokeJoinTokenInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-tokens:revoke', { tenantId: valid.tenantId, poolId: valid.poolId });
+  return db.$transaction(async (tx) => {
+    const ended = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE join_tokens SET revoked_at = compute_now()
+      WHERE id = ${valid.tokenId} AND tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} AND revoked_at IS NULL
+      RETURNING id`;
+    const row = await selectJoinToken(tx, valid.tokenId);
+    if (!row || row.tenant_id !== pool.ownerTenantId || row.pool_id !== pool.id) {
+      throw new DomainError('NOT_FOUND', `Join token ${valid.tokenId} not found in pool ${pool.id}`);
+    }
+    const record = toJoinTokenRecord(row);
+    if (ended.length === 1) {
+      const data = { tokenId: record.id, poolId: record.poolId, siteId: record.siteId, role: record.role };
+      await publishEvent(tx, { tenantId: pool.ownerTenantId, type: 'security.join-token.revoked', data });
+      await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'join-token.revoked', resource: `compute-join-token/${record.id}`, data });
+    }
+    return record;
+  });
+}

@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDb } from '../../test/db';
+import type { Db } from '../db/client';
+import { createCaller } from '../api/root';
+import { createJoinToken, listJoinTokens, revokeJoinToken } from './join-tokens';
+import { issueJoinToken } from './issue';
+import type { JoinTokenPage } from './schemas';
+import { captureStderr, createTenantFixture, expectNoSecretLeaks, failure, type TenantFixture } from './testing/fixtures';
+
+const db = testDb();
+const stderr = captureStderr();
+const minted: string[] = [];
+const answers: string[] = [];
+let t: TenantFixture;
+let keys = 0;
+
+async function mint(poolId = t.poolId, input: Record<string, unknown> = {}) {
+  const created = await createJoinToken(db, t.admin, { tenantId: t.tenantId, poolId, ttlSeconds: 3600, idempotencyKey: `k-${++keys}`, ...input });
+  minted.push(created.token!);
+  return created;
+}
+async function list(poolId: string, input: Record<string, unknown> = {}, principal = t.admin): Promise<JoinTokenPage> {
+  const page = await createCaller({ db, principal }).joinTokens.list({ tenantId: t.tenantId, poolId, ...input } as never);
+  answers.push(JSON.stringify(page));
+  return page;
+}
+const revoke = (poolId: string, tokenId: string, principal = t.admin) =>
+  createCaller({ db, principal }).joinTokens.revoke({ tenantId: t.tenantId, poolId, tokenId });
+
+beforeAll(async () => {
+  t = await createTenantFixture(db, 'jt-list');
+});
+
+afterAll(async () => {
+  stderr.stop();
+  await expectNoSecretLeaks(db, minted, [...answers, ...stderr.lines]);
+});
+
+describe('joinTokens.list', () => {
+  it('pages newest first with a cursor, never repeating or skipping a token', async () => {
+    const pool = await t.newPool();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await mint(pool)).id);
+    // Tokens created in one transaction share created_at: the id breaks the tie.
+    await db.$transaction(async (tx) => {
+      for (let i = 0; i < 2; i++) {
+        const { record, token } = await issueJoinToken(tx, { tenantId: t.tenantId, poolId: pool, siteId: t.siteId, role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' });
+        ids.push(record.id);
+        minted.push(token!);
+      }
+    });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await list(pool, { limit: 2, cursor });
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((i) => i.id));
+      cursor = page.nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(4);
+    expect(seen).toEqual([...ids].reverse());
+    expect((await list(pool)).items).toHaveLength(7);
+    expect((await list(pool)).nextCursor).toBeNull();
+  });
+
+  it('checks limit on both sides of its bounds and refuses a foreign cursor', async () => {
+    const pool = await t.newPool();
+    for (let i = 0; i < 3; i++) await mint(pool);
+    expect(await failure(list(pool, { limit: 0 }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'limit' });
+    expect((await list(pool, { limit: 1 })).items).toHaveLength(1);
+    expect((await list(pool, { limit: 200 })).items).toHaveLength(3);
+    expect(await failure(list(pool, { limit: 201 }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'limit' });
+    expect(await failure(list(pool, { cursor: (await mint()).id }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'cursor' });
+    expect(await failure(list(pool, { cursor: 'bcjt_x.y' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'cursor' });
+  });
+
+  it('holds up to 100 by default and 200 at most', async () => {
+    const pool = await t.newPool();
+    await db.$transaction(async (tx) => {
+      for (let i = 0; i < 201; i++) {
+        const { token } = await issueJoinToken(tx, { tenantId: t.tenantId, poolId: pool, siteId: t.siteId, role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' });
+        if (i === 0) minted.push(token!);
+      }
+    }, { timeout: 60_000 });
+    const first = await list(pool);
+    expect(first.items).toHaveLength(100);
+    expect(first.nextCursor).toBe(first.items[99]!.id);
+    const big = await list(pool, { limit: 200 });
+    expect(big.items).toHaveLength(200);
+    expect((await list(pool, { limit: 200, cursor: big.nextCursor })).items).toHaveLength(1);
+  });
+
+  it('shows live tokens only, and every token with its state with includeInactive', async () => {
+    const pool = await t.newPool();
+    const live = await mint(pool);
+    const revoked = await mint(pool);
+    const expired = await mint(pool);
+    const usedUp = await mint(pool, { maxUses: 3 });
+    await revoke(pool, revoked.id);
+    await db.joinToken.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await db.joinToken.update({ where: { id: usedUp.id }, data: { usesLeft: 0 } });
+
+    expect((await list(pool)).items.map((i) => i.id)).toEqual([live.id]);
+    const all = await list(pool, { includeInactive: true });
+    expect(Object.fromEntries(all.items.map((i) => [i.id, i.state]))).toEqual({
+      [live.id]: 'live',
+      [revoked.id]: 'revoked',
+      [expired.id]: 'expired',
+      [usedUp.id]: 'used-up',
+    });
+    expect(all.items.find((i) => i.id === usedUp.id)).toMatchObject({ usesLeft: 0, maxUses: 3 });
+    for (const item of all.items) {
+      expect(Object.keys(item).sort()).toEqual(['allowReclaim', 'createdAt', 'expect', 'expiresAt', 'hosted', 'id', 'maxUses', 'poolId', 'revokedAt', 'role', 'siteId', 'state', 'usesLeft']);
+    }
+  });
+
+  it('decides expiry by the database clock (compute_now)', async () => {
+    const pool = await t.newPool();
+    const token = await mint(pool, { ttlSeconds: 60 });
+    const at = async (now: string) =>
+      db.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT set_config('compute.now', ${now}, true)`;
+        return listJoinTokens(tx as unknown as Db, t.admin, { tenantId: t.tenantId, poolId: pool, includeInactive: true });
+      });
+    const before = new Date(new Date(token.expiresAt).getTime() - 1).toISOString();
+    expect((await at(before)).items[0]).toMatchObject({ id: token.id, state: 'live' });
+    expect((await at(token.expiresAt)).items[0]).toMatchObject({ id: token.id, state: 'expired' });
+    expect((await list(pool)).items.map((i) => i.id)).toEqual([token.id]);
+  });
+
+  it('is compute:join-tokens:read: viewers list, other tenants get NOT_FOUND', async () => {
+    await mint();
+    expect((await list(t.poolId, {}, t.as('viewer'))).items.length).toBeGreaterThan(0);
+    const other = await createTenantFixture(db, 'jt-list-iso');
+    expect(await failure(list(t.poolId, {}, other.admin))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await failure(listJoinTokens(db, other.admin, { tenantId: other.tenantId, poolId: t.poolId }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('joinTokens.revoke', () => {
+  it('ends a token at once; revoking twice returns the record and publishes once', async () => {
+    const token = await mint();
+    const first = await revoke(t.poolId, token.id);
+    expect(first).toMatchObject({ id: token.id, state: 'revoked' });
+    expect(first.revokedAt).not.toBeNull();
+    const second = await revoke(t.poolId, token.id);
+    expect(second).toEqual(first);
+    const events = await db.event.count({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } });
+    expect(events).toBe(1);
+    const audit = await db.auditEntry.findMany({ where: { tenantId: t.tenantId, action: 'join-token.revoked', resource: `compute-join-token/${token.id}` } });
+    expect(audit.map((a) => a.actor)).toEqual([t.admin.actor]);
+    expect((await list(t.poolId)).items.map((i) => i.id)).not.toContain(token.id);
+  });
+
+  it('publishes once when revocations race', async () => {
+    const token = await mint();
+    const results = await Promise.all(Array.from({ length: 5 }, () => revokeJoinToken(db, t.admin, { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id })));
+    expect(new Set(results.map((r) => r.revokedAt)).size).toBe(1);
+    expect(await db.event.count({ where: { type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } })).toBe(1);
+  });
+
+  it('lets operators revoke, refuses viewers, and hides tokens of other pools and tenants', async () => {
+    const token = await mint();
+    expect(await failure(revoke(t.poolId, token.id, t.as('viewer')))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(await failure(revokeJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    const otherPool = await t.newPool();
+    expect(await failure(revoke(otherPool, token.id))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await failure(revoke(t.poolId, 'jt_01k5w0000000000000000000000'))).toMatchObject({ code: 'NOT_FOUND' });
+    const other = await createTenantFixture(db, 'jt-revoke-iso');
+    expect(await failure(revoke(t.poolId, token.id, other.admin))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await failure(revoke(t.poolId, `bcjt_${token.id}.secret`))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'tokenId' });
+    expect((await revoke(t.poolId, token.id, t.as('operator'))).state).toBe('revoked');
+  });
+});
+
+describe('issueJoinToken', () => {
+  it('mints the other roles behind one function, with the same bounds', async () => {
+    const { record: site, token } = await db.$transaction((tx) =>
+      issueJoinToken(tx, { tenantId: t.tenantId, poolId: null, siteId: t.siteId, role: 'site', ttlSeconds: 600, maxUses: 16, createdBy: 'module:sites' }),
+    );
+    minted.push(token!);
+    expect(site).toMatchObject({ role: 'site', poolId: null, siteId: t.siteId, maxUses: 16, state: 'live' });
+    const discovery = await db.$transaction((tx) =>
+      issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'discovery', ttlSeconds: 600, maxUses: 1, boundMac: '3C-EC-EF-12-34-56', createdBy: 'module:boot', idempotencyKey: 'boot-1' }),
+    );
+    minted.push(discovery.token!);
+    expect((await db.joinToken.findUniqueOrThrow({ where: { id: discovery.record.id } })).boundMac).toBe('3c:ec:ef:12:34:56');
+    const event = await db.event.findFirstOrThrow({ where: { type: 'security.join-token.created', data: { path: ['tokenId'], equals: discovery.record.id } } });
+    expect(event.data).toMatchObject({ role: 'discovery', pinned: false });
+
+    const issue = (input: Record<string, unknown>) =>
+      failure(db.$transaction((tx) => issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'provisioned', ttlSeconds: 600, maxUses: 1, createdBy: 'module:deploy', ...input } as never)));
+    expect(await issue({ role: 'admin' })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'role' });
+    expect(await issue({ ttlSeconds: 59 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });
+    expect(await issue({ ttlSeconds: 86_401 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });
+    expect(await issue({ maxUses: 0 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'maxUses' });
+    expect(await issue({ maxUses: 10_001 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'maxUses' });
+    expect(await issue({ boundMac: 'nope' })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'boundMac' });
+    expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'discovery', boundMac: '3c:ec:ef:12:34:57' })).toMatchObject({ code: 'CONFLICT', field: 'boundMac' });
+    expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot' })).toMatchObject({ code: 'CONFLICT', field: 'role' });
+  });
+
+  it('keeps a database failure from carrying the row (and its hash) into an error', async () => {
+    const error = await db.$transaction((tx) =>
+      issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: 'site_doesnotexist', role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' }),
+    ).catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toMatch(/SQLSTATE 23503/);
+    expect(error.cause).toBeUndefined();
+    expect(JSON.stringify(error)).not.toMatch(/\\\\x[0-9a-f]{64}/);
+  });
+});

@@ -1,0 +1,72 @@
+import type { Tx } from '../db/client';
+import { Prisma } from '../db/generated/client';
+import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from './schemas';
+
+/**
+ * The columns a record is built from, and the token's state decided by the database clock
+ * (`compute_now()`), so expiry never depends on the clock of the process that asks. The secret's hash is
+ * not among them: nothing read through here can leak it.
+ */
+const RECORD_COLUMNS = Prisma.sql`
+  id, pool_id, site_id, role, uses_left, max_uses, expect, allow_reclaim, hosted, expires_at, created_at, revoked_at,
+  CASE
+    WHEN revoked_at IS NOT NULL THEN 'revoked'
+    WHEN expires_at <= compute_now() THEN 'expired'
+    WHEN uses_left <= 0 THEN 'used-up'
+    ELSE 'live'
+  END AS state`;
+
+/** SQL that is true for a live token: not revoked, not expired, with a use left. */
+export const LIVE_CONDITION = Prisma.sql`revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0`;
+
+/** A join_tokens row as RECORD_COLUMNS reads it, plus what idempotency compares. */
+export interface JoinTokenRow {
+  id: string;
+  pool_id: string | null;
+  site_id: string;
+  role: string;
+  uses_left: number;
+  max_uses: number;
+  expect: Record<string, string> | null;
+  allow_reclaim: boolean;
+  hosted: string | null;
+  expires_at: Date;
+  created_at: Date;
+  revoked_at: Date | null;
+  state: string;
+}
+
+export interface StoredJoinToken extends JoinTokenRow {
+  tenant_id: string;
+  bound_mac: string | null;
+}
+
+export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
+  return {
+    id: row.id,
+    poolId: row.pool_id,
+    siteId: row.site_id,
+    role: row.role as JoinTokenRole,
+    usesLeft: row.uses_left,
+    maxUses: row.max_uses,
+    expect: row.expect ?? null,
+    allowReclaim: row.allow_reclaim,
+    hosted: (row.hosted as JoinTokenRecord['hosted']) ?? null,
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+    state: row.state as JoinTokenState,
+  };
+}
+
+/** Reads tokens matching `where` (a SQL condition), with their state; `tail` adds ORDER BY / LIMIT. */
+export async function selectJoinTokens(tx: Tx, where: Prisma.Sql, tail: Prisma.Sql = Prisma.empty): Promise<StoredJoinToken[]> {
+  return tx.$queryRaw<StoredJoinToken[]>`
+    SELECT ${RECORD_COLUMNS}, tenant_id, bound_mac FROM join_tokens WHERE ${where} ${tail}`;
+}
+
+/** One token by id, or null. */
+export async function selectJoinToken(tx: Tx, id: string): Promise<StoredJoinToken | null> {
+  const [row] = await selectJoinTokens(tx, Prisma.sql`id = ${id}`);
+  return row ?? null;
+}

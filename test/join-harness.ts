@@ -1,0 +1,94 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
+import { verifyJoinAnswer } from '../agent/verify-answer';
+import { createPgPool } from '../server/db/pg';
+import type { HardwareClaims } from '../server/join/hardware/claims';
+import { JoinService } from '../server/join/join-service';
+import { createPkiBundle, type PkiBundle } from '../server/pki/bundle';
+import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/join-crypto';
+import { ensureRootTenant } from '../server/tenants/tenants';
+import { createJoinToken } from '../server/tokens/join-tokens';
+import type { TestTenant } from './fixtures';
+import { testDatabaseUrl, testDb } from './db';
+
+export interface JoinHarness {
+  bundle: PkiBundle;
+  crypto: JoinCrypto;
+  trust: JoinTrust;
+  pool: pg.Pool;
+  service: JoinService;
+  rootTenantId: string;
+  keyPrefix: string;
+}
+
+/** A JoinService on the test database with its own PKI and its own refusal rate-limit keys. */
+export async function createJoinHarness(options: { limit?: number } = {}): Promise<JoinHarness> {
+  const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
+  const crypto = joinCryptoFromBundle(bundle);
+  const pool = createPgPool(testDatabaseUrl(), 8);
+  const root = await ensureRootTenant(testDb());
+  const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
+  const service = new JoinService({
+    pool,
+    loadCrypto: async () => crypto,
+    loadRootTenantId: async () => root.id,
+    refusalLimit: { limit: options.limit ?? 60, window: '60 seconds', keyPrefix },
+  });
+  const trust: JoinTrust = {
+    encryptionJwk: crypto.encryptionPublicJwk,
+    signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+    signingKeyPin: crypto.signingKeyPin,
+  };
+  return { bundle, crypto, trust, pool, service, rootTenantId: root.id, keyPrefix };
+}
+
+/** Claims of a distinct, trusted machine: a product UUID, a serial and a permanent MAC. */
+export function machineClaims(overrides: Partial<HardwareClaims> = {}): HardwareClaims {
+  const mac = `3c:ec:ef:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
+  return {
+    productUuid: randomUUID(),
+    productSerial: `SN-${randomBytes(4).toString('hex').toUpperCase()}`,
+    macs: [mac],
+    hostname: 'r7-u12',
+    ...overrides,
+  };
+}
+
+export async function mintToken(t: TestTenant, input: Partial<Parameters<typeof createJoinToken>[2]> = {}) {
+  return createJoinToken(testDb(), t.admin, {
+    tenantId: t.tenantId,
+    poolId: t.pool.id,
+    ttlSeconds: 3600,
+    maxUses: 1,
+    idempotencyKey: randomUUID(),
+    ...input,
+  });
+}
+
+/** Joins through JoinService as an agent would (same request body, answer verified in the spec's order). */
+export async function agentJoin(
+  h: JoinHarness,
+  token: string,
+  claims: HardwareClaims,
+  options: { keys?: NodeKeyAndCsr; role?: string; expectedRole?: string; mutate?: (body: Record<string, unknown>) => void } = {},
+) {
+  const keys = options.keys ?? generateNodeKeyAndCsr();
+  const attempt = await prepareJoinAttempt({ token, trust: h.trust, claims, role: options.role, keys });
+  const body = JSON.parse(attempt.body);
+  options.mutate?.(body);
+  const answer = await h.service.join(body);
+  const parsed = JSON.parse(answer.body.toString());
+  const verified =
+    answer.status === 200
+      ? verifyJoinAnswer(parsed, {
+          signingKeyPin: h.trust.signingKeyPin,
+          signingCertificateDer: h.trust.signingCertificateDer,
+          csrSha256: keys.csrSha256,
+          publicKeySpkiDer: keys.spkiDer,
+          expectedRole: options.expectedRole ?? 'node',
+        })
+      : null;
+  return { status: answer.status, bytes: answer.body, json: parsed, answer: verified, keys };
+}
