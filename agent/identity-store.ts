@@ -15,7 +15,9 @@ export interface NodeIdentity {
   readonly role: string;
 }
 
+/** The node key file in the data directory (PKCS#8 PEM, 0600). */
 export const NODE_KEY_FILE = 'node.key';
+/** The identity record in the data directory (0600). */
 export const IDENTITY_FILE = 'identity.json';
 
 const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);

@@ -4,7 +4,7 @@ import { spkiPin } from '../server/pki/pins';
 import { writeIdentity } from './identity-store';
 import { loadJoinEncryptionKey } from './join-key';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
-import { sealToken, type EncryptionJwk } from './seal-token';
+import { sealTokenSync, type EncryptionJwk } from './seal-token';
 import { verifyJoinAnswer, type IssuedAnswer, type PendingAnswer } from './verify-answer';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
@@ -76,7 +76,7 @@ export async function prepareJoinAttempt(options: {
   keys?: NodeKeyAndCsr;
 }): Promise<JoinAttempt> {
   const keys = options.keys ?? generateNodeKeyAndCsr();
-  const sealedToken = await sealToken(options.token, options.trust.encryptionJwk, keys.csrSha256);
+  const sealedToken = sealTokenSync(options.token, options.trust.encryptionJwk, keys.csrSha256);
   const body = JSON.stringify({
     sealedToken,
     csr: keys.csrDer.toString('base64'),

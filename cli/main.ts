@@ -7,6 +7,8 @@ import { registerPoolCommands } from './commands/pools';
 import { registerSiteCommands } from './commands/sites';
 import { registerTenantCommands } from './commands/tenants';
 import { registerPkiCommands } from './commands/pki';
+import { registerDevCommands } from './commands/dev';
+import { registerEventCommands } from './commands/events';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -22,6 +24,8 @@ registerSiteCommands(program);
 registerPoolCommands(program);
 registerJoinTokenCommands(program);
 registerApiKeyCommands(program);
+registerEventCommands(program);
+registerDevCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -26,7 +26,6 @@ export function TenantSwitcher() {
         {tenants.map((t) => (
           <option key={t.id} value={t.id}>
             {t.name}
-            {t.isRoot ? ' (root)' : ''}
           </option>
         ))}
       </select>

@@ -35,7 +35,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <button type="button" className="btn" onClick={() => void events.refetch()} disabled={events.isFetching}>
-            {events.isFetching && !events.isFetchingNextPage ? 'Refreshing…' : 'Refresh'}
+            {events.isRefetching && !events.isFetchingNextPage ? 'Refreshing…' : 'Refresh'}
           </button>
         }
       />
@@ -51,7 +51,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
             <table className="table">
               <thead>
                 <tr>
-                  <th scope="col">Time</th>
+                  <th scope="col">Time (UTC)</th>
                   <th scope="col">Type</th>
                   <th scope="col">Details</th>
                 </tr>
@@ -60,7 +60,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
                 {items.map((event) => (
                   <tr key={event.id}>
                     <td className="cell-time">
-                      <time dateTime={event.createdAt}>{formatTimestamp(event.createdAt)}</time>
+                      <time dateTime={event.createdAt}>{formatTimestamp(event.createdAt, { zone: false })}</time>
                     </td>
                     <td>
                       <code>{event.type}</code>

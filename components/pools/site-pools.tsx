@@ -9,7 +9,7 @@ export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]
     <section className="panel" aria-labelledby={headingId}>
       <header className="panel-header">
         <h2 id={headingId}>
-          <span className="visually-hidden">Site </span>
+          <span className="panel-eyebrow">Site </span>
           {site.name}
         </h2>
         <span className="badge">{site.kind}</span>
@@ -29,12 +29,11 @@ export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]
             <caption className="visually-hidden">Pools in site {site.name}</caption>
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">ID</th>
+                <th scope="col">Name / ID</th>
                 <th scope="col">Agent</th>
                 <th scope="col">Policy</th>
                 <th scope="col">Acceptance checks</th>
-                <th scope="col">Created</th>
+                <th scope="col">Created (UTC)</th>
                 <th scope="col">Status</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
@@ -59,25 +58,22 @@ function PoolRow({ pool, tenantId }: { pool: Pool; tenantId: string }) {
   return (
     <tr className={pool.archivedAt ? 'row-archived' : undefined}>
       <th scope="row" className="cell-name">
-        {pool.name}
-      </th>
-      <td>
+        <span className="pool-name">{pool.name}</span>
         <code className="id">{pool.id}</code>
-      </td>
+      </th>
       <td>
         <span className={`badge ${pool.agent === 'bcd' ? 'badge-info' : 'badge-muted'}`}>{pool.agent}</span>
       </td>
-      <td>
+      <td className="cell-wrap">
         <div className="policy">
-          <span className="policy-label">Attestors</span>
-          {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any</span>}
+          {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any attestor</span>}
           {isPlatformOperated && <span className="badge badge-warn">k8s platform-operated</span>}
         </div>
       </td>
-      <td>{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
+      <td className="cell-wrap">{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
       <td className="cell-time">
         <time dateTime={pool.createdAt} title={pool.createdAt}>
-          {formatTimestamp(pool.createdAt)}
+          {formatTimestamp(pool.createdAt, { zone: false })}
         </time>
       </td>
       <td>

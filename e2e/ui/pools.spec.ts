@@ -4,7 +4,7 @@ import { signInThroughForm } from '../support/session';
 
 const site = (page: Page, name: string) => page.getByRole('region', { name: `Site ${name}` });
 const poolRow = (page: Page, siteName: string, poolName: string) =>
-  site(page, siteName).getByRole('row').filter({ has: page.getByRole('rowheader', { name: poolName, exact: true }) });
+  site(page, siteName).getByRole('row').filter({ has: page.getByText(poolName, { exact: true }) });
 
 async function openCreateDialog(page: Page) {
   await page.getByRole('button', { name: 'Create pool' }).click();

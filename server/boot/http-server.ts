@@ -2,6 +2,39 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
+import { BASE_PATH } from '../config/config';
+import { JOIN_HEADERS, serveJoin } from '../join/http';
+import { getJoinService } from '../join/runtime';
+import { MAX_JOIN_BODY_BYTES } from '../join/wire';
+
+const JOIN_PATH = `${BASE_PATH}/v1/join`;
+
+/** Reads a request body up to `limit` bytes; null when it is larger (the rest is drained). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The agent's hot path, served before Next: a join costs well under a millisecond of our own work, and
+ * Next's route handler machinery would add about as much again. Same function, same bytes as the route.
+ */
+async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
+  try {
+    const answer = await serveJoin(getJoinService(), await readBody(req, MAX_JOIN_BODY_BYTES));
+    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
+  } catch {
+    res.writeHead(500, JOIN_HEADERS).end('{"code":"INTERNAL","message":"Internal error; retry"}');
+  }
+}
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,6 +58,10 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
 export async function startHttpServer(options: { port: number; db: Db; hostname?: string }): Promise<() => Promise<void>> {
   let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | undefined;
   const server = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === JOIN_PATH) {
+      void handleJoin(req, res);
+      return;
+    }
     if (!handle) {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"code":"INVALID_STATE","message":"Starting"}');
       return;

@@ -205,7 +205,11 @@ describe('issueJoinToken', () => {
   it('keeps a database failure from carrying the row (and its hash) into an error', async () => {
     const error = await db.$transaction((tx) =>
       issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: 'site_doesnotexist', role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' }),
-    ).catch((e: unknown) => e as Error);
+    ).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    if (!error) throw new Error('expected the insert to fail');
     expect(error).toBeInstanceOf(Error);
     expect(error.message).toMatch(/SQLSTATE 23503/);
     expect(error.cause).toBeUndefined();

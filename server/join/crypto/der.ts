@@ -24,6 +24,7 @@ export class DerError extends Error {
   }
 }
 
+/** The universal tags the join code reads. */
 export const DER = {
   INTEGER: 0x02,
   BIT_STRING: 0x03,
@@ -88,9 +89,4 @@ export function contentOf(buf: Buffer, element: DerElement): Buffer {
 /** The whole encoding (identifier, length and content) of an element, without copying. */
 export function encodingOf(buf: Buffer, element: DerElement): Buffer {
   return buf.subarray(element.start, element.end);
-}
-
-/** Whether the element's content equals `expected` byte for byte. */
-export function contentEquals(buf: Buffer, element: DerElement, expected: Buffer): boolean {
-  return element.end - element.contentStart === expected.length && contentOf(buf, element).equals(expected);
 }

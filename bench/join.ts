@@ -1,0 +1,117 @@
+/**
+ * `npm run bench:join`: JoinService against a production build on the embedded database (fsync on, every
+ * commit durable). Phases: N concurrent agents joining with one shared token of maxUses 10,000, then with
+ * one single-use token each; and, measured in the same run, the rate of a join's cryptography alone
+ * (CSR, seal, certificate, signed answer on one core), so the cost of everything else is visible.
+ *
+ * Options: --agents 64 --joins 3000 --port 0 (any free port).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareAttempts, runJoins, summarize } from '../agent/sim/simulate';
+import type { JoinTrust } from '../agent/join';
+import { bootstrapFirstStart } from '../server/boot/bootstrap';
+import { createDb } from '../server/db/client';
+import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
+import { migrate } from '../server/db/migrate';
+import { measureJoinCrypto } from './join-crypto-rate';
+import { postgresCpuSeconds, processCpuSeconds } from './cpu';
+import { readFileSync } from 'node:fs';
+import { joinCryptoFromBundle } from '../server/pki/join-crypto';
+import { loadPki } from '../server/pki/store';
+import { issueJoinToken } from '../server/tokens/issue';
+
+const { values } = parseArgs({ options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' } } });
+const agents = Number(values.agents);
+const joins = Number(values.joins);
+const log = (line: string) => process.stderr.write(line + '\n');
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-'));
+  const database = await startEmbeddedDatabase(dir);
+  let server: ReturnType<typeof spawn> | undefined;
+  try {
+    await migrate(database.url);
+    const db = createDb(database.url, { max: 4 });
+    const secret = randomBytes(24).toString('base64url');
+    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
+    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
+    const crypto = joinCryptoFromBundle(await loadPki(db, secret));
+    // The benchmark made the PKI, so it pins the keys like an install would: no trust on first use.
+    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+
+    const port = Number(values.port) || (await findFreePort());
+    server = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], {
+      env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      server!.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
+      server!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is running') && resolve());
+    });
+    const serverUrl = `http://127.0.0.1:${port}`;
+    const mint = async (maxUses: number) =>
+      (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'bench' })).token!;
+
+    log(`Preparing ${joins} agents' keys, CSRs and sealed tokens (client-side work, outside the timed runs)…`);
+    const warm = await prepareAttempts(await mint(200), 200, trust);
+    await runJoins({ serverUrl, trust, attempts: warm, concurrency: agents });
+
+    const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    /** Runs a phase and says where the CPU went: ms of CPU per join in the server, PostgreSQL and the agents. */
+    const phase = async (attempts: Awaited<ReturnType<typeof prepareAttempts>>) => {
+      const before = { server: processCpuSeconds(server!.pid!), pg: postgresCpuSeconds(postmaster), agents: process.cpuUsage() };
+      const result = summarize(await runJoins({ serverUrl, trust, attempts, concurrency: agents }));
+      const agentsCpu = process.cpuUsage(before.agents);
+      const perJoin = (seconds: number) => Math.round((seconds / attempts.length) * 1e6) / 1e3;
+      return {
+        ...result,
+        cpuMsPerJoin: {
+          server: perJoin(processCpuSeconds(server!.pid!) - before.server),
+          postgres: perJoin(postgresCpuSeconds(postmaster) - before.pg),
+          agents: perJoin((agentsCpu.user + agentsCpu.system) / 1e6),
+        },
+      };
+    };
+
+    const sharedResult = await phase(await prepareAttempts(await mint(10_000), joins, trust));
+    log(`shared token: ${JSON.stringify(sharedResult)}`);
+
+    const singleTokens = await Promise.all(Array.from({ length: joins }, () => mint(1)));
+    const singleResult = await phase(await prepareAttempts(singleTokens, joins, trust));
+    log(`single-use tokens: ${JSON.stringify(singleResult)}`);
+
+    const cryptoRate = measureJoinCrypto(crypto, await prepareAttempts(await mint(1), 1000, trust));
+    const rows = [
+      ['shared token (maxUses 10,000)', sharedResult],
+      ['single-use tokens', singleResult],
+    ] as const;
+    process.stdout.write(`\nJoin benchmark: ${agents} concurrent agents, ${joins} joins per phase, durable commits\n`);
+    for (const [label, r] of rows) {
+      process.stdout.write(`${label.padEnd(32)} ${String(r.joinsPerSecond).padStart(8)} joins/s   p50 ${r.p50Ms} ms   p99 ${r.p99Ms} ms   admitted ${r.admitted}, refused ${r.refused}, failed ${r.failed}\n`);
+      process.stdout.write(`${''.padEnd(32)} CPU per join: server ${r.cpuMsPerJoin.server} ms, PostgreSQL ${r.cpuMsPerJoin.postgres} ms, agents ${r.cpuMsPerJoin.agents} ms\n`);
+    }
+    process.stdout.write(`${'join cryptography alone (1 core)'.padEnd(32)} ${String(cryptoRate).padStart(8)} joins/s\n`);
+    process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
+    await db.$disconnect();
+  } finally {
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+    }
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

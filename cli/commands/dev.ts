@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { type Command, InvalidArgumentError } from 'commander';
+import { DomainError } from '../../server/errors';
+import { type JoinTrust } from '../../agent/join';
+import { prepareAttempts, runJoins, summarize } from '../../agent/sim/simulate';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson } from '../output';
+import { progressBar } from '../progress';
+
+const count = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('use a whole number from 1 to 10,000');
+  return n;
+};
+
+/** The server's join keys from its well-known document, for a simulation only (trust on first use). */
+async function simulationTrust(serverUrl: string): Promise<JoinTrust> {
+  const response = await fetch(`${serverUrl}/api/compute/.well-known/better-compute`).catch((error: Error) => {
+    throw new Error(`Cannot reach ${serverUrl}: ${error.message}`);
+  });
+  const doc = (await response.json()) as { join?: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string } };
+  if (!doc.join) throw new DomainError('INVALID_CONFIG', 'The server publishes no join keys (run better-compute pki init on it)');
+  return { encryptionJwk: doc.join.encryptionJwk, signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'), signingKeyPin: doc.join.signingKeyPin };
+}
+
+export function registerDevCommands(program: Command) {
+  program
+    .command('dev')
+    .description('Development tools: --sim N joins N simulated machines against a running server')
+    .requiredOption('--sim <n>', 'how many simulated machines join (1 to 10,000)', count)
+    .option('--token <token>', 'a join token with enough uses (default: create one with --tenant and --pool)')
+    .option('--tenant <tenant>', 'tenant id or name, to create the token')
+    .option('--pool <poolId>', 'pool id, to create the token')
+    .option('--concurrency <n>', 'joins in flight at once', count, 16)
+    .option('--json', 'print the summary as JSON')
+    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; concurrency: number; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
+      let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
+      if (!token) {
+        if (!opts.tenant || !opts.pool) throw new DomainError('INVALID_ARGUMENT', 'Pass --token, or --tenant and --pool to create one');
+        const tenantId = await client.tenantId(opts.tenant);
+        const created = await client.post<{ token?: string; id: string }>(`/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`, {
+          ttlSeconds: 3600,
+          maxUses: opts.sim,
+          idempotencyKey: `dev-sim-${randomUUID()}`,
+        });
+        token = created.token!;
+        process.stderr.write(`Created join token ${created.id} with ${opts.sim} uses.\n`);
+      }
+      process.stderr.write('Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n');
+      const trust = await simulationTrust(serverUrl);
+      const preparing = progressBar('preparing', opts.sim);
+      const attempts = await prepareAttempts(token, opts.sim, trust, (n) => preparing.update(n));
+      preparing.done();
+      const joining = progressBar('joining', opts.sim);
+      const result = await runJoins({ serverUrl, trust, attempts, concurrency: opts.concurrency, onProgress: (n) => joining.update(n) });
+      joining.done();
+      const summary = { ...summarize(result), reasons: result.reasons };
+      if (opts.json) return printJson(summary);
+      process.stdout.write(
+        `admitted ${summary.admitted}, refused ${summary.refused}, failed ${summary.failed}; ` +
+          `p50 ${summary.p50Ms} ms, p99 ${summary.p99Ms} ms; ${summary.joinsPerSecond} joins/s over ${summary.seconds} s\n`,
+      );
+      for (const [reason, n] of Object.entries(result.reasons)) process.stdout.write(`  ${n} × ${reason}\n`);
+    });
+}

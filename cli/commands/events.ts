@@ -1,0 +1,35 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import type { EventRecord } from '../../server/events/list-events';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson, printTable } from '../output';
+
+const positive = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 200) throw new InvalidArgumentError('use a whole number from 1 to 200');
+  return n;
+};
+
+export function registerEventCommands(program: Command) {
+  const events = program.command('events').description("A tenant's events (security.join.refused, node.joined, …)");
+  events
+    .command('list')
+    .description('List events, newest first')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--type <type>', 'only this type, e.g. security.join.refused')
+    .option('--limit <n>', 'how many (1 to 200)', positive, 50)
+    .option('--cursor <cursor>', 'continue after this event id')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; type?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const page = await client.get<{ items: EventRecord[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/events`, {
+        type: opts.type,
+        limit: opts.limit,
+        cursor: opts.cursor,
+      });
+      if (opts.json) return printJson(page.items);
+      printTable(page.items, [['id', (e) => e.id], ['time', (e) => e.createdAt], ['type', (e) => e.type], ['data', (e) => e.data]], 'No events.');
+      if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
+    });
+}
