@@ -45,7 +45,8 @@ async function main() {
     const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
 
     const port = Number(values.port) || (await findFreePort());
-    server = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], {
+    const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+    server = spawn(process.execPath, [...profile, '--import', 'tsx', 'server/boot/main.ts'], {
       env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

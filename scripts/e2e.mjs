@@ -67,6 +67,27 @@ let playwright;
 let dataDir;
 let cleaningUp;
 
+const groupAlive = (pgid) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A server stopped while its PostgreSQL was still starting can exit before it could stop it. Whatever is
+ * left in the server's process group (which this script created) gets SIGTERM, then SIGKILL.
+ */
+async function stopStragglers(pgid) {
+  if (!pgid || !groupAlive(pgid)) return;
+  log('Stopping processes the server left behind…');
+  process.kill(-pgid, 'SIGTERM');
+  for (let waited = 0; waited < 10_000 && groupAlive(pgid); waited += 200) await new Promise((r) => setTimeout(r, 200));
+  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+}
+
 /** Stops the server (SIGTERM, then SIGKILL to its whole process group) and removes the data directory. */
 function cleanUp() {
   cleaningUp ??= (async () => {
@@ -85,6 +106,7 @@ function cleanUp() {
         await serverExited;
       }
     }
+    if (server) await stopStragglers(server.pid);
     if (dataDir) await rm(dataDir, { recursive: true, force: true }).catch((error) => log(`Could not remove ${dataDir}: ${error.message}`));
   })();
   return cleaningUp;

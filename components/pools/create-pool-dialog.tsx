@@ -101,7 +101,7 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
               autoComplete="off"
               spellCheck={false}
               placeholder="gpu-h100"
-              autoFocus
+              data-autofocus
             />
           )}
         </Field>

@@ -28,10 +28,11 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
         </p>
       )}
       <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={isPending}>
+        {/* Focus starts on Cancel: Enter right after opening must not take an action that cannot be undone. */}
+        <button type="button" className="btn" onClick={onClose} disabled={isPending} data-autofocus>
           Cancel
         </button>
-        <button type="button" className={`btn btn-${tone}`} onClick={onConfirm} disabled={isPending} autoFocus>
+        <button type="button" className={`btn btn-${tone}`} onClick={onConfirm} disabled={isPending}>
           {isPending ? pendingLabel : confirmLabel}
         </button>
       </footer>

@@ -15,7 +15,8 @@ interface DialogProps {
 
 /**
  * A modal on the native <dialog> element: the browser traps focus, makes the page behind it inert and
- * gives it the dialog role. The body mounts only while open, so each opening starts from a fresh form.
+ * gives it the dialog role. The body mounts only while open, so each opening starts from a fresh form;
+ * the element marked `data-autofocus` in it takes the focus.
  */
 export function Dialog({ open, onClose, title, description, children, size = 'medium' }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -25,7 +26,11 @@ export function Dialog({ open, onClose, title, description, children, size = 'me
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
+    if (open && !dialog.open) {
+      dialog.showModal();
+      // showModal() focuses the first focusable element (the close button); the body names a better one.
+      dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+    }
     if (!open && dialog.open) dialog.close();
   }, [open]);
 

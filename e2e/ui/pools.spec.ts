@@ -10,6 +10,7 @@ async function openCreateDialog(page: Page) {
   await page.getByRole('button', { name: 'Create pool' }).click();
   const dialog = page.getByRole('dialog', { name: 'Create pool' });
   await expect(dialog).toBeVisible();
+  await expect(dialog.getByLabel('Name')).toBeFocused();
   return dialog;
 }
 
@@ -79,6 +80,7 @@ test('archiving a pool asks first and then hides it', async ({ page }) => {
 
   await poolRow(page, 'default', name).getByRole('button', { name: `Archive pool ${name}` }).click();
   const confirm = page.getByRole('dialog', { name: `Archive pool ${name}?` });
+  await expect(confirm.getByRole('button', { name: 'Cancel' })).toBeFocused();
   await confirm.getByRole('button', { name: 'Cancel' }).click();
   await expect(poolRow(page, 'default', name)).toBeVisible();
 
