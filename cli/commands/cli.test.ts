@@ -1,0 +1,147 @@
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startApiServer } from '../../test/cli';
+import { testDatabaseUrl, testDb } from '../../test/db';
+import { createTestTenant, type TestTenant } from '../../test/fixtures';
+import { insertApiKey } from '../../server/api-keys/api-keys';
+import { ensureRootTenant } from '../../server/tenants/tenants';
+import { hasPki, initPki } from '../../server/pki/store';
+
+const SECRET = 'cli-test-secret-0123456789abcdef';
+let api: Awaited<ReturnType<typeof startApiServer>>;
+let t: TestTenant;
+let env: Record<string, string>;
+let dir: string;
+
+beforeAll(async () => {
+  const db = testDb();
+  // The in-process server's JoinService reads DATABASE_URL and BETTER_COMPUTE_SECRET like the real one.
+  process.env.DATABASE_URL = testDatabaseUrl();
+  process.env.BETTER_COMPUTE_SECRET = SECRET;
+  await ensureRootTenant(db);
+  if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
+  api = await startApiServer(db);
+  t = await createTestTenant(db);
+  const { key } = await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test');
+  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+  dir = await mkdtemp(path.join(tmpdir(), 'bc-cli-'));
+});
+afterAll(async () => api?.close());
+
+describe('better-compute', () => {
+  it('creates the first admin key directly on the database, 0600, never over a file', async () => {
+    const out = path.join(dir, 'admin.key');
+    const created = await runCli(['api-keys', 'create', '--tenant', 'root', '--role', 'admin', '--local', '--out', out]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/Created API key ak_\w+ \(admin\); written to/);
+    const key = (await readFile(out, 'utf8')).trim();
+    expect(key).toMatch(/^bcak_ak_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/);
+    expect(created.stdout + created.stderr).not.toContain(key);
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+    const again = await runCli(['api-keys', 'create', '--tenant', 'root', '--role', 'admin', '--local', '--out', out]);
+    expect(again.code).toBe(7);
+    expect(again.stderr).toContain('already exists');
+    expect((await readFile(out, 'utf8')).trim()).toBe(key);
+    // The key works against the API: root admins list every tenant.
+    const tenants = await runCli(['tenants', 'list', '--json'], { ...env, BETTER_COMPUTE_API_KEY: key });
+    expect(tenants.code, tenants.stderr).toBe(0);
+    expect(JSON.parse(tenants.stdout).map((x: { name: string }) => x.name)).toEqual(expect.arrayContaining(['root', t.name]));
+  });
+
+  it('manages sites and pools with JSON and tables, and clear errors with their exit codes', async () => {
+    const site = await runCli(['sites', 'create', '--tenant', t.name, '--name', 'dc2', '--json'], env);
+    expect(site.code, site.stderr).toBe(0);
+    const siteId = JSON.parse(site.stdout).id;
+    const pool = await runCli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'gpu', '--join-attestors', 'join-token,tpm', '--json'], env);
+    expect(pool.code, pool.stderr).toBe(0);
+    const poolRecord = JSON.parse(pool.stdout);
+    expect(poolRecord).toMatchObject({ name: 'gpu', agent: 'bcd', policy: { joinAttestors: ['join-token', 'tpm'] } });
+    const table = await runCli(['pools', 'list', '--tenant', t.tenantId], env);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+SITE\s+AGENT\s+ARCHIVED$/);
+    expect(table.stdout).toContain(poolRecord.id);
+
+    const duplicate = await runCli(['sites', 'create', '--tenant', t.tenantId, '--name', 'dc2'], env);
+    expect([duplicate.code, duplicate.stderr.trim()]).toEqual([7, 'error (ALREADY_EXISTS): A site named dc2 already exists in this tenant']);
+    const badName = await runCli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'Bad Name'], env);
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('name:');
+    const other = await createTestTenant(testDb());
+    const cross = await runCli(['pools', 'get', other.pool.id, '--tenant', t.tenantId], env);
+    expect([cross.code, cross.stderr.trim()]).toEqual([3, `error (NOT_FOUND): Pool ${other.pool.id} not found`]);
+    const archived = await runCli(['pools', 'archive', poolRecord.id, '--tenant', t.tenantId, '--json'], env);
+    expect(JSON.parse(archived.stdout).archivedAt).not.toBeNull();
+  });
+
+  it('refuses a viewer, a bad key and an unreachable server with distinct exit codes', async () => {
+    const { key: viewerKey } = await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'viewer', name: 'ro' }, 'test');
+    const denied = await runCli(['pools', 'archive', t.pool.id, '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: viewerKey });
+    expect(denied.code).toBe(4);
+    expect(denied.stderr).toContain('ACCESS_DENIED');
+    const badKey = await runCli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: 'bcak_nope' });
+    expect(badKey.code).toBe(4);
+    expect(badKey.stderr).toContain('UNAUTHENTICATED');
+    const down = await runCli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_URL: 'http://127.0.0.1:9' });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^error: Cannot reach http:\/\/127\.0\.0\.1:9\/api\/compute/);
+    const usage = await runCli(['pools', 'create'], env);
+    expect(usage.code).toBe(2);
+  });
+
+  it('joins simulated machines with dev --sim and reads the events they wrote', async () => {
+    const sim = await runCli(['dev', '--sim', '5', '--tenant', t.tenantId, '--pool', t.pool.id, '--concurrency', '3', '--json'], env);
+    expect(sim.code, sim.stderr).toBe(0);
+    const summary = JSON.parse(sim.stdout);
+    expect(summary).toMatchObject({ admitted: 5, refused: 0, failed: 0 });
+    expect(summary.p99Ms).toBeGreaterThanOrEqual(summary.p50Ms);
+    expect(sim.stderr).toMatch(/joining: 5\/5/);
+    expect(await testDb().node.count({ where: { poolId: t.pool.id } })).toBe(5);
+
+    const events = await runCli(['events', 'list', '--tenant', t.tenantId, '--type', 'node.joined', '--json'], env);
+    expect(events.code, events.stderr).toBe(0);
+    const items = JSON.parse(events.stdout);
+    expect(items).toHaveLength(5);
+    expect(items[0]).toMatchObject({ type: 'node.joined', data: { attestor: 'join-token', nodeKey: 'unattested' } });
+  });
+});
+
+describe('the agent against a served well-known document', () => {
+  it('publishes the join and gateway sections, and an agent pinned to them joins and writes its identity', async () => {
+    const { loadPki } = await import('../../server/pki/store');
+    const { installPins } = await import('../../server/pki/pins-summary');
+    const { joinWithToken } = await import('../../agent/join');
+    const { createJoinToken } = await import('../../server/tokens/join-tokens');
+    const pins = installPins(await loadPki(testDb(), SECRET));
+    process.env.BETTER_COMPUTE_GATEWAY_URL = 'https://gw.eu.example.com';
+    try {
+      const doc = await (await fetch(`${api.url}/api/compute/.well-known/better-compute`)).json();
+      expect(Object.keys(doc).sort()).toEqual(['basePath', 'gateway', 'join', 'name', 'protocol', 'version']);
+      expect(doc.join.encryptionKeyPin).toBe(pins.joinEncryptionKeyPin);
+      expect(doc.join.signingKeyPin).toBe(pins.joinSigningKeyPin);
+      expect(doc.join.encryptionJwk).toEqual({ kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) });
+      expect(doc.gateway).toEqual({ url: 'https://gw.eu.example.com', serverName: 'gw.eu.example.com', servingCaPin: pins.servingCaPin });
+    } finally {
+      delete process.env.BETTER_COMPUTE_GATEWAY_URL;
+    }
+
+    const { token } = await createJoinToken(testDb(), t.admin, { tenantId: t.tenantId, poolId: t.pool.id, ttlSeconds: 600, idempotencyKey: `agent-${Date.now()}` });
+    const identityDir = await mkdtemp(path.join(tmpdir(), 'bc-identity-'));
+    const answer = await joinWithToken({
+      serverUrl: api.url,
+      token: token!,
+      claims: { productUuid: '4c4c4544-0031-3510-8052-b4c04f4e5632', productSerial: `SN-${Date.now()}`, macs: ['3c:ec:ef:12:34:56'] },
+      pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin },
+      identityDir,
+    });
+    expect(answer.status).toBe('joined');
+    expect((await stat(path.join(identityDir, 'node.key'))).mode & 0o777).toBe(0o600);
+    const identity = JSON.parse(await readFile(path.join(identityDir, 'identity.json'), 'utf8'));
+    expect(identity).toMatchObject({ nodeId: (answer as { nodeId: string }).nodeId, siteId: t.site.id, role: 'node' });
+
+    // A wrong pin is refused before anything is sent.
+    await expect(
+      joinWithToken({ serverUrl: api.url, token: token!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.servingCaPin }, identityDir }),
+    ).rejects.toThrow(/join_encryption_key_pin/);
+  });
+});

@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Db } from '../server/db/client';
+import { handleComputeRequest } from '../server/http/compute';
+import { testDatabaseUrl } from './db';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The REST API and agent endpoints served in-process from the same function the app uses. */
+export async function startApiServer(db: Db): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers: req.headers as Record<string, string>,
+      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+    });
+    const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI (bin/better-compute.mjs) as a child process. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/better-compute.mjs', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: testDatabaseUrl(), NODE_NO_WARNINGS: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
