@@ -23,7 +23,8 @@ export function useTenantSelection(): TenantSelection {
   const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
   if (tenants.isPending) return { status: 'loading' };
   if (tenants.isError) return { status: 'error', message: tenants.error.message };
-  const items = tenants.data.items;
+  // Root admins also see tenants they only administer from outside; the console works inside a tenant.
+  const items = tenants.data.items.filter((t) => t.isMember);
   if (items.length === 0) return { status: 'none' };
   if (!requested) return { status: 'ready', tenant: items[0]!, tenants: items };
   const tenant = items.find((t) => t.id === requested) ?? items.find((t) => t.name === requested);

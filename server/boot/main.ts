@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole product in one process. Starts the embedded PostgreSQL when DATABASE_URL is
+ * `npm start`: the whole product. Starts the embedded PostgreSQL when DATABASE_URL is
  * unset, applies migrations, brings a fresh database to a usable state, then serves the console, the APIs
  * and the agent endpoints on PORT (3000 by default). SIGINT/SIGTERM stop the server and the database.
  */
@@ -8,7 +8,9 @@ import { migrate } from '../db/migrate';
 import { createDb } from '../db/client';
 import { bootstrapFirstStart } from './bootstrap';
 import { dataDirectory, localSecret } from './data-dir';
+import cluster from 'node:cluster';
 import { startHttpServer } from './http-server';
+import { runWorker, startWorkers, workerCount } from './workers';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
@@ -17,7 +19,7 @@ async function main() {
   const port = Number(process.env.PORT || 3000);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
 
-  let embedded: EmbeddedDatabase | undefined;
+  let embedded: Promise<EmbeddedDatabase> | undefined;
   let shuttingDown = false;
   let stopHttp: (() => Promise<void>) | undefined;
   const shutdown = async (code: number) => {
@@ -25,7 +27,8 @@ async function main() {
     shuttingDown = true;
     say('Stopping…');
     await stopHttp?.().catch(() => {});
-    await embedded?.stop().catch(() => {});
+    // A stop during start-up waits for PostgreSQL to be up, so it is never left running.
+    await embedded?.then((db) => db.stop()).catch(() => {});
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown(0));
@@ -34,8 +37,8 @@ async function main() {
   try {
     if (!process.env.DATABASE_URL) {
       say(`Starting the embedded PostgreSQL under ${dataDir}/postgres …`);
-      embedded = await startEmbeddedDatabase(dataDir);
-      process.env.DATABASE_URL = embedded.url;
+      embedded = startEmbeddedDatabase(dataDir);
+      process.env.DATABASE_URL = (await embedded).url;
     }
     const { applied } = await migrate(process.env.DATABASE_URL!, { log: (l) => say(l) });
     say(applied.length ? `Applied ${applied.length} migration(s).` : 'The database schema is up to date.');
@@ -57,7 +60,8 @@ async function main() {
     });
     if (first.createdPki) say('Created a development PKI (better-compute pki show prints its pins).');
 
-    stopHttp = await startHttpServer({ port, db });
+    const workers = workerCount();
+    stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db });
     say('');
     say(`Better Compute is running: console at http://localhost:${port}/`);
     say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);
@@ -73,4 +77,8 @@ async function main() {
   }
 }
 
-void main();
+if (cluster.isWorker) {
+  void runWorker(createDb(process.env.DATABASE_URL!));
+} else {
+  void main();
+}

@@ -11,14 +11,22 @@ import { writeAudit } from '../events/publish';
 export const ROOT_TENANT_NAME = 'root';
 
 export const createTenantInput = z.object({ name: resourceName });
-export const tenantRecord = z.object({ id: z.string(), name: z.string(), isRoot: z.boolean(), createdAt: z.string() });
+export const tenantRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  isRoot: z.boolean(),
+  createdAt: z.string(),
+  /** Whether the caller belongs to the tenant (and so can act in it), not only see it. */
+  isMember: z.boolean(),
+});
 export type TenantRecord = z.infer<typeof tenantRecord>;
 
-const toRecord = (t: { id: string; name: string; isRoot: boolean; createdAt: Date }): TenantRecord => ({
+const toRecord = (t: { id: string; name: string; isRoot: boolean; createdAt: Date }, principal?: Principal): TenantRecord => ({
   id: t.id,
   name: t.name,
   isRoot: t.isRoot,
   createdAt: t.createdAt.toISOString(),
+  isMember: principal?.memberships.has(t.id) ?? false,
 });
 
 export async function getRootTenant(db: Tx) {
@@ -51,7 +59,7 @@ export async function createTenant(db: Db, principal: Principal, input: z.infer<
       const tenant = await tx.tenant.create({ data: { id: newId('tnt'), name: input.name } });
       await projectResource(tx, resource.tenant(tenant.id), tenant.id);
       await writeAudit(tx, { tenantId: root.id, actor: principal.actor, action: 'tenant.created', resource: resource.tenant(tenant.id), data: { name: tenant.name } });
-      return toRecord(tenant);
+      return toRecord(tenant, principal);
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A tenant named ${input.name} already exists`, { field: 'name' });
@@ -59,7 +67,10 @@ export async function createTenant(db: Db, principal: Principal, input: z.infer<
   }
 }
 
-/** The tenants the caller belongs to; root tenant admins see every tenant. */
+/**
+ * The tenants the caller belongs to; root tenant admins see every tenant (to create its API keys), but act
+ * only in those they belong to, which `isMember` marks.
+ */
 export async function listTenants(db: Db, principal: Principal): Promise<TenantRecord[]> {
   const root = await getRootTenant(db);
   const isRootAdmin = !!root && principal.memberships.get(root.id) === 'admin';
@@ -67,7 +78,7 @@ export async function listTenants(db: Db, principal: Principal): Promise<TenantR
     where: isRootAdmin ? {} : { id: { in: [...principal.memberships.keys()] } },
     orderBy: { createdAt: 'asc' },
   });
-  return rows.map(toRecord);
+  return rows.map((row) => toRecord(row, principal));
 }
 
 /** Resolves a tenant given by id (`tnt_…`) or name, among those the caller may see. */

@@ -1,0 +1,74 @@
+import cluster from 'node:cluster';
+import http from 'node:http';
+import { availableParallelism } from 'node:os';
+import type { Db } from '../db/client';
+import { listen, startHttpServer } from './http-server';
+
+/**
+ * How many server processes share the port: BETTER_COMPUTE_WORKERS, else one per core (at most 4). Each
+ * runs the console, the APIs and its own JoinService; PostgreSQL is the only shared state, so they need
+ * no coordination. One process skips the cluster entirely.
+ */
+export function workerCount(): number {
+  const configured = process.env.BETTER_COMPUTE_WORKERS;
+  if (configured) {
+    const n = Number(configured);
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`BETTER_COMPUTE_WORKERS must be 1 to 64, not ${configured}`);
+    return n;
+  }
+  return Math.min(4, Math.max(1, availableParallelism()));
+}
+
+/** Fails fast, in the primary, when the port is taken. */
+async function checkPortFree(port: number) {
+  const probe = http.createServer();
+  await listen(probe, port);
+  await new Promise((resolve) => probe.close(resolve));
+}
+
+/**
+ * Starts `count` server workers on `port` and resolves once every one listens. Returns a stop function.
+ * A worker that dies unexpectedly is replaced, so one crash does not take the API down.
+ */
+export async function startWorkers(port: number, count: number, log: (line: string) => void): Promise<() => Promise<void>> {
+  await checkPortFree(port);
+  let stopping = false;
+  const fork = () =>
+    new Promise<void>((resolve, reject) => {
+      const worker = cluster.fork({ BETTER_COMPUTE_ROLE: 'worker', PORT: String(port) });
+      worker.once('message', (message: { ready?: boolean; error?: string }) => (message.ready ? resolve() : reject(new Error(message.error))));
+      worker.once('exit', (code) => {
+        if (stopping) return;
+        reject(new Error(`a server worker exited during start (${code})`));
+        log(`A server worker exited (${code}); starting another.`);
+        void fork().catch((error: Error) => log(`Could not replace the worker: ${error.message}`));
+      });
+    });
+  await Promise.all(Array.from({ length: count }, fork));
+  return async () => {
+    stopping = true;
+    await Promise.all(
+      Object.values(cluster.workers ?? {}).map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (!worker || worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.kill('SIGTERM');
+          }),
+      ),
+    );
+  };
+}
+
+/** The worker side: serve on the shared port, then tell the primary. */
+export async function runWorker(db: Db) {
+  try {
+    const stop = await startHttpServer({ port: Number(process.env.PORT), db });
+    process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
+    process.on('SIGINT', () => {}); // the primary decides when to stop
+    process.send?.({ ready: true });
+  } catch (error) {
+    process.send?.({ error: error instanceof Error ? error.message : String(error) });
+    process.exit(1);
+  }
+}
