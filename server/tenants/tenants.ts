@@ -49,7 +49,10 @@ export async function ensureRootTenant(db: Db): Promise<TenantRecord> {
   }
 }
 
-/** Creates a tenant. Decided as `compute:tenants:manage` on the root tenant. */
+/**
+ * Creates a tenant. Decided as `compute:tenants:manage` on the root tenant. A console operator who creates
+ * one becomes its admin.
+ */
 export async function createTenant(db: Db, principal: Principal, input: z.infer<typeof createTenantInput>): Promise<TenantRecord> {
   const root = await getRootTenant(db);
   if (!root) throw new DomainError('INVALID_CONFIG', 'The root tenant does not exist yet');
@@ -58,8 +61,12 @@ export async function createTenant(db: Db, principal: Principal, input: z.infer<
     return await db.$transaction(async (tx) => {
       const tenant = await tx.tenant.create({ data: { id: newId('tnt'), name: input.name } });
       await projectResource(tx, resource.tenant(tenant.id), tenant.id);
+      // The operator who creates a tenant administers it; an API key belongs to its own tenant only.
+      if (principal.kind === 'operator') {
+        await tx.membership.create({ data: { operatorId: principal.id, tenantId: tenant.id, role: 'admin' } });
+      }
       await writeAudit(tx, { tenantId: root.id, actor: principal.actor, action: 'tenant.created', resource: resource.tenant(tenant.id), data: { name: tenant.name } });
-      return toRecord(tenant, principal);
+      return { ...toRecord(tenant, principal), isMember: principal.kind === 'operator' };
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A tenant named ${input.name} already exists`, { field: 'name' });
