@@ -12,14 +12,17 @@ export function processCpuSeconds(pid: number): number {
   }
 }
 
-/** CPU seconds of PostgreSQL: the postmaster named in its pid file and all its children (the backends). */
-export function postgresCpuSeconds(postmasterPid: number): number {
-  let total = processCpuSeconds(postmasterPid);
+/**
+ * CPU seconds of a process and its children: PostgreSQL's postmaster and its backends, or the server's
+ * primary and its workers. Children that already exited are not counted.
+ */
+export function treeCpuSeconds(pid: number): number {
+  let total = processCpuSeconds(pid);
   try {
-    const children = readFileSync(`/proc/${postmasterPid}/task/${postmasterPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     for (const child of children) total += processCpuSeconds(Number(child));
   } catch {
-    // no children file: count the postmaster alone
+    // no children file: count the process alone
   }
   return total;
 }

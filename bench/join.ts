@@ -19,7 +19,7 @@ import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { measureJoinCrypto } from './join-crypto-rate';
-import { postgresCpuSeconds, processCpuSeconds } from './cpu';
+import { treeCpuSeconds } from './cpu';
 import { readFileSync } from 'node:fs';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { loadPki } from '../server/pki/store';
@@ -65,15 +65,15 @@ async function main() {
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
     /** Runs a phase and says where the CPU went: ms of CPU per join in the server, PostgreSQL and the agents. */
     const phase = async (attempts: Awaited<ReturnType<typeof prepareAttempts>>) => {
-      const before = { server: processCpuSeconds(server!.pid!), pg: postgresCpuSeconds(postmaster), agents: process.cpuUsage() };
+      const before = { server: treeCpuSeconds(server!.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() };
       const result = summarize(await runJoins({ serverUrl, trust, attempts, concurrency: agents }));
       const agentsCpu = process.cpuUsage(before.agents);
       const perJoin = (seconds: number) => Math.round((seconds / attempts.length) * 1e6) / 1e3;
       return {
         ...result,
         cpuMsPerJoin: {
-          server: perJoin(processCpuSeconds(server!.pid!) - before.server),
-          postgres: perJoin(postgresCpuSeconds(postmaster) - before.pg),
+          server: perJoin(treeCpuSeconds(server!.pid!) - before.server),
+          postgres: perJoin(treeCpuSeconds(postmaster) - before.pg),
           agents: perJoin((agentsCpu.user + agentsCpu.system) / 1e6),
         },
       };

@@ -5,6 +5,7 @@ import { issueNodeCertificate, type NodeCertificateRole } from '../pki/node-cert
 import { decideJoin, type ExistingNode, type LockedToken } from './decide';
 import type { PreparedJoin } from './prepare';
 import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
@@ -28,6 +29,7 @@ export interface AdmitDeps {
   crypto: JoinCrypto;
   certTtlSeconds: number;
   rootTenantId: string | null;
+  hints: CertificateHints;
 }
 
 const SELECT_TOKENS = `
@@ -86,13 +88,18 @@ function toLockedToken(r: Record<string, any>): LockedToken {
  * node, certificate, authorization row, event and audit row in a single statement and commit. Batching
  * turns the shared token's lock-and-commit into one per batch instead of one per join.
  *
+ * Certificates are signed before the transaction where the token's last admission predicts the decision
+ * (see CertificateHints), and inside it otherwise.
+ *
  * Throws on a database error (the transaction is rolled back); the caller retries joins one by one.
  */
 export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], deps: AdmitDeps): Promise<AdmitOutcome[]> {
-  await client.query('BEGIN');
+  const presigned = joins.map((join) => deps.hints.presign(join, deps.crypto, deps.certTtlSeconds));
+  // One round trip opens the transaction and reads the database clock, the authority for validity.
+  const opened = (await client.query('BEGIN; SELECT compute_now() AS now')) as unknown as pg.QueryResult[];
   try {
-    const nowResult = await client.query<{ now: Date }>('SELECT compute_now() AS now');
-    const notBefore = nowResult.rows[0]!.now;
+    const notBefore = opened[1]!.rows[0]!.now as Date;
+    deps.hints.observeDatabaseNow(notBefore);
     const tokenIds = [...new Set(joins.map((j) => j.tokenId))];
     const tokens = new Map((await client.query(SELECT_TOKENS, [tokenIds])).rows.map((r) => [r.id as string, toLockedToken(r)]));
     const trustedKeys = joins.filter((j) => j.hardware.trusted && j.hardware.key).map((j) => j.hardware.key!);
@@ -113,7 +120,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
-    for (const join of joins) {
+    for (const [index, join] of joins.entries()) {
       const token = tokens.get(join.tokenId);
       const keyHex = join.hardware.key?.toString('hex');
       const decision = decideJoin(join, token, join.secretHash, keyHex ? existing.get(keyHex) : undefined, deps.rootTenantId);
@@ -130,17 +137,22 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         claimedKeys.add(keyHex);
       }
       token!.usesLeft -= 1;
-      const nodeId = decision.reclaim?.id ?? newId('node');
+      deps.hints.remember(join.tokenId, decision.siteId, decision.certRole);
+      const early = presigned[index];
+      const usable = early && !decision.reclaim && early.siteId === decision.siteId && early.certRole === decision.certRole ? early : null;
+      const nodeId = usable?.nodeId ?? decision.reclaim?.id ?? newId('node');
       const identityGeneration = decision.reclaim ? decision.reclaim.identityGeneration + 1 : 1;
-      const cert = issueNodeCertificate(deps.crypto.nodeCa, {
-        publicKeySpkiDer: join.csr.spkiDer,
-        trustDomain: deps.crypto.trustDomain,
-        siteId: decision.siteId,
-        nodeId,
-        role: decision.certRole as NodeCertificateRole,
-        notBefore,
-        ttlSeconds: deps.certTtlSeconds,
-      });
+      const cert =
+        usable?.cert ??
+        issueNodeCertificate(deps.crypto.nodeCa, {
+          publicKeySpkiDer: join.csr.spkiDer,
+          trustDomain: deps.crypto.trustDomain,
+          siteId: decision.siteId,
+          nodeId,
+          role: decision.certRole as NodeCertificateRole,
+          notBefore,
+          ttlSeconds: deps.certTtlSeconds,
+        });
       rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.tokenId });
       outcomes.push({
         kind: 'joined',

@@ -107,6 +107,14 @@ describe('hosted tokens', () => {
     expect(platformOperated.answer!.role).toBe('node');
     expect(await db().node.findUniqueOrThrow({ where: { id: platformOperated.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
 
+    // A certificate signed ahead from the token's last decision is not used when the decision changed.
+    const twice = await mintToken(rootTenant, { hosted: 'kubernetes', maxUses: 2 });
+    expect((await agentJoin(h, twice.token!, machineClaims(), { expectedRole: 'node-tenant' })).answer!.role).toBe('node-tenant');
+    await db().pool.update({ where: { id: plain.id }, data: { policy: { kubernetes: { platformOperated: true } } } });
+    const changed = await agentJoin(h, twice.token!, machineClaims(), { expectedRole: 'node' });
+    expect(changed.status).toBe(200);
+    expect(changed.answer!.role).toBe('node');
+
     // A tenant's own site stays tenant-owned: hosted never raises, and only lowers platform trust.
     const t = await createTestTenant(db());
     const tenantHosted = await agentJoin(h, (await mintToken(t, { hosted: 'kubernetes' })).token!, machineClaims());

@@ -6,6 +6,7 @@ import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { admitBatch, type AdmitOutcome } from './admit';
 import { signEnvelope } from './crypto/envelope';
 import { isPrepared, prepareJoin, type PreparedJoin } from './prepare';
+import { CertificateHints } from './presign';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
 
@@ -39,6 +40,7 @@ export class JoinService {
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly certTtlSeconds: number;
+  private readonly hints = new CertificateHints();
   private readonly maxBatch: number;
 
   constructor(private readonly options: JoinServiceOptions) {
@@ -91,7 +93,7 @@ export class JoinService {
   private async drain(crypto: JoinCrypto) {
     try {
       const rootTenantId = await this.options.loadRootTenantId();
-      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId };
+      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
       while (this.queue.length) {
         const batch = this.queue.splice(0, this.maxBatch);
         const outcomes = await this.admit(batch.map((p) => p.join), deps);
