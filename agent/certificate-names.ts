@@ -1,4 +1,5 @@
-import { DER, DerError, contentOf, encodingOf, expectElement, readChildren, readElement } from '../server/join/crypto/der';
+import { DerError, contentOf, encodingOf, expectElement, readChildren, readElement } from '../server/der/reader';
+import { TAG } from '../server/der/tags';
 
 /** What the agent checks in an issued leaf: the key it certifies and the names it carries. */
 export interface LeafNames {
@@ -24,21 +25,21 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * @throws DerError when the certificate is not well-formed DER of the expected shape.
  */
 export function readLeafNames(der: Buffer): LeafNames {
-  const certificate = expectElement(der, 0, der.length, DER.SEQUENCE, 'Certificate');
+  const certificate = expectElement(der, 0, der.length, TAG.sequence, 'Certificate');
   if (certificate.end !== der.length) throw new DerError('trailing bytes after the certificate');
-  const tbs = expectElement(der, certificate.contentStart, certificate.end, DER.SEQUENCE, 'tbsCertificate');
+  const tbs = expectElement(der, certificate.contentStart, certificate.end, TAG.sequence, 'tbsCertificate');
   const fields = readChildren(der, tbs);
   const at = fields[0]?.tag === 0xa0 ? 1 : 0; // explicit version
   if (fields.length < at + 6) throw new DerError('tbsCertificate is too short');
   const [, , , , subject, spki] = fields.slice(at, at + 6);
-  if (subject.tag !== DER.SEQUENCE || spki.tag !== DER.SEQUENCE) throw new DerError('malformed subject or key');
+  if (subject.tag !== TAG.sequence || spki.tag !== TAG.sequence) throw new DerError('malformed subject or key');
 
   const organizationalUnits: string[] = [];
   for (const rdn of readChildren(der, subject)) {
-    if (rdn.tag !== DER.SET) throw new DerError('malformed subject');
+    if (rdn.tag !== TAG.set) throw new DerError('malformed subject');
     for (const attribute of readChildren(der, rdn)) {
       const [type, value] = readChildren(der, attribute);
-      if (type?.tag !== DER.OID || !value) throw new DerError('malformed subject attribute');
+      if (type?.tag !== TAG.oid || !value) throw new DerError('malformed subject attribute');
       if (!contentOf(der, type).equals(OID_ORGANIZATIONAL_UNIT)) continue;
       if (!STRING_TAGS.has(value.tag)) throw new DerError('OU is not a string');
       organizationalUnits.push(utf8.decode(contentOf(der, value)));
@@ -49,17 +50,17 @@ export function readLeafNames(der: Buffer): LeafNames {
   const extensions = fields.slice(at + 6).find((field) => field.tag === 0xa3);
   let seenAltName = false;
   if (extensions) {
-    const list = expectElement(der, extensions.contentStart, extensions.end, DER.SEQUENCE, 'extensions');
+    const list = expectElement(der, extensions.contentStart, extensions.end, TAG.sequence, 'extensions');
     for (const extension of readChildren(der, list)) {
       const parts = readChildren(der, extension);
       const oid = parts[0];
       const value = parts[parts.length - 1];
-      if (oid?.tag !== DER.OID || value?.tag !== DER.OCTET_STRING) throw new DerError('malformed extension');
+      if (oid?.tag !== TAG.oid || value?.tag !== TAG.octetString) throw new DerError('malformed extension');
       if (!contentOf(der, oid).equals(OID_SUBJECT_ALT_NAME)) continue;
       if (seenAltName) throw new DerError('two subjectAltName extensions');
       seenAltName = true;
       const names = readElement(der, value.contentStart, value.end);
-      if (names.tag !== DER.SEQUENCE || names.end !== value.end) throw new DerError('malformed subjectAltName');
+      if (names.tag !== TAG.sequence || names.end !== value.end) throw new DerError('malformed subjectAltName');
       for (const name of readChildren(der, names)) {
         if (name.tag === URI_NAME) uris.push(contentOf(der, name).toString('latin1'));
       }

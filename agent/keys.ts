@@ -1,6 +1,7 @@
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { TAG } from '../server/der/tags';
+import { bitString, sequence, set, tlv, utf8String } from '../server/der/writer';
 import { P256_SPKI_PREFIX } from '../server/pki/p256';
-import { derElement } from './der-writer';
 
 /** A fresh node key and the PKCS#10 request that asks JoinService to certify it. */
 export interface NodeKeyAndCsr {
@@ -25,17 +26,10 @@ const ECDSA_SHA256_ALGORITHM = Buffer.from('300a06082a8648ce3d040302', 'hex');
  * subject; `commonName` only helps a human reading the request.
  */
 export function createCsr(privateKey: KeyObject, spkiDer: Buffer, options: { commonName?: string } = {}): Buffer {
-  const rdns = options.commonName
-    ? [
-        derElement(
-          0x31,
-          derElement(0x30, derElement(0x06, OID_COMMON_NAME), derElement(0x0c, Buffer.from(options.commonName, 'utf8'))),
-        ),
-      ]
-    : [];
-  const info = derElement(0x30, Buffer.from([0x02, 0x01, 0x00]), derElement(0x30, ...rdns), spkiDer, Buffer.from([0xa0, 0x00]));
+  const rdns = options.commonName ? [set(sequence(tlv(TAG.oid, OID_COMMON_NAME), utf8String(options.commonName)))] : [];
+  const info = sequence(Buffer.from([0x02, 0x01, 0x00]), sequence(...rdns), spkiDer, Buffer.from([0xa0, 0x00]));
   const signature = sign('sha256', info, { key: privateKey, dsaEncoding: 'der' });
-  return derElement(0x30, info, ECDSA_SHA256_ALGORITHM, derElement(0x03, Buffer.from([0]), signature));
+  return sequence(info, ECDSA_SHA256_ALGORITHM, bitString(signature));
 }
 
 /**

@@ -1,8 +1,8 @@
 import { X509Certificate, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../server/join/crypto/envelope';
+import { tlv } from '../server/der/writer';
 import { spkiPin } from '../server/pki/pins';
-import { derElement } from './der-writer';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { JoinAnswerError, verifyJoinAnswer, type JoinAnswerCheck } from './verify-answer';
 
@@ -14,27 +14,27 @@ let caKey: KeyObject;
 let agent: NodeKeyAndCsr;
 
 // Built by hand: @peculiar/x509 needs a Reflect metadata polyfill the project does not ship.
-const utf8 = (text: string) => derElement(0x0c, Buffer.from(text));
+const utf8 = (text: string) => tlv(0x0c, Buffer.from(text));
 const name = (attributes: [string, string][]) =>
-  derElement(0x30, ...attributes.map(([oid, value]) => derElement(0x31, derElement(0x30, derElement(0x06, Buffer.from(oid, 'hex')), utf8(value)))));
+  tlv(0x30, ...attributes.map(([oid, value]) => tlv(0x31, tlv(0x30, tlv(0x06, Buffer.from(oid, 'hex')), utf8(value)))));
 const CN = '550403';
 const OU = '55040b';
 
 function certificate(spki: Buffer, subject: [string, string][], issuerKey: KeyObject, uris: string[] = []): Buffer {
-  const time = (text: string) => derElement(0x17, Buffer.from(text));
-  const san = derElement(0x30, derElement(0x06, Buffer.from('551d11', 'hex')),
-    derElement(0x04, derElement(0x30, ...uris.map((uri) => derElement(0x86, Buffer.from(uri))))));
-  const tbs = derElement(0x30,
-    derElement(0xa0, Buffer.from('020102', 'hex')),
+  const time = (text: string) => tlv(0x17, Buffer.from(text));
+  const san = tlv(0x30, tlv(0x06, Buffer.from('551d11', 'hex')),
+    tlv(0x04, tlv(0x30, ...uris.map((uri) => tlv(0x86, Buffer.from(uri))))));
+  const tbs = tlv(0x30,
+    tlv(0xa0, Buffer.from('020102', 'hex')),
     Buffer.from('020101', 'hex'),
     Buffer.from('300a06082a8648ce3d040302', 'hex'),
     name([[CN, 'node CA']]),
-    derElement(0x30, time('250101000000Z'), time('350101000000Z')),
+    tlv(0x30, time('250101000000Z'), time('350101000000Z')),
     name(subject),
     spki,
-    ...(uris.length ? [derElement(0xa3, derElement(0x30, san))] : []));
+    ...(uris.length ? [tlv(0xa3, tlv(0x30, san))] : []));
   const sig = sign('sha256', tbs, { key: issuerKey, dsaEncoding: 'der' });
-  return derElement(0x30, tbs, Buffer.from('300a06082a8648ce3d040302', 'hex'), derElement(0x03, Buffer.from([0]), sig));
+  return tlv(0x30, tbs, Buffer.from('300a06082a8648ce3d040302', 'hex'), tlv(0x03, Buffer.from([0]), sig));
 }
 
 function issueLeaf(options: { spki?: Buffer; uris?: string[]; ous?: string[] } = {}): string {

@@ -8,16 +8,26 @@ import { testDatabaseUrl } from './db';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+export interface ApiServer {
+  url: string;
+  /** `METHOD /path?query` of every request served, in order: lets a test prove the CLI called nothing. */
+  requests: string[];
+  close: () => Promise<void>;
+}
+
 /** The REST API and agent endpoints served in-process from the same function the app uses. */
-export async function startApiServer(db: Db): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startApiServer(db: Db): Promise<ApiServer> {
+  const requests: string[] = [];
   const server = http.createServer(async (req, res) => {
+    requests.push(`${req.method} ${req.url}`);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
     const request = new Request(`http://${req.headers.host}${req.url}`, {
       method: req.method,
-      headers: req.headers as Record<string, string>,
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      headers,
+      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
     });
     const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
     res.writeHead(response.status, Object.fromEntries(response.headers));
@@ -25,7 +35,7 @@ export async function startApiServer(db: Db): Promise<{ url: string; close: () =
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 export interface CliRun {
@@ -34,7 +44,10 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the real CLI (bin/better-compute.mjs) as a child process. */
+/**
+ * Runs the real CLI (bin/better-compute.mjs) as a child process. DATABASE_URL points at the test database
+ * (only `--local` commands read it); `env` adds to or, with `undefined`, removes from the environment.
+ */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/better-compute.mjs', ...args], {

@@ -1,18 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startApiServer, type ApiServer, type CliRun } from '../../test/cli';
 import { testDb } from '../../test/db';
+import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
-import { handleComputeRequest } from '../../server/http/compute';
 import { parseJoinToken } from '../../server/tokens/secret';
-import { captureStderr, createTenantFixture, expectNoSecretLeaks, type TenantFixture } from '../../server/tokens/testing/fixtures';
 import { parseTtl } from './join-tokens';
 
 describe('parseTtl', () => {
@@ -41,65 +37,34 @@ const stderr = captureStderr();
 const minted: string[] = [];
 /** Everything the CLI wrote, except the one stdout whose job is to print a token. */
 const outputs: string[] = [];
-const requests: string[] = [];
-let server: http.Server;
-let baseUrl: string;
+/** Every request the in-process server served. */
+let requests: string[] = [];
+let api: ApiServer;
 let apiKey: string;
-let t: TenantFixture;
+let t: TestTenant;
 let dir: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI (bin/better-compute.mjs) as a child process against the in-process server. */
-function cli(args: string[], options: { printsToken?: boolean } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/better-compute.mjs', ...args], {
-      cwd: fileURLToPath(new URL('../..', import.meta.url)),
-      env: { ...process.env, BETTER_COMPUTE_URL: baseUrl, BETTER_COMPUTE_API_KEY: apiKey, NODE_NO_WARNINGS: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let errors = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (errors += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      outputs.push(errors);
-      if (!options.printsToken) outputs.push(stdout);
-      resolve({ code, stdout, stderr: errors });
-    });
-  });
+/** Runs the real CLI against the in-process server, keeping what it wrote for the leak check. */
+async function cli(args: string[], options: { printsToken?: boolean } = {}): Promise<CliRun> {
+  const run = await runCli(args, { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: apiKey });
+  outputs.push(run.stderr);
+  if (!options.printsToken) outputs.push(run.stdout);
+  return run;
 }
 
 const scope = () => ['--tenant', t.tenantId, '--pool', t.poolId];
 
 beforeAll(async () => {
-  t = await createTenantFixture(db, 'jt-cli');
+  t = await createTestTenant(db, { label: 'jt-cli' });
   apiKey = (await insertApiKey(db, { tenantId: t.tenantId, role: 'operator', name: 'cli test' }, 'test')).key;
   dir = await mkdtemp(path.join(tmpdir(), 'jt-cli-'));
-  server = http.createServer(async (req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    const body = chunks.length ? Buffer.concat(chunks) : undefined;
-    const request = new Request(`${baseUrl}${req.url}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
-    const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  api = await startApiServer(db);
+  requests = api.requests;
 });
 
 afterAll(async () => {
   stderr.stop();
-  await new Promise((resolve) => server?.close(resolve));
+  await api?.close();
   await expectNoSecretLeaks(db, minted, [...outputs, ...requests, ...stderr.lines]);
 });
 
@@ -217,7 +182,7 @@ describe('better-compute join-tokens', { timeout: 60_000 }, () => {
   });
 
   it('reports server refusals with the error table’s exit codes', async () => {
-    const other = await createTenantFixture(db, 'jt-cli-other');
+    const other = await createTestTenant(db, { label: 'jt-cli-other' });
     const run = await cli(['join-tokens', 'list', '--tenant', t.tenantId, '--pool', other.poolId]);
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/NOT_FOUND/);

@@ -1,21 +1,14 @@
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '../../test/db';
+import { createFreshDatabase } from '../../test/db';
 import { createDb } from '../db/client';
 import { migrate } from '../db/migrate';
 import { authenticateOperator } from '../operators/operators';
 import { bootstrapFirstStart, FIRST_ADMIN_EMAIL } from './bootstrap';
 
 async function freshDb(name: string) {
-  const url = new URL(testDatabaseUrl());
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  url.pathname = `/${name}`;
-  await migrate(url.toString());
-  return createDb(url.toString(), { max: 4 });
+  const url = await createFreshDatabase(name);
+  await migrate(url);
+  return createDb(url, { max: 4 });
 }
 
 describe('first start', () => {

@@ -3,19 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '../../test/db';
+import { createFreshDatabase } from '../../test/db';
 import { migrate, readMigrations } from './migrate';
-
-async function freshDatabase(name: string): Promise<string> {
-  const url = new URL(testDatabaseUrl());
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string) {
   const client = new pg.Client({ connectionString: url });
@@ -29,7 +18,7 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string) {
 
 describe('migrate', () => {
   it('applies every migration once and records it the way Prisma does', async () => {
-    const url = await freshDatabase('mig_once');
+    const url = await createFreshDatabase('mig_once');
     const files = await readMigrations();
     const first = await migrate(url);
     expect(first.applied).toEqual(files.map((f) => f.name));
@@ -45,7 +34,7 @@ describe('migrate', () => {
   });
 
   it('lets two instances start together without racing', async () => {
-    const url = await freshDatabase('mig_race');
+    const url = await createFreshDatabase('mig_race');
     const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
     const applied = results.flatMap((r) => r.applied);
     expect(applied.sort()).toEqual((await readMigrations()).map((f) => f.name).sort());
@@ -54,7 +43,7 @@ describe('migrate', () => {
   });
 
   it('rolls a failing migration back whole and refuses an edited one', async () => {
-    const url = await freshDatabase('mig_fail');
+    const url = await createFreshDatabase('mig_fail');
     const dir = await mkdtemp(path.join(tmpdir(), 'mig-'));
     await mkdir(path.join(dir, '001_ok'));
     await writeFile(path.join(dir, '001_ok', 'migration.sql'), 'CREATE TABLE a (id int);');

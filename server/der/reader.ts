@@ -1,7 +1,8 @@
 /**
  * A minimal, strict DER reader: single-byte tags, definite minimal lengths, no reading past the enclosing
- * element. It only walks structure; callers decide what each element must be. Shared by the CSR parser and
- * the agent's certificate checks, so both read bytes the same way.
+ * element. It only walks structure; callers decide what each element must be. The one reader of the code
+ * base: the CSR parser, the PKI (CA certificates, key identifiers) and the agent's certificate checks all read
+ * bytes the same way, and all refuse BER.
  */
 
 /** One tag-length-value element of a DER buffer. */
@@ -23,18 +24,6 @@ export class DerError extends Error {
     this.name = 'DerError';
   }
 }
-
-/** The universal tags the join code reads. */
-export const DER = {
-  INTEGER: 0x02,
-  BIT_STRING: 0x03,
-  OCTET_STRING: 0x04,
-  OID: 0x06,
-  UTF8_STRING: 0x0c,
-  IA5_STRING: 0x16,
-  SEQUENCE: 0x30,
-  SET: 0x31,
-} as const;
 
 /**
  * Reads the element at `offset`, which must end at or before `limit`. Rejects high-tag-number form,
@@ -60,6 +49,13 @@ export function readElement(buf: Uint8Array, offset: number, limit: number = buf
   const end = contentStart + length;
   if (end > limit) throw new DerError('element overruns its container');
   return { tag, start: offset, contentStart, end };
+}
+
+/** Reads a whole buffer as exactly one element: nothing may follow it. */
+export function readRoot(buf: Uint8Array): DerElement {
+  const element = readElement(buf, 0, buf.length);
+  if (element.end !== buf.length) throw new DerError('trailing bytes after the element');
+  return element;
 }
 
 /** Reads the element at `offset` and requires its tag. */

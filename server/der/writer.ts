@@ -1,23 +1,10 @@
 /**
- * A minimal DER writer: just the ASN.1 types an X.509 certificate needs. Every function returns the complete
- * TLV, allocated once, so building a TBSCertificate costs a handful of small copies (the node-certificate hot
- * path depends on that).
+ * A minimal DER writer: just the ASN.1 types an X.509 certificate or a PKCS#10 request needs. Every function
+ * returns the complete TLV, allocated once, so building a TBSCertificate costs a handful of small copies (the
+ * node-certificate hot path and every simulated agent's CSR depend on that).
  */
 
-/** Tags used across the PKI code. */
-export const TAG = {
-  boolean: 0x01,
-  integer: 0x02,
-  bitString: 0x03,
-  octetString: 0x04,
-  oid: 0x06,
-  utf8String: 0x0c,
-  ia5String: 0x16,
-  utcTime: 0x17,
-  generalizedTime: 0x18,
-  sequence: 0x30,
-  set: 0x31,
-} as const;
+import { TAG } from './tags';
 
 /** One TLV with `tag` whose content is the concatenation of `parts`. */
 export function tlv(tag: number, ...parts: Uint8Array[]): Buffer {

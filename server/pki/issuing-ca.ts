@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { contentOf, encodingOf, readChildren, readRoot, type DerElement } from '../der/reader';
 import { DomainError } from '../errors';
 import type { IssuingCa } from './ca';
-import { contentOf, encodingOf, readChildren, readRoot, type DerNode } from './der-reader';
 import { keyIdentifier } from './x509-build';
 
 const SKI_OID = Buffer.from([0x55, 0x1d, 0x0e]);
@@ -31,7 +31,7 @@ export function caIdentity(certDer: Buffer): CaIdentity {
   };
 }
 
-function subjectKeyIdentifierOf(der: Buffer, extensionsNode: DerNode): Buffer | undefined {
+function subjectKeyIdentifierOf(der: Buffer, extensionsNode: DerElement): Buffer | undefined {
   const [list] = readChildren(der, extensionsNode);
   for (const ext of readChildren(der, list)) {
     const parts = readChildren(der, ext);

@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { readChildren, readRoot, type DerElement } from '../der/reader';
 import { DomainError } from '../errors';
-import { readChildren, readRoot, type DerNode } from './der-reader';
 import { issueNodeCertificate, type NodeCertificateRequest } from './node-certificate';
 import { fixturePki, thrownBy } from './testing/fixtures';
 import { openssl } from './testing/openssl';
@@ -26,7 +26,7 @@ const parse = (der: Buffer) => new x509.X509Certificate(new Uint8Array(der));
 const issue = (changes: Partial<NodeCertificateRequest> = {}) => issueNodeCertificate(ca, { ...base, ...changes });
 
 /** Every OID and every string in a DER tree, looking inside OCTET STRINGs that hold DER (extension values). */
-function walk(der: Buffer, node: DerNode = readRoot(der), found = { oids: [] as string[], strings: [] as string[] }) {
+function walk(der: Buffer, node: DerElement = readRoot(der), found = { oids: [] as string[], strings: [] as string[] }) {
   const content = der.subarray(node.contentStart, node.end);
   if (node.tag === 0x06) found.oids.push(content.toString('hex'));
   else if ([0x0c, 0x13, 0x16, 0x86].includes(node.tag)) found.strings.push(content.toString('latin1'));

@@ -1,6 +1,7 @@
 import { createHash, randomFillSync } from 'node:crypto';
+import { TAG } from '../der/tags';
+import { explicit, octetString, oid, sequence, time, tlv } from '../der/writer';
 import { DomainError } from '../errors';
-import { explicit, octetString, oid, sequence, time, TAG, tlv } from './der';
 import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-issuer';
 import { parseTrustDomain } from './trust-domain';
 import { ECDSA_WITH_SHA256, encodeName, OIDS, signTbs, VERSION_3 } from './x509-build';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '../../test/db';
+import { createFreshDatabase, dropDatabase } from '../../test/db';
 import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
 import { DomainError } from '../errors';
@@ -12,27 +11,15 @@ const name = `pki_store_${randomBytes(4).toString('hex')}`;
 const secret = 'a-long-enough-test-secret';
 let db: Db;
 
-async function admin(sql: string) {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  await admin(`CREATE DATABASE "${name}"`);
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  await migrate(url.toString());
-  db = createDb(url.toString(), { max: 4 });
+  const url = await createFreshDatabase(name);
+  await migrate(url);
+  db = createDb(url, { max: 4 });
 });
 
 afterAll(async () => {
   await db?.$disconnect();
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await dropDatabase(name);
 });
 
 async function rejection(promise: Promise<unknown>): Promise<DomainError> {

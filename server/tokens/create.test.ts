@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
+import { captureStderr, createTestTenant, expectNoSecretLeaks, failure, type TestTenant } from '../../test/fixtures';
 import { createCaller } from '../api/root';
 import type { Principal } from '../authz/principal';
 import { archivePool } from '../pools/pools';
@@ -7,13 +8,12 @@ import { buildOpenApiDocument } from '../api/rest/openapi';
 import { createJoinToken } from './join-tokens';
 import { hashTokenSecret, parseJoinToken } from './secret';
 import type { CreatedJoinToken } from './schemas';
-import { captureStderr, createTenantFixture, expectNoSecretLeaks, failure, type TenantFixture } from './testing/fixtures';
 
 const db = testDb();
 const stderr = captureStderr();
 const minted: string[] = [];
 const answers: string[] = [];
-let t: TenantFixture;
+let t: TestTenant;
 let operator: Principal;
 let keys = 0;
 
@@ -36,7 +36,7 @@ async function create(input: Record<string, unknown>, principal = operator): Pro
 const refused = (input: Record<string, unknown>, principal?: Principal) => failure(create(input, principal));
 
 beforeAll(async () => {
-  t = await createTenantFixture(db, 'jt-create');
+  t = await createTestTenant(db, { label: 'jt-create' });
   operator = t.as('operator');
 });
 
@@ -195,7 +195,7 @@ describe('idempotency', () => {
     const colleague = await create({ idempotencyKey: 'shared-key' }, t.as('operator'));
     expect(colleague.token).toBeDefined();
     expect(colleague.id).not.toBe(mine.id);
-    const other = await createTenantFixture(db, 'jt-create-other');
+    const other = await createTestTenant(db, { label: 'jt-create-other' });
     const elsewhere = await createJoinToken(db, other.admin, { tenantId: other.tenantId, poolId: other.poolId, ttlSeconds: 60, idempotencyKey: 'shared-key' });
     expect(elsewhere.token).toBeDefined();
     minted.push(elsewhere.token!);
@@ -218,7 +218,7 @@ describe('authorization', () => {
     // Past the router's early check too: the domain function decides on the pool itself.
     expect(await failure(createJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 60, idempotencyKey: 'v' }))).toMatchObject({ code: 'ACCESS_DENIED' });
 
-    const other = await createTenantFixture(db, 'jt-create-iso');
+    const other = await createTestTenant(db, { label: 'jt-create-iso' });
     const outsider = other.admin;
     expect(await refused({}, outsider)).toMatchObject({ code: 'NOT_FOUND' });
     // Naming one's own tenant with another tenant's pool is NOT_FOUND as well.

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
+import { captureStderr, createTestTenant, expectNoSecretLeaks, failure, type TestTenant } from '../../test/fixtures';
 import type { Db } from '../db/client';
 import { createCaller } from '../api/root';
 import { createJoinToken, listJoinTokens, revokeJoinToken } from './join-tokens';
 import { issueJoinToken } from './issue';
 import type { JoinTokenPage } from './schemas';
-import { captureStderr, createTenantFixture, expectNoSecretLeaks, failure, type TenantFixture } from './testing/fixtures';
 
 const db = testDb();
 const stderr = captureStderr();
 const minted: string[] = [];
 const answers: string[] = [];
-let t: TenantFixture;
+let t: TestTenant;
 let keys = 0;
 
 async function mint(poolId = t.poolId, input: Record<string, unknown> = {}) {
@@ -28,7 +28,7 @@ const revoke = (poolId: string, tokenId: string, principal = t.admin) =>
   createCaller({ db, principal }).joinTokens.revoke({ tenantId: t.tenantId, poolId, tokenId });
 
 beforeAll(async () => {
-  t = await createTenantFixture(db, 'jt-list');
+  t = await createTestTenant(db, { label: 'jt-list' });
 });
 
 afterAll(async () => {
@@ -133,7 +133,7 @@ describe('joinTokens.list', () => {
   it('is compute:join-tokens:read: viewers list, other tenants get NOT_FOUND', async () => {
     await mint();
     expect((await list(t.poolId, {}, t.as('viewer'))).items.length).toBeGreaterThan(0);
-    const other = await createTenantFixture(db, 'jt-list-iso');
+    const other = await createTestTenant(db, { label: 'jt-list-iso' });
     expect(await failure(list(t.poolId, {}, other.admin))).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(listJoinTokens(db, other.admin, { tenantId: other.tenantId, poolId: t.poolId }))).toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -168,7 +168,7 @@ describe('joinTokens.revoke', () => {
     const otherPool = await t.newPool();
     expect(await failure(revoke(otherPool, token.id))).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(revoke(t.poolId, 'jt_01k5w0000000000000000000000'))).toMatchObject({ code: 'NOT_FOUND' });
-    const other = await createTenantFixture(db, 'jt-revoke-iso');
+    const other = await createTestTenant(db, { label: 'jt-revoke-iso' });
     expect(await failure(revoke(t.poolId, token.id, other.admin))).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(revoke(t.poolId, `bcjt_${token.id}.secret`))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'tokenId' });
     expect((await revoke(t.poolId, token.id, t.as('operator'))).state).toBe('revoked');

@@ -64,7 +64,7 @@ describe('join token secrets', () => {
 
 describe('the leak check the integration tests use', () => {
   it('finds the token, the secret and the hash in hex, base64 and base64url, in any case', async () => {
-    const { findSecretLeak } = await import('./testing/fixtures');
+    const { findSecretLeak } = await import('../../test/fixtures');
     const secret = newTokenSecret();
     const token = formatJoinToken(newId('jt'), secret);
     const hash = hashTokenSecret(secret);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCsr, generateNodeKeyAndCsr } from '../../../agent/keys';
-import { derElement } from '../../../agent/der-writer';
+import { tlv } from '../../der/writer';
 import { MAX_CSR_BYTES, parseCsr } from './csr';
 import { JoinRefusal } from './refusal';
 
@@ -15,9 +15,9 @@ const ECDSA_SHA256 = Buffer.from('300a06082a8648ce3d040302', 'hex');
 function buildCsr(opts: { key?: KeyObject; spki?: Buffer; version?: Buffer; algorithm?: Buffer; attributes?: Buffer; hash?: string }) {
   const key = opts.key ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const spki = opts.spki ?? publicOf(key);
-  const info = derElement(0x30, opts.version ?? Buffer.from('020100', 'hex'), derElement(0x30), spki, opts.attributes ?? Buffer.from('a000', 'hex'));
+  const info = tlv(0x30, opts.version ?? Buffer.from('020100', 'hex'), tlv(0x30), spki, opts.attributes ?? Buffer.from('a000', 'hex'));
   const sig = sign(opts.hash ?? 'sha256', info, { key, dsaEncoding: 'der' });
-  return derElement(0x30, info, opts.algorithm ?? ECDSA_SHA256, derElement(0x03, Buffer.from([0]), sig));
+  return tlv(0x30, info, opts.algorithm ?? ECDSA_SHA256, tlv(0x03, Buffer.from([0]), sig));
 }
 
 function publicOf(privateKey: KeyObject): Buffer {
@@ -65,8 +65,8 @@ describe('parseCsr', () => {
     const compressed = createPublicKey(key).export({ format: 'jwk' });
     const x = Buffer.from(compressed.x!, 'base64url');
     const y = Buffer.from(compressed.y!, 'base64url');
-    const compressedSpki = derElement(0x30, Buffer.from('301306072a8648ce3d020106082a8648ce3d030107', 'hex'),
-      derElement(0x03, Buffer.from([0, 2 + (y[31] & 1)]), x));
+    const compressedSpki = tlv(0x30, Buffer.from('301306072a8648ce3d020106082a8648ce3d030107', 'hex'),
+      tlv(0x03, Buffer.from([0, 2 + (y[31] & 1)]), x));
     expect(refusal(() => parseCsr(buildCsr({ key, spki: compressedSpki }))).detail).toMatch(/P-256/);
   });
 

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { DerError, contentOf, encodingOf, expectElement, readElement } from '../../der/reader';
+import { TAG } from '../../der/tags';
 import { P256_SPKI_PREFIX } from '../../pki/p256';
-import { DER, DerError, contentOf, encodingOf, expectElement, readElement } from './der';
 import { JoinRefusal } from './refusal';
 
 /** The largest CSR JoinService reads; a P-256 request with a modest subject is about 250 bytes. */
@@ -38,14 +39,14 @@ export function parseCsr(der: Buffer): ParsedCsr {
   let info: Buffer;
   let signature: Buffer;
   try {
-    const outer = expectElement(der, 0, der.length, DER.SEQUENCE, 'CertificationRequest');
+    const outer = expectElement(der, 0, der.length, TAG.sequence, 'CertificationRequest');
     if (outer.end !== der.length) throw new DerError('trailing bytes after the CSR');
 
-    const cri = expectElement(der, outer.contentStart, outer.end, DER.SEQUENCE, 'certificationRequestInfo');
+    const cri = expectElement(der, outer.contentStart, outer.end, TAG.sequence, 'certificationRequestInfo');
     const version = readElement(der, cri.contentStart, cri.end);
     if (!encodingOf(der, version).equals(VERSION_1)) throw new DerError('version is not 0');
-    const subject = expectElement(der, version.end, cri.end, DER.SEQUENCE, 'subject');
-    const spki = expectElement(der, subject.end, cri.end, DER.SEQUENCE, 'subjectPKInfo');
+    const subject = expectElement(der, version.end, cri.end, TAG.sequence, 'subject');
+    const spki = expectElement(der, subject.end, cri.end, TAG.sequence, 'subjectPKInfo');
     // A copy, so the result does not alias a request buffer the caller may reuse.
     spkiDer = Buffer.from(encodingOf(der, spki));
     const prefix = spkiDer.subarray(0, P256_SPKI_PREFIX.length);
@@ -59,7 +60,7 @@ export function parseCsr(der: Buffer): ParsedCsr {
     if (!encodingOf(der, algorithm).equals(ECDSA_SHA256_ALGORITHM)) {
       throw new DerError('signature algorithm is not ecdsa-with-SHA256');
     }
-    const bits = expectElement(der, algorithm.end, outer.end, DER.BIT_STRING, 'signature');
+    const bits = expectElement(der, algorithm.end, outer.end, TAG.bitString, 'signature');
     if (bits.end !== outer.end) throw new DerError('trailing bytes in CertificationRequest');
     const content = contentOf(der, bits);
     if (content.length < 9 || content.length > 74 || content[0] !== 0) throw new DerError('malformed signature');
