@@ -29,11 +29,13 @@ const { values } = parseArgs({ options: { agents: { type: 'string', default: '64
 const agents = Number(values.agents);
 const joins = Number(values.joins);
 const log = (line: string) => process.stderr.write(line + '\n');
+const WARMUP = 2000;
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-'));
   const database = await startEmbeddedDatabase(dir);
   let server: ReturnType<typeof spawn> | undefined;
+  let stopping = false;
   try {
     await migrate(database.url);
     const db = createDb(database.url, { max: 4 });
@@ -54,13 +56,17 @@ async function main() {
       server!.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
       server!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is running') && resolve());
     });
+    server.on('exit', (code, signal) => {
+      if (!stopping) {
+        log(`the server exited during the benchmark (${code ?? signal})`);
+        process.exit(1);
+      }
+    });
     const serverUrl = `http://127.0.0.1:${port}`;
     const mint = async (maxUses: number) =>
       (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'bench' })).token!;
 
-    log(`Preparing ${joins} agents' keys, CSRs and sealed tokens (client-side work, outside the timed runs)…`);
-    const warm = await prepareAttempts(await mint(200), 200, trust);
-    await runJoins({ serverUrl, trust, attempts: warm, concurrency: agents });
+    log(`Preparing ${joins} agents' keys, CSRs and sealed tokens per phase (client-side work, outside the timed runs)…`);
 
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
     /** Runs a phase and says where the CPU went: ms of CPU per join in the server, PostgreSQL and the agents. */
@@ -79,11 +85,19 @@ async function main() {
       };
     };
 
-    const sharedResult = await phase(await prepareAttempts(await mint(10_000), joins, trust));
-    log(`shared token: ${JSON.stringify(sharedResult)}`);
-
+    // Both phases' attempts are prepared first, so neither runs while the other's preparation warms up.
+    const sharedAttempts = await prepareAttempts(await mint(10_000), joins, trust);
     const singleTokens = await Promise.all(Array.from({ length: joins }, () => mint(1)));
-    const singleResult = await phase(await prepareAttempts(singleTokens, joins, trust));
+    const singleAttempts = await prepareAttempts(singleTokens, joins, trust);
+
+    // Warm both processes up (JIT, connection pools, PostgreSQL's caches) on the same path first; the first
+    // thousand joins after a start run measurably slower and would be charged to whichever phase ran first.
+    await runJoins({ serverUrl, trust, attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust), concurrency: agents });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    const sharedResult = await phase(sharedAttempts);
+    log(`shared token: ${JSON.stringify(sharedResult)}`);
+    const singleResult = await phase(singleAttempts);
     log(`single-use tokens: ${JSON.stringify(singleResult)}`);
 
     const cryptoRate = measureJoinCrypto(crypto, await prepareAttempts(await mint(1), 1000, trust));
@@ -100,6 +114,7 @@ async function main() {
     process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
     await db.$disconnect();
   } finally {
+    stopping = true;
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
       await new Promise((r) => server!.once('exit', r));

@@ -128,7 +128,7 @@ process.on('unhandledRejection', (error) => void fail(`Unexpected error: ${redac
 function startServer(port) {
   return new Promise((resolve, reject) => {
     server = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], {
-      env: { ...env, PORT: String(port), BETTER_COMPUTE_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}` },
+      env: { ...env, PORT: String(port), BETTER_COMPUTE_DATA_DIR: dataDir, BETTER_COMPUTE_WORKERS: process.env.BETTER_COMPUTE_WORKERS ?? "2", NEXTAUTH_URL: `http://localhost:${port}` },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a server that ignores SIGTERM can be killed with its PostgreSQL.
       detached: true,

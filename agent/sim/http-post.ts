@@ -23,6 +23,8 @@ export function keepAliveFetch(maxSockets: number): { fetch: typeof fetch; close
         },
       );
       request.on('error', reject);
+      // A server that stops answering fails the join instead of hanging the simulation.
+      request.setTimeout(30_000, () => request.destroy(new Error('The server did not answer within 30 s')));
       request.end(body);
     });
   return { fetch: post as typeof fetch, close: () => agent.destroy() };

@@ -1,13 +1,13 @@
 import cluster from 'node:cluster';
 import http from 'node:http';
-import { availableParallelism } from 'node:os';
 import type { Db } from '../db/client';
 import { listen, startHttpServer } from './http-server';
 
 /**
- * How many server processes share the port: BETTER_COMPUTE_WORKERS, else one per core (at most 4). Each
- * runs the console, the APIs and its own JoinService; PostgreSQL is the only shared state, so they need
- * no coordination. One process skips the cluster entirely.
+ * How many server processes share the port: BETTER_COMPUTE_WORKERS (default 1). Each runs the console, the
+ * APIs and its own JoinService; PostgreSQL is the only shared state, so they need no coordination. One
+ * process skips the cluster entirely. On a 2-vCPU machine that also hosts PostgreSQL, one process joined as
+ * fast as two (npm run bench:join) with half the memory, so more is opt-in for bigger machines.
  */
 export function workerCount(): number {
   const configured = process.env.BETTER_COMPUTE_WORKERS;
@@ -16,7 +16,7 @@ export function workerCount(): number {
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`BETTER_COMPUTE_WORKERS must be 1 to 64, not ${configured}`);
     return n;
   }
-  return Math.min(4, Math.max(1, availableParallelism()));
+  return 1;
 }
 
 /** Fails fast, in the primary, when the port is taken. */
