@@ -145,3 +145,50 @@ describe('the agent against a served well-known document', () => {
     ).rejects.toThrow(/join_encryption_key_pin/);
   });
 });
+
+describe('pki commands', () => {
+  it('init refuses to replace a PKI, names a bad trust domain, and a wrong secret changes nothing', async () => {
+    const again = await runCli(['pki', 'init', '--trust-domain', 'other.example.com'], { BETTER_COMPUTE_SECRET: SECRET });
+    expect(again.code).toBe(7);
+    expect(again.stderr).toContain('A PKI bundle already exists');
+
+    const { createFreshDatabase } = await import('../../test/db');
+    const fresh = await createFreshDatabase(`cli_pki_${Date.now()}`);
+    const bad = await runCli(['pki', 'init', '--trust-domain', 'Not_A_Domain'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error \(INVALID_ARGUMENT\): trustDomain: /);
+    const short = await runCli(['pki', 'init', '--trust-domain', 'ok.example.com'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'short' });
+    expect(short.code).toBe(2);
+    const created = await runCli(['pki', 'init', '--trust-domain', 'ok.example.com', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    expect(created.code, created.stderr).toBe(0);
+    const pins = JSON.parse(created.stdout);
+    expect(pins).toMatchObject({ trustDomain: 'ok.example.com', joinSigningKeyPin: expect.stringMatching(/^sha256\//) });
+    expect(created.stdout + created.stderr).not.toContain(SECRET);
+
+    const wrong = await runCli(['pki', 'show'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'a-wrong-secret-0123456789' });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr.trim()).toBe('error (INVALID_ARGUMENT): BETTER_COMPUTE_SECRET does not open the PKI bundle (wrong secret?)');
+    const shown = await runCli(['pki', 'show', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    expect(JSON.parse(shown.stdout)).toEqual(pins);
+  });
+
+  it('issues a gateway certificate that verifies against the serving CA, never over a file', async () => {
+    const { loadPki } = await import('../../server/pki/store');
+    const { execFileSync } = await import('node:child_process');
+    const { writeFile } = await import('node:fs/promises');
+    const bundle = await loadPki(testDb(), SECRET);
+    const cert = path.join(dir, 'gateway.crt');
+    const key = path.join(dir, 'gateway.key');
+    const issued = await runCli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', key], { BETTER_COMPUTE_SECRET: SECRET });
+    expect(issued.code, issued.stderr).toBe(0);
+    expect((await stat(key)).mode & 0o777).toBe(0o600);
+    const ca = path.join(dir, 'serving-ca.pem');
+    await writeFile(ca, bundle.servingCa.certificatePem);
+    expect(execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', ca, cert]).toString().trim()).toBe(`${cert}: OK`);
+    expect(execFileSync('openssl', ['x509', '-in', cert, '-noout', '-ext', 'subjectAltName']).toString()).toContain('DNS:gw.eu.example.com');
+    const twice = await runCli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', path.join(dir, 'other.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    expect(twice.code).toBe(7);
+    const badSan = await runCli(['pki', 'issue-gateway', '--san', 'bad host!', '--cert', path.join(dir, 'x.crt'), '--key', path.join(dir, 'x.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    expect(badSan.code).toBe(2);
+  });
+});
