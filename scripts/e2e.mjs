@@ -80,8 +80,12 @@ const groupAlive = (pgid) => {
  * A server stopped while its PostgreSQL was still starting can exit before it could stop it. Whatever is
  * left in the server's process group (which this script created) gets SIGTERM, then SIGKILL.
  */
+let leftBehind = false;
 async function stopStragglers(pgid) {
+  // Give a PostgreSQL that is finishing its shutdown a moment before calling it left behind.
+  for (let waited = 0; waited < 3_000 && pgid && groupAlive(pgid); waited += 100) await new Promise((r) => setTimeout(r, 100));
   if (!pgid || !groupAlive(pgid)) return;
+  leftBehind = true;
   log('Stopping processes the server left behind…');
   process.kill(-pgid, 'SIGTERM');
   for (let waited = 0; waited < 10_000 && groupAlive(pgid); waited += 200) await new Promise((r) => setTimeout(r, 200));
@@ -208,8 +212,13 @@ async function main() {
     return fail(`The server did not start: ${redact(error.message)}`);
   }
   log(`Server ready at ${started.url}; running Playwright.`);
-  const status = await runPlaywright(started.url, started.admin);
+  let status = await runPlaywright(started.url, started.admin);
   await cleanUp();
+  // SIGTERM must stop the server and its embedded PostgreSQL cleanly: anything left running is a failure.
+  if (leftBehind && status === 0) {
+    log('The server left processes running after SIGTERM.');
+    status = 1;
+  }
   log(status === 0 ? 'End-to-end tests passed.' : `End-to-end tests failed (exit ${status}).`);
   process.exit(status);
 }
