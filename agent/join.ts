@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { spkiPin } from '../server/pki/pins';
-import { writeIdentity } from './identity-store';
+import { IDENTITY_FILE, NODE_KEY_FILE, writeIdentity } from './identity-store';
 import { loadJoinEncryptionKey } from './join-key';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { sealTokenSync, type EncryptionJwk } from './seal-token';
@@ -141,6 +142,11 @@ export async function joinWithToken(options: {
   reset?: boolean;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | PendingAnswer> {
+  // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
+  // token, and with allowReclaim revoke the working certificate, before the write is refused.
+  if (!options.reset && (await hasIdentity(options.identityDir))) {
+    throw new Error(`already joined: ${options.identityDir} holds an identity; join again with reset to replace it`);
+  }
   const trust = await resolveJoinTrust(options);
   const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims });
   const answer = await sendJoin({ ...options, attempt, trust });
@@ -161,9 +167,21 @@ export async function joinWithToken(options: {
   return answer;
 }
 
-/** Reads a token file (bcd's `--token-file`): one line, a `bcjt_` token. */
-export async function readTokenFile(path: string): Promise<string> {
-  const token = (await readFile(path, 'utf8')).trim();
-  if (!token.startsWith('bcjt_')) throw new Error(`${path} does not hold a bcjt_ token`);
+async function hasIdentity(dir: string): Promise<boolean> {
+  const present = await Promise.all([IDENTITY_FILE, NODE_KEY_FILE].map((name) => stat(path.join(dir, name)).then(() => true, () => false)));
+  return present.some(Boolean);
+}
+
+/**
+ * Reads a token file as bcd's `--token-file` does: a regular file of at most 4 KiB that only its owner can
+ * read (0600 or 0400), holding one `bcjt_` token.
+ */
+export async function readTokenFile(file: string): Promise<string> {
+  const info = await stat(file);
+  if (!info.isFile()) throw new Error(`${file} is not a regular file`);
+  if (info.size > 4096) throw new Error(`${file} is larger than 4 KiB`);
+  if ((info.mode & 0o077) !== 0) throw new Error(`${file} is readable by others (mode ${(info.mode & 0o777).toString(8)}); use 0600 or 0400`);
+  const token = (await readFile(file, 'utf8')).trim();
+  if (!token.startsWith('bcjt_')) throw new Error(`${file} does not hold a bcjt_ token`);
   return token;
 }

@@ -147,12 +147,15 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
     throw new JoinAnswerError('san', 'The leaf carries a URI SAN other than its SPIFFE ID and urn:bc: statements');
   }
 
-  if (role !== options.expectedRole) {
+  // A node that joined through a hosted (Kubernetes) token is tenant-controlled: it asked to be a `node`
+  // and is certified as `node-tenant`, a role with less trust, never more.
+  const acceptable = options.expectedRole === 'node' ? ['node', 'node-tenant'] : [options.expectedRole];
+  if (!isString(role) || !acceptable.includes(role)) {
     throw new JoinAnswerError('role', `The join answer is for role ${role}, not ${options.expectedRole}`);
   }
   const roles = leaf.organizationalUnits.filter((ou) => ou.startsWith('bc-role:'));
-  if (roles.length !== 1 || roles[0] !== `bc-role:${options.expectedRole}`) {
-    throw new JoinAnswerError('role', `The leaf's OU is not bc-role:${options.expectedRole}`);
+  if (roles.length !== 1 || roles[0] !== `bc-role:${role}`) {
+    throw new JoinAnswerError('role', `The leaf's OU is not bc-role:${role}`);
   }
   return { status, nodeId, siteId, trustDomain, role, csrSha256: options.csrSha256, certificateChain, commandTrustBundle };
 }

@@ -139,9 +139,15 @@ describe('the agent against a served well-known document', () => {
     const identity = JSON.parse(await readFile(path.join(identityDir, 'identity.json'), 'utf8'));
     expect(identity).toMatchObject({ nodeId: (answer as { nodeId: string }).nodeId, siteId: t.site.id, role: 'node' });
 
+    // A machine that already has an identity does nothing, and spends no token.
+    const { token: second, id: secondId } = await createJoinToken(testDb(), t.admin, { tenantId: t.tenantId, poolId: t.pool.id, ttlSeconds: 600, idempotencyKey: `agent2-${Date.now()}` });
+    await expect(joinWithToken({ serverUrl: api.url, token: second!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin }, identityDir })).rejects.toThrow(/^already joined/);
+    expect((await testDb().joinToken.findUniqueOrThrow({ where: { id: secondId } })).usesLeft).toBe(1);
+
     // A wrong pin is refused before anything is sent.
+    const elsewhere = await mkdtemp(path.join(tmpdir(), 'bc-identity-'));
     await expect(
-      joinWithToken({ serverUrl: api.url, token: token!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.servingCaPin }, identityDir }),
+      joinWithToken({ serverUrl: api.url, token: second!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.servingCaPin }, identityDir: elsewhere }),
     ).rejects.toThrow(/join_encryption_key_pin/);
   });
 });

@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import { BASE_PATH } from '../config/config';
 import { JOIN_HEADERS, serveJoin } from '../join/http';
 import { getJoinService } from '../join/runtime';
-import { MAX_JOIN_BODY_BYTES } from '../join/wire';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -32,7 +32,7 @@ async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
     const answer = await serveJoin(getJoinService(), await readBody(req, MAX_JOIN_BODY_BYTES));
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch {
-    res.writeHead(500, JOIN_HEADERS).end('{"code":"INTERNAL","message":"Internal error; retry"}');
+    res.writeHead(JOIN_FAILED.status, JOIN_HEADERS).end(JOIN_FAILED.body);
   }
 }
 
@@ -58,7 +58,7 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
 export async function startHttpServer(options: { port: number; db: Db; hostname?: string }): Promise<() => Promise<void>> {
   let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | undefined;
   const server = http.createServer((req, res) => {
-    if (req.method === 'POST' && req.url === JOIN_PATH) {
+    if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) {
       void handleJoin(req, res);
       return;
     }

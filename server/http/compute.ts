@@ -6,6 +6,8 @@ import { buildOpenApiDocument } from '../api/rest/openapi';
 import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody, serveJoin } from '../join/http';
 import { getJoinService } from '../join/runtime';
+import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
+import { logError } from '../log';
 
 export interface ComputeHandlerDeps {
   db: Db;
@@ -34,7 +36,12 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
     return json(200, openApiCache);
   }
   if (path === '/v1/join' && request.method === 'POST') {
-    const answer = await serveJoin(getJoinService(), await readLimitedBody(request));
+    let answer: JoinAnswer = JOIN_FAILED;
+    try {
+      answer = await serveJoin(getJoinService(), await readLimitedBody(request));
+    } catch (error) {
+      logError('join request failed', error);
+    }
     return new Response(new Uint8Array(answer.body), { status: answer.status, headers: JOIN_HEADERS });
   }
   try {

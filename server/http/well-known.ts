@@ -17,8 +17,9 @@ export async function buildWellKnownDocument(db: Db): Promise<Record<string, unk
   const pki = await loadPkiRuntime(db);
   if (pki) doc.join = wellKnownJoinSection(pki.crypto);
   const gateway = gatewayConfig();
-  if (gateway) {
-    doc.gateway = { url: gateway.url, serverName: gateway.serverName, ...(pki ? { servingCaPin: pki.servingCaPin } : {}) };
+  // The gateway section carries the serving CA's pin, so it appears only once the PKI is loaded.
+  if (gateway && pki) {
+    doc.gateway = { url: gateway.url, serverName: gateway.serverName, servingCaPin: pki.servingCaPin };
   }
   return doc;
 }

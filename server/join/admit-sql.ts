@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { IssuedNodeCertificate } from '../pki/node-certificate';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
@@ -32,12 +31,12 @@ WITH consume AS (
       AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims)
   RETURNING id
 ), reclaimed AS (
-  UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = now()
+  UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = compute_now()
     FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[]) AS d(id, gen, state, trust, claims)
    WHERE n.id = d.id
   RETURNING n.id
 ), revoked AS (
-  UPDATE node_certs c SET revoked_at = now(), revocation_reason = 'reclaimed'
+  UPDATE node_certs c SET revoked_at = compute_now(), revocation_reason = 'reclaimed'
    WHERE c.node_id = ANY($13::text[]) AND c.revoked_at IS NULL
   RETURNING c.serial, c.node_id
 ), certs AS (
@@ -84,7 +83,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       siteId: decision.siteId,
       attestor: join.attestor,
       reclaim: decision.reclaim !== null,
-      hardwareKeyTrusted: join.hardware.trusted,
+      hardwareKeyTrusted: decision.hardwareKeyTrusted,
       certificateSerial: cert.serialHex,
       nodeKey: 'unattested',
       role: decision.certRole,
@@ -110,7 +109,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     col(fresh, (r) => r.decision.state),
     col(fresh, (r) => r.decision.trust),
     col(fresh, (r) => r.join.hardware.key),
-    col(fresh, (r) => r.join.hardware.trusted),
+    col(fresh, (r) => r.decision.hardwareKeyTrusted),
     col(fresh, claimsJson),
     col(reclaims, (r) => r.nodeId),
     col(reclaims, (r) => r.identityGeneration),
@@ -121,7 +120,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     col(rows, (r) => r.nodeId),
     col(rows, (r) => r.identityGeneration),
     col(rows, (r) => r.decision.certRole),
-    col(rows, (r) => createHash('sha256').update(r.join.csr.spkiDer).digest()),
+    col(rows, (r) => r.join.spkiSha256),
     col(rows, (r) => r.cert.der),
     col(rows, (r) => r.cert.notBefore),
     col(rows, (r) => r.cert.notAfter),

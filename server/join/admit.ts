@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
-import { issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
+import { issueNodeCertificate, MAX_RAMDISK_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
 import { decideJoin, type ExistingNode, type LockedToken } from './decide';
 import type { PreparedJoin } from './prepare';
 import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
@@ -30,10 +30,15 @@ export interface AdmitDeps {
   certTtlSeconds: number;
   rootTenantId: string | null;
   hints: CertificateHints;
+  /**
+   * Trusted keys (hex) that another transaction inserted while an earlier attempt of these joins was in
+   * flight: a node found for one of them now is the other join of a race, answered CONFLICT, not a reclaim.
+   */
+  racedKeys?: ReadonlySet<string>;
 }
 
 const SELECT_TOKENS = `
-SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted,
+SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted, t.bound_mac,
        t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
        p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
@@ -49,7 +54,24 @@ const SELECT_NODES = `
 SELECT id, tenant_id, site_id, pool_id, role, identity_generation, hardware_key
   FROM nodes
  WHERE hardware_key_trusted AND hardware_key = ANY($1::bytea[])
+ORDER BY hardware_key
    FOR UPDATE`;
+
+// Every certificate certifies a key made for it: a key certified before means a replayed request.
+const SELECT_CERTIFIED_KEYS = `SELECT spki_sha256 FROM node_certs WHERE spki_sha256 = ANY($1::bytea[])`;
+
+/** A batch whose write failed; `freshKeys` are the trusted keys it was inserting as new nodes. */
+export class AdmitWriteError extends Error {
+  constructor(
+    readonly cause: unknown,
+    readonly freshKeys: Set<string>,
+  ) {
+    super('The admission write failed', { cause });
+  }
+}
+
+/** COMMIT itself failed: whether the batch was written is unknown, so it must not be retried. */
+export class CommitError extends Error {}
 
 function toLockedToken(r: Record<string, any>): LockedToken {
   const policy = (r.policy ?? {}) as { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } };
@@ -64,6 +86,7 @@ function toLockedToken(r: Record<string, any>): LockedToken {
     expect: r.expect,
     allowReclaim: r.allow_reclaim,
     hosted: r.hosted,
+    boundMac: r.bound_mac,
     isRevoked: r.is_revoked,
     isExpired: r.is_expired,
     pool: r.p_id
@@ -102,7 +125,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     deps.hints.observeDatabaseNow(notBefore);
     const tokenIds = [...new Set(joins.map((j) => j.tokenId))];
     const tokens = new Map((await client.query(SELECT_TOKENS, [tokenIds])).rows.map((r) => [r.id as string, toLockedToken(r)]));
-    const trustedKeys = joins.filter((j) => j.hardware.trusted && j.hardware.key).map((j) => j.hardware.key!);
+    const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
     const existing = new Map<string, ExistingNode>();
     if (trustedKeys.length) {
       for (const r of (await client.query(SELECT_NODES, [trustedKeys])).rows) {
@@ -117,25 +140,41 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       }
     }
 
+    const certified = new Set(
+      (await client.query(SELECT_CERTIFIED_KEYS, [joins.map((j) => j.spkiSha256)])).rows.map((r) => (r.spki_sha256 as Buffer).toString('hex')),
+    );
+
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
     for (const [index, join] of joins.entries()) {
+      // A request seen before (the same sealed token and CSR, replayed) is refused like a bad seal.
+      const spkiHex = join.spkiSha256.toString('hex');
+      if (certified.has(spkiHex)) {
+        outcomes.push({ kind: 'refused', reason: 'join:token', tenantId: null });
+        continue;
+      }
       const token = tokens.get(join.tokenId);
-      const keyHex = join.hardware.key?.toString('hex');
-      const decision = decideJoin(join, token, join.secretHash, keyHex ? existing.get(keyHex) : undefined, deps.rootTenantId);
+      const keyHex = join.trustedKey?.toString('hex');
+      const known = keyHex ? existing.get(keyHex) : undefined;
+      if (known && keyHex && deps.racedKeys?.has(keyHex)) {
+        outcomes.push({ kind: 'conflict' });
+        continue;
+      }
+      const decision = decideJoin(join, token, join.secretHash, known, deps.rootTenantId);
       if (!decision.admitted) {
         outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
         continue;
       }
       // Two joins of one trusted machine in one batch: the first wins, the second raced it.
-      if (join.hardware.trusted && keyHex) {
+      if (keyHex) {
         if (claimedKeys.has(keyHex)) {
           outcomes.push({ kind: 'conflict' });
           continue;
         }
         claimedKeys.add(keyHex);
       }
+      certified.add(spkiHex);
       token!.usesLeft -= 1;
       deps.hints.remember(join.tokenId, decision.siteId, decision.certRole);
       const early = presigned[index];
@@ -151,7 +190,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           nodeId,
           role: decision.certRole as NodeCertificateRole,
           notBefore,
-          ttlSeconds: deps.certTtlSeconds,
+          ttlSeconds: decision.certRole === 'ramdisk' ? Math.min(deps.certTtlSeconds, MAX_RAMDISK_CERT_TTL_SECONDS) : deps.certTtlSeconds,
         });
       rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.tokenId });
       outcomes.push({
@@ -168,8 +207,19 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         },
       });
     }
-    if (rows.length) await client.query(WRITE_ADMISSIONS_SQL, admissionParams(rows));
-    await client.query('COMMIT');
+    if (rows.length) {
+      try {
+        await client.query(WRITE_ADMISSIONS_SQL, admissionParams(rows));
+      } catch (error) {
+        const fresh = new Set(rows.filter((r) => !r.decision.reclaim && r.join.trustedKey).map((r) => r.join.trustedKey!.toString('hex')));
+        throw new AdmitWriteError(error, fresh);
+      }
+    }
+    try {
+      await client.query('COMMIT');
+    } catch (error) {
+      throw new CommitError('COMMIT failed', { cause: error });
+    }
     return outcomes;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HardwareClaims } from './hardware/claims';
 import type { HardwareKey } from './hardware/hardware-key';
 import { matchesExpect, type JoinExpect } from './hardware/expect';
+import { isPermanentGlobalMac, normalizeMac } from './hardware/claims';
 
 /** A token row as the admission transaction reads it (locked), with its pool and site. */
 export interface LockedToken {
@@ -15,6 +16,8 @@ export interface LockedToken {
   expect: JoinExpect | null;
   allowReclaim: boolean;
   hosted: string | null;
+  /** A discovery token's one MAC. */
+  boundMac: string | null;
   isRevoked: boolean;
   isExpired: boolean;
   pool: {
@@ -44,6 +47,8 @@ export interface JoinCandidate {
   role: string;
   claims: HardwareClaims;
   hardware: HardwareKey;
+  /** The key when it can name a machine (see PreparedJoin.trustedKey). */
+  trustedKey: Buffer | null;
 }
 
 export type NodeTrust = 'platform' | 'tenant-owned' | 'tenant-controlled';
@@ -58,6 +63,8 @@ export interface Admission {
   role: string;
   /** The role the certificate names: `node-tenant` for a tenant-controlled node. */
   certRole: string;
+  /** Whether the node's hardware key is trusted (it can reclaim later). */
+  hardwareKeyTrusted: boolean;
   trust: NodeTrust;
   /** Adopted at once unless the pool runs acceptance checks. */
   state: 'adopted' | 'adopting';
@@ -71,6 +78,9 @@ export interface Refusal {
 }
 
 const refuse = (reason: string, tenantId: string | null = null): Refusal => ({ admitted: false, reason, tenantId });
+
+/** What each token role's agent is certified as: a provisioned OS joins as a node, a PXE ramdisk as `ramdisk`. */
+export const CERT_ROLE_OF_TOKEN: Record<string, string> = { node: 'node', site: 'site', provisioned: 'node', discovery: 'ramdisk' };
 
 /**
  * Who vouches for the node: `platform` when the platform owns the pool (its owner owns the site, the
@@ -111,12 +121,15 @@ export function decideJoin(
   if (candidate.role !== token.role) return refuse('join-token:role-mismatch', tenant);
 
   if (token.expect && !matchesExpect(token.expect, candidate.claims)) return refuse('join:expect', tenant);
+  if (token.boundMac && !(candidate.claims.macs ?? []).some((m) => isPermanentGlobalMac(m) && normalizeMac(m) === token.boundMac)) {
+    return refuse('join:expect', tenant);
+  }
   const { hardware } = candidate;
   if ((!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token.expect) {
     return refuse('join:placeholder-hardware', tenant);
   }
   // Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
-  const reclaim = hardware.trusted ? existing ?? null : null;
+  const reclaim = candidate.trustedKey ? existing ?? null : null;
   if (
     reclaim &&
     (!token.allowReclaim ||
@@ -144,7 +157,8 @@ export function decideJoin(
     siteId: token.siteId,
     poolId: token.poolId,
     role: token.role,
-    certRole: trust === 'tenant-controlled' ? 'node-tenant' : token.role,
+    certRole: trust === 'tenant-controlled' ? 'node-tenant' : CERT_ROLE_OF_TOKEN[token.role] ?? token.role,
+    hardwareKeyTrusted: candidate.trustedKey !== null,
     trust,
     state: pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
   };

@@ -221,3 +221,76 @@ describe('the node certificate', () => {
     expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400);
   });
 });
+
+describe('review hardening', () => {
+  it('answers CONFLICT, not a reclaim, to a join whose machine another instance inserted during its batch', async () => {
+    const t = await createTestTenant(db());
+    const raced = machineClaims();
+    const other = machineClaims();
+    const { token } = await mintToken(t, { maxUses: 5, allowReclaim: true });
+    const { deriveHardwareKey } = await import('./hardware/hardware-key');
+    const { prepareJoinAttempt } = await import('../../agent/join');
+    const instance = await h.pool.connect();
+    await instance.query('BEGIN');
+    await instance.query(
+      `INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, attestor)
+       VALUES ($1, $2, $3, $4, 'node', 'adopted', 'tenant-owned', $5, true, 'join-token')`,
+      [`node_race${Date.now()}`, t.tenantId, t.site.id, t.pool.id, deriveHardwareKey(raced).key],
+    );
+    const attempts = await Promise.all([raced, other].map((claims) => prepareJoinAttempt({ token: token!, trust: h.trust, claims })));
+    // Both in one batch, which blocks on the other instance's uncommitted row and then fails on it.
+    const pending = Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
+    await new Promise((r) => setTimeout(r, 300));
+    await instance.query('COMMIT');
+    instance.release();
+    const [racedAnswer, otherAnswer] = await pending;
+    expect(racedAnswer!.status).toBe(409);
+    expect(otherAnswer!.status).toBe(200);
+    expect(await db().nodeCert.count({ where: { node: { tenantId: t.tenantId } } })).toBe(1);
+  });
+
+  it('refuses unknown attestors and malformed roles without echoing them into events', async () => {
+    const t = await createTestTenant(db());
+    const { token } = await mintToken(t);
+    const weird = 'x'.repeat(5000);
+    for (const mutate of [(b: Record<string, unknown>) => void (b.attestor = weird), (b: Record<string, unknown>) => void (b.role = 'node\u0000')]) {
+      expect((await agentJoin(h, token!, machineClaims(), { mutate })).status).toBe(403);
+    }
+    const events = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'desc' }, take: 50 });
+    expect(events.some((e) => JSON.stringify(e.data).includes(weird))).toBe(false);
+    expect(await db().rateLimit.count({ where: { key: { contains: weird } } })).toBe(0);
+  });
+
+  it('keeps a machine admitted only through expect untrusted, so it never reclaims', async () => {
+    const t = await createTestTenant(db());
+    // Two permanent MACs: two identifiers, but neither a product UUID nor a serial.
+    const claims = { macs: ['3c:ec:ef:01:02:03', '3c:ec:ef:01:02:04'] };
+    const first = await agentJoin(h, (await mintToken(t, { expect: { mac: '3c:ec:ef:01:02:03' } })).token!, claims);
+    expect(first.status).toBe(200);
+    expect(await db().node.findUniqueOrThrow({ where: { id: first.answer!.nodeId } })).toMatchObject({ hardwareKeyTrusted: false });
+    const event = await db().event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'node.joined' } });
+    expect((event.data as { hardwareKeyTrusted: boolean }).hardwareKeyTrusted).toBe(false);
+    const second = await agentJoin(h, (await mintToken(t, { expect: { mac: '3c:ec:ef:01:02:04' } })).token!, claims);
+    expect(second.status).toBe(200);
+    expect(second.answer!.nodeId).not.toBe(first.answer!.nodeId);
+  });
+
+  it('refuses a replayed join request as a bad seal, consuming nothing', async () => {
+    const t = await createTestTenant(db());
+    const minted = await mintToken(t, { maxUses: 3, allowReclaim: true });
+    const { prepareJoinAttempt } = await import('../../agent/join');
+    const attempt = await prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims: machineClaims() });
+    expect((await h.service.join(JSON.parse(attempt.body))).status).toBe(200);
+    const replay = await h.service.join(JSON.parse(attempt.body));
+    expect(replay.status).toBe(403);
+    expect((await db().joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(2);
+    expect(await db().nodeCert.count({ where: { node: { tenantId: t.tenantId } } })).toBe(1);
+    expect(await db().nodeCert.count({ where: { node: { tenantId: t.tenantId }, revokedAt: { not: null } } })).toBe(0);
+  });
+
+  it('refuses claims that are not well-formed text instead of failing the batch', async () => {
+    const t = await createTestTenant(db());
+    const result = await agentJoin(h, (await mintToken(t)).token!, machineClaims({ hostname: 'x\ud800' }));
+    expect(result.status).toBe(403);
+  });
+});

@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../db/errors';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
-import { admitBatch, type AdmitOutcome } from './admit';
+import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
 import { signEnvelope } from './crypto/envelope';
 import { isPrepared, prepareJoin, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
@@ -87,28 +87,38 @@ export class JoinService {
   }
 
   private async refuse(refusals: RefusalRecord[]) {
-    await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit);
-  }
-
-  private async drain(crypto: JoinCrypto) {
     try {
-      const rootTenantId = await this.options.loadRootTenantId();
-      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
-      while (this.queue.length) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        const outcomes = await this.admit(batch.map((p) => p.join), deps);
-        batch.forEach((p, i) => p.resolve(outcomes[i]!));
-      }
-    } finally {
-      this.draining = false;
-      if (this.queue.length) {
-        this.draining = true;
-        setImmediate(() => void this.drain(crypto));
-      }
+      await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit);
+    } catch (error) {
+      // A refusal stays a refusal when its event cannot be written; the failure is logged.
+      logError('could not record join refusals', error);
     }
   }
 
-  private async admit(joins: PreparedJoin[], deps: Parameters<typeof admitBatch>[2]): Promise<AdmitOutcome[]> {
+  private async drain(crypto: JoinCrypto) {
+    const batch = this.queue.splice(0, this.maxBatch);
+    try {
+      const rootTenantId = await this.options.loadRootTenantId();
+      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
+      const outcomes = await this.admit(batch.map((p) => p.join), deps);
+      batch.forEach((p, i) => p.resolve(outcomes[i]!));
+    } catch (error) {
+      logError('join admission failed', error);
+      for (const p of batch) p.resolve({ kind: 'error' });
+    } finally {
+      // One batch per turn: joins that arrived meanwhile form the next one.
+      if (this.queue.length) setImmediate(() => void this.drain(crypto));
+      else this.draining = false;
+    }
+  }
+
+  /**
+   * Admits a batch; when its transaction fails, retries the joins one by one. A unique violation on the
+   * hardware key means another instance inserted one of these machines meanwhile: the retry answers the
+   * colliding join CONFLICT (not a reclaim of the node that just appeared). A failed COMMIT is never
+   * retried, since the batch may have been written.
+   */
+  private async admit(joins: PreparedJoin[], deps: AdmitDeps): Promise<AdmitOutcome[]> {
     try {
       const client = await this.options.pool.connect();
       try {
@@ -117,13 +127,19 @@ export class JoinService {
         client.release();
       }
     } catch (error) {
+      if (error instanceof CommitError) {
+        logError('join admission commit failed', error.cause);
+        return joins.map(() => ({ kind: 'error' as const }));
+      }
+      const raced = error instanceof AdmitWriteError && isUniqueViolation(error.cause);
       if (joins.length > 1) {
+        const retryDeps = raced ? { ...deps, racedKeys: new Set([...(deps.racedKeys ?? []), ...(error as AdmitWriteError).freshKeys]) } : deps;
         const outcomes: AdmitOutcome[] = [];
-        for (const join of joins) outcomes.push(...(await this.admit([join], deps)));
+        for (const join of joins) outcomes.push(...(await this.admit([join], retryDeps)));
         return outcomes;
       }
-      if (isUniqueViolation(error)) return [{ kind: 'conflict' }];
-      logError('join admission failed', error);
+      if (raced) return [{ kind: 'conflict' }];
+      logError('join admission failed', error instanceof AdmitWriteError ? error.cause : error);
       return [{ kind: 'error' }];
     }
   }

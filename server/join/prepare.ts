@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { hashTokenSecret, parseJoinToken } from '../tokens/secret';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
@@ -17,6 +18,14 @@ export interface PreparedJoin {
   attestor: string;
   claims: HardwareClaims;
   hardware: HardwareKey;
+  /**
+   * The hardware key when it can name a machine: trusted (two independent identifiers) and with a product
+   * UUID or a serial. A machine admitted only through a token's `expect` binding joins with an untrusted
+   * key, and an untrusted key never reclaims.
+   */
+  trustedKey: Buffer | null;
+  /** SHA-256 of the CSR's key, as `node_certs.spki_sha256` stores it. */
+  spkiSha256: Buffer;
 }
 
 /** What a refusal before the database knows: the reason and the hashes the event may carry. */
@@ -38,11 +47,13 @@ export function prepareJoin(raw: unknown, crypto: JoinCrypto): PreparedJoin | Ea
   let role = 'node';
   let csr: ParsedCsr | null = null;
   let hardware: HardwareKey | null = null;
+  let trustedKey: Buffer | null = null;
   try {
     const body = parseJoinBody(raw);
     attestor = body.attestor;
     role = body.role;
     hardware = deriveHardwareKey(body.claims);
+    trustedKey = hardware.key && hardware.trusted && hardware.hasUuidOrSerial ? hardware.key : null;
     // Only the join-token attestor is configured on this server; others are refused by name.
     if (attestor !== 'join-token') throw new JoinRefusal(`join:attestor`, 'attestor not configured');
     csr = parseCsr(body.csr);
@@ -58,6 +69,8 @@ export function prepareJoin(raw: unknown, crypto: JoinCrypto): PreparedJoin | Ea
       attestor,
       claims: body.claims,
       hardware,
+      trustedKey,
+      spkiSha256: createHash('sha256').update(csr.spkiDer).digest(),
     };
   } catch (error) {
     if (!(error instanceof JoinRefusal)) throw error;

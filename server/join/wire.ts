@@ -14,6 +14,10 @@ export interface JoinRequestBody {
 }
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const ROLE = /^[a-z][a-z-]{0,31}$/;
+
+/** The attestors protocol.md names; anything else is malformed, so events and rate-limit keys stay bounded. */
+export const KNOWN_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 
 /**
  * Parses a Join body (protocol.md). Unknown fields are ignored; anything malformed is a refusal like any
@@ -25,14 +29,16 @@ export function parseJoinBody(raw: unknown): JoinRequestBody {
   const { sealedToken, csr, attestor = '', role = 'node' } = body;
   if (typeof sealedToken !== 'string' || sealedToken.length === 0) throw new JoinRefusal('join:malformed', 'sealedToken');
   if (typeof csr !== 'string' || csr.length > 8192 || !B64.test(csr)) throw new JoinRefusal('join:malformed', 'csr');
-  if (typeof attestor !== 'string' || typeof role !== 'string' || role.length > 32) throw new JoinRefusal('join:malformed', 'attestor or role');
+  const named = attestor === '' ? 'join-token' : attestor;
+  if (typeof named !== 'string' || !(KNOWN_ATTESTORS as readonly string[]).includes(named)) throw new JoinRefusal('join:malformed', 'attestor');
+  if (typeof role !== 'string' || !ROLE.test(role)) throw new JoinRefusal('join:malformed', 'role');
   const claims = hardwareClaimsSchema.safeParse(body.claims ?? {});
   if (!claims.success) throw new JoinRefusal('join:malformed', 'claims');
   return {
     sealedToken,
     csr: Buffer.from(csr, 'base64'),
     claims: claims.data,
-    attestor: attestor === '' ? 'join-token' : attestor,
+    attestor: named,
     role,
   };
 }

@@ -3,12 +3,16 @@ import { z } from 'zod';
 /** Limits on what a join may claim; generous for real hardware, small enough to store and show. */
 export const CLAIM_LIMITS = { uuid: 64, serial: 128, mac: 32, hostname: 253, macs: 64, gpuUuids: 64 } as const;
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 // Control characters have no place in firmware strings and would garble logs and the console.
 const printable = (max: number) =>
   z
     .string()
     .max(max)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, 'contains control characters');
+    .regex(/^[^\u0000-\u001f\u007f]*$/, 'contains control characters')
+    // A lone surrogate cannot be stored as JSON text in PostgreSQL; it is never a real identifier.
+    .refine((value) => !LONE_SURROGATE.test(value), 'is not well-formed Unicode');
 
 // Go's encoding/json writes an unset string or slice as null, so null reads as absent.
 const absentOr = <T extends z.ZodTypeAny>(schema: T) =>

@@ -1,0 +1,239 @@
+'use client';
+
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import { toApiError } from '@/lib/api-errors';
+import type { Pool, Tenant } from '@/lib/api-types';
+import {
+  CUSTOM_TTL,
+  EXPECT_FIELDS,
+  EXPECT_KEYS,
+  INITIAL_JOIN_TOKEN_VALUES,
+  joinTokenErrorMessage,
+  joinTokenFieldOf,
+  newIdempotencyKey,
+  toCreateJoinTokenInput,
+  TTL_PRESETS,
+  type CreateJoinTokenInput,
+  type JoinToken,
+  type JoinTokenFormField,
+  type JoinTokenFormValues,
+} from '@/lib/join-token-form';
+import { useTRPC, useTRPCClient } from '@/lib/trpc';
+
+interface CreateJoinTokenDialogProps {
+  open: boolean;
+  tenant: Tenant;
+  pool: Pool;
+  onClose: () => void;
+  /** `token` is null when the server answered a replay of this dialog's idempotency key. */
+  onCreated: (record: JoinToken, token: string | null) => void;
+}
+
+export function CreateJoinTokenDialog({ open, onClose, pool, ...form }: CreateJoinTokenDialogProps) {
+  return (
+    <Dialog
+      open={open}
+      onClose={onClose}
+      title="Create join token"
+      description={
+        <>
+          For pool <strong>{pool.name}</strong>. The token is shown once, right after it is created.
+        </>
+      }
+    >
+      <CreateJoinTokenForm {...form} pool={pool} onClose={onClose} />
+    </Dialog>
+  );
+}
+
+function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJoinTokenDialogProps, 'open'>) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<JoinTokenFormValues>(INITIAL_JOIN_TOKEN_VALUES);
+  // One key per opening of the dialog (the body mounts on open): a double submit, or a retry after a lost
+  // answer, mints one token, and the second answer comes back without the secret.
+  const [idempotencyKey] = useState(newIdempotencyKey);
+  const isSubmitting = useRef(false);
+
+  const create = useMutation({
+    mutationKey: trpc.joinTokens.create.mutationKey(),
+    mutationFn: async (input: CreateJoinTokenInput) => {
+      const { token, ...record } = await client.joinTokens.create.mutate(input);
+      await queryClient.invalidateQueries(trpc.joinTokens.list.pathFilter());
+      // The bearer token goes to the one-time panel and nowhere else: what the mutation cache keeps is the record.
+      onCreated(record, token ?? null);
+      return record;
+    },
+    onSettled: () => {
+      isSubmitting.current = false;
+    },
+  });
+
+  const apiError = create.error ? toApiError(create.error) : null;
+  const errorField = apiError ? joinTokenFieldOf(apiError.field) : null;
+  const errorFor = (field: JoinTokenFormField) => (apiError && errorField === field ? joinTokenErrorMessage(apiError, 'create', tenant.name) : null);
+  const isCustomTtl = values.ttlChoice === CUSTOM_TTL;
+
+  function update<K extends keyof JoinTokenFormValues>(key: K, value: JoinTokenFormValues[K]) {
+    setValues((current) => ({ ...current, [key]: value }));
+    if (create.isError) create.reset();
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    // A ref, not isPending: two quick Enters land before React re-renders with the button disabled.
+    if (isSubmitting.current) return;
+    isSubmitting.current = true;
+    create.mutate(toCreateJoinTokenInput({ tenantId: tenant.id, poolId: pool.id, idempotencyKey }, values));
+  }
+
+  return (
+    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending}>
+      {apiError && !errorField && (
+        <p className="form-error" role="alert">
+          {joinTokenErrorMessage(apiError, 'create', tenant.name)}
+        </p>
+      )}
+      <div className="form-grid">
+        <Field label="Lifetime" error={isCustomTtl ? null : errorFor('ttlSeconds')} hint="The token expires after this, used or not.">
+          {(control) => (
+            <select {...control} value={values.ttlChoice} onChange={(event) => update('ttlChoice', event.target.value)} data-autofocus>
+              {TTL_PRESETS.map((preset) => (
+                <option key={preset.seconds} value={String(preset.seconds)}>
+                  {preset.label}
+                </option>
+              ))}
+              <option value={CUSTOM_TTL}>Custom…</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Max uses" error={errorFor('maxUses')} hint="How many machines may join with it, 1 to 10,000.">
+          {(control) => (
+            <input
+              {...control}
+              type="number"
+              inputMode="numeric"
+              min={1}
+              max={10_000}
+              step={1}
+              required
+              value={values.maxUses}
+              onChange={(event) => update('maxUses', event.target.value)}
+            />
+          )}
+        </Field>
+        {isCustomTtl && (
+          <Field label="Lifetime in seconds" error={errorFor('ttlSeconds')} hint="60 (one minute) to 86,400 (one day).">
+            {(control) => (
+              <input
+                {...control}
+                type="number"
+                inputMode="numeric"
+                min={60}
+                max={86_400}
+                step={1}
+                required
+                placeholder="5400"
+                value={values.customTtl}
+                onChange={(event) => update('customTtl', event.target.value)}
+              />
+            )}
+          </Field>
+        )}
+      </div>
+
+      <Group legend="Options">
+        <Choice
+          label="Allow reclaim"
+          hint="Lets a machine the pool already knows, with a new key (say, after a reinstall), reclaim its node."
+          error={errorFor('allowReclaim')}
+          checked={values.allowReclaim}
+          onChange={(checked) => update('allowReclaim', checked)}
+        />
+        <Choice
+          label="Hosted on Kubernetes"
+          hint="For bcd running as a DaemonSet. Its nodes join tenant-controlled unless the platform owns this pool and the pool is platform-operated."
+          error={errorFor('hosted')}
+          checked={values.isHosted}
+          onChange={(checked) => update('isHosted', checked)}
+        />
+      </Group>
+
+      <Group
+        legend="Pin to one machine"
+        optional
+        hint="The machine must present every identifier named here. Leave all blank to admit whichever machine presents the token first."
+        error={errorFor('expect')}
+      >
+        <div className="form-grid">
+          {EXPECT_KEYS.map((key) => (
+            <Field key={key} label={EXPECT_FIELDS[key].label} error={errorFor(`expect.${key}`)} hint={EXPECT_FIELDS[key].hint}>
+              {(control) => (
+                <input
+                  {...control}
+                  className="input-mono"
+                  value={values.expect[key]}
+                  onChange={(event) => update('expect', { ...values.expect, [key]: event.target.value })}
+                  placeholder={EXPECT_FIELDS[key].placeholder}
+                  autoComplete="off"
+                  spellCheck={false}
+                />
+              )}
+            </Field>
+          ))}
+        </div>
+      </Group>
+
+      <footer className="dialog-footer">
+        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
+          Cancel
+        </button>
+        <button type="submit" className="btn btn-primary" disabled={create.isPending}>
+          {create.isPending ? 'Creating…' : 'Create token'}
+        </button>
+      </footer>
+    </form>
+  );
+}
+
+/** A fieldset with its legend, hint and the error about the group as a whole. */
+function Group(props: { legend: string; hint?: string; error?: string | null; optional?: boolean; children: ReactNode }) {
+  const { legend, hint, error, optional, children } = props;
+  return (
+    <fieldset className={`fieldset${error ? ' field-invalid' : ''}`} aria-invalid={error ? true : undefined}>
+      <legend className="field-label">
+        {legend}
+        {optional && <span className="field-optional">optional</span>}
+      </legend>
+      {hint && <p className="field-hint">{hint}</p>}
+      {children}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
+function Choice(props: { label: string; hint: string; error: string | null; checked: boolean; onChange: (checked: boolean) => void }) {
+  const { label, hint, error, checked, onChange } = props;
+  return (
+    <label className="choice">
+      <input type="checkbox" checked={checked} onChange={(event) => onChange(event.target.checked)} aria-invalid={error ? true : undefined} />
+      <span className="choice-label">
+        {label}
+        <span className="choice-hint">{hint}</span>
+        {error && (
+          <span className="field-error" role="alert">
+            {error}
+          </span>
+        )}
+      </span>
+    </label>
+  );
+}

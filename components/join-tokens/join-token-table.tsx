@@ -1,0 +1,161 @@
+'use client';
+
+import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { formatTimestamp } from '@/components/ui/format';
+import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import type { Pool, Tenant } from '@/lib/api-types';
+import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
+import { useTRPC } from '@/lib/trpc';
+import { RevokeJoinTokenButton } from './revoke-join-token-button';
+
+const PAGE_SIZE = 50;
+
+const STATE_LABELS: Record<JoinTokenState, string> = { live: 'Live', revoked: 'Revoked', expired: 'Expired', 'used-up': 'Used up' };
+
+interface JoinTokenTableProps {
+  tenant: Tenant;
+  pool: Pool;
+  siteName: string;
+  includeInactive: boolean;
+}
+
+/** A pool's tokens, newest first, a page at a time; live ones only unless `includeInactive`. */
+export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: JoinTokenTableProps) {
+  const trpc = useTRPC();
+  const now = useNow();
+  const tokens = useInfiniteQuery(
+    trpc.joinTokens.list.infiniteQueryOptions(
+      { tenantId: tenant.id, poolId: pool.id, includeInactive, limit: PAGE_SIZE },
+      // Toggling "Show inactive" keeps the rows on screen until the other list arrives.
+      { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
+    ),
+  );
+  const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
+  const headingId = `pool-${pool.id}`;
+  const what = includeInactive ? 'token' : 'live token';
+
+  return (
+    <section className="panel" aria-labelledby={headingId} aria-busy={tokens.isPlaceholderData || tokens.isFetchingNextPage}>
+      <header className="panel-header">
+        <h2 id={headingId}>
+          <span className="panel-eyebrow">Pool </span>
+          {pool.name}
+        </h2>
+        <span className="badge" title="Site">
+          site {siteName}
+        </span>
+        <code className="id" title="Pool id">
+          {pool.id}
+        </code>
+        {tokens.isSuccess && !tokens.isPlaceholderData && (
+          <span className="panel-meta">
+            {items.length}
+            {tokens.hasNextPage ? '+' : ''} {items.length === 1 ? what : `${what}s`}
+          </span>
+        )}
+      </header>
+      {tokens.isPending ? (
+        <div className="panel-empty">
+          <LoadingRows label="Loading join tokens…" />
+        </div>
+      ) : tokens.isError ? (
+        <QueryError error={tokens.error} what="join tokens" />
+      ) : items.length === 0 ? (
+        <p className="panel-empty">
+          {includeInactive ? 'No join token was ever created for this pool.' : 'No live join tokens. Create one to let a machine join this pool.'}
+        </p>
+      ) : (
+        <div className={`table-scroll${tokens.isPlaceholderData ? ' is-stale' : ''}`}>
+          <table className="table">
+            <caption className="visually-hidden">Join tokens of pool {pool.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Token ID</th>
+                <th scope="col">State</th>
+                <th scope="col">Uses left</th>
+                <th scope="col">Expires (UTC)</th>
+                <th scope="col">Pinned to</th>
+                <th scope="col">Reclaim</th>
+                <th scope="col">Hosted</th>
+                <th scope="col">Created (UTC)</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((token) => (
+                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {tokens.hasNextPage && (
+        <footer className="panel-footer">
+          <button type="button" className="btn btn-small" onClick={() => void tokens.fetchNextPage()} disabled={tokens.isFetchingNextPage}>
+            {tokens.isFetchingNextPage ? 'Loading…' : 'Load more'}
+          </button>
+        </footer>
+      )}
+    </section>
+  );
+}
+
+function JoinTokenRow({ token, tenant, now }: { token: JoinToken; tenant: Tenant; now: number }) {
+  const pinned = expectEntries(token.expect);
+  const isLive = token.state === 'live';
+  return (
+    <tr className={isLive ? undefined : 'row-archived'}>
+      <th scope="row" className="cell-name">
+        <code className="token-id">{token.id}</code>
+      </th>
+      <td>
+        <span className={`status status-${token.state}`} title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}>
+          {STATE_LABELS[token.state]}
+        </span>
+      </td>
+      <td className="cell-number">
+        {token.usesLeft} / {token.maxUses}
+      </td>
+      <td className="cell-time">
+        <time dateTime={token.expiresAt} title={token.expiresAt}>
+          {formatTimestamp(token.expiresAt, { zone: false })}
+        </time>
+        {isLive && <span className="cell-sub">{formatRelative(token.expiresAt, now)}</span>}
+      </td>
+      <td className="cell-wrap">
+        {pinned.length ? (
+          <ul className="tags">
+            {pinned.map((entry) => (
+              <li key={entry.key} className="tag">
+                <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <span className="muted">any machine</span>
+        )}
+      </td>
+      <td>{token.allowReclaim ? <span className="badge badge-warn">allowed</span> : <span className="muted">no</span>}</td>
+      <td>{token.hosted ? <span className="badge badge-info">{token.hosted}</span> : <span className="muted">no</span>}</td>
+      <td className="cell-time">
+        <time dateTime={token.createdAt} title={token.createdAt}>
+          {formatTimestamp(token.createdAt, { zone: false })}
+        </time>
+      </td>
+      <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} />}</td>
+    </tr>
+  );
+}
+
+/** The clock for "in 42 min", read once a minute. The table renders only in the browser, after its query. */
+function useNow(): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 60_000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}

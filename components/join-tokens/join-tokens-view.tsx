@@ -1,0 +1,123 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useRef, useState } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import type { Pool, Tenant } from '@/lib/api-types';
+import type { JoinToken } from '@/lib/join-token-form';
+import { withTenant } from '@/lib/tenant-url';
+import { useTRPC } from '@/lib/trpc';
+import { CreateJoinTokenDialog } from './create-join-token-dialog';
+import { JoinTokenTable } from './join-token-table';
+import { OneTimeToken, type MintedToken } from './one-time-token';
+import { PoolPicker } from './pool-picker';
+
+export const POOL_PARAM = 'pool';
+
+export function JoinTokensView() {
+  return <TenantGate>{(tenant) => <TenantJoinTokens key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+/** The join tokens of one of the tenant's bcd pools (`?pool=`, else the first), with create and revoke. */
+function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const pathname = usePathname();
+  const searchParams = useSearchParams();
+  const [showInactive, setShowInactive] = useState(false);
+  const [isCreating, setCreating] = useState(false);
+  // The one place the bearer token lives in the browser: React state of this page, until Done.
+  const [minted, setMinted] = useState<MintedToken | null>(null);
+  const createButton = useRef<HTMLButtonElement>(null);
+
+  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
+  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
+  // Only the daemon joins with a token (joinTokens.create refuses agent 'none' and archived pools).
+  const joinablePools = pools.data?.items.filter((pool) => pool.agent === 'bcd' && !pool.archivedAt) ?? [];
+  const requestedPoolId = searchParams.get(POOL_PARAM);
+  const pool: Pool | undefined = requestedPoolId ? joinablePools.find((p) => p.id === requestedPoolId) : joinablePools[0];
+  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+
+  function selectPool(poolId: string) {
+    const params = new URLSearchParams(searchParams.toString());
+    params.set(POOL_PARAM, poolId);
+    router.replace(`${pathname}?${params.toString()}`, { scroll: false });
+  }
+
+  function onCreated(record: JoinToken, token: string | null, poolName: string) {
+    setCreating(false);
+    // A late replay of the same submit answers without the token; it must not hide the one being shown.
+    setMinted((current) => (current?.record.id === record.id && current.token && !token ? current : { record, token, poolName }));
+  }
+
+  return (
+    <>
+      <PageHeader
+        title="Join tokens"
+        description={
+          <>
+            A join token lets a limited number of machines join one pool, for a limited time. Tenant <strong>{tenant.name}</strong>.
+          </>
+        }
+        actions={
+          <>
+            {joinablePools.length > 0 && <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={selectPool} />}
+            <label className="toggle">
+              <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
+              Show inactive
+            </label>
+            <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
+              Create join token
+            </button>
+          </>
+        }
+      />
+      {/* Before the panel: closing the dialog returns the focus to its opener, then the new panel takes it. */}
+      {pool && (
+        <CreateJoinTokenDialog
+          open={isCreating}
+          tenant={tenant}
+          pool={pool}
+          onClose={() => setCreating(false)}
+          onCreated={(record, token) => onCreated(record, token, pool.name)}
+        />
+      )}
+      {minted && (
+        <OneTimeToken
+          minted={minted}
+          onDone={() => {
+            setMinted(null);
+            // The panel that held the focus is gone; put it back where the next token starts.
+            createButton.current?.focus();
+          }}
+        />
+      )}
+      {pools.isPending ? (
+        <LoadingRows label="Loading pools…" />
+      ) : pools.isError ? (
+        <QueryError error={pools.error} what="pools" />
+      ) : joinablePools.length === 0 ? (
+        <div className="callout">
+          <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a pool with agent{' '}
+          <code>bcd</code> on the <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
+        </div>
+      ) : !pool ? (
+        <div className="callout callout-error" role="alert">
+          <strong>Pool “{requestedPoolId}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no daemon. Choose a pool above.
+        </div>
+      ) : (
+        <JoinTokenTable
+          key={pool.id}
+          tenant={tenant}
+          pool={pool}
+          siteName={siteNames.get(pool.siteId) ?? pool.siteId}
+          includeInactive={showInactive}
+        />
+      )}
+    </>
+  );
+}
