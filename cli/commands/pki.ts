@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dataDirectory } from '../../server/boot/data-dir';
@@ -68,9 +68,15 @@ export function registerPkiCommands(program: Command) {
       const secret = pkiSecret();
       const bundle = await withLocalDb((db) => loadPki(db, secret));
       const issued = issueGatewayCertificate(bundle, { sans: opts.san, ttlDays: opts.days });
-      if (existsSync(opts.cert)) throw new DomainError('ALREADY_EXISTS', `${opts.cert} already exists; refusing to overwrite it`);
-      await writeNewFile(opts.key, issued.privateKeyPem, 0o600);
-      await writeNewFile(opts.cert, issued.chainPem, 0o644);
+      // Both files or neither: the certificate's file is reserved before the key is written.
+      await writeNewFile(opts.cert, '', 0o644);
+      try {
+        await writeNewFile(opts.key, issued.privateKeyPem, 0o600);
+      } catch (error) {
+        await unlink(opts.cert).catch(() => {});
+        throw error;
+      }
+      await writeFile(opts.cert, issued.chainPem);
       process.stdout.write(`Wrote ${opts.cert} (certificate and serving CA) and ${opts.key} (private key, 0600) for ${opts.san.join(', ')}\n`);
     });
 }

@@ -1,4 +1,5 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { DomainError } from '../../server/errors';
 import type { PoolRecord } from '../../server/pools/schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
@@ -24,7 +25,7 @@ export function registerPoolCommands(program: Command) {
     .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
-      if (opts.agent !== 'bcd' && opts.agent !== 'none') throw new InvalidArgumentError('--agent must be bcd or none');
+      if (opts.agent !== 'bcd' && opts.agent !== 'none') throw new DomainError('INVALID_ARGUMENT', '--agent must be bcd or none', { field: 'agent' });
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const policy: Record<string, unknown> = {};

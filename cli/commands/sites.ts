@@ -33,4 +33,21 @@ export function registerSiteCommands(program: Command) {
       if (opts.json) return printJson(items);
       printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
     });
+  for (const [name, description, suffix] of [
+    ['get', 'Show a site', ''],
+    ['archive', 'Archive a site (its pools must be archived first)', '/archive'],
+  ] as const) {
+    sites
+      .command(`${name} <siteId>`)
+      .description(description)
+      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--json', 'print JSON')
+      .action(async (siteId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+        const client = clientFor(cmd);
+        const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/sites/${enc(siteId)}${suffix}`;
+        const site = suffix ? await client.post<SiteRecord>(path) : await client.get<SiteRecord>(path);
+        if (opts.json) return printJson(site);
+        printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]);
+      });
+  }
 }

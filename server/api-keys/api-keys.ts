@@ -10,13 +10,13 @@ import { principalOf, type Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
 
-export const createApiKeyInput = z.object({
+export const createApiKeyInput = z.strictObject({
   tenantId: idOf('tnt'),
   role: z.enum(ROLES),
   name: z.string().trim().min(1).max(100),
 });
-export const listApiKeysInput = z.object({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
-export const revokeApiKeyInput = z.object({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
+export const listApiKeysInput = z.strictObject({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
+export const revokeApiKeyInput = z.strictObject({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
 
 export const apiKeyRecord = z.object({
   id: z.string(),
@@ -44,10 +44,26 @@ const toRecord = (k: Row): ApiKeyRecord => ({
 });
 
 /** Mints a key `bcak_<id>.<secret>`; only the SHA-256 of the secret is stored and the key is shown once. */
-export async function insertApiKey(db: Db, input: z.infer<typeof createApiKeyInput>, createdBy: string) {
+export async function insertApiKey(
+  db: Db,
+  input: z.infer<typeof createApiKeyInput>,
+  createdBy: string,
+  firstKeyOf?: { rootTenantId: string; refusal: unknown },
+) {
   const id = newId('ak');
   const secret = randomBytes(32).toString('base64url');
   return db.$transaction(async (tx) => {
+    if (firstKeyOf) {
+      // Only a tenant nobody can act in yet takes a key from outside; the row lock makes two such
+      // requests take turns, so exactly one first key is minted.
+      await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${input.tenantId} FOR UPDATE`;
+      const [keys, members] = await Promise.all([
+        tx.apiKey.count({ where: { tenantId: input.tenantId } }),
+        tx.membership.count({ where: { tenantId: input.tenantId } }),
+      ]);
+      if (keys + members > 0) throw firstKeyOf.refusal;
+      await writeAudit(tx, { tenantId: firstKeyOf.rootTenantId, actor: createdBy, action: 'api-key.created-for-tenant', resource: `compute-api-key/${id}`, data: { tenantId: input.tenantId, role: input.role } });
+    }
     const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: sha256(secret), createdBy } });
     await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name } });
     return { ...toRecord(row), key: `bcak_${id}.${secret}` };
@@ -55,8 +71,9 @@ export async function insertApiKey(db: Db, input: z.infer<typeof createApiKeyInp
 }
 
 /**
- * Creates an API key for a tenant: `compute:api-keys:manage` on that tenant, or on the root tenant (the
- * platform's admins bootstrap a new tenant's first key).
+ * Creates an API key for a tenant: `compute:api-keys:manage` on that tenant. A root tenant admin may also
+ * mint the FIRST key of a tenant that has no members and no keys yet (bootstrapping it); after that the
+ * tenant's own admins decide, and the root admin gets NOT_FOUND like any outsider.
  */
 export async function createApiKey(db: Db, principal: Principal, input: z.infer<typeof createApiKeyInput>) {
   try {
@@ -65,6 +82,7 @@ export async function createApiKey(db: Db, principal: Principal, input: z.infer<
     const root = await getRootTenant(db);
     if (!root || root.id === input.tenantId || principal.memberships.get(root.id) !== 'admin') throw error;
     if (!(await db.tenant.findUnique({ where: { id: input.tenantId } }))) throw error;
+    return insertApiKey(db, input, principal.actor, { rootTenantId: root.id, refusal: error });
   }
   return insertApiKey(db, input, principal.actor);
 }

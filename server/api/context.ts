@@ -17,7 +17,7 @@ export async function createApiContext(
   if (authorization) {
     const [scheme, value] = authorization.split(' ', 2);
     const principal = scheme?.toLowerCase() === 'bearer' && value ? await authenticateApiKey(db, value.trim()) : null;
-    if (!principal) throw new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)');
+    if (!principal) return { db, principal: null, authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)') };
     return { db, principal };
   }
   const operatorId = await sessionOperatorId();

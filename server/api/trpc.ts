@@ -10,6 +10,8 @@ import { logError } from '../log';
 export interface ApiContext {
   db: Db;
   principal: Principal | null;
+  /** Why the request carries no principal although it tried (an invalid API key). */
+  authError?: DomainError;
 }
 
 export interface ApiMeta {
@@ -21,7 +23,10 @@ export interface ApiMeta {
 export function toDomainError(error: unknown): DomainError | null {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof DomainError) return cause;
-  if (cause instanceof ZodError) {
+  // A ZodError is the caller's bad input only when tRPC rejected the input (BAD_REQUEST); an output that
+  // fails its schema is our bug and stays an internal error.
+  const isInput = !(error instanceof TRPCError) || error.code === 'BAD_REQUEST';
+  if (cause instanceof ZodError && isInput) {
     const issue = cause.issues[0];
     const field = issue?.path.join('.') || undefined;
     return new DomainError('INVALID_ARGUMENT', field ? `${field}: ${issue!.message}` : issue?.message ?? 'Invalid input', { field });
@@ -65,7 +70,7 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure.use(errorMapping);
 
 export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.principal) throw new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
+  if (!ctx.principal) throw ctx.authError ?? new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
 

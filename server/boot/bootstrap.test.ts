@@ -39,4 +39,18 @@ describe('first start', () => {
     expect(await db.operator.count()).toBe(1);
     await db.$disconnect();
   });
+
+  it('finishes a first start that stopped between the default site and its pool', async () => {
+    const db = await freshDb('boot_resume');
+    const { ensureRootTenant } = await import('../tenants/tenants');
+    const { createSite } = await import('../sites/sites');
+    const { principalOf } = await import('../authz/principal');
+    const root = await ensureRootTenant(db);
+    await createSite(db, principalOf('local', 'test', [[root.id, 'admin']]), { tenantId: root.id, name: 'default', kind: 'platform' });
+    const result = await bootstrapFirstStart(db, { secret: 'a-development-secret-0123456789', trustDomain: 'dev.example.com' });
+    expect(result.defaultPoolId).toMatch(/^pool_/);
+    expect(await db.site.count()).toBe(1);
+    expect(await db.pool.findFirstOrThrow()).toMatchObject({ name: 'default', agent: 'bcd' });
+    await db.$disconnect();
+  });
 });

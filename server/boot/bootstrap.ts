@@ -27,8 +27,12 @@ export async function bootstrapFirstStart(db: Db, options: { secret: string; tru
   const result: FirstStartResult = { rootTenantId: root.id, createdPki: false };
   const system = principalOf('local', 'bootstrap', [[root.id, 'admin']]);
 
-  if ((await db.site.count({ where: { ownerTenantId: root.id } })) === 0) {
-    const site = await createSite(db, system, { tenantId: root.id, name: 'default', kind: 'platform' });
+  // Each object is checked on its own (archived ones count), so a start interrupted between two steps
+  // finishes the job next time instead of leaving a site without its pool.
+  const site =
+    (await db.site.findFirst({ where: { ownerTenantId: root.id, name: 'default' } })) ??
+    (await createSite(db, system, { tenantId: root.id, name: 'default', kind: 'platform' }));
+  if (!(await db.pool.findFirst({ where: { siteId: site.id, name: 'default' } }))) {
     const pool = await createPool(db, system, { tenantId: root.id, siteId: site.id, name: 'default', agent: 'bcd' });
     result.defaultPoolId = pool.id;
   }

@@ -10,7 +10,9 @@ import { bootstrapFirstStart } from './bootstrap';
 import { dataDirectory, localSecret } from './data-dir';
 import cluster from 'node:cluster';
 import { startHttpServer } from './http-server';
-import { runWorker, startWorkers, workerCount } from './workers';
+import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
+import { checkStartupConfig } from './startup-config';
+import { loadPki } from '../pki/store';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
@@ -35,6 +37,10 @@ async function main() {
   process.on('SIGTERM', () => void shutdown(0));
 
   try {
+    // Settings that would only fail on the first request fail here, before anything is created.
+    checkStartupConfig();
+    // A taken port fails before the first start creates the admin whose password is printed once.
+    await checkPortFree(port);
     if (!process.env.DATABASE_URL) {
       say(`Starting the embedded PostgreSQL under ${dataDir}/postgres …`);
       embedded = startEmbeddedDatabase(dataDir);
@@ -59,6 +65,8 @@ async function main() {
       trustDomain: process.env.BETTER_COMPUTE_TRUST_DOMAIN || 'dev.better-compute.local',
     });
     if (first.createdPki) say('Created a development PKI (better-compute pki show prints its pins).');
+    // A secret that cannot open the stored PKI would leave every join INVALID_CONFIG: refuse to start.
+    await loadPki(db, secret);
 
     const workers = workerCount();
     stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db });

@@ -9,8 +9,8 @@ import { listen, startHttpServer } from './http-server';
  * process skips the cluster entirely. On a 2-vCPU machine that also hosts PostgreSQL, one process joined as
  * fast as two (npm run bench:join) with half the memory, so more is opt-in for bigger machines.
  */
-export function workerCount(): number {
-  const configured = process.env.BETTER_COMPUTE_WORKERS;
+export function workerCount(env: Record<string, string | undefined> = process.env): number {
+  const configured = env.BETTER_COMPUTE_WORKERS;
   if (configured) {
     const n = Number(configured);
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`BETTER_COMPUTE_WORKERS must be 1 to 64, not ${configured}`);
@@ -20,7 +20,7 @@ export function workerCount(): number {
 }
 
 /** Fails fast, in the primary, when the port is taken. */
-async function checkPortFree(port: number) {
+export async function checkPortFree(port: number) {
   const probe = http.createServer();
   await listen(probe, port);
   await new Promise((resolve) => probe.close(resolve));

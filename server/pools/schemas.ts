@@ -12,7 +12,7 @@ export const poolPolicy = z
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicy>;
 
-export const createPoolInput = z.object({
+export const createPoolInput = z.strictObject({
   tenantId: idOf('tnt'),
   siteId: idOf('site'),
   name: resourceName,
@@ -20,12 +20,12 @@ export const createPoolInput = z.object({
   policy: poolPolicy.optional(),
   acceptanceChecks: z.array(z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'use a check name like gpu-burn')).max(32).optional(),
 });
-export const listPoolsInput = z.object({
+export const listPoolsInput = z.strictObject({
   tenantId: idOf('tnt'),
   siteId: idOf('site').optional(),
   includeArchived: z.boolean().optional(),
 });
-export const poolRefInput = z.object({ tenantId: idOf('tnt'), poolId: idOf('pool') });
+export const poolRefInput = z.strictObject({ tenantId: idOf('tnt'), poolId: idOf('pool') });
 
 export const poolRecord = z.object({
   id: z.string(),

@@ -10,13 +10,13 @@ import { writeAudit } from '../events/publish';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
-export const createSiteInput = z.object({
+export const createSiteInput = z.strictObject({
   tenantId: idOf('tnt'),
   name: resourceName,
   kind: z.enum(SITE_KINDS).optional(),
 });
-export const listSitesInput = z.object({ tenantId: idOf('tnt'), includeArchived: z.boolean().optional() });
-export const siteRefInput = z.object({ tenantId: idOf('tnt'), siteId: idOf('site') });
+export const listSitesInput = z.strictObject({ tenantId: idOf('tnt'), includeArchived: z.boolean().optional() });
+export const siteRefInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site') });
 
 export const siteRecord = z.object({
   id: z.string(),

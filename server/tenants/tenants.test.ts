@@ -31,7 +31,9 @@ describe('tenants', () => {
   it('refuses tenant creation outside the root tenant, and duplicates', async () => {
     const db = testDb();
     const t = await createTestTenant(db);
-    await expect(createCaller({ db, principal: t.admin }).tenants.create({ name: `x-${randomBytes(3).toString('hex')}` })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // A clear refusal that does not reveal the root tenant's id.
+    const refused = await createCaller({ db, principal: t.admin }).tenants.create({ name: `x-${randomBytes(3).toString('hex')}` }).catch((e) => e);
+    expect(refused).toMatchObject({ code: 'FORBIDDEN', message: 'Only admins of the root tenant create tenants' });
     const root = await ensureRootTenant(db);
     const rootKey = principalOf('api-key', 'ak_root_test', [[root.id, 'admin']]);
     const name = `dup-${randomBytes(3).toString('hex')}`;
@@ -39,5 +41,24 @@ describe('tenants', () => {
     // An API key has no membership to gain: it sees the tenant but does not belong to it.
     expect(viaKey.isMember).toBe(false);
     await expect(createCaller({ db, principal: rootKey }).tenants.create({ name })).rejects.toMatchObject({ code: 'CONFLICT', message: `A tenant named ${name} already exists` });
+  });
+
+  it('lets a root admin mint only the first API key of a new tenant, audited in the root tenant', async () => {
+    const db = testDb();
+    const root = await ensureRootTenant(db);
+    const rootKey = principalOf('api-key', `ak_root_${randomBytes(3).toString('hex')}`, [[root.id, 'admin']]);
+    const tenant = await createCaller({ db, principal: rootKey }).tenants.create({ name: `fresh-${randomBytes(3).toString('hex')}` });
+    const api = createCaller({ db, principal: rootKey });
+    const [a, b] = await Promise.allSettled([
+      api.apiKeys.create({ tenantId: tenant.id, role: 'admin', name: 'first' }),
+      api.apiKeys.create({ tenantId: tenant.id, role: 'admin', name: 'second' }),
+    ]);
+    // Two at once: exactly one first key.
+    expect([a.status, b.status].sort()).toEqual(['fulfilled', 'rejected']);
+    expect(((a.status === 'rejected' ? a : b) as PromiseRejectedResult).reason).toMatchObject({ code: 'NOT_FOUND' });
+    await expect(api.apiKeys.create({ tenantId: tenant.id, role: 'viewer', name: 'later' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await db.apiKey.count({ where: { tenantId: tenant.id } })).toBe(1);
+    const audit = await db.auditEntry.findMany({ where: { tenantId: root.id, action: 'api-key.created-for-tenant', actor: rootKey.actor } });
+    expect(audit.map((row) => row.data)).toEqual([{ tenantId: tenant.id, role: 'admin' }]);
   });
 });

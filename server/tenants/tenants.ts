@@ -10,7 +10,7 @@ import { writeAudit } from '../events/publish';
 
 export const ROOT_TENANT_NAME = 'root';
 
-export const createTenantInput = z.object({ name: resourceName });
+export const createTenantInput = z.strictObject({ name: resourceName });
 export const tenantRecord = z.object({
   id: z.string(),
   name: z.string(),
@@ -56,6 +56,9 @@ export async function ensureRootTenant(db: Db): Promise<TenantRecord> {
 export async function createTenant(db: Db, principal: Principal, input: z.infer<typeof createTenantInput>): Promise<TenantRecord> {
   const root = await getRootTenant(db);
   if (!root) throw new DomainError('INVALID_CONFIG', 'The root tenant does not exist yet');
+  if (!principal.memberships.has(root.id)) {
+    throw new DomainError('ACCESS_DENIED', 'Only admins of the root tenant create tenants');
+  }
   await authorize(db, principal, 'compute:tenants:manage', resource.tenant(root.id));
   try {
     return await db.$transaction(async (tx) => {

@@ -53,7 +53,7 @@ export const joinExpectInput = z
   })
   .strict();
 
-export const createJoinTokenInput = z.object({
+export const createJoinTokenInput = z.strictObject({
   tenantId: idOf('tnt'),
   poolId: idOf('pool'),
   ttlSeconds,
@@ -65,7 +65,7 @@ export const createJoinTokenInput = z.object({
 });
 export type CreateJoinTokenInput = z.input<typeof createJoinTokenInput>;
 
-export const listJoinTokensInput = z.object({
+export const listJoinTokensInput = z.strictObject({
   tenantId: idOf('tnt'),
   poolId: idOf('pool'),
   includeInactive: z.boolean().optional(),
@@ -79,7 +79,7 @@ export const listJoinTokensInput = z.object({
   cursor: idOf('jt').optional(),
 });
 
-export const revokeJoinTokenInput = z.object({ tenantId: idOf('tnt'), poolId: idOf('pool'), tokenId: idOf('jt') });
+export const revokeJoinTokenInput = z.strictObject({ tenantId: idOf('tnt'), poolId: idOf('pool'), tokenId: idOf('jt') });
 
 export const joinExpectRecord = z
   .object({ productUuid: z.string().optional(), serial: z.string().optional(), mac: z.string().optional(), gpuUuid: z.string().optional() })

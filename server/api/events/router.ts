@@ -14,11 +14,11 @@ const eventRecord = z.object({
 export const eventsRouter = router({
   list: requirePermission('compute:events:read')
     .input(
-      z.object({
+      z.strictObject({
         tenantId: idOf('tnt'),
         type: z.string().max(100).optional(),
         limit: z.number().int().min(1).max(200).optional(),
-        cursor: z.string().regex(/^\d+$/).optional(),
+        cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
       }),
     )
     .output(z.object({ items: z.array(eventRecord), nextCursor: z.string().nullable() }))

@@ -40,6 +40,12 @@ export async function handleRestRequest(request: Request, path: string, ctx: Api
     if (request.method === 'GET') {
       input = coerceQuery(new URL(request.url).searchParams, procedureInput(match.route.procedure));
     } else {
+      // A console session's cookie rides along on any cross-site form post; a JSON content type cannot be
+      // sent cross-site without a preflight, so a session must send one. API keys are not ambient.
+      const isJson = /^application\/json\b/i.test(request.headers.get('content-type') ?? '');
+      if (!isJson && !request.headers.get('authorization')) {
+        throw new DomainError('INVALID_ARGUMENT', 'Send the body as application/json');
+      }
       const text = await request.text();
       let parsed: unknown = {};
       try {

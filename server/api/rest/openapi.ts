@@ -22,7 +22,11 @@ export function buildOpenApiDocument(basePath: string, version: string) {
     } else {
       const properties = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([k]) => !pathParams.includes(k)));
       const required = (input.required ?? []).filter((k) => !pathParams.includes(k));
-      requestBody = { required: true, content: { 'application/json': { schema: { ...input, properties, required } } } };
+      // OpenAPI 3.0 forbids an empty `required` list; a body with no required field may be omitted.
+      const schema: Record<string, unknown> = { ...input, properties };
+      if (required.length) schema.required = required;
+      else delete schema.required;
+      requestBody = { required: required.length > 0, content: { 'application/json': { schema } } };
     }
     paths[route.path] ??= {};
     paths[route.path]![route.method.toLowerCase()] = {

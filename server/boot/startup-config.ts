@@ -1,0 +1,34 @@
+import { DomainError } from '../errors';
+import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import { workerCount } from './workers';
+
+/**
+ * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
+ * count), so a mistake stops the start with one clear line instead of failing every join or request.
+ */
+export function checkStartupConfig(env: Record<string, string | undefined> = process.env): void {
+  const ttl = env.BETTER_COMPUTE_CERT_TTL_SECONDS;
+  if (ttl !== undefined && ttl !== '') {
+    const n = Number(ttl);
+    if (!Number.isInteger(n) || n < 60 || n > MAX_NODE_CERT_TTL_SECONDS) {
+      throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_CERT_TTL_SECONDS must be a whole number from 60 to ${MAX_NODE_CERT_TTL_SECONDS}, not ${ttl}`);
+    }
+  }
+  const gateway = env.BETTER_COMPUTE_GATEWAY_URL;
+  if (gateway) {
+    let url: URL | undefined;
+    try {
+      url = new URL(gateway);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.protocol !== 'https:') {
+      throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_GATEWAY_URL must be an https:// URL, not ${gateway}`);
+    }
+  }
+  const secret = env.BETTER_COMPUTE_SECRET;
+  if (secret !== undefined && secret.length < 16) {
+    throw new DomainError('INVALID_CONFIG', 'BETTER_COMPUTE_SECRET must be at least 16 characters');
+  }
+  workerCount(env);
+}
