@@ -38,5 +38,12 @@ describe('tRPC over HTTP', () => {
     const body = await response.json();
     expect(body.error.data).toMatchObject({ domainCode: 'INVALID_ARGUMENT' });
     expect(body.error.message).toContain('includeArchivd');
+
+    // The console's infinite lists send the page direction tRPC adds; it is part of those inputs.
+    for (const path of ['events.list', 'joinTokens.list']) {
+      const paged = encodeURIComponent(JSON.stringify({ tenantId: t.tenantId, poolId: t.pool.id, direction: 'forward' }));
+      const ok = await call(`${path}?input=${path === 'events.list' ? encodeURIComponent(JSON.stringify({ tenantId: t.tenantId, direction: 'forward' })) : paged}`, { authorization: `Bearer ${key}` });
+      expect(ok.status, path).toBe(200);
+    }
   });
 });

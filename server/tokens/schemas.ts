@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { pageDirection, idOf } from '../names';
 
 /** What kind of agent a token admits (joining.md, "Token roles"). `joinTokens.create` mints `node` tokens. */
 export const JOIN_TOKEN_ROLES = ['node', 'site', 'provisioned', 'discovery'] as const;
@@ -77,6 +77,7 @@ export const listJoinTokensInput = z.strictObject({
     .optional(),
   /** The `nextCursor` of the previous page. */
   cursor: idOf('jt').optional(),
+  direction: pageDirection,
 });
 
 export const revokeJoinTokenInput = z.strictObject({ tenantId: idOf('tnt'), poolId: idOf('pool'), tokenId: idOf('jt') });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../../names';
+import { idOf, pageDirection } from '../../names';
 import { requirePermission, router } from '../trpc';
 import { listEvents } from '../../events/list-events';
 
@@ -19,6 +19,7 @@ export const eventsRouter = router({
         type: z.string().max(100).optional(),
         limit: z.number().int().min(1).max(200).optional(),
         cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
+        direction: pageDirection,
       }),
     )
     .output(z.object({ items: z.array(eventRecord), nextCursor: z.string().nullable() }))
