@@ -9,6 +9,7 @@ import { registerTenantCommands } from './commands/tenants';
 import { registerPkiCommands } from './commands/pki';
 import { registerDevCommands } from './commands/dev';
 import { registerEventCommands } from './commands/events';
+import { registerOperatorCommands } from './commands/operators';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -25,6 +26,7 @@ registerPoolCommands(program);
 registerJoinTokenCommands(program);
 registerApiKeyCommands(program);
 registerEventCommands(program);
+registerOperatorCommands(program);
 registerDevCommands(program);
 
 try {

@@ -198,3 +198,18 @@ describe('pki commands', () => {
     expect(badSan.code).toBe(2);
   });
 });
+
+describe('operators reset-password', () => {
+  it('prints a new one-time password that signs in, and refuses an unknown operator', async () => {
+    const { createOperator, authenticateOperator } = await import('../../server/operators/operators');
+    const email = `reset-${Date.now()}@example.com`;
+    await createOperator(testDb(), { email, name: 'Reset me', password: 'the-old-password-123', tenantId: t.tenantId, role: 'viewer' });
+    const reset = await runCli(['operators', 'reset-password', '--email', email.toUpperCase(), '--local']);
+    expect(reset.code, reset.stderr).toBe(0);
+    const password = /one-time password for [^:]+: (\S+)/.exec(reset.stdout)![1]!;
+    expect(await authenticateOperator(testDb(), email, password)).toMatchObject({ email });
+    expect(await authenticateOperator(testDb(), email, 'the-old-password-123')).toBeNull();
+    const unknown = await runCli(['operators', 'reset-password', '--email', 'nobody@example.com', '--local']);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([3, 'error (NOT_FOUND): Operator nobody@example.com not found']);
+  });
+});

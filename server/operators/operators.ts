@@ -5,7 +5,7 @@ import { DomainError } from '../errors';
 import { newId } from '../ids';
 import { principalOf, type Principal } from '../authz/principal';
 import type { Role } from '../authz/permissions';
-import { hashPassword, verifyPassword } from './password';
+import { generatePassword, hashPassword, verifyPassword } from './password';
 
 export const operatorEmail = z.string().trim().toLowerCase().email().max(254);
 
@@ -27,6 +27,20 @@ export async function createOperator(
     if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `An operator with email ${email} already exists`, { field: 'email' });
     throw error;
   }
+}
+
+/**
+ * Sets a new one-time password for an operator (the recovery path when the printed one was lost), and
+ * returns it. Only its scrypt hash is stored.
+ */
+export async function resetOperatorPassword(db: Db, email: string): Promise<string> {
+  const parsed = operatorEmail.safeParse(email);
+  if (!parsed.success) throw new DomainError('INVALID_ARGUMENT', 'email: not an email address', { field: 'email' });
+  const password = generatePassword();
+  const passwordHash = await hashPassword(password);
+  const { count } = await db.operator.updateMany({ where: { email: parsed.data }, data: { passwordHash } });
+  if (count === 0) throw new DomainError('NOT_FOUND', `Operator ${parsed.data} not found`);
+  return password;
 }
 
 // Compared against when the email is unknown, so a missing account costs the same time as a wrong password.
