@@ -70,8 +70,15 @@ describe('better-compute', () => {
     const other = await createTestTenant(testDb());
     const cross = await runCli(['pools', 'get', other.pool.id, '--tenant', t.tenantId], env);
     expect([cross.code, cross.stderr.trim()]).toEqual([3, `error (NOT_FOUND): Pool ${other.pool.id} not found`]);
+    const busy = await runCli(['sites', 'archive', siteId, '--tenant', t.tenantId], env);
+    expect(busy.code).toBe(5);
+    expect(busy.stderr).toContain('still has 1 live pool');
     const archived = await runCli(['pools', 'archive', poolRecord.id, '--tenant', t.tenantId, '--json'], env);
     expect(JSON.parse(archived.stdout).archivedAt).not.toBeNull();
+    const siteArchived = await runCli(['sites', 'archive', siteId, '--tenant', t.tenantId, '--json'], env);
+    expect(JSON.parse(siteArchived.stdout)).toMatchObject({ id: siteId, name: 'dc2', archivedAt: expect.any(String) });
+    const shown = await runCli(['sites', 'get', siteId, '--tenant', t.tenantId], env);
+    expect(shown.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+KIND\s+CREATED\s+ARCHIVED$/);
   });
 
   it('refuses a viewer, a bad key and an unreachable server with distinct exit codes', async () => {

@@ -4,6 +4,7 @@ import type { PoolRecord } from '../../server/pools/schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
+import { addGetAndArchive } from './get-archive';
 
 const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -55,21 +56,5 @@ export function registerPoolCommands(program: Command) {
       if (opts.json) return printJson(items);
       printTable(items, [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['archived', (p) => p.archivedAt]]);
     });
-  for (const [name, description, suffix] of [
-    ['get', 'Show a pool', ''],
-    ['archive', 'Archive a pool', '/archive'],
-  ] as const) {
-    pools
-      .command(`${name} <poolId>`)
-      .description(description)
-      .requiredOption('--tenant <tenant>', 'tenant id or name')
-      .option('--json', 'print JSON')
-      .action(async (poolId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
-        const client = clientFor(cmd);
-        const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/pools/${enc(poolId)}${suffix}`;
-        const pool = suffix ? await client.post<PoolRecord>(path) : await client.get<PoolRecord>(path);
-        if (opts.json) printJson(pool);
-        else printPool(pool);
-      });
-  }
+  addGetAndArchive<PoolRecord>(pools, { noun: 'pool', collection: 'pools', print: printPool });
 }

@@ -3,6 +3,7 @@ import type { SiteRecord } from '../../server/sites/sites';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
+import { addGetAndArchive } from './get-archive';
 
 export function registerSiteCommands(program: Command) {
   const sites = program.command('sites').description('Sites: where machines are');
@@ -33,21 +34,10 @@ export function registerSiteCommands(program: Command) {
       if (opts.json) return printJson(items);
       printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
     });
-  for (const [name, description, suffix] of [
-    ['get', 'Show a site', ''],
-    ['archive', 'Archive a site (its pools must be archived first)', '/archive'],
-  ] as const) {
-    sites
-      .command(`${name} <siteId>`)
-      .description(description)
-      .requiredOption('--tenant <tenant>', 'tenant id or name')
-      .option('--json', 'print JSON')
-      .action(async (siteId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
-        const client = clientFor(cmd);
-        const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/sites/${enc(siteId)}${suffix}`;
-        const site = suffix ? await client.post<SiteRecord>(path) : await client.get<SiteRecord>(path);
-        if (opts.json) return printJson(site);
-        printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]);
-      });
-  }
+  addGetAndArchive<SiteRecord>(sites, {
+    noun: 'site',
+    collection: 'sites',
+    archiveNote: ' (its pools must be archived first)',
+    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
+  });
 }

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson } from '../output';
+
+/**
+ * Adds `get <id>` and `archive <id>` to a resource group (sites, pools): both address
+ * `/v1/tenants/{tenant}/{collection}/{id}`, archive with a POST to its `/archive`.
+ */
+export function addGetAndArchive<T>(
+  group: Command,
+  options: { noun: string; collection: string; archiveNote?: string; print: (record: T) => void },
+) {
+  for (const [name, description, suffix] of [
+    ['get', `Show a ${options.noun}`, ''],
+    ['archive', `Archive a ${options.noun}${options.archiveNote ?? ''}`, '/archive'],
+  ] as const) {
+    group
+      .command(`${name} <${options.noun}Id>`)
+      .description(description)
+      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--json', 'print JSON')
+      .action(async (id: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+        const client = clientFor(cmd);
+        const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/${options.collection}/${enc(id)}${suffix}`;
+        const record = suffix ? await client.post<T>(path) : await client.get<T>(path);
+        if (opts.json) printJson(record);
+        else options.print(record);
+      });
+  }
+}
