@@ -71,6 +71,11 @@ async function main() {
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
     /** Runs a phase and says where the CPU went: ms of CPU per join in the server, PostgreSQL and the agents. */
     const phase = async (attempts: Awaited<ReturnType<typeof prepareAttempts>>) => {
+      // Start each phase from a quiet database: flush what minting and earlier phases left for the
+      // checkpointer and autovacuum, which would otherwise run on the other core during the measurement.
+      await db.$executeRawUnsafe('VACUUM ANALYZE');
+      await db.$executeRawUnsafe('CHECKPOINT');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       const before = { server: treeCpuSeconds(server!.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() };
       const result = summarize(await runJoins({ serverUrl, trust, attempts, concurrency: agents }));
       const agentsCpu = process.cpuUsage(before.agents);
