@@ -1,7 +1,7 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
@@ -22,6 +22,7 @@ import {
   type JoinTokenFormValues,
 } from '@/lib/join-token-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
+import { ChoiceGroup } from '@/components/ui/choice-group';
 
 interface CreateJoinTokenDialogProps {
   open: boolean;
@@ -146,7 +147,7 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
         )}
       </div>
 
-      <Group legend="Options">
+      <ChoiceGroup legend="Options">
         <Choice
           label="Allow reclaim"
           hint="Lets a machine the pool already knows, with a new key (say, after a reinstall), reclaim its node."
@@ -161,9 +162,9 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
           checked={values.isHosted}
           onChange={(checked) => update('isHosted', checked)}
         />
-      </Group>
+      </ChoiceGroup>
 
-      <Group
+      <ChoiceGroup
         legend="Pin to one machine"
         optional
         hint="The machine must present every identifier named here. Leave all blank to admit whichever machine presents the token first."
@@ -186,7 +187,7 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
             </Field>
           ))}
         </div>
-      </Group>
+      </ChoiceGroup>
 
       <footer className="dialog-footer">
         <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
@@ -197,26 +198,6 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
         </button>
       </footer>
     </form>
-  );
-}
-
-/** A fieldset with its legend, hint and the error about the group as a whole. */
-function Group(props: { legend: string; hint?: string; error?: string | null; optional?: boolean; children: ReactNode }) {
-  const { legend, hint, error, optional, children } = props;
-  return (
-    <fieldset className={`fieldset${error ? ' field-invalid' : ''}`} aria-invalid={error ? true : undefined}>
-      <legend className="field-label">
-        {legend}
-        {optional && <span className="field-optional">optional</span>}
-      </legend>
-      {hint && <p className="field-hint">{hint}</p>}
-      {children}
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-    </fieldset>
   );
 }
 

@@ -18,6 +18,7 @@ import {
   type PoolFormValues,
 } from '@/lib/pool-form';
 import { useTRPC } from '@/lib/trpc';
+import { ChoiceGroup } from '@/components/ui/choice-group';
 
 interface CreatePoolDialogProps {
   open: boolean;
@@ -167,25 +168,5 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
         </button>
       </footer>
     </form>
-  );
-}
-
-/** A fieldset of radios or checkboxes with its legend, hint and error. */
-function ChoiceGroup(props: { legend: string; hint?: string; error?: string | null; optional?: boolean; children: React.ReactNode }) {
-  const { legend, hint, error, optional, children } = props;
-  return (
-    <fieldset className={`fieldset${error ? ' field-invalid' : ''}`} aria-invalid={error ? true : undefined}>
-      <legend className="field-label">
-        {legend}
-        {optional && <span className="field-optional">optional</span>}
-      </legend>
-      {hint && <p className="field-hint">{hint}</p>}
-      {children}
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-    </fieldset>
   );
 }
