@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { spkiPin } from '../server/pki/pins';
@@ -170,18 +170,4 @@ export async function joinWithToken(options: {
 async function hasIdentity(dir: string): Promise<boolean> {
   const present = await Promise.all([IDENTITY_FILE, NODE_KEY_FILE].map((name) => stat(path.join(dir, name)).then(() => true, () => false)));
   return present.some(Boolean);
-}
-
-/**
- * Reads a token file as bcd's `--token-file` does: a regular file of at most 4 KiB that only its owner can
- * read (0600 or 0400), holding one `bcjt_` token.
- */
-export async function readTokenFile(file: string): Promise<string> {
-  const info = await stat(file);
-  if (!info.isFile()) throw new Error(`${file} is not a regular file`);
-  if (info.size > 4096) throw new Error(`${file} is larger than 4 KiB`);
-  if ((info.mode & 0o077) !== 0) throw new Error(`${file} is readable by others (mode ${(info.mode & 0o777).toString(8)}); use 0600 or 0400`);
-  const token = (await readFile(file, 'utf8')).trim();
-  if (!token.startsWith('bcjt_')) throw new Error(`${file} does not hold a bcjt_ token`);
-  return token;
 }

@@ -29,10 +29,5 @@ export class DomainError extends Error {
   }
 }
 
-export function isDomainError(error: unknown): error is DomainError {
-  return error instanceof DomainError;
-}
-
-export const notFound = (what: string) => new DomainError('NOT_FOUND', `${what} not found`);
 export const invalidArgument = (field: string, message: string) =>
   new DomainError('INVALID_ARGUMENT', `${field}: ${message}`, { field });

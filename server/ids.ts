@@ -28,4 +28,3 @@ export function newId(prefix: string, now = Date.now()): string {
   return `${prefix}_${time}${random}`;
 }
 
-export const ID_PATTERN = (prefix: string) => new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`);

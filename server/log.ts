@@ -8,10 +8,6 @@ export function redact(text: string): string {
   return SECRET_SHAPES.reduce((s, re) => s.replace(re, '[redacted]'), text);
 }
 
-export function logInfo(message: string, fields: Record<string, unknown> = {}) {
-  process.stderr.write(redact(JSON.stringify({ level: 'info', time: new Date().toISOString(), message, ...fields })) + '\n');
-}
-
 export function logError(message: string, error?: unknown) {
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error ?? '');
   process.stderr.write(redact(JSON.stringify({ level: 'error', time: new Date().toISOString(), message, error: detail })) + '\n');

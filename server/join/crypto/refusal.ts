@@ -14,8 +14,3 @@ export class JoinRefusal extends Error {
     this.detail = detail;
   }
 }
-
-/** Whether `error` is a JoinRefusal. */
-export function isJoinRefusal(error: unknown): error is JoinRefusal {
-  return error instanceof JoinRefusal;
-}
