@@ -140,6 +140,7 @@ test('?pool= names the pool, and an unknown one is reported', async ({ page }) =
 /** Not a check: captures the page for a person to look at, as screenshots.spec.ts does for the rest of the console. */
 test('capture the join tokens page', async ({ page }) => {
   const directory = process.env.E2E_SCREENSHOTS;
+  // Skipped in CI on purpose: it asserts nothing and only writes images when a person asks for them.
   test.skip(!directory, 'set E2E_SCREENSHOTS to a directory to capture screenshots');
   const dialog = await openCreateDialog(page);
   await dialog.getByLabel('Max uses', { exact: true }).fill('4');

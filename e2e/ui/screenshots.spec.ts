@@ -7,6 +7,7 @@ import { signInThroughForm } from '../support/session';
  * directory, e.g. `E2E_SCREENSHOTS=/tmp/shots npm run test:e2e -- --project ui screenshots`.
  */
 const directory = process.env.E2E_SCREENSHOTS;
+// Skipped in CI on purpose: it asserts nothing and only writes images when a person asks for them.
 test.skip(!directory, 'set E2E_SCREENSHOTS to a directory to capture screenshots');
 
 test('capture the console', async ({ page }) => {
