@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
 import { BASE_PATH } from '../config/config';
 import { JOIN_HEADERS, serveJoin } from '../join/http';
-import { getJoinService } from '../join/runtime';
+import { configureJoinPreparer, getJoinService } from '../join/runtime';
+import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
@@ -56,6 +57,9 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
  * still loading get a 503. Returns a function that closes the server.
  */
 export async function startHttpServer(options: { port: number; db: Db; hostname?: string }): Promise<() => Promise<void>> {
+  const threads = joinThreadCount();
+  const preparer = threads > 0 ? new ThreadedPreparer(threads) : null;
+  if (preparer) configureJoinPreparer(preparer);
   let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | undefined;
   const server = http.createServer((req, res) => {
     if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) {
@@ -74,5 +78,8 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   const app = next({ dev: false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });
   await app.prepare();
   handle = app.getRequestHandler();
-  return () => new Promise((resolve) => server.close(() => resolve()));
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await preparer?.close();
+  };
 }

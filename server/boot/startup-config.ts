@@ -1,5 +1,6 @@
 import { DomainError } from '../errors';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
 
 /**
@@ -31,4 +32,5 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
     throw new DomainError('INVALID_CONFIG', 'BETTER_COMPUTE_SECRET must be at least 16 characters');
   }
   workerCount(env);
+  joinThreadCount(env);
 }

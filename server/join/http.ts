@@ -4,19 +4,11 @@ import { MAX_JOIN_BODY_BYTES, type JoinAnswer } from './wire';
 export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 
 /**
- * Serves `POST {basePath}/v1/join` from the raw body bytes. A body that is too large or is not JSON is
- * handed on as `undefined`, which JoinService refuses like any other bad join (the same 403 bytes).
+ * Serves `POST {basePath}/v1/join` from the raw body bytes (null when larger than the limit). A body that
+ * is too large or is not JSON is refused like any other bad join (the same 403 bytes).
  */
-export async function serveJoin(service: JoinService, body: Buffer | null): Promise<JoinAnswer> {
-  let parsed: unknown;
-  if (body && body.length <= MAX_JOIN_BODY_BYTES) {
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-  }
-  return service.join(parsed);
+export function serveJoin(service: JoinService, body: Buffer | null): Promise<JoinAnswer> {
+  return service.joinBody(body);
 }
 
 /** Reads a web Request's body up to the join limit, counting as it streams; null when it is larger. */

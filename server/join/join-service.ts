@@ -5,7 +5,7 @@ import type { JoinCrypto } from '../pki/join-crypto';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
 import { signEnvelope } from './crypto/envelope';
-import { isPrepared, prepareJoin, type PreparedJoin } from './prepare';
+import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
@@ -22,6 +22,8 @@ export interface JoinServiceOptions {
   maxBatch?: number;
   /** The refusal-event rate limit (60 per attestor and reason per minute). */
   refusalLimit?: RefusalLimit;
+  /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
+  preparer?: JoinPreparer;
 }
 
 interface Pending {
@@ -52,10 +54,26 @@ export class JoinService {
     this.maxBatch = options.maxBatch ?? 128;
   }
 
-  async join(raw: unknown): Promise<JoinAnswer> {
+  /** Answers a Join request from its body's bytes (null when absent or larger than the limit). */
+  joinBody(body: Uint8Array | null): Promise<JoinAnswer> {
+    return this.answer((crypto) => (this.options.preparer ?? inProcessPreparer).prepare(body, crypto));
+  }
+
+  /** Answers a Join request whose body was already parsed as JSON. */
+  join(raw: unknown): Promise<JoinAnswer> {
+    return this.answer(async (crypto) => prepareJoin(raw, crypto));
+  }
+
+  private async answer(prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
     const crypto = await this.options.loadCrypto();
     if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
-    const prepared = prepareJoin(raw, crypto);
+    let prepared: PreparedJoin | EarlyRefusal;
+    try {
+      prepared = await prepare(crypto);
+    } catch (error) {
+      logError('join preparation failed', error);
+      return JOIN_FAILED;
+    }
     if (!isPrepared(prepared)) {
       await this.refuse([{ ...prepared, tenantId: null }]);
       return JOIN_REFUSED;

@@ -6,7 +6,7 @@ import { JoinRefusal } from './crypto/refusal';
 import { openSeal } from './crypto/seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
 import type { HardwareClaims } from './hardware/claims';
-import { parseJoinBody } from './wire';
+import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
 
 /** A join whose request checked out without the database: ready for the admission transaction. */
 export interface PreparedJoin {
@@ -42,7 +42,7 @@ export interface EarlyRefusal {
  * self-signature, open the seal (which must name this CSR), parse the bearer token and derive the
  * hardware key. Throws an EarlyRefusal-carrying JoinRefusal on any failure.
  */
-export function prepareJoin(raw: unknown, crypto: JoinCrypto): PreparedJoin | EarlyRefusal {
+export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
   let attestor = 'join-token';
   let role = 'node';
   let csr: ParsedCsr | null = null;
@@ -84,4 +84,57 @@ export function prepareJoin(raw: unknown, crypto: JoinCrypto): PreparedJoin | Ea
   }
 }
 
+/** `prepareJoin` of a request body's bytes: a body that is absent, too large or not JSON is refused like any bad join. */
+export function prepareJoinBytes(body: Uint8Array | null, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
+  let parsed: unknown;
+  if (body && body.length <= MAX_JOIN_BODY_BYTES) {
+    try {
+      parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+  }
+  return prepareJoin(parsed, crypto);
+}
+
+/** Where a join's CPU half (body, CSR signature, seal, bearer token, hardware key) runs. */
+export interface JoinPreparer {
+  prepare(body: Uint8Array | null, crypto: Pick<JoinCrypto, 'encryptionKey'>): Promise<PreparedJoin | EarlyRefusal>;
+  close(): Promise<void>;
+}
+
+/** Prepares on the calling thread: what tests and the Next route handler use. */
+export const inProcessPreparer: JoinPreparer = {
+  prepare: async (body, crypto) => prepareJoinBytes(body, crypto),
+  close: async () => {},
+};
+
 export const isPrepared = (value: PreparedJoin | EarlyRefusal): value is PreparedJoin => 'tokenId' in value;
+
+/** A prepared join as it crosses a thread: every Buffer copied into an ArrayBuffer of its own, so none drags a shared pool slab along. */
+export function packPrepared(value: PreparedJoin | EarlyRefusal): PreparedJoin | EarlyRefusal {
+  if (!isPrepared(value)) return value;
+  const own = (bytes: Buffer) => new Uint8Array(bytes) as Buffer;
+  return {
+    ...value,
+    csr: { ...value.csr, spkiDer: own(value.csr.spkiDer) },
+    secretHash: own(value.secretHash),
+    hardware: { ...value.hardware, key: value.hardware.key && own(value.hardware.key) },
+    trustedKey: value.trustedKey && own(value.trustedKey),
+    spkiSha256: own(value.spkiSha256),
+  };
+}
+
+/** The receiving side of `packPrepared`: a structured clone turns Buffers into Uint8Arrays; this makes them Buffers again, without copying. */
+export function revivePrepared(value: PreparedJoin | EarlyRefusal): PreparedJoin | EarlyRefusal {
+  if (!isPrepared(value)) return value;
+  const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  return {
+    ...value,
+    csr: { ...value.csr, spkiDer: buffer(value.csr.spkiDer) },
+    secretHash: buffer(value.secretHash),
+    hardware: { ...value.hardware, key: value.hardware.key && buffer(value.hardware.key) },
+    trustedKey: value.trustedKey && buffer(value.trustedKey),
+    spkiSha256: buffer(value.spkiSha256),
+  };
+}

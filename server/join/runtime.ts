@@ -7,6 +7,7 @@ import { installPins } from '../pki/pins-summary';
 import { hasPki, loadPki } from '../pki/store';
 import { getRootTenant } from '../tenants/tenants';
 import { JoinService } from './join-service';
+import type { JoinPreparer } from './prepare';
 
 const RETRY_MISSING_MS = 5_000;
 
@@ -22,7 +23,15 @@ interface CryptoCache {
   pending?: Promise<PkiRuntime | null>;
 }
 
-const globalForJoin = globalThis as unknown as { joinCrypto?: CryptoCache; joinService?: JoinService; rootTenantId?: string };
+const globalForJoin = globalThis as unknown as { joinCrypto?: CryptoCache; joinService?: JoinService; rootTenantId?: string; joinPreparer?: JoinPreparer };
+
+/**
+ * Makes the process's JoinService prepare joins with `preparer` (the server's worker threads). Called
+ * before the server takes requests; a JoinService made earlier keeps preparing on the calling thread.
+ */
+export function configureJoinPreparer(preparer: JoinPreparer) {
+  globalForJoin.joinPreparer = preparer;
+}
 
 /**
  * JoinService's keys (`pki.join`), opened once from the stored PKI bundle with BETTER_COMPUTE_SECRET. A
@@ -67,6 +76,7 @@ export function getJoinService(): JoinService {
     pool: getPgPool(),
     loadCrypto: () => loadJoinCrypto(),
     loadRootTenantId,
+    preparer: globalForJoin.joinPreparer,
     certTtlSeconds: process.env.BETTER_COMPUTE_CERT_TTL_SECONDS ? Number(process.env.BETTER_COMPUTE_CERT_TTL_SECONDS) : undefined,
   }));
 }

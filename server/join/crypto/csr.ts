@@ -13,7 +13,6 @@ export interface ParsedCsr {
   readonly spkiDer: Buffer;
   /** Lowercase hex SHA-256 of the whole CSR DER: the `csr` a seal must carry. */
   readonly csrSha256: string;
-  readonly publicKey: KeyObject;
 }
 
 const P256_SPKI_LENGTH = P256_SPKI_PREFIX.length + 65;
@@ -89,5 +88,5 @@ export function parseCsr(der: Buffer): ParsedCsr {
   }
   if (!valid) throw new JoinRefusal('join:csr', 'self-signature does not verify');
 
-  return { spkiDer, csrSha256: createHash('sha256').update(der).digest('hex'), publicKey };
+  return { spkiDer, csrSha256: createHash('sha256').update(der).digest('hex') };
 }
