@@ -115,7 +115,7 @@ describe('JoinService with preparation threads', () => {
       publicKeySpkiDer: attempt.keys.spkiDer,
       expectedRole: 'node',
     });
-    expect(verified.siteId).toBe(t.site.id);
+    expect(verified).toMatchObject({ status: 'joined', siteId: t.site.id });
     expect(await testDb().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
   });
 
