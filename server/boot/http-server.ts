@@ -59,7 +59,10 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
 export async function startHttpServer(options: { port: number; db: Db; hostname?: string }): Promise<() => Promise<void>> {
   const threads = joinThreadCount();
   const preparer = threads > 0 ? new ThreadedPreparer(threads) : null;
-  if (preparer) configureJoinPreparer(preparer);
+  if (preparer) {
+    configureJoinPreparer(preparer);
+    preparer.start();
+  }
   let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | undefined;
   const server = http.createServer((req, res) => {
     if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) {

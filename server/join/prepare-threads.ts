@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { logError } from '../log';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { revivePrepared, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import type { ThreadBatch, ThreadJob, ThreadResult } from './prepare-thread';
@@ -57,6 +58,11 @@ export class ThreadedPreparer implements JoinPreparer {
         setImmediate(() => this.flush(slot));
       }
     });
+  }
+
+  /** Starts every thread now, so the first joins do not wait for a thread to load. */
+  start(): void {
+    if (!this.closed) for (const slot of this.slots) this.ensureWorker(slot);
   }
 
   /** Stops the threads; joins still in them fail. */
@@ -126,6 +132,7 @@ export class ThreadedPreparer implements JoinPreparer {
       if (slot.worker !== worker) return;
       slot.worker = null;
       slot.sentKey = null;
+      logError('a join preparation thread stopped; the joins it held answer INTERNAL', error);
       this.fail(slot, error);
     };
     worker.on('error', (error) => lost(error));
