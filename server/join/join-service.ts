@@ -7,6 +7,7 @@ import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOut
 import { signEnvelope } from './crypto/envelope';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
+import { RaceWindow } from './races';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
 
@@ -28,6 +29,8 @@ export interface JoinServiceOptions {
 
 interface Pending {
   join: PreparedJoin;
+  /** The join's RaceWindow mark. */
+  since: number;
   resolve: (outcome: AdmitOutcome) => void;
 }
 
@@ -36,7 +39,8 @@ interface Pending {
  * per request; admissions are queued and committed in batches, one transaction at a time per process, so
  * joins that arrive together share one lock of their token and one durable commit. A batch that fails on
  * a unique violation (a machine joining concurrently through another instance) is retried join by join,
- * and the join that collided answers CONFLICT.
+ * and the join that collided answers CONFLICT; so does a join whose machine an earlier batch of this
+ * process admitted while the join was waiting (RaceWindow).
  */
 export class JoinService {
   private readonly queue: Pending[] = [];
@@ -44,6 +48,7 @@ export class JoinService {
   private readonly certTtlSeconds: number;
   private readonly hints = new CertificateHints();
   private readonly maxBatch: number;
+  private readonly races = new RaceWindow();
 
   constructor(private readonly options: JoinServiceOptions) {
     const ttl = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
@@ -65,6 +70,15 @@ export class JoinService {
   }
 
   private async answer(prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
+    const since = this.races.enter();
+    try {
+      return await this.answerFrom(since, prepare);
+    } finally {
+      this.races.leave(since);
+    }
+  }
+
+  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
     const crypto = await this.options.loadCrypto();
     if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     let prepared: PreparedJoin | EarlyRefusal;
@@ -79,7 +93,7 @@ export class JoinService {
       return JOIN_REFUSED;
     }
     const outcome = await new Promise<AdmitOutcome>((resolve) => {
-      this.queue.push({ join: prepared, resolve });
+      this.queue.push({ join: prepared, since, resolve });
       if (!this.draining) {
         this.draining = true;
         setImmediate(() => void this.drain(crypto));
@@ -114,12 +128,25 @@ export class JoinService {
   }
 
   private async drain(crypto: JoinCrypto) {
-    const batch = this.queue.splice(0, this.maxBatch);
+    const taken = this.queue.splice(0, this.maxBatch);
+    // A machine that a batch admitted while this join waited: the two joins raced.
+    const batch = taken.filter((p) => {
+      const raced = p.join.trustedKey !== null && this.races.raced(p.since, p.join.trustedKey.toString('hex'));
+      if (raced) p.resolve({ kind: 'conflict' });
+      return !raced;
+    });
+    const admittedKeys: string[] = [];
     try {
-      const rootTenantId = await this.options.loadRootTenantId();
-      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
-      const outcomes = await this.admit(batch.map((p) => p.join), deps);
-      batch.forEach((p, i) => p.resolve(outcomes[i]!));
+      if (batch.length) {
+        const rootTenantId = await this.options.loadRootTenantId();
+        const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
+        const outcomes = await this.admit(batch.map((p) => p.join), deps);
+        batch.forEach((p, i) => {
+          if (outcomes[i]!.kind === 'joined' && p.join.trustedKey) admittedKeys.push(p.join.trustedKey.toString('hex'));
+        });
+        this.races.record(admittedKeys);
+        batch.forEach((p, i) => p.resolve(outcomes[i]!));
+      }
     } catch (error) {
       logError('join admission failed', error);
       for (const p of batch) p.resolve({ kind: 'error' });
