@@ -43,7 +43,6 @@ export interface ExistingNode {
 }
 
 export interface JoinCandidate {
-  secret: string;
   role: string;
   claims: HardwareClaims;
   hardware: HardwareKey;

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it, beforeAll } from 'vitest';
+import { sealTokenSync } from '../../agent/seal-token';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
@@ -68,7 +70,23 @@ describe('JoinService: refusals', () => {
   const db = () => testDb();
   const cases: Case[] = [
     { reason: 'join:malformed', routedToToken: false, setup: async (t) => ({ token: (await mintToken(t)).token!, mutate: (b) => { b.claims = 'not-an-object'; } }) },
-    { reason: 'join:csr', routedToToken: false, setup: async (t) => ({ token: (await mintToken(t)).token!, mutate: (b) => { b.csr = Buffer.from('not a csr').toString('base64'); } }) },
+    {
+      reason: 'join:csr',
+      routedToToken: false,
+      setup: async (t) => {
+        // A seal made for these very bytes, so the seal opens and the CSR itself is what fails.
+        const token = (await mintToken(t)).token!;
+        const notACsr = Buffer.from('not a csr');
+        const sealedToken = sealTokenSync(token, h.trust.encryptionJwk, createHash('sha256').update(notACsr).digest('hex'));
+        return { token, mutate: (b) => { b.csr = notACsr.toString('base64'); b.sealedToken = sealedToken; } };
+      },
+    },
+    {
+      reason: 'join:token',
+      routedToToken: false,
+      // A CSR swapped after sealing: the seal names another CSR, which is checked first.
+      setup: async (t) => ({ token: (await mintToken(t)).token!, mutate: (b) => { b.csr = Buffer.from('not a csr').toString('base64'); } }),
+    },
     { reason: 'join-token:malformed', routedToToken: false, setup: async () => ({ token: 'bcjt_not-a-token' }) },
     { reason: 'join-token:unknown', routedToToken: false, setup: async () => ({ token: 'bcjt_jt_01m8ma917s0he7rk4w7m1b0zvj.' + 'A'.repeat(43) }) },
     { reason: 'join-token:secret-mismatch', routedToToken: false, setup: async (t) => ({ token: (await mintToken(t)).token!.replace(/\..*/, '.' + 'B'.repeat(42) + 'A') }) },

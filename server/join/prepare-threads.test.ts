@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sealTokenSync } from '../../agent/seal-token';
+import { hashTokenSecret } from '../tokens/secret';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt } from '../../agent/join';
 import { createTestTenant } from '../../test/fixtures';
@@ -31,7 +33,9 @@ describe('ThreadedPreparer', () => {
     const good = await prepareJoinAttempt({ token: fakeToken(), trust: h.trust, claims: machineClaims() });
     const other = await prepareJoinAttempt({ token: fakeToken(), trust: h.trust, claims: machineClaims() });
     const swapped = JSON.stringify({ ...JSON.parse(good.body), sealedToken: other.sealedToken });
-    const badCsr = JSON.stringify({ ...JSON.parse(good.body), csr: Buffer.from('not a csr').toString('base64') });
+    const notACsr = Buffer.from('not a csr');
+    const sealedForNotACsr = sealTokenSync(fakeToken(), h.trust.encryptionJwk, createHash('sha256').update(notACsr).digest('hex'));
+    const badCsr = JSON.stringify({ ...JSON.parse(good.body), csr: notACsr.toString('base64'), sealedToken: sealedForNotACsr });
     const bodies: (Buffer | null)[] = [bytes(good.body), bytes(swapped), bytes(badCsr), bytes('{not json'), bytes('[]'), null, Buffer.alloc(MAX_JOIN_BODY_BYTES + 1, 0x20)];
     const threaded = await Promise.all(bodies.map((body) => threads.prepare(body, h.crypto)));
     const local = bodies.map((body) => prepareJoinBytes(body, h.crypto));
@@ -54,7 +58,9 @@ describe('ThreadedPreparer', () => {
     results.forEach((result, i) => {
       expect(isPrepared(result)).toBe(true);
       if (!isPrepared(result)) return;
-      expect(`bcjt_${result.tokenId}.${result.secret}`).toBe(attempts[i]!.token);
+      const [id, secret] = attempts[i]!.token.slice('bcjt_'.length).split('.');
+      expect(result.tokenId).toBe(id);
+      expect(result.secretHash.equals(hashTokenSecret(secret!))).toBe(true);
       expect(result.csr.csrSha256).toBe(attempts[i]!.attempt.keys.csrSha256);
     });
   });

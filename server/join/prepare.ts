@@ -12,7 +12,7 @@ import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
 export interface PreparedJoin {
   csr: ParsedCsr;
   tokenId: string;
-  secret: string;
+  /** SHA-256 of the bearer token's secret; the secret itself is not kept past preparation. */
   secretHash: Buffer;
   role: string;
   attestor: string;
@@ -38,14 +38,15 @@ export interface EarlyRefusal {
 }
 
 /**
- * The CPU half of a join, done before any lock is taken: parse the body, verify the CSR's
- * self-signature, open the seal (which must name this CSR), parse the bearer token and derive the
- * hardware key. Throws an EarlyRefusal-carrying JoinRefusal on any failure.
+ * The CPU half of a join, done before any lock is taken, in the spec's order: parse the body, open the
+ * seal (which must name this request's CSR by hash), verify the CSR's self-signature, parse the bearer
+ * token and derive the hardware key. Any failure is returned as an EarlyRefusal.
  */
 export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
   let attestor = 'join-token';
   let role = 'node';
   let csr: ParsedCsr | null = null;
+  let csrSha256: string | null = null;
   let hardware: HardwareKey | null = null;
   let trustedKey: Buffer | null = null;
   try {
@@ -56,14 +57,14 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
     trustedKey = hardware.key && hardware.trusted && hardware.hasUuidOrSerial ? hardware.key : null;
     // Only the join-token attestor is configured on this server; others are refused by name.
     if (attestor !== 'join-token') throw new JoinRefusal(`join:attestor`, 'attestor not configured');
+    csrSha256 = createHash('sha256').update(body.csr).digest('hex');
+    const bearer = openSeal(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256 });
     csr = parseCsr(body.csr);
-    const bearer = openSeal(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256: csr.csrSha256 });
     const token = parseJoinToken(bearer);
     if (!token) throw new JoinRefusal('join-token:malformed', 'not a bcjt_ token');
     return {
       csr,
       tokenId: token.id,
-      secret: token.secret,
       secretHash: hashTokenSecret(token.secret),
       role,
       attestor,
@@ -78,7 +79,7 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
       reason: error.reason,
       attestor,
       role,
-      csrSha256: csr?.csrSha256 ?? null,
+      csrSha256,
       hardwareKey: hardware?.key?.toString('hex') ?? null,
     };
   }
