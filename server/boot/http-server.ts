@@ -7,6 +7,7 @@ import { JOIN_HEADERS, serveJoin } from '../join/http';
 import { configureJoinPreparer, getJoinService } from '../join/runtime';
 import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
+import { logError } from '../log';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -32,8 +33,10 @@ async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
   try {
     const answer = await serveJoin(getJoinService(), await readBody(req, MAX_JOIN_BODY_BYTES));
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
-  } catch {
-    res.writeHead(JOIN_FAILED.status, JOIN_HEADERS).end(JOIN_FAILED.body);
+  } catch (error) {
+    logError('join request failed', error);
+    if (!res.headersSent) res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+    else res.destroy();
   }
 }
 

@@ -10,6 +10,7 @@ import { createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
 import { principalOf } from '../authz/principal';
 import { revokeJoinToken } from '../tokens/join-tokens';
+import { refusalLimitKey } from './refusals';
 
 let h: JoinHarness;
 beforeAll(async () => {
@@ -189,11 +190,30 @@ describe('refusal events are rate-limited in the database', () => {
     expect(events).toHaveLength(5);
     expect(events.map((e) => (e.data as { suppressed: number }).suppressed)).toEqual([0, 0, 0, 0, 0]);
     // The next window: the first event reports the three that were dropped.
-    await db().rateLimit.update({ where: { key: `${limited.keyPrefix}:join-token:join-token:revoked` }, data: { windowStart: new Date(Date.now() - 61_000) } });
+    await db().rateLimit.update({
+      where: { key: refusalLimitKey(limited.keyPrefix, t.tenantId, 'join-token', 'join-token:revoked') },
+      data: { windowStart: new Date(Date.now() - 61_000) },
+    });
     await agentJoin(limited, minted.token!, machineClaims());
     const next = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
     expect(next).toHaveLength(6);
     expect((next[5]!.data as { suppressed: number }).suppressed).toBe(3);
+  });
+
+  it('keeps one limit per tenant: refusals in one tenant neither suppress nor are counted in another', async () => {
+    const limited = await createJoinHarness({ limit: 2 });
+    const [a, b] = [await createTestTenant(db()), await createTestTenant(db())];
+    const revoked = async (t: typeof a) => {
+      const minted = await mintToken(t);
+      await db().joinToken.update({ where: { id: minted.id }, data: { revokedAt: new Date() } });
+      return minted.token!;
+    };
+    const tokenA = await revoked(a);
+    for (let i = 0; i < 5; i++) expect((await agentJoin(limited, tokenA, machineClaims())).status).toBe(403);
+    expect(await db().event.count({ where: { tenantId: a.tenantId, type: 'security.join.refused' } })).toBe(2);
+    expect((await agentJoin(limited, await revoked(b), machineClaims())).status).toBe(403);
+    const ofB = await db().event.findMany({ where: { tenantId: b.tenantId, type: 'security.join.refused' } });
+    expect(ofB.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'join-token:revoked', suppressed: 0 })]);
   });
 });
 

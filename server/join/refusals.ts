@@ -29,18 +29,29 @@ export interface RefusalLimit {
 
 export const DEFAULT_REFUSAL_LIMIT: RefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'join-refused' };
 
+/**
+ * The rate-limit key of a refusal: per attestor and reason, and per event stream (tenant), so refusals
+ * in one tenant's stream never suppress, nor show up in the `suppressed` count of, another tenant's.
+ */
+export function refusalLimitKey(keyPrefix: string, tenantId: string, attestor: string, reason: string): string {
+  return `${keyPrefix}:${tenantId}:${attestor}:${reason}`;
+}
+
 export async function recordRefusals(
   pool: pg.Pool,
   refusals: RefusalRecord[],
   rootTenantId: string | null,
   rate: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
 ): Promise<void> {
-  const routed = refusals.filter((r) => r.tenantId ?? rootTenantId);
+  const routed = refusals.flatMap((r) => {
+    const tenantId = r.tenantId ?? rootTenantId;
+    return tenantId ? [{ ...r, tenantId }] : [];
+  });
   if (!routed.length) return;
   try {
     await pool.query('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval)', [
-      routed.map((r) => r.tenantId ?? rootTenantId),
-      routed.map((r) => `${rate.keyPrefix}:${r.attestor}:${r.reason}`),
+      routed.map((r) => r.tenantId),
+      routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
       routed.map((r) =>
         JSON.stringify({ attestor: r.attestor, reason: r.reason, role: r.role, csrSha256: r.csrSha256, hardwareKey: r.hardwareKey }),
       ),

@@ -80,7 +80,10 @@ describe('normalizers', () => {
     for (const form of ['3C:EC:EF:12:34:56', '3c-ec-ef-12-34-56', '3cec.ef12.3456', '3CECEF123456', ' 3c:ec:ef:12:34:56 ']) {
       expect(normalizeMac(form), form).toBe('3c:ec:ef:12:34:56');
     }
-    for (const bad of ['3c:ec:ef:12:34', '3c:ec-ef:12:34:56', '3c:ec:ef:12:34:5g', '3:ec:ef:12:34:56', '', '3cec.ef12.34567']) {
+    for (const form of ['3c.ec.ef.12.34.56', '3c ec ef 12 34 56', '3c_ec_ef_12_34_56', '3CEC-EF12-3456', '3cecef:123456']) {
+      expect(normalizeMac(form), form).toBe('3c:ec:ef:12:34:56');
+    }
+    for (const bad of ['3c:ec:ef:12:34', '3c:ec-ef:12:34:56', '3c:ec:ef:12:34:5g', '3:ec:ef:12:34:56', '', '3cec.ef12.34567', '3c:ec:ef:12:34:56:78', 'zz:ec:ef:12:34:56', '3ce:cef:123:456', ':3c:ec:ef:12:34:56']) {
       expect(normalizeMac(bad), bad).toBeNull();
     }
   });

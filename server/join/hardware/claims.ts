@@ -95,25 +95,23 @@ function isOneRepeatedCharacter(text: string): boolean {
   return true;
 }
 
-const MAC_FORMS = [
-  /^([0-9a-f]{2})[:]([0-9a-f]{2})[:]([0-9a-f]{2})[:]([0-9a-f]{2})[:]([0-9a-f]{2})[:]([0-9a-f]{2})$/,
-  /^([0-9a-f]{2})-([0-9a-f]{2})-([0-9a-f]{2})-([0-9a-f]{2})-([0-9a-f]{2})-([0-9a-f]{2})$/,
-  /^([0-9a-f]{2})([0-9a-f]{2})\.([0-9a-f]{2})([0-9a-f]{2})\.([0-9a-f]{2})([0-9a-f]{2})$/,
-  /^([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/,
-];
+const MAC_GROUPS = /^([0-9a-f]+)(?:([^0-9a-z]+)([0-9a-f]+))*$/;
 
 /**
- * A 48-bit MAC as `aa:bb:cc:dd:ee:ff`. Accepts any case and `aa:bb:…`, `aa-bb-…`, `aabb.ccdd.eeff` or
- * twelve bare hex digits, with one separator used throughout. Null when not a MAC.
+ * A 48-bit MAC as `aa:bb:cc:dd:ee:ff`. Accepts any case and any separator between whole octets, one
+ * separator used throughout: `aa:bb:…`, `aa-bb-…`, `aa.bb.…`, `aa bb …`, `aabb.ccdd.eeff`, or twelve bare
+ * hex digits. Null when not a MAC (a group splitting an octet, mixed separators, a non-hex letter).
  */
 export function normalizeMac(value: string | null | undefined): string | null {
   if (typeof value !== 'string') return null;
   const text = value.trim().toLowerCase();
-  for (const form of MAC_FORMS) {
-    const match = form.exec(text);
-    if (match) return match.slice(1).join(':');
-  }
-  return null;
+  if (!MAC_GROUPS.test(text)) return null;
+  const groups = text.split(/[^0-9a-f]+/);
+  const separators = new Set(text.match(/[^0-9a-f]+/g) ?? []);
+  if (separators.size > 1 || groups.some((group) => group.length % 2 !== 0)) return null;
+  const hex = groups.join('');
+  if (hex.length !== 12) return null;
+  return hex.match(/../g)!.join(':');
 }
 
 /**

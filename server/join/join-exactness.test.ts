@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareJoinAttempt } from '../../agent/join';
+import { testDatabaseUrl, testDb } from '../../test/db';
+import { createTestTenant } from '../../test/fixtures';
+import { createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { createPgPool } from '../db/pg';
+import { JoinService } from './join-service';
+import { JOIN_REFUSED, type JoinAnswer } from './wire';
+
+// maxUses and revocation are exact ACROSS transactions: two JoinService instances (as two API processes
+// would be) each admit on their own pool, so their batches are separate transactions that only the token
+// row's lock orders.
+
+let h: JoinHarness;
+const pools: pg.Pool[] = [];
+beforeAll(async () => {
+  h = await createJoinHarness();
+});
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.end()));
+});
+const db = () => testDb();
+
+/**
+ * Two JoinService instances on their own pg pools, sharing the harness keys and root tenant, and one
+ * refusal rate-limit key space (the limit lives in the database, shared by every instance).
+ */
+function twoInstances(maxBatch: number): [JoinService, JoinService] {
+  const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
+  const make = () => {
+    const pool = createPgPool(testDatabaseUrl(), 4);
+    pools.push(pool);
+    return new JoinService({
+      pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      maxBatch,
+      refusalLimit: { limit: 60, window: '60 seconds', keyPrefix },
+    });
+  };
+  return [make(), make()];
+}
+
+/** Join request bodies of `n` distinct trusted machines, sealed ahead so the joins arrive together. */
+async function bodies(token: string, n: number): Promise<unknown[]> {
+  const attempts = await Promise.all(Array.from({ length: n }, () => prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims() })));
+  return attempts.map((a) => JSON.parse(a.body));
+}
+
+/** Sends the bodies alternately to the two instances, all at once. */
+const split = (services: [JoinService, JoinService], requests: unknown[]): Promise<JoinAnswer[]> =>
+  Promise.all(requests.map((body, i) => services[i % 2]!.join(body)));
+
+/** Holds a connection of its own, for a transaction that locks a token row while joins arrive. */
+async function holder() {
+  const client = await h.pool.connect();
+  const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+  return { client, pid };
+}
+
+/** Waits (deterministically, on PostgreSQL's lock graph) until `count` backends wait for `pid`'s locks. */
+async function untilBlocked(pid: number, count: number) {
+  for (let i = 0; ; i++) {
+    const rows = await db().$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`);
+    if (rows[0]!.n >= count) return;
+    if (i > 1000) throw new Error(`only ${rows[0]!.n} of ${count} admission transactions reached the token lock`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const refusalReasons = async (tenantId: string) =>
+  (await db().event.findMany({ where: { tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { reason: string }).reason);
+
+describe('maxUses across transactions', () => {
+  it.each([1, 3])('admits exactly 10 of 50 joins split across two instances (maxBatch %i) and refuses 40', async (maxBatch) => {
+    const t = await createTestTenant(db());
+    const { token, id } = await mintToken(t, { maxUses: 10 });
+    const services = twoInstances(maxBatch);
+    const answers = await split(services, await bodies(token!, 50));
+
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
+    const refused = answers.filter((a) => a.status === 403);
+    expect(refused).toHaveLength(40);
+    expect(refused.every((a) => a.body.equals(JOIN_REFUSED.body))).toBe(true);
+    expect((await db().joinToken.findUniqueOrThrow({ where: { id } })).usesLeft).toBe(0);
+    const nodes = await db().node.findMany({ where: { tenantId: t.tenantId } });
+    expect(nodes).toHaveLength(10);
+    expect(await db().nodeCert.count({ where: { nodeId: { in: nodes.map((n) => n.id) } } })).toBe(10);
+    expect(await refusalReasons(t.tenantId)).toEqual(Array(40).fill('join-token:exhausted'));
+  });
+
+  it('stays exact when both instances are inside a transaction waiting on the token at once', async () => {
+    const t = await createTestTenant(db());
+    const { token, id } = await mintToken(t, { maxUses: 10 });
+    const services = twoInstances(4);
+    const requests = await bodies(token!, 50);
+    const lock = await holder();
+    let answers: JoinAnswer[];
+    try {
+      await lock.client.query('BEGIN');
+      await lock.client.query('SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', [id]);
+      const pending = split(services, requests);
+      // One batch of each instance holds an open transaction blocked on the token row.
+      await untilBlocked(lock.pid, 2);
+      await lock.client.query('COMMIT');
+      answers = await pending;
+    } finally {
+      lock.client.release();
+    }
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 403)).toHaveLength(40);
+    expect((await db().joinToken.findUniqueOrThrow({ where: { id } })).usesLeft).toBe(0);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(10);
+    expect(await refusalReasons(t.tenantId)).toEqual(Array(40).fill('join-token:exhausted'));
+  });
+});
+
+describe('revocation racing admission batches', () => {
+  it('refuses every join that waited on the token while its revocation was being committed', async () => {
+    const t = await createTestTenant(db());
+    const { token, id } = await mintToken(t, { maxUses: 6 });
+    const services = twoInstances(2);
+    const requests = await bodies(token!, 6);
+    const lock = await holder();
+    let answers: JoinAnswer[];
+    try {
+      await lock.client.query('BEGIN');
+      await lock.client.query('UPDATE join_tokens SET revoked_at = now() WHERE id = $1', [id]);
+      const pending = split(services, requests);
+      // Both instances read the token under its lock: they wait for the revocation's outcome.
+      await untilBlocked(lock.pid, 2);
+      await lock.client.query('COMMIT');
+      answers = await pending;
+    } finally {
+      lock.client.release();
+    }
+    expect(answers.map((a) => a.status)).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(answers.every((a) => a.body.equals(JOIN_REFUSED.body))).toBe(true);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(0);
+    const row = await db().joinToken.findUniqueOrThrow({ where: { id } });
+    expect(row.usesLeft).toBe(6);
+    expect(row.revokedAt).not.toBeNull();
+    expect(await refusalReasons(t.tenantId)).toEqual(Array(6).fill('join-token:revoked'));
+  });
+
+  it('admits the waiting joins when the racing revocation rolls back', async () => {
+    const t = await createTestTenant(db());
+    const { token, id } = await mintToken(t, { maxUses: 6 });
+    const services = twoInstances(2);
+    const requests = await bodies(token!, 6);
+    const lock = await holder();
+    let answers: JoinAnswer[];
+    try {
+      await lock.client.query('BEGIN');
+      await lock.client.query('UPDATE join_tokens SET revoked_at = now() WHERE id = $1', [id]);
+      const pending = split(services, requests);
+      await untilBlocked(lock.pid, 2);
+      await lock.client.query('ROLLBACK');
+      answers = await pending;
+    } finally {
+      lock.client.release();
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(6);
+    const row = await db().joinToken.findUniqueOrThrow({ where: { id } });
+    expect(row.usesLeft).toBe(0);
+    expect(row.revokedAt).toBeNull();
+    expect(await refusalReasons(t.tenantId)).toEqual([]);
+  });
+});
