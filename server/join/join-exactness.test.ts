@@ -60,10 +60,21 @@ async function holder() {
   return { client, pid };
 }
 
-/** Waits (deterministically, on PostgreSQL's lock graph) until `count` backends wait for `pid`'s locks. */
+/**
+ * Waits (deterministically, on PostgreSQL's lock graph) until `count` backends wait, directly or through
+ * another waiter, for `pid`'s locks: a second transaction waiting for a locked row queues behind the first
+ * waiter's tuple lock, so pg_blocking_pids names that waiter, not `pid`.
+ */
 async function untilBlocked(pid: number, count: number) {
   for (let i = 0; ; i++) {
-    const rows = await db().$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`);
+    const rows = await db().$queryRawUnsafe<{ n: number }[]>(
+      `WITH RECURSIVE waiting(pid) AS (
+         SELECT pid FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))
+         UNION
+         SELECT a.pid FROM pg_stat_activity a JOIN waiting w ON w.pid = ANY(pg_blocking_pids(a.pid))
+       )
+       SELECT count(*)::int AS n FROM waiting`,
+    );
     if (rows[0]!.n >= count) return;
     if (i > 1000) throw new Error(`only ${rows[0]!.n} of ${count} admission transactions reached the token lock`);
     await new Promise((r) => setTimeout(r, 10));
