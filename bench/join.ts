@@ -28,7 +28,12 @@ import { issueJoinToken } from '../server/tokens/issue';
 const { values } = parseArgs({ options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' } } });
 const agents = Number(values.agents);
 const joins = Number(values.joins);
-const log = (line: string) => process.stderr.write(line + '\n');
+let lastProgress = Date.now();
+const STALL_MS = 120_000;
+const log = (line: string) => {
+  lastProgress = Date.now();
+  process.stderr.write(line + '\n');
+};
 const WARMUP = 2000;
 
 async function main() {
@@ -36,6 +41,17 @@ async function main() {
   const database = await startEmbeddedDatabase(dir);
   let server: ReturnType<typeof spawn> | undefined;
   let stopping = false;
+  // Every step logs; a step that makes no progress for this long stops the run (server and database too)
+  // with an error instead of leaving it hanging.
+  const stall = setInterval(() => {
+    if (Date.now() - lastProgress < STALL_MS) return;
+    clearInterval(stall);
+    log(`bench failed: no progress for ${STALL_MS / 1000} s; stopping the server and the database`);
+    stopping = true;
+    server?.kill('SIGKILL');
+    void database.stop().finally(() => process.exit(1));
+  }, 1000);
+  stall.unref();
   try {
     await migrate(database.url);
     const db = createDb(database.url, { max: 4 });
@@ -92,16 +108,30 @@ async function main() {
 
     // Both phases' attempts are prepared first, so neither runs while the other's preparation warms up.
     const sharedAttempts = await prepareAttempts(await mint(10_000), joins, trust);
-    const singleTokens = await Promise.all(Array.from({ length: joins }, () => mint(1)));
+    log(`  shared-token phase: ${joins} attempts ready; minting ${joins} single-use tokens…`);
+    // A few at a time: thousands of minting calls queued at once on the client's 4 connections once
+    // stalled this benchmark for good (every connection idle, the calls never sent).
+    const singleTokens: string[] = [];
+    const minters = Array.from({ length: 8 }, async () => {
+      while (singleTokens.length < joins) {
+        singleTokens.push('');
+        const index = singleTokens.length - 1;
+        singleTokens[index] = await mint(1);
+      }
+    });
+    await Promise.all(minters);
     const singleAttempts = await prepareAttempts(singleTokens, joins, trust);
+    log(`  single-use phase: ${joins} attempts ready; warming up with ${WARMUP} joins…`);
 
     // Warm both processes up (JIT, connection pools, PostgreSQL's caches) on the same path first; the first
     // thousand joins after a start run measurably slower and would be charged to whichever phase ran first.
     await runJoins({ serverUrl, trust, attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust), concurrency: agents });
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
+    log('Measuring the shared token…');
     const sharedResult = await phase(sharedAttempts);
     log(`shared token: ${JSON.stringify(sharedResult)}`);
+    log('Measuring single-use tokens…');
     const singleResult = await phase(singleAttempts);
     log(`single-use tokens: ${JSON.stringify(singleResult)}`);
 
@@ -119,6 +149,7 @@ async function main() {
     process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
     await db.$disconnect();
   } finally {
+    clearInterval(stall);
     stopping = true;
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
