@@ -30,4 +30,17 @@ describe('generateNodeKeyAndCsr', () => {
       expect(result.stdout + result.stderr).toMatch(/verify OK/i);
     }
   });
+
+  it('survives garbage collections in the middle of key generation (a Node 20 JWK-export deadlock)', () => {
+    // A tiny young generation makes a collection land inside nearly every export; generateKeyPairSync
+    // followed by a JWK export hung this loop within a few thousand keys.
+    const script = "import { generateNodeKeyAndCsr } from './agent/keys.ts'; for (let i = 0; i < 10000; i++) generateNodeKeyAndCsr(); console.log('done');";
+    const result = spawnSync(process.execPath, ['--max-semi-space-size=1', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(__dirname, '..'),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.signal, 'the key loop hung').toBeNull();
+    expect(result.stdout.trim(), result.stderr).toBe('done');
+  }, 90_000);
 });

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createECDH, createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { TAG } from '../server/der/tags';
 import { bitString, sequence, set, tlv, utf8String } from '../server/der/writer';
 import { P256_SPKI_PREFIX } from '../server/pki/p256';
@@ -33,13 +33,22 @@ export function createCsr(privateKey: KeyObject, spkiDer: Buffer, options: { com
 }
 
 /**
- * Generates a P-256 node key and its CSR. The SPKI is assembled from the JWK coordinates, because
- * OpenSSL 3's SPKI encoder costs about 100 µs a call and this runs once per join in every simulated agent.
+ * Generates a P-256 node key and its CSR. The key is made with createECDH, whose raw point gives the SPKI
+ * directly (OpenSSL 3's SPKI encoder costs about 100 µs a call, and this runs once per join in every
+ * simulated agent), and the private key is imported from its scalar. Not generateKeyPairSync: on Node 20,
+ * exporting such a key as a JWK can deadlock the thread when a garbage collection lands inside the export
+ * (the collected key-generation job's destructor takes the lock the export holds; seen in `bench:join`).
  */
 export function generateNodeKeyAndCsr(options: { commonName?: string } = {}): NodeKeyAndCsr {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const { x, y } = publicKey.export({ format: 'jwk' });
-  const spkiDer = Buffer.concat([P256_SPKI_PREFIX, Buffer.from([0x04]), Buffer.from(x!, 'base64url'), Buffer.from(y!, 'base64url')]);
+  const ecdh = createECDH('prime256v1');
+  const point = ecdh.generateKeys();
+  const scalar = ecdh.getPrivateKey();
+  const privateKey = createPrivateKey({
+    key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65), d: scalar.toString('base64url') },
+    format: 'jwk',
+  });
+  scalar.fill(0);
+  const spkiDer = Buffer.concat([P256_SPKI_PREFIX, point]);
   const csrDer = createCsr(privateKey, spkiDer, options);
   let pem: string | undefined;
   return {

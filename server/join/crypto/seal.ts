@@ -3,6 +3,7 @@ import { DomainError } from '../../errors';
 import { decodeBase64url } from './base64url';
 import { ALG, KEY_WRAP_IV, concatKdf } from './concat-kdf';
 import { JoinRefusal } from './refusal';
+import { p256PrivateScalar } from '../../pki/p256-private';
 
 /** The largest sealed token JoinService reads; a sealed bearer token is about 600 characters. */
 export const MAX_SEAL_LENGTH = 8192;
@@ -110,7 +111,7 @@ function keyAgreement(encryptionKey: KeyObject): ECDH {
   if (encryptionKey?.type !== 'private' || encryptionKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
     throw new DomainError('INVALID_CONFIG', 'The join encryption key is not a P-256 private key');
   }
-  const scalar = Buffer.from(encryptionKey.export({ format: 'jwk' }).d ?? '', 'base64url');
+  const scalar = p256PrivateScalar(encryptionKey);
   agreement = createECDH('prime256v1');
   agreement.setPrivateKey(scalar);
   scalar.fill(0);
