@@ -61,6 +61,30 @@ async function holder() {
 }
 
 /**
+ * Runs `lockSql` on the token in a transaction of its own, sends the joins split over both instances,
+ * waits until a transaction of each waits on that lock, then ends it with `end` and returns the answers.
+ */
+async function whileTokenLocked(
+  tokenId: string,
+  lockSql: string,
+  services: [JoinService, JoinService],
+  requests: unknown[],
+  end: 'COMMIT' | 'ROLLBACK',
+): Promise<JoinAnswer[]> {
+  const lock = await holder();
+  try {
+    await lock.client.query('BEGIN');
+    await lock.client.query(lockSql, [tokenId]);
+    const pending = split(services, requests);
+    await untilBlocked(lock.pid, 2);
+    await lock.client.query(end);
+    return await pending;
+  } finally {
+    lock.client.release();
+  }
+}
+
+/**
  * Waits (deterministically, on PostgreSQL's lock graph) until `count` backends wait, directly or through
  * another waiter, for `pid`'s locks: a second transaction waiting for a locked row queues behind the first
  * waiter's tuple lock, so pg_blocking_pids names that waiter, not `pid`.
@@ -107,19 +131,8 @@ describe('maxUses across transactions', () => {
     const { token, id } = await mintToken(t, { maxUses: 10 });
     const services = twoInstances(4);
     const requests = await bodies(token!, 50);
-    const lock = await holder();
-    let answers: JoinAnswer[];
-    try {
-      await lock.client.query('BEGIN');
-      await lock.client.query('SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', [id]);
-      const pending = split(services, requests);
-      // One batch of each instance holds an open transaction blocked on the token row.
-      await untilBlocked(lock.pid, 2);
-      await lock.client.query('COMMIT');
-      answers = await pending;
-    } finally {
-      lock.client.release();
-    }
+    // One batch of each instance holds an open transaction blocked on the token row.
+    const answers = await whileTokenLocked(id, 'SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', services, requests, 'COMMIT');
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 403)).toHaveLength(40);
     expect((await db().joinToken.findUniqueOrThrow({ where: { id } })).usesLeft).toBe(0);
@@ -134,19 +147,8 @@ describe('revocation racing admission batches', () => {
     const { token, id } = await mintToken(t, { maxUses: 6 });
     const services = twoInstances(2);
     const requests = await bodies(token!, 6);
-    const lock = await holder();
-    let answers: JoinAnswer[];
-    try {
-      await lock.client.query('BEGIN');
-      await lock.client.query('UPDATE join_tokens SET revoked_at = now() WHERE id = $1', [id]);
-      const pending = split(services, requests);
-      // Both instances read the token under its lock: they wait for the revocation's outcome.
-      await untilBlocked(lock.pid, 2);
-      await lock.client.query('COMMIT');
-      answers = await pending;
-    } finally {
-      lock.client.release();
-    }
+    // Both instances read the token under its lock: they wait for the revocation's outcome.
+    const answers = await whileTokenLocked(id, 'UPDATE join_tokens SET revoked_at = now() WHERE id = $1', services, requests, 'COMMIT');
     expect(answers.map((a) => a.status)).toEqual([403, 403, 403, 403, 403, 403]);
     expect(answers.every((a) => a.body.equals(JOIN_REFUSED.body))).toBe(true);
     expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(0);
@@ -161,18 +163,7 @@ describe('revocation racing admission batches', () => {
     const { token, id } = await mintToken(t, { maxUses: 6 });
     const services = twoInstances(2);
     const requests = await bodies(token!, 6);
-    const lock = await holder();
-    let answers: JoinAnswer[];
-    try {
-      await lock.client.query('BEGIN');
-      await lock.client.query('UPDATE join_tokens SET revoked_at = now() WHERE id = $1', [id]);
-      const pending = split(services, requests);
-      await untilBlocked(lock.pid, 2);
-      await lock.client.query('ROLLBACK');
-      answers = await pending;
-    } finally {
-      lock.client.release();
-    }
+    const answers = await whileTokenLocked(id, 'UPDATE join_tokens SET revoked_at = now() WHERE id = $1', services, requests, 'ROLLBACK');
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(6);
     const row = await db().joinToken.findUniqueOrThrow({ where: { id } });

@@ -112,30 +112,24 @@ export const inProcessPreparer: JoinPreparer = {
 
 export const isPrepared = (value: PreparedJoin | EarlyRefusal): value is PreparedJoin => 'tokenId' in value;
 
-/** A prepared join as it crosses a thread: every Buffer copied into an ArrayBuffer of its own, so none drags a shared pool slab along. */
-export function packPrepared(value: PreparedJoin | EarlyRefusal): PreparedJoin | EarlyRefusal {
-  if (!isPrepared(value)) return value;
-  const own = (bytes: Buffer) => new Uint8Array(bytes) as Buffer;
+/** The prepared join with each of its byte fields passed through `bytes`. */
+function mapBytes(value: PreparedJoin, bytes: (field: Uint8Array) => Buffer): PreparedJoin {
   return {
     ...value,
-    csr: { ...value.csr, spkiDer: own(value.csr.spkiDer) },
-    secretHash: own(value.secretHash),
-    hardware: { ...value.hardware, key: value.hardware.key && own(value.hardware.key) },
-    trustedKey: value.trustedKey && own(value.trustedKey),
-    spkiSha256: own(value.spkiSha256),
+    csr: { ...value.csr, spkiDer: bytes(value.csr.spkiDer) },
+    secretHash: bytes(value.secretHash),
+    hardware: { ...value.hardware, key: value.hardware.key && bytes(value.hardware.key) },
+    trustedKey: value.trustedKey && bytes(value.trustedKey),
+    spkiSha256: bytes(value.spkiSha256),
   };
+}
+
+/** A prepared join as it crosses a thread: every Buffer copied into an ArrayBuffer of its own, so none drags a shared pool slab along. */
+export function packPrepared(value: PreparedJoin | EarlyRefusal): PreparedJoin | EarlyRefusal {
+  return isPrepared(value) ? mapBytes(value, (field) => new Uint8Array(field) as Buffer) : value;
 }
 
 /** The receiving side of `packPrepared`: a structured clone turns Buffers into Uint8Arrays; this makes them Buffers again, without copying. */
 export function revivePrepared(value: PreparedJoin | EarlyRefusal): PreparedJoin | EarlyRefusal {
-  if (!isPrepared(value)) return value;
-  const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  return {
-    ...value,
-    csr: { ...value.csr, spkiDer: buffer(value.csr.spkiDer) },
-    secretHash: buffer(value.secretHash),
-    hardware: { ...value.hardware, key: value.hardware.key && buffer(value.hardware.key) },
-    trustedKey: value.trustedKey && buffer(value.trustedKey),
-    spkiSha256: buffer(value.spkiSha256),
-  };
+  return isPrepared(value) ? mapBytes(value, (field) => Buffer.from(field.buffer, field.byteOffset, field.length)) : value;
 }
