@@ -25,7 +25,13 @@ export function LoginForm({ destination }: { destination: string }) {
         window.location.assign(destination);
         return;
       }
-      setError(result?.error === 'CredentialsSignin' ? 'Wrong email or password.' : 'Sign-in failed. Try again in a moment.');
+      setError(
+        result?.error === 'CredentialsSignin'
+          ? 'Wrong email or password.'
+          : result?.error === 'TooManyFailedSignIns'
+            ? 'Too many failed sign-ins for this email. Try again in 15 minutes, or reset the password with better-compute operators reset-password --local.'
+            : 'Sign-in failed. Try again in a moment.',
+      );
       // A rejected password is not left on the page; the operator types it again.
       if (passwordRef.current) {
         passwordRef.current.value = '';

@@ -32,3 +32,22 @@ test('an operator signs in, sees who is signed in, and signs out', async ({ page
   await page.goto('/pools');
   await expect(page).toHaveURL(/\/login$/);
 });
+
+test('after ten failed sign-ins an email is locked, and the form says so and how to recover', async ({ page }) => {
+  // An address no test signs in with, so the lock touches no other test.
+  const email = `locked-${Date.now().toString(36)}@example.com`;
+  await page.goto('/login');
+  const alert = page.getByRole('main').getByRole('alert');
+  for (let i = 0; i < 10; i++) {
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // The form empties the password once the server answered.
+    await expect(page.getByLabel('Password')).toHaveValue('');
+    await expect(alert).toHaveText('Wrong email or password.');
+  }
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(alert).toContainText('Too many failed sign-ins for this email');
+  await expect(alert).toContainText('better-compute operators reset-password --local');
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
@@ -40,21 +41,57 @@ export async function resetOperatorPassword(db: Db, email: string): Promise<stri
   const passwordHash = await hashPassword(password);
   const { count } = await db.operator.updateMany({ where: { email: parsed.data }, data: { passwordHash } });
   if (count === 0) throw new DomainError('NOT_FOUND', `Operator ${parsed.data} not found`);
+  // A reset also lifts a sign-in lock: the recovery path works even for an account under attack.
+  await db.$executeRaw`DELETE FROM rate_limits WHERE key = ${signInFailuresKey(parsed.data)}`;
   return password;
 }
 
 // Compared against when the email is unknown, so a missing account costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined;
 
-/** Checks an operator's credentials; null for a wrong email or password alike. */
+/**
+ * Failed sign-ins per email before passwords for it are no longer checked, and for how long. Counted in
+ * PostgreSQL (rate_limits), so every server instance shares the count; a successful sign-in or a password
+ * reset clears it. Unknown emails count the same way, so the lock tells nothing about which accounts exist.
+ */
+export const SIGN_IN_FAILURES = { limit: 10, window: '15 minutes' } as const;
+
+/** Too many failed sign-ins for this email; its message is what next-auth hands the sign-in form. */
+export class SignInLockedError extends Error {
+  constructor() {
+    super('TooManyFailedSignIns');
+    this.name = 'SignInLockedError';
+  }
+}
+
+/** The rate-limit key of an email's failed sign-ins: a hash, so the shared table holds no addresses. */
+export function signInFailuresKey(email: string): string {
+  return `sign-in-failures:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
+}
+
+/**
+ * Checks an operator's credentials; null for a wrong email or password alike.
+ *
+ * @throws SignInLockedError after SIGN_IN_FAILURES.limit failures for the email within the window, before
+ *   any password is checked.
+ */
 export async function authenticateOperator(db: Db, email: string, password: string): Promise<{ id: string; email: string; name: string } | null> {
+  const key = signInFailuresKey(email);
+  const [state] = await db.$queryRaw<{ locked: boolean }[]>`
+    SELECT count >= ${SIGN_IN_FAILURES.limit} AND window_start > compute_now() - ${SIGN_IN_FAILURES.window}::interval AS locked
+      FROM rate_limits WHERE key = ${key}`;
+  if (state?.locked) throw new SignInLockedError();
   const parsed = operatorEmail.safeParse(email);
   const operator = parsed.success ? await db.operator.findUnique({ where: { email: parsed.data } }) : null;
-  if (!operator) {
-    await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password')));
+  const valid = operator
+    ? await verifyPassword(password, operator.passwordHash)
+    : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password'))), false);
+  if (!operator || !valid) {
+    await db.$queryRaw`SELECT allowed FROM rate_limit_hit(${key}, ${SIGN_IN_FAILURES.limit}, ${SIGN_IN_FAILURES.window}::interval)`;
     return null;
   }
-  return (await verifyPassword(password, operator.passwordHash)) ? { id: operator.id, email: operator.email, name: operator.name } : null;
+  await db.$executeRaw`DELETE FROM rate_limits WHERE key = ${key}`;
+  return { id: operator.id, email: operator.email, name: operator.name };
 }
 
 /** The principal of a signed-in operator, read fresh so a removed membership takes effect at once. */
