@@ -35,6 +35,12 @@ export interface AdmitDeps {
    * flight: a node found for one of them now is the other join of a race, answered CONFLICT, not a reclaim.
    */
   racedKeys?: ReadonlySet<string>;
+  /**
+   * Joins whose machine an earlier batch of this process admitted while they waited (RaceWindow). Like
+   * `racedKeys`, they answer CONFLICT, but only once their own token checks pass: a refusal stays the
+   * uniform refusal, so a caller without a good token learns nothing about the machine.
+   */
+  racedJoins?: ReadonlySet<PreparedJoin>;
 }
 
 const SELECT_TOKENS = `
@@ -157,13 +163,16 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       const token = tokens.get(join.tokenId);
       const keyHex = join.trustedKey?.toString('hex');
       const known = keyHex ? existing.get(keyHex) : undefined;
-      if (known && keyHex && deps.racedKeys?.has(keyHex)) {
-        outcomes.push({ kind: 'conflict' });
-        continue;
-      }
-      const decision = decideJoin(join, token, join.secretHash, known, deps.rootTenantId);
+      // The other join of a race: decided as the machine's first join, so every check of its own token,
+      // claims and pool still applies; if it would be admitted, it answers CONFLICT instead.
+      const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
+      const decision = decideJoin(join, token, join.secretHash, raced ? undefined : known, deps.rootTenantId);
       if (!decision.admitted) {
         outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
+        continue;
+      }
+      if (raced) {
+        outcomes.push({ kind: 'conflict' });
         continue;
       }
       // Two joins of one trusted machine in one batch: the first wins, the second raced it.

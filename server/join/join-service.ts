@@ -128,18 +128,16 @@ export class JoinService {
   }
 
   private async drain(crypto: JoinCrypto) {
-    const taken = this.queue.splice(0, this.maxBatch);
-    // A machine that a batch admitted while this join waited: the two joins raced.
-    const batch = taken.filter((p) => {
-      const raced = p.join.trustedKey !== null && this.races.raced(p.since, p.join.trustedKey.toString('hex'));
-      if (raced) p.resolve({ kind: 'conflict' });
-      return !raced;
-    });
+    const batch = this.queue.splice(0, this.maxBatch);
+    // Joins whose machine a batch admitted while they waited: the two joins raced.
+    const racedJoins = new Set(
+      batch.filter((p) => p.join.trustedKey !== null && this.races.raced(p.since, p.join.trustedKey.toString('hex'))).map((p) => p.join),
+    );
     const admittedKeys: string[] = [];
     try {
       if (batch.length) {
         const rootTenantId = await this.options.loadRootTenantId();
-        const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints };
+        const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins };
         const outcomes = await this.admit(batch.map((p) => p.join), deps);
         batch.forEach((p, i) => {
           if (outcomes[i]!.kind === 'joined' && p.join.trustedKey) admittedKeys.push(p.join.trustedKey.toString('hex'));

@@ -4,6 +4,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
 import { RaceWindow } from './races';
+import { JOIN_REFUSED } from './wire';
 
 describe('RaceWindow', () => {
   it('names a machine that a batch admitted after the join arrived, and only then', () => {
@@ -44,6 +45,32 @@ beforeAll(async () => {
   h = await createJoinHarness();
 });
 
+/**
+ * Holds the token row so the first join's batch waits inside its transaction, sends the second join while
+ * it waits (it lands in the next batch), then lets both finish. Returns both answers in order.
+ */
+async function inConsecutiveBatches(tokenId: string, first: unknown, second: unknown) {
+  const holder = await h.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', [tokenId]);
+    const holderPid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    const a = h.service.join(first);
+    for (let i = 0; ; i++) {
+      const blocked = await testDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${holderPid} = ANY(pg_blocking_pids(pid))`);
+      if (blocked.length) break;
+      if (i > 200) throw new Error('the first join never reached the token lock');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const b = h.service.join(second);
+    await new Promise((r) => setTimeout(r, 50));
+    await holder.query('COMMIT');
+    return await Promise.all([a, b]);
+  } finally {
+    holder.release();
+  }
+}
+
 describe('two joins of one machine in consecutive batches', () => {
   it.each([false, true])('end with one CONFLICT and one node, never a reclaim (allowReclaim %s)', async (allowReclaim) => {
     const db = testDb();
@@ -52,35 +79,31 @@ describe('two joins of one machine in consecutive batches', () => {
     const minted = await mintToken(t, { maxUses: 2, allowReclaim });
     const [a, b] = await Promise.all([1, 2].map(() => prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims })));
 
-    // Hold the token's row so the first join's batch waits inside its transaction.
-    const holder = await h.pool.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', [minted.id]);
-      const holderPid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-      const first = h.service.join(JSON.parse(a!.body));
-      for (let i = 0; ; i++) {
-        const blocked = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${holderPid} = ANY(pg_blocking_pids(pid))`);
-        if (blocked.length) break;
-        if (i > 200) throw new Error('the first join never reached the token lock');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      // The first batch is in its transaction; the second join arrives now and waits for the next batch.
-      const second = h.service.join(JSON.parse(b!.body));
-      await new Promise((r) => setTimeout(r, 50));
-      await holder.query('COMMIT');
-      const answers = await Promise.all([first, second]);
-      expect(answers.map((x) => x.status)).toEqual([200, 409]);
-      expect(JSON.parse(answers[1]!.body.toString())).toEqual({ code: 'CONFLICT', message: 'This machine joined concurrently; retry' });
-    } finally {
-      holder.release();
-    }
+    const answers = await inConsecutiveBatches(minted.id, JSON.parse(a!.body), JSON.parse(b!.body));
+    expect(answers.map((x) => x.status)).toEqual([200, 409]);
+    expect(JSON.parse(answers[1]!.body.toString())).toEqual({ code: 'CONFLICT', message: 'This machine joined concurrently; retry' });
     const nodes = await db.node.findMany({ where: { tenantId: t.tenantId } });
     expect(nodes).toHaveLength(1);
     expect(nodes[0]!.identityGeneration).toBe(1);
     const certs = await db.nodeCert.findMany({ where: { nodeId: nodes[0]!.id } });
     expect(certs.map((c) => c.revokedAt)).toEqual([null]);
     // The racing join spent no use.
+    expect((await db.joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(1);
+  });
+
+  it('answers a racing join with a bad token the uniform refusal, never CONFLICT', async () => {
+    const db = testDb();
+    const t = await createTestTenant(db);
+    const claims = machineClaims();
+    const minted = await mintToken(t, { maxUses: 2, allowReclaim: true });
+    const real = await prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims });
+    // Someone who knows the machine's claims (they are not secret) but holds no token of ours.
+    const forged = await prepareJoinAttempt({ token: `bcjt_jt_01m8ma917s0he7rk4w7m1b0zvj.${'A'.repeat(43)}`, trust: h.trust, claims });
+    const answers = await inConsecutiveBatches(minted.id, JSON.parse(real.body), JSON.parse(forged.body));
+    expect(answers.map((x) => x.status)).toEqual([200, 403]);
+    expect(answers[1]!.body.equals(JOIN_REFUSED.body)).toBe(true);
+    const refused = await db.event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' } });
+    expect(refused.some((e) => (e.data as { csrSha256: string }).csrSha256 === forged.keys.csrSha256 && (e.data as { reason: string }).reason === 'join-token:unknown')).toBe(true);
     expect((await db.joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(1);
   });
 

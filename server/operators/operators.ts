@@ -50,9 +50,11 @@ export async function resetOperatorPassword(db: Db, email: string): Promise<stri
 let dummyHash: Promise<string> | undefined;
 
 /**
- * Failed sign-ins per email before passwords for it are no longer checked, and for how long. Counted in
- * PostgreSQL (rate_limits), so every server instance shares the count; a successful sign-in or a password
- * reset clears it. Unknown emails count the same way, so the lock tells nothing about which accounts exist.
+ * Sign-in attempts per email and window: an email gets at most `limit` failed attempts per window.
+ * Counted in PostgreSQL (rate_limits, the same atomic counter as the join refusal limit), so every
+ * server instance shares it and parallel guesses cannot slip past it; a successful sign-in or a password
+ * reset clears it. Unknown addresses count the same way, so the lock tells nothing about which accounts
+ * exist; text that is not an email address is refused at once, without a password check or a row.
  */
 export const SIGN_IN_FAILURES = { limit: 10, window: '15 minutes' } as const;
 
@@ -64,7 +66,7 @@ export class SignInLockedError extends Error {
   }
 }
 
-/** The rate-limit key of an email's failed sign-ins: a hash, so the shared table holds no addresses. */
+/** The rate-limit key of an email's sign-ins: a hash, so the shared table holds no addresses. */
 export function signInFailuresKey(email: string): string {
   return `sign-in-failures:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
 }
@@ -72,22 +74,23 @@ export function signInFailuresKey(email: string): string {
 /**
  * Checks an operator's credentials; null for a wrong email or password alike.
  *
- * @throws SignInLockedError after SIGN_IN_FAILURES.limit failures for the email within the window, before
- *   any password is checked.
+ * @throws SignInLockedError once the email used up its attempts for the window; no password is checked.
  */
 export async function authenticateOperator(db: Db, email: string, password: string): Promise<{ id: string; email: string; name: string } | null> {
-  const key = signInFailuresKey(email);
-  const [state] = await db.$queryRaw<{ locked: boolean }[]>`
-    SELECT count >= ${SIGN_IN_FAILURES.limit} AND window_start > compute_now() - ${SIGN_IN_FAILURES.window}::interval AS locked
-      FROM rate_limits WHERE key = ${key}`;
-  if (state?.locked) throw new SignInLockedError();
   const parsed = operatorEmail.safeParse(email);
-  const operator = parsed.success ? await db.operator.findUnique({ where: { email: parsed.data } }) : null;
+  if (!parsed.success) return null;
+  const key = signInFailuresKey(parsed.data);
+  // Counted before the password is checked, atomically (row lock), so concurrent guesses share the limit.
+  const [attempt] = await db.$queryRaw<{ allowed: boolean }[]>`
+    SELECT allowed FROM rate_limit_hit(${key}, ${SIGN_IN_FAILURES.limit}, ${SIGN_IN_FAILURES.window}::interval)`;
+  if (!attempt?.allowed) throw new SignInLockedError();
+  const operator = await db.operator.findUnique({ where: { email: parsed.data } });
   const valid = operator
     ? await verifyPassword(password, operator.passwordHash)
     : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password'))), false);
   if (!operator || !valid) {
-    await db.$queryRaw`SELECT allowed FROM rate_limit_hit(${key}, ${SIGN_IN_FAILURES.limit}, ${SIGN_IN_FAILURES.window}::interval)`;
+    // Expired counters of any address go with the next failure, so the table holds only live windows.
+    await db.$executeRaw`DELETE FROM rate_limits WHERE key LIKE 'sign-in-failures:%' AND window_start <= compute_now() - ${SIGN_IN_FAILURES.window}::interval`;
     return null;
   }
   await db.$executeRaw`DELETE FROM rate_limits WHERE key = ${key}`;

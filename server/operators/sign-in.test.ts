@@ -45,6 +45,19 @@ describe('sign-in failures', () => {
     expect(await authenticateOperator(testDb(), other, PASSWORD)).toMatchObject({ email: other });
   });
 
+  it('hold against parallel guesses: exactly the limit is checked, the rest are locked out', async () => {
+    const email = await operator();
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => authenticateOperator(testDb(), email, 'wrong-password-123')));
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value === null)).toHaveLength(SIGN_IN_FAILURES.limit);
+    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof SignInLockedError)).toHaveLength(30 - SIGN_IN_FAILURES.limit);
+  });
+
+  it('refuse text that is not an email address without counting it', async () => {
+    const text = `not an email ${randomBytes(4).toString('hex')}`;
+    expect(await authenticateOperator(testDb(), text, PASSWORD)).toBeNull();
+    expect(await testDb().rateLimit.count({ where: { key: signInFailuresKey(text) } })).toBe(0);
+  });
+
   it('are lifted by a password reset (the recovery path)', async () => {
     const email = await operator();
     await failTimes(email, SIGN_IN_FAILURES.limit);
