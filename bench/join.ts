@@ -109,8 +109,7 @@ async function main() {
     // Both phases' attempts are prepared first, so neither runs while the other's preparation warms up.
     const sharedAttempts = await prepareAttempts(await mint(10_000), joins, trust);
     log(`  shared-token phase: ${joins} attempts ready; minting ${joins} single-use tokens…`);
-    // A few at a time: thousands of minting calls queued at once on the client's 4 connections once
-    // stalled this benchmark for good (every connection idle, the calls never sent).
+    // A few at a time, rather than thousands of calls queued at once on the client's 4 connections.
     const singleTokens: string[] = [];
     const minters = Array.from({ length: 8 }, async () => {
       while (singleTokens.length < joins) {
