@@ -110,15 +110,16 @@ async function main() {
     const sharedAttempts = await prepareAttempts(await mint(10_000), joins, trust);
     log(`  shared-token phase: ${joins} attempts ready; minting ${joins} single-use tokens…`);
     // A few at a time, rather than thousands of calls queued at once on the client's 4 connections.
-    const singleTokens: string[] = [];
-    const minters = Array.from({ length: 8 }, async () => {
-      while (singleTokens.length < joins) {
-        singleTokens.push('');
-        const index = singleTokens.length - 1;
-        singleTokens[index] = await mint(1);
-      }
-    });
-    await Promise.all(minters);
+    const singleTokens = new Array<string>(joins);
+    let minted = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (minted < joins) {
+          const index = minted++;
+          singleTokens[index] = await mint(1);
+        }
+      }),
+    );
     const singleAttempts = await prepareAttempts(singleTokens, joins, trust);
     log(`  single-use phase: ${joins} attempts ready; warming up with ${WARMUP} joins…`);
 

@@ -166,7 +166,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       // The other join of a race: decided as the machine's first join, so every check of its own token,
       // claims and pool still applies; if it would be admitted, it answers CONFLICT instead.
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
-      const decision = decideJoin(join, token, join.secretHash, raced ? undefined : known, deps.rootTenantId);
+      const decision = decideJoin(join, token, raced ? undefined : known, deps.rootTenantId);
       if (!decision.admitted) {
         outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
         continue;

@@ -43,6 +43,8 @@ export interface ExistingNode {
 }
 
 export interface JoinCandidate {
+  /** SHA-256 of the bearer token's secret, compared in constant time with the token row's. */
+  secretHash: Buffer;
   role: string;
   claims: HardwareClaims;
   hardware: HardwareKey;
@@ -105,11 +107,11 @@ export function nodeTrust(token: LockedToken, rootTenantId: string | null): Node
 export function decideJoin(
   candidate: JoinCandidate,
   token: LockedToken | undefined,
-  secretHash: Buffer,
   existing: ExistingNode | undefined,
   rootTenantId: string | null,
 ): Admission | Refusal {
   if (!token) return refuse('join-token:unknown');
+  const { secretHash } = candidate;
   if (token.secretHash.length !== secretHash.length || !timingSafeEqual(token.secretHash, secretHash)) {
     return refuse('join-token:secret-mismatch');
   }

@@ -133,18 +133,12 @@ export class JoinService {
     const racedJoins = new Set(
       batch.filter((p) => p.join.trustedKey !== null && this.races.raced(p.since, p.join.trustedKey.toString('hex'))).map((p) => p.join),
     );
-    const admittedKeys: string[] = [];
     try {
-      if (batch.length) {
-        const rootTenantId = await this.options.loadRootTenantId();
-        const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins };
-        const outcomes = await this.admit(batch.map((p) => p.join), deps);
-        batch.forEach((p, i) => {
-          if (outcomes[i]!.kind === 'joined' && p.join.trustedKey) admittedKeys.push(p.join.trustedKey.toString('hex'));
-        });
-        this.races.record(admittedKeys);
-        batch.forEach((p, i) => p.resolve(outcomes[i]!));
-      }
+      const rootTenantId = await this.options.loadRootTenantId();
+      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins };
+      const outcomes = await this.admit(batch.map((p) => p.join), deps);
+      this.races.record(batch.filter((p, i) => outcomes[i]!.kind === 'joined' && p.join.trustedKey).map((p) => p.join.trustedKey!.toString('hex')));
+      batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (error) {
       logError('join admission failed', error);
       for (const p of batch) p.resolve({ kind: 'error' });

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { logError } from '../log';
 
 /** Refusal events are rate-limited to this many per attestor and reason per window. */
 export const REFUSAL_EVENT_LIMIT = 60;
@@ -15,11 +14,7 @@ export interface RefusalRecord {
   tenantId: string | null;
 }
 
-/**
- * Writes `security.join.refused` events in their own transaction, outside the join's (which rolled back
- * or never took a lock), through the database's shared rate limit. `reason` is `<attestor>:<reason>` as
- * the spec lists it. Events carry hashes only, never a token or a secret.
- */
+/** The refusal-event rate limit: `limit` events per key and `window`. */
 export interface RefusalLimit {
   limit: number;
   window: string;
@@ -37,6 +32,13 @@ export function refusalLimitKey(keyPrefix: string, tenantId: string, attestor: s
   return `${keyPrefix}:${tenantId}:${attestor}:${reason}`;
 }
 
+/**
+ * Writes `security.join.refused` events in their own transaction, outside the join's (which rolled back
+ * or never took a lock), through the database's shared rate limit. `reason` is `<attestor>:<reason>` as
+ * the spec lists it. Events carry hashes only, never a token or a secret.
+ *
+ * @throws when the events cannot be written; the caller logs it (the refusal stands).
+ */
 export async function recordRefusals(
   pool: pg.Pool,
   refusals: RefusalRecord[],
@@ -48,18 +50,13 @@ export async function recordRefusals(
     return tenantId ? [{ ...r, tenantId }] : [];
   });
   if (!routed.length) return;
-  try {
-    await pool.query('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval)', [
-      routed.map((r) => r.tenantId),
-      routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
-      routed.map((r) =>
-        JSON.stringify({ attestor: r.attestor, reason: r.reason, role: r.role, csrSha256: r.csrSha256, hardwareKey: r.hardwareKey }),
-      ),
-      rate.limit,
-      rate.window,
-    ]);
-  } catch (error) {
-    // A lost event must not turn a refusal into a different answer; it is logged instead.
-    logError('could not record join refusals', error);
-  }
+  await pool.query('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval)', [
+    routed.map((r) => r.tenantId),
+    routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
+    routed.map((r) =>
+      JSON.stringify({ attestor: r.attestor, reason: r.reason, role: r.role, csrSha256: r.csrSha256, hardwareKey: r.hardwareKey }),
+    ),
+    rate.limit,
+    rate.window,
+  ]);
 }
