@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
 import { BASE_PATH } from '../config/config';
-import { JOIN_HEADERS, serveJoin } from '../join/http';
+import { JOIN_HEADERS } from '../join/http';
 import { configureJoinPreparer, getJoinService } from '../join/runtime';
 import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
@@ -31,7 +31,7 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | nu
  */
 async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
   try {
-    const answer = await serveJoin(getJoinService(), await readBody(req, MAX_JOIN_BODY_BYTES));
+    const answer = await getJoinService().joinBody(await readBody(req, MAX_JOIN_BODY_BYTES));
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch (error) {
     logError('join request failed', error);

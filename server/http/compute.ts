@@ -4,7 +4,7 @@ import { createApiContext } from '../api/context';
 import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { buildWellKnownDocument } from './well-known';
-import { JOIN_HEADERS, readLimitedBody, serveJoin } from '../join/http';
+import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
 import { logError } from '../log';
@@ -38,7 +38,7 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
   if (path === '/v1/join' && request.method === 'POST') {
     let answer: JoinAnswer = JOIN_FAILED;
     try {
-      answer = await serveJoin(getJoinService(), await readLimitedBody(request));
+      answer = await getJoinService().joinBody(await readLimitedBody(request));
     } catch (error) {
       logError('join request failed', error);
     }

@@ -1,15 +1,6 @@
-import type { JoinService } from './join-service';
-import { MAX_JOIN_BODY_BYTES, type JoinAnswer } from './wire';
+import { MAX_JOIN_BODY_BYTES } from './wire';
 
 export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
-
-/**
- * Serves `POST {basePath}/v1/join` from the raw body bytes (null when larger than the limit). A body that
- * is too large or is not JSON is refused like any other bad join (the same 403 bytes).
- */
-export function serveJoin(service: JoinService, body: Buffer | null): Promise<JoinAnswer> {
-  return service.joinBody(body);
-}
 
 /** Reads a web Request's body up to the join limit, counting as it streams; null when it is larger. */
 export async function readLimitedBody(request: Request): Promise<Buffer | null> {
