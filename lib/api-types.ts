@@ -7,7 +7,6 @@ type Inputs = inferRouterInputs<AppRouter>;
 export type Tenant = Outputs['tenants']['list']['items'][number];
 export type Site = Outputs['sites']['list']['items'][number];
 export type Pool = Outputs['pools']['list']['items'][number];
-export type ConsoleEvent = Outputs['events']['list']['items'][number];
 export type CreatePoolInput = Inputs['pools']['create'];
 export type PoolAgent = CreatePoolInput['agent'];
 export type JoinAttestor = NonNullable<NonNullable<CreatePoolInput['policy']>['joinAttestors']>[number];

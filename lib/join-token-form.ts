@@ -88,7 +88,7 @@ export function joinTokenFieldOf(serverField: string | null): JoinTokenFormField
   return key && (EXPECT_KEYS as string[]).includes(key) ? (`expect.${key}` as JoinTokenFormField) : null;
 }
 
-export function isForbidden(error: ApiError): boolean {
+function isForbidden(error: ApiError): boolean {
   return error.httpStatus === 403 || error.domainCode === 'ACCESS_DENIED';
 }
 

@@ -4,7 +4,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { formatTimestamp } from '@/components/ui/format';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Tenant } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
 
@@ -73,13 +73,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
               </tbody>
             </table>
           </div>
-          {events.hasNextPage && (
-            <footer className="panel-footer">
-              <button type="button" className="btn btn-small" onClick={() => void events.fetchNextPage()} disabled={events.isFetchingNextPage}>
-                {events.isFetchingNextPage ? 'Loading…' : 'Load older events'}
-              </button>
-            </footer>
-          )}
+          <LoadMore query={events} label="Load older events" />
         </section>
       )}
     </>

@@ -22,7 +22,7 @@ import {
   type JoinTokenFormValues,
 } from '@/lib/join-token-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
-import { ChoiceGroup } from '@/components/ui/choice-group';
+import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
 
 interface CreateJoinTokenDialogProps {
   open: boolean;
@@ -198,23 +198,5 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
         </button>
       </footer>
     </form>
-  );
-}
-
-function Choice(props: { label: string; hint: string; error: string | null; checked: boolean; onChange: (checked: boolean) => void }) {
-  const { label, hint, error, checked, onChange } = props;
-  return (
-    <label className="choice">
-      <input type="checkbox" checked={checked} onChange={(event) => onChange(event.target.checked)} aria-invalid={error ? true : undefined} />
-      <span className="choice-label">
-        {label}
-        <span className="choice-hint">{hint}</span>
-        {error && (
-          <span className="field-error" role="alert">
-            {error}
-          </span>
-        )}
-      </span>
-    </label>
   );
 }

@@ -3,7 +3,7 @@
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { formatTimestamp } from '@/components/ui/format';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
 import { useTRPC } from '@/lib/trpc';
@@ -92,13 +92,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
           </table>
         </div>
       )}
-      {tokens.hasNextPage && (
-        <footer className="panel-footer">
-          <button type="button" className="btn btn-small" onClick={() => void tokens.fetchNextPage()} disabled={tokens.isFetchingNextPage}>
-            {tokens.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </button>
-        </footer>
-      )}
+      <LoadMore query={tokens} label="Load more" />
     </section>
   );
 }

@@ -16,7 +16,7 @@ import { JoinTokenTable } from './join-token-table';
 import { OneTimeToken, type MintedToken } from './one-time-token';
 import { PoolPicker } from './pool-picker';
 
-export const POOL_PARAM = 'pool';
+const POOL_PARAM = 'pool';
 
 export function JoinTokensView() {
   return <TenantGate>{(tenant) => <TenantJoinTokens key={tenant.id} tenant={tenant} />}</TenantGate>;

@@ -18,7 +18,7 @@ import {
   type PoolFormValues,
 } from '@/lib/pool-form';
 import { useTRPC } from '@/lib/trpc';
-import { ChoiceGroup } from '@/components/ui/choice-group';
+import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
 
 interface CreatePoolDialogProps {
   open: boolean;
@@ -110,47 +110,40 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
 
       <ChoiceGroup legend="Agent" error={errorFor('agent')}>
         {POOL_AGENTS.map((agent) => (
-          <label key={agent} className="choice">
-            <input type="radio" name="agent" value={agent} checked={values.agent === agent} onChange={() => update('agent', agent)} />
-            <span className="choice-label">
-              <code>{agent}</code>
-              <span className="choice-hint">{POOL_AGENT_HINTS[agent]}</span>
-            </span>
-          </label>
+          <Choice
+            key={agent}
+            type="radio"
+            name="agent"
+            value={agent}
+            label={<code>{agent}</code>}
+            hint={POOL_AGENT_HINTS[agent]}
+            checked={values.agent === agent}
+            onChange={() => update('agent', agent)}
+          />
         ))}
       </ChoiceGroup>
 
       <ChoiceGroup legend="Join attestors" optional hint="Tick to restrict how machines may join this pool; none ticked leaves it unrestricted." error={errorFor('joinAttestors')}>
         <div className="choice-columns">
           {JOIN_ATTESTORS.map((attestor) => (
-            <label key={attestor} className="choice">
-              <input
-                type="checkbox"
-                checked={values.joinAttestors.includes(attestor)}
-                onChange={(event) =>
-                  update('joinAttestors', event.target.checked ? [...values.joinAttestors, attestor] : values.joinAttestors.filter((a) => a !== attestor))
-                }
-              />
-              <span className="choice-label">
-                <code>{attestor}</code>
-                <span className="choice-hint">{JOIN_ATTESTOR_HINTS[attestor]}</span>
-              </span>
-            </label>
+            <Choice
+              key={attestor}
+              label={<code>{attestor}</code>}
+              hint={JOIN_ATTESTOR_HINTS[attestor]}
+              checked={values.joinAttestors.includes(attestor)}
+              onChange={(checked) => update('joinAttestors', checked ? [...values.joinAttestors, attestor] : values.joinAttestors.filter((a) => a !== attestor))}
+            />
           ))}
         </div>
       </ChoiceGroup>
 
       <ChoiceGroup legend="Kubernetes" error={errorFor('platformOperated')}>
-        <label className="choice">
-          <input type="checkbox" checked={values.platformOperated} onChange={(event) => update('platformOperated', event.target.checked)} />
-          <span className="choice-label">
-            Platform-operated
-            <span className="choice-hint">
-              Nodes that join through a hosted (Kubernetes DaemonSet) token keep platform trust instead of becoming tenant-controlled.
-              Honoured only when the platform owns the pool.
-            </span>
-          </span>
-        </label>
+        <Choice
+          label="Platform-operated"
+          hint="Nodes that join through a hosted (Kubernetes DaemonSet) token keep platform trust instead of becoming tenant-controlled. Honoured only when the platform owns the pool."
+          checked={values.platformOperated}
+          onChange={(checked) => update('platformOperated', checked)}
+        />
       </ChoiceGroup>
 
       <Field label="Acceptance checks" optional error={errorFor('acceptanceChecks')} hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption.">

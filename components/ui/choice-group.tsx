@@ -19,3 +19,33 @@ export function ChoiceGroup(props: { legend: string; hint?: string; error?: stri
     </fieldset>
   );
 }
+
+interface ChoiceProps {
+  type?: 'checkbox' | 'radio';
+  /** A radio's group name and value. */
+  name?: string;
+  value?: string;
+  label: ReactNode;
+  hint: ReactNode;
+  error?: string | null;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+}
+
+/** One checkbox or radio with its label and hint, and the error about it when it has its own. */
+export function Choice({ type = 'checkbox', name, value, label, hint, error, checked, onChange }: ChoiceProps) {
+  return (
+    <label className="choice">
+      <input type={type} name={name} value={value} checked={checked} onChange={(event) => onChange(event.target.checked)} aria-invalid={error ? true : undefined} />
+      <span className="choice-label">
+        {label}
+        <span className="choice-hint">{hint}</span>
+        {error && (
+          <span className="field-error" role="alert">
+            {error}
+          </span>
+        )}
+      </span>
+    </label>
+  );
+}

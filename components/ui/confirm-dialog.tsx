@@ -1,6 +1,6 @@
 'use client';
 
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Dialog } from './dialog';
 
 interface ConfirmDialogProps {
@@ -37,5 +37,40 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
         </button>
       </footer>
     </Dialog>
+  );
+}
+
+interface ConfirmButtonProps extends Omit<ConfirmDialogProps, 'open' | 'isPending' | 'error' | 'onConfirm' | 'onClose'> {
+  /** The row button's text and accessible name. */
+  label: string;
+  ariaLabel: string;
+  mutation: { isPending: boolean; error: unknown; reset: () => void };
+  /** The error of the mutation, said for this action. */
+  errorMessage: (error: unknown) => string;
+  /** Starts the mutation; `close` is called once it succeeded (after the mutation's own onSuccess). */
+  onConfirm: (close: () => void) => void;
+}
+
+/** A small button that opens a ConfirmDialog for `mutation`; the dialog closes when the mutation succeeds. */
+export function ConfirmButton({ label, ariaLabel, mutation, errorMessage, onConfirm, ...dialog }: ConfirmButtonProps) {
+  const [isConfirming, setConfirming] = useState(false);
+  const close = () => setConfirming(false);
+  return (
+    <>
+      <button type="button" className="btn btn-small btn-quiet" aria-label={ariaLabel} onClick={() => setConfirming(true)}>
+        {label}
+      </button>
+      <ConfirmDialog
+        {...dialog}
+        open={isConfirming}
+        isPending={mutation.isPending}
+        error={mutation.error ? errorMessage(mutation.error) : null}
+        onConfirm={() => onConfirm(close)}
+        onClose={() => {
+          mutation.reset();
+          close();
+        }}
+      />
+    </>
   );
 }

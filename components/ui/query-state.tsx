@@ -15,3 +15,15 @@ export function QueryError({ error, what }: { error: unknown; what: string }) {
     </div>
   );
 }
+
+/** The footer of a paged list: fetches the next page while there is one. */
+export function LoadMore({ query, label }: { query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => Promise<unknown> }; label: string }) {
+  if (!query.hasNextPage) return null;
+  return (
+    <footer className="panel-footer">
+      <button type="button" className="btn btn-small" onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+        {query.isFetchingNextPage ? 'Loading…' : label}
+      </button>
+    </footer>
+  );
+}

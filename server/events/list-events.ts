@@ -1,14 +1,28 @@
+import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
+import { idOf, pageDirection } from '../names';
 
-export interface EventRecord {
-  id: string;
-  tenantId: string;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: string;
-}
+export const eventRecord = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  type: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+});
+export type EventRecord = z.infer<typeof eventRecord>;
+
+export const listEventsInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  type: z.string().max(100).optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+  /** The `nextCursor` of the previous page. */
+  cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
+  direction: pageDirection,
+});
+
+export const eventPage = z.object({ items: z.array(eventRecord), nextCursor: z.string().nullable() });
 
 /** A tenant's own events, newest first, optionally of one type; `cursor` is the last id of the previous page. */
 export async function listEvents(

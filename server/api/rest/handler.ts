@@ -5,14 +5,27 @@ import { logError } from '../../log';
 import { createCaller } from '../root';
 import { toDomainError, type ApiContext } from '../trpc';
 import { procedureInput } from './procedures';
-import { matchRoute } from './routes';
+import { matchRoute, successStatus } from './routes';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
 
+type PropertyTypes = Record<string, { type?: string }>;
+const propertyTypesCache = new Map<string, PropertyTypes>();
+
+/** The JSON types of a procedure's input fields, derived once per procedure rather than per request. */
+function inputPropertyTypes(procedure: string): PropertyTypes {
+  let properties = propertyTypesCache.get(procedure);
+  if (!properties) {
+    const schema = procedureInput(procedure);
+    properties = (schema ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: PropertyTypes }).properties : undefined) ?? {};
+    propertyTypesCache.set(procedure, properties);
+  }
+  return properties;
+}
+
 /** Query strings carry text: turn `true`/`false` and digits into what the schema expects. */
-function coerceQuery(query: URLSearchParams, schema: z.ZodType | undefined): Record<string, unknown> {
-  const properties = (schema ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, { type?: string }> }).properties : undefined) ?? {};
+function coerceQuery(query: URLSearchParams, properties: PropertyTypes): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of query) {
     const type = properties[key]?.type;
@@ -38,7 +51,7 @@ export async function handleRestRequest(request: Request, path: string, ctx: Api
   try {
     let input: Record<string, unknown>;
     if (request.method === 'GET') {
-      input = coerceQuery(new URL(request.url).searchParams, procedureInput(match.route.procedure));
+      input = coerceQuery(new URL(request.url).searchParams, inputPropertyTypes(match.route.procedure));
     } else {
       // A console session's cookie rides along on any cross-site form post; a JSON content type cannot be
       // sent cross-site without a preflight, so a session must send one. API keys are not ambient.
@@ -63,7 +76,7 @@ export async function handleRestRequest(request: Request, path: string, ctx: Api
     const caller = createCaller(ctx) as unknown as Record<string, Record<string, (input: unknown) => Promise<unknown>>>;
     const [group, name] = match.route.procedure.split('.') as [string, string];
     const result = await caller[group]![name]!(input);
-    return json(match.route.method === 'POST' && /\.create$/.test(match.route.procedure) ? 201 : 200, result);
+    return json(successStatus(match.route), result);
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DOMAIN_ERROR_CODES } from '../../errors';
 import { procedureInput, procedureOutput } from './procedures';
-import { REST_ROUTES } from './routes';
+import { REST_ROUTES, successStatus } from './routes';
 
 const toSchema = (schema: z.ZodType | undefined, io: 'input' | 'output') =>
   schema ? (z.toJSONSchema(schema, { io, target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>) : { type: 'object' };
@@ -35,7 +35,7 @@ export function buildOpenApiDocument(basePath: string, version: string) {
       parameters,
       ...(requestBody ? { requestBody } : {}),
       responses: {
-        [route.method === 'POST' && route.procedure.endsWith('.create') ? '201' : '200']: {
+        [successStatus(route)]: {
           description: 'OK',
           content: { 'application/json': { schema: toSchema(procedureOutput(route.procedure), 'output') } },
         },

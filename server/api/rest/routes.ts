@@ -32,6 +32,11 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
 ];
 
+/** The status of a success: 201 for a POST that creates, else 200. */
+export function successStatus(route: RestRoute): 200 | 201 {
+  return route.method === 'POST' && route.procedure.endsWith('.create') ? 201 : 200;
+}
+
 export interface RouteMatch {
   route: RestRoute;
   params: Record<string, string>;

@@ -1,6 +1,5 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { getServerSession } from 'next-auth';
-import { authOptions } from '@/server/auth/auth-options';
+import { getSessionOperatorId } from '@/lib/session';
 import { createApiContext } from '@/server/api/context';
 import { appRouter } from '@/server/api/root';
 import { getDb } from '@/server/db/client';
@@ -12,8 +11,7 @@ function handle(request: Request) {
     endpoint: '/api/trpc',
     req: request,
     router: appRouter,
-    createContext: () =>
-      createApiContext(getDb(), request.headers, async () => ((await getServerSession(authOptions))?.user as { id?: string } | undefined)?.id ?? null),
+    createContext: () => createApiContext(getDb(), request.headers, getSessionOperatorId),
   });
 }
 
