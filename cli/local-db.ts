@@ -1,25 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { createDb, type Db } from '../server/db/client';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embedded';
+import { runningEmbeddedDatabaseUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { dataDirectory } from '../server/boot/data-dir';
-
-/** The port of the embedded PostgreSQL that a running server started, read from its postmaster.pid. */
-function runningEmbeddedUrl(dataDir: string): string | null {
-  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return null;
-  }
-  const password = readFileSync(path.join(dataDir, 'postgres-password'), 'utf8').trim();
-  return `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/better_compute`;
-}
 
 /**
  * Runs `fn` directly on the database, for the commands an operator runs on the server machine before any
@@ -31,7 +13,7 @@ export async function withLocalDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
   let embedded: EmbeddedDatabase | undefined;
   if (!url) {
     const dataDir = dataDirectory();
-    url = runningEmbeddedUrl(dataDir) ?? undefined;
+    url = runningEmbeddedDatabaseUrl(dataDir) ?? undefined;
     if (!url) {
       embedded = await startEmbeddedDatabase(dataDir);
       url = embedded.url;

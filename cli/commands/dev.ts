@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { DomainError } from '../../server/errors';
 import { type JoinTrust } from '../../agent/join';
 import { prepareAttempts, runJoins, summarize } from '../../agent/sim/simulate';
 import { enc } from '../client';
 import { clientFor } from '../context';
+import { wholeNumber } from '../options';
 import { printJson } from '../output';
 import { progressBar } from '../progress';
 
-const count = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('use a whole number from 1 to 10,000');
-  return n;
-};
+const count = wholeNumber(1, 10_000);
 
 /** The server's join keys from its well-known document, for a simulation only (trust on first use). */
 async function simulationTrust(serverUrl: string): Promise<JoinTrust> {

