@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
-import { issueNodeCertificate, MAX_RAMDISK_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
+import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
+import { secretHashMatches } from './crypto/constant-time';
 import { decideJoin, type ExistingNode, type LockedToken } from './decide';
 import type { PreparedJoin } from './prepare';
 import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
@@ -161,6 +162,8 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         continue;
       }
       const token = tokens.get(join.tokenId);
+      // An unknown id still costs the secret comparison a known one does (decideJoin compares only then).
+      if (!token) secretHashMatches(undefined, join.secretHash);
       const keyHex = join.trustedKey?.toString('hex');
       const known = keyHex ? existing.get(keyHex) : undefined;
       // The other join of a race: decided as the machine's first join, so every check of its own token,
@@ -185,7 +188,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       }
       certified.add(spkiHex);
       token!.usesLeft -= 1;
-      deps.hints.remember(join.tokenId, decision.siteId, decision.certRole);
+      deps.hints.remember(join.tokenId, decision.siteId, decision.certRole, join.secretHash);
       const early = presigned[index];
       const usable = early && !decision.reclaim && early.siteId === decision.siteId && early.certRole === decision.certRole ? early : null;
       const nodeId = usable?.nodeId ?? decision.reclaim?.id ?? newId('node');
@@ -199,7 +202,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           nodeId,
           role: decision.certRole as NodeCertificateRole,
           notBefore,
-          ttlSeconds: decision.certRole === 'ramdisk' ? Math.min(deps.certTtlSeconds, MAX_RAMDISK_CERT_TTL_SECONDS) : deps.certTtlSeconds,
+          ttlSeconds: certificateTtlFor(decision.certRole, deps.certTtlSeconds),
         });
       rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.tokenId });
       outcomes.push({

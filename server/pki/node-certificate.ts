@@ -18,6 +18,16 @@ export const MAX_NODE_CERT_TTL_SECONDS = 86_400;
 export const MAX_RAMDISK_CERT_TTL_SECONDS = 7_200;
 const MAX_EXTRA_URIS = 8;
 
+/**
+ * The lifetime a certificate of `role` gets when the deployment's node certificate lifetime is
+ * `configuredSeconds`: the configured one, capped at {@link MAX_RAMDISK_CERT_TTL_SECONDS} for a ramdisk. The one
+ * rule every issuing path uses (the early signing before the admission lock and the admission itself), so
+ * neither can ask {@link issueNodeCertificate} for a lifetime it refuses.
+ */
+export function certificateTtlFor(role: string, configuredSeconds: number): number {
+  return role === 'ramdisk' ? Math.min(configuredSeconds, MAX_RAMDISK_CERT_TTL_SECONDS) : configuredSeconds;
+}
+
 /** What JoinService decided to certify. Names come only from here, never from the CSR. */
 export interface NodeCertificateRequest {
   /** The node's public key, DER SubjectPublicKeyInfo; must be EC P-256 with an uncompressed point. */
