@@ -4,7 +4,10 @@
  * one single-use token each; and, measured in the same run, the rate of a join's cryptography alone
  * (CSR, seal, certificate, signed answer on one core), so the cost of everything else is visible.
  *
- * Options: --agents 64 --joins 3000 --port 0 (any free port).
+ * Then the refusal timing: medians of an unknown token id against a known id with a wrong secret (see
+ * refusal-timing.ts), side by side with their ratio.
+ *
+ * Options: --agents 64 --joins 3000 --port 0 (any free port) --refusals 200 (refusals of each kind).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,13 +22,17 @@ import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { measureJoinCrypto } from './join-crypto-rate';
+import { formatRefusalTiming, measureRefusalTiming } from './refusal-timing';
+import { keepAliveFetch } from '../agent/sim/http-post';
 import { treeCpuSeconds } from './cpu';
 import { readFileSync } from 'node:fs';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { loadPki } from '../server/pki/store';
 import { issueJoinToken } from '../server/tokens/issue';
 
-const { values } = parseArgs({ options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' }, refusals: { type: 'string', default: '200' } },
+});
 const agents = Number(values.agents);
 const joins = Number(values.joins);
 let lastProgress = Date.now();
@@ -55,7 +62,7 @@ async function main() {
   try {
     await migrate(database.url);
     const db = createDb(database.url, { max: 4 });
-    const secret = randomBytes(24).toString('base64url');
+    const secret = randomBytes(32).toString('base64url');
     const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
     const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
@@ -107,7 +114,8 @@ async function main() {
     };
 
     // Both phases' attempts are prepared first, so neither runs while the other's preparation warms up.
-    const sharedAttempts = await prepareAttempts(await mint(10_000), joins, trust);
+    const sharedToken = await mint(10_000);
+    const sharedAttempts = await prepareAttempts(sharedToken, joins, trust);
     log(`  shared-token phase: ${joins} attempts ready; minting ${joins} single-use tokens…`);
     // A few at a time, rather than thousands of calls queued at once on the client's 4 connections.
     const singleTokens = new Array<string>(joins);
@@ -135,6 +143,18 @@ async function main() {
     const singleResult = await phase(singleAttempts);
     log(`single-use tokens: ${JSON.stringify(singleResult)}`);
 
+    // After the shared-token phase, the server has admitted that token many times (and holds its early-signing
+    // hint): the case where a wrong secret used to cost more than an unknown id.
+    log(`Measuring refusals: ${values.refusals} unknown token ids and ${values.refusals} wrong secrets of the shared token, interleaved…`);
+    const single = keepAliveFetch(1);
+    const refusalTiming = await measureRefusalTiming({
+      knownToken: sharedToken,
+      trust,
+      samples: Number(values.refusals),
+      send: async (body) => (await single.fetch(`${serverUrl}/api/compute/v1/join`, { method: 'POST', body })).status,
+    });
+    single.close();
+
     const cryptoRate = measureJoinCrypto(crypto, await prepareAttempts(await mint(1), 1000, trust));
     const rows = [
       ['shared token (maxUses 10,000)', sharedResult],
@@ -146,6 +166,7 @@ async function main() {
       process.stdout.write(`${''.padEnd(32)} CPU per join: server ${r.cpuMsPerJoin.server} ms, PostgreSQL ${r.cpuMsPerJoin.postgres} ms, agents ${r.cpuMsPerJoin.agents} ms\n`);
     }
     process.stdout.write(`${'join cryptography alone (1 core)'.padEnd(32)} ${String(cryptoRate).padStart(8)} joins/s\n`);
+    process.stdout.write(`${formatRefusalTiming(refusalTiming)}\n`);
     process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
     await db.$disconnect();
   } finally {

@@ -227,6 +227,13 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         throw new AdmitWriteError(error, fresh);
       }
     }
+    // A batch that admits nothing has nothing to commit. Rolling back matters for timing: a row lock gives
+    // the transaction an id, so its COMMIT waits for a WAL flush that an unknown token id (no row, no lock)
+    // never pays; a wrong secret would otherwise be refused measurably slower than an unknown id.
+    if (!rows.length) {
+      await client.query('ROLLBACK');
+      return outcomes;
+    }
     try {
       await client.query('COMMIT');
     } catch (error) {
