@@ -3,6 +3,7 @@ import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
+import { isFreshSeal } from './crypto/seal';
 import { decideJoin, type ExistingNode, type LockedToken } from './decide';
 import type { PreparedJoin } from './prepare';
 import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
@@ -155,9 +156,10 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
     for (const [index, join] of joins.entries()) {
-      // A request seen before (the same sealed token and CSR, replayed) is refused like a bad seal.
+      // A request seen before (the same sealed token and CSR, replayed), or sealed too long before or after
+      // the database's now, is refused like a bad seal.
       const spkiHex = join.spkiSha256.toString('hex');
-      if (certified.has(spkiHex)) {
+      if (certified.has(spkiHex) || !isFreshSeal(join.sealedAt, notBefore)) {
         outcomes.push({ kind: 'refused', reason: 'join:token', tenantId: null });
         continue;
       }

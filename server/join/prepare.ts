@@ -3,7 +3,7 @@ import type { JoinCrypto } from '../pki/join-crypto';
 import { hashTokenSecret, parseJoinToken } from '../tokens/secret';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';
-import { openSeal } from './crypto/seal';
+import { openSealedToken } from './crypto/seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
 import type { HardwareClaims } from './hardware/claims';
 import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
@@ -12,6 +12,8 @@ import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
 export interface PreparedJoin {
   csr: ParsedCsr;
   tokenId: string;
+  /** The seal's `iat` (Unix seconds); the admission refuses it (`join:token`) when far from the database's clock. */
+  sealedAt: number;
   /** SHA-256 of the bearer token's secret; the secret itself is not kept past preparation. */
   secretHash: Buffer;
   role: string;
@@ -58,13 +60,14 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
     // Only the join-token attestor is configured on this server; others are refused by name.
     if (attestor !== 'join-token') throw new JoinRefusal(`join:attestor`, 'attestor not configured');
     csrSha256 = createHash('sha256').update(body.csr).digest('hex');
-    const bearer = openSeal(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256 });
+    const seal = openSealedToken(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256 });
     csr = parseCsr(body.csr);
-    const token = parseJoinToken(bearer);
+    const token = parseJoinToken(seal.token);
     if (!token) throw new JoinRefusal('join-token:malformed', 'not a bcjt_ token');
     return {
       csr,
       tokenId: token.id,
+      sealedAt: seal.iat,
       secretHash: hashTokenSecret(token.secret),
       role,
       attestor,

@@ -90,6 +90,7 @@ describe('CertificateHints.presign', () => {
     return {
       csr: { spkiDer: keys.spkiDer, csrSha256: keys.csrSha256 },
       tokenId: 'jt_01m8ma917s0he7rk4w7m1b0zvj',
+      sealedAt: Math.floor(Date.now() / 1000),
       secretHash: hashTokenSecret('s'.repeat(43)),
       role: 'discovery',
       attestor: 'join-token',

@@ -8,6 +8,18 @@ import { p256PrivateScalar } from '../../pki/p256-private';
 /** The largest sealed token JoinService reads; a sealed bearer token is about 600 characters. */
 export const MAX_SEAL_LENGTH = 8192;
 
+/** How far a seal's `iat` may be from the database's clock, either way: ten minutes. */
+export const SEAL_IAT_TOLERANCE_SECONDS = 600;
+
+/**
+ * Whether a seal made at `iat` (Unix seconds) is fresh at `now` (the database's clock): within
+ * {@link SEAL_IAT_TOLERANCE_SECONDS} either way, so a sealed token captured on the way cannot be replayed later
+ * with its CSR, and an agent with a modestly wrong clock still joins.
+ */
+export function isFreshSeal(iat: number, now: Date): boolean {
+  return Math.abs(iat * 1000 - now.getTime()) <= SEAL_IAT_TOLERANCE_SECONDS * 1000;
+}
+
 const MAX_PARTY_INFO_BYTES = 256;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -33,13 +45,25 @@ function field(text: string, what: string): Buffer {
  * so a relay cannot pair the seal with a CSR of its own. No other algorithm, no `zip`, no `crit`, and no
  * `epk` off the P-256 curve is accepted. The JWE is parsed and decrypted here, synchronously, with
  * node:crypto only: ECDH, the Concat KDF of RFC 7518 §4.6, AES key unwrap (RFC 3394) and AES-256-GCM
- * with the protected header's base64url text as additional data. `iat` is checked for form only; its
- * freshness is the caller's policy. Returns the bearer token (UTF-8 plaintext).
+ * with the protected header's base64url text as additional data. `iat` is checked for form only here; the
+ * admission checks it against the database's clock (see `isFreshSeal`). Returns the bearer token (UTF-8 plaintext).
  *
  * @throws JoinRefusal with reason `join:token` on any failure; DomainError `INVALID_CONFIG` when
  *   `encryptionKey` is not a P-256 private key.
  */
 export function openSeal(compactJwe: string, options: OpenSealOptions): string {
+  return openSealedToken(compactJwe, options).token;
+}
+
+/** An opened seal: the bearer token and the header's `iat`, which the admission checks against the database clock. */
+export interface OpenedSeal {
+  token: string;
+  /** The protected header's `iat`, Unix seconds. */
+  iat: number;
+}
+
+/** {@link openSeal}, returning the header's `iat` with the token. Same checks, same errors. */
+export function openSealedToken(compactJwe: string, options: OpenSealOptions): OpenedSeal {
   const { encryptionKey, csrSha256 } = options;
   const agreement = keyAgreement(encryptionKey);
   if (typeof compactJwe !== 'string' || compactJwe.length > MAX_SEAL_LENGTH) throw refuse('seal size out of bounds');
@@ -93,7 +117,7 @@ export function openSeal(compactJwe: string, options: OpenSealOptions): string {
     const plaintext = Buffer.concat([gcm.update(ciphertext), gcm.final()]);
     const token = utf8.decode(plaintext);
     if (token.length === 0) throw refuse('empty token');
-    return token;
+    return { token, iat: header.iat as number };
   } catch (error) {
     throw error instanceof JoinRefusal ? error : refuse('decryption failed', error);
   }
