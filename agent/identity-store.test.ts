@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,14 @@ const identity = (nodeId = 'node_1'): NodeIdentity => ({
 const newDir = () => path.join(mkdtempSync(path.join(tmpdir(), 'identity-')), 'bcd');
 
 describe('writeIdentity', () => {
+  it('makes an existing identity directory 0700', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { mode: 0o755 });
+    expect(statSync(dir).mode & 0o777).not.toBe(0o700);
+    await writeIdentity(dir, identity());
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
   it('writes node.key and identity.json with mode 0600 and no stray files', async () => {
     const dir = newDir();
     const written = identity();

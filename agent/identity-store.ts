@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, link, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { access, chmod, link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /** What a joined agent keeps: its key and the identity JoinService issued for it. */
@@ -48,7 +48,7 @@ async function install(temporary: string, file: string): Promise<void> {
 }
 
 /**
- * Stores a joined agent's identity in `dir` (created 0700 when missing): `node.key` (the PKCS#8 key) and
+ * Stores a joined agent's identity in `dir` (made 0700, whether it is created or already exists): `node.key` (the PKCS#8 key) and
  * `identity.json` (node, site, trust domain, role and the certificate chain), both 0600 and each written
  * atomically (a flushed temporary file, then linked into place), the key first so an identity never names
  * a key that is not on disk. An existing `identity.json` or `node.key` is never overwritten unless `reset`
@@ -58,6 +58,9 @@ async function install(temporary: string, file: string): Promise<void> {
  */
 export async function writeIdentity(dir: string, identity: NodeIdentity, options: { reset?: boolean; now?: Date } = {}): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode applies only to a directory it creates (and passes through the umask): a directory that
+  // already existed, say 0755 from a package, would expose the key's name and the identity to other users.
+  await chmod(dir, 0o700);
   const keyFile = path.join(dir, NODE_KEY_FILE);
   const identityFile = path.join(dir, IDENTITY_FILE);
   const present = (await Promise.all([exists(identityFile), exists(keyFile)])).some(Boolean);

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createECDH, createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCsr } from '../server/join/crypto/csr';
-import { generateNodeKeyAndCsr } from './keys';
+import { generateNodeKeyAndCsr, p256JwkD, p256PrivateKeyFromScalar } from './keys';
+import { p256PrivateScalar } from '../server/pki/p256-private';
 
 describe('generateNodeKeyAndCsr', () => {
   it('makes a P-256 key and a CSR JoinService accepts', () => {
@@ -43,4 +44,34 @@ describe('generateNodeKeyAndCsr', () => {
     expect(result.signal, 'the key loop hung').toBeNull();
     expect(result.stdout.trim(), result.stderr).toBe('done');
   }, 90_000);
+});
+
+describe('the private scalar as a JWK d', () => {
+  it('is always 32 bytes, left-padded: a crafted short scalar and the keys whose scalar has a leading zero', () => {
+    const short = Buffer.alloc(31, 0xab);
+    const d = Buffer.from(p256JwkD(short), 'base64url');
+    expect(d.length).toBe(32);
+    expect(d[0]).toBe(0);
+    expect(d.subarray(1).equals(short)).toBe(true);
+    expect(Buffer.from(p256JwkD(Buffer.alloc(32, 0x11)), 'base64url').equals(Buffer.alloc(32, 0x11))).toBe(true);
+    expect(() => p256JwkD(Buffer.alloc(33))).toThrow();
+
+    // createECDH drops leading zero bytes: about one key in 256 has a 31-byte scalar. Find some and import them.
+    let found = 0;
+    for (let i = 0; i < 20_000 && found < 3; i++) {
+      const ecdh = createECDH('prime256v1');
+      const point = ecdh.generateKeys();
+      const scalar = ecdh.getPrivateKey();
+      if (scalar.length === 32) continue;
+      found++;
+      const key = p256PrivateKeyFromScalar(point, scalar);
+      const jwk = key.export({ format: 'jwk' });
+      expect(Buffer.from(String(jwk.d), 'base64url').length).toBe(32);
+      const stored = p256PrivateScalar(key);
+      expect(stored.length).toBe(32);
+      expect(stored.subarray(32 - scalar.length).equals(scalar)).toBe(true);
+      expect(createPublicKey(key).export({ type: 'spki', format: 'der' }).subarray(-65).equals(point)).toBe(true);
+    }
+    expect(found).toBeGreaterThan(0);
+  });
 });

@@ -32,6 +32,33 @@ export function createCsr(privateKey: KeyObject, spkiDer: Buffer, options: { com
   return sequence(info, ECDSA_SHA256_ALGORITHM, bitString(signature));
 }
 
+/** P-256 private scalars are 32 bytes in a JWK (RFC 7518 §6.2.2.1), whatever their numeric value. */
+const P256_SCALAR_BYTES = 32;
+
+/**
+ * The JWK `d` of a P-256 private scalar: exactly 32 bytes, left-padded with zeros. createECDH's getPrivateKey
+ * drops leading zero bytes (one key in 256 has a 31-byte scalar), and RFC 7518 requires the full length; a
+ * strict JOSE library refuses a short `d`.
+ */
+export function p256JwkD(scalar: Uint8Array): string {
+  if (scalar.length > P256_SCALAR_BYTES) throw new Error('a P-256 private scalar is at most 32 bytes');
+  const padded = Buffer.alloc(P256_SCALAR_BYTES);
+  padded.set(scalar, P256_SCALAR_BYTES - scalar.length);
+  try {
+    return padded.toString('base64url');
+  } finally {
+    padded.fill(0);
+  }
+}
+
+/** Imports a P-256 private key from its uncompressed public point (`04 || x || y`) and private scalar. */
+export function p256PrivateKeyFromScalar(point: Buffer, scalar: Uint8Array): KeyObject {
+  return createPrivateKey({
+    key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65), d: p256JwkD(scalar) },
+    format: 'jwk',
+  });
+}
+
 /**
  * Generates a P-256 node key and its CSR. The key is made with createECDH, whose raw point gives the SPKI
  * directly (OpenSSL 3's SPKI encoder costs about 100 µs a call, and this runs once per join in every
@@ -43,10 +70,7 @@ export function generateNodeKeyAndCsr(options: { commonName?: string } = {}): No
   const ecdh = createECDH('prime256v1');
   const point = ecdh.generateKeys();
   const scalar = ecdh.getPrivateKey();
-  const privateKey = createPrivateKey({
-    key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65), d: scalar.toString('base64url') },
-    format: 'jwk',
-  });
+  const privateKey = p256PrivateKeyFromScalar(point, scalar);
   scalar.fill(0);
   const spkiDer = Buffer.concat([P256_SPKI_PREFIX, point]);
   const csrDer = createCsr(privateKey, spkiDer, options);
