@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DerError, contentOf, encodingOf, expectElement, readChildren, readElement, readRoot } from './reader';
+import { DerError, checkDerTree, contentOf, encodingOf, expectElement, readChildren, readElement, readRoot } from './reader';
 import { TAG } from './tags';
 import { oid, sequence, smallInteger } from './writer';
 
@@ -47,5 +47,27 @@ describe('der reader', () => {
     const der = sequence(smallInteger(1));
     expect(expectElement(der, 0, der.length, TAG.sequence, 'outer').end).toBe(der.length);
     expect(() => expectElement(der, 0, der.length, TAG.set, 'outer')).toThrow('outer: unexpected tag 0x30');
+  });
+});
+
+describe('checkDerTree', () => {
+  it('walks every constructed element: BER indefinite length deep inside is refused, DER passes', () => {
+    const good = sequence(sequence(sequence(oid('2.5.4.3'))), smallInteger(3));
+    expect(() => checkDerTree(good, readRoot(good))).not.toThrow();
+    const inner = Buffer.concat([bytes('3180'), sequence(oid('2.5.4.3')), bytes('0000')]);
+    const ber = sequence(sequence(inner));
+    // The outer layers are DER; only a walk of the whole tree finds the indefinite SET.
+    expect(() => readChildren(ber, readRoot(ber))).not.toThrow();
+    expect(() => checkDerTree(ber, readRoot(ber))).toThrow('indefinite length');
+  });
+
+  it('stops at the depth limit and leaves primitive contents alone', () => {
+    let deep = sequence();
+    for (let i = 0; i < 5; i++) deep = sequence(deep);
+    expect(() => checkDerTree(deep, readRoot(deep), 6)).not.toThrow();
+    expect(() => checkDerTree(deep, readRoot(deep), 5)).toThrow('nested too deeply');
+    // An OCTET STRING holding BER bytes is a value, not structure.
+    const octets = sequence(Buffer.concat([bytes('0404'), bytes('3080'), bytes('0000')]));
+    expect(() => checkDerTree(octets, readRoot(octets))).not.toThrow();
   });
 });

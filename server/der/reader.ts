@@ -86,3 +86,25 @@ export function contentOf(buf: Buffer, element: DerElement): Buffer {
 export function encodingOf(buf: Buffer, element: DerElement): Buffer {
   return buf.subarray(element.start, element.end);
 }
+
+/** How deeply {@link checkDerTree} follows constructed elements; a CSR or certificate nests about 7 deep. */
+export const MAX_DER_DEPTH = 16;
+
+/**
+ * Checks the whole tree under `element`, not only its outer layer: every constructed element's children are
+ * read with the same strict rules (definite, minimal lengths, each child inside its parent, nothing left
+ * over), at most `maxDepth` levels deep. A universal-class constructed element must be a SEQUENCE or a SET:
+ * DER encodes strings primitive only (X.690 §10.2). Primitive contents (an OCTET STRING's bytes, a BIT
+ * STRING's) are not walked: they are values, whatever they hold.
+ *
+ * @throws DerError for the first violation, BER's indefinite length anywhere in the tree included.
+ */
+export function checkDerTree(buf: Uint8Array, element: DerElement, maxDepth: number = MAX_DER_DEPTH): void {
+  const walk = (node: DerElement, depth: number) => {
+    if (!(node.tag & 0x20)) return;
+    if ((node.tag & 0xc0) === 0 && node.tag !== 0x30 && node.tag !== 0x31) throw new DerError('constructed string encoding');
+    if (depth >= maxDepth) throw new DerError('nested too deeply');
+    for (const child of readChildren(buf, node)) walk(child, depth + 1);
+  };
+  walk(element, 0);
+}

@@ -12,10 +12,10 @@ import { JoinRefusal } from './refusal';
 const ECDSA_SHA256 = Buffer.from('300a06082a8648ce3d040302', 'hex');
 
 /** Builds a CSR from parts, signing whatever info it is given. */
-function buildCsr(opts: { key?: KeyObject; spki?: Buffer; version?: Buffer; algorithm?: Buffer; attributes?: Buffer; hash?: string }) {
+function buildCsr(opts: { key?: KeyObject; spki?: Buffer; version?: Buffer; subject?: Buffer; algorithm?: Buffer; attributes?: Buffer; hash?: string }) {
   const key = opts.key ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const spki = opts.spki ?? publicOf(key);
-  const info = tlv(0x30, opts.version ?? Buffer.from('020100', 'hex'), tlv(0x30), spki, opts.attributes ?? Buffer.from('a000', 'hex'));
+  const info = tlv(0x30, opts.version ?? Buffer.from('020100', 'hex'), opts.subject ?? tlv(0x30), spki, opts.attributes ?? Buffer.from('a000', 'hex'));
   const sig = sign(opts.hash ?? 'sha256', info, { key, dsaEncoding: 'der' });
   return tlv(0x30, info, opts.algorithm ?? ECDSA_SHA256, tlv(0x03, Buffer.from([0]), sig));
 }
@@ -38,6 +38,24 @@ function refusal(fn: () => unknown): JoinRefusal {
 }
 
 describe('parseCsr', () => {
+  it('refuses BER anywhere inside, not only at the outer layer: an indefinite-length SET in the subject', () => {
+    // SET (indefinite) { SEQUENCE { OID commonName, UTF8String "x" } } end-of-contents, in a definite SEQUENCE.
+    const rdn = Buffer.concat([Buffer.from('3180', 'hex'), tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x0c, Buffer.from('x'))), Buffer.from('0000', 'hex')]);
+    const ber = buildCsr({ subject: tlv(0x30, rdn) });
+    expect(refusal(() => parseCsr(ber)).detail).toBe('indefinite length');
+    // The same subject in DER is accepted, so it is the encoding that is refused.
+    const der = tlv(0x30, tlv(0x31, tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x0c, Buffer.from('x')))));
+    expect(parseCsr(buildCsr({ subject: der })).spkiDer.length).toBe(91);
+  });
+
+  it('refuses a constructed string and nesting beyond the depth limit', () => {
+    const constructedString = tlv(0x30, tlv(0x31, tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x2c, tlv(0x0c, Buffer.from('x'))))));
+    expect(refusal(() => parseCsr(buildCsr({ subject: constructedString }))).detail).toBe('constructed string encoding');
+    let deep = tlv(0x30);
+    for (let i = 0; i < 20; i++) deep = tlv(0x30, deep);
+    expect(refusal(() => parseCsr(buildCsr({ subject: deep }))).detail).toBe('nested too deeply');
+  });
+
   it('parses the agent CSR and hashes its DER', () => {
     const agent = generateNodeKeyAndCsr({ commonName: 'r7-u12' });
     const parsed = parseCsr(agent.csrDer);

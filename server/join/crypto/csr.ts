@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { DerError, contentOf, encodingOf, expectElement, readElement } from '../../der/reader';
+import { DerError, checkDerTree, contentOf, encodingOf, expectElement, readElement } from '../../der/reader';
 import { TAG } from '../../der/tags';
 import { P256_SPKI_PREFIX } from '../../pki/p256';
 import { JoinRefusal } from './refusal';
@@ -24,7 +24,8 @@ const VERSION_1 = Buffer.from('020100', 'hex');
 /**
  * Parses and verifies a DER PKCS#10 request. Strict on purpose: the key must be an uncompressed EC P-256
  * point (the form Go's crypto/x509 can read back from the issued certificate), the signature
- * ecdsa-with-SHA256 without parameters, the encoding DER with nothing after it, and the self-signature must
+ * ecdsa-with-SHA256 without parameters, the encoding DER throughout (every nested element, to a
+ * depth limit) with nothing after it, and the self-signature must
  * verify over certificationRequestInfo. The subject and attributes are ignored: names come only from
  * JoinService.
  *
@@ -40,6 +41,9 @@ export function parseCsr(der: Buffer): ParsedCsr {
   try {
     const outer = expectElement(der, 0, der.length, TAG.sequence, 'CertificationRequest');
     if (outer.end !== der.length) throw new DerError('trailing bytes after the CSR');
+    // DER all the way down, not only the fields read below: the subject and attributes are ignored, but a
+    // BER encoding inside them (an indefinite-length SET) is still not DER and is refused.
+    checkDerTree(der, outer);
 
     const cri = expectElement(der, outer.contentStart, outer.end, TAG.sequence, 'certificationRequestInfo');
     const version = readElement(der, cri.contentStart, cri.end);
