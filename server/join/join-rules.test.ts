@@ -11,6 +11,7 @@ import { createSite } from '../sites/sites';
 import { principalOf } from '../authz/principal';
 import { revokeJoinToken } from '../tokens/join-tokens';
 import { refusalLimitKey } from './refusals';
+import { NODE_CERT_BACKDATE_SECONDS } from '../pki/node-certificate';
 
 let h: JoinHarness;
 beforeAll(async () => {
@@ -232,13 +233,16 @@ describe('the node certificate', () => {
     expect(text).toContain(`URI:spiffe://test.example.com/site/${t.site.id}/node/${nodeId}`);
     expect(text).toMatch(/Subject: OU\s?=\s?bc-role:node\n/);
     expect(text).toMatch(/X509v3 Key Usage: critical\s+Digital Signature\n/);
-    expect(text).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Client Authentication\n/);
+    expect(text).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication\n/);
     expect(text).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
     expect(text).toContain('ASN1 OID: prime256v1');
     expect(text).not.toContain(t.tenantId);
     const notBefore = new Date(/Not Before: (.*)/.exec(text)![1]!);
     const notAfter = new Date(/Not After : (.*)/.exec(text)![1]!);
-    expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400);
+    // Valid from a little before the issuance (agents with clocks behind), for the full lifetime after it.
+    expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400 + NODE_CERT_BACKDATE_SECONDS);
+    const asServer = execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'leaf.pem')]).toString();
+    expect(asServer.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
   });
 });
 

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { DomainError } from '../errors';
 import { caIdentity, isP256PrivateKey } from './issuing-ca';
 import { authorityKeyIdentifier, basicConstraints, extendedKeyUsage, KEY_USAGE, keyUsage, OIDS } from './x509-build';
@@ -20,8 +20,10 @@ export interface NodeCertificateIssuer {
 export interface PreparedIssuer {
   certDer: Buffer;
   issuerName: Buffer;
-  /** basicConstraints cA=false, keyUsage digitalSignature (both critical), EKU clientAuth, authorityKeyIdentifier. */
+  /** basicConstraints cA=false, keyUsage digitalSignature (both critical), EKU serverAuth and clientAuth, authorityKeyIdentifier. */
   constantExtensions: Buffer;
+  /** The CA certificate's notAfter: no certificate it issues may outlive it. */
+  notAfter: Date;
 }
 
 const prepared = new WeakMap<KeyObject, PreparedIssuer>();
@@ -60,13 +62,23 @@ function prepareUncached(ca: NodeCertificateIssuer): PreparedIssuer {
   if (ca.subjectDer && !ca.subjectDer.equals(identity.subject)) {
     throw new DomainError('INVALID_CONFIG', "subjectDer is not the node CA certificate's subject");
   }
+  let notAfter: Date;
+  try {
+    notAfter = new Date(Date.parse(new X509Certificate(ca.certDer).validTo));
+  } catch {
+    throw new DomainError('INVALID_CONFIG', 'The node CA certificate does not parse');
+  }
+  if (Number.isNaN(notAfter.getTime())) throw new DomainError('INVALID_CONFIG', 'The node CA certificate has no readable notAfter');
   return {
     certDer: ca.certDer,
+    notAfter,
     issuerName: identity.subject,
     constantExtensions: Buffer.concat([
       basicConstraints(false),
       keyUsage([KEY_USAGE.digitalSignature]),
-      extendedKeyUsage([OIDS.clientAuth]),
+      // Both, as the SPIFFE X509-SVID profile requires of a leaf that carries the extension: a node is a TLS
+      // client of the gateway and may serve TLS to its peers.
+      extendedKeyUsage([OIDS.serverAuth, OIDS.clientAuth]),
       authorityKeyIdentifier(identity.keyId),
     ]),
   };

@@ -2,7 +2,9 @@ import { createHash, generateKeyPairSync, X509Certificate as NodeX509 } from 'no
 import { describe, expect, it } from 'vitest';
 import { readChildren, readRoot, type DerElement } from '../der/reader';
 import { DomainError } from '../errors';
-import { issueNodeCertificate, type NodeCertificateRequest } from './node-certificate';
+import { issueNodeCertificate, NODE_CERT_BACKDATE_SECONDS, type NodeCertificateRequest } from './node-certificate';
+import { createPkiBundle } from './bundle';
+import { joinCryptoFromBundle } from './join-crypto';
 import { fixturePki, thrownBy } from './testing/fixtures';
 import { openssl } from './testing/openssl';
 import * as x509 from './testing/x509';
@@ -51,10 +53,14 @@ describe('issueNodeCertificate', () => {
     expect(issued.serialHex).toMatch(/^(0[1-9a-f]|[1-7][0-9a-f])[0-9a-f]{30}$/);
     expect(cert.issuer).toBe(caCert.subject);
     expect(cert.subjectName.toJSON()).toEqual([{ OU: ['bc-role:node'] }]);
-    expect(cert.notBefore).toEqual(new Date(Math.floor(base.notBefore.getTime() / 1000) * 1000));
+    // Backdated from the issuance for agents whose clock runs behind; the lifetime still counts from the issuance.
+    const issuance = Math.floor(base.notBefore.getTime() / 1000) * 1000;
+    expect(cert.notBefore).toEqual(new Date(issuance - NODE_CERT_BACKDATE_SECONDS * 1000));
     expect(cert.notBefore).toEqual(issued.notBefore);
     expect(cert.notAfter).toEqual(issued.notAfter);
-    expect(issued.notAfter.getTime() - issued.notBefore.getTime()).toBe(86_400_000);
+    expect(issued.notAfter.getTime()).toBe(issuance + 86_400_000);
+    expect(NODE_CERT_BACKDATE_SECONDS).toBeGreaterThanOrEqual(60);
+    expect(NODE_CERT_BACKDATE_SECONDS).toBeLessThanOrEqual(300);
     expect(Buffer.from(cert.publicKey.rawData).equals(nodeKey)).toBe(true);
     expect(cert.signatureAlgorithm).toMatchObject({ name: 'ECDSA', hash: { name: 'SHA-256' } });
     expect(await cert.verify({ publicKey: caCert.publicKey, signatureOnly: true })).toBe(true);
@@ -62,7 +68,7 @@ describe('issueNodeCertificate', () => {
     expect(cert.extensions.map((e) => e.type).sort()).toEqual(['2.5.29.14', '2.5.29.15', '2.5.29.17', '2.5.29.19', '2.5.29.35', '2.5.29.37']);
     expect(cert.getExtension(x509.BasicConstraintsExtension)).toMatchObject({ ca: false, critical: true });
     expect(cert.getExtension(x509.KeyUsagesExtension)).toMatchObject({ usages: x509.KeyUsageFlags.digitalSignature, critical: true });
-    expect(cert.getExtension(x509.ExtendedKeyUsageExtension)).toMatchObject({ usages: [x509.ExtendedKeyUsage.clientAuth], critical: false });
+    expect(cert.getExtension(x509.ExtendedKeyUsageExtension)).toMatchObject({ usages: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth], critical: false });
     expect(cert.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON()).toEqual([
       { type: 'url', value: spiffeId },
       { type: 'url', value: 'urn:bc:tpm-ak:sha256:0123abcd' },
@@ -78,13 +84,39 @@ describe('issueNodeCertificate', () => {
     expect(strings).toEqual(['Better Compute node CA', 'bc-role:node', spiffeId, 'urn:bc:tpm-ak:sha256:0123abcd']);
   });
 
-  it('verifies with node:crypto and with openssl as a TLS client certificate', () => {
+  it('verifies with node:crypto and with openssl as a TLS client and as a TLS server certificate', () => {
     const nodeCert = new NodeX509(issued.der);
     expect(nodeCert.checkIssued(new NodeX509(ca.certDer))).toBe(true);
     expect(nodeCert.verify(new NodeX509(ca.certDer).publicKey)).toBe(true);
     const out = openssl(['verify', '-CAfile', '{ca.pem}', '-purpose', 'sslclient', '-x509_strict', '{leaf.pem}'], {
       'ca.pem': bundle.nodeCa.certificatePem,
       'leaf.pem': pem,
+    }).toString();
+    expect(out).toContain(': OK');
+    const server = openssl(['verify', '-CAfile', '{ca.pem}', '-purpose', 'sslserver', '-x509_strict', '{leaf.pem}'], {
+      'ca.pem': bundle.nodeCa.certificatePem,
+      'leaf.pem': pem,
+    }).toString();
+    expect(server).toContain(': OK');
+  });
+
+  it('never outlives the issuing CA, and a CA past its notAfter issues nothing', () => {
+    const caNotAfter = new NodeX509(ca.certDer).validTo;
+    const end = Date.parse(caNotAfter);
+    const late = issue({ notBefore: new Date(end - 3_600_000), ttlSeconds: 86_400 });
+    expect(late.notAfter.getTime()).toBe(end);
+    expect(parse(late.der).notAfter.getTime()).toBe(end);
+    expect(openssl(['x509', '-in', '{leaf.pem}', '-noout', '-enddate'], { 'leaf.pem': toPem(late.der) }).toString().trim()).toBe(`notAfter=${caNotAfter}`);
+    expect(thrownBy(() => issue({ notBefore: new Date(end) }))).toMatchObject({ code: 'INVALID_CONFIG', message: 'The node CA has expired: it can issue no certificate' });
+  });
+
+  it('starts early enough for an agent whose clock runs a few minutes behind (openssl verify at its time)', () => {
+    const now = new Date();
+    const fresh = issue({ notBefore: now });
+    const behind = String(Math.floor(now.getTime() / 1000) - 240);
+    const out = openssl(['verify', '-attime', behind, '-CAfile', '{ca.pem}', '-purpose', 'sslclient', '{leaf.pem}'], {
+      'ca.pem': bundle.nodeCa.certificatePem,
+      'leaf.pem': toPem(fresh.der),
     }).toString();
     expect(out).toContain(': OK');
   });
@@ -95,7 +127,7 @@ describe('issueNodeCertificate', () => {
     expect(text).toContain('Subject: OU = bc-role:node');
     expect(text).toContain(`URI:${spiffeId}, URI:urn:bc:tpm-ak:sha256:0123abcd`);
     expect(text).toMatch(/Key Usage: critical\s+Digital Signature\n/);
-    expect(text).toMatch(/Extended Key Usage: \s+TLS Web Client Authentication\n/);
+    expect(text).toMatch(/Extended Key Usage: \s+TLS Web Server Authentication, TLS Web Client Authentication\n/);
     expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
     const date = (d: Date) => d.toUTCString().replace(/^\w+, (\d+) (\w+) (\d+) ([\d:]+) GMT$/, (_, day, mon, year, hms) => `${mon} ${String(Number(day)).padStart(2, ' ')} ${hms} ${year} GMT`);
     expect(text).toContain(`Not Before: ${date(issued.notBefore)}`);
@@ -162,7 +194,9 @@ describe('issueNodeCertificate', () => {
   });
 
   it('switches to GeneralizedTime from 2050, as RFC 5280 requires', () => {
-    const late = issue({ notBefore: new Date('2049-12-31T23:30:00.999Z'), ttlSeconds: 3_600 });
+    // A node CA valid across 2050 (certificates never outlive their CA).
+    const across2050 = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'compute.example.com', now: new Date('2045-01-01T00:00:00Z') })).nodeCa;
+    const late = issueNodeCertificate(across2050, { ...base, notBefore: new Date('2049-12-31T23:35:00.999Z'), ttlSeconds: 3_300 });
     const c = parse(late.der);
     expect(c.notBefore.toISOString()).toBe('2049-12-31T23:30:00.000Z');
     expect(c.notAfter.toISOString()).toBe('2050-01-01T00:30:00.000Z');

@@ -16,6 +16,14 @@ export type NodeCertificateRole = (typeof NODE_CERTIFICATE_ROLES)[number];
 export const MAX_NODE_CERT_TTL_SECONDS = 86_400;
 /** Longest ramdisk certificate lifetime. */
 export const MAX_RAMDISK_CERT_TTL_SECONDS = 7_200;
+/**
+ * How long before its issuance a node certificate's validity starts: five minutes. A machine that joins before
+ * its clock is synchronised (a PXE ramdisk on its RTC, a VM just resumed) can run minutes behind; without
+ * this it would hold a certificate that is not yet valid and fail its first TLS handshakes. Five minutes covers
+ * common drift while keeping the window before issuance short; the certificate certifies a key made for this
+ * join, so the earlier start grants nothing to anyone else. `notAfter` still counts from the issuance.
+ */
+export const NODE_CERT_BACKDATE_SECONDS = 300;
 const MAX_EXTRA_URIS = 8;
 
 /**
@@ -36,9 +44,13 @@ export interface NodeCertificateRequest {
   siteId: string;
   nodeId: string;
   role: NodeCertificateRole;
-  /** Start of validity; truncated to the second. */
+  /**
+   * The issuance time (the database's now), truncated to the second. The certificate's notBefore is
+   * {@link NODE_CERT_BACKDATE_SECONDS} earlier; its notAfter is this plus `ttlSeconds`, or the CA's notAfter when
+   * that comes first.
+   */
   notBefore: Date;
-  /** Lifetime in whole seconds: 1 to 86,400, or to 7,200 for `ramdisk`. */
+  /** Lifetime after issuance in whole seconds: 1 to 86,400, or to 7,200 for `ramdisk`. */
   ttlSeconds: number;
   /** Serial octets, 1 to 20, first octet 0x01 to 0x7f; a random 16-octet serial when absent. */
   serial?: Uint8Array;
@@ -51,7 +63,7 @@ export interface IssuedNodeCertificate {
   der: Buffer;
   /** The serial octets in lowercase hex. */
   serialHex: string;
-  /** The encoded validity (notBefore truncated to the second). */
+  /** The encoded validity: notBefore backdated from the issuance, notAfter capped at the CA's. */
   notBefore: Date;
   notAfter: Date;
   /** `spiffe://<trustDomain>/site/<siteId>/node/<nodeId>`, the certificate's first SAN. */
@@ -68,15 +80,17 @@ const BC_URN = /^urn:bc:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]{1,500}$/;
 
 /**
  * Issues a node's client certificate, the profile `protocol.md` fixes: X.509 v3; a positive serial of at most 20
- * octets; issuer = the node CA's subject; subject exactly `OU=bc-role:<role>`; validity notBefore to
- * notBefore + ttlSeconds; the given P-256 key; basicConstraints cA=false and keyUsage digitalSignature (both
- * critical), extendedKeyUsage clientAuth, subjectAltName with the SPIFFE ID first and then only `urn:bc:` URIs,
+ * octets; issuer = the node CA's subject; subject exactly `OU=bc-role:<role>`; validity from
+ * {@link NODE_CERT_BACKDATE_SECONDS} before the issuance to the issuance + ttlSeconds, never past the CA's notAfter;
+ * the given P-256 key; basicConstraints cA=false and keyUsage digitalSignature (both critical), extendedKeyUsage
+ * serverAuth and clientAuth (the SPIFFE X509-SVID rule), subjectAltName with the SPIFFE ID first and then only `urn:bc:` URIs,
  * authority and subject key identifiers; signed ecdsa-with-SHA256. No tenant and no private-arc OID appear.
  *
  * This is JoinService's hot path, so the DER is written directly (no ASN.1 library) from bytes cached per CA;
  * the cost is one ECDSA signature plus a few microseconds.
  *
- * @throws DomainError `INVALID_ARGUMENT` (with the field) for a bad request; `INVALID_CONFIG` for an unusable CA.
+ * @throws DomainError `INVALID_ARGUMENT` (with the field) for a bad request; `INVALID_CONFIG` for an unusable CA
+ *   (one that has expired at the issuance included).
  */
 export function issueNodeCertificate(ca: NodeCertificateIssuer, request: NodeCertificateRequest): IssuedNodeCertificate {
   const issuer = prepareIssuer(ca);
@@ -92,8 +106,10 @@ export function issueNodeCertificate(ca: NodeCertificateIssuer, request: NodeCer
   const uris = [spiffeId, ...checkedExtraUris(request.extraUris)];
   const serial = request.serial === undefined ? nextRandomSerial() : checkedSerial(request.serial);
 
-  const notBefore = new Date(Math.floor(request.notBefore.getTime() / 1000) * 1000);
-  const notAfter = new Date(notBefore.getTime() + ttlSeconds * 1000);
+  const issuedAt = Math.floor(request.notBefore.getTime() / 1000) * 1000;
+  if (issuedAt >= issuer.notAfter.getTime()) throw new DomainError('INVALID_CONFIG', 'The node CA has expired: it can issue no certificate');
+  const notBefore = new Date(issuedAt - NODE_CERT_BACKDATE_SECONDS * 1000);
+  const notAfter = new Date(Math.min(issuedAt + ttlSeconds * 1000, issuer.notAfter.getTime()));
   const san = sequence(SAN_OID, octetString(sequence(...uris.map((uri) => tlv(0x86, Buffer.from(uri, 'latin1'))))));
   const keyId = createHash('sha1').update(spki.subarray(P256_SPKI_PREFIX.length)).digest();
   const ski = sequence(SKI_OID, octetString(octetString(keyId)));
