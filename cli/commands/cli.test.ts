@@ -9,7 +9,7 @@ import { insertApiKey } from '../../server/api-keys/api-keys';
 import { ensureRootTenant } from '../../server/tenants/tenants';
 import { hasPki, initPki } from '../../server/pki/store';
 
-const SECRET = 'cli-test-secret-0123456789abcdef';
+const SECRET = 'cli-test-secret-0123456789abcdef-ghijklmnopqrst';
 let api: Awaited<ReturnType<typeof startApiServer>>;
 let t: TestTenant;
 let env: Record<string, string>;

@@ -6,7 +6,7 @@ import { dataDirectory } from '../../server/boot/data-dir';
 import { DomainError } from '../../server/errors';
 import { issueGatewayCertificate } from '../../server/pki/gateway';
 import { formatPins, installPins } from '../../server/pki/pins-summary';
-import { MIN_SECRET_LENGTH } from '../../server/pki/seal';
+import { MIN_SECRET_LENGTH, SECRET_HOW_TO } from '../../server/pki/secret-strength';
 import { initPki, loadPki } from '../../server/pki/store';
 import { withLocalDb } from '../local-db';
 import { printJson } from '../output';
@@ -20,7 +20,7 @@ function pkiSecret(): string {
     process.stderr.write(`note: BETTER_COMPUTE_SECRET is not set; using the development secret in ${file}\n`);
     return readFileSync(file, 'utf8').trim();
   }
-  throw new DomainError('INVALID_ARGUMENT', `Set BETTER_COMPUTE_SECRET (at least ${MIN_SECRET_LENGTH} characters): the PKI bundle is encrypted under it`, { field: 'BETTER_COMPUTE_SECRET' });
+  throw new DomainError('INVALID_ARGUMENT', `Set BETTER_COMPUTE_SECRET (at least ${MIN_SECRET_LENGTH} characters of random text; ${SECRET_HOW_TO}): the PKI bundle is encrypted under it`, { field: 'BETTER_COMPUTE_SECRET' });
 }
 
 async function writeNewFile(file: string, content: string, mode: number) {

@@ -14,7 +14,7 @@ async function freshDb(name: string) {
 describe('first start', () => {
   it('creates the root tenant, a default site and bcd pool, a PKI and a first admin, once', async () => {
     const db = await freshDb('boot_first');
-    const secret = 'a-development-secret-0123456789';
+    const secret = 'a-development-secret-0123456789-abcdefghijklmnop';
     const first = await bootstrapFirstStart(db, { secret, trustDomain: 'dev.example.com' });
     expect(first.createdPki).toBe(true);
     expect(first.firstAdmin?.email).toBe(FIRST_ADMIN_EMAIL);
@@ -47,7 +47,7 @@ describe('first start', () => {
     const { principalOf } = await import('../authz/principal');
     const root = await ensureRootTenant(db);
     await createSite(db, principalOf('local', 'test', [[root.id, 'admin']]), { tenantId: root.id, name: 'default', kind: 'platform' });
-    const result = await bootstrapFirstStart(db, { secret: 'a-development-secret-0123456789', trustDomain: 'dev.example.com' });
+    const result = await bootstrapFirstStart(db, { secret: 'a-development-secret-0123456789-abcdefghijklmnop', trustDomain: 'dev.example.com' });
     expect(result.defaultPoolId).toMatch(/^pool_/);
     expect(await db.site.count()).toBe(1);
     expect(await db.pool.findFirstOrThrow()).toMatchObject({ name: 'default', agent: 'bcd' });

@@ -11,8 +11,8 @@ import { dataDirectory, localSecret } from './data-dir';
 import cluster from 'node:cluster';
 import { startHttpServer } from './http-server';
 import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
-import { checkStartupConfig } from './startup-config';
-import { loadPki } from '../pki/store';
+import { checkSecret, checkStartupConfig } from './startup-config';
+import { upgradeStoredPki } from '../pki/upgrade';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
@@ -53,6 +53,8 @@ async function main() {
     if (!secret) {
       const local = await localSecret(dataDir, 'secret');
       secret = local.value;
+      // Generated secrets always pass; one edited by hand may not (the error says how to move to a new one).
+      checkSecret(secret, `The development secret in ${dataDir}/secret`);
       process.env.BETTER_COMPUTE_SECRET = secret;
       say(`WARNING: BETTER_COMPUTE_SECRET is not set; using the development secret kept in ${dataDir}/secret. Production must set its own.`);
     }
@@ -65,8 +67,12 @@ async function main() {
       trustDomain: process.env.BETTER_COMPUTE_TRUST_DOMAIN || 'dev.better-compute.local',
     });
     if (first.createdPki) say('Created a development PKI (better-compute pki show prints its pins).');
-    // A secret that cannot open the stored PKI would leave every join INVALID_CONFIG: refuse to start.
-    await loadPki(db, secret);
+    // A secret that cannot open the stored PKI would leave every join INVALID_CONFIG: refuse to start. A bundle
+    // from an older release is brought up to date here, before any worker loads it (see upgradeStoredPki).
+    const upgrade = await upgradeStoredPki(db, { secret, previousSecret: process.env.BETTER_COMPUTE_PREVIOUS_SECRET || undefined });
+    if (upgrade.rotatedSigningCertificate) say('Replaced the JoinService signing certificate with a self-signed one for the same key (the pins are unchanged).');
+    if (upgrade.changedSecret) say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET; BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed.');
+    else if (upgrade.resealed) say('Re-sealed the PKI bundle with the current key derivation (scrypt N=2^17).');
 
     const workers = workerCount();
     stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db });

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkStartupConfig } from './startup-config';
 
@@ -5,6 +7,10 @@ describe('start-up configuration', () => {
   it('accepts the defaults and good values', () => {
     expect(() => checkStartupConfig({})).not.toThrow();
     expect(() => checkStartupConfig({ BETTER_COMPUTE_CERT_TTL_SECONDS: '3600', BETTER_COMPUTE_GATEWAY_URL: 'https://gw.example.com', BETTER_COMPUTE_WORKERS: '2' })).not.toThrow();
+    // What the README's generators print: `openssl rand -base64 32`, `openssl rand -hex 32`, and the dev secret's form.
+    for (const generated of [randomBytes(32).toString('base64'), randomBytes(32).toString('hex'), randomBytes(32).toString('base64url')]) {
+      expect(() => checkStartupConfig({ BETTER_COMPUTE_SECRET: generated })).not.toThrow();
+    }
   });
 
   it('refuses each bad setting with one clear line naming it', () => {
@@ -13,9 +19,20 @@ describe('start-up configuration', () => {
       [{ BETTER_COMPUTE_CERT_TTL_SECONDS: '86401' }, /BETTER_COMPUTE_CERT_TTL_SECONDS/],
       [{ BETTER_COMPUTE_GATEWAY_URL: 'gw.example.com' }, /^BETTER_COMPUTE_GATEWAY_URL must be an https:\/\/ URL/],
       [{ BETTER_COMPUTE_GATEWAY_URL: 'http://gw.example.com' }, /https:\/\//],
-      [{ BETTER_COMPUTE_SECRET: 'short' }, /^BETTER_COMPUTE_SECRET must be at least 16 characters$/],
+      [{ BETTER_COMPUTE_SECRET: 'short' }, /^BETTER_COMPUTE_SECRET must be at least 43 characters of random text \(128 bits or more\); generate one with `openssl rand -base64 32`\. .*BETTER_COMPUTE_PREVIOUS_SECRET$/],
+      // The old rule's minimum (16) and anything under 43 characters, or long but repetitive, is refused.
+      [{ BETTER_COMPUTE_SECRET: 'a-long-enough-test-secret-0123456' }, /^BETTER_COMPUTE_SECRET must be at least 43 characters/],
+      [{ BETTER_COMPUTE_SECRET: 'ab'.repeat(30) }, /^BETTER_COMPUTE_SECRET repeats too few characters/],
       [{ BETTER_COMPUTE_WORKERS: '0' }, /^BETTER_COMPUTE_WORKERS must be 1 to 64/],
     ];
     for (const [env, message] of cases) expect(() => checkStartupConfig(env), JSON.stringify(env)).toThrow(message);
+  });
+});
+
+describe('the README\'s secret generators', () => {
+  it('print a secret the start accepts (Debian\'s openssl, and node)', () => {
+    const fromOpenssl = execFileSync('openssl', ['rand', '-base64', '32']).toString().trim();
+    const fromNode = execFileSync(process.execPath, ['-e', "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"]).toString().trim();
+    for (const secret of [fromOpenssl, fromNode]) expect(() => checkStartupConfig({ BETTER_COMPUTE_SECRET: secret })).not.toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { DomainError } from '../errors';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
-import { MIN_SECRET_LENGTH } from '../pki/seal';
+import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
 
@@ -29,9 +29,21 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
     }
   }
   const secret = env.BETTER_COMPUTE_SECRET;
-  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
-    throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
-  }
+  if (secret !== undefined && secret !== '') checkSecret(secret, 'BETTER_COMPUTE_SECRET');
   workerCount(env);
   joinThreadCount(env);
+}
+
+/**
+ * Refuses a secret too weak to seal the PKI under (`secretWeakness`), naming where it came from. An install
+ * sealed under an older, shorter secret moves to a new one by starting once with the old one in
+ * BETTER_COMPUTE_PREVIOUS_SECRET: the start re-seals the bundle under the new secret.
+ */
+export function checkSecret(secret: string, source: string): void {
+  const weakness = secretWeakness(secret);
+  if (!weakness) return;
+  throw new DomainError(
+    'INVALID_CONFIG',
+    `${source} ${weakness}. A PKI sealed under the old secret is re-sealed under the new one on a start with the old one in BETTER_COMPUTE_PREVIOUS_SECRET`,
+  );
 }

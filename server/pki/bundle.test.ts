@@ -5,6 +5,7 @@ import { createPkiBundle, PKI_VALIDITY_DAYS } from './bundle';
 import { parsePkiBundle } from './bundle-schema';
 import { openssl } from './testing/openssl';
 import * as x509 from './testing/x509';
+import { withNodeCaIssuedSigningCertificate } from './testing/legacy';
 
 const now = new Date('2026-03-01T12:00:00.678Z');
 const bundle = createPkiBundle({ trustDomain: 'compute.example.com', now });
@@ -58,16 +59,28 @@ describe('createPkiBundle', () => {
     expect(bundle.commandTrustBundle).toEqual([new NodeX509(bundle.commandCa.certificatePem).raw.toString('base64')]);
   });
 
-  it('certifies the JoinService signing key under the node CA, as a leaf for signatures', () => {
+  it('certifies the JoinService signing key self-signed, as a leaf for signatures that no node CA vouches for', () => {
     const cert = new x509.X509Certificate(bundle.signingKey.certificatePem);
     const ca = new x509.X509Certificate(bundle.nodeCa.certificatePem);
-    expect(cert.issuer).toBe(ca.subject);
+    expect(cert.issuer).toBe(cert.subject);
+    expect(cert.issuer).not.toBe(ca.subject);
+    expect(new NodeX509(bundle.signingKey.certificatePem).verify(new NodeX509(bundle.signingKey.certificatePem).publicKey)).toBe(true);
     expect(cert.getExtension(x509.BasicConstraintsExtension)).toMatchObject({ ca: false, critical: true });
     expect(cert.getExtension(x509.KeyUsagesExtension)).toMatchObject({ usages: x509.KeyUsageFlags.digitalSignature, critical: true });
-    expect(cert.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId).toBe(ca.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId);
-    const verified = openssl(['verify', '-CAfile', '{ca.pem}', '{leaf.pem}'], {
-      'ca.pem': bundle.nodeCa.certificatePem,
-      'leaf.pem': bundle.signingKey.certificatePem,
+    // It can never pass as a node's TLS client certificate at the gateway, which trusts the node CA.
+    expect(() =>
+      openssl(['verify', '-purpose', 'sslclient', '-CAfile', '{ca.pem}', '{leaf.pem}'], {
+        'ca.pem': bundle.nodeCa.certificatePem,
+        'leaf.pem': bundle.signingKey.certificatePem,
+      }),
+    ).toThrow(/unable to get local issuer certificate|self-signed certificate/);
+  });
+
+  it('a bundle from before (node-CA-issued signing certificate) did pass as a TLS client certificate: what the rotation removes', () => {
+    const legacy = withNodeCaIssuedSigningCertificate(bundle);
+    const verified = openssl(['verify', '-purpose', 'sslclient', '-CAfile', '{ca.pem}', '{leaf.pem}'], {
+      'ca.pem': legacy.nodeCa.certificatePem,
+      'leaf.pem': legacy.signingKey.certificatePem,
     }).toString();
     expect(verified).toContain(': OK');
   });

@@ -1,7 +1,8 @@
 import { DomainError } from '../errors';
-import { createRootCa, issueLeaf, newEcKeyPair, type IssuingCa } from './ca';
+import { createRootCa, newEcKeyPair, type IssuingCa } from './ca';
+import { selfSignedSigningCertificate } from './signing-certificate';
 import { parseTrustDomain } from './trust-domain';
-import { encodeName, OIDS, toPem } from './x509-build';
+import { toPem } from './x509-build';
 
 /** A certificate and its private key. */
 export interface PkiCertifiedKey {
@@ -21,7 +22,7 @@ export interface PkiBundle {
   trustDomain: string;
   /** When the bundle was made, RFC 3339 UTC. */
   createdAt: string;
-  /** Self-signed root that signs node certificates and the JoinService signing certificate. */
+  /** Self-signed root that signs node certificates (and nothing else a TLS peer could present). */
   nodeCa: PkiCertifiedKey;
   /** Self-signed root that signs the gateways' TLS certificates; daemons pin its key (`serving_ca_spki_pin`). */
   servingCa: PkiCertifiedKey;
@@ -29,7 +30,10 @@ export interface PkiBundle {
   commandCa: PkiCertifiedKey;
   /** The command-signing trust bundle sent in every JoinResponse: standard base64 of each DER certificate. */
   commandTrustBundle: string[];
-  /** JoinService signing key (signs JoinResponse envelopes), certified by the node CA, not a CA itself. */
+  /**
+   * JoinService signing key (signs JoinResponse envelopes) with a self-signed certificate, not a CA. Bundles made
+   * before that carry a node-CA-issued one, replaced on the next start (`rotateSigningCertificate`).
+   */
   signingKey: PkiCertifiedKey;
   /** JoinService encryption key, the recipient of sealed tokens (ECDH-ES+A256KW). It has no certificate. */
   encryptionKey: { privateKeyPem: string };
@@ -44,8 +48,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * Creates a new PKI for `trustDomain`: the node CA, the serving CA, the command-signing CA (whose certificate is
- * the command trust bundle), and the two JoinService keys. The signing key's certificate is issued by the node
- * CA with keyUsage digitalSignature and cA=false. Nothing is stored: seal the result and keep it (`initPki`).
+ * the command trust bundle), and the two JoinService keys. The signing key's certificate is self-signed with
+ * keyUsage digitalSignature and cA=false: agents pin its key, and no CA a TLS peer trusts vouches for it. Nothing is stored: seal the result and keep it (`initPki`).
  *
  * @param options.now the clock (defaults to the current time); certificates start {@link PKI_BACKDATE_SECONDS}
  *   before it, truncated to the second, and last {@link PKI_VALIDITY_DAYS}.
@@ -63,12 +67,7 @@ export function createPkiBundle(options: { trustDomain: string; now?: Date }): P
   const commandCa = createRootCa('Better Compute command-signing CA', notBefore, notAfter);
 
   const signing = newEcKeyPair();
-  const signingCertDer = issueLeaf(nodeCa, {
-    subject: encodeName([[OIDS.commonName, 'Better Compute JoinService signing key']]),
-    spkiDer: signing.spkiDer,
-    notBefore,
-    notAfter,
-  });
+  const signingCertDer = selfSignedSigningCertificate(signing.privateKey, notBefore, notAfter);
   const encryption = newEcKeyPair();
 
   return {

@@ -7,6 +7,7 @@ import { joinCryptoFromBundle, pkiJoinCrypto, wellKnownJoinSection } from './joi
 import { installPins } from './pins-summary';
 import { spkiPin } from './pins';
 import { fixturePki, thrownBy } from './testing/fixtures';
+import { withNodeCaIssuedSigningCertificate } from './testing/legacy';
 
 const { bundle, joinCrypto } = fixturePki();
 
@@ -51,12 +52,19 @@ describe('pkiJoinCrypto', () => {
     expect(pkiJoinCrypto({ ...bundle, commandTrustBundle: undefined }).commandTrustBundle).toEqual([]);
   });
 
+  it('accepts a signing certificate the node CA issued (a bundle from before the rotation), with the same pin', () => {
+    const legacy = pkiJoinCrypto(withNodeCaIssuedSigningCertificate(bundle));
+    expect(legacy.signingKeyPin).toBe(joinCrypto.signingKeyPin);
+  });
+
   it('refuses keys that do not belong together, naming the part and no key material', () => {
     const other = createPkiBundle({ trustDomain: 'compute.example.com' });
     const cases: Array<[Parameters<typeof pkiJoinCrypto>[0], RegExp]> = [
       [{ ...bundle, nodeCa: { ...bundle.nodeCa, privateKeyPem: other.nodeCa.privateKeyPem } }, /node CA private key does not match/],
       [{ ...bundle, nodeCa: bundle.signingKey }, /node CA certificate is not a CA/],
-      [{ ...bundle, signingKey: other.signingKey }, /signing certificate was not issued by the node CA/],
+      // Issued by another deployment's node CA: neither self-signed nor this node CA's.
+      [{ ...bundle, signingKey: withNodeCaIssuedSigningCertificate(other).signingKey }, /signing certificate is neither self-signed nor issued by the node CA/],
+      [{ ...bundle, signingKey: bundle.nodeCa }, /signing certificate must not be a CA certificate/],
       [{ ...bundle, signingKey: { ...bundle.signingKey, privateKeyPem: other.signingKey.privateKeyPem } }, /signing private key does not match/],
       [{ ...bundle, encryptionKey: { privateKeyPem: 'garbage' } }, /encryption private key does not parse/],
       [{ ...bundle, commandTrustBundle: ['bm90IGEgY2VydA=='] }, /commandTrustBundle\[0\] is not a certificate/],

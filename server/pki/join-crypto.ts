@@ -4,6 +4,7 @@ import type { PkiBundle } from './bundle';
 import { isP256PrivateKey, loadIssuingCa, parsePair } from './issuing-ca';
 import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-issuer';
 import { spkiPin } from './pins';
+import { isSelfSigned } from './signing-certificate';
 import { parseTrustDomain } from './trust-domain';
 
 /** A public P-256 JWK with exactly the members a daemon needs to seal a token. */
@@ -49,7 +50,8 @@ export interface JoinCryptoInput {
 
 /**
  * Parses and checks JoinService's keys: the trust domain; the node CA is a CA whose key matches; the signing
- * certificate matches its key and was issued by the node CA; the encryption key is P-256. All keys are P-256.
+ * certificate matches its key, is not a CA, and is self-signed (or, from an older bundle, issued by the node
+ * CA); the encryption key is P-256. All keys are P-256.
  *
  * @throws DomainError `INVALID_CONFIG` naming the part that is wrong (never any key material);
  *   `INVALID_ARGUMENT` for a bad trust domain.
@@ -61,8 +63,11 @@ export function pkiJoinCrypto(input: JoinCryptoInput): JoinCrypto {
   prepareIssuer(nodeCa);
 
   const signing = parsePair(input.signingKey, 'JoinService signing');
-  if (!signing.cert.checkIssued(new X509Certificate(ca.certDer)) || !signing.cert.verify(createPublicKey(ca.key))) {
-    throw new DomainError('INVALID_CONFIG', 'The JoinService signing certificate was not issued by the node CA');
+  if (signing.cert.ca) throw new DomainError('INVALID_CONFIG', 'The JoinService signing certificate must not be a CA certificate');
+  // Self-signed, or (a bundle from before that, until the next start rotates it) issued by the node CA.
+  const legacy = signing.cert.checkIssued(new X509Certificate(ca.certDer)) && signing.cert.verify(createPublicKey(ca.key));
+  if (!isSelfSigned(signing.cert) && !legacy) {
+    throw new DomainError('INVALID_CONFIG', 'The JoinService signing certificate is neither self-signed nor issued by the node CA');
   }
 
   let encryptionKey: KeyObject;

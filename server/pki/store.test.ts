@@ -8,7 +8,7 @@ import { hasPki, initPki, loadPki, PKI_BUNDLE_ID } from './store';
 
 // The bundle is a singleton row, so this file works in a database of its own rather than the shared one.
 const name = `pki_store_${randomBytes(4).toString('hex')}`;
-const secret = 'a-long-enough-test-secret';
+const secret = 'a-long-enough-test-secret-0123456789-abcdefghij';
 let db: Db;
 
 beforeAll(async () => {
@@ -31,7 +31,8 @@ async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   return error as DomainError;
 }
 
-describe('PKI store', () => {
+// Each seal and open derives a key with scrypt N=2^17: seconds on a busy machine.
+describe('PKI store', { timeout: 120_000 }, () => {
   it('reports no PKI before init, and loadPki says to run pki init', async () => {
     expect(await hasPki(db)).toBe(false);
     const error = await rejection(loadPki(db, secret));
@@ -61,7 +62,7 @@ describe('PKI store', () => {
     const rows = await db.pkiBundle.findMany();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: PKI_BUNDLE_ID, trustDomain: winner.trustDomain });
-    expect(Buffer.from(rows[0].sealed).subarray(0, 6).toString('latin1')).toBe('BCPKI1');
+    expect(Buffer.from(rows[0].sealed).subarray(0, 6).toString('latin1')).toBe('BCPKI2');
     expect(Buffer.from(rows[0].sealed).includes('PRIVATE KEY')).toBe(false);
     expect(await hasPki(db)).toBe(true);
     expect(await loadPki(db, secret)).toEqual(winner);

@@ -14,7 +14,7 @@ export const PKI_BUNDLE_ID = 'default';
  *
  * @returns the new bundle (print its pins with `installPins`).
  * @throws DomainError `ALREADY_EXISTS` when a bundle is stored (nothing changes); `INVALID_ARGUMENT` for a bad
- *   trust domain or a secret shorter than 16 characters.
+ *   trust domain or a secret too weak to seal under (`secretWeakness`).
  */
 export async function initPki(db: Tx, options: { trustDomain: string; secret: string; now?: Date }): Promise<PkiBundle> {
   const bundle = createPkiBundle({ trustDomain: options.trustDomain, now: options.now });
