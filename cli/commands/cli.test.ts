@@ -159,7 +159,8 @@ describe('the agent against a served well-known document', () => {
   });
 });
 
-describe('pki commands', () => {
+// Every pki command opens or seals the bundle with scrypt N=2^17 in a CLI process of its own: slow on a busy machine.
+describe('pki commands', { timeout: 120_000 }, () => {
   it('init refuses to replace a PKI, names a bad trust domain, and a wrong secret changes nothing', async () => {
     const again = await runCli(['pki', 'init', '--trust-domain', 'other.example.com'], { BETTER_COMPUTE_SECRET: SECRET });
     expect(again.code).toBe(7);
