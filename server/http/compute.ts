@@ -8,6 +8,7 @@ import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
 import { logError } from '../log';
+import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
 
 export interface ComputeHandlerDeps {
@@ -23,26 +24,6 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 function document(body: unknown, headers: Record<string, string>): Response {
   const bytes = Buffer.from(JSON.stringify(body));
   return new Response(new Uint8Array(bytes), { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers } });
-}
-
-/** The methods anything under the base path answers; the rest get 405 in the error model. */
-export const COMPUTE_METHODS = ['GET', 'HEAD', 'POST'] as const;
-
-/** 405 in the error model, with the `Allow` header HTTP asks for. */
-export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
-  json(405, { code: 'INVALID_ARGUMENT', message: `${method} is not supported here; use ${allowed.join(' or ')}` }, { allow: allowed.join(', ') });
-
-/** 400 for a path whose percent-encoding does not decode (`/api/compute/%`), before any route sees it. */
-export const malformedPath = () => json(400, { code: 'INVALID_ARGUMENT', message: 'The request path is not valid percent-encoding' });
-
-/** True when every percent-escape of `path` decodes (to UTF-8). */
-export function isWellEncodedPath(path: string): boolean {
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 let openApiCache: unknown;
