@@ -3,7 +3,7 @@ import type { Session, User } from 'next-auth';
 import { decode, encode, type JWT } from 'next-auth/jwt';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrl, testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
+import { captureStderr, createTestTenant } from '../../test/fixtures';
 import { createApiContext } from '../api/context';
 import { authenticateOperator, createOperator, resetOperatorPassword } from '../operators/operators';
 import { createAuthOptions } from './auth-options';
@@ -78,5 +78,19 @@ describe('console sessions', () => {
   it('marks cookies Secure when the public URL is https', () => {
     expect(createAuthOptions('https://console.example.com').useSecureCookies).toBe(true);
     expect(createAuthOptions('http://localhost:3000').useSecureCookies).toBe(false);
+  });
+
+  it('log an invalid session cookie as one short line, rate-limited, without its stack', () => {
+    const capture = captureStderr();
+    try {
+      const error = new Error('decryption operation failed');
+      for (let i = 0; i < 100; i++) options.logger!.error!('JWT_SESSION_ERROR', { error, message: error.message } as never);
+      const lines = capture.lines.filter((l) => l.includes('invalid session cookie'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.length).toBeLessThan(200);
+      expect(capture.lines.join('')).not.toMatch(/\n\s+at /);
+    } finally {
+      capture.stop();
+    }
   });
 });

@@ -7,7 +7,8 @@ import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
-import { logError } from '../log';
+import { isClientAbort } from './client-abort';
+import { logError, logLimited } from '../log';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
 
@@ -56,7 +57,8 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
     try {
       answer = await getJoinService().joinBody(await readLimitedBody(request));
     } catch (error) {
-      logError('join request failed', error);
+      if (isClientAbort(error)) logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
+      else logError('join request failed', error);
     }
     // An explicit length keeps this answer byte for byte the boot server's fast path (no chunked encoding).
     return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });

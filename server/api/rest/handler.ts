@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { toErrorBody } from '../../error-map';
 import { DomainError } from '../../errors';
 import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../../http/request-rules';
-import { logError } from '../../log';
+import { isClientAbort } from '../../http/client-abort';
+import { logError, logLimited } from '../../log';
 import { createCaller } from '../root';
 import { toDomainError, type ApiContext } from '../trpc';
 import { procedureInput } from './procedures';
@@ -39,7 +40,8 @@ function coerceQuery(query: URLSearchParams, properties: PropertyTypes): Record<
 
 export function errorResponse(error: unknown): Response {
   const domain = toDomainError(error);
-  if (!domain) logError('REST request failed', error);
+  if (!domain && isClientAbort(error)) logLimited('rest-client-abort', 'a client closed a REST request before sending its body');
+  else if (!domain) logError('REST request failed', error);
   const { status, body } = toErrorBody(domain ?? error);
   return json(domain instanceof HttpRefusal ? domain.status : status, body);
 }
