@@ -1,7 +1,8 @@
 import { getServerSession } from 'next-auth';
 import { authOptions } from '@/server/auth/auth-options';
+import { sessionClaimOf } from '@/server/auth/session-claim';
 import { getDb } from '@/server/db/client';
-import { loadOperatorPrincipal } from '@/server/operators/operators';
+import { loadSessionPrincipal, type SessionClaim } from '@/server/operators/operators';
 
 export interface SignedInOperator {
   id: string;
@@ -9,22 +10,21 @@ export interface SignedInOperator {
   name: string | null;
 }
 
-type SessionUser = { id?: string; email?: string | null; name?: string | null } | undefined;
-
-/** The operator id the request's session cookie names, unchecked; the API context loads (and so checks) it. */
-export async function getSessionOperatorId(): Promise<string | null> {
-  return ((await getServerSession(authOptions))?.user as SessionUser)?.id ?? null;
+/** The operator and session version the request's session cookie claims, unchecked; the API context checks it. */
+export async function getSessionOperatorId(): Promise<SessionClaim | null> {
+  return sessionClaimOf(await getServerSession(authOptions));
 }
 
 /**
  * The operator of the request's session, or null. The session cookie alone is not enough: an operator
- * removed since sign-in (or a cookie from another database) counts as signed out, which keeps /login and
- * the console from redirecting to each other.
+ * removed since sign-in, a session ended by sign-out or a password reset (the session version moved on),
+ * or a cookie from another database counts as signed out, which keeps /login and the console from
+ * redirecting to each other.
  */
 export async function getSignedInOperator(): Promise<SignedInOperator | null> {
   const session = await getServerSession(authOptions);
-  const user = session?.user as SessionUser;
-  if (!user?.id) return null;
-  if (!(await loadOperatorPrincipal(getDb(), user.id))) return null;
-  return { id: user.id, email: user.email ?? '', name: user.name ?? null };
+  const claim = sessionClaimOf(session);
+  if (!claim || !(await loadSessionPrincipal(getDb(), claim))) return null;
+  const user = session?.user as { email?: string | null; name?: string | null } | undefined;
+  return { id: claim.operatorId, email: user?.email ?? '', name: user?.name ?? null };
 }

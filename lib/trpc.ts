@@ -1,6 +1,7 @@
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import type { AppRouter } from '@/server/api/root';
+import { TRPC_MAX_BATCH_SIZE } from '@/server/api/trpc-limits';
 
 /** The typed tRPC hooks of the console; the router is imported as a type only, so no server code ships. */
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
@@ -11,6 +12,6 @@ export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRou
  */
 export function makeTrpcClient() {
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: '/api/trpc' })],
+    links: [httpBatchLink({ url: '/api/trpc', maxItems: TRPC_MAX_BATCH_SIZE })],
   });
 }

@@ -12,3 +12,25 @@ export function logError(message: string, error?: unknown) {
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error ?? '');
   process.stderr.write(redact(JSON.stringify({ level: 'error', time: new Date().toISOString(), message, error: detail })) + '\n');
 }
+
+const LIMITED_WINDOW_MS = 60_000;
+const limited = new Map<string, { until: number; suppressed: number }>();
+
+/**
+ * One short line (no stack) for something a client can cause without credentials (a bad session cookie,
+ * an aborted upload): at most one line per `key` and minute in this process, naming how many were
+ * suppressed since, so a flood of bad requests cannot flood the log.
+ */
+export function logLimited(key: string, message: string, now = Date.now()) {
+  const entry = limited.get(key);
+  if (entry && now < entry.until) {
+    entry.suppressed += 1;
+    return;
+  }
+  const suppressed = entry?.suppressed ?? 0;
+  if (limited.size > 1000) limited.clear(); // keys are a small fixed set; this only bounds a mistake
+  limited.set(key, { until: now + LIMITED_WINDOW_MS, suppressed: 0 });
+  const line: Record<string, unknown> = { level: 'warn', time: new Date(now).toISOString(), message };
+  if (suppressed) line.suppressed = suppressed;
+  process.stderr.write(redact(JSON.stringify(line)) + '\n');
+}

@@ -28,7 +28,10 @@ export function toDomainError(error: unknown): DomainError | null {
   const isInput = !(error instanceof TRPCError) || error.code === 'BAD_REQUEST';
   if (cause instanceof ZodError && isInput) {
     const issue = cause.issues[0];
-    const field = issue?.path.join('.') || undefined;
+    // zod reports an unknown key on the object that holds it. Nested, that object is the field (`expect`);
+    // at the top level there is no such field, so the unknown key itself is named.
+    const path = issue?.code === 'unrecognized_keys' && issue.path.length === 0 ? [issue.keys[0]!] : (issue?.path ?? []);
+    const field = path.join('.') || undefined;
     return new DomainError('INVALID_ARGUMENT', field ? `${field}: ${issue!.message}` : issue?.message ?? 'Invalid input', { field });
   }
   return null;

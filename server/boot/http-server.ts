@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
@@ -7,9 +8,21 @@ import { JOIN_HEADERS } from '../join/http';
 import { configureJoinPreparer, getJoinService } from '../join/runtime';
 import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
-import { logError } from '../log';
+import { logError, logLimited } from '../log';
+import { isClientAbort } from '../http/client-abort';
+import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
+import { securityHeaders } from '../http/security-headers';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
+
+/**
+ * How long a client may take. Agents send a join body of a few KB and the CLI at most a REST body of
+ * 1 MiB: a minute for the whole request (headers and body) serves a slow link and drops a client that
+ * trickles a body to hold a connection. Node answers 408 and closes the socket when a bound passes;
+ * `checkIntervalMs` is how often it looks.
+ */
+export const HTTP_TIMEOUTS = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 65_000, checkIntervalMs: 1_000 };
+export type HttpTimeouts = typeof HTTP_TIMEOUTS;
 
 /** Reads a request body up to `limit` bytes; null when it is larger (the rest is drained). */
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
@@ -22,6 +35,10 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | nu
     });
     req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
     req.on('error', reject);
+    // A client that goes away mid-body ends the request without 'end' or, on some Node versions, 'error'.
+    req.on('close', () => {
+      if (!req.complete) reject(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    });
   });
 }
 
@@ -31,13 +48,98 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | nu
  */
 async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
   try {
-    const answer = await getJoinService().joinBody(await readBody(req, MAX_JOIN_BODY_BYTES));
+    const body = await readBody(req, MAX_JOIN_BODY_BYTES);
+    const answer = await getJoinService().joinBody(body);
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch (error) {
+    if (isClientAbort(error)) {
+      // The client went away, or Node timed it out (and answers 408 itself): nothing more to write.
+      logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
+      return;
+    }
     logError('join request failed', error);
-    if (!res.headersSent) res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
-    else res.destroy();
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
   }
+}
+
+/** The request's path with dot segments resolved (`/api/compute/v1/./join` is the join), or null if unparsable. */
+export function normalizedPath(rawUrl: string | undefined): string | null {
+  const raw = (rawUrl ?? '/').split('?', 1)[0]!;
+  try {
+    // A fixed origin, and the raw path after it: `//host/x` stays a path instead of naming a host.
+    return new URL(`http://localhost${raw.startsWith('/') ? '' : '/'}${raw}`).pathname;
+  } catch {
+    return null;
+  }
+}
+
+function answerJson(res: http.ServerResponse, response: Response) {
+  void response.arrayBuffer().then((body) => {
+    const bytes = Buffer.from(body);
+    res.writeHead(response.status, { ...Object.fromEntries(response.headers), 'content-length': bytes.length }).end(bytes);
+  });
+}
+
+/** A raw HTTP/1.1 answer in the error model, written to a socket that has no response under way. */
+function rawAnswer(status: string, body: object): string {
+  const json = JSON.stringify(body);
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+}
+
+/**
+ * What Node raises on a connection before or beside a request: a timeout (the header or request bound
+ * passed: 408) or bytes that are not HTTP (400). Clients cause these at will, so they are answered in the
+ * error model and logged as one rate-limited line, never a stack per connection. Answering here (rather
+ * than Node's default) also means a timed-out body never reaches 'end': a handler sees an aborted request,
+ * not a short body.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+  const pending = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;
+  const canAnswer = socket.writable && !pending?.headersSent;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    logLimited('client-timeout', 'dropped a client that did not send its request in time');
+    if (canAnswer) socket.end(rawAnswer('408 Request Timeout', { code: 'INVALID_ARGUMENT', message: 'The request took too long to arrive' }));
+    else socket.destroy();
+  } else if (error.code === 'ECONNRESET' || !canAnswer) {
+    socket.destroy();
+  } else {
+    logLimited('client-malformed', 'refused bytes that are not an HTTP request');
+    socket.end(rawAnswer('400 Bad Request', { code: 'INVALID_ARGUMENT', message: 'Not a valid HTTP request' }));
+  }
+}
+
+export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+
+/**
+ * The server in front of Next: security headers on every answer, refusals in the error model for what Next
+ * would answer with a plain-text 500 (a malformed percent-escape, TRACE), every path that resolves to the
+ * join on the fast path (so every route to it answers the same bytes and headers), and timeouts for slow
+ * clients. `next()` is Next's handler once it has loaded; until then requests get a 503.
+ */
+export function createBootServer(next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
+  const server = http.createServer(
+    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
+    (req, res) => {
+      const pathname = normalizedPath(req.url);
+      for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
+      if (pathname === null) return answerJson(res, malformedPath());
+      if (pathname.startsWith('/api/')) {
+        if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
+        if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
+        if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
+      }
+      const handle = next();
+      if (!handle) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"code":"INVALID_STATE","message":"Starting"}');
+        return;
+      }
+      void handle(req, res);
+    },
+  );
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  server.on('clientError', answerClientError);
+  return server;
 }
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,19 +168,8 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
     configureJoinPreparer(preparer);
     preparer.start();
   }
-  let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | undefined;
-  const server = http.createServer((req, res) => {
-    if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) {
-      void handleJoin(req, res);
-      return;
-    }
-    if (!handle) {
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"code":"INVALID_STATE","message":"Starting"}');
-      return;
-    }
-    void handle(req, res);
-  });
-  server.keepAliveTimeout = 65_000;
+  let handle: NodeHandler | undefined;
+  const server = createBootServer(() => handle);
   await listen(server, options.port, options.hostname);
   const { default: next } = await import('next');
   const app = next({ dev: false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });

@@ -7,15 +7,25 @@ import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
-import { logError } from '../log';
+import { isClientAbort } from './client-abort';
+import { logError, logLimited } from '../log';
+import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
+import type { SessionClaim } from '../operators/operators';
 
 export interface ComputeHandlerDeps {
   db: Db;
-  sessionOperatorId: () => Promise<string | null>;
+  /** The console session's claim (operator and session version), unchecked; the API context checks it. */
+  sessionOperatorId: () => Promise<SessionClaim | null>;
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+
+/** A public document, with its length (so HEAD, which answers GET's headers, names it too). */
+function document(body: unknown, headers: Record<string, string>): Response {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Response(new Uint8Array(bytes), { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers } });
+}
 
 let openApiCache: unknown;
 
@@ -25,24 +35,33 @@ let openApiCache: unknown;
  */
 export async function handleComputeRequest(request: Request, deps: ComputeHandlerDeps): Promise<Response> {
   const url = new URL(request.url);
+  if (!isWellEncodedPath(url.pathname)) return malformedPath();
+  if (!(COMPUTE_METHODS as readonly string[]).includes(request.method)) return methodNotAllowed(request.method, COMPUTE_METHODS);
   if (!url.pathname.startsWith(BASE_PATH + '/')) return json(404, { code: 'NOT_FOUND', message: 'Not found' });
   const path = url.pathname.slice(BASE_PATH.length);
+  if (request.method === 'HEAD') {
+    // HEAD is GET without the body, for the REST reads too (a HEAD request carries no body to read).
+    const answer = await handleComputeRequest(new Request(request.url, { method: 'GET', headers: request.headers }), deps);
+    return new Response(null, { status: answer.status, headers: answer.headers });
+  }
 
   if (path === '/.well-known/better-compute' && request.method === 'GET') {
-    return json(200, await buildWellKnownDocument(deps.db), { 'cache-control': 'public, max-age=60' });
+    return document(await buildWellKnownDocument(deps.db), { 'cache-control': 'public, max-age=60' });
   }
   if (path === '/openapi.json' && request.method === 'GET') {
     openApiCache ??= buildOpenApiDocument(BASE_PATH, PRODUCT_VERSION);
-    return json(200, openApiCache);
+    return document(openApiCache, { 'cache-control': 'public, max-age=60' });
   }
   if (path === '/v1/join' && request.method === 'POST') {
     let answer: JoinAnswer = JOIN_FAILED;
     try {
       answer = await getJoinService().joinBody(await readLimitedBody(request));
     } catch (error) {
-      logError('join request failed', error);
+      if (isClientAbort(error)) logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
+      else logError('join request failed', error);
     }
-    return new Response(new Uint8Array(answer.body), { status: answer.status, headers: JOIN_HEADERS });
+    // An explicit length keeps this answer byte for byte the boot server's fast path (no chunked encoding).
+    return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
   }
   try {
     const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);

@@ -39,7 +39,8 @@ export async function resetOperatorPassword(db: Db, email: string): Promise<stri
   if (!parsed.success) throw new DomainError('INVALID_ARGUMENT', 'email: not an email address', { field: 'email' });
   const password = generatePassword();
   const passwordHash = await hashPassword(password);
-  const { count } = await db.operator.updateMany({ where: { email: parsed.data }, data: { passwordHash } });
+  // The new session version ends every session signed in under the old password, on every instance.
+  const { count } = await db.operator.updateMany({ where: { email: parsed.data }, data: { passwordHash, sessionVersion: { increment: 1 } } });
   if (count === 0) throw new DomainError('NOT_FOUND', `Operator ${parsed.data} not found`);
   // A reset also lifts a sign-in lock: the recovery path works even for an account under attack.
   await db.$executeRaw`DELETE FROM rate_limits WHERE key = ${signInFailuresKey(parsed.data)}`;
@@ -76,7 +77,11 @@ export function signInFailuresKey(email: string): string {
  *
  * @throws SignInLockedError once the email used up its attempts for the window; no password is checked.
  */
-export async function authenticateOperator(db: Db, email: string, password: string): Promise<{ id: string; email: string; name: string } | null> {
+export async function authenticateOperator(
+  db: Db,
+  email: string,
+  password: string,
+): Promise<{ id: string; email: string; name: string; sessionVersion: number } | null> {
   const parsed = operatorEmail.safeParse(email);
   if (!parsed.success) return null;
   const key = signInFailuresKey(parsed.data);
@@ -94,12 +99,41 @@ export async function authenticateOperator(db: Db, email: string, password: stri
     return null;
   }
   await db.$executeRaw`DELETE FROM rate_limits WHERE key = ${key}`;
-  return { id: operator.id, email: operator.email, name: operator.name };
+  return { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion };
 }
 
-/** The principal of a signed-in operator, read fresh so a removed membership takes effect at once. */
-export async function loadOperatorPrincipal(db: Db, operatorId: string): Promise<Principal | null> {
+/** What a console session's JWT claims: the operator and the session version it was signed in under. */
+export interface SessionClaim {
+  operatorId: string;
+  sessionVersion: number;
+}
+
+/**
+ * The principal of a signed-in operator, read fresh so a removed membership takes effect at once. With a
+ * session claim, the claim's version must still be the operator's: sign-out, a password reset or a removal
+ * moved it on, and every older session is over.
+ */
+export async function loadOperatorPrincipal(db: Db, operatorId: string, claim?: SessionClaim): Promise<Principal | null> {
   const operator = await db.operator.findUnique({ where: { id: operatorId }, include: { memberships: true } });
   if (!operator) return null;
+  if (claim && (claim.operatorId !== operator.id || claim.sessionVersion !== operator.sessionVersion)) return null;
   return principalOf('operator', operator.id, operator.memberships.map((m) => [m.tenantId, m.role as Role]));
+}
+
+/** The principal a console session stands for, or null when the session has been ended. */
+export function loadSessionPrincipal(db: Db, claim: SessionClaim): Promise<Principal | null> {
+  return loadOperatorPrincipal(db, claim.operatorId, claim);
+}
+
+/**
+ * Ends every console session of an operator at once (sign-out, removal): the version their JWTs carry is
+ * no longer the operator's. PostgreSQL holds the version, so every instance sees the end on its next request.
+ * Only the session being ended may bump it (`fromVersion`), so a stale cookie replayed to the sign-out
+ * endpoint cannot end the sessions that came after it.
+ */
+export async function endOperatorSessions(db: Db, operatorId: string, fromVersion?: number): Promise<void> {
+  await db.operator.updateMany({
+    where: { id: operatorId, ...(fromVersion === undefined ? {} : { sessionVersion: fromVersion }) },
+    data: { sessionVersion: { increment: 1 } },
+  });
 }

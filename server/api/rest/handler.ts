@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { toErrorBody } from '../../error-map';
 import { DomainError } from '../../errors';
-import { logError } from '../../log';
+import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../../http/request-rules';
+import { isClientAbort } from '../../http/client-abort';
+import { logError, logLimited } from '../../log';
 import { createCaller } from '../root';
 import { toDomainError, type ApiContext } from '../trpc';
 import { procedureInput } from './procedures';
@@ -38,9 +40,37 @@ function coerceQuery(query: URLSearchParams, properties: PropertyTypes): Record<
 
 export function errorResponse(error: unknown): Response {
   const domain = toDomainError(error);
-  if (!domain) logError('REST request failed', error);
+  if (!domain && isClientAbort(error)) logLimited('rest-client-abort', 'a client closed a REST request before sending its body');
+  else if (!domain) logError('REST request failed', error);
   const { status, body } = toErrorBody(domain ?? error);
-  return json(status, body);
+  return json(domain instanceof HttpRefusal ? domain.status : status, body);
+}
+
+/**
+ * The JSON object a POST carries. The caller is authenticated before a byte of the body is read, and the
+ * body is capped by the route's limit while it streams.
+ */
+async function readJsonObject(request: Request, ctx: ApiContext, maxBodyBytes: number): Promise<Record<string, unknown>> {
+  const contentType = request.headers.get('content-type');
+  // A console session's cookie rides along on any cross-site form post; a JSON content type cannot be
+  // sent cross-site without a preflight, so a session must send one. An API key is not ambient: it may
+  // POST an empty body (archive, revoke) without a content type, but any body it sends is JSON.
+  const hasBody = Number(request.headers.get('content-length') ?? 0) > 0 || request.headers.has('transfer-encoding');
+  const mustBeJson = ctx.principal?.kind === 'operator' || contentType !== null || hasBody;
+  if (mustBeJson && !isJsonContentType(contentType)) {
+    throw new HttpRefusal(415, 'Send the body as application/json');
+  }
+  const text = await readBodyWithin(request, maxBodyBytes);
+  let parsed: unknown = {};
+  try {
+    parsed = text ? JSON.parse(text) : {};
+  } catch {
+    throw new DomainError('INVALID_ARGUMENT', 'The request body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new DomainError('INVALID_ARGUMENT', `The request body must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 /** Serves one REST request (`path` relative to the base path) through the tRPC procedure it maps to. */
@@ -49,27 +79,18 @@ export async function handleRestRequest(request: Request, path: string, ctx: Api
   if (!match) return json(404, { code: 'NOT_FOUND', message: `No route ${request.method} ${path}` });
   if ('allowed' in match) return json(405, { code: 'INVALID_ARGUMENT', message: `Use ${match.allowed.join(' or ')}` }, { allow: match.allowed.join(', ') });
   try {
+    // Nothing of an anonymous request is read: no principal, no body (an unauthenticated 200 MB POST
+    // answers 401 at once instead of being buffered first).
+    if (!ctx.principal) throw ctx.authError ?? new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
     let input: Record<string, unknown>;
     if (request.method === 'GET') {
       input = coerceQuery(new URL(request.url).searchParams, inputPropertyTypes(match.route.procedure));
     } else {
-      // A console session's cookie rides along on any cross-site form post; a JSON content type cannot be
-      // sent cross-site without a preflight, so a session must send one. API keys are not ambient.
-      const isJson = /^application\/json\b/i.test(request.headers.get('content-type') ?? '');
-      if (!isJson && !request.headers.get('authorization')) {
-        throw new DomainError('INVALID_ARGUMENT', 'Send the body as application/json');
+      if (ctx.principal.kind === 'operator') {
+        const refusal = checkSessionOrigin(request.headers);
+        if (refusal) throw refusal;
       }
-      const text = await request.text();
-      let parsed: unknown = {};
-      try {
-        parsed = text ? JSON.parse(text) : {};
-      } catch {
-        throw new DomainError('INVALID_ARGUMENT', 'The request body is not valid JSON');
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        throw new DomainError('INVALID_ARGUMENT', 'The request body must be a JSON object');
-      }
-      input = parsed as Record<string, unknown>;
+      input = await readJsonObject(request, ctx, match.route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
     }
     // Path parameters win over body fields of the same name, so the URL decides the resource.
     Object.assign(input, match.params);

@@ -8,6 +8,8 @@ export interface RestRoute {
   path: string;
   procedure: string;
   summary: string;
+  /** The largest request body the route reads, in bytes; 1 MiB (DEFAULT_MAX_BODY_BYTES) when unset. */
+  maxBodyBytes?: number;
 }
 
 const T = '/v1/tenants/{tenantId}';

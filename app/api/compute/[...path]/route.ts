@@ -8,4 +8,5 @@ async function handle(request: Request) {
   return handleComputeRequest(request, { db: getDb(), sessionOperatorId: getSessionOperatorId });
 }
 
-export { handle as GET, handle as POST };
+// Every method reaches the one handler, so an unsupported one is a 405 in the error model rather than Next's.
+export { handle as GET, handle as HEAD, handle as POST, handle as PUT, handle as PATCH, handle as DELETE, handle as OPTIONS };
