@@ -44,6 +44,43 @@ export async function createJoinHarness(options: { limit?: number } = {}): Promi
   return { bundle, crypto, trust, pool, service, rootTenantId: root.id, keyPrefix };
 }
 
+/**
+ * Two JoinService instances on their own pg pools (as two API processes would be), sharing the harness
+ * keys and root tenant and one refusal rate-limit key space (the limit lives in the database, shared by
+ * every instance). Their batches are separate transactions that only the token row's lock orders.
+ */
+export function createJoinServicePair(
+  h: JoinHarness,
+  options: { maxBatch: number; refusalLimit?: number },
+): { services: [JoinService, JoinService]; close: () => Promise<void> } {
+  const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
+  const pools: pg.Pool[] = [];
+  const make = () => {
+    const pool = createPgPool(testDatabaseUrl(), 4);
+    pools.push(pool);
+    return new JoinService({
+      pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      maxBatch: options.maxBatch,
+      refusalLimit: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix },
+    });
+  };
+  return { services: [make(), make()], close: async () => void (await Promise.all(pools.map((p) => p.end()))) };
+}
+
+/**
+ * Join request bodies (as the agent sends them) of `n` distinct trusted machines for one token, sealed
+ * ahead so the joins can arrive together. `keys[i]`, when given, is machine i's key and CSR: a key that
+ * was never certified may be sealed again for another token, which saves most of the client's work.
+ */
+export async function sealedJoinBodies(h: JoinHarness, token: string, n: number, keys: NodeKeyAndCsr[] = []): Promise<string[]> {
+  const attempts = await Promise.all(
+    Array.from({ length: n }, (_, i) => prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims(), keys: keys[i] })),
+  );
+  return attempts.map((a) => a.body);
+}
+
 /** Claims of a distinct, trusted machine: a product UUID, a serial and a permanent MAC. */
 export function machineClaims(overrides: Partial<HardwareClaims> = {}): HardwareClaims {
   const mac = `3c:ec:ef:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
