@@ -6,6 +6,7 @@ import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { createPgPool } from '../server/db/pg';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { JoinService } from '../server/join/join-service';
+import type { JoinPreparer } from '../server/join/prepare';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle';
 import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/join-crypto';
 import { ensureRootTenant } from '../server/tenants/tenants';
@@ -51,7 +52,7 @@ export async function createJoinHarness(options: { limit?: number } = {}): Promi
  */
 export function createJoinServicePair(
   h: JoinHarness,
-  options: { maxBatch: number; refusalLimit?: number },
+  options: { maxBatch: number; refusalLimit?: number; preparer?: JoinPreparer },
 ): { services: [JoinService, JoinService]; close: () => Promise<void> } {
   const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
   const pools: pg.Pool[] = [];
@@ -64,6 +65,7 @@ export function createJoinServicePair(
       loadRootTenantId: async () => h.rootTenantId,
       maxBatch: options.maxBatch,
       refusalLimit: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix },
+      preparer: options.preparer,
     });
   };
   return { services: [make(), make()], close: async () => void (await Promise.all(pools.map((p) => p.end()))) };

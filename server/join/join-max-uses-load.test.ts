@@ -4,6 +4,7 @@ import { verifyJoinAnswer } from '../../agent/verify-answer';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, createJoinServicePair, mintToken, sealedJoinBodies, type JoinHarness } from '../../test/join-harness';
+import { ThreadedPreparer } from './prepare-threads';
 import { JOIN_REFUSED } from './wire';
 
 // Reliability figure (issue 8): 200 joins arriving together on one token of maxUses K admit exactly K,
@@ -16,6 +17,9 @@ const ROUNDS = 20;
 const BATCH_SIZES = [1, 7, 128];
 
 let h: JoinHarness;
+// The server's preparation thread (as in production), so CSR checks and seal opening run beside the
+// agents' sealing on the other core.
+const preparer = new ThreadedPreparer(1);
 const closers: (() => Promise<void>)[] = [];
 // One key and CSR per machine slot, reused across rounds while it was never certified: only the K
 // admitted keys are replaced (a certified key joining again is a replay), so a round seals, not keygens.
@@ -23,15 +27,17 @@ const keys: NodeKeyAndCsr[] = Array.from({ length: JOINS }, () => generateNodeKe
 
 beforeAll(async () => {
   h = await createJoinHarness();
+  preparer.start();
 });
 afterAll(async () => {
   await Promise.all(closers.map((close) => close()));
+  await preparer.close();
 });
 
 describe(`maxUses under ${JOINS} concurrent joins, ${ROUNDS} rounds each`, () => {
   it.each([1, 3, 10])('admits exactly %i each time, refuses the rest uniformly, and spends exactly that many uses', { timeout: 180_000 }, async (maxUses) => {
     const db = testDb();
-    const pairs = BATCH_SIZES.map((maxBatch) => createJoinServicePair(h, { maxBatch, refusalLimit: ROUNDS * JOINS }));
+    const pairs = BATCH_SIZES.map((maxBatch) => createJoinServicePair(h, { maxBatch, refusalLimit: ROUNDS * JOINS, preparer }));
     closers.push(...pairs.map((p) => p.close));
     const t = await createTestTenant(db, { label: `load-k${maxUses}` });
 

@@ -17,7 +17,7 @@ import { runSeed, seededRandom } from './seeded-random';
 
 const JOINS = 1000;
 const CONCURRENCY = 16;
-const KILLS = 6;
+const KILLS = 4;
 const MAX_USES = [1, 2, 5, 20, 60, 150, 400, 1000];
 const MAX_TRIES = 30;
 

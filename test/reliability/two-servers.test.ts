@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
 import { verifyJoinAnswer } from '../../agent/verify-answer';
+import { bootstrapFirstStart } from '../../server/boot/bootstrap';
 import { JOIN_REFUSED } from '../../server/join/wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
@@ -23,9 +24,10 @@ const secret = newServerSecret();
 
 beforeAll(async () => {
   database = await createServerDatabase('two_servers');
-  // The first start bootstraps the database; the second starts on what it made (as the README says to).
-  servers.push(await startServerProcess({ databaseUrl: database.url, secret }));
-  servers.push(await startServerProcess({ databaseUrl: database.url, secret }));
+  // The first start's work (root tenant, default pool, PKI) is done here, so both servers start together
+  // on a database that has it, as the README asks of instances sharing one database.
+  await bootstrapFirstStart(database.db, { secret, trustDomain: 'two-servers.example.com' });
+  servers = await Promise.all([0, 1].map(() => startServerProcess({ databaseUrl: database.url, secret })));
   trust = await serverTrust(database.db, secret);
 }, 120_000);
 
