@@ -111,7 +111,8 @@ describe('SIGKILL during joins', () => {
 
     const statuses = machines.reduce<Record<number, number>>((acc, m) => ({ ...acc, [m.status!]: (acc[m.status!] ?? 0) + 1 }), {});
     const retried = machines.filter((m) => m.tries > 1).length;
-    expect(Object.keys(statuses).sort()).toEqual(Object.keys(statuses).filter((s) => s === '200' || s === '403').sort());
+    // Each machine ends admitted or refused (a replay of its own lost admission is refused too), never failed.
+    expect(Object.keys(statuses).every((s) => s === '200' || s === '403'), JSON.stringify(statuses)).toBe(true);
 
     // Per token: every count that an admission writes agrees with the uses it spent.
     const summary: string[] = [];
