@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../server/db/client';
-import { handleComputeRequest } from '../server/http/compute';
 import { testDatabaseUrl } from './db';
+import { serveCompute } from './serve-compute';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -18,20 +18,9 @@ export interface ApiServer {
 /** The REST API and agent endpoints served in-process from the same function the app uses. */
 export async function startApiServer(db: Db): Promise<ApiServer> {
   const requests: string[] = [];
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers,
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
-    });
-    const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    void serveCompute(db, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -18,7 +18,10 @@ export default async function setup(project: TestProject) {
     // it) may not be able to reach a checkout under a private home directory.
     const dir = path.join(tmpdir(), `better-compute-test-${process.pid}`);
     await rm(dir, { recursive: true, force: true });
-    const db = await startEmbeddedDatabase(dir, { database: 'better_compute_test' });
+    // No fsync: nothing here outlives the run, and PostgreSQL itself is never crashed by a test (the
+    // reliability tests kill servers, not the database). Durable commits would only make every refusal
+    // event and admission of the join load tests wait on the disk.
+    const db = await startEmbeddedDatabase(dir, { database: 'better_compute_test', fsync: false });
     url = db.url;
     stop = async () => {
       await db.stop();

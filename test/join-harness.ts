@@ -6,6 +6,7 @@ import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { createPgPool } from '../server/db/pg';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { JoinService } from '../server/join/join-service';
+import type { JoinPreparer } from '../server/join/prepare';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle';
 import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/join-crypto';
 import { ensureRootTenant } from '../server/tenants/tenants';
@@ -42,6 +43,44 @@ export async function createJoinHarness(options: { limit?: number } = {}): Promi
     signingKeyPin: crypto.signingKeyPin,
   };
   return { bundle, crypto, trust, pool, service, rootTenantId: root.id, keyPrefix };
+}
+
+/**
+ * Two JoinService instances on their own pg pools (as two API processes would be), sharing the harness
+ * keys and root tenant and one refusal rate-limit key space (the limit lives in the database, shared by
+ * every instance). Their batches are separate transactions that only the token row's lock orders.
+ */
+export function createJoinServicePair(
+  h: JoinHarness,
+  options: { maxBatch: number; refusalLimit?: number; preparer?: JoinPreparer },
+): { services: [JoinService, JoinService]; close: () => Promise<void> } {
+  const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
+  const pools: pg.Pool[] = [];
+  const make = () => {
+    const pool = createPgPool(testDatabaseUrl(), 4);
+    pools.push(pool);
+    return new JoinService({
+      pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      maxBatch: options.maxBatch,
+      refusalLimit: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix },
+      preparer: options.preparer,
+    });
+  };
+  return { services: [make(), make()], close: async () => void (await Promise.all(pools.map((p) => p.end()))) };
+}
+
+/**
+ * Join request bodies (as the agent sends them) of `n` distinct trusted machines for one token, sealed
+ * ahead so the joins can arrive together. `keys[i]`, when given, is machine i's key and CSR: a key that
+ * was never certified may be sealed again for another token, which saves most of the client's work.
+ */
+export async function sealedJoinBodies(h: JoinHarness, token: string, n: number, keys: NodeKeyAndCsr[] = []): Promise<string[]> {
+  const attempts = await Promise.all(
+    Array.from({ length: n }, (_, i) => prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims(), keys: keys[i] })),
+  );
+  return attempts.map((a) => a.body);
 }
 
 /** Claims of a distinct, trusted machine: a product UUID, a serial and a permanent MAC. */

@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareJoinAttempt } from '../../agent/join';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
-import { createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
-import { createPgPool } from '../db/pg';
+import { createJoinHarness, createJoinServicePair, mintToken, sealedJoinBodies, type JoinHarness } from '../../test/join-harness';
 import { JoinService } from './join-service';
 import { JOIN_REFUSED, type JoinAnswer } from './wire';
 
@@ -14,40 +10,23 @@ import { JOIN_REFUSED, type JoinAnswer } from './wire';
 // row's lock orders.
 
 let h: JoinHarness;
-const pools: pg.Pool[] = [];
+const closers: (() => Promise<void>)[] = [];
 beforeAll(async () => {
   h = await createJoinHarness();
 });
 afterAll(async () => {
-  await Promise.all(pools.map((p) => p.end()));
+  await Promise.all(closers.map((close) => close()));
 });
 const db = () => testDb();
 
-/**
- * Two JoinService instances on their own pg pools, sharing the harness keys and root tenant, and one
- * refusal rate-limit key space (the limit lives in the database, shared by every instance).
- */
 function twoInstances(maxBatch: number): [JoinService, JoinService] {
-  const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
-  const make = () => {
-    const pool = createPgPool(testDatabaseUrl(), 4);
-    pools.push(pool);
-    return new JoinService({
-      pool,
-      loadCrypto: async () => h.crypto,
-      loadRootTenantId: async () => h.rootTenantId,
-      maxBatch,
-      refusalLimit: { limit: 60, window: '60 seconds', keyPrefix },
-    });
-  };
-  return [make(), make()];
+  const pair = createJoinServicePair(h, { maxBatch });
+  closers.push(pair.close);
+  return pair.services;
 }
 
 /** Join request bodies of `n` distinct trusted machines, sealed ahead so the joins arrive together. */
-async function bodies(token: string, n: number): Promise<unknown[]> {
-  const attempts = await Promise.all(Array.from({ length: n }, () => prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims() })));
-  return attempts.map((a) => JSON.parse(a.body));
-}
+const bodies = async (token: string, n: number): Promise<unknown[]> => (await sealedJoinBodies(h, token, n)).map((b) => JSON.parse(b));
 
 /** Sends the bodies alternately to the two instances, all at once. */
 const split = (services: [JoinService, JoinService], requests: unknown[]): Promise<JoinAnswer[]> =>

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { JoinTrust } from '../agent/join';
+import { createDb, type Db } from '../server/db/client';
+import { migrate } from '../server/db/migrate';
+import { joinCryptoFromBundle } from '../server/pki/join-crypto';
+import { loadPki } from '../server/pki/store';
+import { getRootTenant } from '../server/tenants/tenants';
+import { createFreshDatabase, dropDatabase } from './db';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const READY = /^listening on (http:\/\/\S+)/;
+const START_TIMEOUT_MS = 60_000;
+
+/** A BETTER_COMPUTE_SECRET of 256 random bits (43 base64url characters). */
+export const newServerSecret = () => randomBytes(32).toString('base64url');
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Every line the server wrote to stderr (its log), in order. */
+  log: string[];
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  /** SIGKILL (or `signal`), and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+// A test file that fails or times out must not leave servers running after its worker exits.
+process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+
+/**
+ * Starts test/compute-server.ts (main.ts's start, without the console) on `databaseUrl` and resolves once it
+ * listens. `port` 0 takes a free one; a restart passes the previous port so clients keep their URL.
+ */
+export function startServerProcess(options: { databaseUrl: string; secret: string; port?: number; env?: Record<string, string> }): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/compute-server.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      BETTER_COMPUTE_SECRET: options.secret,
+      PORT: String(options.port ?? 0),
+      NODE_NO_WARNINGS: '1',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const log: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => log.push(line));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
+  const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`the server did not start within ${START_TIMEOUT_MS / 1000} s; its log:\n${log.join('\n')}`));
+    }, START_TIMEOUT_MS);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const ready = READY.exec(line);
+      if (!ready) return;
+      clearTimeout(timer);
+      const url = ready[1]!;
+      resolve({ url, port: Number(new URL(url).port), child, log, exited, stop });
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited before it listened; its log:\n${log.join('\n')}`));
+    });
+  });
+}
+
+export interface ServerDatabase {
+  url: string;
+  db: Db;
+  close(): Promise<void>;
+}
+
+/**
+ * A migrated database of its own on the test cluster, for servers that bootstrap it (root tenant, PKI,
+ * first admin: singletons the shared database must not get) and for tests that count every row.
+ */
+export async function createServerDatabase(label: string): Promise<ServerDatabase> {
+  const name = `${label}_${randomBytes(4).toString('hex')}`;
+  const url = await createFreshDatabase(name);
+  await migrate(url);
+  const db = createDb(url, { max: 4 });
+  return {
+    url,
+    db,
+    close: async () => {
+      await db.$disconnect();
+      await dropDatabase(name);
+    },
+  };
+}
+
+/** What an agent pins for the server that bootstrapped `db`: its JoinService keys, from the stored PKI. */
+export async function serverTrust(db: Db, secret: string): Promise<JoinTrust> {
+  const crypto = joinCryptoFromBundle(await loadPki(db, secret));
+  return { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+}
+
+/** The root tenant and the default site and pool that the server's first start created. */
+export async function defaultPool(db: Db) {
+  const root = await getRootTenant(db);
+  if (!root) throw new Error('the server has not bootstrapped this database');
+  return db.pool.findFirstOrThrow({ where: { ownerTenantId: root.id, name: 'default' } });
+}
