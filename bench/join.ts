@@ -71,7 +71,10 @@ async function main() {
 
     const port = Number(values.port) || (await findFreePort());
     const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-    server = spawn(process.execPath, [...profile, '--import', 'tsx', 'server/boot/main.ts'], {
+    // The compiled server `npm start` runs (npm run bench:join builds it); BENCH_SERVER=tsx runs the TypeScript
+    // through tsx instead, to compare the two in one sitting.
+    const entry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : ['.build/server/main.mjs'];
+    server = spawn(process.execPath, [...profile, ...entry], {
       env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -1,7 +1,8 @@
 // `npm run test:e2e`: Playwright against a production build of the whole product, on a fresh database.
 //
-//   1. `next build` (skip with E2E_SKIP_BUILD=1 when .next is current),
-//   2. `server/boot/main.ts` on a free port with a new temporary data directory, so the embedded PostgreSQL,
+//   1. `next build` (skip with E2E_SKIP_BUILD=1 when .next is current), then the server compiled to
+//      .build/server (always; about a second),
+//   2. `.build/server/main.mjs` (what `npm start` runs) on a free port with a new temporary data directory, so the embedded PostgreSQL,
 //      the root tenant, the default site and pool and the first admin are all created from scratch,
 //   3. `playwright test` (extra arguments are passed on, e.g. `-- --project api`) with E2E_BASE_URL,
 //      E2E_ADMIN_EMAIL and E2E_ADMIN_PASSWORD taken from the server's first-start output,
@@ -131,7 +132,7 @@ process.on('unhandledRejection', (error) => void fail(`Unexpected error: ${redac
 /** Starts the server and resolves with its URL and first admin once both lines have been printed. */
 function startServer(port) {
   return new Promise((resolve, reject) => {
-    server = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], {
+    server = spawn(process.execPath, ['.build/server/main.mjs'], {
       env: { ...env, PORT: String(port), BETTER_COMPUTE_DATA_DIR: dataDir, BETTER_COMPUTE_WORKERS: process.env.BETTER_COMPUTE_WORKERS ?? "2", NEXTAUTH_URL: `http://localhost:${port}` },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a server that ignores SIGTERM can be killed with its PostgreSQL.
@@ -200,6 +201,11 @@ async function main() {
     const build = spawnSync(npx, ['next', 'build'], { stdio: 'inherit', env });
     if (build.status !== 0) return fail(`next build failed (exit ${build.status ?? build.signal}).`);
   }
+  // The server the tests run is the compiled one `npm start` runs. It takes a second, so it is built every
+  // time (also under E2E_SKIP_BUILD=1): a stale server bundle would test old code.
+  log('Building the server (scripts/build-server.mjs)…');
+  const serverBuild = spawnSync(process.execPath, ['scripts/build-server.mjs'], { stdio: 'inherit', env });
+  if (serverBuild.status !== 0) return fail(`The server build failed (exit ${serverBuild.status ?? serverBuild.signal}).`);
   if (!existsSync(CHROMIUM)) log(`Chromium is not at ${CHROMIUM}: the ui project will fail (apt-get install -y chromium, or set E2E_CHROMIUM).`);
 
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'better-compute-e2e-'));

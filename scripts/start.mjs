@@ -13,6 +13,7 @@ process.env.NEXT_TELEMETRY_DISABLED = '1';
 ensureInstalled();
 ensureBuilt();
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'server/boot/main.ts'], { stdio: 'inherit', env: process.env });
+// The compiled server (scripts/build-server.mjs, part of `npm run build`): no TypeScript loader at run time.
+const child = spawn(process.execPath, ['.build/server/main.mjs'], { stdio: 'inherit', env: process.env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
