@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadIdentity } from '../../agent/renew/identity';
+import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
+import { buildRenewBody } from '../../agent/renew/renew';
+import { generateNodeKeyAndCsr } from '../../agent/keys';
+import { testDb } from '../../test/db';
+import { createTestTenant } from '../../test/fixtures';
+import { mintToken } from '../../test/join-harness';
+import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+
+const run = promisify(execFile);
+let r: RenewHarness;
+beforeAll(async () => {
+  r = await createRenewHarness();
+});
+afterAll(async () => {
+  await r?.close();
+});
+
+const serials = (nodeId: string) => testDb().nodeCert.findMany({ where: { nodeId }, orderBy: { createdAt: 'asc' } });
+
+describe('renewal through the gateway with real mutual TLS', () => {
+  it('joins, renews, and renews again with the renewed identity; each certificate is a node_certs row', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const first = await loadIdentity(dir);
+    const lines: string[] = [];
+    expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) })).toBe(0);
+    const second = await loadIdentity(dir);
+    expect(second.leaf.serialNumber).not.toBe(first.leaf.serialNumber);
+    expect(second.spiffeId).toBe(`spiffe://test.example.com/site/${t.site.id}/node/${answer.nodeId}`);
+    // The previous identity is kept beside the new one.
+    expect(await readFile(path.join(dir, 'identity.json.previous'), 'utf8')).toContain(first.identity.certificateChain[0]);
+
+    expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) })).toBe(0);
+    const third = await loadIdentity(dir);
+    expect(third.leaf.verify(new X509Certificate(r.h.bundle.nodeCa.certificatePem).publicKey)).toBe(true);
+    const rows = await serials(answer.nodeId);
+    expect(rows).toHaveLength(3);
+    expect(Buffer.from(rows[2]!.der).equals(third.leaf.raw)).toBe(true);
+    expect(rows.every((row) => row.identityGeneration === 1 && row.role === 'node')).toBe(true);
+    // The gateway logged each call with the peer's SPIFFE ID, never a body.
+    const renewLines = r.gatewayLines.map((l) => JSON.parse(l)).filter((l) => l.path === `${BASE}/v1/renew` && l.peer === second.spiffeId);
+    expect(renewLines).toEqual([expect.objectContaining({ status: 200 }), expect.objectContaining({ status: 200 })]);
+    expect(renewLines.every((l) => typeof l.ms === 'number')).toBe(true);
+    expect(r.gatewayLines.join('\n')).not.toContain('popSig');
+  });
+
+  it('renews with curl --cert --key --cacert and answers the signed envelope', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const current = await loadIdentity(dir);
+    const next = generateNodeKeyAndCsr();
+    const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000));
+    const certFile = path.join(dir, 'leaf.pem');
+    const caFile = path.join(dir, 'serving-ca.pem');
+    const bodyFile = path.join(dir, 'body.json');
+    await writeFile(certFile, current.leaf.toString());
+    await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
+    await writeFile(bodyFile, body);
+    const { stdout } = await run('curl', [
+      '-sS', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
+      '-H', 'content-type: application/json', '--data-binary', `@${bodyFile}`, '-w', '\n%{http_code}',
+      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
+    ]);
+    const [answer, status] = stdout.split('\n');
+    expect(status).toBe('200');
+    const envelope = JSON.parse(answer!);
+    const renewed = JSON.parse(Buffer.from(envelope.body, 'base64url').toString());
+    expect(renewed).toMatchObject({ status: 'renewed', nodeId: current.identity.nodeId, csrSha256: next.csrSha256, role: 'node' });
+
+    // The same body again within 120 seconds is a replay: the uniform refusal.
+    const again = await run('curl', ['-sS', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
+      '-H', 'content-type: application/json', '--data-binary', `@${bodyFile}`, '-w', '\n%{http_code}',
+      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`]);
+    expect(again.stdout).toBe('{"code":"ACCESS_DENIED","message":"Renew refused"}\n403');
+  });
+
+  it('agent doctor: the identity loads, its expiry, and the gateway presents the pinned CA', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const checks = await doctorChecks({ identityDir: dir, ...r.target });
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([['identity', true], ['expiry', true], ['gateway', true]]);
+    const wrongPin = await doctorChecks({ identityDir: dir, ...r.target, servingCaPin: r.h.trust.signingKeyPin });
+    expect(wrongPin.find((c) => c.name === 'gateway')).toMatchObject({ ok: false, detail: expect.stringContaining('pinned servingCaPin') });
+  });
+});
