@@ -85,7 +85,10 @@ export function createGateway(options: GatewayOptions): https.Server {
     (req, res) => {
       const started = performance.now();
       const socket = req.socket as tls.TLSSocket;
-      const raw = socket.authorized ? socket.getPeerCertificate()?.raw : undefined;
+      // An expired certificate of the node CA is still vouched for: JoinService refuses it as `expired`, the
+      // reason an operator needs to see, rather than as a missing certificate.
+      const chained = socket.authorized || String(socket.authorizationError) === 'CERT_HAS_EXPIRED';
+      const raw = chained ? socket.getPeerCertificate()?.raw : undefined;
       const peer = raw ? new X509Certificate(raw) : null;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
       // One line per call: who, where, the answer and how long; never a body.

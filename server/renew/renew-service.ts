@@ -167,7 +167,6 @@ export class RenewService {
   }): Promise<JoinAnswer> {
     const { row, crypto, csr } = input;
     const refuse = (reason: string, detail: string) => new Refused(new RenewRefusal(reason, detail), row, true);
-    if ((await this.options.pool.query(KEY_CERTIFIED, [input.spkiSha256])).rowCount) throw refuse('key-reused', 'the CSR key was certified before');
     const client = await this.options.pool.connect();
     let cert: ReturnType<typeof issueNodeCertificate>;
     try {
@@ -178,6 +177,8 @@ export class RenewService {
           | undefined;
         if (!locked || locked.is_dead || locked.state === 'retired') throw refuse('revoked', 'the identity was revoked or retired meanwhile');
         if (!(await client.query(USE_PROOF, [input.proof, row.node_id])).rowCount) throw refuse('replay', 'the same proof was used in the last 120 seconds');
+        // Checked first here so the usual case refuses cleanly; the unique index still decides a race.
+        if ((await client.query(KEY_CERTIFIED, [input.spkiSha256])).rowCount) throw refuse('key-reused', 'the CSR key was certified before');
         cert = issueNodeCertificate(crypto.nodeCa, {
           publicKeySpkiDer: csr.spkiDer,
           trustDomain: crypto.trustDomain,
