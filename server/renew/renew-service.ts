@@ -12,7 +12,7 @@ import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, typ
 import { P256_SPKI_PREFIX } from '../pki/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
-import { INSERT_RENEWED_CERT, KEY_CERTIFIED, LOCK_NODE_AND_LEAF, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, USE_PROOF } from './renew-sql';
+import { INSERT_RENEWED_CERT, KEY_CERTIFIED, LEAF_STANDING, LOCK_NODE, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, USE_PROOF } from './renew-sql';
 import { vouchedPeer } from './vouch';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
@@ -172,10 +172,9 @@ export class RenewService {
     try {
       await client.query('BEGIN');
       try {
-        const locked = (await client.query(LOCK_NODE_AND_LEAF, [row.node_id, row.serial])).rows[0] as
-          | { node_generation: number; state: string; is_dead: boolean; now: Date }
-          | undefined;
-        if (!locked || locked.is_dead || locked.state === 'retired') throw refuse('revoked', 'the identity was revoked or retired meanwhile');
+        await client.query(LOCK_NODE, [row.node_id]);
+        const locked = (await client.query(LEAF_STANDING, [row.serial])).rows[0] as { node_generation: number; is_dead: boolean; now: Date } | undefined;
+        if (!locked || locked.is_dead) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
         if (!(await client.query(USE_PROOF, [input.proof, row.node_id])).rowCount) throw refuse('replay', 'the same proof was used in the last 120 seconds');
         // Checked first here so the usual case refuses cleanly; the unique index still decides a race.
         if ((await client.query(KEY_CERTIFIED, [input.spkiSha256])).rowCount) throw refuse('key-reused', 'the CSR key was certified before');

@@ -7,13 +7,17 @@ SELECT c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
   FROM node_certs c JOIN nodes n ON n.id = c.node_id
  WHERE sha256(c.der) = $1 AND c.der = $2`;
 
-/** Under the node's row lock (revokeIdentity takes the same), the leaf's standing again. */
-export const LOCK_NODE_AND_LEAF = `
-SELECT n.identity_generation AS node_generation, n.state,
-       (SELECT c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
-          FROM node_certs c WHERE c.serial = $2) AS is_dead,
-       compute_now() AS now
-  FROM nodes n WHERE n.id = $1 FOR UPDATE OF n`;
+/** Takes the node's row lock, the lock revokeIdentity and the other lifecycle changes take too. */
+export const LOCK_NODE = `SELECT identity_generation AS node_generation, state FROM nodes WHERE id = $1 FOR UPDATE`;
+
+/**
+ * The leaf's standing, read in a statement after the lock: a statement that waited on the lock still reads
+ * its own older snapshot of other tables, so a revocation committed meanwhile would go unseen.
+ */
+export const LEAF_STANDING = `
+SELECT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation OR n.state = 'retired') AS is_dead,
+       n.identity_generation AS node_generation, compute_now() AS now
+  FROM node_certs c JOIN nodes n ON n.id = c.node_id WHERE c.serial = $1`;
 
 /**
  * Records the proof unless the same one was used in the last 120 seconds: an older row is taken over, a
