@@ -90,3 +90,40 @@ describe('renewal through the gateway with real mutual TLS', () => {
     expect(wrongPin.find((c) => c.name === 'gateway')).toMatchObject({ ok: false, detail: expect.stringContaining('pinned servingCaPin') });
   });
 });
+
+describe('restarts', () => {
+  it('the API restarted mid-run: the gateway answers a clear 503 meanwhile, and the agent recovers on its own', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const before = await loadIdentity(dir);
+    await r.stopApi();
+    const { postToGateway, chainToPem } = await import('../../agent/renew/gateway-client');
+    const next = generateNodeKeyAndCsr();
+    const down = await postToGateway(r.target, { keyPem: before.identity.privateKeyPem, certificatePem: chainToPem([before.identity.certificateChain[0]!]) }, `${BASE}/v1/renew`, buildRenewBody(before, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    expect(down.status).toBe(503);
+    expect(JSON.parse(down.body.toString())).toMatchObject({ code: 'INVALID_STATE' });
+    const lines: string[] = [];
+    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await r.startApi();
+    expect(await loop).toBe(0);
+    expect(lines.some((l) => l.includes('503'))).toBe(true);
+    expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
+    expect(await serials(answer.nodeId)).toHaveLength(2);
+  }, 30_000);
+
+  it('the gateway restarted mid-run: the agent retries until it is back and renews', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const before = await loadIdentity(dir);
+    await r.stopGateway();
+    const lines: string[] = [];
+    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await r.startGateway();
+    expect(await loop).toBe(0);
+    expect(lines.some((l) => l.includes('renewal failed'))).toBe(true);
+    expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
+    expect(await serials(answer.nodeId)).toHaveLength(2);
+  }, 30_000);
+});
