@@ -27,7 +27,16 @@ export class IdentityLoadError extends Error {
 
 async function readPair(keyFile: string, identityFile: string): Promise<LoadedIdentity> {
   const [keyPem, recordText] = await Promise.all([readFile(keyFile, 'utf8'), readFile(identityFile, 'utf8')]);
-  const record = JSON.parse(recordText) as { nodeId?: unknown; siteId?: unknown; trustDomain?: unknown; role?: unknown; certificateChain?: unknown };
+  return parseIdentity(keyPem, JSON.parse(recordText), { keyFile, identityFile });
+}
+
+/** Checks an identity held in memory (a key PEM and the identity record) as {@link loadIdentity} does. */
+export function parseIdentity(
+  keyPem: string,
+  record: { nodeId?: unknown; siteId?: unknown; trustDomain?: unknown; role?: unknown; certificateChain?: unknown },
+  names = { keyFile: 'the key', identityFile: 'the identity' },
+): LoadedIdentity {
+  const { keyFile, identityFile } = names;
   const chain = record.certificateChain;
   if (!Array.isArray(chain) || chain.length < 2 || !chain.every((c) => typeof c === 'string')) {
     throw new IdentityLoadError(`${identityFile} holds no certificate chain`);
