@@ -12,7 +12,7 @@ import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, typ
 import { P256_SPKI_PREFIX } from '../pki/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
-import { INSERT_RENEWED_CERT, KEY_CERTIFIED, LEAF_STANDING, LOCK_NODE, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, USE_PROOF } from './renew-sql';
+import { LOCK_NODE, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, WRITE_RENEWAL } from './renew-sql';
 import { vouchedPeer } from './vouch';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
@@ -167,28 +167,30 @@ export class RenewService {
   }): Promise<JoinAnswer> {
     const { row, crypto, csr } = input;
     const refuse = (reason: string, detail: string) => new Refused(new RenewRefusal(reason, detail), row, true);
+    // Issued before the transaction, at the database time the leaf was read: the transaction then only writes,
+    // in one statement after the lock, and a refusal there wastes one signature.
+    const cert = issueNodeCertificate(crypto.nodeCa, {
+      publicKeySpkiDer: csr.spkiDer,
+      trustDomain: crypto.trustDomain,
+      siteId: row.site_id,
+      nodeId: row.node_id,
+      role: row.role as NodeCertificateRole,
+      notBefore: new Date(row.now_seconds * 1000),
+      ttlSeconds: certificateTtlFor(row.role, this.certTtlSeconds),
+      extraUris: input.statements,
+    });
     const client = await this.options.pool.connect();
-    let cert: ReturnType<typeof issueNodeCertificate>;
     try {
-      await client.query('BEGIN');
+      // BEGIN and the node's row lock in one round trip (a simple query cannot take parameters; the id is
+      // JoinService's own, read from the database, and escaped all the same).
+      await client.query(`BEGIN; ${LOCK_NODE.replace('$1', client.escapeLiteral(row.node_id))}`);
       try {
-        await client.query(LOCK_NODE, [row.node_id]);
-        const locked = (await client.query(LEAF_STANDING, [row.serial])).rows[0] as { node_generation: number; is_dead: boolean; now: Date } | undefined;
-        if (!locked || locked.is_dead) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
-        if (!(await client.query(USE_PROOF, [input.proof, row.node_id])).rowCount) throw refuse('replay', 'the same proof was used in the last 120 seconds');
-        // Checked first here so the usual case refuses cleanly; the unique index still decides a race.
-        if ((await client.query(KEY_CERTIFIED, [input.spkiSha256])).rowCount) throw refuse('key-reused', 'the CSR key was certified before');
-        cert = issueNodeCertificate(crypto.nodeCa, {
-          publicKeySpkiDer: csr.spkiDer,
-          trustDomain: crypto.trustDomain,
-          siteId: row.site_id,
-          nodeId: row.node_id,
-          role: row.role as NodeCertificateRole,
-          notBefore: locked.now,
-          ttlSeconds: certificateTtlFor(row.role, this.certTtlSeconds),
-          extraUris: input.statements,
-        });
-        await client.query(INSERT_RENEWED_CERT, [cert.serialHex, row.node_id, locked.node_generation, row.role, input.spkiSha256, cert.der, cert.notBefore, cert.notAfter]);
+        const written = (
+          await client.query(WRITE_RENEWAL, [row.serial, input.proof, row.node_id, cert.serialHex, row.role, input.spkiSha256, cert.der, cert.notBefore, cert.notAfter])
+        ).rows[0] as { live: boolean | null; fresh: boolean; issued: boolean };
+        if (!written.live) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
+        if (!written.fresh) throw refuse('replay', 'the same proof was used in the last 120 seconds');
+        if (!written.issued) throw refuse('key-reused', 'the CSR key was certified before');
         if (++this.calls % 64 === 0) await client.query(PRUNE_PROOFS);
         await client.query('COMMIT');
       } catch (error) {
