@@ -25,7 +25,7 @@ import { bootstrapFirstStart } from '../server/boot/bootstrap';
 import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
-import { ensureDevGatewayCredentials } from '../server/gateway/dev-gateway';
+import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
 import { loadPki } from '../server/pki/store';
@@ -42,7 +42,9 @@ const log = (line: string) => process.stderr.write(line + '\n');
 const BASE = '/api/compute';
 
 function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of the API and the gateway there.
+  const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));

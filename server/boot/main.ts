@@ -13,7 +13,7 @@ import { startHttpServer } from './http-server';
 import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
 import { upgradeStoredPki } from '../pki/upgrade';
-import { ensureDevGatewayCredentials, startGatewayProcess } from '../gateway/dev-gateway';
+import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
 import { issueGatewayCertificate } from '../pki/gateway';
 import { loadPki } from '../pki/store';
-import { gatewayFilesCurrent, gatewayFilesIn, writeGatewayFiles } from './files';
+import { gatewayFilesCurrent, gatewayFilesIn, writeGatewayFiles } from '../gateway/files';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
