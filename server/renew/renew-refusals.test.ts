@@ -132,6 +132,14 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     expect(await reasons(id.tenantId, id.identity.nodeId)).toEqual(['key-reused']);
   });
 
+  it('a CSR that is not a valid P-256 request, under a valid proof (reported to the owner)', async () => {
+    const id = await joinedNode();
+    const notACsr = Buffer.from('not a csr');
+    const body = buildRenewBody(id, notACsr, createHash('sha256').update(notACsr).digest('hex'), Math.floor(Date.now() / 1000));
+    await expectRefused(await postToGateway(r.target, clientOf(id), PATH, body));
+    expect(await reasons(id.tenantId, id.identity.nodeId)).toEqual(['csr']);
+  });
+
   it('no client certificate at the gateway', async () => {
     const id = await joinedNode();
     const before = (await reasons(r.h.rootTenantId, null)).filter((x) => x === 'no-client-certificate').length;

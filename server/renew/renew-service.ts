@@ -74,7 +74,7 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * checked in this order: gateway vouching for a peer certificate; the body; the presented leaf is byte for
  * byte a `node_certs` row, unrevoked, unexpired, of the node's current generation, the node not retired; the
  * vouched peer is that leaf; `clientTime` within 60 s of the database's time; `popSig` by the leaf's key over
- * the protocol's bytes; the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
+ * the protocol's bytes (the CSR's hash); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
  * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for 120 s, the key never certified.
  * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
  */
@@ -128,14 +128,9 @@ export class RenewService {
     }
 
     const leaf = readLeafNames(request.leaf);
-    let csr: ReturnType<typeof parseCsr>;
-    try {
-      csr = parseCsr(request.csr);
-    } catch (error) {
-      if (error instanceof JoinRefusal) throw refuse('csr', error.detail, row);
-      throw error;
-    }
-    const message = renewPopMessage(csr.csrSha256, row.node_id, request.clientTime);
+    // The proof covers the CSR's hash, not its parse: it is checked first, so what follows (a bad CSR
+    // included) is reported to the node's owner, whose key the caller has just proven.
+    const message = renewPopMessage(sha256(request.csr).toString('hex'), row.node_id, request.clientTime);
     let proven = false;
     try {
       proven = verify('sha256', message, { key: publicKeyOf(leaf.spkiDer), dsaEncoding: 'ieee-p1363' }, request.popSig);
@@ -143,6 +138,13 @@ export class RenewService {
       proven = false;
     }
     if (!proven) throw refuse('pop', 'popSig does not verify under the current key', row);
+    let csr: ReturnType<typeof parseCsr>;
+    try {
+      csr = parseCsr(request.csr);
+    } catch (error) {
+      if (error instanceof JoinRefusal) throw refuse('csr', error.detail, row, true);
+      throw error;
+    }
     const statements = leaf.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
     if (statements.some((uri) => uri.startsWith('urn:bc:tpm-ak:')) && !request.keyAttestation) {
       throw refuse('key-attestation-missing', 'the leaf names a TPM AK and the request carries no keyAttestation', row, true);
