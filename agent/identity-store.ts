@@ -23,7 +23,7 @@ export const IDENTITY_FILE = 'identity.json';
 const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);
 
 /** Writes `content` to a new 0600 file beside `file`, flushed to disk; returns its path. */
-async function writeTemporary(file: string, content: string): Promise<string> {
+export async function writeTemporary(file: string, content: string): Promise<string> {
   const temporary = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
@@ -90,7 +90,7 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
 }
 
 /** Flushes the directory entry so the renames survive a crash. */
-async function syncDirectory(dir: string): Promise<void> {
+export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

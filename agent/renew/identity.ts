@@ -1,8 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { link, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { IDENTITY_FILE, NODE_KEY_FILE, type NodeIdentity } from '../identity-store';
+import { IDENTITY_FILE, NODE_KEY_FILE, syncDirectory, writeTemporary, type NodeIdentity } from '../identity-store';
 
 /** A stored identity, parsed and checked: the key matches the leaf. */
 export interface LoadedIdentity {
@@ -92,27 +91,6 @@ export async function loadIdentity(dir: string): Promise<LoadedIdentity> {
   throw first;
 }
 
-async function writeFlushed(file: string, content: string): Promise<string> {
-  const temporary = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-  const handle = await open(temporary, 'wx', 0o600);
-  try {
-    await handle.writeFile(content, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  return temporary;
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Hard-links `file` to `file.previous` (replacing an older one); a missing file is skipped. */
 async function keepPrevious(file: string): Promise<void> {
   await unlink(file + PREVIOUS_SUFFIX).catch(() => {});
@@ -137,8 +115,8 @@ export async function replaceIdentity(dir: string, identity: NodeIdentity): Prom
     role: identity.role,
     certificateChain: [...identity.certificateChain],
   };
-  const temporaryKey = await writeFlushed(keyFile, identity.privateKeyPem);
-  const temporaryIdentity = await writeFlushed(identityFile, `${JSON.stringify(record, null, 2)}\n`);
+  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
+  const temporaryIdentity = await writeTemporary(identityFile, `${JSON.stringify(record, null, 2)}\n`);
   try {
     await keepPrevious(keyFile);
     await keepPrevious(identityFile);

@@ -12,6 +12,7 @@ import { logError, logLimited } from '../log';
 import { isClientAbort } from '../http/client-abort';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
+import { readBody } from '../http/read-body';
 import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
@@ -27,24 +28,6 @@ const RENEW_PATH = `${BASE_PATH}/v1/renew`;
  */
 export const HTTP_TIMEOUTS = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 65_000, checkIntervalMs: 1_000 };
 export type HttpTimeouts = typeof HTTP_TIMEOUTS;
-
-/** Reads a request body up to `limit` bytes; null when it is larger (the rest is drained). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-    // A client that goes away mid-body ends the request without 'end' or, on some Node versions, 'error'.
-    req.on('close', () => {
-      if (!req.complete) reject(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
-    });
-  });
-}
 
 /**
  * The agent's hot path, served before Next: a join costs well under a millisecond of our own work, and

@@ -3,6 +3,7 @@ import https from 'node:https';
 import type tls from 'node:tls';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
+import { readBody } from '../http/read-body';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 
 /**
@@ -53,19 +54,6 @@ function peerName(raw: Buffer | undefined): string {
   } catch {
     return '-';
   }
-}
-
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 /** Creates the gateway's HTTPS server (not yet listening). */
