@@ -74,6 +74,15 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
     });
   }
 
+  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
+  await install(temporaryKey, keyFile);
+  const temporaryIdentity = await writeTemporary(identityFile, identityRecordText(identity));
+  await install(temporaryIdentity, identityFile);
+  await syncDirectory(dir);
+}
+
+/** The text of `identity.json`: everything but the key. */
+export function identityRecordText(identity: NodeIdentity): string {
   const record = {
     version: 1,
     nodeId: identity.nodeId,
@@ -82,11 +91,7 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
     role: identity.role,
     certificateChain: [...identity.certificateChain],
   };
-  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
-  await install(temporaryKey, keyFile);
-  const temporaryIdentity = await writeTemporary(identityFile, `${JSON.stringify(record, null, 2)}\n`);
-  await install(temporaryIdentity, identityFile);
-  await syncDirectory(dir);
+  return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** Flushes the directory entry so the renames survive a crash. */

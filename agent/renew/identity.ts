@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { IDENTITY_FILE, NODE_KEY_FILE, syncDirectory, writeTemporary, type NodeIdentity } from '../identity-store';
+import { IDENTITY_FILE, identityRecordText, NODE_KEY_FILE, syncDirectory, writeTemporary, type NodeIdentity } from '../identity-store';
 
 /** A stored identity, parsed and checked: the key matches the leaf. */
 export interface LoadedIdentity {
@@ -107,16 +107,8 @@ async function keepPrevious(file: string): Promise<void> {
 export async function replaceIdentity(dir: string, identity: NodeIdentity): Promise<void> {
   const keyFile = path.join(dir, NODE_KEY_FILE);
   const identityFile = path.join(dir, IDENTITY_FILE);
-  const record = {
-    version: 1,
-    nodeId: identity.nodeId,
-    siteId: identity.siteId,
-    trustDomain: identity.trustDomain,
-    role: identity.role,
-    certificateChain: [...identity.certificateChain],
-  };
   const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
-  const temporaryIdentity = await writeTemporary(identityFile, `${JSON.stringify(record, null, 2)}\n`);
+  const temporaryIdentity = await writeTemporary(identityFile, identityRecordText(identity));
   try {
     await keepPrevious(keyFile);
     await keepPrevious(identityFile);
