@@ -54,6 +54,21 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['expired']);
   });
 
+  it('a certificate that really expired: the gateway still vouches for it and the reason is expired', async () => {
+    const id = await joinedNode();
+    const key = generateNodeKeyAndCsr();
+    const old = issueNodeCertificate(r.h.crypto.nodeCa, {
+      publicKeySpkiDer: key.spkiDer, trustDomain: r.h.crypto.trustDomain, siteId: id.identity.siteId, nodeId: id.identity.nodeId,
+      role: 'node', notBefore: new Date(Date.now() - 3_600_000), ttlSeconds: 60,
+    });
+    await testDb().nodeCert.create({
+      data: { serial: old.serialHex, nodeId: id.identity.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(old.der), notBefore: old.notBefore, notAfter: old.notAfter },
+    });
+    const expired = { ...id, privateKey: key.privateKey, identity: { ...id.identity, privateKeyPem: key.privateKeyPem, certificateChain: [old.der.toString('base64'), id.identity.certificateChain[1]!] } };
+    await expectRefused(await postToGateway(r.target, clientOf(expired), PATH, freshBody(expired)));
+    expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['expired']);
+  });
+
   it('a revoked certificate', async () => {
     const id = await joinedNode();
     await testDb().nodeCert.updateMany({ where: { nodeId: id.identity.nodeId }, data: { revokedAt: new Date(), revocationReason: 'test' } });
