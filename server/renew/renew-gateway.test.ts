@@ -127,3 +127,28 @@ describe('restarts', () => {
     expect(await serials(answer.nodeId)).toHaveLength(2);
   }, 30_000);
 });
+
+describe('dev --sim --renew', () => {
+  it('keeps simulated machines renewing when their certificates reach about 60% of their lifetime', async () => {
+    const { keepRenewing } = await import('../../agent/sim/renew-sim');
+    const { parseIdentity } = await import('../../agent/renew/identity');
+    const { issueNodeCertificate } = await import('../pki/node-certificate');
+    const { createHash } = await import('node:crypto');
+    const t = await createTestTenant(testDb());
+    const { token } = await mintToken(t, { maxUses: 3 });
+    const machines = [];
+    for (let i = 0; i < 3; i++) {
+      const { answer } = await joinThroughGateway(r, token!);
+      // A short certificate (60 s, backdated 5 minutes as every node certificate is): past 60% of its life.
+      const key = generateNodeKeyAndCsr();
+      const short = issueNodeCertificate(r.h.crypto.nodeCa, { publicKeySpkiDer: key.spkiDer, trustDomain: answer.trustDomain, siteId: answer.siteId, nodeId: answer.nodeId, role: 'node', notBefore: new Date(), ttlSeconds: 60 });
+      await testDb().nodeCert.create({
+        data: { serial: short.serialHex, nodeId: answer.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(short.der), notBefore: short.notBefore, notAfter: short.notAfter },
+      });
+      machines.push(parseIdentity(key.privateKeyPem, { ...answer, certificateChain: [short.der.toString('base64'), answer.certificateChain[1]!] }));
+    }
+    const controller = new AbortController();
+    const stats = await keepRenewing({ machines, target: r.target, signal: controller.signal, onEvent: (_e, _m, s) => s.renewed === 3 && controller.abort() });
+    expect(stats).toEqual({ renewed: 3, refused: 0, failed: 0 });
+  }, 60_000);
+});
