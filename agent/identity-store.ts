@@ -23,7 +23,7 @@ export const IDENTITY_FILE = 'identity.json';
 const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);
 
 /** Writes `content` to a new 0600 file beside `file`, flushed to disk; returns its path. */
-async function writeTemporary(file: string, content: string): Promise<string> {
+export async function writeTemporary(file: string, content: string): Promise<string> {
   const temporary = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
@@ -74,6 +74,15 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
     });
   }
 
+  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
+  await install(temporaryKey, keyFile);
+  const temporaryIdentity = await writeTemporary(identityFile, identityRecordText(identity));
+  await install(temporaryIdentity, identityFile);
+  await syncDirectory(dir);
+}
+
+/** The text of `identity.json`: everything but the key. */
+export function identityRecordText(identity: NodeIdentity): string {
   const record = {
     version: 1,
     nodeId: identity.nodeId,
@@ -82,15 +91,11 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
     role: identity.role,
     certificateChain: [...identity.certificateChain],
   };
-  const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
-  await install(temporaryKey, keyFile);
-  const temporaryIdentity = await writeTemporary(identityFile, `${JSON.stringify(record, null, 2)}\n`);
-  await install(temporaryIdentity, identityFile);
-  await syncDirectory(dir);
+  return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** Flushes the directory entry so the renames survive a crash. */
-async function syncDirectory(dir: string): Promise<void> {
+export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { DomainError } from '../../server/errors';
-import { type JoinTrust } from '../../agent/join';
+import { sendJoin, type JoinTrust } from '../../agent/join';
+import { parseIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import { keepRenewing } from '../../agent/sim/renew-sim';
+import type { IssuedAnswer } from '../../agent/verify-answer';
 import { prepareAttempts, runJoins, summarize } from '../../agent/sim/simulate';
 import { enc } from '../client';
 import { clientFor } from '../context';
@@ -31,7 +34,8 @@ export function registerDevCommands(program: Command) {
     .option('--pool <poolId>', 'pool id, to create the token')
     .option('--concurrency <n>', 'joins in flight at once', count, 16)
     .option('--json', 'print the summary as JSON')
-    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; concurrency: number; json?: boolean }, cmd: Command) => {
+    .option('--renew', 'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)')
+    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; concurrency: number; json?: boolean; renew?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
       let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
@@ -51,6 +55,7 @@ export function registerDevCommands(program: Command) {
       const preparing = progressBar('preparing', opts.sim);
       const attempts = await prepareAttempts(token, opts.sim, trust, (n) => preparing.update(n));
       preparing.done();
+      if (opts.renew) return simulateRenewals(serverUrl, trust, attempts, opts.concurrency);
       const joining = progressBar('joining', opts.sim);
       const result = await runJoins({ serverUrl, trust, attempts, concurrency: opts.concurrency, onProgress: (n) => joining.update(n) });
       joining.done();
@@ -62,4 +67,36 @@ export function registerDevCommands(program: Command) {
       );
       for (const [reason, n] of Object.entries(result.reasons)) process.stdout.write(`  ${n} × ${reason}\n`);
     });
+}
+
+/** `dev --sim N --renew`: joins the machines (keeping their keys in memory), then keeps them renewing. */
+async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: Awaited<ReturnType<typeof prepareAttempts>>, concurrency: number) {
+  const response = await fetch(`${serverUrl}/api/compute/.well-known/better-compute`);
+  const doc = (await response.json()) as { gateway?: { url: string; serverName: string; servingCaPin: string } };
+  if (!doc.gateway) throw new DomainError('INVALID_CONFIG', 'The server publishes no gateway (start it with npm start, or set BETTER_COMPUTE_GATEWAY_URL)');
+  const machines: LoadedIdentity[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < attempts.length) {
+        const attempt = attempts[next++]!;
+        const answer = (await sendJoin({ serverUrl, attempt, trust })) as IssuedAnswer;
+        if (answer.status === 'joined') machines.push(parseIdentity(attempt.keys.privateKeyPem, answer));
+      }
+    }),
+  );
+  const ttl = machines[0] ? Math.round((machines[0].notAfter.getTime() - Date.now()) / 1000) : 0;
+  process.stderr.write(`Joined ${machines.length} machines (certificates for about ${ttl} s); renewing through ${doc.gateway.url} until interrupted…\n`);
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  const stats = await keepRenewing({
+    machines,
+    target: { gatewayUrl: doc.gateway.url, gatewayServerName: doc.gateway.serverName, servingCaPin: doc.gateway.servingCaPin },
+    signal: controller.signal,
+    onEvent: (event, machine, s) => {
+      if (event !== 'renewed' || s.renewed % 10 === 0) process.stderr.write(`${event} ${machine.identity.nodeId} (renewed ${s.renewed}, refused ${s.refused}, failed ${s.failed})\n`);
+    },
+  });
+  process.stdout.write(`renewed ${stats.renewed}, refused ${stats.refused}, failed ${stats.failed}\n`);
 }

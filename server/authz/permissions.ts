@@ -17,6 +17,7 @@ export const ACTIONS = [
   'compute:api-keys:manage',
   'compute:events:read',
   'compute:nodes:read',
+  'compute:nodes:manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -28,7 +29,7 @@ const READ_ACTIONS = ACTIONS.filter((a) => a.endsWith(':read'));
  */
 export const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
   viewer: new Set(READ_ACTIONS),
-  operator: new Set([...READ_ACTIONS, 'compute:join-tokens:create', 'compute:join-tokens:revoke']),
+  operator: new Set([...READ_ACTIONS, 'compute:join-tokens:create', 'compute:join-tokens:revoke', 'compute:nodes:manage']),
   admin: new Set(ACTIONS),
 };
 

@@ -12,8 +12,13 @@ import { logError, logLimited } from '../log';
 import { isClientAbort } from '../http/client-abort';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
+import { readBody } from '../http/read-body';
+import { getRenewService } from '../renew/runtime';
+import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
+import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
+const RENEW_PATH = `${BASE_PATH}/v1/renew`;
 
 /**
  * How long a client may take. Agents send a join body of a few KB and the CLI at most a REST body of
@@ -23,24 +28,6 @@ const JOIN_PATH = `${BASE_PATH}/v1/join`;
  */
 export const HTTP_TIMEOUTS = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 65_000, checkIntervalMs: 1_000 };
 export type HttpTimeouts = typeof HTTP_TIMEOUTS;
-
-/** Reads a request body up to `limit` bytes; null when it is larger (the rest is drained). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-    // A client that goes away mid-body ends the request without 'end' or, on some Node versions, 'error'.
-    req.on('close', () => {
-      if (!req.complete) reject(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
-    });
-  });
-}
 
 /**
  * The agent's hot path, served before Next: a join costs well under a millisecond of our own work, and
@@ -58,6 +45,21 @@ async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
       return;
     }
     logError('join request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
+}
+
+/** Renew, on the same fast path as the join: the gateway's vouching headers go to RenewService with the body. */
+async function handleRenew(req: http.IncomingMessage, res: http.ServerResponse) {
+  try {
+    const body = await readBody(req, MAX_RENEW_BODY_BYTES);
+    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+    const answer = await getRenewService().renew({ body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: RENEW_PATH });
+    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('renew request failed', error);
     if (res.headersSent) res.destroy();
     else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
   }
@@ -128,6 +130,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
+        if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
       }
       const handle = next();
       if (!handle) {

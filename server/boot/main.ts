@@ -13,6 +13,7 @@ import { startHttpServer } from './http-server';
 import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
 import { upgradeStoredPki } from '../pki/upgrade';
+import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
@@ -24,10 +25,12 @@ async function main() {
   let embedded: Promise<EmbeddedDatabase> | undefined;
   let shuttingDown = false;
   let stopHttp: (() => Promise<void>) | undefined;
+  let stopGateway: (() => Promise<void>) | undefined;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say('Stopping…');
+    await stopGateway?.().catch(() => {});
     await stopHttp?.().catch(() => {});
     // A stop during start-up waits for PostgreSQL to be up, so it is never left running.
     await embedded?.then((db) => db.stop()).catch(() => {});
@@ -74,8 +77,15 @@ async function main() {
     if (upgrade.changedSecret) say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET; BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed.');
     else if (upgrade.resealed) say('Re-sealed the PKI bundle with the current key derivation (scrypt N=2^17).');
 
+    // The gateway (BETTER_COMPUTE_GATEWAY_PORT, 8443; 0 turns it off) runs as its own process with only its
+    // own credentials; the well-known document publishes it, so the URL is set before the workers start.
+    const gatewayPort = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT ?? 8443);
+    const gatewayDir = gatewayPort > 0 ? await ensureDevGatewayCredentials(db, secret, dataDir) : null;
+    if (gatewayDir) process.env.BETTER_COMPUTE_GATEWAY_URL ||= `https://localhost:${gatewayPort}`;
+
     const workers = workerCount();
     stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db });
+    if (gatewayDir) stopGateway = startGatewayProcess({ dir: gatewayDir, port: gatewayPort, apiUrl: `http://127.0.0.1:${port}`, say });
     say('');
     say(`Better Compute is running: console at http://localhost:${port}/`);
     say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);

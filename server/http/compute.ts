@@ -6,6 +6,8 @@ import { buildOpenApiDocument } from '../api/rest/openapi';
 import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
+import { getRenewService } from '../renew/runtime';
+import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
 import { isClientAbort } from './client-abort';
 import { logError, logLimited } from '../log';
@@ -61,6 +63,21 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
       else logError('join request failed', error);
     }
     // An explicit length keeps this answer byte for byte the boot server's fast path (no chunked encoding).
+    return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
+  }
+  if (path === '/v1/renew' && request.method === 'POST') {
+    // The boot server answers renewals before Next; this serves `next dev` with the same function.
+    let answer: JoinAnswer = JOIN_FAILED;
+    try {
+      answer = await getRenewService().renew({
+        body: await readLimitedBody(request),
+        vouch: request.headers.get(VOUCH_HEADER) ?? undefined,
+        peer: request.headers.get(PEER_HEADER) ?? undefined,
+        path: url.pathname,
+      });
+    } catch (error) {
+      if (!isClientAbort(error)) logError('renew request failed', error);
+    }
     return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
   }
   try {

@@ -63,7 +63,8 @@ export async function loadJoinCrypto(db: Db = getDb()): Promise<JoinCrypto | nul
   return (await loadPkiRuntime(db))?.crypto ?? null;
 }
 
-async function loadRootTenantId(): Promise<string | null> {
+/** The root tenant's id, cached once found: it receives refusal events before a caller proved anything. */
+export async function loadRootTenantId(): Promise<string | null> {
   if (globalForJoin.rootTenantId) return globalForJoin.rootTenantId;
   const root = await getRootTenant(getDb());
   if (root) globalForJoin.rootTenantId = root.id;

@@ -32,6 +32,13 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/api-keys`, procedure: 'apiKeys.create', summary: 'Create an API key (shown once)' },
   { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
+  { method: 'GET', path: `${T}/nodes`, procedure: 'nodes.list', summary: "List a tenant's nodes (by pool, site, state; paged)" },
+  { method: 'GET', path: `${T}/nodes/{nodeId}`, procedure: 'nodes.get', summary: 'Get a node: state, trust, identity, certificate, conditions' },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/adopt`, procedure: 'nodes.adopt', summary: 'Adopt a node that is still adopting' },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/cordon`, procedure: 'nodes.cordon', summary: 'Cordon a node' },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/uncordon`, procedure: 'nodes.uncordon', summary: 'Uncordon a node' },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/revoke-identity`, procedure: 'nodes.revokeIdentity', summary: "Revoke every certificate of a node (it must join again)" },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/delete`, procedure: 'nodes.delete', summary: 'Delete a cordoned node (frees its hardware key and MACs)' },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */

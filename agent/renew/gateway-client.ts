@@ -1,0 +1,120 @@
+import http from 'node:http';
+import { isIP } from 'node:net';
+import tls from 'node:tls';
+import { X509Certificate } from 'node:crypto';
+import { spkiPin } from '../../server/pki/pins';
+
+/** How the agent reaches the gateway: its URL and the serving CA it pins. */
+export interface GatewayTarget {
+  gatewayUrl: string;
+  servingCaPin: string;
+  /** The name the gateway's leaf must carry; the URL's host when absent. */
+  gatewayServerName?: string;
+}
+
+/** The client identity presented to the gateway (PEM); absent for a probe. */
+export interface ClientIdentity {
+  keyPem: string;
+  certificatePem: string;
+}
+
+export class GatewayTrustError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayTrustError';
+  }
+}
+
+const pem = (der: Buffer) => `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+
+/** b64 DER certificates as one PEM string, in order. */
+export const chainToPem = (chain: readonly string[]) => chain.map((c) => pem(Buffer.from(c, 'base64'))).join('');
+
+/**
+ * Checks the gateway's presented chain against the pin, without trusting any system CA: the certificate after
+ * the leaf is a CA whose key has pin `servingCaPin`, the leaf verifies under it, is valid now and names
+ * `serverName` (dNSName or iPAddress).
+ *
+ * @throws GatewayTrustError saying which check failed.
+ */
+export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, serverName: string, now = new Date()): X509Certificate {
+  const peer = socket.getPeerCertificate(true);
+  if (!peer?.raw) throw new GatewayTrustError('the gateway presented no certificate');
+  const leaf = new X509Certificate(peer.raw);
+  const issuer = peer.issuerCertificate;
+  if (!issuer?.raw || issuer.raw.equals(peer.raw)) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
+  const ca = new X509Certificate(issuer.raw);
+  if (spkiPin(ca.publicKey) !== servingCaPin) throw new GatewayTrustError('the gateway\'s serving CA does not match the pinned servingCaPin');
+  if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError('the gateway\'s leaf is not signed by the pinned serving CA');
+  if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo)) throw new GatewayTrustError('the gateway\'s certificate is not valid now');
+  const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
+  if (!named) throw new GatewayTrustError(`the gateway's certificate does not name ${serverName}`);
+  return leaf;
+}
+
+/** Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. */
+export function connectGateway(target: GatewayTarget, client?: ClientIdentity, timeoutMs = 15_000): Promise<tls.TLSSocket> {
+  const url = new URL(target.gatewayUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const serverName = target.gatewayServerName ?? host;
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({
+      host,
+      port: Number(url.port || 443),
+      servername: isIP(serverName) ? undefined : serverName,
+      // The chain is checked against the pin below, not against the system's CAs.
+      rejectUnauthorized: false,
+      key: client?.keyPem,
+      cert: client?.certificatePem,
+      ALPNProtocols: ['http/1.1'],
+    });
+    const timer = setTimeout(() => socket.destroy(new Error(`the gateway did not answer within ${timeoutMs} ms`)), timeoutMs);
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.once('secureConnect', () => {
+      clearTimeout(timer);
+      try {
+        checkGatewayChain(socket, target.servingCaPin, serverName);
+        resolve(socket);
+      } catch (error) {
+        socket.destroy();
+        reject(error);
+      }
+    });
+  });
+}
+
+/** POSTs `body` as JSON to `path` on a checked gateway connection; resolves to status and body bytes. */
+export async function postToGateway(
+  target: GatewayTarget,
+  client: ClientIdentity | undefined,
+  pathname: string,
+  body: string,
+  timeoutMs = 30_000,
+): Promise<{ status: number; body: Buffer }> {
+  const socket = await connectGateway(target, client, timeoutMs);
+  const url = new URL(target.gatewayUrl);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        method: 'POST',
+        host: url.host,
+        path: pathname,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' },
+        createConnection: () => socket,
+        timeout: timeoutMs,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('the gateway did not answer in time')));
+    request.on('error', reject);
+    request.end(body);
+  });
+}

@@ -1,0 +1,97 @@
+import { sign, X509Certificate } from 'node:crypto';
+import { readLeafNames } from '../certificate-names';
+import type { NodeIdentity } from '../identity-store';
+import { generateNodeKeyAndCsr } from '../keys';
+import { DEFAULT_BASE_PATH } from '../join';
+import { renewPopMessage } from '../../server/renew/wire';
+import { chainToPem, postToGateway, type GatewayTarget } from './gateway-client';
+import type { LoadedIdentity } from './identity';
+
+/** The gateway answered the uniform refusal: the identity may be revoked, expired, or the proof stale. */
+export class RenewRefusedError extends Error {
+  constructor() {
+    super('Renew refused');
+    this.name = 'RenewRefusedError';
+  }
+}
+
+/** Any other answer that is not a renewal (5xx while the API restarts, a malformed answer): retry later. */
+export class RenewRetryableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RenewRetryableError';
+  }
+}
+
+/** The Renew body, signed by the current key (protocol.md "Renew"). */
+export function buildRenewBody(current: LoadedIdentity, csrDer: Buffer, csrSha256: string, clientTime: number): string {
+  const popSig = sign('sha256', renewPopMessage(csrSha256, current.identity.nodeId, clientTime), {
+    key: current.privateKey,
+    dsaEncoding: 'ieee-p1363',
+  }).toString('base64url');
+  return JSON.stringify({
+    csr: csrDer.toString('base64'),
+    chain: [current.identity.certificateChain[0], current.identity.certificateChain[current.identity.certificateChain.length - 1]],
+    clientTime,
+    popSig,
+    keyAttestation: {},
+  });
+}
+
+/**
+ * Checks a renewal answer without trusting the gateway: the new leaf must verify under the node CA the
+ * agent already holds, certify the new key, carry the same SPIFFE ID first and only `urn:bc:` statements
+ * after it, and the same single role. The envelope's body is read as the join answer body.
+ */
+export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newSpkiDer: Buffer, csrSha256: string): string[] {
+  let envelope: { body?: unknown };
+  let body: { status?: unknown; csrSha256?: unknown; certificateChain?: unknown; nodeId?: unknown };
+  try {
+    envelope = JSON.parse(answer.toString('utf8'));
+    body = JSON.parse(Buffer.from(String(envelope.body), 'base64url').toString('utf8'));
+  } catch {
+    throw new RenewRetryableError('the renewal answer is malformed');
+  }
+  const chain = body.certificateChain;
+  if (body.status !== 'renewed' || body.csrSha256 !== csrSha256 || body.nodeId !== current.identity.nodeId ||
+    !Array.isArray(chain) || chain.length < 2 || !chain.every((c) => typeof c === 'string')) {
+    throw new RenewRetryableError('the renewal answer is not a renewal of this request');
+  }
+  const leafDer = Buffer.from(chain[0] as string, 'base64');
+  const leaf = new X509Certificate(leafDer);
+  if (!leaf.verify(current.nodeCa.publicKey)) throw new RenewRetryableError('the renewed certificate is not signed by the node CA');
+  const names = readLeafNames(leafDer);
+  if (!names.spkiDer.equals(newSpkiDer)) throw new RenewRetryableError('the renewed certificate does not certify the new key');
+  if (names.uris[0] !== current.spiffeId || names.uris.slice(1).some((u) => !u.startsWith('urn:bc:'))) {
+    throw new RenewRetryableError('the renewed certificate names another identity');
+  }
+  if (names.organizationalUnits.filter((ou) => ou.startsWith('bc-role:')).join() !== `bc-role:${current.identity.role}`) {
+    throw new RenewRetryableError('the renewed certificate carries another role');
+  }
+  return chain as string[];
+}
+
+/**
+ * One renewal through the gateway: a new P-256 key and CSR, the proof by the current key, mutual TLS with the
+ * current certificate, and the answer checked. Returns the new identity; writes nothing.
+ *
+ * @throws RenewRefusedError on the uniform 403; RenewRetryableError (or a network error) otherwise.
+ */
+export async function renewOnce(
+  current: LoadedIdentity,
+  target: GatewayTarget & { basePath?: string },
+  now: () => number = Date.now,
+): Promise<NodeIdentity> {
+  const next = generateNodeKeyAndCsr();
+  const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
+  const answer = await postToGateway(
+    target,
+    { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
+    `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`,
+    body,
+  );
+  if (answer.status === 403) throw new RenewRefusedError();
+  if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
+  const chain = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
+  return { ...current.identity, privateKeyPem: next.privateKeyPem, certificateChain: chain };
+}

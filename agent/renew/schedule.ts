@@ -1,0 +1,28 @@
+/** When to renew: at about 60% of the lifetime, spread ±5% so a fleet joined together does not renew together. */
+export function renewalDelayMs(notBefore: Date, notAfter: Date, now: number, random: () => number = Math.random): number {
+  const lifetime = notAfter.getTime() - notBefore.getTime();
+  const at = notBefore.getTime() + lifetime * (0.55 + 0.1 * random());
+  return Math.max(0, at - now);
+}
+
+/** Capped exponential backoff with full jitter between half and all of the step: 1 s, 2 s, 4 s … at most `capMs`. */
+export function backoffMs(attempt: number, capMs = 300_000, random: () => number = Math.random): number {
+  const step = Math.min(capMs, 1000 * 2 ** Math.min(attempt, 20));
+  return Math.round(step * (0.5 + 0.5 * random()));
+}
+
+/** Resolves after `ms`, or at once (false) when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,19 @@
+/**
+ * The API's agent endpoints for `bench:renew`: the boot server's fast paths (join and renew) with the join
+ * worker threads, exactly as `npm start` serves them, without Next (the benchmark needs no console, and no
+ * production build). DATABASE_URL, BETTER_COMPUTE_SECRET and PORT as for the server.
+ */
+import { createBootServer, listen } from '../server/boot/http-server';
+import { configureJoinPreparer } from '../server/join/runtime';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
+
+const threads = joinThreadCount();
+if (threads > 0) {
+  const preparer = new ThreadedPreparer(threads);
+  configureJoinPreparer(preparer);
+  preparer.start();
+}
+const server = createBootServer(() => undefined);
+await listen(server, Number(process.env.PORT), '127.0.0.1');
+process.stdout.write('api is running\n');
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,165 @@
+/**
+ * `npm run bench:renew`: renewals through the gateway, each on its own TLS connection with its own client
+ * certificate, by `--agents` concurrent agents, against the API's fast path on the embedded database (fsync
+ * on, every commit durable). The same run first joins the agents through the gateway and reports that join
+ * rate beside the renewal rate. Reports renewals/s, p50/p99 and the CPU per renewal of the API, the gateway,
+ * PostgreSQL and the agents. Never asserts a speed.
+ *
+ * Options: --agents 64 --renewals 3000 --joins 1000
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { JoinTrust } from '../agent/join';
+import { prepareAttempts } from '../agent/sim/simulate';
+import { percentile } from '../agent/sim/percentiles';
+import { postToGateway } from '../agent/renew/gateway-client';
+import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
+import { renewOnce } from '../agent/renew/renew';
+import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
+import { bootstrapFirstStart } from '../server/boot/bootstrap';
+import { createDb } from '../server/db/client';
+import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
+import { migrate } from '../server/db/migrate';
+import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
+import { joinCryptoFromBundle } from '../server/pki/join-crypto';
+import { installPins } from '../server/pki/pins-summary';
+import { loadPki } from '../server/pki/store';
+import { issueJoinToken } from '../server/tokens/issue';
+import { treeCpuSeconds } from './cpu';
+
+const { values } = parseArgs({
+  options: { agents: { type: 'string', default: '64' }, renewals: { type: 'string', default: '3000' }, joins: { type: 'string', default: '1000' } },
+});
+const agents = Number(values.agents);
+const renewals = Number(values.renewals);
+const joins = Math.max(Number(values.joins), agents);
+const log = (line: string) => process.stderr.write(line + '\n');
+const BASE = '/api/compute';
+
+function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
+  // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of the API and the gateway there.
+  const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));
+  });
+}
+
+/** Runs `total` tasks on `concurrency` workers; returns latencies (ms) and the wall time. */
+async function drive(total: number, concurrency: number, task: (worker: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (next < total) {
+        next++;
+        const t0 = performance.now();
+        try {
+          await task(worker);
+          latencies.push(performance.now() - t0);
+        } catch (error) {
+          if (failed++ < 5) log(`  failed: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { ok: latencies.length, failed, perSecond: Math.round(latencies.length / seconds), p50: Math.round(percentile(latencies, 50) * 10) / 10, p99: Math.round(percentile(latencies, 99) * 10) / 10 };
+}
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-renew-'));
+  const database = await startEmbeddedDatabase(dir);
+  const children: ChildProcess[] = [];
+  try {
+    await migrate(database.url);
+    const db = createDb(database.url, { max: 4 });
+    const secret = randomBytes(32).toString('base64url');
+    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
+    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
+    const bundle = await loadPki(db, secret);
+    const crypto = joinCryptoFromBundle(bundle);
+    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
+    const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
+    const api = await startChild('bench/renew-api.ts', { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production' }, 'api is running');
+    children.push(api);
+    const gateway = await startChild(
+      'server/gateway/main.ts',
+      { BETTER_COMPUTE_GATEWAY_DIR: gatewayDir, BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort), BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`, NODE_ENV: 'production' },
+      'Gateway listening',
+    );
+    children.push(gateway);
+    // The gateway logs a line per call; the benchmark reads and drops them.
+    gateway.stdout!.resume();
+    const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
+    const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+    const token = (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10_000, createdBy: 'bench' })).token!;
+    log(`Preparing ${joins} joins…`);
+    const attempts = await prepareAttempts(token, joins, trust);
+    const identities: LoadedIdentity[] = [];
+    let joinIndex = 0;
+    const cpu = () => ({ api: treeCpuSeconds(api.pid!), gateway: treeCpuSeconds(gateway.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() });
+    const cpuPer = (before: ReturnType<typeof cpu>, n: number) => {
+      const a = process.cpuUsage(before.agents);
+      const ms = (s: number) => Math.round((s / n) * 1e6) / 1e3;
+      return { api: ms(treeCpuSeconds(api.pid!) - before.api), gateway: ms(treeCpuSeconds(gateway.pid!) - before.gateway), postgres: ms(treeCpuSeconds(postmaster) - before.pg), agents: ms((a.user + a.system) / 1e6) };
+    };
+
+    log(`Joining ${joins} agents through the gateway (${agents} at a time, a TLS connection each)…`);
+    let before = cpu();
+    const joinResult = await drive(joins, agents, async () => {
+      const attempt = attempts[joinIndex++]!;
+      const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
+      if (reply.status !== 200) throw new Error(`join answered ${reply.status}`);
+      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: attempt.keys.csrSha256, publicKeySpkiDer: attempt.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+      if (identities.length < agents) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
+    });
+    const joinCpu = cpuPer(before, joinResult.ok);
+    log(`joins: ${JSON.stringify({ ...joinResult, cpuMsPerJoin: joinCpu })}`);
+
+    await db.$executeRawUnsafe('VACUUM ANALYZE');
+    await db.$executeRawUnsafe('CHECKPOINT');
+    log(`Renewing ${renewals} times with ${identities.length} agents (each renewal its own TLS connection and client certificate)…`);
+    before = cpu();
+    const renewResult = await drive(renewals, identities.length, async (worker) => {
+      const current = identities[worker]!;
+      const renewed = await renewOnce(current, target);
+      identities[worker] = parseIdentity(renewed.privateKeyPem, renewed);
+    });
+    const renewCpu = cpuPer(before, renewResult.ok);
+
+    process.stdout.write(`\nRenewal benchmark: ${identities.length} concurrent agents, durable commits, a TLS connection per call\n`);
+    process.stdout.write(`joins through the gateway   ${String(joinResult.perSecond).padStart(6)} joins/s     p50 ${joinResult.p50} ms  p99 ${joinResult.p99} ms  ok ${joinResult.ok}, failed ${joinResult.failed}\n`);
+    process.stdout.write(`   CPU per join: api ${joinCpu.api} ms, gateway ${joinCpu.gateway} ms, PostgreSQL ${joinCpu.postgres} ms, agents ${joinCpu.agents} ms\n`);
+    process.stdout.write(`renewals through the gateway ${String(renewResult.perSecond).padStart(6)} renewals/s  p50 ${renewResult.p50} ms  p99 ${renewResult.p99} ms  ok ${renewResult.ok}, failed ${renewResult.failed}\n`);
+    process.stdout.write(`   CPU per renewal: api ${renewCpu.api} ms, gateway ${renewCpu.gateway} ms, PostgreSQL ${renewCpu.postgres} ms, agents ${renewCpu.agents} ms\n`);
+    await db.$disconnect();
+  } finally {
+    for (const child of children) {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+    }
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { readLinuxClaims } from '../../agent/claims-linux';
+import { joinWithToken } from '../../agent/join';
+import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
+import { DomainError } from '../../server/errors';
+
+const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
+
+interface GatewayOpts {
+  identityDir: string;
+  gatewayUrl?: string;
+  servingCaPin?: string;
+  gatewayServerName?: string;
+}
+
+/** The gateway and its pin, from the options or the environment; both are required to renew. */
+function gatewayOptions(opts: GatewayOpts) {
+  const gatewayUrl = opts.gatewayUrl ?? process.env.BETTER_COMPUTE_GATEWAY_URL;
+  const servingCaPin = opts.servingCaPin ?? process.env.BETTER_COMPUTE_SERVING_CA_PIN;
+  if (!gatewayUrl) throw new DomainError('INVALID_ARGUMENT', 'Name the gateway with --gateway-url or BETTER_COMPUTE_GATEWAY_URL', { field: 'gatewayUrl' });
+  if (!servingCaPin) throw new DomainError('INVALID_ARGUMENT', 'Pin the serving CA with --serving-ca-pin or BETTER_COMPUTE_SERVING_CA_PIN', { field: 'servingCaPin' });
+  return { identityDir: opts.identityDir, gatewayUrl, servingCaPin, gatewayServerName: opts.gatewayServerName ?? process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME };
+}
+
+const withGateway = (command: Command) =>
+  command
+    .option('--identity-dir <dir>', 'where node.key and identity.json live', DEFAULT_IDENTITY_DIR)
+    .option('--gateway-url <url>', 'the gateway, e.g. https://localhost:8443 (default: $BETTER_COMPUTE_GATEWAY_URL)')
+    .option('--serving-ca-pin <pin>', "the serving CA's pin, sha256/… (default: $BETTER_COMPUTE_SERVING_CA_PIN)")
+    .option('--gateway-server-name <name>', "the name the gateway's certificate must carry (default: the URL's host)");
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+export function registerAgentCommands(program: Command) {
+  const agent = program.command('agent').description("The agent: join this machine, keep its identity fresh, check it");
+  agent
+    .command('join')
+    .description('Join this machine with a join token read from standard input')
+    .option('--identity-dir <dir>', 'where node.key and identity.json are written', DEFAULT_IDENTITY_DIR)
+    .option('--join-signing-key-pin <pin>', 'join_signing_key_pin (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)')
+    .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
+    .option('--reset', 'move the existing identity aside (<name>.reset-<UTC time>) and join again')
+    .option('--yes', 'confirm --reset')
+    .action(async (opts: { identityDir: string; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string; reset?: boolean; yes?: boolean }, cmd: Command) => {
+      if (opts.reset && !opts.yes) throw new DomainError('INVALID_ARGUMENT', '--reset replaces this machine\'s identity; confirm with --yes', { field: 'yes' });
+      const serverUrl = (cmd.optsWithGlobals() as { server?: string }).server ?? process.env.BETTER_COMPUTE_URL;
+      const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
+      const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+      if (!serverUrl) throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL', { field: 'server' });
+      if (!joinSigningKeyPin || !joinEncryptionKeyPin) throw new DomainError('INVALID_ARGUMENT', 'Pass both join pins (better-compute pki show prints them)', { field: 'pins' });
+      const token = await readStdin();
+      if (!token) throw new DomainError('INVALID_ARGUMENT', 'Pass the join token on standard input', { field: 'token' });
+      const answer = await joinWithToken({
+        serverUrl: serverUrl.replace(/\/+$/, ''),
+        token,
+        claims: await readLinuxClaims(),
+        pins: { joinSigningKeyPin, joinEncryptionKeyPin },
+        identityDir: opts.identityDir,
+        reset: opts.reset,
+      });
+      if (answer.status === 'pending') process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
+      else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
+    });
+  withGateway(agent.command('run').description('Keep this machine\'s identity fresh: renew through the gateway at about 60% of its lifetime'))
+    .option('--once', 'renew once now and exit')
+    .action(async (opts: GatewayOpts & { once?: boolean }) => {
+      const controller = new AbortController();
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
+      const code = await runRenewalLoop({ ...gatewayOptions(opts), once: opts.once, signal: controller.signal, log: (line) => process.stderr.write(line + '\n') });
+      process.exit(code);
+    });
+  withGateway(agent.command('doctor').description('Check the identity, its expiry and the gateway; one line per check'))
+    .action(async (opts: GatewayOpts) => {
+      const checks = await doctorChecks(gatewayOptions(opts));
+      for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
+      process.exit(checks.every((c) => c.ok) ? 0 : 1);
+    });
+}

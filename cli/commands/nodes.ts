@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import type { NodeDetail, NodeSummary } from '../../server/nodes/schemas';
+import { DomainError } from '../../server/errors';
+import { enc } from '../client';
+import { clientFor } from '../context';
+import { printJson, printTable } from '../output';
+import { wholeNumber } from '../options';
+
+const printDetail = (n: NodeDetail) =>
+  printTable([n], [
+    ['id', (x) => x.id], ['state', (x) => x.state], ['cordoned', (x) => x.cordoned], ['trust', (x) => x.trust], ['role', (x) => x.role],
+    ['generation', (x) => x.identityGeneration], ['serial', (x) => x.certificate?.serial], ['expires', (x) => x.certificate?.notAfter],
+    ['attestor', (x) => x.attestor], ['token', (x) => x.joinTokenId], ['conditions', (x) => x.conditions.map((c) => c.type).join(',')],
+  ]);
+
+export function registerNodeCommands(program: Command) {
+  const nodes = program.command('nodes').description('Nodes: joined machines and their lifecycle');
+  nodes
+    .command('list')
+    .description("List a tenant's nodes")
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--pool <poolId>', 'only this pool')
+    .option('--site <siteId>', 'only this site')
+    .option('--state <state>', 'adopting, adopted or retired')
+    .option('--limit <n>', 'page size', wholeNumber(1, 500), 100)
+    .option('--cursor <nodeId>', 'the page after this node')
+    .option('--json', 'print JSON')
+    .action(async (opts: { tenant: string; pool?: string; site?: string; state?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const page = await client.get<{ items: NodeSummary[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/nodes`, {
+        poolId: opts.pool, siteId: opts.site, state: opts.state, limit: opts.limit, cursor: opts.cursor,
+      });
+      if (opts.json) return printJson(page);
+      printTable(page.items, [['id', (n) => n.id], ['pool', (n) => n.poolId], ['state', (n) => n.state], ['cordoned', (n) => n.cordoned], ['role', (n) => n.role], ['generation', (n) => n.identityGeneration]]);
+      if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
+    });
+  nodes
+    .command('get <nodeId>')
+    .description('Show a node')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--json', 'print JSON')
+    .action(async (nodeId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const node = await client.get<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}`);
+      if (opts.json) printJson(node);
+      else printDetail(node);
+    });
+  for (const [name, path, description] of [
+    ['adopt', 'adopt', 'Adopt a node that is still adopting'],
+    ['cordon', 'cordon', 'Cordon a node: it takes no new work'],
+    ['uncordon', 'uncordon', 'Uncordon a node'],
+    ['revoke-identity', 'revoke-identity', 'Revoke every certificate of a node; it must join again'],
+    ['delete', 'delete', 'Delete a cordoned node (needs --yes); the machine can then join as new'],
+  ] as const) {
+    const command = nodes.command(`${name} <nodeId>`).description(description).requiredOption('--tenant <tenant>', 'tenant id or name').option('--json', 'print JSON');
+    if (name === 'delete') command.option('--yes', 'confirm the deletion');
+    command.action(async (nodeId: string, opts: { tenant: string; json?: boolean; yes?: boolean }, cmd: Command) => {
+      if (name === 'delete' && !opts.yes) throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
+      const client = clientFor(cmd);
+      const node = await client.post<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${path}`, {});
+      if (opts.json) printJson(node);
+      else printDetail(node);
+    });
+  }
+}

@@ -1,0 +1,36 @@
+import { requirePermission, router } from '../trpc';
+import { adoptNode, deleteNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
+import { getNode, listNodes } from '../../nodes/nodes';
+import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../nodes/schemas';
+
+/** Nodes: read and lifecycle. Each is decided on the node's pool in the domain function. */
+export const nodesRouter = router({
+  list: requirePermission('compute:nodes:read')
+    .input(listNodesInput)
+    .output(nodeList)
+    .query(({ ctx, input }) => listNodes(ctx.db, ctx.principal, input)),
+  get: requirePermission('compute:nodes:read')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .query(({ ctx, input }) => getNode(ctx.db, ctx.principal, input)),
+  adopt: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => adoptNode(ctx.db, ctx.principal, input)),
+  cordon: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => setCordon(ctx.db, ctx.principal, input, true)),
+  uncordon: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => setCordon(ctx.db, ctx.principal, input, false)),
+  revokeIdentity: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(revokeResult)
+    .mutation(({ ctx, input }) => revokeNodeIdentity(ctx.db, ctx.principal, input)),
+  delete: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => deleteNode(ctx.db, ctx.principal, input)),
+});

@@ -1,0 +1,38 @@
+/**
+ * The gateway process (`better-compute gateway`, and the child `npm start` runs beside the API). It reads
+ * only its own credentials: BETTER_COMPUTE_GATEWAY_DIR (chain.pem, key.pem, node-ca.pem), and relays to
+ * BETTER_COMPUTE_GATEWAY_API_URL. It never opens the PKI bundle.
+ */
+import { BASE_PATH } from '../config/config';
+import { createGateway } from './gateway';
+import { gatewayFilesIn, readGatewayFiles } from './files';
+
+export async function runGateway(options: { dir: string; port: number; apiUrl: string; host?: string }): Promise<() => Promise<void>> {
+  const credentials = await readGatewayFiles(gatewayFilesIn(options.dir));
+  const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+  });
+  process.stdout.write(`Gateway listening on https://localhost:${options.port}${BASE_PATH} (relaying to ${options.apiUrl})\n`);
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const dir = process.env.BETTER_COMPUTE_GATEWAY_DIR;
+  const apiUrl = process.env.BETTER_COMPUTE_GATEWAY_API_URL;
+  if (!dir || !apiUrl) {
+    process.stderr.write('Set BETTER_COMPUTE_GATEWAY_DIR and BETTER_COMPUTE_GATEWAY_API_URL\n');
+    process.exit(2);
+  }
+  const port = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT || 8443);
+  runGateway({ dir, port, apiUrl }).then(
+    (stop) => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop().then(() => process.exit(0)));
+    },
+    (error: Error) => {
+      process.stderr.write(`The gateway could not start: ${error.message}\n`);
+      process.exit(1);
+    },
+  );
+}

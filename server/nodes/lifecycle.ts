@@ -1,0 +1,94 @@
+import type { z } from 'zod';
+import type { Db, Tx } from '../db/client';
+import { DomainError } from '../errors';
+import { resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+import { publishEvent, writeAudit } from '../events/publish';
+import { loadNode, nodeDetail } from './nodes';
+import type { NodeDetail, nodeRefInput } from './schemas';
+
+type NodeRef = z.infer<typeof nodeRefInput>;
+
+/**
+ * Runs `change` on the node under its row lock, the lock a renewal takes too, so a renewal and a lifecycle
+ * change are ordered: a renewal that commits first has its certificate revoked by the change, one that
+ * comes after sees the change.
+ */
+async function withLockedNode<T>(db: Db, principal: Principal, input: NodeRef, change: (tx: Tx, node: Awaited<ReturnType<typeof loadNode>>) => Promise<T>): Promise<T> {
+  await loadNode(db, principal, 'compute:nodes:manage', input);
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM nodes WHERE id = ${input.nodeId} FOR UPDATE`;
+    const node = await tx.node.findUniqueOrThrow({ where: { id: input.nodeId } });
+    return change(tx, node);
+  });
+}
+
+async function record(tx: Tx, principal: Principal, node: { id: string; tenantId: string }, action: string, data: Record<string, unknown> = {}) {
+  await writeAudit(tx, { tenantId: node.tenantId, actor: principal.actor, action, resource: resource.node(node.id), data });
+  await publishEvent(tx, { tenantId: node.tenantId, type: action, data: { nodeId: node.id, ...data } });
+}
+
+/** Revokes every live certificate of the node, one `security.certificate-revoked` event each. */
+async function revokeAll(tx: Tx, node: { id: string; tenantId: string }, reason: string): Promise<string[]> {
+  const revoked = await tx.$queryRaw<{ serial: string }[]>`
+    UPDATE node_certs SET revoked_at = compute_now(), revocation_reason = ${reason}
+     WHERE node_id = ${node.id} AND revoked_at IS NULL RETURNING serial`;
+  for (const { serial } of revoked) {
+    await publishEvent(tx, { tenantId: node.tenantId, type: 'security.certificate-revoked', data: { nodeId: node.id, serial, reason } });
+  }
+  return revoked.map((r) => r.serial);
+}
+
+/** Adopts a node that is still `adopting` (an operator accepts it without acceptance checks passing). */
+export async function adoptNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
+  return withLockedNode(db, principal, input, async (tx, node) => {
+    if (node.state === 'adopted') return nodeDetail(tx, node);
+    if (node.state !== 'adopting') throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node can be adopted`);
+    const updated = await tx.node.update({ where: { id: node.id }, data: { state: 'adopted', updatedAt: new Date() } });
+    await record(tx, principal, node, 'node.adopted', { by: 'operator' });
+    return nodeDetail(tx, updated);
+  });
+}
+
+/** Cordons (or uncordons) a node: it takes no new work. Idempotent. */
+export async function setCordon(db: Db, principal: Principal, input: NodeRef, cordoned: boolean): Promise<NodeDetail> {
+  return withLockedNode(db, principal, input, async (tx, node) => {
+    if (node.state === 'retired') throw new DomainError('INVALID_STATE', `Node ${node.id} is retired`);
+    if (node.cordoned === cordoned) return nodeDetail(tx, node);
+    const updated = await tx.node.update({ where: { id: node.id }, data: { cordoned, updatedAt: new Date() } });
+    await record(tx, principal, node, cordoned ? 'node.cordoned' : 'node.uncordoned');
+    return nodeDetail(tx, updated);
+  });
+}
+
+/**
+ * Revokes every certificate of the node, so its next renewal is refused and it must join again; publishes
+ * `security.certificate-revoked` per certificate.
+ */
+export async function revokeNodeIdentity(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail & { revokedSerials: string[] }> {
+  return withLockedNode(db, principal, input, async (tx, node) => {
+    const revokedSerials = await revokeAll(tx, node, 'revoked');
+    await record(tx, principal, node, 'node.identity-revoked', { serials: revokedSerials });
+    return { ...(await nodeDetail(tx, node)), revokedSerials };
+  });
+}
+
+/**
+ * Deletes a cordoned node: it becomes `retired`, its certificates are revoked, and its hardware key and MAC
+ * bindings are freed so the machine can join again as a new node. The row stays for the audit trail.
+ */
+export async function deleteNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
+  return withLockedNode(db, principal, input, async (tx, node) => {
+    if (node.state === 'retired') return nodeDetail(tx, node);
+    if (!node.cordoned) throw new DomainError('INVALID_STATE', `Node ${node.id} must be cordoned before it is deleted`);
+    const claims = { ...((node.claims ?? {}) as Record<string, unknown>) };
+    delete claims.macs;
+    const serials = await revokeAll(tx, node, 'deleted');
+    const updated = await tx.node.update({
+      where: { id: node.id },
+      data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, claims: claims as object, updatedAt: new Date() },
+    });
+    await record(tx, principal, node, 'node.deleted', { serials });
+    return nodeDetail(tx, updated);
+  });
+}

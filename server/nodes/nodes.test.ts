@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
+import { loadIdentity } from '../../agent/renew/identity';
+import { runRenewalLoop } from '../../agent/renew/loop';
+import { buildRenewBody } from '../../agent/renew/renew';
+import { generateNodeKeyAndCsr } from '../../agent/keys';
+import { testDb } from '../../test/db';
+import { createTestTenant, type TestTenant } from '../../test/fixtures';
+import { mintToken } from '../../test/join-harness';
+import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { adoptNode, deleteNode, revokeNodeIdentity, setCordon } from './lifecycle';
+import { getNode, listNodes } from './nodes';
+
+let r: RenewHarness;
+beforeAll(async () => {
+  r = await createRenewHarness();
+});
+afterAll(async () => {
+  await r?.close();
+});
+
+async function joined(t: TestTenant) {
+  const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+  return { dir, nodeId: answer.nodeId, ref: { tenantId: t.tenantId, nodeId: answer.nodeId } };
+}
+
+const liveCerts = (nodeId: string) => testDb().nodeCert.count({ where: { nodeId, revokedAt: null } });
+
+describe('nodes: read', () => {
+  it('lists by pool and state with pages, and gets state, identity, certificate and the join token', async () => {
+    const t = await createTestTenant(testDb());
+    const { token, id: tokenId } = await mintToken(t, { maxUses: 3 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await joinThroughGateway(r, token!)).answer.nodeId);
+    const first = await listNodes(testDb(), t.viewer, { tenantId: t.tenantId, poolId: t.pool.id, limit: 2 });
+    expect(first.items).toHaveLength(2);
+    const second = await listNodes(testDb(), t.viewer, { tenantId: t.tenantId, poolId: t.pool.id, limit: 2, cursor: first.nextCursor! });
+    expect([...first.items, ...second.items].map((n) => n.id).sort()).toEqual([...ids].sort());
+    expect(second.nextCursor).toBeNull();
+    expect((await listNodes(testDb(), t.viewer, { tenantId: t.tenantId, state: 'retired', limit: 10 })).items).toHaveLength(0);
+
+    const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! });
+    expect(node).toMatchObject({ state: 'adopted', identityGeneration: 1, joinTokenId: tokenId, attestor: 'join-token', cordoned: false });
+    expect(node.certificate?.serial).toMatch(/^[0-9a-f]+$/);
+
+    const other = await createTestTenant(testDb());
+    await expect(getNode(testDb(), other.admin, { tenantId: t.tenantId, nodeId: ids[0]! })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(setCordon(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! }, true)).rejects.toMatchObject({ code: 'ACCESS_DENIED' });
+  });
+});
+
+describe('nodes: lifecycle', () => {
+  it('revokeIdentity revokes every certificate, publishes the events, and the agent stops with a clear message', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, nodeId, ref } = await joined(t);
+    expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: () => {} })).toBe(0);
+    const result = await revokeNodeIdentity(testDb(), t.operator, ref);
+    expect(result.revokedSerials).toHaveLength(2);
+    expect(await liveCerts(nodeId)).toBe(0);
+    expect(await testDb().event.count({ where: { tenantId: t.tenantId, type: 'security.certificate-revoked' } })).toBe(2);
+    expect(await testDb().auditEntry.count({ where: { tenantId: t.tenantId, action: 'node.identity-revoked' } })).toBe(1);
+    const lines: string[] = [];
+    // Refused three times in a row (the backoff between them is short at first): a revoked identity.
+    const code = await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
+    expect(code).toBe(3);
+    expect(lines.at(-1)).toContain('join again: better-compute agent join --reset --yes');
+  }, 40_000);
+
+  it('delete needs a cordon first, retires the node and frees its hardware key; the machine renews no more', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, nodeId, ref } = await joined(t);
+    await expect(deleteNode(testDb(), t.admin, ref)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await setCordon(testDb(), t.admin, ref, true)).cordoned).toBe(true);
+    const deleted = await deleteNode(testDb(), t.admin, ref);
+    expect(deleted.state).toBe('retired');
+    const row = await testDb().node.findUniqueOrThrow({ where: { id: nodeId } });
+    expect(row.hardwareKey).toBeNull();
+    expect((row.claims as { macs?: unknown }).macs).toBeUndefined();
+    expect(await liveCerts(nodeId)).toBe(0);
+    const current = await loadIdentity(dir);
+    const next = generateNodeKeyAndCsr();
+    const reply = await postToGateway(r.target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, `${BASE}/v1/renew`, buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    expect(reply.status).toBe(403);
+  });
+
+  it('adopt moves an adopting node to adopted; uncordon undoes a cordon', async () => {
+    const t = await createTestTenant(testDb(), { pool: { acceptanceChecks: ['gpu-burn'] } });
+    const { ref } = await joined(t);
+    expect((await getNode(testDb(), t.viewer, ref)).conditions.map((c) => c.type)).toContain('AcceptanceFailed');
+    expect((await adoptNode(testDb(), t.admin, ref)).state).toBe('adopted');
+    await setCordon(testDb(), t.admin, ref, true);
+    expect((await setCordon(testDb(), t.admin, ref, false)).cordoned).toBe(false);
+    const actions = (await testDb().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${ref.nodeId}` } })).map((a) => a.action);
+    expect(actions).toEqual(expect.arrayContaining(['node.adopted', 'node.cordoned', 'node.uncordoned']));
+  });
+
+  it('a renewal racing revokeIdentity never leaves a live certificate of the revoked identity', async () => {
+    const t = await createTestTenant(testDb());
+    for (let i = 0; i < 8; i++) {
+      const { dir, nodeId, ref } = await joined(t);
+      const current = await loadIdentity(dir);
+      const next = generateNodeKeyAndCsr();
+      const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000));
+      const client = { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) };
+      await Promise.all([postToGateway(r.target, client, `${BASE}/v1/renew`, body), revokeNodeIdentity(testDb(), t.admin, ref)]);
+      expect(await liveCerts(nodeId)).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { idOf } from '../names';
+
+export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;
+
+export const listNodesInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  poolId: idOf('pool').optional(),
+  siteId: idOf('site').optional(),
+  state: z.enum(NODE_STATES).optional(),
+  /** Opaque: the last node id of the previous page. */
+  cursor: idOf('node').optional(),
+  limit: z.number().int().min(1).max(500).default(100),
+});
+
+export const nodeRefInput = z.strictObject({ tenantId: idOf('tnt'), nodeId: idOf('node') });
+
+export const nodeSummary = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  siteId: z.string(),
+  poolId: z.string().nullable(),
+  role: z.string(),
+  state: z.string(),
+  trust: z.string(),
+  cordoned: z.boolean(),
+  identityGeneration: z.number().int(),
+  attestor: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const nodeCondition = z.object({ type: z.string(), status: z.boolean(), message: z.string() });
+
+export const nodeDetail = nodeSummary.extend({
+  hardwareKeyTrusted: z.boolean(),
+  /** The join token the node (last) joined with, when it joined with one. */
+  joinTokenId: z.string().nullable(),
+  certificate: z
+    .object({ serial: z.string(), notBefore: z.string(), notAfter: z.string(), identityGeneration: z.number().int() })
+    .nullable(),
+  conditions: z.array(nodeCondition),
+});
+
+export const nodeList = z.object({ items: z.array(nodeSummary), nextCursor: z.string().nullable() });
+export const revokeResult = nodeDetail.extend({ revokedSerials: z.array(z.string()) });
+
+export type NodeSummary = z.infer<typeof nodeSummary>;
+export type NodeDetail = z.infer<typeof nodeDetail>;

@@ -1,0 +1,237 @@
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import type pg from 'pg';
+import { readLeafNames } from '../../agent/certificate-names';
+import { isUniqueViolation } from '../db/errors';
+import { signEnvelope } from '../join/crypto/envelope';
+import { JoinRefusal } from '../join/crypto/refusal';
+import { parseCsr } from '../join/crypto/csr';
+import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
+import { logError } from '../log';
+import type { JoinCrypto } from '../pki/join-crypto';
+import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
+import { P256_SPKI_PREFIX } from '../pki/p256';
+import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
+import { parseRenewBody, RenewRefusal } from './request';
+import { LOCK_NODE, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, WRITE_RENEWAL } from './renew-sql';
+import { vouchedPeer } from './vouch';
+import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
+
+export interface RenewServiceOptions {
+  pool: pg.Pool;
+  /** JoinService's keys and the serving CA pin (which gateway vouching must chain to); null when absent. */
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
+  loadRootTenantId: () => Promise<string | null>;
+  certTtlSeconds?: number;
+  refusalLimit?: RenewRefusalLimit;
+}
+
+/** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
+export interface RenewCall {
+  body: Buffer | null;
+  vouch: string | undefined;
+  peer: string | undefined;
+  path: string;
+}
+
+interface LeafRow {
+  serial: string;
+  node_id: string;
+  cert_generation: number;
+  role: string;
+  is_revoked: boolean;
+  is_expired: boolean;
+  node_generation: number;
+  state: string;
+  tenant_id: string;
+  site_id: string;
+  now_seconds: number;
+}
+
+/** A refusal with what the event needs: the node once known, and whether the caller proved its key. */
+class Refused extends Error {
+  constructor(
+    readonly refusal: RenewRefusal,
+    readonly row: LeafRow | null,
+    readonly proven: boolean,
+  ) {
+    super('Renew refused');
+  }
+}
+
+const sha256 = (...parts: Uint8Array[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+};
+
+function publicKeyOf(spkiDer: Buffer): KeyObject {
+  const point = spkiDer.subarray(P256_SPKI_PREFIX.length);
+  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65) }, format: 'jwk' });
+}
+
+/**
+ * Renew (protocol.md "Renew", joining.md "Renewal"): issues a node's next certificate when every rule holds,
+ * checked in this order: gateway vouching for a peer certificate; the body; the presented leaf is byte for
+ * byte a `node_certs` row, unrevoked, unexpired, of the node's current generation, the node not retired; the
+ * vouched peer is that leaf; `clientTime` within 60 s of the database's time; `popSig` by the leaf's key over
+ * the protocol's bytes (the CSR's hash); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
+ * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for 120 s, the key never certified.
+ * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
+ */
+export class RenewService {
+  private readonly certTtlSeconds: number;
+  private calls = 0;
+
+  constructor(private readonly options: RenewServiceOptions) {
+    this.certTtlSeconds = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
+  }
+
+  async renew(call: RenewCall): Promise<JoinAnswer> {
+    const runtime = await this.options.loadRuntime();
+    if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
+    try {
+      return await this.issue(call, runtime.crypto, runtime.servingCaPin);
+    } catch (error) {
+      if (error instanceof Refused) {
+        await this.publishRefusal(error);
+        return RENEW_REFUSED;
+      }
+      logError('renewal failed', error);
+      return JOIN_FAILED;
+    }
+  }
+
+  private async issue(call: RenewCall, crypto: JoinCrypto, servingCaPin: string): Promise<JoinAnswer> {
+    const refuse = (reason: string, detail: string, row: LeafRow | null = null, proven = false) =>
+      new Refused(new RenewRefusal(reason, detail), row, proven);
+    const body = call.body ?? Buffer.alloc(0);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    if (peer === 'no-peer') throw refuse('no-client-certificate', 'the caller presented no client certificate to the gateway');
+    if (!peer) throw refuse('unvouched', call.vouch ? 'the gateway vouching does not verify' : 'not called through the gateway');
+    let request;
+    try {
+      request = parseRenewBody(call.body);
+    } catch (error) {
+      if (error instanceof RenewRefusal) throw new Refused(error, null, false);
+      throw error;
+    }
+    const found = await this.options.pool.query<LeafRow>(SELECT_PRESENTED_LEAF, [sha256(request.leaf), request.leaf]);
+    const row = found.rows[0];
+    if (!row) throw refuse('certificate-unknown', 'the presented leaf is not a node_certs row');
+    if (row.is_revoked) throw refuse('revoked', `certificate ${row.serial} is revoked`, row);
+    if (row.is_expired) throw refuse('expired', `certificate ${row.serial} expired`, row);
+    if (row.cert_generation !== row.node_generation) throw refuse('generation', `certificate ${row.serial} is of an older identity generation`, row);
+    if (row.state === 'retired') throw refuse('node-retired', `node ${row.node_id} is retired`, row);
+    if (!peer.equals(request.leaf)) throw refuse('peer-mismatch', 'the mutual-TLS peer is not the presented leaf', row);
+    if (Math.abs(request.clientTime - row.now_seconds) > RENEW_CLOCK_SKEW_SECONDS) {
+      throw refuse('clock', `clientTime is ${Math.round(request.clientTime - row.now_seconds)} s from the database's time`, row);
+    }
+
+    const leaf = readLeafNames(request.leaf);
+    // The proof covers the CSR's hash, not its parse: it is checked first, so what follows (a bad CSR
+    // included) is reported to the node's owner, whose key the caller has just proven.
+    const message = renewPopMessage(sha256(request.csr).toString('hex'), row.node_id, request.clientTime);
+    let proven = false;
+    try {
+      proven = verify('sha256', message, { key: publicKeyOf(leaf.spkiDer), dsaEncoding: 'ieee-p1363' }, request.popSig);
+    } catch {
+      proven = false;
+    }
+    if (!proven) throw refuse('pop', 'popSig does not verify under the current key', row);
+    let csr: ReturnType<typeof parseCsr>;
+    try {
+      csr = parseCsr(request.csr);
+    } catch (error) {
+      if (error instanceof JoinRefusal) throw refuse('csr', error.detail, row, true);
+      throw error;
+    }
+    const statements = leaf.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
+    if (statements.some((uri) => uri.startsWith('urn:bc:tpm-ak:')) && !request.keyAttestation) {
+      throw refuse('key-attestation-missing', 'the leaf names a TPM AK and the request carries no keyAttestation', row, true);
+    }
+    if (statements.some((uri) => uri.startsWith('urn:bc:tpm-ak:'))) {
+      // No TPM attestor verifies a TPM2_Certify yet: an attestation is refused, never downgraded.
+      throw refuse('key-attestation-ak', 'TPM key attestation is not verified by this server', row, true);
+    }
+    const spkiSha256 = sha256(csr.spkiDer);
+    // The proof is what was signed, bound to the leaf: a re-encoded signature of the same proof is the same proof.
+    const proof = sha256(request.leaf, message);
+    return this.commit({ row, crypto, csr, spkiSha256, proof, statements });
+  }
+
+  private async commit(input: {
+    row: LeafRow;
+    crypto: JoinCrypto;
+    csr: { spkiDer: Buffer; csrSha256: string };
+    spkiSha256: Buffer;
+    proof: Buffer;
+    statements: string[];
+  }): Promise<JoinAnswer> {
+    const { row, crypto, csr } = input;
+    const refuse = (reason: string, detail: string) => new Refused(new RenewRefusal(reason, detail), row, true);
+    // Issued before the transaction, at the database time the leaf was read: the transaction then only writes,
+    // in one statement after the lock, and a refusal there wastes one signature.
+    const cert = issueNodeCertificate(crypto.nodeCa, {
+      publicKeySpkiDer: csr.spkiDer,
+      trustDomain: crypto.trustDomain,
+      siteId: row.site_id,
+      nodeId: row.node_id,
+      role: row.role as NodeCertificateRole,
+      notBefore: new Date(row.now_seconds * 1000),
+      ttlSeconds: certificateTtlFor(row.role, this.certTtlSeconds),
+      extraUris: input.statements,
+    });
+    const client = await this.options.pool.connect();
+    try {
+      // BEGIN and the node's row lock in one round trip (a simple query cannot take parameters; the id is
+      // JoinService's own, read from the database, and escaped all the same).
+      await client.query(`BEGIN; ${LOCK_NODE.replace('$1', client.escapeLiteral(row.node_id))}`);
+      try {
+        const written = (
+          await client.query(WRITE_RENEWAL, [row.serial, input.proof, row.node_id, cert.serialHex, row.role, input.spkiSha256, cert.der, cert.notBefore, cert.notAfter])
+        ).rows[0] as { live: boolean | null; fresh: boolean; issued: boolean };
+        if (!written.live) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
+        if (!written.fresh) throw refuse('replay', 'the same proof was used in the last 120 seconds');
+        if (!written.issued) throw refuse('key-reused', 'the CSR key was certified before');
+        if (++this.calls % 64 === 0) await client.query(PRUNE_PROOFS);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        if (isUniqueViolation(error)) throw refuse('key-reused', 'the CSR key was certified concurrently');
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
+    const envelope = signEnvelope(
+      {
+        status: 'renewed',
+        nodeId: row.node_id,
+        certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate],
+        commandTrustBundle: crypto.commandTrustBundle,
+        csrSha256: csr.csrSha256,
+        trustDomain: crypto.trustDomain,
+        siteId: row.site_id,
+        role: row.role,
+      },
+      crypto.signingKey,
+    );
+    return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
+  }
+
+  private async publishRefusal(refused: Refused) {
+    try {
+      // Before the caller proved the current key, anyone could name the node: the root tenant hears of it.
+      const tenantId = refused.proven && refused.row ? refused.row.tenant_id : await this.options.loadRootTenantId();
+      if (!tenantId) return;
+      await recordRenewRefusal(
+        this.options.pool,
+        tenantId,
+        { reason: refused.refusal.reason, nodeId: refused.row?.node_id ?? null, serial: refused.row?.serial ?? null },
+        this.options.refusalLimit,
+      );
+    } catch (error) {
+      logError('could not record a renew refusal', error);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import { createHash, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import { decodeBase64url } from '../join/crypto/base64url';
+import { spkiPin } from '../pki/pins';
+
+/**
+ * The gateway's vouching for a peer certificate: a short-lived assertion signed with the gateway's own
+ * serving key, whose certificate the serving CA issued. JoinService believes a peer only when the
+ * assertion verifies under a chain that ends in the pinned serving CA and binds this exact peer
+ * certificate, body and path; a caller who sets the headers on a direct call cannot produce one.
+ */
+export const VOUCH_HEADER = 'x-bc-gateway-vouch';
+export const PEER_HEADER = 'x-bc-peer-certificate';
+/** How long an assertion is believed (both ways, for clock skew between gateway and API). */
+export const VOUCH_MAX_AGE_SECONDS = 30;
+
+interface Assertion {
+  /** The gateway's certificate and the serving CA, b64 DER. */
+  chain: [string, string];
+  /** Lowercase hex SHA-256 of the peer certificate's DER, or '' when the caller presented none. */
+  peer: string;
+  body: string;
+  path: string;
+  iat: number;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** What the gateway needs to vouch: its key and its chain (leaf, serving CA), DER. */
+export interface GatewayVoucher {
+  key: KeyObject;
+  chainB64: [string, string];
+}
+
+/** The headers the gateway adds to a relayed call (`peerDer` null when no client certificate). */
+export function vouchHeaders(voucher: GatewayVoucher, peerDer: Buffer | null, body: Buffer, path: string, now = Date.now()): Record<string, string> {
+  const assertion: Assertion = {
+    chain: voucher.chainB64,
+    peer: peerDer ? sha256(peerDer) : '',
+    body: sha256(body),
+    path,
+    iat: Math.floor(now / 1000),
+  };
+  const payload = Buffer.from(JSON.stringify(assertion));
+  const sig = sign('sha256', payload, { key: voucher.key, dsaEncoding: 'ieee-p1363' });
+  const headers: Record<string, string> = { [VOUCH_HEADER]: `${payload.toString('base64url')}.${sig.toString('base64url')}` };
+  if (peerDer) headers[PEER_HEADER] = peerDer.toString('base64');
+  return headers;
+}
+
+// Gateway certificates whose chain already verified, by the hash of leaf and CA: one verification per gateway.
+const verifiedGateways = new Map<string, KeyObject>();
+
+function gatewayKey(chain: unknown, servingCaPin: string, now: number): KeyObject | null {
+  if (!Array.isArray(chain) || chain.length !== 2 || !chain.every((c) => typeof c === 'string')) return null;
+  const cacheKey = `${servingCaPin}|${sha256(Buffer.from(chain.join('.')))}`;
+  let key = verifiedGateways.get(cacheKey);
+  if (!key) {
+    const leaf = new X509Certificate(Buffer.from(chain[0], 'base64'));
+    const ca = new X509Certificate(Buffer.from(chain[1], 'base64'));
+    if (!ca.ca || spkiPin(ca.publicKey) !== servingCaPin || !leaf.verify(ca.publicKey) || leaf.ca) return null;
+    if (verifiedGateways.size >= 64) verifiedGateways.clear();
+    key = leaf.publicKey;
+    verifiedGateways.set(cacheKey, key);
+    // The validity is checked on every call below, from the cached certificate's dates.
+    validity.set(key, [Date.parse(leaf.validFrom), Date.parse(leaf.validTo)]);
+  }
+  const [from, to] = validity.get(key)!;
+  return now >= from && now <= to ? key : null;
+}
+const validity = new WeakMap<KeyObject, [number, number]>();
+
+/**
+ * The peer certificate the gateway vouched for on this call: DER when the assertion verifies, binds this
+ * body and path and is fresh, and the peer header matches it; `'no-peer'` when a valid vouching says the caller
+ * presented no client certificate; null when there is no valid vouching.
+ */
+export function vouchedPeer(
+  headers: { vouch: string | undefined; peer: string | undefined },
+  body: Buffer,
+  path: string,
+  servingCaPin: string,
+  now = Date.now(),
+): Buffer | 'no-peer' | null {
+  if (!headers.vouch) return null;
+  const [payloadText, sigText, extra] = headers.vouch.split('.');
+  if (extra !== undefined || !payloadText || !sigText) return null;
+  const payload = decodeBase64url(payloadText);
+  const sig = decodeBase64url(sigText);
+  if (!payload || !sig || sig.length !== 64) return null;
+  let assertion: Partial<Assertion>;
+  try {
+    assertion = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return null;
+  }
+  let key: KeyObject | null;
+  try {
+    key = gatewayKey(assertion.chain, servingCaPin, now);
+  } catch {
+    return null;
+  }
+  if (!key || !verify('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }, sig)) return null;
+  if (typeof assertion.iat !== 'number' || Math.abs(now / 1000 - assertion.iat) > VOUCH_MAX_AGE_SECONDS) return null;
+  if (assertion.path !== path || assertion.body !== sha256(body)) return null;
+  if (assertion.peer === '' && !headers.peer) return 'no-peer';
+  if (!headers.peer) return null;
+  const peer = Buffer.from(headers.peer, 'base64');
+  if (typeof assertion.peer !== 'string' || assertion.peer !== sha256(peer)) return null;
+  return peer;
+}

@@ -1,0 +1,151 @@
+import http from 'node:http';
+import type https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { prepareJoinAttempt } from '../agent/join';
+import { writeIdentity } from '../agent/identity-store';
+import { generateNodeKeyAndCsr } from '../agent/keys';
+import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
+import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
+import { createGateway } from '../server/gateway/gateway';
+import { issueGatewayCertificate } from '../server/pki/gateway';
+import { installPins } from '../server/pki/pins-summary';
+import { RenewService } from '../server/renew/renew-service';
+import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
+import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
+
+export const BASE = '/api/compute';
+
+export interface RenewHarness {
+  h: JoinHarness;
+  renew: RenewService;
+  servingCaPin: string;
+  gatewayCert: ReturnType<typeof issueGatewayCertificate>;
+  /** The API: join and renew, as the boot server's fast path serves them. */
+  api: http.Server;
+  apiUrl: string;
+  gateway: https.Server;
+  gatewayLines: string[];
+  target: GatewayTarget & { basePath: string };
+  /** Starts (or restarts) the gateway on its port. */
+  startGateway(): Promise<void>;
+  stopGateway(): Promise<void>;
+  startApi(): Promise<void>;
+  stopApi(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const listen = (server: http.Server | https.Server, port = 0) =>
+  new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+const close = (server: http.Server | https.Server) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
+
+function readAll(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
+export async function createRenewHarness(options: { ttlSeconds?: number } = {}): Promise<RenewHarness> {
+  const h = await createJoinHarness();
+  const servingCaPin = installPins(h.bundle).servingCaPin;
+  const renew = new RenewService({
+    pool: h.pool,
+    loadRuntime: async () => ({ crypto: h.crypto, servingCaPin }),
+    loadRootTenantId: async () => h.rootTenantId,
+    refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${h.keyPrefix}-renew` },
+    certTtlSeconds: options.ttlSeconds,
+  });
+  const makeApi = () =>
+    http.createServer(async (req, res) => {
+      const body = await readAll(req);
+      const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+      const answer =
+        req.url === `${BASE}/v1/join`
+          ? await h.service.joinBody(body)
+          : await renew.renew({ body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: `${BASE}/v1/renew` });
+      res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length }).end(answer.body);
+    });
+  let api = makeApi();
+  const apiPort = await listen(api);
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const gatewayCert = issueGatewayCertificate(h.bundle, { sans: ['localhost', '127.0.0.1'] });
+  const gatewayLines: string[] = [];
+  const makeGateway = () =>
+    createGateway({
+      servingChainPem: gatewayCert.chainPem,
+      servingKeyPem: gatewayCert.privateKeyPem,
+      nodeCaPem: h.bundle.nodeCa.certificatePem,
+      apiUrl,
+      basePath: BASE,
+      log: (line) => gatewayLines.push(line),
+    });
+  let gateway = makeGateway();
+  const gatewayPort = await listen(gateway);
+  const harness: RenewHarness = {
+    h,
+    renew,
+    servingCaPin,
+    gatewayCert,
+    api,
+    apiUrl,
+    gateway,
+    gatewayLines,
+    target: { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin, basePath: BASE },
+    async startGateway() {
+      gateway = makeGateway();
+      harness.gateway = gateway;
+      await listen(gateway, gatewayPort);
+    },
+    stopGateway: () => close(gateway),
+    async startApi() {
+      api = makeApi();
+      harness.api = api;
+      await listen(api, apiPort);
+    },
+    stopApi: () => close(api),
+    async close() {
+      await close(gateway).catch(() => {});
+      await close(api).catch(() => {});
+      await h.pool.end();
+    },
+  };
+  return harness;
+}
+
+/**
+ * Joins a machine through the gateway (no client certificate, as a join has none) and stores its identity in
+ * a new directory. Returns the directory and the verified answer.
+ */
+export async function joinThroughGateway(r: RenewHarness, token: string): Promise<{ dir: string; answer: IssuedAnswer }> {
+  const keys = generateNodeKeyAndCsr();
+  const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims: machineClaims(), keys });
+  const reply = await postToGateway(r.target, undefined, `${BASE}/v1/join`, attempt.body);
+  if (reply.status !== 200) throw new Error(`join through the gateway answered ${reply.status}: ${reply.body}`);
+  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+    signingKeyPin: r.h.trust.signingKeyPin,
+    signingCertificateDer: r.h.trust.signingCertificateDer,
+    csrSha256: keys.csrSha256,
+    publicKeySpkiDer: keys.spkiDer,
+    expectedRole: 'node',
+  }) as IssuedAnswer;
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
+  await writeIdentity(dir, {
+    privateKeyPem: keys.privateKeyPem,
+    certificateChain: answer.certificateChain,
+    nodeId: answer.nodeId,
+    siteId: answer.siteId,
+    trustDomain: answer.trustDomain,
+    role: answer.role,
+  });
+  return { dir, answer };
+}
