@@ -5,6 +5,9 @@ import { joinTokensRouter } from './join-tokens/router';
 import { poolsRouter } from './pools/router';
 import { sitesRouter } from './sites/router';
 import { tenantsRouter } from './tenants/router';
+import { joinRequestsRouter } from './join-requests/router';
+import { discoveryTokensRouter } from './discovery-tokens/router';
+import { siteTokensRouter } from './site-tokens/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -13,6 +16,9 @@ export const appRouter = router({
   joinTokens: joinTokensRouter,
   apiKeys: apiKeysRouter,
   events: eventsRouter,
+  joinRequests: joinRequestsRouter,
+  discoveryTokens: discoveryTokensRouter,
+  siteTokens: siteTokensRouter,
 });
 
 export type AppRouter = typeof appRouter;
