@@ -68,7 +68,7 @@ describe('secrets', () => {
         if (i === 0) {
           const requestId = (first.answer as unknown as { requestId: string }).requestId;
           await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
-          expect((await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', keys })).status).toBe(200);
+          expect((await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys })).status).toBe(200);
         }
         // A refusal too (another machine's MAC), whose event must carry hashes only.
         await agentJoin(h, token, machineClaims(), { role: 'discovery', attestor: 'discovery' });
