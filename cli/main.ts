@@ -10,6 +10,9 @@ import { registerPkiCommands } from './commands/pki';
 import { registerDevCommands } from './commands/dev';
 import { registerEventCommands } from './commands/events';
 import { registerOperatorCommands } from './commands/operators';
+import { registerJoinRequestCommands } from './commands/join-requests';
+import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
+import { registerSiteTokenCommands } from './commands/site-tokens';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -28,6 +31,9 @@ registerApiKeyCommands(program);
 registerEventCommands(program);
 registerOperatorCommands(program);
 registerDevCommands(program);
+registerJoinRequestCommands(program);
+registerDiscoveryTokenCommands(program);
+registerSiteTokenCommands(program);
 
 try {
   await program.parseAsync(process.argv);

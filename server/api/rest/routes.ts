@@ -32,6 +32,14 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/api-keys`, procedure: 'apiKeys.create', summary: 'Create an API key (shown once)' },
   { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
+  { method: 'POST', path: `${T}/sites/{siteId}/update`, procedure: 'sites.update', summary: "Update a site's discovery settings" },
+  { method: 'POST', path: `${T}/sites/{siteId}/discovery-tokens`, procedure: 'discoveryTokens.create', summary: 'Create a discovery token for one PXE lease (shown once)' },
+  { method: 'POST', path: `${T}/sites/{siteId}/site-tokens`, procedure: 'siteTokens.create', summary: 'Create a site token (shown once)' },
+  { method: 'GET', path: `${T}/pools/{poolId}/join-requests`, procedure: 'joinRequests.list', summary: "List a pool's join requests (pending by default)" },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/approve`, procedure: 'joinRequests.approveMany', summary: 'Approve a page of join requests' },
+  { method: 'GET', path: `${T}/pools/{poolId}/join-requests/{requestId}`, procedure: 'joinRequests.get', summary: 'Get a join request' },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/approve`, procedure: 'joinRequests.approve', summary: 'Approve a join request' },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/reject`, procedure: 'joinRequests.reject', summary: 'Reject a join request' },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */
