@@ -10,7 +10,8 @@
  *    Reports decisions per second.
  *
  * Nothing here asserts a speed; the numbers are printed as JSON. The machine running it may be shared.
- * Options: --machines 10000 --agents 64 --lists 200
+ * Options: --machines 10000 --agents 64 --lists 200. Joins are prepared on BETTER_COMPUTE_JOIN_THREADS
+ * worker threads (default 1), as the server does.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,6 +29,7 @@ import { startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { newId } from '../server/ids';
 import { JoinService } from '../server/join/join-service';
+import { joinThreadCount, ThreadedPreparer } from '../server/join/prepare-threads';
 import { createPkiBundle } from '../server/pki/bundle';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { createPool } from '../server/pools/pools';
@@ -64,7 +66,9 @@ async function main() {
     const target = await createPool(db, admin, { tenantId, siteId: site.id, name: 'intake', agent: 'bcd' });
     const crypto = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'bench.example.com' }));
     const trust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
-    const service = new JoinService({ pool, loadCrypto: async () => crypto, loadRootTenantId: async () => root.id });
+    const threads = joinThreadCount();
+    const preparer = threads > 0 ? new ThreadedPreparer(threads) : undefined;
+    const service = new JoinService({ pool, loadCrypto: async () => crypto, loadRootTenantId: async () => root.id, preparer });
 
     log(`minting ${N} discovery tokens and sealing their joins (not measured)…`);
     const bodies: string[] = [];
@@ -122,6 +126,7 @@ async function main() {
     const result = {
       machines: N,
       agents: AGENTS,
+      prepareThreads: threads,
       pendingAnswers: pending,
       otherAnswers: other,
       pendingAnswersPerSecond: round(pending / recordSeconds),
@@ -131,6 +136,7 @@ async function main() {
       approveSecondsIncludingListing: round(approveSeconds),
     };
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    await preparer?.close();
     await pool.end();
     await db.$disconnect();
   } finally {
