@@ -225,6 +225,23 @@ describe('decisions', () => {
     expect((await join(a)).status).toBe(403);
     expect((await join(b)).status).toBe(403);
     expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual(['discovery:request-expired', 'discovery:request-expired']);
+    // A new attempt (another CSR) after expiry is a new request; the old one stays expired.
+    const renewed = await join(a, generateNodeKeyAndCsr());
+    const renewedId = (renewed.answer as unknown as { requestId: string }).requestId;
+    expect(renewedId).not.toBe(pending);
+    expect((await getJoinRequest(db(), t.viewer, ref(t, pending))).state).toBe('expired');
+    expect((await getJoinRequest(db(), t.viewer, ref(t, renewedId))).state).toBe('pending');
+  });
+
+  it('lets a rejected machine ask again only with a new discovery token (a new boot lease)', async () => {
+    const t = await createTestTenant(db());
+    const m = await pxeMachine(t);
+    const id = await pendingOf(m);
+    await rejectJoinRequest(db(), t.operator, ref(t, id));
+    const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac });
+    const again = await join({ ...m, token: reboot.token!, tokenId: reboot.id }, generateNodeKeyAndCsr());
+    expect(again.answer!.status).toBe('pending');
+    expect((again.answer as unknown as { requestId: string }).requestId).not.toBe(id);
   });
 });
 
