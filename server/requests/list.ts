@@ -23,6 +23,18 @@ function stateCondition(state: string): Prisma.Sql {
   }
 }
 
+/** One page of the pool's view: each half limited by its own index range before the two are merged. */
+export function listStatement(pool: { id: string; siteId: string; ownerTenantId: string }, state: string, after: Prisma.Sql, limit: number): Prisma.Sql {
+  const where = Prisma.sql`tenant_id = ${pool.ownerTenantId} AND ${stateCondition(state)} ${after}`;
+  const tail = Prisma.sql`ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  return Prisma.sql`
+    SELECT * FROM (
+      (SELECT ${RECORD_COLUMNS} FROM join_requests WHERE pool_id = ${pool.id} AND ${where} ${tail})
+      UNION ALL
+      (SELECT ${RECORD_COLUMNS} FROM join_requests WHERE pool_id IS NULL AND site_id = ${pool.siteId} AND ${where} ${tail})
+    ) AS page ${tail}`;
+}
+
 /**
  * `joinRequests.list` (`compute:join-tokens:read` on the pool): the pool's requests and its site's requests
  * no pool claimed yet, newest first, `pending` by default (`all` for every state), in pages of `limit`
@@ -39,14 +51,7 @@ export async function listJoinRequests(db: Db, principal: Principal, input: z.in
     if (!anchor) throw new DomainError('INVALID_ARGUMENT', 'cursor: not a request of this pool; pass the nextCursor of a previous page', { field: 'cursor' });
     after = Prisma.sql`AND (created_at, id) < (SELECT created_at, id FROM join_requests WHERE id = ${anchor.id})`;
   }
-  const where = Prisma.sql`tenant_id = ${pool.ownerTenantId} AND ${stateCondition(valid.state)} ${after}`;
-  const tail = Prisma.sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
-  const rows = await db.$queryRaw<JoinRequestRow[]>`
-    SELECT * FROM (
-      (SELECT ${RECORD_COLUMNS} FROM join_requests WHERE pool_id = ${pool.id} AND ${where} ${tail})
-      UNION ALL
-      (SELECT ${RECORD_COLUMNS} FROM join_requests WHERE pool_id IS NULL AND site_id = ${pool.siteId} AND ${where} ${tail})
-    ) AS page ${tail}`;
+  const rows = await db.$queryRaw<JoinRequestRow[]>(listStatement(pool, valid.state, after, limit + 1));
   const items = rows.slice(0, limit).map(toJoinRequestRecord);
   return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
 }
