@@ -75,6 +75,8 @@ export async function prepareJoinAttempt(options: {
   claims: HardwareClaims;
   role?: string;
   keys?: NodeKeyAndCsr;
+  /** `''` (join-token) unless given; a PXE ramdisk joins as `discovery`. */
+  attestor?: string;
 }): Promise<JoinAttempt> {
   const keys = options.keys ?? generateNodeKeyAndCsr();
   const sealedToken = sealTokenSync(options.token, options.trust.encryptionJwk, keys.csrSha256);
@@ -82,7 +84,7 @@ export async function prepareJoinAttempt(options: {
     sealedToken,
     csr: keys.csrDer.toString('base64'),
     claims: options.claims,
-    attestor: '',
+    attestor: options.attestor ?? '',
     role: options.role ?? 'node',
     attestation: {},
   });

@@ -1,6 +1,7 @@
 import { BASE_PATH } from '../server/config/config';
 import { DomainError } from '../server/errors';
 import { isDomainCode } from './errors';
+import { readServerSentEvents } from './sse';
 
 export interface RemoteOptions {
   server?: string;
@@ -56,6 +57,18 @@ export class ApiClient {
 
   post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
     return this.request<T>('POST', path, body);
+  }
+
+  /**
+   * Follows a tRPC subscription over server-sent events (`/api/trpc/<path>`), yielding each event's data
+   * until the server ends it or `signal` aborts.
+   */
+  async *subscribe<T>(procedure: string, input: unknown, signal?: AbortSignal): AsyncGenerator<T> {
+    const root = this.baseUrl.slice(0, this.baseUrl.length - BASE_PATH.length);
+    const url = `${root}/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`;
+    const response = await fetch(url, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
+    if (!response.ok || !response.body) throw new Error(`The server answered ${response.status} to the subscription`);
+    yield* readServerSentEvents<T>(response.body);
   }
 
   /** Accepts a tenant id or name: names are looked up among the tenants the key can see. */

@@ -13,6 +13,9 @@ import { registerOperatorCommands } from './commands/operators';
 import { registerAgentCommands } from './commands/agent';
 import { registerGatewayCommand } from './commands/gateway';
 import { registerNodeCommands } from './commands/nodes';
+import { registerJoinRequestCommands } from './commands/join-requests';
+import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
+import { registerSiteTokenCommands } from './commands/site-tokens';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -34,6 +37,9 @@ registerDevCommands(program);
 registerNodeCommands(program);
 registerGatewayCommand(program);
 registerAgentCommands(program);
+registerJoinRequestCommands(program);
+registerDiscoveryTokenCommands(program);
+registerSiteTokenCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -111,10 +111,10 @@ export async function agentJoin(
   h: JoinHarness,
   token: string,
   claims: HardwareClaims,
-  options: { keys?: NodeKeyAndCsr; role?: string; expectedRole?: string; mutate?: (body: Record<string, unknown>) => void } = {},
+  options: { keys?: NodeKeyAndCsr; role?: string; attestor?: string; expectedRole?: string; mutate?: (body: Record<string, unknown>) => void } = {},
 ) {
   const keys = options.keys ?? generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token, trust: h.trust, claims, role: options.role, keys });
+  const attempt = await prepareJoinAttempt({ token, trust: h.trust, claims, role: options.role, attestor: options.attestor, keys });
   const body = JSON.parse(attempt.body);
   options.mutate?.(body);
   const answer = await h.service.join(body);
@@ -129,6 +129,6 @@ export async function agentJoin(
           expectedRole: options.expectedRole ?? 'node',
         })
       : null;
-  // Tests only read `answer` of admitted joins; a pending answer is not produced by the join-token attestor.
+  // `answer` is the verified body: a `joined` one, or the `pending` deferral of a discovery join.
   return { status: answer.status, bytes: answer.body, json: parsed, answer: verified as IssuedAnswer | null, keys };
 }

@@ -11,6 +11,7 @@ import { clientFor } from '../context';
 import { wholeNumber } from '../options';
 import { printJson } from '../output';
 import { progressBar } from '../progress';
+import { simulatePxe } from './dev-pxe';
 
 const count = wholeNumber(1, 10_000);
 
@@ -35,9 +36,17 @@ export function registerDevCommands(program: Command) {
     .option('--concurrency <n>', 'joins in flight at once', count, 16)
     .option('--json', 'print the summary as JSON')
     .option('--renew', 'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)')
-    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; concurrency: number; json?: boolean; renew?: boolean }, cmd: Command) => {
+    .option('--pxe', 'simulate PXE-booted machines joining through the discovery attestor (needs --tenant and --site)')
+    .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
+    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
+      if (opts.pxe) {
+        if (!opts.tenant || !opts.site) throw new DomainError('INVALID_ARGUMENT', '--pxe needs --tenant and --site');
+        process.stderr.write('Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n');
+        const trust = await simulationTrust(serverUrl);
+        return simulatePxe({ client, serverUrl, trust, tenant: opts.tenant, site: opts.site, count: opts.sim, json: opts.json });
+      }
       let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
       if (!token) {
         if (!opts.tenant || !opts.pool) throw new DomainError('INVALID_ARGUMENT', 'Pass --token, or --tenant and --pool to create one');

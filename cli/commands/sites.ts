@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { SiteRecord } from '../../server/sites/sites';
 import { enc } from '../client';
 import { clientFor } from '../context';
@@ -40,4 +40,22 @@ export function registerSiteCommands(program: Command) {
     archiveNote: ' (its pools must be archived first)',
     print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
   });
+  sites
+    .command('update <siteId>')
+    .description("Change a site's discovery settings (PXE machines and join requests)")
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
+    .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
+    .option('--json', 'print JSON')
+    .action(async (siteId: string, opts: { tenant: string; discoveryApproval?: string; pendingTtl?: number; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const discovery = {
+        ...(opts.discoveryApproval ? { approval: opts.discoveryApproval } : {}),
+        ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
+      };
+      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery });
+      if (opts.json) return printJson(site);
+      process.stdout.write(`Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s\n`);
+    });
 }

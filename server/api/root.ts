@@ -6,6 +6,9 @@ import { poolsRouter } from './pools/router';
 import { sitesRouter } from './sites/router';
 import { tenantsRouter } from './tenants/router';
 import { nodesRouter } from './nodes/router';
+import { joinRequestsRouter } from './join-requests/router';
+import { discoveryTokensRouter } from './discovery-tokens/router';
+import { siteTokensRouter } from './site-tokens/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -15,6 +18,9 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   events: eventsRouter,
   nodes: nodesRouter,
+  joinRequests: joinRequestsRouter,
+  discoveryTokens: discoveryTokensRouter,
+  siteTokens: siteTokensRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -26,9 +26,9 @@ WITH consume AS (
   RETURNING t.id
 ), new_nodes AS (
   INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, identity_generation, claims, attestor)
-  SELECT id, tenant, site, pool, role, state, trust, hk, hkt, 1, claims, 'join-token'
-    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bool[], $12::jsonb[])
-      AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims)
+  SELECT id, tenant, site, pool, role, state, trust, hk, hkt, 1, claims, attestor
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bool[], $12::jsonb[], $35::text[])
+      AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims, attestor)
   RETURNING id
 ), reclaimed AS (
   UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = compute_now()
@@ -132,5 +132,6 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     audit.map((a) => a[2]),
     audit.map((a) => a[3]),
     audit.map((a) => a[4]),
+    fresh.map((r) => r.join.attestor),
   ];
 }

@@ -4,13 +4,18 @@ import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
 import { isFreshSeal } from './crypto/seal';
-import { decideJoin, type ExistingNode, type LockedToken } from './decide';
+import type { ExistingNode, LockedToken } from './decide';
+import { ATTESTORS } from './attestors';
+import { RETRY_AFTER_SECONDS } from './attestors/discovery';
+import { isDeferral, type Attestor } from './attestors/types';
 import type { PreparedJoin } from './prepare';
 import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
+  /** Deferred: a join request was recorded or refreshed; the agent retries after `retryAfterSeconds`. */
+  | { kind: 'pending'; body: PendingBody }
   | { kind: 'refused'; reason: string; tenantId: string | null }
   | { kind: 'conflict' }
   /** A database failure: nothing was written, the agent may retry. */
@@ -25,6 +30,13 @@ export interface JoinedBody {
   trustDomain: string;
   siteId: string;
   role: string;
+}
+
+export interface PendingBody {
+  status: 'pending';
+  requestId: string;
+  retryAfterSeconds: number;
+  csrSha256: string;
 }
 
 export interface AdmitDeps {
@@ -46,11 +58,11 @@ export interface AdmitDeps {
 }
 
 const SELECT_TOKENS = `
-SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted, t.bound_mac,
+SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted, t.bound_mac, t.discovery,
        t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
        p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
-       s.kind AS s_kind, s.owner_tenant_id AS s_owner
+       s.kind AS s_kind, s.owner_tenant_id AS s_owner, s.discovery AS s_discovery
   FROM join_tokens t
   JOIN sites s ON s.id = t.site_id
   LEFT JOIN pools p ON p.id = t.pool_id
@@ -95,6 +107,7 @@ function toLockedToken(r: Record<string, any>): LockedToken {
     allowReclaim: r.allow_reclaim,
     hosted: r.hosted,
     boundMac: r.bound_mac,
+    discovery: r.discovery ?? null,
     isRevoked: r.is_revoked,
     isExpired: r.is_expired,
     pool: r.p_id
@@ -108,7 +121,7 @@ function toLockedToken(r: Record<string, any>): LockedToken {
           hasAcceptanceChecks: r.p_checks,
         }
       : null,
-    site: { kind: r.s_kind, ownerTenantId: r.s_owner },
+    site: { kind: r.s_kind, ownerTenantId: r.s_owner, discovery: r.s_discovery },
   };
 }
 
@@ -152,6 +165,13 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       (await client.query(SELECT_CERTIFIED_KEYS, [joins.map((j) => j.spkiSha256)])).rows.map((r) => (r.spki_sha256 as Buffer).toString('hex')),
     );
 
+    // Attestors with rows of their own read them only when the batch holds a join naming them.
+    const states = new Map<Attestor<unknown>, unknown>();
+    for (const name of new Set(joins.map((j) => j.attestor))) {
+      const attestor = ATTESTORS.get(name)!;
+      states.set(attestor, await attestor.load(client, joins.filter((j) => j.attestor === name), tokens));
+    }
+
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
@@ -171,7 +191,13 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       // The other join of a race: decided as the machine's first join, so every check of its own token,
       // claims and pool still applies; if it would be admitted, it answers CONFLICT instead.
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
-      const decision = decideJoin(join, token, raced ? undefined : known, deps.rootTenantId);
+      const attestor = ATTESTORS.get(join.attestor)!;
+      const decision = attestor.decide({ join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId }, states.get(attestor));
+      if (isDeferral(decision)) {
+        const body: PendingBody = { status: 'pending', requestId: decision.requestId, retryAfterSeconds: RETRY_AFTER_SECONDS, csrSha256: join.csr.csrSha256 };
+        outcomes.push({ kind: 'pending', body });
+        continue;
+      }
       if (!decision.admitted) {
         outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
         continue;
@@ -221,6 +247,13 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         },
       });
     }
+    let wrote = false;
+    try {
+      const admitted = new Set(rows.map((r) => r.join));
+      for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
+    } catch (error) {
+      throw new AdmitWriteError(error, new Set());
+    }
     if (rows.length) {
       try {
         await client.query(WRITE_ADMISSIONS_SQL, admissionParams(rows));
@@ -232,7 +265,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     // A batch that admits nothing has nothing to commit. Rolling back matters for timing: a row lock gives
     // the transaction an id, so its COMMIT waits for a WAL flush that an unknown token id (no row, no lock)
     // never pays; a wrong secret would otherwise be refused measurably slower than an unknown id.
-    if (!rows.length) {
+    if (!rows.length && !wrote) {
       await client.query('ROLLBACK');
       return outcomes;
     }

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { HardwareClaims } from './hardware/claims';
 import type { HardwareKey } from './hardware/hardware-key';
-import { matchesExpect, type JoinExpect } from './hardware/expect';
+import type { JoinExpect } from './hardware/expect';
+import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import { isPermanentGlobalMac, normalizeMac } from './hardware/claims';
 
 /** A token row as the admission transaction reads it (locked), with its pool and site. */
@@ -18,6 +19,8 @@ export interface LockedToken {
   hosted: string | null;
   /** A discovery token's one MAC. */
   boundMac: string | null;
+  /** What a discovery token's boot step saw (ip, workflowId, vouchedBy, bootLeaseEpoch). */
+  discovery: DiscoveryBootInfo | null;
   isRevoked: boolean;
   isExpired: boolean;
   pool: {
@@ -29,7 +32,8 @@ export interface LockedToken {
     platformOperated: boolean;
     hasAcceptanceChecks: boolean;
   } | null;
-  site: { kind: string; ownerTenantId: string };
+  /** `discovery`: the site's stored discovery settings (see discoverySettings). */
+  site: { kind: string; ownerTenantId: string; discovery: unknown };
 }
 
 /** The node a trusted hardware key already belongs to. */
@@ -78,7 +82,7 @@ export interface Refusal {
   tenantId: string | null;
 }
 
-const refuse = (reason: string, tenantId: string | null = null): Refusal => ({ admitted: false, reason, tenantId });
+export const refuse = (reason: string, tenantId: string | null = null): Refusal => ({ admitted: false, reason, tenantId });
 
 /** What each token role's agent is certified as: a provisioned OS joins as a node, a PXE ramdisk as `ramdisk`. */
 export const CERT_ROLE_OF_TOKEN: Record<string, string> = { node: 'node', site: 'site', provisioned: 'node', discovery: 'ramdisk' };
@@ -99,68 +103,36 @@ export function nodeTrust(token: LockedToken, rootTenantId: string | null): Node
 }
 
 /**
- * The `join-token` attestor and JoinService's rules for one join, in joining.md's order: the token (secret
- * in constant time, revocation, expiry, uses, role), then `expect`, the placeholder rule, the reclaim rules,
- * the pool, and the pool's attestor policy. Pure: the caller holds the token row's lock and applies the
- * decision (consuming one use) only when it admits.
+ * The token rules every token-carrying attestor applies first, in joining.md's order: the secret (in
+ * constant time), revocation, expiry at the database's clock, the remaining uses and the role. Reasons are
+ * named `<attestor>:<reason>`; null when the token admits.
  */
-export function decideJoin(
-  candidate: JoinCandidate,
-  token: LockedToken | undefined,
-  existing: ExistingNode | undefined,
-  rootTenantId: string | null,
-): Admission | Refusal {
-  if (!token) return refuse('join-token:unknown');
+export function checkToken(attestor: string, candidate: JoinCandidate, token: LockedToken | undefined): Refusal | null {
+  if (!token) return refuse(`${attestor}:unknown`);
   const { secretHash } = candidate;
   if (token.secretHash.length !== secretHash.length || !timingSafeEqual(token.secretHash, secretHash)) {
-    return refuse('join-token:secret-mismatch');
+    return refuse(`${attestor}:secret-mismatch`);
   }
   const tenant = token.tenantId;
-  if (token.isRevoked) return refuse('join-token:revoked', tenant);
-  if (token.isExpired) return refuse('join-token:expired', tenant);
-  if (token.usesLeft <= 0) return refuse('join-token:exhausted', tenant);
-  if (candidate.role !== token.role) return refuse('join-token:role-mismatch', tenant);
+  if (token.isRevoked) return refuse(`${attestor}:revoked`, tenant);
+  if (token.isExpired) return refuse(`${attestor}:expired`, tenant);
+  if (token.usesLeft <= 0) return refuse(`${attestor}:exhausted`, tenant);
+  if (candidate.role !== token.role) return refuse(`${attestor}:role-mismatch`, tenant);
+  return null;
+}
 
-  if (token.expect && !matchesExpect(token.expect, candidate.claims)) return refuse('join:expect', tenant);
-  if (token.boundMac && !(candidate.claims.macs ?? []).some((m) => isPermanentGlobalMac(m) && normalizeMac(m) === token.boundMac)) {
-    return refuse('join:expect', tenant);
-  }
-  const { hardware } = candidate;
-  if ((!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token.expect) {
-    return refuse('join:placeholder-hardware', tenant);
-  }
-  // Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
-  const reclaim = candidate.trustedKey ? existing ?? null : null;
-  if (
-    reclaim &&
-    (!token.allowReclaim ||
-      reclaim.tenantId !== token.tenantId ||
-      reclaim.siteId !== token.siteId ||
-      reclaim.poolId !== token.poolId ||
-      reclaim.role !== token.role)
-  ) {
-    return refuse('join:reclaim', tenant);
-  }
+/** A discovery token's MAC must be one of the machine's permanent MACs. */
+export function hasBoundMac(token: LockedToken, candidate: JoinCandidate): boolean {
+  return !token.boundMac || (candidate.claims.macs ?? []).some((m) => isPermanentGlobalMac(m) && normalizeMac(m) === token.boundMac);
+}
 
-  const pool = token.pool;
-  if (token.poolId !== null) {
-    if (!pool || pool.agent !== 'bcd' || pool.isArchived) return refuse('join:pool', tenant);
-    if (pool.ownerTenantId !== token.tenantId) return refuse('join:tenant', tenant);
-    if (pool.siteId !== token.siteId) return refuse('join:site', tenant);
-    if (pool.joinAttestors && !pool.joinAttestors.includes('join-token')) return refuse('join:pool-attestor', tenant);
-  }
-
-  const trust = nodeTrust(token, rootTenantId);
-  return {
-    admitted: true,
-    reclaim,
-    tenantId: token.tenantId,
-    siteId: token.siteId,
-    poolId: token.poolId,
-    role: token.role,
-    certRole: trust === 'tenant-controlled' ? 'node-tenant' : CERT_ROLE_OF_TOKEN[token.role] ?? token.role,
-    hardwareKeyTrusted: candidate.trustedKey !== null,
-    trust,
-    state: pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
-  };
+/** The pool rules: live, runs the daemon, the token's tenant and site, and the pool's attestor policy. */
+export function checkPool(attestor: string, token: LockedToken, pool: LockedToken['pool'], poolId: string | null): Refusal | null {
+  if (poolId === null) return null;
+  const tenant = token.tenantId;
+  if (!pool || pool.agent !== 'bcd' || pool.isArchived) return refuse('join:pool', tenant);
+  if (pool.ownerTenantId !== token.tenantId) return refuse('join:tenant', tenant);
+  if (pool.siteId !== token.siteId) return refuse('join:site', tenant);
+  if (pool.joinAttestors && !pool.joinAttestors.includes(attestor)) return refuse('join:pool-attestor', tenant);
+  return null;
 }

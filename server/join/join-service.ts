@@ -99,7 +99,7 @@ export class JoinService {
         setImmediate(() => void this.drain(crypto));
       }
     });
-    if (outcome.kind === 'joined') {
+    if (outcome.kind === 'joined' || outcome.kind === 'pending') {
       const envelope = signEnvelope(outcome.body, crypto.signingKey);
       return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
     }

@@ -7,6 +7,7 @@ import { openSealedToken } from './crypto/seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
 import type { HardwareClaims } from './hardware/claims';
 import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
+import { ATTESTORS } from './attestors';
 
 /** A join whose request checked out without the database: ready for the admission transaction. */
 export interface PreparedJoin {
@@ -57,8 +58,8 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
     role = body.role;
     hardware = deriveHardwareKey(body.claims);
     trustedKey = hardware.key && hardware.trusted && hardware.hasUuidOrSerial ? hardware.key : null;
-    // Only the join-token attestor is configured on this server; others are refused by name.
-    if (attestor !== 'join-token') throw new JoinRefusal(`join:attestor`, 'attestor not configured');
+    // Only the attestors this server runs; others are refused by name.
+    if (!ATTESTORS.has(attestor)) throw new JoinRefusal(`join:attestor`, 'attestor not configured');
     csrSha256 = createHash('sha256').update(body.csr).digest('hex');
     const seal = openSealedToken(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256 });
     csr = parseCsr(body.csr);

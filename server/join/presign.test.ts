@@ -1,4 +1,4 @@
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt } from '../../agent/join';
@@ -6,9 +6,9 @@ import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { insertKnownNode, mintDiscoveryToken, randomMac } from '../../test/discovery-harness';
 import { newEcKeyPair } from '../pki/ca';
 import { MAX_RAMDISK_CERT_TTL_SECONDS } from '../pki/node-certificate';
-import { issueJoinToken } from '../tokens/issue';
 import { hashTokenSecret } from '../tokens/secret';
 import { JoinService } from './join-service';
 import type { PreparedJoin } from './prepare';
@@ -20,14 +20,15 @@ beforeAll(async () => {
   h = await createJoinHarness();
 });
 
-const MAC = () => `3c:ec:ef:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
+const MAC = randomMac;
 
-/** A `discovery` token bound to `mac`, minted the way the boot module mints them (issueJoinToken). */
+/**
+ * A `discovery` token bound to `mac`, for a machine its site knows (a node of the site holds the MAC), so
+ * the discovery attestor admits it at once under the default `unknown-machines` policy.
+ */
 async function discoveryToken(t: TestTenant, mac: string, maxUses = 5) {
-  const issued = await testDb().$transaction((tx) =>
-    issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'discovery', ttlSeconds: 600, maxUses, boundMac: mac, createdBy: 'module:boot' }),
-  );
-  return issued.token!;
+  await insertKnownNode(t, { macs: [mac] });
+  return (await mintDiscoveryToken(t, mac, { maxUses })).token;
 }
 
 const lifetimeSeconds = (b64: string) => {
@@ -40,7 +41,7 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     const t = await createTestTenant(testDb());
     const mac = MAC();
     const token = await discoveryToken(t, mac);
-    const join = () => agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', expectedRole: 'ramdisk' });
+    const join = () => agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
 
     const first = await join();
     expect(first.status).toBe(200);
@@ -51,7 +52,7 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     expect(lifetimeSeconds(second.answer!.certificateChain[0]!)).toBeLessThanOrEqual(MAX_RAMDISK_CERT_TTL_SECONDS);
 
     const wrong = token.replace(/\..*/, '.' + 'C'.repeat(42) + 'A');
-    const refused = await agentJoin(h, wrong, machineClaims({ macs: [mac] }), { role: 'discovery', expectedRole: 'ramdisk' });
+    const refused = await agentJoin(h, wrong, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
     expect(refused.status).toBe(403);
     expect(refused.bytes.equals(JOIN_REFUSED.body)).toBe(true);
   });
@@ -67,7 +68,7 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     }) as pg.Pool;
     const service = new JoinService({ pool: counting, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId });
     const attempt = (claims: ReturnType<typeof machineClaims>, tokenText = token, role = 'discovery') =>
-      prepareJoinAttempt({ token: tokenText, trust: h.trust, claims, role }).then((a) => JSON.parse(a.body));
+      prepareJoinAttempt({ token: tokenText, trust: h.trust, claims, role, attestor: role === 'discovery' ? 'discovery' : '' }).then((a) => JSON.parse(a.body));
     // The first admission of the discovery token leaves this service a hint: later joins of it are signed early.
     expect((await service.join(await attempt(machineClaims({ macs: [mac] })))).status).toBe(200);
 

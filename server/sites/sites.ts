@@ -7,6 +7,7 @@ import { idOf, resourceName } from '../names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
+import { discoverySettings, discoverySettingsSchema } from '../join/attestors/discovery-settings';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
@@ -25,10 +26,12 @@ export const siteRecord = z.object({
   kind: z.enum(SITE_KINDS),
   createdAt: z.string(),
   archivedAt: z.string().nullable(),
+  /** The discovery attestor's settings for this site, defaults filled in. */
+  discovery: discoverySettingsSchema,
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
-type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null };
+type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown };
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   id: s.id,
   tenantId: s.ownerTenantId,
@@ -36,6 +39,7 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   kind: s.kind as SiteRecord['kind'],
   createdAt: s.createdAt.toISOString(),
   archivedAt: s.archivedAt?.toISOString() ?? null,
+  discovery: discoverySettings(s.discovery),
 });
 
 /**
@@ -72,7 +76,7 @@ export async function listSites(db: Db, principal: Principal, input: z.infer<typ
 }
 
 /** Loads a site the tenant owns, checking ownership again after authorization. */
-async function loadSite(db: Db, principal: Principal, action: 'compute:sites:read' | 'compute:sites:manage', input: z.infer<typeof siteRefInput>) {
+export async function loadSite(db: Db, principal: Principal, action: 'compute:sites:read' | 'compute:sites:manage', input: z.infer<typeof siteRefInput>) {
   const owner = await authorize(db, principal, action, resource.site(input.siteId));
   const site = owner === input.tenantId ? await db.site.findUnique({ where: { id: input.siteId } }) : null;
   if (!site) throw new DomainError('NOT_FOUND', `Site ${input.siteId} not found`);

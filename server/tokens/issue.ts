@@ -6,6 +6,7 @@ import { newId } from '../ids';
 import { publishEvent, writeAudit } from '../events/publish';
 import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../join/hardware/expect';
 import { normalizeMac } from '../join/hardware/claims';
+import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
 import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
@@ -26,6 +27,8 @@ export interface IssueJoinTokenInput {
   hosted?: (typeof HOSTED_KINDS)[number] | null;
   /** For `discovery` tokens: the one MAC that may present it. */
   boundMac?: string | null;
+  /** For `discovery` tokens: what the boot step saw besides the MAC; copied onto the machine's join request. */
+  discovery?: DiscoveryBootInfo | null;
   /** Who mints it, as audit rows name callers (`operator:op_…`, `api-key:ak_…`, `module:…`). */
   createdBy: string;
   /** Scoped to (tenantId, createdBy). Absent: every call mints a new token. */
@@ -75,7 +78,7 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
 
   const id = newId('jt');
   const secret = newTokenSecret();
-  const inserted = await insertToken(tx, id, hashTokenSecret(secret), wanted);
+  const inserted = await insertToken(tx, id, hashTokenSecret(secret), wanted, input.discovery ?? null);
   if (!inserted) {
     const [existing] = await selectJoinTokens(
       tx,
@@ -112,13 +115,14 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
 type Wanted = z.output<typeof issueInput> & { expect: JoinExpect | null; boundMac: string | null; hosted: string | null; idempotencyKey: string | null };
 
 /** Inserts the row unless the idempotency key is taken; true when it inserted. */
-async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted): Promise<boolean> {
+async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, discovery: DiscoveryBootInfo | null): Promise<boolean> {
   try {
     const rows = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
-                               allow_reclaim, hosted, bound_mac, expires_at, created_by, idempotency_key, created_at)
+                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at)
       SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
               ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
+              ${discovery === null ? null : JSON.stringify(discovery)}::jsonb,
               now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at
       -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
       FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms

@@ -39,6 +39,14 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/nodes/{nodeId}/uncordon`, procedure: 'nodes.uncordon', summary: 'Uncordon a node' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/revoke-identity`, procedure: 'nodes.revokeIdentity', summary: "Revoke every certificate of a node (it must join again)" },
   { method: 'POST', path: `${T}/nodes/{nodeId}/delete`, procedure: 'nodes.delete', summary: 'Delete a cordoned node (frees its hardware key and MACs)' },
+  { method: 'POST', path: `${T}/sites/{siteId}/update`, procedure: 'sites.update', summary: "Update a site's discovery settings" },
+  { method: 'POST', path: `${T}/sites/{siteId}/discovery-tokens`, procedure: 'discoveryTokens.create', summary: 'Create a discovery token for one PXE lease (shown once)' },
+  { method: 'POST', path: `${T}/sites/{siteId}/site-tokens`, procedure: 'siteTokens.create', summary: 'Create a site token (shown once)' },
+  { method: 'GET', path: `${T}/pools/{poolId}/join-requests`, procedure: 'joinRequests.list', summary: "List a pool's join requests (pending by default)" },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/approve`, procedure: 'joinRequests.approveMany', summary: 'Approve a page of join requests' },
+  { method: 'GET', path: `${T}/pools/{poolId}/join-requests/{requestId}`, procedure: 'joinRequests.get', summary: 'Get a join request' },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/approve`, procedure: 'joinRequests.approve', summary: 'Approve a join request' },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/reject`, procedure: 'joinRequests.reject', summary: 'Reject a join request' },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */

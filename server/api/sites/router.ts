@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { archiveSite, createSite, createSiteInput, getSite, listSites, listSitesInput, siteRecord, siteRefInput } from '../../sites/sites';
+import { updateSite, updateSiteInput } from '../../sites/update';
 
 export const sitesRouter = router({
   create: requirePermission('compute:sites:manage')
@@ -19,4 +20,8 @@ export const sitesRouter = router({
     .input(siteRefInput)
     .output(siteRecord)
     .mutation(({ ctx, input }) => archiveSite(ctx.db, ctx.principal, input)),
+  update: requirePermission('compute:sites:manage')
+    .input(updateSiteInput)
+    .output(siteRecord)
+    .mutation(({ ctx, input }) => updateSite(ctx.db, ctx.principal, input)),
 });

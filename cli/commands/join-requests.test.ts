@@ -1,0 +1,130 @@
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JoinTrust } from '../../agent/join';
+import { newPxeMachine, runPxeMachines } from '../../agent/sim/pxe';
+import { runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { testDatabaseUrl, testDb } from '../../test/db';
+import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
+import { insertApiKey } from '../../server/api-keys/api-keys';
+import { hasPki, initPki } from '../../server/pki/store';
+import { ensureRootTenant } from '../../server/tenants/tenants';
+
+const SECRET = 'cli-test-secret-0123456789abcdef-ghijklmnopqrst';
+const db = testDb();
+const stderr = captureStderr();
+let api: ApiServer;
+let t: TestTenant;
+let env: Record<string, string>;
+let dir: string;
+const outputs: string[] = [];
+const minted: string[] = [];
+
+beforeAll(async () => {
+  process.env.DATABASE_URL = testDatabaseUrl();
+  process.env.BETTER_COMPUTE_SECRET = SECRET;
+  await ensureRootTenant(db);
+  if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
+  api = await startApiServer(db);
+  t = await createTestTenant(db, { label: 'jr-cli' });
+  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key };
+  dir = await mkdtemp(path.join(tmpdir(), 'jr-cli-'));
+});
+afterAll(async () => {
+  stderr.stop();
+  await api?.close();
+  // A filtered run (-t) may mint nothing to check.
+  if (minted.length) await expectNoSecretLeaks(db, minted, [...outputs, ...api.requests, ...stderr.lines]);
+});
+
+async function cli(args: string[]) {
+  const run = await runCli(args, env);
+  outputs.push(run.stdout, run.stderr);
+  return run;
+}
+const scope = () => ['--tenant', t.tenantId, '--pool', t.poolId];
+
+async function trustOf(url: string): Promise<JoinTrust> {
+  const doc = (await (await fetch(`${url}/api/compute/.well-known/better-compute`)).json()) as {
+    join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
+  };
+  return { encryptionJwk: doc.join.encryptionJwk, signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'), signingKeyPin: doc.join.signingKeyPin };
+}
+
+describe('better-compute join-requests and discovery-tokens', { timeout: 120_000 }, () => {
+  it('mints discovery tokens to 0600 files, lists waiting PXE machines as JSON, approves them all, and they join', async () => {
+    const machines = [];
+    for (let i = 0; i < 3; i++) {
+      const m = newPxeMachine(i);
+      const out = path.join(dir, `pxe-${i}.token`);
+      const run = await cli(['discovery-tokens', 'create', '--tenant', t.tenantId, '--site', t.siteId, '--mac', m.mac, '--ip', `10.0.0.${i + 1}`, '--boot-lease-epoch', '3', '--out', out, '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ role: 'discovery', maxUses: 1, siteId: t.siteId });
+      expect((await stat(out)).mode & 0o777).toBe(0o600);
+      const token = (await readFile(out, 'utf8')).trim();
+      minted.push(token);
+      machines.push({ ...m, token });
+    }
+    const running = runPxeMachines({ serverUrl: api.url, trust: await trustOf(api.url), machines, retryScale: 0.02 });
+
+    let pending: { id: string; mac: string; ip: string; bootLeaseEpoch: number }[] = [];
+    for (let i = 0; i < 100 && pending.length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const list = await cli(['join-requests', 'list', ...scope(), '--json']);
+      expect(list.code, list.stderr).toBe(0);
+      pending = JSON.parse(list.stdout);
+    }
+    expect(pending.map((r) => r.mac).sort()).toEqual(machines.map((m) => m.mac).sort());
+    expect(pending.every((r) => r.bootLeaseEpoch === 3 && r.ip.startsWith('10.0.0.'))).toBe(true);
+
+    const table = await cli(['join-requests', 'list', ...scope()]);
+    expect(table.stdout).toContain(pending[0]!.id);
+    const approved = await cli(['join-requests', 'approve', '--all-pending', ...scope(), '--ttl', '900', '--reason', 'intake', '--json']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout).approved).toHaveLength(3);
+
+    const outcomes = await running;
+    expect(outcomes.map((o) => o.kind)).toEqual(['joined', 'joined', 'joined']);
+    const consumed = await cli(['join-requests', 'list', ...scope(), '--state', 'consumed', '--json']);
+    expect(JSON.parse(consumed.stdout)).toHaveLength(3);
+  });
+
+  it('rejects a request with a reason, and approve of the rejected one exits with INVALID_STATE', async () => {
+    const m = newPxeMachine(9);
+    const out = path.join(dir, 'reject.token');
+    expect((await cli(['discovery-tokens', 'create', '--tenant', t.tenantId, '--site', t.siteId, '--mac', m.mac, '--out', out])).code).toBe(0);
+    const token = (await readFile(out, 'utf8')).trim();
+    minted.push(token);
+    const running = runPxeMachines({ serverUrl: api.url, trust: await trustOf(api.url), machines: [{ ...m, token }], retryScale: 0.02 });
+    let id: string | undefined;
+    for (let i = 0; i < 100 && !id; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      id = JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout)[0]?.id;
+    }
+    const rejected = await cli(['join-requests', 'reject', id!, ...scope(), '--reason', 'unknown serial', '--json']);
+    expect(JSON.parse(rejected.stdout)).toMatchObject({ state: 'rejected', reason: 'unknown serial' });
+    expect(await running).toEqual([{ kind: 'refused' }]);
+    const again = await cli(['join-requests', 'approve', id!, ...scope()]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/rejected/);
+    const shown = await cli(['join-requests', 'get', id!, ...scope(), '--json']);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id, state: 'rejected', decidedBy: expect.stringMatching(/^api-key:/) });
+  });
+
+  it('dev --sim 2 --pxe boots two PXE machines that wait, then join once an operator approves them all', async () => {
+    const site = t.siteId;
+    const sim = cli(['dev', '--sim', '2', '--pxe', '--tenant', t.tenantId, '--site', site, '--json']);
+    let pending: unknown[] = [];
+    for (let i = 0; i < 150 && pending.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      pending = JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout);
+    }
+    expect(pending).toHaveLength(2);
+    const approved = await cli(['join-requests', 'approve', '--all-pending', ...scope()]);
+    expect(approved.stdout).toMatch(/Approved 2 request/);
+    const run = await sim;
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ machines: 2, joined: 2, refused: 0, failed: 0, waitedForApproval: 2 });
+  });
+});

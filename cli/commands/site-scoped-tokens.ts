@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { DomainError } from '../../server/errors';
+import type { CreatedJoinToken } from '../../server/tokens/schemas';
+import { enc, type ApiClient } from '../client';
+import { printJson } from '../output';
+import { writeNewSecretFile } from '../secret-file';
+
+/**
+ * Mints a site-scoped token and writes it to a new 0600 file (never printed): the file is reserved before
+ * the call, so a taken path fails before anything is minted.
+ */
+export async function createTokenToFile(
+  client: ApiClient,
+  path: string,
+  body: Record<string, unknown>,
+  opts: { out: string; json?: boolean; kind: string },
+) {
+  let created: CreatedJoinToken | undefined;
+  await writeNewSecretFile(opts.out, async () => {
+    created = await client.post<CreatedJoinToken>(path, body);
+    if (created.token === undefined) {
+      throw new DomainError('INVALID_STATE', `This --key was used before, for token ${created.id}, whose token was shown only when it was created; nothing was written`);
+    }
+    return created.token;
+  });
+  const { token: _written, ...record } = created!;
+  if (opts.json) printJson(record);
+  else process.stdout.write(`Created ${opts.kind} token ${record.id} (${record.maxUses} use(s), expires ${record.expiresAt}); written to ${opts.out}\n`);
+}
+
+export const sitePath = (tenantId: string, siteId: string, tail: string) => `/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/${tail}`;
+
+/** A non-negative whole number option (`--boot-lease-epoch`, `--max-uses`). */
+export function parseWhole(value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw new DomainError('INVALID_ARGUMENT', `${value} is not a whole number`);
+  return Number(value);
+}
+
+export type { Command };

@@ -1,0 +1,33 @@
+import { DomainError } from '../server/errors';
+import { isDomainCode } from './errors';
+
+/**
+ * The data of a tRPC SSE stream's messages, parsed as JSON: `connected` and `ping` events are skipped, a
+ * `serialized-error` ends the stream with the error, `return` ends it normally.
+ */
+export async function* readServerSentEvents<T>(body: ReadableStream<Uint8Array>): AsyncGenerator<T> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      }
+      if (event === 'return') return;
+      if (event === 'serialized-error') {
+        const error = JSON.parse(data.join('\n')) as { message?: string; data?: { code?: string } };
+        const code = error.data?.code;
+        throw isDomainCode(code) ? new DomainError(code, error.message ?? code) : new Error(error.message ?? 'subscription failed');
+      }
+      if (event !== 'message' || !data.length) continue;
+      yield JSON.parse(data.join('\n')) as T;
+    }
+  }
+}

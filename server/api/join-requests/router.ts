@@ -1,0 +1,39 @@
+import { requirePermission, router } from '../trpc';
+import { approveJoinRequest, approveJoinRequests, rejectJoinRequest } from '../../requests/decisions';
+import { getJoinRequest, listJoinRequests } from '../../requests/list';
+import {
+  approvedJoinRequests,
+  approveJoinRequestInput,
+  approveJoinRequestsInput,
+  getJoinRequestInput,
+  joinRequestPage,
+  joinRequestRecord,
+  listJoinRequestsInput,
+  rejectJoinRequestInput,
+} from '../../requests/schemas';
+import { onJoinRequestChange } from './on-change';
+
+/** Join requests of a pool (joining.md "Join requests and approvals"), decided on the pool like join tokens. */
+export const joinRequestsRouter = router({
+  list: requirePermission('compute:join-tokens:read')
+    .input(listJoinRequestsInput)
+    .output(joinRequestPage)
+    .query(({ ctx, input }) => listJoinRequests(ctx.db, ctx.principal, input)),
+  get: requirePermission('compute:join-tokens:read')
+    .input(getJoinRequestInput)
+    .output(joinRequestRecord)
+    .query(({ ctx, input }) => getJoinRequest(ctx.db, ctx.principal, input)),
+  approve: requirePermission('compute:join-tokens:create')
+    .input(approveJoinRequestInput)
+    .output(joinRequestRecord)
+    .mutation(({ ctx, input }) => approveJoinRequest(ctx.db, ctx.principal, input)),
+  approveMany: requirePermission('compute:join-tokens:create')
+    .input(approveJoinRequestsInput)
+    .output(approvedJoinRequests)
+    .mutation(({ ctx, input }) => approveJoinRequests(ctx.db, ctx.principal, input)),
+  reject: requirePermission('compute:join-tokens:create')
+    .input(rejectJoinRequestInput)
+    .output(joinRequestRecord)
+    .mutation(({ ctx, input }) => rejectJoinRequest(ctx.db, ctx.principal, input)),
+  onChange: onJoinRequestChange,
+});

@@ -1,0 +1,67 @@
+/** The channel every change of a join-request queue is announced on (payload: tenant, site, request ids). */
+export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
+
+/**
+ * Which of the batch's machines are known: a node of the token's site holds the machine's trusted hardware
+ * key, or one of its permanent MACs (12 hex digits). Both are index lookups (`nodes_trusted_hardware_key`
+ * and the `nodes_macs` GIN index); `i` is the join's index in the batch.
+ */
+export const SELECT_KNOWN_MACHINES = `
+SELECT k.i
+  FROM unnest($1::int[], $2::text[], $3::bytea[], $4::text[]) AS k(i, site, hk, macs)
+ WHERE EXISTS (SELECT 1 FROM nodes n WHERE k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk AND n.site_id = k.site)
+    OR EXISTS (SELECT 1 FROM nodes n WHERE compute_node_macs(n.claims) && string_to_array(k.macs, ',') AND n.site_id = k.site)`;
+
+/**
+ * Each machine's latest request, locked (machine keys in sorted order, so concurrent batches cannot
+ * deadlock), with its expiry read at the database's clock and the approved pool's rules.
+ */
+export const SELECT_LATEST_REQUESTS = `
+SELECT r.id, r.machine_key, r.state, r.csr_sha256, r.token_id, r.pool_id, r.expires_at <= compute_now() AS is_expired,
+       p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
+       p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
+  FROM unnest($1::text[]) AS k(machine_key)
+  CROSS JOIN LATERAL (
+    SELECT * FROM join_requests j WHERE j.machine_key = k.machine_key ORDER BY j.created_at DESC, j.id DESC LIMIT 1 FOR UPDATE
+  ) r
+  LEFT JOIN pools p ON p.id = r.pool_id
+ ORDER BY r.machine_key`;
+
+/** Pending or approved requests a newer attempt replaces: they read as `expired` from now on. */
+export const EXPIRE_REQUESTS = `UPDATE join_requests SET state = 'expired' WHERE id = ANY($1::text[]) AND state IN ('pending', 'approved')`;
+
+/**
+ * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims, ip, boot lease
+ * epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones, marks the
+ * approvals the batch's admissions used as consumed, and announces every change with NOTIFY, all in the
+ * admission transaction.
+ */
+export const WRITE_REQUESTS_SQL = `
+WITH recorded AS (
+  INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, hardware_key, mac, ip, workflow_id,
+                             vouched_by, boot_lease_epoch, csr_sha256, token_id, expires_at, created_at)
+  SELECT id, tenant, site, 'discovery', 'pending', mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok,
+         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now())
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::text[], $8::text[], $9::text[],
+                $10::text[], $11::bigint[], $12::text[], $13::text[], $14::int[])
+      AS x(id, tenant, site, mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, ttl)
+  ON CONFLICT (id) DO UPDATE
+     SET claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, ip = EXCLUDED.ip, workflow_id = EXCLUDED.workflow_id,
+         vouched_by = EXCLUDED.vouched_by, boot_lease_epoch = EXCLUDED.boot_lease_epoch, csr_sha256 = EXCLUDED.csr_sha256,
+         token_id = EXCLUDED.token_id, expires_at = EXCLUDED.expires_at
+   WHERE join_requests.state = 'pending'
+  RETURNING id, tenant_id, site_id, (xmax = 0) AS is_new
+), consumed AS (
+  UPDATE join_requests SET state = 'consumed', consumed_at = compute_now()
+   WHERE id = ANY($15::text[]) AND state = 'approved'
+  RETURNING id, tenant_id, site_id
+), created_events AS (
+  INSERT INTO events (tenant_id, type, data)
+  SELECT tenant_id, 'node.join-request.created', jsonb_build_object('requestId', id, 'siteId', site_id, 'attestor', 'discovery')
+    FROM recorded WHERE is_new
+  RETURNING 1
+), changes AS (
+  SELECT tenant_id, site_id, id FROM recorded UNION ALL SELECT tenant_id, site_id, id FROM consumed
+)
+SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenant_id, 'siteId', site_id, 'requestIds', json_agg(id))::text)
+  FROM changes GROUP BY tenant_id, site_id`;

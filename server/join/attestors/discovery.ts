@@ -1,0 +1,183 @@
+import type pg from 'pg';
+import { newId } from '../../ids';
+import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
+import { isPermanentGlobalMac, normalizeMac } from '../hardware/claims';
+import type { PreparedJoin } from '../prepare';
+import { EXPIRE_REQUESTS, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
+import { discoverySettings } from './discovery-settings';
+import type { Attestor, AttestorVerdict } from './types';
+
+/** How long the agent waits before it retries a deferred join. */
+export const RETRY_AFTER_SECONDS = 30;
+
+/** A machine's latest join request, as the admission transaction locked it. */
+interface LatestRequest {
+  id: string;
+  state: string;
+  csrSha256: string;
+  tokenId: string | null;
+  poolId: string | null;
+  isExpired: boolean;
+  pool: LockedToken['pool'];
+}
+
+/** A pending request this batch records (new id) or refreshes (existing id). */
+interface RecordedRequest {
+  join: PreparedJoin;
+  token: LockedToken;
+  id: string;
+  machineKey: string;
+}
+
+export interface DiscoveryState {
+  /** Joins (by batch index) whose machine belongs to a node of the token's site. */
+  known: Set<PreparedJoin>;
+  latest: Map<string, LatestRequest>;
+  expire: string[];
+  recorded: Map<string, RecordedRequest>;
+  /** The approval each admitted join uses. */
+  consumes: Map<PreparedJoin, string>;
+}
+
+/**
+ * Requests are keyed by the machine's trusted hardware key, else by its site and the token's MAC (the
+ * MAC the boot step saw is the one identifier a discovered machine surely has).
+ */
+export function machineKeyOf(join: PreparedJoin, token: LockedToken): string | null {
+  if (join.trustedKey) return `hk:${join.trustedKey.toString('hex')}`;
+  return token.boundMac ? `mac:${token.siteId}:${token.boundMac}` : null;
+}
+
+const macDigits = (join: PreparedJoin) =>
+  (join.claims.macs ?? []).filter(isPermanentGlobalMac).map((m) => normalizeMac(m)!.replaceAll(':', ''));
+
+/**
+ * The `discovery` attestor (protocol.md "Discovery joins"): a PXE-booted ramdisk presenting a discovery
+ * token, single use and bound to the MAC its boot step saw. In order: the token rules, the bound MAC, then
+ * the site's `approval` policy: a known machine under `unknown-machines` is admitted at once; any other
+ * machine is admitted only by the retry whose CSR hash an operator approved (consuming the approval), and
+ * waits in a join request otherwise. A rejected request refuses its token; an expired or consumed one
+ * refuses its CSR.
+ */
+export const discoveryAttestor: Attestor<DiscoveryState> = {
+  name: 'discovery',
+
+  async load(client, joins, tokens) {
+    const state: DiscoveryState = { known: new Set(), latest: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
+    const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
+    if (!mine.length) return state;
+    const site = (j: PreparedJoin) => tokens.get(j.tokenId)!.siteId;
+    const known = await client.query(SELECT_KNOWN_MACHINES, [
+      mine.map((_, i) => i),
+      mine.map(site),
+      mine.map((j) => j.trustedKey),
+      mine.map((j) => macDigits(j).join(',')),
+    ]);
+    for (const row of known.rows) state.known.add(mine[row.i as number]!);
+    const keys = [...new Set(mine.map((j) => machineKeyOf(j, tokens.get(j.tokenId)!)).filter((k): k is string => k !== null))].sort();
+    for (const r of (await client.query(SELECT_LATEST_REQUESTS, [keys])).rows) {
+      const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+      state.latest.set(r.machine_key, {
+        id: r.id,
+        state: r.state,
+        csrSha256: r.csr_sha256,
+        tokenId: r.token_id,
+        poolId: r.pool_id,
+        isExpired: r.is_expired,
+        pool: r.pool_id
+          ? {
+              agent: r.p_agent,
+              ownerTenantId: r.p_owner,
+              siteId: r.p_site,
+              isArchived: r.p_archived,
+              joinAttestors: policy.joinAttestors ?? null,
+              platformOperated: false,
+              hasAcceptanceChecks: r.p_checks,
+            }
+          : null,
+      });
+    }
+    return state;
+  },
+
+  decide({ join, token, rootTenantId }, state): AttestorVerdict {
+    const refused = checkToken('discovery', join, token);
+    if (refused) return refused;
+    const t = token!;
+    if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
+    if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId);
+
+    const admit = (poolId: string | null, pool: LockedToken['pool']): AttestorVerdict => {
+      const poolRefusal = checkPool('discovery', t, pool, poolId);
+      if (poolRefusal) return poolRefusal;
+      const trust = nodeTrust({ ...t, poolId, pool }, rootTenantId);
+      return {
+        admitted: true,
+        reclaim: null,
+        tenantId: t.tenantId,
+        siteId: t.siteId,
+        poolId,
+        role: t.role,
+        certRole: CERT_ROLE_OF_TOKEN.discovery!,
+        // A ramdisk's node row never claims the machine's hardware key: the installed OS joins later.
+        hardwareKeyTrusted: false,
+        trust,
+        state: 'adopted',
+      };
+    };
+
+    const settings = discoverySettings(t.site.discovery);
+    if (settings.approval === 'unknown-machines' && state.known.has(join)) return admit(null, null);
+
+    const machineKey = machineKeyOf(join, t)!;
+    const latest = state.latest.get(machineKey);
+    const sameCsr = latest?.csrSha256 === join.csr.csrSha256;
+    if (latest?.state === 'approved' && !latest.isExpired) {
+      if (!sameCsr) return refuse('discovery:csr-mismatch', t.tenantId);
+      const verdict = admit(latest.poolId, latest.pool);
+      if (verdict.admitted) {
+        state.consumes.set(join, latest.id);
+        // A second retry in this batch finds the approval used.
+        latest.state = 'consumed';
+      }
+      return verdict;
+    }
+    if (latest?.state === 'rejected' && (sameCsr || latest.tokenId === t.id)) return refuse('discovery:rejected', t.tenantId);
+    if (latest?.state === 'consumed' && sameCsr) return refuse('discovery:consumed', t.tenantId);
+    const isLive = latest?.state === 'pending' && !latest.isExpired;
+    if (latest && !isLive && (latest.state === 'pending' || latest.state === 'approved')) {
+      if (sameCsr) return refuse('discovery:request-expired', t.tenantId);
+      state.expire.push(latest.id);
+    }
+    const id = isLive ? latest!.id : newId('jreq');
+    state.recorded.set(id, { join, token: t, id, machineKey });
+    state.latest.set(machineKey, { id, state: 'pending', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: null, isExpired: false, pool: null });
+    return { admitted: false, deferred: true, requestId: id, tenantId: t.tenantId };
+  },
+
+  async write(client, state, admitted) {
+    const consumed = [...state.consumes].filter(([join]) => admitted.has(join)).map(([, id]) => id);
+    if (!state.recorded.size && !consumed.length) return false;
+    if (state.expire.length) await client.query(EXPIRE_REQUESTS, [state.expire]);
+    const recorded = [...state.recorded.values()];
+    const boot = (r: RecordedRequest) => r.token.discovery ?? {};
+    await client.query(WRITE_REQUESTS_SQL, [
+      recorded.map((r) => r.id),
+      recorded.map((r) => r.token.tenantId),
+      recorded.map((r) => r.token.siteId),
+      recorded.map((r) => r.machineKey),
+      recorded.map((r) => JSON.stringify(r.join.claims)),
+      recorded.map((r) => r.join.hardware.key),
+      recorded.map((r) => r.token.boundMac),
+      recorded.map((r) => boot(r).ip ?? null),
+      recorded.map((r) => boot(r).workflowId ?? null),
+      recorded.map((r) => boot(r).vouchedBy ?? null),
+      recorded.map((r) => boot(r).bootLeaseEpoch ?? null),
+      recorded.map((r) => r.join.csr.csrSha256),
+      recorded.map((r) => r.token.id),
+      recorded.map((r) => discoverySettings(r.token.site.discovery).pendingTtlSeconds),
+      consumed,
+    ]);
+    return true;
+  },
+};

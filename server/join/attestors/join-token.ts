@@ -1,0 +1,59 @@
+import { matchesExpect } from '../hardware/expect';
+import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
+import type { Attestor, AttestorInput } from './types';
+
+/**
+ * The `join-token` attestor and JoinService's rules for one join, in joining.md's order: the token (secret
+ * in constant time, revocation, expiry, uses, role), then `expect`, the placeholder rule, the reclaim rules,
+ * the pool, and the pool's attestor policy. Pure: the caller holds the token row's lock and applies the
+ * decision (consuming one use) only when it admits.
+ */
+export function decideJoin({ join: candidate, token, existing, rootTenantId }: AttestorInput): Admission | Refusal {
+  const refused = checkToken('join-token', candidate, token);
+  if (refused) return refused;
+  const tenant = token!.tenantId;
+  // A discovery token admits only through the discovery attestor, which may hold it for an approval.
+  if (token!.role === 'discovery') return refuse('join-token:role-mismatch', tenant);
+  if (token!.expect && !matchesExpect(token!.expect, candidate.claims)) return refuse('join:expect', tenant);
+  if (!hasBoundMac(token!, candidate)) return refuse('join:expect', tenant);
+  const { hardware } = candidate;
+  if ((!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token!.expect) {
+    return refuse('join:placeholder-hardware', tenant);
+  }
+  // Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
+  const reclaim = candidate.trustedKey ? existing ?? null : null;
+  if (
+    reclaim &&
+    (!token!.allowReclaim ||
+      reclaim.tenantId !== token!.tenantId ||
+      reclaim.siteId !== token!.siteId ||
+      reclaim.poolId !== token!.poolId ||
+      reclaim.role !== token!.role)
+  ) {
+    return refuse('join:reclaim', tenant);
+  }
+  const poolRefusal = checkPool('join-token', token!, token!.pool, token!.poolId);
+  if (poolRefusal) return poolRefusal;
+
+  const trust = nodeTrust(token!, rootTenantId);
+  return {
+    admitted: true,
+    reclaim,
+    tenantId: token!.tenantId,
+    siteId: token!.siteId,
+    poolId: token!.poolId,
+    role: token!.role,
+    certRole: trust === 'tenant-controlled' ? 'node-tenant' : CERT_ROLE_OF_TOKEN[token!.role] ?? token!.role,
+    hardwareKeyTrusted: candidate.trustedKey !== null,
+    trust,
+    state: token!.pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
+  };
+}
+
+/** The `join-token` attestor: everything is on the token row the transaction already locked. */
+export const joinTokenAttestor: Attestor<null> = {
+  name: 'join-token',
+  load: async () => null,
+  decide: (input) => decideJoin(input),
+  write: async () => false,
+};

@@ -1,0 +1,134 @@
+import type { z } from 'zod';
+import type { Db } from '../db/client';
+import { Prisma } from '../db/generated/client';
+import { DomainError } from '../errors';
+import type { Principal } from '../authz/principal';
+import { loadPool } from '../pools/pools';
+import { parseInput } from '../tokens/schemas';
+import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
+import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
+import {
+  approveJoinRequestInput,
+  approveJoinRequestsInput,
+  rejectJoinRequestInput,
+  type ApprovedJoinRequests,
+  type JoinRequestRecord,
+} from './schemas';
+
+type Decision = 'approved' | 'rejected';
+
+/**
+ * One statement decides, publishes `security.join-request.<decision>`, writes the audit row naming the
+ * operator and the reason, and NOTIFYs the queue's listeners: a decision is either all of these or none.
+ * `set` and `guard` are the decision's own; expiry is read at the database's clock.
+ */
+function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql, actor: string, set: Prisma.Sql, guard: Prisma.Sql) {
+  return Prisma.sql`
+    WITH decided AS (
+      UPDATE join_requests SET state = ${decision}, decided_at = compute_now(), decided_by = ${actor}, ${set}
+       WHERE id = ANY(${ids}::text[]) AND ${visible} AND ${guard}
+      RETURNING *
+    ), published AS (
+      INSERT INTO events (tenant_id, type, data)
+      SELECT tenant_id, ${`security.join-request.${decision}`},
+             jsonb_build_object('requestId', id, 'siteId', site_id, 'poolId', pool_id, 'attestor', attestor, 'decidedBy', decided_by, 'reason', reason)
+        FROM decided
+      RETURNING 1
+    ), audited AS (
+      INSERT INTO audit_log (tenant_id, actor, action, resource, data)
+      SELECT tenant_id, ${actor}, ${`join-request.${decision}`}, 'compute-join-request/' || id,
+             jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'reason', reason, 'expiresAt', expires_at, 'csrSha256', csr_sha256)
+        FROM decided
+      RETURNING 1
+    ), notified AS (
+      SELECT pg_notify(${JOIN_REQUESTS_CHANNEL}, json_build_object('tenantId', tenant_id, 'siteId', site_id, 'requestIds', json_agg(id))::text)
+        FROM decided GROUP BY tenant_id, site_id
+    )
+    SELECT ${RECORD_COLUMNS}, (SELECT count(*) FROM notified) AS notified FROM decided`;
+}
+
+/**
+ * Approves pending requests into the pool for `ttlSeconds` (60 to 86,400, default 3,600), one statement
+ * per call whatever the number of ids (at most 200). Decided as `compute:join-tokens:create` on the pool;
+ * an archived pool, or one that runs no daemon, is INVALID_STATE. A request this pool already approved
+ * (two operators at once, a retried call) counts as approved; any other is `skipped`.
+ */
+export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
+  const valid = parseInput(approveJoinRequestsInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-tokens:create', valid);
+  if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
+  if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
+  const ids = [...new Set(valid.requestIds)];
+  const visible = visibleTo(pool);
+  const rows = await db.$queryRaw<JoinRequestRow[]>(
+    decideStatement(
+      'approved',
+      ids,
+      visible,
+      principal.actor,
+      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}, expires_at = compute_now() + ${valid.ttlSeconds}::int * interval '1 second'`,
+      Prisma.sql`state = 'pending' AND expires_at > compute_now()`,
+    ),
+  );
+  const approved = rows.map(toJoinRequestRecord);
+  const done = new Set(approved.map((r) => r.id));
+  const rest = ids.filter((id) => !done.has(id));
+  const skipped: string[] = [];
+  if (rest.length) {
+    const others = await db.$queryRaw<JoinRequestRow[]>`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
+    const byId = new Map(others.map((r) => [r.id, r]));
+    for (const id of rest) {
+      const row = byId.get(id);
+      // The other operator's approval into this pool is the answer this call would have given.
+      if (row && row.state === 'approved' && row.pool_id === pool.id) approved.push(toJoinRequestRecord(row));
+      else skipped.push(id);
+    }
+  }
+  return { approved, skipped };
+}
+
+/**
+ * `joinRequests.approve`: the request admits one join (the retry with its CSR) into the pool until the
+ * approval expires. Approving twice returns the approval; any other decided state is INVALID_STATE.
+ */
+export async function approveJoinRequest(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestInput>): Promise<JoinRequestRecord> {
+  const valid = parseInput(approveJoinRequestInput, input);
+  const { requestId, ...rest } = valid;
+  const { approved } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
+  if (approved[0]) return approved[0];
+  throw await undecidable(db, principal, valid, 'approve');
+}
+
+/**
+ * `joinRequests.reject`: final. It also withdraws an approval the machine has not used yet. Rejecting a
+ * rejected request returns it; a consumed or expired one is INVALID_STATE.
+ */
+export async function rejectJoinRequest(db: Db, principal: Principal, input: z.input<typeof rejectJoinRequestInput>): Promise<JoinRequestRecord> {
+  const valid = parseInput(rejectJoinRequestInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-tokens:create', valid);
+  const visible = visibleTo(pool);
+  const [row] = await db.$queryRaw<JoinRequestRow[]>(
+    decideStatement(
+      'rejected',
+      [valid.requestId],
+      visible,
+      principal.actor,
+      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}`,
+      Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
+    ),
+  );
+  if (row) return toJoinRequestRecord(row);
+  const current = await selectJoinRequest(db, valid.requestId, visible);
+  if (current?.state === 'rejected') return toJoinRequestRecord(current);
+  throw await undecidable(db, principal, valid, 'reject');
+}
+
+/** Why a decision found nothing to decide: NOT_FOUND when the pool cannot see it, else INVALID_STATE. */
+async function undecidable(db: Db, principal: Principal, ref: { tenantId: string; poolId: string; requestId: string }, verb: string) {
+  const pool = await loadPool(db, principal, 'compute:join-tokens:read', ref);
+  const row = await selectJoinRequest(db, ref.requestId, visibleTo(pool));
+  if (!row) return new DomainError('NOT_FOUND', `Join request ${ref.requestId} not found`);
+  return new DomainError('INVALID_STATE', `Join request ${ref.requestId} is ${row.state}: it cannot be ${verb === 'approve' ? 'approved' : 'rejected'}`, {
+    field: 'requestId',
+  });
+}

@@ -1,0 +1,67 @@
+import type { Tx } from '../db/client';
+import { Prisma } from '../db/generated/client';
+import type { JoinRequestRecord, JoinRequestState } from './schemas';
+
+/** The state a request reads as: pending or approved past its expiry (database clock) is `expired`. */
+export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END`;
+
+export const RECORD_COLUMNS = Prisma.sql`
+  id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id`;
+
+export interface JoinRequestRow {
+  id: string;
+  state: string;
+  attestor: string;
+  claims: Record<string, unknown>;
+  hardware_key: Buffer | Uint8Array | null;
+  mac: string | null;
+  ip: string | null;
+  workflow_id: string | null;
+  vouched_by: string | null;
+  boot_lease_epoch: bigint | number | null;
+  csr_sha256: string;
+  site_id: string;
+  created_at: Date;
+  expires_at: Date;
+  decided_at: Date | null;
+  decided_by: string | null;
+  reason: string | null;
+  pool_id: string | null;
+  consumed_at: Date | null;
+  tenant_id: string | null;
+}
+
+export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
+  return {
+    id: row.id,
+    state: row.state as JoinRequestState,
+    attestor: row.attestor,
+    claims: row.claims ?? {},
+    hardwareKey: row.hardware_key ? Buffer.from(row.hardware_key).toString('hex') : null,
+    mac: row.mac,
+    ip: row.ip,
+    workflowId: row.workflow_id,
+    vouchedBy: row.vouched_by,
+    bootLeaseEpoch: row.boot_lease_epoch === null ? null : Number(row.boot_lease_epoch),
+    csrSha256: row.csr_sha256,
+    siteId: row.site_id,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+    decidedAt: row.decided_at?.toISOString() ?? null,
+    decidedBy: row.decided_by,
+    reason: row.reason,
+    poolId: row.pool_id,
+    consumedAt: row.consumed_at?.toISOString() ?? null,
+  };
+}
+
+/** The requests a pool's operators see: the pool's, and its site's that no pool claimed yet, of the pool's tenant. */
+export function visibleTo(pool: { id: string; siteId: string; ownerTenantId: string }): Prisma.Sql {
+  return Prisma.sql`tenant_id = ${pool.ownerTenantId} AND (pool_id = ${pool.id} OR (pool_id IS NULL AND site_id = ${pool.siteId}))`;
+}
+
+export async function selectJoinRequest(tx: Tx, id: string, visible: Prisma.Sql): Promise<JoinRequestRow | null> {
+  const [row] = await tx.$queryRaw<JoinRequestRow[]>`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ${id} AND ${visible}`;
+  return row ?? null;
+}

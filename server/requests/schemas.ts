@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { idOf } from '../names';
+
+export const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
+export type JoinRequestState = (typeof JOIN_REQUEST_STATES)[number];
+
+/** Approval lifetime bounds (joining.md): 60 to 86,400 seconds, one hour by default. */
+export const APPROVAL_TTL = { min: 60, max: 86_400, default: 3_600 } as const;
+export const REQUEST_PAGE = { default: 100, max: 200 } as const;
+
+const poolRef = { tenantId: idOf('tnt'), poolId: idOf('pool') };
+const reason = z.string().min(1).max(500).regex(/^[^\p{Cc}]*$/u, 'must be printable');
+
+export const listJoinRequestsInput = z.strictObject({
+  ...poolRef,
+  /** `pending` by default; `all` lists every state. */
+  state: z.enum([...JOIN_REQUEST_STATES, 'all']).default('pending'),
+  limit: z.number().int().min(1).max(REQUEST_PAGE.max).optional(),
+  cursor: idOf('jreq').optional(),
+  direction: z.enum(['forward', 'backward']).optional(),
+});
+export const getJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq') });
+export const approveJoinRequestInput = z.strictObject({
+  ...poolRef,
+  requestId: idOf('jreq'),
+  ttlSeconds: z.number().int().min(APPROVAL_TTL.min, 'must be at least 60 seconds').max(APPROVAL_TTL.max, 'must be at most 86400 seconds').default(APPROVAL_TTL.default),
+  reason: reason.optional(),
+});
+/** Approves a page of requests in one statement (`approve --all-pending`). */
+export const approveJoinRequestsInput = approveJoinRequestInput.omit({ requestId: true }).extend({ requestIds: z.array(idOf('jreq')).min(1).max(REQUEST_PAGE.max) });
+export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: reason.optional() });
+
+/** A request as every answer shows it: what the attestor saw and the decision. Strict: nothing else leaks. */
+export const joinRequestRecord = z
+  .object({
+    id: z.string(),
+    state: z.enum(JOIN_REQUEST_STATES),
+    attestor: z.string(),
+    claims: z.record(z.string(), z.unknown()),
+    hardwareKey: z.string().nullable(),
+    mac: z.string().nullable(),
+    ip: z.string().nullable(),
+    workflowId: z.string().nullable(),
+    vouchedBy: z.string().nullable(),
+    bootLeaseEpoch: z.number().nullable(),
+    csrSha256: z.string(),
+    siteId: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    decidedAt: z.string().nullable(),
+    decidedBy: z.string().nullable(),
+    reason: z.string().nullable(),
+    poolId: z.string().nullable(),
+    consumedAt: z.string().nullable(),
+  })
+  .strict();
+export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
+
+export const joinRequestPage = z.object({ items: z.array(joinRequestRecord), nextCursor: z.string().nullable() }).strict();
+export type JoinRequestPage = z.infer<typeof joinRequestPage>;
+
+export const approvedJoinRequests = z.object({ approved: z.array(joinRequestRecord), skipped: z.array(z.string()) }).strict();
+export type ApprovedJoinRequests = z.infer<typeof approvedJoinRequests>;

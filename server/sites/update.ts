@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { Db } from '../db/client';
+import { DomainError } from '../errors';
+import { idOf } from '../names';
+import { resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+import { writeAudit } from '../events/publish';
+import { DISCOVERY_APPROVALS, discoverySettings } from '../join/attestors/discovery-settings';
+import { parseInput } from '../tokens/schemas';
+import { loadSite, toSiteRecord, type SiteRecord } from './sites';
+
+export const updateSiteInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  /** The discovery attestor's settings; absent keys keep their current values. */
+  discovery: z
+    .strictObject({
+      approval: z.enum(DISCOVERY_APPROVALS).optional(),
+      pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+    })
+    .optional(),
+});
+
+/**
+ * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:
+ * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
+ * operator; `pendingTtlSeconds`: how long a request waits). Later joins read the new settings.
+ */
+export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
+  const valid = parseInput(updateSiteInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
+  const discovery = { ...discoverySettings(site.discovery), ...valid.discovery };
+  return db.$transaction(async (tx) => {
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery } });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery } });
+    return toSiteRecord(updated);
+  });
+}
