@@ -12,6 +12,7 @@ import { logError, logLimited } from '../log';
 import { isClientAbort } from '../http/client-abort';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
+import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -128,6 +129,8 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
+        // bcd downloads are files: served here, streamed, whether or not Next has loaded.
+        if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
       const handle = next();
       if (!handle) {
