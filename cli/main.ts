@@ -10,6 +10,7 @@ import { registerPkiCommands } from './commands/pki';
 import { registerDevCommands } from './commands/dev';
 import { registerEventCommands } from './commands/events';
 import { registerOperatorCommands } from './commands/operators';
+import { registerDaemonCommands } from './commands/daemon';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -28,6 +29,7 @@ registerApiKeyCommands(program);
 registerEventCommands(program);
 registerOperatorCommands(program);
 registerDevCommands(program);
+registerDaemonCommands(program);
 
 try {
   await program.parseAsync(process.argv);

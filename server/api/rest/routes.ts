@@ -32,6 +32,7 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/api-keys`, procedure: 'apiKeys.create', summary: 'Create an API key (shown once)' },
   { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
+  { method: 'POST', path: `${T}/pools/{poolId}/install-script`, procedure: 'daemon.installScript', summary: "Generate a pool's bcd install script (holds no secret)" },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */
