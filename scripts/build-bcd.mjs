@@ -64,7 +64,13 @@ function inject(nodeBinary, blob, out) {
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-export async function buildBcd({ outDir = path.join(root, 'dist/bcd'), arm64 = !process.argv.includes('--no-arm64') } = {}) {
+const outFlag = process.argv.indexOf('--out');
+
+/** Builds (or reuses) the executables and copies them to `outDir/<version>/`; `--out DIR` and `--no-arm64` on the command line. */
+export async function buildBcd({
+  outDir = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : path.join(root, 'dist/bcd'),
+  arm64 = !process.argv.includes('--no-arm64'),
+} = {}) {
   const cacheRoot = path.join(root, '.cache/bcd');
   mkdirSync(cacheRoot, { recursive: true });
   const work = path.join(cacheRoot, `work-${process.pid}`);

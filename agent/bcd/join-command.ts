@@ -77,7 +77,8 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
   const answer = await joinWithToken({
     serverUrl,
     token,
-    claims: await readLinuxClaims(),
+    // BCD_ROOT (tests only) is also where the machine's sysfs is read from, so a test machine has identifiers.
+    claims: await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/'),
     pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin },
     identityDir: paths.identityDir,
     jwkPath,
