@@ -160,3 +160,74 @@ describe('the install script, end to end', () => {
     expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: unspent.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 0 });
   });
 });
+
+describe('bcd join from the well-known document', () => {
+  const join = (root: string, args: string[], input = '') => run(bcd.binary, ['join', ...args], { env: env(root), input });
+  const pinArgs = () => ['--serving-ca-pin', pins.servingCaPin, '--join-signing-pin', pins.joinSigningKeyPin, '--join-encryption-pin', pins.joinEncryptionKeyPin];
+  async function tokenFile(root: string, fileMode = 0o600) {
+    const file = path.join(root, 'token');
+    writeFileSync(file, `${await newToken()}\n`, { mode: fileMode });
+    return file;
+  }
+  const tokenId = (file: string) => readFileSync(file, 'utf8').trim().slice(5).split('.')[0]!;
+
+  it('with a rotated join-encryption.jwk and --server, seals to the key the document publishes for the pin', { timeout: 120_000 }, async () => {
+    const root = newRoot();
+    const installedRun = await runScript(goodScript, root, { token: await newToken() });
+    expect(installedRun.code, installedRun.stderr).toBe(0);
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    writeFileSync(path.join(root, 'etc/bcd/join-encryption.jwk'), JSON.stringify(publicKey.export({ format: 'jwk' })));
+    const result = await join(root, ['--reset', '--yes', '--server', server.url], await newToken());
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^joined: node /);
+  });
+
+  it('with no config.toml, joins with the three pins and then writes config.toml and join-encryption.jwk', { timeout: 120_000 }, async () => {
+    const root = newRoot();
+    const file = await tokenFile(root);
+    const result = await join(root, ['--server', server.url, ...pinArgs(), '--token-file', file]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    const config = readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
+    expect(config).toContain('gateway_url = "https://gw.test.example"');
+    expect(config).toContain(`site = "${pool.siteId}"`);
+    expect(config).toContain(`serving_ca_spki_pin = "${pins.servingCaPin}"`);
+    expect(mode(path.join(root, 'etc/bcd/config.toml'))).toBe('600');
+    expect(mode(path.join(root, 'etc/bcd/join-encryption.jwk'))).toBe('644');
+    const doctor = await run(bcd.binary, ['doctor'], { env: env(root, '/nonexistent') });
+    expect(doctor.code, doctor.stdout).toBe(0);
+  });
+
+  it('refuses a document whose pins differ from the install, before the token is spent', async () => {
+    const root = newRoot();
+    const file = await tokenFile(root);
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const otherPin = `sha256/${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('base64')}`;
+    const args = ['--server', server.url, '--serving-ca-pin', pins.servingCaPin, '--join-signing-pin', otherPin, '--join-encryption-pin', pins.joinEncryptionKeyPin];
+    const result = await join(root, [...args, '--token-file', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/join signing pin differs/);
+    expect(existsSync(path.join(root, 'etc'))).toBe(false);
+    expect(existsSync(file)).toBe(true);
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: tokenId(file) } })).toMatchObject({ usesLeft: 1 });
+  });
+
+  it('refuses a token file others can read, and a join with no config and no pins', async () => {
+    const root = newRoot();
+    const file = await tokenFile(root, 0o644);
+    const readable = await join(root, ['--server', server.url, ...pinArgs(), '--token-file', file]);
+    expect(readable.code).toBe(2);
+    expect(readable.stderr).toMatch(/can be read by others/);
+    const noPins = await join(root, ['--server', server.url], 'bcjt_x');
+    expect(noPins.code).toBe(2);
+    expect(noPins.stderr).toMatch(/needs --serving-ca-pin/);
+  });
+});
+
+describe('the built bcd with no Node.js on PATH', () => {
+  it('prints its version', async () => {
+    const result = await run(bcd.binary, ['version'], { env: env(newRoot(), '/nonexistent') });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`bcd ${bcd.version} linux-amd64 (node ${process.versions.node})\n`);
+  });
+});
