@@ -81,7 +81,7 @@ fi
 TOKEN=$(printf '%s' "$TOKEN" | tr -d ' \\t\\r')
 if [ -z "$TOKEN" ]; then
   [ -f "$ETC/config.toml" ] || fail "no join token: set BCD_JOIN_TOKEN or give it on standard input"
-  MODE=upgrade
+  MODE='upgrade'
 else
   case "$TOKEN" in
     bcjt_*) ;;
@@ -90,7 +90,7 @@ else
   case "$TOKEN" in
     *[!A-Za-z0-9_.-]*) fail "what was given is not a join token (bcjt_...)" ;;
   esac
-  MODE=join
+  MODE='join'
 fi
 
 case "$(uname -m)" in
@@ -136,7 +136,7 @@ place() {
 
 has_systemd() { [ -z "$ROOT" ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
 
-if [ "$MODE" = upgrade ]; then
+if [ "$MODE" = 'upgrade' ]; then
   place "$WORK/bcd" "$BIN" 0755
   say "upgraded $BIN to bcd $BCD_VERSION"
   if has_systemd; then
