@@ -6,6 +6,7 @@ import { configFromWellKnown } from './bootstrap-config';
 import { formatConfigToml, parseConfigToml, writeFileAtomic, type BcdConfig } from './config-toml';
 import { bcdPaths, joinKeyPathFor } from './paths';
 import { readStoredIdentity } from './read-identity';
+import { pinnedFetch } from './pinned-fetch';
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
 
 export interface JoinArgs {
@@ -66,6 +67,9 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
   const token = args.tokenFile ? await readTokenFile(args.tokenFile) : await readTokenFromStdin(io.stdin);
 
   const serverUrl = (args.server ?? existing!.gatewayUrl).replace(/\/+$/, '');
+  // Without --server the join goes to the gateway, authenticated by the serving CA pin rather than the system's CAs.
+  const viaGateway = !args.server && serverUrl.startsWith('https://');
+  const doFetch = io.fetch ?? (viaGateway ? pinnedFetch({ servingCaPin: existing!.servingCaSpkiPin }) : undefined);
   const bootstrap = existing
     ? null
     : await configFromWellKnown({
@@ -83,7 +87,7 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
     identityDir: paths.identityDir,
     jwkPath,
     reset: args.reset,
-    fetch: io.fetch,
+    fetch: doFetch,
   });
   if (args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
   if (answer.status === 'pending') {

@@ -131,6 +131,8 @@ describe('the install script, end to end', () => {
     const node = await database.db.node.findUniqueOrThrow({ where: { id: nodeId(root) } });
     // The default pool runs no acceptance checks, so JoinService adopts the node at once.
     expect(node).toMatchObject({ poolId: pool.id, state: 'adopted' });
+    const events = await database.db.event.findMany({ where: { tenantId: pool.ownerTenantId, type: { startsWith: 'node.' } }, orderBy: { id: 'asc' } });
+    expect(events.filter((event) => JSON.stringify(event.data).includes(node.id)).map((event) => event.type)).toContain('node.joined');
 
     const doctor = await run(installed(root), ['doctor'], { env: env(root, '/nonexistent') });
     expect(doctor.code, doctor.stdout).toBe(0);
