@@ -81,7 +81,8 @@ export async function buildBcd({
   const key = createHash('sha256').update(readFileSync(bundled)).update(nodeVersion).digest('hex').slice(0, 16);
   const cached = path.join(cacheRoot, key);
   const arches = {};
-  if (existsSync(path.join(cached, 'linux-amd64'))) {
+  // A cache made without arm64 (the tests build amd64 only) does not serve a build that asks for it.
+  if (existsSync(path.join(cached, 'linux-amd64')) && (!arm64 || existsSync(path.join(cached, 'linux-arm64')))) {
     say(`Reusing ${path.relative(root, cached)}`);
   } else {
     const config = path.join(work, 'sea-config.json');
@@ -105,6 +106,8 @@ export async function buildBcd({
     }
     rmSync(cached, { recursive: true, force: true });
     renameSync(staging, cached);
+    // Executables of older agent sources are 100 MB each and never reused: keep only this build's.
+    for (const entry of readdirSync(cacheRoot)) if (/^[0-9a-f]{16}$/.test(entry) && entry !== key) rmSync(path.join(cacheRoot, entry), { recursive: true, force: true });
   }
   rmSync(work, { recursive: true, force: true });
 
@@ -114,7 +117,10 @@ export async function buildBcd({
   for (const arch of ['amd64', 'arm64']) {
     const from = path.join(cached, `linux-${arch}`);
     const to = path.join(target, `linux-${arch}`);
-    if (!existsSync(from)) continue;
+    if (!existsSync(from)) {
+      rmSync(to, { force: true }); // never serve an executable of another build beside this one's SHA256SUMS
+      continue;
+    }
     copyFileSync(from, `${to}.tmp`);
     chmodSync(`${to}.tmp`, 0o755);
     renameSync(`${to}.tmp`, to);
