@@ -111,6 +111,16 @@ describe('the install script, end to end', () => {
     expect(again.code, again.stderr).toBe(0);
   });
 
+  it('with a token JoinService refuses leaves nothing installed, so no config names a missing identity', { timeout: 120_000 }, async () => {
+    const root = newRoot();
+    const token = await newToken();
+    await database.db.joinToken.update({ where: { id: token.slice(5).split('.')[0]! }, data: { usesLeft: 0 } });
+    const result = await runScript(goodScript, root, { token });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/Join refused[\s\S]*bcd join failed; nothing was installed/);
+    expect(readdirSync(root)).toEqual(['sys']);
+  });
+
   it('installs the files with the spec modes, joins, upgrades, answers already joined and resets', { timeout: 240_000 }, async () => {
     const root = newRoot();
     const token = await newToken();

@@ -177,10 +177,16 @@ PrivateTmp=yes
 WantedBy=multi-user.target
 BCD_UNIT
 
+DATA_EXISTED=no
+[ ! -d "$DATA" ] || DATA_EXISTED=yes
 mkdir -p "$DATA"
 chmod 0700 "$DATA"
 say "joining pool ${p.poolId}"
-printf '%s\\n' "$TOKEN" | "$WORK/bcd" join --config "$WORK/etc/config.toml" --server "$BASE_URL" || fail "bcd join failed; nothing was installed"
+if ! printf '%s\\n' "$TOKEN" | "$WORK/bcd" join --config "$WORK/etc/config.toml" --server "$BASE_URL"; then
+  # Only the empty data directory this run made is taken back (rmdir never removes a file).
+  [ "$DATA_EXISTED" = 'yes' ] || rmdir -p "$DATA" 2>/dev/null || true
+  fail "bcd join failed; nothing was installed"
+fi
 TOKEN=
 
 place "$WORK/bcd" "$BIN" 0755
