@@ -16,6 +16,7 @@ import { registerNodeCommands } from './commands/nodes';
 import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
+import { registerDaemonCommands } from './commands/daemon';
 
 const program = new Command('better-compute')
   .description('Better Compute: join tokens, nodes and the control plane, from the command line')
@@ -40,6 +41,7 @@ registerAgentCommands(program);
 registerJoinRequestCommands(program);
 registerDiscoveryTokenCommands(program);
 registerSiteTokenCommands(program);
+registerDaemonCommands(program);
 
 try {
   await program.parseAsync(process.argv);

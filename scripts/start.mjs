@@ -2,7 +2,8 @@
 // whole product (embedded PostgreSQL unless DATABASE_URL is set). Only Node built-ins are used here, since
 // it runs before node_modules exists.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt, ensureInstalled } from './ensure-build.mjs';
@@ -12,6 +13,22 @@ process.chdir(root);
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 ensureInstalled();
 ensureBuilt();
+ensureBcd();
+
+/** Builds the bcd downloads once, when this version's are missing (the build prints its progress). */
+function ensureBcd() {
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+  const dir = process.env.BETTER_COMPUTE_DOWNLOADS_DIR || 'dist/bcd';
+  if (existsSync(path.join(dir, version, 'SHA256SUMS'))) return;
+  if (process.env.BETTER_COMPUTE_DOWNLOADS_DIR) {
+    console.warn(`» No bcd ${version} in ${dir}: the install script's downloads will answer 404`);
+    return;
+  }
+  console.log(`» Building bcd ${version} for the install script's downloads (once; npm run build:bcd)`);
+  const result = spawnSync(process.execPath, ['scripts/build-bcd.mjs'], { stdio: 'inherit', env: process.env });
+  // The console works without the downloads: a failed build is reported, not fatal.
+  if (result.status !== 0) console.warn('» Building bcd failed; the downloads will answer 404 until npm run build:bcd succeeds');
+}
 
 // The compiled server (scripts/build-server.mjs, part of `npm run build`): no TypeScript loader at run time.
 const child = spawn(process.execPath, ['.build/server/main.mjs'], { stdio: 'inherit', env: process.env });

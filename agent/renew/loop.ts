@@ -11,6 +11,8 @@ export interface RenewalOptions {
   gatewayServerName?: string;
   basePath?: string;
   log?: (line: string) => void;
+  /** What to tell the operator when the identity is revoked or expired (bcd names its own command). */
+  joinAgain?: string;
 }
 
 /** Exit codes of `agent run`. */
@@ -48,7 +50,7 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
       return RENEWAL_EXIT.noIdentity;
     }
     if (Date.now() >= current.notAfter.getTime()) {
-      log(`agent: the certificate expired at ${current.notAfter.toISOString()}; ${JOIN_AGAIN}`);
+      log(`agent: the certificate expired at ${current.notAfter.toISOString()}; ${options.joinAgain ?? JOIN_AGAIN}`);
       return RENEWAL_EXIT.expired;
     }
     if (!options.once && failures === 0 && refusals === 0) {
@@ -68,7 +70,7 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
       if (error instanceof RenewRefusedError) {
         refusals += 1;
         if (refusals >= REFUSALS_BEFORE_GIVING_UP) {
-          log(`agent: the control plane refused to renew ${current.spiffeId} ${refusals} times (revoked, or replaced by a newer identity); ${JOIN_AGAIN}`);
+          log(`agent: the control plane refused to renew ${current.spiffeId} ${refusals} times (revoked, or replaced by a newer identity); ${options.joinAgain ?? JOIN_AGAIN}`);
           return RENEWAL_EXIT.refused;
         }
       } else {
@@ -107,7 +109,7 @@ export async function doctorChecks(options: RenewalOptions): Promise<DoctorCheck
     checks.push(
       left > 0
         ? { name: 'expiry', ok: true, detail: `expires at ${current.notAfter.toISOString()} (in ${Math.round(left / 60_000)} min)` }
-        : { name: 'expiry', ok: false, detail: `the certificate expired at ${current.notAfter.toISOString()}; ${JOIN_AGAIN}` },
+        : { name: 'expiry', ok: false, detail: `the certificate expired at ${current.notAfter.toISOString()}; ${options.joinAgain ?? JOIN_AGAIN}` },
     );
   }
   try {

@@ -9,6 +9,7 @@ import { nodesRouter } from './nodes/router';
 import { joinRequestsRouter } from './join-requests/router';
 import { discoveryTokensRouter } from './discovery-tokens/router';
 import { siteTokensRouter } from './site-tokens/router';
+import { daemonRouter } from './daemon/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -21,6 +22,7 @@ export const appRouter = router({
   joinRequests: joinRequestsRouter,
   discoveryTokens: discoveryTokensRouter,
   siteTokens: siteTokensRouter,
+  daemon: daemonRouter,
 });
 
 export type AppRouter = typeof appRouter;

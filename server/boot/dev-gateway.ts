@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
@@ -7,6 +8,13 @@ import { loadPki } from '../pki/store';
 import { gatewayFilesCurrent, gatewayFilesIn, writeGatewayFiles } from '../gateway/files';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// The compiled server (.build/server, scripts/build-server.mjs) has the gateway compiled beside it; from the
+// TypeScript sources it runs through tsx.
+const COMPILED_GATEWAY = fileURLToPath(new URL('./gateway.mjs', import.meta.url));
+const gatewayEntry = (): string[] =>
+  import.meta.url.endsWith('.mjs') && existsSync(COMPILED_GATEWAY)
+    ? [COMPILED_GATEWAY]
+    : ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')];
 
 /**
  * Makes the development gateway's credentials under `<dataDir>/gateway` on the first start (a serving
@@ -29,7 +37,7 @@ export function startGatewayProcess(options: { dir: string; port: number; apiUrl
   let child: ChildProcess | undefined;
   let stopping = false;
   const start = () => {
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
+    child = spawn(process.execPath, gatewayEntry(), {
       cwd: PROJECT_ROOT,
       stdio: 'inherit',
       env: { ...process.env, BETTER_COMPUTE_GATEWAY_DIR: options.dir, BETTER_COMPUTE_GATEWAY_PORT: String(options.port), BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl },

@@ -16,6 +16,7 @@ import { readBody } from '../http/read-body';
 import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
+import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
@@ -131,6 +132,8 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
+        // bcd downloads are files: served here, streamed, whether or not Next has loaded.
+        if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
       const handle = next();
       if (!handle) {

@@ -47,6 +47,7 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'GET', path: `${T}/pools/{poolId}/join-requests/{requestId}`, procedure: 'joinRequests.get', summary: 'Get a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/approve`, procedure: 'joinRequests.approve', summary: 'Approve a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/reject`, procedure: 'joinRequests.reject', summary: 'Reject a join request' },
+  { method: 'POST', path: `${T}/pools/{poolId}/install-script`, procedure: 'daemon.installScript', summary: "Generate a pool's bcd install script (holds no secret)" },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */

@@ -1,0 +1,70 @@
+import { chmod, open, rename } from 'node:fs/promises';
+
+/** `/etc/bcd/config.toml`, exactly the keys the spec shows, all required. */
+export interface BcdConfig {
+  gatewayUrl: string;
+  site: string;
+  servingCaSpkiPin: string;
+  joinSigningKeyPin: string;
+  joinEncryptionKeyPin: string;
+}
+
+const KEYS: ReadonlyArray<[tomlKey: string, field: keyof BcdConfig]> = [
+  ['gateway_url', 'gatewayUrl'],
+  ['site', 'site'],
+  ['serving_ca_spki_pin', 'servingCaSpkiPin'],
+  ['join_signing_key_pin', 'joinSigningKeyPin'],
+  ['join_encryption_key_pin', 'joinEncryptionKeyPin'],
+];
+const PIN = /^sha256\/[A-Za-z0-9+/]{43}=$/;
+const LINE = /^([a-z_]+)\s*=\s*"((?:[^"\\\u0000-\u001f]|\\["\\])*)"\s*(?:#.*)?$/;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses config.toml: the flat `key = "string"` subset of TOML the spec's file uses (comments and blank lines
+ * allowed). Anything else (an unknown or repeated key, another value type, a table) is refused with its line
+ * number rather than ignored, since a typo in a pin's key name would otherwise silently drop a pin.
+ */
+export function parseConfigToml(text: string, source = 'config.toml'): BcdConfig {
+  const known = new Map(KEYS);
+  const values: Partial<BcdConfig> = {};
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const match = LINE.exec(line);
+    if (!match) throw new ConfigError(`${source}:${index + 1}: expected key = "value"`);
+    const field = known.get(match[1]!);
+    if (!field) throw new ConfigError(`${source}:${index + 1}: unknown key ${match[1]}`);
+    if (values[field] !== undefined) throw new ConfigError(`${source}:${index + 1}: ${match[1]} is set twice`);
+    values[field] = match[2]!.replace(/\\(["\\])/g, '$1');
+  });
+  for (const [key, field] of KEYS) {
+    if (!values[field]) throw new ConfigError(`${source}: ${key} is missing`);
+    if (key.endsWith('_pin') && !PIN.test(values[field]!)) throw new ConfigError(`${source}: ${key} is not a sha256/<base64> pin`);
+  }
+  const url = new URL(values.gatewayUrl!);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`${source}: gateway_url must be an https:// URL`);
+  return values as BcdConfig;
+}
+
+/** The file's text, in the spec's key order. */
+export function formatConfigToml(config: BcdConfig): string {
+  return KEYS.map(([key, field]) => `${key} = "${config[field].replace(/(["\\])/g, '\\$1')}"`).join('\n') + '\n';
+}
+
+/** Writes `content` to `file` atomically with `mode` (a flushed temporary file renamed into place). */
+export async function writeFileAtomic(file: string, content: string, mode: number): Promise<void> {
+  const temporary = `${file}.tmp-${process.pid}`;
+  const handle = await open(temporary, 'w', mode);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await chmod(temporary, mode);
+  await rename(temporary, file);
+}

@@ -1,0 +1,65 @@
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { loadJoinEncryptionKey } from '../join-key';
+import { parseConfigToml, type BcdConfig } from './config-toml';
+import type { CommandIo } from './join-command';
+import { gatewayChecks } from './node-command';
+import { bcdPaths, joinKeyPathFor } from './paths';
+import { readStoredIdentity } from './read-identity';
+import { versionLine } from './version';
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+const check = async (name: string, run: () => Promise<string>): Promise<DoctorCheck> => {
+  try {
+    return { name, ok: true, detail: await run() };
+  } catch (error) {
+    return { name, ok: false, detail: (error as Error).message };
+  }
+};
+
+/** The identity check: both files, a leaf that certifies node.key's key, and not expired. */
+export async function checkIdentity(identityDir: string, now = new Date()): Promise<string> {
+  const stored = await readStoredIdentity(identityDir);
+  if (!stored) throw new Error(`not joined: ${identityDir} holds no identity; join as root: bcd join < token-file`);
+  const leaf = new X509Certificate(Buffer.from(stored.identity.certificateChain[0] ?? '', 'base64'));
+  const keySpki = createPublicKey(createPrivateKey(stored.keyPem)).export({ type: 'spki', format: 'der' });
+  if (!leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(keySpki)) throw new Error('node.key is not the key the certificate certifies');
+  const expires = new Date(leaf.validTo);
+  if (expires <= now) {
+    throw new Error(`the certificate expired at ${expires.toISOString()}; join again as root: bcd join --reset --yes, then bcd join`);
+  }
+  return `node ${stored.identity.nodeId}, site ${stored.identity.siteId}, role ${stored.identity.role}, certificate valid until ${expires.toISOString()}`;
+}
+
+/**
+ * `bcd doctor`: the configuration, the join key, the identity, and whether the gateway answers under the pinned
+ * serving CA (the renewal loop's own check, agent/renew). Exit code 1 when any check fails.
+ */
+export async function runDoctor(args: { config?: string }, io: CommandIo): Promise<number> {
+  const paths = bcdPaths(io.env);
+  const configPath = args.config ?? paths.config;
+  let config: BcdConfig | null = null;
+  const checks = [
+    await check('config', async () => {
+      config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
+      return `${configPath}: gateway ${config.gatewayUrl}, site ${config.site}`;
+    }),
+    await check('join-key', async () => {
+      if (!config) throw new Error('skipped: no usable config.toml');
+      const key = await loadJoinEncryptionKey({ jwkPath: joinKeyPathFor(configPath), pin: config.joinEncryptionKeyPin });
+      return `${joinKeyPathFor(configPath)} matches join_encryption_key_pin (${key.source})`;
+    }),
+    await check('identity', () => checkIdentity(paths.identityDir)),
+  ];
+  // Only with a usable config.toml: it names the gateway and the serving CA pin.
+  const usable = config as BcdConfig | null;
+  if (usable) checks.push(...(await gatewayChecks(usable, paths.identityDir)));
+  io.out(versionLine());
+  for (const result of checks) io.out(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name.padEnd(9)} ${result.detail}`);
+  return checks.every((result) => result.ok) ? 0 : 1;
+}

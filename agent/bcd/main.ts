@@ -1,0 +1,74 @@
+// bcd: the agent as one executable (scripts/build-bcd.mjs bundles this file and the agent code it imports).
+import { parseArgs } from 'node:util';
+import { runDoctor } from './doctor-command';
+import { runNode } from './node-command';
+import { runJoin, UsageError, type CommandIo } from './join-command';
+import { ConfigError } from './config-toml';
+import { TokenInputError } from './token-input';
+import { versionLine } from './version';
+
+const USAGE = `usage:
+  bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
+           [--token-file F] [--reset --yes]        the token on standard input unless --token-file
+  bcd node [--config F]                            run the renewal loop (what bcd.service starts)
+  bcd doctor [--config F]
+  bcd version`;
+
+const io: CommandIo = { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'version':
+    case '--version':
+      io.out(versionLine());
+      return 0;
+    case 'join': {
+      const { values } = parseArgs({
+        args: rest,
+        strict: true,
+        options: {
+          config: { type: 'string' },
+          server: { type: 'string' },
+          'serving-ca-pin': { type: 'string' },
+          'join-signing-pin': { type: 'string' },
+          'join-encryption-pin': { type: 'string' },
+          'token-file': { type: 'string' },
+          reset: { type: 'boolean' },
+          yes: { type: 'boolean' },
+        },
+      });
+      return runJoin(
+        {
+          config: values.config,
+          server: values.server,
+          servingCaPin: values['serving-ca-pin'],
+          joinSigningPin: values['join-signing-pin'],
+          joinEncryptionPin: values['join-encryption-pin'],
+          tokenFile: values['token-file'],
+          reset: values.reset,
+          yes: values.yes,
+        },
+        io,
+      );
+    }
+    case 'doctor': {
+      const { values } = parseArgs({ args: rest, strict: true, options: { config: { type: 'string' } } });
+      return runDoctor(values, io);
+    }
+    case 'node':
+      return runNode(parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values, io);
+    default:
+      io.err(USAGE);
+      return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    const usage = error instanceof UsageError || (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
+    io.err(`bcd: ${error.message}`);
+    process.exit(usage ? 2 : error instanceof ConfigError || error instanceof TokenInputError ? 2 : 1);
+  },
+);

@@ -1,0 +1,70 @@
+import { X509Certificate } from 'node:crypto';
+import http from 'node:http';
+import { isIP } from 'node:net';
+import { once } from 'node:events';
+import tls, { type DetailedPeerCertificate } from 'node:tls';
+import { spkiPin } from '../../server/pki/pins';
+
+/**
+ * Checks a gateway's TLS chain against the serving CA pin, as daemons authenticate the gateway: some certificate
+ * the gateway sent has the pinned key, it issued and signed the leaf, and the leaf is current and names
+ * `serverName`. The system's CAs play no part. Returns why the chain is refused, or null.
+ */
+export function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string, serverName: string, now = new Date()): string | null {
+  const chain: X509Certificate[] = [];
+  for (let cert: DetailedPeerCertificate | undefined = peer; cert?.raw && chain.length < 8; cert = cert.issuerCertificate) {
+    chain.push(new X509Certificate(cert.raw));
+    if (cert.issuerCertificate === cert) break;
+  }
+  const [leaf] = chain;
+  if (!leaf) return 'the gateway sent no certificate';
+  const ca = chain.find((cert) => spkiPin(cert.publicKey) === servingCaPin);
+  if (!ca) return 'no certificate the gateway sent has the key of serving_ca_spki_pin (does it send its full chain?)';
+  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return 'the gateway certificate is not signed by the pinned serving CA';
+  if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo)) return `the gateway certificate is not valid now (${leaf.validFrom} to ${leaf.validTo})`;
+  const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
+  if (!named) return `the gateway certificate does not name ${serverName}`;
+  return null;
+}
+
+/**
+ * A `fetch` for the gateway: TLS authenticated by the serving CA pin alone (pinnedChainProblem), checked
+ * before a byte of the request is written. Enough of fetch for the agent's calls (method, headers, a string
+ * body, the status and body of the answer).
+ */
+export function pinnedFetch(options: { servingCaPin: string; serverName?: string }): typeof fetch {
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.protocol !== 'https:') throw new Error(`${url.origin}: the gateway is reached over https only`);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const serverName = options.serverName ?? host;
+    const socket = tls.connect({ host, port: Number(url.port || 443), servername: isIP(serverName) ? undefined : serverName, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    await once(socket, 'secureConnect');
+    const problem = pinnedChainProblem(socket.getPeerCertificate(true), options.servingCaPin, serverName);
+    if (problem) {
+      socket.destroy();
+      throw new Error(`Refusing the gateway at ${url.origin}: ${problem}`);
+    }
+    const body = init.body == null ? undefined : Buffer.from(String(init.body));
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined), ...(body ? { 'content-length': String(body.length) } : {}) };
+    return new Promise<Response>((resolve, reject) => {
+      const request = http.request(
+        { host: url.host, path: `${url.pathname}${url.search}`, method: init.method ?? 'GET', headers, createConnection: () => socket, signal: init.signal ?? undefined },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', reject);
+          response.on('end', () => {
+            const status = response.statusCode ?? 502;
+            const answerHeaders = new Headers();
+            for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') answerHeaders.set(name, value);
+            resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: answerHeaders }));
+            socket.end();
+          });
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  }) as typeof fetch;
+}

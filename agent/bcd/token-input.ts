@@ -1,0 +1,61 @@
+import { lstat, open, unlink } from 'node:fs/promises';
+
+/** The most a token file may hold: a bearer is about 90 bytes; anything larger is not a token file. */
+export const MAX_TOKEN_FILE_BYTES = 4096;
+// The bearer form of server/tokens/secret.ts; bcd checks only the shape, JoinService the rest.
+const TOKEN_SHAPE = /^bcjt_[A-Za-z0-9_.-]+$/;
+
+export class TokenInputError extends Error {
+  override name = 'TokenInputError';
+}
+
+/** The token in `text`, trimmed, or an error that never repeats what was given. */
+export function parseToken(text: string, source: string): string {
+  const token = text.trim();
+  if (token === '') throw new TokenInputError(`No join token on ${source}`);
+  if (!TOKEN_SHAPE.test(token)) throw new TokenInputError(`What ${source} holds is not a join token (bcjt_…)`);
+  return token;
+}
+
+/** Reads all of standard input (at most 4 KiB kept; more is refused). */
+export async function readTokenFromStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  if ((stdin as NodeJS.ReadStream).isTTY) throw new TokenInputError('Give the join token on standard input (bcd join < token-file) or with --token-file');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_TOKEN_FILE_BYTES) throw new TokenInputError('Standard input holds more than a join token');
+    chunks.push(Buffer.from(chunk as Buffer));
+  }
+  return parseToken(Buffer.concat(chunks).toString('utf8'), 'standard input');
+}
+
+/**
+ * Reads `--token-file`: only a regular file (not a link), of at most 4 KiB, that its owner alone can read
+ * (no group or other bits: 0600 or 0400) and that this user owns, so a token another user could read or plant
+ * is refused before it is used.
+ */
+export async function readTokenFile(file: string): Promise<string> {
+  const info = await lstat(file).catch((error: NodeJS.ErrnoException) => {
+    throw new TokenInputError(error.code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${error.code})`);
+  });
+  if (!info.isFile()) throw new TokenInputError(`${file} is not a regular file`);
+  if (info.size > MAX_TOKEN_FILE_BYTES) throw new TokenInputError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes`);
+  if ((info.mode & 0o077) !== 0) throw new TokenInputError(`${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 or 0400`);
+  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new TokenInputError(`${file} is owned by another user`);
+  const handle = await open(file, 'r');
+  try {
+    return parseToken(await handle.readFile('utf8'), file);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Deletes the token file after the join; a read-only mount (a Kubernetes Secret) is a warning only. */
+export async function removeTokenFile(file: string, warn: (line: string) => void): Promise<void> {
+  await unlink(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return;
+    if (error.code === 'EROFS' || error.code === 'EACCES' || error.code === 'EPERM') warn(`warning: could not delete ${file} (${error.code}); remove it yourself`);
+    else throw error;
+  });
+}

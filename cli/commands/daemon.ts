@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { DomainError } from '../../server/errors';
+import { enc } from '../client';
+import { clientFor } from '../context';
+
+/** `--sha256 amd64=<hex>,arm64=<hex>` as the procedure's `sha256` object. */
+export function parseSha256Option(value: string): { amd64?: string; arm64?: string } {
+  const digests: Record<string, string> = {};
+  for (const pair of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [arch, hex] = pair.split('=', 2);
+    if ((arch !== 'amd64' && arch !== 'arm64') || !hex) {
+      throw new DomainError('INVALID_ARGUMENT', `--sha256 takes amd64=<hex>,arm64=<hex>, not ${pair}`, { field: 'sha256' });
+    }
+    digests[arch] = hex.toLowerCase();
+  }
+  return digests;
+}
+
+export function registerDaemonCommands(program: Command) {
+  const daemon = program.command('daemon').description('bcd, the daemon machines run');
+  daemon
+    .command('install-script')
+    .description('Print an install script that installs bcd and joins a machine to a pool (holds no secret)')
+    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .requiredOption('--pool <poolId>', 'pool id')
+    .option('--site <siteId>', "site id (must be the pool's; default: the pool's)")
+    .requiredOption('--gateway-url <url>', 'the gateway daemons dial, e.g. https://gw.eu.example.com')
+    .requiredOption('--base-url <url>', 'the control plane the script downloads bcd from, e.g. https://compute.example.com')
+    .option('--bcd-version <version>', "bcd's version (default: the server's)")
+    .option('--sha256 <digests>', "amd64=<hex>,arm64=<hex> (default: the digests of the server's own build)", parseSha256Option)
+    .action(
+      async (
+        opts: { tenant: string; pool: string; site?: string; gatewayUrl: string; baseUrl: string; bcdVersion?: string; sha256?: { amd64?: string; arm64?: string } },
+        cmd: Command,
+      ) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const answer = await client.post<{ script: string }>(`/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/install-script`, {
+          siteId: opts.site,
+          gatewayUrl: opts.gatewayUrl,
+          baseUrl: opts.baseUrl,
+          bcdVersion: opts.bcdVersion,
+          sha256: opts.sha256,
+        });
+        process.stdout.write(answer.script);
+      },
+    );
+}

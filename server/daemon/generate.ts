@@ -1,0 +1,58 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Principal } from '../authz/principal';
+import { BASE_PATH, PRODUCT_VERSION } from '../config/config';
+import type { Db } from '../db/client';
+import { BCD_ARCHES } from '../downloads/serve';
+import { DomainError } from '../errors';
+import { loadPkiRuntime } from '../join/runtime';
+import { loadPool } from '../pools/pools';
+import { renderInstallScript } from './install-script';
+import type { InstallScriptInput } from './schemas';
+
+/** The digests in `dir/<version>/SHA256SUMS` (what build:bcd writes), by arch. */
+export async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
+  const text = await readFile(path.join(dir, version, 'SHA256SUMS'), 'utf8').catch(() => '');
+  const digests: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([0-9a-f]{64}) [ *]linux-(\w+)$/.exec(line.trim());
+    if (match && (BCD_ARCHES as readonly string[]).includes(match[2]!)) digests[match[2]!] = match[1]!;
+  }
+  return digests;
+}
+
+/**
+ * Generates a pool's install script (`daemon.installScript`): the pins and the JoinService encryption key
+ * from the loaded PKI, the pool's site, the gateway and the bcd version with its digests. Readers of the pool
+ * may generate it: it holds no secret, the join token stays with whoever runs it.
+ *
+ * @throws DomainError NOT_FOUND (pool), INVALID_ARGUMENT (site not the pool's, no digest), INVALID_CONFIG (no PKI).
+ */
+export async function generateInstallScript(db: Db, principal: Principal, input: InstallScriptInput, downloadsDir: string) {
+  const pool = await loadPool(db, principal, 'compute:pools:read', input);
+  if (input.siteId && input.siteId !== pool.siteId) {
+    throw new DomainError('INVALID_ARGUMENT', `Pool ${pool.id} is in site ${pool.siteId}, not ${input.siteId}`, { field: 'siteId' });
+  }
+  const pki = await loadPkiRuntime(db);
+  if (!pki) throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
+  const bcdVersion = input.bcdVersion ?? PRODUCT_VERSION;
+  const sha256 = input.sha256 ?? (await readBuiltDigests(downloadsDir, bcdVersion));
+  if (!sha256.amd64 && !sha256.arm64) {
+    throw new DomainError('INVALID_ARGUMENT', `No digest for bcd ${bcdVersion}: pass sha256, or build it on this server (npm run build:bcd)`, { field: 'sha256' });
+  }
+  const script = renderInstallScript({
+    poolId: pool.id,
+    siteId: pool.siteId,
+    gatewayUrl: input.gatewayUrl,
+    baseUrl: input.baseUrl,
+    basePath: BASE_PATH,
+    bcdVersion,
+    sha256,
+    servingCaPin: pki.servingCaPin,
+    joinSigningKeyPin: pki.crypto.signingKeyPin,
+    joinEncryptionKeyPin: pki.crypto.encryptionKeyPin,
+    encryptionJwk: pki.crypto.encryptionPublicJwk,
+    generatedBy: `better-compute ${PRODUCT_VERSION}`,
+  });
+  return { filename: 'install-bcd.sh', script, bcdVersion, sha256 };
+}
