@@ -42,7 +42,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
       {events.isPending ? (
         <LoadingRows label="Loading events…" />
       ) : events.isError ? (
-        <QueryError error={events.error} what="events" />
+        <QueryError error={events.error} what="events" onRetry={() => void events.refetch()} />
       ) : items.length === 0 ? (
         <div className="callout">No events in this tenant yet.</div>
       ) : (

@@ -60,7 +60,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
           <LoadingRows label="Loading join tokens…" />
         </div>
       ) : tokens.isError ? (
-        <QueryError error={tokens.error} what="join tokens" />
+        <QueryError error={tokens.error} what="join tokens" onRetry={() => void tokens.refetch()} />
       ) : items.length === 0 ? (
         <p className="panel-empty">
           {includeInactive ? 'No join token was ever created for this pool.' : 'No live join tokens. Create one to let a machine join this pool.'}

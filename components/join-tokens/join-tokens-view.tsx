@@ -99,7 +99,7 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
       {pools.isPending ? (
         <LoadingRows label="Loading pools…" />
       ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" />
+        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : joinablePools.length === 0 ? (
         <div className="callout">
           <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a pool with agent{' '}

@@ -71,9 +71,9 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
       {sites.isPending || pools.isPending ? (
         <LoadingRows label="Loading sites and pools…" />
       ) : sites.isError ? (
-        <QueryError error={sites.error} what="sites" />
+        <QueryError error={sites.error} what="sites" onRetry={() => void sites.refetch()} />
       ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" />
+        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : sites.data.items.length === 0 ? (
         <div className="callout">
           <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (<code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
