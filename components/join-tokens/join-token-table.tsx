@@ -6,6 +6,7 @@ import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
+import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
 
@@ -31,6 +32,10 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
       { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
     ),
   );
+  // A join spends a use, another operator may revoke: both happen away from this page.
+  useLiveRefresh(trpc.joinTokens.list.pathFilter());
+  // What the operator's own revoke did, said once the list shows it.
+  const [notice, setNotice] = useState<string | null>(null);
   const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
   const headingId = `pool-${pool.id}`;
   const what = includeInactive ? 'token' : 'live token';
@@ -55,6 +60,9 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
           </span>
         )}
       </header>
+      <p className="panel-notice" role="status">
+        {notice}
+      </p>
       {tokens.isPending ? (
         <div className="panel-empty">
           <LoadingRows label="Loading join tokens…" />
@@ -86,7 +94,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
             </thead>
             <tbody>
               {items.map((token) => (
-                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} />
+                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} onRevoked={(id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`)} />
               ))}
             </tbody>
           </table>
@@ -97,7 +105,14 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
   );
 }
 
-function JoinTokenRow({ token, tenant, now }: { token: JoinToken; tenant: Tenant; now: number }) {
+interface JoinTokenRowProps {
+  token: JoinToken;
+  tenant: Tenant;
+  now: number;
+  onRevoked: (tokenId: string) => void;
+}
+
+function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
   const pinned = expectEntries(token.expect);
   const isLive = token.state === 'live';
   return (
@@ -139,7 +154,7 @@ function JoinTokenRow({ token, tenant, now }: { token: JoinToken; tenant: Tenant
           {formatTimestamp(token.createdAt, { zone: false })}
         </time>
       </td>
-      <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} />}</td>
+      <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
     </tr>
   );
 }
