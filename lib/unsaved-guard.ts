@@ -40,9 +40,12 @@ export function useUnsavedGuard(isActive: boolean, onLinkBlocked: (href: string)
   }, [isActive, container]);
 }
 
-/** Offers `text` as a download named `fileName`, from memory: nothing is sent anywhere. */
+/**
+ * Offers `text` as a download named `fileName`, from memory: nothing is sent anywhere. Octet-stream, because
+ * Chromium adds `.txt` to the name of a text/plain download.
+ */
 export function downloadText(fileName: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/octet-stream' }));
   const link = document.createElement('a');
   link.href = url;
   link.download = fileName;

@@ -86,6 +86,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
                 <th scope="col">Pinned to</th>
                 <th scope="col">Reclaim</th>
                 <th scope="col">Hosted</th>
+                <th scope="col">Last used</th>
                 <th scope="col">Created (UTC)</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
@@ -150,9 +151,21 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
       <td>{token.allowReclaim ? <span className="badge badge-warn">allowed</span> : <span className="muted">no</span>}</td>
       <td>{token.hosted ? <span className="badge badge-info">{token.hosted}</span> : <span className="muted">no</span>}</td>
       <td className="cell-time">
+        {token.lastUsedAt ? (
+          <time dateTime={token.lastUsedAt} title={token.lastUsedAt}>
+            {formatRelative(token.lastUsedAt, now)}
+          </time>
+        ) : (
+          <span className="muted">never</span>
+        )}
+      </td>
+      <td className="cell-time">
         <time dateTime={token.createdAt} title={token.createdAt}>
           {formatTimestamp(token.createdAt, { zone: false })}
         </time>
+        <span className="cell-sub" title={token.createdBy}>
+          by {token.createdByEmail ?? token.createdBy}
+        </span>
       </td>
       <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
     </tr>
