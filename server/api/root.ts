@@ -5,6 +5,7 @@ import { joinTokensRouter } from './join-tokens/router';
 import { poolsRouter } from './pools/router';
 import { sitesRouter } from './sites/router';
 import { tenantsRouter } from './tenants/router';
+import { auditRouter } from './audit/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -13,6 +14,7 @@ export const appRouter = router({
   joinTokens: joinTokensRouter,
   apiKeys: apiKeysRouter,
   events: eventsRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

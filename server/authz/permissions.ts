@@ -17,6 +17,7 @@ export const ACTIONS = [
   'compute:api-keys:manage',
   'compute:events:read',
   'compute:nodes:read',
+  'compute:audit:read',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
