@@ -37,7 +37,7 @@ async function createPinnedToken(page: Page, serial: string): Promise<string> {
 
 /** Done on a token never copied or downloaded: the console asks first, and this confirms the discard. */
 async function discardToken(page: Page) {
-  await discardToken(page);
+  await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
   await page.getByRole('dialog', { name: 'Discard the join token?' }).getByRole('button', { name: 'Discard token' }).click();
   await expect(oneTimePanel(page)).toHaveCount(0);
 }
