@@ -217,8 +217,9 @@ test.describe('phone, 390×844', () => {
       const wide = width <= 390 ? [] : await page.evaluate(() =>
         [...document.querySelectorAll('body *')]
           .filter((el) => el.getBoundingClientRect().right > 391)
-          // Clipped by a scrolling or hidden-overflow ancestor: not what widens the page.
+          // Clipped by a scrolling or hidden-overflow ancestor: not what widens the page, unless positioned out of it.
           .filter((el) => {
+            if (getComputedStyle(el).position === 'absolute') return true;
             for (let up = el.parentElement; up; up = up.parentElement) if (getComputedStyle(up).overflowX !== 'visible') return false;
             return true;
           })
