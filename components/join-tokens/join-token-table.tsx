@@ -6,6 +6,7 @@ import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
+import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
@@ -167,7 +168,7 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
           by {token.createdByEmail ?? token.createdBy}
         </span>
       </td>
-      <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
+      <td className="cell-actions">{isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
     </tr>
   );
 }

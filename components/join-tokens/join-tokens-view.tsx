@@ -9,6 +9,7 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import type { JoinToken } from '@/lib/join-token-form';
+import { can } from '@/lib/can';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { CreateJoinTokenDialog } from './create-join-token-dialog';
@@ -70,9 +71,11 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
               <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
               Show inactive
             </label>
-            <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
-              Create join token
-            </button>
+            {can(tenant, 'compute:join-tokens:create') && (
+              <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
+                Create join token
+              </button>
+            )}
           </>
         }
       />
