@@ -87,14 +87,17 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
       </td>
       <td className="cell-wrap">{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
       <td className="cell-wrap">
-        <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)} aria-label={`Nodes of pool ${pool.name}`}>
+        {/* The visible count starts the link's name, so speech input ("click 2 ready") finds it. */}
+        <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)}>
           <NodeCounts byState={counts?.nodesByState ?? {}} />
+          <span className="visually-hidden"> (nodes of pool {pool.name})</span>
         </Link>
       </td>
       <td className="cell-number">
         {pool.agent === 'bcd' ? (
-          <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)} aria-label={`Join tokens of pool ${pool.name}`}>
+          <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
             {counts?.liveTokens ?? 0} live
+            <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
           </Link>
         ) : (
           <span className="muted">no daemon</span>

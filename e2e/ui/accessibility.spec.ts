@@ -31,6 +31,7 @@ const PAGES = [
 ] as const;
 
 test('the sign-in page', async ({ page }) => {
+  test.setTimeout(60_000);
   await page.goto('/login?callbackUrl=%2Fevents&expired=1');
   await expect(page.getByText('Your session expired.')).toBeVisible();
   await expectNoSeriousViolations(page, 'login');
@@ -59,6 +60,7 @@ test('every console page, with content in it', async ({ page }) => {
 });
 
 test('the dialogs and the one-time token', async ({ page }) => {
+  test.setTimeout(90_000);
   await signInThroughForm(page);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
   await page.getByRole('button', { name: 'Create join token' }).click();
@@ -79,6 +81,7 @@ test('the dialogs and the one-time token', async ({ page }) => {
 test.describe('phone', () => {
   test.use({ viewport: { width: 390, height: 844 } });
   test('pools and join tokens on a phone', async ({ page }) => {
+    test.setTimeout(90_000);
     await signInThroughForm(page);
     await expectNoSeriousViolations(page, 'phone-pools');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
