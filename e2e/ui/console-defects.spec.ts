@@ -129,6 +129,18 @@ test.describe('signed in', () => {
     expect(Math.round(lifetimeSeconds)).toBe(5400);
   });
 
+  test('the create-pool form shows the name and check errors at once', async ({ page }) => {
+    await page.getByRole('button', { name: 'Create pool' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create pool' });
+    await dialog.getByLabel('Name').fill('Bad Name!');
+    await dialog.getByLabel('Acceptance checks').fill('gpu-burn, Not_Valid');
+    await dialog.getByRole('button', { name: 'Create pool' }).click();
+    await expect(dialog.getByLabel('Name')).toHaveAttribute('aria-invalid', 'true');
+    await expect(dialog.getByLabel('Acceptance checks')).toHaveAccessibleDescription(/“Not_Valid”: use a check name like gpu-burn/);
+    await expect(dialog.getByLabel('Name')).toBeFocused();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   test('a token used up by a join leaves the live list when the page is looked at again, without a reload', async ({ page, request }) => {
     const token = await mintToken(page);
     const tokenId = token.slice('bcjt_'.length, token.indexOf('.'));
