@@ -19,3 +19,17 @@ export function loginUrl(returnPath: string | null | undefined, options: { expir
 
 /** next-auth's session cookie names (the `__Secure-` one over HTTPS); their presence means a session once existed. */
 export const SESSION_COOKIE_NAMES = ['next-auth.session-token', '__Secure-next-auth.session-token'];
+
+let isSigningOut = false;
+
+/**
+ * Sign-out ends the session before the page leaves: a list re-read meanwhile answers 401, which must not
+ * send the operator to "your session expired" instead of the plain sign-in page.
+ */
+export function markSigningOut() {
+  isSigningOut = true;
+}
+
+export function signingOut(): boolean {
+  return isSigningOut;
+}
