@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from 'next/server';
+import { RETURN_PATH_HEADER } from '@/lib/login-url';
 import { consoleCsp } from '@/server/http/security-headers';
 
 /**
@@ -14,6 +15,8 @@ export function proxy(request: NextRequest) {
   const headers = new Headers(request.headers);
   headers.set('x-nonce', nonce);
   headers.set('content-security-policy', policy);
+  // The page asked for, so a console page that finds no session can send the operator back here after sign-in.
+  headers.set(RETURN_PATH_HEADER, request.nextUrl.pathname + request.nextUrl.search);
   const response = NextResponse.next({ request: { headers } });
   response.headers.set('content-security-policy', policy);
   return response;

@@ -10,7 +10,17 @@ export interface ApiError {
   /** The input field, dotted (`name`, `policy.joinAttestors`, `acceptanceChecks.0`), when the error names one. */
   field: string | null;
   httpStatus: number | null;
+  /** No answer from the API itself: the network failed, or something in between (a proxy) answered with its own page. */
+  isUnreachable?: boolean;
 }
+
+export const UNREACHABLE_MESSAGE = 'The server could not be reached: the network or a proxy in front of it failed. Try again.';
+
+/**
+ * The messages of a failed fetch (Chromium, Firefox, Safari) and of JSON.parse given an HTML error page
+ * (`Unexpected token '<'`, `… is not valid JSON`): neither came from the API, so neither is worth showing.
+ */
+const TRANSPORT_FAILURE = /failed to fetch|networkerror|load failed|network request failed|unexpected token|not valid json|json\.parse|unexpected end of json|unexpected character/i;
 
 type ErrorShape = {
   message?: unknown;
@@ -22,11 +32,15 @@ const asString = (value: unknown) => (typeof value === 'string' && value ? value
 export function toApiError(error: unknown): ApiError {
   const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape;
   const data = shape.data ?? {};
+  const message = asString(shape.message);
+  // An answer from the API always carries `data` (the errorFormatter's); without it, look at what failed.
+  const isUnreachable = !shape.data && message !== null && TRANSPORT_FAILURE.test(message);
   return {
-    message: asString(shape.message) ?? 'Something went wrong. Try again.',
+    message: isUnreachable ? UNREACHABLE_MESSAGE : (message ?? 'Something went wrong. Try again.'),
     domainCode: asString(data.domainCode),
     field: asString(data.field),
     httpStatus: typeof data.httpStatus === 'number' ? data.httpStatus : null,
+    isUnreachable,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '@/server/api/root';
 import { fieldMessage, type ApiError } from './api-errors';
+import { parseLifetime } from './duration';
 
 export type JoinToken = inferRouterOutputs<AppRouter>['joinTokens']['list']['items'][number];
 export type JoinTokenState = JoinToken['state'];
@@ -32,7 +33,7 @@ export const EXPECT_KEYS = Object.keys(EXPECT_FIELDS) as ExpectKey[];
 export interface JoinTokenFormValues {
   /** A preset's seconds as text, or `custom`. */
   ttlChoice: string;
-  /** The custom TTL in seconds, as typed. */
+  /** The custom TTL as typed: `1h30m`, `90m` or seconds. */
   customTtl: string;
   maxUses: string;
   allowReclaim: boolean;
@@ -64,7 +65,7 @@ export function toCreateJoinTokenInput(ids: { tenantId: string; poolId: string; 
   }
   return {
     ...ids,
-    ttlSeconds: toNumber(values.ttlChoice === CUSTOM_TTL ? values.customTtl : values.ttlChoice),
+    ttlSeconds: values.ttlChoice === CUSTOM_TTL ? parseLifetime(values.customTtl) : toNumber(values.ttlChoice),
     maxUses: toNumber(values.maxUses),
     ...(Object.keys(expect).length ? { expect } : {}),
     allowReclaim: values.allowReclaim,

@@ -2,5 +2,6 @@ export const TENANT_PARAM = 'tenant';
 
 /** `path` with `?tenant=` carried over, so moving between console pages keeps the selected tenant. */
 export function withTenant(path: string, tenant: string | null | undefined): string {
-  return tenant ? `${path}?${TENANT_PARAM}=${encodeURIComponent(tenant)}` : path;
+  if (!tenant) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${TENANT_PARAM}=${encodeURIComponent(tenant)}`;
 }

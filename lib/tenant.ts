@@ -8,10 +8,13 @@ import { useTRPC } from './trpc';
 
 export type TenantSelection =
   | { status: 'loading' }
-  | { status: 'error'; message: string }
+  | ({ status: 'error'; message: string } & TenantSelectionError)
   | { status: 'none' }
   | { status: 'unknown'; requested: string }
   | { status: 'ready'; tenant: Tenant; tenants: Tenant[] };
+
+/** What the error state of the selection offers: the failure and a way to try again. */
+export type TenantSelectionError = { error: unknown; retry: () => void };
 
 /**
  * The tenant the console shows: `?tenant=` (an id or a name) when given, else the operator's first tenant.
@@ -22,7 +25,7 @@ export function useTenantSelection(): TenantSelection {
   const requested = useSearchParams().get(TENANT_PARAM);
   const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
   if (tenants.isPending) return { status: 'loading' };
-  if (tenants.isError) return { status: 'error', message: tenants.error.message };
+  if (tenants.isError) return { status: 'error', message: tenants.error.message, error: tenants.error, retry: () => void tenants.refetch() };
   // Root admins also see tenants they only administer from outside; the console works inside a tenant.
   const items = tenants.data.items.filter((t) => t.isMember);
   if (items.length === 0) return { status: 'none' };

@@ -1,15 +1,23 @@
+import { cookies, headers } from 'next/headers';
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
 import { Suspense, type ReactNode } from 'react';
 import { ConsoleNav } from '@/components/console/console-nav';
 import { SignOutButton } from '@/components/console/sign-out-button';
 import { TenantSwitcher } from '@/components/console/tenant-switcher';
+import { loginUrl, RETURN_PATH_HEADER, SESSION_COOKIE_NAMES } from '@/lib/login-url';
 import { getSignedInOperator } from '@/lib/session';
 
 /** Every console page needs a signed-in operator; the check runs on the server, before anything renders. */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const operator = await getSignedInOperator();
-  if (!operator) redirect('/login');
+  if (!operator) {
+    // Back to the page asked for after sign-in; a session cookie that no longer counts means it expired or was ended.
+    const cookieStore = await cookies();
+    const expired = SESSION_COOKIE_NAMES.some((name) => cookieStore.has(name));
+    redirect(loginUrl((await headers()).get(RETURN_PATH_HEADER), { expired }));
+  }
+  // DOM order is the tab order: brand, tenant, nav, then the account block (placed in the top bar by CSS), then the page.
   return (
     <div className="shell">
       <a href="#main" className="skip-link">
@@ -23,21 +31,20 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         <Suspense>
           <TenantSwitcher />
         </Suspense>
-        <div className="topbar-spacer" />
-        <div className="operator" aria-label="Signed-in operator">
+      </header>
+      <Suspense>
+        <ConsoleNav />
+      </Suspense>
+      <div className="account">
+        <div className="operator" role="group" aria-label="Signed-in operator">
           <span className="operator-name">{operator.name ?? operator.email}</span>
           {operator.name && <span className="operator-email">{operator.email}</span>}
         </div>
         <SignOutButton />
-      </header>
-      <div className="shell-body">
-        <Suspense>
-          <ConsoleNav />
-        </Suspense>
-        <main id="main" className="content">
-          {children}
-        </main>
       </div>
+      <main id="main" className="content">
+        {children}
+      </main>
     </div>
   );
 }

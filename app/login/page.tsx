@@ -7,7 +7,7 @@ import { safeRedirectPath } from '@/lib/safe-redirect';
 export const metadata: Metadata = { title: 'Sign in' };
 
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { callbackUrl } = await searchParams;
+  const { callbackUrl, expired } = await searchParams;
   const destination = safeRedirectPath(typeof callbackUrl === 'string' ? callbackUrl : null);
   if (await getSignedInOperator()) redirect(destination);
   return (
@@ -18,6 +18,11 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
           <span>Better Compute</span>
         </div>
         <h1>Sign in to the console</h1>
+        {expired === '1' && (
+          <p className="callout callout-warn login-notice" role="status">
+            Your session expired. Sign in again to go on where you were.
+          </p>
+        )}
         <LoginForm destination={destination} />
       </div>
       <p className="login-footnote">

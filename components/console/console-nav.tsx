@@ -12,9 +12,16 @@ const SECTIONS = [
       { href: '/join-tokens', label: 'Join tokens' },
       { href: '/join-requests', label: 'Join requests' },
       { href: '/nodes', label: 'Nodes' },
+      { href: '/refused-joins', label: 'Refused joins' },
     ],
   },
-  { heading: 'Activity', items: [{ href: '/events', label: 'Events' }] },
+  {
+    heading: 'Activity',
+    items: [
+      { href: '/events', label: 'Events' },
+      { href: '/audit', label: 'Audit' },
+    ],
+  },
 ];
 
 export function ConsoleNav() {

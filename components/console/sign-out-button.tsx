@@ -2,6 +2,7 @@
 
 import { signOut } from 'next-auth/react';
 import { useState } from 'react';
+import { markSigningOut } from '@/lib/login-url';
 
 export function SignOutButton() {
   const [isPending, setPending] = useState(false);
@@ -12,6 +13,7 @@ export function SignOutButton() {
       disabled={isPending}
       onClick={async () => {
         setPending(true);
+        markSigningOut();
         // No next-auth redirect: its URL is built from NEXTAUTH_URL, which may name another host than the
         // one in the address bar. A full load also drops every cached answer of the signed-out operator.
         await signOut({ redirect: false });

@@ -5,7 +5,7 @@ import { usePathname } from 'next/navigation';
 import type { ReactNode } from 'react';
 import type { Tenant } from '@/lib/api-types';
 import { useTenantSelection } from '@/lib/tenant';
-import { LoadingRows } from '@/components/ui/query-state';
+import { LoadingRows, QueryError } from '@/components/ui/query-state';
 
 /** Renders `children` for the selected tenant, and the loading, error and unknown-tenant states otherwise. */
 export function TenantGate({ children }: { children: (tenant: Tenant) => ReactNode }) {
@@ -15,11 +15,7 @@ export function TenantGate({ children }: { children: (tenant: Tenant) => ReactNo
     case 'loading':
       return <LoadingRows label="Loading tenants…" />;
     case 'error':
-      return (
-        <div className="callout callout-error" role="alert">
-          <strong>Could not load your tenants.</strong> {selection.message}
-        </div>
-      );
+      return <QueryError error={selection.error} what="your tenants" onRetry={selection.retry} />;
     case 'none':
       return (
         <div className="callout">

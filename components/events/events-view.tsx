@@ -1,29 +1,53 @@
 'use client';
 
 import { useInfiniteQuery } from '@tanstack/react-query';
+import { useId } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
+import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
+import { useUrlParams } from '@/lib/url-state';
+import { EventDetails } from './event-details';
 
 const PAGE_SIZE = 50;
+
+/** The event types the server publishes, for the type filter (the CLI's `events list --type`). */
+export const EVENT_TYPES = [
+  'node.joined',
+  'node.adopted',
+  'node.reclaimed',
+  'security.join.refused',
+  'security.join-token.created',
+  'security.join-token.revoked',
+  'security.certificate-revoked',
+  'pool.created',
+  'pool.archived',
+  'site.created',
+  'site.archived',
+] as const;
 
 export function EventsView() {
   return <TenantGate>{(tenant) => <TenantEvents key={tenant.id} tenant={tenant} />}</TenantGate>;
 }
 
-/** The tenant's events, newest first, a page at a time. */
+/** The tenant's events, newest first, a page at a time, of one type when `?type=` names it. */
 function TenantEvents({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
+  const [params, setParams] = useUrlParams(['type'] as const);
+  const type = params.type ?? '';
+  const filterId = useId();
   const events = useInfiniteQuery(
     trpc.events.list.infiniteQueryOptions(
-      { tenantId: tenant.id, limit: PAGE_SIZE },
+      { tenantId: tenant.id, limit: PAGE_SIZE, ...(type ? { type } : {}) },
       { getNextPageParam: (page) => page.nextCursor ?? undefined },
     ),
   );
+  useLiveRefresh(trpc.events.list.pathFilter());
   const items = events.data?.pages.flatMap((page) => page.items) ?? [];
+  const types = type && !(EVENT_TYPES as readonly string[]).includes(type) ? [...EVENT_TYPES, type] : EVENT_TYPES;
   return (
     <>
       <PageHeader
@@ -39,19 +63,34 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
           </button>
         }
       />
+      <div className="filters">
+        <div className="field">
+          <label htmlFor={filterId} className="field-label">
+            Type
+          </label>
+          <select id={filterId} value={type} onChange={(event) => setParams({ type: event.target.value || null })}>
+            <option value="">All types</option>
+            {types.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
       {events.isPending ? (
         <LoadingRows label="Loading events…" />
       ) : events.isError ? (
-        <QueryError error={events.error} what="events" />
+        <QueryError error={events.error} what="events" onRetry={() => void events.refetch()} />
       ) : items.length === 0 ? (
-        <div className="callout">No events in this tenant yet.</div>
+        <div className="callout">{type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}</div>
       ) : (
         <section className="panel" aria-label="Events">
           <div className="table-scroll">
             <table className="table">
               <thead>
                 <tr>
-                  <th scope="col">Time (UTC)</th>
+                  <th scope="col">Time</th>
                   <th scope="col">Type</th>
                   <th scope="col">Details</th>
                 </tr>
@@ -60,13 +99,13 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
                 {items.map((event) => (
                   <tr key={event.id}>
                     <td className="cell-time">
-                      <time dateTime={event.createdAt}>{formatTimestamp(event.createdAt, { zone: false })}</time>
+                      <LocalTime iso={event.createdAt} />
                     </td>
                     <td>
                       <code>{event.type}</code>
                     </td>
-                    <td className="cell-data">
-                      <code>{JSON.stringify(event.data)}</code>
+                    <td className="cell-wrap">
+                      <EventDetails data={event.data} tenantId={tenant.id} />
                     </td>
                   </tr>
                 ))}

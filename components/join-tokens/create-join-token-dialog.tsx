@@ -21,6 +21,7 @@ import {
   type JoinTokenFormField,
   type JoinTokenFormValues,
 } from '@/lib/join-token-form';
+import { validateJoinTokenForm, type JoinTokenFieldErrors } from '@/lib/join-token-validate';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
 
@@ -59,6 +60,9 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
   // answer, mints one token, and the second answer comes back without the secret.
   const [idempotencyKey] = useState(newIdempotencyKey);
   const isSubmitting = useRef(false);
+  const formRef = useRef<HTMLFormElement>(null);
+  // The form's own findings, all at once; the server's (one at a time) show where these found nothing.
+  const [localErrors, setLocalErrors] = useState<JoinTokenFieldErrors>({});
 
   const create = useMutation({
     mutationKey: trpc.joinTokens.create.mutationKey(),
@@ -76,24 +80,36 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
 
   const apiError = create.error ? toApiError(create.error) : null;
   const errorField = apiError ? joinTokenFieldOf(apiError.field) : null;
-  const errorFor = (field: JoinTokenFormField) => (apiError && errorField === field ? joinTokenErrorMessage(apiError, 'create', tenant.name) : null);
+  const errorFor = (field: JoinTokenFormField) =>
+    localErrors[field] ?? (apiError && errorField === field ? joinTokenErrorMessage(apiError, 'create', tenant.name) : null);
   const isCustomTtl = values.ttlChoice === CUSTOM_TTL;
 
   function update<K extends keyof JoinTokenFormValues>(key: K, value: JoinTokenFormValues[K]) {
     setValues((current) => ({ ...current, [key]: value }));
     if (create.isError) create.reset();
+    // Editing a field clears what was said about it; the rest stays until the next submit.
+    if (Object.keys(localErrors).length) setLocalErrors({});
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     // A ref, not isPending: two quick Enters land before React re-renders with the button disabled.
     if (isSubmitting.current) return;
+    const errors = validateJoinTokenForm(values);
+    setLocalErrors(errors);
+    if (Object.keys(errors).length) {
+      create.reset();
+      // After React has rendered the errors: the first invalid control takes the focus.
+      requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
     isSubmitting.current = true;
     create.mutate(toCreateJoinTokenInput({ tenantId: tenant.id, poolId: pool.id, idempotencyKey }, values));
   }
 
+  // noValidate: errors show in the form's own style, all of them, rather than one browser bubble at a time.
   return (
-    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending}>
+    <form ref={formRef} onSubmit={onSubmit} className="form" aria-busy={create.isPending} noValidate>
       {apiError && !errorField && (
         <p className="form-error" role="alert">
           {joinTokenErrorMessage(apiError, 'create', tenant.name)}
@@ -128,17 +144,15 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
           )}
         </Field>
         {isCustomTtl && (
-          <Field label="Lifetime in seconds" error={errorFor('ttlSeconds')} hint="60 (one minute) to 86,400 (one day).">
+          <Field label="Custom lifetime" error={errorFor('ttlSeconds')} hint="Like 1h30m, 90m or 24h (or seconds): one minute to one day.">
             {(control) => (
               <input
                 {...control}
-                type="number"
-                inputMode="numeric"
-                min={60}
-                max={86_400}
-                step={1}
+                type="text"
                 required
-                placeholder="5400"
+                autoComplete="off"
+                spellCheck={false}
+                placeholder="1h30m"
                 value={values.customTtl}
                 onChange={(event) => update('customTtl', event.target.value)}
               />

@@ -6,6 +6,8 @@ import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
+import { can } from '@/lib/can';
+import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
 
@@ -31,6 +33,10 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
       { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
     ),
   );
+  // A join spends a use, another operator may revoke: both happen away from this page.
+  useLiveRefresh(trpc.joinTokens.list.pathFilter());
+  // What the operator's own revoke did, said once the list shows it.
+  const [notice, setNotice] = useState<string | null>(null);
   const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
   const headingId = `pool-${pool.id}`;
   const what = includeInactive ? 'token' : 'live token';
@@ -55,12 +61,15 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
           </span>
         )}
       </header>
+      <p className="panel-notice" role="status">
+        {notice}
+      </p>
       {tokens.isPending ? (
         <div className="panel-empty">
           <LoadingRows label="Loading join tokens…" />
         </div>
       ) : tokens.isError ? (
-        <QueryError error={tokens.error} what="join tokens" />
+        <QueryError error={tokens.error} what="join tokens" onRetry={() => void tokens.refetch()} />
       ) : items.length === 0 ? (
         <p className="panel-empty">
           {includeInactive ? 'No join token was ever created for this pool.' : 'No live join tokens. Create one to let a machine join this pool.'}
@@ -78,6 +87,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
                 <th scope="col">Pinned to</th>
                 <th scope="col">Reclaim</th>
                 <th scope="col">Hosted</th>
+                <th scope="col">Last used</th>
                 <th scope="col">Created (UTC)</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
@@ -86,7 +96,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
             </thead>
             <tbody>
               {items.map((token) => (
-                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} />
+                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} onRevoked={(id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`)} />
               ))}
             </tbody>
           </table>
@@ -97,7 +107,14 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
   );
 }
 
-function JoinTokenRow({ token, tenant, now }: { token: JoinToken; tenant: Tenant; now: number }) {
+interface JoinTokenRowProps {
+  token: JoinToken;
+  tenant: Tenant;
+  now: number;
+  onRevoked: (tokenId: string) => void;
+}
+
+function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
   const pinned = expectEntries(token.expect);
   const isLive = token.state === 'live';
   return (
@@ -135,11 +152,23 @@ function JoinTokenRow({ token, tenant, now }: { token: JoinToken; tenant: Tenant
       <td>{token.allowReclaim ? <span className="badge badge-warn">allowed</span> : <span className="muted">no</span>}</td>
       <td>{token.hosted ? <span className="badge badge-info">{token.hosted}</span> : <span className="muted">no</span>}</td>
       <td className="cell-time">
+        {token.lastUsedAt ? (
+          <time dateTime={token.lastUsedAt} title={token.lastUsedAt}>
+            {formatRelative(token.lastUsedAt, now)}
+          </time>
+        ) : (
+          <span className="muted">never</span>
+        )}
+      </td>
+      <td className="cell-time">
         <time dateTime={token.createdAt} title={token.createdAt}>
           {formatTimestamp(token.createdAt, { zone: false })}
         </time>
+        <span className="cell-sub" title={token.createdBy}>
+          by {token.createdByEmail ?? token.createdBy}
+        </span>
       </td>
-      <td className="cell-actions">{isLive && token.poolId && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} />}</td>
+      <td className="cell-actions">{isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
     </tr>
   );
 }

@@ -9,6 +9,7 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import type { JoinToken } from '@/lib/join-token-form';
+import { can } from '@/lib/can';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { CreateJoinTokenDialog } from './create-join-token-dialog';
@@ -70,9 +71,11 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
               <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
               Show inactive
             </label>
-            <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
-              Create join token
-            </button>
+            {can(tenant, 'compute:join-tokens:create') && (
+              <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
+                Create join token
+              </button>
+            )}
           </>
         }
       />
@@ -99,7 +102,7 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
       {pools.isPending ? (
         <LoadingRows label="Loading pools…" />
       ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" />
+        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : joinablePools.length === 0 ? (
         <div className="callout">
           <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a pool with agent{' '}

@@ -1,7 +1,10 @@
 'use client';
 
+import { useRouter } from 'next/navigation';
 import { useEffect, useId, useRef, useState } from 'react';
+import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { formatTimestamp } from '@/components/ui/format';
+import { downloadText, useUnsavedGuard } from '@/lib/unsaved-guard';
 import { expectEntries, type JoinToken } from '@/lib/join-token-form';
 
 export interface MintedToken {
@@ -11,7 +14,10 @@ export interface MintedToken {
   poolName: string;
 }
 
-type CopyState = 'idle' | 'copied' | 'selected';
+type CopyState = 'idle' | 'copied' | 'selected' | 'downloaded';
+
+/** The file name the CLI's `join-tokens create --out` suggests, and the one install-bcd.sh reads from stdin. */
+export const TOKEN_FILE_NAME = 'join-token';
 
 /**
  * The token right after it was minted. It is held in React state only (never the query cache, the URL,
@@ -21,6 +27,15 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
   const { record, token, poolName } = minted;
   const headingId = useId();
   const panelRef = useRef<HTMLElement>(null);
+  const router = useRouter();
+  const [copyState, setCopyState] = useState<CopyState>('idle');
+  // Where the operator was going when asked (null: Done); undefined while no question is open.
+  const [leavingTo, setLeavingTo] = useState<string | null | undefined>(undefined);
+  // Copied or downloaded: a copy exists outside this page. A selection alone is not proof of a copy.
+  const isSaved = copyState === 'copied' || copyState === 'downloaded';
+  const isAtRisk = token !== null && !isSaved;
+
+  useUnsavedGuard(isAtRisk, (href) => setLeavingTo(href), panelRef);
 
   useEffect(() => {
     // The token field when there is one: focusing selects it, one Ctrl+C from the clipboard.
@@ -28,6 +43,12 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
     target?.focus();
     panelRef.current?.scrollIntoView({ block: 'nearest' });
   }, [record.id]);
+
+  function leave(destination: string | null) {
+    setLeavingTo(undefined);
+    onDone();
+    if (destination) router.push(destination);
+  }
 
   const pinned = expectEntries(record.expect);
   return (
@@ -40,6 +61,8 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
         <span className="panel-meta">
           pool {poolName} · {record.usesLeft} / {record.maxUses} {record.maxUses === 1 ? 'use' : 'uses'} · expires {formatTimestamp(record.expiresAt)}
           {pinned.length > 0 && <> · pinned to {pinned.map((entry) => `${entry.label} ${entry.value}`).join(', ')}</>}
+          {record.allowReclaim && <> · reclaim allowed</>}
+          {record.hosted && <> · hosted on {record.hosted}</>}
         </span>
       </header>
       <div className="one-time-body">
@@ -49,7 +72,16 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
               <strong>Copy this token now: it is shown only once and never again.</strong> Better Compute keeps only a hash of its secret, so nobody can show
               it to you later. Hand it to the machine out of band; anyone holding it can join a machine to this pool until it expires or is revoked.
             </p>
-            <TokenField token={token} />
+            <TokenField token={token} copyState={copyState} onCopyState={setCopyState} />
+            <div className="next-step">
+              <p className="field-label">Next step, on the machine</p>
+              <p className="field-hint">
+                Save the token as a file only root can read (<code>chmod 600 {TOKEN_FILE_NAME}</code>), then run the install script with it on standard input:
+              </p>
+              <pre className="command">
+                <code>sudo sh install-bcd.sh &lt; {TOKEN_FILE_NAME}</code>
+              </pre>
+            </div>
           </>
         ) : (
           <p className="one-time-warning" role="note">
@@ -58,31 +90,50 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
           </p>
         )}
         <div className="one-time-actions">
-          <button type="button" className="btn btn-primary" onClick={onDone}>
+          <button type="button" className="btn btn-primary" onClick={() => (isAtRisk ? setLeavingTo(null) : onDone())}>
             Done
           </button>
           {token && <span className="field-hint">Done discards the token from this page.</span>}
         </div>
       </div>
+      <ConfirmDialog
+        open={leavingTo !== undefined}
+        title="Discard the join token?"
+        confirmLabel="Discard token"
+        pendingLabel="Discarding…"
+        isPending={false}
+        onConfirm={() => leave(leavingTo ?? null)}
+        onClose={() => setLeavingTo(undefined)}
+      >
+        <p>
+          You have not copied or downloaded token <code className="id">{record.id}</code>. Once it leaves this page nobody can show it again: you would have to
+          revoke it and create another. This cannot be undone.
+        </p>
+      </ConfirmDialog>
     </section>
   );
 }
 
-function TokenField({ token }: { token: string }) {
+interface TokenFieldProps {
+  token: string;
+  copyState: CopyState;
+  onCopyState: (state: CopyState) => void;
+}
+
+function TokenField({ token, copyState, onCopyState }: TokenFieldProps) {
   const inputId = useId();
   const inputRef = useRef<HTMLInputElement>(null);
-  const [copyState, setCopyState] = useState<CopyState>('idle');
 
   async function copy() {
     try {
       // Absent outside secure contexts (a console reached over plain HTTP), and may be refused by permission.
       await navigator.clipboard.writeText(token);
-      setCopyState('copied');
+      onCopyState('copied');
     } catch {
       // Selected text is one Ctrl+C away, and keyboard copy works where the clipboard API does not.
       inputRef.current?.focus();
       inputRef.current?.select();
-      setCopyState('selected');
+      onCopyState('selected');
     }
   }
 
@@ -101,13 +152,32 @@ function TokenField({ token }: { token: string }) {
           autoComplete="off"
           spellCheck={false}
           onFocus={(event) => event.currentTarget.select()}
+          // Ctrl+C in the field is a copy too.
+          onCopy={() => onCopyState('copied')}
         />
         <button type="button" className="btn" onClick={() => void copy()}>
           {copyState === 'copied' ? 'Copied' : 'Copy'}
         </button>
+        <button
+          type="button"
+          className="btn"
+          onClick={() => {
+            // The same bytes as the CLI's --out: the token and a newline.
+            downloadText(TOKEN_FILE_NAME, `${token}\n`);
+            onCopyState('downloaded');
+          }}
+        >
+          Download as file
+        </button>
       </div>
       <p className="field-hint" role="status" aria-live="polite">
-        {copyState === 'copied' ? 'Copied to the clipboard.' : copyState === 'selected' ? 'The browser did not allow copying: the token is selected, press Ctrl+C (⌘C on a Mac).' : ''}
+        {copyState === 'copied'
+          ? 'Copied to the clipboard.'
+          : copyState === 'downloaded'
+            ? `Downloaded as ${TOKEN_FILE_NAME}. Move it to the machine, keep it readable by root only, and delete other copies.`
+            : copyState === 'selected'
+              ? 'The browser did not allow copying: the token is selected, press Ctrl+C (⌘C on a Mac).'
+              : ''}
       </p>
     </div>
   );

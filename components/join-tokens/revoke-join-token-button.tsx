@@ -7,7 +7,15 @@ import type { Tenant } from '@/lib/api-types';
 import { joinTokenErrorMessage, type JoinToken } from '@/lib/join-token-form';
 import { useTRPC } from '@/lib/trpc';
 
-export function RevokeJoinTokenButton({ token, poolId, tenant }: { token: JoinToken; poolId: string; tenant: Tenant }) {
+interface RevokeJoinTokenButtonProps {
+  token: JoinToken;
+  poolId: string;
+  tenant: Tenant;
+  /** Called once the server confirmed, so the page can say so (the row itself may leave the list). */
+  onRevoked?: (tokenId: string) => void;
+}
+
+export function RevokeJoinTokenButton({ token, poolId, tenant, onRevoked }: RevokeJoinTokenButtonProps) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const revoke = useMutation(
@@ -25,7 +33,13 @@ export function RevokeJoinTokenButton({ token, poolId, tenant }: { token: JoinTo
       pendingLabel="Revoking…"
       mutation={revoke}
       errorMessage={(error) => joinTokenErrorMessage(toApiError(error), 'revoke', tenant.name)}
-      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, poolId, tokenId: token.id }, { onSuccess: close })}
+      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, poolId, tokenId: token.id }, {
+          onSuccess: () => {
+            close();
+            onRevoked?.(token.id);
+          },
+        })
+      }
     >
       <p>
         Token <code className="id">{token.id}</code> stops working at once: no further machine can join with it. Machines that already joined with it are not

@@ -17,6 +17,7 @@ import {
   type PoolFormField,
   type PoolFormValues,
 } from '@/lib/pool-form';
+import { validatePoolForm, type PoolFieldErrors } from '@/lib/pool-form-validate';
 import { useTRPC } from '@/lib/trpc';
 import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
 
@@ -60,20 +61,30 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
   // The server decides validity; its error names the field it is about, and shows next to that field.
   const apiError = create.error ? toApiError(create.error) : null;
   const errorField = apiError ? formFieldOf(apiError.field) : null;
-  const errorFor = (field: PoolFormField) => (apiError && errorField === field ? poolFieldMessage(apiError, values) : null);
+  // The form's own findings first, all at once; the server's (one at a time) where these found nothing.
+  const [localErrors, setLocalErrors] = useState<PoolFieldErrors>({});
+  const errorFor = (field: PoolFormField) => localErrors[field] ?? (apiError && errorField === field ? poolFieldMessage(apiError, values) : null);
 
   function update<K extends keyof PoolFormValues>(key: K, value: PoolFormValues[K]) {
     setValues((current) => ({ ...current, [key]: value }));
     if (create.isError) create.reset();
+    if (Object.keys(localErrors).length) setLocalErrors({});
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    const errors = validatePoolForm(tenantId, values);
+    setLocalErrors(errors);
+    if (Object.keys(errors).length) {
+      const form = event.currentTarget;
+      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
     create.mutate(toCreatePoolInput(tenantId, values));
   }
 
   return (
-    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending}>
+    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending} noValidate>
       {apiError && !errorField && (
         <p className="form-error" role="alert">
           {apiError.message}

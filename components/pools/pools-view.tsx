@@ -6,6 +6,8 @@ import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
+import { can } from '@/lib/can';
+import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { CreatePoolDialog } from './create-pool-dialog';
 import { SitePools } from './site-pools';
@@ -23,6 +25,10 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
   const scope = { tenantId: tenant.id, includeArchived: showArchived };
   const sites = useQuery(trpc.sites.list.queryOptions(scope));
   const pools = useQuery(trpc.pools.list.queryOptions(scope));
+  const counts = useQuery(trpc.pools.counts.queryOptions({ tenantId: tenant.id }));
+  useLiveRefresh([trpc.pools.pathFilter(), trpc.sites.list.pathFilter()]);
+  const countsByPool = new Map(counts.data?.items.map((c) => [c.poolId, c]));
+  const canManage = can(tenant, 'compute:pools:manage');
   const liveSites = sites.data?.items.filter((site) => !site.archivedAt) ?? [];
 
   const poolsBySite = new Map<string, Pool[]>();
@@ -43,6 +49,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
               <input type="checkbox" checked={showArchived} onChange={(event) => setShowArchived(event.target.checked)} />
               Show archived
             </label>
+            {canManage && (
             <button
               type="button"
               className="btn btn-primary"
@@ -55,6 +62,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
             >
               Create pool
             </button>
+            )}
           </>
         }
       />
@@ -71,15 +79,15 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
       {sites.isPending || pools.isPending ? (
         <LoadingRows label="Loading sites and pools…" />
       ) : sites.isError ? (
-        <QueryError error={sites.error} what="sites" />
+        <QueryError error={sites.error} what="sites" onRetry={() => void sites.refetch()} />
       ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" />
+        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : sites.data.items.length === 0 ? (
         <div className="callout">
           <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (<code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
         </div>
       ) : (
-        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} />)
+        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} counts={countsByPool} canManage={canManage} />)
       )}
       <CreatePoolDialog
         open={isCreating}

@@ -1,9 +1,22 @@
+import Link from 'next/link';
 import type { Pool, Site } from '@/lib/api-types';
+import type { PoolCounts } from '@/server/pools/counts';
+import { withTenant } from '@/lib/tenant-url';
 import { formatTimestamp } from '@/components/ui/format';
 import { ArchivePoolButton } from './archive-pool-button';
 
 /** One site and its pools, as a table. */
-export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]; tenantId: string }) {
+interface SitePoolsProps {
+  site: Site;
+  pools: Pool[];
+  tenantId: string;
+  /** Live counts by pool id; a pool missing here has no node and no live token. */
+  counts: Map<string, PoolCounts>;
+  /** Whether the operator's role may archive pools; the archive control is left out otherwise. */
+  canManage: boolean;
+}
+
+export function SitePools({ site, pools, tenantId, counts, canManage }: SitePoolsProps) {
   const headingId = `site-${site.id}`;
   return (
     <section className="panel" aria-labelledby={headingId}>
@@ -33,6 +46,8 @@ export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]
                 <th scope="col">Agent</th>
                 <th scope="col">Policy</th>
                 <th scope="col">Acceptance checks</th>
+                <th scope="col">Nodes</th>
+                <th scope="col">Live tokens</th>
                 <th scope="col">Created (UTC)</th>
                 <th scope="col">Status</th>
                 <th scope="col">
@@ -42,7 +57,7 @@ export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]
             </thead>
             <tbody>
               {pools.map((pool) => (
-                <PoolRow key={pool.id} pool={pool} tenantId={tenantId} />
+                <PoolRow key={pool.id} pool={pool} tenantId={tenantId} counts={counts.get(pool.id)} canManage={canManage} />
               ))}
             </tbody>
           </table>
@@ -52,7 +67,7 @@ export function SitePools({ site, pools, tenantId }: { site: Site; pools: Pool[]
   );
 }
 
-function PoolRow({ pool, tenantId }: { pool: Pool; tenantId: string }) {
+function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: string; counts: PoolCounts | undefined; canManage: boolean }) {
   const attestors = pool.policy.joinAttestors;
   const isPlatformOperated = pool.policy.kubernetes?.platformOperated === true;
   return (
@@ -71,6 +86,23 @@ function PoolRow({ pool, tenantId }: { pool: Pool; tenantId: string }) {
         </div>
       </td>
       <td className="cell-wrap">{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
+      <td className="cell-wrap">
+        {/* The visible count starts the link's name, so speech input ("click 2 ready") finds it. */}
+        <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)}>
+          <NodeCounts byState={counts?.nodesByState ?? {}} />
+          <span className="visually-hidden"> (nodes of pool {pool.name})</span>
+        </Link>
+      </td>
+      <td className="cell-number">
+        {pool.agent === 'bcd' ? (
+          <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
+            {counts?.liveTokens ?? 0} live
+            <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
+          </Link>
+        ) : (
+          <span className="muted">no daemon</span>
+        )}
+      </td>
       <td className="cell-time">
         <time dateTime={pool.createdAt} title={pool.createdAt}>
           {formatTimestamp(pool.createdAt, { zone: false })}
@@ -85,9 +117,16 @@ function PoolRow({ pool, tenantId }: { pool: Pool; tenantId: string }) {
           <span className="status status-active">Active</span>
         )}
       </td>
-      <td className="cell-actions">{!pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}</td>
+      <td className="cell-actions">{canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}</td>
     </tr>
   );
+}
+
+/** `2 ready · 1 adopting`, or `none`. */
+function NodeCounts({ byState }: { byState: Record<string, number> }) {
+  const entries = Object.entries(byState).sort(([a], [b]) => a.localeCompare(b));
+  if (!entries.length) return <>no nodes</>;
+  return <>{entries.map(([state, n]) => `${n} ${state}`).join(' · ')}</>;
 }
 
 function TagList({ values }: { values: readonly string[] }) {

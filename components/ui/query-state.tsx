@@ -8,10 +8,18 @@ export function LoadingRows({ label }: { label: string }) {
   );
 }
 
-export function QueryError({ error, what }: { error: unknown; what: string }) {
+/** A list's error state: what failed, in words, and a Retry that runs the query again. */
+export function QueryError({ error, what, onRetry }: { error: unknown; what: string; onRetry?: () => void }) {
   return (
-    <div className="callout callout-error" role="alert">
-      <strong>Could not load {what}.</strong> {toApiError(error).message}
+    <div className="callout callout-error query-error" role="alert">
+      <span>
+        <strong>Could not load {what}.</strong> {toApiError(error).message}
+      </span>
+      {onRetry && (
+        <button type="button" className="btn btn-small" onClick={onRetry}>
+          Retry
+        </button>
+      )}
     </div>
   );
 }

@@ -35,6 +35,13 @@ async function createPinnedToken(page: Page, serial: string): Promise<string> {
   return oneTimePanel(page).getByLabel('Join token', { exact: true }).inputValue();
 }
 
+/** Done on a token never copied or downloaded: the console asks first, and this confirms the discard. */
+async function discardToken(page: Page) {
+  await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('dialog', { name: 'Discard the join token?' }).getByRole('button', { name: 'Discard token' }).click();
+  await expect(oneTimePanel(page)).toHaveCount(0);
+}
+
 const idOf = (token: string) => token.slice('bcjt_'.length, token.indexOf('.'));
 
 test.beforeEach(async ({ page }) => {
@@ -97,7 +104,7 @@ test('a bad MAC shows the server’s error next to the MAC field', async ({ page
 test('revoking asks first, takes the token off the live list, and Show inactive lists it as revoked', async ({ page }) => {
   const token = await createPinnedToken(page, uniqueName('SN-revoke'));
   const tokenId = idOf(token);
-  await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
+  await discardToken(page);
 
   const revokeButton = () => tokenRow(page, tokenId).getByRole('button', { name: `Revoke join token ${tokenId}` });
   await revokeButton().click();
@@ -111,6 +118,8 @@ test('revoking asks first, takes the token off the live list, and Show inactive 
   await confirm.getByRole('button', { name: 'Revoke token' }).click();
   await expect(confirm).toBeHidden();
   await expect(tokenRow(page, tokenId)).toHaveCount(0);
+  // The revoke is confirmed in words, since the row it acted on has left the list.
+  await expect(tokensPanel(page).getByRole('status').filter({ hasText: `Token ${tokenId} revoked` })).toBeVisible();
 
   await page.getByLabel('Show inactive').check();
   const row = tokenRow(page, tokenId);
@@ -154,16 +163,16 @@ test('capture the join tokens page', async ({ page }) => {
   await dialog.getByRole('button', { name: 'Create token' }).click();
   await expect(oneTimePanel(page)).toBeVisible();
   await page.screenshot({ path: `${directory}/join-tokens-created.png`, fullPage: true });
-  await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
+  await discardToken(page);
 
   const hosted = await openCreateDialog(page);
   await hosted.getByLabel('Lifetime', { exact: true }).selectOption({ label: 'Custom…' });
-  await hosted.getByLabel('Lifetime in seconds').fill('600');
+  await hosted.getByLabel('Custom lifetime').fill('10m');
   await hosted.getByRole('checkbox', { name: /Hosted on Kubernetes/ }).check();
   await page.screenshot({ path: `${directory}/join-tokens-create.png` });
   await hosted.getByRole('button', { name: 'Create token' }).click();
   const hostedId = idOf(await oneTimePanel(page).getByLabel('Join token', { exact: true }).inputValue());
-  await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
+  await discardToken(page);
   await tokenRow(page, hostedId).getByRole('button', { name: `Revoke join token ${hostedId}` }).click();
   await page.getByRole('dialog', { name: 'Revoke join token?' }).getByRole('button', { name: 'Revoke token' }).click();
   await expect(tokenRow(page, hostedId)).toHaveCount(0);

@@ -4,7 +4,8 @@ import { signInThroughForm } from '../support/session';
 
 test('the console sends a visitor without a session to sign in', async ({ page }) => {
   await page.goto('/pools');
-  await expect(page).toHaveURL(/\/login$/);
+  // The page asked for comes along, to return to after sign-in.
+  await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fpools$/);
   await expect(page.getByRole('heading', { name: 'Sign in to the console' })).toBeVisible();
 });
 
@@ -18,19 +19,21 @@ test('a wrong password shows an error and signs nobody in', async ({ page }) => 
   await expect(page.getByLabel('Password')).toHaveValue('');
   await expect(page.getByLabel('Password')).toBeFocused();
   await page.goto('/pools');
-  await expect(page).toHaveURL(/\/login$/);
+  await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fpools$/);
 });
 
 test('an operator signs in, sees who is signed in, and signs out', async ({ page }) => {
   await signInThroughForm(page);
-  const banner = page.getByRole('banner');
+  // The account block follows the nav in tab order, so it sits beside the banner rather than in it.
+  const banner = page.getByRole('group', { name: 'Signed-in operator' }).locator('..');
   await expect(banner.getByText(adminCredentials().email)).toBeVisible();
   await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Pools' })).toHaveAttribute('aria-current', 'page');
 
   await banner.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login$/);
   await page.goto('/pools');
-  await expect(page).toHaveURL(/\/login$/);
+  // Signed out on purpose: the cookie is gone, so this is no expired session.
+  await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fpools$/);
 });
 
 test('after ten failed sign-ins an email is locked, and the form says so and how to recover', async ({ page }) => {

@@ -10,6 +10,7 @@ import { joinRequestsRouter } from './join-requests/router';
 import { discoveryTokensRouter } from './discovery-tokens/router';
 import { siteTokensRouter } from './site-tokens/router';
 import { daemonRouter } from './daemon/router';
+import { auditRouter } from './audit/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -23,6 +24,7 @@ export const appRouter = router({
   discoveryTokens: discoveryTokensRouter,
   siteTokens: siteTokensRouter,
   daemon: daemonRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -18,6 +18,7 @@ export const ACTIONS = [
   'compute:events:read',
   'compute:nodes:read',
   'compute:nodes:manage',
+  'compute:audit:read',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 

@@ -16,6 +16,10 @@ export type EventRecord = z.infer<typeof eventRecord>;
 export const listEventsInput = z.strictObject({
   tenantId: idOf('tnt'),
   type: z.string().max(100).optional(),
+  /** Only events whose `data.reason` is this (refusals: `join-token:revoked`, …). */
+  reason: z.string().max(100).optional(),
+  /** Only events at or after this instant (RFC 3339). */
+  since: z.iso.datetime({ offset: true }).optional(),
   limit: z.number().int().min(1).max(200).optional(),
   /** The `nextCursor` of the previous page. */
   cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
@@ -28,7 +32,7 @@ export const eventPage = z.object({ items: z.array(eventRecord), nextCursor: z.s
 export async function listEvents(
   db: Db,
   principal: Principal,
-  input: { tenantId: string; type?: string; limit?: number; cursor?: string },
+  input: { tenantId: string; type?: string; reason?: string; since?: string; limit?: number; cursor?: string },
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
   await authorize(db, principal, 'compute:events:read', resource.tenant(input.tenantId));
   const limit = input.limit ?? 100;
@@ -36,6 +40,8 @@ export async function listEvents(
     where: {
       tenantId: input.tenantId,
       ...(input.type ? { type: input.type } : {}),
+      ...(input.reason ? { data: { path: ['reason'], equals: input.reason } } : {}),
+      ...(input.since ? { createdAt: { gte: new Date(input.since) } } : {}),
       ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}),
     },
     orderBy: { id: 'desc' },

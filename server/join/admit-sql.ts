@@ -20,7 +20,7 @@ export interface AdmissionRow {
  */
 export const WRITE_ADMISSIONS_SQL = `
 WITH consume AS (
-  UPDATE join_tokens t SET uses_left = t.uses_left - d.n
+  UPDATE join_tokens t SET uses_left = t.uses_left - d.n, last_used_at = compute_now()
     FROM unnest($1::text[], $2::int[]) AS d(id, n)
    WHERE t.id = d.id
   RETURNING t.id

@@ -5,6 +5,7 @@ import { DomainError } from '../errors';
 import { newId } from '../ids';
 import { resourceName } from '../names';
 import { authorize, projectResource, resource } from '../authz/authorize';
+import { ROLES } from '../authz/permissions';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 
@@ -18,6 +19,8 @@ export const tenantRecord = z.object({
   createdAt: z.string(),
   /** Whether the caller belongs to the tenant (and so can act in it), not only see it. */
   isMember: z.boolean(),
+  /** The caller's role in the tenant, so the console can leave out controls the role may not use (the server refuses them anyway). */
+  role: z.enum(ROLES).nullable(),
 });
 export type TenantRecord = z.infer<typeof tenantRecord>;
 
@@ -27,6 +30,7 @@ const toRecord = (t: { id: string; name: string; isRoot: boolean; createdAt: Dat
   isRoot: t.isRoot,
   createdAt: t.createdAt.toISOString(),
   isMember: principal?.memberships.has(t.id) ?? false,
+  role: principal?.memberships.get(t.id) ?? null,
 });
 
 export async function getRootTenant(db: Tx) {

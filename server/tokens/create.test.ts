@@ -141,8 +141,8 @@ describe('joinTokens.create', () => {
     const pinned = await create({ expect: { mac: '3c:ec:ef:12:34:56' }, hosted: 'kubernetes', maxUses: 2 });
     const events = await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join-token.created' } });
     const eventOf = (id: string) => events.find((e) => (e.data as { tokenId: string }).tokenId === id)!.data;
-    expect(eventOf(plain.id)).toEqual({ tokenId: plain.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 1, expiresAt: plain.expiresAt, pinned: false });
-    expect(eventOf(pinned.id)).toEqual({ tokenId: pinned.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 2, expiresAt: pinned.expiresAt, pinned: true, hosted: 'kubernetes' });
+    expect(eventOf(plain.id)).toEqual({ tokenId: plain.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 1, expiresAt: plain.expiresAt, pinned: false, actor: operator.actor });
+    expect(eventOf(pinned.id)).toEqual({ tokenId: pinned.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 2, expiresAt: pinned.expiresAt, pinned: true, hosted: 'kubernetes', actor: operator.actor });
     const audit = await db.auditEntry.findFirstOrThrow({ where: { tenantId: t.tenantId, action: 'join-token.created', resource: `compute-join-token/${pinned.id}` } });
     expect(audit.actor).toBe(operator.actor);
   });

@@ -100,6 +100,8 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
     expiresAt: record.expiresAt,
     pinned: expect !== null,
     ...(record.hosted ? { hosted: record.hosted } : {}),
+    // Who did it, so the events page can say so without the audit log.
+    actor: wanted.createdBy,
   };
   await publishEvent(tx, { tenantId: wanted.tenantId, type: 'security.join-token.created', data: summary });
   await writeAudit(tx, {

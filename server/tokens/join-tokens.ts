@@ -95,7 +95,7 @@ export async function revokeJoinToken(db: Db, principal: Principal, input: z.inp
     }
     const record = toJoinTokenRecord(row);
     if (ended.length === 1) {
-      const data = { tokenId: record.id, poolId: record.poolId, siteId: record.siteId, role: record.role };
+      const data = { tokenId: record.id, poolId: record.poolId, siteId: record.siteId, role: record.role, actor: principal.actor };
       await publishEvent(tx, { tenantId: pool.ownerTenantId, type: 'security.join-token.revoked', data });
       await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'join-token.revoked', resource: `compute-join-token/${record.id}`, data });
     }

@@ -112,7 +112,7 @@ describe('joinTokens.list', () => {
     });
     expect(all.items.find((i) => i.id === usedUp.id)).toMatchObject({ usesLeft: 0, maxUses: 3 });
     for (const item of all.items) {
-      expect(Object.keys(item).sort()).toEqual(['allowReclaim', 'createdAt', 'expect', 'expiresAt', 'hosted', 'id', 'maxUses', 'poolId', 'revokedAt', 'role', 'siteId', 'state', 'usesLeft']);
+      expect(Object.keys(item).sort()).toEqual(['allowReclaim', 'createdAt', 'createdBy', 'createdByEmail', 'expect', 'expiresAt', 'hosted', 'id', 'lastUsedAt', 'maxUses', 'poolId', 'revokedAt', 'role', 'siteId', 'state', 'usesLeft']);
     }
   });
 
@@ -152,6 +152,14 @@ describe('joinTokens.revoke', () => {
     const audit = await db.auditEntry.findMany({ where: { tenantId: t.tenantId, action: 'join-token.revoked', resource: `compute-join-token/${token.id}` } });
     expect(audit.map((a) => a.actor)).toEqual([t.admin.actor]);
     expect((await list(t.poolId)).items.map((i) => i.id)).not.toContain(token.id);
+  });
+
+  it('names who revoked in the event and who created in the record, with no use yet', async () => {
+    const token = await mint();
+    expect(token).toMatchObject({ createdBy: t.admin.actor, lastUsedAt: null });
+    await revoke(t.poolId, token.id);
+    const event = await db.event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } });
+    expect((event.data as { actor: string }).actor).toBe(t.admin.actor);
   });
 
   it('publishes once when revocations race', async () => {

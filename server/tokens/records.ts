@@ -9,6 +9,8 @@ import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from './schemas';
  */
 const RECORD_COLUMNS = Prisma.sql`
   id, pool_id, site_id, role, uses_left, max_uses, expect, allow_reclaim, hosted, expires_at, created_at, revoked_at,
+  created_by, last_used_at,
+  (SELECT o.email FROM operators o WHERE 'operator:' || o.id = join_tokens.created_by) AS created_by_email,
   CASE
     WHEN revoked_at IS NOT NULL THEN 'revoked'
     WHEN expires_at <= compute_now() THEN 'expired'
@@ -33,6 +35,9 @@ export interface JoinTokenRow {
   expires_at: Date;
   created_at: Date;
   revoked_at: Date | null;
+  created_by: string;
+  last_used_at: Date | null;
+  created_by_email: string | null;
   state: string;
 }
 
@@ -55,6 +60,9 @@ export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
     expiresAt: row.expires_at.toISOString(),
     createdAt: row.created_at.toISOString(),
     revokedAt: row.revoked_at?.toISOString() ?? null,
+    createdBy: row.created_by,
+    createdByEmail: row.created_by_email,
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
     state: row.state as JoinTokenState,
   };
 }

@@ -104,6 +104,11 @@ export const joinTokenRecord = z
     expiresAt: z.string(),
     createdAt: z.string(),
     revokedAt: z.string().nullable(),
+    /** Who created it, as audit rows name callers (`operator:op_…`, `api-key:ak_…`), and the operator's email when an operator did. */
+    createdBy: z.string(),
+    createdByEmail: z.string().nullable(),
+    /** When a join last spent one of its uses; null while unused. */
+    lastUsedAt: z.string().nullable(),
     state: z.enum(JOIN_TOKEN_STATES),
   })
   .strict();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { archivePool, createPool, getPool, listPools } from '../../pools/pools';
 import { createPoolInput, listPoolsInput, poolRecord, poolRefInput } from '../../pools/schemas';
+import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
 
 export const poolsRouter = router({
   create: requirePermission('compute:pools:manage')
@@ -20,4 +21,8 @@ export const poolsRouter = router({
     .input(poolRefInput)
     .output(poolRecord)
     .mutation(({ ctx, input }) => archivePool(ctx.db, ctx.principal, input)),
+  counts: requirePermission('compute:pools:read')
+    .input(poolCountsInput)
+    .output(poolCountsPage)
+    .query(({ ctx, input }) => countPools(ctx.db, ctx.principal, input)),
 });

@@ -1,0 +1,157 @@
+'use client';
+
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useId, useMemo } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LocalTime, ShortHash } from '@/components/ui/time';
+import type { Tenant } from '@/lib/api-types';
+import { useLiveRefresh } from '@/lib/live';
+import { explainRefusal, REFUSAL_REASONS } from '@/lib/refusal-reasons';
+import { useTRPC } from '@/lib/trpc';
+import { useUrlParams } from '@/lib/url-state';
+
+const PAGE_SIZE = 50;
+const REFUSED = 'security.join.refused';
+
+/** The time ranges offered, as `?range=`; none means all time. */
+export const RANGES = [
+  { value: '1h', label: 'Last hour', ms: 3_600_000 },
+  { value: '24h', label: 'Last 24 hours', ms: 86_400_000 },
+  { value: '7d', label: 'Last 7 days', ms: 7 * 86_400_000 },
+] as const;
+
+interface RefusalData {
+  attestor?: string;
+  reason?: string;
+  role?: string;
+  csrSha256?: string;
+  hardwareKey?: string | null;
+  suppressed?: number;
+}
+
+export function RefusedJoinsView() {
+  return <TenantGate>{(tenant) => <TenantRefusedJoins key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+/** The tenant's `security.join.refused` events, newest first, with what each reason means and what to do. */
+function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const [params, setParams] = useUrlParams(['reason', 'range'] as const);
+  const reason = params.reason ?? '';
+  const range = RANGES.find((r) => r.value === params.range) ?? null;
+  // Fixed when the range is chosen, so the query key (and its cache) does not change on every render.
+  const since = useMemo(() => (range ? new Date(Date.now() - range.ms).toISOString() : undefined), [range]);
+  const reasonId = useId();
+  const rangeId = useId();
+  const refusals = useInfiniteQuery(
+    trpc.events.list.infiniteQueryOptions(
+      { tenantId: tenant.id, type: REFUSED, limit: PAGE_SIZE, ...(reason ? { reason } : {}), ...(since ? { since } : {}) },
+      { getNextPageParam: (page) => page.nextCursor ?? undefined },
+    ),
+  );
+  useLiveRefresh(trpc.events.list.pathFilter());
+  const items = refusals.data?.pages.flatMap((page) => page.items) ?? [];
+
+  return (
+    <>
+      <PageHeader
+        title="Refused joins"
+        description={
+          <>
+            Joins refused in tenant <strong>{tenant.name}</strong>, newest first. The machine is only told “Join refused”; the reason is here.
+          </>
+        }
+        actions={
+          <button type="button" className="btn" onClick={() => void refusals.refetch()} disabled={refusals.isFetching}>
+            {refusals.isRefetching && !refusals.isFetchingNextPage ? 'Refreshing…' : 'Refresh'}
+          </button>
+        }
+      />
+      <div className="filters">
+        <div className="field">
+          <label htmlFor={reasonId} className="field-label">
+            Reason
+          </label>
+          <select id={reasonId} value={reason} onChange={(event) => setParams({ reason: event.target.value || null })}>
+            <option value="">All reasons</option>
+            {Object.keys(REFUSAL_REASONS).map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={rangeId} className="field-label">
+            Time range
+          </label>
+          <select id={rangeId} value={range?.value ?? ''} onChange={(event) => setParams({ range: event.target.value || null })}>
+            <option value="">All time</option>
+            {RANGES.map((r) => (
+              <option key={r.value} value={r.value}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {refusals.isPending ? (
+        <LoadingRows label="Loading refused joins…" />
+      ) : refusals.isError ? (
+        <QueryError error={refusals.error} what="refused joins" onRetry={() => void refusals.refetch()} />
+      ) : items.length === 0 ? (
+        <div className="callout">{reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}</div>
+      ) : (
+        <section className="panel" aria-label="Refused joins">
+          <div className="table-scroll">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Attestor</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">CSR hash</th>
+                  <th scope="col">Hardware key</th>
+                  <th scope="col">Suppressed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((event) => {
+                  const data = event.data as RefusalData;
+                  const explained = explainRefusal(data.reason ?? '');
+                  return (
+                    <tr key={event.id}>
+                      <td className="cell-time">
+                        <LocalTime iso={event.createdAt} />
+                      </td>
+                      <td className="cell-wrap">
+                        <code>{data.reason ?? 'unknown'}</code>
+                        <span className="reason-meaning">{explained.meaning}</span>
+                        <span className="reason-action">What to do: {explained.action}</span>
+                      </td>
+                      <td>{data.attestor ?? '—'}</td>
+                      <td>{data.role ?? '—'}</td>
+                      <td>
+                        <ShortHash value={data.csrSha256} label="CSR hash" />
+                      </td>
+                      <td>
+                        <ShortHash value={data.hardwareKey} label="hardware key" />
+                      </td>
+                      <td className="cell-number" title="Refusals of this reason dropped by the rate limit since the previous event">
+                        {data.suppressed ?? 0}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+          <LoadMore query={refusals} label="Load older refusals" />
+        </section>
+      )}
+    </>
+  );
+}

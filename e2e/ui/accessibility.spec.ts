@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { joinMachine } from '../support/machine';
+import { signInThroughForm, trpc } from '../support/session';
+
+/**
+ * axe-core on every page of the console: no serious or critical violation (contrast, names, roles, ARIA).
+ * Each page also leaves one full-page screenshot in test-results/console-pages/ (not committed), for a
+ * person to look at.
+ */
+const SHOTS = 'test-results/console-pages';
+
+async function expectNoSeriousViolations(page: Page, name: string) {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  expect(serious, `axe violations on ${name}`).toEqual([]);
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+const PAGES = [
+  { name: 'pools', link: 'Pools', heading: 'Pools' },
+  { name: 'join-tokens', link: 'Join tokens', heading: 'Join tokens' },
+  { name: 'join-requests', link: 'Join requests', heading: 'Join requests' },
+  { name: 'nodes', link: 'Nodes', heading: 'Nodes' },
+  { name: 'refused-joins', link: 'Refused joins', heading: 'Refused joins' },
+  { name: 'events', link: 'Events', heading: 'Events' },
+  { name: 'audit', link: 'Audit', heading: 'Audit' },
+] as const;
+
+test('the sign-in page', async ({ page }) => {
+  test.setTimeout(60_000);
+  await page.goto('/login?callbackUrl=%2Fevents&expired=1');
+  await expect(page.getByText('Your session expired.')).toBeVisible();
+  await expectNoSeriousViolations(page, 'login');
+});
+
+test('every console page, with content in it', async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInThroughForm(page);
+  // Something on every list: a live token, a joined node, a refusal (a revoked token's join).
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
+  const mint = () => trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, maxUses: 3, idempotencyKey: randomUUID() });
+  await joinMachine(page.request, (await mint()).token);
+  const revoked = await mint();
+  await trpc(page.request, 'mutation', 'joinTokens.revoke', { tenantId, poolId, tokenId: revoked.id });
+  await joinMachine(page.request, revoked.token);
+
+  for (const { name, link, heading } of PAGES) {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
+    await expect(page.getByRole('heading', { name: heading, level: 1 })).toBeVisible();
+    await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
+    await expectNoSeriousViolations(page, name);
+  }
+});
+
+test('the dialogs and the one-time token', async ({ page }) => {
+  test.setTimeout(90_000);
+  await signInThroughForm(page);
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
+  await page.getByRole('button', { name: 'Create join token' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create join token' });
+  await dialog.getByLabel('MAC', { exact: true }).fill('aa-bb');
+  await dialog.getByRole('button', { name: 'Create token' }).click();
+  await expect(dialog.getByLabel('MAC', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  await expectNoSeriousViolations(page, 'create-join-token-errors');
+  await dialog.getByLabel('MAC', { exact: true }).fill('');
+  await dialog.getByRole('button', { name: 'Create token' }).click();
+  await expect(page.getByRole('region', { name: 'New join token' })).toBeVisible();
+  await expectNoSeriousViolations(page, 'one-time-token');
+  await page.getByRole('button', { name: 'Done' }).click();
+  await expect(page.getByRole('dialog', { name: 'Discard the join token?' })).toBeVisible();
+  await expectNoSeriousViolations(page, 'discard-token-confirmation');
+});
+
+test.describe('phone', () => {
+  test.use({ viewport: { width: 390, height: 844 } });
+  test('pools and join tokens on a phone', async ({ page }) => {
+    test.setTimeout(90_000);
+    await signInThroughForm(page);
+    await expectNoSeriousViolations(page, 'phone-pools');
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
+    await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
+    await expectNoSeriousViolations(page, 'phone-join-tokens');
+  });
+});

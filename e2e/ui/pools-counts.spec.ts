@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { expect, test, type Page } from '@playwright/test';
+import { joinMachine } from '../support/machine';
+import { signInThroughForm, trpc } from '../support/session';
+
+const defaultRow = (page: Page) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^default/ }) }).first();
+
+async function ids(page: Page) {
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  return { tenantId, poolId: pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id };
+}
+
+test('each pool shows its live counts and links to its join tokens and nodes', async ({ page }) => {
+  await signInThroughForm(page);
+  const { tenantId, poolId } = await ids(page);
+  const tokenLink = defaultRow(page).getByRole('link', { name: /\(join tokens of pool default\)$/ });
+  const before = Number((await tokenLink.textContent())!.split(' ')[0]);
+  expect(before).not.toBeNaN();
+
+  const minted = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, maxUses: 2, idempotencyKey: randomUUID() });
+  expect((await joinMachine(page.request, minted.token)).response.status()).toBe(200);
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await expect(tokenLink).toHaveText(new RegExp(`^${before + 1} live`));
+  await expect(defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ })).toHaveText(/^\d+ [a-z-]+/);
+
+  await tokenLink.click();
+  await expect(page).toHaveURL(new RegExp(`/join-tokens\\?pool=${poolId}`));
+  await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
+});
+
+test('a viewer sees no create, archive or revoke controls', async ({ page }) => {
+  // The console reads the role from tenants.list; here the answer says viewer (the API spec checks that the
+  // server itself refuses a viewer's calls).
+  await page.route('**/api/trpc/**tenants.list**', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
+    await route.fulfill({ response, json: body });
+  });
+  await signInThroughForm(page);
+  await expect(defaultRow(page)).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Create pool' })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /^Archive/ })).toHaveCount(0);
+
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
+  await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Create join token' })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /^Revoke join token/ })).toHaveCount(0);
+});

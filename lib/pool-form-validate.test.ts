@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import type { PoolFormValues } from './pool-form';
+import { validatePoolForm } from './pool-form-validate';
+
+const TENANT = 'tnt_01jz0000000000000000000000';
+const SITE = 'site_01jz0000000000000000000000';
+const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
+  siteId: SITE,
+  name: 'gpu-a100',
+  agent: 'bcd',
+  joinAttestors: [],
+  platformOperated: false,
+  acceptanceChecks: '',
+  ...over,
+});
+
+describe('validatePoolForm', () => {
+  it('finds nothing wrong with a good pool', () => {
+    expect(validatePoolForm(TENANT, values({ acceptanceChecks: 'gpu-burn, nccl-allreduce' }))).toEqual({});
+  });
+
+  it('reports the name and a bad check at once, the check named as typed', () => {
+    const errors = validatePoolForm(TENANT, values({ name: 'Bad Name!', acceptanceChecks: 'gpu-burn, GPU Burn' }));
+    expect(Object.keys(errors).sort()).toEqual(['acceptanceChecks', 'name']);
+    expect(errors.acceptanceChecks).toBe('“GPU Burn”: use a check name like gpu-burn');
+    expect(errors.name).not.toMatch(/^name: /);
+  });
+});

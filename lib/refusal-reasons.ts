@@ -1,0 +1,90 @@
+/**
+ * The reasons of `security.join.refused`, from the spec's refusals table (joining.md, "Refusals"), said in
+ * plain words with what an operator can do about each. The agent is only ever told "Join refused"; this is
+ * where the operator learns why.
+ */
+export interface RefusalExplanation {
+  meaning: string;
+  action: string;
+}
+
+export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
+  'join-token:malformed': {
+    meaning: 'What the machine sent is not a join token at all.',
+    action: 'Check how the token reaches the machine (BCD_JOIN_TOKEN or standard input): it may be cut off or have extra characters.',
+  },
+  'join-token:unknown': {
+    meaning: 'The token has the right form but no such token exists here.',
+    action: 'The machine may use a token of another installation, or one deleted since. Create a new token for it.',
+  },
+  'join-token:secret-mismatch': {
+    meaning: 'The token id exists but its secret is wrong.',
+    action: 'Someone may be guessing tokens; if it is your machine, its token was mistyped. Create a new token and revoke the old one.',
+  },
+  'join-token:revoked': {
+    meaning: 'A real token that was revoked: it no longer admits anyone.',
+    action: 'Create a new token for the machine if it should join.',
+  },
+  'join-token:expired': {
+    meaning: 'A real token past its lifetime: it no longer admits anyone.',
+    action: 'Create a new token, with a longer lifetime if the machine takes long to install.',
+  },
+  'join-token:exhausted': {
+    meaning: 'A real token whose every use is spent: it no longer admits anyone.',
+    action: 'Create a token with more uses, or one per machine. A refused join never spends a use.',
+  },
+  'join-token:role-mismatch': {
+    meaning: 'The agent asked for a role the token does not admit.',
+    action: 'Use a token made for that role (node, gateway or platform), or fix the agent’s configuration.',
+  },
+  'join:token': {
+    meaning: 'The sealed token could not be opened, or was sealed for another CSR.',
+    action: 'The agent may hold an old well-known document (a rotated sealing key): let it fetch the document again. A replayed request also ends here.',
+  },
+  'join:expect': {
+    meaning: 'The machine’s claims do not match the identifiers the token is pinned to.',
+    action: 'Compare the token’s pinned serial, MAC, product or GPU UUID with the machine; create a token pinned to the right machine.',
+  },
+  'join:placeholder-hardware': {
+    meaning: 'The machine reports placeholder identifiers (firmware defaults) and the token is not pinned.',
+    action: 'Create a token pinned (expect) to an identifier the machine does report, such as a NIC’s MAC.',
+  },
+  'join:reclaim': {
+    meaning: 'A machine already known joined again without a token that allows reclaim, or in another tenant, site, pool or role.',
+    action: 'If the machine was reinstalled, create a token with “Allow reclaim” for the same pool; otherwise remove the old node first.',
+  },
+  'join:pool': {
+    meaning: 'The token’s pool is missing, archived or runs no daemon.',
+    action: 'Create the token for a live pool whose agent is bcd.',
+  },
+  'join:pool-attestor': {
+    meaning: 'The pool does not accept token joins: its policy.joinAttestors does not list join-token.',
+    action: 'Join the machine with an attestor the pool lists, or add join-token to the pool’s join attestors.',
+  },
+  'join:tenant': {
+    meaning: 'The pool belongs to another tenant than the token.',
+    action: 'Create the token in the tenant that owns the pool.',
+  },
+  'join:site': {
+    meaning: 'The site the machine joins for does not match the token’s pool.',
+    action: 'Check the site in the install script against the pool’s site.',
+  },
+  'join:malformed': {
+    meaning: 'The join request itself was malformed (not the token).',
+    action: 'Usually a broken or foreign client; update bcd to a current release.',
+  },
+  'join:csr': {
+    meaning: 'The certificate signing request was invalid or not signed by its key.',
+    action: 'Update bcd; if it persists, the machine’s key store may be damaged.',
+  },
+};
+
+/** The explanation of `reason`; an unknown reason still says what to read. */
+export function explainRefusal(reason: string): RefusalExplanation {
+  return (
+    REFUSAL_REASONS[reason] ?? {
+      meaning: 'A reason this console does not know yet.',
+      action: 'See the refusals table of the joining guide for this reason.',
+    }
+  );
+}

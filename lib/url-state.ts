@@ -1,0 +1,31 @@
+'use client';
+
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useEffect, useRef } from 'react';
+
+/**
+ * Filters kept in the URL (`?type=…&range=…`), so a filtered list can be bookmarked, shared and reloaded.
+ * `set` replaces the history entry: changing a filter is not a page to go back to.
+ */
+export function useUrlParams<K extends string>(names: readonly K[]): [Record<K, string | null>, (changes: Partial<Record<K, string | null>>) => void] {
+  const router = useRouter();
+  const pathname = usePathname();
+  const searchParams = useSearchParams();
+  // Two changes in a row (reason, then range) must not read the URL the first has not replaced yet.
+  const pending = useRef<URLSearchParams | null>(null);
+  useEffect(() => {
+    pending.current = null;
+  }, [searchParams]);
+  const values = Object.fromEntries(names.map((name) => [name, (pending.current ?? searchParams).get(name)])) as Record<K, string | null>;
+  function set(changes: Partial<Record<K, string | null>>) {
+    const params = new URLSearchParams((pending.current ?? searchParams).toString());
+    for (const [name, value] of Object.entries(changes) as [K, string | null][]) {
+      if (value) params.set(name, value);
+      else params.delete(name);
+    }
+    pending.current = params;
+    const query = params.toString();
+    router.replace(query ? `${pathname}?${query}` : pathname, { scroll: false });
+  }
+  return [values, set];
+}

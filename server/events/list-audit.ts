@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { Db } from '../db/client';
+import { authorize, resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+import { idOf, pageDirection } from '../names';
+
+export const auditRecord = z.object({
+  id: z.string(),
+  /** Who did it, as `operator:op_…`, `api-key:ak_…` or `local:…`. */
+  actor: z.string(),
+  /** The operator's email when the actor is an operator that still exists. */
+  actorEmail: z.string().nullable(),
+  action: z.string(),
+  resource: z.string(),
+  /** The reason the actor gave, when the action takes one. */
+  reason: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+});
+export type AuditRecord = z.infer<typeof auditRecord>;
+
+export const listAuditInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  /** Part of the actor (`operator:op_…`) or of the operator's email, any case. */
+  actor: z.string().trim().max(200).optional(),
+  /** Part of the action (`join-token.`, `revoked`), any case. */
+  action: z.string().trim().max(100).optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+  cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
+  direction: pageDirection,
+});
+
+export const auditPage = z.object({ items: z.array(auditRecord), nextCursor: z.string().nullable() });
+
+/**
+ * A tenant's audit log, newest first: who did what to which resource, when, and why. `actor` and `action`
+ * narrow it by substring; an actor search also matches the email of the operator behind `operator:` actors.
+ */
+export async function listAudit(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof listAuditInput>,
+): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+  await authorize(db, principal, 'compute:audit:read', resource.tenant(input.tenantId));
+  const limit = input.limit ?? 100;
+  const actorSearch = input.actor?.trim();
+  const operatorIds = actorSearch
+    ? (await db.operator.findMany({ where: { email: { contains: actorSearch, mode: 'insensitive' } }, select: { id: true } })).map((o) => `operator:${o.id}`)
+    : [];
+  const rows = await db.auditEntry.findMany({
+    where: {
+      tenantId: input.tenantId,
+      ...(actorSearch ? { OR: [{ actor: { contains: actorSearch, mode: 'insensitive' } }, { actor: { in: operatorIds } }] } : {}),
+      ...(input.action?.trim() ? { action: { contains: input.action.trim(), mode: 'insensitive' } } : {}),
+      ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}),
+    },
+    orderBy: { id: 'desc' },
+    take: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const ids = [...new Set(page.flatMap((r) => (r.actor.startsWith('operator:') ? [r.actor.slice('operator:'.length)] : [])))];
+  const emails = new Map((await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((o) => [`operator:${o.id}`, o.email]));
+  return {
+    items: page.map((r) => {
+      const data = (r.data ?? {}) as Record<string, unknown>;
+      return {
+        id: r.id.toString(),
+        actor: r.actor,
+        actorEmail: emails.get(r.actor) ?? null,
+        action: r.action,
+        resource: r.resource,
+        reason: typeof data.reason === 'string' ? data.reason : null,
+        data,
+        createdAt: r.createdAt.toISOString(),
+      };
+    }),
+    nextCursor: rows.length > limit ? page[page.length - 1]!.id.toString() : null,
+  };
+}

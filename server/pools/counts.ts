@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { Db } from '../db/client';
+import { authorize, resource } from '../authz/authorize';
+import type { Principal } from '../authz/principal';
+import { idOf } from '../names';
+import { LIVE_CONDITION } from '../tokens/records';
+
+export const poolCountsInput = z.strictObject({ tenantId: idOf('tnt') });
+
+export const poolCounts = z.object({
+  poolId: z.string(),
+  /** Nodes by state (`adopting`, `ready`, …); states with no node are left out. */
+  nodesByState: z.record(z.string(), z.number().int()),
+  liveTokens: z.number().int(),
+});
+export const poolCountsPage = z.object({ items: z.array(poolCounts) });
+export type PoolCounts = z.infer<typeof poolCounts>;
+
+/**
+ * The live counts of each of a tenant's pools: its nodes by state and its live join tokens (the same
+ * condition the token list uses). Pools with neither are left out; the console shows them as zero.
+ * Pending join requests join here once the queue exists.
+ */
+export async function countPools(db: Db, principal: Principal, input: z.infer<typeof poolCountsInput>): Promise<{ items: PoolCounts[] }> {
+  await authorize(db, principal, 'compute:pools:read', resource.tenant(input.tenantId));
+  const [nodes, tokens] = await Promise.all([
+    db.$queryRaw<{ pool_id: string; state: string; n: number }[]>`
+      SELECT pool_id, state, count(*)::int AS n FROM nodes
+       WHERE tenant_id = ${input.tenantId} AND pool_id IS NOT NULL
+       GROUP BY pool_id, state`,
+    db.$queryRaw<{ pool_id: string; n: number }[]>`
+      SELECT pool_id, count(*)::int AS n FROM join_tokens
+       WHERE tenant_id = ${input.tenantId} AND pool_id IS NOT NULL AND ${LIVE_CONDITION}
+       GROUP BY pool_id`,
+  ]);
+  const byPool = new Map<string, PoolCounts>();
+  const entry = (poolId: string) => byPool.get(poolId) ?? byPool.set(poolId, { poolId, nodesByState: {}, liveTokens: 0 }).get(poolId)!;
+  for (const row of nodes) entry(row.pool_id).nodesByState[row.state] = row.n;
+  for (const row of tokens) entry(row.pool_id).liveTokens = row.n;
+  return { items: [...byPool.values()] };
+}
+
