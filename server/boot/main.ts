@@ -80,6 +80,9 @@ async function main() {
     // The gateway (BETTER_COMPUTE_GATEWAY_PORT, 8443; 0 turns it off) runs as its own process with only its
     // own credentials; the well-known document publishes it, so the URL is set before the workers start.
     const gatewayPort = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT ?? 8443);
+    if (!Number.isInteger(gatewayPort) || gatewayPort < 0 || gatewayPort > 65535 || gatewayPort === port) {
+      throw new Error(`BETTER_COMPUTE_GATEWAY_PORT must be a port number other than PORT, or 0 to turn the gateway off, not ${process.env.BETTER_COMPUTE_GATEWAY_PORT}`);
+    }
     const gatewayDir = gatewayPort > 0 ? await ensureDevGatewayCredentials(db, secret, dataDir) : null;
     if (gatewayDir) process.env.BETTER_COMPUTE_GATEWAY_URL ||= `https://localhost:${gatewayPort}`;
 
@@ -89,6 +92,7 @@ async function main() {
     say('');
     say(`Better Compute is running: console at http://localhost:${port}/`);
     say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);
+    if (gatewayDir) say(`Gateway for agents (mutual TLS) at https://localhost:${gatewayPort}; its serving CA pin: better-compute pki show`);
     if (first.firstAdmin) {
       say(`Sign in as ${first.firstAdmin.email} with the one-time password: ${first.firstAdmin.password}`);
       say('It is shown only this once.');
