@@ -38,6 +38,8 @@ RETURNING type`;
  * calls `nodes.adopt` (lifecycle.ts), which publishes `node.adopted`.
  */
 export async function recordFirstContact(client: pg.ClientBase, nodeId: string): Promise<string[]> {
-  const published = await client.query<{ type: string }>(RECORD_FIRST_CONTACT, [nodeId]);
+  // Named, so each pooled connection plans it once: every renewal runs it, and after the first contact it
+  // only confirms that there is nothing to publish.
+  const published = await client.query<{ type: string }>({ name: 'record-first-contact', text: RECORD_FIRST_CONTACT, values: [nodeId] });
   return published.rows.map((row) => row.type);
 }
