@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, run } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
+import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
-import { ensureDevGatewayCredentials, startGatewayProcess } from '../boot/dev-gateway';
 import { adoptNode, revokeNodeIdentity } from '../nodes/lifecycle';
 import { listNodes } from '../nodes/nodes';
 import { createPool } from '../pools/pools';
@@ -24,7 +22,7 @@ const secret = newServerSecret();
 const NO_NODE = '/nonexistent';
 let database: ServerDatabase;
 let server: ServerProcess;
-let stopGateway: (() => Promise<void>) | undefined;
+let gateway: Awaited<ReturnType<typeof startTestGateway>> | undefined;
 let gatewayUrl: string;
 let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
 let admin: Principal;
@@ -34,32 +32,6 @@ let script: string;
 let tokens = 0;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-adopt-'));
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-async function waitForPort(port: number, timeoutMs = 60_000) {
-  for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 200))) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
-      socket.unref();
-      setTimeout(() => socket.destroy(), 1000).unref();
-    });
-    if (open) return;
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
-
-function newRoot() {
-  const root = mkdtempSync(path.join(tmpdir(), 'bcd-root-'));
-  mkdirSync(path.join(root, 'sys/class/dmi/id'), { recursive: true });
-  writeFileSync(path.join(root, 'sys/class/dmi/id/product_uuid'), `${randomUUID()}\n`);
-  writeFileSync(path.join(root, 'sys/class/dmi/id/product_serial'), `SN-${randomUUID().slice(0, 8)}\n`);
-  return root;
-}
 const env = (root: string, PATH = '/usr/bin:/bin') => ({ PATH, BCD_ROOT: root }) as unknown as NodeJS.ProcessEnv;
 const bcdOf = (root: string) => path.join(root, 'usr/local/bin/bcd');
 const nodeIdOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).nodeId as string;
@@ -80,7 +52,7 @@ async function lifecycleOf(nodeId: string) {
 }
 
 beforeAll(async () => {
-  const gatewayPort = await freePort();
+  const gatewayPort = await reservePort();
   gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
   [bcd, database] = await Promise.all([buildBcdForTests(), createServerDatabase('adopt_flow')]);
   server = await startServerProcess({
@@ -88,10 +60,7 @@ beforeAll(async () => {
     secret,
     env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: gatewayUrl },
   });
-  // The gateway as `npm start` runs it: its own process, with credentials the main process wrote.
-  const gatewayDir = await ensureDevGatewayCredentials(database.db, secret, dataDir);
-  stopGateway = startGatewayProcess({ dir: gatewayDir, port: gatewayPort, apiUrl: server.url, say: () => {} });
-  await waitForPort(gatewayPort);
+  gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
 
   process.env.BETTER_COMPUTE_SECRET = secret; // generateInstallScript reads the PKI like the server does
   const pool = await defaultPool(database.db);
@@ -109,7 +78,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await stopGateway?.();
+  await gateway?.stop();
   await server?.stop();
   await database?.close();
   if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
