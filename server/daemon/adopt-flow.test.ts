@@ -7,8 +7,7 @@ import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd
 import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
-import { adoptNode, revokeNodeIdentity } from '../nodes/lifecycle';
-import { listNodes } from '../nodes/nodes';
+import { createCaller } from '../api/root';
 import { createPool } from '../pools/pools';
 import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';
@@ -35,6 +34,8 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-adopt-'));
 const env = (root: string, PATH = '/usr/bin:/bin') => ({ PATH, BCD_ROOT: root }) as unknown as NodeJS.ProcessEnv;
 const bcdOf = (root: string) => path.join(root, 'usr/local/bin/bcd');
 const nodeIdOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).nodeId as string;
+/** The tRPC procedures as the console calls them (nodes.list, nodes.adopt, nodes.revokeIdentity). */
+const api = () => createCaller({ db: database.db, principal: admin });
 const newToken = async (poolId: string) =>
   (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: `adopt-flow-${++tokens}` })).token!;
 
@@ -89,7 +90,7 @@ describe('a brownfield server joins a pool with acceptance checks and renews thr
   it('is adopting after the script, connected at the first bcd node renewal, adopted through nodes.adopt', { timeout: 180_000 }, async () => {
     const root = await installedMachine();
     const nodeId = nodeIdOf(root);
-    const listed = await listNodes(database.db, admin, { tenantId, poolId: checkedPoolId, limit: 10 });
+    const listed = await api().nodes.list({ tenantId, poolId: checkedPoolId });
     expect(listed.items.map((n) => [n.id, n.state])).toEqual([[nodeId, 'adopting']]);
     expect(await lifecycleOf(nodeId)).toEqual(['node.joined']);
 
@@ -104,13 +105,13 @@ describe('a brownfield server joins a pool with acceptance checks and renews thr
     expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).not.toBe(before);
     expect(await database.db.nodeCert.count({ where: { nodeId } })).toBe(2);
     expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started']);
-    expect((await listNodes(database.db, admin, { tenantId, poolId: checkedPoolId, limit: 10 })).items[0]!.state).toBe('adopting');
+    expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopting');
 
     // A second contact of the same identity publishes nothing new.
     expect((await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) })).code).toBe(0);
-    await adoptNode(database.db, admin, { tenantId, nodeId });
+    await api().nodes.adopt({ tenantId, nodeId });
     expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.adopted']);
-    expect((await listNodes(database.db, admin, { tenantId, poolId: checkedPoolId, limit: 10 })).items[0]!.state).toBe('adopted');
+    expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopted');
   });
 });
 
@@ -134,7 +135,7 @@ describe('bcd node', () => {
   it('exits non-zero with a revoked identity and names bcd join --reset --yes', { timeout: 120_000 }, async () => {
     const root = await installedMachine();
     const nodeId = nodeIdOf(root);
-    await revokeNodeIdentity(database.db, admin, { tenantId, nodeId });
+    await api().nodes.revokeIdentity({ tenantId, nodeId });
     const result = await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) });
     expect(result.code).toBe(3);
     expect(result.stdout + result.stderr).toMatch(/refused to renew .* 3 times .*bcd join --reset --yes/);
