@@ -1,5 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -39,4 +41,13 @@ export function run(command: string, args: string[], options: { env: NodeJS.Proc
     child.stdin.on('error', () => {}); // a script that refuses before reading closes its stdin early
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A machine: a directory that bcd and the install script treat as `/` (BCD_ROOT), with its own DMI product UUID and serial. */
+export function newMachineRoot(): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'bcd-root-'));
+  mkdirSync(path.join(root, 'sys/class/dmi/id'), { recursive: true });
+  writeFileSync(path.join(root, 'sys/class/dmi/id/product_uuid'), `${randomUUID()}\n`);
+  writeFileSync(path.join(root, 'sys/class/dmi/id/product_serial'), `SN-${randomUUID().slice(0, 8)}\n`);
+  return root;
 }

@@ -14,6 +14,7 @@ import { issueGatewayCertificate } from '../server/pki/gateway';
 import { installPins } from '../server/pki/pins-summary';
 import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
+import type { HardwareClaims } from '../server/join/hardware/claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
 export const BASE = '/api/compute';
@@ -124,11 +125,15 @@ export async function createRenewHarness(options: { ttlSeconds?: number } = {}):
 
 /**
  * Joins a machine through the gateway (no client certificate, as a join has none) and stores its identity in
- * a new directory. Returns the directory and the verified answer.
+ * a new directory (the same `claims` again reclaim the machine's node). Returns the directory and the verified answer.
  */
-export async function joinThroughGateway(r: RenewHarness, token: string): Promise<{ dir: string; answer: IssuedAnswer }> {
+export async function joinThroughGateway(
+  r: RenewHarness,
+  token: string,
+  claims: HardwareClaims = machineClaims(),
+): Promise<{ dir: string; answer: IssuedAnswer }> {
   const keys = generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims: machineClaims(), keys });
+  const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims, keys });
   const reply = await postToGateway(r.target, undefined, `${BASE}/v1/join`, attempt.body);
   if (reply.status !== 200) throw new Error(`join through the gateway answered ${reply.status}: ${reply.body}`);
   const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {

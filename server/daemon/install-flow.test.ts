@@ -1,9 +1,10 @@
-import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, run } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
+import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { loadPki } from '../pki/store';
@@ -19,6 +20,7 @@ const secret = newServerSecret();
 const PATH = '/usr/bin:/bin';
 let database: ServerDatabase;
 let server: ServerProcess;
+let gateway: Awaited<ReturnType<typeof startTestGateway>>;
 let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
 let admin: Principal;
 let pool: { id: string; ownerTenantId: string; siteId: string };
@@ -28,14 +30,6 @@ let tokens = 0;
 
 const newToken = async () =>
   (await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, allowReclaim: true, idempotencyKey: `install-flow-${++tokens}` })).token!;
-/** A machine: a directory that bcd and the script treat as `/`, with its own DMI product UUID and serial. */
-function newRoot() {
-  const root = mkdtempSync(path.join(tmpdir(), 'bcd-root-'));
-  mkdirSync(path.join(root, 'sys/class/dmi/id'), { recursive: true });
-  writeFileSync(path.join(root, 'sys/class/dmi/id/product_uuid'), `${randomUUID()}\n`);
-  writeFileSync(path.join(root, 'sys/class/dmi/id/product_serial'), `SN-${randomUUID().slice(0, 8)}\n`);
-  return root;
-}
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
@@ -43,7 +37,7 @@ async function scriptFile(sha256: { amd64?: string }) {
   const { script } = await generateInstallScript(
     database.db,
     admin,
-    { tenantId: pool.ownerTenantId, poolId: pool.id, gatewayUrl: 'https://gw.test.example', baseUrl: server.url, bcdVersion: bcd.version, sha256 },
+    { tenantId: pool.ownerTenantId, poolId: pool.id, gatewayUrl: gateway.url, baseUrl: server.url, bcdVersion: bcd.version, sha256 },
     bcd.dir,
   );
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'bcd-script-')), 'install-bcd.sh');
@@ -63,11 +57,14 @@ const nodeId = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/li
 beforeAll(async () => {
   bcd = await buildBcdForTests();
   database = await createServerDatabase('install_flow');
+  // A real gateway: bcd doctor checks that it answers under the pinned serving CA.
+  const gatewayPort = await reservePort();
   server = await startServerProcess({
     databaseUrl: database.url,
     secret,
-    env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: 'https://gw.test.example' },
+    env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: `https://127.0.0.1:${gatewayPort}` },
   });
+  gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
   process.env.BETTER_COMPUTE_SECRET = secret; // generateInstallScript reads the PKI like the server does
   pool = await defaultPool(database.db);
   admin = principalOf('local', 'install-flow-test', [[pool.ownerTenantId, 'admin']]);
@@ -76,6 +73,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await gateway?.stop();
   await server?.stop();
   await database?.close();
   if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
@@ -201,7 +199,7 @@ describe('bcd join from the well-known document', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(file)).toBe(false);
     const config = readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
-    expect(config).toContain('gateway_url = "https://gw.test.example"');
+    expect(config).toContain(`gateway_url = "${gateway.url}"`);
     expect(config).toContain(`site = "${pool.siteId}"`);
     expect(config).toContain(`serving_ca_spki_pin = "${pins.servingCaPin}"`);
     expect(mode(path.join(root, 'etc/bcd/config.toml'))).toBe('600');

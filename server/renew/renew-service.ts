@@ -7,6 +7,7 @@ import { JoinRefusal } from '../join/crypto/refusal';
 import { parseCsr } from '../join/crypto/csr';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
 import { logError } from '../log';
+import { recordFirstContact } from '../nodes/first-contact';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
 import { P256_SPKI_PREFIX } from '../pki/p256';
@@ -193,6 +194,7 @@ export class RenewService {
         if (!written.live) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
         if (!written.fresh) throw refuse('replay', 'the same proof was used in the last 120 seconds');
         if (!written.issued) throw refuse('key-reused', 'the CSR key was certified before');
+        await recordFirstContact(client, row.node_id);
         if (++this.calls % 64 === 0) await client.query(PRUNE_PROOFS);
         await client.query('COMMIT');
       } catch (error) {
