@@ -3,17 +3,31 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explainRefusal, REFUSAL_REASONS } from './refusal-reasons';
 
-/** Every `reason: 'join…:…'` and `refuse('join…:…')` in the join code: the reasons the server can record. */
+const sources = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    if (statSync(file).isDirectory()) return sources(file);
+    return file.endsWith('.ts') && !file.endsWith('.test.ts') ? [readFileSync(file, 'utf8')] : [];
+  });
+
+/**
+ * The reasons the join code can record: every literal `reason: '<prefix>:…'` and `refuse('<prefix>:…')`, and
+ * the token rules every token-carrying attestor applies (`checkToken('<attestor>', …)` refusing
+ * `${attestor}:<rule>`), one reason per attestor and rule.
+ */
 function reasonsInServer(dir: string): Set<string> {
   const found = new Set<string>();
-  for (const name of readdirSync(dir)) {
-    const file = path.join(dir, name);
-    if (statSync(file).isDirectory()) {
-      for (const reason of reasonsInServer(file)) found.add(reason);
-    } else if (file.endsWith('.ts') && !file.endsWith('.test.ts')) {
-      for (const match of readFileSync(file, 'utf8').matchAll(/(?:reason: |refuse\()'(join(?:-token)?:[a-z-]+)'/g)) found.add(match[1]!);
-    }
+  const texts = sources(dir);
+  const attestors = new Set<string>();
+  const tokenRules = new Set<string>();
+  for (const text of texts) {
+    for (const match of text.matchAll(/(?:reason: |refuse\()'((?:join|join-token|discovery):[a-z-]+)'/g)) found.add(match[1]!);
+    for (const match of text.matchAll(/checkToken\('([a-z-]+)'/g)) attestors.add(match[1]!);
+    for (const match of text.matchAll(/refuse\(`\$\{attestor\}:([a-z-]+)`/g)) tokenRules.add(match[1]!);
   }
+  expect(attestors.size, 'attestors calling checkToken').toBeGreaterThan(1);
+  expect(tokenRules.size, 'token rules of checkToken').toBeGreaterThan(4);
+  for (const attestor of attestors) for (const rule of tokenRules) found.add(`${attestor}:${rule}`);
   return found;
 }
 

@@ -69,6 +69,46 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     meaning: 'The site the machine joins for does not match the token’s pool.',
     action: 'Check the site in the install script against the pool’s site.',
   },
+  'discovery:unknown': {
+    meaning: 'A PXE-booted machine presented a discovery token that does not exist here.',
+    action: 'Check the site\'s boot step: it must mint a discovery token for each PXE lease (discoveryTokens.create) and hand that one to the ramdisk.',
+  },
+  'discovery:secret-mismatch': {
+    meaning: 'A discovery token id that exists, with a secret that is not its own: a copied or forged token.',
+    action: 'Treat it as an attempt to join as another machine. Find which ramdisk sent it (CSR hash, time) and mint a fresh token for the lease.',
+  },
+  'discovery:revoked': {
+    meaning: 'The machine used a discovery token that was revoked.',
+    action: 'Let the boot step mint a new discovery token for the lease (a new PXE boot does this).',
+  },
+  'discovery:expired': {
+    meaning: 'The discovery token expired before the ramdisk joined.',
+    action: 'Reboot the machine into the ramdisk so the boot step mints a new token, or lengthen the token lifetime the boot step asks for.',
+  },
+  'discovery:exhausted': {
+    meaning: 'The discovery token was already spent (it is single use): its machine joined, or another machine used it first.',
+    action: 'If the machine did not join, something else used its token: check the nodes and requests of that MAC. A new PXE boot mints a new token.',
+  },
+  'discovery:role-mismatch': {
+    meaning: 'The machine asked for a role a discovery token does not give (ramdisks join as `ramdisk` through the `discovery` attestor).',
+    action: 'Use a join token for installed machines; discovery tokens are only for the PXE ramdisk.',
+  },
+  'discovery:csr-mismatch': {
+    meaning: 'The machine\'s join request was approved for another CSR: this join is not the one the operator approved.',
+    action: 'A machine retries with the same CSR; a different one means a new key (a reboot) or another machine. Reject the request, then let the machine ask again.',
+  },
+  'discovery:rejected': {
+    meaning: 'An operator rejected this machine\'s join request.',
+    action: 'Nothing, if the rejection stands. Otherwise reboot the machine into the ramdisk so it asks again with a new discovery token.',
+  },
+  'discovery:consumed': {
+    meaning: 'The approved join request was already used by a join.',
+    action: 'The machine joined already; look for its node. A second join needs a new request (a new PXE boot).',
+  },
+  'discovery:request-expired': {
+    meaning: 'The join request expired before an operator decided, or its approval expired before the machine came back.',
+    action: 'Reboot the machine into the ramdisk to ask again, and approve within the site\'s pending TTL (or with a longer approval TTL).',
+  },
   'join:malformed': {
     meaning: 'The join request itself was malformed (not the token).',
     action: 'Usually a broken or foreign client; update bcd to a current release.',

@@ -30,7 +30,9 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-describe('better-compute', () => {
+// Each case runs the real CLI several times as child processes (about a second each to load): minutes on a
+// loaded 2-core machine, so the limit is the suite's, not vitest's default 30 s.
+describe('better-compute', { timeout: 120_000 }, () => {
   it('creates the first admin key directly on the database, 0600, never over a file', async () => {
     const out = path.join(dir, 'admin.key');
     const created = await runCli(['api-keys', 'create', '--tenant', 'root', '--role', 'admin', '--local', '--out', out]);
@@ -113,7 +115,7 @@ describe('better-compute', () => {
   });
 });
 
-describe('the agent against a served well-known document', () => {
+describe('the agent against a served well-known document', { timeout: 120_000 }, () => {
   it('publishes the join and gateway sections, and an agent pinned to them joins and writes its identity', async () => {
     const { loadPki } = await import('../../server/pki/store');
     const { installPins } = await import('../../server/pki/pins-summary');
@@ -207,7 +209,7 @@ describe('pki commands', { timeout: 120_000 }, () => {
   });
 });
 
-describe('operators reset-password', () => {
+describe('operators reset-password', { timeout: 120_000 }, () => {
   it('prints a new one-time password that signs in, and refuses an unknown operator', async () => {
     const { createOperator, authenticateOperator } = await import('../../server/operators/operators');
     const email = `reset-${Date.now()}@example.com`;
