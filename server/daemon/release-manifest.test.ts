@@ -1,0 +1,152 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { digestSource, parseReleasePinsOption } from '../../cli/commands/daemon';
+import { createFreshDatabase, dropDatabase } from '../../test/db';
+import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
+import { createCaller } from '../api/root';
+import { PRODUCT_VERSION } from '../config/config';
+import { createDb, type Db } from '../db/client';
+import { migrate } from '../db/migrate';
+import { spkiPin } from '../pki/pins';
+import { initPki } from '../pki/store';
+import { MANIFEST_MAX_BYTES, signReleaseManifest, type ReleasePayload } from './release-manifest';
+
+// The PKI bundle is a singleton row (the script embeds its pins), so this file has a database of its own.
+const name = `release_manifest_${randomBytes(4).toString('hex')}`;
+const secret = 'a-long-enough-test-secret-0123456789-abcdefghij';
+const releaseKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+const pin = spkiPin(releaseKey);
+const amd64 = randomBytes(32).toString('hex');
+const arm64 = randomBytes(32).toString('hex');
+const payload = (version = PRODUCT_VERSION): ReleasePayload => ({
+  name: 'bcd',
+  version,
+  artifacts: { 'linux-amd64': { sha256: amd64, size: 1000 }, 'linux-arm64': { sha256: arm64, size: 1001 } },
+});
+
+/** A signed manifest whose payload is swapped after signing: the signature no longer covers it. */
+function tampered(): string {
+  const manifest = JSON.parse(signReleaseManifest(payload(), releaseKey));
+  const changed = { ...payload(), artifacts: { 'linux-amd64': { sha256: 'f'.repeat(64), size: 1000 } } };
+  return JSON.stringify({ ...manifest, payload: Buffer.from(JSON.stringify(changed)).toString('base64') });
+}
+
+const bodies: Record<string, () => string> = {
+  '/good.json': () => signReleaseManifest(payload(), releaseKey),
+  '/other-key.json': () => signReleaseManifest(payload(), otherKey),
+  '/tampered.json': tampered,
+  '/old-version.json': () => signReleaseManifest(payload('0.0.1'), releaseKey),
+  '/bad-digest.json': () => signReleaseManifest({ ...payload(), artifacts: { 'linux-amd64': { sha256: 'abc', size: 1 } } }, releaseKey),
+  '/not-json.json': () => '<html>not a manifest</html>',
+  '/too-large.json': () => JSON.stringify({ padding: 'x'.repeat(MANIFEST_MAX_BYTES) }),
+};
+
+let db: Db;
+let tenant: TestTenant;
+let server: http.Server;
+let base: string;
+let closedPort: number;
+
+beforeAll(async () => {
+  const url = await createFreshDatabase(name);
+  await migrate(url);
+  db = createDb(url, { max: 4 });
+  await initPki(db, { trustDomain: 'compute.example.com', secret });
+  process.env.BETTER_COMPUTE_SECRET = secret;
+  tenant = await createTestTenant(db);
+  server = http.createServer((req, res) => {
+    const body = bodies[req.url ?? ''];
+    if (!body) return void res.writeHead(404).end();
+    // Chunked, no Content-Length: the size cap must hold while reading, not trust a header.
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  closedPort = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+}, 180_000);
+
+afterAll(async () => {
+  server?.close();
+  await db?.$disconnect();
+  await dropDatabase(name);
+});
+
+const generate = (change: Record<string, unknown>) =>
+  createCaller({ db, principal: tenant.viewer }).daemon.installScript({
+    tenantId: tenant.tenantId,
+    poolId: tenant.poolId,
+    gatewayUrl: 'https://gw.eu.example.com',
+    baseUrl: 'https://compute.example.com',
+    ...change,
+  } as never);
+
+// Opening the sealed PKI derives a key with scrypt: seconds on a busy machine.
+describe('daemon.installScript with a release manifest', { timeout: 60_000 }, () => {
+  it('embeds the digests of a manifest signed by a pinned key, with a rotation listing two pins', async () => {
+    const answer = await generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [spkiPin(otherKey), pin] });
+    expect(answer.sha256).toEqual({ amd64, arm64 });
+    expect(answer.script).toContain(`SHA256_AMD64='${amd64}'`);
+    expect(answer.script).toContain(`SHA256_ARM64='${arm64}'`);
+  });
+
+  it.each([
+    ['a manifest signed by a key that is not pinned', '/other-key.json', 'releasePins', /not one of the pins/],
+    ['a payload changed after signing', '/tampered.json', 'releaseManifestUrl', /signature does not verify/],
+    ['a manifest of another version', '/old-version.json', 'releaseManifestUrl', /bcd 0\.0\.1, not /],
+    ['a digest that is not 64 hex', '/bad-digest.json', 'releaseManifestUrl', /malformed/],
+    ['a body that is not JSON', '/not-json.json', 'releaseManifestUrl', /not JSON/],
+    ['a manifest over 64 KiB', '/too-large.json', 'releaseManifestUrl', /larger than 64 KiB/],
+    ['a missing manifest', '/nothing-here.json', 'releaseManifestUrl', /HTTP 404/],
+  ])('refuses %s', async (_name, file, field, message) => {
+    const answer = await failure(generate({ releaseManifestUrl: `${base}${file}`, releasePins: [pin] }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field });
+    expect(answer.message).toMatch(message);
+  });
+
+  it('refuses an unreachable manifest', async () => {
+    const answer = await failure(generate({ releaseManifestUrl: `http://127.0.0.1:${closedPort}/m.json`, releasePins: [pin] }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
+    expect(answer.message).toMatch(/cannot fetch/);
+  });
+
+  it('refuses plain http to anywhere but this machine, before fetching', async () => {
+    const answer = await failure(generate({ releaseManifestUrl: 'http://releases.example.com/m.json', releasePins: [pin] }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
+    expect(answer.message).toMatch(/must be https/);
+  });
+
+  it.each([
+    ['sha256 with a manifest', { sha256: { amd64: 'a'.repeat(64) }, releaseManifestUrl: 'https://r.example.com/m.json', releasePins: [pin] }, 'releaseManifestUrl'],
+    ['a manifest without pins', { releaseManifestUrl: 'https://r.example.com/m.json' }, 'releasePins'],
+    ['pins without a manifest', { releasePins: [pin] }, 'releaseManifestUrl'],
+    ['a pin that is not sha256/<base64>', { releaseManifestUrl: 'https://r.example.com/m.json', releasePins: ['md5/abc'] }, 'releasePins'],
+  ])('refuses %s', async (_name, change, field) => {
+    const answer = await failure(generate(change));
+    expect(answer.code).toBe('INVALID_ARGUMENT');
+    expect(`${answer.field ?? ''} ${answer.message}`).toContain(field);
+  });
+});
+
+describe('--release-manifest and --release-pins', () => {
+  it('parse comma-separated pins, go together, and are exclusive with --sha256', () => {
+    expect(parseReleasePinsOption(` ${pin}, sha256/x `)).toEqual([pin, 'sha256/x']);
+    expect(() => parseReleasePinsOption(' , ')).toThrow(/--release-pins takes/);
+    expect(digestSource({ releaseManifest: 'https://r.example.com/m.json', releasePins: [pin] })).toEqual({
+      sha256: undefined,
+      releaseManifestUrl: 'https://r.example.com/m.json',
+      releasePins: [pin],
+    });
+    expect(() => digestSource({ sha256: { amd64: 'a'.repeat(64) }, releaseManifest: 'https://r.example.com/m.json', releasePins: [pin] })).toThrow(
+      /exclusive/,
+    );
+    expect(() => digestSource({ releaseManifest: 'https://r.example.com/m.json' })).toThrow(/go together/);
+    expect(() => digestSource({ releasePins: [pin] })).toThrow(/go together/);
+  });
+});
