@@ -1,6 +1,11 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestSource, parseReleasePinsOption } from '../../cli/commands/daemon';
 import { createFreshDatabase, dropDatabase } from '../../test/db';
@@ -9,9 +14,16 @@ import { createCaller } from '../api/root';
 import { PRODUCT_VERSION } from '../config/config';
 import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
-import { spkiPin } from '../pki/pins';
+import { spkiDer, spkiPin } from '../pki/pins';
 import { initPki } from '../pki/store';
-import { MANIFEST_MAX_BYTES, signReleaseManifest, type ReleasePayload } from './release-manifest';
+import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';
+
+/** A manifest as the README defines it, with any payload (scripts/release-manifest.mjs signs real builds). */
+function signReleaseManifest(payload: ReleasePayload, privateKey: KeyObject): string {
+  const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
+  const signature = createSign('sha256').update(bytes).sign({ key: privateKey, dsaEncoding: 'der' });
+  return JSON.stringify({ payload: bytes.toString('base64'), signature: signature.toString('base64'), publicKey: spkiDer(privateKey).toString('base64') });
+}
 
 // The PKI bundle is a singleton row (the script embeds its pins), so this file has a database of its own.
 const name = `release_manifest_${randomBytes(4).toString('hex')}`;
@@ -34,7 +46,10 @@ function tampered(): string {
   return JSON.stringify({ ...manifest, payload: Buffer.from(JSON.stringify(changed)).toString('base64') });
 }
 
+// What scripts/release-manifest.mjs (npm run build:bcd -- --release-key) wrote for a build, served as is.
+const build = path.join(mkdtempSync(path.join(tmpdir(), 'bcd-release-')), PRODUCT_VERSION);
 const bodies: Record<string, () => string> = {
+  '/built.json': () => readFileSync(path.join(build, 'release-manifest.json'), 'utf8'),
   '/good.json': () => signReleaseManifest(payload(), releaseKey),
   '/other-key.json': () => signReleaseManifest(payload(), otherKey),
   '/tampered.json': tampered,
@@ -76,6 +91,7 @@ afterAll(async () => {
   server?.close();
   await db?.$disconnect();
   await dropDatabase(name);
+  rmSync(path.dirname(build), { recursive: true, force: true });
 });
 
 const generate = (change: Record<string, unknown>) =>
@@ -131,6 +147,27 @@ describe('daemon.installScript with a release manifest', { timeout: 60_000 }, ()
     const answer = await failure(generate(change));
     expect(answer.code).toBe('INVALID_ARGUMENT');
     expect(`${answer.field ?? ''} ${answer.message}`).toContain(field);
+  });
+});
+
+describe('scripts/release-manifest.mjs', { timeout: 60_000 }, () => {
+  it('generates a 0600 P-256 key, signs the build the SHA256SUMS lists and prints the pin the generator accepts', async () => {
+    mkdirSync(build, { recursive: true });
+    writeFileSync(path.join(build, 'linux-amd64'), 'not really bcd');
+    writeFileSync(path.join(build, 'SHA256SUMS'), `${amd64}  linux-amd64\n`);
+    const keyFile = path.join(build, '..', 'release-key.pem');
+    const sign = () => promisify(execFile)(process.execPath, ['scripts/release-manifest.mjs', '--dir', build, '--release-key', keyFile]);
+    const first = await sign();
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const printed = /Release pin: (sha256\/\S+)/.exec(first.stdout)![1]!;
+    expect(printed).toBe(spkiPin(readFileSync(keyFile, 'utf8')));
+    // A second run signs with the same key: the pins in scripts already out there keep working.
+    expect((await sign()).stdout).toContain(`Release pin: ${printed}`);
+    const answer = await generate({ releaseManifestUrl: `${base}/built.json`, releasePins: [printed] });
+    expect(answer.sha256).toEqual({ amd64 });
+    expect(answer.script).toContain(`SHA256_AMD64='${amd64}'`);
+    const payload = JSON.parse(Buffer.from(JSON.parse(readFileSync(path.join(build, 'release-manifest.json'), 'utf8')).payload, 'base64').toString());
+    expect(payload).toEqual({ name: 'bcd', version: PRODUCT_VERSION, artifacts: { 'linux-amd64': { sha256: amd64, size: 14 } } });
   });
 });
 

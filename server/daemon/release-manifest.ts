@@ -1,13 +1,13 @@
-import { createPublicKey, createSign, createVerify, type KeyObject } from 'node:crypto';
+import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { invalidArgument } from '../errors';
-import { spkiDer, spkiPin } from '../pki/pins';
+import { spkiPin } from '../pki/pins';
 
 /**
  * A signed release manifest (README "bcd, downloads and the install script"):
  * `{ payload: b64(UTF-8 JSON {name, version, artifacts: {"linux-amd64": {sha256, size}, …}}),
  *    signature: b64(ECDSA P-256 SHA-256, DER, over the payload's bytes), publicKey: b64(SPKI DER) }`.
- * The generator trusts it only through a pin of its key, so the script it writes holds digests that the
+ * scripts/release-manifest.mjs writes it. The generator trusts it only through a pin of its key, so the script it writes holds digests that the
  * release key vouched for, and no secret.
  */
 export const MANIFEST_MAX_BYTES = 64 * 1024;
@@ -26,14 +26,6 @@ export type ReleaseDigests = { amd64?: string; arm64?: string };
 
 const URL_FIELD = 'releaseManifestUrl';
 const PINS_FIELD = 'releasePins';
-
-/** Signs `payload` with a P-256 private key: the manifest `npm run build:bcd -- --release-key` writes. */
-export function signReleaseManifest(payload: ReleasePayload, privateKey: KeyObject): string {
-  const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
-  const signature = createSign('sha256').update(bytes).sign({ key: privateKey, dsaEncoding: 'der' });
-  const manifest = { payload: bytes.toString('base64'), signature: signature.toString('base64'), publicKey: spkiDer(privateKey).toString('base64') };
-  return `${JSON.stringify(manifest, null, 2)}\n`;
-}
 
 /** https anywhere; plain http only to this machine, which is what tests serve a manifest from. */
 function manifestUrl(value: string): URL {
