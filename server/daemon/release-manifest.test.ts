@@ -8,7 +8,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestSource, parseReleasePinsOption } from '../../cli/commands/daemon';
+import { runCli, startApiServer } from '../../test/cli';
 import { createFreshDatabase, dropDatabase } from '../../test/db';
+import { insertApiKey } from '../api-keys/api-keys';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { createCaller } from '../api/root';
 import { PRODUCT_VERSION } from '../config/config';
@@ -185,5 +187,30 @@ describe('--release-manifest and --release-pins', () => {
     );
     expect(() => digestSource({ releaseManifest: 'https://r.example.com/m.json' })).toThrow(/go together/);
     expect(() => digestSource({ releasePins: [pin] })).toThrow(/go together/);
+  });
+});
+
+describe('better-compute daemon install-script --release-manifest', { timeout: 120_000 }, () => {
+  it('writes the script with the manifest digests, and refuses --sha256 beside it before calling the server', async () => {
+    const api = await startApiServer(db);
+    try {
+      const { key } = await insertApiKey(db, { tenantId: tenant.tenantId, role: 'viewer', name: 'rm cli' }, 'test');
+      const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+      const common = ['daemon', 'install-script', '--tenant', tenant.tenantId, '--pool', tenant.poolId, '--gateway-url', 'https://gw.example.com', '--base-url', 'https://compute.example.com'];
+      const good = await runCli([...common, '--release-manifest', `${base}/good.json`, '--release-pins', `${spkiPin(otherKey)},${pin}`], env);
+      expect(good.stderr).toBe('');
+      expect(good.code).toBe(0);
+      expect(good.stdout).toContain(`SHA256_ARM64='${arm64}'`);
+      const served = api.requests.length;
+      const both = await runCli([...common, '--sha256', `amd64=${amd64}`, '--release-manifest', `${base}/good.json`, '--release-pins', pin], env);
+      expect(both.code).not.toBe(0);
+      expect(both.stderr).toMatch(/--sha256 and --release-manifest are exclusive/);
+      expect(api.requests.slice(served).filter((r) => r.includes('install-script'))).toEqual([]);
+      const wrongPin = await runCli([...common, '--release-manifest', `${base}/good.json`, '--release-pins', spkiPin(otherKey)], env);
+      expect(wrongPin.code).not.toBe(0);
+      expect(wrongPin.stderr).toMatch(/releasePins/);
+    } finally {
+      await api.close();
+    }
   });
 });
