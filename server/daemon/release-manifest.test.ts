@@ -79,7 +79,8 @@ beforeAll(async () => {
     if (!body) return void res.writeHead(404).end();
     // Chunked, no Content-Length: the size cap must hold while reading, not trust a header.
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(body());
+    res.write(body());
+    res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
