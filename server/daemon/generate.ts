@@ -8,6 +8,7 @@ import { DomainError } from '../errors';
 import { loadPkiRuntime } from '../join/runtime';
 import { loadPool } from '../pools/pools';
 import { renderInstallScript } from './install-script';
+import { fetchReleaseDigests } from './release-manifest';
 import type { InstallScriptInput } from './schemas';
 
 /** The digests in `dir/<version>/SHA256SUMS` (what build:bcd writes), by arch. */
@@ -26,7 +27,10 @@ export async function readBuiltDigests(dir: string, version: string): Promise<{ 
  * from the loaded PKI, the pool's site, the gateway and the bcd version with its digests. Readers of the pool
  * may generate it: it holds no secret, the join token stays with whoever runs it.
  *
- * @throws DomainError NOT_FOUND (pool), INVALID_ARGUMENT (site not the pool's, no digest), INVALID_CONFIG (no PKI).
+ * With releaseManifestUrl the digests are those of a signed release manifest whose key matches releasePins.
+ *
+ * @throws DomainError NOT_FOUND (pool), INVALID_ARGUMENT (site not the pool's, no digest, a manifest refused),
+ *   INVALID_CONFIG (no PKI).
  */
 export async function generateInstallScript(db: Db, principal: Principal, input: InstallScriptInput, downloadsDir: string) {
   const pool = await loadPool(db, principal, 'compute:pools:read', input);
@@ -36,7 +40,11 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
   const pki = await loadPkiRuntime(db);
   if (!pki) throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
   const bcdVersion = input.bcdVersion ?? PRODUCT_VERSION;
-  const sha256 = input.sha256 ?? (await readBuiltDigests(downloadsDir, bcdVersion));
+  const sha256 =
+    input.sha256 ??
+    (input.releaseManifestUrl && input.releasePins
+      ? await fetchReleaseDigests(input.releaseManifestUrl, input.releasePins, bcdVersion)
+      : await readBuiltDigests(downloadsDir, bcdVersion));
   if (!sha256.amd64 && !sha256.arm64) {
     throw new DomainError('INVALID_ARGUMENT', `No digest for bcd ${bcdVersion}: pass sha256, or build it on this server (npm run build:bcd)`, { field: 'sha256' });
   }

@@ -9,6 +9,7 @@ import { createBootServer } from '../boot/http-server';
 
 const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
 const digest = createHash('sha256').update(bytes).digest('hex');
+const manifest = '{"payload":"e30=","signature":"AA==","publicKey":"AA=="}\n';
 let server: http.Server;
 let base: string;
 let previous: string | undefined;
@@ -18,6 +19,7 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, '1.2.3'));
   writeFileSync(path.join(dir, '1.2.3', 'linux-amd64'), bytes);
   writeFileSync(path.join(dir, '1.2.3', 'linux-s390x'), bytes); // present, but not an arch we serve
+  writeFileSync(path.join(dir, '1.2.3', 'release-manifest.json'), manifest);
   previous = process.env.BETTER_COMPUTE_DOWNLOADS_DIR;
   process.env.BETTER_COMPUTE_DOWNLOADS_DIR = dir;
   // The production boot server; a "Next" that would answer anything else with 418 proves it never sees downloads.
@@ -74,9 +76,20 @@ describe('GET /api/compute/downloads/bcd/{version}/linux-{arch}', () => {
     ['a built but unserved arch', '1.2.3/linux-s390x'],
     ['an arch not built', '1.2.3/linux-arm64'],
     ['a version that is not one', '..%2F1.2.3/linux-amd64'],
+    ['a version with no release manifest', '9.9.9/release-manifest.json'],
   ])('answers 404 for %s', async (_name, rest) => {
     const response = await fetch(`${base}/${rest}`);
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('GET /api/compute/downloads/bcd/{version}/release-manifest.json', () => {
+  it('serves the signed manifest of a build as JSON', async () => {
+    const response = await fetch(`${base}/1.2.3/release-manifest.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('content-length')).toBe(String(manifest.length));
+    expect(await response.text()).toBe(manifest);
   });
 });

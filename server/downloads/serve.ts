@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { BASE_PATH } from '../config/config';
 import { parseRange } from './range';
 
-const DOWNLOAD = new RegExp(`^${BASE_PATH}/downloads/bcd/([^/]+)/linux-([^/]+)$`);
+const DOWNLOAD = new RegExp(`^${BASE_PATH}/downloads/bcd/([^/]+)/(?:linux-([^/]+)|(release-manifest\\.json))$`);
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 export const BCD_ARCHES = ['amd64', 'arm64'] as const;
 
@@ -45,17 +45,19 @@ export const isDownloadPath = (pathname: string) => DOWNLOAD.test(pathname);
  * Content-Length, a strong ETag (the SHA-256 of the bytes, the digest the install script checks),
  * If-None-Match, and one byte range (If-Range honoured). An unknown version or arch is 404: the path's parts
  * are matched against fixed shapes before they touch the file system, so no path escapes `dir`.
+ * `{version}/release-manifest.json` (written by `build:bcd --release-key`) is served the same way, as JSON.
  */
 export async function serveDownload(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, dir: string): Promise<void> {
-  const [, version = '', arch = ''] = DOWNLOAD.exec(pathname) ?? [];
-  if (!VERSION.test(version) || !(BCD_ARCHES as readonly string[]).includes(arch)) return notFound(res, 'No such bcd download');
-  const file = path.join(dir, version, `linux-${arch}`);
+  const [, version = '', arch = '', manifest] = DOWNLOAD.exec(pathname) ?? [];
+  if (!VERSION.test(version) || !(manifest || (BCD_ARCHES as readonly string[]).includes(arch))) return notFound(res, 'No such bcd download');
+  const name = manifest ?? `linux-${arch}`;
+  const file = path.join(dir, version, name);
   const info = await stat(file).catch(() => null);
-  if (!info?.isFile()) return notFound(res, `bcd ${version} is not available for linux-${arch}`);
+  if (!info?.isFile()) return notFound(res, `bcd ${version} has no ${name}`);
   const etag = await strongEtag(file, `${file}:${info.ino}:${info.size}:${info.mtimeMs}`);
   const headers: http.OutgoingHttpHeaders = {
-    'content-type': 'application/octet-stream',
-    'content-disposition': 'attachment; filename="bcd"',
+    'content-type': manifest ? 'application/json' : 'application/octet-stream',
+    'content-disposition': `attachment; filename="${manifest ?? 'bcd'}"`,
     'accept-ranges': 'bytes',
     etag,
     'last-modified': info.mtime.toUTCString(),
