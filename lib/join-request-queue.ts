@@ -102,5 +102,7 @@ export function decidedElsewhere(record: JoinRequestRecord, action: 'approve' | 
 export function isTypingTarget(target: EventTarget | null): boolean {
   if (!target || typeof (target as HTMLElement).tagName !== 'string') return false;
   const element = target as HTMLElement;
+  // A checkbox just clicked keeps the focus; the shortcuts still apply to it.
+  if (element.tagName === 'INPUT' && ['checkbox', 'radio'].includes((element as HTMLInputElement).type)) return element.closest('dialog[open]') !== null;
   return element.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName) || element.closest('dialog[open]') !== null;
 }

@@ -22,18 +22,21 @@ export interface LivePool {
  * (proxy timeout, laptop asleep) reconnects on its own, and whatever it missed is read when the operator
  * comes back. Events, refused joins and nodes have no announcement yet and stay on the focus refresh.
  */
-export function useLiveRefresh(filters: QueryFilters | QueryFilters[], options: { joinRequestsOf?: LivePool | null } = {}) {
+export function useLiveRefresh(filters: QueryFilters | QueryFilters[], options: { joinRequestsOf?: LivePool | null; onJoinRequests?: (requestIds: string[]) => void } = {}) {
   const queryClient = useQueryClient();
   // The latest filters, without re-subscribing when the caller passes a fresh object each render.
   const filtersRef = useRef(filters);
   filtersRef.current = filters;
+  const onJoinRequestsRef = useRef(options.onJoinRequests);
+  onJoinRequestsRef.current = options.onJoinRequests;
 
   const trpc = useTRPC();
   const pool = options.joinRequestsOf ?? null;
   useSubscription(
     trpc.joinRequests.onChange.subscriptionOptions(pool ?? { tenantId: 'tnt_none', poolId: 'pool_none' }, {
       enabled: pool !== null,
-      onData: () => {
+      onData: (change) => {
+        onJoinRequestsRef.current?.(change.requestIds);
         const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
         for (const filter of list) void queryClient.invalidateQueries(filter);
       },
