@@ -24,7 +24,7 @@ export function JoinRequestsView() {
 /** The join requests of one pool's site (`?pool=`, else the first bcd pool), filtered by `?state=`. */
 function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
-  const [params, setParams] = useUrlParams(['pool', 'state'] as const);
+  const [params, setParams] = useUrlParams(['pool', 'state', 'request'] as const);
   const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   // Requests are approved into a pool whose machines run the daemon; the others cannot take a join.
@@ -82,6 +82,7 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
           sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
           siteName={siteNames.get(pool.siteId) ?? pool.siteId}
           filter={filter}
+          initialRequest={params.request}
         />
       )}
     </>
@@ -94,13 +95,15 @@ interface PoolQueueProps {
   sitePools: Pool[];
   siteName: string;
   filter: QueueFilter;
+  /** `?request=`: the request to show first (an event's link). */
+  initialRequest: string | null;
 }
 
 /**
  * The list, live: each announcement of `joinRequests.onChange` re-reads the list, and the requests it
  * names that are on screen are read one by one, so a row decided elsewhere shows that decision in place.
  */
-function PoolQueue({ tenant, pool, sitePools, siteName, filter }: PoolQueueProps) {
+function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }: PoolQueueProps) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -168,6 +171,7 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter }: PoolQueueProps
       ) : (
         <RequestQueue
           rows={rows}
+          initialRequest={initialRequest}
           now={now}
           pool={pool}
           sitePools={sitePools}

@@ -14,6 +14,7 @@ import { RequestDetail } from './request-detail';
 
 interface RequestQueueProps {
   rows: JoinRequestRecord[];
+  initialRequest: string | null;
   now: number;
   pool: Pool;
   sitePools: Pool[];
@@ -26,10 +27,10 @@ interface RequestQueueProps {
 const actionable = (action: 'approve' | 'reject', row: JoinRequestRecord) => row.state === 'pending' || (action === 'reject' && row.state === 'approved');
 
 /** The rows with selection (click, shift-click, select all), keyboard shortcuts, the detail panel and decisions. */
-export function RequestQueue({ rows, now, pool, sitePools, tenant, canDecide, onDecided }: RequestQueueProps) {
+export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenant, canDecide, onDecided }: RequestQueueProps) {
   const client = useTRPCClient();
   const order = rows.map((row) => row.id);
-  const [cursor, setCursor] = useState<string | null>(order[0] ?? null);
+  const [cursor, setCursor] = useState<string | null>(initialRequest && order.includes(initialRequest) ? initialRequest : (order[0] ?? null));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [anchor, setAnchor] = useState<string | null>(null);
   const [action, setAction] = useState<'approve' | 'reject' | null>(null);
