@@ -89,3 +89,21 @@ test.describe('phone', () => {
     await expectNoSeriousViolations(page, 'phone-join-tokens');
   });
 });
+
+test('a node’s page', async ({ page }) => {
+  test.setTimeout(90_000);
+  await signInThroughForm(page);
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const { nodeId } = (await (await joinMachine(page.request, token)).response.json()) as { nodeId: string };
+  await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+  await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
+  await expectNoSeriousViolations(page, 'node');
+  await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
+  await expect(page.getByRole('dialog', { name: 'Revoke node identity' })).toContainText('cannot be undone');
+  await expectNoSeriousViolations(page, 'node-revoke-confirmation');
+});
