@@ -98,8 +98,11 @@ test('a node’s page', async ({ page }) => {
   const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
   const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
   const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
-  const { nodeId } = (await (await joinMachine(page.request, token)).response.json()) as { nodeId: string };
-  await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+  expect((await joinMachine(page.request, token)).response.status()).toBe(200);
+  await page.goto(`/nodes?pool=${poolId}&tenant=${tenantId}`);
+  const link = page.locator('a[href^="/nodes/node_"]').first();
+  const nodeId = (await link.textContent())!.trim();
+  await link.click();
   await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
   await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
   await expectNoSeriousViolations(page, 'node');

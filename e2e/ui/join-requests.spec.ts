@@ -56,7 +56,7 @@ test('PXE machines appear in the queue without a reload; one approved in the bro
     await expect(page.getByRole('region', { name: `Request ${ids[0]}` })).toContainText('CSR SHA-256');
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Approve request' });
-    await dialog.getByLabel('4 h').check();
+    await dialog.getByLabel('4 h', { exact: true }).check();
     await dialog.getByLabel('Reason').fill('rack 7 intake');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();

@@ -20,7 +20,10 @@ test('a joined machine shows on the nodes page, and its page cordons it after a 
   });
   const { response } = await joinMachine(page.request, token);
   expect(response.status()).toBe(200);
-  const { nodeId } = (await response.json()) as { nodeId: string };
+  // The answer is a signed envelope; the pool is new, so its only node is the one that just joined.
+  const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
+  expect(items).toHaveLength(1);
+  const nodeId = items[0]!.id;
 
   await page.goto(`/nodes?pool=${pool.id}&tenant=${tenantId}`);
   const link = page.getByRole('link', { name: nodeId });
