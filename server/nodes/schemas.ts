@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../names';
+import { idOf, pageDirection } from '../names';
 
 export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;
 
@@ -11,6 +11,8 @@ export const listNodesInput = z.strictObject({
   /** Opaque: the last node id of the previous page. */
   cursor: idOf('node').optional(),
   limit: z.number().int().min(1).max(500).default(100),
+  /** Sent by tRPC's infinite queries (the console's list); pages only go forward. */
+  direction: pageDirection,
 });
 
 export const nodeRefInput = z.strictObject({ tenantId: idOf('tnt'), nodeId: idOf('node') });
