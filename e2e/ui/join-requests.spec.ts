@@ -116,3 +116,34 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
     sim.kill();
   }
 });
+
+test('a viewer sees the queue without decision controls, and its forged approve is refused', async ({ page, playwright, baseURL }) => {
+  test.setTimeout(180_000);
+  await signInThroughForm(page);
+  const scope = await newScope(page.request);
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId: scope.tenantId, role: 'viewer', name: uniqueName('jr-viewer') });
+  // The console reads the role from tenants.list; this page is told viewer (the forged call below checks the server).
+  await page.route('**/api/trpc/**tenants.list**', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
+    await route.fulfill({ response, json: body });
+  });
+  await openQueue(page, scope);
+  const sim = startCli(['dev', '--sim', '1', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
+  try {
+    const [id] = await waitingRequests(sim, 1);
+    await expect(row(page, id!)).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByRole('button', { name: /^(Approve|Reject)/ })).toHaveCount(0);
+    await page.keyboard.press('a');
+    await expect(page.getByRole('dialog', { name: /^Approve/ })).toHaveCount(0);
+
+    const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
+    const forged = await viewer.post('/api/trpc/joinRequests.approve', { data: { tenantId: scope.tenantId, poolId: scope.poolId, requestId: id } });
+    expect(forged.status()).toBe(403);
+    await viewer.dispose();
+    await expect(row(page, id!)).toHaveAttribute('data-state', 'pending');
+  } finally {
+    sim.kill();
+  }
+});
