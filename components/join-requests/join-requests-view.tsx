@@ -2,7 +2,7 @@
 
 import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { PoolPicker } from '@/components/join-tokens/pool-picker';
@@ -13,6 +13,7 @@ import { QUEUE_FILTERS, mergeRows, toQueueFilter, type QueueFilter } from '@/lib
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 import { RequestQueue } from './request-queue';
@@ -133,11 +134,7 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
     },
   });
 
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 30_000);
-    return () => clearInterval(timer);
-  }, []);
+  const now = useNow(30_000);
 
   const headingId = `queue-${pool.id}`;
   return (

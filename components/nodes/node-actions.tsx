@@ -10,9 +10,16 @@ import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import type { NodeDetail } from '@/server/nodes/schemas';
 
-type Kind = 'cordon' | 'uncordon' | 'revokeIdentity' | 'delete';
+type Kind = 'adopt' | 'cordon' | 'uncordon' | 'revokeIdentity' | 'delete';
 
 const COPY: Record<Kind, { label: string; title: string; body: string; pending: string; tone: 'danger' | 'primary' }> = {
+  adopt: {
+    label: 'Adopt',
+    title: 'Adopt node',
+    body: 'The node leaves acceptance and takes work as adopted. Do this once its acceptance checks passed.',
+    pending: 'Adopting…',
+    tone: 'primary',
+  },
   cordon: { label: 'Cordon', title: 'Cordon node', body: 'The node takes no new work; what runs on it keeps running. Uncordon undoes it.', pending: 'Cordoning…', tone: 'primary' },
   uncordon: { label: 'Uncordon', title: 'Uncordon node', body: 'The node takes new work again.', pending: 'Uncordoning…', tone: 'primary' },
   revokeIdentity: {
@@ -37,7 +44,7 @@ const COPY: Record<Kind, { label: string; title: string; body: string; pending: 
  */
 export function NodeActions({ node, tenant }: { node: NodeDetail; tenant: Tenant }) {
   if (!can(tenant, 'compute:nodes:manage') || node.state === 'retired') return null;
-  const kinds: Kind[] = [node.cordoned ? 'uncordon' : 'cordon', ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []), ...(node.cordoned ? (['delete'] as Kind[]) : [])];
+  const kinds: Kind[] = [...(node.state === 'adopting' ? (['adopt'] as Kind[]) : []), node.cordoned ? 'uncordon' : 'cordon', ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []), ...(node.cordoned ? (['delete'] as Kind[]) : [])];
   return (
     <div className="node-actions">
       {kinds.map((kind) => (
@@ -61,6 +68,7 @@ function NodeAction({ kind, node, tenant }: { kind: Kind; node: NodeDetail; tena
     },
   };
   const mutations = {
+    adopt: useMutation(trpc.nodes.adopt.mutationOptions(options)),
     cordon: useMutation(trpc.nodes.cordon.mutationOptions(options)),
     uncordon: useMutation(trpc.nodes.uncordon.mutationOptions(options)),
     revokeIdentity: useMutation(trpc.nodes.revokeIdentity.mutationOptions(options)),

@@ -12,6 +12,7 @@ import { formatRelative } from '@/lib/join-token-form';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
 import { NodeActions } from './node-actions';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
@@ -26,7 +27,7 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
     trpc.events.list.infiniteQueryOptions({ tenantId: tenant.id, nodeId, limit: 50 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
   );
   useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()]);
-  const now = Date.now();
+  const now = useNow();
   const back = (
     <Link href={withTenant(node.data?.poolId ? `/nodes?pool=${node.data.poolId}` : '/nodes', tenant.id)} className="btn btn-small">
       All nodes

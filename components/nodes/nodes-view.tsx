@@ -11,6 +11,7 @@ import { formatRelative } from '@/lib/join-token-form';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NODE_STATES, type NodeListItem } from '@/server/nodes/schemas';
 
@@ -33,7 +34,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
   );
   // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
   useLiveRefresh(trpc.nodes.list.pathFilter());
-  const now = Date.now();
+  const now = useNow();
   const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
   const poolById = new Map(pools.data?.items.map((pool) => [pool.id, pool]));
   const items = nodes.data?.pages.flatMap((page) => page.items) ?? [];

@@ -97,14 +97,14 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
       <td className="cell-number">
         {pool.agent === 'bcd' ? (
           <>
-          <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
-            {counts?.liveTokens ?? 0} live
-            <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
-          </Link>
-          <Link className="cell-sub" href={withTenant(`/join-requests?pool=${pool.id}`, tenantId)}>
-            {counts?.pendingRequests ?? 0} pending
-            <span className="visually-hidden"> (join requests of pool {pool.name})</span>
-          </Link>
+            <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
+              {counts?.liveTokens ?? 0} live
+              <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
+            </Link>
+            <Link className="cell-sub" href={withTenant(`/join-requests?pool=${pool.id}`, tenantId)}>
+              {counts?.pendingRequests ?? 0} pending
+              <span className="visually-hidden"> (join requests of pool {pool.name})</span>
+            </Link>
           </>
         ) : (
           <span className="muted">no daemon</span>
