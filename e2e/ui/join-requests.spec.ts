@@ -90,6 +90,8 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
     await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toContainText('Reject the selection');
     await page.keyboard.press('Escape');
 
+    // The cursor stays where it was as rows arrive; start it on the newest (top) row.
+    await row(page, order[0]!).getByRole('button', { name: order[0]! }).click();
     // x selects the first, j moves, x selects the second, r rejects both.
     await page.keyboard.press('x');
     await page.keyboard.press('j');
