@@ -1,22 +1,47 @@
 'use client';
 
 import { useQueryClient, type QueryFilters } from '@tanstack/react-query';
+import { useSubscription } from '@trpc/tanstack-react-query';
 import { useEffect, useRef } from 'react';
+import { useTRPC } from './trpc';
+
+/** A pool whose join-request queue the server announces (`joinRequests.onChange`). */
+export interface LivePool {
+  tenantId: string;
+  poolId: string;
+}
 
 /**
  * Keeps the lists matched by `filters` current without a polling loop: they are re-read when the tab
  * comes back into view or the window regains focus (a machine may have joined, another operator may
  * have revoked a token meanwhile). Mutations of this page invalidate their lists themselves.
  *
- * The one place the console's liveness lives: when the server announces changes (tRPC over SSE, fed by
- * NOTIFY), this hook subscribes there and invalidates on each announcement instead, and every page that
- * uses it becomes live without another change.
+ * The one place the console's liveness lives. Where the server announces changes (tRPC over SSE, fed by
+ * NOTIFY) the caller names what to listen to — today `joinRequestsOf`, a pool's queue — and the lists are
+ * also re-read on each announcement, at once. The focus refresh stays as the fallback: a dropped stream
+ * (proxy timeout, laptop asleep) reconnects on its own, and whatever it missed is read when the operator
+ * comes back. Events, refused joins and nodes have no announcement yet and stay on the focus refresh.
  */
-export function useLiveRefresh(filters: QueryFilters | QueryFilters[]) {
+export function useLiveRefresh(filters: QueryFilters | QueryFilters[], options: { joinRequestsOf?: LivePool | null; onJoinRequests?: (requestIds: string[]) => void } = {}) {
   const queryClient = useQueryClient();
   // The latest filters, without re-subscribing when the caller passes a fresh object each render.
   const filtersRef = useRef(filters);
   filtersRef.current = filters;
+  const onJoinRequestsRef = useRef(options.onJoinRequests);
+  onJoinRequestsRef.current = options.onJoinRequests;
+
+  const trpc = useTRPC();
+  const pool = options.joinRequestsOf ?? null;
+  useSubscription(
+    trpc.joinRequests.onChange.subscriptionOptions(pool ?? { tenantId: 'tnt_none', poolId: 'pool_none' }, {
+      enabled: pool !== null,
+      onData: (change) => {
+        onJoinRequestsRef.current?.(change.requestIds);
+        const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
+        for (const filter of list) void queryClient.invalidateQueries(filter);
+      },
+    }),
+  );
 
   useEffect(() => {
     let last = 0;

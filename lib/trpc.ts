@@ -1,4 +1,4 @@
-import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import type { AppRouter } from '@/server/api/root';
 import { TRPC_MAX_BATCH_SIZE } from '@/server/api/trpc-limits';
@@ -9,9 +9,16 @@ export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRou
 /**
  * The console's tRPC client. It calls the same origin, so the next-auth session cookie authenticates it;
  * there is no transformer because every procedure answers plain JSON (dates as RFC 3339 strings).
+ * Subscriptions go over server-sent events (EventSource sends the same cookie); the rest is batched.
  */
 export function makeTrpcClient() {
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: '/api/trpc', maxItems: TRPC_MAX_BATCH_SIZE })],
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: httpSubscriptionLink({ url: '/api/trpc' }),
+        false: httpBatchLink({ url: '/api/trpc', maxItems: TRPC_MAX_BATCH_SIZE }),
+      }),
+    ],
   });
 }

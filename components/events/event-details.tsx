@@ -3,7 +3,7 @@ import { withTenant } from '@/lib/tenant-url';
 
 /**
  * Where an identifier in an event's data leads in the console: its pool's join tokens for a token or a
- * pool, the node or join request page for those. Ids the console has no page for stay plain text.
+ * pool, the node's page, and the join-request queue opened on that request. Ids the console has no page for stay plain text.
  */
 function hrefFor(key: string, value: string, data: Record<string, unknown>, tenantId: string): string | null {
   const poolId = typeof data.poolId === 'string' ? data.poolId : null;
@@ -14,8 +14,11 @@ function hrefFor(key: string, value: string, data: Record<string, unknown>, tena
       return poolId ? withTenant(`/join-tokens?pool=${encodeURIComponent(poolId)}`, tenantId) : null;
     case 'nodeId':
       return withTenant(`/nodes/${encodeURIComponent(value)}`, tenantId);
-    case 'requestId':
-      return withTenant(`/join-requests/${encodeURIComponent(value)}`, tenantId);
+    case 'requestId': {
+      // The queue shows a request on its pool's page; `state=all` finds it whatever was decided since.
+      const params = new URLSearchParams({ ...(poolId ? { pool: poolId } : {}), state: 'all', request: value });
+      return withTenant(`/join-requests?${params.toString()}`, tenantId);
+    }
     default:
       return null;
   }

@@ -1,7 +1,7 @@
 'use client';
 
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
@@ -9,6 +9,7 @@ import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } fr
 import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
 
 const PAGE_SIZE = 50;
@@ -171,14 +172,4 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
       <td className="cell-actions">{isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
     </tr>
   );
-}
-
-/** The clock for "in 42 min", read once a minute. The table renders only in the browser, after its query. */
-function useNow(): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 60_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
 }

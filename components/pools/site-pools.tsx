@@ -3,6 +3,7 @@ import type { Pool, Site } from '@/lib/api-types';
 import type { PoolCounts } from '@/server/pools/counts';
 import { withTenant } from '@/lib/tenant-url';
 import { formatTimestamp } from '@/components/ui/format';
+import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
 
 /** One site and its pools, as a table. */
@@ -95,10 +96,16 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
       </td>
       <td className="cell-number">
         {pool.agent === 'bcd' ? (
-          <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
-            {counts?.liveTokens ?? 0} live
-            <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
-          </Link>
+          <>
+            <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
+              {counts?.liveTokens ?? 0} live
+              <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
+            </Link>
+            <Link className="cell-sub" href={withTenant(`/join-requests?pool=${pool.id}`, tenantId)}>
+              {counts?.pendingRequests ?? 0} pending
+              <span className="visually-hidden"> (join requests of pool {pool.name})</span>
+            </Link>
+          </>
         ) : (
           <span className="muted">no daemon</span>
         )}
@@ -117,7 +124,10 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
           <span className="status status-active">Active</span>
         )}
       </td>
-      <td className="cell-actions">{canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}</td>
+      <td className="cell-actions">
+        {pool.agent === 'bcd' && !pool.archivedAt && <InstallScriptButton pool={pool} tenantId={tenantId} />}
+        {canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}
+      </td>
     </tr>
   );
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { startCli } from '../support/cli';
+import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
 import { signInThroughForm, trpc } from '../support/session';
 
@@ -88,4 +90,50 @@ test.describe('phone', () => {
     await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
     await expectNoSeriousViolations(page, 'phone-join-tokens');
   });
+});
+
+test('a node’s page', async ({ page }) => {
+  test.setTimeout(90_000);
+  await signInThroughForm(page);
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  expect((await joinMachine(page.request, token)).response.status()).toBe(200);
+  await page.goto(`/nodes?pool=${poolId}&tenant=${tenantId}`);
+  const link = page.locator('a[href^="/nodes/node_"]').first();
+  const nodeId = (await link.textContent())!.trim();
+  await link.click();
+  await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
+  await expectNoSeriousViolations(page, 'node');
+  await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
+  await expect(page.getByRole('dialog', { name: 'Revoke node identity' })).toContainText('cannot be undone');
+  await expectNoSeriousViolations(page, 'node-revoke-confirmation');
+});
+
+test('the join-requests queue with requests in it, and its dialogs', async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInThroughForm(page);
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('axe-site') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('axe-pool'), agent: 'bcd' });
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'admin', name: uniqueName('axe-cli') });
+  const sim = startCli(['dev', '--sim', '2', '--pxe', '--tenant', tenantId, '--site', site.id], key);
+  try {
+    await page.goto(`/join-requests?pool=${pool.id}&tenant=${tenantId}`);
+    await expect(page.locator('tbody tr[id^="request-row-"]')).toHaveCount(2, { timeout: 60_000 });
+    await expectNoSeriousViolations(page, 'join-requests-queue');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await expect(page.getByRole('dialog', { name: 'Approve request' })).toBeVisible();
+    await expectNoSeriousViolations(page, 'join-requests-approve');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('?');
+    await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+    await expectNoSeriousViolations(page, 'join-requests-shortcuts');
+  } finally {
+    sim.kill();
+  }
 });

@@ -18,6 +18,8 @@ export const listEventsInput = z.strictObject({
   type: z.string().max(100).optional(),
   /** Only events whose `data.reason` is this (refusals: `join-token:revoked`, …). */
   reason: z.string().max(100).optional(),
+  /** Only events about this node (`data.nodeId`): a node page's history. */
+  nodeId: idOf('node').optional(),
   /** Only events at or after this instant (RFC 3339). */
   since: z.iso.datetime({ offset: true }).optional(),
   limit: z.number().int().min(1).max(200).optional(),
@@ -32,7 +34,7 @@ export const eventPage = z.object({ items: z.array(eventRecord), nextCursor: z.s
 export async function listEvents(
   db: Db,
   principal: Principal,
-  input: { tenantId: string; type?: string; reason?: string; since?: string; limit?: number; cursor?: string },
+  input: { tenantId: string; type?: string; reason?: string; nodeId?: string; since?: string; limit?: number; cursor?: string },
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
   await authorize(db, principal, 'compute:events:read', resource.tenant(input.tenantId));
   const limit = input.limit ?? 100;
@@ -40,7 +42,11 @@ export async function listEvents(
     where: {
       tenantId: input.tenantId,
       ...(input.type ? { type: input.type } : {}),
-      ...(input.reason ? { data: { path: ['reason'], equals: input.reason } } : {}),
+      // Two paths into `data` cannot share one key of the filter object: each is its own AND term.
+      AND: [
+        ...(input.reason ? [{ data: { path: ['reason'], equals: input.reason } }] : []),
+        ...(input.nodeId ? [{ data: { path: ['nodeId'], equals: input.nodeId } }] : []),
+      ],
       ...(input.since ? { createdAt: { gte: new Date(input.since) } } : {}),
       ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}),
     },

@@ -42,6 +42,9 @@ describe('nodes: read', () => {
     const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! });
     expect(node).toMatchObject({ state: 'adopted', identityGeneration: 1, joinTokenId: tokenId, attestor: 'join-token', cordoned: false });
     expect(node.certificate?.serial).toMatch(/^[0-9a-f]+$/);
+    // The list row carries the same identity as the detail (the console's nodes table reads only the list).
+    const listed = [...first.items, ...second.items].find((n) => n.id === ids[0]);
+    expect(listed).toMatchObject({ joinTokenId: tokenId, certificate: node.certificate, hardwareKeyTrusted: node.hardwareKeyTrusted });
 
     const other = await createTestTenant(testDb());
     await expect(getNode(testDb(), other.admin, { tenantId: t.tenantId, nodeId: ids[0]! })).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../names';
+import { idOf, pageDirection } from '../names';
 
 export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;
 
@@ -11,6 +11,8 @@ export const listNodesInput = z.strictObject({
   /** Opaque: the last node id of the previous page. */
   cursor: idOf('node').optional(),
   limit: z.number().int().min(1).max(500).default(100),
+  /** Sent by tRPC's infinite queries (the console's list); pages only go forward. */
+  direction: pageDirection,
 });
 
 export const nodeRefInput = z.strictObject({ tenantId: idOf('tnt'), nodeId: idOf('node') });
@@ -32,18 +34,22 @@ export const nodeSummary = z.object({
 
 export const nodeCondition = z.object({ type: z.string(), status: z.boolean(), message: z.string() });
 
-export const nodeDetail = nodeSummary.extend({
+/** What a list row shows besides the summary: trust, the token it joined with, its current certificate. */
+export const nodeIdentity = z.object({
   hardwareKeyTrusted: z.boolean(),
   /** The join token the node (last) joined with, when it joined with one. */
   joinTokenId: z.string().nullable(),
   certificate: z
     .object({ serial: z.string(), notBefore: z.string(), notAfter: z.string(), identityGeneration: z.number().int() })
     .nullable(),
-  conditions: z.array(nodeCondition),
 });
 
-export const nodeList = z.object({ items: z.array(nodeSummary), nextCursor: z.string().nullable() });
+export const nodeDetail = nodeSummary.extend({ ...nodeIdentity.shape, conditions: z.array(nodeCondition) });
+
+export const nodeListItem = nodeSummary.extend(nodeIdentity.shape);
+export const nodeList = z.object({ items: z.array(nodeListItem), nextCursor: z.string().nullable() });
 export const revokeResult = nodeDetail.extend({ revokedSerials: z.array(z.string()) });
 
 export type NodeSummary = z.infer<typeof nodeSummary>;
 export type NodeDetail = z.infer<typeof nodeDetail>;
+export type NodeListItem = z.infer<typeof nodeListItem>;

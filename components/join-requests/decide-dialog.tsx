@@ -1,0 +1,105 @@
+'use client';
+
+import { useState } from 'react';
+import { Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import type { Pool } from '@/lib/api-types';
+import { TTL_PRESETS } from '@/lib/join-request-queue';
+import { APPROVAL_TTL } from '@/server/requests/schemas';
+
+export interface Decision {
+  action: 'approve' | 'reject';
+  /** Approve only: the pool of the site the machines join. */
+  poolId: string;
+  ttlSeconds: number;
+  reason: string;
+}
+
+interface DecideDialogProps {
+  action: 'approve' | 'reject' | null;
+  /** How many requests the decision covers. */
+  count: number;
+  /** The bcd pools of the requests' site: where an approval may admit them. */
+  pools: Pool[];
+  defaultPoolId: string;
+  isPending: boolean;
+  error: string | null;
+  onDecide: (decision: Decision) => void;
+  onClose: () => void;
+}
+
+/** Approve (pool, lifetime with presets, reason) or reject (reason) one request or a selection. */
+export function DecideDialog({ action, count, pools, defaultPoolId, isPending, error, onDecide, onClose }: DecideDialogProps) {
+  const what = count === 1 ? 'request' : `${count} requests`;
+  const title = action === 'approve' ? `Approve ${what}` : `Reject ${what}`;
+  return (
+    <Dialog open={action !== null} onClose={isPending ? () => {} : onClose} title={title} size="small">
+      {action && <DecideForm key={action} action={action} count={count} pools={pools} defaultPoolId={defaultPoolId} isPending={isPending} error={error} onDecide={onDecide} onClose={onClose} />}
+    </Dialog>
+  );
+}
+
+function DecideForm({ action, count, pools, defaultPoolId, isPending, error, onDecide, onClose }: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
+  const [poolId, setPoolId] = useState(defaultPoolId);
+  const [ttlSeconds, setTtl] = useState<number>(APPROVAL_TTL.default);
+  const [reason, setReason] = useState('');
+  const isApprove = action === 'approve';
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        onDecide({ action, poolId, ttlSeconds, reason: reason.trim() });
+      }}
+    >
+      <div className="dialog-body">
+        <p>
+          {isApprove
+            ? `The machine${count === 1 ? '' : 's'} may join the pool once, with the key ${count === 1 ? 'it' : 'each'} asked with, until the approval expires.`
+            : `Rejecting is final: the machine${count === 1 ? '' : 's'} cannot join with ${count === 1 ? 'this request' : 'these requests'}.`}
+        </p>
+        {isApprove && (
+          <>
+            <Field label="Pool">
+              {(control) => (
+                <select {...control} value={poolId} onChange={(event) => setPoolId(event.target.value)}>
+                  {pools.map((pool) => (
+                    <option key={pool.id} value={pool.id}>
+                      {pool.name}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <fieldset className="fieldset">
+              <legend className="field-label">Approval lifetime</legend>
+              <div className="presets">
+                {TTL_PRESETS.map((preset) => (
+                  <label key={preset.seconds} className="choice choice-inline">
+                    <input type="radio" name="ttl" checked={ttlSeconds === preset.seconds} onChange={() => setTtl(preset.seconds)} />
+                    <span className="choice-label">{preset.label}</span>
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+          </>
+        )}
+        <Field label="Reason" optional hint="Recorded in the audit log and shown with the decision.">
+          {(control) => <input {...control} type="text" maxLength={500} value={reason} onChange={(event) => setReason(event.target.value)} data-autofocus />}
+        </Field>
+      </div>
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <footer className="dialog-footer">
+        <button type="button" className="btn" onClick={onClose} disabled={isPending}>
+          Cancel
+        </button>
+        <button type="submit" className={`btn ${isApprove ? 'btn-primary' : 'btn-danger'}`} disabled={isPending || (isApprove && !poolId)}>
+          {isPending ? (isApprove ? 'Approving…' : 'Rejecting…') : isApprove ? 'Approve' : 'Reject'}
+        </button>
+      </footer>
+    </form>
+  );
+}

@@ -1,0 +1,98 @@
+'use client';
+
+import { LocalTime, ShortHash } from '@/components/ui/time';
+import { claimEntries } from '@/lib/join-request-queue';
+import { formatRelative } from '@/lib/join-token-form';
+import type { JoinRequestRecord } from '@/server/requests/schemas';
+
+/** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
+export function RequestDetail({ request, now }: { request: JoinRequestRecord; now: number }) {
+  const claims = claimEntries(request.claims);
+  const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids']);
+  const other = Object.entries(request.claims).filter(([key]) => !known.has(key));
+  return (
+    <section className="panel request-detail" aria-labelledby={`detail-${request.id}`}>
+      <header className="panel-header">
+        <h2 id={`detail-${request.id}`}>
+          <span className="panel-eyebrow">Request </span>
+          <code>{request.id}</code>
+        </h2>
+        <span className={`status status-${request.state}`}>{request.state}</span>
+      </header>
+      <dl className="details">
+        <dt>Attestor</dt>
+        <dd>{request.attestor}</dd>
+        <dt>Vouched by</dt>
+        <dd>{request.vouchedBy ?? <span className="muted">nobody</span>}</dd>
+        <dt>IP</dt>
+        <dd>{request.ip ?? <span className="muted">unknown</span>}</dd>
+        <dt>Boot MAC</dt>
+        <dd>{request.mac ?? <span className="muted">none</span>}</dd>
+        <dt>Hardware key</dt>
+        <dd>{request.hardwareKey ? <ShortHash value={request.hardwareKey} label="hardware key" /> : <span className="muted">none: not trusted</span>}</dd>
+        <dt>CSR SHA-256</dt>
+        <dd>
+          <ShortHash value={request.csrSha256} label="CSR hash" />
+        </dd>
+        {request.workflowId && (
+          <>
+            <dt>Workflow</dt>
+            <dd>
+              <code>{request.workflowId}</code>
+              {request.bootLeaseEpoch !== null && <span className="cell-sub">boot lease epoch {request.bootLeaseEpoch}</span>}
+            </dd>
+          </>
+        )}
+        <dt>Asked</dt>
+        <dd>
+          <LocalTime iso={request.createdAt} /> <span className="cell-sub">{formatRelative(request.createdAt, now)}</span>
+        </dd>
+        <dt>Expires</dt>
+        <dd>
+          <LocalTime iso={request.expiresAt} /> <span className="cell-sub">{formatRelative(request.expiresAt, now)}</span>
+        </dd>
+        {request.decidedAt && (
+          <>
+            <dt>Decided</dt>
+            <dd>
+              {request.state} by {request.decidedBy ?? 'unknown'} at <LocalTime iso={request.decidedAt} />
+              {request.poolId && <span className="cell-sub">into pool {request.poolId}</span>}
+              {request.reason && <span className="cell-sub">reason: {request.reason}</span>}
+            </dd>
+          </>
+        )}
+        {request.consumedAt && (
+          <>
+            <dt>Joined</dt>
+            <dd>
+              <LocalTime iso={request.consumedAt} />
+            </dd>
+          </>
+        )}
+      </dl>
+      <h3 className="detail-heading">Claims</h3>
+      {claims.length + other.length === 0 ? (
+        <p className="muted">The machine reported no claims.</p>
+      ) : (
+        <dl className="details">
+          {claims.map((entry) => (
+            <div key={entry.key} className="details-row">
+              <dt>{entry.label}</dt>
+              <dd>
+                <code>{entry.value}</code>
+              </dd>
+            </div>
+          ))}
+          {other.map(([key, value]) => (
+            <div key={key} className="details-row">
+              <dt>{key}</dt>
+              <dd>
+                <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>
+              </dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,190 @@
+'use client';
+
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { EventDetails } from '@/components/events/event-details';
+import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LocalTime } from '@/components/ui/time';
+import type { Tenant } from '@/lib/api-types';
+import { formatRelative } from '@/lib/join-token-form';
+import { useLiveRefresh } from '@/lib/live';
+import { withTenant } from '@/lib/tenant-url';
+import { useTRPC } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
+import { NodeActions } from './node-actions';
+
+export function NodeDetailView({ nodeId }: { nodeId: string }) {
+  return <TenantGate>{(tenant) => <TenantNode key={tenant.id} tenant={tenant} nodeId={nodeId} />}</TenantGate>;
+}
+
+/** One node: identity, current certificate, conditions, lifecycle actions and its events. */
+function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
+  const trpc = useTRPC();
+  const node = useQuery(trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId }));
+  const events = useInfiniteQuery(
+    trpc.events.list.infiniteQueryOptions({ tenantId: tenant.id, nodeId, limit: 50 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+  );
+  useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()]);
+  const now = useNow();
+  const back = (
+    <Link href={withTenant(node.data?.poolId ? `/nodes?pool=${node.data.poolId}` : '/nodes', tenant.id)} className="btn btn-small">
+      All nodes
+    </Link>
+  );
+
+  if (node.isPending) return <LoadingRows label="Loading node…" />;
+  if (node.isError)
+    return (
+      <>
+        <PageHeader title={`Node ${nodeId}`} actions={back} />
+        <QueryError error={node.error} what={`node ${nodeId}`} onRetry={() => void node.refetch()} />
+      </>
+    );
+  const n = node.data;
+  const cert = n.certificate;
+  const eventItems = events.data?.pages.flatMap((page) => page.items) ?? [];
+  return (
+    <>
+      <PageHeader
+        title={`Node ${n.id}`}
+        description={
+          <>
+            <span className={`status status-${n.state}`}>{n.state}</span>
+            {n.cordoned && <span className="badge badge-warn">cordoned</span>} in pool{' '}
+            {n.poolId ? <Link href={withTenant(`/join-tokens?pool=${n.poolId}`, tenant.id)}>{n.poolId}</Link> : 'none'}, site {n.siteId}.
+          </>
+        }
+        actions={back}
+      />
+      <section className="panel" aria-labelledby="node-identity">
+        <header className="panel-header">
+          <h2 id="node-identity">Identity</h2>
+          <NodeActions node={n} tenant={tenant} />
+        </header>
+        <dl className="details panel-body">
+          <dt>Role</dt>
+          <dd>{n.role}</dd>
+          <dt>Trust</dt>
+          <dd>
+            {n.trust}, {n.hardwareKeyTrusted ? 'hardware key trusted' : 'no trusted hardware key'}
+          </dd>
+          <dt>Identity generation</dt>
+          <dd>{n.identityGeneration}</dd>
+          <dt>Joined with</dt>
+          <dd>
+            {n.attestor}
+            {n.joinTokenId && (
+              <>
+                {' '}
+                token <code>{n.joinTokenId}</code>
+              </>
+            )}
+          </dd>
+          <dt>Joined at</dt>
+          <dd>
+            <LocalTime iso={n.createdAt} />
+          </dd>
+          <dt>Updated</dt>
+          <dd>
+            <LocalTime iso={n.updatedAt} />
+          </dd>
+          <dt>Conditions</dt>
+          <dd>
+            {n.conditions.length ? (
+              <ul className="plain-list">
+                {n.conditions.map((c) => (
+                  <li key={c.type}>
+                    <strong>{c.type}</strong>: {c.message}
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <span className="muted">none</span>
+            )}
+          </dd>
+        </dl>
+      </section>
+      <section className="panel" aria-labelledby="node-certificates">
+        <header className="panel-header">
+          <h2 id="node-certificates">Certificates</h2>
+        </header>
+        {cert ? (
+          <div className="table-scroll">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Serial</th>
+                  <th scope="col">Generation</th>
+                  <th scope="col">Valid from</th>
+                  <th scope="col">Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                <tr>
+                  <th scope="row">
+                    <code>{cert.serial}</code>
+                  </th>
+                  <td className="cell-number">{cert.identityGeneration}</td>
+                  <td className="cell-time">
+                    <LocalTime iso={cert.notBefore} />
+                  </td>
+                  <td className="cell-time">
+                    <LocalTime iso={cert.notAfter} />
+                    <span className="cell-sub">{formatRelative(cert.notAfter, now)}</span>
+                  </td>
+                </tr>
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <p className="panel-empty">No live certificate: the node must join again.</p>
+        )}
+        <p className="panel-body muted">Earlier certificates appear in the node’s events below (issued, renewed, revoked).</p>
+      </section>
+      <section className="panel" aria-labelledby="node-events">
+        <header className="panel-header">
+          <h2 id="node-events">Events</h2>
+        </header>
+        {events.isPending ? (
+          <div className="panel-empty">
+            <LoadingRows label="Loading events…" />
+          </div>
+        ) : events.isError ? (
+          <QueryError error={events.error} what="events" onRetry={() => void events.refetch()} />
+        ) : eventItems.length === 0 ? (
+          <p className="panel-empty">No events name this node.</p>
+        ) : (
+          <div className="table-scroll">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {eventItems.map((event) => (
+                  <tr key={event.id}>
+                    <td className="cell-time">
+                      <LocalTime iso={event.createdAt} />
+                    </td>
+                    <th scope="row">
+                      <code>{event.type}</code>
+                    </th>
+                    <td className="cell-wrap">
+                      <EventDetails data={event.data} tenantId={tenant.id} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <LoadMore query={events} label="Load more events" />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,183 @@
+'use client';
+
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LocalTime } from '@/components/ui/time';
+import type { Tenant } from '@/lib/api-types';
+import { formatRelative } from '@/lib/join-token-form';
+import { useLiveRefresh } from '@/lib/live';
+import { withTenant } from '@/lib/tenant-url';
+import { useTRPC } from '@/lib/trpc';
+import { useNow } from '@/lib/use-now';
+import { useUrlParams } from '@/lib/url-state';
+import { NODE_STATES, type NodeListItem } from '@/server/nodes/schemas';
+
+export function NodesView() {
+  return <TenantGate>{(tenant) => <TenantNodes key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+type NodeState = (typeof NODE_STATES)[number];
+
+/** The tenant's nodes, one table per pool (and its site), filtered by `?pool=` and `?state=`. */
+function TenantNodes({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const [params, setParams] = useUrlParams(['pool', 'state'] as const);
+  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
+  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
+  const state = (NODE_STATES as readonly string[]).includes(params.state ?? '') ? (params.state as NodeState) : undefined;
+  const poolId = params.pool?.startsWith('pool_') ? params.pool : undefined;
+  const nodes = useInfiniteQuery(
+    trpc.nodes.list.infiniteQueryOptions({ tenantId: tenant.id, poolId, state, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+  );
+  // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
+  useLiveRefresh(trpc.nodes.list.pathFilter());
+  const now = useNow();
+  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+  const poolById = new Map(pools.data?.items.map((pool) => [pool.id, pool]));
+  const items = nodes.data?.pages.flatMap((page) => page.items) ?? [];
+  const byPool = new Map<string, NodeListItem[]>();
+  for (const node of items) byPool.set(node.poolId ?? '', [...(byPool.get(node.poolId ?? '') ?? []), node]);
+
+  return (
+    <>
+      <PageHeader
+        title="Nodes"
+        description={
+          <>
+            Machines that joined, with their identity and acceptance state. Tenant <strong>{tenant.name}</strong>.
+          </>
+        }
+        actions={
+          <>
+            <div className="picker">
+              <label htmlFor="nodes-pool" className="picker-label">
+                Pool
+              </label>
+              <select id="nodes-pool" value={poolId ?? ''} onChange={(event) => setParams({ pool: event.target.value || null })}>
+                <option value="">All pools</option>
+                {pools.data?.items.map((pool) => (
+                  <option key={pool.id} value={pool.id}>
+                    {pool.name} (site {siteNames.get(pool.siteId) ?? pool.siteId})
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="picker">
+              <label htmlFor="nodes-state" className="picker-label">
+                State
+              </label>
+              <select id="nodes-state" value={state ?? ''} onChange={(event) => setParams({ state: event.target.value || null })}>
+                <option value="">Any state</option>
+                {NODE_STATES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </>
+        }
+      />
+      {nodes.isPending ? (
+        <LoadingRows label="Loading nodes…" />
+      ) : nodes.isError ? (
+        <QueryError error={nodes.error} what="nodes" onRetry={() => void nodes.refetch()} />
+      ) : items.length === 0 ? (
+        <div className="callout">
+          No node{state ? ` is ${state}` : ' joined'}
+          {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or
+          is approved on the <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
+        </div>
+      ) : (
+        [...byPool].map(([pid, poolNodes]) => {
+          const pool = poolById.get(pid);
+          const siteId = pool?.siteId ?? poolNodes[0]!.siteId;
+          return (
+            <section key={pid} className="panel" aria-labelledby={`nodes-${pid || 'none'}`}>
+              <header className="panel-header">
+                <h2 id={`nodes-${pid || 'none'}`}>
+                  <span className="panel-eyebrow">Pool </span>
+                  {pool?.name ?? (pid || 'no pool')}
+                </h2>
+                <span className="badge">site {siteNames.get(siteId) ?? siteId}</span>
+                <span className="panel-meta">
+                  {poolNodes.length} {poolNodes.length === 1 ? 'node' : 'nodes'}
+                </span>
+              </header>
+              <NodeTable nodes={poolNodes} tenantId={tenant.id} now={now} />
+            </section>
+          );
+        })
+      )}
+      <LoadMore query={nodes} label="Load more nodes" />
+    </>
+  );
+}
+
+function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: string; now: number }) {
+  return (
+    <div className="table-scroll">
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">State</th>
+            <th scope="col">Trust</th>
+            <th scope="col">Role</th>
+            <th scope="col">Generation</th>
+            <th scope="col">Certificate</th>
+            <th scope="col">Joined with</th>
+            <th scope="col">Joined at</th>
+          </tr>
+        </thead>
+        <tbody>
+          {nodes.map((node) => (
+            <tr key={node.id} className={node.state === 'retired' ? 'row-archived' : undefined}>
+              <th scope="row" className="cell-name">
+                <Link href={withTenant(`/nodes/${node.id}`, tenantId)}>
+                  <code>{node.id}</code>
+                </Link>
+              </th>
+              <td>
+                <span className={`status status-${node.state}`}>{node.state}</span>
+                {node.cordoned && <span className="badge badge-warn">cordoned</span>}
+              </td>
+              <td>
+                {node.trust}
+                <span className="cell-sub">{node.hardwareKeyTrusted ? 'hardware key trusted' : 'no trusted hardware key'}</span>
+              </td>
+              <td>{node.role}</td>
+              <td className="cell-number">{node.identityGeneration}</td>
+              <td className="cell-time">
+                {node.certificate ? (
+                  <>
+                    <code title={node.certificate.serial}>{node.certificate.serial.slice(0, 12)}…</code>
+                    <span className="cell-sub" title={node.certificate.notAfter}>
+                      expires {formatRelative(node.certificate.notAfter, now)}
+                    </span>
+                  </>
+                ) : (
+                  <span className="muted">no live certificate</span>
+                )}
+              </td>
+              <td>
+                {node.attestor}
+                {node.joinTokenId && (
+                  <span className="cell-sub">
+                    <code>{node.joinTokenId}</code>
+                  </span>
+                )}
+              </td>
+              <td className="cell-time">
+                <LocalTime iso={node.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { JoinRequestRecord } from '@/server/requests/schemas';
+import { claimEntries, clickSelection, decidedElsewhere, mergeRows, toQueueFilter } from './join-request-queue';
+
+const order = ['a', 'b', 'c', 'd', 'e'];
+
+function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
+  return {
+    id, state, attestor: 'discovery', claims: {}, hardwareKey: null, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, reason: null, poolId: null, consumedAt: null, ...extra,
+  };
+}
+
+describe('clickSelection', () => {
+  it('toggles one row on a plain click', () => {
+    expect([...clickSelection(order, new Set(['a']), 'a', 'c', false)]).toEqual(['a', 'c']);
+    expect([...clickSelection(order, new Set(['a', 'c']), 'a', 'c', false)]).toEqual(['a']);
+  });
+  it('selects the range between the anchor and a shift-clicked row, in either direction', () => {
+    expect([...clickSelection(order, new Set(['b']), 'b', 'd', true)].sort()).toEqual(['b', 'c', 'd']);
+    expect([...clickSelection(order, new Set(['d']), 'd', 'a', true)].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+  it('clears the range when the anchor row is unselected', () => {
+    expect([...clickSelection(order, new Set(['a', 'b', 'c', 'e']), 'd', 'b', true)].sort()).toEqual(['a', 'e']);
+  });
+});
+
+describe('mergeRows', () => {
+  it('keeps a request decided meanwhile, with its decision, where it was in the list', () => {
+    const items = [request('jreq_3', '2026-01-03T00:00:00Z'), request('jreq_1', '2026-01-01T00:00:00Z')];
+    const decided = request('jreq_2', '2026-01-02T00:00:00Z', 'rejected');
+    const rows = mergeRows(items, new Map([[decided.id, decided]]));
+    expect(rows.map((r) => [r.id, r.state])).toEqual([['jreq_3', 'pending'], ['jreq_2', 'rejected'], ['jreq_1', 'pending']]);
+  });
+  it('lets a known decision win over a stale pending row', () => {
+    const approved = request('jreq_1', '2026-01-01T00:00:00Z', 'approved');
+    expect(mergeRows([request('jreq_1', '2026-01-01T00:00:00Z')], new Map([[approved.id, approved]]))[0]!.state).toBe('approved');
+  });
+});
+
+describe('decidedElsewhere', () => {
+  it('names the decision, who made it, when, and why', () => {
+    const text = decidedElsewhere(request('jreq_9', 'x', 'rejected', { decidedBy: 'op:alice', decidedAt: '2026-01-01T10:00:00.000Z', reason: 'unknown rack' }), 'approve');
+    expect(text).toBe('Request jreq_9 was already rejected by op:alice at 2026-01-01 10:00:00 UTC (“unknown rack”): it cannot be approved now. Nothing was changed.');
+  });
+});
+
+describe('claimEntries and filters', () => {
+  it('lists every MAC and GPU, in a fixed order, and skips empty claims', () => {
+    const entries = claimEntries({ macs: ['m1', 'm2'], hostname: 'h', gpuUuids: ['g1'], productSerial: '' });
+    expect(entries.map((e) => `${e.label}=${e.value}`)).toEqual(['Hostname=h', 'MAC=m1', 'MAC=m2', 'GPU=g1']);
+  });
+  it('falls back to pending for a missing or unknown state filter', () => {
+    expect(toQueueFilter(null)).toBe('pending');
+    expect(toQueueFilter('bogus')).toBe('pending');
+    expect(toQueueFilter('all')).toBe('all');
+  });
+});

@@ -1,0 +1,108 @@
+import type { JoinRequestRecord, JoinRequestState } from '@/server/requests/schemas';
+
+/** The queue's state filter, kept in the URL (`?state=`); `pending` when absent. */
+export const QUEUE_FILTERS = ['pending', 'approved', 'rejected', 'expired', 'consumed', 'all'] as const;
+export type QueueFilter = (typeof QUEUE_FILTERS)[number];
+export function toQueueFilter(value: string | null): QueueFilter {
+  return (QUEUE_FILTERS as readonly string[]).includes(value ?? '') ? (value as QueueFilter) : 'pending';
+}
+
+/** Approval lifetimes offered as one click (joining.md: 60 s to 24 h, one hour by default). */
+export const TTL_PRESETS = [
+  { label: '15 min', seconds: 900 },
+  { label: '1 h', seconds: 3_600 },
+  { label: '4 h', seconds: 14_400 },
+  { label: '24 h', seconds: 86_400 },
+] as const;
+
+/** The keyboard shortcuts of the queue, as `?` lists them. */
+export const QUEUE_SHORTCUTS = [
+  { key: 'j', does: 'Move to the next request' },
+  { key: 'k', does: 'Move to the previous request' },
+  { key: 'x', does: 'Select or unselect the current request' },
+  { key: 'a', does: 'Approve the selection (or the current request)' },
+  { key: 'r', does: 'Reject the selection (or the current request)' },
+  { key: '?', does: 'Show this list' },
+] as const;
+
+/** The claims a row shows, in a fixed order and with labels; arrays are listed whole. */
+const CLAIM_LABELS: [key: string, label: string][] = [
+  ['hostname', 'Hostname'],
+  ['productUuid', 'Product UUID'],
+  ['productSerial', 'Product serial'],
+  ['boardSerial', 'Board serial'],
+  ['chassisSerial', 'Chassis serial'],
+  ['macs', 'MAC'],
+  ['gpuUuids', 'GPU'],
+];
+
+export function claimEntries(claims: Record<string, unknown>): { key: string; label: string; value: string }[] {
+  const entries: { key: string; label: string; value: string }[] = [];
+  for (const [key, label] of CLAIM_LABELS) {
+    const value = claims[key];
+    const values = Array.isArray(value) ? value : value === undefined || value === null || value === '' ? [] : [value];
+    values.forEach((v, i) => entries.push({ key: `${key}-${i}`, label, value: String(v) }));
+  }
+  return entries;
+}
+
+/**
+ * The selection after a click on the checkbox of `target`. A plain click toggles it and becomes the
+ * anchor; a shift-click sets every row between the anchor and the target to the state of the anchor's
+ * row (as in mail clients), so a range is selected or cleared in one gesture.
+ */
+export function clickSelection(order: readonly string[], selected: ReadonlySet<string>, anchor: string | null, target: string, shift: boolean): Set<string> {
+  const next = new Set(selected);
+  const from = anchor ? order.indexOf(anchor) : -1;
+  const to = order.indexOf(target);
+  if (!shift || from < 0 || to < 0) {
+    if (next.has(target)) next.delete(target);
+    else next.add(target);
+    return next;
+  }
+  const select = selected.has(anchor!);
+  for (let i = Math.min(from, to); i <= Math.max(from, to); i++) {
+    if (select) next.add(order[i]!);
+    else next.delete(order[i]!);
+  }
+  return next;
+}
+
+/**
+ * The rows to show: the list as read, plus the requests this page saw decided (here or by someone else)
+ * that the filter no longer lists, so a decision shows where the row was instead of the row vanishing.
+ * A known decision wins over a list that still says pending (read before the decision). Newest first.
+ */
+export function mergeRows(items: readonly JoinRequestRecord[], known: ReadonlyMap<string, JoinRequestRecord>): JoinRequestRecord[] {
+  const byId = new Map(items.map((item) => [item.id, item]));
+  for (const [id, record] of known) {
+    const listed = byId.get(id);
+    if (!listed || (listed.state === 'pending' && record.state !== 'pending')) byId.set(id, record);
+  }
+  return [...byId.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+}
+
+const DECIDED_WORD: Record<JoinRequestState, string> = {
+  pending: 'still pending',
+  approved: 'approved',
+  rejected: 'rejected',
+  expired: 'expired',
+  consumed: 'consumed (the machine joined)',
+};
+
+/** Why an action on `record` did nothing: it was decided meanwhile, by whom and when, in words. */
+export function decidedElsewhere(record: JoinRequestRecord, action: 'approve' | 'reject'): string {
+  const who = record.decidedBy ? ` by ${record.decidedBy}` : '';
+  const when = record.decidedAt ? ` at ${record.decidedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}` : '';
+  const why = record.reason ? ` (“${record.reason}”)` : '';
+  return `Request ${record.id} was already ${DECIDED_WORD[record.state]}${record.state === 'approved' || record.state === 'rejected' ? `${who}${when}${why}` : ''}: it cannot be ${action === 'approve' ? 'approved' : 'rejected'} now. Nothing was changed.`;
+}
+
+/** Whether a key press is meant for a field rather than for the queue's shortcuts. */
+export function isTypingTarget(target: EventTarget | null): boolean {
+  if (!target || typeof (target as HTMLElement).tagName !== 'string') return false;
+  const element = target as HTMLElement;
+  // A checkbox just clicked keeps the focus; the shortcuts still apply to it.
+  if (element.tagName === 'INPUT' && ['checkbox', 'radio'].includes((element as HTMLInputElement).type)) return element.closest('dialog[open]') !== null;
+  return element.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName) || element.closest('dialog[open]') !== null;
+}
