@@ -20,9 +20,14 @@ export interface LivePool {
  * NOTIFY) the caller names what to listen to — today `joinRequestsOf`, a pool's queue — and the lists are
  * also re-read on each announcement, at once. The focus refresh stays as the fallback: a dropped stream
  * (proxy timeout, laptop asleep) reconnects on its own, and whatever it missed is read when the operator
- * comes back. Events, refused joins and nodes have no announcement yet and stay on the focus refresh.
+ * comes back. `eventsOf` (a tenant id) re-reads on the tenant's new events (`events.onChange`): every join,
+ * refusal, decision, revocation and renewal writes one, so the events, refused-joins, nodes, token and pool
+ * pages follow them; at most one re-read a second, however fast a fleet joins.
  */
-export function useLiveRefresh(filters: QueryFilters | QueryFilters[], options: { joinRequestsOf?: LivePool | null; onJoinRequests?: (requestIds: string[]) => void } = {}) {
+export function useLiveRefresh(
+  filters: QueryFilters | QueryFilters[],
+  options: { joinRequestsOf?: LivePool | null; onJoinRequests?: (requestIds: string[]) => void; eventsOf?: string | null } = {},
+) {
   const queryClient = useQueryClient();
   // The latest filters, without re-subscribing when the caller passes a fresh object each render.
   const filtersRef = useRef(filters);
@@ -39,6 +44,24 @@ export function useLiveRefresh(filters: QueryFilters | QueryFilters[], options: 
         onJoinRequestsRef.current?.(change.requestIds);
         const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
         for (const filter of list) void queryClient.invalidateQueries(filter);
+      },
+    }),
+  );
+
+  const tenantId = options.eventsOf ?? null;
+  const pendingRefresh = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => () => void (pendingRefresh.current && clearTimeout(pendingRefresh.current)), []);
+  useSubscription(
+    trpc.events.onChange.subscriptionOptions(tenantId ? { tenantId } : { tenantId: 'tnt_none' }, {
+      enabled: tenantId !== null,
+      onData: () => {
+        // Throttled: the first announcement re-reads a moment later, and the ones meanwhile ride along.
+        if (pendingRefresh.current) return;
+        pendingRefresh.current = setTimeout(() => {
+          pendingRefresh.current = null;
+          const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
+          for (const filter of list) void queryClient.invalidateQueries(filter);
+        }, 250);
       },
     }),
   );

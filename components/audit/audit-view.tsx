@@ -43,7 +43,7 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
       { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
     ),
   );
-  useLiveRefresh(trpc.audit.list.pathFilter());
+  useLiveRefresh(trpc.audit.list.pathFilter(), { eventsOf: tenant.id });
   const items = audit.data?.pages.flatMap((page) => page.items) ?? [];
 
   return (

@@ -45,7 +45,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
       { getNextPageParam: (page) => page.nextCursor ?? undefined },
     ),
   );
-  useLiveRefresh(trpc.events.list.pathFilter());
+  useLiveRefresh(trpc.events.list.pathFilter(), { eventsOf: tenant.id });
   const items = events.data?.pages.flatMap((page) => page.items) ?? [];
   const types = type && !(EVENT_TYPES as readonly string[]).includes(type) ? [...EVENT_TYPES, type] : EVENT_TYPES;
   return (

@@ -35,7 +35,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
     ),
   );
   // A join spends a use, another operator may revoke: both happen away from this page.
-  useLiveRefresh(trpc.joinTokens.list.pathFilter());
+  useLiveRefresh(trpc.joinTokens.list.pathFilter(), { eventsOf: tenant.id });
   // What the operator's own revoke did, said once the list shows it.
   const [notice, setNotice] = useState<string | null>(null);
   const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];

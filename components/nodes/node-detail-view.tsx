@@ -26,7 +26,7 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
   const events = useInfiniteQuery(
     trpc.events.list.infiniteQueryOptions({ tenantId: tenant.id, nodeId, limit: 50 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
   );
-  useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()]);
+  useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()], { eventsOf: tenant.id });
   const now = useNow();
   const back = (
     <Link href={withTenant(node.data?.poolId ? `/nodes?pool=${node.data.poolId}` : '/nodes', tenant.id)} className="btn btn-small">

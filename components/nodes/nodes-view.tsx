@@ -33,7 +33,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
     trpc.nodes.list.infiniteQueryOptions({ tenantId: tenant.id, poolId, state, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
   );
   // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
-  useLiveRefresh(trpc.nodes.list.pathFilter());
+  useLiveRefresh(trpc.nodes.list.pathFilter(), { eventsOf: tenant.id });
   const now = useNow();
   const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
   const poolById = new Map(pools.data?.items.map((pool) => [pool.id, pool]));

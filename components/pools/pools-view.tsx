@@ -26,7 +26,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
   const sites = useQuery(trpc.sites.list.queryOptions(scope));
   const pools = useQuery(trpc.pools.list.queryOptions(scope));
   const counts = useQuery(trpc.pools.counts.queryOptions({ tenantId: tenant.id }));
-  useLiveRefresh([trpc.pools.pathFilter(), trpc.sites.list.pathFilter()]);
+  useLiveRefresh([trpc.pools.pathFilter(), trpc.sites.list.pathFilter()], { eventsOf: tenant.id });
   const countsByPool = new Map(counts.data?.items.map((c) => [c.poolId, c]));
   const canManage = can(tenant, 'compute:pools:manage');
   const liveSites = sites.data?.items.filter((site) => !site.archivedAt) ?? [];

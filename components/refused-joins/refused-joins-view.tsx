@@ -51,7 +51,7 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
       { getNextPageParam: (page) => page.nextCursor ?? undefined },
     ),
   );
-  useLiveRefresh(trpc.events.list.pathFilter());
+  useLiveRefresh(trpc.events.list.pathFilter(), { eventsOf: tenant.id });
   const items = refusals.data?.pages.flatMap((page) => page.items) ?? [];
 
   return (

@@ -154,8 +154,7 @@ test.describe('signed in', () => {
 
     const joined = await joinMachine(request, token);
     expect(joined.response.status()).toBe(200);
-    // The operator comes back to the tab: no reload, no polling loop.
-    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    // No reload, no focus change, no polling loop: the join's node.joined event re-reads the list (SSE).
     await expect(row).toHaveCount(0);
     await page.getByLabel('Show inactive').check();
     await expect(row.getByText('Used up', { exact: true })).toBeVisible();

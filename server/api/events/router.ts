@@ -1,9 +1,26 @@
 import { requirePermission, router } from '../trpc';
+import { authorize, resource } from '../../authz/authorize';
 import { eventPage, listEvents, listEventsInput } from '../../events/list-events';
+import { processEventsListener, watchEvents } from '../../events/listener';
+
+const onChangeInput = listEventsInput.pick({ tenantId: true });
 
 export const eventsRouter = router({
   list: requirePermission('compute:events:read')
     .input(listEventsInput)
     .output(eventPage)
     .query(({ ctx, input }) => listEvents(ctx.db, ctx.principal, input)),
+  /**
+   * `events.onChange`: the tenant has new events (a join, a refusal, a decision, a renewal…), pushed over
+   * server-sent events from PostgreSQL LISTEN/NOTIFY (the `events_notify` trigger). It names no event: the
+   * subscriber re-reads its list, through `list` and its own filters and permissions.
+   */
+  onChange: requirePermission('compute:events:read')
+    .input(onChangeInput)
+    .subscription(async function* ({ ctx, input, signal }) {
+      await authorize(ctx.db, ctx.principal, 'compute:events:read', resource.tenant(input.tenantId));
+      for await (const change of watchEvents(processEventsListener(), input.tenantId, signal)) {
+        yield { tenantId: change.tenantId };
+      }
+    }),
 });
