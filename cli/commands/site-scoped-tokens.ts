@@ -4,6 +4,7 @@ import type { CreatedJoinToken } from '../../server/tokens/schemas';
 import { enc, type ApiClient } from '../client';
 import { printJson } from '../output';
 import { writeNewSecretFile } from '../secret-file';
+import { parseTtl } from './join-tokens';
 
 /**
  * Mints a site-scoped token and writes it to a new 0600 file (never printed): the file is reserved before
@@ -34,6 +35,30 @@ export const sitePath = (tenantId: string, siteId: string, tail: string) => `/v1
 export function parseWhole(value: string): number {
   if (!/^\d{1,15}$/.test(value)) throw new DomainError('INVALID_ARGUMENT', `${value} is not a whole number`);
   return Number(value);
+}
+
+/** What every site-scoped token command takes besides its own options. */
+export interface SiteScopedTokenOptions {
+  tenant: string;
+  site: string;
+  ttl?: number;
+  key?: string;
+  out: string;
+  json?: boolean;
+}
+
+/** The options every site-scoped token command ends with: lifetime, idempotency key, the file, --json. */
+export function withTokenFileOptions(command: Command): Command {
+  return command
+    .option('--ttl <duration>', 'lifetime, 1m to 24h (default 1h)', parseTtl)
+    .option('--key <idempotencyKey>', 'idempotency key: a retry with the same key mints nothing new')
+    .requiredOption('--out <file>', 'write the token to this new 0600 file')
+    .option('--json', 'print the record as JSON');
+}
+
+/** The request fields of those options. */
+export function tokenFileBody(opts: SiteScopedTokenOptions) {
+  return { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.key ? { idempotencyKey: opts.key } : {}) };
 }
 
 export type { Command };

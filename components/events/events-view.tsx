@@ -5,12 +5,11 @@ import { useId } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
-import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
-import { EventDetails } from './event-details';
+import { EventsTable } from './events-table';
 
 const PAGE_SIZE = 50;
 
@@ -86,32 +85,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
         <div className="callout">{type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}</div>
       ) : (
         <section className="panel" aria-label="Events">
-          <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((event) => (
-                  <tr key={event.id}>
-                    <td className="cell-time">
-                      <LocalTime iso={event.createdAt} />
-                    </td>
-                    <td>
-                      <code>{event.type}</code>
-                    </td>
-                    <td className="cell-wrap">
-                      <EventDetails data={event.data} tenantId={tenant.id} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <EventsTable events={items} tenantId={tenant.id} />
           <LoadMore query={events} label="Load older events" />
         </section>
       )}

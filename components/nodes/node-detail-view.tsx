@@ -4,7 +4,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { EventDetails } from '@/components/events/event-details';
+import { EventsTable } from '@/components/events/events-table';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
@@ -156,32 +156,7 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         ) : eventItems.length === 0 ? (
           <p className="panel-empty">No events name this node.</p>
         ) : (
-          <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {eventItems.map((event) => (
-                  <tr key={event.id}>
-                    <td className="cell-time">
-                      <LocalTime iso={event.createdAt} />
-                    </td>
-                    <th scope="row">
-                      <code>{event.type}</code>
-                    </th>
-                    <td className="cell-wrap">
-                      <EventDetails data={event.data} tenantId={tenant.id} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <EventsTable events={eventItems} tenantId={tenant.id} />
         )}
         <LoadMore query={events} label="Load more events" />
       </section>

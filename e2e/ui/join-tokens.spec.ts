@@ -145,39 +145,3 @@ test('?pool= names the pool, and an unknown one is reported', async ({ page }) =
   await expect(page.getByRole('alert').filter({ hasText: 'Pool “pool_doesnotexist” not found.' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create join token' })).toBeDisabled();
 });
-
-/** Not a check: captures the page for a person to look at, as screenshots.spec.ts does for the rest of the console. */
-test('capture the join tokens page', async ({ page }) => {
-  const directory = process.env.E2E_SCREENSHOTS;
-  // Skipped in CI on purpose: it asserts nothing and only writes images when a person asks for them.
-  test.skip(!directory, 'set E2E_SCREENSHOTS to a directory to capture screenshots');
-  const dialog = await openCreateDialog(page);
-  await dialog.getByLabel('Max uses', { exact: true }).fill('4');
-  await dialog.getByRole('checkbox', { name: /Allow reclaim/ }).check();
-  await dialog.getByLabel('Serial', { exact: true }).fill(uniqueName('SN'));
-  await dialog.getByLabel('MAC', { exact: true }).fill('02:00:00:00:00:01');
-  await dialog.getByRole('button', { name: 'Create token' }).click();
-  await expect(dialog.getByLabel('MAC', { exact: true })).toHaveAttribute('aria-invalid', 'true');
-  await page.screenshot({ path: `${directory}/join-tokens-create-error.png` });
-  await dialog.getByLabel('MAC', { exact: true }).fill('');
-  await dialog.getByRole('button', { name: 'Create token' }).click();
-  await expect(oneTimePanel(page)).toBeVisible();
-  await page.screenshot({ path: `${directory}/join-tokens-created.png`, fullPage: true });
-  await discardToken(page);
-
-  const hosted = await openCreateDialog(page);
-  await hosted.getByLabel('Lifetime', { exact: true }).selectOption({ label: 'Custom…' });
-  await hosted.getByLabel('Custom lifetime').fill('10m');
-  await hosted.getByRole('checkbox', { name: /Hosted on Kubernetes/ }).check();
-  await page.screenshot({ path: `${directory}/join-tokens-create.png` });
-  await hosted.getByRole('button', { name: 'Create token' }).click();
-  const hostedId = idOf(await oneTimePanel(page).getByLabel('Join token', { exact: true }).inputValue());
-  await discardToken(page);
-  await tokenRow(page, hostedId).getByRole('button', { name: `Revoke join token ${hostedId}` }).click();
-  await page.getByRole('dialog', { name: 'Revoke join token?' }).getByRole('button', { name: 'Revoke token' }).click();
-  await expect(tokenRow(page, hostedId)).toHaveCount(0);
-
-  await page.getByLabel('Show inactive').check();
-  await expect(tokenRow(page, hostedId).getByText('Revoked', { exact: true })).toBeVisible();
-  await page.screenshot({ path: `${directory}/join-tokens-list.png`, fullPage: true });
-});
