@@ -26,9 +26,9 @@ export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId
               <td className="cell-time">
                 <LocalTime iso={event.createdAt} />
               </td>
-              <th scope="row">
+              <td>
                 <code>{event.type}</code>
-              </th>
+              </td>
               <td className="cell-wrap">
                 <EventDetails data={event.data} tenantId={tenantId} />
               </td>

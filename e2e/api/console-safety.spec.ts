@@ -17,8 +17,11 @@ test.beforeAll(async ({ playwright, baseURL }) => {
   await signInOverHttp(session);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(session, 'query', 'tenants.list', {});
   tenantId = tenants.find((t) => t.isRoot)!.id;
-  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(session, 'query', 'pools.list', { tenantId });
-  poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
+  // A pool of its own: other specs running at the same time mint tokens in the default pool, and these tests
+  // compare the pool's tokens before and after. One live token, so a viewer has something to try to revoke.
+  const site = await trpc<{ id: string }>(session, 'mutation', 'sites.create', { tenantId, name: uniqueName('safety-site') });
+  poolId = (await trpc<{ id: string }>(session, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('safety-pool'), agent: 'bcd' })).id;
+  await trpc(session, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
 });
 test.afterAll(async () => {
   await session.dispose();
