@@ -10,7 +10,7 @@ import type pg from 'pg';
 const RECORD_FIRST_CONTACT = `
 WITH first AS (
   UPDATE nodes SET connected_generation = identity_generation
-   WHERE id = $1 AND connected_generation < identity_generation
+   WHERE id = ANY($1::text[]) AND connected_generation < identity_generation
   RETURNING id, tenant_id, site_id, pool_id, state, identity_generation
 ), facts AS (
   SELECT f.*, COALESCE(p.acceptance_checks, '{}') AS checks FROM first f LEFT JOIN pools p ON p.id = f.pool_id
@@ -25,21 +25,21 @@ SELECT f.tenant_id, e.type, e.data
     jsonb_build_object('nodeId', f.id, 'poolId', f.pool_id, 'checks', to_jsonb(f.checks), 'identityGeneration', f.identity_generation))
  ) AS e(ord, type, data)
  WHERE e.ord = 1 OR (f.state = 'adopting' AND cardinality(f.checks) > 0)
- ORDER BY e.ord
+ ORDER BY f.id, e.ord
 RETURNING type`;
 
 /**
- * Records the node's first contact through the gateway (joining.md "Adopting a brownfield server": "the
+ * Records the nodes' first contact through the gateway (joining.md "Adopting a brownfield server": "the
  * first renewal loop contact through the gateway"), once per identity generation. Runs on the renewal's
- * transaction client, after the renewal was written and while the node's row lock is held, so it commits
- * or rolls back with the renewal. Answers the event types it published (none after the first contact).
+ * transaction client, after the renewals were written and while the nodes' row locks are held, so it commits
+ * or rolls back with them (a group of renewals takes one call). Answers the event types it published (none after the first contact).
  *
  * No acceptance-check runner exists yet: a node of a pool with checks stays `adopting` until an operator
  * calls `nodes.adopt` (lifecycle.ts), which publishes `node.adopted`.
  */
-export async function recordFirstContact(client: pg.ClientBase, nodeId: string): Promise<string[]> {
+export async function recordFirstContact(client: pg.ClientBase, nodeIds: readonly string[]): Promise<string[]> {
   // Named, so each pooled connection plans it once: every renewal runs it, and after the first contact it
   // only confirms that there is nothing to publish.
-  const published = await client.query<{ type: string }>({ name: 'record-first-contact', text: RECORD_FIRST_CONTACT, values: [nodeId] });
+  const published = await client.query<{ type: string }>({ name: 'record-first-contact', text: RECORD_FIRST_CONTACT, values: [nodeIds] });
   return published.rows.map((row) => row.type);
 }

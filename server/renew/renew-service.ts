@@ -9,11 +9,12 @@ import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
 import { logError } from '../log';
 import { recordFirstContact } from '../nodes/first-contact';
 import type { JoinCrypto } from '../pki/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
+import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type IssuedNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
 import { P256_SPKI_PREFIX } from '../pki/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
-import { LOCK_NODE, PRUNE_PROOFS, SELECT_PRESENTED_LEAF, WRITE_RENEWAL } from './renew-sql';
+import { GroupRunner } from './group';
+import { LOCK_NODES, PRUNE_PROOFS, SELECT_PRESENTED_LEAVES, WRITE_RENEWALS } from './renew-sql';
 import { vouchedPeer } from './vouch';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
@@ -24,6 +25,8 @@ export interface RenewServiceOptions {
   loadRootTenantId: () => Promise<string | null>;
   certTtlSeconds?: number;
   refusalLimit?: RenewRefusalLimit;
+  /** The most renewals one group reads or commits together (128). */
+  maxGroup?: number;
 }
 
 /** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
@@ -35,6 +38,7 @@ export interface RenewCall {
 }
 
 interface LeafRow {
+  ord: number;
   serial: string;
   node_id: string;
   cert_generation: number;
@@ -46,6 +50,48 @@ interface LeafRow {
   tenant_id: string;
   site_id: string;
   now_seconds: number;
+}
+
+/** A renewal that passed every check that needs no lock, with its certificate signed. */
+interface Renewal {
+  row: LeafRow;
+  cert: IssuedNodeCertificate;
+  spkiSha256: Buffer;
+  proof: Buffer;
+}
+
+interface WrittenRow {
+  live: boolean;
+  replayed: boolean;
+  key_used: boolean;
+  fresh: boolean;
+  issued: boolean;
+}
+
+type WriteOutcome = 'issued' | 'revoked' | 'replay' | 'key-reused' | 'key-raced' | 'failed';
+
+/** The refusals the write decides, in the order the checks apply (the reason, then the event's detail). */
+const WRITE_REFUSALS: Record<Exclude<WriteOutcome, 'issued' | 'failed'>, [string, string]> = {
+  revoked: ['revoked', 'the identity was revoked, replaced or retired meanwhile'],
+  replay: ['replay', 'the same proof was used in the last 120 seconds'],
+  'key-reused': ['key-reused', 'the CSR key was certified before'],
+  'key-raced': ['key-reused', 'the CSR key was certified concurrently'],
+};
+
+function writeOutcome(row: WrittenRow): WriteOutcome {
+  if (!row.live) return 'revoked';
+  if (row.replayed) return 'replay';
+  if (row.key_used) return 'key-reused';
+  // Not recorded though unused when the statement began: another instance used the proof meanwhile.
+  if (!row.fresh) return 'replay';
+  return row.issued ? 'issued' : 'key-raced';
+}
+
+/** COMMIT itself failed: whether the group was written is unknown. */
+class CommitFailed extends Error {
+  constructor(readonly cause: unknown) {
+    super('COMMIT failed');
+  }
 }
 
 /** A refusal with what the event needs: the node once known, and whether the caller proved its key. */
@@ -82,9 +128,19 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
 export class RenewService {
   private readonly certTtlSeconds: number;
   private calls = 0;
+  /** Presented leaves, read for every renewal that arrives together in one query. */
+  private readonly leaves: GroupRunner<Buffer, LeafRow | null>;
+  /**
+   * Renewals written together in one transaction and one durable commit. Two renewals with one proof or one
+   * new key never share a group: the later one waits for the next and sees the first one's outcome.
+   */
+  readonly writes: GroupRunner<Renewal, WriteOutcome>;
 
   constructor(private readonly options: RenewServiceOptions) {
     this.certTtlSeconds = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
+    const maxGroup = options.maxGroup ?? 128;
+    this.leaves = new GroupRunner((leaves) => this.readLeaves(leaves), maxGroup);
+    this.writes = new GroupRunner((renewals) => this.writeGroup(renewals), maxGroup, (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`]);
   }
 
   async renew(call: RenewCall): Promise<JoinAnswer> {
@@ -116,8 +172,7 @@ export class RenewService {
       if (error instanceof RenewRefusal) throw new Refused(error, null, false);
       throw error;
     }
-    const found = await this.options.pool.query<LeafRow>(SELECT_PRESENTED_LEAF, [sha256(request.leaf), request.leaf]);
-    const row = found.rows[0];
+    const row = await this.leaves.run(request.leaf);
     if (!row) throw refuse('certificate-unknown', 'the presented leaf is not a node_certs row');
     if (row.is_revoked) throw refuse('revoked', `certificate ${row.serial} is revoked`, row);
     if (row.is_expired) throw refuse('expired', `certificate ${row.serial} expired`, row);
@@ -160,18 +215,10 @@ export class RenewService {
     return this.commit({ row, crypto, csr, spkiSha256, proof, statements });
   }
 
-  private async commit(input: {
-    row: LeafRow;
-    crypto: JoinCrypto;
-    csr: { spkiDer: Buffer; csrSha256: string };
-    spkiSha256: Buffer;
-    proof: Buffer;
-    statements: string[];
-  }): Promise<JoinAnswer> {
+  private async commit(input: { row: LeafRow; crypto: JoinCrypto; csr: { spkiDer: Buffer; csrSha256: string }; spkiSha256: Buffer; proof: Buffer; statements: string[] }): Promise<JoinAnswer> {
     const { row, crypto, csr } = input;
-    const refuse = (reason: string, detail: string) => new Refused(new RenewRefusal(reason, detail), row, true);
     // Issued before the transaction, at the database time the leaf was read: the transaction then only writes,
-    // in one statement after the lock, and a refusal there wastes one signature.
+    // in one statement after the locks, and a refusal there wastes one signature.
     const cert = issueNodeCertificate(crypto.nodeCa, {
       publicKeySpkiDer: csr.spkiDer,
       trustDomain: crypto.trustDomain,
@@ -182,29 +229,9 @@ export class RenewService {
       ttlSeconds: certificateTtlFor(row.role, this.certTtlSeconds),
       extraUris: input.statements,
     });
-    const client = await this.options.pool.connect();
-    try {
-      // BEGIN and the node's row lock in one round trip (a simple query cannot take parameters; the id is
-      // JoinService's own, read from the database, and escaped all the same).
-      await client.query(`BEGIN; ${LOCK_NODE.replace('$1', client.escapeLiteral(row.node_id))}`);
-      try {
-        const written = (
-          await client.query(WRITE_RENEWAL, [row.serial, input.proof, row.node_id, cert.serialHex, row.role, input.spkiSha256, cert.der, cert.notBefore, cert.notAfter])
-        ).rows[0] as { live: boolean | null; fresh: boolean; issued: boolean };
-        if (!written.live) throw refuse('revoked', 'the identity was revoked, replaced or retired meanwhile');
-        if (!written.fresh) throw refuse('replay', 'the same proof was used in the last 120 seconds');
-        if (!written.issued) throw refuse('key-reused', 'the CSR key was certified before');
-        await recordFirstContact(client, row.node_id);
-        if (++this.calls % 64 === 0) await client.query(PRUNE_PROOFS);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        if (isUniqueViolation(error)) throw refuse('key-reused', 'the CSR key was certified concurrently');
-        throw error;
-      }
-    } finally {
-      client.release();
-    }
+    const outcome = await this.writes.run({ row, cert, spkiSha256: input.spkiSha256, proof: input.proof });
+    if (outcome === 'failed') return JOIN_FAILED;
+    if (outcome !== 'issued') throw new Refused(new RenewRefusal(...WRITE_REFUSALS[outcome]), row, true);
     const envelope = signEnvelope(
       {
         status: 'renewed',
@@ -219,6 +246,80 @@ export class RenewService {
       crypto.signingKey,
     );
     return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
+  }
+
+  /** One query for the leaves of every renewal that arrived together; null where a leaf is no node_certs row. */
+  private async readLeaves(leaves: Buffer[]): Promise<Array<LeafRow | null>> {
+    const found = await this.options.pool.query<LeafRow>(SELECT_PRESENTED_LEAVES, [leaves.map((leaf) => sha256(leaf)), leaves]);
+    const byOrd = new Map(found.rows.map((row) => [row.ord, row]));
+    return leaves.map((_, i) => byOrd.get(i + 1) ?? null);
+  }
+
+  /**
+   * Writes a group; when its transaction fails before COMMIT, writes its renewals one by one (a unique
+   * violation of a lone renewal is its key certified concurrently by another instance). A failed COMMIT is
+   * never retried: the group may have been written.
+   */
+  private async writeGroup(renewals: Renewal[]): Promise<WriteOutcome[]> {
+    try {
+      return await this.writeOnce(renewals);
+    } catch (error) {
+      if (error instanceof CommitFailed) {
+        logError('renewal commit failed', error.cause);
+        return renewals.map(() => 'failed' as const);
+      }
+      if (renewals.length > 1) {
+        const outcomes: WriteOutcome[] = [];
+        for (const renewal of renewals) outcomes.push(...(await this.writeGroup([renewal])));
+        return outcomes;
+      }
+      if (isUniqueViolation(error)) return ['key-raced'];
+      logError('renewal failed', error);
+      return ['failed'];
+    }
+  }
+
+  private async writeOnce(renewals: Renewal[]): Promise<WriteOutcome[]> {
+    const client = await this.options.pool.connect();
+    try {
+      // BEGIN and the nodes' row locks in one round trip (a simple query cannot take parameters; the ids are
+      // JoinService's own, read from the database, and escaped all the same).
+      const ids = [...new Set(renewals.map((r) => r.row.node_id))].sort();
+      await client.query(`BEGIN; ${LOCK_NODES.replace('$ids', ids.map((id) => client.escapeLiteral(id)).join(', '))}`);
+      let outcomes: WriteOutcome[];
+      try {
+        const rows = (
+          await client.query<WrittenRow>(WRITE_RENEWALS, [
+            renewals.map((r) => r.row.serial),
+            renewals.map((r) => r.proof),
+            renewals.map((r) => r.row.node_id),
+            renewals.map((r) => r.cert.serialHex),
+            renewals.map((r) => r.row.role),
+            renewals.map((r) => r.spkiSha256),
+            renewals.map((r) => r.cert.der),
+            renewals.map((r) => r.cert.notBefore),
+            renewals.map((r) => r.cert.notAfter),
+          ])
+        ).rows;
+        outcomes = rows.map(writeOutcome);
+        const connected = [...new Set(renewals.filter((_, i) => outcomes[i] === 'issued').map((r) => r.row.node_id))];
+        if (connected.length) await recordFirstContact(client, connected);
+        const before = this.calls;
+        this.calls += renewals.length;
+        if (Math.floor(before / 64) !== Math.floor(this.calls / 64)) await client.query(PRUNE_PROOFS);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        throw new CommitFailed(error);
+      }
+      return outcomes;
+    } finally {
+      client.release();
+    }
   }
 
   private async publishRefusal(refused: Refused) {

@@ -1,40 +1,62 @@
-/** The presented leaf, found by the hash of its bytes and then compared byte for byte, with its node. */
-export const SELECT_PRESENTED_LEAF = `
-SELECT c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
+/**
+ * The presented leaves of a group of renewals, each found by the hash of its bytes (an index) and then
+ * compared byte for byte, with its node; `ord` is the 1-based position of the leaf in the arrays.
+ */
+export const SELECT_PRESENTED_LEAVES = `
+SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
        c.revoked_at IS NOT NULL AS is_revoked, c.not_after <= compute_now() AS is_expired,
        n.identity_generation AS node_generation, n.state, n.tenant_id, n.site_id,
        extract(epoch FROM compute_now())::float8 AS now_seconds
-  FROM node_certs c JOIN nodes n ON n.id = c.node_id
- WHERE sha256(c.der) = $1 AND c.der = $2`;
-
-/** Takes the node's row lock, the lock revokeIdentity and the other lifecycle changes take too. */
-export const LOCK_NODE = `SELECT 1 FROM nodes WHERE id = $1 FOR UPDATE`;
+  FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS i(hash, der, ord)
+  JOIN node_certs c ON sha256(c.der) = i.hash AND c.der = i.der
+  JOIN nodes n ON n.id = c.node_id`;
 
 /**
- * Everything a renewal writes, in one statement after the node's lock (a statement that waited on the lock
- * would keep its older snapshot of node_certs, so the standing is read here, after it): the leaf is still
- * live (unrevoked, unexpired, of the node's generation, the node not retired); the proof is recorded unless
- * used in the last 120 seconds (an older row is taken over; concurrent uses of one proof wait on its key and
- * see the first); the new certificate is inserted when both hold and its key was never certified (the
- * unique index decides a race).
+ * Takes the row locks of a group's nodes, in id order (so two groups cannot deadlock), the lock
+ * revokeIdentity and the other lifecycle changes take too. `$ids` is replaced by escaped literals: it runs
+ * in the same simple query as BEGIN, which cannot take parameters.
  */
-export const WRITE_RENEWAL = `
-WITH standing AS (
-  SELECT NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
-              OR n.state = 'retired') AS live, n.identity_generation AS generation
-    FROM node_certs c JOIN nodes n ON n.id = c.node_id WHERE c.serial = $1
+export const LOCK_NODES = `SELECT 1 FROM nodes WHERE id IN ($ids) ORDER BY id FOR UPDATE`;
+
+/**
+ * Everything a group of renewals writes, in one statement after the nodes' locks (a statement that waited on
+ * a lock would keep its older snapshot of node_certs, so the standing is read here, after them). For each
+ * renewal: the leaf is still live (unrevoked, unexpired, of the node's generation, the node not retired);
+ * the proof was not used in the last 120 seconds (`replayed`); the new key was never certified
+ * (`key_used`). Only a renewal that passes all three records its proof (an older row is taken over;
+ * concurrent uses of one proof by another instance wait on its key and see the first, `fresh` false) and
+ * its certificate (the unique index decides a race on the key with another instance), so a refused renewal
+ * writes nothing, as when each renewal had its own transaction. The
+ * group never holds two renewals with one proof or one new key (GroupRunner's keys), so no row is written
+ * twice. Answers one row per renewal, in order.
+ */
+export const WRITE_RENEWALS = `
+WITH item AS (
+  SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::timestamptz[], $9::timestamptz[])
+    WITH ORDINALITY AS i(leaf_serial, proof, node_id, serial, role, spki, der, not_before, not_after, ord)
+), standing AS (
+  SELECT i.ord, n.identity_generation AS generation,
+         NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
+              OR n.state = 'retired') AS live,
+         EXISTS (SELECT 1 FROM renew_proofs r WHERE r.proof_sha256 = i.proof AND r.used_at > compute_now() - interval '120 seconds') AS replayed,
+         EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki) AS key_used
+    FROM item i JOIN node_certs c ON c.serial = i.leaf_serial JOIN nodes n ON n.id = c.node_id
 ), proof AS (
   INSERT INTO renew_proofs (proof_sha256, node_id, used_at)
-  SELECT $2, $3, compute_now() WHERE (SELECT live FROM standing)
+  SELECT i.proof, i.node_id, compute_now() FROM item i JOIN standing s ON s.ord = i.ord WHERE s.live AND NOT s.key_used
   ON CONFLICT (proof_sha256) DO UPDATE SET used_at = EXCLUDED.used_at, node_id = EXCLUDED.node_id
    WHERE renew_proofs.used_at <= compute_now() - interval '120 seconds'
-  RETURNING 1
+  RETURNING proof_sha256
 ), cert AS (
   INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
-  SELECT $4, $3, (SELECT generation FROM standing), $5, $6, $7, $8, $9
-   WHERE EXISTS (SELECT 1 FROM proof) AND NOT EXISTS (SELECT 1 FROM node_certs WHERE spki_sha256 = $6)
-  RETURNING 1
+  SELECT i.serial, i.node_id, s.generation, i.role, i.spki, i.der, i.not_before, i.not_after
+    FROM item i JOIN standing s ON s.ord = i.ord
+   WHERE i.proof IN (SELECT proof_sha256 FROM proof) AND NOT EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki)
+  RETURNING serial
 )
-SELECT (SELECT live FROM standing) AS live, EXISTS (SELECT 1 FROM proof) AS fresh, EXISTS (SELECT 1 FROM cert) AS issued`;
+SELECT COALESCE(s.live, false) AS live, COALESCE(s.replayed, false) AS replayed, COALESCE(s.key_used, false) AS key_used,
+       i.proof IN (SELECT proof_sha256 FROM proof) AS fresh, i.serial IN (SELECT serial FROM cert) AS issued
+  FROM item i LEFT JOIN standing s ON s.ord = i.ord
+ ORDER BY i.ord`;
 
 export const PRUNE_PROOFS = `DELETE FROM renew_proofs WHERE used_at <= compute_now() - interval '120 seconds'`;
