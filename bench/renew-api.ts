@@ -1,11 +1,13 @@
 /**
  * The API's agent endpoints for `bench:renew`: the boot server's fast paths (join and renew) with the join
  * worker threads, exactly as `npm start` serves them, without Next (the benchmark needs no console, and no
- * production build). DATABASE_URL, BETTER_COMPUTE_SECRET and PORT as for the server.
+ * production build). DATABASE_URL, BETTER_COMPUTE_SECRET and PORT as for the server. A line `stats` on
+ * stdin answers one JSON line on stdout: how RenewService grouped its reads and writes so far.
  */
 import { createBootServer, listen } from '../server/boot/http-server';
 import { configureJoinPreparer } from '../server/join/runtime';
 import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
+import { getRenewService } from '../server/renew/runtime';
 
 const threads = joinThreadCount();
 if (threads > 0) {
@@ -14,6 +16,12 @@ if (threads > 0) {
   preparer.start();
 }
 const server = createBootServer(() => undefined);
+// Connections accepted: the gateway's keep-alive pool should open a few and reuse them.
+let connections = 0;
+server.on('connection', () => connections++);
 await listen(server, Number(process.env.PORT), '127.0.0.1');
 process.stdout.write('api is running\n');
+process.stdin.on('data', (chunk: Buffer) => {
+  if (chunk.toString().includes('stats')) process.stdout.write(`stats ${JSON.stringify({ ...getRenewService().stats(), connections })}\n`);
+});
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,7 +1,7 @@
 import { sign, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../certificate-names';
 import type { NodeIdentity } from '../identity-store';
-import { generateNodeKeyAndCsr } from '../keys';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
 import { DEFAULT_BASE_PATH } from '../join';
 import { renewPopMessage } from '../../server/renew/wire';
 import { chainToPem, postToGateway, type GatewayTarget } from './gateway-client';
@@ -43,7 +43,7 @@ export function buildRenewBody(current: LoadedIdentity, csrDer: Buffer, csrSha25
  * agent already holds, certify the new key, carry the same SPIFFE ID first and only `urn:bc:` statements
  * after it, and the same single role. The envelope's body is read as the join answer body.
  */
-export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newSpkiDer: Buffer, csrSha256: string): string[] {
+export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newSpkiDer: Buffer, csrSha256: string): { chain: string[]; leaf: X509Certificate } {
   let envelope: { body?: unknown };
   let body: { status?: unknown; csrSha256?: unknown; certificateChain?: unknown; nodeId?: unknown };
   try {
@@ -68,21 +68,22 @@ export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newS
   if (names.organizationalUnits.filter((ou) => ou.startsWith('bc-role:')).join() !== `bc-role:${current.identity.role}`) {
     throw new RenewRetryableError('the renewed certificate carries another role');
   }
-  return chain as string[];
+  return { chain: chain as string[], leaf };
 }
 
 /**
- * One renewal through the gateway: a new P-256 key and CSR, the proof by the current key, mutual TLS with the
- * current certificate, and the answer checked. Returns the new identity; writes nothing.
+ * One renewal through the gateway: a new P-256 key and CSR (`next`, made now unless given), the proof by the
+ * current key made now, mutual TLS with the current certificate, and the answer checked. Returns the new
+ * identity, loaded (its key and leaf already parsed and checked, so it can renew in turn); writes nothing.
  *
  * @throws RenewRefusedError on the uniform 403; RenewRetryableError (or a network error) otherwise.
  */
-export async function renewOnce(
+export async function renewIdentity(
   current: LoadedIdentity,
   target: GatewayTarget & { basePath?: string },
   now: () => number = Date.now,
-): Promise<NodeIdentity> {
-  const next = generateNodeKeyAndCsr();
+  next: NodeKeyAndCsr = generateNodeKeyAndCsr(),
+): Promise<LoadedIdentity> {
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
   const answer = await postToGateway(
     target,
@@ -92,6 +93,25 @@ export async function renewOnce(
   );
   if (answer.status === 403) throw new RenewRefusedError();
   if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
-  const chain = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
-  return { ...current.identity, privateKeyPem: next.privateKeyPem, certificateChain: chain };
+  const { chain, leaf } = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
+  return {
+    // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
+    identity: { ...current.identity, get privateKeyPem() { return next.privateKeyPem; }, certificateChain: chain },
+    privateKey: next.privateKey,
+    leaf,
+    nodeCa: current.nodeCa,
+    notBefore: new Date(leaf.validFrom),
+    notAfter: new Date(leaf.validTo),
+    spiffeId: current.spiffeId,
+  };
+}
+
+/** {@link renewIdentity}, answering the new identity's record (what the agent stores). */
+export async function renewOnce(
+  current: LoadedIdentity,
+  target: GatewayTarget & { basePath?: string },
+  now: () => number = Date.now,
+): Promise<NodeIdentity> {
+  const renewed = await renewIdentity(current, target, now);
+  return { ...renewed.identity, privateKeyPem: renewed.identity.privateKeyPem };
 }

@@ -129,7 +129,7 @@ export class RenewService {
   private readonly certTtlSeconds: number;
   private calls = 0;
   /** Presented leaves, read for every renewal that arrives together in one query. */
-  private readonly leaves: GroupRunner<Buffer, LeafRow | null>;
+  readonly leaves: GroupRunner<Buffer, LeafRow | null>;
   /**
    * Renewals written together in one transaction and one durable commit. Two renewals with one proof or one
    * new key never share a group: the later one waits for the next and sees the first one's outcome.
@@ -141,6 +141,11 @@ export class RenewService {
     const maxGroup = options.maxGroup ?? 128;
     this.leaves = new GroupRunner((leaves) => this.readLeaves(leaves), maxGroup);
     this.writes = new GroupRunner((renewals) => this.writeGroup(renewals), maxGroup, (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`]);
+  }
+
+  /** How renewals were grouped so far: leaf queries and write transactions, and the renewals they carried. */
+  stats() {
+    return { leafQueries: { ...this.leaves.stats }, writeTransactions: { ...this.writes.stats } };
   }
 
   async renew(call: RenewCall): Promise<JoinAnswer> {
