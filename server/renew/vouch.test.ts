@@ -22,6 +22,16 @@ describe('gateway vouching', () => {
     expect(check(vouchHeaders(voucher, null, body, PATH))).toBe('no-peer');
   });
 
+  it('signs exactly the JSON of the assertion: chain, peer hash, body hash, path, time', () => {
+    const now = Date.UTC(2026, 11, 1);
+    const payload = vouchHeaders(voucher, peer, body, '/a "quoted" path', now)[VOUCH_HEADER]!.split('.')[0]!;
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(Buffer.from(payload, 'base64url').toString()).toBe(
+      JSON.stringify({ chain: voucher.chainB64, peer: sha(peer), body: sha(body), path: '/a "quoted" path', iat: now / 1000 }),
+    );
+    expect(JSON.parse(Buffer.from(vouchHeaders(voucher, null, body, PATH, now)[VOUCH_HEADER]!.split('.')[0]!, 'base64url').toString()).peer).toBe('');
+  });
+
   it('refuses another body, another path, another peer, a stale assertion, or another serving CA', () => {
     const headers = vouchHeaders(voucher, peer, body, PATH);
     expect(check(headers, { body: Buffer.from('{}') })).toBeNull();
