@@ -8,6 +8,7 @@ import { createBootServer, listen } from '../server/boot/http-server';
 import { configureJoinPreparer } from '../server/join/runtime';
 import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
 import { getRenewService } from '../server/renew/runtime';
+import { loadPkiRuntime } from '../server/join/runtime';
 
 const threads = joinThreadCount();
 if (threads > 0) {
@@ -15,6 +16,9 @@ if (threads > 0) {
   configureJoinPreparer(preparer);
   preparer.start();
 }
+// The PKI is unsealed (scrypt, by design slow) before the API says it is running, as a server that has
+// answered once has it: otherwise the first joins of the timed phase wait for it.
+await loadPkiRuntime();
 const server = createBootServer(() => undefined);
 // Connections accepted: the gateway's keep-alive pool should open a few and reuse them.
 let connections = 0;
