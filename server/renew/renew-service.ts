@@ -255,7 +255,8 @@ export class RenewService {
 
   /** One query for the leaves of every renewal that arrived together; null where a leaf is no node_certs row. */
   private async readLeaves(leaves: Buffer[]): Promise<Array<LeafRow | null>> {
-    const found = await this.options.pool.query<LeafRow>(SELECT_PRESENTED_LEAVES, [leaves.map((leaf) => sha256(leaf)), leaves]);
+    // Named statements: each pooled connection parses and plans them once instead of on every group.
+    const found = await this.options.pool.query<LeafRow>({ name: 'renew-presented-leaves', text: SELECT_PRESENTED_LEAVES, values: [leaves.map((leaf) => sha256(leaf)), leaves] });
     const byOrd = new Map(found.rows.map((row) => [row.ord, row]));
     return leaves.map((_, i) => byOrd.get(i + 1) ?? null);
   }
@@ -294,7 +295,7 @@ export class RenewService {
       let outcomes: WriteOutcome[];
       try {
         const rows = (
-          await client.query<WrittenRow>(WRITE_RENEWALS, [
+          await client.query<WrittenRow>({ name: 'renew-write', text: WRITE_RENEWALS, values: [
             renewals.map((r) => r.row.serial),
             renewals.map((r) => r.proof),
             renewals.map((r) => r.row.node_id),
@@ -304,7 +305,7 @@ export class RenewService {
             renewals.map((r) => r.cert.der),
             renewals.map((r) => r.cert.notBefore),
             renewals.map((r) => r.cert.notAfter),
-          ])
+          ] })
         ).rows;
         outcomes = rows.map(writeOutcome);
         const connected = [...new Set(renewals.filter((_, i) => outcomes[i] === 'issued').map((r) => r.row.node_id))];
