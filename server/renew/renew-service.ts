@@ -1,20 +1,19 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import { readLeafNames } from '../../agent/certificate-names';
-import { isUniqueViolation } from '../db/errors';
 import { signEnvelope } from '../join/crypto/envelope';
 import { JoinRefusal } from '../join/crypto/refusal';
 import { parseCsr } from '../join/crypto/csr';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
 import { logError } from '../log';
-import { recordFirstContact } from '../nodes/first-contact';
 import type { JoinCrypto } from '../pki/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type IssuedNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
+import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
 import { P256_SPKI_PREFIX } from '../pki/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
-import { LOCK_NODES, PRUNE_PROOFS, SELECT_PRESENTED_LEAVES, WRITE_RENEWALS } from './renew-sql';
+import { SELECT_PRESENTED_LEAVES } from './renew-sql';
+import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
@@ -35,63 +34,6 @@ export interface RenewCall {
   vouch: string | undefined;
   peer: string | undefined;
   path: string;
-}
-
-interface LeafRow {
-  ord: number;
-  serial: string;
-  node_id: string;
-  cert_generation: number;
-  role: string;
-  is_revoked: boolean;
-  is_expired: boolean;
-  node_generation: number;
-  state: string;
-  tenant_id: string;
-  site_id: string;
-  now_seconds: number;
-}
-
-/** A renewal that passed every check that needs no lock, with its certificate signed. */
-interface Renewal {
-  row: LeafRow;
-  cert: IssuedNodeCertificate;
-  spkiSha256: Buffer;
-  proof: Buffer;
-}
-
-interface WrittenRow {
-  live: boolean;
-  replayed: boolean;
-  key_used: boolean;
-  fresh: boolean;
-  issued: boolean;
-}
-
-type WriteOutcome = 'issued' | 'revoked' | 'replay' | 'key-reused' | 'key-raced' | 'failed';
-
-/** The refusals the write decides, in the order the checks apply (the reason, then the event's detail). */
-const WRITE_REFUSALS: Record<Exclude<WriteOutcome, 'issued' | 'failed'>, [string, string]> = {
-  revoked: ['revoked', 'the identity was revoked, replaced or retired meanwhile'],
-  replay: ['replay', 'the same proof was used in the last 120 seconds'],
-  'key-reused': ['key-reused', 'the CSR key was certified before'],
-  'key-raced': ['key-reused', 'the CSR key was certified concurrently'],
-};
-
-function writeOutcome(row: WrittenRow): WriteOutcome {
-  if (!row.live) return 'revoked';
-  if (row.replayed) return 'replay';
-  if (row.key_used) return 'key-reused';
-  // Not recorded though unused when the statement began: another instance used the proof meanwhile.
-  if (!row.fresh) return 'replay';
-  return row.issued ? 'issued' : 'key-raced';
-}
-
-/** COMMIT itself failed: whether the group was written is unknown. */
-class CommitFailed extends Error {
-  constructor(readonly cause: unknown) {
-    super('COMMIT failed');
-  }
 }
 
 /** A refusal with what the event needs: the node once known, and whether the caller proved its key. */
@@ -124,10 +66,13 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * the protocol's bytes (the CSR's hash); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
  * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for 120 s, the key never certified.
  * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
+ *
+ * Renewals that arrive together share their database work (a group commit): one query reads their leaves,
+ * and one transaction takes their nodes' locks and writes them all (RenewalWriter), with one durable commit.
+ * Each renewal is decided exactly as alone; only the round trips and the fsync are shared.
  */
 export class RenewService {
   private readonly certTtlSeconds: number;
-  private calls = 0;
   /** Presented leaves, read for every renewal that arrives together in one query. */
   readonly leaves: GroupRunner<Buffer, LeafRow | null>;
   /**
@@ -140,7 +85,8 @@ export class RenewService {
     this.certTtlSeconds = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
     const maxGroup = options.maxGroup ?? 128;
     this.leaves = new GroupRunner((leaves) => this.readLeaves(leaves), maxGroup);
-    this.writes = new GroupRunner((renewals) => this.writeGroup(renewals), maxGroup, (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`]);
+    const writer = new RenewalWriter(options.pool);
+    this.writes = new GroupRunner((renewals) => writer.write(renewals), maxGroup, (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`]);
   }
 
   /** How renewals were grouped so far: leaf queries and write transactions, and the renewals they carried. */
@@ -259,73 +205,6 @@ export class RenewService {
     const found = await this.options.pool.query<LeafRow>({ name: 'renew-presented-leaves', text: SELECT_PRESENTED_LEAVES, values: [leaves.map((leaf) => sha256(leaf)), leaves] });
     const byOrd = new Map(found.rows.map((row) => [row.ord, row]));
     return leaves.map((_, i) => byOrd.get(i + 1) ?? null);
-  }
-
-  /**
-   * Writes a group; when its transaction fails before COMMIT, writes its renewals one by one (a unique
-   * violation of a lone renewal is its key certified concurrently by another instance). A failed COMMIT is
-   * never retried: the group may have been written.
-   */
-  private async writeGroup(renewals: Renewal[]): Promise<WriteOutcome[]> {
-    try {
-      return await this.writeOnce(renewals);
-    } catch (error) {
-      if (error instanceof CommitFailed) {
-        logError('renewal commit failed', error.cause);
-        return renewals.map(() => 'failed' as const);
-      }
-      if (renewals.length > 1) {
-        const outcomes: WriteOutcome[] = [];
-        for (const renewal of renewals) outcomes.push(...(await this.writeGroup([renewal])));
-        return outcomes;
-      }
-      if (isUniqueViolation(error)) return ['key-raced'];
-      logError('renewal failed', error);
-      return ['failed'];
-    }
-  }
-
-  private async writeOnce(renewals: Renewal[]): Promise<WriteOutcome[]> {
-    const client = await this.options.pool.connect();
-    try {
-      // BEGIN and the nodes' row locks in one round trip (a simple query cannot take parameters; the ids are
-      // JoinService's own, read from the database, and escaped all the same).
-      const ids = [...new Set(renewals.map((r) => r.row.node_id))].sort();
-      await client.query(`BEGIN; ${LOCK_NODES.replace('$ids', ids.map((id) => client.escapeLiteral(id)).join(', '))}`);
-      let outcomes: WriteOutcome[];
-      try {
-        const rows = (
-          await client.query<WrittenRow>({ name: 'renew-write', text: WRITE_RENEWALS, values: [
-            renewals.map((r) => r.row.serial),
-            renewals.map((r) => r.proof),
-            renewals.map((r) => r.row.node_id),
-            renewals.map((r) => r.cert.serialHex),
-            renewals.map((r) => r.row.role),
-            renewals.map((r) => r.spkiSha256),
-            renewals.map((r) => r.cert.der),
-            renewals.map((r) => r.cert.notBefore),
-            renewals.map((r) => r.cert.notAfter),
-          ] })
-        ).rows;
-        outcomes = rows.map(writeOutcome);
-        const connected = [...new Set(renewals.filter((_, i) => outcomes[i] === 'issued').map((r) => r.row.node_id))];
-        if (connected.length) await recordFirstContact(client, connected);
-        const before = this.calls;
-        this.calls += renewals.length;
-        if (Math.floor(before / 64) !== Math.floor(this.calls / 64)) await client.query(PRUNE_PROOFS);
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-      try {
-        await client.query('COMMIT');
-      } catch (error) {
-        throw new CommitFailed(error);
-      }
-      return outcomes;
-    } finally {
-      client.release();
-    }
   }
 
   private async publishRefusal(refused: Refused) {
