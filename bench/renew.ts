@@ -1,9 +1,12 @@
 /**
  * `npm run bench:renew`: renewals through the gateway, each on its own TLS connection with its own client
  * certificate, by `--agents` concurrent agents, against the API's fast path on the embedded database (fsync
- * on, every commit durable). The same run first joins the agents through the gateway and reports that join
- * rate beside the renewal rate. Reports renewals/s, p50/p99 and the CPU per renewal of the API, the gateway,
- * PostgreSQL and the agents. Never asserts a speed.
+ * on, every commit durable). The same run first joins the agents through the gateway (after a few untimed
+ * warm-up joins) and reports that join rate beside the renewal rate. Reports renewals/s, p50/p99, the CPU per
+ * renewal of the API, the gateway, PostgreSQL and the agents, and how RenewService grouped the renewals (write
+ * transactions and renewals per transaction, leaf queries, gateway-to-API connections opened). The agents'
+ * next keys and CSRs are made before the clock starts; the proof over clientTime is made per call. Never
+ * asserts a speed. BENCH_CPU_PROFILE=<dir> writes V8 CPU profiles of the API and the gateway.
  *
  * Options: --agents 64 --renewals 3000 --joins 1000
  */

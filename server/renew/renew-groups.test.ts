@@ -8,6 +8,9 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { voucherFromServingChain } from '../gateway/gateway';
+import { RenewService } from './renew-service';
+import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from './vouch';
 
 const PATH = `${BASE}/v1/renew`;
 
@@ -72,5 +75,55 @@ describe('Renewals that arrive together share one transaction', () => {
     expect((await postToGateway(r.target, clientOf(reused!), PATH, body)).status).toBe(403);
     expect(await reasons(reused!.tenantId, reused!.identity.nodeId)).toEqual(['key-reused', 'key-reused']);
     expect(await testDb().renewProof.count({ where: { nodeId: reused!.identity.nodeId } })).toBe(0);
+  });
+});
+
+describe('Groups of two instances racing on one database', () => {
+  // A second RenewService on the same database: another API instance behind the same gateway.
+  const second = () =>
+    new RenewService({
+      pool: r.h.pool,
+      loadRuntime: async () => ({ crypto: r.h.crypto, servingCaPin: r.servingCaPin }),
+      loadRootTenantId: async () => r.h.rootTenantId,
+      refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${r.h.keyPrefix}-renew2` },
+    });
+  const voucher = () => voucherFromServingChain(r.gatewayCert.chainPem, r.gatewayCert.privateKeyPem);
+  const call = (service: RenewService, id: LoadedIdentity, body: string) => {
+    const leaf = Buffer.from(id.identity.certificateChain[0]!, 'base64');
+    const headers = vouchHeaders(voucher(), leaf, Buffer.from(body), PATH);
+    return service.renew({ body: Buffer.from(body), vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: PATH });
+  };
+
+  it('one new key asked for by two nodes through two instances is certified once; the rest of both groups renew', async () => {
+    // Several rounds: in some the two groups' statements overlap and the unique index decides (the group
+    // then falls back to one renewal at a time), in others the later group already sees the certificate.
+    for (let round = 0; round < 3; round++) {
+      const nodes = await joinedNodes(6);
+      const other = second();
+      const shared = generateNodeKeyAndCsr();
+      const bodyFor = (id: LoadedIdentity, key = generateNodeKeyAndCsr()) => buildRenewBody(id, key.csrDer, key.csrSha256, now());
+      // Nodes 0 and 3 ask for the same new key, each in its own instance's group.
+      const answers = await Promise.all([
+        ...nodes.slice(0, 3).map((id, i) => call(r.renew, id, i === 0 ? bodyFor(id, shared) : bodyFor(id))),
+        ...nodes.slice(3).map((id, i) => call(other, id, i === 0 ? bodyFor(id, shared) : bodyFor(id))),
+      ]);
+      const statuses = answers.map((a) => a.status);
+      expect([statuses[0], statuses[3]].sort()).toEqual([200, 403]);
+      expect([statuses[1], statuses[2], statuses[4], statuses[5]]).toEqual([200, 200, 200, 200]);
+      const sharedSpki = createHash('sha256').update(shared.spkiDer).digest();
+      expect(await testDb().nodeCert.count({ where: { spkiSha256: sharedSpki } })).toBe(1);
+      const loser = statuses[0] === 403 ? nodes[0]! : nodes[3]!;
+      expect(await reasons(loser.tenantId, loser.identity.nodeId)).toEqual(['key-reused']);
+    }
+  });
+
+  it('one proof sent 10 times to each of two instances issues one certificate', async () => {
+    const [id] = await joinedNodes(1);
+    const other = second();
+    const body = freshBody(id!);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => call(i % 2 ? other : r.renew, id!, body)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(await testDb().nodeCert.count({ where: { nodeId: id!.identity.nodeId } })).toBe(2);
+    expect((await reasons(id!.tenantId, id!.identity.nodeId)).filter((x) => x === 'replay')).toHaveLength(19);
   });
 });
