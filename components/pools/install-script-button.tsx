@@ -11,6 +11,7 @@ import { useTRPC } from '@/lib/trpc';
 import { downloadText } from '@/lib/unsaved-guard';
 
 const WELL_KNOWN = '/api/compute/.well-known/better-compute';
+const FORM_FIELDS = ['gatewayUrl', 'baseUrl'];
 
 /** "Download install script": the pool's `install-bcd.sh` (daemon.installScript), for its bcd machines. */
 export function InstallScriptButton({ pool, tenantId }: { pool: Pool; tenantId: string }) {
@@ -40,6 +41,8 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
   }, []);
   const error = generate.error ? toApiError(generate.error) : null;
   const errorOf = (field: string) => (error?.field === field ? fieldMessage(error) : null);
+  // An error naming a field this form has no control for (sha256: no bcd build on the server) shows as the form's.
+  const formError = error && !FORM_FIELDS.includes(error.field ?? '') ? error : null;
   const values = urls ?? { gatewayUrl: '', baseUrl: '' };
   return (
     <form
@@ -65,9 +68,9 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
           </p>
         )}
       </div>
-      {error && !error.field && (
+      {formError && (
         <p className="form-error" role="alert">
-          {error.message}
+          {formError.message}
         </p>
       )}
       <footer className="dialog-footer">

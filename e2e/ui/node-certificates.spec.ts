@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { joinWithToken } from '../../agent/join';
+import { runRenewalLoop } from '../../agent/renew/loop';
+import { uniqueName } from '../support/env';
+import { machineClaims } from '../support/machine';
+import { signInThroughForm, trpc } from '../support/session';
+
+/**
+ * The node page's certificate history: a machine joins as the agent does and renews twice through the
+ * server's gateway; the page lists three certificates newest first, the current one marked, with expiry in
+ * words; after a confirmed revoke every row shows revoked.
+ */
+test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
+  test.setTimeout(120_000);
+  await signInThroughForm(page);
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('certs-pool'), agent: 'bcd' });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+
+  const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
+  expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();
+  const identityDir = await mkdtemp(path.join(tmpdir(), 'e2e-certs-'));
+  try {
+    const answer = await joinWithToken({
+      serverUrl: baseURL!,
+      token,
+      claims: machineClaims(),
+      pins: { joinSigningKeyPin: doc.join.signingKeyPin, joinEncryptionKeyPin: doc.join.encryptionKeyPin },
+      identityDir,
+    });
+    expect(answer.status).toBe('joined');
+    const nodeId = (answer as { nodeId: string }).nodeId;
+    const lines: string[] = [];
+    const target = { identityDir, gatewayUrl: doc.gateway.url, servingCaPin: doc.gateway.servingCaPin, gatewayServerName: doc.gateway.serverName, log: (l: string) => lines.push(l) };
+    for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ ...target, once: true }), lines.join('\n')).toBe(0);
+
+    await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+    const region = page.getByRole('region', { name: 'Certificates' });
+    const rows = region.getByRole('row').filter({ has: page.getByRole('rowheader') });
+    await expect(rows).toHaveCount(3);
+    const { certificates } = await trpc<{ certificates: { serial: string }[] }>(page.request, 'query', 'nodes.get', { tenantId, nodeId });
+    // Newest first, as the API lists them; the serials are the rows' headers.
+    await expect(region.getByRole('rowheader')).toHaveText(certificates.map((c) => c.serial));
+    await expect(rows.nth(0)).toContainText('current');
+    await expect(rows.nth(0)).toContainText('renewal');
+    await expect(rows.nth(0)).toContainText(/expires in \d+ h/);
+    await expect(rows.nth(1)).toContainText('superseded');
+    await expect(rows.nth(2)).toContainText('join');
+    await expect(rows.nth(2)).not.toContainText('current');
+    await expect(region.getByText('current', { exact: true })).toHaveCount(1);
+    await expect(region.getByText('revoked', { exact: true })).toHaveCount(0);
+
+    await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke node identity' });
+    await expect(dialog).toContainText('This cannot be undone');
+    await dialog.getByRole('button', { name: 'Revoke identity' }).click();
+    await expect(dialog).toBeHidden();
+    await expect(region.getByText('revoked', { exact: true })).toHaveCount(3);
+    await expect(region.getByText('current', { exact: true })).toHaveCount(0);
+    await expect(rows.filter({ hasText: 'identity revoked' })).toHaveCount(3);
+    await expect(region).toContainText('No live certificate: the node must join again.');
+  } finally {
+    await rm(identityDir, { recursive: true, force: true });
+  }
+});
