@@ -29,7 +29,16 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
         <dt>Boot MAC</dt>
         <dd>{request.mac ?? <span className="muted">none</span>}</dd>
         <dt>Hardware key</dt>
-        <dd>{request.hardwareKey ? <ShortHash value={request.hardwareKey} label="hardware key" /> : <span className="muted">none: not trusted</span>}</dd>
+        <dd>
+          {request.hardwareKey ? (
+            <>
+              <ShortHash value={request.hardwareKey} label="hardware key" />{' '}
+              {request.hardwareKeyTrusted ? 'trusted' : 'not trusted: fewer than two identifiers'}
+            </>
+          ) : (
+            <span className="muted">none: not trusted</span>
+          )}
+        </dd>
         <dt>CSR SHA-256</dt>
         <dd>
           <ShortHash value={request.csrSha256} label="CSR hash" />

@@ -281,7 +281,15 @@ function RequestRow({ row, now, isCurrent, isSelected, onFocus, onSelect }: Requ
       </td>
       <td>{row.ip ?? <span className="muted">unknown</span>}</td>
       <td>{row.vouchedBy ?? <span className="muted">nobody</span>}</td>
-      <td>{row.hardwareKey ? <span className="badge badge-info">trusted key</span> : <span className="muted">none</span>}</td>
+      <td>
+        {row.hardwareKeyTrusted ? (
+          <span className="badge badge-info">trusted key</span>
+        ) : row.hardwareKey ? (
+          <span className="badge badge-warn" title="Fewer than two identifiers made the key">untrusted key</span>
+        ) : (
+          <span className="muted">none</span>
+        )}
+      </td>
       <td className="cell-time">
         <LocalTime iso={row.createdAt} />
         <span className="cell-sub">{formatRelative(row.createdAt, now)}</span>
