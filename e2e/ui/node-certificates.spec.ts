@@ -6,7 +6,7 @@ import { expect, test } from '@playwright/test';
 import { joinWithToken } from '../../agent/join';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
-import { machineClaims } from '../support/machine';
+import { joinMachine, machineClaims } from '../support/machine';
 import { signInThroughForm, trpc } from '../support/session';
 
 /**
@@ -68,4 +68,36 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
   } finally {
     await rm(identityDir, { recursive: true, force: true });
   }
+});
+
+/** A viewer reads a node's page, certificates included, with no lifecycle action; the server refuses its forged call. */
+test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({ page, playwright, baseURL }) => {
+  test.setTimeout(90_000);
+  await signInThroughForm(page);
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('viewer-site') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('viewer-pool'), agent: 'bcd' });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  expect((await joinMachine(page.request, token)).response.status()).toBe(200);
+  const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
+  const nodeId = items[0]!.id;
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: uniqueName('node-viewer') });
+  // The console reads the role from tenants.list; this page is told viewer (the forged call below checks the server).
+  await page.route('**/api/trpc/**tenants.list**', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
+    await route.fulfill({ response, json: body });
+  });
+  await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+  await expect(page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveCount(1);
+  await expect(page.getByRole('button', { name: new RegExp(`node ${nodeId}$`) })).toHaveCount(0);
+
+  const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
+  const forged = await viewer.post('/api/trpc/nodes.revokeIdentity', { data: { tenantId, nodeId } });
+  expect(forged.status()).toBe(403);
+  await viewer.dispose();
+  const after = await trpc<{ certificates: { revokedAt: string | null }[] }>(page.request, 'query', 'nodes.get', { tenantId, nodeId });
+  expect(after.certificates.map((c) => c.revokedAt)).toEqual([null]);
 });

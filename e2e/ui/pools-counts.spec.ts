@@ -49,3 +49,19 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
   await expect(page.getByRole('button', { name: 'Create join token' })).toHaveCount(0);
   await expect(page.getByRole('button', { name: /^Revoke join token/ })).toHaveCount(0);
 });
+
+test("each pool links to its nodes and its join requests, and the pages open on that pool", async ({ page }) => {
+  await signInThroughForm(page);
+  const { tenantId, poolId } = await ids(page);
+  const nodesLink = defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ });
+  await expect(nodesLink).toHaveAttribute('href', `/nodes?pool=${poolId}&tenant=${tenantId}`);
+  const requestsLink = defaultRow(page).getByRole('link', { name: /\(join requests of pool default\)$/ });
+  await expect(requestsLink).toHaveText(/^\d+ pending/);
+  await requestsLink.click();
+  await expect(page).toHaveURL(new RegExp(`/join-requests\\?pool=${poolId}`));
+  await expect(page.getByRole('heading', { name: 'Join requests', level: 1 })).toBeVisible();
+  await page.goBack();
+  await nodesLink.click();
+  await expect(page).toHaveURL(new RegExp(`/nodes\\?pool=${poolId}`));
+  await expect(page.getByLabel('Pool')).toHaveValue(poolId);
+});
