@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from '@playwright/test';
-import { uniqueName } from '../support/env';
+import { adminCredentials, uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
 import { signInThroughForm, trpc } from '../support/session';
 
@@ -70,4 +70,23 @@ test('a join shows on the open events page without a reload, its node, pool and 
   await expect(row.getByRole('link', { name: token.id })).toHaveAttribute('href', new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`));
   await row.getByRole('link', { name: nodeId }).click();
   await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
+});
+
+test('a join token names who created it, and a join shows as its last use, in the past, without a reload', async ({ page }) => {
+  const { tenantId, poolId } = await freshPool(page);
+  const { id: tokenId, token } = await trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId,
+    ttlSeconds: 600,
+    maxUses: 2,
+    idempotencyKey: randomUUID(),
+  });
+  await page.goto(`/join-tokens?pool=${poolId}&tenant=${tenantId}`);
+  const row = page.getByRole('row').filter({ has: page.getByText(tokenId, { exact: true }) });
+  await expect(row).toContainText(`by ${adminCredentials().email}`);
+  const lastUsed = row.getByRole('cell').nth(7);
+  await expect(lastUsed).toHaveText('never');
+  expect((await joinMachine(page.request, token)).response.status()).toBe(200);
+  // A use a moment ago, by the page's once-a-minute clock, reads as just now, never as a time to come.
+  await expect(lastUsed).toHaveText(/^(just now|\d+ min ago)$/, { timeout: 15_000 });
 });
