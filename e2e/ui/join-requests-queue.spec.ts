@@ -44,6 +44,15 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
     const listed = await trpc<{ items: { id: string; createdAt: string }[] }>(page.request, 'query', 'joinRequests.list', { tenantId: scope.tenantId, poolId: scope.poolId });
     expect(order).toEqual([...listed.items].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id)).map((r) => r.id));
 
+    // The detail panel holds the whole request: the CSR hash and every claim. k moves the cursor up.
+    await requestRow(page, order[1]!).getByRole('button', { name: order[1]! }).click();
+    await page.keyboard.press('k');
+    await expect(page.getByText(`Current: ${order[0]}`)).toBeVisible();
+    const detail = page.getByRole('region', { name: `Request ${order[0]}` });
+    const shown = await trpc<Request & { csrSha256: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: order[0] });
+    await expect(detail.getByTitle(shown.csrSha256)).toBeVisible();
+    for (const text of [shown.claims.hostname, shown.claims.productUuid, shown.claims.productSerial, shown.claims.macs[0]!, 'trusted']) await expect(detail).toContainText(text);
+
     // Select all on the page, and clear it.
     await page.getByRole('checkbox', { name: 'Select all requests on this page' }).check();
     await expect(page.getByText('3 selected')).toBeVisible();
