@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { newScope, openQueue, requestRow, waitingRequests } from '../support/queue';
-import { signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
 
 /**
  * The join-requests queue in the browser: PXE machines simulated by `better-compute dev --sim 3 --pxe`
@@ -96,13 +96,8 @@ test('a viewer sees the queue without decision controls, and its forged approve 
   await signInThroughForm(page);
   const scope = await newScope(page.request);
   const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId: scope.tenantId, role: 'viewer', name: uniqueName('jr-viewer') });
-  // The console reads the role from tenants.list; this page is told viewer (the forged call below checks the server).
-  await page.route('**/api/trpc/**tenants.list**', async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
-    await route.fulfill({ response, json: body });
-  });
+  // This page is told viewer; the forged call below checks the server.
+  await showConsoleAsViewer(page);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '1', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {

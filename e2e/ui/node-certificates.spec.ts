@@ -2,12 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { joinWithToken } from '../../agent/join';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
 import { joinMachine, machineClaims } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+
+/** A new site and bcd pool of the root tenant, and a join token for it. */
+async function poolWithToken(page: Page) {
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('certs-pool'), agent: 'bcd' });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  return { tenantId, pool, token };
+}
 
 /**
  * The node page's certificate history: a machine joins as the agent does and renews twice through the
@@ -17,11 +27,7 @@ import { signInThroughForm, trpc } from '../support/session';
 test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
   test.setTimeout(120_000);
   await signInThroughForm(page);
-  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
-  const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('certs-pool'), agent: 'bcd' });
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const { tenantId, pool, token } = await poolWithToken(page);
 
   const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
   expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();
@@ -74,22 +80,13 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
 test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({ page, playwright, baseURL }) => {
   test.setTimeout(90_000);
   await signInThroughForm(page);
-  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
-  const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('viewer-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('viewer-pool'), agent: 'bcd' });
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const { tenantId, pool, token } = await poolWithToken(page);
   expect((await joinMachine(page.request, token)).response.status()).toBe(200);
   const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
   const nodeId = items[0]!.id;
   const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: uniqueName('node-viewer') });
-  // The console reads the role from tenants.list; this page is told viewer (the forged call below checks the server).
-  await page.route('**/api/trpc/**tenants.list**', async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
-    await route.fulfill({ response, json: body });
-  });
+  // This page is told viewer; the forged call below checks the server.
+  await showConsoleAsViewer(page);
   await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
   await expect(page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveCount(1);
   await expect(page.getByRole('button', { name: new RegExp(`node ${nodeId}$`) })).toHaveCount(0);
