@@ -107,6 +107,11 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
     await page.getByLabel('State').selectOption('pending');
     await expect(page).not.toHaveURL(/[?&]state=/);
     await expect(page.locator('tbody tr[id^="request-row-"]')).toHaveCount(2);
+
+    // The audit log names who approved which request, and the reason given.
+    await page.goto(`/audit?tenant=${scope.tenantId}&action=join-request.approved`);
+    const entry = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: `compute-join-request/${order[0]}` });
+    await expect(entry.getByRole('cell').nth(4)).toHaveText('into the other pool');
   } finally {
     sim.kill();
   }
