@@ -81,3 +81,21 @@ test('the install script dialog shows an error about a field it has no control f
   await expect(dialog.getByRole('alert')).toContainText('No digest for bcd 9.9.9');
   expect(downloads).toBe(0);
 });
+
+/** Both URL fields' errors show at once, in the dialog's own style (no browser bubble blocks the submit), and nothing is asked of the server. */
+test('the install script dialog names both bad URLs at once and generates nothing', async ({ page }) => {
+  test.setTimeout(60_000);
+  await signInThroughForm(page);
+  const p = await poolWithToken(page);
+  const dialog = await openDialog(page, p.tenantId, p.name);
+  const calls: string[] = [];
+  page.on('request', (request) => request.url().includes('daemon.installScript') && calls.push(request.url()));
+  await dialog.getByLabel('Gateway URL').fill('');
+  await dialog.getByLabel('Base URL').fill('https://console.example.com/path');
+  await dialog.getByRole('button', { name: 'Download install script' }).click();
+  await expect(dialog.getByLabel('Gateway URL')).toHaveAttribute('aria-invalid', 'true');
+  await expect(dialog.getByLabel('Gateway URL')).toHaveAccessibleDescription(/Enter a URL/);
+  await expect(dialog.getByLabel('Base URL')).toHaveAttribute('aria-invalid', 'true');
+  await expect(dialog.getByLabel('Base URL')).toHaveAccessibleDescription(/an http\(s\) origin with no path/);
+  expect(calls).toEqual([]);
+});
