@@ -112,6 +112,13 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
     await page.goto(`/audit?tenant=${scope.tenantId}&action=join-request.approved`);
     const entry = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: `compute-join-request/${order[0]}` });
     await expect(entry.getByRole('cell').nth(4)).toHaveText('into the other pool');
+
+    // The approval's event links to the request: the queue opens on it, whatever its state now.
+    await page.goto(`/events?tenant=${scope.tenantId}&type=security.join-request.approved`);
+    const event = page.getByRole('region', { name: 'Events' }).getByRole('row').filter({ hasText: order[0]! });
+    await event.getByRole('link', { name: order[0]! }).click();
+    await expect(page).toHaveURL(new RegExp(`/join-requests\\?.*request=${order[0]}`));
+    await expect(page.getByRole('region', { name: `Request ${order[0]}` })).toContainText('into the other pool');
   } finally {
     sim.kill();
   }

@@ -2,12 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { joinWithToken } from '../../agent/join';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
 import { joinMachine, machineClaims } from '../support/machine';
 import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+
+/** The page, the history's badges included, passes axe-core (no serious or critical violation). */
+async function expectAccessible(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+}
 
 /** A new site and bcd pool of the root tenant, and a join token for it. */
 async function poolWithToken(page: Page) {
@@ -61,6 +68,7 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
     await expect(rows.nth(2)).not.toContainText('current');
     await expect(region.getByText('current', { exact: true })).toHaveCount(1);
     await expect(region.getByText('revoked', { exact: true })).toHaveCount(0);
+    await expectAccessible(page);
 
     await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke node identity' });
@@ -70,6 +78,7 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
     await expect(region.getByText('revoked', { exact: true })).toHaveCount(3);
     await expect(region.getByText('current', { exact: true })).toHaveCount(0);
     await expect(rows.filter({ hasText: 'identity revoked' })).toHaveCount(3);
+    await expectAccessible(page);
     await expect(region).toContainText('No live certificate: the node must join again.');
   } finally {
     await rm(identityDir, { recursive: true, force: true });
