@@ -94,3 +94,11 @@ test('a join token names who created it, and a join shows as its last use, in th
   // A use a moment ago, by the page's once-a-minute clock, reads as just now, never as a time to come.
   await expect(lastUsed).toHaveText(/^(just now|\d+ min ago)$/, { timeout: 15_000 });
 });
+
+test("a token's created event names who created it", async ({ page }) => {
+  const { tenantId, mint } = await freshPool(page);
+  const token = await mint();
+  await page.goto(`/events?tenant=${tenantId}&type=security.join-token.created`);
+  const row = page.getByRole('region', { name: 'Events' }).getByRole('row').filter({ hasText: token.id });
+  await expect(row.getByText(/^operator:/)).toBeVisible();
+});
