@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   expectEntries,
+  formatAge,
   formatRelative,
   INITIAL_JOIN_TOKEN_VALUES,
   joinTokenErrorMessage,
@@ -57,6 +58,12 @@ describe('display helpers', () => {
     expect(formatRelative('2025-01-01T00:59:00Z', now)).toBe('in 59 min');
     expect(formatRelative('2025-01-01T03:20:00Z', now)).toBe('in 3 h 20 min');
     expect(formatRelative('2024-12-29T00:00:00Z', now)).toBe('3 d ago');
+  });
+  it('says an age as past, and a moment a little ahead of the page clock as just now', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(formatAge('2025-01-01T00:00:20Z', now)).toBe('just now');
+    expect(formatAge('2024-12-31T23:59:30Z', now)).toBe('just now');
+    expect(formatAge('2024-12-31T23:55:00Z', now)).toBe('5 min ago');
   });
   it('makes a new idempotency key each time', () => {
     expect(newIdempotencyKey()).not.toBe(newIdempotencyKey());

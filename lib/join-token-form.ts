@@ -120,6 +120,16 @@ export function formatRelative(iso: string, now: number): string {
 }
 
 /**
+ * How long ago something happened. The page's clock ticks once a minute and the server's clock is not the
+ * browser's, so a moment that reads as a little in the future is "just now", never "in less than a minute".
+ */
+export function formatAge(iso: string, now: number): string {
+  const ms = now - new Date(iso).getTime();
+  if (Number.isNaN(ms)) return '';
+  return ms < 60_000 ? 'just now' : formatRelative(iso, now);
+}
+
+/**
  * A fresh idempotency key for one opening of the create dialog. `crypto.randomUUID` exists only in secure
  * contexts; a console reached over plain HTTP on a LAN address still has `getRandomValues`.
  */

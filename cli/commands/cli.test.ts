@@ -112,6 +112,17 @@ describe('better-compute', { timeout: 120_000 }, () => {
     const items = JSON.parse(events.stdout);
     expect(items).toHaveLength(5);
     expect(items[0]).toMatchObject({ type: 'node.joined', data: { attestor: 'join-token', nodeKey: 'unattested' } });
+
+    // `nodes get` prints the node, then its certificate history: the one the join issued, current.
+    const { nodeId, certificateSerial } = items[0].data;
+    const shown = await runCli(['nodes', 'get', nodeId, '--tenant', t.tenantId], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const history = shown.stdout.split('\n\nCertificates:\n')[1]!.trim().split('\n');
+    expect(history[0]).toMatch(/^SERIAL\s+GENERATION\s+ISSUED BY\s+NOT BEFORE\s+NOT AFTER\s+STATUS$/);
+    expect(history.slice(1)).toHaveLength(1);
+    expect(history[1]).toMatch(new RegExp(`^${certificateSerial}\\s+1\\s+join\\s+\\S+\\s+\\S+\\s+current$`));
+    const json = JSON.parse((await runCli(['nodes', 'get', nodeId, '--tenant', t.tenantId, '--json'], env)).stdout);
+    expect(json.certificates).toEqual([expect.objectContaining({ serial: certificateSerial, issuedBy: 'join', isCurrent: true, revokedAt: null })]);
   });
 });
 

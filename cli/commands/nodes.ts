@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { NodeDetail, NodeSummary } from '../../server/nodes/schemas';
+import { certificateStanding } from '../../server/nodes/certificate-standing';
 import { DomainError } from '../../server/errors';
 import { enc } from '../client';
 import { clientFor } from '../context';
@@ -12,6 +13,19 @@ const printDetail = (n: NodeDetail) =>
     ['generation', (x) => x.identityGeneration], ['serial', (x) => x.certificate?.serial], ['expires', (x) => x.certificate?.notAfter],
     ['attestor', (x) => x.attestor], ['token', (x) => x.joinTokenId], ['conditions', (x) => x.conditions.map((c) => c.type).join(',')],
   ]);
+
+/** `nodes get`: the node, then its certificates newest first (the answer holds at most the newest 200). */
+function printWithCertificates(n: NodeDetail) {
+  printDetail(n);
+  const shown = n.certificates.length < n.certificateCount ? ` (newest ${n.certificates.length} of ${n.certificateCount})` : '';
+  process.stdout.write(`\nCertificates${shown}:\n`);
+  const now = Date.now();
+  printTable(n.certificates, [
+    ['serial', (c) => c.serial], ['generation', (c) => c.identityGeneration], ['issued by', (c) => c.issuedBy],
+    ['not before', (c) => c.notBefore], ['not after', (c) => c.notAfter],
+    ['status', (c) => (c.revokedAt ? `revoked (${c.revocationReason ?? 'revoked'}) at ${c.revokedAt}` : certificateStanding(c, now))],
+  ]);
+}
 
 export function registerNodeCommands(program: Command) {
   const nodes = program.command('nodes').description('Nodes: joined machines and their lifecycle');
@@ -44,7 +58,7 @@ export function registerNodeCommands(program: Command) {
       const client = clientFor(cmd);
       const node = await client.get<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}`);
       if (opts.json) printJson(node);
-      else printDetail(node);
+      else printWithCertificates(node);
     });
   for (const [name, path, description] of [
     ['adopt', 'adopt', 'Adopt a node that is still adopting'],

@@ -5,7 +5,7 @@ import { useEffect, useId, useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { EventDetails } from '@/components/events/event-details';
-import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
@@ -70,51 +70,47 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
           <input id={actionId} type="search" placeholder="join-token.revoked" value={actionText} onChange={(event) => setActionText(event.target.value)} />
         </div>
       </div>
-      {audit.isPending ? (
-        <LoadingRows label="Loading the audit log…" />
-      ) : audit.isError ? (
-        <QueryError error={audit.error} what="the audit log" onRetry={() => void audit.refetch()} />
-      ) : items.length === 0 ? (
-        <div className="callout">{params.actor || params.action ? 'No audit entries match this search.' : 'Nothing was changed in this tenant yet.'}</div>
-      ) : (
-        <section className="panel" aria-label="Audit log" aria-busy={audit.isPlaceholderData}>
-          <div className={`table-scroll${audit.isPlaceholderData ? ' is-stale' : ''}`}>
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Resource</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((entry) => (
-                  <tr key={entry.id}>
-                    <td className="cell-time">
-                      <LocalTime iso={entry.createdAt} />
-                    </td>
-                    <td title={entry.actor}>{entry.actorEmail ?? <code>{entry.actor}</code>}</td>
-                    <td>
-                      <code>{entry.action}</code>
-                    </td>
-                    <td>
-                      <code>{entry.resource}</code>
-                    </td>
-                    <td className="cell-wrap">{entry.reason ?? <span className="muted">none given</span>}</td>
-                    <td className="cell-wrap">
-                      <EventDetails data={entry.data} tenantId={tenant.id} />
-                    </td>
+      <QueryStates query={audit} items={items} loading="Loading the audit log…" what="the audit log" empty={params.actor || params.action ? 'No audit entries match this search.' : 'Nothing was changed in this tenant yet.'}>
+        {() => (
+          <section className="panel" aria-label="Audit log" aria-busy={audit.isPlaceholderData}>
+            <div className={`table-scroll${audit.isPlaceholderData ? ' is-stale' : ''}`}>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Actor</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Resource</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col">Details</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <LoadMore query={audit} label="Load older entries" />
-        </section>
-      )}
+                </thead>
+                <tbody>
+                  {items.map((entry) => (
+                    <tr key={entry.id}>
+                      <td className="cell-time">
+                        <LocalTime iso={entry.createdAt} />
+                      </td>
+                      <td title={entry.actor}>{entry.actorEmail ?? <code>{entry.actor}</code>}</td>
+                      <td>
+                        <code>{entry.action}</code>
+                      </td>
+                      <td>
+                        <code>{entry.resource}</code>
+                      </td>
+                      <td className="cell-wrap">{entry.reason ?? <span className="muted">none given</span>}</td>
+                      <td className="cell-wrap">
+                        <EventDetails data={entry.data} tenantId={tenant.id} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <LoadMore query={audit} label="Load older entries" />
+          </section>
+        )}
+      </QueryStates>
     </>
   );
 }

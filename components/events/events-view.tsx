@@ -4,7 +4,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
@@ -77,18 +77,14 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
           </select>
         </div>
       </div>
-      {events.isPending ? (
-        <LoadingRows label="Loading events…" />
-      ) : events.isError ? (
-        <QueryError error={events.error} what="events" onRetry={() => void events.refetch()} />
-      ) : items.length === 0 ? (
-        <div className="callout">{type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}</div>
-      ) : (
-        <section className="panel" aria-label="Events">
-          <EventsTable events={items} tenantId={tenant.id} />
-          <LoadMore query={events} label="Load older events" />
-        </section>
-      )}
+      <QueryStates query={events} items={items} loading="Loading events…" what="events" empty={type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}>
+        {() => (
+          <section className="panel" aria-label="Events">
+            <EventsTable events={items} tenantId={tenant.id} />
+            <LoadMore query={events} label="Load older events" />
+          </section>
+        )}
+      </QueryStates>
     </>
   );
 }

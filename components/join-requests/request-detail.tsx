@@ -2,7 +2,7 @@
 
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { claimEntries } from '@/lib/join-request-queue';
-import { formatRelative } from '@/lib/join-token-form';
+import { formatAge, formatRelative } from '@/lib/join-token-form';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
@@ -29,7 +29,16 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
         <dt>Boot MAC</dt>
         <dd>{request.mac ?? <span className="muted">none</span>}</dd>
         <dt>Hardware key</dt>
-        <dd>{request.hardwareKey ? <ShortHash value={request.hardwareKey} label="hardware key" /> : <span className="muted">none: not trusted</span>}</dd>
+        <dd>
+          {request.hardwareKey ? (
+            <>
+              <ShortHash value={request.hardwareKey} label="hardware key" />{' '}
+              {request.hardwareKeyTrusted ? 'trusted' : 'not trusted: fewer than two identifiers'}
+            </>
+          ) : (
+            <span className="muted">none: not trusted</span>
+          )}
+        </dd>
         <dt>CSR SHA-256</dt>
         <dd>
           <ShortHash value={request.csrSha256} label="CSR hash" />
@@ -45,7 +54,7 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
         )}
         <dt>Asked</dt>
         <dd>
-          <LocalTime iso={request.createdAt} /> <span className="cell-sub">{formatRelative(request.createdAt, now)}</span>
+          <LocalTime iso={request.createdAt} /> <span className="cell-sub">{formatAge(request.createdAt, now)}</span>
         </dd>
         <dt>Expires</dt>
         <dd>

@@ -6,7 +6,7 @@ import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { QUEUE_SHORTCUTS, claimEntries, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
-import { formatRelative } from '@/lib/join-token-form';
+import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { useTRPCClient } from '@/lib/trpc';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
@@ -281,10 +281,18 @@ function RequestRow({ row, now, isCurrent, isSelected, onFocus, onSelect }: Requ
       </td>
       <td>{row.ip ?? <span className="muted">unknown</span>}</td>
       <td>{row.vouchedBy ?? <span className="muted">nobody</span>}</td>
-      <td>{row.hardwareKey ? <span className="badge badge-info">trusted key</span> : <span className="muted">none</span>}</td>
+      <td>
+        {row.hardwareKeyTrusted ? (
+          <span className="badge badge-info">trusted key</span>
+        ) : row.hardwareKey ? (
+          <span className="badge badge-warn" title="Fewer than two identifiers made the key">untrusted key</span>
+        ) : (
+          <span className="muted">none</span>
+        )}
+      </td>
       <td className="cell-time">
         <LocalTime iso={row.createdAt} />
-        <span className="cell-sub">{formatRelative(row.createdAt, now)}</span>
+        <span className="cell-sub">{formatAge(row.createdAt, now)}</span>
       </td>
       <td className="cell-time">{isOpen ? <span title={row.expiresAt}>expires {formatRelative(row.expiresAt, now)}</span> : <span className="muted">—</span>}</td>
     </tr>

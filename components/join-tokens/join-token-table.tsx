@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
-import { expectEntries, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
+import { expectEntries, formatAge, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
 import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
@@ -155,7 +155,7 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
       <td className="cell-time">
         {token.lastUsedAt ? (
           <time dateTime={token.lastUsedAt} title={token.lastUsedAt}>
-            {formatRelative(token.lastUsedAt, now)}
+            {formatAge(token.lastUsedAt, now)}
           </time>
         ) : (
           <span className="muted">never</span>

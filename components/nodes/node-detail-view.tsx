@@ -8,18 +8,18 @@ import { EventsTable } from '@/components/events/events-table';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
-import { formatRelative } from '@/lib/join-token-form';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
+import { CertificateHistory } from './certificate-history';
 import { NodeActions } from './node-actions';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
   return <TenantGate>{(tenant) => <TenantNode key={tenant.id} tenant={tenant} nodeId={nodeId} />}</TenantGate>;
 }
 
-/** One node: identity, current certificate, conditions, lifecycle actions and its events. */
+/** One node: identity, certificate history, conditions, lifecycle actions and its events. */
 function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
   const trpc = useTRPC();
   const node = useQuery(trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId }));
@@ -110,38 +110,12 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         <header className="panel-header">
           <h2 id="node-certificates">Certificates</h2>
         </header>
-        {cert ? (
-          <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Serial</th>
-                  <th scope="col">Generation</th>
-                  <th scope="col">Valid from</th>
-                  <th scope="col">Expires</th>
-                </tr>
-              </thead>
-              <tbody>
-                <tr>
-                  <th scope="row">
-                    <code>{cert.serial}</code>
-                  </th>
-                  <td className="cell-number">{cert.identityGeneration}</td>
-                  <td className="cell-time">
-                    <LocalTime iso={cert.notBefore} />
-                  </td>
-                  <td className="cell-time">
-                    <LocalTime iso={cert.notAfter} />
-                    <span className="cell-sub">{formatRelative(cert.notAfter, now)}</span>
-                  </td>
-                </tr>
-              </tbody>
-            </table>
-          </div>
+        {!cert && <p className="panel-body">No live certificate: the node must join again.</p>}
+        {n.certificates.length > 0 ? (
+          <CertificateHistory certificates={n.certificates} total={n.certificateCount} now={now} />
         ) : (
-          <p className="panel-empty">No live certificate: the node must join again.</p>
+          <p className="panel-empty">No certificate was ever issued to this node.</p>
         )}
-        <p className="panel-body muted">Earlier certificates appear in the node’s events below (issued, renewed, revoked).</p>
       </section>
       <section className="panel" aria-labelledby="node-events">
         <header className="panel-header">

@@ -4,7 +4,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
 import { formatRelative } from '@/lib/join-token-form';
@@ -81,37 +81,41 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
-      {nodes.isPending ? (
-        <LoadingRows label="Loading nodes…" />
-      ) : nodes.isError ? (
-        <QueryError error={nodes.error} what="nodes" onRetry={() => void nodes.refetch()} />
-      ) : items.length === 0 ? (
-        <div className="callout">
-          No node{state ? ` is ${state}` : ' joined'}
-          {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or
-          is approved on the <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
-        </div>
-      ) : (
-        [...byPool].map(([pid, poolNodes]) => {
-          const pool = poolById.get(pid);
-          const siteId = pool?.siteId ?? poolNodes[0]!.siteId;
-          return (
-            <section key={pid} className="panel" aria-labelledby={`nodes-${pid || 'none'}`}>
-              <header className="panel-header">
-                <h2 id={`nodes-${pid || 'none'}`}>
-                  <span className="panel-eyebrow">Pool </span>
-                  {pool?.name ?? (pid || 'no pool')}
-                </h2>
-                <span className="badge">site {siteNames.get(siteId) ?? siteId}</span>
-                <span className="panel-meta">
-                  {poolNodes.length} {poolNodes.length === 1 ? 'node' : 'nodes'}
-                </span>
-              </header>
-              <NodeTable nodes={poolNodes} tenantId={tenant.id} now={now} />
-            </section>
-          );
-        })
-      )}
+      <QueryStates
+        query={nodes}
+        items={items}
+        loading="Loading nodes…"
+        what="nodes"
+        empty={
+          <>
+            No node{state ? ` is ${state}` : ' joined'}
+            {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or
+            is approved on the <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
+          </>
+        }
+      >
+        {() =>
+          [...byPool].map(([pid, poolNodes]) => {
+            const pool = poolById.get(pid);
+            const siteId = pool?.siteId ?? poolNodes[0]!.siteId;
+            return (
+              <section key={pid} className="panel" aria-labelledby={`nodes-${pid || 'none'}`}>
+                <header className="panel-header">
+                  <h2 id={`nodes-${pid || 'none'}`}>
+                    <span className="panel-eyebrow">Pool </span>
+                    {pool?.name ?? (pid || 'no pool')}
+                  </h2>
+                  <span className="badge">site {siteNames.get(siteId) ?? siteId}</span>
+                  <span className="panel-meta">
+                    {poolNodes.length} {poolNodes.length === 1 ? 'node' : 'nodes'}
+                  </span>
+                </header>
+                <NodeTable nodes={poolNodes} tenantId={tenant.id} now={now} />
+              </section>
+            );
+          })
+        }
+      </QueryStates>
       <LoadMore query={nodes} label="Load more nodes" />
     </>
   );

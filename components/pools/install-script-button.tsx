@@ -6,11 +6,12 @@ import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { fieldMessage, toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
-import { installScriptDefaults } from '@/lib/install-script';
+import { installScriptDefaults, validateInstallScriptForm, type InstallScriptFieldErrors } from '@/lib/install-script';
 import { useTRPC } from '@/lib/trpc';
 import { downloadText } from '@/lib/unsaved-guard';
 
 const WELL_KNOWN = '/api/compute/.well-known/better-compute';
+const FORM_FIELDS = ['gatewayUrl', 'baseUrl'];
 
 /** "Download install script": the pool's `install-bcd.sh` (daemon.installScript), for its bcd machines. */
 export function InstallScriptButton({ pool, tenantId }: { pool: Pool; tenantId: string }) {
@@ -30,6 +31,7 @@ export function InstallScriptButton({ pool, tenantId }: { pool: Pool; tenantId: 
 function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: string; onClose: () => void }) {
   const trpc = useTRPC();
   const [urls, setUrls] = useState<{ gatewayUrl: string; baseUrl: string } | null>(null);
+  const [fieldErrors, setFieldErrors] = useState<InstallScriptFieldErrors>({});
   const generate = useMutation(trpc.daemon.installScript.mutationOptions({ onSuccess: (answer) => downloadText(answer.filename, answer.script) }));
   // The defaults come from the well-known document the machines themselves read; a failure leaves them blank.
   useEffect(() => {
@@ -39,13 +41,20 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
       .then((doc) => setUrls((current) => current ?? installScriptDefaults(doc, window.location.origin)));
   }, []);
   const error = generate.error ? toApiError(generate.error) : null;
-  const errorOf = (field: string) => (error?.field === field ? fieldMessage(error) : null);
+  const errorOf = (field: keyof InstallScriptFieldErrors) => fieldErrors[field] ?? (error?.field === field ? fieldMessage(error) : null);
+  // An error naming a field this form has no control for (sha256: no bcd build on the server) shows as the form's.
+  const formError = error && !FORM_FIELDS.includes(error.field ?? '') ? error : null;
   const values = urls ?? { gatewayUrl: '', baseUrl: '' };
   return (
+    // noValidate: both fields' errors show at once in the form's own style, not one browser bubble at a time.
     <form
+      noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        generate.mutate({ tenantId, poolId: pool.id, gatewayUrl: values.gatewayUrl.trim(), baseUrl: values.baseUrl.trim() });
+        const input = { tenantId, poolId: pool.id, gatewayUrl: values.gatewayUrl.trim(), baseUrl: values.baseUrl.trim() };
+        const invalid = validateInstallScriptForm(input);
+        setFieldErrors(invalid);
+        if (Object.keys(invalid).length === 0) generate.mutate(input);
       }}
     >
       <div className="dialog-body">
@@ -65,9 +74,9 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
           </p>
         )}
       </div>
-      {error && !error.field && (
+      {formError && (
         <p className="form-error" role="alert">
-          {error.message}
+          {formError.message}
         </p>
       )}
       <footer className="dialog-footer">

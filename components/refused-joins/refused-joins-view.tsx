@@ -4,7 +4,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { useId, useMemo } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
@@ -97,61 +97,57 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
           </select>
         </div>
       </div>
-      {refusals.isPending ? (
-        <LoadingRows label="Loading refused joins…" />
-      ) : refusals.isError ? (
-        <QueryError error={refusals.error} what="refused joins" onRetry={() => void refusals.refetch()} />
-      ) : items.length === 0 ? (
-        <div className="callout">{reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}</div>
-      ) : (
-        <section className="panel" aria-label="Refused joins">
-          <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Attestor</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">CSR hash</th>
-                  <th scope="col">Hardware key</th>
-                  <th scope="col">Suppressed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((event) => {
-                  const data = event.data as RefusalData;
-                  const explained = explainRefusal(data.reason ?? '');
-                  return (
-                    <tr key={event.id}>
-                      <td className="cell-time">
-                        <LocalTime iso={event.createdAt} />
-                      </td>
-                      <td className="cell-wrap">
-                        <code>{data.reason ?? 'unknown'}</code>
-                        <span className="reason-meaning">{explained.meaning}</span>
-                        <span className="reason-action">What to do: {explained.action}</span>
-                      </td>
-                      <td>{data.attestor ?? '—'}</td>
-                      <td>{data.role ?? '—'}</td>
-                      <td>
-                        <ShortHash value={data.csrSha256} label="CSR hash" />
-                      </td>
-                      <td>
-                        <ShortHash value={data.hardwareKey} label="hardware key" />
-                      </td>
-                      <td className="cell-number" title="Refusals of this reason dropped by the rate limit since the previous event">
-                        {data.suppressed ?? 0}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <LoadMore query={refusals} label="Load older refusals" />
-        </section>
-      )}
+      <QueryStates query={refusals} items={items} loading="Loading refused joins…" what="refused joins" empty={reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}>
+        {() => (
+          <section className="panel" aria-label="Refused joins">
+            <div className="table-scroll">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col">Attestor</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">CSR hash</th>
+                    <th scope="col">Hardware key</th>
+                    <th scope="col">Suppressed</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((event) => {
+                    const data = event.data as RefusalData;
+                    const explained = explainRefusal(data.reason ?? '');
+                    return (
+                      <tr key={event.id}>
+                        <td className="cell-time">
+                          <LocalTime iso={event.createdAt} />
+                        </td>
+                        <td className="cell-wrap">
+                          <code>{data.reason ?? 'unknown'}</code>
+                          <span className="reason-meaning">{explained.meaning}</span>
+                          <span className="reason-action">What to do: {explained.action}</span>
+                        </td>
+                        <td>{data.attestor ?? '—'}</td>
+                        <td>{data.role ?? '—'}</td>
+                        <td>
+                          <ShortHash value={data.csrSha256} label="CSR hash" />
+                        </td>
+                        <td>
+                          <ShortHash value={data.hardwareKey} label="hardware key" />
+                        </td>
+                        <td className="cell-number" title="Refusals of this reason dropped by the rate limit since the previous event">
+                          {data.suppressed ?? 0}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+            <LoadMore query={refusals} label="Load older refusals" />
+          </section>
+        )}
+      </QueryStates>
     </>
   );
 }

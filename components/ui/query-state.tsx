@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { toApiError } from '@/lib/api-errors';
 
 export function LoadingRows({ label }: { label: string }) {
@@ -34,4 +35,31 @@ export function LoadMore({ query, label }: { query: { hasNextPage: boolean; isFe
       </button>
     </footer>
   );
+}
+
+/**
+ * A list page's states in one place: loading, an error with Retry, the empty callout, else `children` with
+ * the items. The list pages (nodes, events, refused joins, audit) render their tables through it.
+ */
+export function QueryStates<T>({
+  query,
+  items,
+  loading,
+  what,
+  empty,
+  children,
+}: {
+  query: { isPending: boolean; isError: boolean; error: unknown; refetch: () => Promise<unknown> };
+  items: T[];
+  /** "Loading nodes…" */
+  loading: string;
+  /** What failed to load, after "Could not load". */
+  what: string;
+  empty: ReactNode;
+  children: (items: T[]) => ReactNode;
+}) {
+  if (query.isPending) return <LoadingRows label={loading} />;
+  if (query.isError) return <QueryError error={query.error} what={what} onRetry={() => void query.refetch()} />;
+  if (items.length === 0) return <div className="callout">{empty}</div>;
+  return <>{children(items)}</>;
 }

@@ -36,3 +36,17 @@ export async function trpc<T>(request: APIRequestContext, kind: 'query' | 'mutat
   expect(response.ok(), JSON.stringify(body.error ?? body)).toBeTruthy();
   return body.result.data as T;
 }
+
+/**
+ * Makes the console believe the signed-in operator is a viewer: the console reads the role from
+ * `tenants.list`, whose answer this rewrites. The server still holds the real role, so a spec checks what the
+ * page hides with this and what the server refuses with a real viewer's key.
+ */
+export async function showConsoleAsViewer(page: Page) {
+  await page.route('**/api/trpc/**tenants.list**', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
+    await route.fulfill({ response, json: body });
+  });
+}

@@ -40,7 +40,8 @@ test('the sign-in page', async ({ page }) => {
 });
 
 test('every console page, with content in it', async ({ page }) => {
-  test.setTimeout(120_000);
+  // Seven full-page screenshots and axe passes: near two minutes when other runs share the two cores.
+  test.setTimeout(180_000);
   await signInThroughForm(page);
   // Something on every list: a live token, a joined node, a refusal (a revoked token's join).
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});

@@ -1,7 +1,8 @@
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
-import { startCli, type CliRun } from '../support/cli';
+import { expect, test } from '@playwright/test';
+import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
-import { signInThroughForm, trpc } from '../support/session';
+import { newScope, openQueue, requestRow, waitingRequests } from '../support/queue';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
 
 /**
  * The join-requests queue in the browser: PXE machines simulated by `better-compute dev --sim 3 --pxe`
@@ -9,36 +10,7 @@ import { signInThroughForm, trpc } from '../support/session';
  * decision taken through the CLI meanwhile shows on the open page. Each test has its own site and pool.
  */
 
-interface Scope {
-  tenantId: string;
-  siteId: string;
-  poolId: string;
-  apiKey: string;
-}
-
-async function newScope(request: APIRequestContext): Promise<Scope> {
-  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(request, 'query', 'tenants.list', {});
-  const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const site = await trpc<{ id: string }>(request, 'mutation', 'sites.create', { tenantId, name: uniqueName('jr-site') });
-  const pool = await trpc<{ id: string }>(request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('jr-pool'), agent: 'bcd' });
-  const key = await trpc<{ key: string }>(request, 'mutation', 'apiKeys.create', { tenantId, role: 'admin', name: uniqueName('jr-cli') });
-  return { tenantId, siteId: site.id, poolId: pool.id, apiKey: key.key };
-}
-
-/** The request ids the simulated machines print while they wait, once all `n` wait. */
-async function waitingRequests(run: CliRun, n: number): Promise<string[]> {
-  const ids = () => [...new Set(run.stderr.flatMap((line) => /waiting: (jreq_\S+)/.exec(line)?.[1] ?? []))];
-  await expect.poll(() => ids().length, { timeout: 60_000, message: run.stderr.join('\n') }).toBe(n);
-  return ids();
-}
-
-async function openQueue(page: Page, scope: Scope) {
-  await page.goto(`/join-requests?pool=${scope.poolId}&tenant=${scope.tenantId}`);
-  await expect(page.getByRole('heading', { name: 'Join requests', level: 1 })).toBeVisible();
-  await expect(page.getByText('No machine is waiting')).toBeVisible();
-}
-
-const row = (page: Page, id: string) => page.locator(`#request-row-${id}`);
+const row = requestRow;
 
 test('PXE machines appear in the queue without a reload; one approved in the browser with a reason joins', async ({ page }) => {
   test.setTimeout(180_000);
@@ -124,13 +96,8 @@ test('a viewer sees the queue without decision controls, and its forged approve 
   await signInThroughForm(page);
   const scope = await newScope(page.request);
   const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId: scope.tenantId, role: 'viewer', name: uniqueName('jr-viewer') });
-  // The console reads the role from tenants.list; this page is told viewer (the forged call below checks the server).
-  await page.route('**/api/trpc/**tenants.list**', async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
-    await route.fulfill({ response, json: body });
-  });
+  // This page is told viewer; the forged call below checks the server.
+  await showConsoleAsViewer(page);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '1', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
 
 const defaultRow = (page: Page) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^default/ }) }).first();
 
@@ -33,12 +33,7 @@ test('each pool shows its live counts and links to its join tokens and nodes', a
 test('a viewer sees no create, archive or revoke controls', async ({ page }) => {
   // The console reads the role from tenants.list; here the answer says viewer (the API spec checks that the
   // server itself refuses a viewer's calls).
-  await page.route('**/api/trpc/**tenants.list**', async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
-    await route.fulfill({ response, json: body });
-  });
+  await showConsoleAsViewer(page);
   await signInThroughForm(page);
   await expect(defaultRow(page)).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create pool' })).toHaveCount(0);
@@ -48,4 +43,20 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
   await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create join token' })).toHaveCount(0);
   await expect(page.getByRole('button', { name: /^Revoke join token/ })).toHaveCount(0);
+});
+
+test("each pool links to its nodes and its join requests, and the pages open on that pool", async ({ page }) => {
+  await signInThroughForm(page);
+  const { tenantId, poolId } = await ids(page);
+  const nodesLink = defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ });
+  await expect(nodesLink).toHaveAttribute('href', `/nodes?pool=${poolId}&tenant=${tenantId}`);
+  const requestsLink = defaultRow(page).getByRole('link', { name: /\(join requests of pool default\)$/ });
+  await expect(requestsLink).toHaveText(/^\d+ pending/);
+  await requestsLink.click();
+  await expect(page).toHaveURL(new RegExp(`/join-requests\\?pool=${poolId}`));
+  await expect(page.getByRole('heading', { name: 'Join requests', level: 1 })).toBeVisible();
+  await page.goBack();
+  await nodesLink.click();
+  await expect(page).toHaveURL(new RegExp(`/nodes\\?pool=${poolId}`));
+  await expect(page.getByLabel('Pool')).toHaveValue(poolId);
 });

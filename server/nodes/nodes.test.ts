@@ -6,7 +6,7 @@ import { buildRenewBody } from '../../agent/renew/renew';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
+import { machineClaims, mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { adoptNode, deleteNode, revokeNodeIdentity, setCordon } from './lifecycle';
 import { getNode, listNodes } from './nodes';
@@ -108,5 +108,53 @@ describe('nodes: lifecycle', () => {
       await Promise.all([postToGateway(r.target, client, `${BASE}/v1/renew`, body), revokeNodeIdentity(testDb(), t.admin, ref)]);
       expect(await liveCerts(nodeId)).toBe(0);
     }
+  });
+});
+
+describe('nodes: certificate history', () => {
+  it('lists every certificate newest first with how it was issued; the current one is marked, and a revoke shows on all', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, nodeId, ref } = await joined(t);
+    for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: () => {} })).toBe(0);
+    const rows = await testDb().nodeCert.findMany({ where: { nodeId }, orderBy: { createdAt: 'asc' } });
+    expect(rows).toHaveLength(3);
+
+    const node = await getNode(testDb(), t.viewer, ref);
+    expect(node.certificateCount).toBe(3);
+    expect(node.certificates.map((c) => c.serial)).toEqual(rows.map((c) => c.serial).reverse());
+    expect(node.certificates.map((c) => c.issuedBy)).toEqual(['renewal', 'renewal', 'join']);
+    expect(node.certificates.map((c) => c.isCurrent)).toEqual([true, false, false]);
+    expect(node.certificate?.serial).toBe(node.certificates[0]!.serial);
+    // The agent renews once the new certificate is in hand; the earlier ones stay valid until they expire.
+    expect(node.certificates.every((c) => c.revokedAt === null && c.identityGeneration === 1)).toBe(true);
+    expect(Date.parse(node.certificates[0]!.notAfter)).toBeGreaterThan(Date.parse(node.certificates[2]!.notBefore));
+    // Only what an operator reads: no DER, no key hash.
+    expect(Object.keys(node.certificates[0]!).sort()).toEqual(
+      ['identityGeneration', 'isCurrent', 'issuedBy', 'notAfter', 'notBefore', 'revocationReason', 'revokedAt', 'serial'],
+    );
+
+    const revoked = await revokeNodeIdentity(testDb(), t.operator, ref);
+    expect(revoked.certificates).toHaveLength(3);
+    const after = await getNode(testDb(), t.viewer, ref);
+    expect(after.certificate).toBeNull();
+    expect(after.certificates.map((c) => c.isCurrent)).toEqual([false, false, false]);
+    for (const c of after.certificates) {
+      expect(c.revocationReason).toBe('revoked');
+      expect(Date.parse(c.revokedAt!)).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
+  it('names a reclaim as such, and shows the earlier generation revoked as reclaimed', async () => {
+    const t = await createTestTenant(testDb());
+    const claims = machineClaims();
+    const first = (await joinThroughGateway(r, (await mintToken(t)).token!, claims)).answer;
+    // The same machine joins again on a token that allows a reclaim: its identity is replaced (generation 2).
+    const again = (await joinThroughGateway(r, (await mintToken(t, { allowReclaim: true })).token!, claims)).answer;
+    expect(again.nodeId).toBe(first.nodeId);
+    const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: first.nodeId });
+    expect(node.certificates.map((c) => [c.issuedBy, c.identityGeneration, c.isCurrent, c.revocationReason])).toEqual([
+      ['reclaim', 2, true, null],
+      ['join', 1, false, 'reclaimed'],
+    ]);
   });
 });

@@ -4,6 +4,7 @@ import { DomainError } from '../errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../authz/permissions';
 import type { Principal } from '../authz/principal';
+import { certificateHistory } from './certificate-history';
 import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSummary } from './schemas';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
@@ -52,11 +53,17 @@ export async function listNodes(db: Db, principal: Principal, input: z.infer<typ
   return { items: await withIdentities(db, page), nextCursor: rows.length > input.limit ? page[page.length - 1]!.id : null };
 }
 
+/**
+ * The node's current certificate is its live one that expires last; validity is kept in whole seconds, so two
+ * renewals within a second tie on it, and the later issued (the one the node holds) comes first.
+ */
+const CURRENT_FIRST = [{ notAfter: 'desc' as const }, { createdAt: 'desc' as const }, { serial: 'desc' as const }];
+
 /** The page's certificates and join tokens in two queries, by the same rules as `nodeDetail` reads one node's. */
 async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]> {
   const ids = nodes.map((n) => n.id);
   const [certs, joins] = await Promise.all([
-    db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: { notAfter: 'desc' } }),
+    db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: CURRENT_FIRST }),
     db.auditEntry.findMany({ where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } }, orderBy: { id: 'desc' } }),
   ]);
   return nodes.map((node) => {
@@ -82,23 +89,25 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow) {
   };
 }
 
-/** A node's detail: its current certificate, the token it joined with, and its conditions. */
+/** A node's detail: its current certificate and certificate history, the token it joined with, and its conditions. */
 export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail> {
-  const [cert, joined] = await Promise.all([
+  const [cert, joins] = await Promise.all([
     db.nodeCert.findFirst({
       where: { nodeId: node.id, identityGeneration: node.identityGeneration, revokedAt: null },
-      orderBy: { notAfter: 'desc' },
+      orderBy: CURRENT_FIRST,
     }),
-    db.auditEntry.findFirst({
+    // One entry per join of the machine: the newest names the token, all of them name the serials joins issued.
+    db.auditEntry.findMany({
       where: { resource: resource.node(node.id), action: { in: ['node.joined', 'node.reclaimed'] } },
       orderBy: { id: 'desc' },
     }),
   ]);
+  const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
   const conditions = [];
   if (node.state === 'adopting') conditions.push({ type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet' });
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
-  return { ...toNodeSummary(node), ...identityOf(node, cert, joined), conditions };
+  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null), conditions, ...history };
 }
 
 export async function getNode(db: Db, principal: Principal, input: z.infer<typeof nodeRefInput>): Promise<NodeDetail> {

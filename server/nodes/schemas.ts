@@ -44,7 +44,33 @@ export const nodeIdentity = z.object({
     .nullable(),
 });
 
-export const nodeDetail = nodeSummary.extend({ ...nodeIdentity.shape, conditions: z.array(nodeCondition) });
+/** How a certificate came to be: by a join, by a reclaim (a join that replaced the identity), or by a renewal. */
+export const CERTIFICATE_ISSUANCES = ['join', 'reclaim', 'renewal'] as const;
+
+/** One row of a node's certificate history (never the DER or the key hash). */
+export const nodeCertificateRecord = z.object({
+  serial: z.string(),
+  notBefore: z.string(),
+  notAfter: z.string(),
+  identityGeneration: z.number().int(),
+  /** The certificate `certificate` names: the node's live one of its current generation. */
+  isCurrent: z.boolean(),
+  revokedAt: z.string().nullable(),
+  /** `revoked`, `deleted` or `reclaimed`, as the revocation recorded it. */
+  revocationReason: z.string().nullable(),
+  issuedBy: z.enum(CERTIFICATE_ISSUANCES),
+});
+
+/** How many certificates a node answer lists at most, newest first; `certificateCount` says how many exist. */
+export const CERTIFICATE_HISTORY_LIMIT = 200;
+
+export const nodeDetail = nodeSummary.extend({
+  ...nodeIdentity.shape,
+  conditions: z.array(nodeCondition),
+  /** Every certificate of the node, newest first (at most {@link CERTIFICATE_HISTORY_LIMIT}). */
+  certificates: z.array(nodeCertificateRecord),
+  certificateCount: z.number().int(),
+});
 
 export const nodeListItem = nodeSummary.extend(nodeIdentity.shape);
 export const nodeList = z.object({ items: z.array(nodeListItem), nextCursor: z.string().nullable() });
@@ -53,3 +79,4 @@ export const revokeResult = nodeDetail.extend({ revokedSerials: z.array(z.string
 export type NodeSummary = z.infer<typeof nodeSummary>;
 export type NodeDetail = z.infer<typeof nodeDetail>;
 export type NodeListItem = z.infer<typeof nodeListItem>;
+export type NodeCertificateRecord = z.infer<typeof nodeCertificateRecord>;

@@ -62,6 +62,7 @@ describe('a PXE machine from the ramdisk to an approved join', () => {
       }),
     ]);
     expect(items[0]!.hardwareKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(items[0]!.hardwareKeyTrusted).toBe(true);
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'node.join-request.created' } })).toBe(1);
 
     const approved = await approveJoinRequest(db(), t.operator, { ...ref(t, requestId), ttlSeconds: 900, reason: 'rack B7 intake' });
@@ -113,6 +114,17 @@ describe('a PXE machine from the ramdisk to an approved join', () => {
     const result = await agentJoin(h, m.token, m.claims, { role: 'discovery', keys: m.keys });
     expect(result.status).toBe(403);
     expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual(['join-token:role-mismatch']);
+  });
+});
+
+describe('the hardware key a request shows', () => {
+  it('is trusted with two identifiers, and shown but untrusted when only the MAC identifies the machine', async () => {
+    const t = await createTestTenant(db());
+    const onlyMac = await pxeMachine(t, { productUuid: undefined, productSerial: undefined });
+    const requestId = await pendingOf(onlyMac);
+    const record = await getJoinRequest(db(), t.viewer, ref(t, requestId));
+    expect(record.hardwareKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(record.hardwareKeyTrusted).toBe(false);
   });
 });
 

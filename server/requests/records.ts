@@ -1,6 +1,20 @@
 import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
+import { deriveHardwareKey, type HardwareIdentifiers } from '../join/hardware/hardware-key';
 import type { JoinRequestRecord, JoinRequestState } from './schemas';
+
+/**
+ * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive).
+ * A key is stored whenever one identifier survives, so its presence alone says nothing; the key was derived
+ * from these same claims, so deriving it again gives its trust. Claims were validated at the join.
+ */
+function isHardwareKeyTrusted(claims: Record<string, unknown>): boolean {
+  try {
+    return deriveHardwareKey(claims as HardwareIdentifiers).trusted;
+  } catch {
+    return false;
+  }
+}
 
 /** The state a request reads as: pending or approved past its expiry (database clock) is `expired`. */
 export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END`;
@@ -39,6 +53,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     attestor: row.attestor,
     claims: row.claims ?? {},
     hardwareKey: row.hardware_key ? Buffer.from(row.hardware_key).toString('hex') : null,
+    hardwareKeyTrusted: row.hardware_key ? isHardwareKeyTrusted(row.claims ?? {}) : false,
     mac: row.mac,
     ip: row.ip,
     workflowId: row.workflow_id,

@@ -38,6 +38,8 @@ export const joinRequestRecord = z
     attestor: z.string(),
     claims: z.record(z.string(), z.unknown()),
     hardwareKey: z.string().nullable(),
+    /** At least two independent identifiers made the key (joining.md "Placeholder hardware"). */
+    hardwareKeyTrusted: z.boolean(),
     mac: z.string().nullable(),
     ip: z.string().nullable(),
     workflowId: z.string().nullable(),

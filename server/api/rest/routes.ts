@@ -33,7 +33,7 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
   { method: 'GET', path: `${T}/nodes`, procedure: 'nodes.list', summary: "List a tenant's nodes (by pool, site, state; paged)" },
-  { method: 'GET', path: `${T}/nodes/{nodeId}`, procedure: 'nodes.get', summary: 'Get a node: state, trust, identity, certificate, conditions' },
+  { method: 'GET', path: `${T}/nodes/{nodeId}`, procedure: 'nodes.get', summary: 'Get a node: state, trust, identity, current certificate and certificate history, conditions' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/adopt`, procedure: 'nodes.adopt', summary: 'Adopt a node that is still adopting' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/cordon`, procedure: 'nodes.cordon', summary: 'Cordon a node' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/uncordon`, procedure: 'nodes.uncordon', summary: 'Uncordon a node' },

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { joinWithToken } from '../../agent/join';
+import { runRenewalLoop } from '../../agent/renew/loop';
+import { uniqueName } from '../support/env';
+import { joinMachine, machineClaims } from '../support/machine';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+
+/** The page, the history's badges included, passes axe-core (no serious or critical violation). */
+async function expectAccessible(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+}
+
+/** A new site and bcd pool of the root tenant, and a join token for it. */
+async function poolWithToken(page: Page) {
+  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const tenantId = tenants.find((t) => t.isRoot)!.id;
+  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('certs-pool'), agent: 'bcd' });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  return { tenantId, pool, token };
+}
+
+/**
+ * The node page's certificate history: a machine joins as the agent does and renews twice through the
+ * server's gateway; the page lists three certificates newest first, the current one marked, with expiry in
+ * words; after a confirmed revoke every row shows revoked.
+ */
+test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
+  test.setTimeout(120_000);
+  await signInThroughForm(page);
+  const { tenantId, pool, token } = await poolWithToken(page);
+
+  const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
+  expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();
+  const identityDir = await mkdtemp(path.join(tmpdir(), 'e2e-certs-'));
+  try {
+    const answer = await joinWithToken({
+      serverUrl: baseURL!,
+      token,
+      claims: machineClaims(),
+      pins: { joinSigningKeyPin: doc.join.signingKeyPin, joinEncryptionKeyPin: doc.join.encryptionKeyPin },
+      identityDir,
+    });
+    expect(answer.status).toBe('joined');
+    const nodeId = (answer as { nodeId: string }).nodeId;
+    const lines: string[] = [];
+    const target = { identityDir, gatewayUrl: doc.gateway.url, servingCaPin: doc.gateway.servingCaPin, gatewayServerName: doc.gateway.serverName, log: (l: string) => lines.push(l) };
+    for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ ...target, once: true }), lines.join('\n')).toBe(0);
+
+    await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+    const region = page.getByRole('region', { name: 'Certificates' });
+    const rows = region.getByRole('row').filter({ has: page.getByRole('rowheader') });
+    await expect(rows).toHaveCount(3);
+    const { certificates } = await trpc<{ certificates: { serial: string }[] }>(page.request, 'query', 'nodes.get', { tenantId, nodeId });
+    // Newest first, as the API lists them; the serials are the rows' headers.
+    await expect(region.getByRole('rowheader')).toHaveText(certificates.map((c) => c.serial));
+    await expect(rows.nth(0)).toContainText('current');
+    await expect(rows.nth(0)).toContainText('renewal');
+    await expect(rows.nth(0)).toContainText(/expires in \d+ h/);
+    await expect(rows.nth(1)).toContainText('superseded');
+    await expect(rows.nth(2)).toContainText('join');
+    await expect(rows.nth(2)).not.toContainText('current');
+    await expect(region.getByText('current', { exact: true })).toHaveCount(1);
+    await expect(region.getByText('revoked', { exact: true })).toHaveCount(0);
+    await expectAccessible(page);
+
+    await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke node identity' });
+    await expect(dialog).toContainText('This cannot be undone');
+    await dialog.getByRole('button', { name: 'Revoke identity' }).click();
+    await expect(dialog).toBeHidden();
+    await expect(region.getByText('revoked', { exact: true })).toHaveCount(3);
+    await expect(region.getByText('current', { exact: true })).toHaveCount(0);
+    await expect(rows.filter({ hasText: 'identity revoked' })).toHaveCount(3);
+    await expectAccessible(page);
+    await expect(region).toContainText('No live certificate: the node must join again.');
+  } finally {
+    await rm(identityDir, { recursive: true, force: true });
+  }
+});
+
+/** A viewer reads a node's page, certificates included, with no lifecycle action; the server refuses its forged call. */
+test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({ page, playwright, baseURL }) => {
+  test.setTimeout(90_000);
+  await signInThroughForm(page);
+  const { tenantId, pool, token } = await poolWithToken(page);
+  expect((await joinMachine(page.request, token)).response.status()).toBe(200);
+  const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
+  const nodeId = items[0]!.id;
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: uniqueName('node-viewer') });
+  // This page is told viewer; the forged call below checks the server.
+  await showConsoleAsViewer(page);
+  await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+  await expect(page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveCount(1);
+  await expect(page.getByRole('button', { name: new RegExp(`node ${nodeId}$`) })).toHaveCount(0);
+
+  const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
+  const forged = await viewer.post('/api/trpc/nodes.revokeIdentity', { data: { tenantId, nodeId } });
+  expect(forged.status()).toBe(403);
+  await viewer.dispose();
+  const after = await trpc<{ certificates: { revokedAt: string | null }[] }>(page.request, 'query', 'nodes.get', { tenantId, nodeId });
+  expect(after.certificates.map((c) => c.revokedAt)).toEqual([null]);
+});
