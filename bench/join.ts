@@ -29,6 +29,7 @@ import { readFileSync } from 'node:fs';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { loadPki } from '../server/pki/store';
 import { issueJoinToken } from '../server/tokens/issue';
+import { PipelineStatsReader, formatPipelineProfile, pipelineProfile } from './join-pipeline-stats';
 
 const { values } = parseArgs({
   options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' }, refusals: { type: 'string', default: '200' } },
@@ -73,11 +74,15 @@ async function main() {
     const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
     // The compiled server `npm start` runs (npm run bench:join builds it); BENCH_SERVER=tsx runs the TypeScript
     // through tsx instead, to compare the two in one sitting.
-    const entry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : ['.build/server/main.mjs'];
+    // BENCH_SERVER_ENTRY runs another build (a copy of .build/server kept beside it, e.g. .build/server-base/main.mjs)
+    // for an A/B comparison in one sitting.
+    const entry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : [process.env.BENCH_SERVER_ENTRY || '.build/server/main.mjs'];
     server = spawn(process.execPath, [...profile, ...entry], {
-      env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production' },
+      env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production', BETTER_COMPUTE_JOIN_STATS: '1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    // Another build may predate the counters (SIGUSR2 would stop it): its profile is left out.
+    const stats = process.env.BENCH_SERVER_ENTRY ? null : new PipelineStatsReader(server);
     await new Promise<void>((resolve, reject) => {
       server!.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
       server!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is running') && resolve());
@@ -102,17 +107,23 @@ async function main() {
       await db.$executeRawUnsafe('VACUUM ANALYZE');
       await db.$executeRawUnsafe('CHECKPOINT');
       await new Promise((resolve) => setTimeout(resolve, 1000));
+      const pipelineBefore = await stats?.read();
       const before = { server: treeCpuSeconds(server!.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() };
       const result = summarize(await runJoins({ serverUrl, trust, attempts, concurrency: agents }));
       const agentsCpu = process.cpuUsage(before.agents);
+      const cpu = { server: treeCpuSeconds(server!.pid!) - before.server, pg: treeCpuSeconds(postmaster) - before.pg };
+      const pipelineAfter = await stats?.read();
+      const pipeline = pipelineBefore && pipelineAfter ? pipelineProfile(pipelineBefore, pipelineAfter, result.seconds) : null;
       const perJoin = (seconds: number) => Math.round((seconds / attempts.length) * 1e6) / 1e3;
       return {
         ...result,
         cpuMsPerJoin: {
-          server: perJoin(treeCpuSeconds(server!.pid!) - before.server),
-          postgres: perJoin(treeCpuSeconds(postmaster) - before.pg),
+          server: perJoin(cpu.server),
+          postgres: perJoin(cpu.pg),
+          serverAndPostgres: perJoin(cpu.server + cpu.pg),
           agents: perJoin((agentsCpu.user + agentsCpu.system) / 1e6),
         },
+        pipeline,
       };
     };
 
@@ -166,11 +177,15 @@ async function main() {
     process.stdout.write(`\nJoin benchmark: ${agents} concurrent agents, ${joins} joins per phase, durable commits\n`);
     for (const [label, r] of rows) {
       process.stdout.write(`${label.padEnd(32)} ${String(r.joinsPerSecond).padStart(8)} joins/s   p50 ${r.p50Ms} ms   p99 ${r.p99Ms} ms   admitted ${r.admitted}, refused ${r.refused}, failed ${r.failed}\n`);
-      process.stdout.write(`${''.padEnd(32)} CPU per join: server ${r.cpuMsPerJoin.server} ms, PostgreSQL ${r.cpuMsPerJoin.postgres} ms, agents ${r.cpuMsPerJoin.agents} ms\n`);
+      process.stdout.write(
+        `${''.padEnd(32)} CPU per join: server ${r.cpuMsPerJoin.server} ms + PostgreSQL ${r.cpuMsPerJoin.postgres} ms = ${r.cpuMsPerJoin.serverAndPostgres} ms (agents ${r.cpuMsPerJoin.agents} ms)\n`,
+      );
+      if (r.pipeline) process.stdout.write(`${''.padEnd(32)} ${formatPipelineProfile(r.pipeline)}\n`);
     }
     process.stdout.write(`${'join cryptography alone (1 core)'.padEnd(32)} ${String(cryptoRate).padStart(8)} joins/s\n`);
     process.stdout.write(`${formatRefusalTiming(refusalTiming)}\n`);
     process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
+    process.stdout.write('not in this run: discovery pending answers (npm run bench:join-requests) and renewals (npm run bench:renew)\n');
     await db.$disconnect();
   } finally {
     clearInterval(stall);
