@@ -8,8 +8,13 @@
  * refusal-timing.ts), side by side with their ratio.
  *
  * Options: --agents 64 --joins 3000 --port 0 (any free port) --refusals 200 (refusals of each kind).
+ *
+ * A/B in one sitting (the machines here are shared and noisy): `--compare <entry>` starts a second server
+ * (another build, e.g. a copy of .build/server kept as .build/server-base/main.mjs; the same build when only
+ * `--compare-env` is given) and `--compare-env KEY=VALUE,...` sets its environment; the shared-token phase then
+ * runs `--rounds` times on each server, alternating, and the medians are printed side by side.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,10 +35,20 @@ import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { loadPki } from '../server/pki/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { PipelineStatsReader, formatPipelineProfile, pipelineProfile } from './join-pipeline-stats';
+import { compareServers, type BenchServer } from './join-compare';
 
 const { values } = parseArgs({
-  options: { agents: { type: 'string', default: '64' }, joins: { type: 'string', default: '3000' }, port: { type: 'string', default: '0' }, refusals: { type: 'string', default: '200' } },
+  options: {
+    agents: { type: 'string', default: '64' },
+    joins: { type: 'string', default: '3000' },
+    port: { type: 'string', default: '0' },
+    refusals: { type: 'string', default: '200' },
+    compare: { type: 'string' },
+    'compare-env': { type: 'string', default: '' },
+    rounds: { type: 'string', default: '4' },
+  },
 });
+const comparing = values.compare !== undefined || values['compare-env'] !== '';
 const agents = Number(values.agents);
 const joins = Number(values.joins);
 let lastProgress = Date.now();
@@ -47,7 +62,7 @@ const WARMUP = 2000;
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-'));
   const database = await startEmbeddedDatabase(dir);
-  let server: ReturnType<typeof spawn> | undefined;
+  const servers: ChildProcess[] = [];
   let stopping = false;
   // Every step logs; a step that makes no progress for this long stops the run (server and database too)
   // with an error instead of leaving it hanging.
@@ -56,7 +71,7 @@ async function main() {
     clearInterval(stall);
     log(`bench failed: no progress for ${STALL_MS / 1000} s; stopping the server and the database`);
     stopping = true;
-    server?.kill('SIGKILL');
+    for (const server of servers) server.kill('SIGKILL');
     void database.stop().finally(() => process.exit(1));
   }, 1000);
   stall.unref();
@@ -70,30 +85,35 @@ async function main() {
     // The benchmark made the PKI, so it pins the keys like an install would: no trust on first use.
     const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
 
-    const port = Number(values.port) || (await findFreePort());
     const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
     // The compiled server `npm start` runs (npm run bench:join builds it); BENCH_SERVER=tsx runs the TypeScript
     // through tsx instead, to compare the two in one sitting.
-    // BENCH_SERVER_ENTRY runs another build (a copy of .build/server kept beside it, e.g. .build/server-base/main.mjs)
-    // for an A/B comparison in one sitting.
-    const entry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : [process.env.BENCH_SERVER_ENTRY || '.build/server/main.mjs'];
-    server = spawn(process.execPath, [...profile, ...entry], {
-      env: { ...process.env, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production', BETTER_COMPUTE_JOIN_STATS: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    // Another build may predate the counters (SIGUSR2 would stop it): its profile is left out.
-    const stats = process.env.BENCH_SERVER_ENTRY ? null : new PipelineStatsReader(server);
-    await new Promise<void>((resolve, reject) => {
-      server!.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
-      server!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is running') && resolve());
-    });
-    server.on('exit', (code, signal) => {
-      if (!stopping) {
-        log(`the server exited during the benchmark (${code ?? signal})`);
-        process.exit(1);
-      }
-    });
-    const serverUrl = `http://127.0.0.1:${port}`;
+    const defaultEntry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : ['.build/server/main.mjs'];
+    const startServer = async (entry: string[], port: number, extraEnv: Record<string, string>): Promise<BenchServer> => {
+      const proc = spawn(process.execPath, [...profile, ...entry], {
+        env: { ...process.env, ...extraEnv, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production', BETTER_COMPUTE_JOIN_STATS: '1', BETTER_COMPUTE_GATEWAY_PORT: '0' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      servers.push(proc);
+      // A build that predates the counters (SIGUSR2 would stop it) runs with BENCH_NO_STATS=1: no profile.
+      const stats = process.env.BENCH_NO_STATS === '1' ? null : new PipelineStatsReader(proc);
+      await new Promise<void>((resolve, reject) => {
+        proc.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
+        proc.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is running') && resolve());
+      });
+      proc.on('exit', (code, signal) => {
+        if (!stopping) {
+          log(`the server exited during the benchmark (${code ?? signal})`);
+          process.exit(1);
+        }
+      });
+      return { proc, url: `http://127.0.0.1:${port}`, stats };
+    };
+    const primary = await startServer(defaultEntry, Number(values.port) || (await findFreePort()), {});
+    const other = comparing
+      ? await startServer(values.compare ? [values.compare] : defaultEntry, await findFreePort(), Object.fromEntries(values['compare-env'].split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])))
+      : null;
+    const serverUrl = primary.url;
     const mint = async (maxUses: number) =>
       (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'bench' })).token!;
 
@@ -101,7 +121,8 @@ async function main() {
 
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
     /** Runs a phase and says where the CPU went: ms of CPU per join in the server, PostgreSQL and the agents. */
-    const phase = async (attempts: Awaited<ReturnType<typeof prepareAttempts>>) => {
+    const phase = async (attempts: Awaited<ReturnType<typeof prepareAttempts>>, target: BenchServer = primary) => {
+      const { proc: server, stats } = target;
       // Start each phase from a quiet database: flush what minting and earlier phases left for the
       // checkpointer and autovacuum, which would otherwise run on the other core during the measurement.
       await db.$executeRawUnsafe('VACUUM ANALYZE');
@@ -109,7 +130,7 @@ async function main() {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const pipelineBefore = await stats?.read();
       const before = { server: treeCpuSeconds(server!.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() };
-      const result = summarize(await runJoins({ serverUrl, trust, attempts, concurrency: agents }));
+      const result = summarize(await runJoins({ serverUrl: target.url, trust, attempts, concurrency: agents }));
       const agentsCpu = process.cpuUsage(before.agents);
       const cpu = { server: treeCpuSeconds(server!.pid!) - before.server, pg: treeCpuSeconds(postmaster) - before.pg };
       const pipelineAfter = await stats?.read();
@@ -147,8 +168,17 @@ async function main() {
 
     // Warm both processes up (JIT, connection pools, PostgreSQL's caches) on the same path first; the first
     // thousand joins after a start run measurably slower and would be charged to whichever phase ran first.
-    await runJoins({ serverUrl, trust, attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust), concurrency: agents });
+    for (const target of other ? [primary, other] : [primary]) {
+      await runJoins({ serverUrl: target.url, trust, attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust), concurrency: agents });
+    }
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (other) {
+      await compareServers({ rounds: Number(values.rounds), agents, joins, labels: ['this build', `${values.compare ?? 'this build'} ${values['compare-env']}`] }, async (side) =>
+        phase(await prepareAttempts(await mint(joins), joins, trust), side === 0 ? primary : other),
+      );
+      await db.$disconnect();
+      return;
+    }
 
     log('Measuring the shared token…');
     const sharedResult = await phase(sharedAttempts);
@@ -190,9 +220,10 @@ async function main() {
   } finally {
     clearInterval(stall);
     stopping = true;
-    if (server && server.exitCode === null) {
+    for (const server of servers) {
+      if (server.exitCode !== null) continue;
       server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
+      await new Promise((r) => server.once('exit', r));
     }
     await database.stop();
     await rm(dir, { recursive: true, force: true });
