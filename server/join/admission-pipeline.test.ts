@@ -15,7 +15,7 @@ interface Started {
 }
 
 /** A pipeline whose batches run until the test says they decided and finished. */
-function controlled(maxBatch: number, maxInFlight: number) {
+function controlled(maxBatch: number, maxInFlight: number, minOverlapBatch = 1) {
   const started: Started[] = [];
   const pipeline = new AdmissionPipeline(
     (batch, decided) =>
@@ -31,6 +31,7 @@ function controlled(maxBatch: number, maxInFlight: number) {
       }),
     maxBatch,
     maxInFlight,
+    minOverlapBatch,
   );
   const push = (j: PreparedJoin) => pipeline.push({ join: j, since: 0, resolve: () => {} } satisfies QueuedJoin);
   return { pipeline, started, push };
@@ -77,6 +78,26 @@ describe('AdmissionPipeline', () => {
     await turn();
     await turn();
     expect(started[2]!.joins.map((j) => j.spkiSha256.toString())).toEqual(['k2', 'k1']);
+  });
+
+  it('starts a batch beside one in flight only once enough joins wait', async () => {
+    const { started, push } = controlled(8, 3, 3);
+    push(join('a'));
+    await turn();
+    started[0]!.decided();
+    push(join('b'));
+    push(join('c'));
+    await turn();
+    expect(started).toHaveLength(1); // two waiting: not worth a transaction beside the first
+    push(join('d'));
+    await turn();
+    expect(started.map((s) => s.joins.length)).toEqual([1, 3]);
+    started[0]!.finish();
+    started[1]!.finish();
+    await turn();
+    push(join('e'));
+    await turn();
+    expect(started.map((s) => s.joins.length)).toEqual([1, 3, 1]); // nothing in flight: any batch starts
   });
 
   it('keeps two joins of one machine that wait together in one batch', async () => {

@@ -52,6 +52,11 @@ export function holdKeys(join: PreparedJoin): string[] {
  * token's lock while the earlier one writes and waits for its durable commit. The token row's lock still
  * orders the transactions (each holds it only inside itself), so `maxUses` stays exact; the pipeline only
  * removes the idle time between one COMMIT and the next batch's first statement.
+ *
+ * Overlapping splits the queue into more, smaller transactions, and a transaction costs PostgreSQL about
+ * as much CPU as twenty joins' rows (measured with bench/join.ts --compare-env): a batch starts beside
+ * others only once `minOverlapBatch` joins wait, so a busy shared token on a CPU-bound machine keeps its
+ * batches large, and the overlap pays where it helps, when joins arrive faster than one transaction admits.
  */
 export class AdmissionPipeline {
   private queue: QueuedJoin[] = [];
@@ -63,6 +68,7 @@ export class AdmissionPipeline {
     private readonly run: RunBatch,
     private readonly maxBatch: number,
     private readonly maxInFlight: number,
+    private readonly minOverlapBatch = 16,
   ) {
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
   }
@@ -89,6 +95,8 @@ export class AdmissionPipeline {
   private pump() {
     if (!this.queue.length || this.inFlight.size >= this.maxInFlight) return;
     for (const flight of this.inFlight) if (flight.leading) return;
+    // Beside a batch in flight, only a batch worth its own transaction; the end of that batch pumps again.
+    if (this.inFlight.size && this.queue.length < Math.min(this.minOverlapBatch, this.maxBatch)) return;
     const busy = new Set<string>();
     for (const flight of this.inFlight) for (const key of flight.keys) busy.add(key);
     const batch: QueuedJoin[] = [];

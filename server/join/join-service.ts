@@ -24,6 +24,8 @@ export interface JoinServiceOptions {
   maxBatch?: number;
   /** Most admission transactions in flight at once, each on its own connection (default 3; 1 is strictly serial). */
   maxInFlight?: number;
+  /** Fewest waiting joins that start a transaction beside one in flight (default 16). */
+  minOverlapBatch?: number;
   /** The refusal-event rate limit (60 per attestor and reason per minute). */
   refusalLimit?: RefusalLimit;
   /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
@@ -53,7 +55,7 @@ export class JoinService {
       throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
     }
     this.certTtlSeconds = ttl;
-    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 3);
+    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 3, options.minOverlapBatch);
   }
 
   /** The admission pipeline's counters (batches, joins, time in batches, most in flight). */
