@@ -9,7 +9,7 @@ import { ATTESTORS } from './attestors';
 import { RETRY_AFTER_SECONDS } from './attestors/discovery';
 import { isDeferral, type Attestor } from './attestors/types';
 import type { PreparedJoin } from './prepare';
-import { READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
@@ -120,7 +120,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
   const presigned = joins.map((join) => deps.hints.presign(join, deps.crypto, deps.certTtlSeconds));
   const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
   // BEGIN and the locking read go out together: one wait instead of two.
-  const begin = client.query('BEGIN');
+  const begin = client.query(BEGIN_ADMISSION_SQL);
   const read = client.query({
     name: 'bc-join-read',
     text: READ_ADMISSION_SQL,
