@@ -113,3 +113,13 @@ describe('AdmissionPipeline', () => {
     expect(holdKeys(join('k1', 'm1'))).not.toContain('attestor:discovery');
   });
 });
+
+describe('BETTER_COMPUTE_JOIN_IN_FLIGHT', () => {
+  it('takes 1 to 8 and refuses anything else', async () => {
+    const { joinInFlight } = await import('./runtime');
+    expect(joinInFlight({})).toBeUndefined();
+    expect(joinInFlight({ BETTER_COMPUTE_JOIN_IN_FLIGHT: '1' })).toBe(1);
+    expect(joinInFlight({ BETTER_COMPUTE_JOIN_IN_FLIGHT: '8' })).toBe(8);
+    for (const bad of ['0', '9', '2.5', 'two']) expect(() => joinInFlight({ BETTER_COMPUTE_JOIN_IN_FLIGHT: bad })).toThrow(/1 to 8/);
+  });
+});
