@@ -27,7 +27,7 @@ const median = (values: number[]) => {
  * so that the noise of a shared machine falls on both alike, and prints each side's medians.
  */
 export async function compareServers(
-  options: { rounds: number; agents: number; joins: number; labels: [string, string] },
+  options: { rounds: number; agents: number; joins: number; labels: [string, string]; log: (line: string) => void },
   run: (side: 0 | 1) => Promise<PhaseResult>,
 ): Promise<void> {
   const results: [PhaseResult[], PhaseResult[]] = [[], []];
@@ -36,7 +36,7 @@ export async function compareServers(
     for (const side of order) {
       const result = await run(side);
       results[side].push(result);
-      process.stderr.write(`round ${round + 1}, ${options.labels[side]}: ${JSON.stringify(result)}\n`);
+      options.log(`round ${round + 1}, ${options.labels[side]}: ${JSON.stringify(result)}`);
     }
   }
   process.stdout.write(`\nA/B, shared token: ${options.agents} agents, ${options.joins} joins per round, ${options.rounds} rounds each, medians\n`);

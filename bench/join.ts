@@ -173,9 +173,10 @@ async function main() {
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
     if (other) {
-      await compareServers({ rounds: Number(values.rounds), agents, joins, labels: ['this build', `${values.compare ?? 'this build'} ${values['compare-env']}`] }, async (side) =>
-        phase(await prepareAttempts(await mint(joins), joins, trust), side === 0 ? primary : other),
-      );
+      await compareServers({ rounds: Number(values.rounds), agents, joins, labels: ['this build', `${values.compare ?? 'this build'} ${values['compare-env']}`], log }, async (side) => {
+        log(`preparing ${joins} attempts for the next round…`);
+        return phase(await prepareAttempts(await mint(joins), joins, trust), side === 0 ? primary : other);
+      });
       await db.$disconnect();
       return;
     }
