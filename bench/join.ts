@@ -7,7 +7,11 @@
  * Then the refusal timing: medians of an unknown token id against a known id with a wrong secret (see
  * refusal-timing.ts), side by side with their ratio.
  *
- * Options: --agents 64 --joins 3000 --port 0 (any free port) --refusals 200 (refusals of each kind).
+ * A third phase sends `--discovery` PXE machines' first joins through the discovery attestor, each with its
+ * own single-use discovery token: every answer is a signed `pending` (a join request recorded). Renewals are
+ * measured by `npm run bench:renew`.
+ *
+ * Options: --agents 64 --joins 3000 --port 0 (any free port) --refusals 200 (refusals of each kind) --discovery 1000.
  *
  * A/B in one sitting (the machines here are shared and noisy): `--compare <entry>` starts a second server
  * (another build, e.g. a copy of .build/server kept as .build/server-base/main.mjs; the same build when only
@@ -21,7 +25,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareAttempts, runJoins, summarize } from '../agent/sim/simulate';
-import type { JoinTrust } from '../agent/join';
+import { prepareJoinAttempt, type JoinAttempt, type JoinTrust } from '../agent/join';
+import { newPxeMachine } from '../agent/sim/pxe';
 import { bootstrapFirstStart } from '../server/boot/bootstrap';
 import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
@@ -46,6 +51,7 @@ const { values } = parseArgs({
     compare: { type: 'string' },
     'compare-env': { type: 'string', default: '' },
     rounds: { type: 'string', default: '4' },
+    discovery: { type: 'string', default: '1000' },
   },
 });
 const comparing = values.compare !== undefined || values['compare-env'] !== '';
@@ -148,6 +154,19 @@ async function main() {
       };
     };
 
+    /** First joins of PXE machines, each with a single-use discovery token bound to its MAC. */
+    const prepareDiscoveryAttempts = async (count: number) => {
+      const attempts: JoinAttempt[] = [];
+      for (let i = 0; i < count; i++) {
+        const machine = newPxeMachine(joins + i);
+        const token = (
+          await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: null, siteId: pool.siteId, role: 'discovery', ttlSeconds: 3600, maxUses: 1, boundMac: machine.mac, createdBy: 'module:boot' })
+        ).token!;
+        attempts.push(await prepareJoinAttempt({ token, trust, claims: machine.claims, role: 'discovery', attestor: 'discovery', keys: machine.keys }));
+      }
+      return attempts;
+    };
+
     // Both phases' attempts are prepared first, so neither runs while the other's preparation warms up.
     const sharedToken = await mint(10_000);
     const sharedAttempts = await prepareAttempts(sharedToken, joins, trust);
@@ -164,7 +183,8 @@ async function main() {
       }),
     );
     const singleAttempts = await prepareAttempts(singleTokens, joins, trust);
-    log(`  single-use phase: ${joins} attempts ready; warming up with ${WARMUP} joins…`);
+    const discoveryAttempts = await prepareDiscoveryAttempts(Number(values.discovery));
+    log(`  single-use phase: ${joins} attempts ready, discovery phase: ${discoveryAttempts.length}; warming up with ${WARMUP} joins…`);
 
     // Warm both processes up (JIT, connection pools, PostgreSQL's caches) on the same path first; the first
     // thousand joins after a start run measurably slower and would be charged to whichever phase ran first.
@@ -187,6 +207,9 @@ async function main() {
     log('Measuring single-use tokens…');
     const singleResult = await phase(singleAttempts);
     log(`single-use tokens: ${JSON.stringify(singleResult)}`);
+    log('Measuring discovery pending answers…');
+    const discoveryResult = discoveryAttempts.length ? await phase(discoveryAttempts) : null;
+    log(`discovery pending answers: ${JSON.stringify(discoveryResult)}`);
 
     // After the shared-token phase, the server has admitted that token many times (and holds its early-signing
     // hint): the case where a wrong secret used to cost more than an unknown id.
@@ -204,6 +227,7 @@ async function main() {
     const rows = [
       ['shared token (maxUses 10,000)', sharedResult],
       ['single-use tokens', singleResult],
+      ...(discoveryResult ? ([['discovery pending answers', discoveryResult]] as const) : []),
     ] as const;
     process.stdout.write(`\nJoin benchmark: ${agents} concurrent agents, ${joins} joins per phase, durable commits\n`);
     for (const [label, r] of rows) {
@@ -216,7 +240,7 @@ async function main() {
     process.stdout.write(`${'join cryptography alone (1 core)'.padEnd(32)} ${String(cryptoRate).padStart(8)} joins/s\n`);
     process.stdout.write(`${formatRefusalTiming(refusalTiming)}\n`);
     process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
-    process.stdout.write('not in this run: discovery pending answers (npm run bench:join-requests) and renewals (npm run bench:renew)\n');
+    process.stdout.write('not in this run: renewals (npm run bench:renew); the join-request queue at scale (npm run bench:join-requests)\n');
     await db.$disconnect();
   } finally {
     clearInterval(stall);
