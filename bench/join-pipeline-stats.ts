@@ -61,6 +61,6 @@ export function pipelineProfile(before: PipelineStats, after: PipelineStats, sec
 export function formatPipelineProfile(p: PipelineProfile): string {
   return (
     `admission: ${p.transactionsPerSecond} transactions/s, ${p.joinsPerTransaction} joins per transaction, ` +
-    `${p.msPerTransaction} ms per transaction, ${p.meanInFlight} in flight on average (peak ${p.peakInFlight})`
+    `${p.msPerTransaction} ms per transaction, ${p.meanInFlight} in flight on average (peak since start ${p.peakInFlight})`
   );
 }

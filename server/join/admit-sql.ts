@@ -23,6 +23,14 @@ export const BEGIN_ADMISSION_SQL = 'BEGIN; SET LOCAL plan_cache_mode = force_gen
  * (locked in key order, always after the tokens: the `count(*)` reads the tokens CTE first), and which CSR
  * keys were certified before (every certificate certifies a key made for it: a key seen again is a
  * replayed request). One row; tokens and nodes as JSON, bytea as hex.
+ *
+ * The token rows are re-read at their latest version once their lock is granted (uses, revocation), but
+ * nodes and certified keys are read at the statement's snapshot, taken before any wait for the token lock:
+ * a node or certificate that the transaction this one waited for committed is not seen here. The unique
+ * indexes on the trusted hardware key and on the certified key then fail this batch's write, and the joins
+ * are retried one by one in fresh transactions (the machine's join answers CONFLICT, a replay is refused).
+ * Within one process that cannot arise: AdmissionPipeline never runs two batches holding one machine or
+ * CSR key at once.
  */
 export const READ_ADMISSION_SQL = `
 WITH tokens AS (
