@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt } from '../../agent/join';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
-import { createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { createJoinHarness, machineClaims, mintToken, untilBlockedBy, type JoinHarness } from '../../test/join-harness';
 import { createPgPool } from '../db/pg';
 import { JoinService } from './join-service';
 
@@ -21,16 +21,6 @@ afterAll(async () => {
   await pool.end();
 });
 
-/** Waits until a backend waits on `pid`'s locks. */
-async function untilBlockedBy(pid: number) {
-  for (let i = 0; ; i++) {
-    const blocked = await testDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`);
-    if (blocked.length) return;
-    if (i > 500) throw new Error('the first join never reached its write');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('a machine joining again while its first batch commits', () => {
   it.each([false, true])('is answered CONFLICT, never a reclaim (allowReclaim %s)', async (allowReclaim) => {
     const db = testDb();
@@ -48,7 +38,7 @@ describe('a machine joining again while its first batch commits', () => {
       await holder.query('LOCK TABLE audit_log IN EXCLUSIVE MODE');
       const holderPid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
       const first = service.join(JSON.parse(a!.body));
-      await untilBlockedBy(holderPid);
+      await untilBlockedBy(holderPid, 'the first join never reached its write');
       const second = service.join(JSON.parse(b!.body));
       await new Promise((r) => setTimeout(r, 100));
       await holder.query('COMMIT');
