@@ -22,7 +22,12 @@ export interface JoinServiceOptions {
   certTtlSeconds?: number;
   /** Most joins admitted in one transaction. */
   maxBatch?: number;
-  /** Most admission transactions in flight at once, each on its own connection (default 3; 1 is strictly serial). */
+  /**
+   * Most admission transactions in flight at once, each on its own connection. Default 1 (one at a time):
+   * on the 2-core bench machines, where agents, server and PostgreSQL already use both cores, 3 in flight
+   * cost 1.54 ms of CPU per join against 1.23 with 1, for no measurable gain in joins/s (bench/join.ts
+   * --compare, medians of 4 rounds); overlap pays only where a core sits idle while a transaction commits.
+   */
   maxInFlight?: number;
   /** Fewest waiting joins that start a transaction beside one in flight (default 16). */
   minOverlapBatch?: number;
@@ -55,7 +60,7 @@ export class JoinService {
       throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
     }
     this.certTtlSeconds = ttl;
-    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 3, options.minOverlapBatch);
+    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 1, options.minOverlapBatch);
   }
 
   /** The admission pipeline's counters (batches, joins, time in batches, most in flight). */

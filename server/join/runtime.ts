@@ -72,8 +72,8 @@ export async function loadRootTenantId(): Promise<string | null> {
 }
 
 /**
- * How many admission transactions one process keeps in flight: BETTER_COMPUTE_JOIN_IN_FLIGHT, default 3;
- * 1 admits strictly one batch at a time.
+ * How many admission transactions one process keeps in flight: BETTER_COMPUTE_JOIN_IN_FLIGHT, default 1
+ * (strictly one batch at a time; see JoinServiceOptions.maxInFlight for when more pays).
  */
 export function joinInFlight(env: Record<string, string | undefined> = process.env): number | undefined {
   const configured = env.BETTER_COMPUTE_JOIN_IN_FLIGHT;
