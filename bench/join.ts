@@ -136,7 +136,8 @@ async function main() {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const pipelineBefore = await stats?.read();
       const before = { server: treeCpuSeconds(server!.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() };
-      const result = summarize(await runJoins({ serverUrl: target.url, trust, attempts, concurrency: agents }));
+      const run = await runJoins({ serverUrl: target.url, trust, attempts, concurrency: agents });
+      const result = { ...summarize(run), ...(run.refused + run.failed ? { reasons: run.reasons } : {}) };
       const agentsCpu = process.cpuUsage(before.agents);
       const cpu = { server: treeCpuSeconds(server!.pid!) - before.server, pg: treeCpuSeconds(postmaster) - before.pg };
       const pipelineAfter = await stats?.read();
