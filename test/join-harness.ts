@@ -132,3 +132,13 @@ export async function agentJoin(
   // `answer` is the verified body: a `joined` one, or the `pending` deferral of a discovery join.
   return { status: answer.status, bytes: answer.body, json: parsed, answer: verified as IssuedAnswer | null, keys };
 }
+
+/** Waits (polling PostgreSQL's lock graph) until a backend waits directly on `pid`'s locks. */
+export async function untilBlockedBy(pid: number, what = 'the awaited backend never blocked'): Promise<void> {
+  for (let i = 0; ; i++) {
+    const blocked = await testDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`);
+    if (blocked.length) return;
+    if (i > 500) throw new Error(what);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

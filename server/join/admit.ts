@@ -9,7 +9,7 @@ import { ATTESTORS } from './attestors';
 import { RETRY_AFTER_SECONDS } from './attestors/discovery';
 import { isDeferral, type Attestor } from './attestors/types';
 import type { PreparedJoin } from './prepare';
-import { WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
@@ -55,30 +55,9 @@ export interface AdmitDeps {
    * uniform refusal, so a caller without a good token learns nothing about the machine.
    */
   racedJoins?: ReadonlySet<PreparedJoin>;
+  /** Called once the batch holds its locks and has decided: the next batch may start meanwhile. */
+  onDecided?: () => void;
 }
-
-const SELECT_TOKENS = `
-SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, t.secret_hash, t.uses_left, t.expect, t.allow_reclaim, t.hosted, t.bound_mac, t.discovery,
-       t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
-       p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
-       p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
-       s.kind AS s_kind, s.owner_tenant_id AS s_owner, s.discovery AS s_discovery
-  FROM join_tokens t
-  JOIN sites s ON s.id = t.site_id
-  LEFT JOIN pools p ON p.id = t.pool_id
- WHERE t.id = ANY($1::text[])
- ORDER BY t.id
-   FOR UPDATE OF t`;
-
-const SELECT_NODES = `
-SELECT id, tenant_id, site_id, pool_id, role, identity_generation, hardware_key
-  FROM nodes
- WHERE hardware_key_trusted AND hardware_key = ANY($1::bytea[])
-ORDER BY hardware_key
-   FOR UPDATE`;
-
-// Every certificate certifies a key made for it: a key certified before means a replayed request.
-const SELECT_CERTIFIED_KEYS = `SELECT spki_sha256 FROM node_certs WHERE spki_sha256 = ANY($1::bytea[])`;
 
 /** A batch whose write failed; `freshKeys` are the trusted keys it was inserting as new nodes. */
 export class AdmitWriteError extends Error {
@@ -101,7 +80,7 @@ function toLockedToken(r: Record<string, any>): LockedToken {
     poolId: r.pool_id,
     siteId: r.site_id,
     role: r.role,
-    secretHash: r.secret_hash,
+    secretHash: Buffer.from(r.secret_hash as string, 'hex'),
     usesLeft: r.uses_left,
     expect: r.expect,
     allowReclaim: r.allow_reclaim,
@@ -139,31 +118,33 @@ function toLockedToken(r: Record<string, any>): LockedToken {
  */
 export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], deps: AdmitDeps): Promise<AdmitOutcome[]> {
   const presigned = joins.map((join) => deps.hints.presign(join, deps.crypto, deps.certTtlSeconds));
-  // One round trip opens the transaction and reads the database clock, the authority for validity.
-  const opened = (await client.query('BEGIN; SELECT compute_now() AS now')) as unknown as pg.QueryResult[];
+  const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
+  // BEGIN and the locking read go out together: one wait instead of two.
+  const begin = client.query(BEGIN_ADMISSION_SQL);
+  const read = client.query({
+    name: 'bc-join-read',
+    text: READ_ADMISSION_SQL,
+    values: [[...new Set(joins.map((j) => j.tokenId))], trustedKeys, joins.map((j) => j.spkiSha256)],
+  });
   try {
-    const notBefore = opened[1]!.rows[0]!.now as Date;
+    // Both settle before anything is decided: a read that ran without its BEGIN held no lock.
+    const [, result] = await Promise.all([begin, read]);
+    const row = result.rows[0]!;
+    const notBefore = row.now as Date;
     deps.hints.observeDatabaseNow(notBefore);
-    const tokenIds = [...new Set(joins.map((j) => j.tokenId))];
-    const tokens = new Map((await client.query(SELECT_TOKENS, [tokenIds])).rows.map((r) => [r.id as string, toLockedToken(r)]));
-    const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
+    const tokens = new Map((row.tokens as Record<string, unknown>[]).map((r) => [r.id as string, toLockedToken(r)]));
     const existing = new Map<string, ExistingNode>();
-    if (trustedKeys.length) {
-      for (const r of (await client.query(SELECT_NODES, [trustedKeys])).rows) {
-        existing.set((r.hardware_key as Buffer).toString('hex'), {
-          id: r.id,
-          tenantId: r.tenant_id,
-          siteId: r.site_id,
-          poolId: r.pool_id,
-          role: r.role,
-          identityGeneration: r.identity_generation,
-        });
-      }
+    for (const r of row.nodes as Record<string, any>[]) {
+      existing.set(r.hardware_key, {
+        id: r.id,
+        tenantId: r.tenant_id,
+        siteId: r.site_id,
+        poolId: r.pool_id,
+        role: r.role,
+        identityGeneration: r.identity_generation,
+      });
     }
-
-    const certified = new Set(
-      (await client.query(SELECT_CERTIFIED_KEYS, [joins.map((j) => j.spkiSha256)])).rows.map((r) => (r.spki_sha256 as Buffer).toString('hex')),
-    );
+    const certified = new Set(row.certified as string[]);
 
     // Attestors with rows of their own read them only when the batch holds a join naming them.
     const states = new Map<Attestor<unknown>, unknown>();
@@ -247,20 +228,13 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         },
       });
     }
+    deps.onDecided?.();
     let wrote = false;
     try {
       const admitted = new Set(rows.map((r) => r.join));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
     } catch (error) {
       throw new AdmitWriteError(error, new Set());
-    }
-    if (rows.length) {
-      try {
-        await client.query(WRITE_ADMISSIONS_SQL, admissionParams(rows));
-      } catch (error) {
-        const fresh = new Set(rows.filter((r) => !r.decision.reclaim && r.join.trustedKey).map((r) => r.join.trustedKey!.toString('hex')));
-        throw new AdmitWriteError(error, fresh);
-      }
     }
     // A batch that admits nothing has nothing to commit. Rolling back matters for timing: a row lock gives
     // the transaction an id, so its COMMIT waits for a WAL flush that an unknown token id (no row, no lock)
@@ -269,8 +243,21 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       await client.query('ROLLBACK');
       return outcomes;
     }
+    // The write and COMMIT go out together. A failed write aborts the transaction, and the COMMIT behind it
+    // then rolls back: nothing was written, and the joins may be retried.
+    const write = rows.length ? client.query({ name: 'bc-join-write', text: WRITE_ADMISSIONS_SQL, values: admissionParams(rows) }) : null;
+    const commit = client.query('COMMIT');
+    if (write) {
+      try {
+        await write;
+      } catch (error) {
+        await commit.catch(() => {});
+        const fresh = new Set(rows.filter((r) => !r.decision.reclaim && r.join.trustedKey).map((r) => r.join.trustedKey!.toString('hex')));
+        throw new AdmitWriteError(error, fresh);
+      }
+    }
     try {
-      await client.query('COMMIT');
+      await commit;
     } catch (error) {
       throw new CommitError('COMMIT failed', { cause: error });
     }

@@ -8,6 +8,7 @@ import { signEnvelope } from './crypto/envelope';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
 import { RaceWindow } from './races';
+import { AdmissionPipeline, type PipelineStats, type QueuedJoin } from './admission-pipeline';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
 
@@ -21,34 +22,37 @@ export interface JoinServiceOptions {
   certTtlSeconds?: number;
   /** Most joins admitted in one transaction. */
   maxBatch?: number;
+  /**
+   * Most admission transactions in flight at once, each on its own connection. Default 1 (one at a time):
+   * on the 2-core bench machines, where agents, server and PostgreSQL already use both cores, 3 in flight
+   * cost 1.54 ms of CPU per join against 1.23 with 1, for no measurable gain in joins/s (bench/join.ts
+   * --compare, medians of 4 rounds); overlap pays only where a core sits idle while a transaction commits.
+   */
+  maxInFlight?: number;
+  /** Fewest waiting joins that start a transaction beside one in flight (default 16). */
+  minOverlapBatch?: number;
   /** The refusal-event rate limit (60 per attestor and reason per minute). */
   refusalLimit?: RefusalLimit;
   /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
   preparer?: JoinPreparer;
 }
 
-interface Pending {
-  join: PreparedJoin;
-  /** The join's RaceWindow mark. */
-  since: number;
-  resolve: (outcome: AdmitOutcome) => void;
-}
-
 /**
  * JoinService: turns a Join request into a signed answer. The CPU half (seal, CSR, hardware key) runs
- * per request; admissions are queued and committed in batches, one transaction at a time per process, so
- * joins that arrive together share one lock of their token and one durable commit. A batch that fails on
+ * per request; admissions are queued and committed in batches (AdmissionPipeline: the next batch opens its
+ * transaction while the previous one commits), so joins that arrive together share one lock of their token
+ * and one durable commit. A batch that fails on
  * a unique violation (a machine joining concurrently through another instance) is retried join by join,
  * and the join that collided answers CONFLICT; so does a join whose machine an earlier batch of this
  * process admitted while the join was waiting (RaceWindow).
  */
 export class JoinService {
-  private readonly queue: Pending[] = [];
-  private draining = false;
   private readonly certTtlSeconds: number;
   private readonly hints = new CertificateHints();
-  private readonly maxBatch: number;
   private readonly races = new RaceWindow();
+  private readonly pipeline: AdmissionPipeline;
+  /** The keys the latest join was prepared with; a batch admits with them. */
+  private crypto: JoinCrypto | null = null;
 
   constructor(private readonly options: JoinServiceOptions) {
     const ttl = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
@@ -56,7 +60,12 @@ export class JoinService {
       throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
     }
     this.certTtlSeconds = ttl;
-    this.maxBatch = options.maxBatch ?? 128;
+    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 1, options.minOverlapBatch);
+  }
+
+  /** The admission pipeline's counters (batches, joins, time in batches, most in flight). */
+  get pipelineStats(): PipelineStats {
+    return this.pipeline.stats;
   }
 
   /** Answers a Join request from its body's bytes (null when absent or larger than the limit). */
@@ -92,13 +101,8 @@ export class JoinService {
       await this.refuse([{ ...prepared, tenantId: null }]);
       return JOIN_REFUSED;
     }
-    const outcome = await new Promise<AdmitOutcome>((resolve) => {
-      this.queue.push({ join: prepared, since, resolve });
-      if (!this.draining) {
-        this.draining = true;
-        setImmediate(() => void this.drain(crypto));
-      }
-    });
+    this.crypto = crypto;
+    const outcome = await new Promise<AdmitOutcome>((resolve) => this.pipeline.push({ join: prepared, since, resolve }));
     if (outcome.kind === 'joined' || outcome.kind === 'pending') {
       const envelope = signEnvelope(outcome.body, crypto.signingKey);
       return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
@@ -127,25 +131,20 @@ export class JoinService {
     }
   }
 
-  private async drain(crypto: JoinCrypto) {
-    const batch = this.queue.splice(0, this.maxBatch);
+  private async admitQueued(batch: QueuedJoin[], decided: () => void) {
     // Joins whose machine a batch admitted while they waited: the two joins raced.
     const racedJoins = new Set(
       batch.filter((p) => p.join.trustedKey !== null && this.races.raced(p.since, p.join.trustedKey.toString('hex'))).map((p) => p.join),
     );
     try {
       const rootTenantId = await this.options.loadRootTenantId();
-      const deps = { crypto, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins };
+      const deps = { crypto: this.crypto!, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins, onDecided: decided };
       const outcomes = await this.admit(batch.map((p) => p.join), deps);
       this.races.record(batch.filter((p, i) => outcomes[i]!.kind === 'joined' && p.join.trustedKey).map((p) => p.join.trustedKey!.toString('hex')));
       batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (error) {
       logError('join admission failed', error);
       for (const p of batch) p.resolve({ kind: 'error' });
-    } finally {
-      // One batch per turn: joins that arrived meanwhile form the next one.
-      if (this.queue.length) setImmediate(() => void this.drain(crypto));
-      else this.draining = false;
     }
   }
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt } from '../../agent/join';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
-import { createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { createJoinHarness, machineClaims, mintToken, untilBlockedBy, type JoinHarness } from '../../test/join-harness';
 import { RaceWindow } from './races';
 import { JOIN_REFUSED } from './wire';
 
@@ -56,12 +56,7 @@ async function inConsecutiveBatches(tokenId: string, first: unknown, second: unk
     await holder.query('SELECT 1 FROM join_tokens WHERE id = $1 FOR UPDATE', [tokenId]);
     const holderPid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
     const a = h.service.join(first);
-    for (let i = 0; ; i++) {
-      const blocked = await testDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${holderPid} = ANY(pg_blocking_pids(pid))`);
-      if (blocked.length) break;
-      if (i > 200) throw new Error('the first join never reached the token lock');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await untilBlockedBy(holderPid, 'the first join never reached the token lock');
     const b = h.service.join(second);
     await new Promise((r) => setTimeout(r, 50));
     await holder.query('COMMIT');

@@ -71,13 +71,35 @@ export async function loadRootTenantId(): Promise<string | null> {
   return root?.id ?? null;
 }
 
+/**
+ * How many admission transactions one process keeps in flight: BETTER_COMPUTE_JOIN_IN_FLIGHT, default 1
+ * (strictly one batch at a time; see JoinServiceOptions.maxInFlight for when more pays).
+ */
+export function joinInFlight(env: Record<string, string | undefined> = process.env): number | undefined {
+  const configured = env.BETTER_COMPUTE_JOIN_IN_FLIGHT;
+  if (configured === undefined || configured === '') return undefined;
+  const n = Number(configured);
+  if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`BETTER_COMPUTE_JOIN_IN_FLIGHT must be 1 to 8, not ${configured}`);
+  return n;
+}
+
 /** The process's JoinService, on DATABASE_URL. */
 export function getJoinService(): JoinService {
-  return (globalForJoin.joinService ??= new JoinService({
+  if (globalForJoin.joinService) return globalForJoin.joinService;
+  const service = new JoinService({
     pool: getPgPool(),
     loadCrypto: () => loadJoinCrypto(),
     loadRootTenantId,
     preparer: globalForJoin.joinPreparer,
     certTtlSeconds: process.env.BETTER_COMPUTE_CERT_TTL_SECONDS ? Number(process.env.BETTER_COMPUTE_CERT_TTL_SECONDS) : undefined,
-  }));
+    maxInFlight: joinInFlight(),
+  });
+  // The join benchmark's profile: on SIGUSR2 the process prints its admission counters on one stdout line.
+  if (process.env.BETTER_COMPUTE_JOIN_STATS === '1') {
+    process.on('SIGUSR2', () => process.stdout.write(`${JOIN_STATS_PREFIX}${JSON.stringify(service.pipelineStats)}\n`));
+  }
+  return (globalForJoin.joinService = service);
 }
+
+/** How the line printed for BETTER_COMPUTE_JOIN_STATS starts. */
+export const JOIN_STATS_PREFIX = 'join-pipeline-stats ';
