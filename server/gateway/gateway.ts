@@ -4,6 +4,7 @@ import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
 import { readBody } from '../http/read-body';
+import { certificatesOf, isNodeCertificate } from './peer';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 
 /**
@@ -79,6 +80,7 @@ export function createGateway(options: GatewayOptions): https.Server {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`]);
   const limit = options.maxBodyBytes ?? 64 * 1024;
+  const nodeCas = certificatesOf(options.nodeCaPem);
 
   const server = https.createServer(
     {
@@ -97,12 +99,15 @@ export function createGateway(options: GatewayOptions): https.Server {
     (req, res) => {
       const started = performance.now();
       const socket = req.socket as tls.TLSSocket;
-      // An expired certificate of the node CA is still vouched for: JoinService refuses it as `expired`, the
-      // reason an operator needs to see, rather than as a missing certificate.
-      const chained = socket.authorized || String(socket.authorizationError) === 'CERT_HAS_EXPIRED';
       // getPeerX509Certificate, not getPeerCertificate: the legacy object and a second parse of it cost about
       // a fifth of the gateway's time per call in bench:renew's profile.
-      const raw = chained ? socket.getPeerX509Certificate()?.raw : undefined;
+      const peer = socket.getPeerX509Certificate();
+      // An expired certificate of the node CA is still vouched for: JoinService refuses it as `expired`, the
+      // reason an operator needs to see, rather than as a missing certificate. Which one it is, the gateway
+      // verifies itself (dates aside), never from authorizationError: that names only OpenSSL's last
+      // complaint, and an expired self-signed certificate naming any node reads CERT_HAS_EXPIRED too.
+      const chained = peer !== undefined && (socket.authorized || isNodeCertificate(peer, nodeCas));
+      const raw = chained ? peer.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
