@@ -5,6 +5,7 @@ import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
 import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
+import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 
 /**
@@ -26,6 +27,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** Upper bound of a relayed body (the API's limit). */
   maxBodyBytes?: number;
+  /** Timeouts and the connection cap; {@link GATEWAY_LIMITS} for what is absent. */
+  limits?: Partial<GatewayLimits>;
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -81,6 +84,7 @@ export function createGateway(options: GatewayOptions): https.Server {
   const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`]);
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);
+  const limits = { ...GATEWAY_LIMITS, ...options.limits };
 
   const server = https.createServer(
     {
@@ -91,6 +95,13 @@ export function createGateway(options: GatewayOptions): https.Server {
       // Joins have no certificate yet; a presented one is believed only when `authorized` (it chains to the node CA).
       rejectUnauthorized: false,
       minVersion: 'TLSv1.2',
+      ciphers: GATEWAY_CIPHERS,
+      // A socket that has not finished its handshake in time is closed (tlsClientError below); after the
+      // handshake, the header and request bounds take over.
+      handshakeTimeout: limits.handshakeMs,
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
       // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
       // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
       // sixth of the gateway's TLS cost per connection in bench:renew.
@@ -142,8 +153,9 @@ export function createGateway(options: GatewayOptions): https.Server {
       );
     },
   );
-  // A client that breaks off its handshake must not take the process down.
-  server.on('tlsClientError', () => {});
+  server.maxConnections = limits.maxConnections;
+  // A client that breaks off its handshake, or runs out of time for it, must not take the process down.
+  server.on('tlsClientError', (_error, socket) => socket.destroy());
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
 }
