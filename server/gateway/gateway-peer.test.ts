@@ -153,4 +153,33 @@ describe('isNodeCertificate', () => {
     expect(isNodeCertificate(nodeCas[0]!, nodeCas)).toBe(false);
     expect(isNodeCertificate(new X509Certificate(r.gatewayCert.chainPem), nodeCas)).toBe(false);
   });
+
+  it('refuses what the node CA signed without a TLS client leaf profile', async () => {
+    const nodeCas = certificatesOf(r.h.bundle.nodeCa.certificatePem);
+    const caKey = await crypto.subtle.importKey('pkcs8', r.h.crypto.nodeCa.key.export({ type: 'pkcs8', format: 'der' }), ALG, false, ['sign']);
+    const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const signed = async (extensions: x509.Extension[]) =>
+      new X509Certificate(Buffer.from(
+        (
+          await x509.X509CertificateGenerator.create(
+            {
+              serialNumber: '01', subject: 'OU=bc-role:node', issuer: new x509.X509Certificate(r.h.bundle.nodeCa.certificatePem).subject,
+              notBefore: new Date(Date.now() - HOUR), notAfter: new Date(Date.now() + HOUR), signingAlgorithm: ALG,
+              publicKey: keys.publicKey, signingKey: caKey, extensions,
+            },
+            crypto,
+          )
+        ).rawData,
+      ));
+    const leaf = new x509.BasicConstraintsExtension(false, undefined, true);
+    const signing = new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true);
+    const client = new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]);
+    // The whole profile verifies: the CA's own signature, issuer and usages are what is checked.
+    expect(isNodeCertificate(await signed([leaf, signing, client]), nodeCas)).toBe(true);
+    expect(isNodeCertificate(await signed([leaf, signing, new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]), nodeCas)).toBe(false);
+    expect(isNodeCertificate(await signed([leaf, new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyEncipherment, true), client]), nodeCas)).toBe(false);
+    expect(isNodeCertificate(await signed([leaf, client]), nodeCas)).toBe(false);
+    expect(isNodeCertificate(await signed([leaf, signing]), nodeCas)).toBe(false);
+    expect(isNodeCertificate(await signed([new x509.BasicConstraintsExtension(true, undefined, true), signing, client]), nodeCas)).toBe(false);
+  });
 });
