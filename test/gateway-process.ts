@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ensureDevGatewayCredentials, startGatewayProcess } from '../server/boot/dev-gateway';
+import { gatewayFilesIn, writeGatewayFiles } from '../server/gateway/files';
 import type { Db } from '../server/db/client';
 
 /** A free TCP port on 127.0.0.1, for a gateway whose URL the server must publish before the gateway starts. */
@@ -43,6 +46,72 @@ export async function startTestGateway(options: { db: Db; secret: string; port: 
     async stop() {
       await stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** A gateway process started by {@link spawnGateway}: its URL and port, and each line it wrote to stdout. */
+export interface SpawnedGateway {
+  url: string;
+  port: number;
+  /** Its stdout, a line each: the call log (`{"gateway":"call",…}`) and the start line. */
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway process itself (server/gateway/main.ts, as `npm start` and `better-compute gateway` run it) with
+ * the given credentials, relaying to `apiUrl`, with `env` added (its limits, for instance). Resolves once it
+ * printed that it listens; its stdout stays readable in `lines` for the call log.
+ */
+export async function spawnGateway(options: {
+  credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
+  apiUrl: string;
+  env?: Record<string, string>;
+}): Promise<SpawnedGateway> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));
+  await writeGatewayFiles(gatewayFilesIn(dir), options.credentials);
+  const port = await reservePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env, BETTER_COMPUTE_GATEWAY_DIR: dir, BETTER_COMPUTE_GATEWAY_PORT: String(port), BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl },
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let partial = '';
+  const listening = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        if (line.startsWith('Gateway listening')) resolve();
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString('utf8')));
+    child.once('exit', (code) => reject(new Error(`the gateway exited (${code}) before it listened: ${stderr}`)));
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  try {
+    await listening;
+  } finally {
+    clearTimeout(timer);
+  }
+  return {
+    url: `https://127.0.0.1:${port}`,
+    port,
+    lines,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+      }
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

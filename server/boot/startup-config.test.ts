@@ -29,6 +29,14 @@ describe('start-up configuration', () => {
   });
 });
 
+describe('start-up configuration of the gateway', () => {
+  it('refuses a bad gateway limit before the gateway starts', () => {
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: '10', BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: '500' })).not.toThrow();
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: '0' })).toThrow(/^BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS must be a whole number from 1 to 120, not 0$/);
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: 'lots' })).toThrow(/^BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS must be a whole number/);
+  });
+});
+
 describe('the README\'s secret generators', () => {
   it('print a secret the start accepts (Debian\'s openssl, and node)', () => {
     const fromOpenssl = execFileSync('openssl', ['rand', '-base64', '32']).toString().trim();

@@ -2,6 +2,7 @@ import { DomainError } from '../errors';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
+import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';
 
 /**
@@ -32,6 +33,13 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (secret !== undefined && secret !== '') checkSecret(secret, 'BETTER_COMPUTE_SECRET');
   workerCount(env);
   joinThreadCount(env);
+  // The gateway child reads these itself; checked here too, so a bad value stops `npm start` rather than a
+  // gateway that exits and restarts every second.
+  try {
+    gatewayLimitsFromEnv(env);
+  } catch (error) {
+    throw new DomainError('INVALID_CONFIG', (error as Error).message);
+  }
 }
 
 /**

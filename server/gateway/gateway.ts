@@ -4,6 +4,8 @@ import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
 import { readBody } from '../http/read-body';
+import { certificatesOf, isNodeCertificate } from './peer';
+import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 
 /**
@@ -25,6 +27,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** Upper bound of a relayed body (the API's limit). */
   maxBodyBytes?: number;
+  /** Timeouts and the connection cap; {@link GATEWAY_LIMITS} for what is absent. */
+  limits?: Partial<GatewayLimits>;
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -79,6 +83,8 @@ export function createGateway(options: GatewayOptions): https.Server {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`]);
   const limit = options.maxBodyBytes ?? 64 * 1024;
+  const nodeCas = certificatesOf(options.nodeCaPem);
+  const limits = { ...GATEWAY_LIMITS, ...options.limits };
 
   const server = https.createServer(
     {
@@ -89,6 +95,13 @@ export function createGateway(options: GatewayOptions): https.Server {
       // Joins have no certificate yet; a presented one is believed only when `authorized` (it chains to the node CA).
       rejectUnauthorized: false,
       minVersion: 'TLSv1.2',
+      ciphers: GATEWAY_CIPHERS,
+      // A socket that has not finished its handshake in time is closed (tlsClientError below); after the
+      // handshake, the header and request bounds take over.
+      handshakeTimeout: limits.handshakeMs,
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
       // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
       // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
       // sixth of the gateway's TLS cost per connection in bench:renew.
@@ -97,12 +110,15 @@ export function createGateway(options: GatewayOptions): https.Server {
     (req, res) => {
       const started = performance.now();
       const socket = req.socket as tls.TLSSocket;
-      // An expired certificate of the node CA is still vouched for: JoinService refuses it as `expired`, the
-      // reason an operator needs to see, rather than as a missing certificate.
-      const chained = socket.authorized || String(socket.authorizationError) === 'CERT_HAS_EXPIRED';
       // getPeerX509Certificate, not getPeerCertificate: the legacy object and a second parse of it cost about
       // a fifth of the gateway's time per call in bench:renew's profile.
-      const raw = chained ? socket.getPeerX509Certificate()?.raw : undefined;
+      const peer = socket.getPeerX509Certificate();
+      // An expired certificate of the node CA is still vouched for: JoinService refuses it as `expired`, the
+      // reason an operator needs to see, rather than as a missing certificate. Which one it is, the gateway
+      // verifies itself (dates aside), never from authorizationError: that names only OpenSSL's last
+      // complaint, and an expired self-signed certificate naming any node reads CERT_HAS_EXPIRED too.
+      const chained = peer !== undefined && (socket.authorized || isNodeCertificate(peer, nodeCas));
+      const raw = chained ? peer.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
@@ -137,8 +153,9 @@ export function createGateway(options: GatewayOptions): https.Server {
       );
     },
   );
-  // A client that breaks off its handshake must not take the process down.
-  server.on('tlsClientError', () => {});
+  server.maxConnections = limits.maxConnections;
+  // A client that breaks off its handshake, or runs out of time for it, must not take the process down.
+  server.on('tlsClientError', (_error, socket) => socket.destroy());
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
 }

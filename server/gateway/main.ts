@@ -6,10 +6,12 @@
 import { BASE_PATH } from '../config/config';
 import { createGateway } from './gateway';
 import { gatewayFilesIn, readGatewayFiles } from './files';
+import { gatewayLimitsFromEnv } from './limits';
 
 export async function runGateway(options: { dir: string; port: number; apiUrl: string; host?: string }): Promise<() => Promise<void>> {
+  const limits = gatewayLimitsFromEnv();
   const credentials = await readGatewayFiles(gatewayFilesIn(options.dir));
-  const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH });
+  const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());

@@ -53,12 +53,14 @@ describe('issueNodeCertificate', () => {
     expect(issued.serialHex).toMatch(/^(0[1-9a-f]|[1-7][0-9a-f])[0-9a-f]{30}$/);
     expect(cert.issuer).toBe(caCert.subject);
     expect(cert.subjectName.toJSON()).toEqual([{ OU: ['bc-role:node'] }]);
-    // Backdated from the issuance for agents whose clock runs behind; the lifetime still counts from the issuance.
+    // Backdated from the issuance for agents whose clock runs behind, inside the lifetime: notAfter − notBefore is
+    // the ttl (protocol.md "Valid for"), so a one-day certificate ends before a day after its issuance.
     const issuance = Math.floor(base.notBefore.getTime() / 1000) * 1000;
     expect(cert.notBefore).toEqual(new Date(issuance - NODE_CERT_BACKDATE_SECONDS * 1000));
     expect(cert.notBefore).toEqual(issued.notBefore);
     expect(cert.notAfter).toEqual(issued.notAfter);
-    expect(issued.notAfter.getTime()).toBe(issuance + 86_400_000);
+    expect(issued.notAfter.getTime() - issued.notBefore.getTime()).toBe(86_400_000);
+    expect(issued.notAfter.getTime()).toBe(issuance + 86_400_000 - NODE_CERT_BACKDATE_SECONDS * 1000);
     expect(NODE_CERT_BACKDATE_SECONDS).toBeGreaterThanOrEqual(60);
     expect(NODE_CERT_BACKDATE_SECONDS).toBeLessThanOrEqual(300);
     expect(Buffer.from(cert.publicKey.rawData).equals(nodeKey)).toBe(true);
@@ -135,6 +137,17 @@ describe('issueNodeCertificate', () => {
     expect(text).toContain('ASN1 OID: prime256v1');
   });
 
+  it('counts the backdate inside the lifetime: notAfter − notBefore is ttlSeconds for every role and length', () => {
+    const issuance = Math.floor(base.notBefore.getTime() / 1000) * 1000;
+    for (const [role, ttlSeconds, backdate] of [['node', 86_400, 300], ['ramdisk', 7_200, 300], ['node', 3_000, 300], ['node', 60, 6], ['ramdisk', 9, 0]] as const) {
+      const c = issue({ role, ttlSeconds });
+      expect(c.notAfter.getTime() - c.notBefore.getTime()).toBe(ttlSeconds * 1000);
+      // The backdate is five minutes, or a tenth of a short lifetime so that most of it lies after the issuance.
+      expect(c.notBefore.getTime()).toBe(issuance - backdate * 1000);
+      expect(parse(c.der).notAfter).toEqual(c.notAfter);
+    }
+  });
+
   it('writes each role as its OU, and gives ramdisks at most two hours', () => {
     for (const role of ['node', 'site', 'ramdisk', 'node-tenant'] as const) {
       const c = parse(issue({ role, ttlSeconds: 7_200 }).der);
@@ -196,7 +209,7 @@ describe('issueNodeCertificate', () => {
   it('switches to GeneralizedTime from 2050, as RFC 5280 requires', () => {
     // A node CA valid across 2050 (certificates never outlive their CA).
     const across2050 = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'compute.example.com', now: new Date('2045-01-01T00:00:00Z') })).nodeCa;
-    const late = issueNodeCertificate(across2050, { ...base, notBefore: new Date('2049-12-31T23:35:00.999Z'), ttlSeconds: 3_300 });
+    const late = issueNodeCertificate(across2050, { ...base, notBefore: new Date('2049-12-31T23:35:00.999Z'), ttlSeconds: 3_600 });
     const c = parse(late.der);
     expect(c.notBefore.toISOString()).toBe('2049-12-31T23:30:00.000Z');
     expect(c.notAfter.toISOString()).toBe('2050-01-01T00:30:00.000Z');

@@ -17,13 +17,20 @@ export const MAX_NODE_CERT_TTL_SECONDS = 86_400;
 /** Longest ramdisk certificate lifetime. */
 export const MAX_RAMDISK_CERT_TTL_SECONDS = 7_200;
 /**
- * How long before its issuance a node certificate's validity starts: five minutes. A machine that joins before
- * its clock is synchronised (a PXE ramdisk on its RTC, a VM just resumed) can run minutes behind; without
- * this it would hold a certificate that is not yet valid and fail its first TLS handshakes. Five minutes covers
- * common drift while keeping the window before issuance short; the certificate certifies a key made for this
- * join, so the earlier start grants nothing to anyone else. `notAfter` still counts from the issuance.
+ * How long before its issuance a node certificate's validity starts: five minutes, or a tenth of the lifetime
+ * when that is shorter. A machine that joins before its clock is synchronised (a PXE ramdisk on its RTC, a VM
+ * just resumed) can run minutes behind; without this it would hold a certificate that is not yet valid and fail
+ * its first TLS handshakes. Five minutes covers common drift while keeping the window before issuance short; the
+ * certificate certifies a key made for this join, so the earlier start grants nothing to anyone else. The
+ * backdate counts inside the lifetime (protocol.md: "Valid for" is notAfter − notBefore), so a one-day
+ * certificate ends 23 h 55 min after its issuance, never later than its maximum allows.
  */
 export const NODE_CERT_BACKDATE_SECONDS = 300;
+
+/** The backdate of a certificate of `ttlSeconds`: {@link NODE_CERT_BACKDATE_SECONDS}, at most a tenth of the lifetime. */
+export function nodeCertBackdateSeconds(ttlSeconds: number): number {
+  return Math.min(NODE_CERT_BACKDATE_SECONDS, Math.floor(ttlSeconds / 10));
+}
 const MAX_EXTRA_URIS = 8;
 
 /**
@@ -46,11 +53,11 @@ export interface NodeCertificateRequest {
   role: NodeCertificateRole;
   /**
    * The issuance time (the database's now), truncated to the second. The certificate's notBefore is
-   * {@link NODE_CERT_BACKDATE_SECONDS} earlier; its notAfter is this plus `ttlSeconds`, or the CA's notAfter when
-   * that comes first.
+   * {@link nodeCertBackdateSeconds} earlier; its notAfter is that notBefore plus `ttlSeconds`, or the CA's
+   * notAfter when that comes first.
    */
   notBefore: Date;
-  /** Lifetime after issuance in whole seconds: 1 to 86,400, or to 7,200 for `ramdisk`. */
+  /** Lifetime (notAfter − notBefore, the backdate included) in whole seconds: 1 to 86,400, or to 7,200 for `ramdisk`. */
   ttlSeconds: number;
   /** Serial octets, 1 to 20, first octet 0x01 to 0x7f; a random 16-octet serial when absent. */
   serial?: Uint8Array;
@@ -63,7 +70,7 @@ export interface IssuedNodeCertificate {
   der: Buffer;
   /** The serial octets in lowercase hex. */
   serialHex: string;
-  /** The encoded validity: notBefore backdated from the issuance, notAfter capped at the CA's. */
+  /** The encoded validity: notBefore backdated from the issuance, notAfter `ttlSeconds` later, capped at the CA's. */
   notBefore: Date;
   notAfter: Date;
   /** `spiffe://<trustDomain>/site/<siteId>/node/<nodeId>`, the certificate's first SAN. */
@@ -81,7 +88,7 @@ const BC_URN = /^urn:bc:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]{1,500}$/;
 /**
  * Issues a node's client certificate, the profile `protocol.md` fixes: X.509 v3; a positive serial of at most 20
  * octets; issuer = the node CA's subject; subject exactly `OU=bc-role:<role>`; validity from
- * {@link NODE_CERT_BACKDATE_SECONDS} before the issuance to the issuance + ttlSeconds, never past the CA's notAfter;
+ * {@link nodeCertBackdateSeconds} before the issuance, for ttlSeconds in all, never past the CA's notAfter;
  * the given P-256 key; basicConstraints cA=false and keyUsage digitalSignature (both critical), extendedKeyUsage
  * serverAuth and clientAuth (the SPIFFE X509-SVID rule), subjectAltName with the SPIFFE ID first and then only `urn:bc:` URIs,
  * authority and subject key identifiers; signed ecdsa-with-SHA256. No tenant and no private-arc OID appear.
@@ -108,8 +115,8 @@ export function issueNodeCertificate(ca: NodeCertificateIssuer, request: NodeCer
 
   const issuedAt = Math.floor(request.notBefore.getTime() / 1000) * 1000;
   if (issuedAt >= issuer.notAfter.getTime()) throw new DomainError('INVALID_CONFIG', 'The node CA has expired: it can issue no certificate');
-  const notBefore = new Date(issuedAt - NODE_CERT_BACKDATE_SECONDS * 1000);
-  const notAfter = new Date(Math.min(issuedAt + ttlSeconds * 1000, issuer.notAfter.getTime()));
+  const notBefore = new Date(issuedAt - nodeCertBackdateSeconds(ttlSeconds) * 1000);
+  const notAfter = new Date(Math.min(notBefore.getTime() + ttlSeconds * 1000, issuer.notAfter.getTime()));
   const san = sequence(SAN_OID, octetString(sequence(...uris.map((uri) => tlv(0x86, Buffer.from(uri, 'latin1'))))));
   const keyId = createHash('sha1').update(spki.subarray(P256_SPKI_PREFIX.length)).digest();
   const ski = sequence(SKI_OID, octetString(octetString(keyId)));

@@ -139,9 +139,9 @@ describe('dev --sim --renew', () => {
     const machines = [];
     for (let i = 0; i < 3; i++) {
       const { answer } = await joinThroughGateway(r, token!);
-      // A short certificate (60 s, backdated 5 minutes as every node certificate is): past 60% of its life.
+      // A short certificate (60 s, issued 40 s ago): past 60% of its life and not yet expired.
       const key = generateNodeKeyAndCsr();
-      const short = issueNodeCertificate(r.h.crypto.nodeCa, { publicKeySpkiDer: key.spkiDer, trustDomain: answer.trustDomain, siteId: answer.siteId, nodeId: answer.nodeId, role: 'node', notBefore: new Date(), ttlSeconds: 60 });
+      const short = issueNodeCertificate(r.h.crypto.nodeCa, { publicKeySpkiDer: key.spkiDer, trustDomain: answer.trustDomain, siteId: answer.siteId, nodeId: answer.nodeId, role: 'node', notBefore: new Date(Date.now() - 40_000), ttlSeconds: 60 });
       await testDb().nodeCert.create({
         data: { serial: short.serialHex, nodeId: answer.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(short.der), notBefore: short.notBefore, notAfter: short.notAfter },
       });

@@ -1,0 +1,64 @@
+/**
+ * The gateway's connection bounds. It faces the network with mutual TLS, so a client that opens sockets and
+ * never finishes a handshake, or trickles a request, must cost it a bounded amount: the handshake has
+ * `handshakeMs`, then the API's bounds apply (server/boot/http-server.ts HTTP_TIMEOUTS: 20 s for the headers,
+ * 60 s for the whole request, checked every second), and at most `maxConnections` sockets are open at once
+ * (a socket past the cap is closed at accept, before any TLS work).
+ */
+export interface GatewayLimits {
+  handshakeMs: number;
+  headersMs: number;
+  requestMs: number;
+  checkIntervalMs: number;
+  maxConnections: number;
+}
+
+export const GATEWAY_LIMITS: GatewayLimits = {
+  handshakeMs: 10_000,
+  headersMs: 20_000,
+  requestMs: 60_000,
+  checkIntervalMs: 1_000,
+  // An agent holds a connection for one call (a join or a renewal); ten thousand in flight is far above a
+  // fleet's renewal rate and far below the descriptors Node raises its limit to.
+  maxConnections: 10_000,
+};
+
+/**
+ * TLS 1.2 suites: ECDHE with an AEAD only (no CBC, no SHA-1 MAC, no static RSA or DHE). The TLS 1.3 suites are
+ * Node's defaults, named here because a `ciphers` list without them would turn TLS 1.3 off.
+ */
+export const GATEWAY_CIPHERS = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+function wholeNumber(env: Record<string, string | undefined>, name: string, min: number, max: number): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${value}`);
+  return n;
+}
+
+/**
+ * The limits the environment sets: BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS (1 to 120, default 10) and
+ * BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS (1 to 1,000,000, default 10,000); the rest are {@link GATEWAY_LIMITS}.
+ *
+ * @throws Error naming the variable when a value is out of range.
+ */
+export function gatewayLimitsFromEnv(env: Record<string, string | undefined> = process.env): GatewayLimits {
+  const handshakeSeconds = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS', 1, 120);
+  const maxConnections = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS', 1, 1_000_000);
+  return {
+    ...GATEWAY_LIMITS,
+    ...(handshakeSeconds === undefined ? {} : { handshakeMs: handshakeSeconds * 1000 }),
+    ...(maxConnections === undefined ? {} : { maxConnections }),
+  };
+}
