@@ -2,15 +2,21 @@
 export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
 
 /**
- * Which of the batch's machines are known: a node of the token's site holds the machine's trusted hardware
- * key, or one of its permanent MACs (12 hex digits). Both are index lookups (`nodes_trusted_hardware_key`
- * and the `nodes_macs` GIN index); `i` is the join's index in the batch.
+ * Which of the batch's machines are known (protocol.md "Discovery joins"): the token's bound MAC (12 hex
+ * digits), which the boot step vouched for, is a permanent MAC of a node of the token's site. Claims alone
+ * never make a machine known. The matched node (one whose trusted hardware key is also the join's first, so
+ * the event names the most likely machine) is an index lookup (the `nodes_macs` GIN index); `i` is the
+ * join's index in the batch.
  */
 export const SELECT_KNOWN_MACHINES = `
-SELECT k.i
-  FROM unnest($1::int[], $2::text[], $3::bytea[], $4::text[]) AS k(i, site, hk, macs)
- WHERE EXISTS (SELECT 1 FROM nodes n WHERE k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk AND n.site_id = k.site)
-    OR EXISTS (SELECT 1 FROM nodes n WHERE compute_node_macs(n.claims) && string_to_array(k.macs, ',') AND n.site_id = k.site)`;
+SELECT k.i, m.id AS node_id
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[]) AS k(i, site, mac, hk)
+  CROSS JOIN LATERAL (
+    SELECT n.id FROM nodes n
+     WHERE compute_node_macs(n.claims) @> ARRAY[k.mac] AND n.site_id = k.site
+     ORDER BY (k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk) DESC, n.id
+     LIMIT 1
+  ) m`;
 
 /**
  * Each machine's latest request, locked (machine keys in sorted order, so concurrent batches cannot

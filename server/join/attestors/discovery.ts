@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
-import { isPermanentGlobalMac, normalizeMac } from '../hardware/claims';
 import type { PreparedJoin } from '../prepare';
 import { EXPIRE_REQUESTS, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
 import { discoverySettings } from './discovery-settings';
@@ -30,8 +29,8 @@ interface RecordedRequest {
 }
 
 export interface DiscoveryState {
-  /** Joins (by batch index) whose machine belongs to a node of the token's site. */
-  known: Set<PreparedJoin>;
+  /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
+  known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
   expire: string[];
   recorded: Map<string, RecordedRequest>;
@@ -48,13 +47,15 @@ export function machineKeyOf(join: PreparedJoin, token: LockedToken): string | n
   return token.boundMac ? `mac:${token.siteId}:${token.boundMac}` : null;
 }
 
-const macDigits = (join: PreparedJoin) =>
-  (join.claims.macs ?? []).filter(isPermanentGlobalMac).map((m) => normalizeMac(m)!.replaceAll(':', ''));
+/** A normalized MAC (`3c:ec:…`) as the 12 hex digits `compute_node_macs` compares. */
+const macDigits = (mac: string) => mac.replaceAll(':', '');
 
 /**
  * The `discovery` attestor (protocol.md "Discovery joins"): a PXE-booted ramdisk presenting a discovery
  * token, single use and bound to the MAC its boot step saw. In order: the token rules, the bound MAC, then
- * the site's `approval` policy: a known machine under `unknown-machines` is admitted at once; any other
+ * the site's `approval` policy: a known machine (the token's bound MAC, which the boot step vouched for, is a
+ * permanent MAC of a node of the site; claims alone never count) under `unknown-machines` is admitted at
+ * once and published as `node.join-request.auto-admitted`, naming the node it matched; any other
  * machine is admitted only by the retry whose CSR hash an operator approved (consuming the approval), and
  * waits in a join request otherwise. A rejected request refuses its token; an expired or consumed one
  * refuses its CSR.
@@ -63,17 +64,17 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   name: 'discovery',
 
   async load(client, joins, tokens) {
-    const state: DiscoveryState = { known: new Set(), latest: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
+    const state: DiscoveryState = { known: new Map(), latest: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
     const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
     if (!mine.length) return state;
-    const site = (j: PreparedJoin) => tokens.get(j.tokenId)!.siteId;
+    const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
     const known = await client.query(SELECT_KNOWN_MACHINES, [
-      mine.map((_, i) => i),
-      mine.map(site),
-      mine.map((j) => j.trustedKey),
-      mine.map((j) => macDigits(j).join(',')),
+      bound.map((_, i) => i),
+      bound.map((j) => tokens.get(j.tokenId)!.siteId),
+      bound.map((j) => macDigits(tokens.get(j.tokenId)!.boundMac!)),
+      bound.map((j) => j.trustedKey),
     ]);
-    for (const row of known.rows) state.known.add(mine[row.i as number]!);
+    for (const row of known.rows) state.known.set(bound[row.i as number]!, row.node_id as string);
     const keys = [...new Set(mine.map((j) => machineKeyOf(j, tokens.get(j.tokenId)!)).filter((k): k is string => k !== null))].sort();
     for (const r of (await client.query(SELECT_LATEST_REQUESTS, [keys])).rows) {
       const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
@@ -107,7 +108,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
     if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId);
 
-    const admit = (poolId: string | null, pool: LockedToken['pool']): AttestorVerdict => {
+    const admit = (poolId: string | null, pool: LockedToken['pool'], knownNodeId?: string): AttestorVerdict => {
       const poolRefusal = checkPool('discovery', t, pool, poolId);
       if (poolRefusal) return poolRefusal;
       const trust = nodeTrust({ ...t, poolId, pool }, rootTenantId);
@@ -123,11 +124,13 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         hardwareKeyTrusted: false,
         trust,
         state: 'adopted',
+        ...(knownNodeId ? { autoAdmitted: { matchedNodeId: knownNodeId, mac: t.boundMac! } } : {}),
       };
     };
 
     const settings = discoverySettings(t.site.discovery);
-    if (settings.approval === 'unknown-machines' && state.known.has(join)) return admit(null, null);
+    const knownNodeId = state.known.get(join);
+    if (settings.approval === 'unknown-machines' && knownNodeId) return admit(null, null, knownNodeId);
 
     const machineKey = machineKeyOf(join, t)!;
     const latest = state.latest.get(machineKey);
