@@ -132,6 +132,11 @@ async function undecidable(db: Db, principal: Principal, ref: { tenantId: string
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', ref);
   const row = await selectJoinRequest(db, ref.requestId, visibleTo(pool));
   if (!row) return new DomainError('NOT_FOUND', `Join request ${ref.requestId} not found`);
+  // Still pending: its token went bad between the check and the approving statement; say why.
+  if (verb === 'approve' && row.state === 'pending') {
+    const refused = await assertApprovable(db, pool, [row.id], visibleTo(pool)).catch((error: unknown) => error);
+    if (refused instanceof DomainError) return refused;
+  }
   return new DomainError('INVALID_STATE', `Join request ${ref.requestId} is ${row.state}: it cannot be ${verb === 'approve' ? 'approved' : 'rejected'}`, {
     field: 'requestId',
   });
