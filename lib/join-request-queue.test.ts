@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
-import { claimEntries, clickSelection, decidedElsewhere, mergeRows, toQueueFilter } from './join-request-queue';
+import { approvablePools, claimEntries, clickSelection, decidedElsewhere, mergeRows, toQueueFilter } from './join-request-queue';
 
 const order = ['a', 'b', 'c', 'd', 'e'];
 
@@ -54,5 +54,31 @@ describe('claimEntries and filters', () => {
     expect(toQueueFilter(null)).toBe('pending');
     expect(toQueueFilter('bogus')).toBe('pending');
     expect(toQueueFilter('all')).toBe('all');
+  });
+});
+
+describe('approvablePools', () => {
+  const pool = (id: string, extra: Partial<{ siteId: string; agent: string; archivedAt: string | null; policy: { joinAttestors?: string[] } }> = {}) => ({
+    id, siteId: 'site_1', agent: 'bcd', archivedAt: null, policy: {}, ...extra,
+  });
+  const pools = [
+    pool('pool_any'),
+    pool('pool_tokens', { policy: { joinAttestors: ['join-token'] } }),
+    pool('pool_pxe', { policy: { joinAttestors: ['join-token', 'discovery'] } }),
+    pool('pool_archived', { archivedAt: '2026-01-01T00:00:00Z' }),
+    pool('pool_none', { agent: 'none' }),
+    pool('pool_elsewhere', { siteId: 'site_2' }),
+  ];
+  it("offers only the pools whose policy admits the requests' attestor, live, running bcd, in their site", () => {
+    expect(approvablePools(pools, [request('jreq_1', '2026-01-01T00:00:00Z')]).map((p) => p.id)).toEqual(['pool_any', 'pool_pxe']);
+  });
+  it('needs every selected request to be admitted: a tpm request beside a discovery one leaves only the pool without a policy', () => {
+    const selection = [request('jreq_1', '2026-01-01T00:00:00Z'), request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { attestor: 'tpm' })];
+    expect(approvablePools(pools, selection).map((p) => p.id)).toEqual(['pool_any']);
+  });
+  it("offers nothing for requests of two sites, and another site's pools for that site's requests", () => {
+    const two = [request('jreq_1', '2026-01-01T00:00:00Z'), request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { siteId: 'site_2' })];
+    expect(approvablePools(pools, two)).toEqual([]);
+    expect(approvablePools(pools, [two[1]!]).map((p) => p.id)).toEqual(['pool_elsewhere']);
   });
 });

@@ -106,3 +106,30 @@ export function isTypingTarget(target: EventTarget | null): boolean {
   if (element.tagName === 'INPUT' && ['checkbox', 'radio'].includes((element as HTMLInputElement).type)) return element.closest('dialog[open]') !== null;
   return element.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName) || element.closest('dialog[open]') !== null;
 }
+
+/** What the pool picker needs of a pool (a `pools.list` item). */
+interface PickablePool {
+  id: string;
+  siteId: string;
+  agent: string;
+  archivedAt: string | null;
+  policy: { joinAttestors?: readonly string[] };
+}
+
+/**
+ * The pools an approval of `requests` may be made into: the ones whose approved retry the join would admit.
+ * A pool qualifies when its machines run the daemon, it is not archived, it is in the site of every request,
+ * and its `policy.joinAttestors` (absent: every attestor) lists the attestor of every request. The server
+ * refuses the others (INVALID_STATE); the picker does not offer them.
+ */
+export function approvablePools<P extends PickablePool>(pools: readonly P[], requests: readonly Pick<JoinRequestRecord, 'siteId' | 'attestor'>[]): P[] {
+  const sites = new Set(requests.map((r) => r.siteId));
+  const attestors = new Set(requests.map((r) => r.attestor));
+  return pools.filter(
+    (pool) =>
+      pool.agent === 'bcd' &&
+      !pool.archivedAt &&
+      [...sites].every((site) => site === pool.siteId) &&
+      [...attestors].every((attestor) => !pool.policy.joinAttestors || pool.policy.joinAttestors.includes(attestor)),
+  );
+}

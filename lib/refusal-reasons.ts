@@ -109,6 +109,10 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     meaning: 'The join request expired before an operator decided, or its approval expired before the machine came back.',
     action: 'Reboot the machine into the ramdisk to ask again, and approve within the site\'s pending TTL (or with a longer approval TTL).',
   },
+  'discovery:queue-full': {
+    meaning: "The site's join request queue is full: as many requests as the site's maxPendingRequests wait for a decision, so this new machine was not queued.",
+    action: 'Approve or reject waiting requests (Join requests page), or raise the cap: better-compute sites update <site> --max-pending <count>. The machine asks again on its next PXE boot.',
+  },
   'join:malformed': {
     meaning: 'The join request itself was malformed (not the token).',
     action: 'Usually a broken or foreign client; update bcd to a current release.',

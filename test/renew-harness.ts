@@ -131,9 +131,10 @@ export async function joinThroughGateway(
   r: RenewHarness,
   token: string,
   claims: HardwareClaims = machineClaims(),
+  options: { role?: string; attestor?: string; expectedRole?: string } = {},
 ): Promise<{ dir: string; answer: IssuedAnswer }> {
   const keys = generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims, keys });
+  const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims, keys, role: options.role, attestor: options.attestor });
   const reply = await postToGateway(r.target, undefined, `${BASE}/v1/join`, attempt.body);
   if (reply.status !== 200) throw new Error(`join through the gateway answered ${reply.status}: ${reply.body}`);
   const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
@@ -141,7 +142,7 @@ export async function joinThroughGateway(
     signingCertificateDer: r.h.trust.signingCertificateDer,
     csrSha256: keys.csrSha256,
     publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
+    expectedRole: options.expectedRole ?? 'node',
   }) as IssuedAnswer;
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
   await writeIdentity(dir, {

@@ -46,16 +46,18 @@ export function registerSiteCommands(program: Command) {
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
     .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
+    .option('--max-pending <count>', 'how many join requests may wait at once; a full queue refuses new machines', (v) => Number(v))
     .option('--json', 'print JSON')
-    .action(async (siteId: string, opts: { tenant: string; discoveryApproval?: string; pendingTtl?: number; json?: boolean }, cmd: Command) => {
+    .action(async (siteId: string, opts: { tenant: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const discovery = {
         ...(opts.discoveryApproval ? { approval: opts.discoveryApproval } : {}),
         ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
+        ...(opts.maxPending !== undefined ? { maxPendingRequests: opts.maxPending } : {}),
       };
       const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery });
       if (opts.json) return printJson(site);
-      process.stdout.write(`Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s\n`);
+      process.stdout.write(`Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once\n`);
     });
 }

@@ -13,6 +13,7 @@ function hrefFor(key: string, value: string, data: Record<string, unknown>, tena
     case 'tokenId':
       return poolId ? withTenant(`/join-tokens?pool=${encodeURIComponent(poolId)}`, tenantId) : null;
     case 'nodeId':
+    case 'matchedNodeId':
       return withTenant(`/nodes/${encodeURIComponent(value)}`, tenantId);
     case 'requestId': {
       // The queue shows a request on its pool's page; `state=all` finds it whatever was decided since.
@@ -26,7 +27,7 @@ function hrefFor(key: string, value: string, data: Record<string, unknown>, tena
 
 /** `csrSha256` → `CSR SHA-256`: the data's keys as words. */
 export function labelOf(key: string): string {
-  const special: Record<string, string> = { csrSha256: 'CSR SHA-256', tokenId: 'token', poolId: 'pool', siteId: 'site', nodeId: 'node', requestId: 'request' };
+  const special: Record<string, string> = { csrSha256: 'CSR SHA-256', tokenId: 'token', poolId: 'pool', siteId: 'site', nodeId: 'node', matchedNodeId: 'matched node', requestId: 'request' };
   return special[key] ?? key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 

@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'node.joined',
   'node.adopted',
   'node.reclaimed',
+  'node.join-request.auto-admitted',
   'security.join.refused',
   'security.join-token.created',
   'security.join-token.revoked',

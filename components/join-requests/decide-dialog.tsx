@@ -19,7 +19,7 @@ interface DecideDialogProps {
   action: 'approve' | 'reject' | null;
   /** How many requests the decision covers. */
   count: number;
-  /** The bcd pools of the requests' site: where an approval may admit them. */
+  /** The pools the join would admit the requests into (approvablePools): the only ones offered. */
   pools: Pool[];
   defaultPoolId: string;
   isPending: boolean;
@@ -59,6 +59,12 @@ function DecideForm({ action, count, pools, defaultPoolId, isPending, error, onD
         </p>
         {isApprove && (
           <>
+            {pools.length === 0 && (
+              <p className="form-error" role="alert">
+                No pool of this site admits {count === 1 ? 'this machine' : 'these machines'}: a pool must run bcd, be live, and list the request&apos;s attestor in its
+                policy.joinAttestors (or have no such list).
+              </p>
+            )}
             <Field label="Pool">
               {(control) => (
                 <select {...control} value={poolId} onChange={(event) => setPoolId(event.target.value)}>

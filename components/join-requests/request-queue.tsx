@@ -5,7 +5,7 @@ import { Dialog } from '@/components/ui/dialog';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
-import { QUEUE_SHORTCUTS, claimEntries, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
+import { QUEUE_SHORTCUTS, approvablePools, claimEntries, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { useTRPCClient } from '@/lib/trpc';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
@@ -42,6 +42,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   const current = rows.find((row) => row.id === cursor) ?? rows[0] ?? null;
   const selectedRows = rows.filter((row) => selected.has(row.id));
   const allSelected = rows.length > 0 && selectedRows.length === rows.length;
+  // Only pools whose approved retry the join would admit (attestor policy, live, this site) are offered.
+  const offeredPools = approvablePools(sitePools, rows.filter((row) => targets.includes(row.id)));
+  const defaultPoolId = offeredPools.some((p) => p.id === pool.id) ? pool.id : (offeredPools[0]?.id ?? '');
 
   function open(next: 'approve' | 'reject') {
     if (!canDecide) return;
@@ -202,8 +205,8 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       <DecideDialog
         action={action}
         count={targets.length}
-        pools={sitePools}
-        defaultPoolId={pool.id}
+        pools={offeredPools}
+        defaultPoolId={defaultPoolId}
         isPending={isPending}
         error={error}
         onDecide={(decision) => void decide(decision)}

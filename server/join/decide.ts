@@ -73,6 +73,12 @@ export interface Admission {
   trust: NodeTrust;
   /** Adopted at once unless the pool runs acceptance checks. */
   state: 'adopted' | 'adopting';
+  /**
+   * A discovery join admitted without a request because its token's bound MAC belongs to a node of the
+   * site: published as `node.join-request.auto-admitted` naming that node, so operators see every admission
+   * that no one decided.
+   */
+  autoAdmitted?: { matchedNodeId: string; mac: string };
 }
 
 export interface Refusal {

@@ -12,6 +12,7 @@ import { P256_SPKI_PREFIX } from '../pki/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
+import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
@@ -63,7 +64,8 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * checked in this order: gateway vouching for a peer certificate; the body; the presented leaf is byte for
  * byte a `node_certs` row, unrevoked, unexpired, of the node's current generation, the node not retired; the
  * vouched peer is that leaf; `clientTime` within 60 s of the database's time; `popSig` by the leaf's key over
- * the protocol's bytes (the CSR's hash); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
+ * the protocol's bytes (the CSR's hash); a `ramdisk` identity within its total life (ramdisk-life.ts, which also
+ * caps the new certificate's notAfter); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
  * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for 120 s, the key never certified.
  * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
  *
@@ -145,6 +147,11 @@ export class RenewService {
       proven = false;
     }
     if (!proven) throw refuse('pop', 'popSig does not verify under the current key', row);
+    // A ramdisk identity's total life is capped from its first issue; its renewals never extend it.
+    const life = ramdiskLife(row);
+    if (life && life.leftSeconds < MIN_RAMDISK_RENEWAL_SECONDS) {
+      throw refuse('ramdisk-lifetime', `the ramdisk identity of node ${row.node_id} reached its total life of ${life.capSeconds} s (the site's pendingTtlSeconds)`, row, true);
+    }
     let csr: ReturnType<typeof parseCsr>;
     try {
       csr = parseCsr(request.csr);
@@ -177,7 +184,8 @@ export class RenewService {
       nodeId: row.node_id,
       role: row.role as NodeCertificateRole,
       notBefore: new Date(row.now_seconds * 1000),
-      ttlSeconds: certificateTtlFor(row.role, this.certTtlSeconds),
+      // Never past the end of a ramdisk identity's life (ramdiskLife; at least a minute is left here).
+      ttlSeconds: Math.min(certificateTtlFor(row.role, this.certTtlSeconds), ramdiskLife(row)?.leftSeconds ?? Number.POSITIVE_INFINITY),
       extraUris: input.statements,
     });
     const outcome = await this.writes.run({ row, cert, spkiSha256: input.spkiSha256, proof: input.proof });

@@ -1,12 +1,16 @@
 /**
  * The presented leaves of a group of renewals, each found by the hash of its bytes (an index) and then
- * compared byte for byte, with its node; `ord` is the 1-based position of the leaf in the arrays.
+ * compared byte for byte, with its node; `ord` is the 1-based position of the leaf in the arrays. For a
+ * `ramdisk` leaf also when its identity was first issued (the node row's creation, at its join) and the site's
+ * discovery settings, which cap the identity's total life (ramdisk-life.ts).
  */
 export const SELECT_PRESENTED_LEAVES = `
 SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
        c.revoked_at IS NOT NULL AS is_revoked, c.not_after <= compute_now() AS is_expired,
        n.identity_generation AS node_generation, n.state, n.tenant_id, n.site_id,
-       extract(epoch FROM compute_now())::float8 AS now_seconds
+       extract(epoch FROM compute_now())::float8 AS now_seconds,
+       CASE WHEN c.role = 'ramdisk' THEN extract(epoch FROM n.created_at)::float8 END AS first_issued_seconds,
+       CASE WHEN c.role = 'ramdisk' THEN (SELECT s.discovery FROM sites s WHERE s.id = n.site_id) END AS site_discovery
   FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS i(hash, der, ord)
   JOIN node_certs c ON sha256(c.der) = i.hash AND c.der = i.der
   JOIN nodes n ON n.id = c.node_id`;

@@ -19,6 +19,10 @@ export interface LeafRow {
   tenant_id: string;
   site_id: string;
   now_seconds: number;
+  /** `ramdisk` leaves only: when the identity was first issued (Unix seconds), else null. */
+  first_issued_seconds: number | null;
+  /** `ramdisk` leaves only: the site's stored discovery settings (discoverySettings), else null. */
+  site_discovery: unknown;
 }
 
 /** A renewal that passed every check that needs no lock, with its certificate signed. */

@@ -6,6 +6,7 @@ import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
 import { parseInput } from '../tokens/schemas';
 import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
+import { approvableGuard, assertApprovable } from './approvable';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import {
   approveJoinRequestInput,
@@ -50,8 +51,10 @@ function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql,
 /**
  * Approves pending requests into the pool for `ttlSeconds` (60 to 86,400, default 3,600), one statement
  * per call whatever the number of ids (at most 200). Decided as `compute:join-tokens:create` on the pool;
- * an archived pool, or one that runs no daemon, is INVALID_STATE. A request this pool already approved
- * (two operators at once, a retried call) counts as approved; any other is `skipped`.
+ * an archived pool, or one that runs no daemon, is INVALID_STATE, and so is any approval whose retry would
+ * certainly be refused (see assertApprovable: the pool's joinAttestors, the request token's state, tenant and
+ * site). A request this pool already approved (two operators at once, a retried call) counts as approved;
+ * any other is `skipped`.
  */
 export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
   const valid = parseInput(approveJoinRequestsInput, input);
@@ -60,6 +63,7 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
   if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
   const ids = [...new Set(valid.requestIds)];
   const visible = visibleTo(pool);
+  await assertApprovable(db, pool, ids, visible);
   const rows = await db.$queryRaw<JoinRequestRow[]>(
     decideStatement(
       'approved',
@@ -67,7 +71,7 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
       visible,
       principal.actor,
       Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}, expires_at = compute_now() + ${valid.ttlSeconds}::int * interval '1 second'`,
-      Prisma.sql`state = 'pending' AND expires_at > compute_now()`,
+      Prisma.sql`state = 'pending' AND expires_at > compute_now() AND ${approvableGuard(pool)}`,
     ),
   );
   const approved = rows.map(toJoinRequestRecord);
@@ -128,6 +132,11 @@ async function undecidable(db: Db, principal: Principal, ref: { tenantId: string
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', ref);
   const row = await selectJoinRequest(db, ref.requestId, visibleTo(pool));
   if (!row) return new DomainError('NOT_FOUND', `Join request ${ref.requestId} not found`);
+  // Still pending: its token went bad between the check and the approving statement; say why.
+  if (verb === 'approve' && row.state === 'pending') {
+    const refused = await assertApprovable(db, pool, [row.id], visibleTo(pool)).catch((error: unknown) => error);
+    if (refused instanceof DomainError) return refused;
+  }
   return new DomainError('INVALID_STATE', `Join request ${ref.requestId} is ${row.state}: it cannot be ${verb === 'approve' ? 'approved' : 'rejected'}`, {
     field: 'requestId',
   });

@@ -129,29 +129,51 @@ describe('the hardware key a request shows', () => {
 });
 
 describe('known machines and the site policy', () => {
-  it('admits a machine whose MAC belongs to a node of the site at once under unknown-machines, and holds it under always', async () => {
+  it('admits a machine whose bound MAC belongs to a node of the site at once under unknown-machines, publishing the node it matched, and holds it under always', async () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
-    await insertKnownNode(t, { macs: [m.mac.toUpperCase().replaceAll(':', '-')] });
+    const known = await insertKnownNode(t, { macs: [m.mac.toUpperCase().replaceAll(':', '-')] });
     await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { approval: 'always' } });
     await pendingOf(m);
     await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { approval: 'unknown-machines' } });
     const admitted = await join(m);
     expect(admitted.status).toBe(200);
     expect(admitted.answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
+    const events = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'node.join-request.auto-admitted' } });
+    expect(events.map((e) => e.data)).toEqual([
+      { nodeId: admitted.answer!.nodeId, matchedNodeId: known, mac: m.mac, siteId: t.siteId, attestor: 'discovery', tokenId: m.tokenId },
+    ]);
   });
 
-  it('knows a machine by its trusted hardware key, but not by a node of another site', async () => {
+  it("makes a caller that lists another node's MAC beside its bound MAC wait: no certificate, no node, a pending request", async () => {
+    const t = await createTestTenant(db());
+    const victim = randomMac();
+    await insertKnownNode(t, { macs: [victim] });
+    const m = await pxeMachine(t);
+    const claiming = { ...m, claims: { ...m.claims, macs: [m.mac, victim] } };
+    const result = await join(claiming);
+    expect(result.status).toBe(200);
+    expect(result.answer!.status).toBe('pending');
+    expect(await db().node.count({ where: { siteId: t.siteId, role: 'discovery' } })).toBe(0);
+    expect(await db().joinRequest.count({ where: { siteId: t.siteId, state: 'pending' } })).toBe(1);
+    expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'node.join-request.auto-admitted' } })).toBe(0);
+  });
+
+  it("counts a trusted hardware key match only when that node's MACs include the bound MAC, and never a node of another site", async () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
     const result = await join(m);
     const key = Buffer.from((await db().joinRequest.findFirstOrThrow({ where: { siteId: t.siteId } })).hardwareKey!);
     expect(result.answer!.status).toBe('pending');
+    // Same claims, same trusted key, but the node's MACs do not include the token's MAC: the key was the caller's word.
+    const keyOnly = await insertKnownNode(t, { productUuid: m.claims.productUuid, macs: [randomMac()] }, key);
+    expect((await join(m)).answer!.status).toBe('pending');
+    await db().node.delete({ where: { id: keyOnly } });
     const other = await createTestTenant(db());
-    await insertKnownNode(other, { productUuid: m.claims.productUuid }, key);
+    await insertKnownNode(other, { productUuid: m.claims.productUuid, macs: [m.mac] }, key);
     expect((await join(m)).answer!.status).toBe('pending');
     await db().node.deleteMany({ where: { siteId: other.siteId } });
-    await insertKnownNode(t, { productUuid: m.claims.productUuid }, key);
+    await insertKnownNode(t, { productUuid: m.claims.productUuid, macs: [m.mac] }, key);
     expect((await join(m)).answer!.status).toBe('joined');
   });
 });

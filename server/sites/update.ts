@@ -5,7 +5,7 @@ import { idOf } from '../names';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { DISCOVERY_APPROVALS, discoverySettings } from '../join/attestors/discovery-settings';
+import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
 import { parseInput } from '../tokens/schemas';
 import { loadSite, toSiteRecord, type SiteRecord } from './sites';
 
@@ -17,6 +17,12 @@ export const updateSiteInput = z.strictObject({
     .strictObject({
       approval: z.enum(DISCOVERY_APPROVALS).optional(),
       pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+      maxPendingRequests: z
+        .number()
+        .int()
+        .min(MAX_PENDING_REQUESTS.min, `must be at least ${MAX_PENDING_REQUESTS.min}`)
+        .max(MAX_PENDING_REQUESTS.max, `must be at most ${MAX_PENDING_REQUESTS.max}`)
+        .optional(),
     })
     .optional(),
 });
@@ -24,7 +30,8 @@ export const updateSiteInput = z.strictObject({
 /**
  * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:
  * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
- * operator; `pendingTtlSeconds`: how long a request waits). Later joins read the new settings.
+ * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once).
+ * Later joins read the new settings.
  */
 export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
   const valid = parseInput(updateSiteInput, input);

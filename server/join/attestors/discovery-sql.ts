@@ -2,15 +2,37 @@
 export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
 
 /**
- * Which of the batch's machines are known: a node of the token's site holds the machine's trusted hardware
- * key, or one of its permanent MACs (12 hex digits). Both are index lookups (`nodes_trusted_hardware_key`
- * and the `nodes_macs` GIN index); `i` is the join's index in the batch.
+ * Serializes the discovery joins of a site across every API instance, so that the cap on pending requests
+ * and "one live request per lease" hold under concurrency: a transaction-level advisory lock per site, taken
+ * in the sorted order the caller passes the sites in (two batches cannot deadlock) and after the tokens' and
+ * nodes' row locks, which every batch takes first. It is its own statement, sent before SELECT_KNOWN_MACHINES
+ * counts the pending requests: a statement that waited for the lock would count with its older snapshot.
+ */
+export const LOCK_SITE_QUEUES = `
+SELECT pg_advisory_xact_lock(hashtextextended('join-requests:' || s.site, 0))
+  FROM (SELECT site FROM unnest($1::text[]) WITH ORDINALITY AS u(site, ord) ORDER BY ord) s`;
+
+/**
+ * Which of the batch's machines are known (protocol.md "Discovery joins"), and (rows with `site`) how many
+ * live requests each site of the batch holds, read under LOCK_SITE_QUEUES: the token's bound MAC (12 hex
+ * digits), which the boot step vouched for, is a permanent MAC of a node of the token's site. Claims alone
+ * never make a machine known. The matched node (one whose trusted hardware key is also the join's first, so
+ * the event names the most likely machine) is an index lookup (the `nodes_macs` GIN index); `i` is the
+ * join's index in the batch.
  */
 export const SELECT_KNOWN_MACHINES = `
-SELECT k.i
-  FROM unnest($1::int[], $2::text[], $3::bytea[], $4::text[]) AS k(i, site, hk, macs)
- WHERE EXISTS (SELECT 1 FROM nodes n WHERE k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk AND n.site_id = k.site)
-    OR EXISTS (SELECT 1 FROM nodes n WHERE compute_node_macs(n.claims) && string_to_array(k.macs, ',') AND n.site_id = k.site)`;
+SELECT k.i, m.id AS node_id, NULL::text AS site, NULL::int AS pending
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[]) AS k(i, site, mac, hk)
+  CROSS JOIN LATERAL (
+    SELECT n.id FROM nodes n
+     WHERE compute_node_macs(n.claims) @> ARRAY[k.mac] AND n.site_id = k.site
+     ORDER BY (k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk) DESC, n.id
+     LIMIT 1
+  ) m
+UNION ALL
+SELECT NULL, NULL, s.site,
+       (SELECT count(*) FROM join_requests j WHERE j.site_id = s.site AND j.state = 'pending' AND j.expires_at > compute_now())::int
+  FROM unnest($5::text[]) AS s(site)`;
 
 /**
  * Each machine's latest request, locked (machine keys in sorted order, so concurrent batches cannot
@@ -30,9 +52,13 @@ SELECT r.id, r.machine_key, r.state, r.csr_sha256, r.token_id, r.pool_id, r.expi
 /** Pending or approved requests a newer attempt replaces: they read as `expired` from now on. */
 export const EXPIRE_REQUESTS = `UPDATE join_requests SET state = 'expired' WHERE id = ANY($1::text[]) AND state IN ('pending', 'approved')`;
 
+/** `node.join-request.created` events: at most this many per tenant and site per window (rate_limit_hit). */
+export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix: 'join-request-created' } as const;
+
 /**
  * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims, ip, boot lease
- * epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones, marks the
+ * epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones (through the
+ * shared rate limit, per tenant and site, each event carrying the number `suppressed` before it), marks the
  * approvals the batch's admissions used as consumed, and announces every change with NOTIFY, all in the
  * admission transaction.
  */
@@ -57,8 +83,11 @@ WITH recorded AS (
   RETURNING id, tenant_id, site_id
 ), created_events AS (
   INSERT INTO events (tenant_id, type, data)
-  SELECT tenant_id, 'node.join-request.created', jsonb_build_object('requestId', id, 'siteId', site_id, 'attestor', 'discovery')
-    FROM recorded WHERE is_new
+  SELECT r.tenant_id, 'node.join-request.created',
+         jsonb_build_object('requestId', r.id, 'siteId', r.site_id, 'attestor', 'discovery', 'suppressed', h.suppressed)
+    FROM (SELECT * FROM recorded WHERE is_new ORDER BY id) r
+   CROSS JOIN LATERAL rate_limit_hit($16::text || ':' || r.tenant_id || ':' || r.site_id, $17::int, $18::interval) h
+   WHERE h.allowed
   RETURNING 1
 ), changes AS (
   SELECT tenant_id, site_id, id FROM recorded UNION ALL SELECT tenant_id, site_id, id FROM consumed

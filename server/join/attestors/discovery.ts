@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
-import { isPermanentGlobalMac, normalizeMac } from '../hardware/claims';
 import type { PreparedJoin } from '../prepare';
-import { EXPIRE_REQUESTS, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
+import { CREATED_EVENT_LIMIT, EXPIRE_REQUESTS, LOCK_SITE_QUEUES, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 
@@ -30,9 +29,11 @@ interface RecordedRequest {
 }
 
 export interface DiscoveryState {
-  /** Joins (by batch index) whose machine belongs to a node of the token's site. */
-  known: Set<PreparedJoin>;
+  /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
+  known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
+  /** Live pending requests per site, counted under the site's lock; decide adds the ones it records. */
+  pending: Map<string, number>;
   expire: string[];
   recorded: Map<string, RecordedRequest>;
   /** The approval each admitted join uses. */
@@ -40,41 +41,53 @@ export interface DiscoveryState {
 }
 
 /**
- * Requests are keyed by the machine's trusted hardware key, else by its site and the token's MAC (the
- * MAC the boot step saw is the one identifier a discovered machine surely has).
+ * A discovery request is keyed by what the boot step vouched for, the token's lease: its site and bound MAC.
+ * Never by the claims, which the caller writes: varying them must not open a second request, so one token
+ * (one lease) holds at most one live request, and a newer attempt refreshes it whatever it claims.
  */
-export function machineKeyOf(join: PreparedJoin, token: LockedToken): string | null {
-  if (join.trustedKey) return `hk:${join.trustedKey.toString('hex')}`;
+export function machineKeyOf(token: LockedToken): string | null {
   return token.boundMac ? `mac:${token.siteId}:${token.boundMac}` : null;
 }
 
-const macDigits = (join: PreparedJoin) =>
-  (join.claims.macs ?? []).filter(isPermanentGlobalMac).map((m) => normalizeMac(m)!.replaceAll(':', ''));
+/** A normalized MAC (`3c:ec:…`) as the 12 hex digits `compute_node_macs` compares. */
+const macDigits = (mac: string) => mac.replaceAll(':', '');
 
 /**
  * The `discovery` attestor (protocol.md "Discovery joins"): a PXE-booted ramdisk presenting a discovery
  * token, single use and bound to the MAC its boot step saw. In order: the token rules, the bound MAC, then
- * the site's `approval` policy: a known machine under `unknown-machines` is admitted at once; any other
+ * the site's `approval` policy: a known machine (the token's bound MAC, which the boot step vouched for, is a
+ * permanent MAC of a node of the site; claims alone never count) under `unknown-machines` is admitted at
+ * once and published as `node.join-request.auto-admitted`, naming the node it matched; any other
  * machine is admitted only by the retry whose CSR hash an operator approved (consuming the approval), and
- * waits in a join request otherwise. A rejected request refuses its token; an expired or consumed one
- * refuses its CSR.
+ * waits in a join request otherwise (one per lease, refreshed by newer attempts; a site whose
+ * `maxPendingRequests` are waiting refuses new ones, `discovery:queue-full`). A rejected request refuses
+ * its token; an expired or consumed one refuses its CSR.
  */
 export const discoveryAttestor: Attestor<DiscoveryState> = {
   name: 'discovery',
 
   async load(client, joins, tokens) {
-    const state: DiscoveryState = { known: new Set(), latest: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
+    const state: DiscoveryState = { known: new Map(), latest: new Map(), pending: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
     const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
     if (!mine.length) return state;
-    const site = (j: PreparedJoin) => tokens.get(j.tokenId)!.siteId;
-    const known = await client.query(SELECT_KNOWN_MACHINES, [
-      mine.map((_, i) => i),
-      mine.map(site),
-      mine.map((j) => j.trustedKey),
-      mine.map((j) => macDigits(j).join(',')),
+    const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
+    const sites = [...new Set(bound.map((j) => tokens.get(j.tokenId)!.siteId))].sort();
+    // Sent together (one wait): the lock statement runs first, so the count below is read under it.
+    const [, known] = await Promise.all([
+      client.query(LOCK_SITE_QUEUES, [sites]),
+      client.query(SELECT_KNOWN_MACHINES, [
+        bound.map((_, i) => i),
+        bound.map((j) => tokens.get(j.tokenId)!.siteId),
+        bound.map((j) => macDigits(tokens.get(j.tokenId)!.boundMac!)),
+        bound.map((j) => j.trustedKey),
+        sites,
+      ]),
     ]);
-    for (const row of known.rows) state.known.add(mine[row.i as number]!);
-    const keys = [...new Set(mine.map((j) => machineKeyOf(j, tokens.get(j.tokenId)!)).filter((k): k is string => k !== null))].sort();
+    for (const row of known.rows) {
+      if (row.site !== null) state.pending.set(row.site as string, row.pending as number);
+      else state.known.set(bound[row.i as number]!, row.node_id as string);
+    }
+    const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.tokenId)!)).filter((k): k is string => k !== null))].sort();
     for (const r of (await client.query(SELECT_LATEST_REQUESTS, [keys])).rows) {
       const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
       state.latest.set(r.machine_key, {
@@ -107,7 +120,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
     if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId);
 
-    const admit = (poolId: string | null, pool: LockedToken['pool']): AttestorVerdict => {
+    const admit = (poolId: string | null, pool: LockedToken['pool'], knownNodeId?: string): AttestorVerdict => {
       const poolRefusal = checkPool('discovery', t, pool, poolId);
       if (poolRefusal) return poolRefusal;
       const trust = nodeTrust({ ...t, poolId, pool }, rootTenantId);
@@ -123,13 +136,15 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         hardwareKeyTrusted: false,
         trust,
         state: 'adopted',
+        ...(knownNodeId ? { autoAdmitted: { matchedNodeId: knownNodeId, mac: t.boundMac! } } : {}),
       };
     };
 
     const settings = discoverySettings(t.site.discovery);
-    if (settings.approval === 'unknown-machines' && state.known.has(join)) return admit(null, null);
+    const knownNodeId = state.known.get(join);
+    if (settings.approval === 'unknown-machines' && knownNodeId) return admit(null, null, knownNodeId);
 
-    const machineKey = machineKeyOf(join, t)!;
+    const machineKey = machineKeyOf(t)!;
     const latest = state.latest.get(machineKey);
     const sameCsr = latest?.csrSha256 === join.csr.csrSha256;
     if (latest?.state === 'approved' && !latest.isExpired) {
@@ -145,10 +160,15 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (latest?.state === 'rejected' && (sameCsr || latest.tokenId === t.id)) return refuse('discovery:rejected', t.tenantId);
     if (latest?.state === 'consumed' && sameCsr) return refuse('discovery:consumed', t.tenantId);
     const isLive = latest?.state === 'pending' && !latest.isExpired;
-    if (latest && !isLive && (latest.state === 'pending' || latest.state === 'approved')) {
-      if (sameCsr) return refuse('discovery:request-expired', t.tenantId);
-      state.expire.push(latest.id);
+    const replaces = latest && !isLive && (latest.state === 'pending' || latest.state === 'approved');
+    if (replaces && sameCsr) return refuse('discovery:request-expired', t.tenantId);
+    if (!isLive) {
+      // A new request needs room in the site's queue; a refresh of the lease's live request never does.
+      const waiting = state.pending.get(t.siteId) ?? 0;
+      if (waiting >= settings.maxPendingRequests) return refuse('discovery:queue-full', t.tenantId);
+      state.pending.set(t.siteId, waiting + 1);
     }
+    if (replaces) state.expire.push(latest!.id);
     const id = isLive ? latest!.id : newId('jreq');
     state.recorded.set(id, { join, token: t, id, machineKey });
     state.latest.set(machineKey, { id, state: 'pending', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: null, isExpired: false, pool: null });
@@ -177,6 +197,9 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       recorded.map((r) => r.token.id),
       recorded.map((r) => discoverySettings(r.token.site.discovery).pendingTtlSeconds),
       consumed,
+      CREATED_EVENT_LIMIT.keyPrefix,
+      CREATED_EVENT_LIMIT.limit,
+      CREATED_EVENT_LIMIT.window,
     ]);
     return true;
   },
