@@ -5,6 +5,7 @@ import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
 import { readBody } from '../http/read-body';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { relayWellKnown, wellKnownPath } from './well-known';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -108,6 +109,8 @@ export function createGateway(options: GatewayOptions): https.Server {
       res.on('finish', () => {
         log(JSON.stringify({ gateway: 'call', peer: peerName(raw), path: pathname, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }));
       });
+      // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
+      if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req, res, { api, agent, path: pathname });
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       void readBody(req, limit).then(
