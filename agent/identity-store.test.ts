@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +48,23 @@ describe('writeIdentity', () => {
     expect(readdirSync(dir).sort()).toEqual([
       'identity.json', 'identity.json.reset-20260102T030405Z', 'node.key', 'node.key.reset-20260102T030405Z',
     ]);
+  });
+
+  it('on reset moves the *.previous pair a renewal keeps aside too, and never renames over an earlier reset', async () => {
+    const dir = newDir();
+    await writeIdentity(dir, identity('node_1'));
+    for (const name of ['identity.json', 'node.key']) writeFileSync(path.join(dir, `${name}.previous`), `old ${name}`, { mode: 0o600 });
+    const now = new Date('2026-01-02T03:04:05.678Z');
+    await writeIdentity(dir, identity('node_2'), { reset: true, now });
+    expect(readdirSync(dir).sort()).toEqual([
+      'identity.json', 'identity.json.previous.reset-20260102T030405Z', 'identity.json.reset-20260102T030405Z',
+      'node.key', 'node.key.previous.reset-20260102T030405Z', 'node.key.reset-20260102T030405Z',
+    ]);
+    expect(readFileSync(path.join(dir, 'node.key.previous.reset-20260102T030405Z'), 'utf8')).toBe('old node.key');
+    // A second reset in the same second keeps both generations of moved files.
+    await writeIdentity(dir, identity('node_3'), { reset: true, now });
+    expect(JSON.parse(readFileSync(path.join(dir, 'identity.json.reset-20260102T030405Z'), 'utf8')).nodeId).toBe('node_1');
+    expect(JSON.parse(readFileSync(path.join(dir, 'identity.json.reset-20260102T030405Z-1'), 'utf8')).nodeId).toBe('node_2');
   });
 
   it('lets only one of two racing writers win', async () => {

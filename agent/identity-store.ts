@@ -20,6 +20,20 @@ export const NODE_KEY_FILE = 'node.key';
 /** The identity record in the data directory (0600). */
 export const IDENTITY_FILE = 'identity.json';
 
+/**
+ * Every file of an identity that `--reset` moves aside: the pair, the `.previous` pair a renewal keeps
+ * (agent/renew/identity.ts, PREVIOUS_SUFFIX), and the next key and journal joining.md names, so nothing of
+ * the old identity stays where a later load could pair it with the new one.
+ */
+export const RESET_FILES: readonly string[] = [
+  IDENTITY_FILE,
+  NODE_KEY_FILE,
+  `${IDENTITY_FILE}.previous`,
+  `${NODE_KEY_FILE}.previous`,
+  `${NODE_KEY_FILE}.next`,
+  'journal.db',
+];
+
 const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);
 
 /** Writes `content` to a new 0600 file beside `file`, flushed to disk; returns its path. */
@@ -52,7 +66,8 @@ async function install(temporary: string, file: string): Promise<void> {
  * `identity.json` (node, site, trust domain, role and the certificate chain), both 0600 and each written
  * atomically (a flushed temporary file, then linked into place), the key first so an identity never names
  * a key that is not on disk. An existing `identity.json` or `node.key` is never overwritten unless `reset`
- * is set; the files it replaces are then kept as `<name>.reset-<UTC time>`, as `bcd join --reset` does.
+ * is set; every file of the old identity ({@link RESET_FILES}) is then kept as `<name>.reset-<UTC time>`, as
+ * `bcd join --reset` does.
  *
  * @throws Error when an identity exists and `reset` is not set.
  */
@@ -68,8 +83,11 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
     throw new Error(`An identity already exists in ${dir}; join again with reset to replace it`);
   }
   const stamp = (options.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  for (const file of [identityFile, keyFile]) {
-    await rename(file, `${file}.reset-${stamp}`).catch((error: NodeJS.ErrnoException) => {
+  // A second reset within the same second must not rename over the first one's files: those are kept too.
+  let suffix = `.reset-${stamp}`;
+  for (let n = 1; (await Promise.all(RESET_FILES.map((name) => exists(path.join(dir, name + suffix))))).some(Boolean); n++) suffix = `.reset-${stamp}-${n}`;
+  for (const file of RESET_FILES.map((name) => path.join(dir, name))) {
+    await rename(file, file + suffix).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
   }

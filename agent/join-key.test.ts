@@ -42,6 +42,16 @@ describe('loadJoinEncryptionKey', () => {
     expect(fetch.mock.calls[1][0]).toBe('https://cp/compute/.well-known/better-compute');
   });
 
+  it('with refuseMismatchedFile (bcd), a present file that does not match fails without fetching; a missing one still falls back', async () => {
+    const fetch = serving({ join: { encryptionJwk: rotated.jwk } });
+    await expect(loadJoinEncryptionKey({ jwkPath: fileWith(current.jwk), pin: rotated.pin, serverUrl: 'https://cp', fetch, refuseMismatchedFile: true }))
+      .rejects.toThrow(/\.jwk does not match join_encryption_key_pin; after a join key rotation, generate the install script again and rerun it/);
+    await expect(loadJoinEncryptionKey({ jwkPath: fileWith('{not json'), pin: rotated.pin, serverUrl: 'https://cp', fetch, refuseMismatchedFile: true })).rejects.toThrow(/cannot be read/);
+    expect(fetch).not.toHaveBeenCalled();
+    const missing = await loadJoinEncryptionKey({ jwkPath: path.join(dir, 'absent.jwk'), pin: rotated.pin, serverUrl: 'https://cp', fetch, refuseMismatchedFile: true });
+    expect(missing.source).toBe('well-known');
+  });
+
   it('refuses a published key that does not match the pin', async () => {
     const fetch = serving({ join: { encryptionJwk: current.jwk } });
     await expect(loadJoinEncryptionKey({ pin: rotated.pin, serverUrl: 'https://cp', fetch })).rejects.toThrow(/does not match join_encryption_key_pin/);

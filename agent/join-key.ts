@@ -13,6 +13,12 @@ export interface LoadJoinEncryptionKeyOptions {
   readonly serverUrl?: string;
   readonly basePath?: string;
   readonly fetch?: typeof fetch;
+  /**
+   * bcd's rule (joining.md, "The join key and its fallback"): a `join-encryption.jwk` that is present but does
+   * not match the pin fails instead of falling back, since the install wrote file and pin together; after a
+   * key rotation the install script is run again. Only a missing file falls back to the well-known document.
+   */
+  readonly refuseMismatchedFile?: boolean;
 }
 
 /** The pinned JoinService encryption key and where it came from. */
@@ -53,6 +59,9 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       fileProblem = code === 'ENOENT' ? `${jwkPath} does not exist` : `${jwkPath} cannot be read (${(error as Error).message})`;
+    }
+    if (options.refuseMismatchedFile && fileProblem !== `${jwkPath} does not exist`) {
+      throw new Error(`${fileProblem}; after a join key rotation, generate the install script again and rerun it (it rewrites the key file and the pins)`);
     }
   }
   if (!serverUrl) {

@@ -33,11 +33,20 @@ export async function resolveJoinTrust(options: {
   basePath?: string;
   pins: AgentPins;
   jwkPath?: string;
+  /** See LoadJoinEncryptionKeyOptions.refuseMismatchedFile (bcd sets it). */
+  refuseMismatchedKeyFile?: boolean;
   fetch?: typeof fetch;
 }): Promise<JoinTrust> {
   const doFetch = options.fetch ?? fetch;
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
-  const encryption = await loadJoinEncryptionKey({ jwkPath: options.jwkPath, pin: options.pins.joinEncryptionKeyPin, serverUrl: options.serverUrl, basePath, fetch: doFetch });
+  const encryption = await loadJoinEncryptionKey({
+    jwkPath: options.jwkPath,
+    pin: options.pins.joinEncryptionKeyPin,
+    serverUrl: options.serverUrl,
+    basePath,
+    fetch: doFetch,
+    refuseMismatchedFile: options.refuseMismatchedKeyFile,
+  });
   const response = await doFetch(`${options.serverUrl}${basePath}/.well-known/better-compute`);
   if (!response.ok) throw new Error(`The well-known document answered ${response.status}`);
   const doc = (await response.json()) as { join?: { signingCertificate?: string } };
@@ -141,6 +150,7 @@ export async function joinWithToken(options: {
   pins: AgentPins;
   identityDir: string;
   jwkPath?: string;
+  refuseMismatchedKeyFile?: boolean;
   reset?: boolean;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | PendingAnswer> {

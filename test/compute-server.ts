@@ -1,6 +1,7 @@
 /**
  * A server process for the reliability tests (test/reliability): `server/boot/main.ts` on an external
- * DATABASE_URL, minus the console. Started with `node --import tsx test/compute-server.ts`.
+ * DATABASE_URL (or, when it is empty, main.ts's embedded PostgreSQL under BETTER_COMPUTE_DATA_DIR), minus the
+ * console. Started with `node --import tsx test/compute-server.ts`.
  *
  * Why not main.ts itself: it serves the join on its fast path before Next loads, but then calls Next's
  * `app.prepare()`, which needs a `next build` (minutes on the CI's 2 cores, and `npm test` builds only
@@ -20,6 +21,8 @@ import { listen } from '../server/boot/http-server';
 import { checkStartupConfig } from '../server/boot/startup-config';
 import { BASE_PATH } from '../server/config/config';
 import { createDb } from '../server/db/client';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embedded';
+import { dataDirectory } from '../server/boot/data-dir';
 import { migrate } from '../server/db/migrate';
 import { JOIN_HEADERS } from '../server/join/http';
 import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
@@ -57,10 +60,17 @@ async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
   }
 }
 
+let embedded: EmbeddedDatabase | undefined;
+
 async function main() {
-  const url = process.env.DATABASE_URL;
   const secret = process.env.BETTER_COMPUTE_SECRET;
-  if (!url || !secret) throw new Error('DATABASE_URL and BETTER_COMPUTE_SECRET must be set');
+  if (!secret) throw new Error('BETTER_COMPUTE_SECRET must be set');
+  // As main.ts: without DATABASE_URL, the embedded PostgreSQL under BETTER_COMPUTE_DATA_DIR.
+  if (!process.env.DATABASE_URL) {
+    const toLog = (line: string) => process.stderr.write(`${line}\n`);
+    embedded = await startEmbeddedDatabase(dataDirectory(), { notice: toLog, log: toLog });
+  }
+  const url = process.env.DATABASE_URL || embedded!.url;
   checkStartupConfig();
   await migrate(url);
   const db = createDb(url);
@@ -82,7 +92,7 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   await listen(server, Number(process.env.PORT ?? 0), '127.0.0.1');
   process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-  process.on('SIGTERM', () => process.exit(0));
+  process.on('SIGTERM', () => void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(0)));
 }
 
 main().catch((error: unknown) => {

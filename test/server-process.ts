@@ -34,15 +34,17 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
 /**
- * Starts test/compute-server.ts (main.ts's start, without the console) on `databaseUrl` and resolves once it
+ * Starts test/compute-server.ts (main.ts's start, without the console) on `databaseUrl` (else on its embedded
+ * PostgreSQL under the env's BETTER_COMPUTE_DATA_DIR) and resolves once it
  * listens. `port` 0 takes a free one; a restart passes the previous port so clients keep their URL.
  */
-export function startServerProcess(options: { databaseUrl: string; secret: string; port?: number; env?: Record<string, string> }): Promise<ServerProcess> {
+export function startServerProcess(options: { databaseUrl?: string; secret: string; port?: number; env?: Record<string, string> }): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/compute-server.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
-      DATABASE_URL: options.databaseUrl,
+      // None: the server starts its embedded PostgreSQL under BETTER_COMPUTE_DATA_DIR, as npm start does.
+      DATABASE_URL: options.databaseUrl ?? '',
       BETTER_COMPUTE_SECRET: options.secret,
       PORT: String(options.port ?? 0),
       NODE_NO_WARNINGS: '1',

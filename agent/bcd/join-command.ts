@@ -86,6 +86,8 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
     pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin },
     identityDir: paths.identityDir,
     jwkPath,
+    // A key file that does not match the pin fails the join (it is the install's own file), never falls back.
+    refuseMismatchedKeyFile: true,
     reset: args.reset,
     fetch: doFetch,
   });

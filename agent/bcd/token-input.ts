@@ -1,4 +1,5 @@
-import { lstat, open, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
 
 /** The most a token file may hold: a bearer is about 90 bytes; anything larger is not a token file. */
 export const MAX_TOKEN_FILE_BYTES = 4096;
@@ -33,19 +34,32 @@ export async function readTokenFromStdin(stdin: NodeJS.ReadableStream = process.
 /**
  * Reads `--token-file`: only a regular file (not a link), of at most 4 KiB, that its owner alone can read
  * (no group or other bits: 0600 or 0400) and that this user owns, so a token another user could read or plant
- * is refused before it is used.
+ * is refused before it is used. The checks are made on the opened descriptor, never on the path: the file is
+ * opened with O_NOFOLLOW (a symbolic link swapped in after a check is refused, not followed) and O_NONBLOCK
+ * (a FIFO swapped in cannot hold the open), then fstat decides, and at most 4 KiB + 1 bytes are read from it.
  */
 export async function readTokenFile(file: string): Promise<string> {
-  const info = await lstat(file).catch((error: NodeJS.ErrnoException) => {
-    throw new TokenInputError(error.code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${error.code})`);
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') throw new TokenInputError(`${file} does not exist`);
+    if (error.code === 'ELOOP') throw new TokenInputError(`${file} is not a regular file (a symbolic link)`);
+    throw new TokenInputError(`${file} cannot be read (${error.code})`);
   });
-  if (!info.isFile()) throw new TokenInputError(`${file} is not a regular file`);
-  if (info.size > MAX_TOKEN_FILE_BYTES) throw new TokenInputError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes`);
-  if ((info.mode & 0o077) !== 0) throw new TokenInputError(`${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 or 0400`);
-  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new TokenInputError(`${file} is owned by another user`);
-  const handle = await open(file, 'r');
   try {
-    return parseToken(await handle.readFile('utf8'), file);
+    const info = await handle.stat();
+    if (!info.isFile()) throw new TokenInputError(`${file} is not a regular file`);
+    if (info.size > MAX_TOKEN_FILE_BYTES) throw new TokenInputError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes`);
+    if ((info.mode & 0o077) !== 0) throw new TokenInputError(`${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 or 0400`);
+    if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new TokenInputError(`${file} is owned by another user`);
+    // One byte past the limit tells a file that grew after fstat from one that is exactly 4 KiB.
+    const buffer = Buffer.alloc(MAX_TOKEN_FILE_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > MAX_TOKEN_FILE_BYTES) throw new TokenInputError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes`);
+    return parseToken(buffer.subarray(0, length).toString('utf8'), file);
   } finally {
     await handle.close();
   }

@@ -11,7 +11,8 @@ import { insertApiKey } from '../../server/api-keys/api-keys';
 import { hasPki, initPki } from '../../server/pki/store';
 import { ensureRootTenant } from '../../server/tenants/tenants';
 
-const SECRET = 'cli-test-secret-0123456789abcdef-ghijklmnopqrst';
+// Shared by the CLI test files (one PKI in the test database); random, as the secret rule demands.
+const SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
 const db = testDb();
 const stderr = captureStderr();
 let api: ApiServer;

@@ -39,7 +39,9 @@ export function startGatewayProcess(options: { dir: string; port: number; apiUrl
   const start = () => {
     child = spawn(process.execPath, gatewayEntry(), {
       cwd: PROJECT_ROOT,
-      stdio: 'inherit',
+      // The IPC channel is how the gateway learns that this process died (even by SIGKILL): it closes, and the
+      // gateway exits instead of holding its port against the next start.
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, BETTER_COMPUTE_GATEWAY_DIR: options.dir, BETTER_COMPUTE_GATEWAY_PORT: String(options.port), BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl },
     });
     child.on('exit', (code) => {

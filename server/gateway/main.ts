@@ -31,6 +31,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   runGateway({ dir, port, apiUrl }).then(
     (stop) => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop().then(() => process.exit(0)));
+      // Started by a server (npm start) over IPC: when that server dies, however, the channel closes; stop too.
+      // Open connections (sessions) do not hold it up for long.
+      if (process.send) {
+        process.once('disconnect', () => {
+          setTimeout(() => process.exit(0), 5000).unref();
+          void stop().then(() => process.exit(0));
+        });
+      }
     },
     (error: Error) => {
       process.stderr.write(`The gateway could not start: ${error.message}\n`);
