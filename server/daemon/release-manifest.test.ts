@@ -254,6 +254,16 @@ describe('daemon.installScript fetches manifests only where the deployment allow
   });
 });
 
+describe('daemon.installScript with an IPv6 origin, on a server with a PKI', { timeout: 60_000 }, () => {
+  it('is refused by the schema naming the field, never rendered into a 500', async () => {
+    for (const [field, value] of [['baseUrl', 'https://[2001:db8::1]'], ['gatewayUrl', 'https://[2001:db8::2]:8443']] as const) {
+      const answer = await failure(generate({ sha256: { amd64 }, [field]: value }));
+      expect(answer, field).toMatchObject({ code: 'INVALID_ARGUMENT', field });
+      expect(answer.message).toMatch(/IPv6 address is not supported/);
+    }
+  });
+});
+
 describe('scripts/release-manifest.mjs', { timeout: 60_000 }, () => {
   it('generates a 0600 P-256 key, signs the build the SHA256SUMS lists and prints the pin the generator accepts', async () => {
     mkdirSync(build, { recursive: true });
