@@ -74,23 +74,26 @@ async function readOwnManifest(downloadsDir: string, version: string): Promise<B
   }
 }
 
+type Address = { address: string; family: number };
+
 /** Resolves `host` once; every address must be public (or loopback for a test's plain-http origin). */
-async function checkedAddress(host: string, allowLoopback: boolean): Promise<{ address: string; family: number }> {
+async function checkedAddresses(host: string, allowLoopback: boolean): Promise<Address[]> {
   const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await dns.lookup(host, { all: true, verbatim: true });
   const bad = addresses.find(({ address }) => !(isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address))));
   if (addresses.length === 0 || bad) throw new Refused(`${host} resolves to ${bad?.address ?? 'nothing'}`);
-  return addresses[0]!;
+  return addresses;
 }
 
 /**
- * GETs `url` from the address checked before, never resolving the name again (a second answer could point
- * elsewhere): `lookup` hands the connection that address, while TLS still verifies the certificate for the
- * name. No redirect is followed and the size cap holds while streaming, whatever Content-Length says.
+ * GETs `url` from the addresses checked before, never resolving the name again (a second answer could point
+ * elsewhere): `lookup` hands the connection those addresses (all of them to Node's happy eyeballs, which
+ * asks with `all`), while TLS still verifies the certificate for the name. No redirect is followed and the
+ * size cap holds while streaming, whatever Content-Length says.
  */
-function get(url: URL, target: { address: string; family: number }, signal: AbortSignal): Promise<Buffer> {
+function get(url: URL, targets: Address[], signal: AbortSignal): Promise<Buffer> {
   const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) callback(null, [target]);
-    else callback(null, target.address, target.family);
+    if (options.all) callback(null, targets);
+    else callback(null, targets[0]!.address, targets[0]!.family);
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -154,8 +157,8 @@ export async function fetchManifestBytes(value: string, downloadsDir: string, en
       if (own && !url.search && url.origin === consoleOrigin(env.NEXTAUTH_URL)) return readOwnManifest(downloadsDir, own[1]!);
       if (!releaseManifestOrigins(env).has(url.origin)) throw new Refused(`${url.origin} is not in ${MANIFEST_ORIGINS_ENV}`);
       // Only releaseManifestOrigins lets a plain-http origin through, and only a loopback one in test mode.
-      const target = await checkedAddress(url.hostname.replace(/^\[(.*)\]$/, '$1'), url.protocol === 'http:');
-      return get(url, target, controller.signal);
+      const targets = await checkedAddresses(url.hostname.replace(/^\[(.*)\]$/, '$1'), url.protocol === 'http:');
+      return get(url, targets, controller.signal);
     })();
     return await Promise.race([work, deadline]);
   } catch (error) {

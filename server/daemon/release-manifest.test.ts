@@ -242,6 +242,15 @@ describe('daemon.installScript fetches manifests only where the deployment allow
     expect(manifestRequests).toBe(before);
   });
 
+  it('fetches from an allowed origin by name, connecting only to the addresses it resolved to', async () => {
+    const byName = base.replace('127.0.0.1', 'localhost');
+    setEnv({ [MANIFEST_ORIGINS_ENV]: byName });
+    const before = manifestRequests;
+    const answer = await generate({ releaseManifestUrl: `${byName}/good.json`, releasePins: [pin] });
+    expect(answer.sha256).toEqual({ amd64, arm64 });
+    expect(manifestRequests).toBe(before + 1);
+  });
+
   it("reads this server's own downloads path (the default origin) from the downloads directory", async () => {
     mkdirSync(path.join(ownDownloads, PRODUCT_VERSION), { recursive: true });
     writeFileSync(path.join(ownDownloads, PRODUCT_VERSION, 'release-manifest.json'), signReleaseManifest(payload(), releaseKey));
