@@ -71,13 +71,25 @@ export class ApiClient {
     yield* readServerSentEvents<T>(response.body);
   }
 
-  /** Accepts a tenant id or name: names are looked up among the tenants the key can see. */
-  async tenantId(ref: string): Promise<string> {
+  /**
+   * Accepts a tenant id or name: names are looked up among the tenants the key can see. Without one, the
+   * tenant is the API key's own: a key belongs to exactly one tenant and is allowed nothing outside it, so a
+   * pool, site, node or key the command names by id can only be that tenant's (any other is NOT_FOUND).
+   */
+  async tenantId(ref?: string): Promise<string> {
+    if (ref === undefined) return this.ownTenantId();
     if (ref.startsWith('tnt_')) return ref;
     const { items } = await this.get<{ items: { id: string; name: string }[] }>('/v1/tenants');
     const tenant = items.find((t) => t.name === ref);
     if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${ref} not found`);
     return tenant.id;
+  }
+
+  private async ownTenantId(): Promise<string> {
+    const { items } = await this.get<{ items: { id: string; isMember: boolean }[] }>('/v1/tenants');
+    const own = items.filter((t) => t.isMember);
+    if (own.length !== 1) throw new DomainError('INVALID_ARGUMENT', 'Name the tenant with --tenant', { field: 'tenant' });
+    return own[0]!.id;
   }
 }
 

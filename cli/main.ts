@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { PRODUCT_VERSION } from '../server/config/config';
 import { reportError } from './errors';
+import { exitWhenFlushed } from './exit';
 import { registerApiKeyCommands } from './commands/api-keys';
 import { registerJoinTokenCommands } from './commands/join-tokens';
 import { registerPoolCommands } from './commands/pools';
@@ -45,11 +46,8 @@ registerDaemonCommands(program);
 
 try {
   await program.parseAsync(process.argv);
-  process.exit(0);
+  await exitWhenFlushed(0);
 } catch (error) {
-  if (error instanceof CommanderError) {
-    // Help and version exit 0; usage errors (already printed by commander) exit 2, like INVALID_ARGUMENT.
-    process.exit(error.exitCode === 0 ? 0 : 2);
-  }
-  reportError(error);
+  // Help and version exit 0; usage errors (already printed by commander) exit 2, like INVALID_ARGUMENT.
+  await exitWhenFlushed(error instanceof CommanderError ? (error.exitCode === 0 ? 0 : 2) : reportError(error));
 }

@@ -3,6 +3,7 @@ import { readLinuxClaims } from '../../agent/claims-linux';
 import { joinWithToken } from '../../agent/join';
 import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
 import { DomainError } from '../../server/errors';
+import { exitWhenFlushed } from '../exit';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
 
@@ -71,12 +72,12 @@ export function registerAgentCommands(program: Command) {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
       const code = await runRenewalLoop({ ...gatewayOptions(opts), once: opts.once, signal: controller.signal, log: (line) => process.stderr.write(line + '\n') });
-      process.exit(code);
+      await exitWhenFlushed(code);
     });
   withGateway(agent.command('doctor').description('Check the identity, its expiry and the gateway; one line per check'))
     .action(async (opts: GatewayOpts) => {
       const checks = await doctorChecks(gatewayOptions(opts));
       for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
-      process.exit(checks.every((c) => c.ok) ? 0 : 1);
+      await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
     });
 }

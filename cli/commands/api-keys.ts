@@ -70,8 +70,8 @@ export function registerApiKeyCommands(program: Command) {
   keys
     .command('revoke <apiKeyId>')
     .description('Revoke an API key at once')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
-    .action(async (apiKeyId: string, opts: { tenant: string }, cmd: Command) => {
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .action(async (apiKeyId: string, opts: { tenant?: string }, cmd: Command) => {
       if (apiKeyId.includes('.')) throw new DomainError('INVALID_ARGUMENT', 'Pass the key id (ak_…), not the key itself');
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);

@@ -46,7 +46,7 @@ export function registerDaemonCommands(program: Command) {
   daemon
     .command('install-script')
     .description('Print an install script that installs bcd and joins a machine to a pool (holds no secret)')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant, which must own the pool)')
     .requiredOption('--pool <poolId>', 'pool id')
     .option('--site <siteId>', "site id (must be the pool's; default: the pool's)")
     .requiredOption('--gateway-url <url>', 'the gateway daemons dial, e.g. https://gw.eu.example.com')
@@ -57,7 +57,7 @@ export function registerDaemonCommands(program: Command) {
     .option('--release-pins <pins>', 'the release key pins the manifest must be signed by: sha256/<base64>[,…]', parseReleasePinsOption)
     .action(
       async (
-        opts: { tenant: string; pool: string; site?: string; gatewayUrl: string; baseUrl: string; bcdVersion?: string } & InstallScriptOptions,
+        opts: { tenant?: string; pool: string; site?: string; gatewayUrl: string; baseUrl: string; bcdVersion?: string } & InstallScriptOptions,
         cmd: Command,
       ) => {
         const digests = digestSource(opts);

@@ -12,7 +12,7 @@ export function registerDiscoveryTokenCommands(program: Command) {
       .description('Discovery tokens: one per PXE lease, bound to its MAC, single use')
       .command('create')
       .description('Create a discovery token for one PXE-booted machine; written to --out (0600), never printed')
-      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
       .requiredOption('--site <siteId>', 'the site the machine booted in')
       .requiredOption('--mac <mac>', "the lease's MAC, aa:bb:cc:dd:ee:ff")
       .option('--ip <ip>', 'the address the lease gave')

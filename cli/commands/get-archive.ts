@@ -18,9 +18,9 @@ export function addGetAndArchive<T>(
     group
       .command(`${name} <${options.noun}Id>`)
       .description(description)
-      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
       .option('--json', 'print JSON')
-      .action(async (id: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+      .action(async (id: string, opts: { tenant?: string; json?: boolean }, cmd: Command) => {
         const client = clientFor(cmd);
         const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/${options.collection}/${enc(id)}${suffix}`;
         const record = suffix ? await client.post<T>(path) : await client.get<T>(path);

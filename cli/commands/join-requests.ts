@@ -4,7 +4,7 @@ import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 
-type Ref = { tenant: string; pool: string };
+type Ref = { tenant?: string; pool: string };
 
 function parseSeconds(value: string): number {
   if (!/^\d{1,6}$/.test(value) || Number(value) < 60 || Number(value) > 86_400) throw new InvalidArgumentError('use whole seconds, 60 to 86400');
@@ -34,7 +34,7 @@ const claimed = (r: JoinRequestRecord) => {
 /** `join-requests list|get|approve|reject|watch` (joining.md "Join requests and approvals"). */
 export function registerJoinRequestCommands(program: Command) {
   const requests = program.command('join-requests').description('Join requests: machines waiting for an operator to decide');
-  const withRef = (cmd: Command) => cmd.requiredOption('--tenant <tenant>', 'tenant id or name').requiredOption('--pool <poolId>', 'the pool');
+  const withRef = (cmd: Command) => cmd.option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)').requiredOption('--pool <poolId>', 'the pool');
 
   withRef(requests.command('list').description("List a pool's join requests and its site's unclaimed ones, newest first"))
     .option('--state <state>', 'pending (default), approved, rejected, expired, consumed or all', 'pending')

@@ -28,7 +28,7 @@ function parseMaxUses(value: string): number {
 }
 
 type CreateOpts = {
-  tenant: string;
+  tenant?: string;
   pool: string;
   ttl: number;
   maxUses?: number;
@@ -70,7 +70,7 @@ export function registerJoinTokenCommands(program: Command) {
   tokens
     .command('create')
     .description('Create a node join token; it is shown (or written to --out) once')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .requiredOption('--pool <poolId>', 'the pool machines join')
     .requiredOption('--ttl <duration>', 'lifetime, 1m to 24h (e.g. 15m, 1h, 1h30m)', parseTtl)
     .option('--max-uses <n>', 'how many machines may join with it, 1 to 10000 (default 1)', parseMaxUses)
@@ -120,11 +120,11 @@ export function registerJoinTokenCommands(program: Command) {
   tokens
     .command('list')
     .description("List a pool's live join tokens (never their secrets)")
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .requiredOption('--pool <poolId>', 'the pool')
     .option('--all', 'include revoked, expired and used-up tokens')
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant: string; pool: string; all?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { tenant?: string; pool: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/pools/${enc(opts.pool)}/join-tokens`;
       const items: JoinTokenRecord[] = [];
@@ -152,9 +152,9 @@ export function registerJoinTokenCommands(program: Command) {
   tokens
     .command('revoke <tokenId>')
     .description('Revoke a join token at once (pass its id, jt_…, never the token)')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .requiredOption('--pool <poolId>', 'the pool')
-    .action(async (tokenId: string, opts: { tenant: string; pool: string }, cmd: Command) => {
+    .action(async (tokenId: string, opts: { tenant?: string; pool: string }, cmd: Command) => {
       // Checked before anything is sent: a pasted token carries its secret, which must never travel as an id.
       if (tokenId.includes('.') || tokenId.startsWith('bcjt_')) {
         throw new DomainError('INVALID_ARGUMENT', 'pass the token id (jt_…), not the token', { field: 'tokenId' });

@@ -52,9 +52,9 @@ export function registerNodeCommands(program: Command) {
   nodes
     .command('get <nodeId>')
     .description('Show a node')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .option('--json', 'print JSON')
-    .action(async (nodeId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
+    .action(async (nodeId: string, opts: { tenant?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const node = await client.get<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}`);
       if (opts.json) printJson(node);
@@ -67,9 +67,9 @@ export function registerNodeCommands(program: Command) {
     ['revoke-identity', 'revoke-identity', 'Revoke every certificate of a node; it must join again'],
     ['delete', 'delete', 'Delete a cordoned node (needs --yes); the machine can then join as new'],
   ] as const) {
-    const command = nodes.command(`${name} <nodeId>`).description(description).requiredOption('--tenant <tenant>', 'tenant id or name').option('--json', 'print JSON');
+    const command = nodes.command(`${name} <nodeId>`).description(description).option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)').option('--json', 'print JSON');
     if (name === 'delete') command.option('--yes', 'confirm the deletion');
-    command.action(async (nodeId: string, opts: { tenant: string; json?: boolean; yes?: boolean }, cmd: Command) => {
+    command.action(async (nodeId: string, opts: { tenant?: string; json?: boolean; yes?: boolean }, cmd: Command) => {
       if (name === 'delete' && !opts.yes) throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
       const client = clientFor(cmd);
       const node = await client.post<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${path}`, {});

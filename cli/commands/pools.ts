@@ -17,7 +17,7 @@ export function registerPoolCommands(program: Command) {
   pools
     .command('create')
     .description('Create a pool in one of the tenant’s sites')
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .requiredOption('--site <siteId>', 'site id')
     .requiredOption('--name <name>', 'lower-case name')
     .option('--agent <agent>', "bcd (machines run the daemon) or none", 'bcd')
@@ -25,7 +25,7 @@ export function registerPoolCommands(program: Command) {
     .option('--platform-operated', 'policy.kubernetes.platformOperated: true')
     .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { tenant?: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
       if (!(POOL_AGENTS as readonly string[]).includes(opts.agent)) {
         throw new DomainError('INVALID_ARGUMENT', `--agent must be ${POOL_AGENTS.join(' or ')}`, { field: 'agent' });
       }

@@ -39,7 +39,7 @@ export function parseWhole(value: string): number {
 
 /** What every site-scoped token command takes besides its own options. */
 export interface SiteScopedTokenOptions {
-  tenant: string;
+  tenant?: string;
   site: string;
   ttl?: number;
   key?: string;

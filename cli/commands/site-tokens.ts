@@ -12,7 +12,7 @@ export function registerSiteTokenCommands(program: Command) {
       .description('Site tokens: admit bcd site agents into one site')
       .command('create')
       .description('Create a site token; written to --out (0600), never printed')
-      .requiredOption('--tenant <tenant>', 'tenant id or name')
+      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
       .requiredOption('--site <siteId>', 'the site')
       .option('--max-uses <n>', 'how many site agents may join with it, 1 to 16 (default 1)', parseWhole),
   ).action(async (opts: Opts, cmd: Command) => {

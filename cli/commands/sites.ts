@@ -43,12 +43,12 @@ export function registerSiteCommands(program: Command) {
   sites
     .command('update <siteId>')
     .description("Change a site's discovery settings (PXE machines and join requests)")
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
+    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
     .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
     .option('--max-pending <count>', 'how many join requests may wait at once; a full queue refuses new machines', (v) => Number(v))
     .option('--json', 'print JSON')
-    .action(async (siteId: string, opts: { tenant: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; json?: boolean }, cmd: Command) => {
+    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const discovery = {

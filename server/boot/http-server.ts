@@ -12,6 +12,7 @@ import { logError, logLimited } from '../log';
 import { isClientAbort } from '../http/client-abort';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
+import { DEFAULT_MAX_BODY_BYTES } from '../http/request-rules';
 import { readBody } from '../http/read-body';
 import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
@@ -20,6 +21,21 @@ import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve'
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
+const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
+
+/**
+ * A tRPC POST that declares a body over the cap (the route's TRPC_MAX_BODY_BYTES, REST's default) is
+ * answered here, before Next reads a byte of it, and the connection closes so the rest is never read. A
+ * body without a length (chunked) is counted by the route itself.
+ */
+function declaresTooLargeTrpcBody(req: http.IncomingMessage, pathname: string): boolean {
+  return req.method === 'POST' && TRPC_PATH.test(pathname) && Number(req.headers['content-length'] ?? 0) > DEFAULT_MAX_BODY_BYTES;
+}
+
+function refuseTooLarge(res: http.ServerResponse) {
+  const body = JSON.stringify({ code: 'INVALID_ARGUMENT', message: `The request body is larger than ${DEFAULT_MAX_BODY_BYTES} bytes` });
+  res.writeHead(413, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close', 'content-length': Buffer.byteLength(body) }).end(body);
+}
 
 /**
  * How long a client may take. Agents send a join body of a few KB and the CLI at most a REST body of
@@ -132,6 +148,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
+        if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }

@@ -4,6 +4,7 @@ import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
 import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';
+import { releaseManifestOrigins } from '../daemon/manifest-fetch';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -40,6 +41,7 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   } catch (error) {
     throw new DomainError('INVALID_CONFIG', (error as Error).message);
   }
+  releaseManifestOrigins(env);
 }
 
 /**

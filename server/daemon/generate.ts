@@ -11,6 +11,9 @@ import { renderInstallScript } from './install-script';
 import { fetchReleaseDigests } from './release-manifest';
 import type { InstallScriptInput } from './schemas';
 
+/** Who may make the server fetch a release manifest: the roles that mint join tokens. */
+const MANIFEST_ACTION = 'compute:join-tokens:create' as const;
+
 /** The digests in `dir/<version>/SHA256SUMS` (what build:bcd writes), by arch. */
 export async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
   const text = await readFile(path.join(dir, version, 'SHA256SUMS'), 'utf8').catch(() => '');
@@ -28,12 +31,19 @@ export async function readBuiltDigests(dir: string, version: string): Promise<{ 
  * may generate it: it holds no secret, the join token stays with whoever runs it.
  *
  * With releaseManifestUrl the digests are those of a signed release manifest whose key matches releasePins.
+ * That makes the server fetch a URL, so it is decided as `compute:join-tokens:create` (operators and admins,
+ * who mint the tokens the script is run with), and the fetch keeps to the allowed origins (manifest-fetch.ts).
  *
- * @throws DomainError NOT_FOUND (pool), INVALID_ARGUMENT (site not the pool's, no digest, a manifest refused),
- *   INVALID_CONFIG (no PKI).
+ * @throws DomainError NOT_FOUND (pool), ACCESS_DENIED (a manifest URL from a viewer), INVALID_ARGUMENT (site
+ *   not the pool's, no digest, a manifest refused), INVALID_CONFIG (no PKI).
  */
 export async function generateInstallScript(db: Db, principal: Principal, input: InstallScriptInput, downloadsDir: string) {
-  const pool = await loadPool(db, principal, 'compute:pools:read', input);
+  const pool = await loadPool(db, principal, input.releaseManifestUrl ? MANIFEST_ACTION : 'compute:pools:read', input).catch((error: unknown) => {
+    if (error instanceof DomainError && error.code === 'ACCESS_DENIED') {
+      throw new DomainError('ACCESS_DENIED', `A script from a release manifest (releaseManifestUrl) needs the operator or admin role (${MANIFEST_ACTION})`, { field: 'releaseManifestUrl' });
+    }
+    throw error;
+  });
   if (input.siteId && input.siteId !== pool.siteId) {
     throw new DomainError('INVALID_ARGUMENT', `Pool ${pool.id} is in site ${pool.siteId}, not ${input.siteId}`, { field: 'siteId' });
   }
@@ -43,7 +53,7 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
   const sha256 =
     input.sha256 ??
     (input.releaseManifestUrl && input.releasePins
-      ? await fetchReleaseDigests(input.releaseManifestUrl, input.releasePins, bcdVersion)
+      ? await fetchReleaseDigests(input.releaseManifestUrl, input.releasePins, bcdVersion, downloadsDir)
       : await readBuiltDigests(downloadsDir, bcdVersion));
   if (!sha256.amd64 && !sha256.arm64) {
     throw new DomainError('INVALID_ARGUMENT', `No digest for bcd ${bcdVersion}: pass sha256, or build it on this server (npm run build:bcd)`, { field: 'sha256' });

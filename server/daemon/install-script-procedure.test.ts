@@ -35,12 +35,23 @@ describe('daemon.installScript', () => {
     ['a gateway URL with credentials', { gatewayUrl: 'https://u:p@gw.example.com' }, 'gatewayUrl'],
     ['a digest that is not hex', { sha256: { amd64: 'z'.repeat(64) } }, 'sha256.amd64'],
     ['an unknown arch', { sha256: { s390x: 'a'.repeat(64) } }, 'sha256'],
+    ['an IPv6 base URL', { baseUrl: 'https://[2001:db8::1]' }, 'baseUrl'],
+    ['an IPv6 base URL with a port', { baseUrl: 'http://[::1]:3000' }, 'baseUrl'],
+    ['an IPv6 gateway URL', { gatewayUrl: 'https://[2001:db8::2]:8443' }, 'gatewayUrl'],
   ])('refuses %s', async (_name, change, field) => {
     const db = testDb();
     const a = await createTestTenant(db);
     const answer = await failure(createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), ...change } as never));
     expect(answer.code).toBe('INVALID_ARGUMENT');
     expect(answer.message + (answer.field ?? '')).toContain(field.split('.')[0]);
+  });
+
+  it('names IPv6 as the reason for an IPv6 origin (the schema refuses it, never a 500)', async () => {
+    const db = testDb();
+    const a = await createTestTenant(db);
+    const answer = await failure(createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), baseUrl: 'https://[2001:db8::1]' }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'baseUrl' });
+    expect(answer.message).toMatch(/IPv6 address is not supported/);
   });
 
   it('is served over REST at POST /v1/tenants/{tenantId}/pools/{poolId}/install-script', () => {

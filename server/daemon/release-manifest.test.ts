@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { digestSource, parseReleasePinsOption } from '../../cli/commands/daemon';
 import { runCli, startApiServer } from '../../test/cli';
 import { createFreshDatabase, dropDatabase } from '../../test/db';
@@ -18,6 +18,7 @@ import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
 import { spkiDer, spkiPin } from '../pki/pins';
 import { initPki } from '../pki/store';
+import { MANIFEST_ORIGINS_ENV, MANIFEST_TEST_HTTP_ENV } from './manifest-fetch';
 import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';
 
 /** A manifest as the README defines it, with any payload (scripts/release-manifest.mjs signs real builds). */
@@ -66,6 +67,11 @@ let tenant: TestTenant;
 let server: http.Server;
 let base: string;
 let closedPort: number;
+/** Requests the manifest server answered, and connections a plain TCP listener accepted: refusals make none. */
+let manifestRequests = 0;
+let listener: net.Server;
+let probePort: number;
+let probeConnections = 0;
 
 beforeAll(async () => {
   const url = await createFreshDatabase(name);
@@ -75,6 +81,7 @@ beforeAll(async () => {
   process.env.BETTER_COMPUTE_SECRET = secret;
   tenant = await createTestTenant(db);
   server = http.createServer((req, res) => {
+    manifestRequests += 1;
     const body = bodies[req.url ?? ''];
     if (!body) return void res.writeHead(404).end();
     // Chunked, no Content-Length: the size cap must hold while reading, not trust a header.
@@ -88,17 +95,27 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   closedPort = (probe.address() as AddressInfo).port;
   await new Promise((resolve) => probe.close(resolve));
+  // The local manifest server is a test's origin: allowed only with the explicit test setting.
+  process.env[MANIFEST_TEST_HTTP_ENV] = '1';
+  process.env[MANIFEST_ORIGINS_ENV] = `${base},http://127.0.0.1:${closedPort}`;
+  listener = net.createServer((socket) => {
+    probeConnections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  probePort = (listener.address() as AddressInfo).port;
 }, 180_000);
 
 afterAll(async () => {
   server?.close();
+  listener?.close();
   await db?.$disconnect();
   await dropDatabase(name);
   rmSync(path.dirname(build), { recursive: true, force: true });
 });
 
-const generate = (change: Record<string, unknown>) =>
-  createCaller({ db, principal: tenant.viewer }).daemon.installScript({
+const generate = (change: Record<string, unknown>, principal = tenant.operator) =>
+  createCaller({ db, principal }).daemon.installScript({
     tenantId: tenant.tenantId,
     poolId: tenant.poolId,
     gatewayUrl: 'https://gw.eu.example.com',
@@ -121,8 +138,8 @@ describe('daemon.installScript with a release manifest', { timeout: 60_000 }, ()
     ['a manifest of another version', '/old-version.json', 'releaseManifestUrl', /bcd 0\.0\.1, not /],
     ['a digest that is not 64 hex', '/bad-digest.json', 'releaseManifestUrl', /malformed/],
     ['a body that is not JSON', '/not-json.json', 'releaseManifestUrl', /not JSON/],
-    ['a manifest over 64 KiB', '/too-large.json', 'releaseManifestUrl', /larger than 64 KiB/],
-    ['a missing manifest', '/nothing-here.json', 'releaseManifestUrl', /HTTP 404/],
+    ['a manifest over 64 KiB', '/too-large.json', 'releaseManifestUrl', /no release manifest could be fetched/],
+    ['a missing manifest', '/nothing-here.json', 'releaseManifestUrl', /no release manifest could be fetched/],
   ])('refuses %s', async (_name, file, field, message) => {
     const answer = await failure(generate({ releaseManifestUrl: `${base}${file}`, releasePins: [pin] }));
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field });
@@ -132,13 +149,13 @@ describe('daemon.installScript with a release manifest', { timeout: 60_000 }, ()
   it('refuses an unreachable manifest', async () => {
     const answer = await failure(generate({ releaseManifestUrl: `http://127.0.0.1:${closedPort}/m.json`, releasePins: [pin] }));
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
-    expect(answer.message).toMatch(/cannot fetch/);
+    expect(answer.message).toMatch(/no release manifest could be fetched/);
   });
 
   it('refuses plain http to anywhere but this machine, before fetching', async () => {
     const answer = await failure(generate({ releaseManifestUrl: 'http://releases.example.com/m.json', releasePins: [pin] }));
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
-    expect(answer.message).toMatch(/must be https/);
+    expect(answer.message).toMatch(/no release manifest could be fetched/);
   });
 
   it.each([
@@ -150,6 +167,109 @@ describe('daemon.installScript with a release manifest', { timeout: 60_000 }, ()
     const answer = await failure(generate(change));
     expect(answer.code).toBe('INVALID_ARGUMENT');
     expect(`${answer.field ?? ''} ${answer.message}`).toContain(field);
+  });
+});
+
+describe('daemon.installScript fetches manifests only where the deployment allows', { timeout: 60_000 }, () => {
+  const ownDownloads = mkdtempSync(path.join(tmpdir(), 'bcd-downloads-'));
+  const ownUrl = `https://compute.example.com/api/compute/downloads/bcd/${PRODUCT_VERSION}/release-manifest.json`;
+  const saved: Record<string, string | undefined> = {};
+  const setEnv = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (!(name in saved)) saved[name] = process.env[name];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+      delete saved[name];
+    }
+  });
+  afterAll(() => rmSync(ownDownloads, { recursive: true, force: true }));
+
+  it('refuses a viewer with ACCESS_DENIED before anything is fetched', async () => {
+    const before = manifestRequests;
+    const answer = await failure(generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [pin] }, tenant.viewer));
+    expect(answer).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(manifestRequests).toBe(before);
+    // The same viewer still generates a script from digests it names: only the fetch needs the operator role.
+    expect((await generate({ sha256: { amd64 } }, tenant.viewer)).sha256).toEqual({ amd64 });
+  });
+
+  it('answers one message for a local port, a private address, another origin, or a name that resolves to this machine, and connects to none', async () => {
+    setEnv({ [MANIFEST_ORIGINS_ENV]: `${base},https://localhost:${probePort},https://127.0.0.1:${probePort},https://[::1]:${probePort}` });
+    const urls = [
+      `http://127.0.0.1:${probePort}/m.json`, // a local port that is not an allowed origin
+      `http://localhost:${probePort}/m.json`,
+      `https://127.0.0.1:${probePort}/m.json`, // allowed origin, loopback address
+      `https://localhost:${probePort}/m.json`, // allowed origin, a name that resolves to loopback
+      `https://[::1]:${probePort}/m.json`,
+      `https://[::ffff:127.0.0.1]:${probePort}/m.json`,
+      'https://10.0.0.1/m.json',
+      'https://192.168.1.1/m.json',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[fd00::1]/m.json',
+      'https://[fe80::1]/m.json',
+      'https://releases.example.com/m.json', // another origin
+      `https://evil.example.com/api/compute/downloads/bcd/${PRODUCT_VERSION}/release-manifest.json`,
+    ];
+    const messages = new Set<string>();
+    for (const releaseManifestUrl of urls) {
+      const answer = await failure(generate({ releaseManifestUrl, releasePins: [pin] }));
+      expect(answer, releaseManifestUrl).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
+      messages.add(answer.message);
+    }
+    // Unreachable, not 2xx and too large on an allowed origin read the same: nothing tells a port scanner more.
+    for (const releaseManifestUrl of [`http://127.0.0.1:${closedPort}/m.json`, `${base}/nothing-here.json`, `${base}/too-large.json`]) {
+      messages.add((await failure(generate({ releaseManifestUrl, releasePins: [pin] }))).message);
+    }
+    expect([...messages]).toHaveLength(1);
+    expect([...messages][0]).toMatch(/no release manifest could be fetched/);
+    expect(probeConnections).toBe(0);
+  });
+
+  it('takes plain-http loopback origins only with the explicit test setting', async () => {
+    setEnv({ [MANIFEST_TEST_HTTP_ENV]: undefined, [MANIFEST_ORIGINS_ENV]: undefined });
+    const before = manifestRequests;
+    const answer = await failure(generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [pin] }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
+    expect(manifestRequests).toBe(before);
+    setEnv({ [MANIFEST_ORIGINS_ENV]: base });
+    expect(await failure(generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [pin] }))).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect(manifestRequests).toBe(before);
+  });
+
+  it('fetches from an allowed origin by name, connecting only to the addresses it resolved to', async () => {
+    const byName = base.replace('127.0.0.1', 'localhost');
+    setEnv({ [MANIFEST_ORIGINS_ENV]: byName });
+    const before = manifestRequests;
+    const answer = await generate({ releaseManifestUrl: `${byName}/good.json`, releasePins: [pin] });
+    expect(answer.sha256).toEqual({ amd64, arm64 });
+    expect(manifestRequests).toBe(before + 1);
+  });
+
+  it("reads this server's own downloads path (the default origin) from the downloads directory", async () => {
+    mkdirSync(path.join(ownDownloads, PRODUCT_VERSION), { recursive: true });
+    writeFileSync(path.join(ownDownloads, PRODUCT_VERSION, 'release-manifest.json'), signReleaseManifest(payload(), releaseKey));
+    setEnv({ NEXTAUTH_URL: 'https://compute.example.com', BETTER_COMPUTE_DOWNLOADS_DIR: ownDownloads, [MANIFEST_ORIGINS_ENV]: undefined, [MANIFEST_TEST_HTTP_ENV]: undefined });
+    const answer = await generate({ releaseManifestUrl: ownUrl, releasePins: [pin] });
+    expect(answer.sha256).toEqual({ amd64, arm64 });
+    // Another version has no manifest in this build: the same one message.
+    const missing = await failure(generate({ releaseManifestUrl: ownUrl.replace(PRODUCT_VERSION, '9.9.9'), releasePins: [pin], bcdVersion: '9.9.9' }));
+    expect(missing.message).toMatch(/no release manifest could be fetched/);
+  });
+});
+
+describe('daemon.installScript with an IPv6 origin, on a server with a PKI', { timeout: 60_000 }, () => {
+  it('is refused by the schema naming the field, never rendered into a 500', async () => {
+    for (const [field, value] of [['baseUrl', 'https://[2001:db8::1]'], ['gatewayUrl', 'https://[2001:db8::2]:8443']] as const) {
+      const answer = await failure(generate({ sha256: { amd64 }, [field]: value }));
+      expect(answer, field).toMatchObject({ code: 'INVALID_ARGUMENT', field });
+      expect(answer.message).toMatch(/IPv6 address is not supported/);
+    }
   });
 });
 
@@ -195,7 +315,7 @@ describe('better-compute daemon install-script --release-manifest', { timeout: 1
   it('writes the script with the manifest digests, and refuses --sha256 beside it before calling the server', async () => {
     const api = await startApiServer(db);
     try {
-      const { key } = await insertApiKey(db, { tenantId: tenant.tenantId, role: 'viewer', name: 'rm cli' }, 'test');
+      const { key } = await insertApiKey(db, { tenantId: tenant.tenantId, role: 'operator', name: 'rm cli' }, 'test');
       const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
       const common = ['daemon', 'install-script', '--tenant', tenant.tenantId, '--pool', tenant.poolId, '--gateway-url', 'https://gw.example.com', '--base-url', 'https://compute.example.com'];
       const good = await runCli([...common, '--release-manifest', `${base}/good.json`, '--release-pins', `${spkiPin(otherKey)},${pin}`], env);

@@ -2,6 +2,7 @@ import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { invalidArgument } from '../errors';
 import { spkiPin } from '../pki/pins';
+import { fetchManifestBytes } from './manifest-fetch';
 
 /**
  * A signed release manifest (README "bcd, downloads and the install script"):
@@ -10,8 +11,7 @@ import { spkiPin } from '../pki/pins';
  * scripts/release-manifest.mjs writes it. The generator trusts it only through a pin of its key, so the script it writes holds digests that the
  * release key vouched for, and no secret.
  */
-export const MANIFEST_MAX_BYTES = 64 * 1024;
-export const MANIFEST_TIMEOUT_MS = 10_000;
+export { MANIFEST_MAX_BYTES, MANIFEST_TIMEOUT_MS } from './manifest-fetch';
 
 const b64 = z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'standard base64');
 const envelopeSchema = z.object({ payload: b64, signature: b64, publicKey: b64 });
@@ -26,53 +26,6 @@ export type ReleaseDigests = { amd64?: string; arm64?: string };
 
 const URL_FIELD = 'releaseManifestUrl';
 const PINS_FIELD = 'releasePins';
-
-/** https anywhere; plain http only to this machine, which is what tests serve a manifest from. */
-function manifestUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalidArgument(URL_FIELD, 'not a URL');
-  }
-  const local = url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1');
-  if (url.protocol !== 'https:' && !local) throw invalidArgument(URL_FIELD, 'must be https (http only to localhost or 127.0.0.1)');
-  if (url.username || url.password) throw invalidArgument(URL_FIELD, 'must carry no credentials');
-  return url;
-}
-
-/** GETs the manifest with a deadline and a size cap that holds while streaming, whatever Content-Length says. */
-async function download(url: URL): Promise<Buffer> {
-  let response: Response;
-  const signal = AbortSignal.timeout(MANIFEST_TIMEOUT_MS);
-  try {
-    response = await fetch(url, { signal, redirect: 'error', headers: { accept: 'application/json' } });
-  } catch (error) {
-    const why = signal.aborted ? `no answer within ${MANIFEST_TIMEOUT_MS / 1000} s` : (error as Error).message;
-    throw invalidArgument(URL_FIELD, `cannot fetch ${url.origin}${url.pathname}: ${why}`);
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw invalidArgument(URL_FIELD, `fetching ${url.origin}${url.pathname} answered HTTP ${response.status}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const reader = response.body?.getReader();
-  try {
-    for (let read = await reader?.read(); read && !read.done; read = await reader!.read()) {
-      size += read.value.byteLength;
-      if (size > MANIFEST_MAX_BYTES) {
-        await reader!.cancel().catch(() => {});
-        throw invalidArgument(URL_FIELD, `the manifest is larger than ${MANIFEST_MAX_BYTES / 1024} KiB`);
-      }
-      chunks.push(Buffer.from(read.value));
-    }
-  } catch (error) {
-    if ((error as { field?: string }).field) throw error;
-    throw invalidArgument(URL_FIELD, `reading the manifest failed: ${(error as Error).message}`);
-  }
-  return Buffer.concat(chunks);
-}
 
 /**
  * Checks a manifest's bytes: its key's pin is one of `pins`, its signature verifies over the payload's bytes,
@@ -123,7 +76,10 @@ export function verifyReleaseManifest(bytes: Buffer, pins: readonly string[], ve
   return { ...(amd64 ? { amd64: amd64.sha256 } : {}), ...(arm64 ? { arm64: arm64.sha256 } : {}) };
 }
 
-/** Fetches and verifies the manifest at `url` (see {@link verifyReleaseManifest}). */
-export async function fetchReleaseDigests(url: string, pins: readonly string[], version: string): Promise<ReleaseDigests> {
-  return verifyReleaseManifest(await download(manifestUrl(url)), pins, version);
+/**
+ * Fetches the manifest at `url` under the fetch policy of {@link fetchManifestBytes} (this server's own
+ * downloads, or an allowed origin on a public address) and verifies it (see {@link verifyReleaseManifest}).
+ */
+export async function fetchReleaseDigests(url: string, pins: readonly string[], version: string, downloadsDir: string): Promise<ReleaseDigests> {
+  return verifyReleaseManifest(await fetchManifestBytes(url, downloadsDir), pins, version);
 }

@@ -3,11 +3,13 @@ import { idOf } from '../names';
 
 const hex256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
 const pin = z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin: sha256/ + base64 of a SHA-256');
-// An origin only: the script appends the base path and the download path itself.
+// An origin only: the script appends the base path and the download path itself. An IPv6 literal is refused
+// here: curl reads its brackets as a glob, and a TLS server name cannot be an address.
 const origin = z
   .string()
   .url()
-  .refine((value) => /^https?:\/\/[A-Za-z0-9.:[\]-]+\/?$/.test(value), 'an http(s) origin with no path, query or credentials')
+  .refine((value) => !/^https?:\/\/\[/i.test(value), 'an IPv6 address is not supported here: use a DNS name (or an IPv4 address)')
+  .refine((value) => /^https?:\/\/[A-Za-z0-9.:-]+\/?$/.test(value), 'an http(s) origin with no path, query or credentials')
   .transform((value) => value.replace(/\/+$/, ''));
 
 export const installScriptInput = z.strictObject({

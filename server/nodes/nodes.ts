@@ -35,12 +35,17 @@ export async function loadNode(db: Db | Tx, principal: Principal, action: Action
   return node;
 }
 
-/** Lists a tenant's nodes, by pool, site and state, oldest first, a page at a time. */
+/**
+ * Lists a tenant's nodes, by pool, site and state, oldest first, a page at a time. The filter is the tenant
+ * authorization decided on (the pool's owner), never the tenant the caller named: a pool of one tenant named
+ * with another tenant's id is NOT_FOUND, as in loadPool.
+ */
 export async function listNodes(db: Db, principal: Principal, input: z.infer<typeof listNodesInput>) {
-  await authorize(db, principal, 'compute:nodes:read', input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId));
+  const tenantId = await authorize(db, principal, 'compute:nodes:read', input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId));
+  if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
   const rows = await db.node.findMany({
     where: {
-      tenantId: input.tenantId,
+      tenantId,
       ...(input.poolId ? { poolId: input.poolId } : {}),
       ...(input.siteId ? { siteId: input.siteId } : {}),
       ...(input.state ? { state: input.state } : {}),

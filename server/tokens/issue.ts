@@ -5,7 +5,7 @@ import { DomainError } from '../errors';
 import { newId } from '../ids';
 import { publishEvent, writeAudit } from '../events/publish';
 import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../join/hardware/expect';
-import { normalizeMac } from '../join/hardware/claims';
+import { isPermanentGlobalMac, normalizeMac } from '../join/hardware/claims';
 import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
 import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
@@ -55,6 +55,10 @@ const issueInput = z.object({
   idempotencyKey: idempotencyKey.nullish(),
 });
 
+/** The refusal of a bound MAC that is not a permanent, globally administered unicast MAC, on `field`. */
+export const invalidMac = (field: string) =>
+  new DomainError('INVALID_ARGUMENT', `${field}: must be a permanent, globally administered unicast MAC (aa:bb:cc:dd:ee:ff), not broadcast, multicast, locally administered or all zero`, { field });
+
 /**
  * Mints a join token of any role inside the caller's transaction: the one server-side minting function
  * (joining.md's `ctx.pki.issueJoinToken`), used by `joinTokens.create` and by later modules for `site`,
@@ -73,7 +77,9 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
   const valid = parseInput(issueInput, input);
   const expect = normalizeExpect(input.expect);
   const boundMac = valid.boundMac == null ? null : normalizeMac(valid.boundMac);
-  if (valid.boundMac != null && !boundMac) throw new DomainError('INVALID_ARGUMENT', 'boundMac: must be a MAC address', { field: 'boundMac' });
+  // protocol.md: claims list only permanent, globally administered MACs, so a token bound to any other
+  // (broadcast, multicast, locally administered, all zero) could never match the machine it names.
+  if (valid.boundMac != null && !isPermanentGlobalMac(boundMac)) throw invalidMac('boundMac');
   const wanted = { ...valid, expect, boundMac, hosted: valid.hosted ?? null, idempotencyKey: valid.idempotencyKey ?? null };
 
   const id = newId('jt');

@@ -206,6 +206,9 @@ describe('issueJoinToken', () => {
     expect(await issue({ maxUses: 0 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'maxUses' });
     expect(await issue({ maxUses: 10_001 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'maxUses' });
     expect(await issue({ boundMac: 'nope' })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'boundMac' });
+    for (const boundMac of ['ff:ff:ff:ff:ff:ff', '01:00:5e:00:00:fb', '02:42:ac:11:00:02']) {
+      expect(await issue({ boundMac }), boundMac).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'boundMac' });
+    }
     expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'discovery', boundMac: '3c:ec:ef:12:34:57' })).toMatchObject({ code: 'CONFLICT', field: 'boundMac' });
     expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot' })).toMatchObject({ code: 'CONFLICT', field: 'role' });
   });

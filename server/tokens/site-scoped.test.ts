@@ -20,9 +20,26 @@ describe('discoveryTokens.create', () => {
     const row = await db().joinToken.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.boundMac).toBe(mac);
     expect(row.discovery).toEqual({ ip: '10.0.0.9', workflowId: 'wf', vouchedBy: t.admin.actor, bootLeaseEpoch: 5 });
-    expect(await failure(createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: 'not-a-mac' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'boundMac' });
+    expect(await failure(createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: 'not-a-mac' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'mac' });
     const other = await createTestTenant(db());
     expect(await failure(createDiscoveryToken(db(), other.admin, { tenantId: other.tenantId, siteId: t.siteId, mac }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('discoveryTokens.create refuses MACs a machine never claims', () => {
+  it.each([
+    ['broadcast', 'ff:ff:ff:ff:ff:ff'],
+    ['multicast (group bit)', '01:00:5e:00:00:fb'],
+    ['multicast, dashed', '33-33-00-00-00-01'],
+    ['locally administered', '02:42:ac:11:00:02'],
+    ['locally administered, upper case', 'DA:00:00:00:00:01'],
+    ['all zero', '00:00:00:00:00:00'],
+  ])('%s: INVALID_ARGUMENT naming mac, and no token', async (_name, mac) => {
+    const t = await createTestTenant(db());
+    const answer = await failure(createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac }));
+    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'mac' });
+    expect(answer.message).toMatch(/^mac: must be a permanent, globally administered/);
+    expect(await db().joinToken.count({ where: { siteId: t.siteId } })).toBe(0);
   });
 });
 

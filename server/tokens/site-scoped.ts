@@ -4,7 +4,8 @@ import { DomainError } from '../errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf } from '../names';
-import { issueJoinToken } from './issue';
+import { isPermanentGlobalMac } from '../join/hardware/claims';
+import { invalidMac, issueJoinToken } from './issue';
 import { createdJoinToken, idempotencyKey, parseInput, ttlSeconds, type CreatedJoinToken } from './schemas';
 
 /** At most 16 uses for a site token (joining.md "Token roles"). */
@@ -48,6 +49,8 @@ async function loadManagedSite(db: Db, principal: Principal, tenantId: string, s
  */
 export async function createDiscoveryToken(db: Db, principal: Principal, input: z.input<typeof createDiscoveryTokenInput>): Promise<CreatedJoinToken> {
   const valid = parseInput(createDiscoveryTokenInput, input);
+  // Checked here so that the error names the field this caller sent (`mac`), not issueJoinToken's `boundMac`.
+  if (!isPermanentGlobalMac(valid.mac)) throw invalidMac('mac');
   const site = await loadManagedSite(db, principal, valid.tenantId, valid.siteId);
   const { record, token } = await db.$transaction((tx) =>
     issueJoinToken(tx, {
