@@ -17,6 +17,9 @@ import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
 import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
+import { METRICS_PATH } from '../metrics/endpoint';
+import { serveApiMetrics } from '../metrics/api-endpoint';
+import { withRequestLog } from '../metrics/request-log';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
@@ -123,10 +126,11 @@ export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) 
 export function createBootServer(next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
-    (req, res) => {
+    withRequestLog((req, res) => {
       const pathname = normalizedPath(req.url);
       for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
       if (pathname === null) return answerJson(res, malformedPath());
+      if (pathname === METRICS_PATH) return void serveApiMetrics(req, res);
       if (pathname.startsWith('/api/')) {
         if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
@@ -141,7 +145,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         return;
       }
       void handle(req, res);
-    },
+    }),
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', answerClientError);

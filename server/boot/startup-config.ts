@@ -3,6 +3,7 @@ import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
+import { checkObservabilityConfig } from '../metrics/config';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -32,6 +33,7 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (secret !== undefined && secret !== '') checkSecret(secret, 'BETTER_COMPUTE_SECRET');
   workerCount(env);
   joinThreadCount(env);
+  checkObservabilityConfig(env);
 }
 
 /**

@@ -5,6 +5,9 @@ import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
 import { readBody } from '../http/read-body';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
+import { createGatewayMetrics } from '../metrics/gateway-metrics';
+import { newRequestId, REQUEST_ID_HEADER } from '../metrics/request-log';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -79,6 +82,7 @@ export function createGateway(options: GatewayOptions): https.Server {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`]);
   const limit = options.maxBodyBytes ?? 64 * 1024;
+  const metrics = createGatewayMetrics(paths);
 
   const server = https.createServer(
     {
@@ -104,16 +108,21 @@ export function createGateway(options: GatewayOptions): https.Server {
       // a fifth of the gateway's time per call in bench:renew's profile.
       const raw = chained ? socket.getPeerX509Certificate()?.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
+      const requestId = newRequestId();
+      res.setHeader(REQUEST_ID_HEADER, requestId);
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
-        log(JSON.stringify({ gateway: 'call', peer: peerName(raw), path: pathname, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }));
+        metrics.request(pathname, res.statusCode);
+        const ms = Math.round((performance.now() - started) * 10) / 10;
+        log(JSON.stringify({ gateway: 'call', requestId, method: req.method, peer: peerName(raw), path: pathname, status: res.statusCode, ms }));
       });
+      if (pathname === METRICS_PATH) return void serveMetrics(req, res, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       void readBody(req, limit).then(
         (body) => {
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
-          const headers = { ...vouchHeaders(voucher, raw ?? null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length) };
+          const headers = { ...vouchHeaders(voucher, raw ?? null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
           const relay = http.request(
             { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
             (upstream) => {
@@ -137,8 +146,9 @@ export function createGateway(options: GatewayOptions): https.Server {
       );
     },
   );
-  // A client that breaks off its handshake must not take the process down.
+  // A client that breaks off its handshake must not take the process down (it is counted, not logged).
   server.on('tlsClientError', () => {});
+  metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
 }
