@@ -115,6 +115,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   }
 }
 
+/** The agent wire (protocol.md): every path that resolves to the join or the renewal. */
+const isAgentPath = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
+
 export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
 
 /**
@@ -145,7 +148,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         return;
       }
       void handle(req, res);
-    }),
+    }, (req) => !isAgentPath(normalizedPath(req.url))),
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', answerClientError);

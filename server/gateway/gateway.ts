@@ -108,8 +108,9 @@ export function createGateway(options: GatewayOptions): https.Server {
       // a fifth of the gateway's time per call in bench:renew's profile.
       const raw = chained ? socket.getPeerX509Certificate()?.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
+      // The id goes to the API and into both log lines; the agent's answers carry no header of it, since
+      // protocol.md fixes their headers as well as their bytes.
       const requestId = newRequestId();
-      res.setHeader(REQUEST_ID_HEADER, requestId);
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
         metrics.request(pathname, res.statusCode);

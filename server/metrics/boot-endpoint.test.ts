@@ -86,6 +86,20 @@ describe('the request log', () => {
     }
   });
 
+  it('logs the agent endpoints too, but their answers carry no id header (protocol.md fixes their headers)', async () => {
+    const stderr = captureStderr();
+    try {
+      const answer = await fetch(`http://127.0.0.1:${port}/api/compute/v1/join`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      await answer.arrayBuffer();
+      await settle();
+      expect(answer.headers.get('x-request-id')).toBeNull();
+      const lines = stderr.lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.message === 'request');
+      expect(lines).toEqual([expect.objectContaining({ requestId: expect.stringMatching(/^req_/), method: 'POST', route: '/api/compute/v1/join', status: answer.status, principal: null })]);
+    } finally {
+      stderr.stop();
+    }
+  });
+
   it('keeps a well-formed incoming request id (the gateway passes its own) and replaces any other', async () => {
     expect((await get('/pools', { 'x-request-id': 'req_fromthegateway01' })).headers.get('x-request-id')).toBe('req_fromthegateway01');
     expect((await get('/pools', { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id')).toMatch(/^req_/);

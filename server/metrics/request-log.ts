@@ -29,12 +29,16 @@ export function notePrincipal(actor: string | null | undefined): void {
  * route (the path, never the query string, which could carry anything), status, latency and principal.
  * Written at level `info` (BETTER_COMPUTE_LOG_LEVEL).
  */
-export function withRequestLog(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+export function withRequestLog(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  /** False for the agent endpoints: protocol.md fixes their answers' headers too, so the id stays in the log. */
+  answersId: (req: http.IncomingMessage) => boolean = () => true,
+): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
     const incoming = req.headers[REQUEST_ID_HEADER];
     const requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : newRequestId();
-    res.setHeader(REQUEST_ID_HEADER, requestId);
+    if (answersId(req)) res.setHeader(REQUEST_ID_HEADER, requestId);
     const state: RequestScope = { principal: null };
     res.once('close', () => {
       if (!logLevelEnabled('info')) return;
