@@ -73,10 +73,10 @@ describe('overview.get', () => {
     const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId });
     expect(overview.renewals.renewed.reduce((a, b) => a + b)).toBe(1);
     expect(overview.renewals.renewed[23]).toBe(1);
-    expect(overview.queue).toEqual([{ siteId: u.siteId, siteName: 'site-a', pending: 2, oldestPendingSeconds: expect.any(Number) }]);
+    expect(overview.queue).toEqual([{ siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, pending: 2, oldestPendingSeconds: expect.any(Number) }]);
     expect(overview.queue[0]!.oldestPendingSeconds).toBeGreaterThanOrEqual(1195);
     // Decided after 30, 40, … 120 minutes: the median 75 min, p90 111 min (linear interpolation).
-    expect(overview.decisions).toEqual([{ siteId: u.siteId, siteName: 'site-a', decided: 10, medianSeconds: expect.any(Number), p90Seconds: expect.any(Number) }]);
+    expect(overview.decisions).toEqual([{ siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, decided: 10, medianSeconds: expect.any(Number), p90Seconds: expect.any(Number) }]);
     expect(Math.abs(overview.decisions[0]!.medianSeconds - 75 * 60)).toBeLessThan(5);
     expect(Math.abs(overview.decisions[0]!.p90Seconds - 111 * 60)).toBeLessThan(5);
     // The node's newest certificate (the 24-hour one from the join outlives the 2-hour one) counts once.

@@ -1,11 +1,14 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
+import { Prisma } from '../db/generated/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { parseInput } from '../tokens/schemas';
 import { overviewInput, type Overview } from './schemas';
 
 const HOURS = { '24h': 24, '7d': 168 } as const;
+/** The pool whose queue page shows a site's requests: the first live bcd pool by name, as that page picks. */
+const QUEUE_POOL = Prisma.sql`(SELECT p.id FROM pools p WHERE p.site_id = s.id AND p.agent = 'bcd' AND p.archived_at IS NULL ORDER BY p.name LIMIT 1)`;
 const n = (v: unknown) => Number(v ?? 0);
 
 /** Groups rollup rows of one series into stacked parts aligned with `hours`, the largest part first. */
@@ -38,20 +41,20 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
     db.$queryRaw<{ hour: Date; series: string; key: string; count: bigint }[]>`
       SELECT hour, series, key, count FROM overview_hourly
        WHERE tenant_id = ${valid.tenantId} AND hour >= ${hours[0]!}`,
-    db.$queryRaw<{ site_id: string; name: string; pending: number; oldest: number | null }[]>`
-      SELECT s.id AS site_id, s.name, count(r.id)::int AS pending,
+    db.$queryRaw<{ site_id: string; name: string; pool_id: string | null; pending: number; oldest: number | null }[]>`
+      SELECT s.id AS site_id, s.name, ${QUEUE_POOL} AS pool_id, count(r.id)::int AS pending,
              extract(epoch FROM compute_now() - min(r.created_at))::float8 AS oldest
         FROM sites s
         LEFT JOIN join_requests r ON r.site_id = s.id AND r.tenant_id = ${valid.tenantId} AND r.state = 'pending' AND r.expires_at > compute_now()
        WHERE s.owner_tenant_id = ${valid.tenantId} AND s.archived_at IS NULL
        GROUP BY s.id, s.name ORDER BY s.name`,
-    db.$queryRaw<{ site_id: string; name: string; decided: number; p50: number; p90: number }[]>`
-      SELECT r.site_id, s.name, count(*)::int AS decided,
+    db.$queryRaw<{ site_id: string; name: string; pool_id: string | null; decided: number; p50: number; p90: number }[]>`
+      SELECT r.site_id, s.name, ${QUEUE_POOL} AS pool_id, count(*)::int AS decided,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM r.decided_at - r.created_at))::float8 AS p50,
              percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM r.decided_at - r.created_at))::float8 AS p90
         FROM join_requests r JOIN sites s ON s.id = r.site_id
        WHERE r.tenant_id = ${valid.tenantId} AND r.decided_at IS NOT NULL AND r.decided_at > compute_now() - interval '7 days'
-       GROUP BY r.site_id, s.name ORDER BY s.name`,
+       GROUP BY r.site_id, s.id, s.name ORDER BY s.name`,
     // The newest unrevoked certificate of each live node's current generation, still valid.
     db.$queryRaw<{ pool_id: string; name: string; h1: number; h6: number; h24: number }[]>`
       SELECT p.id AS pool_id, p.name,
@@ -75,8 +78,8 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
     hours: hours.map((h) => h.toISOString()),
     joins: { admitted: stack(of('admitted'), hours), pending: stack(of('pending'), hours), refused: stack(of('refused'), hours) },
     renewals: { renewed: flat('renewed'), refused: stack(of('renew-refused'), hours) },
-    queue: queue.map((q) => ({ siteId: q.site_id, siteName: q.name, pending: q.pending, oldestPendingSeconds: q.oldest === null ? null : Math.round(q.oldest) })),
-    decisions: decisions.map((d) => ({ siteId: d.site_id, siteName: d.name, decided: d.decided, medianSeconds: Math.round(d.p50), p90Seconds: Math.round(d.p90) })),
+    queue: queue.map((q) => ({ siteId: q.site_id, siteName: q.name, poolId: q.pool_id, pending: q.pending, oldestPendingSeconds: q.oldest === null ? null : Math.round(q.oldest) })),
+    decisions: decisions.map((d) => ({ siteId: d.site_id, siteName: d.name, poolId: d.pool_id, decided: d.decided, medianSeconds: Math.round(d.p50), p90Seconds: Math.round(d.p90) })),
     expiring: expiring.map((e) => ({ poolId: e.pool_id, poolName: e.name, within1h: e.h1, within6h: e.h6, within24h: e.h24 })),
     connected: null,
   };

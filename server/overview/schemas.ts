@@ -13,9 +13,10 @@ export const overview = z.object({
   hours: z.array(z.string()),
   joins: z.object({ admitted: z.array(series), pending: z.array(series), refused: z.array(series) }),
   renewals: z.object({ renewed: z.array(z.number().int()), refused: z.array(series) }),
-  queue: z.array(z.object({ siteId: z.string(), siteName: z.string(), pending: z.number().int(), oldestPendingSeconds: z.number().nullable() })),
+  /** `poolId`: the site's first live bcd pool, whose queue page lists the site's requests (null: none). */
+  queue: z.array(z.object({ siteId: z.string(), siteName: z.string(), poolId: z.string().nullable(), pending: z.number().int(), oldestPendingSeconds: z.number().nullable() })),
   /** Decisions of the last 7 days per site: count, median and p90 of created → decided, in seconds. */
-  decisions: z.array(z.object({ siteId: z.string(), siteName: z.string(), decided: z.number().int(), medianSeconds: z.number(), p90Seconds: z.number() })),
+  decisions: z.array(z.object({ siteId: z.string(), siteName: z.string(), poolId: z.string().nullable(), decided: z.number().int(), medianSeconds: z.number(), p90Seconds: z.number() })),
   expiring: z.array(z.object({ poolId: z.string(), poolName: z.string(), within1h: z.number().int(), within6h: z.number().int(), within24h: z.number().int() })),
   /** Connected nodes per pool: null until sessions exist. */
   connected: z.null(),
