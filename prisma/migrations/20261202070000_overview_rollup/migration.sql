@@ -8,25 +8,30 @@ CREATE TABLE "overview_hourly" (
   "hour" TIMESTAMPTZ(6) NOT NULL,
   "series" TEXT NOT NULL CHECK ("series" IN ('admitted', 'pending', 'refused', 'renewed', 'renew-refused')),
   "key" TEXT NOT NULL,
+  -- The writing connection's backend pid modulo 16: concurrent admission transactions (other instances, or
+  -- BETTER_COMPUTE_JOIN_IN_FLIGHT above 1) upsert different rows, so none waits for another's commit on a
+  -- shared counter row. The page sums the shards.
+  "shard" SMALLINT NOT NULL,
   "count" BIGINT NOT NULL,
-  PRIMARY KEY ("tenant_id", "hour", "series", "key")
+  PRIMARY KEY ("tenant_id", "hour", "series", "key", "shard")
 );
 
 -- One statement-level trigger per table, like events_notify: a join batch inserts its events in one statement
 -- and pays one grouped upsert. A refusal counts with the events its rate limit suppressed before it.
 CREATE FUNCTION overview_rollup_events() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO overview_hourly (tenant_id, hour, series, key, count)
+  INSERT INTO overview_hourly (tenant_id, hour, series, key, shard, count)
   SELECT tenant_id, date_trunc('hour', created_at),
          CASE type WHEN 'node.joined' THEN 'admitted' WHEN 'node.join-request.created' THEN 'pending'
                    WHEN 'security.join.refused' THEN 'refused' ELSE 'renew-refused' END,
          coalesce(CASE WHEN type IN ('node.joined', 'node.join-request.created') THEN data->>'attestor' ELSE data->>'reason' END, ''),
+         pg_backend_pid() % 16,
          sum(1 + CASE WHEN type IN ('security.join.refused', 'security.renew.refused') THEN coalesce((data->>'suppressed')::bigint, 0) ELSE 0 END)
     FROM new_events
    WHERE type IN ('node.joined', 'node.join-request.created', 'security.join.refused', 'security.renew.refused')
-   GROUP BY 1, 2, 3, 4
+   GROUP BY 1, 2, 3, 4, 5
    ORDER BY 1, 2, 3, 4
-  ON CONFLICT (tenant_id, hour, series, key) DO UPDATE SET count = overview_hourly.count + excluded.count;
+  ON CONFLICT (tenant_id, hour, series, key, shard) DO UPDATE SET count = overview_hourly.count + excluded.count;
   RETURN NULL;
 END;
 $$;
@@ -40,14 +45,14 @@ CREATE TRIGGER events_overview_rollup
 -- generation with its first certificate).
 CREATE FUNCTION overview_rollup_certs() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO overview_hourly (tenant_id, hour, series, key, count)
-  SELECT n.tenant_id, date_trunc('hour', c.created_at), 'renewed', '', count(*)
+  INSERT INTO overview_hourly (tenant_id, hour, series, key, shard, count)
+  SELECT n.tenant_id, date_trunc('hour', c.created_at), 'renewed', '', pg_backend_pid() % 16, count(*)
     FROM new_certs c
     JOIN nodes n ON n.id = c.node_id
    WHERE EXISTS (SELECT 1 FROM node_certs o WHERE o.node_id = c.node_id AND o.identity_generation = c.identity_generation AND o.serial <> c.serial)
-   GROUP BY 1, 2
+   GROUP BY 1, 2, 5
    ORDER BY 1, 2
-  ON CONFLICT (tenant_id, hour, series, key) DO UPDATE SET count = overview_hourly.count + excluded.count;
+  ON CONFLICT (tenant_id, hour, series, key, shard) DO UPDATE SET count = overview_hourly.count + excluded.count;
   RETURN NULL;
 END;
 $$;
