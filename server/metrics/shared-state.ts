@@ -32,18 +32,13 @@ const WAIT_SQL = `
     ) w
    GROUP BY site_id, decision`;
 
-/** The newest unrevoked certificate of each live node's current generation; the windows count those still valid. */
+/** Live nodes whose current certificate (nodes.cert_not_after, kept by triggers) is still valid, per window. */
 const EXPIRING_SQL = `
-  SELECT pool, ${EXPIRY_WINDOWS.map(([label, s]) => `count(*) FILTER (WHERE until <= ${s})::int AS "${label}"`).join(', ')}
-    FROM (
-      SELECT coalesce(n.pool_id, '') AS pool, extract(epoch FROM max(c.not_after) - compute_now()) AS until
-        FROM nodes n
-        JOIN node_certs c ON c.node_id = n.id AND c.identity_generation = n.identity_generation AND c.revoked_at IS NULL
-       WHERE n.state <> 'retired'
-       GROUP BY n.id, n.pool_id
-    ) current
-   WHERE until > 0
-   GROUP BY pool`;
+  SELECT coalesce(pool_id, '') AS pool,
+         ${EXPIRY_WINDOWS.map(([label, s]) => `count(*) FILTER (WHERE cert_not_after <= compute_now() + interval '${s} seconds')::int AS "${label}"`).join(', ')}
+    FROM nodes
+   WHERE state <> 'retired' AND cert_not_after > compute_now()
+   GROUP BY 1`;
 
 export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
   const [requests, oldest, waits, nodes, expiring, tokens] = await Promise.all([

@@ -3,6 +3,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
 import { getOverview } from './overview';
+import { revokeNodeIdentity } from '../nodes/lifecycle';
 
 // The overview's numbers: real joins through JoinService (node.joined, a refusal, fed into the rollup by the
 // triggers of migration 20261202070000_overview_rollup), plus a history seeded at known hours.
@@ -81,6 +82,10 @@ describe('overview.get', () => {
     expect(Math.abs(overview.decisions[0]!.p90Seconds - 111 * 60)).toBeLessThan(5);
     // The node's newest certificate (the 24-hour one from the join outlives the 2-hour one) counts once.
     expect(overview.expiring).toEqual([{ poolId: u.poolId, poolName: u.pool.name, within1h: 0, within6h: 0, within24h: 1 }]);
+    // Revoking the identity revokes both certificates: the node holds no valid certificate any more.
+    await revokeNodeIdentity(db(), u.admin, { tenantId: u.tenantId, nodeId: joined.answer!.nodeId });
+    expect((await getOverview(db(), u.viewer, { tenantId: u.tenantId })).expiring).toEqual([]);
+    expect((await db().node.findUniqueOrThrow({ where: { id: joined.answer!.nodeId } })).certNotAfter).toBeNull();
   });
 
   it('is decided on the tenant: another tenant is NOT_FOUND', async () => {

@@ -55,20 +55,14 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
         FROM join_requests r JOIN sites s ON s.id = r.site_id
        WHERE r.tenant_id = ${valid.tenantId} AND r.decided_at IS NOT NULL AND r.decided_at > compute_now() - interval '7 days'
        GROUP BY r.site_id, s.id, s.name ORDER BY s.name`,
-    // The newest unrevoked certificate of each live node's current generation, still valid.
+    // nodes.cert_not_after: the end of each node's current certificate (kept by triggers).
     db.$queryRaw<{ pool_id: string; name: string; h1: number; h6: number; h24: number }[]>`
       SELECT p.id AS pool_id, p.name,
-             count(*) FILTER (WHERE c.until <= 3600)::int AS h1,
-             count(*) FILTER (WHERE c.until <= 21600)::int AS h6,
-             count(*) FILTER (WHERE c.until <= 86400)::int AS h24
-        FROM pools p
-        JOIN nodes n ON n.tenant_id = ${valid.tenantId} AND n.pool_id = p.id AND n.state <> 'retired'
-        CROSS JOIN LATERAL (
-          SELECT extract(epoch FROM c.not_after - compute_now()) AS until FROM node_certs c
-           WHERE c.node_id = n.id AND c.identity_generation = n.identity_generation AND c.revoked_at IS NULL
-           ORDER BY c.not_after DESC LIMIT 1
-        ) c
-       WHERE p.owner_tenant_id = ${valid.tenantId} AND c.until > 0
+             count(*) FILTER (WHERE n.cert_not_after <= compute_now() + interval '1 hour')::int AS h1,
+             count(*) FILTER (WHERE n.cert_not_after <= compute_now() + interval '6 hours')::int AS h6,
+             count(*) FILTER (WHERE n.cert_not_after <= compute_now() + interval '24 hours')::int AS h24
+        FROM nodes n JOIN pools p ON p.id = n.pool_id
+       WHERE n.tenant_id = ${valid.tenantId} AND n.state <> 'retired' AND n.cert_not_after > compute_now()
        GROUP BY p.id, p.name ORDER BY p.name`,
   ]);
   const of = (series: string) => rollup.filter((r) => r.series === series);

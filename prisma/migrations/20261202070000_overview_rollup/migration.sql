@@ -62,8 +62,51 @@ CREATE TRIGGER node_certs_overview_rollup
   REFERENCING NEW TABLE AS new_certs
   FOR EACH STATEMENT EXECUTE FUNCTION overview_rollup_certs();
 
--- The rest of the page reads live rows: pending requests per site, decisions of the last 7 days, current
--- certificates per pool, live tokens.
-CREATE INDEX "join_requests_tenant_decided" ON "join_requests" ("tenant_id", "decided_at") WHERE "decided_at" IS NOT NULL;
+-- When each node's current certificate ends: the latest not_after of an unrevoked certificate of its current
+-- identity generation (null when it has none). Kept by triggers as certificates are issued or revoked and as
+-- the generation moves (a reclaim), so "certificates expiring per pool" reads one row per node instead of
+-- looking up each node's certificates: 100,000 lookups took about 400 ms, the scan takes a few.
+ALTER TABLE "nodes" ADD COLUMN "cert_not_after" TIMESTAMPTZ(6);
 CREATE INDEX "node_certs_node_generation_not_after" ON "node_certs" ("node_id", "identity_generation", "not_after" DESC) WHERE "revoked_at" IS NULL;
-CREATE INDEX "nodes_tenant_pool" ON "nodes" ("tenant_id", "pool_id");
+
+CREATE FUNCTION compute_current_cert_not_after(p_node text, p_generation integer) RETURNS timestamptz LANGUAGE sql STABLE AS $$
+  SELECT max(not_after) FROM node_certs WHERE node_id = p_node AND identity_generation = p_generation AND revoked_at IS NULL
+$$;
+
+CREATE FUNCTION nodes_refresh_cert_not_after() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE nodes n SET cert_not_after = compute_current_cert_not_after(n.id, n.identity_generation)
+   WHERE n.id IN (SELECT DISTINCT node_id FROM changed_certs)
+     AND n.cert_not_after IS DISTINCT FROM compute_current_cert_not_after(n.id, n.identity_generation);
+  RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER node_certs_inserted_cert_not_after
+  AFTER INSERT ON node_certs
+  REFERENCING NEW TABLE AS changed_certs
+  FOR EACH STATEMENT EXECUTE FUNCTION nodes_refresh_cert_not_after();
+
+CREATE TRIGGER node_certs_updated_cert_not_after
+  AFTER UPDATE ON node_certs
+  REFERENCING NEW TABLE AS changed_certs
+  FOR EACH STATEMENT EXECUTE FUNCTION nodes_refresh_cert_not_after();
+
+CREATE FUNCTION nodes_generation_cert_not_after() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.cert_not_after := compute_current_cert_not_after(NEW.id, NEW.identity_generation);
+  RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER nodes_generation_cert_not_after
+  BEFORE UPDATE OF identity_generation ON nodes
+  FOR EACH ROW WHEN (OLD.identity_generation IS DISTINCT FROM NEW.identity_generation)
+  EXECUTE FUNCTION nodes_generation_cert_not_after();
+
+UPDATE nodes SET cert_not_after = compute_current_cert_not_after(id, identity_generation);
+
+-- The rest of the page reads live rows: pending requests per site, decisions of the last 7 days, current
+-- certificates per pool.
+CREATE INDEX "join_requests_tenant_decided" ON "join_requests" ("tenant_id", "decided_at") WHERE "decided_at" IS NOT NULL;
+CREATE INDEX "nodes_tenant_pool" ON "nodes" ("tenant_id", "pool_id", "cert_not_after") WHERE "state" <> 'retired';
