@@ -63,11 +63,12 @@ async function expectSeededCounts(page: Page, scope: Scope, poolName: string, si
   // The three joined nodes hold 24-hour certificates: within 24 h, not within 6 h.
   const poolRow = panel(page, 'Certificates expiring').getByRole('row').filter({ has: page.getByRole('rowheader', { name: poolName }) });
   await expect(poolRow.getByRole('cell')).toHaveText(['0', '0', '3']);
-  // The joins chart: its table (for screen readers) counts at least the seeded joins in the current hour.
+  // The joins chart: its table (for screen readers) counts at least the seeded joins.
   const joins = panel(page, 'Joins per hour');
   const table = joins.getByRole('table', { name: /Joins by outcome, per hour/ });
-  const lastRow = table.getByRole('row').last();
-  const [admitted, pending, refused] = (await lastRow.getByRole('cell').allTextContents()).map(Number);
+  const sums = [0, 0, 0];
+  for (const row of await table.locator('tbody tr').all()) (await row.getByRole('cell').allTextContents()).forEach((v, i) => (sums[i]! += Number(v)));
+  const [admitted, pending, refused] = sums;
   expect(admitted).toBeGreaterThanOrEqual(3);
   expect(pending).toBeGreaterThanOrEqual(2);
   expect(refused).toBeGreaterThanOrEqual(1);
@@ -88,16 +89,19 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
   await expectSeededCounts(page, scope, pool.name, siteName);
   await expectNoSeriousViolations(page, 'overview');
 
+  // By reason: each part links to the refused joins of that reason (other specs refuse joins in this tenant
+  // too, so which reasons are largest is not fixed; the largest is first).
   await panel(page, 'Joins per hour').getByLabel('Refusal reason').check();
   await expect(page).toHaveURL(/[?&]stack=reason/);
-  const revoked = panel(page, 'Joins per hour').getByRole('link', { name: 'join-token:revoked' });
-  await expect(revoked).toHaveAttribute('href', /\/refused-joins\?reason=join-token%3Arevoked&range=24h/);
   await page.getByLabel('Last 7 days').check();
   await expect(page).toHaveURL(/[?&]range=7d/);
-  await expect(panel(page, 'Joins per hour').getByRole('table', { name: /Refused joins by reason, per hour/ })).toContainText('join-token:revoked');
-  await revoked.click();
+  await expect(panel(page, 'Joins per hour').getByRole('table', { name: /Refused joins by reason, per hour/ })).toBeAttached();
+  const first = panel(page, 'Joins per hour').getByRole('listitem').getByRole('link').first();
+  const reason = (await first.textContent())!;
+  await expect(first).toHaveAttribute('href', new RegExp(`/refused-joins\\?reason=${encodeURIComponent(reason)}&range=7d`));
+  await first.click();
   await expect(page.getByRole('heading', { name: 'Refused joins', level: 1 })).toBeVisible();
-  await expect(page).toHaveURL(/reason=join-token%3Arevoked/);
+  await expect(page).toHaveURL(new RegExp(`reason=${encodeURIComponent(reason)}`));
 });
 
 test.describe('dark colour scheme', () => {
