@@ -10,3 +10,4 @@ export type Pool = Outputs['pools']['list']['items'][number];
 export type CreatePoolInput = Inputs['pools']['create'];
 export type PoolAgent = CreatePoolInput['agent'];
 export type JoinAttestor = NonNullable<NonNullable<CreatePoolInput['policy']>['joinAttestors']>[number];
+export type Overview = Outputs['overview']['get'];

@@ -8,7 +8,21 @@ export function redact(text: string): string {
   return SECRET_SHAPES.reduce((s, re) => s.replace(re, '[redacted]'), text);
 }
 
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LEVELS)[number];
+
+/**
+ * BETTER_COMPUTE_LOG_LEVEL: the least severe level written (`debug`, `info`, `warn`, `error`, or `silent`);
+ * `info` by default, which includes one line per request. Read on each call, so a test can change it.
+ */
+export function logLevelEnabled(level: Exclude<LogLevel, 'silent'>): boolean {
+  const configured = (process.env.BETTER_COMPUTE_LOG_LEVEL || 'info').toLowerCase() as LogLevel;
+  const threshold = LEVELS.includes(configured) ? LEVELS.indexOf(configured) : LEVELS.indexOf('info');
+  return LEVELS.indexOf(level) >= threshold;
+}
+
 export function logError(message: string, error?: unknown) {
+  if (!logLevelEnabled('error')) return;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error ?? '');
   process.stderr.write(redact(JSON.stringify({ level: 'error', time: new Date().toISOString(), message, error: detail })) + '\n');
 }
@@ -22,6 +36,7 @@ const limited = new Map<string, { until: number; suppressed: number }>();
  * suppressed since, so a flood of bad requests cannot flood the log.
  */
 export function logLimited(key: string, message: string, now = Date.now()) {
+  if (!logLevelEnabled('warn')) return;
   const entry = limited.get(key);
   if (entry && now < entry.until) {
     entry.suppressed += 1;

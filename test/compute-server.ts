@@ -32,6 +32,7 @@ import { logError } from '../server/log';
 import { loadPki } from '../server/pki/store';
 import { serveCompute } from './serve-compute';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
+import { serveApiMetrics } from '../server/metrics/api-endpoint';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -84,7 +85,9 @@ async function main() {
     preparer.start();
   }
   const server = http.createServer((req, res) => {
-    if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) void handleJoin(req, res);
+    // The boot server's GET /metrics (server/boot/http-server.ts).
+    if ((req.url ?? '').split('?', 1)[0] === '/metrics') void serveApiMetrics(req, res);
+    else if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) void handleJoin(req, res);
     // The boot server's download route (server/boot/http-server.ts), for the install-script tests.
     else if (req.method !== 'POST' && isDownloadPath(req.url ?? '')) void serveDownload(req, res, req.url!, downloadsDir(process.cwd()));
     else void serveCompute(db, req, res);

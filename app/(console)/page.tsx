@@ -1,8 +1,9 @@
-import { redirect } from 'next/navigation';
-import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
+import type { Metadata } from 'next';
+import { OverviewView } from '@/components/overview/overview-view';
 
-/** The console opens on Pools, keeping the tenant of the link that led here. */
-export default async function ConsoleHome({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const tenant = (await searchParams)[TENANT_PARAM];
-  redirect(withTenant('/pools', typeof tenant === 'string' ? tenant : null));
+export const metadata: Metadata = { title: 'Overview' };
+
+/** The console's landing page: the tenant's overview (the tenant comes from `?tenant=`, as on every page). */
+export default function ConsoleHome() {
+  return <OverviewView />;
 }

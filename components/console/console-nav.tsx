@@ -5,7 +5,7 @@ import { usePathname, useSearchParams } from 'next/navigation';
 import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
 
 const SECTIONS = [
-  { heading: 'Capacity', items: [{ href: '/pools', label: 'Pools' }] },
+  { heading: 'Capacity', items: [{ href: '/', label: 'Overview' }, { href: '/pools', label: 'Pools' }] },
   {
     heading: 'Joining',
     items: [
@@ -34,7 +34,7 @@ export function ConsoleNav() {
           <p className="sidenav-heading">{section.heading}</p>
           <ul>
             {section.items.map((item) => {
-              const isActive = pathname === item.href || pathname.startsWith(`${item.href}/`);
+              const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
               return (
                 <li key={item.href}>
                   <Link href={withTenant(item.href, tenant)} aria-current={isActive ? 'page' : undefined} className="sidenav-link">

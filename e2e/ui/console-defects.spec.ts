@@ -217,7 +217,7 @@ test.describe('phone, 390×844', () => {
 
   test('the nav reaches every page, nothing is wider than the screen, and Sign out is on screen', async ({ page }) => {
     await signInThroughForm(page);
-    const links = ['Pools', 'Join tokens', 'Join requests', 'Nodes', 'Refused joins', 'Events', 'Audit'];
+    const links = ['Overview', 'Pools', 'Join tokens', 'Join requests', 'Nodes', 'Refused joins', 'Events', 'Audit'];
     for (const name of links) {
       const link = nav(page).getByRole('link', { name, exact: true });
       await expect(link).toBeInViewport();

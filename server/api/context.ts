@@ -3,6 +3,7 @@ import { DomainError } from '../errors';
 import { authenticateApiKey } from '../api-keys/api-keys';
 import { loadSessionPrincipal, type SessionClaim } from '../operators/operators';
 import type { ApiContext } from './trpc';
+import { notePrincipal } from '../metrics/request-log';
 
 /**
  * Builds the API context of a request: an `Authorization: Bearer` API key, else the console session's
@@ -18,8 +19,11 @@ export async function createApiContext(
     const [scheme, value] = authorization.split(' ', 2);
     const principal = scheme?.toLowerCase() === 'bearer' && value ? await authenticateApiKey(db, value.trim()) : null;
     if (!principal) return { db, principal: null, authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)') };
+    notePrincipal(principal.actor);
     return { db, principal };
   }
   const claim = await sessionOperatorId();
-  return { db, principal: claim ? await loadSessionPrincipal(db, claim) : null };
+  const principal = claim ? await loadSessionPrincipal(db, claim) : null;
+  notePrincipal(principal?.actor);
+  return { db, principal };
 }

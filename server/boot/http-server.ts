@@ -18,6 +18,9 @@ import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
 import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
+import { METRICS_PATH } from '../metrics/endpoint';
+import { serveApiMetrics } from '../metrics/api-endpoint';
+import { withRequestLog } from '../metrics/request-log';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
@@ -128,6 +131,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   }
 }
 
+/** The agent wire (protocol.md): every path that resolves to the join or the renewal. */
+const isAgentPath = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
+
 export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
 
 /**
@@ -139,10 +145,11 @@ export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) 
 export function createBootServer(next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
-    (req, res) => {
+    withRequestLog((req, res) => {
       const pathname = normalizedPath(req.url);
       for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
       if (pathname === null) return answerJson(res, malformedPath());
+      if (pathname === METRICS_PATH) return void serveApiMetrics(req, res);
       if (pathname.startsWith('/api/')) {
         if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
@@ -158,7 +165,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         return;
       }
       void handle(req, res);
-    },
+    }, (req) => !isAgentPath(normalizedPath(req.url))),
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', answerClientError);

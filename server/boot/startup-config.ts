@@ -5,6 +5,7 @@ import { joinThreadCount } from '../join/prepare-threads';
 import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';
 import { releaseManifestOrigins } from '../daemon/manifest-fetch';
+import { checkObservabilityConfig } from '../metrics/config';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -42,6 +43,7 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
     throw new DomainError('INVALID_CONFIG', (error as Error).message);
   }
   releaseManifestOrigins(env);
+  checkObservabilityConfig(env);
 }
 
 /**

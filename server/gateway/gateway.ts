@@ -8,6 +8,9 @@ import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 import { relayWellKnown, wellKnownPath } from './well-known';
+import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
+import { createGatewayMetrics } from '../metrics/gateway-metrics';
+import { newRequestId, REQUEST_ID_HEADER } from '../metrics/request-log';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -86,6 +89,7 @@ export function createGateway(options: GatewayOptions): https.Server {
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
+  const metrics = createGatewayMetrics(paths);
 
   const server = https.createServer(
     {
@@ -121,18 +125,24 @@ export function createGateway(options: GatewayOptions): https.Server {
       const chained = peer !== undefined && (socket.authorized || isNodeCertificate(peer, nodeCas));
       const raw = chained ? peer.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
+      // The id goes to the API and into both log lines; the agent's answers carry no header of it, since
+      // protocol.md fixes their headers as well as their bytes.
+      const requestId = newRequestId();
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
-        log(JSON.stringify({ gateway: 'call', peer: peerName(raw), path: pathname, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }));
+        metrics.request(pathname, res.statusCode);
+        const ms = Math.round((performance.now() - started) * 10) / 10;
+        log(JSON.stringify({ gateway: 'call', requestId, method: req.method, peer: peerName(raw), path: pathname, status: res.statusCode, ms }));
       });
       // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
       if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req, res, { api, agent, path: pathname });
+      if (pathname === METRICS_PATH) return void serveMetrics(req, res, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       void readBody(req, limit).then(
         (body) => {
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
-          const headers = { ...vouchHeaders(voucher, raw ?? null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length) };
+          const headers = { ...vouchHeaders(voucher, raw ?? null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
           const relay = http.request(
             { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
             (upstream) => {
@@ -157,8 +167,10 @@ export function createGateway(options: GatewayOptions): https.Server {
     },
   );
   server.maxConnections = limits.maxConnections;
-  // A client that breaks off its handshake, or runs out of time for it, must not take the process down.
+  // A client that breaks off its handshake, or runs out of time for it, must not take the process down (it is
+  // counted, not logged).
   server.on('tlsClientError', (_error, socket) => socket.destroy());
+  metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
 }

@@ -1,5 +1,6 @@
 import type { AdmitOutcome } from './admit';
 import type { PreparedJoin } from './prepare';
+import { observeAdmissionBatch } from '../metrics/api-metrics';
 
 /** A join waiting for its admission transaction. */
 export interface QueuedJoin {
@@ -121,6 +122,7 @@ export class AdmissionPipeline {
       this.counters.batches += 1;
       this.counters.joins += batch.length;
       this.counters.batchMs += performance.now() - started;
+      observeAdmissionBatch(batch.length, (performance.now() - started) / 1000);
       this.inFlight.delete(flight);
       this.schedule();
     });

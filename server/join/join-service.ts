@@ -11,6 +11,7 @@ import { RaceWindow } from './races';
 import { AdmissionPipeline, type PipelineStats, type QueuedJoin } from './admission-pipeline';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
+import { recordJoin, type JoinTally } from '../metrics/api-metrics';
 
 export interface JoinServiceOptions {
   pool: pg.Pool;
@@ -36,6 +37,15 @@ export interface JoinServiceOptions {
   /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
   preparer?: JoinPreparer;
 }
+
+/** How each admission outcome is counted (better_compute_joins_total). */
+const OUTCOMES: Record<AdmitOutcome['kind'], Pick<JoinTally, 'outcome'>> = {
+  joined: { outcome: 'admitted' },
+  pending: { outcome: 'pending' },
+  conflict: { outcome: 'conflict' },
+  refused: { outcome: 'refused' },
+  error: { outcome: 'error' },
+};
 
 /**
  * JoinService: turns a Join request into a signed answer. The CPU half (seal, CSR, hardware key) runs
@@ -80,14 +90,18 @@ export class JoinService {
 
   private async answer(prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
     const since = this.races.enter();
+    const started = performance.now();
+    // Filled in on the way to the answer; what is not known by then stays a server-side error.
+    const tally: JoinTally = { attestor: '', role: '', outcome: 'error', reason: '' };
     try {
-      return await this.answerFrom(since, prepare);
+      return await this.answerFrom(since, prepare, tally);
     } finally {
       this.races.leave(since);
+      recordJoin(tally, started);
     }
   }
 
-  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
+  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>, tally: JoinTally): Promise<JoinAnswer> {
     const crypto = await this.options.loadCrypto();
     if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     let prepared: PreparedJoin | EarlyRefusal;
@@ -97,12 +111,15 @@ export class JoinService {
       logError('join preparation failed', error);
       return JOIN_FAILED;
     }
+    Object.assign(tally, { attestor: prepared.attestor, role: prepared.role });
     if (!isPrepared(prepared)) {
+      Object.assign(tally, { outcome: 'refused', reason: prepared.reason });
       await this.refuse([{ ...prepared, tenantId: null }]);
       return JOIN_REFUSED;
     }
     this.crypto = crypto;
     const outcome = await new Promise<AdmitOutcome>((resolve) => this.pipeline.push({ join: prepared, since, resolve }));
+    Object.assign(tally, OUTCOMES[outcome.kind], outcome.kind === 'refused' ? { reason: outcome.reason } : {});
     if (outcome.kind === 'joined' || outcome.kind === 'pending') {
       const envelope = signEnvelope(outcome.body, crypto.signingKey);
       return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { recordSuppressedRefusals } from '../metrics/api-metrics';
 
 /** Refusal events are rate-limited to this many per attestor and reason per window. */
 export const REFUSAL_EVENT_LIMIT = 60;
@@ -50,7 +51,7 @@ export async function recordRefusals(
     return tenantId ? [{ ...r, tenantId }] : [];
   });
   if (!routed.length) return;
-  await pool.query('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval)', [
+  const result = await pool.query<{ written: number }>('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval) AS written', [
     routed.map((r) => r.tenantId),
     routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
     routed.map((r) =>
@@ -59,4 +60,5 @@ export async function recordRefusals(
     rate.limit,
     rate.window,
   ]);
+  recordSuppressedRefusals(routed, Number(result.rows[0]?.written ?? routed.length));
 }

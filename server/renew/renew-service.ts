@@ -16,6 +16,7 @@ import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
+import { recordRenewal } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
 export interface RenewServiceOptions {
@@ -97,12 +98,21 @@ export class RenewService {
   }
 
   async renew(call: RenewCall): Promise<JoinAnswer> {
+    const started = performance.now();
+    let reason = '';
+    const answer = await this.answer(call, (refused) => (reason = refused));
+    recordRenewal(answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
+    return answer;
+  }
+
+  private async answer(call: RenewCall, refusedFor: (reason: string) => void): Promise<JoinAnswer> {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
       return await this.issue(call, runtime.crypto, runtime.servingCaPin);
     } catch (error) {
       if (error instanceof Refused) {
+        refusedFor(error.refusal.reason);
         await this.publishRefusal(error);
         return RENEW_REFUSED;
       }

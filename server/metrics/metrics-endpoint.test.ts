@@ -1,0 +1,213 @@
+import https from 'node:https';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../../agent/keys';
+import { writeIdentity } from '../../agent/identity-store';
+import { loadIdentity } from '../../agent/renew/identity';
+import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import { renewOnce } from '../../agent/renew/renew';
+import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
+import { reservePort, startTestGateway } from '../../test/gateway-process';
+import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
+import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import { machineClaims } from '../../test/join-harness';
+import type { HardwareClaims } from '../join/hardware/claims';
+import { randomMac } from '../../test/discovery-harness';
+import { createCaller } from '../api/root';
+import { principalOf, type Principal } from '../authz/principal';
+import { installPins } from '../pki/pins-summary';
+import { loadPki } from '../pki/store';
+import { createJoinToken } from '../tokens/join-tokens';
+import { issueJoinToken } from '../tokens/issue';
+
+// GET /metrics of the production server (test/compute-server.ts) and of a gateway process (as npm start runs
+// it), scraped before and after a known sequence of joins through the gateway: one admitted, two refused for
+// two reasons, one deferred into a join request that an operator approves and whose retry is admitted, and
+// one renewal. Counters are per instance; the exact deltas are asserted.
+
+const BASE = '/api/compute';
+const secret = newServerSecret();
+const apiToken = `api-scrape-${randomBytes(12).toString('hex')}`;
+const gatewayToken = `gw-scrape-${randomBytes(12).toString('hex')}`;
+let database: ServerDatabase;
+let server: ServerProcess;
+let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+let gatewayPort: number;
+let servingCaPem: string;
+let target: GatewayTarget & { basePath: string };
+let trust: JoinTrust;
+let admin: Principal;
+let pool: Awaited<ReturnType<typeof defaultPool>>;
+
+async function scrapeApi(authorization: string | null = `Bearer ${apiToken}`) {
+  const response = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
+  return { status: response.status, type: response.headers.get('content-type'), text: await response.text(), headers: response.headers };
+}
+
+function scrapeGateway(authorization: string | null = `Bearer ${gatewayToken}`): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get({ host: '127.0.0.1', port: gatewayPort, path: '/metrics', ca: servingCaPem, servername: 'localhost', headers: authorization ? { authorization } : {} }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      })
+      .on('error', reject);
+  });
+}
+
+const parsed = async (): Promise<Map<string, Family>> => {
+  const scrape = await scrapeApi();
+  expect(scrape.status).toBe(200);
+  expect(scrape.type).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(scrape.text);
+};
+
+async function join(token: string, options: { keys?: NodeKeyAndCsr; claims?: HardwareClaims; discovery?: boolean } = {}) {
+  const keys = options.keys ?? generateNodeKeyAndCsr();
+  const claims = options.claims ?? machineClaims();
+  const attempt = await prepareJoinAttempt({ token, trust, claims, keys, ...(options.discovery ? { role: 'discovery', attestor: 'discovery' } : {}) });
+  const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
+  return { status: reply.status, json: JSON.parse(reply.body.toString()), keys, claims };
+}
+
+beforeAll(async () => {
+  database = await createServerDatabase('metrics_endpoint');
+  server = await startServerProcess({ databaseUrl: database.url, secret, env: { BETTER_COMPUTE_METRICS_TOKEN: apiToken } });
+  gatewayPort = await reservePort();
+  // The gateway process inherits this process's environment, its scrape token included.
+  process.env.BETTER_COMPUTE_METRICS_TOKEN = gatewayToken;
+  try {
+    gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
+  } finally {
+    delete process.env.BETTER_COMPUTE_METRICS_TOKEN;
+  }
+  const bundle = await loadPki(database.db, secret);
+  servingCaPem = bundle.servingCa.certificatePem;
+  target = { gatewayUrl: gateway.url, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
+  trust = await serverTrust(database.db, secret);
+  pool = await defaultPool(database.db);
+  admin = principalOf('local', 'metrics-test', [[pool.ownerTenantId, 'admin']]);
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await server?.stop();
+  await database?.close();
+});
+
+describe('GET /metrics on the API', () => {
+  it('is 401 without the bearer token or with another one, in the error model', async () => {
+    for (const authorization of [null, `Bearer ${apiToken}x`, `Bearer ${apiToken.slice(0, -1)}`, apiToken, `Basic ${apiToken}`]) {
+      const scrape = await scrapeApi(authorization);
+      expect(scrape.status, String(authorization)).toBe(401);
+      expect(JSON.parse(scrape.text)).toEqual({ code: 'ACCESS_DENIED', message: expect.any(String) });
+      expect(scrape.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(scrape.text).not.toContain('better_compute');
+    }
+  });
+
+  it('counts a known sequence exactly, and the output parses as Prometheus text', { timeout: 120_000 }, async () => {
+    const before = await parsed();
+    const gwBefore = parsePrometheusText((await scrapeGateway()).text);
+
+    // 1. Admitted through a token of maxUses 1.
+    const token = (await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, idempotencyKey: 'metrics-1' })).token!;
+    const admitted = await join(token);
+    expect(admitted.status).toBe(200);
+    // 2. Refused twice, for two reasons: the spent token again (exhausted), and a wrong secret.
+    expect((await join(token)).status).toBe(403);
+    const wrongSecret = token.replace(/\.[^.]+$/, `.${randomBytes(32).toString('base64url')}`);
+    expect((await join(wrongSecret)).status).toBe(403);
+    // 3. A PXE machine is deferred into a join request, approved, and its retry (same CSR) admitted.
+    const mac = randomMac();
+    const discovery = await database.db.$transaction((tx) =>
+      issueJoinToken(tx, { tenantId: pool.ownerTenantId, poolId: null, siteId: pool.siteId, role: 'discovery', ttlSeconds: 600, maxUses: 1, boundMac: mac,
+        discovery: { ip: '10.0.0.7', workflowId: 'wf-1', vouchedBy: 'module:boot', bootLeaseEpoch: 7 }, createdBy: 'module:boot' }),
+    );
+    const pending = await join(discovery.token!, { claims: machineClaims({ macs: [mac] }), discovery: true });
+    expect(pending.status).toBe(200);
+    const requestId = (JSON.parse(Buffer.from(pending.json.body, 'base64').toString()) as { status: string; requestId: string });
+    expect(requestId.status).toBe('pending');
+    await createCaller({ db: database.db, principal: admin }).joinRequests.approve({ tenantId: pool.ownerTenantId, poolId: pool.id, requestId: requestId.requestId, ttlSeconds: 900 });
+    const retried = await join(discovery.token!, { claims: pending.claims, discovery: true, keys: pending.keys });
+    expect(retried.status).toBe(200);
+    expect(JSON.parse(Buffer.from(retried.json.body, 'base64').toString()).status).toBe('joined');
+    // 4. The first node renews through the gateway.
+    const answer = verifyJoinAnswer(admitted.json, { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: admitted.keys.csrSha256, publicKeySpkiDer: admitted.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+    const dir = await mkdtemp(path.join(tmpdir(), 'bc-metrics-'));
+    await writeIdentity(dir, { privateKeyPem: admitted.keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role });
+    await renewOnce(await loadIdentity(dir), target);
+    // 5. One handshake that is not TLS, for the gateway's failure counter.
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(gatewayPort, '127.0.0.1', () => socket.end('not tls\r\n\r\n'));
+      socket.on('close', () => resolve());
+      socket.on('error', () => resolve());
+    });
+    // A live token for the gauge.
+    await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, maxUses: 5, idempotencyKey: 'metrics-2' });
+
+    // Shared gauges are cached for 5 s per instance: scrape until the snapshot is newer than the sequence.
+    let after = await parsed();
+    for (const start = Date.now(); sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' }) === 0 && Date.now() - start < 15_000; ) {
+      await new Promise((r) => setTimeout(r, 500));
+      after = await parsed();
+    }
+    const delta = (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    const joins = (attestor: string, role: string, outcome: string, reason = '') => delta('better_compute_joins_total', { attestor, role, outcome, reason });
+    expect(joins('join-token', 'node', 'admitted')).toBe(1);
+    expect(joins('join-token', 'node', 'refused', 'join-token:exhausted')).toBe(1);
+    expect(joins('join-token', 'node', 'refused', 'join-token:secret-mismatch')).toBe(1);
+    expect(joins('discovery', 'discovery', 'pending')).toBe(1);
+    expect(joins('discovery', 'discovery', 'admitted')).toBe(1);
+    const allJoins = after.get('better_compute_joins_total')!.samples.reduce((sum, s) => sum + s.value, 0);
+    expect(allJoins - (before.get('better_compute_joins_total')?.samples.reduce((sum, s) => sum + s.value, 0) ?? 0)).toBe(5);
+    expect(delta('better_compute_join_duration_seconds_count', { attestor: 'join-token', outcome: 'refused' })).toBe(2);
+    expect(delta('better_compute_join_duration_seconds_count', { attestor: 'discovery', outcome: 'admitted' })).toBe(1);
+    // Every one of the five went through an admission transaction.
+    expect(delta('better_compute_admission_batch_size_sum')).toBe(5);
+    expect(delta('better_compute_admission_transaction_seconds_count')).toBe(delta('better_compute_admission_batch_size_count'));
+    expect(delta('better_compute_renewals_total', { outcome: 'renewed', reason: '' })).toBe(1);
+    expect(delta('better_compute_renewal_duration_seconds_count')).toBe(1);
+
+    // Shared state, read from PostgreSQL.
+    expect(sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' })).toBe(1);
+    expect(sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'pending' })).toBe(0);
+    expect(sampleValue(after, 'better_compute_join_request_wait_seconds_count', { site: pool.siteId, decision: 'approved' })).toBe(1);
+    expect(sampleValue(after, 'better_compute_join_request_wait_seconds_bucket', { site: pool.siteId, decision: 'approved', le: '60' })).toBe(1);
+    expect(sampleValue(after, 'better_compute_join_tokens_active', { pool: pool.id })).toBe(1);
+    const nodesInPool = await database.db.node.groupBy({ by: ['state'], where: { poolId: pool.id }, _count: true });
+    expect(nodesInPool.length).toBeGreaterThan(0);
+    for (const row of nodesInPool) expect(sampleValue(after, 'better_compute_nodes', { pool: pool.id, state: row.state })).toBe(row._count);
+    expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '24h' })).toBe(nodesInPool.reduce((s, r) => s + r._count, 0));
+    expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '1h' })).toBe(0);
+    for (const name of ['process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'better_compute_pg_pool_waiting']) expect(after.has(name), name).toBe(true);
+    expect(sampleValue(after, 'better_compute_pg_pool_connections', { state: 'idle' }) + sampleValue(after, 'better_compute_pg_pool_connections', { state: 'in_use' })).toBeGreaterThan(0);
+
+    // The gateway counts its own.
+    const gwScrape = await scrapeGateway();
+    expect(gwScrape.status).toBe(200);
+    const gw = parsePrometheusText(gwScrape.text);
+    const gwDelta = (labels: Record<string, string>) => sampleValue(gw, 'better_compute_gateway_requests_total', labels) - sampleValue(gwBefore, 'better_compute_gateway_requests_total', labels);
+    expect(gwDelta({ path: `${BASE}/v1/join`, status: '200' })).toBe(3);
+    expect(gwDelta({ path: `${BASE}/v1/join`, status: '403' })).toBe(2);
+    expect(gwDelta({ path: `${BASE}/v1/renew`, status: '200' })).toBe(1);
+    // The scrape before this one is counted as a request to `other`.
+    expect(gwDelta({ path: 'other', status: '200' })).toBe(1);
+    expect(sampleValue(gw, 'better_compute_gateway_tls_handshake_failures_total') - sampleValue(gwBefore, 'better_compute_gateway_tls_handshake_failures_total')).toBe(1);
+    expect(gw.get('better_compute_gateway_connections')?.type).toBe('gauge');
+    expect(gw.has('better_compute_joins_total')).toBe(false);
+  });
+});
+
+describe('GET /metrics on the gateway', () => {
+  it('is 401 without its token, and the API token is not the gateway token', async () => {
+    expect((await scrapeGateway(null)).status).toBe(401);
+    expect((await scrapeGateway(`Bearer ${apiToken}`)).status).toBe(401);
+  });
+});

@@ -1,0 +1,88 @@
+import type pg from 'pg';
+import { EXPIRY_WINDOWS, WAIT_BUCKETS } from './buckets';
+
+/**
+ * The fleet's shared state as the gauges describe it, read from PostgreSQL so that every instance answers
+ * the same numbers. Each read is a handful of grouped queries over indexed columns; `SharedStateReader`
+ * caches one snapshot for a few seconds so N scrapers cost one read.
+ */
+export interface SharedState {
+  joinRequests: Array<{ site: string; state: string; count: number }>;
+  oldestPending: Array<{ site: string; seconds: number }>;
+  /** Per site and decision (approved|rejected|expired): cumulative counts per WAIT_BUCKETS bound, count and sum. */
+  waits: Array<{ site: string; decision: string; buckets: number[]; count: number; sum: number }>;
+  nodes: Array<{ pool: string; state: string; count: number }>;
+  /** Current certificates of live nodes expiring within each window of EXPIRY_WINDOWS, per pool. */
+  expiring: Array<{ pool: string; within: string; count: number }>;
+  tokensActive: Array<{ pool: string; count: number }>;
+}
+
+const n = (v: unknown) => Number(v ?? 0);
+
+/** Wait of a decided or expired request: created → decided, or created → expiry for one nobody decided. */
+const WAIT_SQL = `
+  SELECT site_id AS site, decision, count(*)::int AS count, coalesce(sum(w), 0)::float8 AS sum,
+         ARRAY[${WAIT_BUCKETS.map((b) => `count(*) FILTER (WHERE w <= ${b})::int`).join(', ')}] AS buckets
+    FROM (
+      SELECT site_id,
+             CASE WHEN decided_at IS NOT NULL THEN (CASE WHEN state = 'rejected' THEN 'rejected' ELSE 'approved' END) ELSE 'expired' END AS decision,
+             extract(epoch FROM coalesce(decided_at, expires_at) - created_at)::float8 AS w
+        FROM join_requests
+       WHERE decided_at IS NOT NULL OR (state IN ('pending', 'expired') AND expires_at <= compute_now())
+    ) w
+   GROUP BY site_id, decision`;
+
+/** Live nodes whose current certificate (nodes.cert_not_after, kept by triggers) is still valid, per window. */
+const EXPIRING_SQL = `
+  SELECT coalesce(pool_id, '') AS pool,
+         ${EXPIRY_WINDOWS.map(([label, s]) => `count(*) FILTER (WHERE cert_not_after <= compute_now() + interval '${s} seconds')::int AS "${label}"`).join(', ')}
+    FROM nodes
+   WHERE state <> 'retired' AND cert_not_after > compute_now()
+   GROUP BY 1`;
+
+export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
+  const [requests, oldest, waits, nodes, expiring, tokens] = await Promise.all([
+    pool.query(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
+                       count(*)::int AS count
+                  FROM join_requests GROUP BY 1, 2`),
+    pool.query(`SELECT site_id AS site, extract(epoch FROM compute_now() - min(created_at))::float8 AS seconds
+                  FROM join_requests WHERE state = 'pending' AND expires_at > compute_now() GROUP BY site_id`),
+    pool.query(WAIT_SQL),
+    pool.query(`SELECT coalesce(pool_id, '') AS pool, state, count(*)::int AS count FROM nodes GROUP BY 1, 2`),
+    pool.query(EXPIRING_SQL),
+    pool.query(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
+                 WHERE revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0 GROUP BY 1`),
+  ]);
+  return {
+    joinRequests: requests.rows.map((r) => ({ site: r.site, state: r.state, count: n(r.count) })),
+    oldestPending: oldest.rows.map((r) => ({ site: r.site, seconds: n(r.seconds) })),
+    waits: waits.rows.map((r) => ({ site: r.site, decision: r.decision, buckets: (r.buckets as unknown[]).map(n), count: n(r.count), sum: n(r.sum) })),
+    nodes: nodes.rows.map((r) => ({ pool: r.pool, state: r.state, count: n(r.count) })),
+    expiring: expiring.rows.flatMap((r) => EXPIRY_WINDOWS.map(([within]) => ({ pool: r.pool, within, count: n(r[within]) }))),
+    tokensActive: tokens.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),
+  };
+}
+
+/** One snapshot per `ttlMs`; concurrent scrapes share the read in flight. */
+export class SharedStateReader {
+  private cached: { at: number; value: Promise<SharedState> } | null = null;
+
+  constructor(
+    private readonly read: () => Promise<SharedState>,
+    private readonly ttlMs = 5_000,
+    private readonly now = () => Date.now(),
+  ) {}
+
+  get(): Promise<SharedState> {
+    const t = this.now();
+    if (!this.cached || t - this.cached.at >= this.ttlMs) {
+      const value = this.read();
+      this.cached = { at: t, value };
+      // A failed read is not kept: the next scrape tries again.
+      value.catch(() => {
+        if (this.cached?.value === value) this.cached = null;
+      });
+    }
+    return this.cached.value;
+  }
+}
