@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JoinTrust } from '../../agent/join';
 import { newPxeMachine, runPxeMachines } from '../../agent/sim/pxe';
-import { runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
@@ -38,8 +38,9 @@ afterAll(async () => {
   if (minted.length) await expectNoSecretLeaks(db, minted, [...outputs, ...api.requests, ...stderr.lines]);
 });
 
+// In process: the same program as bin/better-compute.mjs, without a Node start per call.
 async function cli(args: string[]) {
-  const run = await runCli(args, env);
+  const run = await runCliInProcess(args, env);
   outputs.push(run.stdout, run.stderr);
   return run;
 }
