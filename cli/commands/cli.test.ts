@@ -99,6 +99,11 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("error: required option '--tenant <tenant>' not specified");
     expect(await cli(['pools', 'create'], env)).toEqual(usage);
+    const pxe = ['dev', '--sim', '1', '--pxe', '--tenant', t.tenantId, '--site', t.site.id];
+    const interval = await cli([...pxe, '--retry-interval', '0'], env);
+    expect([interval.code, interval.stderr.split('\n')[0]]).toEqual([2, "error: option '--retry-interval <seconds>' argument '0' is invalid. use a whole number from 1 to 3,600"]);
+    const fromEnv = await cli(pxe, { ...env, BETTER_COMPUTE_SIM_RETRY_SECONDS: '30s' });
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'error (INVALID_ARGUMENT): BETTER_COMPUTE_SIM_RETRY_SECONDS: use a whole number from 1 to 3,600\n']);
   });
 
   it('joins simulated machines with dev --sim and reads the events they wrote', async () => {
