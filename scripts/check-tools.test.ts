@@ -26,7 +26,7 @@ function fakeMachine(missing: string[], options: { aptGet?: boolean } = {}) {
     const creates = missing.map((name) => `printf '#!/bin/sh\\n' > "${bin}/${name}"; /bin/chmod 755 "${bin}/${name}"`).join('\n');
     fake('apt-get', `#!/bin/sh\necho "DEBIAN_FRONTEND=$DEBIAN_FRONTEND $*" >> "${log}"\nif [ "$1" = install ]; then\n${creates}\nfi\n`);
   }
-  const env = { PATH: bin, E2E_CHROMIUM: '' };
+  const env = { ...process.env, PATH: bin, E2E_CHROMIUM: '' };
   return { bin, env, chromium: path.join(bin, 'chromium'), log, calls: () => readFileSync(log, 'utf8').trim().split('\n') };
 }
 
