@@ -12,8 +12,8 @@ export function isDomainCode(code: unknown): code is DomainErrorCode {
   return typeof code === 'string' && (DOMAIN_ERROR_CODES as readonly string[]).includes(code);
 }
 
-/** The CLI's one error handler: a clear message, never a stack trace; returns the non-zero exit code. */
-export function reportError(error: unknown): number {
+/** The CLI's one error handler: a clear message, never a stack trace; answers the non-zero exit code. */
+export function printError(error: unknown): number {
   if (error instanceof DomainError) {
     process.stderr.write(`error (${error.code}): ${error.message}\n`);
   } else if (error instanceof Error) {

@@ -1,53 +1,6 @@
-import { Command, CommanderError } from 'commander';
-import { PRODUCT_VERSION } from '../server/config/config';
-import { reportError } from './errors';
+// The better-compute command line: the program (cli/program.ts) run on this process's arguments, exiting
+// only once stdout and stderr are fully written (a piped `--json` answer must not be cut).
+import { runProgram } from './program';
 import { exitWhenFlushed } from './exit';
-import { registerApiKeyCommands } from './commands/api-keys';
-import { registerJoinTokenCommands } from './commands/join-tokens';
-import { registerPoolCommands } from './commands/pools';
-import { registerSiteCommands } from './commands/sites';
-import { registerTenantCommands } from './commands/tenants';
-import { registerPkiCommands } from './commands/pki';
-import { registerDevCommands } from './commands/dev';
-import { registerEventCommands } from './commands/events';
-import { registerOperatorCommands } from './commands/operators';
-import { registerAgentCommands } from './commands/agent';
-import { registerGatewayCommand } from './commands/gateway';
-import { registerNodeCommands } from './commands/nodes';
-import { registerJoinRequestCommands } from './commands/join-requests';
-import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
-import { registerSiteTokenCommands } from './commands/site-tokens';
-import { registerDaemonCommands } from './commands/daemon';
 
-const program = new Command('better-compute')
-  .description('Better Compute: join tokens, nodes and the control plane, from the command line')
-  .version(PRODUCT_VERSION)
-  .option('--server <url>', 'the server, e.g. http://localhost:3000 (default: $BETTER_COMPUTE_URL)')
-  .option('--api-key <key>', 'an API key (default: $BETTER_COMPUTE_API_KEY)')
-  .showHelpAfterError()
-  .exitOverride();
-
-registerPkiCommands(program);
-registerTenantCommands(program);
-registerSiteCommands(program);
-registerPoolCommands(program);
-registerJoinTokenCommands(program);
-registerApiKeyCommands(program);
-registerEventCommands(program);
-registerOperatorCommands(program);
-registerDevCommands(program);
-registerNodeCommands(program);
-registerGatewayCommand(program);
-registerAgentCommands(program);
-registerJoinRequestCommands(program);
-registerDiscoveryTokenCommands(program);
-registerSiteTokenCommands(program);
-registerDaemonCommands(program);
-
-try {
-  await program.parseAsync(process.argv);
-  await exitWhenFlushed(0);
-} catch (error) {
-  // Help and version exit 0; usage errors (already printed by commander) exit 2, like INVALID_ARGUMENT.
-  await exitWhenFlushed(error instanceof CommanderError ? (error.exitCode === 0 ? 0 : 2) : reportError(error));
-}
+await exitWhenFlushed(await runProgram(process.argv));

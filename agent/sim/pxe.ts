@@ -46,6 +46,8 @@ export async function runPxeMachine(options: {
   signal?: AbortSignal;
   /** Scales the server's `retryAfterSeconds` (1 by default; a demo may retry sooner). */
   retryScale?: number;
+  /** Retries a pending join after this many seconds instead (simulations only: tests need not wait 30 s). */
+  retryAfterSeconds?: number;
 }): Promise<PxeOutcome> {
   const { machine } = options;
   while (!options.signal?.aborted) {
@@ -53,8 +55,9 @@ export async function runPxeMachine(options: {
     try {
       const answer = await sendJoin({ serverUrl: options.serverUrl, attempt, trust: options.trust, role: 'ramdisk', fetch: options.fetch });
       if (answer.status !== 'pending') return { kind: 'joined', nodeId: answer.nodeId };
-      options.events?.onPending?.(machine, answer.requestId, answer.retryAfterSeconds);
-      await sleep(answer.retryAfterSeconds * 1000 * (options.retryScale ?? 1), options.signal);
+      const retryAfter = options.retryAfterSeconds ?? answer.retryAfterSeconds * (options.retryScale ?? 1);
+      options.events?.onPending?.(machine, answer.requestId, retryAfter);
+      await sleep(retryAfter * 1000, options.signal);
     } catch (error) {
       if (error instanceof JoinRefusedError && error.status === 403) return { kind: 'refused' };
       // A race (409) or a server error: the agent retries like any deferral.

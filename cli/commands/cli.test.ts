@@ -2,7 +2,7 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startApiServer } from '../../test/cli';
+import { runCli, runCliInProcess as cli, startApiServer } from '../../test/cli';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
@@ -31,8 +31,9 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-// Each case runs the real CLI several times as child processes (about a second each to load): minutes on a
-// loaded 2-core machine, so the limit is the suite's, not vitest's default 30 s.
+// The CLI runs in this process (cli/program.ts, as bin/better-compute.mjs runs it) except where the process is
+// the point: the first admin key's exit codes and output through a pipe, and commander's usage error, are
+// spawned (about a second each to load).
 describe('better-compute', { timeout: 120_000 }, () => {
   it('creates the first admin key directly on the database, 0600, never over a file', async () => {
     const out = path.join(dir, 'admin.key');
@@ -48,59 +49,66 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(again.stderr).toContain('already exists');
     expect((await readFile(out, 'utf8')).trim()).toBe(key);
     // The key works against the API: root admins list every tenant.
-    const tenants = await runCli(['tenants', 'list', '--json'], { ...env, BETTER_COMPUTE_API_KEY: key });
+    const tenants = await cli(['tenants', 'list', '--json'], { ...env, BETTER_COMPUTE_API_KEY: key });
     expect(tenants.code, tenants.stderr).toBe(0);
     expect(JSON.parse(tenants.stdout).map((x: { name: string }) => x.name)).toEqual(expect.arrayContaining(['root', t.name]));
   });
 
   it('manages sites and pools with JSON and tables, and clear errors with their exit codes', async () => {
-    const site = await runCli(['sites', 'create', '--tenant', t.name, '--name', 'dc2', '--json'], env);
+    const site = await cli(['sites', 'create', '--tenant', t.name, '--name', 'dc2', '--json'], env);
     expect(site.code, site.stderr).toBe(0);
     const siteId = JSON.parse(site.stdout).id;
-    const pool = await runCli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'gpu', '--join-attestors', 'join-token,tpm', '--json'], env);
+    const pool = await cli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'gpu', '--join-attestors', 'join-token,tpm', '--json'], env);
     expect(pool.code, pool.stderr).toBe(0);
     const poolRecord = JSON.parse(pool.stdout);
     expect(poolRecord).toMatchObject({ name: 'gpu', agent: 'bcd', policy: { joinAttestors: ['join-token', 'tpm'] } });
-    const table = await runCli(['pools', 'list', '--tenant', t.tenantId], env);
+    const table = await cli(['pools', 'list', '--tenant', t.tenantId], env);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+SITE\s+AGENT\s+ARCHIVED$/);
     expect(table.stdout).toContain(poolRecord.id);
 
-    const duplicate = await runCli(['sites', 'create', '--tenant', t.tenantId, '--name', 'dc2'], env);
+    const duplicate = await cli(['sites', 'create', '--tenant', t.tenantId, '--name', 'dc2'], env);
     expect([duplicate.code, duplicate.stderr.trim()]).toEqual([7, 'error (ALREADY_EXISTS): A site named dc2 already exists in this tenant']);
-    const badName = await runCli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'Bad Name'], env);
+    const badName = await cli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'Bad Name'], env);
     expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('name:');
     const other = await createTestTenant(testDb());
-    const cross = await runCli(['pools', 'get', other.pool.id, '--tenant', t.tenantId], env);
+    const cross = await cli(['pools', 'get', other.pool.id, '--tenant', t.tenantId], env);
     expect([cross.code, cross.stderr.trim()]).toEqual([3, `error (NOT_FOUND): Pool ${other.pool.id} not found`]);
-    const busy = await runCli(['sites', 'archive', siteId, '--tenant', t.tenantId], env);
+    const busy = await cli(['sites', 'archive', siteId, '--tenant', t.tenantId], env);
     expect(busy.code).toBe(5);
     expect(busy.stderr).toContain('still has 1 live pool');
-    const archived = await runCli(['pools', 'archive', poolRecord.id, '--tenant', t.tenantId, '--json'], env);
+    const archived = await cli(['pools', 'archive', poolRecord.id, '--tenant', t.tenantId, '--json'], env);
     expect(JSON.parse(archived.stdout).archivedAt).not.toBeNull();
-    const siteArchived = await runCli(['sites', 'archive', siteId, '--tenant', t.tenantId, '--json'], env);
+    const siteArchived = await cli(['sites', 'archive', siteId, '--tenant', t.tenantId, '--json'], env);
     expect(JSON.parse(siteArchived.stdout)).toMatchObject({ id: siteId, name: 'dc2', archivedAt: expect.any(String) });
-    const shown = await runCli(['sites', 'get', siteId, '--tenant', t.tenantId], env);
+    const shown = await cli(['sites', 'get', siteId, '--tenant', t.tenantId], env);
     expect(shown.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+KIND\s+CREATED\s+ARCHIVED$/);
   });
 
   it('refuses a viewer, a bad key and an unreachable server with distinct exit codes', async () => {
     const { key: viewerKey } = await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'viewer', name: 'ro' }, 'test');
-    const denied = await runCli(['pools', 'archive', t.pool.id, '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: viewerKey });
+    const denied = await cli(['pools', 'archive', t.pool.id, '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: viewerKey });
     expect(denied.code).toBe(4);
     expect(denied.stderr).toContain('ACCESS_DENIED');
-    const badKey = await runCli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: 'bcak_nope' });
+    const badKey = await cli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_API_KEY: 'bcak_nope' });
     expect(badKey.code).toBe(4);
     expect(badKey.stderr).toContain('UNAUTHENTICATED');
-    const down = await runCli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_URL: 'http://127.0.0.1:9' });
+    const down = await cli(['pools', 'list', '--tenant', t.tenantId], { ...env, BETTER_COMPUTE_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^error: Cannot reach http:\/\/127\.0\.0\.1:9\/api\/compute/);
     const usage = await runCli(['pools', 'create'], env);
     expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("error: required option '--tenant <tenant>' not specified");
+    expect(await cli(['pools', 'create'], env)).toEqual(usage);
+    const pxe = ['dev', '--sim', '1', '--pxe', '--tenant', t.tenantId, '--site', t.site.id];
+    const interval = await cli([...pxe, '--retry-interval', '0'], env);
+    expect([interval.code, interval.stderr.split('\n')[0]]).toEqual([2, "error: option '--retry-interval <seconds>' argument '0' is invalid. use a whole number from 1 to 3,600"]);
+    const fromEnv = await cli(pxe, { ...env, BETTER_COMPUTE_SIM_RETRY_SECONDS: '30s' });
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'error (INVALID_ARGUMENT): BETTER_COMPUTE_SIM_RETRY_SECONDS: use a whole number from 1 to 3,600\n']);
   });
 
   it('joins simulated machines with dev --sim and reads the events they wrote', async () => {
-    const sim = await runCli(['dev', '--sim', '5', '--tenant', t.tenantId, '--pool', t.pool.id, '--concurrency', '3', '--json'], env);
+    const sim = await cli(['dev', '--sim', '5', '--tenant', t.tenantId, '--pool', t.pool.id, '--concurrency', '3', '--json'], env);
     expect(sim.code, sim.stderr).toBe(0);
     const summary = JSON.parse(sim.stdout);
     expect(summary).toMatchObject({ admitted: 5, refused: 0, failed: 0 });
@@ -108,7 +116,7 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(sim.stderr).toMatch(/joining: 5\/5/);
     expect(await testDb().node.count({ where: { poolId: t.pool.id } })).toBe(5);
 
-    const events = await runCli(['events', 'list', '--tenant', t.tenantId, '--type', 'node.joined', '--json'], env);
+    const events = await cli(['events', 'list', '--tenant', t.tenantId, '--type', 'node.joined', '--json'], env);
     expect(events.code, events.stderr).toBe(0);
     const items = JSON.parse(events.stdout);
     expect(items).toHaveLength(5);
@@ -116,13 +124,13 @@ describe('better-compute', { timeout: 120_000 }, () => {
 
     // `nodes get` prints the node, then its certificate history: the one the join issued, current.
     const { nodeId, certificateSerial } = items[0].data;
-    const shown = await runCli(['nodes', 'get', nodeId, '--tenant', t.tenantId], env);
+    const shown = await cli(['nodes', 'get', nodeId, '--tenant', t.tenantId], env);
     expect(shown.code, shown.stderr).toBe(0);
     const history = shown.stdout.split('\n\nCertificates:\n')[1]!.trim().split('\n');
     expect(history[0]).toMatch(/^SERIAL\s+GENERATION\s+ISSUED BY\s+NOT BEFORE\s+NOT AFTER\s+STATUS$/);
     expect(history.slice(1)).toHaveLength(1);
     expect(history[1]).toMatch(new RegExp(`^${certificateSerial}\\s+1\\s+join\\s+\\S+\\s+\\S+\\s+current$`));
-    const json = JSON.parse((await runCli(['nodes', 'get', nodeId, '--tenant', t.tenantId, '--json'], env)).stdout);
+    const json = JSON.parse((await cli(['nodes', 'get', nodeId, '--tenant', t.tenantId, '--json'], env)).stdout);
     expect(json.certificates).toEqual([expect.objectContaining({ serial: certificateSerial, issuedBy: 'join', isCurrent: true, revokedAt: null })]);
   });
 });
@@ -176,27 +184,27 @@ describe('the agent against a served well-known document', { timeout: 120_000 },
 // Every pki command opens or seals the bundle with scrypt N=2^17 in a CLI process of its own: slow on a busy machine.
 describe('pki commands', { timeout: 120_000 }, () => {
   it('init refuses to replace a PKI, names a bad trust domain, and a wrong secret changes nothing', async () => {
-    const again = await runCli(['pki', 'init', '--trust-domain', 'other.example.com'], { BETTER_COMPUTE_SECRET: SECRET });
+    const again = await cli(['pki', 'init', '--trust-domain', 'other.example.com'], { BETTER_COMPUTE_SECRET: SECRET });
     expect(again.code).toBe(7);
     expect(again.stderr).toContain('A PKI bundle already exists');
 
     const { createFreshDatabase } = await import('../../test/db');
     const fresh = await createFreshDatabase(`cli_pki_${Date.now()}`);
-    const bad = await runCli(['pki', 'init', '--trust-domain', 'Not_A_Domain'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    const bad = await cli(['pki', 'init', '--trust-domain', 'Not_A_Domain'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error \(INVALID_ARGUMENT\): trustDomain: /);
-    const short = await runCli(['pki', 'init', '--trust-domain', 'ok.example.com'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'short' });
+    const short = await cli(['pki', 'init', '--trust-domain', 'ok.example.com'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'short' });
     expect(short.code).toBe(2);
-    const created = await runCli(['pki', 'init', '--trust-domain', 'ok.example.com', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    const created = await cli(['pki', 'init', '--trust-domain', 'ok.example.com', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
     expect(created.code, created.stderr).toBe(0);
     const pins = JSON.parse(created.stdout);
     expect(pins).toMatchObject({ trustDomain: 'ok.example.com', joinSigningKeyPin: expect.stringMatching(/^sha256\//) });
     expect(created.stdout + created.stderr).not.toContain(SECRET);
 
-    const wrong = await runCli(['pki', 'show'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'a-wrong-secret-0123456789' });
+    const wrong = await cli(['pki', 'show'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'a-wrong-secret-0123456789' });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr.trim()).toBe('error (INVALID_ARGUMENT): BETTER_COMPUTE_SECRET does not open the PKI bundle (wrong secret?)');
-    const shown = await runCli(['pki', 'show', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    const shown = await cli(['pki', 'show', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
     expect(JSON.parse(shown.stdout)).toEqual(pins);
   });
 
@@ -207,16 +215,16 @@ describe('pki commands', { timeout: 120_000 }, () => {
     const bundle = await loadPki(testDb(), SECRET);
     const cert = path.join(dir, 'gateway.crt');
     const key = path.join(dir, 'gateway.key');
-    const issued = await runCli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', key], { BETTER_COMPUTE_SECRET: SECRET });
+    const issued = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', key], { BETTER_COMPUTE_SECRET: SECRET });
     expect(issued.code, issued.stderr).toBe(0);
     expect((await stat(key)).mode & 0o777).toBe(0o600);
     const ca = path.join(dir, 'serving-ca.pem');
     await writeFile(ca, bundle.servingCa.certificatePem);
     expect(execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', ca, cert]).toString().trim()).toBe(`${cert}: OK`);
     expect(execFileSync('openssl', ['x509', '-in', cert, '-noout', '-ext', 'subjectAltName']).toString()).toContain('DNS:gw.eu.example.com');
-    const twice = await runCli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', path.join(dir, 'other.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    const twice = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', path.join(dir, 'other.key')], { BETTER_COMPUTE_SECRET: SECRET });
     expect(twice.code).toBe(7);
-    const badSan = await runCli(['pki', 'issue-gateway', '--san', 'bad host!', '--cert', path.join(dir, 'x.crt'), '--key', path.join(dir, 'x.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    const badSan = await cli(['pki', 'issue-gateway', '--san', 'bad host!', '--cert', path.join(dir, 'x.crt'), '--key', path.join(dir, 'x.key')], { BETTER_COMPUTE_SECRET: SECRET });
     expect(badSan.code).toBe(2);
   });
 });
@@ -226,12 +234,12 @@ describe('operators reset-password', { timeout: 120_000 }, () => {
     const { createOperator, authenticateOperator } = await import('../../server/operators/operators');
     const email = `reset-${Date.now()}@example.com`;
     await createOperator(testDb(), { email, name: 'Reset me', password: 'the-old-password-123', tenantId: t.tenantId, role: 'viewer' });
-    const reset = await runCli(['operators', 'reset-password', '--email', email.toUpperCase(), '--local']);
+    const reset = await cli(['operators', 'reset-password', '--email', email.toUpperCase(), '--local']);
     expect(reset.code, reset.stderr).toBe(0);
     const password = /one-time password for [^:]+: (\S+)/.exec(reset.stdout)![1]!;
     expect(await authenticateOperator(testDb(), email, password)).toMatchObject({ email });
     expect(await authenticateOperator(testDb(), email, 'the-old-password-123')).toBeNull();
-    const unknown = await runCli(['operators', 'reset-password', '--email', 'nobody@example.com', '--local']);
+    const unknown = await cli(['operators', 'reset-password', '--email', 'nobody@example.com', '--local']);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([3, 'error (NOT_FOUND): Operator nobody@example.com not found']);
   });
 });

@@ -10,7 +10,7 @@ import { printJson } from '../output';
  * with the real agent code, waits while its request is pending (retrying after `retryAfterSeconds`), and
  * finishes as soon as an operator approved it, or reports it refused.
  */
-export async function simulatePxe(options: { client: ApiClient; serverUrl: string; trust: JoinTrust; tenant: string; site: string; count: number; json?: boolean }) {
+export async function simulatePxe(options: { client: ApiClient; serverUrl: string; trust: JoinTrust; tenant: string; site: string; count: number; json?: boolean; retryAfterSeconds?: number }) {
   const { client } = options;
   const tenantId = await client.tenantId(options.tenant);
   const machines: PxeMachine[] = [];
@@ -31,6 +31,7 @@ export async function simulatePxe(options: { client: ApiClient; serverUrl: strin
     serverUrl: options.serverUrl,
     trust: options.trust,
     machines,
+    retryAfterSeconds: options.retryAfterSeconds,
     events: {
       onPending: (m, requestId, retry) => {
         if (waiting.has(m.index)) return;

@@ -14,6 +14,18 @@ import { progressBar } from '../progress';
 import { simulatePxe } from './dev-pxe';
 
 const count = wholeNumber(1, 10_000);
+const retrySeconds = wholeNumber(1, 3600);
+
+/** `--retry-interval`, else BETTER_COMPUTE_SIM_RETRY_SECONDS, else none (the server's retryAfterSeconds). */
+function simulatedRetryInterval(option: number | undefined): number | undefined {
+  const fromEnv = process.env.BETTER_COMPUTE_SIM_RETRY_SECONDS;
+  if (option !== undefined || !fromEnv) return option;
+  try {
+    return retrySeconds(fromEnv);
+  } catch (error) {
+    throw new DomainError('INVALID_ARGUMENT', `BETTER_COMPUTE_SIM_RETRY_SECONDS: ${(error as Error).message}`);
+  }
+}
 
 /** The server's join keys from its well-known document, for a simulation only (trust on first use). */
 async function simulationTrust(serverUrl: string): Promise<JoinTrust> {
@@ -38,14 +50,16 @@ export function registerDevCommands(program: Command) {
     .option('--renew', 'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)')
     .option('--pxe', 'simulate PXE-booted machines joining through the discovery attestor (needs --tenant and --site)')
     .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
-    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean }, cmd: Command) => {
+    .option('--retry-interval <seconds>', 'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)', retrySeconds)
+    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean; retryInterval?: number }, cmd: Command) => {
       const client = clientFor(cmd);
       const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
       if (opts.pxe) {
         if (!opts.tenant || !opts.site) throw new DomainError('INVALID_ARGUMENT', '--pxe needs --tenant and --site');
+        const retryAfterSeconds = simulatedRetryInterval(opts.retryInterval);
         process.stderr.write('Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n');
         const trust = await simulationTrust(serverUrl);
-        return simulatePxe({ client, serverUrl, trust, tenant: opts.tenant, site: opts.site, count: opts.sim, json: opts.json });
+        return simulatePxe({ client, serverUrl, trust, tenant: opts.tenant, site: opts.site, count: opts.sim, json: opts.json, retryAfterSeconds });
       }
       let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
       if (!token) {

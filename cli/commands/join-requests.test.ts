@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JoinTrust } from '../../agent/join';
 import { newPxeMachine, runPxeMachines } from '../../agent/sim/pxe';
-import { runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { runCli, runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
@@ -39,8 +39,9 @@ afterAll(async () => {
   if (minted.length) await expectNoSecretLeaks(db, minted, [...outputs, ...api.requests, ...stderr.lines]);
 });
 
+// In process (the same program as bin/better-compute.mjs); `dev --sim --pxe` below runs as its own process.
 async function cli(args: string[]) {
-  const run = await runCli(args, env);
+  const run = await runCliInProcess(args, env);
   outputs.push(run.stdout, run.stderr);
   return run;
 }
@@ -113,15 +114,22 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     expect(JSON.parse(shown.stdout)).toMatchObject({ id, state: 'rejected', decidedBy: expect.stringMatching(/^api-key:/) });
   });
 
-  it('dev --sim 2 --pxe boots two PXE machines that wait, then join once an operator approves them all', async () => {
+  it('dev --sim 2 --pxe boots two PXE machines that wait, retrying every BETTER_COMPUTE_SIM_RETRY_SECONDS, then join once approved', async () => {
     const site = t.siteId;
-    const sim = cli(['dev', '--sim', '2', '--pxe', '--tenant', t.tenantId, '--site', site, '--json']);
+    const joins = () => api.requests.filter((r) => r === 'POST /api/compute/v1/join').length;
+    const before = joins();
+    // The server asks a pending machine to retry after 30 s; the simulation's setting makes it 1 s.
+    const sim = runCli(['dev', '--sim', '2', '--pxe', '--tenant', t.tenantId, '--site', site, '--json'], { ...env, BETTER_COMPUTE_SIM_RETRY_SECONDS: '1' });
+    void sim.then((run) => outputs.push(run.stdout, run.stderr));
     let pending: unknown[] = [];
     for (let i = 0; i < 150 && pending.length < 2; i++) {
       await new Promise((r) => setTimeout(r, 200));
       pending = JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout);
     }
     expect(pending).toHaveLength(2);
+    // Both machines asked again at the 1 s interval before anyone approved: at least two joins each.
+    for (let i = 0; i < 75 && joins() - before < 4; i++) await new Promise((r) => setTimeout(r, 200));
+    expect(joins() - before).toBeGreaterThanOrEqual(4);
     const approved = await cli(['join-requests', 'approve', '--all-pending', ...scope()]);
     expect(approved.stdout).toMatch(/Approved 2 request/);
     const run = await sim;

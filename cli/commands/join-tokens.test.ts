@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startApiServer, type ApiServer, type CliRun } from '../../test/cli';
+import { runCliInProcess, startApiServer, type ApiServer, type CliRun } from '../../test/cli';
 import { testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
@@ -44,9 +44,12 @@ let apiKey: string;
 let t: TestTenant;
 let dir: string;
 
-/** Runs the real CLI against the in-process server, keeping what it wrote for the leak check. */
+/**
+ * Runs the CLI's program in process (cli.test.ts spawns the real executable for exit codes and piped output)
+ * against the in-process server, keeping what it wrote for the leak check.
+ */
 async function cli(args: string[], options: { printsToken?: boolean } = {}): Promise<CliRun> {
-  const run = await runCli(args, { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: apiKey });
+  const run = await runCliInProcess(args, { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: apiKey });
   outputs.push(run.stderr);
   if (!options.printsToken) outputs.push(run.stdout);
   return run;
