@@ -11,6 +11,7 @@ import { createEndorsementKey, type EndorsementKey } from '../../../../agent/tpm
 import { createAttestationKey, createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from '../../../../agent/tpm/keys';
 import { TpmWriter } from '../../../../agent/tpm/marshal';
 import { attestationKeyTemplate, type EkKind } from '../../../../agent/tpm/templates';
+import { answerTpmChallenge, prepareTpmJoin } from '../../../../agent/tpm/join-material';
 import { parseTpmAddress } from '../../../../agent/tpm/transport';
 import { startSwtpm, type Swtpm } from '../../../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../../../test/tpm-provision';
@@ -138,6 +139,22 @@ describe('a TPM join round trip against swtpm', () => {
       expect(activated.equals(secret)).toBe(true);
     });
   }
+
+  it("bcd's round one and round two (prepareTpmJoin, answerTpmChallenge) agree with the server, and the AK is kept", async () => {
+    const first = await prepareTpmJoin(tpm, { ekKind: 'auto' });
+    const csr = parseCsr(first.csr.csrDer);
+    const verdict = check(first.attestation, csr);
+    if (!verdict.ok) throw new Error(`refused: ${verdict.reason} (${verdict.detail})`);
+    const challenge = makeCredential(verdict.facts.ek, verdict.facts.akName, Buffer.alloc(32, 9));
+    expect((await answerTpmChallenge(tpm, { ak: first.ak, ekKind: first.ekKind, ...challenge })).equals(Buffer.alloc(32, 9))).toBe(true);
+
+    // A renewal's key attestation: a new node key certified by the same AK, so the statement is unchanged.
+    const next = await prepareTpmJoin(tpm, { ekKind: first.ekKind, ak: first.ak });
+    const renewed = check(next.attestation, parseCsr(next.csr.csrDer));
+    if (!renewed.ok) throw new Error(renewed.reason);
+    expect(renewed.facts.akStatement).toBe(verdict.facts.akStatement);
+    expect(renewed.facts.nodeKeySpki.equals(verdict.facts.nodeKeySpki)).toBe(false);
+  });
 
   it('a challenge made for another AK does not activate (the TPM refuses the integrity check)', async () => {
     const { body, csr } = await roundOne();
