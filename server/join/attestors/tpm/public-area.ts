@@ -81,6 +81,15 @@ export function tpmName(key: TpmPublic): Buffer {
  * @throws TpmCheckFailure `tpm:attestation` for an unknown curve or a key OpenSSL refuses.
  */
 export function publicKeyOf(key: TpmPublic): KeyObject {
+  // One import per parsed key: a join's checks and its MakeCredential each need the same keys.
+  let imported = importedKeys.get(key);
+  if (!imported) importedKeys.set(key, (imported = importPublicKey(key)));
+  return imported;
+}
+
+const importedKeys = new WeakMap<TpmPublic, KeyObject>();
+
+function importPublicKey(key: TpmPublic): KeyObject {
   try {
     if (key.rsa) {
       const exponent = key.rsa.exponent === 0 ? 65537 : key.rsa.exponent;
