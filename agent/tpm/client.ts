@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ALG, CAP, CC, PT, RC, RH, SE, ST, SU_CLEAR } from './constants';
+import { ALG, CAP, CC, RC, RH, SE, ST, SU_CLEAR } from './constants';
 import { TpmReader, TpmWriter } from './marshal';
 import { openTpmTransport, type TpmAddress, type TpmTransport } from './transport';
 
@@ -260,35 +260,6 @@ export class TpmClient {
 
   async flush(handle: number): Promise<void> {
     await this.execute('FlushContext', CC.flushContext, [], [], new TpmWriter().u32(handle).toBuffer());
-  }
-
-  /** The size of an NV index's data, or undefined when the index is not defined. */
-  async nvDataSize(index: number): Promise<number | undefined> {
-    try {
-      const { params: r } = await this.execute('NV_ReadPublic', CC.nvReadPublic, [index], [], Buffer.alloc(0));
-      const nvPublic = new TpmReader(r.sized());
-      nvPublic.u32(); // nvIndex
-      nvPublic.u16(); // nameAlg
-      nvPublic.u32(); // attributes
-      nvPublic.sized(); // authPolicy
-      return nvPublic.u16();
-    } catch (error) {
-      if (error instanceof TpmError && error.baseCode === RC.handleBase) return undefined;
-      throw error;
-    }
-  }
-
-  /** Reads a whole NV index with its own (empty) authorization, in chunks the TPM accepts. */
-  async nvReadAll(index: number, size: number): Promise<Buffer> {
-    const chunk = (await this.getProperty(PT.nvBufferMax).catch(() => undefined)) ?? 512;
-    const parts: Buffer[] = [];
-    for (let offset = 0; offset < size; offset += chunk) {
-      const length = Math.min(chunk, size - offset);
-      const params = new TpmWriter().u16(length).u16(offset).toBuffer();
-      const { params: r } = await this.execute('NV_Read', CC.nvRead, [index, index], [PASSWORD], params);
-      parts.push(r.sized());
-    }
-    return Buffer.concat(parts);
   }
 }
 

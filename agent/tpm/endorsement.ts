@@ -1,5 +1,6 @@
 import type { TpmClient } from './client';
 import { EK_CERT_NV_INDEX, RH } from './constants';
+import { nvDataSize, nvReadAll } from './nv';
 import { ekTemplate, type EkKind } from './templates';
 
 /** A loaded endorsement key: flush `handle` when done (it is a transient object re-derived on demand). */
@@ -19,9 +20,9 @@ const CERT_INDEX: Record<EkKind, number> = { rsa: EK_CERT_NV_INDEX.rsa2048, ecc:
  * the index is not defined. Some TPMs pad the index after the DER; only the certificate's own length is kept.
  */
 export async function readEkCertificate(tpm: TpmClient, kind: EkKind): Promise<Buffer | undefined> {
-  const size = await tpm.nvDataSize(CERT_INDEX[kind]);
+  const size = await nvDataSize(tpm, CERT_INDEX[kind]);
   if (size === undefined || size === 0) return undefined;
-  const bytes = await tpm.nvReadAll(CERT_INDEX[kind], size);
+  const bytes = await nvReadAll(tpm, CERT_INDEX[kind], size);
   return derPrefix(bytes);
 }
 

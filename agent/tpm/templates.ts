@@ -10,9 +10,10 @@ import { TpmWriter } from './marshal';
 /** PolicySecret(TPM_RH_ENDORSEMENT) with sha256: the authPolicy of both default EK templates. */
 export const EK_AUTH_POLICY = Buffer.from('837197674484b3f81a90cc8d46a5d724fd52d76e06520b64f2a1da1b331469aa', 'hex');
 
-/** Restricted decryption keys: fixedTPM, fixedParent, sensitiveDataOrigin, restricted, decrypt. */
+/** The EK: a restricted decryption key used only through its policy (adminWithPolicy, no userWithAuth). */
 const EK_ATTRIBUTES =
   OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.adminWithPolicy | OBJECT.restricted | OBJECT.decrypt;
+/** The storage primary: a restricted decryption key with an (empty) password, excluded from dictionary lockout. */
 const STORAGE_ATTRIBUTES =
   OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth | OBJECT.noDA | OBJECT.restricted | OBJECT.decrypt;
 const SIGNING_ATTRIBUTES = OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth | OBJECT.sign;

@@ -1,5 +1,5 @@
-import { createHash, verify, type KeyObject } from 'node:crypto';
-import { ALG, CURVES, NAME_HASHES } from './algorithms';
+import { verify, type KeyObject } from 'node:crypto';
+import { ALG, CURVES, NAME_HASHES, ST_ATTEST_CERTIFY } from './algorithms';
 import type { TpmPublic } from './public-area';
 import { publicKeyOf } from './public-area';
 import { TpmCheckFailure } from './reasons';
@@ -18,8 +18,6 @@ export interface TpmAttest {
   readonly firmwareVersion: bigint;
   readonly certified?: { name: Buffer; qualifiedName: Buffer };
 }
-
-const ST_ATTEST_CERTIFY = 0x8017;
 
 /**
  * Parses a TPMS_ATTEST. Only a certify attestation's body is read; another type parses up to its header so
@@ -95,6 +93,3 @@ export function verifyEcdsaSignature(signer: TpmPublic, signedBytes: Buffer, sig
     return false;
   }
 }
-
-/** Lowercase hex sha256: the qualifying data a node's Certify must carry is the CSR's hash in this form's bytes. */
-export const sha256 = (bytes: Buffer): Buffer => createHash('sha256').update(bytes).digest();
