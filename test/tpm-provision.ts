@@ -27,6 +27,8 @@ export async function writeEkCertificate(tpm: TpmClient, kind: EkKind, der: Buff
   }
 }
 
+export type EkIssuer = Awaited<ReturnType<typeof createEkRoot>>;
+
 /** A vendor root CA for EK certificates (ECDSA P-256, self-signed), as a PEM and its signing key. */
 export async function createEkRoot(name = 'CN=Test TPM Vendor Root,O=Better Compute Tests') {
   const keys = (await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -45,11 +47,36 @@ export async function createEkRoot(name = 'CN=Test TPM Vendor Root,O=Better Comp
   return { pem: cert.toString('pem'), cert, keys };
 }
 
+/** A vendor intermediate CA issued by `root` (vendors put one or two between their root and the EK). */
+export async function createEkIntermediate(root: EkIssuer, name = 'CN=Test TPM Vendor Intermediate'): Promise<EkIssuer> {
+  const keys = (await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: '02',
+      subject: name,
+      issuer: root.cert.subject,
+      notBefore: new Date(Date.now() - 86_400_000),
+      notAfter: new Date(Date.now() + 5 * 365 * 86_400_000),
+      signingAlgorithm: ECDSA,
+      publicKey: keys.publicKey,
+      signingKey: root.keys.privateKey,
+      extensions: [new x509.BasicConstraintsExtension(true, 0, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+    },
+    crypto,
+  );
+  return { pem: cert.toString('pem'), cert, keys };
+}
+
 /**
  * An EK certificate for the EK whose DER SubjectPublicKeyInfo is `ekSpki`, issued by `root`, with the TCG
  * profile's empty subject and critical SAN left out (node:crypto reads either way; the issuer is what matters).
  */
-export async function issueEkCertificate(root: Awaited<ReturnType<typeof createEkRoot>>, ekSpki: Buffer, kind: EkKind): Promise<Buffer> {
+export async function issueEkCertificate(
+  root: EkIssuer,
+  ekSpki: Buffer,
+  kind: EkKind,
+  validity: { notBefore?: Date; notAfter?: Date } = {},
+): Promise<Buffer> {
   const algorithm = kind === 'rsa' ? { name: 'RSA-OAEP', hash: 'SHA-256' } : { name: 'ECDH', namedCurve: 'P-256' };
   const publicKey = await crypto.subtle.importKey('spki', new Uint8Array(ekSpki), algorithm, true, kind === 'rsa' ? ['encrypt'] : []);
   const cert = await x509.X509CertificateGenerator.create(
@@ -57,8 +84,8 @@ export async function issueEkCertificate(root: Awaited<ReturnType<typeof createE
       serialNumber: '0badc0de',
       subject: 'CN=TPM EK',
       issuer: root.cert.subject,
-      notBefore: new Date(Date.now() - 3_600_000),
-      notAfter: new Date(Date.now() + 365 * 86_400_000),
+      notBefore: validity.notBefore ?? new Date(Date.now() - 3_600_000),
+      notAfter: validity.notAfter ?? new Date(Date.now() + 365 * 86_400_000),
       signingAlgorithm: ECDSA,
       publicKey,
       signingKey: root.keys.privateKey,
