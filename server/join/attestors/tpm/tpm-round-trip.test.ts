@@ -209,6 +209,33 @@ describe('tampered TPM attestations are refused with their reason', () => {
     expect(refusal(check(body, csr))).toBe('tpm:node-key-restricted');
   });
 
+  it('a node key that cannot sign, or may leave its TPM: tpm:node-key-sign, tpm:node-key-fixed-tpm', async () => {
+    const { spkiOf } = await import('./public-area');
+    const ek = await withEk('ecc', async (loaded) => loaded);
+    for (const [template, reason] of [
+      [eccTemplate(TPM_MADE | OBJECT.decrypt, false), 'tpm:node-key-sign'],
+      [eccTemplate(OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth | OBJECT.sign), 'tpm:node-key-fixed-tpm'],
+    ] as const) {
+      const key = await newKey(template);
+      const body = await withKeys([ak, key], ([akHandle, keyHandle]) =>
+        certifyNodeKey(tpm, { ek, akHandle, akPublic: ak.publicArea, nodeKeyHandle: keyHandle, nodeKeyPublic: key.publicArea, csrDer: Buffer.from('csr') }),
+      );
+      const csr = { csrSha256: createHash('sha256').update('csr').digest('hex'), spkiDer: spkiOf(parseTpmPublic(key.publicArea, 'key')) };
+      expect(refusal(check(body, csr))).toBe(reason);
+    }
+  });
+
+  it('an EK that is not a restricted decryption key: tpm:ek-attributes', async () => {
+    const { body, csr } = await roundOne();
+    const ekPublic = Buffer.from(body.ekPublic, 'base64');
+    const signing = Buffer.from(ekPublic);
+    signing.writeUInt32BE(ekPublic.readUInt32BE(4) | OBJECT.sign, 4);
+    const unrestricted = Buffer.from(ekPublic);
+    unrestricted.writeUInt32BE(ekPublic.readUInt32BE(4) & ~OBJECT.restricted, 4);
+    expect(refusal(check({ ...body, ekPublic: signing.toString('base64') }, csr))).toBe('tpm:ek-attributes');
+    expect(refusal(check({ ...body, ekPublic: unrestricted.toString('base64') }, csr))).toBe('tpm:ek-attributes');
+  });
+
   it('an AK that can decrypt: tpm:ak-decrypt', async () => {
     const decryptingAk = await newKey(eccTemplate(TPM_MADE | OBJECT.sign | OBJECT.decrypt, false));
     const { body, csr } = await roundOne({ signer: decryptingAk, schemeless: true });
