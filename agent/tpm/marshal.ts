@@ -1,0 +1,81 @@
+/**
+ * Big-endian TPM 2.0 marshalling (Part 1 §9: every integer is big-endian, a TPM2B is a u16 size then that many
+ * bytes). A small writer for commands and a bounds-checked reader for responses; a response that runs short or
+ * carries a size beyond its buffer throws rather than reading past the end.
+ */
+
+export class TpmWriter {
+  private readonly parts: Buffer[] = [];
+
+  u8(value: number): this {
+    this.parts.push(Buffer.of(value & 0xff));
+    return this;
+  }
+
+  u16(value: number): this {
+    const out = Buffer.alloc(2);
+    out.writeUInt16BE(value);
+    this.parts.push(out);
+    return this;
+  }
+
+  u32(value: number): this {
+    const out = Buffer.alloc(4);
+    out.writeUInt32BE(value >>> 0);
+    this.parts.push(out);
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    this.parts.push(Buffer.from(value));
+    return this;
+  }
+
+  /** A TPM2B: u16 size, then the bytes. */
+  sized(value: Uint8Array): this {
+    if (value.length > 0xffff) throw new RangeError('TPM2B larger than 65535 bytes');
+    return this.u16(value.length).bytes(value);
+  }
+
+  toBuffer(): Buffer {
+    return Buffer.concat(this.parts);
+  }
+}
+
+/** A TPM structure that does not fit its buffer. */
+export class TpmFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TpmFormatError';
+  }
+}
+
+export class TpmReader {
+  private offset = 0;
+
+  constructor(private readonly buffer: Buffer) {}
+
+  get remaining(): number {
+    return this.buffer.length - this.offset;
+  }
+
+  private take(length: number): Buffer {
+    if (length > this.remaining) throw new TpmFormatError(`TPM structure truncated: ${length} bytes wanted, ${this.remaining} left`);
+    const out = this.buffer.subarray(this.offset, this.offset + length);
+    this.offset += length;
+    return out;
+  }
+
+  u8 = (): number => this.take(1)[0];
+  u16 = (): number => this.take(2).readUInt16BE();
+  u32 = (): number => this.take(4).readUInt32BE();
+  u64 = (): bigint => this.take(8).readBigUInt64BE();
+  bytes = (length: number): Buffer => Buffer.from(this.take(length));
+  /** A TPM2B's content (without its size). */
+  sized = (): Buffer => this.bytes(this.u16());
+
+  /** Throws unless every byte was read: TPM answers are exact. */
+  end(what: string): void {
+    if (this.remaining !== 0) throw new TpmFormatError(`${this.remaining} trailing bytes after ${what}`);
+  }
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { TpmCheckFailure } from './reasons';
+
+/** Standard base64 with padding, canonical (re-encodes to itself), so one attestation has one spelling. */
+const b64 = (maxBytes: number) =>
+  z
+    .string()
+    .max(Math.ceil(maxBytes / 3) * 4)
+    .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
+    .transform((text, ctx) => {
+      const bytes = Buffer.from(text, 'base64');
+      if (bytes.length === 0 || bytes.toString('base64') !== text) {
+        ctx.addIssue({ code: 'custom', message: 'not canonical base64' });
+        return z.NEVER;
+      }
+      return bytes;
+    });
+
+// Bounds well above what a TPM makes: an RSA-2048 TPMT_PUBLIC is 280 bytes, a vendor EK certificate 1-2 KiB.
+const PUBLIC_AREA_MAX = 1024;
+const CERTIFICATE_MAX = 4096;
+
+/**
+ * The `attestation` of a `tpm` join (docs/tpm-attestation.md): round one carries the EK (its certificate
+ * when the TPM has one, and always its public area, which MakeCredential needs), the AK's and the node key's
+ * public areas, and TPM2_Certify of the node key by the AK; round two adds the activated secret.
+ */
+export const tpmAttestationSchema = z.object({
+  ekPublic: b64(PUBLIC_AREA_MAX),
+  ekCertificate: b64(CERTIFICATE_MAX).optional(),
+  ekIntermediates: z.array(b64(CERTIFICATE_MAX)).max(4).optional(),
+  akPublic: b64(PUBLIC_AREA_MAX),
+  nodeKeyPublic: b64(PUBLIC_AREA_MAX),
+  certifyInfo: b64(PUBLIC_AREA_MAX),
+  certifySignature: b64(PUBLIC_AREA_MAX),
+  activation: z
+    .object({
+      challengeId: z.string().regex(/^tpmc_[A-Za-z0-9_-]{16,64}$/),
+      secret: b64(64),
+    })
+    .optional(),
+});
+
+export type TpmAttestationWire = z.output<typeof tpmAttestationSchema>;
+
+/**
+ * Parses a `tpm` join's `attestation`. Unknown fields are ignored, as everywhere on the agent wire.
+ *
+ * @throws TpmCheckFailure `tpm:attestation` when a field is missing, too long or not canonical base64.
+ */
+export function parseTpmAttestation(raw: unknown): TpmAttestationWire {
+  const parsed = tpmAttestationSchema.safeParse(raw);
+  if (!parsed.success) {
+    const path = parsed.error.issues[0]?.path.join('.') || 'attestation';
+    throw new TpmCheckFailure('tpm:attestation', `attestation field ${path} is malformed`);
+  }
+  return parsed.data;
+}
