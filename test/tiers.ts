@@ -33,6 +33,7 @@ export const INTEGRATION_MARKERS = [
   'test/gateway-process.ts',
   'test/cli.ts',
   'test/bcd-build.ts',
+  'test/swtpm.ts',
 ];
 
 /** Directories never searched for test files (dependencies, build output, Playwright specs, data). */
