@@ -17,6 +17,8 @@ export interface ApiContext {
 export interface ApiMeta {
   /** The action the procedure is decided as, for documentation and the early role check. */
   action?: Action;
+  /** Open to a session signed in with a one-time password, which may do nothing else (choose a new one). */
+  beforePasswordChange?: boolean;
 }
 
 /** Maps a thrown value onto the one error model: domain errors keep their code, zod errors name the field. */
@@ -72,8 +74,12 @@ export const createCallerFactory = t.createCallerFactory;
 
 export const publicProcedure = t.procedure.use(errorMapping);
 
-export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
+export const authenticatedProcedure = publicProcedure.use(({ ctx, meta, next }) => {
   if (!ctx.principal) throw ctx.authError ?? new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
+  // A printed password is one-time: until its owner chose a new one, the session can do nothing else.
+  if (ctx.principal.passwordChangeRequired && !meta?.beforePasswordChange) {
+    throw new DomainError('ACCESS_DENIED', 'Choose a new password first: the one-time password you signed in with allows nothing else');
+  }
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
 

@@ -3,6 +3,8 @@ import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
+import { parseTrustedProxies } from '../http/client-address';
+import { operatorEmail } from '../operators/email';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -32,6 +34,11 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (secret !== undefined && secret !== '') checkSecret(secret, 'BETTER_COMPUTE_SECRET');
   workerCount(env);
   joinThreadCount(env);
+  parseTrustedProxies(env.BETTER_COMPUTE_TRUSTED_PROXIES);
+  const firstAdmin = env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL;
+  if (firstAdmin !== undefined && firstAdmin !== '' && !operatorEmail.safeParse(firstAdmin).success) {
+    throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ${firstAdmin}`);
+  }
 }
 
 /**
