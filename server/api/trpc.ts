@@ -6,12 +6,15 @@ import { ROLE_ACTIONS, type Action } from '../authz/permissions';
 import { DomainError } from '../errors';
 import { ERROR_MAP } from '../error-map';
 import { logError } from '../log';
+import { liveStreamLimits } from './live-streams';
 
 export interface ApiContext {
   db: Db;
   principal: Principal | null;
   /** Why the request carries no principal although it tried (an invalid API key). */
   authError?: DomainError;
+  /** Decides the request's caller again, fresh from PostgreSQL (null once it has ended); for live streams. */
+  reauthenticate?: () => Promise<Principal | null>;
 }
 
 export interface ApiMeta {
@@ -43,6 +46,8 @@ const t = initTRPC
   .context<ApiContext>()
   .meta<ApiMeta>()
   .create({
+    // A live stream's longest life: the server then closes it, the client reconnects and is decided afresh.
+    sse: { maxDurationMs: liveStreamLimits().maxLifetimeMs },
     errorFormatter({ shape, error }) {
       const domain = toDomainError(error);
       if (!domain && error.code === 'INTERNAL_SERVER_ERROR') {
@@ -56,8 +61,31 @@ const t = initTRPC
     },
   });
 
+/** A domain error as the TRPCError of its code in the error table; anything else is logged, never echoed. */
+function mappedError(error: unknown, path: string): unknown {
+  const domain = toDomainError(error);
+  if (domain) return new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
+  if (!(error instanceof TRPCError) || error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, error instanceof TRPCError ? (error.cause ?? error) : error);
+  return error;
+}
+
+/**
+ * A subscription's errors are thrown while its stream runs, after the middleware returned: they go through
+ * the same table, so a NOT_FOUND arrives as NOT_FOUND rather than INTERNAL_SERVER_ERROR.
+ */
+async function* mapStreamErrors(source: AsyncIterable<unknown>, path: string): AsyncGenerator<unknown> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw mappedError(error, path);
+  }
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
 /** Turns domain errors into TRPCErrors with the mapped code; unknown errors are logged, never echoed. */
-const errorMapping = t.middleware(async ({ next, path }) => {
+const errorMapping = t.middleware(async ({ next, path, type }) => {
   const result = await next();
   if (!result.ok) {
     const domain = toDomainError(result.error);
@@ -65,6 +93,8 @@ const errorMapping = t.middleware(async ({ next, path }) => {
       throw new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
     }
     if (result.error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, result.error.cause ?? result.error);
+  } else if (type === 'subscription' && isAsyncIterable(result.data)) {
+    return { ...result, data: mapStreamErrors(result.data, path) } as typeof result;
   }
   return result;
 });

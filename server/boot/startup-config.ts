@@ -4,6 +4,7 @@ import { secretWeakness } from '../pki/secret-strength';
 import { joinThreadCount } from '../join/prepare-threads';
 import { workerCount } from './workers';
 import { parseTrustedProxies } from '../http/client-address';
+import { liveStreamLimits } from '../api/live-streams';
 import { operatorEmail } from '../operators/email';
 
 /**
@@ -35,6 +36,7 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   workerCount(env);
   joinThreadCount(env);
   parseTrustedProxies(env.BETTER_COMPUTE_TRUSTED_PROXIES);
+  liveStreamLimits(env);
   const firstAdmin = env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL;
   if (firstAdmin !== undefined && firstAdmin !== '' && !operatorEmail.safeParse(firstAdmin).success) {
     throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ${firstAdmin}`);
