@@ -12,6 +12,8 @@ import { siteTokensRouter } from './site-tokens/router';
 import { daemonRouter } from './daemon/router';
 import { auditRouter } from './audit/router';
 import { accountRouter } from './account/router';
+import { operatorsRouter } from './operators/router';
+import { invitationsRouter } from './invitations/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -27,6 +29,8 @@ export const appRouter = router({
   daemon: daemonRouter,
   audit: auditRouter,
   account: accountRouter,
+  operators: operatorsRouter,
+  invitations: invitationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -38,10 +38,10 @@ const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
   operator: OPERATOR_MUTATIONS,
   admin: 'all',
 };
-/** Open to every signed-in caller: the own account. */
-const EVERYONE = ['account.changePassword'];
-/** Queries only admins may make. */
-const ADMIN_QUERIES: string[] = [];
+/** Open to every signed-in caller (the own account), or to anyone (an invitation link is its own proof). */
+const EVERYONE = ['account.changePassword', 'invitations.accept'];
+/** Queries only admins may make: who is in the tenant. */
+const ADMIN_QUERIES = ['operators.list', 'invitations.list'];
 
 /** The code a call by `role` fails with when given no input: FORBIDDEN is the role check, anything else came after it. */
 async function codeOf(t: TestTenant, role: Role, path: string): Promise<string> {

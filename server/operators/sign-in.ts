@@ -90,6 +90,7 @@ export async function authenticateOperator(
   // The right password clears its own address and takes its attempt back from the account's count.
   await db.$executeRaw`DELETE FROM sign_in_throttles WHERE key = ${keys.pair}`;
   await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.account}`;
+  await db.$executeRaw`UPDATE operators SET last_sign_in_at = compute_now() WHERE id = ${operator.id}`;
   return {
     id: operator.id,
     email: operator.email,
