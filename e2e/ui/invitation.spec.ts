@@ -36,10 +36,12 @@ test('an invited operator accepts in the browser, signs in, and a removal ends t
   await expect(other.getByRole('main').getByRole('alert')).toContainText('This invitation link is not valid');
   await second.close();
 
-  // The admin removes the operator: the open console stops working at its next request.
+  // The admin removes the operator: the open console notices by itself (its live stream ends, the lists
+  // re-read and are refused) and asks to sign in again; a new page load is refused too.
   const operators = await trpc<{ items: { id: string; email: string }[] }>(admin, 'query', 'operators.list', { tenantId: root.id });
   const invited = operators.items.find((o) => o.email === email)!;
   await trpc(admin, 'mutation', 'operators.remove', { tenantId: root.id, operatorId: invited.id });
+  await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fpools[^&]*&expired=1$/, { timeout: 40_000 });
   await page.goto('/events');
   await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fevents&expired=1$/);
   await admin.dispose();
