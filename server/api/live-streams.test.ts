@@ -100,6 +100,14 @@ describe('live streams decide their caller while they run (against the server pr
     expect(stream.items).toHaveLength(1);
   });
 
+  it('end within seconds when the API key expires', async () => {
+    const key = await apiKey();
+    const stream = await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers);
+    await settle(500);
+    await database.db.apiKey.update({ where: { id: key.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(await within(stream.ended, 5_000)).toMatchObject({ how: 'error', code: 'UNAUTHENTICATED' });
+  });
+
   it('end within seconds when the session version moves on (sign-out everywhere)', async () => {
     const s = await session();
     const stream = await subscribe('joinRequests.onChange', { tenantId: t.tenantId, poolId: t.poolId }, s.headers);
