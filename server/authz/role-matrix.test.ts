@@ -39,7 +39,7 @@ const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
   admin: 'all',
 };
 /** Open to every signed-in caller (the own account), or to anyone (an invitation link is its own proof). */
-const EVERYONE = ['account.changePassword', 'invitations.accept'];
+const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invitations.accept'];
 /** Queries only admins may make: who is in the tenant. */
 const ADMIN_QUERIES = ['operators.list', 'invitations.list'];
 

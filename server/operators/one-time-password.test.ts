@@ -70,6 +70,19 @@ describe('a printed one-time password', () => {
     expect(await testDb().auditEntry.count({ where: { tenantId: t.tenantId, action: 'operator.password-changed', resource: `compute-operator/${id}` } })).toBe(1);
   });
 
+  it('signs out everywhere through account.signOutEverywhere, refused to API keys', async () => {
+    const db = testDb();
+    const t = await createTestTenant(db);
+    const email = `out-${randomBytes(4).toString('hex')}@example.com`;
+    const { id } = await createOperator(db, { email, name: 'Out', password: CHOSEN, tenantId: t.tenantId, role: 'viewer' });
+    const first = { operatorId: id, sessionVersion: (await authenticateOperator(db, email, CHOSEN))!.sessionVersion };
+    expect((await call(first, 'query', 'pools.list', { tenantId: t.tenantId })).status).toBe(200);
+    expect(await call(first, 'mutation', 'account.signOutEverywhere', {})).toEqual({ status: 200, body: { result: { data: { signedOut: true } } } });
+    expect((await call(first, 'query', 'pools.list', { tenantId: t.tenantId })).body.error?.data.domainCode).toBe('UNAUTHENTICATED');
+    const { createCaller } = await import('../api/root');
+    await expect(createCaller({ db, principal: { ...t.admin, kind: 'api-key' } }).account.signOutEverywhere()).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+
   it('is what operators reset-password --local gives: one-time in the same way', async () => {
     const db = testDb();
     const t = await createTestTenant(db);
