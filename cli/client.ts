@@ -66,9 +66,13 @@ export class ApiClient {
   async *subscribe<T>(procedure: string, input: unknown, signal?: AbortSignal): AsyncGenerator<T> {
     const root = this.baseUrl.slice(0, this.baseUrl.length - BASE_PATH.length);
     const url = `${root}/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`;
-    const response = await fetch(url, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
-    if (!response.ok || !response.body) throw new Error(`The server answered ${response.status} to the subscription`);
-    yield* readServerSentEvents<T>(response.body);
+    // The server closes a stream at its lifetime cap (the caller is then decided afresh): subscribe again.
+    for (;;) {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
+      if (!response.ok || !response.body) throw new Error(`The server answered ${response.status} to the subscription`);
+      if ((yield* readServerSentEvents<T>(response.body)) === 'return' || signal?.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
   }
 
   /**

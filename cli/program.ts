@@ -9,7 +9,7 @@ import { registerTenantCommands } from './commands/tenants';
 import { registerPkiCommands } from './commands/pki';
 import { registerDevCommands } from './commands/dev';
 import { registerEventCommands } from './commands/events';
-import { registerOperatorCommands } from './commands/operators';
+import { registerInvitationCommands, registerOperatorCommands } from './commands/operators';
 import { registerAgentCommands } from './commands/agent';
 import { registerGatewayCommand } from './commands/gateway';
 import { registerNodeCommands } from './commands/nodes';
@@ -36,6 +36,7 @@ export function createProgram(): Command {
   registerApiKeyCommands(program);
   registerEventCommands(program);
   registerOperatorCommands(program);
+  registerInvitationCommands(program);
   registerDevCommands(program);
   registerNodeCommands(program);
   registerGatewayCommand(program);

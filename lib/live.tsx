@@ -36,6 +36,12 @@ export function useLiveRefresh(
   onJoinRequestsRef.current = options.onJoinRequests;
 
   const trpc = useTRPC();
+  // The server ends a stream whose caller it no longer accepts (signed out elsewhere, removed, key revoked):
+  // re-reading the lists then meets the same refusal, which sends the operator to sign in.
+  const reReadOnStreamEnd = () => {
+    const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
+    for (const filter of list) void queryClient.invalidateQueries(filter);
+  };
   const pool = options.joinRequestsOf ?? null;
   useSubscription(
     trpc.joinRequests.onChange.subscriptionOptions(pool ?? { tenantId: 'tnt_none', poolId: 'pool_none' }, {
@@ -45,6 +51,7 @@ export function useLiveRefresh(
         const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
         for (const filter of list) void queryClient.invalidateQueries(filter);
       },
+      onError: reReadOnStreamEnd,
     }),
   );
 
@@ -63,6 +70,7 @@ export function useLiveRefresh(
           for (const filter of list) void queryClient.invalidateQueries(filter);
         }, 250);
       },
+      onError: reReadOnStreamEnd,
     }),
   );
 

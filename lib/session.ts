@@ -8,6 +8,8 @@ export interface SignedInOperator {
   id: string;
   email: string;
   name: string | null;
+  /** Signed in with a printed one-time password: the console shows only "choose a new password". */
+  passwordChangeRequired: boolean;
 }
 
 /** The operator and session version the request's session cookie claims, unchecked; the API context checks it. */
@@ -24,7 +26,8 @@ export async function getSessionOperatorId(): Promise<SessionClaim | null> {
 export async function getSignedInOperator(): Promise<SignedInOperator | null> {
   const session = await getServerSession(authOptions);
   const claim = sessionClaimOf(session);
-  if (!claim || !(await loadSessionPrincipal(getDb(), claim))) return null;
+  const principal = claim ? await loadSessionPrincipal(getDb(), claim) : null;
+  if (!claim || !principal) return null;
   const user = session?.user as { email?: string | null; name?: string | null } | undefined;
-  return { id: claim.operatorId, email: user?.email ?? '', name: user?.name ?? null };
+  return { id: claim.operatorId, email: user?.email ?? '', name: user?.name ?? null, passwordChangeRequired: principal.passwordChangeRequired === true };
 }

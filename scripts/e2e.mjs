@@ -4,14 +4,17 @@
 //      .build/server (always; about a second),
 //   2. `.build/server/main.mjs` (what `npm start` runs) on a free port with a new temporary data directory, so the embedded PostgreSQL,
 //      the root tenant, the default site and pool and the first admin are all created from scratch,
-//   3. `playwright test` (extra arguments are passed on, e.g. `-- --project api`) with E2E_BASE_URL,
-//      E2E_ADMIN_EMAIL and E2E_ADMIN_PASSWORD taken from the server's first-start output,
-//   4. SIGTERM to the server (which stops its PostgreSQL), and the data directory removed, on every path out.
+//   3. the first admin's first sign-in over HTTP (next-auth's csrf and credentials endpoints, as a browser
+//      does), which must choose a new password (account.changePassword): the printed one is one-time,
+//   4. `playwright test` (extra arguments are passed on, e.g. `-- --project api`) with E2E_BASE_URL,
+//      E2E_ADMIN_EMAIL, E2E_ADMIN_PASSWORD (the new password) and E2E_DATA_DIR (for `--local` commands),
+//   5. SIGTERM to the server (which stops its PostgreSQL), and the data directory removed, on every path out.
 //
-// The first admin's one-time password is a secret: it is passed to Playwright in its environment only,
-// and every line this script relays from the server or from Playwright has it masked.
+// The first admin's passwords are secrets: the new one is passed to Playwright in its environment only,
+// and every line this script relays from the server or from Playwright has both masked.
 // Only Node built-ins, like scripts/start.mjs.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -167,6 +170,45 @@ function startServer(port) {
   });
 }
 
+/**
+ * The first admin's first sign-in, as a browser makes it: next-auth's CSRF token, the credentials callback
+ * (its session cookie), then `account.changePassword` from the console's origin, the only call a one-time
+ * password allows. Resolves with the new password, which the specs sign in with.
+ */
+async function chooseAdminPassword(baseUrl, admin) {
+  const jar = new Map();
+  const remember = (response) => {
+    for (const cookie of response.headers.getSetCookie()) {
+      const pair = cookie.split(';', 1)[0];
+      const eq = pair.indexOf('=');
+      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+  };
+  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
+  remember(csrf);
+  const { csrfToken } = await csrf.json();
+  const signIn = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
+    body: new URLSearchParams({ csrfToken, email: admin.email, password: admin.password, json: 'true' }),
+  });
+  remember(signIn);
+  if (![...jar.keys()].some((name) => name.endsWith('next-auth.session-token'))) {
+    throw new Error(`The first admin's sign-in with the one-time password failed (HTTP ${signIn.status})`);
+  }
+  const password = randomBytes(24).toString('base64url');
+  secrets.add(password);
+  const change = await fetch(`${baseUrl}/api/trpc/account.changePassword`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: cookie(), origin: baseUrl },
+    body: JSON.stringify({ currentPassword: admin.password, newPassword: password }),
+  });
+  if (!change.ok) throw new Error(`Choosing the first admin's password failed (HTTP ${change.status}): ${redact(await change.text())}`);
+  return { email: admin.email, password };
+}
+
 function runPlaywright(baseUrl, admin) {
   return new Promise((resolve) => {
     playwright = spawn(npx, ['playwright', 'test', ...process.argv.slice(2)], {
@@ -175,6 +217,7 @@ function runPlaywright(baseUrl, admin) {
         E2E_BASE_URL: baseUrl,
         E2E_ADMIN_EMAIL: admin.email,
         E2E_ADMIN_PASSWORD: admin.password,
+        E2E_DATA_DIR: dataDir,
         FORCE_COLOR: process.stdout.isTTY ? '1' : '0',
         // A failed test's error-context.md holds an accessibility snapshot of the page, input values included,
         // which can be the admin's password. Keep it, like traces, for debugging runs only.
@@ -222,8 +265,15 @@ async function main() {
   } catch (error) {
     return fail(`The server did not start: ${redact(error.message)}`);
   }
-  log(`Server ready at ${started.url}; running Playwright.`);
-  let status = await runPlaywright(started.url, started.admin);
+  log(`Server ready at ${started.url}; signing the first admin in to choose a new password.`);
+  let admin;
+  try {
+    admin = await chooseAdminPassword(started.url, started.admin);
+  } catch (error) {
+    return fail(redact(error.message));
+  }
+  log('Running Playwright.');
+  let status = await runPlaywright(started.url, admin);
   await cleanUp();
   // SIGTERM must stop the server and its embedded PostgreSQL cleanly: anything left running is a failure.
   if (leftBehind && status === 0) {

@@ -30,7 +30,7 @@ import { configureJoinPreparer, getJoinService } from '../server/join/runtime';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../server/join/wire';
 import { logError } from '../server/log';
 import { loadPki } from '../server/pki/store';
-import { serveCompute } from './serve-compute';
+import { serveCompute, serveTrpc } from './serve-compute';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
 
@@ -90,6 +90,8 @@ async function main() {
     else if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) void handleJoin(req, res);
     // The boot server's download route (server/boot/http-server.ts), for the install-script tests.
     else if (req.method !== 'POST' && isDownloadPath(req.url ?? '')) void serveDownload(req, res, req.url!, downloadsDir(process.cwd()));
+    // The console's tRPC route (handleTrpcRequest), for the live-stream tests.
+    else if (req.url?.startsWith('/api/trpc/')) void serveTrpc(db, req, res);
     else void serveCompute(db, req, res);
   });
   server.keepAliveTimeout = 65_000;

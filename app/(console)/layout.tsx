@@ -17,6 +17,8 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     const expired = SESSION_COOKIE_NAMES.some((name) => cookieStore.has(name));
     redirect(loginUrl((await headers()).get(RETURN_PATH_HEADER), { expired }));
   }
+  // A printed one-time password allows nothing but choosing a new one (the API refuses the rest regardless).
+  if (operator.passwordChangeRequired) redirect('/choose-password');
   // DOM order is the tab order: brand, tenant, nav, then the account block (placed in the top bar by CSS), then the page.
   return (
     <div className="shell">

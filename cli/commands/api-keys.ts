@@ -6,6 +6,7 @@ import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { withLocalDb } from '../local-db';
+import { wholeNumber } from '../options';
 import { printJson, printTable } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 
@@ -14,21 +15,22 @@ const role = (value: string): Role => {
   return value as Role;
 };
 
-type CreateOpts = { tenant: string; role: Role; name?: string; local?: boolean; out?: string; json?: boolean };
+type CreateOpts = { tenant: string; role: Role; name?: string; ttlDays?: number; local?: boolean; out?: string; json?: boolean };
 
 async function createKey(opts: CreateOpts, cmd: Command): Promise<ApiKeyRecord & { key: string }> {
   const name = opts.name ?? `${opts.role} key`;
+  const ttl = opts.ttlDays ? { ttlSeconds: opts.ttlDays * 86_400 } : {};
   if (opts.local) {
     // Directly on the database, for the first admin key on the server machine.
     return withLocalDb(async (db) => {
       const tenant = await resolveTenant(db, opts.tenant);
       if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${opts.tenant} not found`);
-      return insertApiKey(db, { tenantId: tenant.id, role: opts.role, name }, 'local:cli');
+      return insertApiKey(db, { tenantId: tenant.id, role: opts.role, name, ...ttl }, 'local:cli');
     });
   }
   const client = clientFor(cmd);
   const tenantId = await client.tenantId(opts.tenant);
-  return client.post(`/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name });
+  return client.post(`/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name, ...ttl });
 }
 
 export function registerApiKeyCommands(program: Command) {
@@ -39,6 +41,7 @@ export function registerApiKeyCommands(program: Command) {
     .requiredOption('--tenant <tenant>', 'tenant id or name (root for the platform tenant)')
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, role)
     .option('--name <name>', 'a label for the key')
+    .option('--ttl-days <days>', 'expire the key after this many days, 1 to 400 (default: until revoked)', wholeNumber(1, 400))
     .option('--local', 'create it directly on the database (on the server machine, before any key exists)')
     .option('--out <file>', 'write the key to a new 0600 file instead of printing it')
     .option('--json', 'print the record as JSON')
@@ -65,7 +68,16 @@ export function registerApiKeyCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: ApiKeyRecord[] }>(`/v1/tenants/${enc(tenantId)}/api-keys`, { includeRevoked: opts.all });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (k) => k.id], ['name', (k) => k.name], ['role', (k) => k.role], ['created', (k) => k.createdAt], ['revoked', (k) => k.revokedAt]]);
+      printTable(items, [
+        ['id', (k) => k.id],
+        ['name', (k) => k.name],
+        ['role', (k) => k.role],
+        ['created by', (k) => k.createdByEmail ?? k.createdBy],
+        ['created', (k) => k.createdAt],
+        ['last used', (k) => k.lastUsedAt],
+        ['expires', (k) => k.expiresAt],
+        ['revoked', (k) => k.revokedAt],
+      ]);
     });
   keys
     .command('revoke <apiKeyId>')

@@ -29,7 +29,7 @@ export function LoginForm({ destination }: { destination: string }) {
         result?.error === 'CredentialsSignin'
           ? 'Wrong email or password.'
           : result?.error === 'TooManyFailedSignIns'
-            ? 'Too many failed sign-ins for this email (10 per 15 minutes). Try again later, or reset the password with better-compute operators reset-password --local.'
+            ? 'Too many failed sign-ins for this email from this address: wait a few minutes and try again, or reset the password with better-compute operators reset-password --local.'
             : 'Sign-in failed. Try again in a moment.',
       );
       // A rejected password is not left on the page; the operator types it again.

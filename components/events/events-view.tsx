@@ -27,6 +27,11 @@ export const EVENT_TYPES = [
   'pool.archived',
   'site.created',
   'site.archived',
+  'operator.invited',
+  'operator.invitation-revoked',
+  'operator.joined',
+  'operator.role-changed',
+  'operator.removed',
 ] as const;
 
 export function EventsView() {

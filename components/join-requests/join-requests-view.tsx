@@ -173,7 +173,7 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
           pool={pool}
           sitePools={sitePools}
           tenant={tenant}
-          canDecide={can(tenant, 'compute:join-tokens:create')}
+          canDecide={can(tenant, 'compute:join-requests:decide')}
           onDecided={(records) => {
             remember(records);
             void queryClient.invalidateQueries(trpc.joinRequests.list.pathFilter());

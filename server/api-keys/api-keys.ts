@@ -14,6 +14,8 @@ export const createApiKeyInput = z.strictObject({
   tenantId: idOf('tnt'),
   role: z.enum(ROLES),
   name: z.string().trim().min(1).max(100),
+  /** How long the key works, 1 hour to 400 days; without it the key lives until revoked. */
+  ttlSeconds: z.number().int().min(3_600).max(400 * 86_400).optional(),
 });
 export const listApiKeysInput = z.strictObject({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
 export const revokeApiKeyInput = z.strictObject({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
@@ -24,23 +26,38 @@ export const apiKeyRecord = z.object({
   role: z.enum(ROLES),
   name: z.string(),
   createdBy: z.string(),
+  /** The creating operator's email, when an operator created it (else null: an API key, the CLI on the server). */
+  createdByEmail: z.string().nullable(),
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
 });
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 
-type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null };
-const toRecord = (k: Row): ApiKeyRecord => ({
+type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null; expiresAt: Date | null; lastUsedAt: Date | null };
+const toRecord = (k: Row, emails: ReadonlyMap<string, string> = new Map()): ApiKeyRecord => ({
   id: k.id,
   tenantId: k.tenantId,
   role: k.role as Role,
   name: k.name,
   createdBy: k.createdBy,
+  createdByEmail: emails.get(k.createdBy) ?? null,
   createdAt: k.createdAt.toISOString(),
   revokedAt: k.revokedAt?.toISOString() ?? null,
+  expiresAt: k.expiresAt?.toISOString() ?? null,
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
 });
+
+/** The emails of the operators among `actors` (`operator:op_…`), so lists name people, not ids. */
+async function operatorEmails(db: Db, actors: string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(actors.filter((a) => a.startsWith('operator:')).map((a) => a.slice('operator:'.length)))];
+  if (!ids.length) return new Map();
+  const rows = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } });
+  return new Map(rows.map((o) => [`operator:${o.id}`, o.email]));
+}
 
 /**
  * Mints a key `bcak_<id>.<secret>`; only the SHA-256 of the secret is stored and the key is shown once. The
@@ -66,9 +83,12 @@ export async function insertApiKey(
       if (keys + members > 0) throw firstKeyOf.refusal;
       await writeAudit(tx, { tenantId: firstKeyOf.rootTenantId, actor: createdBy, action: 'api-key.created-for-tenant', resource: `compute-api-key/${id}`, data: { tenantId: input.tenantId, role: input.role } });
     }
-    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy } });
-    await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name } });
-    return { ...toRecord(row), key: `bcak_${id}.${secret}` };
+    const expiresAt = input.ttlSeconds
+      ? (await tx.$queryRaw<{ at: Date }[]>`SELECT compute_now() + make_interval(secs => ${input.ttlSeconds}) AS at`)[0]!.at
+      : null;
+    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy, expiresAt } });
+    await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name, expiresAt: expiresAt?.toISOString() ?? null } });
+    return { ...toRecord(row, await operatorEmails(db, [createdBy])), key: `bcak_${id}.${secret}` };
   });
 }
 
@@ -95,7 +115,8 @@ export async function listApiKeys(db: Db, principal: Principal, input: z.infer<t
     where: { tenantId: input.tenantId, ...(input.includeRevoked ? {} : { revokedAt: null }) },
     orderBy: { createdAt: 'asc' },
   });
-  return rows.map(toRecord);
+  const emails = await operatorEmails(db, rows.map((r) => r.createdBy));
+  return rows.map((r) => toRecord(r, emails));
 }
 
 /** Revokes a key at once; revoking twice is not an error. */
@@ -103,20 +124,30 @@ export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<
   await authorize(db, principal, 'compute:api-keys:manage', resource.tenant(input.tenantId));
   const key = await db.apiKey.findUnique({ where: { id: input.apiKeyId } });
   if (!key || key.tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `API key ${input.apiKeyId} not found`);
-  if (key.revokedAt) return toRecord(key);
+  const emails = await operatorEmails(db, [key.createdBy]);
+  if (key.revokedAt) return toRecord(key, emails);
   return db.$transaction(async (tx) => {
     const row = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
     await writeAudit(tx, { tenantId: key.tenantId, actor: principal.actor, action: 'api-key.revoked', resource: `compute-api-key/${key.id}` });
-    return toRecord(row);
+    return toRecord(row, emails);
   });
 }
 
-/** The principal of a bearer API key, or null for anything that is not a live key of ours. */
+/**
+ * The principal of a bearer API key, or null for anything that is not a live key of ours (unknown, revoked,
+ * expired, wrong secret). Records the key's last use, at most once a minute, so listing shows it without a
+ * write per request.
+ */
 export async function authenticateApiKey(db: Db, bearer: string): Promise<Principal | null> {
   const match = KEY_PATTERN.exec(bearer);
   if (!match) return null;
-  const key = await db.apiKey.findUnique({ where: { id: match[1] } });
-  if (!key || key.revokedAt) return null;
-  if (!tokenSecretMatches(key.secretHash, match[2]!)) return null;
-  return principalOf('api-key', key.id, [[key.tenantId, key.role as Role]]);
+  const [key] = await db.$queryRaw<{ id: string; tenant_id: string; role: string; secret_hash: Uint8Array; live: boolean; stale_use: boolean }[]>`
+    SELECT id, tenant_id, role, secret_hash,
+           (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > compute_now())) AS live,
+           (last_used_at IS NULL OR last_used_at < compute_now() - interval '1 minute') AS stale_use
+      FROM api_keys WHERE id = ${match[1]}`;
+  if (!key || !key.live) return null;
+  if (!tokenSecretMatches(key.secret_hash, match[2]!)) return null;
+  if (key.stale_use) await db.$executeRaw`UPDATE api_keys SET last_used_at = compute_now() WHERE id = ${key.id}`;
+  return principalOf('api-key', key.id, [[key.tenant_id, key.role as Role]]);
 }

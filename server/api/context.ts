@@ -20,10 +20,11 @@ export async function createApiContext(
     const principal = scheme?.toLowerCase() === 'bearer' && value ? await authenticateApiKey(db, value.trim()) : null;
     if (!principal) return { db, principal: null, authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)') };
     notePrincipal(principal.actor);
-    return { db, principal };
+    // A live stream decides its caller again while it runs (server/api/live-streams.ts).
+    return { db, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
   }
   const claim = await sessionOperatorId();
   const principal = claim ? await loadSessionPrincipal(db, claim) : null;
   notePrincipal(principal?.actor);
-  return { db, principal };
+  return principal && claim ? { db, principal, reauthenticate: () => loadSessionPrincipal(db, claim) } : { db, principal: null };
 }

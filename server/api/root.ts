@@ -12,6 +12,9 @@ import { siteTokensRouter } from './site-tokens/router';
 import { daemonRouter } from './daemon/router';
 import { auditRouter } from './audit/router';
 import { overviewRouter } from './overview/router';
+import { accountRouter } from './account/router';
+import { operatorsRouter } from './operators/router';
+import { invitationsRouter } from './invitations/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -27,6 +30,9 @@ export const appRouter = router({
   daemon: daemonRouter,
   audit: auditRouter,
   overview: overviewRouter,
+  account: accountRouter,
+  operators: operatorsRouter,
+  invitations: invitationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

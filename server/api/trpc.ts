@@ -6,17 +6,22 @@ import { ROLE_ACTIONS, type Action } from '../authz/permissions';
 import { DomainError } from '../errors';
 import { ERROR_MAP } from '../error-map';
 import { logError } from '../log';
+import { liveStreamLimits } from './live-streams';
 
 export interface ApiContext {
   db: Db;
   principal: Principal | null;
   /** Why the request carries no principal although it tried (an invalid API key). */
   authError?: DomainError;
+  /** Decides the request's caller again, fresh from PostgreSQL (null once it has ended); for live streams. */
+  reauthenticate?: () => Promise<Principal | null>;
 }
 
 export interface ApiMeta {
   /** The action the procedure is decided as, for documentation and the early role check. */
   action?: Action;
+  /** Open to a session signed in with a one-time password, which may do nothing else (choose a new one). */
+  beforePasswordChange?: boolean;
 }
 
 /** Maps a thrown value onto the one error model: domain errors keep their code, zod errors name the field. */
@@ -41,6 +46,8 @@ const t = initTRPC
   .context<ApiContext>()
   .meta<ApiMeta>()
   .create({
+    // A live stream's longest life: the server then closes it, the client reconnects and is decided afresh.
+    sse: { maxDurationMs: liveStreamLimits().maxLifetimeMs },
     errorFormatter({ shape, error }) {
       const domain = toDomainError(error);
       if (!domain && error.code === 'INTERNAL_SERVER_ERROR') {
@@ -54,8 +61,31 @@ const t = initTRPC
     },
   });
 
+/** A domain error as the TRPCError of its code in the error table; anything else is logged, never echoed. */
+function mappedError(error: unknown, path: string): unknown {
+  const domain = toDomainError(error);
+  if (domain) return new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
+  if (!(error instanceof TRPCError) || error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, error instanceof TRPCError ? (error.cause ?? error) : error);
+  return error;
+}
+
+/**
+ * A subscription's errors are thrown while its stream runs, after the middleware returned: they go through
+ * the same table, so a NOT_FOUND arrives as NOT_FOUND rather than INTERNAL_SERVER_ERROR.
+ */
+async function* mapStreamErrors(source: AsyncIterable<unknown>, path: string): AsyncGenerator<unknown> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw mappedError(error, path);
+  }
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
 /** Turns domain errors into TRPCErrors with the mapped code; unknown errors are logged, never echoed. */
-const errorMapping = t.middleware(async ({ next, path }) => {
+const errorMapping = t.middleware(async ({ next, path, type }) => {
   const result = await next();
   if (!result.ok) {
     const domain = toDomainError(result.error);
@@ -63,6 +93,8 @@ const errorMapping = t.middleware(async ({ next, path }) => {
       throw new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
     }
     if (result.error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, result.error.cause ?? result.error);
+  } else if (type === 'subscription' && isAsyncIterable(result.data)) {
+    return { ...result, data: mapStreamErrors(result.data, path) } as typeof result;
   }
   return result;
 });
@@ -72,8 +104,12 @@ export const createCallerFactory = t.createCallerFactory;
 
 export const publicProcedure = t.procedure.use(errorMapping);
 
-export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
+export const authenticatedProcedure = publicProcedure.use(({ ctx, meta, next }) => {
   if (!ctx.principal) throw ctx.authError ?? new DomainError('UNAUTHENTICATED', 'Sign in, or send an API key as Authorization: Bearer');
+  // A printed password is one-time: until its owner chose a new one, the session can do nothing else.
+  if (ctx.principal.passwordChangeRequired && !meta?.beforePasswordChange) {
+    throw new DomainError('ACCESS_DENIED', 'Choose a new password first: the one-time password you signed in with allows nothing else');
+  }
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
 

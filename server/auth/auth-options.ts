@@ -2,6 +2,7 @@ import type { NextAuthOptions } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import { getDb } from '../db/client';
 import { logLimited } from '../log';
+import { clientAddressFromHeaders } from '../http/client-address';
 import { authenticateOperator, endOperatorSessions } from '../operators/operators';
 import { sessionVersionOf } from './session-claim';
 
@@ -40,9 +41,11 @@ export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL): NextAut
       CredentialsProvider({
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
-        async authorize(credentials) {
+        async authorize(credentials, req) {
           if (!credentials?.email || !credentials.password) return null;
-          const operator = await authenticateOperator(getDb(), credentials.email, credentials.password);
+          // The boot server's decision on the client address (the socket, or X-Forwarded-For behind a trusted proxy).
+          const address = clientAddressFromHeaders(req?.headers as Record<string, unknown> | undefined);
+          const operator = await authenticateOperator(getDb(), credentials.email, credentials.password, address);
           return operator ? { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion } : null;
         },
       }),

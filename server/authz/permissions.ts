@@ -1,5 +1,5 @@
-/** The roles a tenant membership or an API key carries. */
-export const ROLES = ['admin', 'operator', 'viewer'] as const;
+/** The roles a tenant membership or an API key carries, from most to least. */
+export const ROLES = ['admin', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Every action the API decides, in the spec's names. */
@@ -13,24 +13,32 @@ export const ACTIONS = [
   'compute:join-tokens:read',
   'compute:join-tokens:create',
   'compute:join-tokens:revoke',
+  'compute:join-requests:decide',
   'compute:api-keys:read',
   'compute:api-keys:manage',
   'compute:events:read',
   'compute:nodes:read',
   'compute:nodes:manage',
   'compute:audit:read',
+  'compute:operators:read',
+  'compute:operators:manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
 const READ_ACTIONS = ACTIONS.filter((a) => a.endsWith(':read'));
 
+// Who is in a tenant (emails, how they sign in) is for the tenant's admins, who manage it.
+const MEMBER_READS = READ_ACTIONS.filter((a) => a !== 'compute:operators:read');
+
 /**
- * What each role may do within its own tenant. Viewers read; operators also run the join workflow
- * (tokens, approvals); admins manage everything, including sites, pools and API keys.
+ * What each role may do within its own tenant. Viewers read; approvers also decide join requests and
+ * nothing else; operators also run the join workflow (tokens, decisions, node actions); admins manage
+ * everything, including sites, pools, API keys and operators.
  */
 export const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
-  viewer: new Set(READ_ACTIONS),
-  operator: new Set([...READ_ACTIONS, 'compute:join-tokens:create', 'compute:join-tokens:revoke', 'compute:nodes:manage']),
+  viewer: new Set(MEMBER_READS),
+  approver: new Set([...MEMBER_READS, 'compute:join-requests:decide']),
+  operator: new Set([...MEMBER_READS, 'compute:join-tokens:create', 'compute:join-tokens:revoke', 'compute:join-requests:decide', 'compute:nodes:manage']),
   admin: new Set(ACTIONS),
 };
 

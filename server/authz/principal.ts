@@ -10,6 +10,11 @@ export interface Principal {
   /** How the caller is named in audit rows, e.g. `operator:op_…` or `api-key:ak_…`. */
   actor: string;
   memberships: ReadonlyMap<string, Role>;
+  /**
+   * Signed in with a printed one-time password: the only thing this principal may do is choose a new
+   * password (the procedure ladder refuses everything else).
+   */
+  passwordChangeRequired?: true;
 }
 
 export function principalOf(kind: Principal['kind'], id: string, memberships: Iterable<[string, Role]>): Principal {

@@ -9,6 +9,11 @@ import { hasPki, initPki } from '../pki/store';
 
 export const FIRST_ADMIN_EMAIL = 'admin@better-compute.local';
 
+/** The first admin's email: BETTER_COMPUTE_FIRST_ADMIN_EMAIL (checked at start), else the default. */
+export function firstAdminEmail(env: Record<string, string | undefined> = process.env): string {
+  return env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL?.trim().toLowerCase() || FIRST_ADMIN_EMAIL;
+}
+
 export interface FirstStartResult {
   rootTenantId: string;
   createdPki: boolean;
@@ -19,10 +24,11 @@ export interface FirstStartResult {
 
 /**
  * Brings a fresh database to a usable state: the root tenant, a `default` platform site with a `default`
- * bcd pool, a development PKI when there is none, and a first admin when there are no operators. Each step
+ * bcd pool, a development PKI when there is none, and a first admin when there are no operators (its
+ * email BETTER_COMPUTE_FIRST_ADMIN_EMAIL, default admin@better-compute.local; its password one-time). Each step
  * runs only when its object is missing, so starting twice changes nothing.
  */
-export async function bootstrapFirstStart(db: Db, options: { secret: string; trustDomain: string }): Promise<FirstStartResult> {
+export async function bootstrapFirstStart(db: Db, options: { secret: string; trustDomain: string; firstAdminEmail?: string }): Promise<FirstStartResult> {
   const root = await ensureRootTenant(db);
   const result: FirstStartResult = { rootTenantId: root.id, createdPki: false };
   const system = principalOf('local', 'bootstrap', [[root.id, 'admin']]);
@@ -41,9 +47,11 @@ export async function bootstrapFirstStart(db: Db, options: { secret: string; tru
     result.createdPki = true;
   }
   if ((await db.operator.count()) === 0) {
+    // One-time for real: signed in with it, the admin must choose a new password before anything else.
     const password = generatePassword();
-    await createOperator(db, { email: FIRST_ADMIN_EMAIL, name: 'First admin', password, tenantId: root.id, role: 'admin' });
-    result.firstAdmin = { email: FIRST_ADMIN_EMAIL, password };
+    const email = options.firstAdminEmail ?? firstAdminEmail();
+    await createOperator(db, { email, name: 'First admin', password, tenantId: root.id, role: 'admin', passwordChangeRequired: true });
+    result.firstAdmin = { email, password };
   }
   return result;
 }

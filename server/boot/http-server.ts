@@ -21,6 +21,7 @@ import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve'
 import { METRICS_PATH } from '../metrics/endpoint';
 import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
+import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
@@ -159,6 +160,8 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
+      // The address Next's handlers see (sign-in throttling): decided here from the socket, never taken from the client.
+      req.headers[CLIENT_ADDRESS_HEADER] = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
       const handle = next();
       if (!handle) {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"code":"INVALID_STATE","message":"Starting"}');

@@ -4,6 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { checkStartupConfig } from './startup-config';
 
 describe('start-up configuration', () => {
+  it('checks the first admin email and the trusted proxies', () => {
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_FIRST_ADMIN_EMAIL: 'ops@example.com', BETTER_COMPUTE_TRUSTED_PROXIES: '10.0.0.0/8,::1' })).not.toThrow();
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_FIRST_ADMIN_EMAIL: 'ops' })).toThrow(/^BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ops$/);
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_TRUSTED_PROXIES: 'proxy.local' })).toThrow(/^BETTER_COMPUTE_TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR range$/);
+  });
+
+  it('checks the live-stream bounds: a recheck at least every 30 s', () => {
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_STREAM_RECHECK_SECONDS: '5', BETTER_COMPUTE_STREAM_MAX_SECONDS: '600', BETTER_COMPUTE_STREAMS_PER_PRINCIPAL: '4' })).not.toThrow();
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_STREAM_RECHECK_SECONDS: '31' })).toThrow(/^BETTER_COMPUTE_STREAM_RECHECK_SECONDS must be a whole number from 1 to 30, not 31$/);
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_STREAM_MAX_SECONDS: '0' })).toThrow(/BETTER_COMPUTE_STREAM_MAX_SECONDS/);
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_STREAMS_PER_PRINCIPAL: 'many' })).toThrow(/BETTER_COMPUTE_STREAMS_PER_PRINCIPAL/);
+  });
+
   it('accepts the defaults and good values', () => {
     expect(() => checkStartupConfig({})).not.toThrow();
     expect(() => checkStartupConfig({ BETTER_COMPUTE_CERT_TTL_SECONDS: '3600', BETTER_COMPUTE_GATEWAY_URL: 'https://gw.example.com', BETTER_COMPUTE_WORKERS: '2' })).not.toThrow();

@@ -6,6 +6,9 @@ import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';
 import { releaseManifestOrigins } from '../daemon/manifest-fetch';
 import { checkObservabilityConfig } from '../metrics/config';
+import { parseTrustedProxies } from '../http/client-address';
+import { liveStreamLimits } from '../api/live-streams';
+import { operatorEmail } from '../operators/email';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -44,6 +47,12 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   }
   releaseManifestOrigins(env);
   checkObservabilityConfig(env);
+  parseTrustedProxies(env.BETTER_COMPUTE_TRUSTED_PROXIES);
+  liveStreamLimits(env);
+  const firstAdmin = env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL;
+  if (firstAdmin !== undefined && firstAdmin !== '' && !operatorEmail.safeParse(firstAdmin).success) {
+    throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ${firstAdmin}`);
+  }
 }
 
 /**

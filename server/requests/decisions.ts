@@ -50,7 +50,7 @@ function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql,
 
 /**
  * Approves pending requests into the pool for `ttlSeconds` (60 to 86,400, default 3,600), one statement
- * per call whatever the number of ids (at most 200). Decided as `compute:join-tokens:create` on the pool;
+ * per call whatever the number of ids (at most 200). Decided as `compute:join-requests:decide` on the pool;
  * an archived pool, or one that runs no daemon, is INVALID_STATE, and so is any approval whose retry would
  * certainly be refused (see assertApprovable: the pool's joinAttestors, the request token's state, tenant and
  * site). A request this pool already approved (two operators at once, a retried call) counts as approved;
@@ -58,7 +58,7 @@ function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql,
  */
 export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
   const valid = parseInput(approveJoinRequestsInput, input);
-  const pool = await loadPool(db, principal, 'compute:join-tokens:create', valid);
+  const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
   if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
   const ids = [...new Set(valid.requestIds)];
@@ -109,7 +109,7 @@ export async function approveJoinRequest(db: Db, principal: Principal, input: z.
  */
 export async function rejectJoinRequest(db: Db, principal: Principal, input: z.input<typeof rejectJoinRequestInput>): Promise<JoinRequestRecord> {
   const valid = parseInput(rejectJoinRequestInput, input);
-  const pool = await loadPool(db, principal, 'compute:join-tokens:create', valid);
+  const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   const visible = visibleTo(pool);
   const [row] = await db.$queryRaw<JoinRequestRow[]>(
     decideStatement(

@@ -2,6 +2,7 @@ import { requirePermission, router } from '../trpc';
 import { authorize, resource } from '../../authz/authorize';
 import { eventPage, listEvents, listEventsInput } from '../../events/list-events';
 import { processEventsListener, watchEvents } from '../../events/listener';
+import { guardedStream } from '../live-streams';
 
 const onChangeInput = listEventsInput.pick({ tenantId: true });
 
@@ -13,14 +14,19 @@ export const eventsRouter = router({
   /**
    * `events.onChange`: the tenant has new events (a join, a refusal, a decision, a renewal…), pushed over
    * server-sent events from PostgreSQL LISTEN/NOTIFY (the `events_notify` trigger). It names no event: the
-   * subscriber re-reads its list, through `list` and its own filters and permissions.
+   * subscriber re-reads its list, through `list` and its own filters and permissions. The caller is decided
+   * again while the stream runs (server/api/live-streams.ts).
    */
   onChange: requirePermission('compute:events:read')
     .input(onChangeInput)
     .subscription(async function* ({ ctx, input, signal }) {
-      await authorize(ctx.db, ctx.principal, 'compute:events:read', resource.tenant(input.tenantId));
-      for await (const change of watchEvents(processEventsListener(), input.tenantId, signal)) {
-        yield { tenantId: change.tenantId };
-      }
+      const changes = guardedStream({
+        principal: ctx.principal,
+        reauthenticate: ctx.reauthenticate,
+        signal,
+        authorize: (principal) => authorize(ctx.db, principal, 'compute:events:read', resource.tenant(input.tenantId)),
+        open: (tenantId, stop) => watchEvents(processEventsListener(), tenantId, stop),
+      });
+      for await (const change of changes) yield { tenantId: change.tenantId };
     }),
 });

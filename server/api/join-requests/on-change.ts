@@ -1,4 +1,5 @@
 import { requirePermission } from '../trpc';
+import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { processJoinRequestListener, watchJoinRequests } from '../../requests/listener';
 import { getJoinRequestInput } from '../../requests/schemas';
@@ -8,13 +9,18 @@ const onChangeInput = getJoinRequestInput.omit({ requestId: true });
 /**
  * `joinRequests.onChange`: every change of the pool's queue (its site's requests and its own), pushed over
  * server-sent events (`httpSubscriptionLink`) from PostgreSQL LISTEN/NOTIFY. Each event names the requests
- * that changed; the subscriber re-reads them with `list` or `get`.
+ * that changed; the subscriber re-reads them with `list` or `get`. The caller is decided again while the
+ * stream runs (server/api/live-streams.ts): a revoked key, an ended session or a lost membership ends it.
  */
 export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
   .input(onChangeInput)
   .subscription(async function* ({ ctx, input, signal }) {
-    const pool = await loadPool(ctx.db, ctx.principal, 'compute:join-tokens:read', input);
-    for await (const change of watchJoinRequests(processJoinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, signal)) {
-      yield { siteId: change.siteId, requestIds: change.requestIds };
-    }
+    const changes = guardedStream({
+      principal: ctx.principal,
+      reauthenticate: ctx.reauthenticate,
+      signal,
+      authorize: (principal) => loadPool(ctx.db, principal, 'compute:join-tokens:read', input),
+      open: (pool, stop) => watchJoinRequests(processJoinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
+    });
+    for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds };
   });

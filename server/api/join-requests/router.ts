@@ -13,7 +13,7 @@ import {
 } from '../../requests/schemas';
 import { onJoinRequestChange } from './on-change';
 
-/** Join requests of a pool (joining.md "Join requests and approvals"), decided on the pool like join tokens. */
+/** Join requests of a pool (joining.md "Join requests and approvals"), decided on the pool: read like join tokens, decided as `compute:join-requests:decide` (approvers, operators, admins). */
 export const joinRequestsRouter = router({
   list: requirePermission('compute:join-tokens:read')
     .input(listJoinRequestsInput)
@@ -23,15 +23,15 @@ export const joinRequestsRouter = router({
     .input(getJoinRequestInput)
     .output(joinRequestRecord)
     .query(({ ctx, input }) => getJoinRequest(ctx.db, ctx.principal, input)),
-  approve: requirePermission('compute:join-tokens:create')
+  approve: requirePermission('compute:join-requests:decide')
     .input(approveJoinRequestInput)
     .output(joinRequestRecord)
     .mutation(({ ctx, input }) => approveJoinRequest(ctx.db, ctx.principal, input)),
-  approveMany: requirePermission('compute:join-tokens:create')
+  approveMany: requirePermission('compute:join-requests:decide')
     .input(approveJoinRequestsInput)
     .output(approvedJoinRequests)
     .mutation(({ ctx, input }) => approveJoinRequests(ctx.db, ctx.principal, input)),
-  reject: requirePermission('compute:join-tokens:create')
+  reject: requirePermission('compute:join-requests:decide')
     .input(rejectJoinRequestInput)
     .output(joinRequestRecord)
     .mutation(({ ctx, input }) => rejectJoinRequest(ctx.db, ctx.principal, input)),

@@ -48,6 +48,12 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/approve`, procedure: 'joinRequests.approve', summary: 'Approve a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/reject`, procedure: 'joinRequests.reject', summary: 'Reject a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/install-script`, procedure: 'daemon.installScript', summary: "Generate a pool's bcd install script (holds no secret)" },
+  { method: 'GET', path: `${T}/operators`, procedure: 'operators.list', summary: "List a tenant's operators (admins)" },
+  { method: 'POST', path: `${T}/operators/{operatorId}/role`, procedure: 'operators.setRole', summary: "Change an operator's role (the last admin stays admin)" },
+  { method: 'POST', path: `${T}/operators/{operatorId}/remove`, procedure: 'operators.remove', summary: 'Remove an operator from the tenant and end their sessions' },
+  { method: 'GET', path: `${T}/invitations`, procedure: 'invitations.list', summary: "List a tenant's pending invitations" },
+  { method: 'POST', path: `${T}/invitations`, procedure: 'invitations.create', summary: 'Invite an operator by email (the one-time token is shown once)' },
+  { method: 'POST', path: `${T}/invitations/{invitationId}/revoke`, procedure: 'invitations.revoke', summary: 'Revoke a pending invitation' },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */

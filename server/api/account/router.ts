@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { authenticatedProcedure, router } from '../trpc';
+import { DomainError } from '../../errors';
+import { changeOwnPassword, changePasswordInput } from '../../operators/change-password';
+import { endOperatorSessions } from '../../operators/operators';
+
+export const accountRouter = router({
+  /**
+   * `account.changePassword`: the signed-in operator's own password. The one procedure a session signed in
+   * with a one-time password may call; it ends every session of the operator (sign in again with the new one).
+   */
+  changePassword: authenticatedProcedure
+    .meta({ beforePasswordChange: true })
+    .input(changePasswordInput)
+    .output(z.object({ changed: z.literal(true) }))
+    .mutation(({ ctx, input }) => changeOwnPassword(ctx.db, ctx.principal, input)),
+  /** `account.signOutEverywhere`: ends every console session of the signed-in operator, on every instance. */
+  signOutEverywhere: authenticatedProcedure
+    .input(z.strictObject({}).optional())
+    .output(z.object({ signedOut: z.literal(true) }))
+    .mutation(async ({ ctx }) => {
+      if (ctx.principal.kind !== 'operator') throw new DomainError('ACCESS_DENIED', 'Only a signed-in operator has sessions to end');
+      await endOperatorSessions(ctx.db, ctx.principal.id);
+      return { signedOut: true as const };
+    }),
+});

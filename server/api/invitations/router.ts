@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { publicProcedure, requirePermission, router } from '../trpc';
+import { ROLES } from '../../authz/permissions';
+import {
+  acceptInvitation,
+  acceptInvitationInput,
+  createInvitation,
+  createInvitationInput,
+  invitationRecord,
+  listInvitations,
+  listInvitationsInput,
+  revokeInvitation,
+  revokeInvitationInput,
+} from '../../operators/invitations';
+
+/** Invitations to a tenant: one-time links an admin hands out; `accept` needs no session (the link is the proof). */
+export const invitationsRouter = router({
+  create: requirePermission('compute:operators:manage')
+    .input(createInvitationInput)
+    .output(invitationRecord.extend({ token: z.string() }))
+    .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
+  list: requirePermission('compute:operators:read')
+    .input(listInvitationsInput)
+    .output(z.object({ items: z.array(invitationRecord) }))
+    .query(async ({ ctx, input }) => ({ items: await listInvitations(ctx.db, ctx.principal, input) })),
+  revoke: requirePermission('compute:operators:manage')
+    .input(revokeInvitationInput)
+    .output(invitationRecord)
+    .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.principal, input)),
+  accept: publicProcedure
+    .input(acceptInvitationInput)
+    .output(z.object({ operatorId: z.string(), email: z.string(), tenantId: z.string(), role: z.enum(ROLES) }))
+    .mutation(({ ctx, input }) => acceptInvitation(ctx.db, input)),
+});

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import type { Db, Tx } from '../db/client';
+import { DomainError } from '../errors';
+import { idOf } from '../names';
+import { authorize, resource } from '../authz/authorize';
+import { ROLES, type Role } from '../authz/permissions';
+import type { Principal } from '../authz/principal';
+import { publishEvent, writeAudit } from '../events/publish';
+
+export const listOperatorsInput = z.strictObject({ tenantId: idOf('tnt') });
+export const setOperatorRoleInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op'), role: z.enum(ROLES) });
+export const removeOperatorInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op') });
+
+export const operatorRecord = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: z.enum(ROLES),
+  /** How the operator signs in; `password` until single sign-on exists. */
+  signIn: z.enum(['password']),
+  lastSignInAt: z.string().nullable(),
+  memberSince: z.string(),
+});
+export type OperatorRecord = z.infer<typeof operatorRecord>;
+
+type MembershipRow = { role: string; createdAt: Date; operator: { id: string; email: string; name: string; lastSignInAt: Date | null } };
+const toRecord = (m: MembershipRow): OperatorRecord => ({
+  id: m.operator.id,
+  email: m.operator.email,
+  name: m.operator.name,
+  role: m.role as Role,
+  signIn: 'password',
+  lastSignInAt: m.operator.lastSignInAt?.toISOString() ?? null,
+  memberSince: m.createdAt.toISOString(),
+});
+
+/** The operators of a tenant (`compute:operators:read`, admins), by email. */
+export async function listOperators(db: Db, principal: Principal, input: z.infer<typeof listOperatorsInput>): Promise<OperatorRecord[]> {
+  await authorize(db, principal, 'compute:operators:read', resource.tenant(input.tenantId));
+  const rows = await db.membership.findMany({ where: { tenantId: input.tenantId }, include: { operator: true }, orderBy: { operator: { email: 'asc' } } });
+  return rows.map(toRecord);
+}
+
+/**
+ * Locks the tenant's memberships and answers the one of `operatorId` and how many admins the tenant has:
+ * two admins demoting or removing each other take turns, so the last admin always stays.
+ */
+async function lockMembership(tx: Tx, tenantId: string, operatorId: string) {
+  const rows = await tx.$queryRaw<{ operator_id: string; role: string }[]>`
+    SELECT operator_id, role FROM memberships WHERE tenant_id = ${tenantId} ORDER BY operator_id FOR UPDATE`;
+  const membership = rows.find((r) => r.operator_id === operatorId);
+  if (!membership) throw new DomainError('NOT_FOUND', `Operator ${operatorId} not found`);
+  return { role: membership.role as Role, admins: rows.filter((r) => r.role === 'admin').length };
+}
+
+const lastAdmin = () => new DomainError('INVALID_STATE', 'This is the last admin of the tenant: make another operator admin first');
+
+/**
+ * Changes an operator's role in a tenant (`compute:operators:manage`). The last admin cannot be demoted.
+ * The role is read fresh on every request and by every open stream, so it applies at once everywhere.
+ */
+export async function setOperatorRole(db: Db, principal: Principal, input: z.infer<typeof setOperatorRoleInput>): Promise<OperatorRecord> {
+  await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
+  return db.$transaction(async (tx) => {
+    const current = await lockMembership(tx, input.tenantId, input.operatorId);
+    if (current.role === 'admin' && input.role !== 'admin' && current.admins <= 1) throw lastAdmin();
+    if (current.role !== input.role) {
+      await tx.membership.update({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } }, data: { role: input.role } });
+      const data = { operatorId: input.operatorId, from: current.role, to: input.role };
+      await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'operator.role-changed', resource: `compute-operator/${input.operatorId}`, data });
+      await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.role-changed', data: { ...data, by: principal.actor } });
+    }
+    const row = await tx.membership.findUniqueOrThrow({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } }, include: { operator: true } });
+    return toRecord(row);
+  });
+}
+
+/**
+ * Removes an operator from a tenant (`compute:operators:manage`) and ends every session of theirs at once,
+ * on every instance (the session version moves on). The last admin cannot be removed.
+ */
+export async function removeOperator(db: Db, principal: Principal, input: z.infer<typeof removeOperatorInput>): Promise<{ removed: true }> {
+  await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
+  await db.$transaction(async (tx) => {
+    const current = await lockMembership(tx, input.tenantId, input.operatorId);
+    if (current.role === 'admin' && current.admins <= 1) throw lastAdmin();
+    await tx.membership.delete({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } } });
+    await tx.operator.update({ where: { id: input.operatorId }, data: { sessionVersion: { increment: 1 } } });
+    const data = { operatorId: input.operatorId, role: current.role };
+    await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'operator.removed', resource: `compute-operator/${input.operatorId}`, data });
+    await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.removed', data: { ...data, by: principal.actor } });
+  });
+  return { removed: true };
+}
