@@ -98,7 +98,7 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(down.stderr).toMatch(/^error: Cannot reach http:\/\/127\.0\.0\.1:9\/api\/compute/);
     const usage = await runCli(['pools', 'create'], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("error: required option '--tenant <tenant>' not specified");
+    expect(usage.stderr).toContain("error: required option '--site <siteId>' not specified");
     expect(await cli(['pools', 'create'], env)).toEqual(usage);
     const pxe = ['dev', '--sim', '1', '--pxe', '--tenant', t.tenantId, '--site', t.site.id];
     const interval = await cli([...pxe, '--retry-interval', '0'], env);
