@@ -1,7 +1,7 @@
 'use client';
 
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useEffect, useRef } from 'react';
+import { useEffect, useReducer, useRef } from 'react';
 
 /**
  * Filters kept in the URL (`?type=…&range=…`), so a filtered list can be bookmarked, shared and reloaded.
@@ -13,6 +13,9 @@ export function useUrlParams<K extends string>(names: readonly K[]): [Record<K, 
   const searchParams = useSearchParams();
   // Two changes in a row (reason, then range) must not read the URL the first has not replaced yet.
   const pending = useRef<URLSearchParams | null>(null);
+  // A controlled input (a radio of a filter) must show the new value at once: React restores a controlled
+  // input's old state right after its change event, and the replaced URL arrives only later.
+  const [, rerender] = useReducer((n: number) => n + 1, 0);
   useEffect(() => {
     pending.current = null;
   }, [searchParams]);
@@ -24,6 +27,7 @@ export function useUrlParams<K extends string>(names: readonly K[]): [Record<K, 
       else params.delete(name);
     }
     pending.current = params;
+    rerender();
     const query = params.toString();
     router.replace(query ? `${pathname}?${query}` : pathname, { scroll: false });
   }

@@ -130,6 +130,7 @@ test.describe('signed in', () => {
   });
 
   test('the create-pool form shows the name and check errors at once', async ({ page }) => {
+    await page.goto('/pools');
     await page.getByRole('button', { name: 'Create pool' }).click();
     const dialog = page.getByRole('dialog', { name: 'Create pool' });
     await dialog.getByLabel('Name').fill('Bad Name!');

@@ -14,6 +14,7 @@ async function ids(page: Page) {
 
 test('each pool shows its live counts and links to its join tokens and nodes', async ({ page }) => {
   await signInThroughForm(page);
+  await page.goto('/pools');
   const { tenantId, poolId } = await ids(page);
   const tokenLink = defaultRow(page).getByRole('link', { name: /\(join tokens of pool default\)$/ });
   const before = Number((await tokenLink.textContent())!.split(' ')[0]);
@@ -35,6 +36,7 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
   // server itself refuses a viewer's calls).
   await showConsoleAsViewer(page);
   await signInThroughForm(page);
+  await page.goto('/pools');
   await expect(defaultRow(page)).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create pool' })).toHaveCount(0);
   await expect(page.getByRole('button', { name: /^Archive/ })).toHaveCount(0);
@@ -47,6 +49,7 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
 
 test("each pool links to its nodes and its join requests, and the pages open on that pool", async ({ page }) => {
   await signInThroughForm(page);
+  await page.goto('/pools');
   const { tenantId, poolId } = await ids(page);
   const nodesLink = defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ });
   await expect(nodesLink).toHaveAttribute('href', `/nodes?pool=${poolId}&tenant=${tenantId}`);

@@ -16,6 +16,7 @@ async function openCreateDialog(page: Page) {
 
 test.beforeEach(async ({ page }) => {
   await signInThroughForm(page);
+  await page.goto('/pools');
 });
 
 test('the default site lists the default pool', async ({ page }) => {

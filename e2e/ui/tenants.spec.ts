@@ -4,6 +4,7 @@ import { signInThroughForm, trpc } from '../support/session';
 
 test('an operator of several tenants switches between them, and the URL keeps the choice', async ({ page }) => {
   await signInThroughForm(page);
+  await page.goto('/pools');
   // The operator who creates a tenant administers it; a second tenant turns the tenant name into a switcher.
   const name = uniqueName('e2e-tenant');
   const tenant = await trpc<{ id: string }>(page.request, 'mutation', 'tenants.create', { name });
