@@ -1,4 +1,4 @@
-// Writes a signed release manifest (README "bcd, downloads and the install script") beside a build's
+// Writes a signed release manifest (docs/operator-guide.md, "Signed release manifests") beside a build's
 // SHA256SUMS: `npm run build:bcd -- --release-key FILE` calls it after building, and
 // `node scripts/release-manifest.mjs --dir dist/bcd/<version> --release-key FILE` signs an existing build.
 // The generator (`--release-manifest URL --release-pins PIN`) trusts the digests only through the key's pin,

@@ -1,9 +1,8 @@
-import 'reflect-metadata';
+import * as x509 from '../../server/pki/testing/x509';
 import { webcrypto } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as x509 from '@peculiar/x509';
 import { describe, expect, it } from 'vitest';
 import { writeIdentity } from '../identity-store';
 import { checkIdentity } from './doctor-command';

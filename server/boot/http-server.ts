@@ -191,10 +191,11 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
 }
 
 /**
- * Serves the production build of the console and APIs on `port`. Requests that arrive while Next is
- * still loading get a 503. Returns a function that closes the server.
+ * Serves the production build of the console and APIs on `port` (with `dev`, Next's development server
+ * instead: `npm run dev`). Requests that arrive while Next is still loading get a 503. Returns a function
+ * that closes the server.
  */
-export async function startHttpServer(options: { port: number; db: Db; hostname?: string }): Promise<() => Promise<void>> {
+export async function startHttpServer(options: { port: number; db: Db; hostname?: string; dev?: boolean }): Promise<() => Promise<void>> {
   const threads = joinThreadCount();
   const preparer = threads > 0 ? new ThreadedPreparer(threads) : null;
   if (preparer) {
@@ -205,11 +206,13 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   const server = createBootServer(() => handle);
   await listen(server, options.port, options.hostname);
   const { default: next } = await import('next');
-  const app = next({ dev: false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });
+  const app = next({ dev: options.dev ?? false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });
   await app.prepare();
   handle = app.getRequestHandler();
   return async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    // The development server keeps watchers and its bundler running until it is closed.
+    if (options.dev) await app.close();
     await preparer?.close();
   };
 }

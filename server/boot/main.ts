@@ -1,7 +1,8 @@
 /**
- * `npm start`: the whole product. Starts the embedded PostgreSQL when DATABASE_URL is
+ * `npm start` (and, with `--dev`, `npm run dev`): the whole product. Starts the embedded PostgreSQL when DATABASE_URL is
  * unset, applies migrations, brings a fresh database to a usable state, then serves the console, the APIs
  * and the agent endpoints on PORT (3000 by default). SIGINT/SIGTERM stop the server and the database.
+ * `--dev` serves the console with Next's development server instead of the production build, in one process.
  */
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded';
 import { migrate } from '../db/migrate';
@@ -18,6 +19,8 @@ import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway'
 const say = (line: string) => process.stdout.write(line + '\n');
 
 async function main() {
+  // Next's development server compiles pages on demand in its process: one process, never node:cluster workers.
+  const dev = process.argv.includes('--dev');
   const dataDir = dataDirectory();
   const port = Number(process.env.PORT || 3000);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
@@ -86,11 +89,11 @@ async function main() {
     const gatewayDir = gatewayPort > 0 ? await ensureDevGatewayCredentials(db, secret, dataDir) : null;
     if (gatewayDir) process.env.BETTER_COMPUTE_GATEWAY_URL ||= `https://localhost:${gatewayPort}`;
 
-    const workers = workerCount();
-    stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db });
+    const workers = dev ? 1 : workerCount();
+    stopHttp = workers > 1 ? await startWorkers(port, workers, say) : await startHttpServer({ port, db, dev });
     if (gatewayDir) stopGateway = startGatewayProcess({ dir: gatewayDir, port: gatewayPort, apiUrl: `http://127.0.0.1:${port}`, say });
     say('');
-    say(`Better Compute is running: console at http://localhost:${port}/`);
+    say(`Better Compute is running${dev ? ' (development server: pages compile on first visit)' : ''}: console at http://localhost:${port}/`);
     say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);
     if (gatewayDir) say(`Gateway for agents (mutual TLS) at https://localhost:${gatewayPort}; its serving CA pin: better-compute pki show`);
     if (first.firstAdmin) {

@@ -20,7 +20,7 @@ describe('start-up configuration', () => {
   it('accepts the defaults and good values', () => {
     expect(() => checkStartupConfig({})).not.toThrow();
     expect(() => checkStartupConfig({ BETTER_COMPUTE_CERT_TTL_SECONDS: '3600', BETTER_COMPUTE_GATEWAY_URL: 'https://gw.example.com', BETTER_COMPUTE_WORKERS: '2' })).not.toThrow();
-    // What the README's generators print: `openssl rand -base64 32`, `openssl rand -hex 32`, and the dev secret's form.
+    // What the operator guide's generators print (docs/operator-guide.md): `openssl rand -base64 32`, `openssl rand -hex 32`, and the dev secret's form.
     for (const generated of [randomBytes(32).toString('base64'), randomBytes(32).toString('hex'), randomBytes(32).toString('base64url')]) {
       expect(() => checkStartupConfig({ BETTER_COMPUTE_SECRET: generated })).not.toThrow();
     }
@@ -50,7 +50,7 @@ describe('start-up configuration of the gateway', () => {
   });
 });
 
-describe('the README\'s secret generators', () => {
+describe('the operator guide\'s secret generators', () => {
   it('print a secret the start accepts (Debian\'s openssl, and node)', () => {
     const fromOpenssl = execFileSync('openssl', ['rand', '-base64', '32']).toString().trim();
     const fromNode = execFileSync(process.execPath, ['-e', "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"]).toString().trim();

@@ -21,7 +21,7 @@ import { initPki } from '../pki/store';
 import { MANIFEST_ORIGINS_ENV, MANIFEST_TEST_HTTP_ENV } from './manifest-fetch';
 import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';
 
-/** A manifest as the README defines it, with any payload (scripts/release-manifest.mjs signs real builds). */
+/** A manifest as docs/operator-guide.md defines it, with any payload (scripts/release-manifest.mjs signs real builds). */
 function signReleaseManifest(payload: ReleasePayload, privateKey: KeyObject): string {
   const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
   const signature = createSign('sha256').update(bytes).sign({ key: privateKey, dsaEncoding: 'der' });

@@ -5,7 +5,7 @@ import { spkiPin } from '../pki/pins';
 import { fetchManifestBytes } from './manifest-fetch';
 
 /**
- * A signed release manifest (README "bcd, downloads and the install script"):
+ * A signed release manifest (docs/operator-guide.md, "Signed release manifests"):
  * `{ payload: b64(UTF-8 JSON {name, version, artifacts: {"linux-amd64": {sha256, size}, …}}),
  *    signature: b64(ECDSA P-256 SHA-256, DER, over the payload's bytes), publicKey: b64(SPKI DER) }`.
  * scripts/release-manifest.mjs writes it. The generator trusts it only through a pin of its key, so the script it writes holds digests that the

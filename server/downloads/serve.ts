@@ -23,7 +23,7 @@ function strongEtag(file: string, key: string): Promise<string> {
   if (!etag) {
     etag = (async () => {
       const hash = createHash('sha256');
-      for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+      for await (const chunk of createReadStream(/* turbopackIgnore: true */ file)) hash.update(chunk as Buffer);
       return `"sha256-${hash.digest('hex')}"`;
     })();
     etag.catch(() => etags.delete(key));
@@ -51,8 +51,10 @@ export async function serveDownload(req: http.IncomingMessage, res: http.ServerR
   const [, version = '', arch = '', manifest] = DOWNLOAD.exec(pathname) ?? [];
   if (!VERSION.test(version) || !(manifest || (BCD_ARCHES as readonly string[]).includes(arch))) return notFound(res, 'No such bcd download');
   const name = manifest ?? `linux-${arch}`;
+  // Turbopack (this module is also bundled into the tRPC route, for downloadsDir) would trace these file
+  // calls and warn that it cannot bound their runtime paths: they are never part of the build.
   const file = path.join(dir, version, name);
-  const info = await stat(file).catch(() => null);
+  const info = await stat(/* turbopackIgnore: true */ file).catch(() => null);
   if (!info?.isFile()) return notFound(res, `bcd ${version} has no ${name}`);
   const etag = await strongEtag(file, `${file}:${info.ino}:${info.size}:${info.mtimeMs}`);
   const headers: http.OutgoingHttpHeaders = {
@@ -84,5 +86,5 @@ export async function serveDownload(req: http.IncomingMessage, res: http.ServerR
     res.end();
     return;
   }
-  await pipeline(createReadStream(file, { start, end }), res).catch(() => res.destroy());
+  await pipeline(createReadStream(/* turbopackIgnore: true */ file, { start, end }), res).catch(() => res.destroy());
 }

@@ -11,7 +11,7 @@ const MIN_DISTINCT_CHARACTERS = 10;
 /** The estimate a secret must reach. A random 43-character base64url string estimates at about 200 bits. */
 export const MIN_SECRET_BITS = 128;
 
-/** How the README, the errors and the CLI tell an operator to make a secret. */
+/** How the operator guide, the errors and the CLI tell an operator to make a secret. */
 export const SECRET_HOW_TO = 'generate one with `openssl rand -base64 32`';
 
 // A repeat shorter than this is left to the literal cost: random text has two-character repeats by chance.

@@ -67,7 +67,7 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * vouched peer is that leaf; `clientTime` within 60 s of the database's time; `popSig` by the leaf's key over
  * the protocol's bytes (the CSR's hash); a `ramdisk` identity within its total life (ramdisk-life.ts, which also
  * caps the new certificate's notAfter); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
- * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for 120 s, the key never certified.
+ * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for RENEW_REPLAY_WINDOW_SECONDS (120 s), the key never certified.
  * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
  *
  * Renewals that arrive together share their database work (a group commit): one query reads their leaves,

@@ -1,3 +1,9 @@
+import { RENEW_REPLAY_WINDOW_SECONDS } from './wire';
+
+// How long a used proof stays in the replay cache, as SQL: the constant is a number, so it is written into
+// the statement text (the statements are named prepared statements with fixed parameter lists).
+const REPLAY_WINDOW = `interval '${Math.trunc(RENEW_REPLAY_WINDOW_SECONDS)} seconds'`;
+
 /**
  * The presented leaves of a group of renewals, each found by the hash of its bytes (an index) and then
  * compared byte for byte, with its node; `ord` is the 1-based position of the leaf in the arrays. For a
@@ -26,7 +32,7 @@ export const LOCK_NODES = `SELECT 1 FROM nodes WHERE id IN ($ids) ORDER BY id FO
  * Everything a group of renewals writes, in one statement after the nodes' locks (a statement that waited on
  * a lock would keep its older snapshot of node_certs, so the standing is read here, after them). For each
  * renewal: the leaf is still live (unrevoked, unexpired, of the node's generation, the node not retired);
- * the proof was not used in the last 120 seconds (`replayed`); the new key was never certified
+ * the proof was not used within RENEW_REPLAY_WINDOW_SECONDS (`replayed`); the new key was never certified
  * (`key_used`). Only a renewal that passes all three records its proof (an older row is taken over;
  * concurrent uses of one proof by another instance wait on its key and see the first, `fresh` false) and
  * its certificate (the unique index decides a race on the key with another instance), so a refused renewal
@@ -42,14 +48,14 @@ WITH item AS (
   SELECT i.ord, n.identity_generation AS generation,
          NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
               OR n.state = 'retired') AS live,
-         EXISTS (SELECT 1 FROM renew_proofs r WHERE r.proof_sha256 = i.proof AND r.used_at > compute_now() - interval '120 seconds') AS replayed,
+         EXISTS (SELECT 1 FROM renew_proofs r WHERE r.proof_sha256 = i.proof AND r.used_at > compute_now() - ${REPLAY_WINDOW}) AS replayed,
          EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki) AS key_used
     FROM item i JOIN node_certs c ON c.serial = i.leaf_serial JOIN nodes n ON n.id = c.node_id
 ), proof AS (
   INSERT INTO renew_proofs (proof_sha256, node_id, used_at)
   SELECT i.proof, i.node_id, compute_now() FROM item i JOIN standing s ON s.ord = i.ord WHERE s.live AND NOT s.key_used
   ON CONFLICT (proof_sha256) DO UPDATE SET used_at = EXCLUDED.used_at, node_id = EXCLUDED.node_id
-   WHERE renew_proofs.used_at <= compute_now() - interval '120 seconds'
+   WHERE renew_proofs.used_at <= compute_now() - ${REPLAY_WINDOW}
   RETURNING proof_sha256
 ), cert AS (
   INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
@@ -63,4 +69,4 @@ SELECT COALESCE(s.live, false) AS live, COALESCE(s.replayed, false) AS replayed,
   FROM item i LEFT JOIN standing s ON s.ord = i.ord
  ORDER BY i.ord`;
 
-export const PRUNE_PROOFS = `DELETE FROM renew_proofs WHERE used_at <= compute_now() - interval '120 seconds'`;
+export const PRUNE_PROOFS = `DELETE FROM renew_proofs WHERE used_at <= compute_now() - ${REPLAY_WINDOW}`;

@@ -4,6 +4,7 @@ import { logError } from '../log';
 import { recordFirstContact } from '../nodes/first-contact';
 import type { IssuedNodeCertificate } from '../pki/node-certificate';
 import { LOCK_NODES, PRUNE_PROOFS, WRITE_RENEWALS } from './renew-sql';
+import { RENEW_REPLAY_WINDOW_SECONDS } from './wire';
 
 /** A presented leaf's node_certs row and its node, as SELECT_PRESENTED_LEAVES reads them. */
 export interface LeafRow {
@@ -46,7 +47,7 @@ export type WriteOutcome = 'issued' | 'revoked' | 'replay' | 'key-reused' | 'key
 /** The refusals the write decides, in the order the checks apply (the reason, then the event's detail). */
 export const WRITE_REFUSALS: Record<Exclude<WriteOutcome, 'issued' | 'failed'>, [string, string]> = {
   revoked: ['revoked', 'the identity was revoked, replaced or retired meanwhile'],
-  replay: ['replay', 'the same proof was used in the last 120 seconds'],
+  replay: ['replay', `the same proof was used in the last ${RENEW_REPLAY_WINDOW_SECONDS} seconds`],
   'key-reused': ['key-reused', 'the CSR key was certified before'],
   'key-raced': ['key-reused', 'the CSR key was certified concurrently'],
 };

@@ -25,7 +25,7 @@ const secret = newServerSecret();
 beforeAll(async () => {
   database = await createServerDatabase('two_servers');
   // The first start's work (root tenant, default pool, PKI) is done here, so both servers start together
-  // on a database that has it, as the README asks of instances sharing one database.
+  // on a database that has it, as the operator guide asks of instances sharing one database.
   await bootstrapFirstStart(database.db, { secret, trustDomain: 'two-servers.example.com' });
   servers = await Promise.all([0, 1].map(() => startServerProcess({ databaseUrl: database.url, secret })));
   trust = await serverTrust(database.db, secret);

@@ -4,7 +4,7 @@ import { adminCredentials, uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
 import { signInThroughForm } from '../support/session';
 
-/** The defects found by trying the console as an operator (issue 11), each checked in the browser. */
+/** How the console behaves for an operator: dialogs, forms and their errors, one-time tokens, sign-in redirects, layout. */
 
 const oneTimePanel = (page: Page) => page.getByRole('region', { name: 'New join token' });
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
