@@ -34,6 +34,8 @@ const PASSWORD_LINE = /^Sign in as (\S+) with the one-time password: (\S+)\s*$/;
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+// One JSON line per request would bury Playwright's report in thousands of lines; warnings and errors stay.
+env.BETTER_COMPUTE_LOG_LEVEL ||= 'warn';
 // The run must own its database and its URLs; settings from the caller's shell would point elsewhere.
 delete env.DATABASE_URL;
 delete env.NEXTAUTH_URL;
