@@ -33,12 +33,14 @@ test('PXE machines appear in the queue without a reload; one approved in the bro
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();
     // The decision shows at once, in place.
-    await expect(row(page, ids[0]!)).toHaveAttribute('data-state', 'approved');
+    await expect(row(page, ids[0]!)).toHaveAttribute('data-state', /^(approved|consumed)$/);
     await expect(page.getByRole('status').filter({ hasText: `Approved request ${ids[0]}` })).toBeVisible();
     const approved = await trpc<{ reason: string; state: string; expiresAt: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: ids[0] });
-    expect(approved).toMatchObject({ state: 'approved', reason: 'rack 7 intake' });
+    // The simulated machine retries every second (e2e/support/cli.ts), so it may have used the approval already.
+    expect(approved.reason).toBe('rack 7 intake');
+    expect(['approved', 'consumed']).toContain(approved.state);
 
-    // The approved machine retries (every 30 s) and joins; its agent prints the node it became.
+    // The approved machine retries and joins; its agent prints the node it became.
     await expect.poll(() => sim.stdout.some((line) => /joined as node_/.test(line)), { timeout: 60_000 }).toBe(true);
     await expect(row(page, ids[0]!)).toHaveAttribute('data-state', 'consumed', { timeout: 15_000 });
   } finally {

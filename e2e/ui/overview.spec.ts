@@ -93,7 +93,7 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
   // too, so which reasons are largest is not fixed; the largest is first).
   await panel(page, 'Joins per hour').getByLabel('Refusal reason').check();
   await expect(page).toHaveURL(/[?&]stack=reason/);
-  await page.getByLabel('Last 7 days').check();
+  await page.getByRole('radio', { name: 'Last 7 days' }).check();
   await expect(page).toHaveURL(/[?&]range=7d/);
   await expect(panel(page, 'Joins per hour').getByRole('table', { name: /Refused joins by reason, per hour/ })).toBeAttached();
   const first = panel(page, 'Joins per hour').getByRole('listitem').getByRole('link').first();
