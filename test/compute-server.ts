@@ -29,6 +29,8 @@ import { logError } from '../server/log';
 import { loadPki } from '../server/pki/store';
 import { serveCompute } from './serve-compute';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
+import { getSessionService } from '../server/sessions/runtime';
+import { startSessionSweeper } from '../server/sessions/session-service';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -73,6 +75,8 @@ async function main() {
     configureJoinPreparer(preparer);
     preparer.start();
   }
+  // As startHttpServer: every instance sweeps the sessions of dead gateways.
+  startSessionSweeper(getSessionService());
   const server = http.createServer((req, res) => {
     if (req.method === 'POST' && (req.url === JOIN_PATH || req.url?.startsWith(`${JOIN_PATH}?`))) void handleJoin(req, res);
     // The boot server's download route (server/boot/http-server.ts), for the install-script tests.

@@ -17,9 +17,14 @@ import { getRenewService } from '../renew/runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
 import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
+import { getSessionService } from '../sessions/runtime';
+import { startSessionSweeper } from '../sessions/session-service';
+import { MAX_HELLO_BODY_BYTES, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
+const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
+const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 
 /**
  * How long a client may take. Agents send a join body of a few KB and the CLI at most a REST body of
@@ -61,6 +66,26 @@ async function handleRenew(req: http.IncomingMessage, res: http.ServerResponse) 
   } catch (error) {
     if (isClientAbort(error)) return;
     logError('renew request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
+}
+
+/**
+ * The gateway's session calls (a relayed Hello, its lease), on the same fast path: only the gateway's
+ * vouching makes either count, so a direct caller gets the uniform refusal.
+ */
+async function handleSessionCall(req: http.IncomingMessage, res: http.ServerResponse, pathname: string) {
+  try {
+    // A lease call lists the sessions that closed since the last one: larger than a Hello.
+    const body = await readBody(req, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : 8 * 1024 * 1024);
+    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+    const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: pathname };
+    const answer = pathname === HELLO_PATH ? await getSessionService().hello(call) : await getSessionService().lease(call);
+    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('session request failed', error);
     if (res.headersSent) res.destroy();
     else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
   }
@@ -132,6 +157,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
+        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH)) return void handleSessionCall(req, res, pathname);
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
@@ -175,6 +201,8 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
     preparer.start();
   }
   let handle: NodeHandler | undefined;
+  // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
+  const stopSweeper = startSessionSweeper(getSessionService());
   const server = createBootServer(() => handle);
   await listen(server, options.port, options.hostname);
   const { default: next } = await import('next');
@@ -182,6 +210,7 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   await app.prepare();
   handle = app.getRequestHandler();
   return async () => {
+    stopSweeper();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await preparer?.close();
   };
