@@ -17,8 +17,11 @@ const PAGE_SIZE = 50;
 export const EVENT_TYPES = [
   'node.joined',
   'node.adopted',
+  'node.connected',
+  'node.disconnected',
   'node.reclaimed',
   'security.join.refused',
+  'security.session.refused',
   'security.join-token.created',
   'security.join-token.revoked',
   'security.certificate-revoked',

@@ -12,7 +12,9 @@ import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { revokeNodeIdentity } from '../nodes/lifecycle';
+import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
+import { getNode, listNodes } from '../nodes/nodes';
+import { countPools } from '../pools/counts';
 import { SESSION_REFUSED } from './wire';
 
 // Sessions through a real gateway (TLS, mutual TLS, HTTP/2 and HTTP/1.1) in front of a real HTTP API on the
@@ -92,6 +94,18 @@ describe('a session over HTTP/2', () => {
     expect((await testDb().node.findUniqueOrThrow({ where: { id: nodeId } })).connectedSince).not.toBeNull();
 
     await expect.poll(() => beats.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+
+    // What the console reads: the node's session, the connected filter and the pool's count.
+    const other = await joined(t);
+    const detail = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
+    expect(detail.session).toMatchObject({ connected: true, gatewayId: r.gateway.sessions.id });
+    expect(Date.parse(detail.session.lastHeartbeat!)).toBeGreaterThan(Date.now() - 5_000);
+    expect((await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: other.nodeId })).session).toEqual({ connected: false, since: null, lastHeartbeat: null, gatewayId: null });
+    const list = (connected: boolean) => listNodes(testDb(), t.viewer, { tenantId: t.tenantId, connected, limit: 100 }).then((p) => p.items.map((n) => n.id));
+    expect(await list(true)).toEqual([nodeId]);
+    expect(await list(false)).toEqual([other.nodeId]);
+    expect((await countPools(testDb(), t.viewer, { tenantId: t.tenantId })).items[0]).toMatchObject({ poolId: t.pool.id, connectedNodes: 1 });
+
     const events = await eventsOf(t, nodeId, CONNECTION);
     expect(events.map((e) => e.type)).toEqual(['node.connected']);
     expect(events[0]!.data).toMatchObject({ nodeId, poolId: t.pool.id, siteId: t.site.id, sessionId: session.welcome.sessionId });
@@ -137,6 +151,18 @@ describe('a session over HTTP/2', () => {
     expect(raw).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
     expect(raw.body.toString()).toBe('{"code":"ACCESS_DENIED","message":"Session refused"}');
     expect((await refusalsOf('revoked', nodeId)).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('deleting the node ends its session within seconds, and its Hello is refused', async () => {
+    const t = await createTestTenant(testDb());
+    const { nodeId, identity } = await joined(t);
+    const session = await open(identity);
+    await setCordon(testDb(), t.operator, { tenantId: t.tenantId, nodeId }, true);
+    const deletedAt = performance.now();
+    await deleteNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
+    await session.ended;
+    expect(performance.now() - deletedAt).toBeLessThan(5_000);
+    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
   });
 
   it('another node\'s id, an older generation after a reclaim, no certificate and a bad body are refused with the same bytes', async () => {

@@ -17,7 +17,7 @@ CREATE TABLE "node_sessions" (
   "id" TEXT PRIMARY KEY,
   "node_id" TEXT NOT NULL REFERENCES "nodes" ("id") ON DELETE CASCADE,
   "cert_serial" TEXT NOT NULL,
-  "gateway_id" TEXT NOT NULL,
+  "gateway_id" TEXT NOT NULL REFERENCES "gateway_leases" ("gateway_id") ON DELETE CASCADE,
   "agent_version" TEXT NOT NULL,
   "opened_at" TIMESTAMPTZ(6) NOT NULL
 );
