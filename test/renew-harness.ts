@@ -15,7 +15,7 @@ import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
 import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
 import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
-import { SESSION_LEASE_PATH, SESSION_PATH } from '../server/sessions/wire';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../server/sessions/wire';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
@@ -92,6 +92,8 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
             ? await sessions.hello(call)
             : req.url === `${BASE}${SESSION_LEASE_PATH}`
               ? await sessions.lease(call)
+              : req.url === `${BASE}${SESSION_ACCEPTANCE_PATH}`
+                ? await sessions.acceptance(call)
               : await renew.renew({ ...call, path: `${BASE}/v1/renew` });
       res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length }).end(answer.body);
     });

@@ -5,6 +5,8 @@ import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
 import { writeSessionState } from './state-file';
+import { DEFAULT_BASE_PATH } from '../join';
+import { measureChecks, type MachineProbe } from '../acceptance/measure';
 
 /** Refusals in a row (of Hellos or of renewals) after which the identity is taken as revoked. */
 const REFUSALS_BEFORE_GIVING_UP = 3;
@@ -31,6 +33,8 @@ export interface SessionLoopOptions extends RenewalOptions {
   onSession?: (session: AgentSession | null) => void;
   /** Where the identity lives: `identityDir` on disk unless given (`dev --sim` keeps it in memory). */
   store?: { load(): Promise<LoadedIdentity>; replace(identity: LoadedIdentity): Promise<void> };
+  /** What acceptance checks measure: this Linux machine unless given. */
+  probe?: MachineProbe;
   /** When to renew a certificate (tests shorten it); about 60% of its lifetime by default. */
   renewalDelay?: typeof renewalDelayMs;
 }
@@ -77,10 +81,28 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       basePath: options.basePath,
       agentVersion: options.agentVersion,
       signingKey: options.signingKey,
-      onEvent: (event) => {
-        if (event.type === 'heartbeat' && session) state(session, session.since, true);
+      onEvent: (event, on) => {
+        if (event.type === 'heartbeat' && on === session) state(on, on.since, true);
+        // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
+        if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
       },
     });
+
+  /** Measures what the control plane asked and reports it on the same connection. */
+  const runAcceptance = async (on: AgentSession, ask: { runId?: unknown; checks?: unknown }) => {
+    if (typeof ask?.runId !== 'string' || !Array.isArray(ask.checks)) return;
+    log(`agent: running acceptance checks (${ask.checks.map((c) => (c as { check?: string }).check).join(', ')})`);
+    try {
+      const measurements = await measureChecks(ask.checks, options.probe);
+      const reply = await on.post(`${options.basePath ?? DEFAULT_BASE_PATH}/v1/session/acceptance`, JSON.stringify({ runId: ask.runId, measurements }));
+      const outcome = reply.status === 200 ? (JSON.parse(reply.body.toString('utf8')) as { state: string; results: Array<{ check: string; passed: boolean; message: string }> }) : null;
+      if (!outcome) log(`agent: the acceptance report was answered ${reply.status}`);
+      else log(`agent: acceptance ${outcome.state}: ${outcome.results.map((r) => `${r.check} ${r.passed ? 'ok' : 'FAILED'} (${r.message})`).join('; ')}`);
+    } catch (error) {
+      // The run stays pending: the next session is asked again.
+      log(`agent: could not report the acceptance checks: ${(error as Error).message}`);
+    }
+  };
 
   let session: AgentSession | null = null;
   let helloRefusals = 0;

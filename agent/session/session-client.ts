@@ -43,8 +43,8 @@ export interface OpenSessionOptions {
   /** The join-signing key (its pin is in the agent's config); when given, the welcome must verify under it. */
   signingKey?: KeyObject;
   timeoutMs?: number;
-  /** Every event after the welcome (heartbeats included). */
-  onEvent?: (event: ServerEvent) => void;
+  /** Every event after the welcome (heartbeats included), with the session it came on. */
+  onEvent?: (event: ServerEvent, session: AgentSession) => void;
 }
 
 function readAll(stream: http2.ClientHttp2Stream): Promise<Buffer> {
@@ -113,7 +113,7 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
               continue;
             }
             if (event.type === 'heartbeat') session.lastHeartbeat = new Date();
-            options.onEvent?.(event);
+            options.onEvent?.(event, session);
           }
         });
       });

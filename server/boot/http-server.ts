@@ -19,12 +19,13 @@ import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
 import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
 import { getSessionService } from '../sessions/runtime';
 import { startSessionSweeper } from '../sessions/session-service';
-import { MAX_HELLO_BODY_BYTES, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
 const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
 const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
+const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
 
 /**
  * How long a client may take. Agents send a join body of a few KB and the CLI at most a REST body of
@@ -81,7 +82,8 @@ async function handleSessionCall(req: http.IncomingMessage, res: http.ServerResp
     const body = await readBody(req, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : 8 * 1024 * 1024);
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
     const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: pathname };
-    const answer = pathname === HELLO_PATH ? await getSessionService().hello(call) : await getSessionService().lease(call);
+    const service = getSessionService();
+    const answer = pathname === HELLO_PATH ? await service.hello(call) : pathname === ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch (error) {
     if (isClientAbort(error)) return;
@@ -157,7 +159,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
-        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH)) return void handleSessionCall(req, res, pathname);
+        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH)) return void handleSessionCall(req, res, pathname);
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }

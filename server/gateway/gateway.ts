@@ -7,7 +7,7 @@ import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
-import { MAX_HELLO_BODY_BYTES, SESSION_PATH } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH } from '../sessions/wire';
 import { SessionHub } from './session-hub';
 
 /**
@@ -89,7 +89,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`, `${options.basePath}${SESSION_PATH}`]);
+  const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`, `${options.basePath}${SESSION_PATH}`, `${options.basePath}${SESSION_ACCEPTANCE_PATH}`]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);

@@ -10,6 +10,7 @@ type Response = ServerResponse | Http2ServerResponse;
 
 interface Stream {
   res: Response;
+  write(text: string): void;
   heartbeat: NodeJS.Timeout;
   expiry: NodeJS.Timeout;
   /** The API ended it: it needs no report back. */
@@ -89,6 +90,7 @@ export class SessionHub {
       return this.refresh();
     }
     for (const id of answer.end) this.end(id, true);
+    for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
     if (this.closed.length >= 1500) return this.refresh();
   }
 
@@ -139,12 +141,14 @@ export class SessionHub {
     write(sseEvent('welcome', accepted.welcome));
     const stream: Stream = {
       res,
+      write,
       endedByApi: false,
       heartbeat: setInterval(() => write(sseEvent('heartbeat', { serverTime: Math.floor(Date.now() / 1000) })), accepted.heartbeatSeconds * 1000),
       // The server ends a session when the certificate it was opened with expires (the API would refuse it).
       expiry: setTimeout(() => this.end(accepted.sessionId, false), Math.min(MAX_TIMER_MS, Math.max(0, (certificateNotAfter ?? Infinity) - Date.now()))),
     };
     this.streams.set(accepted.sessionId, stream);
+    if (accepted.acceptance) write(sseEvent('acceptance', accepted.acceptance));
     res.on('close', () => {
       clearInterval(stream.heartbeat);
       clearTimeout(stream.expiry);

@@ -109,10 +109,28 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
   ]);
   const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
   const conditions = [];
-  if (node.state === 'adopting') conditions.push({ type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet' });
+  const acceptance = await acceptanceCondition(db, node);
+  if (acceptance) conditions.push(acceptance);
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
   return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!), conditions, ...history };
+}
+
+/**
+ * AcceptanceFailed, from the node's latest acceptance run of its generation: true with the failing checks and
+ * why when it failed; false while one runs, or when none has (an adopting node of a pool whose checks bcd does
+ * not run waits for nodes.adopt). An adopted node whose last run passed has no such condition.
+ */
+async function acceptanceCondition(db: Db | Tx, node: NodeRow) {
+  const run = await db.nodeAcceptanceRun.findFirst({ where: { nodeId: node.id, identityGeneration: node.identityGeneration }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
+  const results = ((run?.results ?? []) as Array<{ check: string; passed: boolean; message: string }>);
+  if (run?.state === 'failed') {
+    const failed = results.filter((r) => !r.passed);
+    return { type: 'AcceptanceFailed', status: true, message: `Failed: ${failed.map((r) => `${r.check} (${r.message})`).join('; ')}`, checks: results };
+  }
+  if (node.state !== 'adopting') return null;
+  if (run?.state === 'pending') return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks are running', checks: results };
+  return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet', checks: results };
 }
 
 export async function getNode(db: Db, principal: Principal, input: z.infer<typeof nodeRefInput>): Promise<NodeDetail> {

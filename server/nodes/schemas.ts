@@ -35,7 +35,16 @@ export const nodeSummary = z.object({
   updatedAt: z.string(),
 });
 
-export const nodeCondition = z.object({ type: z.string(), status: z.boolean(), message: z.string() });
+/** One acceptance check's verdict in the last run. */
+export const acceptanceCheckResult = z.object({ check: z.string(), passed: z.boolean(), message: z.string() });
+
+export const nodeCondition = z.object({
+  type: z.string(),
+  status: z.boolean(),
+  message: z.string(),
+  /** AcceptanceFailed: each check of the node's latest run, passed or not. */
+  checks: z.array(acceptanceCheckResult).optional(),
+});
 
 /** What a list row shows besides the summary: trust, the token it joined with, its current certificate. */
 export const nodeIdentity = z.object({

@@ -13,6 +13,8 @@ import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
 import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSION, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
 import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from './wire';
 import type { SessionSettings } from './settings';
+import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
+import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
 
 export interface SessionServiceOptions {
   pool: pg.Pool;
@@ -112,12 +114,15 @@ export class SessionService {
     if (!opened.gateway_live) return SESSION_UNAVAILABLE;
     // Lost a race with revokeIdentity, a reclaim or a delete under the lock: refused like any other.
     if (opened.opened !== 1) throw new Refused('standing-changed', row);
+    // A pending acceptance run (or the first of this identity generation) is asked at once on the new session.
+    await this.options.pool.query({ name: 'session-supersede-runs', text: SUPERSEDE_OLD_RUNS, values: [row.node_id] });
+    const run = (await this.options.pool.query<{ id: string; checks: unknown[] }>({ name: 'session-run-on-hello', text: DELIVER_RUN_ON_HELLO, values: [newRunId(), row.node_id, sessionId] })).rows[0];
     const heartbeatSeconds = this.options.settings.heartbeatSeconds;
     const welcome = signEnvelope(
       { status: 'welcome', nodeId: row.node_id, sessionId, serverTime: Math.floor(row.now_seconds), heartbeatSeconds },
       crypto.signingKey,
     );
-    return jsonAnswer({ sessionId, heartbeatSeconds, welcome } satisfies HelloAccepted);
+    return jsonAnswer({ sessionId, heartbeatSeconds, welcome, ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}) } satisfies HelloAccepted);
   }
 
   /**
@@ -135,10 +140,46 @@ export class SessionService {
       const { leaseSeconds, refreshMs } = this.options.settings;
       const renewed = await this.options.pool.query({ name: 'session-lease', text: RENEW_LEASE, values: [lease.gatewayId, `${leaseSeconds} seconds`] });
       const ended = await this.options.pool.query<{ id: string; invalid: boolean }>({ name: 'session-end', text: END_SESSIONS, values: [lease.gatewayId, lease.closed] });
-      const answer: LeaseAnswer = { live: renewed.rowCount === 1, end: ended.rows.filter((r) => r.invalid).map((r) => r.id), refreshMs };
+      const runs = await this.options.pool.query<{ id: string; checks: unknown[]; session_id: string }>({ name: 'session-runs', text: DELIVER_RUNS_TO_GATEWAY, values: [lease.gatewayId] });
+      const answer: LeaseAnswer = {
+        live: renewed.rowCount === 1,
+        end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
+        refreshMs,
+        run: runs.rows.map((r) => ({ sessionId: r.session_id, acceptance: { runId: r.id, checks: r.checks } })),
+      };
       return jsonAnswer(answer);
     } catch (error) {
       logError('session lease failed', error);
+      return JOIN_FAILED;
+    }
+  }
+
+  /**
+   * bcd's report of an acceptance run, sent on its session's connection: believed for the node whose live
+   * certificate the gateway vouched for, exactly as a Hello; the run must be that node's pending one.
+   * Answers `{ state, results }`; a refusal is the uniform Session refused bytes.
+   */
+  async acceptance(call: SessionCall): Promise<JoinAnswer> {
+    try {
+      const runtime = await this.options.loadRuntime();
+      if (!runtime) return joinNotConfigured('JoinService has no keys configured');
+      const body = call.body ?? Buffer.alloc(0);
+      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
+      if (!peer || peer === 'no-peer') return SESSION_REFUSED;
+      const row = (await this.options.pool.query<LeafRow>({ name: 'session-presented-leaf', text: SELECT_PRESENTED_LEAVES, values: [[sha256(peer)], [peer]] })).rows[0];
+      if (!row || row.is_revoked || row.is_expired || row.cert_generation !== row.node_generation || row.state === 'retired') return SESSION_REFUSED;
+      let report;
+      try {
+        report = acceptanceReport.safeParse(JSON.parse(body.toString('utf8')));
+      } catch {
+        return SESSION_REFUSED;
+      }
+      if (!report.success) return SESSION_REFUSED;
+      const outcome = await recordAcceptanceReport(this.options.pool, row.node_id, report.data);
+      if (outcome === 'unknown-run') return SESSION_REFUSED;
+      return jsonAnswer(outcome);
+    } catch (error) {
+      logError('acceptance report failed', error);
       return JOIN_FAILED;
     }
   }

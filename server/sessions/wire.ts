@@ -19,6 +19,14 @@ export const SESSION_UNAVAILABLE = { status: 503, body: json({ code: 'INVALID_ST
 /** Paths under the base path. `/v1/session` is the agent's; the gateway's lease call is internal. */
 export const SESSION_PATH = '/v1/session';
 export const SESSION_LEASE_PATH = '/v1/session/lease';
+/** Where bcd reports an acceptance run, on its session's connection. */
+export const SESSION_ACCEPTANCE_PATH = '/v1/session/acceptance';
+
+/** An acceptance run the control plane asks of a node (the `acceptance` event's data). */
+export interface AcceptanceAsk {
+  runId: string;
+  checks: unknown[];
+}
 
 /**
  * What the gateway relays to the API for a Hello: its own id and the agent's body, as its vouching binds
@@ -35,6 +43,8 @@ export interface HelloAccepted {
   heartbeatSeconds: number;
   /** The signed `welcome` envelope, written as the first event's data. */
   welcome: { body: string; sig: string };
+  /** A run to ask at once, as the event after the welcome. */
+  acceptance?: AcceptanceAsk;
 }
 
 /** The gateway's lease call: the sessions that ended at the gateway since its last call. */
@@ -49,6 +59,8 @@ export interface LeaseAnswer {
   live: boolean;
   end: string[];
   refreshMs: number;
+  /** Acceptance runs to ask on sessions this gateway holds. */
+  run?: Array<{ sessionId: string; acceptance: AcceptanceAsk }>;
 }
 
 /** One Server-Sent Event: `event:` and one `data:` line of JSON. */
