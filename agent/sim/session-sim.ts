@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { GatewayTarget } from '../renew/gateway-client';
 import type { LoadedIdentity } from '../renew/identity';
 import { runSessionLoop } from '../session/loop';
@@ -24,6 +25,8 @@ export async function keepSessions(options: {
   onChange?: (stats: SessionSimStats) => void;
 }): Promise<SessionSimStats> {
   const stats: SessionSimStats = { connected: 0, opened: 0, stopped: 0 };
+  // Every machine's loop listens on the one signal (10,000 at most), which is no leak.
+  setMaxListeners(0, options.signal);
   await Promise.all(
     options.machines.map(async (initial) => {
       let current = initial;

@@ -18,6 +18,12 @@ interface Stream {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+/**
+ * Hellos relayed to the API at once. After a restart every agent says Hello within seconds; beyond this many
+ * they wait here (a pending promise each) instead of queueing in the API, whose event loop and database pool
+ * also serve the console: in bench:sessions an unbounded storm held a console list for seconds.
+ */
+export const MAX_HELLOS_IN_FLIGHT = 16;
 const newGatewayId = () => `gw_${randomBytes(12).toString('hex')}`;
 // setTimeout's ceiling (about 24.8 days); a certificate lives at most a day.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -39,6 +45,8 @@ export class SessionHub {
   private registered: Promise<void> | null = null;
   private stopped = false;
   private refreshMs = 2_000;
+  private hellosInFlight = 0;
+  private readonly waitingHellos: Array<() => void> = [];
 
   constructor(
     private readonly post: ApiPost,
@@ -121,10 +129,17 @@ export class SessionHub {
     }
     const relayed = Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, hello: body.toString('utf8') }));
     let reply: { status: number; body: Buffer };
+    // A released slot passes straight to the next waiting Hello, so the count never overshoots.
+    if (this.hellosInFlight >= MAX_HELLOS_IN_FLIGHT) await new Promise<void>((resolve) => this.waitingHellos.push(resolve));
+    else this.hellosInFlight++;
     try {
       reply = await this.post(`${this.basePath}${SESSION_PATH}`, relayed, peer);
     } catch {
       reply = SESSION_UNAVAILABLE;
+    } finally {
+      const next = this.waitingHellos.shift();
+      if (next) next();
+      else this.hellosInFlight--;
     }
     // The agent went away while the API decided (an HTTP/1.1 request is destroyed once its body is read, so
     // only the response tells).
