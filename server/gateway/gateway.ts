@@ -7,7 +7,7 @@ import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../sessions/wire';
 import { SessionHub } from './session-hub';
 
 /**
@@ -157,6 +157,8 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       const isHello = pathname === sessionPath;
       void readBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
         (body) => {
+          // An oversized Hello is refused like any other (the uniform bytes); other calls keep their 413.
+          if (!body && isHello) return void res.writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
           if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
           relayToApi(pathname, body, raw ?? null).then(

@@ -153,6 +153,19 @@ describe('a session over HTTP/2', () => {
     expect((await refusalsOf('revoked', nodeId)).length).toBeGreaterThanOrEqual(1);
   });
 
+  it('a certificate that expires ends its session within seconds', async () => {
+    const t = await createTestTenant(testDb());
+    const { nodeId, identity } = await joined(t);
+    const session = await open(identity);
+    // As if its lifetime ran out now (the gateway also ends it at notAfter by its own timer).
+    const expiredAt = performance.now();
+    await testDb().nodeCert.update({ where: { serial: identity.leaf.serialNumber.toLowerCase() }, data: { notAfter: new Date(Date.now() - 1_000) } });
+    await session.ended;
+    expect(performance.now() - expiredAt).toBeLessThan(5_000);
+    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
+    expect((await refusalsOf('expired', nodeId)).length).toBe(1);
+  });
+
   it('deleting the node ends its session within seconds, and its Hello is refused', async () => {
     const t = await createTestTenant(testDb());
     const { nodeId, identity } = await joined(t);
@@ -177,6 +190,7 @@ describe('a session over HTTP/2', () => {
     expect(await rawHello(null, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0' }))).toEqual(expected);
     expect((await refusalsOf('no-client-certificate', null)).length).toBeGreaterThanOrEqual(1);
     expect(await rawHello(a.identity, '{not json')).toEqual(expected);
+    expect(await rawHello(a.identity, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0', padding: 'x'.repeat(10_000) }))).toEqual(expected);
     expect((await refusalsOf('malformed', a.nodeId)).length).toBe(1);
 
     const old = await open(a.identity);
