@@ -1,5 +1,9 @@
 import http2 from 'node:http2';
 import http from 'node:http';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainToPem, connectGateway } from '../../agent/renew/gateway-client';
@@ -219,6 +223,30 @@ describe('a session over HTTP/2', () => {
     }
     expect(r.gateway.stats.tlsConnections).toBe(before);
     session.close();
+  });
+});
+
+describe('a session with curl over HTTP/2 (nghttp2, a client that is not ours)', () => {
+  it('negotiates h2, gets 200 text/event-stream, the signed welcome and heartbeats', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, nodeId, identity } = await joined(t);
+    const certFile = path.join(dir, 'leaf.pem');
+    const caFile = path.join(dir, 'serving-ca.pem');
+    await writeFile(certFile, identity.leaf.toString());
+    await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
+    // curl ends the stream after --max-time (exit 28): what it printed until then is the stream.
+    const result = await promisify(execFile)('curl', [
+      '-sS', '--http2', '-N', '--max-time', '3', '-D', '-', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
+      '-H', 'content-type: application/json', '--data-binary', JSON.stringify({ nodeId, agentVersion: 'curl' }),
+      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/session`,
+    ]).catch((error: { stdout: string; code: number }) => ({ stdout: error.stdout, code: error.code }));
+    expect(result.stdout).toMatch(/^HTTP\/2 200 ?\r\n/);
+    expect(result.stdout).toMatch(/content-type: text\/event-stream/);
+    const events = new SseReader().push(result.stdout.slice(result.stdout.indexOf('\r\n\r\n') + 4));
+    expect(events[0]!.type).toBe('welcome');
+    const welcome = JSON.parse(Buffer.from((events[0]!.data as { body: string }).body, 'base64url').toString());
+    expect(welcome).toMatchObject({ status: 'welcome', nodeId, heartbeatSeconds: 1 });
+    expect(events.filter((e) => e.type === 'heartbeat').length).toBeGreaterThanOrEqual(1);
   });
 });
 
