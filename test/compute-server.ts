@@ -33,6 +33,8 @@ import { loadPki } from '../server/pki/store';
 import { serveCompute, serveTrpc } from './serve-compute';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
+import { getSessionService } from '../server/sessions/runtime';
+import { startSessionSweeper } from '../server/sessions/session-service';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -84,6 +86,8 @@ async function main() {
     configureJoinPreparer(preparer);
     preparer.start();
   }
+  // As startHttpServer: every instance sweeps the sessions of dead gateways.
+  startSessionSweeper(getSessionService());
   const server = http.createServer((req, res) => {
     // The boot server's GET /metrics (server/boot/http-server.ts).
     if ((req.url ?? '').split('?', 1)[0] === '/metrics') void serveApiMetrics(req, res);

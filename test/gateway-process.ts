@@ -58,7 +58,8 @@ export interface SpawnedGateway {
   port: number;
   /** Its stdout, a line each: the call log (`{"gateway":"call",…}`) and the start line. */
   lines: string[];
-  stop(): Promise<void>;
+  /** SIGTERM (or `signal`: SIGKILL for a gateway that dies without a word), and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /**
@@ -104,11 +105,11 @@ export async function spawnGateway(options: {
     url: `https://127.0.0.1:${port}`,
     port,
     lines,
-    async stop() {
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {
         await new Promise<void>((resolve) => {
           child.once('exit', () => resolve());
-          child.kill('SIGTERM');
+          child.kill(signal);
         });
       }
       rmSync(dir, { recursive: true, force: true });

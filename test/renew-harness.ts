@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,11 +8,14 @@ import { writeIdentity } from '../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../agent/keys';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
-import { createGateway } from '../server/gateway/gateway';
+import { createGateway, type GatewayServer } from '../server/gateway/gateway';
 import { issueGatewayCertificate } from '../server/pki/gateway';
 import { installPins } from '../server/pki/pins-summary';
 import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
+import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
+import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../server/sessions/wire';
 import type { HardwareClaims } from '../server/join/hardware/claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
@@ -22,12 +24,13 @@ export const BASE = '/api/compute';
 export interface RenewHarness {
   h: JoinHarness;
   renew: RenewService;
+  sessions: SessionService;
   servingCaPin: string;
   gatewayCert: ReturnType<typeof issueGatewayCertificate>;
   /** The API: join and renew, as the boot server's fast path serves them. */
   api: http.Server;
   apiUrl: string;
-  gateway: https.Server;
+  gateway: GatewayServer;
   gatewayLines: string[];
   target: GatewayTarget & { basePath: string };
   /** Starts (or restarts) the gateway on its port. */
@@ -38,13 +41,15 @@ export interface RenewHarness {
   close(): Promise<void>;
 }
 
-const listen = (server: http.Server | https.Server, port = 0) =>
+const listen = (server: http.Server | GatewayServer, port = 0) =>
   new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-const close = (server: http.Server | https.Server) =>
-  new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections?.();
-  });
+const close = (server: http.Server | GatewayServer) =>
+  'shutdown' in server
+    ? server.shutdown()
+    : new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
 
 function readAll(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -56,7 +61,7 @@ function readAll(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 /** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
-export async function createRenewHarness(options: { ttlSeconds?: number } = {}): Promise<RenewHarness> {
+export async function createRenewHarness(options: { ttlSeconds?: number; sessions?: SessionSettings } = {}): Promise<RenewHarness> {
   const h = await createJoinHarness();
   const servingCaPin = installPins(h.bundle).servingCaPin;
   const renew = new RenewService({
@@ -66,14 +71,30 @@ export async function createRenewHarness(options: { ttlSeconds?: number } = {}):
     refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${h.keyPrefix}-renew` },
     certTtlSeconds: options.ttlSeconds,
   });
+  // Short heartbeats and grace by default, so the tests see them within seconds.
+  const sessions = new SessionService({
+    pool: h.pool,
+    loadRuntime: async () => ({ crypto: h.crypto, servingCaPin }),
+    loadRootTenantId: async () => h.rootTenantId,
+    refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${h.keyPrefix}-session` },
+    settings: options.sessions ?? sessionSettings(1, 2),
+  });
+  const stopSweeper = startSessionSweeper(sessions);
   const makeApi = () =>
     http.createServer(async (req, res) => {
       const body = await readAll(req);
       const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+      const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: req.url ?? '' };
       const answer =
         req.url === `${BASE}/v1/join`
           ? await h.service.joinBody(body)
-          : await renew.renew({ body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: `${BASE}/v1/renew` });
+          : req.url === `${BASE}${SESSION_PATH}`
+            ? await sessions.hello(call)
+            : req.url === `${BASE}${SESSION_LEASE_PATH}`
+              ? await sessions.lease(call)
+              : req.url === `${BASE}${SESSION_ACCEPTANCE_PATH}`
+                ? await sessions.acceptance(call)
+              : await renew.renew({ ...call, path: `${BASE}/v1/renew` });
       res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length }).end(answer.body);
     });
   let api = makeApi();
@@ -95,6 +116,7 @@ export async function createRenewHarness(options: { ttlSeconds?: number } = {}):
   const harness: RenewHarness = {
     h,
     renew,
+    sessions,
     servingCaPin,
     gatewayCert,
     api,
@@ -115,6 +137,7 @@ export async function createRenewHarness(options: { ttlSeconds?: number } = {}):
     },
     stopApi: () => close(api),
     async close() {
+      stopSweeper();
       await close(gateway).catch(() => {});
       await close(api).catch(() => {});
       await h.pool.end();

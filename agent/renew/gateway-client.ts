@@ -71,7 +71,7 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
 }
 
 /** Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. */
-export function connectGateway(target: GatewayTarget, client?: ClientIdentity, timeoutMs = 15_000): Promise<tls.TLSSocket> {
+export function connectGateway(target: GatewayTarget, client?: ClientIdentity, timeoutMs = 15_000, alpn: string[] = ['http/1.1']): Promise<tls.TLSSocket> {
   const url = new URL(target.gatewayUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const serverName = target.gatewayServerName ?? host;
@@ -84,7 +84,7 @@ export function connectGateway(target: GatewayTarget, client?: ClientIdentity, t
       rejectUnauthorized: false,
       key: client?.keyPem,
       cert: client?.certificatePem,
-      ALPNProtocols: ['http/1.1'],
+      ALPNProtocols: alpn,
     });
     const timer = setTimeout(() => socket.destroy(new Error(`the gateway did not answer within ${timeoutMs} ms`)), timeoutMs);
     socket.once('error', (error) => {

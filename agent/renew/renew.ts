@@ -83,14 +83,14 @@ export async function renewIdentity(
   target: GatewayTarget & { basePath?: string },
   now: () => number = Date.now,
   next: NodeKeyAndCsr = generateNodeKeyAndCsr(),
+  post?: (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>,
 ): Promise<LoadedIdentity> {
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
-  const answer = await postToGateway(
-    target,
-    { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
-    `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`,
-    body,
-  );
+  const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`;
+  // On a session's HTTP/2 connection when one is given (no new TLS handshake), else on a connection of its own.
+  const answer = post
+    ? await post(pathname, body)
+    : await postToGateway(target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, pathname, body);
   if (answer.status === 403) throw new RenewRefusedError();
   if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
   const { chain, leaf } = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);

@@ -2,6 +2,9 @@ import type { Command } from 'commander';
 import { readLinuxClaims } from '../../agent/claims-linux';
 import { joinWithToken } from '../../agent/join';
 import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
+import { runSessionLoop } from '../../agent/session/loop';
+import { sessionCheck } from '../../agent/session/state-file';
+import { PRODUCT_VERSION } from '../../server/config/config';
 import { DomainError } from '../../server/errors';
 import { exitWhenFlushed } from '../exit';
 
@@ -66,17 +69,20 @@ export function registerAgentCommands(program: Command) {
       if (answer.status === 'pending') process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
       else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
     });
-  withGateway(agent.command('run').description('Keep this machine\'s identity fresh: renew through the gateway at about 60% of its lifetime'))
-    .option('--once', 'renew once now and exit')
+  withGateway(agent.command('run').description('Keep this machine\'s session open and its identity fresh: renew on the session at about 60% of its lifetime'))
+    .option('--once', 'renew once now (on a connection of its own) and exit')
     .action(async (opts: GatewayOpts & { once?: boolean }) => {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
-      const code = await runRenewalLoop({ ...gatewayOptions(opts), once: opts.once, signal: controller.signal, log: (line) => process.stderr.write(line + '\n') });
+      const options = { ...gatewayOptions(opts), signal: controller.signal, log: (line: string) => process.stderr.write(line + '\n') };
+      const code = opts.once
+        ? await runRenewalLoop({ ...options, once: true })
+        : await runSessionLoop({ ...options, agentVersion: PRODUCT_VERSION, writeState: true });
       await exitWhenFlushed(code);
     });
-  withGateway(agent.command('doctor').description('Check the identity, its expiry and the gateway; one line per check'))
+  withGateway(agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'))
     .action(async (opts: GatewayOpts) => {
-      const checks = await doctorChecks(gatewayOptions(opts));
+      const checks = [...(await doctorChecks(gatewayOptions(opts))), await sessionCheck(opts.identityDir)];
       for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
       await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
     });

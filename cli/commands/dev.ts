@@ -4,6 +4,8 @@ import { DomainError } from '../../server/errors';
 import { sendJoin, type JoinTrust } from '../../agent/join';
 import { parseIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { keepRenewing } from '../../agent/sim/renew-sim';
+import { keepSessions } from '../../agent/sim/session-sim';
+import { PRODUCT_VERSION } from '../../server/config/config';
 import type { IssuedAnswer } from '../../agent/verify-answer';
 import { prepareAttempts, runJoins, summarize } from '../../agent/sim/simulate';
 import { enc } from '../client';
@@ -48,10 +50,11 @@ export function registerDevCommands(program: Command) {
     .option('--concurrency <n>', 'joins in flight at once', count, 16)
     .option('--json', 'print the summary as JSON')
     .option('--renew', 'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)')
+    .option('--sessions', 'then keep a session open for each machine (renewing on it) until interrupted, as agent run does')
     .option('--pxe', 'simulate PXE-booted machines joining through the discovery attestor (needs --tenant and --site)')
     .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
     .option('--retry-interval <seconds>', 'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)', retrySeconds)
-    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean; retryInterval?: number }, cmd: Command) => {
+    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean; retryInterval?: number; sessions?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
       if (opts.pxe) {
@@ -78,7 +81,7 @@ export function registerDevCommands(program: Command) {
       const preparing = progressBar('preparing', opts.sim);
       const attempts = await prepareAttempts(token, opts.sim, trust, (n) => preparing.update(n));
       preparing.done();
-      if (opts.renew) return simulateRenewals(serverUrl, trust, attempts, opts.concurrency);
+      if (opts.renew || opts.sessions) return simulateRenewals(serverUrl, trust, attempts, opts.concurrency, opts.sessions === true);
       const joining = progressBar('joining', opts.sim);
       const result = await runJoins({ serverUrl, trust, attempts, concurrency: opts.concurrency, onProgress: (n) => joining.update(n) });
       joining.done();
@@ -92,8 +95,11 @@ export function registerDevCommands(program: Command) {
     });
 }
 
-/** `dev --sim N --renew`: joins the machines (keeping their keys in memory), then keeps them renewing. */
-async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: Awaited<ReturnType<typeof prepareAttempts>>, concurrency: number) {
+/**
+ * `dev --sim N --renew`: joins the machines (keeping their keys in memory), then keeps them renewing; with
+ * `--sessions`, keeps a session open for each (renewing on it).
+ */
+async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: Awaited<ReturnType<typeof prepareAttempts>>, concurrency: number, sessions: boolean) {
   const response = await fetch(`${serverUrl}/api/compute/.well-known/better-compute`);
   const doc = (await response.json()) as { gateway?: { url: string; serverName: string; servingCaPin: string } };
   if (!doc.gateway) throw new DomainError('INVALID_CONFIG', 'The server publishes no gateway (start it with npm start, or set BETTER_COMPUTE_GATEWAY_URL)');
@@ -109,13 +115,34 @@ async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: A
     }),
   );
   const ttl = machines[0] ? Math.round((machines[0].notAfter.getTime() - Date.now()) / 1000) : 0;
-  process.stderr.write(`Joined ${machines.length} machines (certificates for about ${ttl} s); renewing through ${doc.gateway.url} until interrupted…\n`);
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
   process.once('SIGTERM', () => controller.abort());
+  const target = { gatewayUrl: doc.gateway.url, gatewayServerName: doc.gateway.serverName, servingCaPin: doc.gateway.servingCaPin };
+  if (sessions) {
+    process.stderr.write(`Joined ${machines.length} machines; keeping their sessions through ${doc.gateway.url} until interrupted…\n`);
+    let shown = -1;
+    const result = await keepSessions({
+      machines,
+      target,
+      agentVersion: PRODUCT_VERSION,
+      signal: controller.signal,
+      onChange: (s) => {
+        // One line per tenth of the fleet (or when all are in), not one per session.
+        const step = Math.max(1, Math.floor(machines.length / 10));
+        if (Math.floor(s.connected / step) !== shown || s.connected === machines.length) {
+          shown = Math.floor(s.connected / step);
+          process.stderr.write(`connected ${s.connected}/${machines.length} (opened ${s.opened}, stopped ${s.stopped})\n`);
+        }
+      },
+    });
+    process.stdout.write(`opened ${result.opened} sessions, ${result.stopped} machines stopped\n`);
+    return;
+  }
+  process.stderr.write(`Joined ${machines.length} machines (certificates for about ${ttl} s); renewing through ${doc.gateway.url} until interrupted…\n`);
   const stats = await keepRenewing({
     machines,
-    target: { gatewayUrl: doc.gateway.url, gatewayServerName: doc.gateway.serverName, servingCaPin: doc.gateway.servingCaPin },
+    target,
     signal: controller.signal,
     onEvent: (event, machine, s) => {
       if (event !== 'renewed' || s.renewed % 10 === 0) process.stderr.write(`${event} ${machine.identity.nodeId} (renewed ${s.renewed}, refused ${s.refused}, failed ${s.failed})\n`);

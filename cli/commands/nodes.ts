@@ -62,6 +62,7 @@ export function registerNodeCommands(program: Command) {
     });
   for (const [name, path, description] of [
     ['adopt', 'adopt', 'Adopt a node that is still adopting'],
+    ['recheck', 'recheck', "Run the pool's acceptance checks on an adopting node again (a pass adopts it)"],
     ['cordon', 'cordon', 'Cordon a node: it takes no new work'],
     ['uncordon', 'uncordon', 'Uncordon a node'],
     ['revoke-identity', 'revoke-identity', 'Revoke every certificate of a node; it must join again'],

@@ -10,7 +10,7 @@ import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import type { NodeDetail } from '@/server/nodes/schemas';
 
-type Kind = 'adopt' | 'cordon' | 'uncordon' | 'revokeIdentity' | 'delete';
+type Kind = 'adopt' | 'recheck' | 'cordon' | 'uncordon' | 'revokeIdentity' | 'delete';
 
 const COPY: Record<Kind, { label: string; title: string; body: string; pending: string; tone: 'danger' | 'primary' }> = {
   adopt: {
@@ -18,6 +18,13 @@ const COPY: Record<Kind, { label: string; title: string; body: string; pending: 
     title: 'Adopt node',
     body: 'The node leaves acceptance and takes work as adopted. Do this once its acceptance checks passed.',
     pending: 'Adopting…',
+    tone: 'primary',
+  },
+  recheck: {
+    label: 'Re-run checks',
+    title: 'Re-run acceptance checks',
+    body: "The pool's acceptance checks run again on the machine (now if it is connected, else when it connects); a pass adopts it.",
+    pending: 'Asking…',
     tone: 'primary',
   },
   cordon: { label: 'Cordon', title: 'Cordon node', body: 'The node takes no new work; what runs on it keeps running. Uncordon undoes it.', pending: 'Cordoning…', tone: 'primary' },
@@ -44,7 +51,7 @@ const COPY: Record<Kind, { label: string; title: string; body: string; pending: 
  */
 export function NodeActions({ node, tenant }: { node: NodeDetail; tenant: Tenant }) {
   if (!can(tenant, 'compute:nodes:manage') || node.state === 'retired') return null;
-  const kinds: Kind[] = [...(node.state === 'adopting' ? (['adopt'] as Kind[]) : []), node.cordoned ? 'uncordon' : 'cordon', ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []), ...(node.cordoned ? (['delete'] as Kind[]) : [])];
+  const kinds: Kind[] = [...(node.state === 'adopting' ? (['adopt', 'recheck'] as Kind[]) : []), node.cordoned ? 'uncordon' : 'cordon', ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []), ...(node.cordoned ? (['delete'] as Kind[]) : [])];
   return (
     <div className="node-actions">
       {kinds.map((kind) => (
@@ -69,6 +76,7 @@ function NodeAction({ kind, node, tenant }: { kind: Kind; node: NodeDetail; tena
   };
   const mutations = {
     adopt: useMutation(trpc.nodes.adopt.mutationOptions(options)),
+    recheck: useMutation(trpc.nodes.recheck.mutationOptions(options)),
     cordon: useMutation(trpc.nodes.cordon.mutationOptions(options)),
     uncordon: useMutation(trpc.nodes.uncordon.mutationOptions(options)),
     revokeIdentity: useMutation(trpc.nodes.revokeIdentity.mutationOptions(options)),

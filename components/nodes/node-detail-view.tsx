@@ -14,6 +14,7 @@ import { useTRPC } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
 import { CertificateHistory } from './certificate-history';
 import { NodeActions } from './node-actions';
+import { SessionDetails } from './session-state';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
   return <TenantGate>{(tenant) => <TenantNode key={tenant.id} tenant={tenant} nodeId={nodeId} />}</TenantGate>;
@@ -97,6 +98,15 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
                 {n.conditions.map((c) => (
                   <li key={c.type}>
                     <strong>{c.type}</strong>: {c.message}
+                    {c.checks && c.checks.length > 0 && (
+                      <ul className="plain-list" aria-label="Acceptance checks">
+                        {c.checks.map((check) => (
+                          <li key={check.check}>
+                            <span className={`status status-${check.passed ? 'passed' : 'failed'}`}>{check.passed ? 'passed' : 'failed'}</span> <code>{check.check}</code>: {check.message}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
                   </li>
                 ))}
               </ul>
@@ -105,6 +115,12 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
             )}
           </dd>
         </dl>
+      </section>
+      <section className="panel" aria-labelledby="node-session">
+        <header className="panel-header">
+          <h2 id="node-session">Session</h2>
+        </header>
+        <SessionDetails session={n.session} now={now} />
       </section>
       <section className="panel" aria-labelledby="node-certificates">
         <header className="panel-header">

@@ -14,6 +14,7 @@ import { useTRPC } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NODE_STATES, type NodeListItem } from '@/server/nodes/schemas';
+import { SessionCell } from './session-state';
 
 export function NodesView() {
   return <TenantGate>{(tenant) => <TenantNodes key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -21,16 +22,17 @@ export function NodesView() {
 
 type NodeState = (typeof NODE_STATES)[number];
 
-/** The tenant's nodes, one table per pool (and its site), filtered by `?pool=` and `?state=`. */
+/** The tenant's nodes, one table per pool (and its site), filtered by `?pool=`, `?state=` and `?connected=`. */
 function TenantNodes({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
-  const [params, setParams] = useUrlParams(['pool', 'state'] as const);
+  const [params, setParams] = useUrlParams(['pool', 'state', 'connected'] as const);
   const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   const state = (NODE_STATES as readonly string[]).includes(params.state ?? '') ? (params.state as NodeState) : undefined;
   const poolId = params.pool?.startsWith('pool_') ? params.pool : undefined;
+  const connected = params.connected === 'true' ? true : params.connected === 'false' ? false : undefined;
   const nodes = useInfiniteQuery(
-    trpc.nodes.list.infiniteQueryOptions({ tenantId: tenant.id, poolId, state, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+    trpc.nodes.list.infiniteQueryOptions({ tenantId: tenant.id, poolId, state, connected, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
   );
   // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
   useLiveRefresh(trpc.nodes.list.pathFilter(), { eventsOf: tenant.id });
@@ -78,6 +80,16 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
                 ))}
               </select>
             </div>
+            <div className="picker">
+              <label htmlFor="nodes-connected" className="picker-label">
+                Session
+              </label>
+              <select id="nodes-connected" value={params.connected ?? ''} onChange={(event) => setParams({ connected: event.target.value || null })}>
+                <option value="">Connected or not</option>
+                <option value="true">connected</option>
+                <option value="false">disconnected</option>
+              </select>
+            </div>
           </>
         }
       />
@@ -89,6 +101,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
         empty={
           <>
             No node{state ? ` is ${state}` : ' joined'}
+            {connected === undefined ? '' : connected ? ' is connected' : ' is disconnected'}
             {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or
             is approved on the <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
           </>
@@ -129,6 +142,7 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
           <tr>
             <th scope="col">Node</th>
             <th scope="col">State</th>
+            <th scope="col">Session</th>
             <th scope="col">Trust</th>
             <th scope="col">Role</th>
             <th scope="col">Generation</th>
@@ -148,6 +162,9 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
               <td>
                 <span className={`status status-${node.state}`}>{node.state}</span>
                 {node.cordoned && <span className="badge badge-warn">cordoned</span>}
+              </td>
+              <td className="cell-time">
+                <SessionCell session={node.session} now={now} />
               </td>
               <td>
                 {node.trust}

@@ -93,6 +93,10 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
           <NodeCounts byState={counts?.nodesByState ?? {}} />
           <span className="visually-hidden"> (nodes of pool {pool.name})</span>
         </Link>
+        <Link className="cell-sub" href={withTenant(`/nodes?pool=${pool.id}&connected=true`, tenantId)}>
+          {counts?.connectedNodes ?? 0} connected
+          <span className="visually-hidden"> (connected nodes of pool {pool.name})</span>
+        </Link>
       </td>
       <td className="cell-number">
         {pool.agent === 'bcd' ? (

@@ -22,9 +22,15 @@ import { METRICS_PATH } from '../metrics/endpoint';
 import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
+import { getSessionService } from '../sessions/runtime';
+import { startSessionSweeper } from '../sessions/session-service';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
+const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
+const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
+const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
 /**
@@ -81,6 +87,27 @@ async function handleRenew(req: http.IncomingMessage, res: http.ServerResponse) 
   } catch (error) {
     if (isClientAbort(error)) return;
     logError('renew request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
+}
+
+/**
+ * The gateway's session calls (a relayed Hello, its lease), on the same fast path: only the gateway's
+ * vouching makes either count, so a direct caller gets the uniform refusal.
+ */
+async function handleSessionCall(req: http.IncomingMessage, res: http.ServerResponse, pathname: string) {
+  try {
+    // A lease call lists the sessions that closed since the last one: larger than a Hello.
+    const body = await readBody(req, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : 8 * 1024 * 1024);
+    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+    const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: pathname };
+    const service = getSessionService();
+    const answer = pathname === HELLO_PATH ? await service.hello(call) : pathname === ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
+    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('session request failed', error);
     if (res.headersSent) res.destroy();
     else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
   }
@@ -157,6 +184,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
         if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
+        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH)) return void handleSessionCall(req, res, pathname);
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
@@ -203,6 +231,8 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
     preparer.start();
   }
   let handle: NodeHandler | undefined;
+  // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
+  const stopSweeper = startSessionSweeper(getSessionService());
   const server = createBootServer(() => handle);
   await listen(server, options.port, options.hostname);
   const { default: next } = await import('next');
@@ -210,6 +240,7 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   await app.prepare();
   handle = app.getRequestHandler();
   return async () => {
+    stopSweeper();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     // The development server keeps watchers and its bundler running until it is closed.
     if (options.dev) await app.close();

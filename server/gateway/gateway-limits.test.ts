@@ -1,11 +1,10 @@
-import type https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { issueGatewayCertificate } from '../pki/gateway';
 import { fixturePki } from '../pki/testing/fixtures';
-import { createGateway } from './gateway';
+import { createGateway, type GatewayServer } from './gateway';
 import { gatewayLimitsFromEnv, GATEWAY_LIMITS } from './limits';
 
 // Connection hygiene of the gateway process: sockets that never handshake are closed after the handshake
@@ -101,7 +100,7 @@ describe('the gateway process caps its connections', () => {
 });
 
 describe('header and request timeouts after the handshake', () => {
-  let server: https.Server;
+  let server: GatewayServer;
   let port: number;
   beforeAll(async () => {
     server = createGateway({

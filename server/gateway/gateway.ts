@@ -1,5 +1,5 @@
 import http from 'node:http';
-import https from 'node:https';
+import http2 from 'node:http2';
 import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../agent/certificate-names';
@@ -11,11 +11,14 @@ import { relayWellKnown, wellKnownPath } from './well-known';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { newRequestId, REQUEST_ID_HEADER } from '../metrics/request-log';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../sessions/wire';
+import { SessionHub } from './session-hub';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
  * a client certificate and verifies it against the node CA, and relays `/v1/join` and `/v1/renew` under
- * `basePath` to the API with a signed vouching for the peer certificate. It holds no JoinService key: its only
+ * `basePath` to the API with a signed vouching for the peer certificate, and holds sessions (`/v1/session`,
+ * session-hub.ts). It speaks HTTP/2 (ALPN `h2`) and HTTP/1.1, so an agent renews on its session's connection. It holds no JoinService key: its only
  * key is its own serving key, which can vouch for a peer but neither open a seal nor issue a certificate.
  */
 export interface GatewayOptions {
@@ -36,7 +39,9 @@ export interface GatewayOptions {
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
-const answer = (res: http.ServerResponse, status: number, body: object, extra: Record<string, string> = {}) => {
+type GatewayRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type GatewayResponse = http.ServerResponse | http2.Http2ServerResponse;
+const answer = (res: GatewayResponse, status: number, body: object, extra: Record<string, string> = {}) => {
   const bytes = Buffer.from(JSON.stringify(body));
   res.writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
 };
@@ -79,20 +84,46 @@ function stdoutLines(): (line: string) => void {
   };
 }
 
-/** Creates the gateway's HTTPS server (not yet listening). */
-export function createGateway(options: GatewayOptions): https.Server {
+/** The gateway's server, with its sessions and the count of TLS connections it accepted. */
+export type GatewayServer = http2.Http2SecureServer & { sessions: SessionHub; stats: { tlsConnections: number }; shutdown(): Promise<void> };
+
+/** Creates the gateway's server (not yet listening): HTTP/2 and HTTP/1.1 over TLS on one port. */
+export function createGateway(options: GatewayOptions): GatewayServer {
   const voucher = voucherFromServingChain(options.servingChainPem, options.servingKeyPem);
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`]);
+  const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`, `${options.basePath}${SESSION_PATH}`, `${options.basePath}${SESSION_ACCEPTANCE_PATH}`]);
+  const sessionPath = `${options.basePath}${SESSION_PATH}`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
 
-  const server = https.createServer(
+  /** One call to the API with the vouching for `peer`; rejects when the API cannot be reached. */
+  const relayToApi = (pathname: string, body: Buffer, peer: Buffer | null, requestId = newRequestId()) =>
+    new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      const headers = { ...vouchHeaders(voucher, peer, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
+      const relay = http.request(
+        { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
+        (upstream) => {
+          const chunks: Buffer[] = [];
+          upstream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          upstream.on('end', () => resolve({ status: upstream.statusCode ?? 502, body: Buffer.concat(chunks) }));
+          upstream.on('error', reject);
+        },
+      );
+      relay.on('timeout', () => relay.destroy(new Error('timeout')));
+      relay.on('error', reject);
+      relay.end(body);
+    });
+  const sessions = new SessionHub(relayToApi, options.basePath);
+  const stats = { tlsConnections: 0 };
+  const sockets = new Set<tls.TLSSocket>();
+
+  const server = http2.createSecureServer(
     {
+      allowHTTP1: true,
       cert: options.servingChainPem,
       key: options.servingKeyPem,
       ca: options.nodeCaPem,
@@ -104,15 +135,12 @@ export function createGateway(options: GatewayOptions): https.Server {
       // A socket that has not finished its handshake in time is closed (tlsClientError below); after the
       // handshake, the header and request bounds take over.
       handshakeTimeout: limits.handshakeMs,
-      headersTimeout: limits.headersMs,
-      requestTimeout: limits.requestMs,
-      connectionsCheckingInterval: limits.checkIntervalMs,
       // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
       // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
       // sixth of the gateway's TLS cost per connection in bench:renew.
       secureOptions: constants.SSL_OP_NO_TICKET,
     },
-    (req, res) => {
+    (req: GatewayRequest, res: GatewayResponse) => {
       const started = performance.now();
       const socket = req.socket as tls.TLSSocket;
       // getPeerX509Certificate, not getPeerCertificate: the legacy object and a second parse of it cost about
@@ -135,37 +163,47 @@ export function createGateway(options: GatewayOptions): https.Server {
         log(JSON.stringify({ gateway: 'call', requestId, method: req.method, peer: peerName(raw), path: pathname, status: res.statusCode, ms }));
       });
       // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
-      if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req, res, { api, agent, path: pathname });
-      if (pathname === METRICS_PATH) return void serveMetrics(req, res, () => metrics.registry);
+      if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req as http.IncomingMessage, res as http.ServerResponse, { api, agent, path: pathname });
+      if (pathname === METRICS_PATH) return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
-      void readBody(req, limit).then(
+      const isHello = pathname === sessionPath;
+      void readBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
         (body) => {
+          // An oversized Hello is refused like any other (the uniform bytes); other calls keep their 413.
+          if (!body && isHello) return void res.writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
-          const headers = { ...vouchHeaders(voucher, raw ?? null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
-          const relay = http.request(
-            { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
-            (upstream) => {
-              const chunks: Buffer[] = [];
-              upstream.on('data', (chunk: Buffer) => chunks.push(chunk));
-              upstream.on('end', () => {
-                const bytes = Buffer.concat(chunks);
-                res.writeHead(upstream.statusCode ?? 502, { ...HEADERS, 'content-length': bytes.length }).end(bytes);
-              });
-              upstream.on('error', () => res.destroy());
+          if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
+          relayToApi(pathname, body, raw ?? null, requestId).then(
+            (reply) => {
+              if (!res.destroyed) res.writeHead(reply.status, { ...HEADERS, 'content-length': reply.body.length }).end(reply.body);
+            },
+            // The API is down or restarting: a clear 503 the agent retries, never a crash.
+            () => {
+              if (!res.headersSent) answer(res, 503, { code: 'INVALID_STATE', message: 'The control plane is unavailable; retry' }, { 'retry-after': '2' });
             },
           );
-          relay.on('timeout', () => relay.destroy(new Error('timeout')));
-          // The API is down or restarting: a clear 503 the agent retries, never a crash.
-          relay.on('error', () => {
-            if (!res.headersSent) answer(res, 503, { code: 'INVALID_STATE', message: 'The control plane is unavailable; retry' }, { 'retry-after': '2' });
-          });
-          relay.end(body);
         },
         () => res.destroy(),
       );
     },
-  );
+  ) as GatewayServer;
+  // HTTP/1.1 connections take the API's header and request bounds (the http2 server hands them to Node's
+  // HTTP/1 server code, which reads these fields); HTTP/2 streams are bounded by the handshake and connection limits.
+  Object.assign(server, { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, connectionsCheckingInterval: limits.checkIntervalMs });
+  server.sessions = sessions;
+  server.stats = stats;
+  server.on('secureConnection', (socket: tls.TLSSocket) => {
+    stats.tlsConnections += 1;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.shutdown = () =>
+    new Promise<void>((resolve) => {
+      sessions.stop();
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
   server.maxConnections = limits.maxConnections;
   // A client that breaks off its handshake, or runs out of time for it, must not take the process down (it is
   // counted, not logged).

@@ -17,7 +17,10 @@ export async function runGateway(options: { dir: string; port: number; apiUrl: s
     server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
   });
   process.stdout.write(`Gateway listening on https://localhost:${options.port}${BASE_PATH} (relaying to ${options.apiUrl})\n`);
-  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+  // Registers its lease before the first Hello, and renews it until stopped.
+  void server.sessions.start();
+  // Ends the sessions (their agents reconnect) and closes every connection: a held stream would keep close() waiting.
+  return () => server.shutdown();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -7,6 +7,8 @@ import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody } from '../join/http';
 import { getJoinService } from '../join/runtime';
 import { getRenewService } from '../renew/runtime';
+import { getSessionService } from '../sessions/runtime';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
 import { isClientAbort } from './client-abort';
@@ -77,6 +79,23 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
       });
     } catch (error) {
       if (!isClientAbort(error)) logError('renew request failed', error);
+    }
+    return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
+  }
+  if ((path === SESSION_PATH || path === SESSION_LEASE_PATH || path === SESSION_ACCEPTANCE_PATH) && request.method === 'POST') {
+    // The gateway's session calls (a relayed Hello, its lease), as the boot server's fast path serves them.
+    let answer: JoinAnswer = JOIN_FAILED;
+    try {
+      const call = {
+        body: await readLimitedBody(request),
+        vouch: request.headers.get(VOUCH_HEADER) ?? undefined,
+        peer: request.headers.get(PEER_HEADER) ?? undefined,
+        path: url.pathname,
+      };
+      const service = getSessionService();
+      answer = path === SESSION_PATH ? await service.hello(call) : path === SESSION_ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
+    } catch (error) {
+      if (!isClientAbort(error)) logError('session request failed', error);
     }
     return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
   }

@@ -1,4 +1,4 @@
-import type https from 'node:https';
+import type tls from 'node:tls';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -31,7 +31,7 @@ export function createGatewayMetrics(relayedPaths: ReadonlySet<string>) {
   return {
     registry,
     /** Counts the connections and failed handshakes of `server`. */
-    watch(server: https.Server) {
+    watch(server: tls.Server) {
       server.on('secureConnection', (socket) => {
         open += 1;
         socket.once('close', () => (open -= 1));

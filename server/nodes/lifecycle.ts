@@ -5,6 +5,7 @@ import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadNode, nodeDetail } from './nodes';
+import { newRunId } from '../acceptance/report';
 import type { NodeDetail, nodeRefInput } from './schemas';
 
 type NodeRef = z.infer<typeof nodeRefInput>;
@@ -90,5 +91,37 @@ export async function deleteNode(db: Db, principal: Principal, input: NodeRef): 
     });
     await record(tx, principal, node, 'node.deleted', { serials });
     return nodeDetail(tx, updated);
+  });
+}
+
+/**
+ * Runs the pool's built-in acceptance checks again (`nodes.recheck`), for a node still `adopting`: a pending
+ * run of its generation is asked again, else a new one starts (`node.acceptance.started`). The session that
+ * holds the node is asked within a lease refresh; a node without a session is asked at its next Hello. A pass
+ * adopts it.
+ */
+export async function recheckNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
+  return withLockedNode(db, principal, input, async (tx, node) => {
+    if (node.state !== 'adopting') throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node runs acceptance checks`);
+    const pool = node.poolId ? await tx.pool.findUnique({ where: { id: node.poolId } }) : null;
+    const checks = ((pool?.policy ?? {}) as { acceptance?: Array<{ check: string }> }).acceptance ?? [];
+    if (!checks.length) throw new DomainError('INVALID_STATE', `Pool ${node.poolId ?? '-'} lists no built-in acceptance checks (policy.acceptance); adopt the node with nodes.adopt`);
+    const pending = await tx.nodeAcceptanceRun.findFirst({ where: { nodeId: node.id, state: 'pending' } });
+    const runId = pending?.identityGeneration === node.identityGeneration ? pending.id : newRunId();
+    if (pending && pending.id === runId) {
+      await tx.nodeAcceptanceRun.update({ where: { id: runId }, data: { deliveredSessionId: null, checks: checks as object } });
+    } else {
+      // A pending run of an older generation is superseded by this one.
+      if (pending) await tx.nodeAcceptanceRun.update({ where: { id: pending.id }, data: { state: 'failed', finishedAt: new Date(), results: [{ check: 'identity', passed: false, message: 'superseded by a newer identity generation' }] } });
+      await tx.$executeRaw`INSERT INTO node_acceptance_runs (id, node_id, identity_generation, checks, state, started_at)
+        VALUES (${runId}, ${node.id}, ${node.identityGeneration}, ${JSON.stringify(checks)}::jsonb, 'pending', compute_now())`;
+    }
+    await writeAudit(tx, { tenantId: node.tenantId, actor: principal.actor, action: 'node.rechecked', resource: resource.node(node.id), data: { runId } });
+    await publishEvent(tx, {
+      tenantId: node.tenantId,
+      type: 'node.acceptance.started',
+      data: { nodeId: node.id, poolId: node.poolId, checks: checks.map((c) => c.check), identityGeneration: node.identityGeneration, runId, by: 'recheck' },
+    });
+    return nodeDetail(tx, node);
   });
 }

@@ -5,6 +5,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../authz/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
+import { connectedFilter, sessionStates, type NodeSessionState } from '../sessions/node-session-state';
 import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSummary } from './schemas';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
@@ -49,6 +50,7 @@ export async function listNodes(db: Db, principal: Principal, input: z.infer<typ
       ...(input.poolId ? { poolId: input.poolId } : {}),
       ...(input.siteId ? { siteId: input.siteId } : {}),
       ...(input.state ? { state: input.state } : {}),
+      ...(input.connected === undefined ? {} : connectedFilter(input.connected)),
       ...(input.cursor ? { id: { gt: input.cursor } } : {}),
     },
     orderBy: { id: 'asc' },
@@ -67,16 +69,17 @@ const CURRENT_FIRST = [{ notAfter: 'desc' as const }, { createdAt: 'desc' as con
 /** The page's certificates and join tokens in two queries, by the same rules as `nodeDetail` reads one node's. */
 async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]> {
   const ids = nodes.map((n) => n.id);
-  const [certs, joins] = await Promise.all([
+  const [certs, joins, sessions] = await Promise.all([
     db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: CURRENT_FIRST }),
     db.auditEntry.findMany({ where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } }, orderBy: { id: 'desc' } }),
+    sessionStates(db, nodes),
   ]);
   return nodes.map((node) => {
     const cert = certs.find((c) => c.nodeId === node.id && c.identityGeneration === node.identityGeneration);
     const joined = joins.find((j) => j.resource === resource.node(node.id));
     return {
       ...toNodeSummary(node),
-      ...identityOf(node, cert ?? null, joined ?? null),
+      ...identityOf(node, cert ?? null, joined ?? null, sessions.get(node.id)!),
     };
   });
 }
@@ -84,8 +87,9 @@ async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]>
 type CertRow = Awaited<ReturnType<Db['nodeCert']['findFirst']>>;
 type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 
-function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow) {
+function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState) {
   return {
+    session,
     hardwareKeyTrusted: node.hardwareKeyTrusted,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,
     certificate: cert
@@ -96,7 +100,7 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow) {
 
 /** A node's detail: its current certificate and certificate history, the token it joined with, and its conditions. */
 export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail> {
-  const [cert, joins] = await Promise.all([
+  const [cert, joins, sessions] = await Promise.all([
     db.nodeCert.findFirst({
       where: { nodeId: node.id, identityGeneration: node.identityGeneration, revokedAt: null },
       orderBy: CURRENT_FIRST,
@@ -106,13 +110,32 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
       where: { resource: resource.node(node.id), action: { in: ['node.joined', 'node.reclaimed'] } },
       orderBy: { id: 'desc' },
     }),
+    sessionStates(db, [node]),
   ]);
   const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
   const conditions = [];
-  if (node.state === 'adopting') conditions.push({ type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet' });
+  const acceptance = await acceptanceCondition(db, node);
+  if (acceptance) conditions.push(acceptance);
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
-  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null), conditions, ...history };
+  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!), conditions, ...history };
+}
+
+/**
+ * AcceptanceFailed, from the node's latest acceptance run of its generation: true with the failing checks and
+ * why when it failed; false while one runs, or when none has (an adopting node of a pool whose checks bcd does
+ * not run waits for nodes.adopt). An adopted node whose last run passed has no such condition.
+ */
+async function acceptanceCondition(db: Db | Tx, node: NodeRow) {
+  const run = await db.nodeAcceptanceRun.findFirst({ where: { nodeId: node.id, identityGeneration: node.identityGeneration }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
+  const results = ((run?.results ?? []) as Array<{ check: string; passed: boolean; message: string }>);
+  if (run?.state === 'failed') {
+    const failed = results.filter((r) => !r.passed);
+    return { type: 'AcceptanceFailed', status: true, message: `Failed: ${failed.map((r) => `${r.check} (${r.message})`).join('; ')}`, checks: results };
+  }
+  if (node.state !== 'adopting') return null;
+  if (run?.state === 'pending') return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks are running', checks: results };
+  return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet', checks: results };
 }
 
 export async function getNode(db: Db, principal: Principal, input: z.infer<typeof nodeRefInput>): Promise<NodeDetail> {

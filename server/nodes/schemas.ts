@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOf, pageDirection } from '../names';
+import { nodeSessionState } from '../sessions/node-session-state';
 
 export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;
 
@@ -8,6 +9,8 @@ export const listNodesInput = z.strictObject({
   poolId: idOf('pool').optional(),
   siteId: idOf('site').optional(),
   state: z.enum(NODE_STATES).optional(),
+  /** Only nodes with (true) or without (false) a live session. */
+  connected: z.boolean().optional(),
   /** Opaque: the last node id of the previous page. */
   cursor: idOf('node').optional(),
   limit: z.number().int().min(1).max(500).default(100),
@@ -32,7 +35,16 @@ export const nodeSummary = z.object({
   updatedAt: z.string(),
 });
 
-export const nodeCondition = z.object({ type: z.string(), status: z.boolean(), message: z.string() });
+/** One acceptance check's verdict in the last run. */
+export const acceptanceCheckResult = z.object({ check: z.string(), passed: z.boolean(), message: z.string() });
+
+export const nodeCondition = z.object({
+  type: z.string(),
+  status: z.boolean(),
+  message: z.string(),
+  /** AcceptanceFailed: each check of the node's latest run, passed or not. */
+  checks: z.array(acceptanceCheckResult).optional(),
+});
 
 /** What a list row shows besides the summary: trust, the token it joined with, its current certificate. */
 export const nodeIdentity = z.object({
@@ -42,6 +54,8 @@ export const nodeIdentity = z.object({
   certificate: z
     .object({ serial: z.string(), notBefore: z.string(), notAfter: z.string(), identityGeneration: z.number().int() })
     .nullable(),
+  /** Whether the node holds a session now, since when, its last heartbeat and its gateway. */
+  session: nodeSessionState,
 });
 
 /** How a certificate came to be: by a join, by a reclaim (a join that replaced the identity), or by a renewal. */

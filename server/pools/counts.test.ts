@@ -30,7 +30,7 @@ describe('pools.counts', () => {
     const second = await t.newPool();
 
     const { items } = await createCaller({ db, principal: t.viewer }).pools.counts({ tenantId: t.tenantId });
-    expect(items).toEqual([{ poolId: t.poolId, nodesByState: { ready: 2, adopting: 1 }, liveTokens: 2, pendingRequests: 0 }]);
+    expect(items).toEqual([{ poolId: t.poolId, nodesByState: { ready: 2, adopting: 1 }, liveTokens: 2, connectedNodes: 0, pendingRequests: 0 }]);
     expect(items.find((c) => c.poolId === second)).toBeUndefined();
     expect((await failure(createCaller({ db, principal: other.admin }).pools.counts({ tenantId: t.tenantId }))).code).toBe('NOT_FOUND');
   });

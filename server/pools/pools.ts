@@ -50,7 +50,9 @@ export async function createPool(db: Db, principal: Principal, input: z.infer<ty
           name: input.name,
           agent: input.agent,
           policy: (input.policy ?? {}) as object,
-          acceptanceChecks: input.acceptanceChecks ?? [],
+          // The built-in checks count as the pool's checks too: the join then leaves its nodes adopting, and
+          // node.acceptance.started names them.
+          acceptanceChecks: [...new Set([...(input.acceptanceChecks ?? []), ...(input.policy?.acceptance ?? []).map((c) => c.check)])],
         },
       });
       await projectResource(tx, resource.pool(pool.id), input.tenantId);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOf, resourceName } from '../names';
+import { acceptanceCheckSpec } from '../acceptance/checks';
 
 export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;
@@ -8,6 +9,8 @@ export const poolPolicy = z
   .object({
     joinAttestors: z.array(z.enum(ATTESTORS)).min(1).max(ATTESTORS.length).optional(),
     kubernetes: z.object({ platformOperated: z.boolean().optional() }).strict().optional(),
+    /** Built-in checks bcd runs when the control plane asks over the session; a pass adopts the node. */
+    acceptance: z.array(acceptanceCheckSpec).min(1).max(16).optional(),
   })
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicy>;

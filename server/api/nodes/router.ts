@@ -1,5 +1,5 @@
 import { requirePermission, router } from '../trpc';
-import { adoptNode, deleteNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
+import { adoptNode, deleteNode, recheckNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
 import { getNode, listNodes } from '../../nodes/nodes';
 import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../nodes/schemas';
 
@@ -17,6 +17,10 @@ export const nodesRouter = router({
     .input(nodeRefInput)
     .output(nodeDetail)
     .mutation(({ ctx, input }) => adoptNode(ctx.db, ctx.principal, input)),
+  recheck: requirePermission('compute:nodes:manage')
+    .input(nodeRefInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => recheckNode(ctx.db, ctx.principal, input)),
   cordon: requirePermission('compute:nodes:manage')
     .input(nodeRefInput)
     .output(nodeDetail)

@@ -35,6 +35,7 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'GET', path: `${T}/nodes`, procedure: 'nodes.list', summary: "List a tenant's nodes (by pool, site, state; paged)" },
   { method: 'GET', path: `${T}/nodes/{nodeId}`, procedure: 'nodes.get', summary: 'Get a node: state, trust, identity, current certificate and certificate history, conditions' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/adopt`, procedure: 'nodes.adopt', summary: 'Adopt a node that is still adopting' },
+  { method: 'POST', path: `${T}/nodes/{nodeId}/recheck`, procedure: 'nodes.recheck', summary: "Run the pool's acceptance checks on an adopting node again (a pass adopts it)" },
   { method: 'POST', path: `${T}/nodes/{nodeId}/cordon`, procedure: 'nodes.cordon', summary: 'Cordon a node' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/uncordon`, procedure: 'nodes.uncordon', summary: 'Uncordon a node' },
   { method: 'POST', path: `${T}/nodes/{nodeId}/revoke-identity`, procedure: 'nodes.revokeIdentity', summary: "Revoke every certificate of a node (it must join again)" },

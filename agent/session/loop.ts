@@ -1,0 +1,198 @@
+import type { KeyObject } from 'node:crypto';
+import { JOIN_AGAIN, RENEWAL_EXIT, type RenewalOptions } from '../renew/loop';
+import { loadIdentity, replaceIdentity, type LoadedIdentity } from '../renew/identity';
+import { RenewRefusedError, renewIdentity } from '../renew/renew';
+import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
+import { openSession, SessionRefusedError, type AgentSession } from './session-client';
+import { writeSessionState } from './state-file';
+import { DEFAULT_BASE_PATH } from '../join';
+import { measureChecks, type MachineProbe } from '../acceptance/measure';
+
+/** Refusals in a row (of Hellos or of renewals) after which the identity is taken as revoked. */
+const REFUSALS_BEFORE_GIVING_UP = 3;
+/**
+ * The most a reconnect waits. A gateway restart drops every session at once: each agent waits a random part
+ * of a doubling step (full jitter) so they come back spread out, and 30 s keeps a fleet back within a minute
+ * or two of the gateway's return.
+ */
+export const RECONNECT_CAP_MS = 30_000;
+
+/** Full jitter: a random wait in [0, step), the step doubling from 1 s up to `capMs`. */
+export function reconnectDelayMs(attempt: number, capMs = RECONNECT_CAP_MS, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(capMs, 1000 * 2 ** Math.min(Math.max(attempt, 0), 20)));
+}
+
+export interface SessionLoopOptions extends RenewalOptions {
+  signal?: AbortSignal;
+  agentVersion: string;
+  /** The join-signing key; when given, every welcome must verify under it. */
+  signingKey?: KeyObject;
+  /** Write `session.json` in the identity directory for `doctor` (true for agent run and bcd node). */
+  writeState?: boolean;
+  /** Called when the session opens (with it) or ends (null); `dev --sim` counts with it. */
+  onSession?: (session: AgentSession | null) => void;
+  /** Where the identity lives: `identityDir` on disk unless given (`dev --sim` keeps it in memory). */
+  store?: { load(): Promise<LoadedIdentity>; replace(identity: LoadedIdentity): Promise<void> };
+  /** What acceptance checks measure: this Linux machine unless given. */
+  probe?: MachineProbe;
+  /** When to renew a certificate (tests shorten it); about 60% of its lifetime by default. */
+  renewalDelay?: typeof renewalDelayMs;
+}
+
+/**
+ * `agent run` / `bcd node`: keeps one session open with the current certificate, and the identity fresh.
+ * Opens the session at once (right after a join), reconnects with capped, jittered exponential backoff when it
+ * ends, and at about 60% of the certificate's lifetime renews on the session's HTTP/2 connection (no new TLS
+ * handshake), installs the new identity atomically, opens a session with the new certificate and only then
+ * closes the old one.
+ *
+ * @returns the renewal loop's exit codes: 0 stopped, 2 no identity, 3 refused repeatedly (revoked or
+ *   superseded), 4 the certificate expired.
+ */
+export async function runSessionLoop(options: SessionLoopOptions): Promise<number> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const joinAgain = options.joinAgain ?? JOIN_AGAIN;
+  const store = options.store ?? {
+    load: () => loadIdentity(options.identityDir),
+    replace: (identity: LoadedIdentity) => replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
+  };
+  let current: LoadedIdentity;
+  try {
+    current = await store.load();
+  } catch (error) {
+    log(`agent: no usable identity in ${options.identityDir} (${(error as Error).message}); join first: better-compute agent join`);
+    return RENEWAL_EXIT.noIdentity;
+  }
+  let written: Promise<void> = Promise.resolve();
+  const state = (session: AgentSession | null, since: Date | null, heartbeat = false) => {
+    if (!heartbeat) options.onSession?.(session);
+    if (!options.writeState) return Promise.resolve();
+    // Written in order: a heartbeat's record never lands after the record of the session's end.
+    return (written = written.then(() => writeSessionState(options.identityDir, {
+      connected: session !== null,
+      since: since?.toISOString() ?? null,
+      lastHeartbeat: session ? session.lastHeartbeat.toISOString() : since?.toISOString() ?? null,
+      sessionId: session?.welcome.sessionId ?? null,
+      gatewayUrl: options.gatewayUrl,
+    })));
+  };
+  const open = (identity: LoadedIdentity) =>
+    openSession(options, identity, {
+      basePath: options.basePath,
+      agentVersion: options.agentVersion,
+      signingKey: options.signingKey,
+      onEvent: (event, on) => {
+        if (event.type === 'heartbeat' && on === session) state(on, on.since, true);
+        // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
+        if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
+      },
+    });
+
+  /** Measures what the control plane asked and reports it on the same connection. */
+  const runAcceptance = async (on: AgentSession, ask: { runId?: unknown; checks?: unknown }) => {
+    if (typeof ask?.runId !== 'string' || !Array.isArray(ask.checks)) return;
+    log(`agent: running acceptance checks (${ask.checks.map((c) => (c as { check?: string }).check).join(', ')})`);
+    try {
+      const measurements = await measureChecks(ask.checks, options.probe);
+      const reply = await on.post(`${options.basePath ?? DEFAULT_BASE_PATH}/v1/session/acceptance`, JSON.stringify({ runId: ask.runId, measurements }));
+      const outcome = reply.status === 200 ? (JSON.parse(reply.body.toString('utf8')) as { state: string; results: Array<{ check: string; passed: boolean; message: string }> }) : null;
+      if (!outcome) log(`agent: the acceptance report was answered ${reply.status}`);
+      else log(`agent: acceptance ${outcome.state}: ${outcome.results.map((r) => `${r.check} ${r.passed ? 'ok' : 'FAILED'} (${r.message})`).join('; ')}`);
+    } catch (error) {
+      // The run stays pending: the next session is asked again.
+      log(`agent: could not report the acceptance checks: ${(error as Error).message}`);
+    }
+  };
+
+  let session: AgentSession | null = null;
+  let helloRefusals = 0;
+  let connectFailures = 0;
+  let renewRefusals = 0;
+  let renewFailures = 0;
+  const renewalDelay = options.renewalDelay ?? renewalDelayMs;
+  let renewAt = Date.now() + renewalDelay(current.notBefore, current.notAfter, Date.now());
+  log(`agent: certificate valid until ${current.notAfter.toISOString()}; renewing in ${Math.round((renewAt - Date.now()) / 1000)} s`);
+  const stop = async () => {
+    session?.close();
+    await state(null, new Date());
+    return RENEWAL_EXIT.stopped;
+  };
+
+  for (;;) {
+    if (options.signal?.aborted) return stop();
+    if (Date.now() >= current.notAfter.getTime()) {
+      session?.close();
+      log(`agent: the certificate expired at ${current.notAfter.toISOString()}; ${joinAgain}`);
+      return RENEWAL_EXIT.expired;
+    }
+    if (!session) {
+      try {
+        session = await open(current);
+        helloRefusals = 0;
+        connectFailures = 0;
+        log(`agent: session ${session.welcome.sessionId} open through ${options.gatewayUrl} (heartbeat every ${session.welcome.heartbeatSeconds} s)`);
+        state(session, session.since);
+      } catch (error) {
+        if (error instanceof SessionRefusedError) {
+          helloRefusals += 1;
+          if (helloRefusals >= REFUSALS_BEFORE_GIVING_UP) {
+            log(`agent: the control plane refused the session of ${current.spiffeId} ${helloRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`);
+            await state(null, new Date());
+            return RENEWAL_EXIT.refused;
+          }
+        } else {
+          connectFailures += 1;
+        }
+        log(`agent: could not open the session: ${(error as Error).message}`);
+        if (!(await sleep(reconnectDelayMs(helloRefusals + connectFailures), options.signal))) return stop();
+        continue;
+      }
+    }
+    const open_ = session;
+    const outcome = await Promise.race([
+      open_.ended.then(() => 'ended' as const),
+      sleep(Math.max(0, renewAt - Date.now()), options.signal).then((slept) => (slept ? ('renew' as const) : ('stopped' as const))),
+    ]);
+    if (outcome === 'stopped') return stop();
+    if (outcome === 'ended') {
+      session = null;
+      log('agent: the session ended; reconnecting');
+      state(null, new Date());
+      // Spread out like any reconnect: after a gateway restart every agent lands here at the same moment.
+      if (!(await sleep(reconnectDelayMs(connectFailures), options.signal))) return stop();
+      continue;
+    }
+    try {
+      const renewed = await renewIdentity(current, options, Date.now, undefined, (pathname, body) => open_.post(pathname, body));
+      await store.replace(renewed);
+      current = renewed;
+      renewRefusals = 0;
+      renewFailures = 0;
+      renewAt = Date.now() + renewalDelay(current.notBefore, current.notAfter, Date.now());
+      log(`agent: renewed ${current.spiffeId} on the session's connection; valid until ${current.notAfter.toISOString()}, renewing in ${Math.round((renewAt - Date.now()) / 1000)} s`);
+      // Move the session to the new certificate: the new one first, so the node is never without one.
+      try {
+        session = await open(current);
+        open_.close();
+        state(session, session.since);
+      } catch (error) {
+        // The old session lasts until its certificate expires; the loop reconnects with the new one when it ends.
+        log(`agent: could not move the session to the new certificate yet: ${(error as Error).message}`);
+      }
+    } catch (error) {
+      if (error instanceof RenewRefusedError) {
+        renewRefusals += 1;
+        if (renewRefusals >= REFUSALS_BEFORE_GIVING_UP) {
+          session?.close();
+          log(`agent: the control plane refused to renew ${current.spiffeId} ${renewRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`);
+          return RENEWAL_EXIT.refused;
+        }
+      } else {
+        renewFailures += 1;
+      }
+      log(`agent: renewal failed: ${(error as Error).message}`);
+      const untilExpiry = current.notAfter.getTime() - Date.now();
+      renewAt = Date.now() + Math.max(0, Math.min(backoffMs(renewRefusals + renewFailures - 1), untilExpiry));
+    }
+  }
+}

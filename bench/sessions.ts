@@ -1,0 +1,286 @@
+/**
+ * `npm run bench:sessions`: one gateway process holding `--sessions` concurrent sessions with heartbeats,
+ * each kept by the agent's own session loop (agent/session/loop.ts: jittered reconnects), identities in
+ * memory, against the API's fast paths on the embedded database (durable commits). Reports, beside the join
+ * rate of the same run:
+ *   - the gateway's RSS and its CPU at idle (heartbeats and lease renewals only) over `--idle-seconds`;
+ *   - after a gateway restart, how long until every session is back, while a console list (REST nodes.list,
+ *     100 rows) is timed every 200 ms (p50/p99);
+ *   - `--renewals` renewals on existing session connections (no TLS handshake), `--agents` at a time, with the
+ *     server CPU (gateway + API + PostgreSQL) per renewal beside the server CPU per join.
+ * Never asserts a speed: the goals (RSS <= 1 GiB, idle CPU <= 10% of a core, back within 2 min, list p99 <=
+ * 500 ms, a renewal at most twice a join) are printed beside the figures.
+ *
+ * Options: --sessions 10000 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { JoinTrust } from '../agent/join';
+import { prepareAttempts } from '../agent/sim/simulate';
+import { percentile } from '../agent/sim/percentiles';
+import { postToGateway } from '../agent/renew/gateway-client';
+import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
+import { renewIdentity } from '../agent/renew/renew';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
+import { runSessionLoop } from '../agent/session/loop';
+import type { AgentSession } from '../agent/session/session-client';
+import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
+import { insertApiKey } from '../server/api-keys/api-keys';
+import { bootstrapFirstStart } from '../server/boot/bootstrap';
+import { createDb } from '../server/db/client';
+import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
+import { migrate } from '../server/db/migrate';
+import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
+import { joinCryptoFromBundle } from '../server/pki/join-crypto';
+import { installPins } from '../server/pki/pins-summary';
+import { loadPki } from '../server/pki/store';
+import { issueJoinToken } from '../server/tokens/issue';
+import { treeCpuSeconds } from './cpu';
+
+const { values } = parseArgs({
+  options: {
+    sessions: { type: 'string', default: '10000' },
+    agents: { type: 'string', default: '64' },
+    renewals: { type: 'string', default: '2000' },
+    heartbeat: { type: 'string', default: '30' },
+    'idle-seconds': { type: 'string', default: '30' },
+  },
+});
+const sessions = Number(values.sessions);
+const agents = Number(values.agents);
+const renewals = Math.min(Number(values.renewals), sessions);
+const idleSeconds = Number(values['idle-seconds']);
+const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const BASE = '/api/compute';
+const STALL_MS = 120_000;
+
+function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));
+  });
+}
+
+const rssMiB = (pid: number) => {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Math.round(Number(line.split(/\s+/)[1]) / 1024);
+};
+
+/** Runs `total` tasks on `concurrency` workers; returns latencies (ms) and the rate. */
+async function drive(total: number, concurrency: number, task: (index: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const index = next++;
+        const t0 = performance.now();
+        try {
+          await task(index);
+          latencies.push(performance.now() - t0);
+        } catch (error) {
+          if (failed++ < 5) log(`  failed: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { ok: latencies.length, failed, perSecond: Math.round(latencies.length / seconds), p50: Math.round(percentile(latencies, 50) * 10) / 10, p99: Math.round(percentile(latencies, 99) * 10) / 10 };
+}
+
+/** Waits until `count()` reaches `target`, logging progress; fails after two minutes without progress. */
+async function waitFor(what: string, target: number, count: () => Promise<number>): Promise<number> {
+  const started = performance.now();
+  let last = -1;
+  let lastProgress = performance.now();
+  for (;;) {
+    const n = await count();
+    if (n !== last) {
+      if (Math.floor(n / Math.max(1, target / 10)) !== Math.floor(last / Math.max(1, target / 10))) log(`  ${what}: ${n}/${target}`);
+      last = n;
+      lastProgress = performance.now();
+    }
+    if (n >= target) return (performance.now() - started) / 1000;
+    if (performance.now() - lastProgress > STALL_MS) throw new Error(`${what}: no progress for two minutes at ${n}/${target}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-sessions-'));
+  const database = await startEmbeddedDatabase(dir);
+  const children: ChildProcess[] = [];
+  let gateway: ChildProcess | null = null;
+  const controller = new AbortController();
+  // Every session loop listens on the one signal.
+  setMaxListeners(0, controller.signal);
+  try {
+    await migrate(database.url);
+    const db = createDb(database.url, { max: 4 });
+    const secret = randomBytes(32).toString('base64url');
+    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
+    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
+    const bundle = await loadPki(db, secret);
+    const crypto = joinCryptoFromBundle(bundle);
+    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
+    const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
+    const env = { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production', BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: values.heartbeat! };
+    const api = await startChild('bench/sessions-api.ts', env, 'api is running');
+    children.push(api);
+    const gatewayEnv = { BETTER_COMPUTE_GATEWAY_DIR: gatewayDir, BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort), BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`, NODE_ENV: 'production', BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: String(sessions + 1000) };
+    const startGateway = async () => {
+      const g = await startChild('server/gateway/main.ts', gatewayEnv, 'Gateway listening');
+      g.stdout!.resume();
+      return g;
+    };
+    gateway = await startGateway();
+    const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
+    const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const serverCpu = () => treeCpuSeconds(api.pid!) + treeCpuSeconds(gateway!.pid!) + treeCpuSeconds(postmaster);
+    const apiKey = (await insertApiKey(db, { tenantId: pool.ownerTenantId, role: 'viewer', name: 'bench' }, 'bench')).key;
+
+    // Joins: every machine of the run, through the gateway, `agents` at a time (after untimed warm-up joins).
+    const token = (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 7200, maxUses: sessions + 100, createdBy: 'bench' })).token!;
+    const warm = 16;
+    log(`Preparing ${sessions + warm} joins…`);
+    const attempts = await prepareAttempts(token, sessions + warm, trust);
+    const identities: LoadedIdentity[] = [];
+    const joinOne = async (index: number) => {
+      const attempt = attempts[index]!;
+      const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
+      if (reply.status !== 200) throw new Error(`join answered ${reply.status}`);
+      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: attempt.keys.csrSha256, publicKeySpkiDer: attempt.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+      if (index >= warm) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
+    };
+    await drive(warm, warm, joinOne);
+    log(`Joining ${sessions} machines through the gateway (${agents} at a time)…`);
+    let before = serverCpu();
+    const joinResult = await drive(sessions, agents, (i) => joinOne(i + warm));
+    const joinServerMs = ((serverCpu() - before) / joinResult.ok) * 1000;
+    log(`joins: ${JSON.stringify(joinResult)}, server CPU ${joinServerMs.toFixed(2)} ms per join`);
+
+    // Sessions, each kept by the agent's loop; `current[i]` is machine i's open session.
+    const current: Array<AgentSession | null> = identities.map(() => null);
+    const liveSessions = async (since: Date) =>
+      Number((await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id WHERE g.expires_at > now() AND g.started_at >= ${since}`)[0]!.n);
+    log(`Opening ${identities.length} sessions…`);
+    const openStarted = new Date(Date.now() - 60_000);
+    const loops = identities.map((identity, i) =>
+      runSessionLoop({
+        identityDir: '(memory)',
+        ...target,
+        agentVersion: 'bench',
+        signal: controller.signal,
+        log: () => {},
+        store: { load: async () => identity, replace: async () => {} },
+        // No renewal by the loops during the run: the renewal phase below times its own.
+        renewalDelay: () => 24 * 3_600_000,
+        onSession: (s) => (current[i] = s),
+      }),
+    );
+    const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(openStarted));
+    log(`all ${identities.length} sessions open after ${openSeconds.toFixed(1)} s`);
+
+    // Idle: heartbeats and lease renewals only.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const gatewayBefore = treeCpuSeconds(gateway.pid!);
+    const idleStarted = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+    const idleCpuPercent = ((treeCpuSeconds(gateway.pid!) - gatewayBefore) / ((performance.now() - idleStarted) / 1000)) * 100;
+    const rss = rssMiB(gateway.pid!);
+    log(`gateway idle: RSS ${rss} MiB, CPU ${idleCpuPercent.toFixed(1)}% of a core`);
+
+    // Renewals on the open sessions' connections: one per session (a connection is authenticated by the
+    // certificate it was opened with), `agents` at a time.
+    log(`Making ${renewals} keys and CSRs…`);
+    const nextKeys: NodeKeyAndCsr[] = Array.from({ length: renewals }, () => generateNodeKeyAndCsr());
+    log(`Renewing ${renewals} times on session connections (${agents} at a time)…`);
+    before = serverCpu();
+    const renewResult = await drive(renewals, agents, async (i) => {
+      const session = current[i];
+      if (!session) throw new Error(`machine ${i} has no session`);
+      await renewIdentity(identities[i]!, target, Date.now, nextKeys[i], (pathname, body) => session.post(pathname, body));
+    });
+    const renewServerMs = ((serverCpu() - before) / renewResult.ok) * 1000;
+    log(`renewals: ${JSON.stringify(renewResult)}, server CPU ${renewServerMs.toFixed(2)} ms per renewal`);
+
+    // Gateway restart: every session drops; the loops come back with jittered backoff. A console list is
+    // timed meanwhile.
+    const list = async () => {
+      const answer = await fetch(`http://127.0.0.1:${apiPort}${BASE}/v1/tenants/${pool.ownerTenantId}/nodes?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } });
+      await answer.arrayBuffer();
+      return answer.status;
+    };
+    // Untimed lists first: the first ones load Prisma's and the REST adapter's code. Then a quiet baseline.
+    for (let i = 0; i < 5; i++) await list();
+    const quiet: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      if ((await list()) === 200) quiet.push(performance.now() - t0);
+    }
+    log('Restarting the gateway…');
+    const listLatencies: number[] = [];
+    let listing = true;
+    const lister = (async () => {
+      while (listing) {
+        const t0 = performance.now();
+        if ((await list()) === 200) listLatencies.push(performance.now() - t0);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const restartedAt = new Date();
+    const cpuBeforeRestart = serverCpu();
+    const old = gateway;
+    old.kill('SIGTERM');
+    await new Promise((resolve) => old.once('exit', resolve));
+    gateway = await startGateway();
+    const backSeconds = await waitFor('sessions back', identities.length, () => liveSessions(restartedAt));
+    // The old gateway's CPU is gone with it: this counts the API, PostgreSQL and the new gateway.
+    const helloServerMs = ((serverCpu() - cpuBeforeRestart) / identities.length) * 1000;
+    listing = false;
+    await lister;
+    const rssAfter = rssMiB(gateway.pid!);
+    log(`all back ${backSeconds.toFixed(1)} s after the restart`);
+
+    const p = (q: number) => Math.round(percentile(listLatencies, q));
+    const pq = (q: number) => Math.round(percentile(quiet, q));
+    process.stdout.write(`\nSessions benchmark: ${identities.length} sessions through one gateway process, heartbeat every ${values.heartbeat} s, durable commits\n`);
+    process.stdout.write(`joins through the gateway     ${joinResult.perSecond} joins/s, p50 ${joinResult.p50} ms, p99 ${joinResult.p99} ms (ok ${joinResult.ok}, failed ${joinResult.failed}); server CPU ${joinServerMs.toFixed(2)} ms per join\n`);
+    process.stdout.write(`sessions opened               all ${identities.length} in ${openSeconds.toFixed(1)} s\n`);
+    process.stdout.write(`gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%)\n`);
+    process.stdout.write(`renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`);
+    process.stdout.write(`gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello); gateway RSS after ${rssAfter} MiB\n`);
+    controller.abort();
+    for (const s of current) s?.close();
+    await Promise.all(loops);
+    await db.$disconnect();
+  } finally {
+    controller.abort();
+    for (const child of gateway ? [...children, gateway] : children) {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+    }
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:sessions failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
+import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, sseEvent, type HelloAccepted, type LeaseAnswer } from '../sessions/wire';
+
+/** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
+export type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
+
+type Response = ServerResponse | Http2ServerResponse;
+
+interface Stream {
+  res: Response;
+  write(text: string): void;
+  heartbeat: NodeJS.Timeout;
+  expiry: NodeJS.Timeout;
+  /** The API ended it: it needs no report back. */
+  endedByApi: boolean;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+/**
+ * Hellos relayed to the API at once. After a restart every agent says Hello within seconds; beyond this many
+ * they wait here (a pending promise each) instead of queueing in the API, whose event loop and database pool
+ * also serve the console: in bench:sessions an unbounded storm held a console list for seconds.
+ */
+export const MAX_HELLOS_IN_FLIGHT = 16;
+const newGatewayId = () => `gw_${randomBytes(12).toString('hex')}`;
+// setTimeout's ceiling (about 24.8 days); a certificate lives at most a day.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The gateway's half of sessions (protocol.md "Sessions"). It relays each Hello to the API with its vouching
+ * and its own id, and for an accepted one holds the event stream: the signed `welcome`, then a `heartbeat`
+ * every `heartbeatSeconds`, until the agent goes away, the certificate the session was opened with expires, or
+ * the API says to end it. It keeps no session state of its own that anyone else believes: its lease in
+ * PostgreSQL, renewed by {@link SessionHub.refresh} every few seconds, is what makes its sessions count, and the
+ * same call reports the sessions that closed here and hears which to end (a revoked certificate, a reclaim, a
+ * retired node).
+ */
+export class SessionHub {
+  private gatewayId = newGatewayId();
+  private readonly streams = new Map<string, Stream>();
+  private closed: string[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private registered: Promise<void> | null = null;
+  private stopped = false;
+  private refreshMs = 2_000;
+  private hellosInFlight = 0;
+  private readonly waitingHellos: Array<() => void> = [];
+
+  constructor(
+    private readonly post: ApiPost,
+    private readonly basePath: string,
+  ) {}
+
+  /** Open streams (for tests and the benchmark). */
+  get size() {
+    return this.streams.size;
+  }
+
+  get id() {
+    return this.gatewayId;
+  }
+
+  /** Registers the lease and keeps renewing it until {@link stop}. */
+  start(): Promise<void> {
+    this.registered ??= this.refresh().then(() => this.schedule());
+    return this.registered;
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), this.refreshMs);
+    this.timer.unref();
+  }
+
+  /** One lease call: extends the lease, reports closed sessions, ends the ones the API names. */
+  async refresh(): Promise<void> {
+    // A bounded body (about 50 KB): after a mass disconnect the rest follows in the next calls, at once.
+    const closed = this.closed.splice(0, 1500);
+    let answer: LeaseAnswer;
+    try {
+      const reply = await this.post(`${this.basePath}${SESSION_LEASE_PATH}`, Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, closed })), null);
+      if (reply.status !== 200) throw new Error(`the API answered ${reply.status}`);
+      answer = JSON.parse(reply.body.toString('utf8')) as LeaseAnswer;
+    } catch {
+      // The API is away: report these next time. The lease may run out meanwhile; the API then says so.
+      this.closed.unshift(...closed);
+      this.refreshMs = 1_000;
+      return;
+    }
+    this.refreshMs = answer.refreshMs;
+    if (!answer.live) {
+      // Our lease ran out (the API was unreachable, or this process stalled): every session of it was ended
+      // by the API's sweep, so end the streams too; agents come back with a Hello under a new lease.
+      this.endAll();
+      this.gatewayId = newGatewayId();
+      return this.refresh();
+    }
+    for (const id of answer.end) this.end(id, true);
+    for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
+    if (this.closed.length >= 1500) return this.refresh();
+  }
+
+  private end(id: string, byApi: boolean) {
+    const stream = this.streams.get(id);
+    if (!stream) return;
+    stream.endedByApi = byApi;
+    stream.res.end();
+  }
+
+  private endAll() {
+    for (const id of [...this.streams.keys()]) this.end(id, true);
+  }
+
+  /** Stops renewing the lease and ends every stream (the agents reconnect elsewhere or after a restart). */
+  stop() {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const id of [...this.streams.keys()]) this.end(id, false);
+  }
+
+  /** A Hello (its body read): relayed, and on acceptance the event stream held open on `res`. */
+  async hello(res: Response, peer: Buffer | null, body: Buffer, certificateNotAfter: number | null): Promise<void> {
+    try {
+      await this.start();
+    } catch {
+      // start() never rejects (refresh swallows failures), but a lease not yet live is answered below.
+    }
+    const relayed = Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, hello: body.toString('utf8') }));
+    let reply: { status: number; body: Buffer };
+    // A released slot passes straight to the next waiting Hello, so the count never overshoots.
+    if (this.hellosInFlight >= MAX_HELLOS_IN_FLIGHT) await new Promise<void>((resolve) => this.waitingHellos.push(resolve));
+    else this.hellosInFlight++;
+    try {
+      reply = await this.post(`${this.basePath}${SESSION_PATH}`, relayed, peer);
+    } catch {
+      reply = SESSION_UNAVAILABLE;
+    } finally {
+      const next = this.waitingHellos.shift();
+      if (next) next();
+      else this.hellosInFlight--;
+    }
+    // The agent went away while the API decided (an HTTP/1.1 request is destroyed once its body is read, so
+    // only the response tells).
+    if (res.destroyed) return;
+    if (reply.status !== 200) {
+      // The refusal's bytes exactly as the API made them (the uniform 403), or a retryable 5xx.
+      res.writeHead(reply.status, { ...JSON_HEADERS, 'content-length': reply.body.length }).end(reply.body);
+      return;
+    }
+    const accepted = JSON.parse(reply.body.toString('utf8')) as HelloAccepted;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    // Both response kinds write the same way; their write() overloads differ only in types.
+    const write = (text: string) => (res as ServerResponse).write(text);
+    write(sseEvent('welcome', accepted.welcome));
+    const stream: Stream = {
+      res,
+      write,
+      endedByApi: false,
+      heartbeat: setInterval(() => write(sseEvent('heartbeat', { serverTime: Math.floor(Date.now() / 1000) })), accepted.heartbeatSeconds * 1000),
+      // The server ends a session when the certificate it was opened with expires (the API would refuse it).
+      expiry: setTimeout(() => this.end(accepted.sessionId, false), Math.min(MAX_TIMER_MS, Math.max(0, (certificateNotAfter ?? Infinity) - Date.now()))),
+    };
+    this.streams.set(accepted.sessionId, stream);
+    if (accepted.acceptance) write(sseEvent('acceptance', accepted.acceptance));
+    res.on('close', () => {
+      clearInterval(stream.heartbeat);
+      clearTimeout(stream.expiry);
+      this.streams.delete(accepted.sessionId);
+      if (!stream.endedByApi) this.closed.push(accepted.sessionId);
+    });
+  }
+}

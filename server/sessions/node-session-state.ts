@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { Db, Tx } from '../db/client';
+
+/**
+ * A node's session as the console and the APIs show it. `connected` is read from the leases, never from a flag
+ * a dead gateway left behind: the node has a session whose gateway's lease is live. While connected, `since`
+ * is when its sessions began (a quick reconnect keeps it) and `lastHeartbeat` is its gateway's last lease
+ * renewal (the gateway writes heartbeats on the same clock); while disconnected, both are when its last
+ * session ended (null: it never had one).
+ */
+export const nodeSessionState = z.object({
+  connected: z.boolean(),
+  since: z.string().nullable(),
+  lastHeartbeat: z.string().nullable(),
+  /** The gateway process that holds its session (a random id per gateway start). */
+  gatewayId: z.string().nullable(),
+});
+export type NodeSessionState = z.infer<typeof nodeSessionState>;
+
+interface NodeTimes {
+  id: string;
+  connectedSince: Date | null;
+  sessionEndedAt: Date | null;
+}
+
+/** The session state of each of `nodes`, in one query for their live sessions. */
+export async function sessionStates(db: Db | Tx, nodes: readonly NodeTimes[]): Promise<Map<string, NodeSessionState>> {
+  const ids = nodes.map((n) => n.id);
+  const live = ids.length
+    ? await db.$queryRaw<Array<{ node_id: string; gateway_id: string; heartbeat_at: Date }>>`
+        SELECT DISTINCT ON (s.node_id) s.node_id, s.gateway_id, g.heartbeat_at
+          FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id
+         WHERE s.node_id = ANY(${ids}) AND g.expires_at > compute_now()
+         ORDER BY s.node_id, s.opened_at DESC`
+    : [];
+  const byNode = new Map(live.map((row) => [row.node_id, row]));
+  return new Map(
+    nodes.map((node) => {
+      const session = byNode.get(node.id);
+      const ended = node.sessionEndedAt?.toISOString() ?? null;
+      return [
+        node.id,
+        session
+          ? { connected: true, since: (node.connectedSince ?? session.heartbeat_at).toISOString(), lastHeartbeat: session.heartbeat_at.toISOString(), gatewayId: session.gateway_id }
+          : { connected: false, since: ended, lastHeartbeat: ended, gatewayId: null },
+      ];
+    }),
+  );
+}
+
+/**
+ * A Prisma filter for nodes with (true) or without (false) a live session. It compares leases with this
+ * process's clock, which is good enough for a list filter; the state shown on each row is the database's.
+ */
+export const connectedFilter = (connected: boolean) => {
+  const live = { gateway: { expiresAt: { gt: new Date() } } };
+  return connected ? { sessions: { some: live } } : { sessions: { none: live } };
+};

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { signEnvelope } from '../join/crypto/envelope';
+import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
+import { logError } from '../log';
+import { newId } from '../ids';
+import type { JoinCrypto } from '../pki/join-crypto';
+import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
+import type { LeafRow } from '../renew/renew-write';
+import { vouchedPeer } from '../renew/vouch';
+import { recordSessionRefusal, type SessionRefusalLimit } from './refusals';
+import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
+import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSION, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
+import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from './wire';
+import type { SessionSettings } from './settings';
+import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
+import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
+
+export interface SessionServiceOptions {
+  pool: pg.Pool;
+  /** JoinService's keys (the welcome is signed with the join-signing key) and the serving CA pin. */
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
+  loadRootTenantId: () => Promise<string | null>;
+  settings: SessionSettings;
+  refusalLimit?: SessionRefusalLimit;
+}
+
+/** What the HTTP layer hands over, as for a renewal: the body, the gateway's headers and the path. */
+export interface SessionCall {
+  body: Buffer | null;
+  vouch: string | undefined;
+  peer: string | undefined;
+  path: string;
+}
+
+class Refused extends Error {
+  constructor(
+    readonly reason: string,
+    readonly row: LeafRow | null,
+  ) {
+    super('Session refused');
+  }
+}
+
+const jsonAnswer = (value: unknown): JoinAnswer => ({ status: 200, body: Buffer.from(JSON.stringify(value)) });
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
+
+/**
+ * Sessions (protocol.md "Sessions"): decides each Hello exactly as RenewService decides a renewal's
+ * certificate, from the gateway's vouching (the peer is byte for byte a `node_certs` leaf, unrevoked, unexpired,
+ * of the node's current generation, the node not retired, and the Hello's `nodeId` is the leaf's node), and
+ * keeps the session state every instance shares: open sessions in `node_sessions`, believed only while their
+ * gateway's lease is live (`gateway_leases`), and `node.connected` / `node.disconnected` on the node.
+ */
+export class SessionService {
+  constructor(private readonly options: SessionServiceOptions) {}
+
+  get settings(): SessionSettings {
+    return this.options.settings;
+  }
+
+  /** A Hello relayed by a gateway. Every refusal is {@link SESSION_REFUSED} and a `security.session.refused` event. */
+  async hello(call: SessionCall): Promise<JoinAnswer> {
+    const runtime = await this.options.loadRuntime();
+    if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
+    try {
+      return await this.open(call, runtime.crypto, runtime.servingCaPin);
+    } catch (error) {
+      if (error instanceof Refused) {
+        await this.publishRefusal(error);
+        return SESSION_REFUSED;
+      }
+      logError('session hello failed', error);
+      return JOIN_FAILED;
+    }
+  }
+
+  private async open(call: SessionCall, crypto: JoinCrypto, servingCaPin: string): Promise<JoinAnswer> {
+    const body = call.body ?? Buffer.alloc(0);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    if (peer === 'no-peer') throw new Refused('no-client-certificate', null);
+    if (!peer) throw new Refused('unvouched', null);
+    const relayed = parseRelayedHello(body);
+    if (!relayed) throw new Refused('malformed', null);
+    const hello = parseHello(relayed.hello);
+    const found = await this.options.pool.query<LeafRow>({ name: 'session-presented-leaf', text: SELECT_PRESENTED_LEAVES, values: [[sha256(peer)], [peer]] });
+    const row = found.rows[0] ?? null;
+    if (!row) throw new Refused('certificate-unknown', null);
+    // The TLS handshake proved the leaf's key: from here on the node's owner hears of a refusal.
+    if (row.is_revoked) throw new Refused('revoked', row);
+    if (row.is_expired) throw new Refused('expired', row);
+    if (row.cert_generation !== row.node_generation) throw new Refused('generation', row);
+    if (row.state === 'retired') throw new Refused('node-retired', row);
+    if (!hello) throw new Refused('malformed', row);
+    if (hello.nodeId !== row.node_id) throw new Refused('peer-mismatch', row);
+
+    const sessionId = newId('sess');
+    const client = await this.options.pool.connect();
+    let opened: { opened: number; gateway_live: boolean };
+    try {
+      try {
+        // The node's row lock first, in its own statement, as a renewal takes it: the statement after it then
+        // reads the certificate's standing after a revokeIdentity or reclaim that held the lock.
+        await client.query(`BEGIN; SELECT 1 FROM nodes WHERE id = ${client.escapeLiteral(row.node_id)} FOR UPDATE`);
+        opened = (await client.query({ name: 'session-open', text: OPEN_SESSION, values: [sessionId, row.serial, row.node_id, relayed.gatewayId, hello.agentVersion] })).rows[0];
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
+    if (!opened.gateway_live) return SESSION_UNAVAILABLE;
+    // Lost a race with revokeIdentity, a reclaim or a delete under the lock: refused like any other.
+    if (opened.opened !== 1) throw new Refused('standing-changed', row);
+    // A pending acceptance run (or the first of this identity generation) is asked at once on the new session.
+    await this.options.pool.query({ name: 'session-supersede-runs', text: SUPERSEDE_OLD_RUNS, values: [row.node_id] });
+    const run = (await this.options.pool.query<{ id: string; checks: unknown[] }>({ name: 'session-run-on-hello', text: DELIVER_RUN_ON_HELLO, values: [newRunId(), row.node_id, sessionId] })).rows[0];
+    const heartbeatSeconds = this.options.settings.heartbeatSeconds;
+    const welcome = signEnvelope(
+      { status: 'welcome', nodeId: row.node_id, sessionId, serverTime: Math.floor(row.now_seconds), heartbeatSeconds },
+      crypto.signingKey,
+    );
+    return jsonAnswer({ sessionId, heartbeatSeconds, welcome, ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}) } satisfies HelloAccepted);
+  }
+
+  /**
+   * A gateway's lease call: extends its lease, ends the sessions it reports closed and answers those it must
+   * end (certificate revoked, expired or superseded, node retired). Believed only with a valid vouching.
+   */
+  async lease(call: SessionCall): Promise<JoinAnswer> {
+    try {
+      const runtime = await this.options.loadRuntime();
+      if (!runtime) return joinNotConfigured('JoinService has no keys configured');
+      const body = call.body ?? Buffer.alloc(0);
+      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return SESSION_REFUSED;
+      const lease = parseLeaseCall(body);
+      if (!lease) return SESSION_REFUSED;
+      const { leaseSeconds, refreshMs } = this.options.settings;
+      const renewed = await this.options.pool.query({ name: 'session-lease', text: RENEW_LEASE, values: [lease.gatewayId, `${leaseSeconds} seconds`] });
+      const ended = await this.options.pool.query<{ id: string; invalid: boolean }>({ name: 'session-end', text: END_SESSIONS, values: [lease.gatewayId, lease.closed] });
+      const runs = await this.options.pool.query<{ id: string; checks: unknown[]; session_id: string }>({ name: 'session-runs', text: DELIVER_RUNS_TO_GATEWAY, values: [lease.gatewayId] });
+      const answer: LeaseAnswer = {
+        live: renewed.rowCount === 1,
+        end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
+        refreshMs,
+        run: runs.rows.map((r) => ({ sessionId: r.session_id, acceptance: { runId: r.id, checks: r.checks } })),
+      };
+      return jsonAnswer(answer);
+    } catch (error) {
+      logError('session lease failed', error);
+      return JOIN_FAILED;
+    }
+  }
+
+  /**
+   * bcd's report of an acceptance run, sent on its session's connection: believed for the node whose live
+   * certificate the gateway vouched for, exactly as a Hello; the run must be that node's pending one.
+   * Answers `{ state, results }`; a refusal is the uniform Session refused bytes.
+   */
+  async acceptance(call: SessionCall): Promise<JoinAnswer> {
+    try {
+      const runtime = await this.options.loadRuntime();
+      if (!runtime) return joinNotConfigured('JoinService has no keys configured');
+      const body = call.body ?? Buffer.alloc(0);
+      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
+      if (!peer || peer === 'no-peer') return SESSION_REFUSED;
+      const row = (await this.options.pool.query<LeafRow>({ name: 'session-presented-leaf', text: SELECT_PRESENTED_LEAVES, values: [[sha256(peer)], [peer]] })).rows[0];
+      if (!row || row.is_revoked || row.is_expired || row.cert_generation !== row.node_generation || row.state === 'retired') return SESSION_REFUSED;
+      let report;
+      try {
+        report = acceptanceReport.safeParse(JSON.parse(body.toString('utf8')));
+      } catch {
+        return SESSION_REFUSED;
+      }
+      if (!report.success) return SESSION_REFUSED;
+      const outcome = await recordAcceptanceReport(this.options.pool, row.node_id, report.data);
+      if (outcome === 'unknown-run') return SESSION_REFUSED;
+      return jsonAnswer(outcome);
+    } catch (error) {
+      logError('acceptance report failed', error);
+      return JOIN_FAILED;
+    }
+  }
+
+  /**
+   * Ends the sessions of dead gateways and publishes `node.disconnected` for nodes gone longer than the grace.
+   * Every API instance runs it on a timer ({@link startSessionSweeper}); running it twice publishes nothing twice.
+   */
+  async sweep(): Promise<number> {
+    await this.options.pool.query({ name: 'session-dead-gateways', text: END_DEAD_GATEWAY_SESSIONS });
+    const published = await this.options.pool.query({ name: 'session-disconnected', text: PUBLISH_DISCONNECTED, values: [`${this.options.settings.graceSeconds} seconds`] });
+    if (Math.random() < 0.01) await this.options.pool.query(PRUNE_LEASES);
+    return published.rowCount ?? 0;
+  }
+
+  private async publishRefusal(refused: Refused) {
+    try {
+      const tenantId = refused.row ? refused.row.tenant_id : await this.options.loadRootTenantId();
+      if (!tenantId) return;
+      await recordSessionRefusal(this.options.pool, tenantId, { reason: refused.reason, nodeId: refused.row?.node_id ?? null, serial: refused.row?.serial ?? null }, this.options.refusalLimit);
+    } catch (error) {
+      logError('could not record a session refusal', error);
+    }
+  }
+}
+
+/** Runs `service.sweep()` every `intervalMs` until the returned stop is called; failures are logged and retried. */
+export function startSessionSweeper(service: SessionService, intervalMs = service.settings.sweepMs): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    service.sweep().catch((error) => logError('session sweep failed', error)).finally(() => (running = false));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

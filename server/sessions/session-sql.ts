@@ -1,0 +1,122 @@
+/**
+ * Opens a session under the node's row lock (taken by the statement before it, in the same transaction, so
+ * that this statement reads the certificate's standing after a concurrent revokeIdentity or reclaim). It
+ * writes nothing unless the leaf is still live and the gateway's lease too. The first session of a node that
+ * had none publishes `node.connected`; the first contact of an identity generation, when the node is
+ * `adopting` in a pool with acceptance checks, publishes `node.acceptance.started` after it. The node then
+ * counts as contacted for its generation, so its renewals publish nothing more (first-contact.ts).
+ *
+ * $1 session id, $2 leaf serial, $3 node id, $4 gateway id, $5 agent version.
+ */
+export const OPEN_SESSION = `
+WITH node AS (
+  SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.connected_since, n.connected_generation,
+         COALESCE(p.acceptance_checks, '{}') AS checks
+    FROM nodes n
+    JOIN node_certs c ON c.node_id = n.id AND c.serial = $2
+    LEFT JOIN pools p ON p.id = n.pool_id
+   WHERE n.id = $3 AND c.revoked_at IS NULL AND c.not_after > compute_now()
+     AND c.identity_generation = n.identity_generation AND n.state <> 'retired'
+     AND EXISTS (SELECT 1 FROM gateway_leases g WHERE g.gateway_id = $4 AND g.expires_at > compute_now())
+), opened AS (
+  INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at)
+  SELECT $1, id, $2, $4, $5, compute_now() FROM node
+  RETURNING id
+), marked AS (
+  UPDATE nodes n SET connected_since = COALESCE(n.connected_since, compute_now()), session_ended_at = NULL,
+         connected_generation = n.identity_generation
+    FROM node WHERE n.id = node.id
+  RETURNING n.id
+), published AS (
+  INSERT INTO events (tenant_id, type, data)
+  SELECT node.tenant_id, e.type, e.data
+    FROM node CROSS JOIN LATERAL (VALUES
+      (1, 'node.connected',
+       jsonb_build_object('nodeId', node.id, 'poolId', node.pool_id, 'siteId', node.site_id, 'identityGeneration', node.identity_generation,
+                          'sessionId', $1::text, 'gatewayId', $4::text)),
+      (2, 'node.acceptance.started',
+       jsonb_build_object('nodeId', node.id, 'poolId', node.pool_id, 'checks', to_jsonb(node.checks), 'identityGeneration', node.identity_generation))
+    ) AS e(ord, type, data)
+   WHERE (e.ord = 1 AND node.connected_since IS NULL)
+      OR (e.ord = 2 AND node.connected_generation < node.identity_generation AND node.state = 'adopting' AND cardinality(node.checks) > 0)
+   ORDER BY e.ord
+  RETURNING type
+)
+SELECT (SELECT count(*) FROM opened)::int AS opened, (SELECT count(*) FROM marked)::int AS marked,
+       (SELECT count(*) FROM published)::int AS published,
+       EXISTS (SELECT 1 FROM gateway_leases g WHERE g.gateway_id = $4 AND g.expires_at > compute_now()) AS gateway_live`;
+
+/**
+ * A gateway's lease: inserted by its first call, extended by every later one while it is live. An expired
+ * lease is not extended (no row comes back): its sessions were or will be ended by the sweep, and the gateway
+ * must start over. $1 gateway id, $2 lifetime.
+ */
+export const RENEW_LEASE = `
+INSERT INTO gateway_leases (gateway_id, started_at, heartbeat_at, expires_at)
+VALUES ($1, compute_now(), compute_now(), compute_now() + $2::interval)
+ON CONFLICT (gateway_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at
+ WHERE gateway_leases.expires_at > compute_now()
+RETURNING 1`;
+
+/**
+ * Sessions that ended: those the gateway reports closed, and those whose certificate stopped being valid
+ * (revoked, expired, superseded by a reclaim) or whose node was retired. Each is deleted and its node records
+ * when its last session ended. Answers the ids the gateway must end. $1 gateway id, $2 closed ids.
+ */
+export const END_SESSIONS = `
+WITH invalid AS (
+  SELECT s.id FROM node_sessions s
+    JOIN nodes n ON n.id = s.node_id
+    LEFT JOIN node_certs c ON c.serial = s.cert_serial
+   WHERE s.gateway_id = $1
+     AND (c.serial IS NULL OR c.revoked_at IS NOT NULL OR c.not_after <= compute_now()
+          OR c.identity_generation <> n.identity_generation OR n.state = 'retired')
+), gone AS (
+  DELETE FROM node_sessions s
+   WHERE s.gateway_id = $1 AND (s.id = ANY($2::text[]) OR s.id IN (SELECT id FROM invalid))
+  RETURNING s.id, s.node_id
+), ended AS (
+  UPDATE nodes n SET session_ended_at = compute_now()
+   WHERE n.id IN (SELECT node_id FROM gone)
+  RETURNING n.id
+)
+SELECT g.id, g.id IN (SELECT id FROM invalid) AS invalid, (SELECT count(*) FROM ended)::int AS nodes FROM gone g`;
+
+/**
+ * The sessions of gateways whose lease expired end at the gateway's last heartbeat (the last moment anyone
+ * knew they were up).
+ */
+export const END_DEAD_GATEWAY_SESSIONS = `
+WITH dead AS (
+  DELETE FROM node_sessions s USING gateway_leases g
+   WHERE g.gateway_id = s.gateway_id AND g.expires_at <= compute_now()
+  RETURNING s.node_id, g.heartbeat_at
+)
+UPDATE nodes n SET session_ended_at = GREATEST(n.session_ended_at, d.ended_at)
+  FROM (SELECT node_id, max(heartbeat_at) AS ended_at FROM dead GROUP BY node_id) d
+ WHERE n.id = d.node_id`;
+
+/**
+ * Nodes whose last session ended more than the grace period ago and did not come back publish
+ * `node.disconnected` once, and are no longer connected. Concurrent sweeps of several instances publish it
+ * once: the second re-checks `connected_since` on the row the first updated. $1 grace.
+ */
+export const PUBLISH_DISCONNECTED = `
+WITH gone AS (
+  UPDATE nodes n SET connected_since = NULL
+   WHERE n.connected_since IS NOT NULL AND n.session_ended_at IS NOT NULL
+     AND n.session_ended_at <= compute_now() - $1::interval
+     AND NOT EXISTS (SELECT 1 FROM node_sessions s WHERE s.node_id = n.id)
+  RETURNING n.id, n.tenant_id, n.pool_id, n.site_id, n.session_ended_at
+)
+INSERT INTO events (tenant_id, type, data)
+SELECT tenant_id, 'node.disconnected',
+       jsonb_build_object('nodeId', id, 'poolId', pool_id, 'siteId', site_id,
+                          'lastSeenAt', to_char(session_ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+  FROM gone ORDER BY id
+RETURNING 1`;
+
+/** Expired gateway leases with no session left, an hour after they expired. */
+export const PRUNE_LEASES = `
+DELETE FROM gateway_leases g WHERE g.expires_at <= compute_now() - interval '1 hour'
+   AND NOT EXISTS (SELECT 1 FROM node_sessions s WHERE s.gateway_id = g.gateway_id)`;

@@ -1,0 +1,138 @@
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
+import { writeIdentity } from '../../agent/identity-store';
+import { generateNodeKeyAndCsr } from '../../agent/keys';
+import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import { openSession, type AgentSession } from '../../agent/session/session-client';
+import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
+import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
+import { machineClaims } from '../../test/join-harness';
+import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import { insertApiKey } from '../api-keys/api-keys';
+import { issueGatewayCertificate } from '../pki/gateway';
+import { installPins } from '../pki/pins-summary';
+import { loadPki } from '../pki/store';
+import { issueJoinToken } from '../tokens/issue';
+
+// Two gateway processes and two API processes on one PostgreSQL: every instance reads the same session state,
+// and a gateway that dies leaves its nodes connected for no longer than its lease, then disconnected after
+// the grace (3 s here, heartbeats every second).
+
+const BASE = '/api/compute';
+const secret = newServerSecret();
+let database: ServerDatabase;
+const apis: ServerProcess[] = [];
+const gateways: SpawnedGateway[] = [];
+let trust: JoinTrust;
+let signingKey: X509Certificate['publicKey'];
+let servingCaPin: string;
+let apiKey: string;
+let tenantId: string;
+let token: string;
+
+beforeAll(async () => {
+  database = await createServerDatabase('sessions_fleet');
+  const env = { BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: '1', BETTER_COMPUTE_SESSION_GRACE_SECONDS: '3' };
+  apis.push(await startServerProcess({ databaseUrl: database.url, secret, env }));
+  apis.push(await startServerProcess({ databaseUrl: database.url, secret, env }));
+  trust = await serverTrust(database.db, secret);
+  signingKey = new X509Certificate(trust.signingCertificateDer).publicKey;
+  const bundle = await loadPki(database.db, secret);
+  servingCaPin = installPins(bundle).servingCaPin;
+  const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
+  const credentials = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
+  for (const api of apis) gateways.push(await spawnGateway({ credentials, apiUrl: api.url }));
+  const pool = await defaultPool(database.db);
+  tenantId = pool.ownerTenantId;
+  apiKey = (await insertApiKey(database.db, { tenantId, role: 'viewer', name: 'fleet-viewer' }, 'test:sessions-fleet')).key;
+  token = (await issueJoinToken(database.db, { tenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10, createdBy: 'test:sessions-fleet' })).token!;
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.stop()));
+  await Promise.all(apis.map((a) => a.stop()));
+  await database?.close();
+});
+
+const targetOf = (g: SpawnedGateway): GatewayTarget => ({ gatewayUrl: g.url, servingCaPin });
+
+async function joinVia(g: SpawnedGateway): Promise<LoadedIdentity> {
+  const keys = generateNodeKeyAndCsr();
+  const attempt = await prepareJoinAttempt({ token, trust, claims: machineClaims(), keys });
+  const reply = await postToGateway(targetOf(g), undefined, `${BASE}/v1/join`, attempt.body);
+  expect(reply.status).toBe(200);
+  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+    signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: keys.csrSha256, publicKeySpkiDer: keys.spkiDer, expectedRole: 'node',
+  }) as IssuedAnswer;
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-fleet-'));
+  await writeIdentity(dir, { privateKeyPem: keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role });
+  return loadIdentity(dir);
+}
+
+/** What one API instance says about the node's session (REST `nodes.get`). */
+async function sessionSeenBy(api: ServerProcess, nodeId: string) {
+  const answer = await fetch(`${api.url}${BASE}/v1/tenants/${tenantId}/nodes/${nodeId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { session: { connected: boolean; gatewayId: string | null; since: string | null; lastHeartbeat: string | null } }).session;
+}
+
+async function connectedIdsSeenBy(api: ServerProcess) {
+  const answer = await fetch(`${api.url}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, { headers: { authorization: `Bearer ${apiKey}` } });
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
+}
+
+async function eventTypes(nodeId: string) {
+  const events = await database.db.event.findMany({ where: { tenantId, type: { in: ['node.connected', 'node.disconnected'] } }, orderBy: { id: 'asc' } });
+  return events.filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId).map((e) => e.type);
+}
+
+describe('two gateways and two API instances on one PostgreSQL', () => {
+  it('agree on who is connected, through which gateway; a killed gateway\'s nodes are disconnected after the grace', { timeout: 90_000 }, async () => {
+    const a = await joinVia(gateways[0]!);
+    const b = await joinVia(gateways[1]!);
+    const idle = await joinVia(gateways[0]!);
+    const sessions: AgentSession[] = [];
+    sessions.push(await openSession(targetOf(gateways[0]!), a, { basePath: BASE, agentVersion: '0.1.0', signingKey }));
+    sessions.push(await openSession(targetOf(gateways[1]!), b, { basePath: BASE, agentVersion: '0.1.0', signingKey }));
+    const nodeA = a.identity.nodeId;
+    const nodeB = b.identity.nodeId;
+
+    const expected = [nodeA, nodeB].sort();
+    for (const api of apis) {
+      expect(await connectedIdsSeenBy(api)).toEqual(expected);
+      const seenA = await sessionSeenBy(api, nodeA);
+      const seenB = await sessionSeenBy(api, nodeB);
+      expect(seenA.connected && seenB.connected).toBe(true);
+      expect(seenA.gatewayId).not.toBe(seenB.gatewayId);
+      expect(await sessionSeenBy(api, idle.identity.nodeId)).toEqual({ connected: false, since: null, lastHeartbeat: null, gatewayId: null });
+    }
+    expect((await sessionSeenBy(apis[0]!, nodeA)).gatewayId).toBe((await sessionSeenBy(apis[1]!, nodeA)).gatewayId);
+    // The heartbeat moves on (the gateway's lease is renewed every two seconds here).
+    const firstBeat = (await sessionSeenBy(apis[1]!, nodeA)).lastHeartbeat!;
+    await expect.poll(async () => (await sessionSeenBy(apis[1]!, nodeA)).lastHeartbeat! > firstBeat, { timeout: 6_000 }).toBe(true);
+
+    // Gateway B dies without a word (SIGKILL): nobody reports B's session closed; its lease runs out instead.
+    const killedAt = Date.now();
+    await gateways[1]!.stop('SIGKILL');
+    await sessions[1]!.ended;
+    await expect.poll(() => connectedIdsSeenBy(apis[0]!), { timeout: 15_000, interval: 250 }).toEqual([nodeA]);
+    const disconnectedAfter = Date.now() - killedAt;
+    expect(await connectedIdsSeenBy(apis[1]!)).toEqual([nodeA]);
+    // At most the lease (3 s: never longer than the grace) and a poll's slack.
+    expect(disconnectedAfter).toBeLessThan(6_000);
+    await expect.poll(() => eventTypes(nodeB), { timeout: 15_000, interval: 250 }).toEqual(['node.connected', 'node.disconnected']);
+    expect(await eventTypes(nodeA)).toEqual(['node.connected']);
+
+    // B comes back through gateway A (served by the other API instance): connected again, once more published.
+    sessions.push(await openSession(targetOf(gateways[0]!), b, { basePath: BASE, agentVersion: '0.1.0', signingKey }));
+    for (const api of apis) expect(await connectedIdsSeenBy(api)).toEqual(expected);
+    expect(await eventTypes(nodeB)).toEqual(['node.connected', 'node.disconnected', 'node.connected']);
+    for (const s of sessions) s.close();
+  });
+});

@@ -1,0 +1,46 @@
+import { MAX_GRACE_SECONDS, MAX_HEARTBEAT_SECONDS } from './wire';
+
+/**
+ * How sessions are kept. `heartbeatSeconds` goes into every welcome (the gateway writes a heartbeat that
+ * often); `graceSeconds` is how long a node whose last session ended may come back without
+ * `node.disconnected`; a gateway's lease lasts `leaseSeconds` (never longer than the grace, so a dead gateway's
+ * nodes are disconnected on time) and is renewed every `refreshMs`, which is also how soon a revoked
+ * certificate's session ends. The sweep that publishes `node.disconnected` runs every `sweepMs`.
+ */
+export interface SessionSettings {
+  heartbeatSeconds: number;
+  graceSeconds: number;
+  leaseSeconds: number;
+  refreshMs: number;
+  sweepMs: number;
+}
+
+export const DEFAULT_HEARTBEAT_SECONDS = 30;
+export const DEFAULT_GRACE_SECONDS = 30;
+
+function wholeNumber(env: Record<string, string | undefined>, name: string, min: number, max: number, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${value}`);
+  return n;
+}
+
+/** Settings from the two seconds that matter; the lease and the timers follow from the grace. */
+export function sessionSettings(heartbeatSeconds: number, graceSeconds: number): SessionSettings {
+  const leaseSeconds = Math.min(10, graceSeconds);
+  return { heartbeatSeconds, graceSeconds, leaseSeconds, refreshMs: Math.max(250, Math.floor((leaseSeconds * 1000) / 5)), sweepMs: Math.max(250, Math.min(5_000, Math.floor((graceSeconds * 1000) / 4))) };
+}
+
+/**
+ * BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS (1 to 60, default 30) and BETTER_COMPUTE_SESSION_GRACE_SECONDS
+ * (1 to 60, default 30).
+ *
+ * @throws Error naming the variable when a value is out of range.
+ */
+export function sessionSettingsFromEnv(env: Record<string, string | undefined> = process.env): SessionSettings {
+  return sessionSettings(
+    wholeNumber(env, 'BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS', 1, MAX_HEARTBEAT_SECONDS, DEFAULT_HEARTBEAT_SECONDS),
+    wholeNumber(env, 'BETTER_COMPUTE_SESSION_GRACE_SECONDS', 1, MAX_GRACE_SECONDS, DEFAULT_GRACE_SECONDS),
+  );
+}
