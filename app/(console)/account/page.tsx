@@ -1,0 +1,12 @@
+import type { Metadata } from 'next';
+import { redirect } from 'next/navigation';
+import { AccountView } from '@/components/access/account-view';
+import { getSignedInOperator } from '@/lib/session';
+
+export const metadata: Metadata = { title: 'Account' };
+
+export default async function AccountPage() {
+  const operator = await getSignedInOperator();
+  if (!operator) redirect('/login');
+  return <AccountView email={operator.email} name={operator.name} />;
+}
