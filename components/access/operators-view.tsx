@@ -15,6 +15,8 @@ import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { OneTimeSecretDialog } from './one-time-secret';
 import { RoleSelect, type Role } from './roles';
 
+const SIGN_IN_LABELS = { password: 'password', sso: 'single sign-on', 'password-and-sso': 'password or single sign-on' } as const;
+
 /** Access › Operators: who belongs to the tenant, with which role, and who is invited. */
 export function OperatorsView() {
   return <TenantGate>{(tenant) => <TenantOperators key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -104,7 +106,10 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
                       {op.name && <span className="cell-sub">{op.email}</span>}
                     </th>
                     <td>{canManage ? <RoleCell tenant={tenant} operatorId={op.id} who={op.name || op.email} role={op.role} /> : op.role}</td>
-                    <td>{op.signIn}</td>
+                    <td>
+                      {SIGN_IN_LABELS[op.signIn]}
+                      {op.source === 'sso' && <span className="cell-sub">role from the identity provider’s groups</span>}
+                    </td>
                     <td>{op.lastSignInAt ? <LocalTime iso={op.lastSignInAt} /> : <span className="muted">never</span>}</td>
                     {canManage && (
                       <td className="cell-actions">
