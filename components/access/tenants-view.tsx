@@ -67,7 +67,7 @@ export function TenantsView() {
                       <td><LocalTime iso={t.createdAt} /></td>
                       <td className="cell-actions">
                         {!t.isRoot && (
-                          <button type="button" className="btn btn-small btn-quiet" aria-label={`Invite the first admin of ${t.name}`} onClick={() => setInvitingTo(t)}>
+                          <button type="button" className="btn btn-small btn-quiet" aria-label={`Invite first admin of ${t.name}`} onClick={() => setInvitingTo(t)}>
                             Invite first admin
                           </button>
                         )}
