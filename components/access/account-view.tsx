@@ -13,11 +13,17 @@ import { useTRPCClient } from '@/lib/trpc';
 const MIN_LENGTH = 12;
 
 /** The signed-in operator's own account: a new password, and ending every session. */
-export function AccountView({ email, name }: { email: string; name: string | null }) {
+export function AccountView({ email, name, hasPassword }: { email: string; name: string | null; hasPassword: boolean }) {
   return (
     <>
       <PageHeader title="Account" description={<>Signed in as <strong>{name ? `${name} (${email})` : email}</strong>.</>} />
-      <ChangePasswordPanel email={email} />
+      {hasPassword ? (
+        <ChangePasswordPanel email={email} />
+      ) : (
+        <section className="panel" aria-label="Password">
+          <p className="panel-body">You sign in through your identity provider; this account has no password to change.</p>
+        </section>
+      )}
       <SignOutEverywherePanel />
     </>
   );

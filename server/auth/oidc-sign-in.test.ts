@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, signInThroughProvider, startOidcProvider, type TestOidcProvider } from '../../test/oidc-provider';
 import { createServerDatabase, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import { hasOwnPassword } from '../operators/account';
 import { createInvitation } from '../operators/invitations';
 import { createOperator, loadOperatorPrincipal, resetOperatorPassword } from '../operators/operators';
 import { getRootTenant } from '../tenants/tenants';
@@ -165,8 +166,13 @@ describe('single sign-on through a real OpenID provider', () => {
       return response.headers.getSetCookie().some((c) => c.startsWith('next-auth.session-token='));
     }
     const password = `erin-${randomBytes(8).toString('hex')}`;
-    await createOperator(database.db, { email: 'erin@example.com', name: 'Erin', password, tenantId: await tenantId(team), role: 'admin' });
+    const erin = await createOperator(database.db, { email: 'erin@example.com', name: 'Erin', password, tenantId: await tenantId(team), role: 'admin' });
     expect(await passwordSignIn('erin@example.com', password)).toBe(false);
+    // The account page offers a password change only to those who have one; SSO-created operators have none.
+    expect(await hasOwnPassword(database.db, erin.id)).toBe(true);
+    const alice = await database.db.operator.findUniqueOrThrow({ where: { email: 'alice@example.com' } });
+    expect(await hasOwnPassword(database.db, alice.id)).toBe(false);
+    expect(await passwordSignIn('alice@example.com', 'sso-only')).toBe(false);
     const root = (await getRootTenant(database.db))!;
     const admin = await database.db.membership.findFirstOrThrow({ where: { tenantId: root.id, role: 'admin' }, include: { operator: true } });
     const oneTime = await resetOperatorPassword(database.db, admin.operator.email);
