@@ -259,6 +259,17 @@ async function main() {
   log('Building bcd (scripts/build-bcd.mjs --no-arm64)…');
   const bcdBuild = spawnSync(process.execPath, ['scripts/build-bcd.mjs', '--quiet', '--no-arm64', '--out', path.join(dataDir, 'downloads')], { stdio: 'inherit', env });
   if (bcdBuild.status !== 0) return fail(`The bcd build failed (exit ${bcdBuild.status ?? bcdBuild.signal}).`);
+  // Single sign-on against a real OpenID provider, which e2e/ui/sso.spec.ts starts on this port with this
+  // client (the server fetches the provider's discovery document only when someone signs in with it).
+  const oidcSecret = randomBytes(32).toString('base64url');
+  secrets.add(oidcSecret);
+  Object.assign(env, {
+    BETTER_COMPUTE_OIDC_ISSUER: `http://127.0.0.1:${await freePort()}`,
+    BETTER_COMPUTE_OIDC_CLIENT_ID: 'better-compute-e2e',
+    BETTER_COMPUTE_OIDC_CLIENT_SECRET: oidcSecret,
+    BETTER_COMPUTE_OIDC_NAME: 'Test IdP',
+    BETTER_COMPUTE_OIDC_ROLE_MAP: JSON.stringify({ 'sso-operators': { tenant: 'sso-team', role: 'operator' } }),
+  });
   const port = await freePort();
   log(`Starting the server on port ${port} with a fresh data directory (${dataDir})…`);
   let started;

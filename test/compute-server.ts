@@ -31,6 +31,8 @@ import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../server/join/wire';
 import { logError } from '../server/log';
 import { loadPki } from '../server/pki/store';
 import { serveCompute, serveTrpc } from './serve-compute';
+import { serveAuth } from './serve-auth';
+import { createAuthOptions } from '../server/auth/auth-options';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
 import { getSessionService } from '../server/sessions/runtime';
@@ -88,6 +90,7 @@ async function main() {
   }
   // As startHttpServer: every instance sweeps the sessions of dead gateways.
   startSessionSweeper(getSessionService());
+  const authOptions = createAuthOptions();
   const server = http.createServer((req, res) => {
     // The boot server's GET /metrics (server/boot/http-server.ts).
     if ((req.url ?? '').split('?', 1)[0] === '/metrics') void serveApiMetrics(req, res);
@@ -96,6 +99,8 @@ async function main() {
     else if (req.method !== 'POST' && isDownloadPath(req.url ?? '')) void serveDownload(req, res, req.url!, downloadsDir(process.cwd()));
     // The console's tRPC route (handleTrpcRequest), for the live-stream tests.
     else if (req.url?.startsWith('/api/trpc/')) void serveTrpc(db, req, res);
+    // The console's sign-in (next-auth with the console's options), for the single sign-on tests.
+    else if (req.url?.startsWith('/api/auth/')) void serveAuth(authOptions, req, res);
     else void serveCompute(db, req, res);
   });
   server.keepAliveTimeout = 65_000;

@@ -39,7 +39,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       </Suspense>
       <div className="account">
         <div className="operator" role="group" aria-label="Signed-in operator">
-          <span className="operator-name">{operator.name ?? operator.email}</span>
+          <Link href="/account" className="operator-name" aria-label={`Account of ${operator.name || operator.email}`}>
+            {operator.name || operator.email}
+          </Link>
           {operator.name && <span className="operator-email">{operator.email}</span>}
         </div>
         <SignOutButton />

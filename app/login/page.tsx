@@ -1,15 +1,19 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
-import { LoginForm } from '@/components/auth/login-form';
+import { LoginForm, SsoButton } from '@/components/auth/login-form';
+import { oidcConfigFromEnv, passwordSignInForEveryone } from '@/server/auth/oidc-config';
 import { getSignedInOperator } from '@/lib/session';
 import { safeRedirectPath } from '@/lib/safe-redirect';
 
 export const metadata: Metadata = { title: 'Sign in' };
 
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { callbackUrl, expired } = await searchParams;
+  const { callbackUrl, expired, error } = await searchParams;
   const destination = safeRedirectPath(typeof callbackUrl === 'string' ? callbackUrl : null);
   if (await getSignedInOperator()) redirect(destination);
+  // The boot checked these (checkStartupConfig); null here means single sign-on is not configured.
+  const sso = oidcConfigFromEnv();
+  const passwordForEveryone = passwordSignInForEveryone() || !sso;
   return (
     <main className="login">
       <div className="login-card">
@@ -23,7 +27,22 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             Your session expired. Sign in again to go on where you were.
           </p>
         )}
-        <LoginForm destination={destination} />
+        {typeof error === 'string' && error !== 'CredentialsSignin' && (
+          <p className="form-error login-notice" role="alert">
+            Single sign-on did not complete ({error}). Try again; if it keeps failing, ask an administrator to check the identity provider’s settings.
+          </p>
+        )}
+        {sso && <SsoButton label={sso.name} destination={destination} />}
+        {sso && passwordForEveryone && <p className="login-divider">or</p>}
+        {passwordForEveryone ? (
+          <LoginForm destination={destination} />
+        ) : (
+          // Break-glass: the password form stays for root tenant admins, folded away from everyone else.
+          <details className="login-break-glass">
+            <summary>Root administrator: sign in with a password</summary>
+            <LoginForm destination={destination} />
+          </details>
+        )}
       </div>
       <p className="login-footnote">
         First start? The server printed the first admin’s one-time password in its log.

@@ -91,7 +91,10 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
                       <td className="cell-time">
                         <LocalTime iso={entry.createdAt} />
                       </td>
-                      <td title={entry.actor}>{entry.actorEmail ?? <code>{entry.actor}</code>}</td>
+                      <td title={entry.actor}>
+                        {entry.actorName ?? <code>{entry.actor}</code>}
+                        {entry.actorEmail && entry.actorEmail !== entry.actorName && <span className="cell-sub">{entry.actorEmail}</span>}
+                      </td>
                       <td>
                         <code>{entry.action}</code>
                       </td>

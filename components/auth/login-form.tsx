@@ -3,6 +3,24 @@
 import { signIn } from 'next-auth/react';
 import { useRef, useState, type FormEvent } from 'react';
 
+/** The single sign-on button: next-auth sends the browser to the OpenID provider and back to `destination`. */
+export function SsoButton({ label, destination }: { label: string; destination: string }) {
+  const [isPending, setPending] = useState(false);
+  return (
+    <button
+      type="button"
+      className="btn btn-primary btn-block"
+      disabled={isPending}
+      onClick={() => {
+        setPending(true);
+        void signIn('oidc', { callbackUrl: destination });
+      }}
+    >
+      {isPending ? 'Redirecting…' : `Continue with ${label}`}
+    </button>
+  );
+}
+
 /** Email and password against next-auth's credentials provider; `destination` is already a safe path. */
 export function LoginForm({ destination }: { destination: string }) {
   const [error, setError] = useState<string | null>(null);

@@ -1,8 +1,10 @@
 'use client';
 
+import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
 import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
+import { useTRPC } from '@/lib/trpc';
 
 const SECTIONS = [
   { heading: 'Capacity', items: [{ href: '/', label: 'Overview' }, { href: '/pools', label: 'Pools' }] },
@@ -22,18 +24,30 @@ const SECTIONS = [
       { href: '/audit', label: 'Audit' },
     ],
   },
+  {
+    heading: 'Access',
+    items: [
+      { href: '/access/operators', label: 'Operators' },
+      { href: '/access/api-keys', label: 'API keys' },
+      // Only for root admins: the one page outside a tenant.
+      { href: '/access/tenants', label: 'Tenants', rootOnly: true },
+    ],
+  },
 ];
 
 export function ConsoleNav() {
   const pathname = usePathname();
   const tenant = useSearchParams().get(TENANT_PARAM);
+  const trpc = useTRPC();
+  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
+  const isRootAdmin = tenants.data?.items.some((t) => t.isRoot && t.role === 'admin') ?? false;
   return (
     <nav className="sidenav" aria-label="Console">
       {SECTIONS.map((section) => (
         <div key={section.heading} className="sidenav-section">
           <p className="sidenav-heading">{section.heading}</p>
           <ul>
-            {section.items.map((item) => {
+            {section.items.filter((item) => !('rootOnly' in item) || isRootAdmin).map((item) => {
               const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
               return (
                 <li key={item.href}>

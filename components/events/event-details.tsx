@@ -39,18 +39,30 @@ function valueText(value: unknown): string {
 }
 
 /** An event's data as labelled fields, ids linked to their pages, instead of raw JSON. */
-export function EventDetails({ data, tenantId }: { data: Record<string, unknown>; tenantId: string }) {
+export function EventDetails({ data, tenantId, actorNames = {} }: { data: Record<string, unknown>; tenantId: string; actorNames?: Record<string, string> }) {
   const entries = Object.entries(data);
   if (!entries.length) return <span className="muted">no details</span>;
   return (
     <dl className="details">
       {entries.map(([key, value]) => {
-        const text = valueText(value);
+        // Operators by name (else email), never by id; the id stays on hover.
+        const name = typeof value === 'string' ? actorNames[value] : undefined;
+        const text = name ?? valueText(value);
         const href = typeof value === 'string' ? hrefFor(key, value, data, tenantId) : null;
         return (
           <div key={key}>
             <dt>{labelOf(key)}</dt>
-            <dd>{href ? <Link href={href}>{text}</Link> : key === 'actor' ? <strong>{text}</strong> : <code>{text}</code>}</dd>
+            <dd>
+              {href ? (
+                <Link href={href}>{text}</Link>
+              ) : name ? (
+                <strong title={value as string}>{name}</strong>
+              ) : key === 'actor' ? (
+                <strong>{text}</strong>
+              ) : (
+                <code>{text}</code>
+              )}
+            </dd>
           </div>
         );
       })}

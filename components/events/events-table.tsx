@@ -6,6 +6,7 @@ interface EventRow {
   type: string;
   createdAt: string;
   data: Record<string, unknown>;
+  actorNames?: Record<string, string>;
 }
 
 /** Events as a table: time (local, UTC on hover), type, and the details as fields with links. */
@@ -30,7 +31,7 @@ export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId
                 <code>{event.type}</code>
               </td>
               <td className="cell-wrap">
-                <EventDetails data={event.data} tenantId={tenantId} />
+                <EventDetails data={event.data} tenantId={tenantId} actorNames={event.actorNames} />
               </td>
             </tr>
           ))}

@@ -64,7 +64,7 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
           <>
             <dt>Decided</dt>
             <dd>
-              {request.state} by {request.decidedBy ?? 'unknown'} at <LocalTime iso={request.decidedAt} />
+              {request.state} by {request.decidedByName ?? request.decidedBy ?? 'unknown'} at <LocalTime iso={request.decidedAt} />
               {request.poolId && <span className="cell-sub">into pool {request.poolId}</span>}
               {request.reason && <span className="cell-sub">reason: {request.reason}</span>}
             </dd>

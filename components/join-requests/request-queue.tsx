@@ -264,10 +264,10 @@ function RequestRow({ row, now, isCurrent, isSelected, onFocus, onSelect }: Requ
         <span className="cell-sub">{row.attestor}</span>
       </th>
       <td>
-        <span className={`status status-${row.state}`} title={row.decidedBy ? `by ${row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
+        <span className={`status status-${row.state}`} title={row.decidedBy ? `by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
           {row.state}
         </span>
-        {row.decidedBy && <span className="cell-sub">by {row.decidedBy}</span>}
+        {row.decidedBy && <span className="cell-sub">by {row.decidedByName ?? row.decidedBy}</span>}
       </td>
       <td className="cell-wrap">
         {claims.length ? (

@@ -169,7 +169,8 @@ test.describe('signed in', () => {
     expect(size).toBeGreaterThanOrEqual(12);
     await page.getByRole('link', { name: 'Better Compute' }).focus();
     const order: string[] = [];
-    for (let i = 0; i < 12 && !order.includes('Sign out'); i++) {
+    // Brand, tenant, 11 nav links (Access included), the account link, then Sign out.
+    for (let i = 0; i < 20 && !order.includes('Sign out'); i++) {
       await page.keyboard.press('Tab');
       order.push(await page.evaluate(() => document.activeElement?.textContent?.trim() ?? ''));
     }

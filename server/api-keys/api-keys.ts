@@ -28,6 +28,8 @@ export const apiKeyRecord = z.object({
   createdBy: z.string(),
   /** The creating operator's email, when an operator created it (else null: an API key, the CLI on the server). */
   createdByEmail: z.string().nullable(),
+  /** The creating operator's name, else email; null when no operator created it. */
+  createdByName: z.string().nullable(),
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
   expiresAt: z.string().nullable(),
@@ -38,13 +40,15 @@ export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 
 type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null; expiresAt: Date | null; lastUsedAt: Date | null };
-const toRecord = (k: Row, emails: ReadonlyMap<string, string> = new Map()): ApiKeyRecord => ({
+type Creators = { emails: ReadonlyMap<string, string>; names: ReadonlyMap<string, string> };
+const toRecord = (k: Row, creators: Creators = { emails: new Map(), names: new Map() }): ApiKeyRecord => ({
   id: k.id,
   tenantId: k.tenantId,
   role: k.role as Role,
   name: k.name,
   createdBy: k.createdBy,
-  createdByEmail: emails.get(k.createdBy) ?? null,
+  createdByEmail: creators.emails.get(k.createdBy) ?? null,
+  createdByName: creators.names.get(k.createdBy) ?? null,
   createdAt: k.createdAt.toISOString(),
   revokedAt: k.revokedAt?.toISOString() ?? null,
   expiresAt: k.expiresAt?.toISOString() ?? null,
@@ -52,11 +56,14 @@ const toRecord = (k: Row, emails: ReadonlyMap<string, string> = new Map()): ApiK
 });
 
 /** The emails of the operators among `actors` (`operator:op_…`), so lists name people, not ids. */
-async function operatorEmails(db: Db, actors: string[]): Promise<Map<string, string>> {
+async function operatorEmails(db: Db, actors: string[]): Promise<Creators> {
   const ids = [...new Set(actors.filter((a) => a.startsWith('operator:')).map((a) => a.slice('operator:'.length)))];
-  if (!ids.length) return new Map();
-  const rows = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } });
-  return new Map(rows.map((o) => [`operator:${o.id}`, o.email]));
+  if (!ids.length) return { emails: new Map(), names: new Map() };
+  const rows = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } });
+  return {
+    emails: new Map(rows.map((o) => [`operator:${o.id}`, o.email])),
+    names: new Map(rows.map((o) => [`operator:${o.id}`, o.name.trim() || o.email])),
+  };
 }
 
 /**
@@ -115,8 +122,8 @@ export async function listApiKeys(db: Db, principal: Principal, input: z.infer<t
     where: { tenantId: input.tenantId, ...(input.includeRevoked ? {} : { revokedAt: null }) },
     orderBy: { createdAt: 'asc' },
   });
-  const emails = await operatorEmails(db, rows.map((r) => r.createdBy));
-  return rows.map((r) => toRecord(r, emails));
+  const creators = await operatorEmails(db, rows.map((r) => r.createdBy));
+  return rows.map((r) => toRecord(r, creators));
 }
 
 /** Revokes a key at once; revoking twice is not an error. */
@@ -124,12 +131,12 @@ export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<
   await authorize(db, principal, 'compute:api-keys:manage', resource.tenant(input.tenantId));
   const key = await db.apiKey.findUnique({ where: { id: input.apiKeyId } });
   if (!key || key.tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `API key ${input.apiKeyId} not found`);
-  const emails = await operatorEmails(db, [key.createdBy]);
-  if (key.revokedAt) return toRecord(key, emails);
+  const creators = await operatorEmails(db, [key.createdBy]);
+  if (key.revokedAt) return toRecord(key, creators);
   return db.$transaction(async (tx) => {
     const row = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
     await writeAudit(tx, { tenantId: key.tenantId, actor: principal.actor, action: 'api-key.revoked', resource: `compute-api-key/${key.id}` });
-    return toRecord(row, emails);
+    return toRecord(row, creators);
   });
 }
 

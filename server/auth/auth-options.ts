@@ -1,10 +1,50 @@
 import type { NextAuthOptions } from 'next-auth';
-import CredentialsProvider from 'next-auth/providers/credentials';
+import CredentialsImport from 'next-auth/providers/credentials';
+import type { OAuthConfig } from 'next-auth/providers/oauth';
 import { getDb } from '../db/client';
 import { logLimited } from '../log';
 import { clientAddressFromHeaders } from '../http/client-address';
 import { authenticateOperator, endOperatorSessions } from '../operators/operators';
+import { isRootTenantAdmin } from '../operators/root-admin';
+import { signInWithSso } from '../operators/sso';
+import { oidcConfigFromEnv, passwordSignInForEveryone, type OidcConfig } from './oidc-config';
 import { sessionVersionOf } from './session-claim';
+
+// next-auth ships CommonJS: Next's bundler hands over the function, Node's ESM loader (tsx: the test server)
+// the module object with the function as `default`.
+const CredentialsProvider = (CredentialsImport as unknown as { default?: typeof CredentialsImport }).default ?? CredentialsImport;
+
+/** The next-auth id of the OpenID Connect provider: its callback is `/api/auth/callback/oidc`. */
+export const OIDC_PROVIDER_ID = 'oidc';
+/** Where a person whose groups give no access lands (app/no-access). */
+export const NO_ACCESS_PATH = '/no-access';
+
+type IdTokenClaims = Record<string, unknown> & { sub: string; email?: unknown; email_verified?: unknown; name?: unknown };
+
+/**
+ * The OpenID provider, from its discovery document: authorization code flow with PKCE, state and nonce
+ * (openid-client checks all three, and the ID token's signature, issuer, audience and expiry). The ID
+ * token's claims are the profile; the groups come from `groupsClaim`.
+ */
+function oidcProvider(config: OidcConfig): OAuthConfig<IdTokenClaims> {
+  return {
+    id: OIDC_PROVIDER_ID,
+    name: config.name,
+    type: 'oauth',
+    wellKnown: `${config.issuer}/.well-known/openid-configuration`,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    authorization: { params: { scope: 'openid email profile' } },
+    idToken: true,
+    checks: ['pkce', 'state', 'nonce'],
+    profile: (claims) => ({ id: claims.sub, email: typeof claims.email === 'string' ? claims.email : null, name: typeof claims.name === 'string' ? claims.name : null }),
+  };
+}
+
+const groupsOf = (claims: Record<string, unknown> | undefined, claim: string): string[] => {
+  const value = claims?.[claim];
+  return Array.isArray(value) ? value.filter((g): g is string => typeof g === 'string') : typeof value === 'string' ? [value] : [];
+};
 
 /** Whether the console's public URL is https: its cookies are then `Secure` (and `__Secure-` named). */
 export const isHttpsPublicUrl = (publicUrl = process.env.NEXTAUTH_URL) => publicUrl?.toLowerCase().startsWith('https://') ?? false;
@@ -30,12 +70,15 @@ const authLogger: NextAuthOptions['logger'] = {
  * (lib/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
  * Memberships are read fresh on every request, never from the cookie.
  */
-export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL): NextAuthOptions {
+export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Record<string, string | undefined> = process.env): NextAuthOptions {
+  const oidc = oidcConfigFromEnv(env);
+  const passwordForEveryone = passwordSignInForEveryone(env);
   return {
     secret: process.env.NEXTAUTH_SECRET,
     session: { strategy: 'jwt', maxAge: 12 * 60 * 60 },
     useSecureCookies: isHttpsPublicUrl(publicUrl),
-    pages: { signIn: '/login' },
+    // next-auth's own error page is not the console's: failures of single sign-on are said on /login.
+    pages: { signIn: '/login', error: '/login' },
     logger: authLogger,
     providers: [
       CredentialsProvider({
@@ -46,11 +89,39 @@ export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL): NextAut
           // The boot server's decision on the client address (the socket, or X-Forwarded-For behind a trusted proxy).
           const address = clientAddressFromHeaders(req?.headers as Record<string, unknown> | undefined);
           const operator = await authenticateOperator(getDb(), credentials.email, credentials.password, address);
-          return operator ? { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion } : null;
+          if (!operator) return null;
+          // Password sign-in switched off: only root admins keep it, as break-glass when the provider is down.
+          if (!passwordForEveryone && !(await isRootTenantAdmin(getDb(), operator.id))) return null;
+          return { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion };
         },
       }),
+      ...(oidc ? [oidcProvider(oidc)] : []),
     ],
     callbacks: {
+      /**
+       * A sign-in through the OpenID provider becomes an operator here (or none: the no-access page). The
+       * operator's id and session version are written onto `user`, which next-auth hands to `jwt` next.
+       */
+      async signIn({ user, account, profile }) {
+        if (account?.provider !== OIDC_PROVIDER_ID) return true;
+        if (!oidc || !profile) return false;
+        const claims = profile as IdTokenClaims;
+        const result = await signInWithSso(
+          getDb(),
+          {
+            issuer: oidc.issuer,
+            subject: claims.sub,
+            email: typeof claims.email === 'string' ? claims.email : '',
+            emailVerified: claims.email_verified === true,
+            name: typeof claims.name === 'string' ? claims.name : null,
+            groups: groupsOf(claims, oidc.groupsClaim),
+          },
+          oidc.roleMap,
+        );
+        if (!result.ok) return `${NO_ACCESS_PATH}?reason=${result.reason}`;
+        Object.assign(user, { id: result.operatorId, email: result.email, name: result.name, sessionVersion: result.sessionVersion });
+        return true;
+      },
       jwt({ token, user }) {
         if (user) {
           token.sub = user.id;

@@ -9,6 +9,7 @@ import { checkObservabilityConfig } from '../metrics/config';
 import { parseTrustedProxies } from '../http/client-address';
 import { liveStreamLimits } from '../api/live-streams';
 import { operatorEmail } from '../operators/email';
+import { oidcConfigFromEnv, passwordSignInForEveryone } from '../auth/oidc-config';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -53,6 +54,8 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (firstAdmin !== undefined && firstAdmin !== '' && !operatorEmail.safeParse(firstAdmin).success) {
     throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ${firstAdmin}`);
   }
+  oidcConfigFromEnv(env);
+  passwordSignInForEveryone(env);
 }
 
 /**

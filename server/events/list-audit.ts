@@ -10,6 +10,8 @@ export const auditRecord = z.object({
   actor: z.string(),
   /** The operator's email when the actor is an operator that still exists. */
   actorEmail: z.string().nullable(),
+  /** How the console names the actor: the operator's name, else email; null for actors that are not operators. */
+  actorName: z.string().nullable(),
   action: z.string(),
   resource: z.string(),
   /** The reason the actor gave, when the action takes one. */
@@ -59,7 +61,9 @@ export async function listAudit(
   });
   const page = rows.slice(0, limit);
   const ids = [...new Set(page.flatMap((r) => (r.actor.startsWith('operator:') ? [r.actor.slice('operator:'.length)] : [])))];
-  const emails = new Map((await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((o) => [`operator:${o.id}`, o.email]));
+  const operators = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } });
+  const emails = new Map(operators.map((o) => [`operator:${o.id}`, o.email]));
+  const names = new Map(operators.map((o) => [`operator:${o.id}`, o.name.trim() || o.email]));
   return {
     items: page.map((r) => {
       const data = (r.data ?? {}) as Record<string, unknown>;
@@ -67,6 +71,7 @@ export async function listAudit(
         id: r.id.toString(),
         actor: r.actor,
         actorEmail: emails.get(r.actor) ?? null,
+        actorName: names.get(r.actor) ?? null,
         action: r.action,
         resource: r.resource,
         reason: typeof data.reason === 'string' ? data.reason : null,

@@ -3,6 +3,7 @@ import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf, pageDirection } from '../names';
+import { operatorNames } from '../operators/operator-names';
 
 export const eventRecord = z.object({
   id: z.string(),
@@ -10,6 +11,11 @@ export const eventRecord = z.object({
   type: z.string(),
   data: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
+  /**
+   * The people behind the operator actors (`operator:op_…`) the data names (`by`, `actor`, `decidedBy`,
+   * `createdBy`, …): actor → name, else email. Operators that no longer exist are left out.
+   */
+  actorNames: z.record(z.string(), z.string()),
 });
 export type EventRecord = z.infer<typeof eventRecord>;
 
@@ -54,6 +60,7 @@ export async function listEvents(
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
+  const names = await operatorNames(db, page.flatMap((r) => operatorActorsIn(r.data)));
   return {
     items: page.map((r) => ({
       id: r.id.toString(),
@@ -61,7 +68,14 @@ export async function listEvents(
       type: r.type,
       data: r.data as Record<string, unknown>,
       createdAt: r.createdAt.toISOString(),
+      actorNames: Object.fromEntries(operatorActorsIn(r.data).flatMap((a) => (names.has(a) ? [[a, names.get(a)!]] : []))),
     })),
     nextCursor: rows.length > limit ? page[page.length - 1]!.id.toString() : null,
   };
+}
+
+/** The `operator:op_…` strings among an event's top-level data values. */
+function operatorActorsIn(data: unknown): string[] {
+  if (!data || typeof data !== 'object') return [];
+  return Object.values(data).filter((v): v is string => typeof v === 'string' && v.startsWith('operator:op_'));
 }

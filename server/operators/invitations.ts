@@ -10,6 +10,7 @@ import { publishEvent, writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
 import { hashTokenSecret, newTokenSecret, tokenSecretMatches } from '../tokens/secret';
 import { operatorEmail } from './email';
+import { operatorNames } from './operator-names';
 import { MIN_PASSWORD_LENGTH } from './change-password';
 import { hashPassword, verifyPassword } from './password';
 
@@ -33,6 +34,8 @@ export const invitationRecord = z.object({
   role: z.enum(ROLES),
   state: z.enum(['pending', 'accepted', 'revoked', 'expired']),
   createdBy: z.string(),
+  /** Who invited, as the console shows them: the operator's name, else email; null for other actors. */
+  createdByName: z.string().nullable(),
   createdAt: z.string(),
   expiresAt: z.string(),
   acceptedAt: z.string().nullable(),
@@ -42,13 +45,14 @@ export type InvitationRecord = z.infer<typeof invitationRecord>;
 type Row = { id: string; tenantId: string; email: string; role: string; createdBy: string; createdAt: Date; expiresAt: Date; acceptedAt: Date | null; revokedAt: Date | null };
 const stateOf = (r: Row, now = new Date()): InvitationRecord['state'] =>
   r.acceptedAt ? 'accepted' : r.revokedAt ? 'revoked' : r.expiresAt <= now ? 'expired' : 'pending';
-const toRecord = (r: Row): InvitationRecord => ({
+const toRecord = (r: Row, names: ReadonlyMap<string, string> = new Map()): InvitationRecord => ({
   id: r.id,
   tenantId: r.tenantId,
   email: r.email,
   role: r.role as Role,
   state: stateOf(r),
   createdBy: r.createdBy,
+  createdByName: names.get(r.createdBy) ?? null,
   createdAt: r.createdAt.toISOString(),
   expiresAt: r.expiresAt.toISOString(),
   acceptedAt: r.acceptedAt?.toISOString() ?? null,
@@ -102,7 +106,8 @@ export async function listInvitations(db: Db, principal: Principal, input: z.inf
     where: { tenantId: input.tenantId, ...(input.includeClosed ? {} : { acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } }) },
     orderBy: { createdAt: 'desc' },
   });
-  return rows.map(toRecord);
+  const names = await operatorNames(db, rows.map((r) => r.createdBy));
+  return rows.map((r) => toRecord(r, names));
 }
 
 /** Revokes a pending invitation at once; revoking twice is not an error, an accepted one stays accepted. */

@@ -16,20 +16,32 @@ export const operatorRecord = z.object({
   email: z.string(),
   name: z.string(),
   role: z.enum(ROLES),
-  /** How the operator signs in; `password` until single sign-on exists. */
-  signIn: z.enum(['password']),
+  /** How the operator signs in: a password, single sign-on (OpenID Connect), or either. */
+  signIn: z.enum(['password', 'sso', 'password-and-sso']),
+  /** `sso`: the membership follows the OpenID provider's groups at each sign-in; `local`: admins manage it. */
+  source: z.enum(['local', 'sso']),
   lastSignInAt: z.string().nullable(),
   memberSince: z.string(),
 });
 export type OperatorRecord = z.infer<typeof operatorRecord>;
 
-type MembershipRow = { role: string; createdAt: Date; operator: { id: string; email: string; name: string; lastSignInAt: Date | null } };
+type MembershipRow = {
+  role: string;
+  source: string;
+  createdAt: Date;
+  operator: { id: string; email: string; name: string; lastSignInAt: Date | null; passwordHash: string; oidcSubject: string | null };
+};
+const signInOf = (o: MembershipRow['operator']): OperatorRecord['signIn'] => {
+  const hasPassword = o.passwordHash.startsWith('scrypt$');
+  return o.oidcSubject ? (hasPassword ? 'password-and-sso' : 'sso') : 'password';
+};
 const toRecord = (m: MembershipRow): OperatorRecord => ({
   id: m.operator.id,
   email: m.operator.email,
   name: m.operator.name,
   role: m.role as Role,
-  signIn: 'password',
+  signIn: signInOf(m.operator),
+  source: m.source === 'sso' ? 'sso' : 'local',
   lastSignInAt: m.operator.lastSignInAt?.toISOString() ?? null,
   memberSince: m.createdAt.toISOString(),
 });

@@ -21,7 +21,9 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id`;
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id,
+  (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
+    WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name`;
 
 export interface JoinRequestRow {
   id: string;
@@ -40,6 +42,8 @@ export interface JoinRequestRow {
   expires_at: Date;
   decided_at: Date | null;
   decided_by: string | null;
+  /** The deciding operator's name (else email), resolved in the same statement; null for other actors. */
+  decided_by_name: string | null;
   reason: string | null;
   pool_id: string | null;
   consumed_at: Date | null;
@@ -65,6 +69,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     expiresAt: row.expires_at.toISOString(),
     decidedAt: row.decided_at?.toISOString() ?? null,
     decidedBy: row.decided_by,
+    decidedByName: row.decided_by_name ?? null,
     reason: row.reason,
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,

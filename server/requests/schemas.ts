@@ -51,6 +51,8 @@ export const joinRequestRecord = z
     expiresAt: z.string(),
     decidedAt: z.string().nullable(),
     decidedBy: z.string().nullable(),
+    /** Who decided, as the console shows them: the operator's name, else email; null when no operator decided. */
+    decidedByName: z.string().nullable(),
     reason: z.string().nullable(),
     poolId: z.string().nullable(),
     consumedAt: z.string().nullable(),

@@ -1,0 +1,81 @@
+'use client';
+
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import { toApiError } from '@/lib/api-errors';
+import { useTRPC, useTRPCClient } from '@/lib/trpc';
+import { ROLE_HINTS, RoleSelect, type Role } from './roles';
+
+export interface CreatedInvitation {
+  email: string;
+  role: Role;
+  expiresAt: string;
+  /** `https://console…/invite#bcinv_…`: the token rides in the fragment, which browsers never send to a server. */
+  link: string;
+}
+
+/** Invites a person by email with a role in `tenantId`; the one-time link goes to `onCreated`, nowhere else. */
+export function InviteDialog({ open, tenantId, tenantName, fixedRole, onClose, onCreated }: {
+  open: boolean;
+  tenantId: string;
+  tenantName: string;
+  /** The first admin of a new tenant: the role is not a choice. */
+  fixedRole?: Role;
+  onClose: () => void;
+  onCreated: (invitation: CreatedInvitation) => void;
+}) {
+  return (
+    <Dialog open={open} onClose={onClose} title={fixedRole ? `Invite the first admin of ${tenantName}` : 'Invite an operator'} description={<>To tenant <strong>{tenantName}</strong>. The link is shown once and works for 7 days.</>}>
+      <InviteForm tenantId={tenantId} fixedRole={fixedRole} onClose={onClose} onCreated={onCreated} />
+    </Dialog>
+  );
+}
+
+function InviteForm({ tenantId, fixedRole, onClose, onCreated }: { tenantId: string; fixedRole?: Role; onClose: () => void; onCreated: (invitation: CreatedInvitation) => void }) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>(fixedRole ?? 'viewer');
+  const invite = useMutation({
+    mutationKey: trpc.invitations.create.mutationKey(),
+    mutationFn: async () => {
+      const { token, ...record } = await client.invitations.create.mutate({ tenantId, email: email.trim(), role });
+      await queryClient.invalidateQueries(trpc.invitations.list.pathFilter());
+      onCreated({ email: record.email, role: record.role, expiresAt: record.expiresAt, link: `${window.location.origin}/invite#${token}` });
+      return record;
+    },
+  });
+  const error = invite.error ? toApiError(invite.error) : null;
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!invite.isPending) invite.mutate();
+  };
+  return (
+    <form className="form" onSubmit={onSubmit} aria-busy={invite.isPending} noValidate>
+      {error && error.field !== 'email' && (
+        <p className="form-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      <Field label="Email" error={error?.field === 'email' ? error.message : null} hint="The person signs in with this address (a password, or single sign-on with the same verified email).">
+        {(control) => <input {...control} type="email" autoComplete="off" value={email} data-autofocus onChange={(event) => { setEmail(event.target.value); invite.reset(); }} required />}
+      </Field>
+      {!fixedRole && (
+        <Field label="Role" hint={ROLE_HINTS[role]}>
+          {(control) => <RoleSelect {...control} value={role} onChange={setRole} />}
+        </Field>
+      )}
+      <footer className="dialog-footer">
+        <button type="button" className="btn" onClick={onClose} disabled={invite.isPending}>
+          Cancel
+        </button>
+        <button type="submit" className="btn btn-primary" disabled={invite.isPending || !email.trim()}>
+          {invite.isPending ? 'Inviting…' : 'Create invitation link'}
+        </button>
+      </footer>
+    </form>
+  );
+}

@@ -1,0 +1,141 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import { QueryStates } from '@/components/ui/query-state';
+import { LocalTime } from '@/components/ui/time';
+import { toApiError } from '@/lib/api-errors';
+import type { Tenant } from '@/lib/api-types';
+import { useTRPC } from '@/lib/trpc';
+import { InviteDialog, type CreatedInvitation } from './invite-dialog';
+import { InvitationLinkDialog } from './operators-view';
+
+/** Whether the caller administers the root tenant: only they create tenants and invite a tenant's first admin. */
+export const isRootAdmin = (tenants: readonly Tenant[]) => tenants.some((t) => t.isRoot && t.role === 'admin');
+
+/** Access › Tenants, for root admins: every tenant, a new one, and a new tenant's first admin. */
+export function TenantsView() {
+  const trpc = useTRPC();
+  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
+  const [isCreating, setCreating] = useState(false);
+  const [invitingTo, setInvitingTo] = useState<Tenant | null>(null);
+  const [created, setCreated] = useState<CreatedInvitation | null>(null);
+  const items = tenants.data?.items ?? [];
+  if (tenants.isSuccess && !isRootAdmin(items)) {
+    return (
+      <>
+        <PageHeader title="Tenants" />
+        <div className="callout">Only admins of the root tenant create and list tenants.</div>
+      </>
+    );
+  }
+  return (
+    <>
+      <PageHeader
+        title="Tenants"
+        description="Each tenant has its own sites, pools, nodes and operators. Its admins act in it; root admins create it and invite its first admin."
+        actions={tenants.isSuccess && (
+          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+            Create tenant
+          </button>
+        )}
+      />
+      <section className="panel" aria-label="Tenants">
+        <QueryStates query={tenants} items={items} loading="Loading tenants…" what="the tenants" empty="No tenants yet.">
+          {(rows) => (
+            <div className="table-scroll">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Your role</th>
+                    <th scope="col">Created</th>
+                    <th scope="col"><span className="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((t) => (
+                    <tr key={t.id}>
+                      <th scope="row" className="cell-name">
+                        {t.name}
+                        {t.isRoot && <span className="cell-sub">root tenant</span>}
+                      </th>
+                      <td>{t.role ?? <span className="muted">not a member</span>}</td>
+                      <td><LocalTime iso={t.createdAt} /></td>
+                      <td className="cell-actions">
+                        {!t.isRoot && (
+                          <button type="button" className="btn btn-small btn-quiet" aria-label={`Invite first admin of ${t.name}`} onClick={() => setInvitingTo(t)}>
+                            Invite first admin
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </QueryStates>
+      </section>
+      <Dialog open={isCreating} onClose={() => setCreating(false)} title="Create tenant" size="small">
+        <CreateTenantForm onClose={() => setCreating(false)} />
+      </Dialog>
+      {invitingTo && (
+        <InviteDialog
+          open
+          tenantId={invitingTo.id}
+          tenantName={invitingTo.name}
+          fixedRole="admin"
+          onClose={() => setInvitingTo(null)}
+          onCreated={(invitation) => {
+            setInvitingTo(null);
+            setCreated(invitation);
+          }}
+        />
+      )}
+      <InvitationLinkDialog invitation={created} onDone={() => setCreated(null)} />
+    </>
+  );
+}
+
+function CreateTenantForm({ onClose }: { onClose: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const create = useMutation(
+    trpc.tenants.create.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries(trpc.tenants.list.pathFilter());
+        onClose();
+      },
+    }),
+  );
+  const error = create.error ? toApiError(create.error) : null;
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!create.isPending) create.mutate({ name: name.trim() });
+  };
+  return (
+    <form className="form" onSubmit={onSubmit} aria-busy={create.isPending} noValidate>
+      {error && error.field !== 'name' && (
+        <p className="form-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      <Field label="Name" error={error?.field === 'name' ? error.message : null} hint="Lower-case letters, digits and dashes, e.g. “team-ml”.">
+        {(control) => <input {...control} value={name} data-autofocus onChange={(event) => { setName(event.target.value); create.reset(); }} />}
+      </Field>
+      <footer className="dialog-footer">
+        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
+          Cancel
+        </button>
+        <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
+          {create.isPending ? 'Creating…' : 'Create tenant'}
+        </button>
+      </footer>
+    </form>
+  );
+}

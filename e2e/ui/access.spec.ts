@@ -1,0 +1,130 @@
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { adminCredentials, uniqueName } from '../support/env';
+import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+
+async function expectNoSeriousViolations(page: Page, name: string) {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  expect(serious, `axe violations on ${name}`).toEqual([]);
+}
+
+const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
+
+test('Access: invite an operator with a one-time link, revoke it, create and revoke an API key, create a tenant', async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await signInThroughForm(page);
+
+  await nav(page).getByRole('link', { name: 'Operators', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Operators', level: 1 })).toBeVisible();
+  // The first admin is listed by name or email with its role, never by id.
+  const members = page.getByRole('region', { name: 'Members' });
+  await expect(members.getByRole('row')).not.toHaveCount(1);
+  await expect(members).not.toContainText('op_');
+  await expectNoSeriousViolations(page, 'operators');
+
+  const email = `${uniqueName('invitee')}@example.com`;
+  await page.getByRole('button', { name: 'Invite operator' }).click();
+  const invite = page.getByRole('dialog', { name: 'Invite an operator' });
+  await invite.getByLabel('Email').fill(email);
+  await invite.getByLabel('Role').selectOption('approver');
+  await invite.getByRole('button', { name: 'Create invitation link' }).click();
+  const link = page.getByRole('dialog', { name: 'Invitation link' });
+  const field = link.getByLabel('Invitation link');
+  await expect(field).toHaveValue(/\/invite#bcinv_inv_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/);
+  await expectNoSeriousViolations(page, 'invitation-link');
+  // Done before a copy asks first; after Copy it closes, and the link is gone from the page.
+  await link.getByRole('button', { name: 'Done' }).click();
+  await expect(link.getByRole('alert')).toContainText('nobody can show it again');
+  await link.getByRole('button', { name: 'Keep it open' }).click();
+  await link.getByRole('button', { name: 'Copy' }).click();
+  await expect(link.getByRole('status')).toHaveText('Copied to the clipboard.');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toBe(await field.inputValue());
+  await link.getByRole('button', { name: 'Done' }).click();
+  await expect(link).toBeHidden();
+  await expect(page.locator('body')).not.toContainText(copied.split('#')[1]!);
+
+  const pending = page.getByRole('region', { name: 'Pending invitations' });
+  const row = pending.getByRole('row').filter({ hasText: email });
+  await expect(row).toContainText('approver');
+  await row.getByRole('button', { name: `Revoke the invitation of ${email}` }).click();
+  await page.getByRole('dialog', { name: 'Revoke the invitation?' }).getByRole('button', { name: 'Revoke invitation' }).click();
+  await expect(row).toHaveCount(0);
+  // The last admin cannot be removed: the server says why in the dialog.
+  const self = members.getByRole('row').filter({ hasText: adminCredentials().email });
+  await self.getByRole('button', { name: /^Remove / }).click();
+  const confirm = page.getByRole('dialog', { name: /^Remove / });
+  await confirm.getByRole('button', { name: 'Remove operator' }).click();
+  await expect(confirm.getByRole('alert')).toContainText('last admin');
+  await confirm.getByRole('button', { name: 'Cancel' }).click();
+
+  await nav(page).getByRole('link', { name: 'API keys', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible();
+  const keyName = uniqueName('ci');
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const create = page.getByRole('dialog', { name: 'Create API key' });
+  await create.getByLabel('Name').fill(keyName);
+  await create.getByLabel('Role').selectOption('viewer');
+  await create.getByLabel('Expires').selectOption({ label: '30 days' });
+  await create.getByRole('button', { name: 'Create key' }).click();
+  const shown = page.getByRole('dialog', { name: 'New API key' });
+  const key = await shown.getByLabel('API key').inputValue();
+  expect(key).toMatch(/^bcak_ak_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/);
+  // The key works, and its use shows in the list.
+  const tenants = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const rootId = tenants.items.find((t) => t.isRoot)!.id;
+  const used = await page.request.get(`/api/trpc/pools.list?input=${encodeURIComponent(JSON.stringify({ tenantId: rootId }))}`, { headers: { authorization: `Bearer ${key}`, cookie: '' } });
+  expect(used.status()).toBe(200);
+  await shown.getByRole('button', { name: 'Download as file' }).click();
+  await shown.getByRole('button', { name: 'Done' }).click();
+  await expect(shown).toBeHidden();
+  await page.reload();
+  const keyRow = page.getByRole('row').filter({ hasText: keyName });
+  await expect(keyRow).toContainText('viewer');
+  await expect(keyRow).not.toContainText('operator:op_');
+  await expect(keyRow.getByRole('cell').nth(3)).not.toHaveText('never');
+  await expectNoSeriousViolations(page, 'api-keys');
+  await keyRow.getByRole('button', { name: `Revoke API key ${keyName}` }).click();
+  await page.getByRole('dialog', { name: `Revoke API key ${keyName}?` }).getByRole('button', { name: 'Revoke key' }).click();
+  await expect(keyRow).toHaveCount(0);
+
+  // Root admins: Tenants, a new tenant, and its first admin's invitation.
+  await nav(page).getByRole('link', { name: 'Tenants', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Tenants', level: 1 })).toBeVisible();
+  const tenantName = uniqueName('team');
+  await page.getByRole('button', { name: 'Create tenant' }).click();
+  await page.getByRole('dialog', { name: 'Create tenant' }).getByLabel('Name').fill(tenantName);
+  await page.getByRole('dialog', { name: 'Create tenant' }).getByRole('button', { name: 'Create tenant' }).click();
+  await expect(page.getByRole('row').filter({ hasText: tenantName })).toBeVisible();
+  await expectNoSeriousViolations(page, 'tenants');
+
+  // The tenant switcher lists the caller's memberships and every page follows it.
+  await page.getByRole('combobox', { name: 'Tenant' }).selectOption({ label: tenantName });
+  await nav(page).getByRole('link', { name: 'Operators', exact: true }).click();
+  await expect(page.getByRole('main')).toContainText(tenantName);
+
+  await page.getByRole('link', { name: /^Account of / }).click();
+  await expect(page.getByRole('heading', { name: 'Account', level: 1 })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Change password' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Sign out of every session' })).toBeVisible();
+  await expectNoSeriousViolations(page, 'account');
+});
+
+test('a viewer of a tenant sees the Access pages without their controls', async ({ page }) => {
+  test.setTimeout(60_000);
+  await showConsoleAsViewer(page);
+  await signInThroughForm(page);
+  await nav(page).getByRole('link', { name: 'Operators', exact: true }).click();
+  await expect(page.getByRole('main')).toContainText('only its admins see and manage its operators');
+  await expect(page.getByRole('button', { name: 'Invite operator' })).toHaveCount(0);
+  await nav(page).getByRole('link', { name: 'API keys', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Create API key' })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /^Revoke API key/ })).toHaveCount(0);
+  await expect(nav(page).getByRole('link', { name: 'Tenants', exact: true })).toHaveCount(0);
+});
