@@ -25,6 +25,7 @@ const OPERATOR_MUTATIONS = [
   'joinTokens.create',
   'joinTokens.revoke',
   'nodes.adopt',
+  'nodes.recheck',
   'nodes.cordon',
   'nodes.uncordon',
   'nodes.revokeIdentity',
