@@ -21,7 +21,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id`;
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted`;
 
 export interface JoinRequestRow {
   id: string;
@@ -44,6 +44,8 @@ export interface JoinRequestRow {
   pool_id: string | null;
   consumed_at: Date | null;
   tenant_id: string | null;
+  /** Written by the join since the column exists; null on older rows. */
+  hardware_key_trusted: boolean | null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -53,7 +55,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     attestor: row.attestor,
     claims: row.claims ?? {},
     hardwareKey: row.hardware_key ? Buffer.from(row.hardware_key).toString('hex') : null,
-    hardwareKeyTrusted: row.hardware_key ? isHardwareKeyTrusted(row.claims ?? {}) : false,
+    hardwareKeyTrusted: row.hardware_key ? (row.hardware_key_trusted ?? isHardwareKeyTrusted(row.claims ?? {})) : false,
     mac: row.mac,
     ip: row.ip,
     workflowId: row.workflow_id,

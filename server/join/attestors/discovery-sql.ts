@@ -56,8 +56,8 @@ export const EXPIRE_REQUESTS = `UPDATE join_requests SET state = 'expired' WHERE
 export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix: 'join-request-created' } as const;
 
 /**
- * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims, ip, boot lease
- * epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones (through the
+ * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims and their key's
+ * trust, ip, boot lease epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones (through the
  * shared rate limit, per tenant and site, each event carrying the number `suppressed` before it), marks the
  * approvals the batch's admissions used as consumed, and announces every change with NOTIFY, all in the
  * admission transaction.
@@ -65,16 +65,16 @@ export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix:
 export const WRITE_REQUESTS_SQL = `
 WITH recorded AS (
   INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, hardware_key, mac, ip, workflow_id,
-                             vouched_by, boot_lease_epoch, csr_sha256, token_id, expires_at, created_at)
-  SELECT id, tenant, site, 'discovery', 'pending', mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok,
+                             vouched_by, boot_lease_epoch, csr_sha256, token_id, hardware_key_trusted, expires_at, created_at)
+  SELECT id, tenant, site, 'discovery', 'pending', mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, hkt,
          compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now())
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::text[], $8::text[], $9::text[],
-                $10::text[], $11::bigint[], $12::text[], $13::text[], $14::int[])
-      AS x(id, tenant, site, mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, ttl)
+                $10::text[], $11::bigint[], $12::text[], $13::text[], $14::int[], $19::bool[])
+      AS x(id, tenant, site, mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, ttl, hkt)
   ON CONFLICT (id) DO UPDATE
      SET claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, ip = EXCLUDED.ip, workflow_id = EXCLUDED.workflow_id,
          vouched_by = EXCLUDED.vouched_by, boot_lease_epoch = EXCLUDED.boot_lease_epoch, csr_sha256 = EXCLUDED.csr_sha256,
-         token_id = EXCLUDED.token_id, expires_at = EXCLUDED.expires_at
+         token_id = EXCLUDED.token_id, hardware_key_trusted = EXCLUDED.hardware_key_trusted, expires_at = EXCLUDED.expires_at
    WHERE join_requests.state = 'pending'
   RETURNING id, tenant_id, site_id, (xmax = 0) AS is_new
 ), consumed AS (

@@ -200,6 +200,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       CREATED_EVENT_LIMIT.keyPrefix,
       CREATED_EVENT_LIMIT.limit,
       CREATED_EVENT_LIMIT.window,
+      recorded.map((r) => r.join.hardware.key !== null && r.join.hardware.trusted),
     ]);
     return true;
   },
