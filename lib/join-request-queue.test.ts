@@ -7,7 +7,7 @@ const order = ['a', 'b', 'c', 'd', 'e'];
 function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
   return {
     id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, reason: null, poolId: null, consumedAt: null, ...extra,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, reason: null, poolId: null, consumedAt: null, nodeId: null, ...extra,
   };
 }
 
@@ -108,5 +108,8 @@ describe('a dense row and the hardware key wording', () => {
     expect(hardwareKeyWording(true, true).label).toBe('trusted key');
     expect(hardwareKeyWording(true, false).label).toBe('untrusted key');
     expect(hardwareKeyWording(false, false).label).toBe('no key');
+    // A ramdisk node holds the key untrusted on purpose; it does not read as a weak machine.
+    expect(hardwareKeyWording(true, false, true).label).toBe('key left to the OS');
+    expect(hardwareKeyWording(true, true, true).label).toBe('trusted key');
   });
 });

@@ -186,7 +186,9 @@ export function machineSummary(claims: Record<string, unknown>): string {
 }
 
 /** The one wording of hardware-key trust, on requests and nodes alike. */
-export function hardwareKeyWording(hasKey: boolean, isTrusted: boolean): { label: string; tone: 'info' | 'warn' | 'none'; title: string } {
+export function hardwareKeyWording(hasKey: boolean, isTrusted: boolean, isRamdisk = false): { label: string; tone: 'info' | 'warn' | 'none'; title: string } {
+  // A ramdisk's node keeps the key untrusted on purpose, so the installed OS can claim the machine later.
+  if (isRamdisk && !isTrusted) return { label: 'key left to the OS', tone: 'none', title: 'A ramdisk never claims the machine’s hardware key: the installed OS joins with it' };
   if (isTrusted) return { label: 'trusted key', tone: 'info', title: 'At least two independent identifiers made the hardware key' };
   if (hasKey) return { label: 'untrusted key', tone: 'warn', title: 'Fewer than two identifiers made the hardware key' };
   return { label: 'no key', tone: 'none', title: 'No identifier survived to make a hardware key' };

@@ -1,13 +1,15 @@
 'use client';
 
+import Link from 'next/link';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { claimEntries } from '@/lib/join-request-queue';
 import { HardwareKeyBadge } from './request-row';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
+import { withTenant } from '@/lib/tenant-url';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
-export function RequestDetail({ request, now }: { request: JoinRequestRecord; now: number }) {
+export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
   const claims = claimEntries(request.claims);
   const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids']);
   const other = Object.entries(request.claims).filter(([key]) => !known.has(key));
@@ -75,6 +77,11 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
             <dt>Joined</dt>
             <dd>
               <LocalTime iso={request.consumedAt} />
+              {request.nodeId && (
+                <span className="cell-sub">
+                  as node <Link href={withTenant(`/nodes/${request.nodeId}`, tenantId)}>{request.nodeId}</Link>
+                </span>
+              )}
             </dd>
           </>
         )}

@@ -277,7 +277,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
             </tbody>
           </table>
         </div>
-        {current && <RequestDetail request={current} now={now} />}
+        {current && <RequestDetail request={current} now={now} tenantId={tenant.id} />}
       </div>
       <DecideDialog
         action={action}

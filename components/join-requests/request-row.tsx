@@ -17,8 +17,8 @@ interface RequestRowProps {
 }
 
 /** The badge of a hardware key, in the one wording requests and nodes share. */
-export function HardwareKeyBadge({ hasKey, isTrusted }: { hasKey: boolean; isTrusted: boolean }) {
-  const wording = hardwareKeyWording(hasKey, isTrusted);
+export function HardwareKeyBadge({ hasKey, isTrusted, isRamdisk }: { hasKey: boolean; isTrusted: boolean; isRamdisk?: boolean }) {
+  const wording = hardwareKeyWording(hasKey, isTrusted, isRamdisk);
   return wording.tone === 'none' ? (
     <span className="muted" title={wording.title}>
       {wording.label}

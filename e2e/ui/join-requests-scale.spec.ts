@@ -95,6 +95,19 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
 
     // The approved machines join on their next retry.
     await expect.poll(async () => (await trpc<{ items: unknown[] }>(page.request, 'query', 'nodes.list', { tenantId: scope.tenantId, poolId: scope.poolId, limit: 200 })).items.length, { timeout: 120_000 }).toBe(111);
+
+    // Continuity: a node shows what it joined as and links to the request that admitted it, which names the node.
+    await page.goto(`/nodes?pool=${scope.poolId}&tenant=${scope.tenantId}`);
+    const nodeRow = page.getByRole('row').filter({ hasText: 'admitted by' }).first();
+    await expect(nodeRow).toContainText(/sim-1\d* · SIM-1/);
+    const requestLink = nodeRow.getByRole('link', { name: /^jreq_/ });
+    const admittedBy = (await requestLink.textContent())!;
+    await expect(requestLink).toHaveAttribute('href', new RegExp(`/join-requests\\?.*request=${admittedBy}`));
+    const nodeId = (await nodeRow.getByRole('link', { name: /^node_/ }).textContent())!;
+    const admitted = await trpc<{ nodeId: string; state: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: admittedBy });
+    expect(admitted).toMatchObject({ state: 'consumed', nodeId });
+    await page.goto(`/nodes/${nodeId}?tenant=${scope.tenantId}`);
+    await expect(page.getByText(`admitted by join request ${admittedBy}`)).toBeVisible();
   } finally {
     sim.kill();
   }

@@ -231,7 +231,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     deps.onDecided?.();
     let wrote = false;
     try {
-      const admitted = new Set(rows.map((r) => r.join));
+      const admitted = new Map(rows.map((r) => [r.join, r.nodeId]));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
     } catch (error) {
       throw new AdmitWriteError(error, new Set());

@@ -67,27 +67,37 @@ const CURRENT_FIRST = [{ notAfter: 'desc' as const }, { createdAt: 'desc' as con
 /** The page's certificates and join tokens in two queries, by the same rules as `nodeDetail` reads one node's. */
 async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]> {
   const ids = nodes.map((n) => n.id);
-  const [certs, joins] = await Promise.all([
+  const [certs, joins, requests] = await Promise.all([
     db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: CURRENT_FIRST }),
     db.auditEntry.findMany({ where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } }, orderBy: { id: 'desc' } }),
+    admittingRequests(db, ids),
   ]);
   return nodes.map((node) => {
     const cert = certs.find((c) => c.nodeId === node.id && c.identityGeneration === node.identityGeneration);
     const joined = joins.find((j) => j.resource === resource.node(node.id));
     return {
       ...toNodeSummary(node),
-      ...identityOf(node, cert ?? null, joined ?? null),
+      ...identityOf(node, cert ?? null, joined ?? null, requests.get(node.id) ?? null),
     };
   });
+}
+
+/** The join request whose approval admitted each node (the newest, if a node was admitted more than once). */
+async function admittingRequests(db: Db | Tx, nodeIds: string[]): Promise<Map<string, string>> {
+  const rows = await db.joinRequest.findMany({ where: { nodeId: { in: nodeIds } }, select: { id: true, nodeId: true }, orderBy: [{ consumedAt: 'asc' }, { id: 'asc' }] });
+  return new Map(rows.map((r) => [r.nodeId!, r.id]));
 }
 
 type CertRow = Awaited<ReturnType<Db['nodeCert']['findFirst']>>;
 type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 
-function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow) {
+function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, joinRequestId: string | null) {
   return {
     hardwareKeyTrusted: node.hardwareKeyTrusted,
+    hasHardwareKey: node.hardwareKey !== null,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,
+    claims: (node.claims ?? {}) as Record<string, unknown>,
+    joinRequestId,
     certificate: cert
       ? { serial: cert.serial, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), identityGeneration: cert.identityGeneration }
       : null,
@@ -96,7 +106,7 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow) {
 
 /** A node's detail: its current certificate and certificate history, the token it joined with, and its conditions. */
 export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail> {
-  const [cert, joins] = await Promise.all([
+  const [cert, joins, requests] = await Promise.all([
     db.nodeCert.findFirst({
       where: { nodeId: node.id, identityGeneration: node.identityGeneration, revokedAt: null },
       orderBy: CURRENT_FIRST,
@@ -106,13 +116,14 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
       where: { resource: resource.node(node.id), action: { in: ['node.joined', 'node.reclaimed'] } },
       orderBy: { id: 'desc' },
     }),
+    admittingRequests(db, [node.id]),
   ]);
   const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
   const conditions = [];
   if (node.state === 'adopting') conditions.push({ type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet' });
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
-  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null), conditions, ...history };
+  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, requests.get(node.id) ?? null), conditions, ...history };
 }
 
 export async function getNode(db: Db, principal: Principal, input: z.infer<typeof nodeRefInput>): Promise<NodeDetail> {

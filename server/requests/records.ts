@@ -21,7 +21,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted`;
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id`;
 
 export interface JoinRequestRow {
   id: string;
@@ -46,6 +46,7 @@ export interface JoinRequestRow {
   tenant_id: string | null;
   /** Written by the join since the column exists; null on older rows. */
   hardware_key_trusted: boolean | null;
+  node_id: string | null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -70,6 +71,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     reason: row.reason,
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
+    nodeId: row.node_id,
   };
 }
 

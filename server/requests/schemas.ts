@@ -74,6 +74,8 @@ export const joinRequestRecord = z
     reason: z.string().nullable(),
     poolId: z.string().nullable(),
     consumedAt: z.string().nullable(),
+    /** The node the consumed approval admitted (null before, and for requests consumed before this was kept). */
+    nodeId: z.string().nullable(),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;

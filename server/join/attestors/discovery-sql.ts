@@ -59,7 +59,7 @@ export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix:
  * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims and their key's
  * trust, ip, boot lease epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones (through the
  * shared rate limit, per tenant and site, each event carrying the number `suppressed` before it), marks the
- * approvals the batch's admissions used as consumed, and announces every change with NOTIFY, all in the
+ * approvals the batch's admissions used as consumed (naming the node each admitted), and announces every change with NOTIFY, all in the
  * admission transaction.
  */
 export const WRITE_REQUESTS_SQL = `
@@ -78,9 +78,10 @@ WITH recorded AS (
    WHERE join_requests.state = 'pending'
   RETURNING id, tenant_id, site_id, (xmax = 0) AS is_new
 ), consumed AS (
-  UPDATE join_requests SET state = 'consumed', consumed_at = compute_now()
-   WHERE id = ANY($15::text[]) AND state = 'approved'
-  RETURNING id, tenant_id, site_id
+  UPDATE join_requests j SET state = 'consumed', consumed_at = compute_now(), node_id = c.node
+    FROM unnest($15::text[], $20::text[]) AS c(id, node)
+   WHERE j.id = c.id AND j.state = 'approved'
+  RETURNING j.id, j.tenant_id, j.site_id
 ), created_events AS (
   INSERT INTO events (tenant_id, type, data)
   SELECT r.tenant_id, 'node.join-request.created',

@@ -176,7 +176,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   },
 
   async write(client, state, admitted) {
-    const consumed = [...state.consumes].filter(([join]) => admitted.has(join)).map(([, id]) => id);
+    const consumes = [...state.consumes].filter(([join]) => admitted.has(join));
+    const consumed = consumes.map(([, id]) => id);
     if (!state.recorded.size && !consumed.length) return false;
     if (state.expire.length) await client.query(EXPIRE_REQUESTS, [state.expire]);
     const recorded = [...state.recorded.values()];
@@ -201,6 +202,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       CREATED_EVENT_LIMIT.limit,
       CREATED_EVENT_LIMIT.window,
       recorded.map((r) => r.join.hardware.key !== null && r.join.hardware.trusted),
+      // The node each consumed approval admitted, so the request and its node name each other.
+      consumes.map(([join]) => admitted.get(join)!),
     ]);
     return true;
   },
