@@ -118,7 +118,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (refused) return refused;
     const t = token!;
     if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
-    if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId);
+    if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId, 'boundMac');
 
     const admit = (poolId: string | null, pool: LockedToken['pool'], knownNodeId?: string): AttestorVerdict => {
       const poolRefusal = checkPool('discovery', t, pool, poolId);
