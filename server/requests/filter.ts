@@ -45,7 +45,8 @@ export function filterCondition(filter: RequestFilter): Prisma.Sql {
     const bare = text.replace(/[:-]/g, '');
     // A MAC typed with separators also matches the bare digits of the stored one.
     const alternatives = [...new Set([text, bare.length >= 2 && /^[0-9a-f]+$/.test(bare) ? bare : text])];
-    parts.push(Prisma.sql`(${Prisma.join(alternatives.map((a) => Prisma.sql`${SEARCHED} LIKE ${`%${likeEscape(a)}%`}`), ' OR ')})`);
+    // LIKE ANY: the searched text is built once per row, whatever the number of alternatives.
+    parts.push(Prisma.sql`${SEARCHED} LIKE ANY(${alternatives.map((a) => `%${likeEscape(a)}%`)}::text[])`);
   }
   if (filter.attestor) parts.push(Prisma.sql`attestor = ${filter.attestor}`);
   if (filter.vouchedBy) parts.push(Prisma.sql`vouched_by = ${filter.vouchedBy}`);
