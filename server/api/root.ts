@@ -11,6 +11,7 @@ import { discoveryTokensRouter } from './discovery-tokens/router';
 import { siteTokensRouter } from './site-tokens/router';
 import { daemonRouter } from './daemon/router';
 import { auditRouter } from './audit/router';
+import { approvalRulesRouter } from './approval-rules/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -25,6 +26,7 @@ export const appRouter = router({
   siteTokens: siteTokensRouter,
   daemon: daemonRouter,
   audit: auditRouter,
+  approvalRules: approvalRulesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -95,3 +95,61 @@ WITH recorded AS (
 )
 SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenant_id, 'siteId', site_id, 'requestIds', json_agg(id))::text)
   FROM changes GROUP BY tenant_id, site_id`;
+
+/**
+ * The batch's sites' approval rules in force, in each site's order, with their pools' rules (read under
+ * LOCK_SITE_QUEUES, so `admissions` counts every earlier admission by the rule on any instance). One
+ * statement per batch, whatever the number of machines.
+ */
+export const SELECT_SITE_RULES = `
+SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, r.admissions,
+       p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
+       p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
+  FROM approval_rules r LEFT JOIN pools p ON p.id = r.pool_id
+ WHERE r.site_id = ANY($1::text[]) AND (r.valid_until IS NULL OR r.valid_until > compute_now())
+ ORDER BY r.site_id, r.position, r.id`;
+
+/**
+ * Requests a rule decided in the join transaction: recorded (or, for the lease's live request, updated)
+ * as `consumed` by the admission the rule made, naming its node, or as `rejected`; decided by `rule:<id>`
+ * with the rule's name as the reason; the rules' admissions counted; `security.join-request.approved` or
+ * `.rejected` published; audited as the rule; and announced with NOTIFY.
+ */
+export const WRITE_RULE_DECISIONS_SQL = `
+WITH decided AS (
+  INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, hardware_key, hardware_key_trusted, mac, ip, workflow_id,
+                             vouched_by, boot_lease_epoch, csr_sha256, token_id, expires_at, created_at, decided_at, decided_by, reason,
+                             pool_id, consumed_at, node_id)
+  SELECT id, tenant, site, 'discovery', st, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok,
+         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now()), compute_now(), 'rule:' || rule, rname,
+         pool, CASE WHEN st = 'consumed' THEN compute_now() END, node
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::bool[], $8::text[], $9::text[], $10::text[],
+                $11::text[], $12::bigint[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[])
+      AS x(id, tenant, site, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok, ttl, st, rule, rname, pool, node)
+  ON CONFLICT (id) DO UPDATE
+     SET state = EXCLUDED.state, claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, hardware_key_trusted = EXCLUDED.hardware_key_trusted,
+         ip = EXCLUDED.ip, csr_sha256 = EXCLUDED.csr_sha256, token_id = EXCLUDED.token_id, decided_at = EXCLUDED.decided_at,
+         decided_by = EXCLUDED.decided_by, reason = EXCLUDED.reason, pool_id = EXCLUDED.pool_id, consumed_at = EXCLUDED.consumed_at,
+         node_id = EXCLUDED.node_id
+   WHERE join_requests.state = 'pending'
+  RETURNING id, tenant_id, site_id, state, pool_id, decided_by, reason
+), counted AS (
+  UPDATE approval_rules r SET admissions = r.admissions + u.n
+    FROM (SELECT rule, count(*)::int AS n FROM unnest($16::text[], $17::text[]) AS y(st, rule) WHERE st = 'consumed' GROUP BY rule) u
+   WHERE r.id = u.rule
+  RETURNING 1
+), published AS (
+  INSERT INTO events (tenant_id, type, data)
+  SELECT tenant_id, CASE WHEN state = 'consumed' THEN 'security.join-request.approved' ELSE 'security.join-request.rejected' END,
+         jsonb_build_object('requestId', id, 'siteId', site_id, 'poolId', pool_id, 'attestor', 'discovery', 'decidedBy', decided_by, 'reason', reason)
+    FROM decided
+  RETURNING 1
+), audited AS (
+  INSERT INTO audit_log (tenant_id, actor, action, resource, data)
+  SELECT tenant_id, decided_by, CASE WHEN state = 'consumed' THEN 'join-request.approved' ELSE 'join-request.rejected' END,
+         'compute-join-request/' || id, jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'rule', reason, 'reason', reason)
+    FROM decided
+  RETURNING 1
+)
+SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenant_id, 'siteId', site_id, 'requestIds', json_agg(id))::text)
+  FROM decided GROUP BY tenant_id, site_id`;

@@ -2,7 +2,17 @@ import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
 import type { PreparedJoin } from '../prepare';
-import { CREATED_EVENT_LIMIT, EXPIRE_REQUESTS, LOCK_SITE_QUEUES, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
+import { firstMatchingRule, type RuleInForce, type RuleMatch } from '../../rules/match';
+import {
+  CREATED_EVENT_LIMIT,
+  EXPIRE_REQUESTS,
+  LOCK_SITE_QUEUES,
+  SELECT_KNOWN_MACHINES,
+  SELECT_LATEST_REQUESTS,
+  SELECT_SITE_RULES,
+  WRITE_REQUESTS_SQL,
+  WRITE_RULE_DECISIONS_SQL,
+} from './discovery-sql';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 
@@ -28,7 +38,28 @@ interface RecordedRequest {
   machineKey: string;
 }
 
+/** An approval rule as the batch loaded it, with the pool an approving rule admits into. */
+interface LoadedRule extends RuleInForce {
+  poolId: string | null;
+  pool: LockedToken['pool'];
+}
+
+/** A join a rule decided: admitted into the rule's pool (`consumed`) or refused (`rejected`). */
+interface RuleDecision {
+  join: PreparedJoin;
+  token: LockedToken;
+  rule: LoadedRule;
+  id: string;
+  machineKey: string;
+  state: 'consumed' | 'rejected';
+}
+
 export interface DiscoveryState {
+  /** Each site's approval rules in force, in order. */
+  rules: Map<string, LoadedRule[]>;
+  /** Admissions this batch's rules made, per rule, on top of their stored counts. */
+  ruleUses: Map<string, number>;
+  ruleDecisions: Map<PreparedJoin, RuleDecision>;
   /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
   known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
@@ -67,13 +98,23 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   name: 'discovery',
 
   async load(client, joins, tokens) {
-    const state: DiscoveryState = { known: new Map(), latest: new Map(), pending: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
+    const state: DiscoveryState = {
+      rules: new Map(),
+      ruleUses: new Map(),
+      ruleDecisions: new Map(),
+      known: new Map(),
+      latest: new Map(),
+      pending: new Map(),
+      expire: [],
+      recorded: new Map(),
+      consumes: new Map(),
+    };
     const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
     if (!mine.length) return state;
     const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
     const sites = [...new Set(bound.map((j) => tokens.get(j.tokenId)!.siteId))].sort();
-    // Sent together (one wait): the lock statement runs first, so the count below is read under it.
-    const [, known] = await Promise.all([
+    // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
+    const [, known, rules] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
       client.query(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
@@ -82,7 +123,34 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         bound.map((j) => j.trustedKey),
         sites,
       ]),
+      client.query(SELECT_SITE_RULES, [sites]),
     ]);
+    for (const r of rules.rows) {
+      const list = state.rules.get(r.site_id) ?? [];
+      const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+      list.push({
+        id: r.id,
+        name: r.name,
+        action: r.action,
+        match: r.match as RuleMatch,
+        maxAdmissions: r.max_admissions,
+        admissions: r.admissions,
+        validUntil: null,
+        poolId: r.pool_id,
+        pool: r.pool_id
+          ? {
+              agent: r.p_agent,
+              ownerTenantId: r.p_owner,
+              siteId: r.p_site,
+              isArchived: r.p_archived,
+              joinAttestors: policy.joinAttestors ?? null,
+              platformOperated: false,
+              hasAcceptanceChecks: r.p_checks,
+            }
+          : null,
+      });
+      state.rules.set(r.site_id, list);
+    }
     for (const row of known.rows) {
       if (row.site !== null) state.pending.set(row.site as string, row.pending as number);
       else state.known.set(bound[row.i as number]!, row.node_id as string);
@@ -162,6 +230,23 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const isLive = latest?.state === 'pending' && !latest.isExpired;
     const replaces = latest && !isLive && (latest.state === 'pending' || latest.state === 'approved');
     if (replaces && sameCsr) return refuse('discovery:request-expired', t.tenantId);
+
+    // The site's approval rules, on what the boot step vouched for and what the machine claims: the first
+    // in force that matches decides here, in this join's transaction, so the machine never waits admitted.
+    const facts = { attestor: 'discovery', vouchedMac: t.boundMac, vouchedIp: t.discovery?.ip ?? null, vouchedBy: t.discovery?.vouchedBy ?? null, claims: join.claims as Record<string, unknown> };
+    const rule = firstMatchingRule(state.rules.get(t.siteId) ?? [], facts, null, state.ruleUses) as LoadedRule | null;
+    if (rule && rule.action !== 'leave') {
+      const id = isLive ? latest!.id : newId('jreq');
+      const verdict = rule.action === 'approve' ? admit(rule.poolId, rule.pool) : refuse('discovery:rejected', t.tenantId);
+      // A rule whose pool would refuse the machine refuses it, naming the pool check; nothing is recorded.
+      if (rule.action === 'approve' && !verdict.admitted) return verdict;
+      if (rule.action === 'approve') state.ruleUses.set(rule.id, (state.ruleUses.get(rule.id) ?? 0) + 1);
+      if (replaces) state.expire.push(latest!.id);
+      const decided = rule.action === 'approve' ? 'consumed' : 'rejected';
+      state.ruleDecisions.set(join, { join, token: t, rule, id, machineKey, state: decided });
+      state.latest.set(machineKey, { id, state: decided, csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: rule.poolId, isExpired: false, pool: rule.pool });
+      return verdict;
+    }
     if (!isLive) {
       // A new request needs room in the site's queue; a refresh of the lease's live request never does.
       const waiting = state.pending.get(t.siteId) ?? 0;
@@ -178,8 +263,12 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   async write(client, state, admitted) {
     const consumes = [...state.consumes].filter(([join]) => admitted.has(join));
     const consumed = consumes.map(([, id]) => id);
-    if (!state.recorded.size && !consumed.length) return false;
+    // A rule's admission the batch did not make after all (a race on the key) records nothing.
+    const ruled = [...state.ruleDecisions.values()].filter((d) => d.state === 'rejected' || admitted.has(d.join));
+    if (!state.recorded.size && !consumed.length && !ruled.length) return false;
     if (state.expire.length) await client.query(EXPIRE_REQUESTS, [state.expire]);
+    if (ruled.length) await writeRuleDecisions(client, ruled, admitted);
+    if (!state.recorded.size && !consumed.length) return true;
     const recorded = [...state.recorded.values()];
     const boot = (r: RecordedRequest) => r.token.discovery ?? {};
     await client.query(WRITE_REQUESTS_SQL, [
@@ -208,3 +297,30 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     return true;
   },
 };
+
+/** Writes the requests the batch's rules decided (WRITE_RULE_DECISIONS_SQL), in one statement. */
+async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecision[], admitted: ReadonlyMap<PreparedJoin, string>) {
+  const boot = (d: RuleDecision) => d.token.discovery ?? {};
+  await client.query(WRITE_RULE_DECISIONS_SQL, [
+    ruled.map((d) => d.id),
+    ruled.map((d) => d.token.tenantId),
+    ruled.map((d) => d.token.siteId),
+    ruled.map((d) => d.machineKey),
+    ruled.map((d) => JSON.stringify(d.join.claims)),
+    ruled.map((d) => d.join.hardware.key),
+    ruled.map((d) => d.join.hardware.key !== null && d.join.hardware.trusted),
+    ruled.map((d) => d.token.boundMac),
+    ruled.map((d) => boot(d).ip ?? null),
+    ruled.map((d) => boot(d).workflowId ?? null),
+    ruled.map((d) => boot(d).vouchedBy ?? null),
+    ruled.map((d) => boot(d).bootLeaseEpoch ?? null),
+    ruled.map((d) => d.join.csr.csrSha256),
+    ruled.map((d) => d.token.id),
+    ruled.map((d) => discoverySettings(d.token.site.discovery).pendingTtlSeconds),
+    ruled.map((d) => d.state),
+    ruled.map((d) => d.rule.id),
+    ruled.map((d) => d.rule.name),
+    ruled.map((d) => (d.state === 'consumed' ? d.rule.poolId : null)),
+    ruled.map((d) => (d.state === 'consumed' ? (admitted.get(d.join) ?? null) : null)),
+  ]);
+}
