@@ -12,6 +12,7 @@ import { siteTokensRouter } from './site-tokens/router';
 import { daemonRouter } from './daemon/router';
 import { auditRouter } from './audit/router';
 import { approvalRulesRouter } from './approval-rules/router';
+import { expectedMachinesRouter } from './expected-machines/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -27,6 +28,7 @@ export const appRouter = router({
   daemon: daemonRouter,
   audit: auditRouter,
   approvalRules: approvalRulesRouter,
+  expectedMachines: expectedMachinesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -110,10 +110,25 @@ SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, 
  ORDER BY r.site_id, r.position, r.id`;
 
 /**
- * Requests a rule decided in the join transaction: recorded (or, for the lease's live request, updated)
- * as `consumed` by the admission the rule made, naming its node, or as `rejected`; decided by `rule:<id>`
- * with the rule's name as the reason; the rules' admissions counted; `security.join-request.approved` or
- * `.rejected` published; audited as the rule; and announced with NOTIFY.
+ * The batch's sites' expected machines (imports) that have not arrived, matching a join's vouched MAC or,
+ * for a join whose hardware key is trusted, its serial or product UUID; oldest entry first. Read under
+ * LOCK_SITE_QUEUES, so one entry admits one machine across instances.
+ */
+export const SELECT_EXPECTED_MACHINES = `
+SELECT e.id, e.site_id, e.import_id, e.serial, e.product_uuid, e.mac, e.pool_id,
+       p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
+       p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
+  FROM expected_machines e LEFT JOIN pools p ON p.id = e.pool_id
+ WHERE e.site_id = ANY($1::text[]) AND e.arrived_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > compute_now())
+   AND (e.mac = ANY($2::text[]) OR e.serial = ANY($3::text[]) OR e.product_uuid = ANY($4::text[]))
+ ORDER BY e.created_at, e.id`;
+
+/**
+ * Requests decided in the join transaction by a rule or an expected machine: recorded (or, for the lease's
+ * live request, updated) as `consumed` by the admission, naming its node, or as `rejected`; `decided_by`
+ * `rule:<id>` or `import:<id>` with the rule's name or the entry as the reason; the rules' admissions counted
+ * and the entries marked arrived; `security.join-request.approved` or `.rejected` published; audited with the
+ * decider as the actor; and announced with NOTIFY.
  */
 export const WRITE_RULE_DECISIONS_SQL = `
 WITH decided AS (
@@ -121,11 +136,11 @@ WITH decided AS (
                              vouched_by, boot_lease_epoch, csr_sha256, token_id, expires_at, created_at, decided_at, decided_by, reason,
                              pool_id, consumed_at, node_id)
   SELECT id, tenant, site, 'discovery', st, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok,
-         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now()), compute_now(), 'rule:' || rule, rname,
+         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now()), compute_now(), dby, rsn,
          pool, CASE WHEN st = 'consumed' THEN compute_now() END, node
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::bool[], $8::text[], $9::text[], $10::text[],
-                $11::text[], $12::bigint[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[])
-      AS x(id, tenant, site, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok, ttl, st, rule, rname, pool, node)
+                $11::text[], $12::bigint[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
+      AS x(id, tenant, site, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok, ttl, st, rule, dby, rsn, pool, node)
   ON CONFLICT (id) DO UPDATE
      SET state = EXCLUDED.state, claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, hardware_key_trusted = EXCLUDED.hardware_key_trusted,
          ip = EXCLUDED.ip, csr_sha256 = EXCLUDED.csr_sha256, token_id = EXCLUDED.token_id, decided_at = EXCLUDED.decided_at,
@@ -135,8 +150,13 @@ WITH decided AS (
   RETURNING id, tenant_id, site_id, state, pool_id, decided_by, reason
 ), counted AS (
   UPDATE approval_rules r SET admissions = r.admissions + u.n
-    FROM (SELECT rule, count(*)::int AS n FROM unnest($16::text[], $17::text[]) AS y(st, rule) WHERE st = 'consumed' GROUP BY rule) u
+    FROM (SELECT rule, count(*)::int AS n FROM unnest($16::text[], $17::text[]) AS y(st, rule) WHERE st = 'consumed' AND rule IS NOT NULL GROUP BY rule) u
    WHERE r.id = u.rule
+  RETURNING 1
+), arrived AS (
+  UPDATE expected_machines e SET arrived_at = compute_now(), request_id = a.id
+    FROM unnest($1::text[], $22::text[]) AS a(id, expected)
+   WHERE e.id = a.expected
   RETURNING 1
 ), published AS (
   INSERT INTO events (tenant_id, type, data)
@@ -147,7 +167,8 @@ WITH decided AS (
 ), audited AS (
   INSERT INTO audit_log (tenant_id, actor, action, resource, data)
   SELECT tenant_id, decided_by, CASE WHEN state = 'consumed' THEN 'join-request.approved' ELSE 'join-request.rejected' END,
-         'compute-join-request/' || id, jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'rule', reason, 'reason', reason)
+         'compute-join-request/' || id,
+         jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'reason', reason, 'rule', CASE WHEN decided_by LIKE 'rule:%' THEN reason END)
     FROM decided
   RETURNING 1
 )

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
+import { normalizeSerial, normalizeUuid } from '../hardware/claims';
 import type { PreparedJoin } from '../prepare';
 import { firstMatchingRule, type RuleInForce, type RuleMatch } from '../../rules/match';
 import {
@@ -9,6 +10,7 @@ import {
   LOCK_SITE_QUEUES,
   SELECT_KNOWN_MACHINES,
   SELECT_LATEST_REQUESTS,
+  SELECT_EXPECTED_MACHINES,
   SELECT_SITE_RULES,
   WRITE_REQUESTS_SQL,
   WRITE_RULE_DECISIONS_SQL,
@@ -44,14 +46,33 @@ interface LoadedRule extends RuleInForce {
   pool: LockedToken['pool'];
 }
 
-/** A join a rule decided: admitted into the rule's pool (`consumed`) or refused (`rejected`). */
+/** An expected machine (an import's entry) that a join of the batch may match. */
+interface ExpectedEntry {
+  id: string;
+  siteId: string;
+  importId: string;
+  serial: string | null;
+  productUuid: string | null;
+  mac: string | null;
+  poolId: string;
+  pool: LockedToken['pool'];
+}
+
+/**
+ * A join decided without a person: by a rule (admitted into its pool, `consumed`, or refused, `rejected`) or
+ * by an expected machine (admitted into the entry's pool).
+ */
 interface RuleDecision {
   join: PreparedJoin;
   token: LockedToken;
-  rule: LoadedRule;
   id: string;
   machineKey: string;
   state: 'consumed' | 'rejected';
+  ruleId: string | null;
+  expectedId: string | null;
+  decidedBy: string;
+  reason: string;
+  poolId: string | null;
 }
 
 export interface DiscoveryState {
@@ -60,6 +81,9 @@ export interface DiscoveryState {
   /** Admissions this batch's rules made, per rule, on top of their stored counts. */
   ruleUses: Map<string, number>;
   ruleDecisions: Map<PreparedJoin, RuleDecision>;
+  /** Expected machines the batch's joins may match, and those a join of the batch already took. */
+  expected: ExpectedEntry[];
+  usedExpected: Set<string>;
   /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
   known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
@@ -102,6 +126,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       rules: new Map(),
       ruleUses: new Map(),
       ruleDecisions: new Map(),
+      expected: [],
+      usedExpected: new Set(),
       known: new Map(),
       latest: new Map(),
       pending: new Map(),
@@ -114,7 +140,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
     const sites = [...new Set(bound.map((j) => tokens.get(j.tokenId)!.siteId))].sort();
     // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
-    const [, known, rules] = await Promise.all([
+    const [, known, rules, expected] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
       client.query(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
@@ -124,10 +150,26 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         sites,
       ]),
       client.query(SELECT_SITE_RULES, [sites]),
+      // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
+      client.query(SELECT_EXPECTED_MACHINES, [
+        sites,
+        bound.map((j) => tokens.get(j.tokenId)!.boundMac!),
+        bound.filter((j) => j.trustedKey).flatMap((j) => serialsOf(j)),
+        bound.filter((j) => j.trustedKey).flatMap((j) => normalizeUuid(j.claims.productUuid) ?? []),
+      ]),
     ]);
+    state.expected = expected.rows.map((r) => ({
+      id: r.id,
+      siteId: r.site_id,
+      importId: r.import_id,
+      serial: r.serial,
+      productUuid: r.product_uuid,
+      mac: r.mac,
+      poolId: r.pool_id,
+      pool: poolOf(r),
+    }));
     for (const r of rules.rows) {
       const list = state.rules.get(r.site_id) ?? [];
-      const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
       list.push({
         id: r.id,
         name: r.name,
@@ -137,17 +179,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         admissions: r.admissions,
         validUntil: null,
         poolId: r.pool_id,
-        pool: r.pool_id
-          ? {
-              agent: r.p_agent,
-              ownerTenantId: r.p_owner,
-              siteId: r.p_site,
-              isArchived: r.p_archived,
-              joinAttestors: policy.joinAttestors ?? null,
-              platformOperated: false,
-              hasAcceptanceChecks: r.p_checks,
-            }
-          : null,
+        pool: poolOf(r),
       });
       state.rules.set(r.site_id, list);
     }
@@ -231,6 +263,19 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const replaces = latest && !isLive && (latest.state === 'pending' || latest.state === 'approved');
     if (replaces && sameCsr) return refuse('discovery:request-expired', t.tenantId);
 
+    // An expected machine (an import) the join matches admits it into the entry's pool without waiting.
+    const entry = state.expected.find((e) => !state.usedExpected.has(e.id) && e.siteId === t.siteId && matchesEntry(e, t, join));
+    if (entry) {
+      const verdict = admit(entry.poolId, entry.pool);
+      if (!verdict.admitted) return verdict;
+      state.usedExpected.add(entry.id);
+      if (replaces) state.expire.push(latest!.id);
+      const id = isLive ? latest!.id : newId('jreq');
+      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: 'consumed', ruleId: null, expectedId: entry.id, decidedBy: `import:${entry.importId}`, reason: `expected machine ${entry.id}`, poolId: entry.poolId });
+      state.latest.set(machineKey, { id, state: 'consumed', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: entry.poolId, isExpired: false, pool: entry.pool });
+      return verdict;
+    }
+
     // The site's approval rules, on what the boot step vouched for and what the machine claims: the first
     // in force that matches decides here, in this join's transaction, so the machine never waits admitted.
     const facts = { attestor: 'discovery', vouchedMac: t.boundMac, vouchedIp: t.discovery?.ip ?? null, vouchedBy: t.discovery?.vouchedBy ?? null, claims: join.claims as Record<string, unknown> };
@@ -243,7 +288,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       if (rule.action === 'approve') state.ruleUses.set(rule.id, (state.ruleUses.get(rule.id) ?? 0) + 1);
       if (replaces) state.expire.push(latest!.id);
       const decided = rule.action === 'approve' ? 'consumed' : 'rejected';
-      state.ruleDecisions.set(join, { join, token: t, rule, id, machineKey, state: decided });
+      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: decided, ruleId: rule.id, expectedId: null, decidedBy: `rule:${rule.id}`, reason: rule.name, poolId: decided === 'consumed' ? rule.poolId : null });
       state.latest.set(machineKey, { id, state: decided, csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: rule.poolId, isExpired: false, pool: rule.pool });
       return verdict;
     }
@@ -318,9 +363,37 @@ async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecision[], 
     ruled.map((d) => d.token.id),
     ruled.map((d) => discoverySettings(d.token.site.discovery).pendingTtlSeconds),
     ruled.map((d) => d.state),
-    ruled.map((d) => d.rule.id),
-    ruled.map((d) => d.rule.name),
-    ruled.map((d) => (d.state === 'consumed' ? d.rule.poolId : null)),
+    ruled.map((d) => d.ruleId),
+    ruled.map((d) => d.decidedBy),
+    ruled.map((d) => d.reason),
+    ruled.map((d) => d.poolId),
     ruled.map((d) => (d.state === 'consumed' ? (admitted.get(d.join) ?? null) : null)),
+    ruled.map((d) => d.expectedId),
   ]);
+}
+
+/** A pool row joined to a rule or an entry, as checkPool reads pools. */
+function poolOf(r: Record<string, unknown>): LockedToken['pool'] {
+  if (!r.pool_id) return null;
+  const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+  return {
+    agent: r.p_agent as string,
+    ownerTenantId: r.p_owner as string,
+    siteId: r.p_site as string,
+    isArchived: r.p_archived as boolean,
+    joinAttestors: policy.joinAttestors ?? null,
+    platformOperated: false,
+    hasAcceptanceChecks: r.p_checks as boolean,
+  } as LockedToken['pool'];
+}
+
+const serialsOf = (join: PreparedJoin) =>
+  [join.claims.productSerial, join.claims.boardSerial, join.claims.chassisSerial].map((s) => normalizeSerial(s)).filter((s): s is string => s !== null);
+
+/** Whether a join is the expected machine: its vouched MAC, or (trusted key only) a serial or the product UUID. */
+function matchesEntry(entry: ExpectedEntry, token: LockedToken, join: PreparedJoin): boolean {
+  if (entry.mac && entry.mac === token.boundMac) return true;
+  if (!join.trustedKey) return false;
+  if (entry.serial && serialsOf(join).includes(entry.serial)) return true;
+  return entry.productUuid !== null && entry.productUuid === normalizeUuid(join.claims.productUuid);
 }
