@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
-import { normalizeSerial, normalizeUuid } from '../hardware/claims';
+import { normalizeUuid } from '../hardware/claims';
 import type { PreparedJoin } from '../prepare';
-import { firstMatchingRule, type RuleInForce, type RuleMatch } from '../../rules/match';
+import { firstMatchingRule, type RuleMatch } from '../../rules/match';
 import {
   CREATED_EVENT_LIMIT,
   EXPIRE_REQUESTS,
@@ -13,8 +13,8 @@ import {
   SELECT_EXPECTED_MACHINES,
   SELECT_SITE_RULES,
   WRITE_REQUESTS_SQL,
-  WRITE_RULE_DECISIONS_SQL,
 } from './discovery-sql';
+import { matchesEntry, poolOf, serialsOf, writeRuleDecisions, type ExpectedEntry, type LoadedRule, type RuleDecision } from './discovery-decided';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 
@@ -38,41 +38,6 @@ interface RecordedRequest {
   token: LockedToken;
   id: string;
   machineKey: string;
-}
-
-/** An approval rule as the batch loaded it, with the pool an approving rule admits into. */
-interface LoadedRule extends RuleInForce {
-  poolId: string | null;
-  pool: LockedToken['pool'];
-}
-
-/** An expected machine (an import's entry) that a join of the batch may match. */
-interface ExpectedEntry {
-  id: string;
-  siteId: string;
-  importId: string;
-  serial: string | null;
-  productUuid: string | null;
-  mac: string | null;
-  poolId: string;
-  pool: LockedToken['pool'];
-}
-
-/**
- * A join decided without a person: by a rule (admitted into its pool, `consumed`, or refused, `rejected`) or
- * by an expected machine (admitted into the entry's pool).
- */
-interface RuleDecision {
-  join: PreparedJoin;
-  token: LockedToken;
-  id: string;
-  machineKey: string;
-  state: 'consumed' | 'rejected';
-  ruleId: string | null;
-  expectedId: string | null;
-  decidedBy: string;
-  reason: string;
-  poolId: string | null;
 }
 
 export interface DiscoveryState {
@@ -342,58 +307,3 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     return true;
   },
 };
-
-/** Writes the requests the batch's rules decided (WRITE_RULE_DECISIONS_SQL), in one statement. */
-async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecision[], admitted: ReadonlyMap<PreparedJoin, string>) {
-  const boot = (d: RuleDecision) => d.token.discovery ?? {};
-  await client.query(WRITE_RULE_DECISIONS_SQL, [
-    ruled.map((d) => d.id),
-    ruled.map((d) => d.token.tenantId),
-    ruled.map((d) => d.token.siteId),
-    ruled.map((d) => d.machineKey),
-    ruled.map((d) => JSON.stringify(d.join.claims)),
-    ruled.map((d) => d.join.hardware.key),
-    ruled.map((d) => d.join.hardware.key !== null && d.join.hardware.trusted),
-    ruled.map((d) => d.token.boundMac),
-    ruled.map((d) => boot(d).ip ?? null),
-    ruled.map((d) => boot(d).workflowId ?? null),
-    ruled.map((d) => boot(d).vouchedBy ?? null),
-    ruled.map((d) => boot(d).bootLeaseEpoch ?? null),
-    ruled.map((d) => d.join.csr.csrSha256),
-    ruled.map((d) => d.token.id),
-    ruled.map((d) => discoverySettings(d.token.site.discovery).pendingTtlSeconds),
-    ruled.map((d) => d.state),
-    ruled.map((d) => d.ruleId),
-    ruled.map((d) => d.decidedBy),
-    ruled.map((d) => d.reason),
-    ruled.map((d) => d.poolId),
-    ruled.map((d) => (d.state === 'consumed' ? (admitted.get(d.join) ?? null) : null)),
-    ruled.map((d) => d.expectedId),
-  ]);
-}
-
-/** A pool row joined to a rule or an entry, as checkPool reads pools. */
-function poolOf(r: Record<string, unknown>): LockedToken['pool'] {
-  if (!r.pool_id) return null;
-  const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
-  return {
-    agent: r.p_agent as string,
-    ownerTenantId: r.p_owner as string,
-    siteId: r.p_site as string,
-    isArchived: r.p_archived as boolean,
-    joinAttestors: policy.joinAttestors ?? null,
-    platformOperated: false,
-    hasAcceptanceChecks: r.p_checks as boolean,
-  } as LockedToken['pool'];
-}
-
-const serialsOf = (join: PreparedJoin) =>
-  [join.claims.productSerial, join.claims.boardSerial, join.claims.chassisSerial].map((s) => normalizeSerial(s)).filter((s): s is string => s !== null);
-
-/** Whether a join is the expected machine: its vouched MAC, or (trusted key only) a serial or the product UUID. */
-function matchesEntry(entry: ExpectedEntry, token: LockedToken, join: PreparedJoin): boolean {
-  if (entry.mac && entry.mac === token.boundMac) return true;
-  if (!join.trustedKey) return false;
-  if (entry.serial && serialsOf(join).includes(entry.serial)) return true;
-  return entry.productUuid !== null && entry.productUuid === normalizeUuid(join.claims.productUuid);
-}
