@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
-import { approvablePools, claimEntries, clickSelection, decidedElsewhere, mergeRows, toQueueFilter } from './join-request-queue';
+import { approvablePools, claimEntries, clickSelection, decidedElsewhere, hardwareKeyWording, machineSummary, mergeRows, queueFilterOf, toQueueFilter } from './join-request-queue';
 
 const order = ['a', 'b', 'c', 'd', 'e'];
 
 function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
   return {
     id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, ...extra,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, ...extra,
   };
 }
 
@@ -80,5 +80,36 @@ describe('approvablePools', () => {
     const two = [request('jreq_1', '2026-01-01T00:00:00Z'), request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { siteId: 'site_2' })];
     expect(approvablePools(pools, two)).toEqual([]);
     expect(approvablePools(pools, [two[1]!]).map((p) => p.id)).toEqual(['pool_elsewhere']);
+  });
+});
+
+describe('the queue filter in the URL', () => {
+  const none = { q: null, attestor: null, vouchedBy: null, trusted: null, olderThan: null, newerThan: null };
+  it('turns the URL parameters into the server filter', () => {
+    expect(queueFilterOf(none)).toEqual({ filter: {}, ignored: [] });
+    expect(queueFilterOf({ ...none, q: '  rack-b7 ', attestor: 'discovery', vouchedBy: 'module:boot', trusted: 'no', olderThan: '1h', newerThan: '90m' })).toEqual({
+      filter: { search: 'rack-b7', attestor: 'discovery', vouchedBy: 'module:boot', trustedKey: false, minAgeSeconds: 3600, maxAgeSeconds: 5400 },
+      ignored: [],
+    });
+    expect(queueFilterOf({ ...none, trusted: 'yes' }).filter).toEqual({ trustedKey: true });
+  });
+  it('leaves out what it cannot read and names it', () => {
+    expect(queueFilterOf({ ...none, q: '   ', trusted: 'maybe', olderThan: 'soon', attestor: 'TPM!' })).toEqual({ filter: {}, ignored: ['attestor', 'trusted', 'olderThan'] });
+  });
+});
+
+describe('a dense row and the hardware key wording', () => {
+  it('names the machine on one line: hostname, serial, product UUID, first MAC and how many more', () => {
+    expect(machineSummary({ hostname: 'gpu-a17', productSerial: 'SN-1', productUuid: 'u-1', macs: ['3c:ec:ef:00:00:01', '3c:ec:ef:00:00:02'] })).toBe('gpu-a17 · SN-1 · u-1 · 3c:ec:ef:00:00:01 +1');
+    expect(machineSummary({ boardSerial: 'B-2' })).toBe('B-2');
+    expect(machineSummary({})).toBe('');
+  });
+  it('says trusted key, untrusted key or no key, the same for requests and nodes', () => {
+    expect(hardwareKeyWording(true, true).label).toBe('trusted key');
+    expect(hardwareKeyWording(true, false).label).toBe('untrusted key');
+    expect(hardwareKeyWording(false, false).label).toBe('no key');
+    // A ramdisk node holds the key untrusted on purpose; it does not read as a weak machine.
+    expect(hardwareKeyWording(true, false, true).label).toBe('key left to the OS');
+    expect(hardwareKeyWording(true, true, true).label).toBe('trusted key');
   });
 });

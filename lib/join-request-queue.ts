@@ -1,4 +1,6 @@
+import type { RequestFilter } from '@/server/requests/filter';
 import type { JoinRequestRecord, JoinRequestState } from '@/server/requests/schemas';
+import { parseLifetime } from './duration';
 
 /** The queue's state filter, kept in the URL (`?state=`); `pending` when absent. */
 export const QUEUE_FILTERS = ['pending', 'approved', 'rejected', 'expired', 'consumed', 'all'] as const;
@@ -132,4 +134,62 @@ export function approvablePools<P extends PickablePool>(pools: readonly P[], req
       [...sites].every((site) => site === pool.siteId) &&
       [...attestors].every((attestor) => !pool.policy.joinAttestors || pool.policy.joinAttestors.includes(attestor)),
   );
+}
+
+/** The queue's search and filters as URL parameters (`?q=…&attestor=…&trusted=yes&olderThan=1h`). */
+export const QUEUE_FILTER_PARAMS = ['q', 'attestor', 'vouchedBy', 'trusted', 'olderThan', 'newerThan'] as const;
+export type QueueFilterParams = Record<(typeof QUEUE_FILTER_PARAMS)[number], string | null>;
+
+/** The attestors that defer joins to an operator, as the attestor filter offers them. */
+export const DEFERRING_ATTESTORS = ['discovery', 'tpm'] as const;
+
+/**
+ * The server's filter (RequestFilter) from the URL's parameters. What cannot be read (an age that is not a
+ * duration, a `trusted` other than yes/no) is left out rather than sent to fail, and listed in `ignored` so
+ * the page can say so.
+ */
+export function queueFilterOf(params: QueueFilterParams): { filter: RequestFilter; ignored: string[] } {
+  const filter: RequestFilter = {};
+  const ignored: string[] = [];
+  const q = params.q?.trim();
+  if (q) filter.search = q.slice(0, 200);
+  if (params.attestor) {
+    if (/^[a-z0-9-]{1,64}$/.test(params.attestor)) filter.attestor = params.attestor;
+    else ignored.push('attestor');
+  }
+  if (params.vouchedBy) filter.vouchedBy = params.vouchedBy.slice(0, 200);
+  if (params.trusted === 'yes') filter.trustedKey = true;
+  else if (params.trusted === 'no') filter.trustedKey = false;
+  else if (params.trusted) ignored.push('trusted');
+  for (const [name, field] of [['olderThan', 'minAgeSeconds'], ['newerThan', 'maxAgeSeconds']] as const) {
+    const text = params[name];
+    if (!text) continue;
+    const seconds = parseLifetime(text);
+    if (Number.isFinite(seconds) && seconds <= 31_622_400) filter[field] = seconds;
+    else ignored.push(name);
+  }
+  return { filter, ignored };
+}
+
+/** Whether any filter narrows the queue (the count then reads "matching"). */
+export const isFiltered = (filter: RequestFilter) => Object.keys(filter).length > 0;
+
+/**
+ * One line that names a machine in a dense row (cut with an ellipsis, whole on hover): hostname, a serial,
+ * the product UUID, the first MAC and how many more; every claim is in the detail panel.
+ */
+export function machineSummary(claims: Record<string, unknown>): string {
+  const text = (key: string) => (typeof claims[key] === 'string' && claims[key] ? (claims[key] as string) : null);
+  const macs = Array.isArray(claims.macs) ? (claims.macs as unknown[]).filter((m): m is string => typeof m === 'string') : [];
+  const mac = macs.length > 1 ? `${macs[0]} +${macs.length - 1}` : (macs[0] ?? null);
+  return [text('hostname'), text('productSerial') ?? text('boardSerial') ?? text('chassisSerial'), text('productUuid'), mac].filter(Boolean).join(' · ');
+}
+
+/** The one wording of hardware-key trust, on requests and nodes alike. */
+export function hardwareKeyWording(hasKey: boolean, isTrusted: boolean, isRamdisk = false): { label: string; tone: 'info' | 'warn' | 'none'; title: string } {
+  // A ramdisk's node keeps the key untrusted on purpose, so the installed OS can claim the machine later.
+  if (isRamdisk && !isTrusted) return { label: 'key left to the OS', tone: 'none', title: 'A ramdisk never claims the machine’s hardware key: the installed OS joins with it' };
+  if (isTrusted) return { label: 'trusted key', tone: 'info', title: 'At least two independent identifiers made the hardware key' };
+  if (hasKey) return { label: 'untrusted key', tone: 'warn', title: 'Fewer than two identifiers made the hardware key' };
+  return { label: 'no key', tone: 'none', title: 'No identifier survived to make a hardware key' };
 }

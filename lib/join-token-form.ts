@@ -39,6 +39,9 @@ export interface JoinTokenFormValues {
   allowReclaim: boolean;
   isHosted: boolean;
   expect: Record<ExpectKey, string>;
+  /** Optional label and notes, shown in the list. */
+  name: string;
+  description: string;
 }
 
 export const INITIAL_JOIN_TOKEN_VALUES: JoinTokenFormValues = {
@@ -48,6 +51,8 @@ export const INITIAL_JOIN_TOKEN_VALUES: JoinTokenFormValues = {
   allowReclaim: false,
   isHosted: false,
   expect: { serial: '', mac: '', productUuid: '', gpuUuid: '' },
+  name: '',
+  description: '',
 };
 
 /** Text to number; blank becomes NaN, which the server refuses with the field's own message. */
@@ -70,10 +75,12 @@ export function toCreateJoinTokenInput(ids: { tenantId: string; poolId: string; 
     ...(Object.keys(expect).length ? { expect } : {}),
     allowReclaim: values.allowReclaim,
     ...(values.isHosted ? { hosted: 'kubernetes' as const } : {}),
+    ...(values.name.trim() ? { name: values.name.trim() } : {}),
+    ...(values.description.trim() ? { description: values.description.trim() } : {}),
   };
 }
 
-export type JoinTokenFormField = 'ttlSeconds' | 'maxUses' | 'expect' | 'allowReclaim' | 'hosted' | `expect.${ExpectKey}`;
+export type JoinTokenFormField = 'ttlSeconds' | 'maxUses' | 'expect' | 'allowReclaim' | 'hosted' | 'name' | 'description' | `expect.${ExpectKey}`;
 
 /** Which form field a server error is about (`expect.mac` → the MAC input); null for the form as a whole. */
 export function joinTokenFieldOf(serverField: string | null): JoinTokenFormField | null {
@@ -83,6 +90,8 @@ export function joinTokenFieldOf(serverField: string | null): JoinTokenFormField
     case 'expect':
     case 'allowReclaim':
     case 'hosted':
+    case 'name':
+    case 'description':
       return serverField;
   }
   const key = /^expect\.(\w+)$/.exec(serverField ?? '')?.[1];

@@ -136,4 +136,34 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ machines: 2, joined: 2, refused: 0, failed: 0, waitedForApproval: 2 });
   });
+
+  it('approve --all-pending --search decides 250 matching requests on the server with progress, and reject --all-pending takes another filter', async () => {
+    const insert = (count: number, hostname: string) => db.$executeRaw`
+      INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, csr_sha256, expires_at, created_at)
+      SELECT 'jreq_cli' || ${hostname.replace(/[^a-z0-9]/g, '')} || g, ${t.tenantId}, ${t.siteId}, 'discovery', 'pending', 'cli:' || ${hostname} || g,
+             jsonb_build_object('hostname', ${hostname} || '-' || g), 'x', now() + interval '1 day', now() - g * interval '1 millisecond'
+        FROM generate_series(1, ${count}) AS g`;
+    await insert(250, 'rack-b7');
+    await insert(5, 'lab-x');
+    const listed = await cli(['join-requests', 'list', ...scope(), '--search', 'RACK-B7', '--json']);
+    expect(JSON.parse(listed.stdout)).toHaveLength(250);
+    const both = await cli(['join-requests', 'approve', '--all-pending', ...scope(), '--trusted', '--untrusted']);
+    expect(both.code).toBe(2);
+    const withId = await cli(['join-requests', 'reject', 'jreq_x', ...scope(), '--search', 'x']);
+    expect(withId.code).toBe(2);
+
+    const sent = api.requests.length;
+    const approved = await cli(['join-requests', 'approve', '--all-pending', ...scope(), '--search', 'rack-b7', '--untrusted', '--older-than', '0s']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toMatch(/^Approved 250 request\(s\)\n$/);
+    expect(approved.stderr).toMatch(/Approving: 250\/250/);
+    // Two pages of 200 and one count, never a call per request.
+    expect(api.requests.slice(sent).filter((r) => r.includes('/join-requests/approve')).length).toBe(2);
+    expect(await db.joinRequest.count({ where: { siteId: t.siteId, state: 'approved', claims: { path: ['hostname'], string_starts_with: 'rack-b7' } } })).toBe(250);
+
+    const rejected = await cli(['join-requests', 'reject', '--all-pending', ...scope(), '--search', 'lab-x', '--reason', 'not ours', '--json']);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(JSON.parse(rejected.stdout).rejected).toHaveLength(5);
+    expect(JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout)).toEqual([]);
+  });
 });

@@ -1,8 +1,11 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord } from '../../server/requests/schemas';
+import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../server/requests/schemas';
+import type { RequestFilter } from '../../server/requests/filter';
+import { parseLifetime } from '../../lib/duration';
 import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
+import { progressBar } from '../progress';
 
 type Ref = { tenant?: string; pool: string };
 
@@ -15,15 +18,74 @@ async function poolPath(client: ApiClient, opts: Ref) {
   return `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/pools/${enc(opts.pool)}/join-requests`;
 }
 
-async function listAll(client: ApiClient, path: string, state: string): Promise<JoinRequestRecord[]> {
+async function listAll(client: ApiClient, path: string, state: string, filter: RequestFilter = {}): Promise<JoinRequestRecord[]> {
   const items: JoinRequestRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.get<JoinRequestPage>(path, { state, limit: 200, cursor });
+    const page = await client.get<JoinRequestPage>(path, { state, limit: 200, cursor, ...filter });
     items.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
   return items;
+}
+
+function parseAge(value: string): number {
+  const seconds = parseLifetime(value);
+  if (!Number.isFinite(seconds)) throw new InvalidArgumentError('use a duration such as 30m, 2h or 3600');
+  return seconds;
+}
+
+type FilterOpts = { search?: string; attestor?: string; vouchedBy?: string; trusted?: boolean; untrusted?: boolean; olderThan?: number; newerThan?: number };
+
+/** The queue's filter options, shared by `list` and `--all-pending` (the console's search and filters). */
+const withFilters = (cmd: Command) =>
+  cmd
+    .option('--search <text>', 'MAC, serial, product UUID, hostname, IP or request id (any part, any case)')
+    .option('--attestor <name>', 'only requests of this attestor (discovery, tpm)')
+    .option('--vouched-by <identity>', 'only requests whose discovery token this identity minted')
+    .option('--trusted', 'only requests whose hardware key is trusted')
+    .option('--untrusted', 'only requests whose hardware key is missing or untrusted')
+    .option('--older-than <age>', 'only requests that asked at least this long ago (30m, 2h, 3600)', parseAge)
+    .option('--newer-than <age>', 'only requests that asked at most this long ago', parseAge);
+
+function filterOf(opts: FilterOpts): RequestFilter {
+  if (opts.trusted && opts.untrusted) throw new InvalidArgumentError('pass --trusted or --untrusted, not both');
+  const filter: RequestFilter = {
+    search: opts.search,
+    attestor: opts.attestor,
+    vouchedBy: opts.vouchedBy,
+    trustedKey: opts.trusted ? true : opts.untrusted ? false : undefined,
+    minAgeSeconds: opts.olderThan,
+    maxAgeSeconds: opts.newerThan,
+  };
+  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * Decides every pending request that matches the filter, a page of 200 per call, on the server: only those
+ * counted before the first call (`createdUpTo`), so a machine arriving meanwhile is not decided unseen.
+ */
+async function decideAllMatching<T extends { skipped: string[]; remaining: number }>(
+  client: ApiClient,
+  path: string,
+  verb: 'approve' | 'reject',
+  filter: RequestFilter,
+  body: Record<string, unknown>,
+  decided: (answer: T) => JoinRequestRecord[],
+) {
+  const first = await client.get<JoinRequestPage>(path, { state: 'pending', limit: 1, ...filter });
+  const bar = progressBar(verb === 'approve' ? 'Approving' : 'Rejecting', first.total);
+  const done: JoinRequestRecord[] = [];
+  const skipped: string[] = [];
+  for (;;) {
+    const answer = await client.post<T>(`${path}/${verb}`, { ...body, matching: { ...filter, createdUpTo: first.asOf } });
+    done.push(...decided(answer));
+    skipped.push(...answer.skipped);
+    bar.update(Math.min(done.length, first.total));
+    if (!answer.remaining || !decided(answer).length) break;
+  }
+  bar.done();
+  return { done, skipped, matched: first.total };
 }
 
 const claimed = (r: JoinRequestRecord) => {
@@ -36,12 +98,12 @@ export function registerJoinRequestCommands(program: Command) {
   const requests = program.command('join-requests').description('Join requests: machines waiting for an operator to decide');
   const withRef = (cmd: Command) => cmd.option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)').requiredOption('--pool <poolId>', 'the pool');
 
-  withRef(requests.command('list').description("List a pool's join requests and its site's unclaimed ones, newest first"))
+  withFilters(withRef(requests.command('list').description("List a pool's join requests and its site's unclaimed ones, newest first")))
     .option('--state <state>', 'pending (default), approved, rejected, expired, consumed or all', 'pending')
     .option('--json', 'print JSON')
-    .action(async (opts: Ref & { state: string; json?: boolean }, cmd: Command) => {
+    .action(async (opts: Ref & FilterOpts & { state: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
-      const items = await listAll(client, await poolPath(client, opts), opts.state);
+      const items = await listAll(client, await poolPath(client, opts), opts.state, filterOf(opts));
       if (opts.json) return printJson(items);
       printTable(
         items,
@@ -68,13 +130,15 @@ export function registerJoinRequestCommands(program: Command) {
       for (const [k, v] of Object.entries(request)) process.stdout.write(`${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : v ?? '-'}\n`);
     });
 
-  withRef(requests.command('approve [requestId]').description('Approve a request (or --all-pending) into the pool'))
-    .option('--all-pending', 'approve every pending request the pool sees, a page (200) per call')
+  withFilters(withRef(requests.command('approve [requestId]').description('Approve a request (or --all-pending) into the pool')))
+    .option('--all-pending', 'approve every pending request the pool sees (narrowed by the filters), a page (200) per call')
     .option('--ttl <seconds>', 'how long the approval admits the retry, 60 to 86400 seconds (default 3600)', parseSeconds)
     .option('--reason <text>', 'why, for the audit log')
     .option('--json', 'print JSON')
-    .action(async (requestId: string | undefined, opts: Ref & { allPending?: boolean; ttl?: number; reason?: string; json?: boolean }, cmd: Command) => {
+    .action(async (requestId: string | undefined, opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; json?: boolean }, cmd: Command) => {
       if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
+      const filter = filterOf(opts);
+      if (requestId && Object.keys(filter).length) throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
       const client = clientFor(cmd);
       const path = await poolPath(client, opts);
       const decision = { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.reason ? { reason: opts.reason } : {}) };
@@ -84,27 +148,32 @@ export function registerJoinRequestCommands(program: Command) {
         process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
         return;
       }
-      const approved: JoinRequestRecord[] = [];
-      const skipped: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.get<JoinRequestPage>(path, { state: 'pending', limit: 200, cursor });
-        cursor = page.nextCursor ?? undefined;
-        if (!page.items.length) break;
-        const result = await client.post<ApprovedJoinRequests>(`${path}/approve`, { ...decision, requestIds: page.items.map((r) => r.id) });
-        approved.push(...result.approved);
-        skipped.push(...result.skipped);
-      } while (cursor);
+      const { done: approved, skipped, matched } = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => a.approved);
       if (opts.json) return printJson({ approved, skipped });
-      process.stdout.write(`Approved ${approved.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}\n`);
+      const left = matched - approved.length - skipped.length;
+      process.stdout.write(
+        `Approved ${approved.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}` +
+          `${left > 0 ? `; ${left} left pending: their retry would be refused (token revoked, expired or used, or the pool's joinAttestors)` : ''}\n`,
+      );
     });
 
-  withRef(requests.command('reject <requestId>').description('Reject a request (also withdraws an unused approval)'))
+  withFilters(withRef(requests.command('reject [requestId]').description('Reject a request (or --all-pending; also withdraws an unused approval)')))
+    .option('--all-pending', 'reject every pending request the pool sees (narrowed by the filters), a page (200) per call')
     .option('--reason <text>', 'why, for the audit log')
     .option('--json', 'print JSON')
-    .action(async (requestId: string, opts: Ref & { reason?: string; json?: boolean }, cmd: Command) => {
+    .action(async (requestId: string | undefined, opts: Ref & FilterOpts & { allPending?: boolean; reason?: string; json?: boolean }, cmd: Command) => {
+      if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
+      const filter = filterOf(opts);
+      if (requestId && Object.keys(filter).length) throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
       const client = clientFor(cmd);
-      const rejected = await client.post<JoinRequestRecord>(`${await poolPath(client, opts)}/${enc(requestId)}/reject`, opts.reason ? { reason: opts.reason } : {});
+      const path = await poolPath(client, opts);
+      if (!requestId) {
+        const { done: rejected, skipped } = await decideAllMatching<RejectedJoinRequests>(client, path, 'reject', filter, opts.reason ? { reason: opts.reason } : {}, (a) => a.rejected);
+        if (opts.json) return printJson({ rejected, skipped });
+        process.stdout.write(`Rejected ${rejected.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}\n`);
+        return;
+      }
+      const rejected = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/reject`, opts.reason ? { reason: opts.reason } : {});
       if (opts.json) return printJson(rejected);
       process.stdout.write(`Rejected ${rejected.id}\n`);
     });

@@ -39,6 +39,8 @@ type CreateOpts = {
   expectGpuUuid?: string;
   hosted?: 'kubernetes';
   key: string;
+  name?: string;
+  description?: string;
   out?: string;
   json?: boolean;
 };
@@ -58,6 +60,8 @@ function createBody(opts: CreateOpts): Record<string, unknown> {
     ...(opts.allowReclaim ? { allowReclaim: true } : {}),
     ...(Object.keys(expect).length ? { expect } : {}),
     ...(opts.hosted ? { hosted: opts.hosted } : {}),
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.description !== undefined ? { description: opts.description } : {}),
     idempotencyKey: opts.key,
   };
 }
@@ -81,6 +85,8 @@ export function registerJoinTokenCommands(program: Command) {
     .option('--expect-gpu-uuid <uuid>', 'pin to a GPU UUID, GPU-…')
     .addOption(new Option('--hosted <kind>', 'for bcd as a DaemonSet on a Kubernetes cluster').choices(['kubernetes']))
     .requiredOption('--key <idempotencyKey>', 'idempotency key: a retry with the same key returns the same token record')
+    .option('--name <text>', 'what the token is for, as lists show it (1 to 100 characters)')
+    .option('--description <text>', 'notes on the token (up to 500 characters)')
     .option('--out <file>', 'write the token to a new 0600 file instead of printing it (never overwrites)')
     .option('--json', 'print the answer as JSON')
     .action(async (opts: CreateOpts, cmd: Command) => {
@@ -139,7 +145,7 @@ export function registerJoinTokenCommands(program: Command) {
         items,
         [
           ['id', (t) => t.id],
-          ['state', (t) => t.state],
+          ['state', (t) => (t.revokedBy ? `revoked by ${t.revokedByEmail ?? t.revokedBy}` : t.state)],
           ['uses left', (t) => `${t.usesLeft}/${t.maxUses}`],
           ['expires', (t) => t.expiresAt],
           ['pinned', pinnedTo],

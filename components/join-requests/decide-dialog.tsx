@@ -19,6 +19,10 @@ interface DecideDialogProps {
   action: 'approve' | 'reject' | null;
   /** How many requests the decision covers. */
   count: number;
+  /** The decision takes every request matching the queue's filter (decided on the server), not a selection. */
+  isAllMatching?: boolean;
+  /** While a decision of every match runs: how many are decided of how many. */
+  progress?: { done: number; total: number } | null;
   /** The pools the join would admit the requests into (approvablePools): the only ones offered. */
   pools: Pool[];
   defaultPoolId: string;
@@ -29,17 +33,17 @@ interface DecideDialogProps {
 }
 
 /** Approve (pool, lifetime with presets, reason) or reject (reason) one request or a selection. */
-export function DecideDialog({ action, count, pools, defaultPoolId, isPending, error, onDecide, onClose }: DecideDialogProps) {
+export function DecideDialog({ action, count, isAllMatching, progress, pools, defaultPoolId, isPending, error, onDecide, onClose }: DecideDialogProps) {
   const what = count === 1 ? 'request' : `${count} requests`;
   const title = action === 'approve' ? `Approve ${what}` : `Reject ${what}`;
   return (
     <Dialog open={action !== null} onClose={isPending ? () => {} : onClose} title={title} size="small">
-      {action && <DecideForm key={action} action={action} count={count} pools={pools} defaultPoolId={defaultPoolId} isPending={isPending} error={error} onDecide={onDecide} onClose={onClose} />}
+      {action && <DecideForm key={action} action={action} count={count} isAllMatching={isAllMatching} progress={progress} pools={pools} defaultPoolId={defaultPoolId} isPending={isPending} error={error} onDecide={onDecide} onClose={onClose} />}
     </Dialog>
   );
 }
 
-function DecideForm({ action, count, pools, defaultPoolId, isPending, error, onDecide, onClose }: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
+function DecideForm({ action, count, isAllMatching, progress, pools, defaultPoolId, isPending, error, onDecide, onClose }: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
   const [poolId, setPoolId] = useState(defaultPoolId);
   const [ttlSeconds, setTtl] = useState<number>(APPROVAL_TTL.default);
   const [reason, setReason] = useState('');
@@ -57,6 +61,20 @@ function DecideForm({ action, count, pools, defaultPoolId, isPending, error, onD
             ? `The machine${count === 1 ? '' : 's'} may join the pool once, with the key ${count === 1 ? 'it' : 'each'} asked with, until the approval expires.`
             : `Rejecting is final: the machine${count === 1 ? '' : 's'} cannot join with ${count === 1 ? 'this request' : 'these requests'}.`}
         </p>
+        {isAllMatching && (
+          <p className="callout" data-testid="decide-all-matching">
+            This {isApprove ? 'approves' : 'rejects'} all {count} pending requests that match the search and filters, including those not loaded on this page. It cannot be
+            undone.
+          </p>
+        )}
+        {progress && (
+          <div className="decide-progress">
+            <progress max={progress.total} value={progress.done} aria-label={`${isApprove ? 'Approving' : 'Rejecting'} requests`} />
+            <span role="status">
+              {progress.done} of {progress.total} {isApprove ? 'approved' : 'rejected'}
+            </span>
+          </div>
+        )}
         {isApprove && (
           <>
             {pools.length === 0 && (

@@ -9,13 +9,15 @@ import { PoolPicker } from '@/components/join-tokens/pool-picker';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
-import { QUEUE_FILTERS, mergeRows, toQueueFilter, type QueueFilter } from '@/lib/join-request-queue';
+import { QUEUE_FILTERS, QUEUE_FILTER_PARAMS, isFiltered, mergeRows, queueFilterOf, toQueueFilter, type QueueFilter } from '@/lib/join-request-queue';
+import type { RequestFilter } from '@/server/requests/filter';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
+import { QueueFilters } from './queue-filters';
 import { RequestQueue } from './request-queue';
 
 export function JoinRequestsView() {
@@ -25,7 +27,7 @@ export function JoinRequestsView() {
 /** The join requests of one pool's site (`?pool=`, else the first bcd pool), filtered by `?state=`. */
 function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
-  const [params, setParams] = useUrlParams(['pool', 'state', 'request'] as const);
+  const [params, setParams] = useUrlParams(['pool', 'state', 'request', ...QUEUE_FILTER_PARAMS] as const);
   const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   // Requests are approved into a pool whose machines run the daemon; the others cannot take a join.
@@ -33,6 +35,7 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
   const pool: Pool | undefined = params.pool ? joinablePools.find((p) => p.id === params.pool) : joinablePools[0];
   const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
   const filter = toQueueFilter(params.state);
+  const { filter: matching, ignored } = queueFilterOf(params);
 
   return (
     <>
@@ -62,6 +65,7 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
+      <QueueFilters params={params} onChange={setParams} ignored={ignored} />
       {pools.isPending ? (
         <LoadingRows label="Loading pools…" />
       ) : pools.isError ? (
@@ -77,12 +81,13 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
         </div>
       ) : (
         <PoolQueue
-          key={`${pool.id}/${filter}`}
+          key={`${pool.id}/${filter}/${JSON.stringify(matching)}`}
           tenant={tenant}
           pool={pool}
           sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
           siteName={siteNames.get(pool.siteId) ?? pool.siteId}
           filter={filter}
+          matching={matching}
           initialRequest={params.request}
         />
       )}
@@ -96,6 +101,8 @@ interface PoolQueueProps {
   sitePools: Pool[];
   siteName: string;
   filter: QueueFilter;
+  /** The search and filters (from the URL), decided on the server. */
+  matching: RequestFilter;
   /** `?request=`: the request to show first (an event's link). */
   initialRequest: string | null;
 }
@@ -104,13 +111,13 @@ interface PoolQueueProps {
  * The list, live: each announcement of `joinRequests.onChange` re-reads the list, and the requests it
  * names that are on screen are read one by one, so a row decided elsewhere shows that decision in place.
  */
-function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }: PoolQueueProps) {
+function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initialRequest }: PoolQueueProps) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
   const ref = { tenantId: tenant.id, poolId: pool.id };
   const list = useInfiniteQuery(
-    trpc.joinRequests.list.infiniteQueryOptions({ ...ref, state: filter, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+    trpc.joinRequests.list.infiniteQueryOptions({ ...ref, state: filter, limit: 100, ...matching }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
   );
   // Decisions this page learned of (its own, and others' on rows it shows), kept until the filter changes.
   const [known, setKnown] = useState<Map<string, JoinRequestRecord>>(new Map());
@@ -121,6 +128,9 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
       return next;
     });
   const items = list.data?.pages.flatMap((page) => page.items) ?? [];
+  // The server's count of every match, with the time it was read (what "select all matching" decides up to).
+  const firstPage = list.data?.pages[0];
+  const total = firstPage?.total ?? 0;
   const rows = filter === 'pending' || filter === 'all' ? mergeRows(items, known) : items;
   const shown = new Set(rows.map((row) => row.id));
 
@@ -138,7 +148,7 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
 
   const headingId = `queue-${pool.id}`;
   return (
-    <section className="panel" aria-labelledby={headingId}>
+    <section className="panel queue-panel" aria-labelledby={headingId}>
       <header className="panel-header">
         <h2 id={headingId}>
           <span className="panel-eyebrow">Site </span>
@@ -149,9 +159,10 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
         </span>
         {list.isSuccess && (
           <span className="panel-meta" data-testid="queue-count">
-            {items.length}
-            {list.hasNextPage ? '+' : ''} {filter === 'all' ? '' : `${filter} `}
-            {items.length === 1 ? 'request' : 'requests'}
+            {total} {filter === 'all' ? '' : `${filter} `}
+            {total === 1 ? 'request' : 'requests'}
+            {isFiltered(matching) ? ' matching' : ''}
+            {total > items.length ? ` (${items.length} shown)` : ''}
           </span>
         )}
       </header>
@@ -163,7 +174,11 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
         <QueryError error={list.error} what="join requests" onRetry={() => void list.refetch()} />
       ) : rows.length === 0 ? (
         <p className="panel-empty">
-          {filter === 'pending' ? 'No machine is waiting. New requests appear here as they arrive.' : `No ${filter === 'all' ? '' : `${filter} `}requests.`}
+          {isFiltered(matching)
+            ? 'No request matches the search and filters.'
+            : filter === 'pending'
+              ? 'No machine is waiting. New requests appear here as they arrive.'
+              : `No ${filter === 'all' ? '' : `${filter} `}requests.`}
         </p>
       ) : (
         <RequestQueue
@@ -174,6 +189,7 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, initialRequest }
           sitePools={sitePools}
           tenant={tenant}
           canDecide={can(tenant, 'compute:join-requests:decide')}
+          matching={filter === 'pending' && firstPage ? { filter: matching, total, asOf: firstPage.asOf, isFiltered: isFiltered(matching) } : null}
           onDecided={(records) => {
             remember(records);
             void queryClient.invalidateQueries(trpc.joinRequests.list.pathFilter());

@@ -1,12 +1,15 @@
 'use client';
 
+import Link from 'next/link';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { claimEntries } from '@/lib/join-request-queue';
+import { HardwareKeyBadge } from './request-row';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
+import { withTenant } from '@/lib/tenant-url';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
-export function RequestDetail({ request, now }: { request: JoinRequestRecord; now: number }) {
+export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
   const claims = claimEntries(request.claims);
   const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids']);
   const other = Object.entries(request.claims).filter(([key]) => !known.has(key));
@@ -22,21 +25,20 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
       <dl className="details">
         <dt>Attestor</dt>
         <dd>{request.attestor}</dd>
-        <dt>Vouched by</dt>
+        <dt>Vouched by (boot step)</dt>
         <dd>{request.vouchedBy ?? <span className="muted">nobody</span>}</dd>
         <dt>IP</dt>
         <dd>{request.ip ?? <span className="muted">unknown</span>}</dd>
-        <dt>Boot MAC</dt>
+        <dt>Boot MAC (vouched)</dt>
         <dd>{request.mac ?? <span className="muted">none</span>}</dd>
         <dt>Hardware key</dt>
         <dd>
           {request.hardwareKey ? (
             <>
-              <ShortHash value={request.hardwareKey} label="hardware key" />{' '}
-              {request.hardwareKeyTrusted ? 'trusted' : 'not trusted: fewer than two identifiers'}
+              <ShortHash value={request.hardwareKey} label="hardware key" /> <HardwareKeyBadge hasKey isTrusted={request.hardwareKeyTrusted} />
             </>
           ) : (
-            <span className="muted">none: not trusted</span>
+            <HardwareKeyBadge hasKey={false} isTrusted={false} />
           )}
         </dd>
         <dt>CSR SHA-256</dt>
@@ -75,11 +77,17 @@ export function RequestDetail({ request, now }: { request: JoinRequestRecord; no
             <dt>Joined</dt>
             <dd>
               <LocalTime iso={request.consumedAt} />
+              {request.nodeId && (
+                <span className="cell-sub">
+                  as node <Link href={withTenant(`/nodes/${request.nodeId}`, tenantId)}>{request.nodeId}</Link>
+                </span>
+              )}
             </dd>
           </>
         )}
       </dl>
-      <h3 className="detail-heading">Claims</h3>
+      {/* Rules and people should weigh these apart: the boot step vouched for the MAC, IP and voucher above. */}
+      <h3 className="detail-heading">Claimed by the machine (not vouched for)</h3>
       {claims.length + other.length === 0 ? (
         <p className="muted">The machine reported no claims.</p>
       ) : (

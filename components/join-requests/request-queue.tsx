@@ -5,12 +5,13 @@ import { Dialog } from '@/components/ui/dialog';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
-import { QUEUE_SHORTCUTS, approvablePools, claimEntries, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
-import { formatAge, formatRelative } from '@/lib/join-token-form';
+import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { useTRPCClient } from '@/lib/trpc';
+import type { RequestFilter } from '@/server/requests/filter';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
 import { RequestDetail } from './request-detail';
+import { RequestRow } from './request-row';
 
 interface RequestQueueProps {
   rows: JoinRequestRecord[];
@@ -21,13 +22,18 @@ interface RequestQueueProps {
   tenant: Tenant;
   canDecide: boolean;
   onDecided: (records: JoinRequestRecord[]) => void;
+  /**
+   * The pending queue's filter with the server's count of every match and the time of that count: what
+   * "select all matching" decides, on the server, in pages of 200. Null outside the pending view.
+   */
+  matching: { filter: RequestFilter; total: number; asOf: string; isFiltered: boolean } | null;
 }
 
 /** Which requests an action can still take: approve takes pending ones, reject also withdraws an approval. */
 const actionable = (action: 'approve' | 'reject', row: JoinRequestRecord) => row.state === 'pending' || (action === 'reject' && row.state === 'approved');
 
 /** The rows with selection (click, shift-click, select all), keyboard shortcuts, the detail panel and decisions. */
-export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenant, canDecide, onDecided }: RequestQueueProps) {
+export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenant, canDecide, onDecided, matching }: RequestQueueProps) {
   const client = useTRPCClient();
   const order = rows.map((row) => row.id);
   const [cursor, setCursor] = useState<string | null>(initialRequest && order.includes(initialRequest) ? initialRequest : (order[0] ?? null));
@@ -39,16 +45,34 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   const [error, setError] = useState<string | null>(null);
   const [notices, setNotices] = useState<string[]>([]);
   const [isHelpOpen, setHelpOpen] = useState(false);
+  // Every request that matches the filter on the server, not only the rows loaded here.
+  const [isAllMatching, setAllMatching] = useState(false);
+  const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
   const current = rows.find((row) => row.id === cursor) ?? rows[0] ?? null;
   const selectedRows = rows.filter((row) => selected.has(row.id));
   const allSelected = rows.length > 0 && selectedRows.length === rows.length;
-  // Only pools whose approved retry the join would admit (attestor policy, live, this site) are offered.
-  const offeredPools = approvablePools(sitePools, rows.filter((row) => targets.includes(row.id)));
+  const canSelectMatching = matching !== null && allSelected && matching.total > rows.length;
+  const matchingCount = isAllMatching && matching ? matching.total : null;
+  // Only pools whose approved retry the join would admit (attestor policy, live, this site) are offered; for
+  // every match, the loaded rows stand for them (the server skips any whose retry the pool would refuse).
+  const offeredPools = approvablePools(sitePools, matchingCount !== null ? rows : rows.filter((row) => targets.includes(row.id)));
   const defaultPoolId = offeredPools.some((p) => p.id === pool.id) ? pool.id : (offeredPools[0]?.id ?? '');
 
-  function open(next: 'approve' | 'reject') {
+  function select(next: Set<string>) {
+    setSelected(next);
+    setAllMatching(false);
+  }
+
+  function open(next: 'approve' | 'reject', only?: JoinRequestRecord) {
     if (!canDecide) return;
-    const chosen = selectedRows.length ? selectedRows : current ? [current] : [];
+    if (!only && matchingCount !== null) {
+      setNotices([]);
+      setTargets([]);
+      setError(null);
+      setAction(next);
+      return;
+    }
+    const chosen = only ? [only] : selectedRows.length ? selectedRows : current ? [current] : [];
     if (!chosen.length) return;
     const [takes, cannot] = [chosen.filter((row) => actionable(next, row)), chosen.filter((row) => !actionable(next, row))];
     // A row already decided explains itself instead of being sent to fail.
@@ -78,34 +102,55 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       } else said.push(`Request ${requestId} is no longer there.`);
     };
     try {
-      if (decision.action === 'approve') {
+      if (matchingCount !== null && matching) {
+        await decideAllMatching(decision, ref, reason, decided, said);
+      } else if (decision.action === 'approve') {
         const answer = await client.joinRequests.approveMany.mutate({ ...ref, requestIds: targets, ttlSeconds: decision.ttlSeconds, reason });
         decided.push(...answer.approved);
         if (answer.approved.length) said.unshift(`Approved ${answer.approved.length === 1 ? `request ${answer.approved[0]!.id}` : `${answer.approved.length} requests`} into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}.`);
         for (const id of answer.skipped) await explain(id);
       } else {
-        let rejected = 0;
-        for (const requestId of targets) {
-          try {
-            decided.push(await client.joinRequests.reject.mutate({ ...ref, requestId, reason }));
-            rejected++;
-          } catch (failure) {
-            if (toApiError(failure).domainCode !== 'INVALID_STATE') throw failure;
-            await explain(requestId);
-          }
-        }
-        if (rejected) said.unshift(`Rejected ${rejected === 1 ? 'the request' : `${rejected} requests`}.`);
+        // One call for the whole selection, as for approvals.
+        const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason });
+        decided.push(...answer.rejected);
+        if (answer.rejected.length) said.unshift(`Rejected ${answer.rejected.length === 1 ? 'the request' : `${answer.rejected.length} requests`}.`);
+        for (const id of answer.skipped) await explain(id);
       }
       onDecided(decided);
       setNotices((before) => [...said, ...before.filter((text) => !said.includes(text))]);
-      setSelected(new Set());
+      select(new Set());
       setAction(null);
     } catch (failure) {
       if (decided.length) onDecided(decided);
       setError(toApiError(failure).message);
     } finally {
       setPending(false);
+      setProgress(null);
     }
+  }
+
+  /**
+   * Decides every pending request that matched when the count was read (`createdUpTo`), a page of 200 per
+   * call on the server, showing progress; it stops when nothing that matched is left.
+   */
+  async function decideAllMatching(decision: Decision, ref: { tenantId: string; poolId: string }, reason: string | undefined, decided: JoinRequestRecord[], said: string[]) {
+    const { filter, total, asOf } = matching!;
+    const by = { ...filter, createdUpTo: asOf };
+    let done = 0;
+    setProgress({ done, total });
+    for (;;) {
+      const [page, remaining] =
+        decision.action === 'approve'
+          ? await client.joinRequests.approveMany.mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason }).then((a) => [a.approved, a.remaining] as const)
+          : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason }).then((a) => [a.rejected, a.remaining] as const);
+      decided.push(...page);
+      done += page.length;
+      setProgress({ done: Math.min(done, total), total });
+      if (!page.length || remaining === 0) break;
+    }
+    const verb = decision.action === 'approve' ? 'Approved' : 'Rejected';
+    said.unshift(`${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`);
+    if (done < total) said.push(`${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), and were left as they are.`);
   }
 
   // The shortcuts, on the page but not while typing in a field or while a dialog is open.
@@ -123,7 +168,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
     if (event.key === 'j') move(at + 1);
     else if (event.key === 'k') move(at - 1);
     else if (event.key === 'x' && current) {
-      setSelected(clickSelection(order, selected, anchor, current.id, false));
+      select(clickSelection(order, selected, anchor, current.id, false));
       setAnchor(current.id);
     } else if (event.key === 'a') open('approve');
     else if (event.key === 'r') open('reject');
@@ -149,12 +194,30 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         </p>
         {canDecide && (
           <div className="queue-actions">
-            <span className="muted">{selectedRows.length ? `${selectedRows.length} selected` : current ? `Current: ${current.id}` : ''}</span>
+            <span className="muted" data-testid="queue-selection">
+              {matchingCount !== null
+                ? `All ${matchingCount} matching selected`
+                : selectedRows.length
+                  ? `${selectedRows.length} selected`
+                  : current
+                    ? `Current: ${current.id}`
+                    : ''}
+            </span>
+            {canSelectMatching && !isAllMatching && (
+              <button type="button" className="btn btn-small btn-quiet" onClick={() => setAllMatching(true)}>
+                Select all {matching!.total} {matching!.isFiltered ? 'matching' : 'pending'}
+              </button>
+            )}
+            {isAllMatching && (
+              <button type="button" className="btn btn-small btn-quiet-neutral" onClick={() => select(new Set())}>
+                Clear selection
+              </button>
+            )}
             <button type="button" className="btn btn-small btn-primary" onClick={() => open('approve')} aria-keyshortcuts="a">
-              {selectedRows.length > 1 ? `Approve ${selectedRows.length}` : 'Approve'}
+              {matchingCount !== null ? `Approve ${matchingCount}` : selectedRows.length > 1 ? `Approve ${selectedRows.length}` : 'Approve'}
             </button>
             <button type="button" className="btn btn-small btn-danger" onClick={() => open('reject')} aria-keyshortcuts="r">
-              {selectedRows.length > 1 ? `Reject ${selectedRows.length}` : 'Reject'}
+              {matchingCount !== null ? `Reject ${matchingCount}` : selectedRows.length > 1 ? `Reject ${selectedRows.length}` : 'Reject'}
             </button>
           </div>
         )}
@@ -169,16 +232,25 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
             <thead>
               <tr>
                 <th scope="col">
-                  <input type="checkbox" aria-label="Select all requests on this page" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(order))} />
+                  <input type="checkbox" aria-label="Select all requests on this page" checked={allSelected} onChange={() => select(allSelected ? new Set() : new Set(order))} />
                 </th>
                 <th scope="col">Request</th>
                 <th scope="col">State</th>
-                <th scope="col">Machine</th>
-                <th scope="col">IP</th>
-                <th scope="col">Vouched by</th>
+                <th scope="col">Attestor</th>
+                <th scope="col" className="col-machine" title="What the machine says about itself">
+                  Claimed
+                </th>
+                <th scope="col" className="col-vouched" title="What the boot step vouched for: the lease's IP and who minted the token">
+                  Boot step (IP · by)
+                </th>
                 <th scope="col">Hardware key</th>
                 <th scope="col">Asked</th>
                 <th scope="col">Expires</th>
+                {canDecide && (
+                  <th scope="col" className="row-actions">
+                    Decide
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -188,23 +260,30 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
                   row={row}
                   now={now}
                   isCurrent={row.id === current?.id}
-                  isSelected={selected.has(row.id)}
+                  isSelected={isAllMatching || selected.has(row.id)}
+                  canDecide={canDecide}
                   onFocus={() => setCursor(row.id)}
                   onSelect={(shift) => {
-                    setSelected(clickSelection(order, selected, anchor, row.id, shift));
+                    select(clickSelection(order, selected, anchor, row.id, shift));
                     setAnchor(row.id);
                     setCursor(row.id);
+                  }}
+                  onDecide={(next) => {
+                    setCursor(row.id);
+                    open(next, row);
                   }}
                 />
               ))}
             </tbody>
           </table>
         </div>
-        {current && <RequestDetail request={current} now={now} />}
+        {current && <RequestDetail request={current} now={now} tenantId={tenant.id} />}
       </div>
       <DecideDialog
         action={action}
-        count={targets.length}
+        count={matchingCount ?? targets.length}
+        isAllMatching={matchingCount !== null}
+        progress={progress}
         pools={offeredPools}
         defaultPoolId={defaultPoolId}
         isPending={isPending}
@@ -230,74 +309,5 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         </footer>
       </Dialog>
     </>
-  );
-}
-
-interface RequestRowProps {
-  row: JoinRequestRecord;
-  now: number;
-  isCurrent: boolean;
-  isSelected: boolean;
-  onFocus: () => void;
-  onSelect: (shift: boolean) => void;
-}
-
-function RequestRow({ row, now, isCurrent, isSelected, onFocus, onSelect }: RequestRowProps) {
-  const claims = claimEntries(row.claims);
-  const isOpen = row.state === 'pending' || row.state === 'approved';
-  return (
-    <tr id={`request-row-${row.id}`} className={`${isCurrent ? 'row-current' : ''}${isOpen ? '' : ' row-archived'}`} aria-current={isCurrent ? 'true' : undefined} data-state={row.state}>
-      <td>
-        <input
-          type="checkbox"
-          aria-label={`Select request ${row.id}`}
-          checked={isSelected}
-          // Shift is read from the click; onChange alone does not say whether it was held.
-          onClick={(event) => onSelect(event.shiftKey)}
-          onChange={() => {}}
-        />
-      </td>
-      <th scope="row" className="cell-name">
-        <button type="button" className="link-button" onClick={onFocus}>
-          <code>{row.id}</code>
-        </button>
-        <span className="cell-sub">{row.attestor}</span>
-      </th>
-      <td>
-        <span className={`status status-${row.state}`} title={row.decidedBy ? `by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
-          {row.state}
-        </span>
-        {row.decidedBy && <span className="cell-sub">by {row.decidedByName ?? row.decidedBy}</span>}
-      </td>
-      <td className="cell-wrap">
-        {claims.length ? (
-          <ul className="tags">
-            {claims.map((entry) => (
-              <li key={entry.key} className="tag">
-                <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <span className="muted">no claims</span>
-        )}
-      </td>
-      <td>{row.ip ?? <span className="muted">unknown</span>}</td>
-      <td>{row.vouchedBy ?? <span className="muted">nobody</span>}</td>
-      <td>
-        {row.hardwareKeyTrusted ? (
-          <span className="badge badge-info">trusted key</span>
-        ) : row.hardwareKey ? (
-          <span className="badge badge-warn" title="Fewer than two identifiers made the key">untrusted key</span>
-        ) : (
-          <span className="muted">none</span>
-        )}
-      </td>
-      <td className="cell-time">
-        <LocalTime iso={row.createdAt} />
-        <span className="cell-sub">{formatAge(row.createdAt, now)}</span>
-      </td>
-      <td className="cell-time">{isOpen ? <span title={row.expiresAt}>expires {formatRelative(row.expiresAt, now)}</span> : <span className="muted">—</span>}</td>
-    </tr>
   );
 }

@@ -122,11 +122,21 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
     <tr className={isLive ? undefined : 'row-archived'}>
       <th scope="row" className="cell-name">
         <code className="token-id">{token.id}</code>
+        {token.name && (
+          <span className="cell-sub" title={token.description ?? undefined}>
+            {token.name}
+          </span>
+        )}
       </th>
       <td>
         <span className={`status status-${token.state}`} title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}>
           {STATE_LABELS[token.state]}
         </span>
+        {token.revokedAt && (
+          <span className="cell-sub">
+            by {token.revokedByEmail ?? token.revokedBy ?? 'unknown'}, {formatTimestamp(token.revokedAt)}
+          </span>
+        )}
       </td>
       <td className="cell-number">
         {token.usesLeft} / {token.maxUses}

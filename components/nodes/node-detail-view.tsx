@@ -5,9 +5,11 @@ import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { EventsTable } from '@/components/events/events-table';
+import { HardwareKeyBadge } from '@/components/join-requests/request-row';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
+import { claimEntries } from '@/lib/join-request-queue';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
@@ -69,7 +71,21 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
           <dd>{n.role}</dd>
           <dt>Trust</dt>
           <dd>
-            {n.trust}, {n.hardwareKeyTrusted ? 'hardware key trusted' : 'no trusted hardware key'}
+            {n.trust}, <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={n.attestor === 'discovery'} />
+          </dd>
+          <dt>Machine (claimed at join)</dt>
+          <dd>
+            {claimEntries(n.claims).length ? (
+              <ul className="tags">
+                {claimEntries(n.claims).map((entry) => (
+                  <li key={entry.key} className="tag">
+                    <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <span className="muted">no claims</span>
+            )}
           </dd>
           <dt>Identity generation</dt>
           <dd>{n.identityGeneration}</dd>
@@ -81,6 +97,12 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
                 {' '}
                 token <code>{n.joinTokenId}</code>
               </>
+            )}
+            {n.joinRequestId && (
+              <span className="cell-sub">
+                admitted by join request{' '}
+                <Link href={withTenant(`/join-requests?pool=${n.poolId ?? ''}&state=all&request=${n.joinRequestId}`, tenant.id)}>{n.joinRequestId}</Link>
+              </span>
             )}
           </dd>
           <dt>Joined at</dt>

@@ -4,9 +4,11 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
+import { HardwareKeyBadge } from '@/components/join-requests/request-row';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
+import { machineSummary } from '@/lib/join-request-queue';
 import { formatRelative } from '@/lib/join-token-form';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
@@ -143,6 +145,7 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
             <th scope="col">Node</th>
             <th scope="col">State</th>
             <th scope="col">Session</th>
+            <th scope="col">Machine</th>
             <th scope="col">Trust</th>
             <th scope="col">Role</th>
             <th scope="col">Generation</th>
@@ -166,9 +169,19 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
               <td className="cell-time">
                 <SessionCell session={node.session} now={now} />
               </td>
+              <td className="cell-machine-summary" title={machineSummary(node.claims) || undefined}>
+                {machineSummary(node.claims) || <span className="muted">no claims</span>}
+                {node.joinRequestId && (
+                  <span className="cell-sub">
+                    admitted by <Link href={withTenant(`/join-requests?pool=${node.poolId ?? ''}&state=all&request=${node.joinRequestId}`, tenantId)}>{node.joinRequestId}</Link>
+                  </span>
+                )}
+              </td>
               <td>
                 {node.trust}
-                <span className="cell-sub">{node.hardwareKeyTrusted ? 'hardware key trusted' : 'no trusted hardware key'}</span>
+                <span className="cell-sub">
+                  <HardwareKeyBadge hasKey={node.hasHardwareKey} isTrusted={node.hardwareKeyTrusted} isRamdisk={node.attestor === 'discovery'} />
+                </span>
               </td>
               <td>{node.role}</td>
               <td className="cell-number">{node.identityGeneration}</td>

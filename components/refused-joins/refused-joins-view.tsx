@@ -29,6 +29,10 @@ interface RefusalData {
   csrSha256?: string;
   hardwareKey?: string | null;
   suppressed?: number;
+  /** Present once the token's secret verified. */
+  tokenId?: string;
+  /** For join:expect: the binding the machine did not satisfy. */
+  expectField?: string;
 }
 
 export function RefusedJoinsView() {
@@ -100,6 +104,10 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
       <QueryStates query={refusals} items={items} loading="Loading refused joins…" what="refused joins" empty={reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}>
         {() => (
           <section className="panel" aria-label="Refused joins">
+            <p className="panel-notice" id="suppressed-meaning">
+              <strong>Suppressed</strong> counts the refusals of the same reason that the rate limit (60 events per reason and minute) recorded no event for, just
+              before this one: the joins were refused all the same, only their events were dropped. The token is named once its secret verified.
+            </p>
             <div className="table-scroll">
               <table className="table">
                 <thead>
@@ -110,7 +118,10 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                     <th scope="col">Role</th>
                     <th scope="col">CSR hash</th>
                     <th scope="col">Hardware key</th>
-                    <th scope="col">Suppressed</th>
+                    <th scope="col" aria-describedby="suppressed-meaning">
+                      Suppressed
+                    </th>
+                    <th scope="col">Token and binding</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -137,6 +148,10 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                         </td>
                         <td className="cell-number" title="Refusals of this reason dropped by the rate limit since the previous event">
                           {data.suppressed ?? 0}
+                        </td>
+                        <td>
+                          {data.tokenId ? <code>{data.tokenId}</code> : <span className="muted">unverified</span>}
+                          {data.expectField && <span className="cell-sub">did not match expect.{data.expectField === 'boundMac' ? 'mac (the bound MAC)' : data.expectField}</span>}
                         </td>
                       </tr>
                     );

@@ -15,6 +15,8 @@ import { overviewRouter } from './overview/router';
 import { accountRouter } from './account/router';
 import { operatorsRouter } from './operators/router';
 import { invitationsRouter } from './invitations/router';
+import { approvalRulesRouter } from './approval-rules/router';
+import { expectedMachinesRouter } from './expected-machines/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -33,6 +35,8 @@ export const appRouter = router({
   account: accountRouter,
   operators: operatorsRouter,
   invitations: invitationsRouter,
+  approvalRules: approvalRulesRouter,
+  expectedMachines: expectedMachinesRouter,
 });
 
 export type AppRouter = typeof appRouter;

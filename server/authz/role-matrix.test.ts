@@ -18,7 +18,7 @@ const queries = procedures.filter(([, p]) => p._def.type === 'query').map(([path
  * The mutations each role may call at all (the early check of the ladder). Written out, so a change of the
  * permission table shows here as a change of this table. Every other mutation answers ACCESS_DENIED.
  */
-const DECIDE = ['joinRequests.approve', 'joinRequests.approveMany', 'joinRequests.reject'];
+const DECIDE = ['joinRequests.approve', 'joinRequests.approveMany', 'joinRequests.reject', 'joinRequests.rejectMany'];
 const OPERATOR_MUTATIONS = [
   ...DECIDE,
   'daemon.installScript',

@@ -16,7 +16,7 @@ export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
   /** Deferred: a join request was recorded or refreshed; the agent retries after `retryAfterSeconds`. */
   | { kind: 'pending'; body: PendingBody }
-  | { kind: 'refused'; reason: string; tenantId: string | null }
+  | { kind: 'refused'; reason: string; tenantId: string | null; expectField?: string }
   | { kind: 'conflict' }
   /** A database failure: nothing was written, the agent may retry. */
   | { kind: 'error' };
@@ -180,7 +180,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         continue;
       }
       if (!decision.admitted) {
-        outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId });
+        outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId, ...(decision.expectField ? { expectField: decision.expectField } : {}) });
         continue;
       }
       if (raced) {
@@ -231,7 +231,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     deps.onDecided?.();
     let wrote = false;
     try {
-      const admitted = new Set(rows.map((r) => r.join));
+      const admitted = new Map(rows.map((r) => [r.join, r.nodeId]));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
     } catch (error) {
       throw new AdmitWriteError(error, new Set());

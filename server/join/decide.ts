@@ -86,9 +86,12 @@ export interface Refusal {
   reason: string;
   /** The token's tenant once its secret verified; null routes the event to the root tenant. */
   tenantId: string | null;
+  /** For `join:expect`: which binding the machine did not satisfy (`serial`, `mac`, … or the bound MAC). */
+  expectField?: string;
 }
 
-export const refuse = (reason: string, tenantId: string | null = null): Refusal => ({ admitted: false, reason, tenantId });
+export const refuse = (reason: string, tenantId: string | null = null, expectField?: string): Refusal =>
+  expectField ? { admitted: false, reason, tenantId, expectField } : { admitted: false, reason, tenantId };
 
 /** What each token role's agent is certified as: a provisioned OS joins as a node, a PXE ramdisk as `ramdisk`. */
 export const CERT_ROLE_OF_TOKEN: Record<string, string> = { node: 'node', site: 'site', provisioned: 'node', discovery: 'ramdisk' };

@@ -153,7 +153,13 @@ describe('JoinService: refusals', () => {
     expect(events.length).toBeGreaterThanOrEqual(1);
     const data = events[events.length - 1]!.data as Record<string, unknown>;
     expect(data).toMatchObject({ attestor: 'join-token', reason, suppressed: expect.any(Number) });
-    expect(Object.keys(data).sort()).toEqual(['attestor', 'csrSha256', 'hardwareKey', 'reason', 'role', 'suppressed']);
+    // Once the secret verified (routed to the token's tenant) the event names the token's id; a join:expect
+    // refusal names the binding that failed (the name only, never a value).
+    const extra = [...(routedToToken ? ['tokenId'] : []), ...(reason === 'join:expect' ? ['expectField'] : [])];
+    expect(Object.keys(data).sort()).toEqual(['attestor', 'csrSha256', 'hardwareKey', 'reason', 'role', 'suppressed', ...extra].sort());
+    if (routedToToken) expect(data.tokenId).toBe(/^bcjt_([^.]+)\./.exec(token)![1]);
+    if (reason === 'join:expect') expect(data.expectField).toBe('serial');
+    expect(JSON.stringify(data)).not.toContain(token.slice(token.indexOf('.') + 1));
     if (!routedToToken) expect((await eventsOf(t.tenantId, 'security.join.refused')).length).toBe(0);
     // Nothing consumed, nothing created.
     const after = await db().joinToken.findMany({ where: { tenantId: t.tenantId }, select: { id: true, usesLeft: true } });

@@ -134,6 +134,10 @@ export class JoinService {
         csrSha256: prepared.csr.csrSha256,
         hardwareKey: prepared.hardware.key?.toString('hex') ?? null,
         tenantId: outcome.tenantId,
+        // The token's id only once its secret verified (the event then goes to its tenant): an unverified id
+        // is whatever the caller typed.
+        tokenId: outcome.tenantId ? prepared.tokenId : null,
+        expectField: outcome.expectField ?? null,
       },
     ]);
     return JOIN_REFUSED;

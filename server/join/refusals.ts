@@ -13,6 +13,10 @@ export interface RefusalRecord {
   hardwareKey: string | null;
   /** The token's tenant once its secret verified; null sends the event to the root tenant. */
   tenantId: string | null;
+  /** The token's id, only once its secret verified. */
+  tokenId?: string | null;
+  /** For `join:expect`: the binding the machine did not satisfy (its name, never a value). */
+  expectField?: string | null;
 }
 
 /** The refusal-event rate limit: `limit` events per key and `window`. */
@@ -55,7 +59,15 @@ export async function recordRefusals(
     routed.map((r) => r.tenantId),
     routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
     routed.map((r) =>
-      JSON.stringify({ attestor: r.attestor, reason: r.reason, role: r.role, csrSha256: r.csrSha256, hardwareKey: r.hardwareKey }),
+      JSON.stringify({
+        attestor: r.attestor,
+        reason: r.reason,
+        role: r.role,
+        csrSha256: r.csrSha256,
+        hardwareKey: r.hardwareKey,
+        ...(r.tokenId ? { tokenId: r.tokenId } : {}),
+        ...(r.expectField ? { expectField: r.expectField } : {}),
+      }),
     ),
     rate.limit,
     rate.window,

@@ -69,29 +69,39 @@ const CURRENT_FIRST = [{ notAfter: 'desc' as const }, { createdAt: 'desc' as con
 /** The page's certificates and join tokens in two queries, by the same rules as `nodeDetail` reads one node's. */
 async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]> {
   const ids = nodes.map((n) => n.id);
-  const [certs, joins, sessions] = await Promise.all([
+  const [certs, joins, sessions, requests] = await Promise.all([
     db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: CURRENT_FIRST }),
     db.auditEntry.findMany({ where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } }, orderBy: { id: 'desc' } }),
     sessionStates(db, nodes),
+    admittingRequests(db, ids),
   ]);
   return nodes.map((node) => {
     const cert = certs.find((c) => c.nodeId === node.id && c.identityGeneration === node.identityGeneration);
     const joined = joins.find((j) => j.resource === resource.node(node.id));
     return {
       ...toNodeSummary(node),
-      ...identityOf(node, cert ?? null, joined ?? null, sessions.get(node.id)!),
+      ...identityOf(node, cert ?? null, joined ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null),
     };
   });
+}
+
+/** The join request whose approval admitted each node (the newest, if a node was admitted more than once). */
+async function admittingRequests(db: Db | Tx, nodeIds: string[]): Promise<Map<string, string>> {
+  const rows = await db.joinRequest.findMany({ where: { nodeId: { in: nodeIds } }, select: { id: true, nodeId: true }, orderBy: [{ consumedAt: 'asc' }, { id: 'asc' }] });
+  return new Map(rows.map((r) => [r.nodeId!, r.id]));
 }
 
 type CertRow = Awaited<ReturnType<Db['nodeCert']['findFirst']>>;
 type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 
-function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState) {
+function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState, joinRequestId: string | null) {
   return {
     session,
     hardwareKeyTrusted: node.hardwareKeyTrusted,
+    hasHardwareKey: node.hardwareKey !== null,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,
+    claims: (node.claims ?? {}) as Record<string, unknown>,
+    joinRequestId,
     certificate: cert
       ? { serial: cert.serial, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), identityGeneration: cert.identityGeneration }
       : null,
@@ -100,7 +110,7 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: Nod
 
 /** A node's detail: its current certificate and certificate history, the token it joined with, and its conditions. */
 export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail> {
-  const [cert, joins, sessions] = await Promise.all([
+  const [cert, joins, sessions, requests] = await Promise.all([
     db.nodeCert.findFirst({
       where: { nodeId: node.id, identityGeneration: node.identityGeneration, revokedAt: null },
       orderBy: CURRENT_FIRST,
@@ -111,6 +121,7 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
       orderBy: { id: 'desc' },
     }),
     sessionStates(db, [node]),
+    admittingRequests(db, [node.id]),
   ]);
   const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
   const conditions = [];
@@ -118,7 +129,7 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
   if (acceptance) conditions.push(acceptance);
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
-  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!), conditions, ...history };
+  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null), conditions, ...history };
 }
 
 /**

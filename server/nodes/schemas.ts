@@ -49,8 +49,14 @@ export const nodeCondition = z.object({
 /** What a list row shows besides the summary: trust, the token it joined with, its current certificate. */
 export const nodeIdentity = z.object({
   hardwareKeyTrusted: z.boolean(),
+  /** Whether the node row holds a hardware key at all (a ramdisk's never does; its installed OS joins with one). */
+  hasHardwareKey: z.boolean(),
   /** The join token the node (last) joined with, when it joined with one. */
   joinTokenId: z.string().nullable(),
+  /** What the machine claimed when it (last) joined: hostname, serials, product UUID, MACs, GPU UUIDs. */
+  claims: z.record(z.string(), z.unknown()),
+  /** The join request whose approval admitted the node, when one did. */
+  joinRequestId: z.string().nullable(),
   certificate: z
     .object({ serial: z.string(), notBefore: z.string(), notAfter: z.string(), identityGeneration: z.number().int() })
     .nullable(),

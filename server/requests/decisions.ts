@@ -5,48 +5,19 @@ import { DomainError } from '../errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
 import { parseInput } from '../tokens/schemas';
-import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
+import { decideStatement } from './decide-statement';
 import { approvableGuard, assertApprovable } from './approvable';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import {
   approveJoinRequestInput,
   approveJoinRequestsInput,
   rejectJoinRequestInput,
+  rejectJoinRequestsInput,
   type ApprovedJoinRequests,
   type JoinRequestRecord,
+  type RejectedJoinRequests,
 } from './schemas';
-
-type Decision = 'approved' | 'rejected';
-
-/**
- * One statement decides, publishes `security.join-request.<decision>`, writes the audit row naming the
- * operator and the reason, and NOTIFYs the queue's listeners: a decision is either all of these or none.
- * `set` and `guard` are the decision's own; expiry is read at the database's clock.
- */
-function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql, actor: string, set: Prisma.Sql, guard: Prisma.Sql) {
-  return Prisma.sql`
-    WITH decided AS (
-      UPDATE join_requests SET state = ${decision}, decided_at = compute_now(), decided_by = ${actor}, ${set}
-       WHERE id = ANY(${ids}::text[]) AND ${visible} AND ${guard}
-      RETURNING *
-    ), published AS (
-      INSERT INTO events (tenant_id, type, data)
-      SELECT tenant_id, ${`security.join-request.${decision}`},
-             jsonb_build_object('requestId', id, 'siteId', site_id, 'poolId', pool_id, 'attestor', attestor, 'decidedBy', decided_by, 'reason', reason)
-        FROM decided
-      RETURNING 1
-    ), audited AS (
-      INSERT INTO audit_log (tenant_id, actor, action, resource, data)
-      SELECT tenant_id, ${actor}, ${`join-request.${decision}`}, 'compute-join-request/' || id,
-             jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'reason', reason, 'expiresAt', expires_at, 'csrSha256', csr_sha256)
-        FROM decided
-      RETURNING 1
-    ), notified AS (
-      SELECT pg_notify(${JOIN_REQUESTS_CHANNEL}, json_build_object('tenantId', tenant_id, 'siteId', site_id, 'requestIds', json_agg(id))::text)
-        FROM decided GROUP BY tenant_id, site_id
-    )
-    SELECT ${RECORD_COLUMNS}, (SELECT count(*) FROM notified) AS notified FROM decided`;
-}
+import { countMatching, selectMatchingPage } from './bulk';
 
 /**
  * Approves pending requests into the pool for `ttlSeconds` (60 to 86,400, default 3,600), one statement
@@ -54,16 +25,21 @@ function decideStatement(decision: Decision, ids: string[], visible: Prisma.Sql,
  * an archived pool, or one that runs no daemon, is INVALID_STATE, and so is any approval whose retry would
  * certainly be refused (see assertApprovable: the pool's joinAttestors, the request token's state, tenant and
  * site). A request this pool already approved (two operators at once, a retried call) counts as approved;
- * any other is `skipped`.
+ * any other is `skipped`. With `matching` instead of ids, the call takes the next 200 pending requests (oldest
+ * first) that match the filter and asked by `createdUpTo`, skipping those the pool would refuse on retry, and
+ * answers how many still match (`remaining`): the caller repeats until it is 0.
  */
 export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
   const valid = parseInput(approveJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
   if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
-  const ids = [...new Set(valid.requestIds)];
   const visible = visibleTo(pool);
-  await assertApprovable(db, pool, ids, visible);
+  const guard = Prisma.sql`${approvableGuard(pool)}`;
+  // By filter, only requests whose retry the pool would admit are chosen; by id, such a request refuses the call.
+  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, guard) : [...new Set(valid.requestIds!)];
+  if (!ids.length) return { approved: [], skipped: [], remaining: 0 };
+  if (!valid.matching) await assertApprovable(db, pool, ids, visible);
   const rows = await db.$queryRaw<JoinRequestRow[]>(
     decideStatement(
       'approved',
@@ -71,7 +47,7 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
       visible,
       principal.actor,
       Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}, expires_at = compute_now() + ${valid.ttlSeconds}::int * interval '1 second'`,
-      Prisma.sql`state = 'pending' AND expires_at > compute_now() AND ${approvableGuard(pool)}`,
+      Prisma.sql`state = 'pending' AND expires_at > compute_now() AND ${guard}`,
     ),
   );
   const approved = rows.map(toJoinRequestRecord);
@@ -88,7 +64,8 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
       else skipped.push(id);
     }
   }
-  return { approved, skipped };
+  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, guard) : 0;
+  return { approved, skipped, remaining };
 }
 
 /**
@@ -101,6 +78,44 @@ export async function approveJoinRequest(db: Db, principal: Principal, input: z.
   const { approved } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
   if (approved[0]) return approved[0];
   throw await undecidable(db, principal, valid, 'approve');
+}
+
+/**
+ * `joinRequests.rejectMany`: rejects the named requests (pending, or approved and unused), or with `matching`
+ * the next 200 pending requests that match the filter (as approveMany), in one statement. Already rejected
+ * ones count as rejected; any other is `skipped`.
+ */
+export async function rejectJoinRequests(db: Db, principal: Principal, input: z.input<typeof rejectJoinRequestsInput>): Promise<RejectedJoinRequests> {
+  const valid = parseInput(rejectJoinRequestsInput, input);
+  const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
+  const visible = visibleTo(pool);
+  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, Prisma.sql`TRUE`) : [...new Set(valid.requestIds!)];
+  if (!ids.length) return { rejected: [], skipped: [], remaining: 0 };
+  const rows = await db.$queryRaw<JoinRequestRow[]>(
+    decideStatement(
+      'rejected',
+      ids,
+      visible,
+      principal.actor,
+      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}`,
+      valid.matching ? Prisma.sql`state = 'pending' AND expires_at > compute_now()` : Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
+    ),
+  );
+  const rejected = rows.map(toJoinRequestRecord);
+  const done = new Set(rejected.map((r) => r.id));
+  const rest = ids.filter((id) => !done.has(id));
+  const skipped: string[] = [];
+  if (rest.length) {
+    const others = await db.$queryRaw<JoinRequestRow[]>`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
+    const byId = new Map(others.map((r) => [r.id, r]));
+    for (const id of rest) {
+      const row = byId.get(id);
+      if (row?.state === 'rejected') rejected.push(toJoinRequestRecord(row));
+      else skipped.push(id);
+    }
+  }
+  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, Prisma.sql`TRUE`) : 0;
+  return { rejected, skipped, remaining };
 }
 
 /**

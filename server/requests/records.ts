@@ -21,7 +21,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
     WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name`;
 
@@ -48,6 +48,9 @@ export interface JoinRequestRow {
   pool_id: string | null;
   consumed_at: Date | null;
   tenant_id: string | null;
+  /** Written by the join since the column exists; null on older rows. */
+  hardware_key_trusted: boolean | null;
+  node_id: string | null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -57,7 +60,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     attestor: row.attestor,
     claims: row.claims ?? {},
     hardwareKey: row.hardware_key ? Buffer.from(row.hardware_key).toString('hex') : null,
-    hardwareKeyTrusted: row.hardware_key ? isHardwareKeyTrusted(row.claims ?? {}) : false,
+    hardwareKeyTrusted: row.hardware_key ? (row.hardware_key_trusted ?? isHardwareKeyTrusted(row.claims ?? {})) : false,
     mac: row.mac,
     ip: row.ip,
     workflowId: row.workflow_id,
@@ -73,6 +76,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     reason: row.reason,
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
+    nodeId: row.node_id,
   };
 }
 

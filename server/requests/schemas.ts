@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOf } from '../names';
+import { requestFilterFields } from './filter';
 
 export const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
 export type JoinRequestState = (typeof JOIN_REQUEST_STATES)[number];
@@ -18,6 +19,7 @@ export const listJoinRequestsInput = z.strictObject({
   limit: z.number().int().min(1).max(REQUEST_PAGE.max).optional(),
   cursor: idOf('jreq').optional(),
   direction: z.enum(['forward', 'backward']).optional(),
+  ...requestFilterFields,
 });
 export const getJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq') });
 export const approveJoinRequestInput = z.strictObject({
@@ -26,9 +28,27 @@ export const approveJoinRequestInput = z.strictObject({
   ttlSeconds: z.number().int().min(APPROVAL_TTL.min, 'must be at least 60 seconds').max(APPROVAL_TTL.max, 'must be at most 86400 seconds').default(APPROVAL_TTL.default),
   reason: reason.optional(),
 });
-/** Approves a page of requests in one statement (`approve --all-pending`). */
-export const approveJoinRequestsInput = approveJoinRequestInput.omit({ requestId: true }).extend({ requestIds: z.array(idOf('jreq')).min(1).max(REQUEST_PAGE.max) });
 export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: reason.optional() });
+
+/**
+ * The pending requests a bulk decision takes: the pool's view narrowed by the queue's filter, and only those
+ * that asked at or before `createdUpTo` (the `asOf` of the listing whose count the operator confirmed), so a
+ * machine that arrives during the decision is never decided unseen.
+ */
+export const requestMatching = z.strictObject({ ...requestFilterFields, createdUpTo: z.iso.datetime({ offset: true }) });
+const selection = {
+  requestIds: z.array(idOf('jreq')).min(1).max(REQUEST_PAGE.max).optional(),
+  matching: requestMatching.optional(),
+};
+const oneSelection = (value: { requestIds?: unknown; matching?: unknown }) => (value.requestIds === undefined) !== (value.matching === undefined);
+const selectionMessage = { message: 'name requestIds, or matching (a filter), not both', path: ['requestIds'] };
+/**
+ * Approves a page of requests in one statement: the ids named, or the next page of 200 that match a filter
+ * (`approve --all-pending`, the console's "select all matching"); the answer says how many still match.
+ */
+export const approveJoinRequestsInput = approveJoinRequestInput.omit({ requestId: true }).extend(selection).refine(oneSelection, selectionMessage);
+/** Rejects a page of requests in one statement, like approveMany. */
+export const rejectJoinRequestsInput = rejectJoinRequestInput.omit({ requestId: true }).extend(selection).refine(oneSelection, selectionMessage);
 
 /** A request as every answer shows it: what the attestor saw and the decision. Strict: nothing else leaks. */
 export const joinRequestRecord = z
@@ -56,12 +76,26 @@ export const joinRequestRecord = z
     reason: z.string().nullable(),
     poolId: z.string().nullable(),
     consumedAt: z.string().nullable(),
+    /** The node the consumed approval admitted (null before, and for requests consumed before this was kept). */
+    nodeId: z.string().nullable(),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
 
-export const joinRequestPage = z.object({ items: z.array(joinRequestRecord), nextCursor: z.string().nullable() }).strict();
+export const joinRequestPage = z
+  .object({
+    items: z.array(joinRequestRecord),
+    nextCursor: z.string().nullable(),
+    /** How many requests match the state and filter, on every page. */
+    total: z.number().int(),
+    /** The database's time of the listing: a bulk decision's `createdUpTo`. */
+    asOf: z.string(),
+  })
+  .strict();
 export type JoinRequestPage = z.infer<typeof joinRequestPage>;
 
-export const approvedJoinRequests = z.object({ approved: z.array(joinRequestRecord), skipped: z.array(z.string()) }).strict();
+/** `remaining`: with `matching`, how many pending requests still match after this page (0: done). */
+export const approvedJoinRequests = z.object({ approved: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() }).strict();
 export type ApprovedJoinRequests = z.infer<typeof approvedJoinRequests>;
+export const rejectedJoinRequests = z.object({ rejected: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() }).strict();
+export type RejectedJoinRequests = z.infer<typeof rejectedJoinRequests>;

@@ -8,7 +8,7 @@ import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../join/
 import { isPermanentGlobalMac, normalizeMac } from '../join/hardware/claims';
 import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
-import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
+import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, tokenDescription, tokenName, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
 
 export interface IssueJoinTokenInput {
@@ -33,6 +33,9 @@ export interface IssueJoinTokenInput {
   createdBy: string;
   /** Scoped to (tenantId, createdBy). Absent: every call mints a new token. */
   idempotencyKey?: string | null;
+  /** An operator's label and notes for the token; shown, never compared for idempotency. */
+  name?: string | null;
+  description?: string | null;
 }
 
 export interface IssuedJoinToken {
@@ -53,6 +56,8 @@ const issueInput = z.object({
   boundMac: z.string().nullish(),
   createdBy: z.string().min(1).max(200),
   idempotencyKey: idempotencyKey.nullish(),
+  name: tokenName.nullish(),
+  description: tokenDescription.nullish(),
 });
 
 /** The refusal of a bound MAC that is not a permanent, globally administered unicast MAC, on `field`. */
@@ -127,11 +132,12 @@ async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, di
   try {
     const rows = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
-                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at)
+                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at, name, description)
       SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
               ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
               ${discovery === null ? null : JSON.stringify(discovery)}::jsonb,
-              now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at
+              now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at,
+              ${t.name ?? null}, ${t.description ?? null}
       -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
       FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms
       ON CONFLICT (tenant_id, created_by, idempotency_key) DO NOTHING

@@ -46,6 +46,8 @@ export async function createJoinToken(db: Db, principal: Principal, input: z.inp
       hosted: valid.hosted ?? null,
       createdBy: principal.actor,
       idempotencyKey: valid.idempotencyKey,
+      name: valid.name ?? null,
+      description: valid.description ?? null,
     }),
   );
   return token === undefined ? record : { ...record, token };
@@ -86,7 +88,7 @@ export async function revokeJoinToken(db: Db, principal: Principal, input: z.inp
   const pool = await loadPool(db, principal, 'compute:join-tokens:revoke', { tenantId: valid.tenantId, poolId: valid.poolId });
   return db.$transaction(async (tx) => {
     const ended = await tx.$queryRaw<{ id: string }[]>`
-      UPDATE join_tokens SET revoked_at = compute_now()
+      UPDATE join_tokens SET revoked_at = compute_now(), revoked_by = ${principal.actor}
       WHERE id = ${valid.tokenId} AND tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} AND revoked_at IS NULL
       RETURNING id`;
     const row = await selectJoinToken(tx, valid.tokenId);

@@ -112,7 +112,10 @@ describe('joinTokens.list', () => {
     });
     expect(all.items.find((i) => i.id === usedUp.id)).toMatchObject({ usesLeft: 0, maxUses: 3 });
     for (const item of all.items) {
-      expect(Object.keys(item).sort()).toEqual(['allowReclaim', 'createdAt', 'createdBy', 'createdByEmail', 'expect', 'expiresAt', 'hosted', 'id', 'lastUsedAt', 'maxUses', 'poolId', 'revokedAt', 'role', 'siteId', 'state', 'usesLeft']);
+      expect(Object.keys(item).sort()).toEqual([
+        'allowReclaim', 'createdAt', 'createdBy', 'createdByEmail', 'description', 'expect', 'expiresAt', 'hosted', 'id', 'lastUsedAt', 'maxUses', 'name', 'poolId',
+        'revokedAt', 'revokedBy', 'revokedByEmail', 'role', 'siteId', 'state', 'usesLeft',
+      ]);
     }
   });
 
@@ -160,6 +163,19 @@ describe('joinTokens.revoke', () => {
     await revoke(t.poolId, token.id);
     const event = await db.event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } });
     expect((event.data as { actor: string }).actor).toBe(t.admin.actor);
+  });
+
+  it('keeps a name and description, says who revoked it, and refuses an unprintable name naming the field', async () => {
+    const token = await mint(t.poolId, { name: 'rack B7 intake', description: 'ticket 4411, 12 machines' });
+    expect(token).toMatchObject({ name: 'rack B7 intake', description: 'ticket 4411, 12 machines', revokedBy: null, revokedByEmail: null });
+    const operator = t.as('operator');
+    await revoke(t.poolId, token.id, operator);
+    const [listed] = (await list(t.poolId, { includeInactive: true })).items.filter((i) => i.id === token.id);
+    expect(listed).toMatchObject({ state: 'revoked', name: 'rack B7 intake', revokedBy: operator.actor, revokedAt: expect.any(String) });
+    // A second revocation by someone else keeps the first revoker.
+    expect(await revoke(t.poolId, token.id)).toMatchObject({ revokedBy: operator.actor });
+    expect(await failure(mint(t.poolId, { name: 'bad\u0007name' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'name' });
+    expect(await failure(mint(t.poolId, { description: 'x'.repeat(501) }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'description' });
   });
 
   it('publishes once when revocations race', async () => {

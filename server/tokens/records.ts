@@ -9,8 +9,9 @@ import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from './schemas';
  */
 const RECORD_COLUMNS = Prisma.sql`
   id, pool_id, site_id, role, uses_left, max_uses, expect, allow_reclaim, hosted, expires_at, created_at, revoked_at,
-  created_by, last_used_at,
+  created_by, last_used_at, name, description, revoked_by,
   (SELECT o.email FROM operators o WHERE 'operator:' || o.id = join_tokens.created_by) AS created_by_email,
+  (SELECT o.email FROM operators o WHERE join_tokens.revoked_by IS NOT NULL AND 'operator:' || o.id = join_tokens.revoked_by) AS revoked_by_email,
   CASE
     WHEN revoked_at IS NOT NULL THEN 'revoked'
     WHEN expires_at <= compute_now() THEN 'expired'
@@ -38,6 +39,10 @@ export interface JoinTokenRow {
   created_by: string;
   last_used_at: Date | null;
   created_by_email: string | null;
+  name: string | null;
+  description: string | null;
+  revoked_by: string | null;
+  revoked_by_email: string | null;
   state: string;
 }
 
@@ -60,6 +65,10 @@ export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
     expiresAt: row.expires_at.toISOString(),
     createdAt: row.created_at.toISOString(),
     revokedAt: row.revoked_at?.toISOString() ?? null,
+    revokedBy: row.revoked_by,
+    revokedByEmail: row.revoked_by_email,
+    name: row.name,
+    description: row.description,
     createdBy: row.created_by,
     createdByEmail: row.created_by_email,
     lastUsedAt: row.last_used_at?.toISOString() ?? null,

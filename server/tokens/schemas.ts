@@ -53,9 +53,22 @@ export const joinExpectInput = z
   })
   .strict();
 
+/** A token's optional label: printable, no surrounding blanks (it is shown in lists and audit rows). */
+const label = (max: number) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .regex(/^(?!\s)[^\p{C}]*(?<!\s)$/u, 'must be printable, without control characters or surrounding blanks');
+export const tokenName = label(100);
+export const tokenDescription = label(500);
+
 export const createJoinTokenInput = z.strictObject({
   tenantId: idOf('tnt'),
   poolId: idOf('pool'),
+  /** What the token is for, as lists show it ("rack B7 intake"); not part of the idempotency comparison. */
+  name: tokenName.nullish(),
+  description: tokenDescription.nullish(),
   ttlSeconds,
   maxUses: maxUses.default(1),
   expect: joinExpectInput.nullish(),
@@ -104,6 +117,11 @@ export const joinTokenRecord = z
     expiresAt: z.string(),
     createdAt: z.string(),
     revokedAt: z.string().nullable(),
+    /** Who revoked it (`operator:op_…`, `api-key:ak_…`), and the operator's email when an operator did. */
+    revokedBy: z.string().nullable(),
+    revokedByEmail: z.string().nullable(),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
     /** Who created it, as audit rows name callers (`operator:op_…`, `api-key:ak_…`), and the operator's email when an operator did. */
     createdBy: z.string(),
     createdByEmail: z.string().nullable(),

@@ -54,7 +54,7 @@ describe('join token secrets', () => {
     const record = {
       id: newId('jt'), poolId: null, siteId: 'site_1', role: 'node', usesLeft: 1, maxUses: 1, expect: null, allowReclaim: false,
       hosted: null, expiresAt: new Date().toISOString(), createdAt: new Date().toISOString(), revokedAt: null, state: 'live',
-      createdBy: 'op_1', createdByEmail: null, lastUsedAt: null,
+      createdBy: 'op_1', createdByEmail: null, lastUsedAt: null, revokedBy: null, revokedByEmail: null, name: null, description: null,
     };
     expect(joinTokenRecord.parse(record)).toEqual(record);
     expect(() => joinTokenRecord.parse({ ...record, secretHash: 'ab' })).toThrow();

@@ -1,5 +1,5 @@
 import { requirePermission, router } from '../trpc';
-import { approveJoinRequest, approveJoinRequests, rejectJoinRequest } from '../../requests/decisions';
+import { approveJoinRequest, approveJoinRequests, rejectJoinRequest, rejectJoinRequests } from '../../requests/decisions';
 import { getJoinRequest, listJoinRequests } from '../../requests/list';
 import {
   approvedJoinRequests,
@@ -10,6 +10,8 @@ import {
   joinRequestRecord,
   listJoinRequestsInput,
   rejectJoinRequestInput,
+  rejectJoinRequestsInput,
+  rejectedJoinRequests,
 } from '../../requests/schemas';
 import { onJoinRequestChange } from './on-change';
 
@@ -35,5 +37,9 @@ export const joinRequestsRouter = router({
     .input(rejectJoinRequestInput)
     .output(joinRequestRecord)
     .mutation(({ ctx, input }) => rejectJoinRequest(ctx.db, ctx.principal, input)),
+  rejectMany: requirePermission('compute:join-requests:decide')
+    .input(rejectJoinRequestsInput)
+    .output(rejectedJoinRequests)
+    .mutation(({ ctx, input }) => rejectJoinRequests(ctx.db, ctx.principal, input)),
   onChange: onJoinRequestChange,
 });

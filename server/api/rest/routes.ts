@@ -45,6 +45,7 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'POST', path: `${T}/sites/{siteId}/site-tokens`, procedure: 'siteTokens.create', summary: 'Create a site token (shown once)' },
   { method: 'GET', path: `${T}/pools/{poolId}/join-requests`, procedure: 'joinRequests.list', summary: "List a pool's join requests (pending by default)" },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/approve`, procedure: 'joinRequests.approveMany', summary: 'Approve a page of join requests' },
+  { method: 'POST', path: `${T}/pools/{poolId}/join-requests/reject`, procedure: 'joinRequests.rejectMany', summary: 'Reject a page of join requests' },
   { method: 'GET', path: `${T}/pools/{poolId}/join-requests/{requestId}`, procedure: 'joinRequests.get', summary: 'Get a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/approve`, procedure: 'joinRequests.approve', summary: 'Approve a join request' },
   { method: 'POST', path: `${T}/pools/{poolId}/join-requests/{requestId}/reject`, procedure: 'joinRequests.reject', summary: 'Reject a join request' },

@@ -1,8 +1,20 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
+import { normalizeUuid } from '../hardware/claims';
 import type { PreparedJoin } from '../prepare';
-import { CREATED_EVENT_LIMIT, EXPIRE_REQUESTS, LOCK_SITE_QUEUES, SELECT_KNOWN_MACHINES, SELECT_LATEST_REQUESTS, WRITE_REQUESTS_SQL } from './discovery-sql';
+import { firstMatchingRule, type RuleMatch } from '../../rules/match';
+import {
+  CREATED_EVENT_LIMIT,
+  EXPIRE_REQUESTS,
+  LOCK_SITE_QUEUES,
+  SELECT_KNOWN_MACHINES,
+  SELECT_LATEST_REQUESTS,
+  SELECT_EXPECTED_MACHINES,
+  SELECT_SITE_RULES,
+  WRITE_REQUESTS_SQL,
+} from './discovery-sql';
+import { matchesEntry, poolOf, serialsOf, writeRuleDecisions, type ExpectedEntry, type LoadedRule, type RuleDecision } from './discovery-decided';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 
@@ -29,6 +41,14 @@ interface RecordedRequest {
 }
 
 export interface DiscoveryState {
+  /** Each site's approval rules in force, in order. */
+  rules: Map<string, LoadedRule[]>;
+  /** Admissions this batch's rules made, per rule, on top of their stored counts. */
+  ruleUses: Map<string, number>;
+  ruleDecisions: Map<PreparedJoin, RuleDecision>;
+  /** Expected machines the batch's joins may match, and those a join of the batch already took. */
+  expected: ExpectedEntry[];
+  usedExpected: Set<string>;
   /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
   known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
@@ -67,13 +87,25 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   name: 'discovery',
 
   async load(client, joins, tokens) {
-    const state: DiscoveryState = { known: new Map(), latest: new Map(), pending: new Map(), expire: [], recorded: new Map(), consumes: new Map() };
+    const state: DiscoveryState = {
+      rules: new Map(),
+      ruleUses: new Map(),
+      ruleDecisions: new Map(),
+      expected: [],
+      usedExpected: new Set(),
+      known: new Map(),
+      latest: new Map(),
+      pending: new Map(),
+      expire: [],
+      recorded: new Map(),
+      consumes: new Map(),
+    };
     const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
     if (!mine.length) return state;
     const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
     const sites = [...new Set(bound.map((j) => tokens.get(j.tokenId)!.siteId))].sort();
-    // Sent together (one wait): the lock statement runs first, so the count below is read under it.
-    const [, known] = await Promise.all([
+    // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
+    const [, known, rules, expected] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
       client.query(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
@@ -82,7 +114,40 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         bound.map((j) => j.trustedKey),
         sites,
       ]),
+      client.query(SELECT_SITE_RULES, [sites]),
+      // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
+      client.query(SELECT_EXPECTED_MACHINES, [
+        sites,
+        bound.map((j) => tokens.get(j.tokenId)!.boundMac!),
+        bound.filter((j) => j.trustedKey).flatMap((j) => serialsOf(j)),
+        bound.filter((j) => j.trustedKey).flatMap((j) => normalizeUuid(j.claims.productUuid) ?? []),
+      ]),
     ]);
+    state.expected = expected.rows.map((r) => ({
+      id: r.id,
+      siteId: r.site_id,
+      importId: r.import_id,
+      serial: r.serial,
+      productUuid: r.product_uuid,
+      mac: r.mac,
+      poolId: r.pool_id,
+      pool: poolOf(r),
+    }));
+    for (const r of rules.rows) {
+      const list = state.rules.get(r.site_id) ?? [];
+      list.push({
+        id: r.id,
+        name: r.name,
+        action: r.action,
+        match: r.match as RuleMatch,
+        maxAdmissions: r.max_admissions,
+        admissions: r.admissions,
+        validUntil: null,
+        poolId: r.pool_id,
+        pool: poolOf(r),
+      });
+      state.rules.set(r.site_id, list);
+    }
     for (const row of known.rows) {
       if (row.site !== null) state.pending.set(row.site as string, row.pending as number);
       else state.known.set(bound[row.i as number]!, row.node_id as string);
@@ -118,7 +183,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (refused) return refused;
     const t = token!;
     if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
-    if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId);
+    if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId, 'boundMac');
 
     const admit = (poolId: string | null, pool: LockedToken['pool'], knownNodeId?: string): AttestorVerdict => {
       const poolRefusal = checkPool('discovery', t, pool, poolId);
@@ -162,6 +227,36 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const isLive = latest?.state === 'pending' && !latest.isExpired;
     const replaces = latest && !isLive && (latest.state === 'pending' || latest.state === 'approved');
     if (replaces && sameCsr) return refuse('discovery:request-expired', t.tenantId);
+
+    // An expected machine (an import) the join matches admits it into the entry's pool without waiting.
+    const entry = state.expected.find((e) => !state.usedExpected.has(e.id) && e.siteId === t.siteId && matchesEntry(e, t, join));
+    if (entry) {
+      const verdict = admit(entry.poolId, entry.pool);
+      if (!verdict.admitted) return verdict;
+      state.usedExpected.add(entry.id);
+      if (replaces) state.expire.push(latest!.id);
+      const id = isLive ? latest!.id : newId('jreq');
+      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: 'consumed', ruleId: null, expectedId: entry.id, decidedBy: `import:${entry.importId}`, reason: `expected machine ${entry.id}`, poolId: entry.poolId });
+      state.latest.set(machineKey, { id, state: 'consumed', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: entry.poolId, isExpired: false, pool: entry.pool });
+      return verdict;
+    }
+
+    // The site's approval rules, on what the boot step vouched for and what the machine claims: the first
+    // in force that matches decides here, in this join's transaction, so the machine never waits admitted.
+    const facts = { attestor: 'discovery', vouchedMac: t.boundMac, vouchedIp: t.discovery?.ip ?? null, vouchedBy: t.discovery?.vouchedBy ?? null, claims: join.claims as Record<string, unknown> };
+    const rule = firstMatchingRule(state.rules.get(t.siteId) ?? [], facts, null, state.ruleUses) as LoadedRule | null;
+    if (rule && rule.action !== 'leave') {
+      const id = isLive ? latest!.id : newId('jreq');
+      const verdict = rule.action === 'approve' ? admit(rule.poolId, rule.pool) : refuse('discovery:rejected', t.tenantId);
+      // A rule whose pool would refuse the machine refuses it, naming the pool check; nothing is recorded.
+      if (rule.action === 'approve' && !verdict.admitted) return verdict;
+      if (rule.action === 'approve') state.ruleUses.set(rule.id, (state.ruleUses.get(rule.id) ?? 0) + 1);
+      if (replaces) state.expire.push(latest!.id);
+      const decided = rule.action === 'approve' ? 'consumed' : 'rejected';
+      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: decided, ruleId: rule.id, expectedId: null, decidedBy: `rule:${rule.id}`, reason: rule.name, poolId: decided === 'consumed' ? rule.poolId : null });
+      state.latest.set(machineKey, { id, state: decided, csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: rule.poolId, isExpired: false, pool: rule.pool });
+      return verdict;
+    }
     if (!isLive) {
       // A new request needs room in the site's queue; a refresh of the lease's live request never does.
       const waiting = state.pending.get(t.siteId) ?? 0;
@@ -176,9 +271,14 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   },
 
   async write(client, state, admitted) {
-    const consumed = [...state.consumes].filter(([join]) => admitted.has(join)).map(([, id]) => id);
-    if (!state.recorded.size && !consumed.length) return false;
+    const consumes = [...state.consumes].filter(([join]) => admitted.has(join));
+    const consumed = consumes.map(([, id]) => id);
+    // A rule's admission the batch did not make after all (a race on the key) records nothing.
+    const ruled = [...state.ruleDecisions.values()].filter((d) => d.state === 'rejected' || admitted.has(d.join));
+    if (!state.recorded.size && !consumed.length && !ruled.length) return false;
     if (state.expire.length) await client.query(EXPIRE_REQUESTS, [state.expire]);
+    if (ruled.length) await writeRuleDecisions(client, ruled, admitted);
+    if (!state.recorded.size && !consumed.length) return true;
     const recorded = [...state.recorded.values()];
     const boot = (r: RecordedRequest) => r.token.discovery ?? {};
     await client.query(WRITE_REQUESTS_SQL, [
@@ -200,6 +300,9 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       CREATED_EVENT_LIMIT.keyPrefix,
       CREATED_EVENT_LIMIT.limit,
       CREATED_EVENT_LIMIT.window,
+      recorded.map((r) => r.join.hardware.key !== null && r.join.hardware.trusted),
+      // The node each consumed approval admitted, so the request and its node name each other.
+      consumes.map(([join]) => admitted.get(join)!),
     ]);
     return true;
   },

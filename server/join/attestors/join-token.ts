@@ -1,4 +1,4 @@
-import { matchesExpect } from '../hardware/expect';
+import { mismatchedExpectField } from '../hardware/expect';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
 import type { Attestor, AttestorInput } from './types';
 
@@ -14,8 +14,9 @@ export function decideJoin({ join: candidate, token, existing, rootTenantId }: A
   const tenant = token!.tenantId;
   // A discovery token admits only through the discovery attestor, which may hold it for an approval.
   if (token!.role === 'discovery') return refuse('join-token:role-mismatch', tenant);
-  if (token!.expect && !matchesExpect(token!.expect, candidate.claims)) return refuse('join:expect', tenant);
-  if (!hasBoundMac(token!, candidate)) return refuse('join:expect', tenant);
+  const mismatched = token!.expect ? mismatchedExpectField(token!.expect, candidate.claims) : null;
+  if (mismatched) return refuse('join:expect', tenant, mismatched);
+  if (!hasBoundMac(token!, candidate)) return refuse('join:expect', tenant, 'boundMac');
   const { hardware } = candidate;
   if ((!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token!.expect) {
     return refuse('join:placeholder-hardware', tenant);

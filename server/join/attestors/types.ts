@@ -40,6 +40,9 @@ export interface Attestor<State = unknown> {
   readonly name: string;
   load(client: pg.PoolClient, joins: PreparedJoin[], tokens: ReadonlyMap<string, LockedToken>): Promise<State>;
   decide(input: AttestorInput, state: State): AttestorVerdict;
-  /** Writes the batch's deferrals and the consumptions of its admissions (after `decide` ran for every join). */
-  write(client: pg.PoolClient, state: State, admitted: ReadonlySet<PreparedJoin>): Promise<boolean>;
+  /**
+   * Writes the batch's deferrals and the consumptions of its admissions (after `decide` ran for every join);
+   * `admitted` maps each admitted join to the node id it gets.
+   */
+  write(client: pg.PoolClient, state: State, admitted: ReadonlyMap<PreparedJoin, string>): Promise<boolean>;
 }

@@ -90,30 +90,39 @@ export function normalizeExpect(input: JoinExpectInput | null | undefined): Join
  * An `expect` that names nothing matches nothing, so a malformed binding fails closed.
  */
 export function matchesExpect(expect: JoinExpectInput, claims: HardwareIdentifiers): boolean {
+  return mismatchedExpectField(expect, claims) === null;
+}
+
+/**
+ * The first `expect` field the claims do not satisfy (productUuid, serial, mac, gpuUuid in that order), or
+ * `expect` itself when it names no identifier; null when every named identifier is among the claims. Only the
+ * field's name leaves here, for the refusal event: never the expected or the claimed value.
+ */
+export function mismatchedExpectField(expect: JoinExpectInput, claims: HardwareIdentifiers): 'productUuid' | 'serial' | 'mac' | 'gpuUuid' | 'expect' | null {
   let named = 0;
   if (expect.productUuid != null) {
     named++;
     const wanted = normalizeUuid(expect.productUuid);
-    if (!wanted || isPlaceholderUuid(wanted) || normalizeUuid(claims.productUuid) !== wanted) return false;
+    if (!wanted || isPlaceholderUuid(wanted) || normalizeUuid(claims.productUuid) !== wanted) return 'productUuid';
   }
   if (expect.serial != null) {
     named++;
     const wanted = normalizeSerial(expect.serial);
     const serials = [claims.productSerial, claims.boardSerial, claims.chassisSerial].map(normalizeSerial);
-    if (!wanted || !serials.includes(wanted)) return false;
+    if (!wanted || !serials.includes(wanted)) return 'serial';
   }
   if (expect.mac != null) {
     named++;
     const wanted = normalizeMac(expect.mac);
-    if (!wanted || !isPermanentGlobalMac(wanted)) return false;
+    if (!wanted || !isPermanentGlobalMac(wanted)) return 'mac';
     const macs = (claims.macs ?? []).filter(isPermanentGlobalMac).map(normalizeMac);
-    if (!macs.includes(wanted)) return false;
+    if (!macs.includes(wanted)) return 'mac';
   }
   if (expect.gpuUuid != null) {
     named++;
     const wanted = normalizeGpuUuid(expect.gpuUuid);
-    if (!wanted || isPlaceholderUuid(wanted.slice(4))) return false;
-    if (!(claims.gpuUuids ?? []).some((gpu) => normalizeGpuUuid(gpu) === wanted)) return false;
+    if (!wanted || isPlaceholderUuid(wanted.slice(4))) return 'gpuUuid';
+    if (!(claims.gpuUuids ?? []).some((gpu) => normalizeGpuUuid(gpu) === wanted)) return 'gpuUuid';
   }
-  return named > 0;
+  return named > 0 ? null : 'expect';
 }

@@ -1,0 +1,100 @@
+'use client';
+
+import { hardwareKeyWording, machineSummary } from '@/lib/join-request-queue';
+import { formatAge, formatRelative } from '@/lib/join-token-form';
+import type { JoinRequestRecord } from '@/server/requests/schemas';
+
+interface RequestRowProps {
+  row: JoinRequestRecord;
+  now: number;
+  isCurrent: boolean;
+  isSelected: boolean;
+  canDecide: boolean;
+  onFocus: () => void;
+  onSelect: (shift: boolean) => void;
+  /** The row's own Approve/Reject, which the phone layout shows on each card. */
+  onDecide: (action: 'approve' | 'reject') => void;
+}
+
+/** The badge of a hardware key, in the one wording requests and nodes share. */
+export function HardwareKeyBadge({ hasKey, isTrusted, isRamdisk }: { hasKey: boolean; isTrusted: boolean; isRamdisk?: boolean }) {
+  const wording = hardwareKeyWording(hasKey, isTrusted, isRamdisk);
+  return wording.tone === 'none' ? (
+    <span className="muted" title={wording.title}>
+      {wording.label}
+    </span>
+  ) : (
+    <span className={`badge badge-${wording.tone}`} title={wording.title}>
+      {wording.label}
+    </span>
+  );
+}
+
+/**
+ * One request on one line (dense: every column fits at 1280 px); the full claims are in the detail panel.
+ * At phone width the same row is laid out as a card (CSS), with its own Approve and Reject.
+ */
+export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus, onSelect, onDecide }: RequestRowProps) {
+  const machine = machineSummary(row.claims);
+  const isOpen = row.state === 'pending' || row.state === 'approved';
+  return (
+    <tr
+      id={`request-row-${row.id}`}
+      className={`request-row${isCurrent ? ' row-current' : ''}${isOpen ? '' : ' row-archived'}`}
+      aria-current={isCurrent ? 'true' : undefined}
+      data-state={row.state}
+    >
+      <td className="cell-check">
+        <input
+          type="checkbox"
+          aria-label={`Select request ${row.id}`}
+          checked={isSelected}
+          // Shift is read from the click; onChange alone does not say whether it was held.
+          onClick={(event) => onSelect(event.shiftKey)}
+          onChange={() => {}}
+        />
+      </td>
+      <th scope="row" className="cell-name cell-line">
+        {/* The id's random tail tells rows apart; the whole id is the button's name and its title. */}
+        <button type="button" className="link-button" onClick={onFocus} aria-label={row.id} title={row.id}>
+          <code>…{row.id.slice(-10)}</code>
+        </button>
+      </th>
+      <td className="cell-line" data-label="State">
+        <span className={`status status-${row.state}`} title={row.decidedBy ? `${row.state} by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
+          {row.state}
+        </span>
+      </td>
+      <td className="cell-line" data-label="Attestor">
+        {row.attestor}
+      </td>
+      <td className="cell-line cell-machine" data-label="Claimed" title={machine || undefined}>
+        {machine || <span className="muted">no claims</span>}
+      </td>
+      <td className="cell-line cell-vouched" data-label="Boot step" title={`IP ${row.ip ?? 'unknown'}, vouched by ${row.vouchedBy ?? 'nobody'}`}>
+        {row.ip ?? <span className="muted">no IP</span>} · {row.vouchedBy ?? <span className="muted">nobody</span>}
+      </td>
+      <td className="cell-line" data-label="Hardware key">
+        <HardwareKeyBadge hasKey={row.hardwareKey !== null} isTrusted={row.hardwareKeyTrusted} />
+      </td>
+      <td className="cell-line cell-time" data-label="Asked">
+        <time dateTime={row.createdAt} title={`${new Date(row.createdAt).toLocaleString()} (${row.createdAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`}>
+          {formatAge(row.createdAt, now)}
+        </time>
+      </td>
+      <td className="cell-line cell-time" data-label="Expires">
+        {isOpen ? <span title={row.expiresAt}>expires {formatRelative(row.expiresAt, now)}</span> : <span className="muted">—</span>}
+      </td>
+      {canDecide && (
+        <td className="row-actions">
+          <button type="button" className="btn btn-small btn-primary" onClick={() => onDecide('approve')} disabled={row.state !== 'pending'} aria-label={`Approve request ${row.id}`}>
+            Approve
+          </button>
+          <button type="button" className="btn btn-small btn-danger" onClick={() => onDecide('reject')} disabled={!isOpen} aria-label={`Reject request ${row.id}`}>
+            Reject
+          </button>
+        </td>
+      )}
+    </tr>
+  );
+}

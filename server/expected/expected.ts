@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { Db } from '../db/client';
+import { DomainError } from '../errors';
+import type { Principal } from '../authz/principal';
+import { writeAudit } from '../events/publish';
+import { newId } from '../ids';
+import { idOf } from '../names';
+import { loadSite } from '../sites/sites';
+import { parseInput } from '../tokens/schemas';
+import { parseExpectedMachines } from './parse';
+
+/** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */
+export const IMPORT_MAX_ROWS = 20_000;
+
+export const importExpectedInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  format: z.enum(['csv', 'json']),
+  content: z.string().min(1).max(1_048_576),
+  /** The pool of rows that name none. */
+  defaultPoolId: idOf('pool').optional(),
+  /** true: parse and answer the preview, save nothing. */
+  preview: z.boolean().default(false),
+});
+export const importExpectedAnswer = z
+  .object({
+    importId: z.string().nullable(),
+    accepted: z.number().int(),
+    rejected: z.array(z.object({ row: z.number().int(), reason: z.string() }).strict()),
+    /** The first accepted rows, as they will be stored. */
+    sample: z.array(z.object({ row: z.number().int(), serial: z.string().nullable(), productUuid: z.string().nullable(), mac: z.string().nullable(), gpuUuid: z.string().nullable(), poolId: z.string().nullable(), hostname: z.string().nullable(), expiresAt: z.string().nullable() }).strict()),
+  })
+  .strict();
+export const listExpectedInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), state: z.enum(['waiting', 'arrived']).default('waiting'), limit: z.number().int().min(1).max(200).default(100) });
+export const expectedList = z
+  .object({
+    total: z.number().int(),
+    items: z.array(z.object({ id: z.string(), importId: z.string(), serial: z.string().nullable(), productUuid: z.string().nullable(), mac: z.string().nullable(), gpuUuid: z.string().nullable(), poolId: z.string(), hostname: z.string().nullable(), expiresAt: z.string().nullable(), arrivedAt: z.string().nullable(), requestId: z.string().nullable() }).strict()),
+  })
+  .strict();
+
+/**
+ * `expectedMachines.import` (`compute:sites:manage`): parses a CSV or JSON list of expected machines and,
+ * unless `preview`, stores the accepted rows in one statement (10,000 rows in one round trip). Rejected rows
+ * are listed with why, and never stop the others.
+ */
+export async function importExpectedMachines(db: Db, principal: Principal, input: z.input<typeof importExpectedInput>): Promise<z.infer<typeof importExpectedAnswer>> {
+  const valid = parseInput(importExpectedInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  const pools = await db.pool.findMany({ where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null }, select: { id: true } });
+  const known = new Set(pools.map((p) => p.id));
+  if (valid.defaultPoolId && !known.has(valid.defaultPoolId)) throw new DomainError('NOT_FOUND', `Pool ${valid.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
+  const { accepted, rejected, error } = parseExpectedMachines(valid.format, valid.content, known, valid.defaultPoolId ?? null);
+  if (error) throw new DomainError('INVALID_ARGUMENT', error, { field: 'content' });
+  if (accepted.length > IMPORT_MAX_ROWS) throw new DomainError('INVALID_ARGUMENT', `content: at most ${IMPORT_MAX_ROWS} rows per import`, { field: 'content' });
+  const sample = accepted.slice(0, 20);
+  if (valid.preview || !accepted.length) return { importId: null, accepted: accepted.length, rejected, sample };
+  const importId = newId('imp');
+  await db.$transaction(async (tx) => {
+    await tx.$executeRaw`
+      INSERT INTO expected_machines (id, tenant_id, site_id, import_id, serial, product_uuid, mac, gpu_uuid, pool_id, hostname, expires_at, created_by)
+      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 6, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}
+        FROM unnest(${accepted.map((r) => r.serial)}::text[], ${accepted.map((r) => r.productUuid)}::text[], ${accepted.map((r) => r.mac)}::text[],
+                    ${accepted.map((r) => r.gpuUuid)}::text[], ${accepted.map((r) => r.poolId)}::text[], ${accepted.map((r) => r.hostname)}::text[],
+                    ${accepted.map((r) => r.expiresAt)}::timestamptz[]) WITH ORDINALITY AS x(serial, uuid, mac, gpu, pool, host, expires, n)`;
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'expected-machines.imported', resource: `compute-site/${site.id}`, data: { importId, accepted: accepted.length, rejected: rejected.length } });
+  });
+  return { importId, accepted: accepted.length, rejected, sample };
+}
+
+/** `expectedMachines.list` (`compute:sites:read`): the site's expected machines that have not arrived yet (or have). */
+export async function listExpectedMachines(db: Db, principal: Principal, input: z.input<typeof listExpectedInput>): Promise<z.infer<typeof expectedList>> {
+  const valid = parseInput(listExpectedInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:read', valid);
+  const where = { siteId: site.id, tenantId: site.ownerTenantId, arrivedAt: valid.state === 'arrived' ? { not: null } : null };
+  const [total, rows] = await Promise.all([db.expectedMachine.count({ where }), db.expectedMachine.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: valid.limit })]);
+  return {
+    total,
+    items: rows.map((r) => ({
+      id: r.id, importId: r.importId, serial: r.serial, productUuid: r.productUuid, mac: r.mac, gpuUuid: r.gpuUuid, poolId: r.poolId, hostname: r.hostname,
+      expiresAt: r.expiresAt?.toISOString() ?? null, arrivedAt: r.arrivedAt?.toISOString() ?? null, requestId: r.requestId,
+    })),
+  };
+}

@@ -1,0 +1,139 @@
+import type { z } from 'zod';
+import type { Db } from '../db/client';
+import { DomainError } from '../errors';
+import type { Principal } from '../authz/principal';
+import { writeAudit } from '../events/publish';
+import { newId } from '../ids';
+import { loadSite } from '../sites/sites';
+import { parseInput } from '../tokens/schemas';
+import { firstMatchingRule, ruleMatches, type RuleInForce, type RuleMatch } from './match';
+import { createRuleInput, deleteRuleInput, dryRunRuleInput, listRulesInput, type DryRunAnswer, type RuleRecord } from './schemas';
+
+type RuleRow = Awaited<ReturnType<Db['approvalRule']['findFirstOrThrow']>>;
+
+const toRecord = (r: RuleRow): RuleRecord => ({
+  id: r.id,
+  siteId: r.siteId,
+  position: r.position,
+  name: r.name,
+  match: r.match as Record<string, unknown>,
+  action: r.action as RuleRecord['action'],
+  poolId: r.poolId,
+  maxAdmissions: r.maxAdmissions,
+  admissions: r.admissions,
+  validUntil: r.validUntil?.toISOString() ?? null,
+  createdBy: r.createdBy,
+  createdAt: r.createdAt.toISOString(),
+});
+
+export const inForce = (r: RuleRow): RuleInForce => ({
+  id: r.id,
+  name: r.name,
+  action: r.action as RuleInForce['action'],
+  match: r.match as RuleMatch,
+  maxAdmissions: r.maxAdmissions,
+  admissions: r.admissions,
+  validUntil: r.validUntil,
+});
+
+/** An approving rule's pool must take the site's discovery joins: a live bcd pool of the same site and owner. */
+async function checkRulePool(db: Db, site: { id: string; ownerTenantId: string }, poolId: string | undefined) {
+  if (!poolId) return;
+  const pool = await db.pool.findUnique({ where: { id: poolId } });
+  if (!pool || pool.ownerTenantId !== site.ownerTenantId || pool.siteId !== site.id) throw new DomainError('NOT_FOUND', `Pool ${poolId} not found in site ${site.id}`, { field: 'poolId' });
+  if (pool.archivedAt || pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${poolId} is archived or runs no daemon: no machine can join it`, { field: 'poolId' });
+}
+
+/**
+ * `approvalRules.create` (`compute:sites:manage` on the site): appends a rule to the site's ordered list.
+ * From the next discovery join on, the first rule in force that matches decides it in the join's own
+ * transaction (approve into its pool, reject, or leave it for a person).
+ */
+export async function createRule(db: Db, principal: Principal, input: z.input<typeof createRuleInput>): Promise<RuleRecord> {
+  const valid = parseInput(createRuleInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  await checkRulePool(db, site, valid.poolId);
+  return db.$transaction(async (tx) => {
+    // The site's rules are ordered by position; a row lock on the site serializes two appends.
+    await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
+    const last = await tx.approvalRule.findFirst({ where: { siteId: site.id }, orderBy: { position: 'desc' } });
+    const row = await tx.approvalRule.create({
+      data: {
+        id: newId('rule'),
+        tenantId: site.ownerTenantId,
+        siteId: site.id,
+        position: (last?.position ?? 0) + 1,
+        name: valid.name,
+        match: valid.match,
+        action: valid.action,
+        poolId: valid.poolId ?? null,
+        maxAdmissions: valid.maxAdmissions ?? null,
+        validUntil: valid.validUntil ? new Date(valid.validUntil) : null,
+        createdBy: principal.actor,
+      },
+    });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.created', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId } });
+    return toRecord(row);
+  });
+}
+
+/** `approvalRules.list` (`compute:sites:read`): the site's rules in the order they decide. */
+export async function listRules(db: Db, principal: Principal, input: z.input<typeof listRulesInput>) {
+  const valid = parseInput(listRulesInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:read', valid);
+  const rows = await db.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
+  return { items: rows.map(toRecord) };
+}
+
+/** `approvalRules.delete` (`compute:sites:manage`): the rule stops deciding at once. Deleting twice is NOT_FOUND. */
+export async function deleteRule(db: Db, principal: Principal, input: z.input<typeof deleteRuleInput>): Promise<RuleRecord> {
+  const valid = parseInput(deleteRuleInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  return db.$transaction(async (tx) => {
+    const row = await tx.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } });
+    if (!row) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    await tx.approvalRule.delete({ where: { id: row.id } });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.deleted', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name } });
+    return toRecord(row);
+  });
+}
+
+/** How far back a dry run looks besides the live pending requests. */
+const DRY_RUN_DAYS = 7;
+
+/**
+ * `approvalRules.dryRun`: what the draft would do, before it is saved, with the site's live pending requests
+ * and every request of the last 7 days (oldest first, so a `maxAdmissions` is spent in arrival order): the
+ * requests it would decide, and those an earlier rule of the site would take first. Decided exactly as the
+ * join decides: on the vouched MAC, IP and voucher, and the claims.
+ */
+export async function dryRunRule(db: Db, principal: Principal, input: z.input<typeof dryRunRuleInput>): Promise<DryRunAnswer> {
+  const valid = parseInput(dryRunRuleInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  await checkRulePool(db, site, valid.poolId);
+  const [rules, requests] = await Promise.all([
+    db.$queryRaw<RuleRow[]>`
+      SELECT id, tenant_id AS "tenantId", site_id AS "siteId", position, name, match, action, pool_id AS "poolId", max_admissions AS "maxAdmissions",
+             admissions, valid_until AS "validUntil", created_by AS "createdBy", created_at AS "createdAt"
+        FROM approval_rules WHERE site_id = ${site.id} AND (valid_until IS NULL OR valid_until > compute_now()) ORDER BY position, id`,
+    db.$queryRaw<{ id: string; state: string; attestor: string; mac: string | null; ip: string | null; vouched_by: string | null; claims: Record<string, unknown>; created_at: Date }[]>`
+      SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, attestor, mac, ip, vouched_by, claims, created_at
+        FROM join_requests
+       WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id}
+         AND ((state = 'pending' AND expires_at > compute_now()) OR created_at > compute_now() - ${DRY_RUN_DAYS}::int * interval '1 day')
+       ORDER BY created_at, id`,
+  ]);
+  const earlier = rules.map(inForce);
+  const draft: RuleInForce = { id: 'draft', name: valid.name, action: valid.action, match: valid.match, maxAdmissions: valid.maxAdmissions ?? null, admissions: 0, validUntil: null };
+  let admitted = 0;
+  const items: DryRunAnswer['items'] = [];
+  for (const r of requests) {
+    const facts = { attestor: r.attestor, vouchedMac: r.mac, vouchedIp: r.ip, vouchedBy: r.vouched_by, claims: r.claims ?? {} };
+    if (!ruleMatches(draft.match, facts)) continue;
+    const first = firstMatchingRule(earlier, facts, null, new Map());
+    if (!first && draft.action === 'approve' && draft.maxAdmissions !== null && admitted >= draft.maxAdmissions) continue;
+    if (!first && draft.action === 'approve') admitted++;
+    items.push({ requestId: r.id, state: r.state, createdAt: r.created_at.toISOString(), action: draft.action, decidedEarlierBy: first?.id ?? null });
+  }
+  return { considered: requests.length, items };
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { idOf } from '../names';
+
+const printable = (max: number) => z.string().min(1).max(max).regex(/^[^\p{Cc}]*$/u, 'must be printable');
+const list = (item: z.ZodString) => z.array(item).min(1).max(1_000).optional();
+const cidr = z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'a CIDR block such as 10.20.0.0/16');
+
+/** What a rule matches on (server/rules/match.ts); at least one condition. */
+export const ruleMatch = z
+  .strictObject({
+    macPrefixes: list(z.string().regex(/^[0-9a-fA-F]{2}([:-]?[0-9a-fA-F]{2}){0,5}$/, 'a MAC or a prefix of one, such as 3c:ec:ef')),
+    serials: list(printable(128)),
+    productUuids: list(printable(64)),
+    gpuUuids: list(printable(64)),
+    hostnamePattern: printable(253).optional(),
+    subnets: list(cidr),
+    vouchedBy: list(printable(200)),
+    attestor: z.enum(['discovery']).optional(),
+  })
+  .refine((m) => Object.values(m).some((v) => v !== undefined), { message: 'name at least one condition' });
+
+export const RULE_ACTIONS = ['approve', 'reject', 'leave'] as const;
+
+const ruleBody = {
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  name: printable(100),
+  match: ruleMatch,
+  action: z.enum(RULE_ACTIONS),
+  /** approve only: the pool of the site the machine is admitted into. */
+  poolId: idOf('pool').optional(),
+  /** approve only: at most this many admissions, then the rule stops deciding. */
+  maxAdmissions: z.number().int().min(1).max(1_000_000).optional(),
+  validUntil: z.iso.datetime({ offset: true }).optional(),
+};
+const poolRule = (r: { action: string; poolId?: string }) => (r.action === 'approve') === (r.poolId !== undefined);
+const poolMessage = { message: 'an approving rule names the pool (poolId); the others name none', path: ['poolId'] };
+
+export const createRuleInput = z.strictObject(ruleBody).refine(poolRule, poolMessage);
+/** The same draft, not saved: what the rule would decide among the site's recent requests. */
+export const dryRunRuleInput = createRuleInput;
+export const listRulesInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site') });
+export const deleteRuleInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), ruleId: idOf('rule') });
+
+export const ruleRecord = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    position: z.number().int(),
+    name: z.string(),
+    match: z.record(z.string(), z.unknown()),
+    action: z.enum(RULE_ACTIONS),
+    poolId: z.string().nullable(),
+    maxAdmissions: z.number().int().nullable(),
+    admissions: z.number().int(),
+    validUntil: z.string().nullable(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+  })
+  .strict();
+export type RuleRecord = z.infer<typeof ruleRecord>;
+export const ruleList = z.object({ items: z.array(ruleRecord) }).strict();
+
+/** One request a dry run looked at, and what the draft would do with it. */
+export const dryRunAnswer = z
+  .object({
+    considered: z.number().int(),
+    items: z.array(
+      z.object({ requestId: z.string(), state: z.string(), createdAt: z.string(), action: z.enum(RULE_ACTIONS), decidedEarlierBy: z.string().nullable() }).strict(),
+    ),
+  })
+  .strict();
+export type DryRunAnswer = z.infer<typeof dryRunAnswer>;
