@@ -76,6 +76,8 @@ async function main() {
     embedded = await startEmbeddedDatabase(dataDirectory(), { notice: toLog, log: toLog });
   }
   const url = process.env.DATABASE_URL || embedded!.url;
+  // As main.ts: the runtimes that open their own pools (sessions, listeners) read it from the environment.
+  process.env.DATABASE_URL = url;
   checkStartupConfig();
   await migrate(url);
   const db = createDb(url);
