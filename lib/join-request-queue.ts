@@ -1,4 +1,4 @@
-import type { RequestFilter } from '@/server/requests/filter';
+import type { RequestFilter } from '@/server/requests/filter-schema';
 import type { JoinRequestRecord, JoinRequestState } from '@/server/requests/schemas';
 import { parseLifetime } from './duration';
 

@@ -10,7 +10,7 @@ import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { QUEUE_FILTERS, QUEUE_FILTER_PARAMS, isFiltered, mergeRows, queueFilterOf, toQueueFilter, type QueueFilter } from '@/lib/join-request-queue';
-import type { RequestFilter } from '@/server/requests/filter';
+import type { RequestFilter } from '@/server/requests/filter-schema';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';

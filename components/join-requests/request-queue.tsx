@@ -7,7 +7,7 @@ import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { useTRPCClient } from '@/lib/trpc';
-import type { RequestFilter } from '@/server/requests/filter';
+import type { RequestFilter } from '@/server/requests/filter-schema';
 import type { JoinRequestRecord } from '@/server/requests/schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
 import { RequestDetail } from './request-detail';

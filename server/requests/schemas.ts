@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { idOf } from '../names';
-import { requestFilterFields } from './filter';
+import { requestFilterFields } from './filter-schema';
 
 export const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
 export type JoinRequestState = (typeof JOIN_REQUEST_STATES)[number];
