@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, startApiServer } from '../../test/cli';
 import { testDb } from '../../test/db';
+import { insertApiKey } from '../api-keys/api-keys';
 import { captureStderr, createTestTenant } from '../../test/fixtures';
 import { createCaller } from '../api/root';
 import { acceptInvitation } from './invitations';
@@ -169,6 +171,32 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
       expect(smtp.received).toEqual([]);
     } finally {
       await smtp.close();
+    }
+  });
+
+  it('operators invite (REST, the real CLI) says it was sent, or why not', async () => {
+    const smtp = await startSmtpServer();
+    const api = await startApiServer(testDb());
+    try {
+      process.env.BETTER_COMPUTE_SMTP_URL = `smtp://${SMTP_CREDENTIALS}@127.0.0.1:${smtp.port}`;
+      const { t } = await tenantWithAdmin();
+      const { key } = await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test');
+      const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+      const invitee = `cli-${randomBytes(4).toString('hex')}@example.com`;
+      const sent = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', invitee, '--role', 'viewer'], env);
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toMatch(new RegExp(`^Invited ${invitee} as viewer \\(invitation inv_\\w+, until \\S+\\)\\. Sent to ${invitee}\\. The link is shown only once:\\n\\S+/invite#bcinv_`));
+      expect(smtp.received.map((m) => m.to)).toEqual([[invitee]]);
+
+      await smtp.close();
+      const json = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', `cli2-${invitee}`, '--role', 'viewer', '--json'], env);
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toMatchObject({ emailed: false, emailError: expect.stringMatching(/ECONNREFUSED/), state: 'pending' });
+      const unsent = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', `cli3-${invitee}`, '--role', 'viewer'], env);
+      expect(unsent.stdout).toMatch(/\)\. The invitation mail was not sent: .*ECONNREFUSED[^\n]*\. The link is shown only once:\n/);
+    } finally {
+      await api.close();
+      await smtp.close().catch(() => {});
     }
   });
 });
