@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captureStderr } from '../test/fixtures';
-import { logLimited } from './log';
+import { logLimited, redact } from './log';
 import { isClientAbort } from './http/client-abort';
 
 describe('logLimited', () => {
@@ -23,5 +23,12 @@ describe('logLimited', () => {
     expect(isClientAbort(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))).toBe(true);
     expect(isClientAbort(new DOMException('The operation was aborted', 'AbortError'))).toBe(true);
     expect(isClientAbort(new Error('relation "operators" does not exist'))).toBe(false);
+  });
+});
+
+describe('redact', () => {
+  it('strips join tokens, API keys and invitation tokens as a last line of defence', () => {
+    const invitation = `bcinv_inv_${'a'.repeat(26)}.${'B'.repeat(43)}`;
+    expect(redact(`mail for ${invitation} failed; key bcak_abc.def`)).toBe('mail for [redacted] failed; key [redacted]');
   });
 });

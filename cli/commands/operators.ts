@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { ROLES, type Role } from '../../server/authz/permissions';
 import { DomainError } from '../../server/errors';
 import { createOperatorWithOneTimePassword, resetOperatorPassword } from '../../server/operators/operators';
-import type { InvitationRecord } from '../../server/operators/invitations';
+import type { CreatedInvitation, InvitationRecord } from '../../server/operators/invitations';
 import type { OperatorRecord } from '../../server/operators/members';
 import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
@@ -30,10 +30,11 @@ export function registerOperatorCommands(program: Command) {
     .action(async (opts: { tenant: string; email: string; role: Role; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const created = await client.post<InvitationRecord & { token: string }>(`/v1/tenants/${enc(tenantId)}/invitations`, { email: opts.email, role: opts.role });
+      const created = await client.post<CreatedInvitation>(`/v1/tenants/${enc(tenantId)}/invitations`, { email: opts.email, role: opts.role });
       const link = invitationLink(client.baseUrl, created.token);
       if (opts.json) return printJson({ ...created, link });
-      process.stdout.write(`Invited ${created.email} as ${created.role} (invitation ${created.id}, until ${created.expiresAt}). The link is shown only once:\n${link}\n`);
+      const mail = created.emailed ? ` Sent to ${created.email}.` : created.emailError ? ` ${created.emailError.replace(/\.$/, '')}.` : '';
+      process.stdout.write(`Invited ${created.email} as ${created.role} (invitation ${created.id}, until ${created.expiresAt}).${mail} The link is shown only once:\n${link}\n`);
     });
   operators
     .command('list')

@@ -14,6 +14,10 @@ export interface CreatedInvitation {
   expiresAt: string;
   /** `https://console…/invite#bcinv_…`: the token rides in the fragment, which browsers never send to a server. */
   link: string;
+  /** The server mailed the link to `email` (BETTER_COMPUTE_SMTP_URL is set and the send went through). */
+  emailed: boolean;
+  /** Why the mail was not sent, when a send was tried; the invitation exists regardless. */
+  emailError: string | null;
 }
 
 /** Invites a person by email with a role in `tenantId`; the one-time link goes to `onCreated`, nowhere else. */
@@ -44,7 +48,7 @@ function InviteForm({ tenantId, fixedRole, onClose, onCreated }: { tenantId: str
     mutationFn: async () => {
       const { token, ...record } = await client.invitations.create.mutate({ tenantId, email: email.trim(), role });
       await queryClient.invalidateQueries(trpc.invitations.list.pathFilter());
-      onCreated({ email: record.email, role: record.role, expiresAt: record.expiresAt, link: `${window.location.origin}/invite#${token}` });
+      onCreated({ email: record.email, role: record.role, expiresAt: record.expiresAt, link: `${window.location.origin}/invite#${token}`, emailed: record.emailed, emailError: record.emailError });
       return record;
     },
   });

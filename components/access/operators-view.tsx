@@ -68,10 +68,23 @@ export function InvitationLinkDialog({ invitation, onDone }: { invitation: Creat
   return (
     <OneTimeSecretDialog secret={invitation?.link ?? null} title="Invitation link" label="Invitation link" fileName="invitation-link.txt" onDone={onDone}>
       {invitation && (
-        <p>
-          Send this link to <strong>{invitation.email}</strong> yourself (no mail is sent). It makes them {invitation.role} and works once, until{' '}
-          <LocalTime iso={invitation.expiresAt} />.
-        </p>
+        <>
+          {invitation.emailed ? (
+            <p>
+              Sent to <strong>{invitation.email}</strong>. It makes them {invitation.role} and works once, until <LocalTime iso={invitation.expiresAt} />; the link is also shown here once.
+            </p>
+          ) : (
+            <p>
+              Send this link to <strong>{invitation.email}</strong> yourself ({invitation.emailError ? 'the mail could not be sent' : 'no mail is sent'}). It makes them {invitation.role} and works once, until{' '}
+              <LocalTime iso={invitation.expiresAt} />.
+            </p>
+          )}
+          {invitation.emailError && (
+            <p className="form-error" role="alert">
+              {invitation.emailError}
+            </p>
+          )}
+        </>
       )}
     </OneTimeSecretDialog>
   );

@@ -10,6 +10,7 @@ import { parseTrustedProxies } from '../http/client-address';
 import { liveStreamLimits } from '../api/live-streams';
 import { operatorEmail } from '../operators/email';
 import { oidcConfigFromEnv, passwordSignInForEveryone } from '../auth/oidc-config';
+import { smtpConfigFromEnv } from '../mail/smtp-config';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -56,6 +57,7 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   }
   oidcConfigFromEnv(env);
   passwordSignInForEveryone(env);
+  smtpConfigFromEnv(env);
 }
 
 /**

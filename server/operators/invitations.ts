@@ -13,6 +13,7 @@ import { operatorEmail } from './email';
 import { operatorNames } from './operator-names';
 import { MIN_PASSWORD_LENGTH } from './change-password';
 import { hashPassword, verifyPassword } from './password';
+import { mailInvitation, type InvitationMailOutcome } from './invitation-mail';
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_DAYS = 7;
@@ -41,6 +42,9 @@ export const invitationRecord = z.object({
   acceptedAt: z.string().nullable(),
 });
 export type InvitationRecord = z.infer<typeof invitationRecord>;
+/** The answer of `create`: the record, its one-time token, and whether the link also went out by mail. */
+export const createdInvitation = invitationRecord.extend({ token: z.string(), emailed: z.boolean(), emailError: z.string().nullable() });
+export type CreatedInvitation = z.infer<typeof createdInvitation>;
 
 type Row = { id: string; tenantId: string; email: string; role: string; createdBy: string; createdAt: Date; expiresAt: Date; acceptedAt: Date | null; revokedAt: Date | null };
 const stateOf = (r: Row, now = new Date()): InvitationRecord['state'] =>
@@ -64,9 +68,11 @@ const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
  * Invites a person by email with a role in a tenant (`compute:operators:manage`). The answer carries the
  * one-time token `bcinv_<id>.<secret>` (shown once; only its SHA-256 is stored), valid 7 days. A root tenant
  * admin may also invite the FIRST admin of a tenant nobody can act in yet (no members, no API keys), as
- * with its first API key; after that the tenant's own admins decide.
+ * with its first API key; after that the tenant's own admins decide. With BETTER_COMPUTE_SMTP_URL set, the
+ * link is also mailed to the invited address once the invitation is committed (`emailed`); a failed send is
+ * reported in `emailError` and leaves the invitation as created.
  */
-export async function createInvitation(db: Db, principal: Principal, raw: z.input<typeof createInvitationInput>): Promise<InvitationRecord & { token: string }> {
+export async function createInvitation(db: Db, principal: Principal, raw: z.input<typeof createInvitationInput>): Promise<CreatedInvitation> {
   const input = createInvitationInput.parse(raw);
   let auditTenantId = input.tenantId;
   try {
@@ -84,7 +90,7 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
   }
   const id = newId('inv');
   const secret = newTokenSecret();
-  return db.$transaction(async (tx) => {
+  const created = await db.$transaction(async (tx) => {
     if (await tx.membership.findFirst({ where: { tenantId: input.tenantId, operator: { email: input.email } } })) {
       throw new DomainError('ALREADY_EXISTS', `${input.email} is already an operator of this tenant`, { field: 'email' });
     }
@@ -97,6 +103,10 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
     await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.invited', data: { ...data, by: principal.actor } });
     return { ...toRecord(row), token: `bcinv_${id}.${secret}` };
   });
+  // Outside the transaction: no row lock is held across a network round trip, and a send that fails
+  // cannot undo the invitation.
+  const mail: InvitationMailOutcome = await mailInvitation(db, created);
+  return { ...created, ...mail };
 }
 
 /** A tenant's invitations (`compute:operators:read`), pending ones unless `includeClosed`; never their secrets. */

@@ -6,6 +6,7 @@ import {
   acceptInvitationInput,
   createInvitation,
   createInvitationInput,
+  createdInvitation,
   invitationRecord,
   listInvitations,
   listInvitationsInput,
@@ -17,7 +18,7 @@ import {
 export const invitationsRouter = router({
   create: requirePermission('compute:operators:manage')
     .input(createInvitationInput)
-    .output(invitationRecord.extend({ token: z.string() }))
+    .output(createdInvitation)
     .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:operators:read')
     .input(listInvitationsInput)
