@@ -7,6 +7,7 @@ import { loadJoinEncryptionKey } from './join-key';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { sealTokenSync, type EncryptionJwk } from './seal-token';
 import { verifyJoinAnswer, type IssuedAnswer, type PendingAnswer } from './verify-answer';
+import { loggedFetch } from './request-log';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -37,7 +38,7 @@ export async function resolveJoinTrust(options: {
   refuseMismatchedKeyFile?: boolean;
   fetch?: typeof fetch;
 }): Promise<JoinTrust> {
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = loggedFetch(options.fetch ?? fetch);
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const encryption = await loadJoinEncryptionKey({
     jwkPath: options.jwkPath,
@@ -112,7 +113,7 @@ export async function sendJoin(options: {
   role?: string;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | PendingAnswer> {
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = loggedFetch(options.fetch ?? fetch);
   const response = await doFetch(`${options.serverUrl}${options.basePath ?? DEFAULT_BASE_PATH}/v1/join`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -10,7 +10,7 @@ const overview = (over: Partial<Overview['joins']> = {}): Overview => ({
   queue: [],
   decisions: [],
   expiring: [],
-  connected: null,
+  connected: [],
 });
 const href = (reason?: string) => `/refused-joins${reason ? `?reason=${reason}` : ''}`;
 

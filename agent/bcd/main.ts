@@ -6,6 +6,7 @@ import { runJoin, UsageError, type CommandIo } from './join-command';
 import { ConfigError } from './config-toml';
 import { TokenInputError } from './token-input';
 import { versionLine } from './version';
+import { setAgentLogDefault } from '../request-log';
 
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
@@ -17,6 +18,8 @@ const USAGE = `usage:
 const io: CommandIo = { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
 
 async function main(argv: string[]): Promise<number> {
+  // One JSON line per request on stderr at `info`, unless BETTER_COMPUTE_LOG_LEVEL says otherwise.
+  setAgentLogDefault('info');
   const [command, ...rest] = argv;
   switch (command) {
     case 'version':

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { spkiPin } from '../../server/pki/pins';
+import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */
 export interface GatewayTarget {
@@ -112,27 +113,44 @@ export async function postToGateway(
   body: string,
   timeoutMs = 30_000,
 ): Promise<{ status: number; body: Buffer }> {
-  const socket = await connectGateway(target, client, timeoutMs);
+  const requestId = newAgentRequestId();
+  const startedAt = performance.now();
+  let logged = false;
+  const line = (status: number | null) => {
+    if (!logged) logAgentRequest({ requestId, method: 'POST', path: pathname, status, startedAt });
+    logged = true;
+  };
+  const socket = await connectGateway(target, client, timeoutMs).catch((error: unknown) => {
+    line(null);
+    throw error;
+  });
   const url = new URL(target.gatewayUrl);
   return new Promise((resolve, reject) => {
+    const fail = (error: Error) => {
+      line(null);
+      reject(error);
+    };
     const request = http.request(
       {
         method: 'POST',
         host: url.host,
         path: pathname,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' },
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close', [REQUEST_ID_HEADER]: requestId },
         createConnection: () => socket,
         timeout: timeoutMs,
       },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-        response.on('error', reject);
+        response.on('end', () => {
+          line(response.statusCode ?? 0);
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) });
+        });
+        response.on('error', fail);
       },
     );
     request.on('timeout', () => request.destroy(new Error('the gateway did not answer in time')));
-    request.on('error', reject);
+    request.on('error', fail);
     request.end(body);
   });
 }

@@ -4,6 +4,7 @@ import { verifyEnvelope } from '../../server/join/crypto/envelope';
 import { DEFAULT_BASE_PATH } from '../join';
 import { chainToPem, connectGateway, type GatewayTarget } from '../renew/gateway-client';
 import type { LoadedIdentity } from '../renew/identity';
+import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 import { SseReader, type ServerEvent } from './sse';
 
 /** The gateway refused the Hello (the uniform 403): revoked, expired, superseded, or another node's id. */
@@ -66,7 +67,18 @@ function readAll(stream: http2.ClientHttp2Stream): Promise<Buffer> {
  */
 export async function openSession(target: GatewayTarget, current: LoadedIdentity, options: OpenSessionOptions): Promise<AgentSession> {
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const socket = await connectGateway(target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, timeoutMs, ['h2']);
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
+  // The Hello's line is written when its answer's head arrives (or it fails): the stream itself stays open.
+  const hello = { requestId: newAgentRequestId(), method: 'POST', path: `${basePath}/v1/session`, startedAt: performance.now() };
+  let helloLogged = false;
+  const logHello = (status: number | null) => {
+    if (!helloLogged) logAgentRequest({ ...hello, status });
+    helloLogged = true;
+  };
+  const socket = await connectGateway(target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, timeoutMs, ['h2']).catch((error: unknown) => {
+    logHello(null);
+    throw error;
+  });
   if (socket.alpnProtocol !== 'h2') {
     socket.destroy();
     throw new Error('the gateway does not speak HTTP/2');
@@ -74,9 +86,8 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
   const connection = http2.connect(target.gatewayUrl, { createConnection: () => socket });
   connection.on('error', () => {});
   const ended = new Promise<void>((resolve) => connection.once('close', () => resolve()));
-  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const body = JSON.stringify({ nodeId: current.identity.nodeId, agentVersion: options.agentVersion });
-  const stream = connection.request({ ':method': 'POST', ':path': `${basePath}/v1/session`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const stream = connection.request({ ':method': 'POST', ':path': hello.path, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: hello.requestId });
   stream.end(body);
   try {
     const session = await new Promise<AgentSession>((resolve, reject) => {
@@ -91,6 +102,7 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
       });
       stream.once('response', (headers) => {
         const status = Number(headers[':status']);
+        logHello(status);
         if (status !== 200) {
           clearTimeout(timer);
           void readAll(stream).catch(() => Buffer.alloc(0)).then(() => reject(status === 403 ? new SessionRefusedError() : new Error(`the gateway answered ${status}`)));
@@ -121,6 +133,7 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
     stream.once('close', () => connection.close());
     return session;
   } catch (error) {
+    logHello(null);
     connection.destroy();
     throw error;
   }
@@ -143,11 +156,22 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
       ended,
       post: (pathname, text, postTimeoutMs = 30_000) =>
         new Promise((resolve, reject) => {
-          const call = connection.request({ ':method': 'POST', ':path': pathname, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+          const line = { requestId: newAgentRequestId(), method: 'POST', path: pathname, startedAt: performance.now() };
+          const call = connection.request({ ':method': 'POST', ':path': pathname, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), [REQUEST_ID_HEADER]: line.requestId });
           call.setTimeout(postTimeoutMs, () => call.close(http2.constants.NGHTTP2_CANCEL));
           let status = 0;
           call.once('response', (headers) => (status = Number(headers[':status'])));
-          readAll(call).then((bytes) => (status ? resolve({ status, body: bytes }) : reject(new Error('the gateway did not answer'))), reject);
+          readAll(call).then(
+            (bytes) => {
+              logAgentRequest({ ...line, status: status || null });
+              if (status) resolve({ status, body: bytes });
+              else reject(new Error('the gateway did not answer'));
+            },
+            (error: unknown) => {
+              logAgentRequest({ ...line, status: status || null });
+              reject(error);
+            },
+          );
           call.end(text);
         }),
       close: () => {

@@ -4,6 +4,7 @@ import { joinWithToken } from '../../agent/join';
 import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
 import { runSessionLoop } from '../../agent/session/loop';
 import { sessionCheck } from '../../agent/session/state-file';
+import { setAgentLogDefault } from '../../agent/request-log';
 import { PRODUCT_VERSION } from '../../server/config/config';
 import { DomainError } from '../../server/errors';
 import { exitWhenFlushed } from '../exit';
@@ -41,6 +42,8 @@ async function readStdin(): Promise<string> {
 
 export function registerAgentCommands(program: Command) {
   const agent = program.command('agent').description("The agent: join this machine, keep its identity fresh, check it");
+  // The agent's request lines at `info` unless BETTER_COMPUTE_LOG_LEVEL says otherwise (`dev --sim` keeps `warn`).
+  agent.hook('preAction', () => setAgentLogDefault('info'));
   agent
     .command('join')
     .description('Join this machine with a join token read from standard input')

@@ -5,6 +5,7 @@ import { sendJoin, type JoinTrust } from '../../agent/join';
 import { parseIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { keepRenewing } from '../../agent/sim/renew-sim';
 import { keepSessions } from '../../agent/sim/session-sim';
+import { setAgentLogDefault } from '../../agent/request-log';
 import { PRODUCT_VERSION } from '../../server/config/config';
 import type { IssuedAnswer } from '../../agent/verify-answer';
 import { prepareAttempts, runJoins, summarize } from '../../agent/sim/simulate';
@@ -55,6 +56,8 @@ export function registerDevCommands(program: Command) {
     .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
     .option('--retry-interval <seconds>', 'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)', retrySeconds)
     .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean; retryInterval?: number; sessions?: boolean }, cmd: Command) => {
+      // Thousands of simulated agents: their request lines only when BETTER_COMPUTE_LOG_LEVEL asks (5xx and failures at warn).
+      setAgentLogDefault('warn');
       const client = clientFor(cmd);
       const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
       if (opts.pxe) {

@@ -11,6 +11,7 @@ import { formatSeconds, joinSeries, renewalSeries, type Overview, type OverviewR
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
+import { ConnectedPanel } from './connected-panel';
 import { StackedBars } from './stacked-bars';
 import { Segmented } from './segmented';
 import './overview.css';
@@ -84,12 +85,7 @@ function TenantOverview({ tenant }: { tenant: Tenant }) {
             </div>
           </section>
           <ExpiringPanel data={overview.data} link={link} />
-          <section className="panel overview-panel" aria-labelledby="ov-connected">
-            <header className="panel-header overview-panel-header">
-              <h2 id="ov-connected">Connected nodes</h2>
-            </header>
-            <p className="overview-body muted">Not yet: nodes hold no sessions with the control plane yet.</p>
-          </section>
+          <ConnectedPanel data={overview.data} link={link} />
         </div>
       )}
     </div>

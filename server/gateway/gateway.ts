@@ -10,7 +10,7 @@ import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 import { relayWellKnown, wellKnownPath } from './well-known';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
-import { newRequestId, REQUEST_ID_HEADER } from '../metrics/request-log';
+import { newRequestId, REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../sessions/wire';
 import { SessionHub } from './session-hub';
 
@@ -154,8 +154,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       const raw = chained ? peer.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
       // The id goes to the API and into both log lines; the agent's answers carry no header of it, since
-      // protocol.md fixes their headers as well as their bytes.
-      const requestId = newRequestId();
+      // protocol.md fixes their headers as well as their bytes. The agent's own (well-formed) id is kept, so
+      // its request line, this one and the API's share it.
+      const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
       // One line per call: who, where, the answer and how long; never a body.
       res.on('finish', () => {
         metrics.request(pathname, res.statusCode);

@@ -1,6 +1,6 @@
 import https from 'node:https';
 import net from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { writeIdentity } from '../../agent/identity-store';
 import { loadIdentity } from '../../agent/renew/identity';
 import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
 import { renewOnce } from '../../agent/renew/renew';
+import { openSession, type AgentSession } from '../../agent/session/session-client';
 import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
@@ -28,7 +29,7 @@ import { issueJoinToken } from '../tokens/issue';
 // GET /metrics of the production server (test/compute-server.ts) and of a gateway process (as npm start runs
 // it), scraped before and after a known sequence of joins through the gateway: one admitted, two refused for
 // two reasons, one deferred into a join request that an operator approves and whose retry is admitted, and
-// one renewal. Counters are per instance; the exact deltas are asserted.
+// one renewal; the renewed node then opens a session. Counters are per instance; the exact deltas are asserted.
 
 const BASE = '/api/compute';
 const secret = newServerSecret();
@@ -43,6 +44,7 @@ let target: GatewayTarget & { basePath: string };
 let trust: JoinTrust;
 let admin: Principal;
 let pool: Awaited<ReturnType<typeof defaultPool>>;
+let session: AgentSession | undefined;
 
 async function scrapeApi(authorization: string | null = `Bearer ${apiToken}`) {
   const response = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
@@ -96,6 +98,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  session?.close();
   await gateway?.stop();
   await server?.stop();
   await database?.close();
@@ -142,7 +145,11 @@ describe('GET /metrics on the API', () => {
     const answer = verifyJoinAnswer(admitted.json, { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: admitted.keys.csrSha256, publicKeySpkiDer: admitted.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
     const dir = await mkdtemp(path.join(tmpdir(), 'bc-metrics-'));
     await writeIdentity(dir, { privateKeyPem: admitted.keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role });
-    await renewOnce(await loadIdentity(dir), target);
+    const renewed = await renewOnce(await loadIdentity(dir), target);
+    // 4b. The renewed node opens a session through the gateway and keeps it open until the scrape.
+    const renewedDir = await mkdtemp(path.join(tmpdir(), 'bc-metrics-renewed-'));
+    await writeIdentity(renewedDir, renewed);
+    session = await openSession(target, await loadIdentity(renewedDir), { basePath: BASE, agentVersion: '0.1.0-test', signingKey: new X509Certificate(trust.signingCertificateDer).publicKey });
     // 5. One handshake that is not TLS, for the gateway's failure counter.
     await new Promise<void>((resolve) => {
       const socket = net.connect(gatewayPort, '127.0.0.1', () => socket.end('not tls\r\n\r\n'));
@@ -154,7 +161,8 @@ describe('GET /metrics on the API', () => {
 
     // Shared gauges are cached for 5 s per instance: scrape until the snapshot is newer than the sequence.
     let after = await parsed();
-    for (const start = Date.now(); sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' }) === 0 && Date.now() - start < 15_000; ) {
+    const fresh = (m: Map<string, Family>) => sampleValue(m, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' }) > 0 && sampleValue(m, 'better_compute_nodes_connected', { pool: pool.id }) > 0;
+    for (const start = Date.now(); !fresh(after) && Date.now() - start < 15_000; ) {
       await new Promise((r) => setTimeout(r, 500));
       after = await parsed();
     }
@@ -186,6 +194,14 @@ describe('GET /metrics on the API', () => {
     for (const row of nodesInPool) expect(sampleValue(after, 'better_compute_nodes', { pool: pool.id, state: row.state })).toBe(row._count);
     expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '24h' })).toBe(nodesInPool.reduce((s, r) => s + r._count, 0));
     expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '1h' })).toBe(0);
+    // One of the pool's nodes holds a session (the other holds none); every pool with nodes has a series,
+    // 0 where none is connected, so it stays while all are away.
+    expect(nodesInPool.reduce((s, r) => s + r._count, 0)).toBe(2);
+    const poolsWithNodes = [...new Set((await database.db.node.findMany({ select: { poolId: true } })).map((row) => row.poolId ?? ''))];
+    expect(after.get('better_compute_nodes_connected')?.type).toBe('gauge');
+    expect(Object.fromEntries(after.get('better_compute_nodes_connected')!.samples.map((s) => [s.labels.pool, s.value]))).toEqual(
+      Object.fromEntries(poolsWithNodes.map((id) => [id, id === pool.id ? 1 : 0])),
+    );
     for (const name of ['process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'better_compute_pg_pool_waiting']) expect(after.has(name), name).toBe(true);
     expect(sampleValue(after, 'better_compute_pg_pool_connections', { state: 'idle' }) + sampleValue(after, 'better_compute_pg_pool_connections', { state: 'in_use' })).toBeGreaterThan(0);
 

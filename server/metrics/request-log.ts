@@ -9,6 +9,9 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,64}$/;
 
 export const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
 
+/** A well-formed incoming `x-request-id` (the agent's, the gateway's) is kept; anything else gets a new id. */
+export const requestIdOf = (incoming: string | string[] | undefined) => (typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : newRequestId());
+
 /**
  * Request lines are written together once per turn of the event loop (as the gateway's are): a busy join
  * path ends hundreds of requests per turn, and one write for all of them costs one system call, not hundreds.
@@ -52,8 +55,7 @@ export function withRequestLog(
 ): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
-    const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : newRequestId();
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     if (answersId(req)) res.setHeader(REQUEST_ID_HEADER, requestId);
     const state: RequestScope = { principal: null };
     res.once('close', () => {

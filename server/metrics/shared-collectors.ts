@@ -56,6 +56,7 @@ export function registerSharedCollectors(registry: Registry, state: SharedStateR
   sharedGauge(registry, 'better_compute_nodes', 'Nodes by pool and state.', ['pool', 'state'], (s) => s.nodes, state);
   sharedGauge(registry, 'better_compute_node_certificates_expiring', 'Live nodes whose current certificate expires within 1h, 6h or 24h, per pool.', ['pool', 'within'], (s) => s.expiring, state);
   sharedGauge(registry, 'better_compute_join_tokens_active', 'Join tokens that can still admit a machine (not revoked, not expired, uses left), per pool.', ['pool'], (s) => s.tokensActive, state);
+  sharedGauge(registry, 'better_compute_nodes_connected', 'Nodes with a live session (their gateway holds a live lease), per pool.', ['pool'], (s) => s.connected, state);
   registry.registerMetric(new WaitHistogram(state) as never);
   new Gauge({
     name: 'better_compute_pg_pool_connections',

@@ -15,6 +15,8 @@ export interface SharedState {
   /** Current certificates of live nodes expiring within each window of EXPIRY_WINDOWS, per pool. */
   expiring: Array<{ pool: string; within: string; count: number }>;
   tokensActive: Array<{ pool: string; count: number }>;
+  /** Nodes with a live session, per pool that has nodes (0 included, so the series stays while all are away). */
+  connected: Array<{ pool: string; count: number }>;
 }
 
 const n = (v: unknown) => Number(v ?? 0);
@@ -40,8 +42,19 @@ const EXPIRING_SQL = `
    WHERE state <> 'retired' AND cert_not_after > compute_now()
    GROUP BY 1`;
 
+/**
+ * Connected as `nodes.list` and `pools.counts` read it: a session whose gateway's lease is live (a dead
+ * gateway's sessions stop counting when its lease runs out, whatever rows it left behind).
+ */
+const CONNECTED_SQL = `
+  SELECT coalesce(n.pool_id, '') AS pool, count(DISTINCT n.id) FILTER (WHERE g.gateway_id IS NOT NULL)::int AS count
+    FROM nodes n
+    LEFT JOIN node_sessions s ON s.node_id = n.id
+    LEFT JOIN gateway_leases g ON g.gateway_id = s.gateway_id AND g.expires_at > compute_now()
+   GROUP BY 1`;
+
 export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
-  const [requests, oldest, waits, nodes, expiring, tokens] = await Promise.all([
+  const [requests, oldest, waits, nodes, expiring, tokens, connected] = await Promise.all([
     pool.query(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
                        count(*)::int AS count
                   FROM join_requests GROUP BY 1, 2`),
@@ -52,6 +65,7 @@ export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
     pool.query(EXPIRING_SQL),
     pool.query(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
                  WHERE revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0 GROUP BY 1`),
+    pool.query(CONNECTED_SQL),
   ]);
   return {
     joinRequests: requests.rows.map((r) => ({ site: r.site, state: r.state, count: n(r.count) })),
@@ -60,6 +74,7 @@ export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
     nodes: nodes.rows.map((r) => ({ pool: r.pool, state: r.state, count: n(r.count) })),
     expiring: expiring.rows.flatMap((r) => EXPIRY_WINDOWS.map(([within]) => ({ pool: r.pool, within, count: n(r[within]) }))),
     tokensActive: tokens.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),
+    connected: connected.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),
   };
 }
 

@@ -43,7 +43,7 @@ describe('overview.get', () => {
     expect(refused['join-token:role-mismatch']![last]).toBe(1);
     expect(day.joins.pending).toEqual([]); // 30 hours ago is outside the day
     expect(day.renewals.refused).toEqual([{ key: 'revoked', counts: Array.from({ length: 24 }, (_, i) => (i === last - 1 ? 2 : 0)) }]);
-    expect(day.connected).toBeNull();
+    expect(day.connected).toEqual([{ poolId: t.poolId, poolName: t.pool.name, connected: 0, total: 1 }]);
 
     const week = await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '7d' });
     expect(week.hours).toHaveLength(168);
@@ -86,6 +86,40 @@ describe('overview.get', () => {
     await revokeNodeIdentity(db(), u.admin, { tenantId: u.tenantId, nodeId: joined.answer!.nodeId });
     expect((await getOverview(db(), u.viewer, { tenantId: u.tenantId })).expiring).toEqual([]);
     expect((await db().node.findUniqueOrThrow({ where: { id: joined.answer!.nodeId } })).certNotAfter).toBeNull();
+  });
+
+  it('counts connected nodes per pool: sessions under a live gateway lease, out of the nodes not retired', async () => {
+    const u = await createTestTenant(db());
+    const token = (await mintToken(u, { maxUses: 4 })).token!;
+    const nodes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const joined = await agentJoin(h, token, machineClaims());
+      expect(joined.status).toBe(200);
+      nodes.push(joined.answer!.nodeId);
+    }
+    const [live, twice, deadGateway, retired] = nodes as [string, string, string, string];
+    const suffix = u.tenantId.slice(-8);
+    await db().$executeRawUnsafe(
+      `INSERT INTO gateway_leases (gateway_id, started_at, heartbeat_at, expires_at) VALUES
+         ('gw-live-' || $1, compute_now(), compute_now(), compute_now() + interval '1 minute'),
+         ('gw-dead-' || $1, compute_now() - interval '1 hour', compute_now() - interval '10 minutes', compute_now() - interval '1 second')`,
+      suffix,
+    );
+    // Two sessions of one node (a reconnect whose old session is not yet reported closed) count it once.
+    const sessions: Array<[string, string]> = [[live, 'live'], [twice, 'live'], [twice, 'live'], [deadGateway, 'dead'], [retired, 'live']];
+    for (const [i, [nodeId, gateway]] of sessions.entries()) {
+      await db().$executeRawUnsafe(
+        `INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at) VALUES ($1, $2, 'serial', $3, '0.1.0-test', compute_now())`,
+        `sess-ov-${suffix}-${i}`,
+        nodeId,
+        `gw-${gateway}-${suffix}`,
+      );
+    }
+    await db().node.update({ where: { id: retired }, data: { state: 'retired' } });
+    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId });
+    expect(overview.connected).toEqual([{ poolId: u.poolId, poolName: u.pool.name, connected: 2, total: 3 }]);
+    // Another tenant's view holds none of these.
+    expect((await getOverview(db(), t.viewer, { tenantId: t.tenantId })).connected.every((c) => c.poolId !== u.poolId)).toBe(true);
   });
 
   it('is decided on the tenant: another tenant is NOT_FOUND', async () => {

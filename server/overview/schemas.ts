@@ -18,7 +18,10 @@ export const overview = z.object({
   /** Decisions of the last 7 days per site: count, median and p90 of created → decided, in seconds. */
   decisions: z.array(z.object({ siteId: z.string(), siteName: z.string(), poolId: z.string().nullable(), decided: z.number().int(), medianSeconds: z.number(), p90Seconds: z.number() })),
   expiring: z.array(z.object({ poolId: z.string(), poolName: z.string(), within1h: z.number().int(), within6h: z.number().int(), within24h: z.number().int() })),
-  /** Connected nodes per pool: null until sessions exist. */
-  connected: z.null(),
+  /**
+   * Per pool with nodes that are not retired: how many of them hold a live session (their gateway's lease is
+   * live, as `nodes.list` and `pools.counts` read it) out of how many.
+   */
+  connected: z.array(z.object({ poolId: z.string(), poolName: z.string(), connected: z.number().int(), total: z.number().int() })),
 });
 export type Overview = z.infer<typeof overview>;
