@@ -85,7 +85,7 @@ test('a person whose groups map to nothing gets the no-access page and no sessio
   await signInWithProvider(page, 'sso-nobody');
   await expect(page).toHaveURL(/\/no-access\?reason=no-access$/);
   await expect(page.getByRole('heading', { name: 'No access to this console' })).toBeVisible();
-  await expect(page.getByRole('alert')).toContainText('none of your groups gives access');
+  await expect(page.getByRole('main').getByRole('alert')).toContainText('none of your groups gives access');
   await page.goto('/');
   await expect(page).toHaveURL(/\/login/);
   await close();
