@@ -4,7 +4,8 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useId, useRef, useState } from 'react';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { formatTimestamp } from '@/components/ui/format';
-import { downloadText, useUnsavedGuard } from '@/lib/unsaved-guard';
+import { useUnsavedGuard } from '@/lib/unsaved-guard';
+import { SecretField, type CopyState } from '@/components/ui/secret-field';
 import { expectEntries, type JoinToken } from '@/lib/join-token-form';
 
 export interface MintedToken {
@@ -14,7 +15,6 @@ export interface MintedToken {
   poolName: string;
 }
 
-type CopyState = 'idle' | 'copied' | 'selected' | 'downloaded';
 
 /** The file name the CLI's `join-tokens create --out` suggests, and the one install-bcd.sh reads from stdin. */
 export const TOKEN_FILE_NAME = 'join-token';
@@ -72,7 +72,15 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
               <strong>Copy this token now: it is shown only once and never again.</strong> Better Compute keeps only a hash of its secret, so nobody can show
               it to you later. Hand it to the machine out of band; anyone holding it can join a machine to this pool until it expires or is revoked.
             </p>
-            <TokenField token={token} copyState={copyState} onCopyState={setCopyState} />
+            <SecretField
+              label="Join token"
+              value={token}
+              fileName={TOKEN_FILE_NAME}
+              copyState={copyState}
+              onCopyState={setCopyState}
+              downloadedHint={`Downloaded as ${TOKEN_FILE_NAME}. Move it to the machine, keep it readable by root only, and delete other copies.`}
+              selectedNoun="token"
+            />
             <div className="next-step">
               <p className="field-label">Next step, on the machine</p>
               <p className="field-hint">
@@ -111,74 +119,5 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
         </p>
       </ConfirmDialog>
     </section>
-  );
-}
-
-interface TokenFieldProps {
-  token: string;
-  copyState: CopyState;
-  onCopyState: (state: CopyState) => void;
-}
-
-function TokenField({ token, copyState, onCopyState }: TokenFieldProps) {
-  const inputId = useId();
-  const inputRef = useRef<HTMLInputElement>(null);
-
-  async function copy() {
-    try {
-      // Absent outside secure contexts (a console reached over plain HTTP), and may be refused by permission.
-      await navigator.clipboard.writeText(token);
-      onCopyState('copied');
-    } catch {
-      // Selected text is one Ctrl+C away, and keyboard copy works where the clipboard API does not.
-      inputRef.current?.focus();
-      inputRef.current?.select();
-      onCopyState('selected');
-    }
-  }
-
-  return (
-    <div className="token-field">
-      <label htmlFor={inputId} className="field-label">
-        Join token
-      </label>
-      <div className="token-field-row">
-        <input
-          ref={inputRef}
-          id={inputId}
-          className="input-mono token-value"
-          readOnly
-          value={token}
-          autoComplete="off"
-          spellCheck={false}
-          onFocus={(event) => event.currentTarget.select()}
-          // Ctrl+C in the field is a copy too.
-          onCopy={() => onCopyState('copied')}
-        />
-        <button type="button" className="btn" onClick={() => void copy()}>
-          {copyState === 'copied' ? 'Copied' : 'Copy'}
-        </button>
-        <button
-          type="button"
-          className="btn"
-          onClick={() => {
-            // The same bytes as the CLI's --out: the token and a newline.
-            downloadText(TOKEN_FILE_NAME, `${token}\n`);
-            onCopyState('downloaded');
-          }}
-        >
-          Download as file
-        </button>
-      </div>
-      <p className="field-hint" role="status" aria-live="polite">
-        {copyState === 'copied'
-          ? 'Copied to the clipboard.'
-          : copyState === 'downloaded'
-            ? `Downloaded as ${TOKEN_FILE_NAME}. Move it to the machine, keep it readable by root only, and delete other copies.`
-            : copyState === 'selected'
-              ? 'The browser did not allow copying: the token is selected, press Ctrl+C (⌘C on a Mac).'
-              : ''}
-      </p>
-    </div>
   );
 }
