@@ -270,6 +270,8 @@ async function main() {
     BETTER_COMPUTE_OIDC_NAME: 'Test IdP',
     BETTER_COMPUTE_OIDC_ROLE_MAP: JSON.stringify({ 'sso-operators': { tenant: 'sso-team', role: 'operator' } }),
   });
+  // The gateway on a free port too, so two runs on one machine (or a developer's `npm start`) do not collide.
+  if (!env.BETTER_COMPUTE_GATEWAY_PORT) env.BETTER_COMPUTE_GATEWAY_PORT = String(await freePort());
   const port = await freePort();
   log(`Starting the server on port ${port} with a fresh data directory (${dataDir})…`);
   let started;
