@@ -8,6 +8,7 @@ import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { discoverySettings, discoverySettingsSchema } from '../join/attestors/discovery-settings';
+import { tpmSiteSettings, tpmSiteSettingsSchema } from '../join/attestors/tpm/settings';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
@@ -28,10 +29,12 @@ export const siteRecord = z.object({
   archivedAt: z.string().nullable(),
   /** The discovery attestor's settings for this site, defaults filled in. */
   discovery: discoverySettingsSchema,
+  /** The tpm attestor's settings for this site (enrollment, the EK allow-list), defaults filled in. */
+  tpm: tpmSiteSettingsSchema,
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
-type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown };
+type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown; tpm: unknown };
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   id: s.id,
   tenantId: s.ownerTenantId,
@@ -40,6 +43,7 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   createdAt: s.createdAt.toISOString(),
   archivedAt: s.archivedAt?.toISOString() ?? null,
   discovery: discoverySettings(s.discovery),
+  tpm: tpmSiteSettings(s.tpm),
 });
 
 /**

@@ -6,6 +6,7 @@ import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
+import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../join/attestors/tpm/settings';
 import { parseInput } from '../tokens/schemas';
 import { loadSite, toSiteRecord, type SiteRecord } from './sites';
 
@@ -25,22 +26,40 @@ export const updateSiteInput = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** The tpm attestor's settings; absent keys keep their current values, the allow-list is edited in place. */
+  tpm: z
+    .strictObject({
+      enrollment: z.boolean().optional(),
+      pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+      addEkHashes: z.array(ekHashSchema).max(1000).optional(),
+      removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
+    })
+    .optional(),
 });
 
 /**
  * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:
  * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
  * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once).
- * Later joins read the new settings.
+ * `tpm`: whether an unlisted TPM waits in the queue (`enrollment`), how long, and the EK hashes admitted
+ * without an operator (`addEkHashes`, `removeEkHashes`). Later joins read the new settings.
  */
 export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
   const valid = parseInput(updateSiteInput, input);
   const site = await loadSite(db, principal, 'compute:sites:manage', valid);
   if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
   const discovery = { ...discoverySettings(site.discovery), ...valid.discovery };
+  const current = tpmSiteSettings(site.tpm);
+  const { addEkHashes, removeEkHashes, ...tpmChanges } = valid.tpm ?? {};
+  const tpm = { ...current, ...tpmChanges, ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes) };
+  if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
+    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
+  }
   return db.$transaction(async (tx) => {
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery } });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery } });
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, tpm } });
+    // The audit row names the allow-list's changes, not the whole list.
+    const tpmAudit = { enrollment: tpm.enrollment, pendingTtlSeconds: tpm.pendingTtlSeconds, addEkHashes: addEkHashes ?? [], removeEkHashes: removeEkHashes ?? [] };
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, tpm: tpmAudit } });
     return toSiteRecord(updated);
   });
 }
