@@ -93,6 +93,9 @@ const claimed = (r: JoinRequestRecord) => {
   return [c.hostname, c.productSerial].filter(Boolean).join(' ');
 };
 
+/** A tpm enrollment's EK hash (shortened), the EK certificate's issuer or "no EK certificate". */
+const tpmShown = (r: JoinRequestRecord) => (r.tpm ? `ek ${r.tpm.ekHash.slice(0, 16)}… ${r.tpm.ekIssuer}` : null);
+
 /** `join-requests list|get|approve|reject|watch` (joining.md "Join requests and approvals"). */
 export function registerJoinRequestCommands(program: Command) {
   const requests = program.command('join-requests').description('Join requests: machines waiting for an operator to decide');
@@ -114,6 +117,7 @@ export function registerJoinRequestCommands(program: Command) {
           ['mac', (r) => r.mac],
           ['ip', (r) => r.ip],
           ['claims', claimed],
+          ['tpm', tpmShown],
           ['vouched by', (r) => r.vouchedBy],
           ['expires', (r) => r.expiresAt],
         ],
