@@ -1,4 +1,4 @@
-import { DomainError } from '@/server/errors';
+import { DomainError } from '@/protocol/errors';
 import { normalizeExpect } from '@/server/join/hardware/expect';
 import { TOKEN_LIMITS } from '@/server/tokens/schemas';
 import { fieldMessage } from './api-errors';

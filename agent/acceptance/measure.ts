@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { readLinuxClaims } from '../claims-linux';
-import type { HardwareClaims } from '../../server/join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 
 /** What the built-in checks measure on the machine. Tests give a machine of their own. */
 export interface MachineProbe {

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import type { CreatedJoinToken, JoinTokenPage, JoinTokenRecord } from '../../server/tokens/schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import type { CreatedJoinToken } from '../../server/tokens/schemas';
 import { enc, type ApiClient } from '../client';
 import { printJson } from '../output';

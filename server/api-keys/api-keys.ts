@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../resource-names';
 import { authorize, resource } from '../authz/authorize';
 import { ROLES, type Role } from '../authz/permissions';
 import { principalOf, type Principal } from '../authz/principal';

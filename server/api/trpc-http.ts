@@ -1,7 +1,7 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import type { Db } from '../db/client';
 import { toErrorBody } from '../error-map';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../http/request-rules';
 import type { SessionClaim } from '../operators/operators';
 import { createApiContext } from './context';

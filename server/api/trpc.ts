@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
 import { ROLE_ACTIONS, type Action } from '../authz/permissions';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { ERROR_MAP } from '../error-map';
 import { logError } from '../log';
 import { liveStreamLimits } from './live-streams';

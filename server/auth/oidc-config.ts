@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { ROLES, type Role } from '../authz/permissions';
 
 /** One mapping of the role map: members of the group get `role` in the tenant named `tenant`. */

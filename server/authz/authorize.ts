@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Tx } from '../db/client';
 import { roleAllows, type Action } from './permissions';
 import type { Principal } from './principal';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../authz/permissions';
 import type { Principal } from '../authz/principal';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, pageDirection } from '../names';
+import { idOf, pageDirection } from '../resource-names';
 import { nodeSessionState } from '../sessions/node-session-state';
 
 export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;

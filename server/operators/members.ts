@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../resource-names';
 import { authorize, resource } from '../authz/authorize';
 import { ROLES, type Role } from '../authz/permissions';
 import type { Principal } from '../authz/principal';

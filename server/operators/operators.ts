@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { principalOf, type Principal } from '../authz/principal';
 import type { Role } from '../authz/permissions';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';

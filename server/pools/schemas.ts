@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, resourceName } from '../names';
+import { idOf, resourceName } from '../resource-names';
 import { acceptanceCheckSpec } from '../acceptance/checks';
 
 export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;

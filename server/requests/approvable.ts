@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { PoolPolicy } from '../pools/schemas';
 
 /** The pool an approval would admit into, as loadPool read it. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../resource-names';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';

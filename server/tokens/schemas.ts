@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DomainError } from '../errors';
-import { pageDirection, idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { pageDirection, idOf } from '../resource-names';
 
 /** What kind of agent a token admits (joining.md, "Token roles"). `joinTokens.create` mints `node` tokens. */
 export const JOIN_TOKEN_ROLES = ['node', 'site', 'provisioned', 'discovery'] as const;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf } from '../names';
-import { isPermanentGlobalMac } from '../join/hardware/claims';
+import { idOf } from '../resource-names';
+import { isPermanentGlobalMac } from '../../protocol/hardware-claims';
 import { invalidMac, issueJoinToken } from './issue';
 import { createdJoinToken, idempotencyKey, parseInput, ttlSeconds, type CreatedJoinToken } from './schemas';
 

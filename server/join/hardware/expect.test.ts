@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { matchesExpect, normalizeExpect } from './expect';
 
 const UUID = '4c4c4544-0031-3510-8052-b4c04f4e5632';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import {
   isPermanentGlobalMac,
   isPlaceholderString,
@@ -7,7 +7,7 @@ import {
   normalizeMac,
   normalizeSerial,
   normalizeUuid,
-} from './claims';
+} from '../../../protocol/hardware-claims';
 import type { HardwareIdentifiers } from './hardware-key';
 
 /** A token's `expect` binding, as stored: every present field is already normalized. */

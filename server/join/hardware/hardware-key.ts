@@ -6,7 +6,7 @@ import {
   normalizeMac,
   normalizeSerial,
   normalizeUuid,
-} from './claims';
+} from '../../../protocol/hardware-claims';
 
 /** The identifier fields a hardware key is derived from; other claim fields (hostname) are ignored. */
 export interface HardwareIdentifiers {

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, sign, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { constantTimeEqual, constantTimeEqualStrings } from './constant-time';
+import { constantTimeEqual, constantTimeEqualStrings } from '../server/join/crypto/constant-time';
 import { signEnvelope, verifyEnvelope } from './envelope';
 
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -1,5 +1,5 @@
-import { hardwareClaimsSchema, type HardwareClaims } from './hardware/claims';
-import { JoinRefusal } from './crypto/refusal';
+import { hardwareClaimsSchema, type HardwareClaims } from './hardware-claims';
+import { JoinRefusal } from '../server/join/crypto/refusal';
 
 /** The largest Join body read; a real one is about 2 KiB. */
 export const MAX_JOIN_BODY_BYTES = 64 * 1024;
