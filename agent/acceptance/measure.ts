@@ -17,7 +17,7 @@ export const linuxProbe: MachineProbe = {
   gpus: async () => (await readLinuxClaims()).gpuUuids?.length ?? 0,
 };
 
-/** One measurement as bcd reports it (server/acceptance/checks.ts decides). */
+/** One measurement as bcd reports it (protocol/acceptance-checks.ts decides). */
 export interface Measurement {
   check: string;
   value?: unknown;

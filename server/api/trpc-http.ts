@@ -6,7 +6,7 @@ import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentT
 import type { SessionClaim } from '../operators/operators';
 import { createApiContext } from './context';
 import { appRouter } from './root';
-import { TRPC_MAX_BATCH_SIZE } from './trpc-limits';
+import { TRPC_MAX_BATCH_SIZE } from '../../protocol/api/trpc-limits';
 
 const refuse = (status: number, error: DomainError) => {
   const { body } = toErrorBody(error);

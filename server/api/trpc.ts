@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
-import { ROLE_ACTIONS, type Action } from '../authz/permissions';
+import { ROLE_ACTIONS, type Action } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { ERROR_MAP } from '../error-map';
 import { logError } from '../log';

@@ -9,7 +9,7 @@ import { loadPkiRuntime } from '../join/join-runtime';
 import { loadPool } from '../pools/pools';
 import { renderInstallScript } from './install-script';
 import { fetchReleaseDigests } from './release-manifest';
-import type { InstallScriptInput } from './schemas';
+import type { InstallScriptInput } from '../../protocol/api/daemon-schemas';
 
 /** Who may make the server fetch a release manifest: the roles that mint join tokens. */
 const MANIFEST_ACTION = 'compute:join-tokens:create' as const;

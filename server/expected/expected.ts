@@ -4,9 +4,9 @@ import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
-import { idOf } from '../resource-names';
+import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { parseExpectedMachines } from './parse';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import type { HardwareKey } from './hardware/hardware-key';
-import type { JoinExpect } from './hardware/expect';
+import type { JoinExpect } from '../../protocol/api/join-expect';
 import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 

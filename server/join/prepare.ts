@@ -6,7 +6,8 @@ import { JoinRefusal } from './crypto/refusal';
 import { openSealedToken } from './crypto/open-seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
-import { MAX_JOIN_BODY_BYTES, parseJoinBody } from '../../protocol/join-wire';
+import { MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
+import { parseJoinBody } from './parse-join-body';
 import { ATTESTORS } from './attestors';
 
 /** A join whose request checked out without the database: ready for the admission transaction. */

@@ -6,7 +6,7 @@ import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadNode, nodeDetail } from './nodes';
 import { newRunId } from '../acceptance/report';
-import type { NodeDetail, nodeRefInput } from './schemas';
+import type { NodeDetail, nodeRefInput } from '../../protocol/api/node-schemas';
 
 type NodeRef = z.infer<typeof nodeRefInput>;
 

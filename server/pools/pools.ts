@@ -6,7 +6,7 @@ import { newId } from '../ids';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from './schemas';
+import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from '../../protocol/api/pool-schemas';
 
 type PoolRow = {
   id: string;

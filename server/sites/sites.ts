@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf, resourceName } from '../resource-names';
+import { idOf, resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';

@@ -16,7 +16,7 @@ import {
   type CreatedJoinToken,
   type JoinTokenPage,
   type JoinTokenRecord,
-} from './schemas';
+} from '../../protocol/api/token-schemas';
 
 /**
  * `joinTokens.create`: mints a `node` token for a pool, decided as `compute:join-tokens:create` on
