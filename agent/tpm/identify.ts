@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { parseTpmPublic, spkiOf } from '../../server/join/attestors/tpm/public-area';
 import { TpmClient } from './client';
 import { createEndorsementKey } from './endorsement';
+import { ekSpkiOf } from './public-area';
 import type { EkKind } from './templates';
 import { parseTpmAddress } from './transport';
 
@@ -16,7 +16,7 @@ export interface TpmIdentity {
 
 /** The EK hash of an EK public area (TPMT_PUBLIC), as the server computes it. */
 export function ekHashOf(publicArea: Buffer): string {
-  return createHash('sha256').update(spkiOf(parseTpmPublic(publicArea, 'the EK public area'))).digest('hex');
+  return createHash('sha256').update(ekSpkiOf(publicArea)).digest('hex');
 }
 
 /** Reads the EK the `tpm` join would present (the kind whose certificate the TPM holds, else ECC), then flushes it. */

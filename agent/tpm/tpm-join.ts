@@ -1,4 +1,4 @@
-import type { HardwareClaims } from '../../server/join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JoinAnswerError, verifyJoinAnswer, verifySignedJoinBody, type IssuedAnswer, type PendingAnswer } from '../verify-answer';
 import type { TpmClient } from './client';
 import { answerTpmChallenge, prepareTpmJoin, type TpmJoinMaterial } from './join-material';

@@ -28,6 +28,10 @@ describe('bcd tpm', () => {
     let tpm = await TpmClient.open(parseTpmAddress(swtpm.address));
     const ek = await createEndorsementKey(tpm, 'ecc');
     await tpm.flush(ek.handle);
+    // bcd's EK hash is the server's for an RSA EK too.
+    const rsa = await createEndorsementKey(tpm, 'rsa');
+    await tpm.flush(rsa.handle);
+    expect(ekHashOf(rsa.publicArea)).toBe(createHash('sha256').update(spkiOf(parseTpmPublic(rsa.publicArea, 'EK'))).digest('hex'));
     await tpm.close();
     const ekSpki = spkiOf(parseTpmPublic(ek.publicArea, 'EK'));
     const expected = createHash('sha256').update(ekSpki).digest('hex');

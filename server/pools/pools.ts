@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { editAllowList, MAX_EK_ALLOW_LIST } from '../join/attestors/tpm/settings';
-import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput, updatePoolInput } from './schemas';
+import { editAllowList, MAX_EK_ALLOW_LIST } from '../../protocol/api/tpm-settings';
+import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput, updatePoolInput } from '../../protocol/api/pool-schemas';
 
 type PoolRow = {
   id: string;

@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLeafNames } from '../../agent/certificate-names';
+import { readLeafNames } from '../../protocol/certificate-names';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { renewBodyJson } from '../../agent/renew/renew';
 import { TpmClient, TpmError } from '../../agent/tpm/client';
@@ -18,7 +18,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { issueNodeCertificate } from '../pki/node-certificate';
 import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from './vouch';
-import { renewPopMessage } from './wire';
+import { renewPopMessage } from '../../protocol/renew-wire';
 
 const PATH = `${BASE}/v1/renew`;
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';

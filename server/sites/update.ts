@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../../protocol/api/resource-names';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
-import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../join/attestors/tpm/settings';
-import { parseInput } from '../tokens/schemas';
+import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { loadSite, toSiteRecord, type SiteRecord } from './sites';
 
 export const updateSiteInput = z.strictObject({

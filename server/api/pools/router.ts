@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { archivePool, createPool, getPool, listPools, updatePool } from '../../pools/pools';
-import { createPoolInput, listPoolsInput, poolRecord, poolRefInput, updatePoolInput } from '../../pools/schemas';
+import { createPoolInput, listPoolsInput, poolRecord, poolRefInput, updatePoolInput } from '../../../protocol/api/pool-schemas';
 import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
 
 export const poolsRouter = router({

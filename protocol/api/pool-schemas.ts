@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { idOf, resourceName } from '../names';
-import { acceptanceCheckSpec } from '../acceptance/checks';
-import { ekHashSchema, tpmPoolPolicySchema } from '../join/attestors/tpm/settings';
+import { idOf, resourceName } from './resource-names';
+import { acceptanceCheckSpec } from '../acceptance-checks';
+import { ekHashSchema, tpmPoolPolicySchema } from './tpm-settings';
 
 export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;
