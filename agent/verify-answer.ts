@@ -105,12 +105,16 @@ function signingKey(options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'si
 }
 
 /**
- * Checks 1 and 2 of every signed join answer (a `tpm` join's challenge included): the signature under the pinned
- * join-signing key, then that the body was made for this agent's CSR. Returns the body, unread otherwise.
+ * Verifies a join answer in the order the protocol fixes, reading nothing before the signature verified:
+ * (1) the ES256 signature under the pinned join-signing key, (2) `csrSha256` is this agent's request,
+ * (3) the leaf (`certificateChain[0]`) certifies this agent's key, (4) the leaf's first URI SAN is
+ * `spiffe://<trustDomain>/site/<siteId>/node/<nodeId>` of the body, the only SPIFFE ID, other URIs being
+ * `urn:bc:` statements, (5) the body's role and the leaf's one `OU=bc-role:<role>` are `expectedRole`.
+ * A `pending` answer returns after checks 1 and 2.
  *
- * @throws JoinAnswerError `signature` or `csr`.
+ * @throws JoinAnswerError naming the failed check.
  */
-export function verifySignedJoinBody(envelope: SignedEnvelope, options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'csrSha256'>): Record<string, unknown> {
+export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAnswerOptions): IssuedAnswer | PendingAnswer {
   let parsed: unknown;
   try {
     parsed = verifyEnvelope(envelope, signingKey(options));
@@ -122,21 +126,6 @@ export function verifySignedJoinBody(envelope: SignedEnvelope, options: Pick<Ver
   if (body.csrSha256 !== options.csrSha256) {
     throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
   }
-  return body;
-}
-
-/**
- * Verifies a join answer in the order the protocol fixes, reading nothing before the signature verified:
- * (1) the ES256 signature under the pinned join-signing key, (2) `csrSha256` is this agent's request,
- * (3) the leaf (`certificateChain[0]`) certifies this agent's key, (4) the leaf's first URI SAN is
- * `spiffe://<trustDomain>/site/<siteId>/node/<nodeId>` of the body, the only SPIFFE ID, other URIs being
- * `urn:bc:` statements, (5) the body's role and the leaf's one `OU=bc-role:<role>` are `expectedRole`.
- * A `pending` answer returns after checks 1 and 2.
- *
- * @throws JoinAnswerError naming the failed check.
- */
-export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAnswerOptions): IssuedAnswer | PendingAnswer {
-  const body = verifySignedJoinBody(envelope, options);
 
   if (body.status === 'pending') {
     const { requestId, retryAfterSeconds } = body;

@@ -1,5 +1,5 @@
 import type { HardwareClaims } from '../../protocol/hardware-claims';
-import { JoinAnswerError, verifyJoinAnswer, verifySignedJoinBody, type IssuedAnswer, type PendingAnswer } from '../verify-answer';
+import { JoinAnswerError, verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer, type PendingAnswer } from '../verify-answer';
 import type { TpmClient } from './client';
 import { answerTpmChallenge, prepareTpmJoin, type TpmJoinMaterial } from './join-material';
 
@@ -11,7 +11,8 @@ export interface TpmJoinTarget {
 
 /** Round one's answer, after its signature and CSR hash verified. */
 export interface TpmChallenge {
-  readonly challengeId: string;
+  /** Round one's nonce, which round two returns (protocol.md "Challenge rounds"). */
+  readonly nonce: string;
   readonly credentialBlob: Buffer;
   readonly encryptedSecret: Buffer;
   readonly expiresAt: number;
@@ -38,7 +39,7 @@ export class TpmJoinError extends Error {
 export function tpmJoinBody(
   material: TpmJoinMaterial,
   input: { claims: HardwareClaims; target: TpmJoinTarget; role?: string },
-  activation?: { challengeId: string; secret: Buffer },
+  activation?: { nonce: string; secret: Buffer },
 ): string {
   return JSON.stringify({
     csr: material.csr.csrDer.toString('base64'),
@@ -49,19 +50,17 @@ export function tpmJoinBody(
       ...material.attestation,
       siteId: input.target.siteId,
       ...(input.target.poolId ? { poolId: input.target.poolId } : {}),
-      ...(activation ? { activation: { challengeId: activation.challengeId, secret: activation.secret.toString('base64') } } : {}),
+      ...(activation ? { activation: { nonce: activation.nonce, secret: activation.secret.toString('base64') } } : {}),
     },
   });
 }
 
 /** Reads round one's signed `challenge` answer; nothing in it is believed before the signature verified. */
 export function readTpmChallenge(answerBody: Buffer, trust: { signingKeyPin: string; signingCertificateDer: Buffer }, csrSha256: string): TpmChallenge {
-  const body = verifySignedJoinBody(JSON.parse(answerBody.toString('utf8')), { ...trust, csrSha256 });
-  const { status, challengeId, credentialBlob, encryptedSecret, expiresAt } = body;
-  if (status !== 'challenge' || typeof challengeId !== 'string' || typeof credentialBlob !== 'string' || typeof encryptedSecret !== 'string' || typeof expiresAt !== 'number') {
-    throw new JoinAnswerError('body', 'The TPM challenge answer is malformed');
-  }
-  return { challengeId, credentialBlob: Buffer.from(credentialBlob, 'base64'), encryptedSecret: Buffer.from(encryptedSecret, 'base64'), expiresAt };
+  const answer = verifyJoinChallenge(JSON.parse(answerBody.toString('utf8')), { ...trust, csrSha256, attestor: 'tpm' });
+  const { credentialBlob, encryptedSecret } = answer.challenge ?? {};
+  if (typeof credentialBlob !== 'string' || typeof encryptedSecret !== 'string') throw new JoinAnswerError('body', 'The TPM challenge carries no credential');
+  return { nonce: answer.nonce, credentialBlob: Buffer.from(credentialBlob, 'base64'), encryptedSecret: Buffer.from(encryptedSecret, 'base64'), expiresAt: answer.expiresAt };
 }
 
 /**
@@ -89,7 +88,7 @@ export async function runTpmJoin(
   if (first.status !== 200) throw new TpmJoinError(`the TPM join's round one answered ${first.status}`, first.status);
   const challenge = readTpmChallenge(first.body, options.trust, material.csr.csrSha256);
   const secret = await answerTpmChallenge(tpm, { ak: material.ak, ekKind: material.ekKind, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret });
-  const second = await options.post(tpmJoinBody(material, input, { challengeId: challenge.challengeId, secret }));
+  const second = await options.post(tpmJoinBody(material, input, { nonce: challenge.nonce, secret }));
   if (second.status !== 200) throw new TpmJoinError(`the TPM join's round two answered ${second.status}`, second.status);
   const answer = verifyJoinAnswer(JSON.parse(second.body.toString('utf8')), {
     ...options.trust,

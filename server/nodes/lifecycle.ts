@@ -87,8 +87,9 @@ export async function deleteNode(db: Db, principal: Principal, input: NodeRef): 
     const serials = await revokeAll(tx, node, 'deleted');
     const updated = await tx.node.update({
       where: { id: node.id },
-      data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, tpmEkSha256: null, claims: claims as object, updatedAt: new Date() },
+      data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, claims: claims as object, updatedAt: new Date() },
     });
+    await tx.tpmEkBinding.deleteMany({ where: { nodeId: node.id } });
     await record(tx, principal, node, 'node.deleted', { serials });
     return nodeDetail(tx, updated);
   });

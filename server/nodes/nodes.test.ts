@@ -74,14 +74,14 @@ describe('nodes: lifecycle', () => {
     const t = await createTestTenant(testDb());
     const { dir, nodeId, ref } = await joined(t);
     // As a certified tpm join binds it: the EK is freed with the hardware key, so the machine can join anew.
-    await testDb().node.update({ where: { id: nodeId }, data: { tpmEkSha256: createHash('sha256').update(nodeId).digest('hex') } });
+    await testDb().tpmEkBinding.create({ data: { ekSha256: createHash('sha256').update(nodeId).digest('hex'), nodeId } });
     await expect(deleteNode(testDb(), t.admin, ref)).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await setCordon(testDb(), t.admin, ref, true)).cordoned).toBe(true);
     const deleted = await deleteNode(testDb(), t.admin, ref);
     expect(deleted.state).toBe('retired');
     const row = await testDb().node.findUniqueOrThrow({ where: { id: nodeId } });
     expect(row.hardwareKey).toBeNull();
-    expect(row.tpmEkSha256).toBeNull();
+    expect(await testDb().tpmEkBinding.count({ where: { nodeId } })).toBe(0);
     expect((row.claims as { macs?: unknown }).macs).toBeUndefined();
     expect(await liveCerts(nodeId)).toBe(0);
     const current = await loadIdentity(dir);

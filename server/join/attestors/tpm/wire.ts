@@ -39,7 +39,8 @@ export const tpmAttestationSchema = z.object({
   poolId: z.string().regex(/^pool_[A-Za-z0-9_-]{1,64}$/).optional(),
   activation: z
     .object({
-      challengeId: z.string().regex(/^tpmc_[A-Za-z0-9_-]{16,64}$/),
+      /** Round one's nonce (protocol.md "Challenge rounds"): 32 bytes, b64url. */
+      nonce: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
       secret: b64(64),
     })
     .optional(),
