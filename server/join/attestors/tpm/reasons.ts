@@ -26,9 +26,8 @@ export type TpmRefusalReason =
   | 'tpm:attest-signature' // not signed by the AK
   | 'tpm:attest-qualifying-data' // extraData is not sha256(csr)
   | 'tpm:attest-name' // certifies another object than the node key
-  | 'tpm:challenge-unknown' // round two names no challenge this server made
+  | 'tpm:challenge-unknown' // round two's nonce was never issued to tpm, or was used already (a replayed activation)
   | 'tpm:challenge-expired' // the challenge is older than its 60 seconds
-  | 'tpm:challenge-used' // the challenge was already answered (replayed activation)
   | 'tpm:challenge-csr' // the challenge was made for another CSR
   | 'tpm:challenge-binding' // the challenge was made for another EK or AK
   | 'tpm:activation-secret' // the secret is not the challenge's: the TPM did not activate it
