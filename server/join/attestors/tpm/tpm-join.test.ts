@@ -123,7 +123,11 @@ describe('tpm joins through JoinService', () => {
     expect((await post(tpmJoinBody(b, input, await roundOne(a)))).status).toBe(403);
     const wrong = await roundOne(a);
     expect((await post(tpmJoinBody(a, input, { ...wrong, secret: Buffer.alloc(32, 1) }))).status).toBe(403);
-    expect((await refusals()).slice(before)).toEqual(['tpm:challenge-unknown', 'tpm:challenge-csr', 'tpm:activation-secret']);
+    // Round one whose Certify another AK made (the AK sent is not its signer): refused before any challenge.
+    const other = await prepareTpmJoin(tpm, { ekKind: a.ekKind });
+    const forged = { ...a, attestation: { ...a.attestation, akPublic: other.attestation.akPublic } };
+    expect((await post(tpmJoinBody(forged, input))).status).toBe(403);
+    expect((await refusals()).slice(before)).toEqual(['tpm:challenge-unknown', 'tpm:challenge-csr', 'tpm:activation-secret', 'tpm:attest-signature']);
   });
 
   it('a vendor-rooted EK joins the named pool with no token; an EK on the site allow-list too', async () => {
