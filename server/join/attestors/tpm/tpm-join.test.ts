@@ -21,6 +21,7 @@ import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../../.
 import { createCaller } from '../../../api/root';
 import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from '../../../renew/vouch';
 import { parseTpmPublic, spkiOf } from './public-area';
+import { ThreadedPreparer } from '../../prepare-worker-pool';
 
 // JoinService with the tpm attestor registered, a software TPM per machine (one EK each), no token anywhere.
 const claims = { hostname: 'tpm-node' } as never;
@@ -146,5 +147,19 @@ describe('tpm joins through JoinService', () => {
     await listed.flush(listedEk.handle);
     await createCaller({ db: testDb(), principal: t.admin }).sites.update({ tenantId: t.tenantId, siteId: t.siteId, tpm: { addEkHashes: [ekHashOf(listedEk.publicArea)] } });
     expect((await runTpmJoin(listed, { post, trust: trust(), claims, target: { siteId: t.siteId, poolId: t.poolId } })).answer.status).toBe('joined');
+  });
+
+  it('prepares in a preparation thread as on the event loop (the server prepares joins there)', async () => {
+    const tpm = await machine();
+    const material = await prepareTpmJoin(tpm);
+    const threads = new ThreadedPreparer(1);
+    try {
+      const prepared = await threads.prepare(Buffer.from(tpmJoinBody(material, { claims, target: { siteId: t.siteId } })), r.h.crypto);
+      expect(prepared).toMatchObject({ attestor: 'tpm', token: null, evidence: { round: 1, subject: expect.stringMatching(/^[0-9a-f]{64}:000b[0-9a-f]{64}$/) } });
+      const tampered = { ...material, attestation: { ...material.attestation, certifyInfo: 'AAAA' } };
+      expect(await threads.prepare(Buffer.from(tpmJoinBody(tampered, { claims, target: { siteId: t.siteId } })), r.h.crypto)).toMatchObject({ reason: 'tpm:attestation' });
+    } finally {
+      await threads.close();
+    }
   });
 });
