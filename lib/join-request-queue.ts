@@ -94,7 +94,7 @@ const DECIDED_WORD: Record<JoinRequestState, string> = {
 
 /** Why an action on `record` did nothing: it was decided meanwhile, by whom and when, in words. */
 export function decidedElsewhere(record: JoinRequestRecord, action: 'approve' | 'reject'): string {
-  const who = record.decidedBy ? ` by ${record.decidedBy}` : '';
+  const who = record.decidedBy ? ` by ${record.decidedByName ?? record.decidedBy}` : '';
   const when = record.decidedAt ? ` at ${record.decidedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}` : '';
   const why = record.reason ? ` (“${record.reason}”)` : '';
   return `Request ${record.id} was already ${DECIDED_WORD[record.state]}${record.state === 'approved' || record.state === 'rejected' ? `${who}${when}${why}` : ''}: it cannot be ${action === 'approve' ? 'approved' : 'rejected'} now. Nothing was changed.`;

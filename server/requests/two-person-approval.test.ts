@@ -94,6 +94,13 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
       actor: bob.actor,
       data: expect.objectContaining({ firstApprovedBy: ada.actor }),
     });
+    // Events and audit name both approvers by name, never by id alone.
+    const viewer = createCaller({ db: db(), principal: t.admin });
+    const events = (await viewer.events.list({ tenantId: t.tenantId })).items;
+    expect(events.find((e) => e.type === 'node.join-request.approval-recorded')?.actorNames).toEqual({ [ada.actor]: 'Ada' });
+    expect(events.find((e) => e.type === 'security.join-request.approved')?.actorNames).toEqual({ [ada.actor]: 'Ada', [bob.actor]: 'Bob' });
+    const audit = (await viewer.audit.list({ tenantId: t.tenantId, action: 'join-request.approved' })).items;
+    expect(audit[0]).toMatchObject({ actorName: 'Bob', actorNames: { [ada.actor]: 'Ada' } });
     const admitted = await join(m);
     expect(admitted.answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
     expect(await getJoinRequest(db(), t.viewer, ref)).toMatchObject({ state: 'consumed' });
