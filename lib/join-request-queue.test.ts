@@ -43,6 +43,11 @@ describe('decidedElsewhere', () => {
     const text = decidedElsewhere(request('jreq_9', 'x', 'rejected', { decidedBy: 'op:alice', decidedAt: '2026-01-01T10:00:00.000Z', reason: 'unknown rack' }), 'approve');
     expect(text).toBe('Request jreq_9 was already rejected by op:alice at 2026-01-01 10:00:00 UTC (“unknown rack”): it cannot be approved now. Nothing was changed.');
   });
+  it('names an operator by name, never by id', () => {
+    const text = decidedElsewhere(request('jreq_8', 'x', 'approved', { decidedBy: 'operator:op_01k5w', decidedByName: 'Ada Lovelace', decidedAt: '2026-01-01T10:00:00.000Z' }), 'reject');
+    expect(text).toContain('approved by Ada Lovelace at');
+    expect(text).not.toContain('op_01k5w');
+  });
 });
 
 describe('claimEntries and filters', () => {
