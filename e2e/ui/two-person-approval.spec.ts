@@ -44,14 +44,14 @@ test('operator A approves (1 of 2, named), operator B approves, and the machine 
     await expect(row.getByTestId('approvals')).toHaveText('0 of 2');
 
     // A approves: recorded, still pending, 1 of 2 with A's name in the row and the detail panel.
-    await row.getByRole('button', { name: `Approve request ${id}` }).click();
+    await row.getByRole('button', { name: id! }).click();
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Approve request' });
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();
     await expect(page.getByRole('status').filter({ hasText: `Recorded your approval of request ${id} (1 of 2)` })).toBeVisible();
     await expect(row).toHaveAttribute('data-state', 'pending');
     await expect(row.getByTestId('approvals')).toHaveText(`1 of 2 · ${nameOfA}`);
-    await row.getByRole('button', { name: id! }).click();
     const detail = page.getByRole('region', { name: `Request ${id}` });
     await expect(detail).toContainText('1 of 2');
     await expect(detail).toContainText(`first by ${nameOfA}`);
@@ -68,7 +68,8 @@ test('operator A approves (1 of 2, named), operator B approves, and the machine 
     await pageOfB.goto(`/join-requests?pool=${scope.poolId}&tenant=${scope.tenantId}`);
     const rowOfB = requestRow(pageOfB, id!);
     await expect(rowOfB.getByTestId('approvals')).toHaveText(`1 of 2 · ${nameOfA}`);
-    await rowOfB.getByRole('button', { name: `Approve request ${id}` }).click();
+    await rowOfB.getByRole('button', { name: id! }).click();
+    await pageOfB.getByRole('button', { name: 'Approve', exact: true }).click();
     const dialogOfB = pageOfB.getByRole('dialog', { name: 'Approve request' });
     await dialogOfB.getByRole('button', { name: 'Approve' }).click();
     await expect(dialogOfB).toBeHidden();
