@@ -11,7 +11,7 @@ import { createDiscoveryToken } from '../tokens/site-scoped';
 import { acceptInvitation } from '../operators/invitations';
 import { createOperator, loadOperatorPrincipal } from '../operators/operators';
 import { ensureRootTenant } from '../tenants/tenants';
-import { ROLES, type Role } from './permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from './principal';
 
 type Procedure = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { decideStatement } from './decide-statement';
 import { REQUIRED_APPROVALS, approveStatement, secondApprovalGuard } from './approve-statement';
 import { approvableGuard, assertApprovable } from './approvable';
@@ -17,7 +17,7 @@ import {
   type ApprovedJoinRequests,
   type JoinRequestRecord,
   type RejectedJoinRequests,
-} from './schemas';
+} from '../../protocol/api/join-request-schemas';
 import { countMatching, selectMatchingPage } from './bulk';
 
 /**
