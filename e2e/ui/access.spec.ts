@@ -135,7 +135,7 @@ test('Access: invite an operator with a one-time link, revoke it, create and rev
   await tenantRow.getByRole('button', { name: `Invite first admin of ${tenantName}` }).click();
   await firstAdmin.getByLabel('Email').fill(`${uniqueName('second')}@example.com`);
   await firstAdmin.getByRole('button', { name: 'Create invitation link' }).click();
-  await expect(firstAdmin.getByRole('alert')).toContainText('not found');
+  await expect(firstAdmin.getByRole('alert')).toContainText('already has members or API keys: only its own admins invite operators');
   await firstAdmin.getByRole('button', { name: 'Cancel' }).click();
 
   await page.getByRole('link', { name: /^Account of / }).click();

@@ -37,7 +37,7 @@ describe('tenants', () => {
     const firstAdmin = (await loadOperatorPrincipal(db, accepted.operatorId))!;
     await expect(createCaller({ db, principal: firstAdmin }).sites.create({ tenantId: created.id, name: 'dc1' })).resolves.toMatchObject({ kind: 'custom' });
     // Once the tenant has an admin, its admins decide: a second "first admin" is refused.
-    await expect(rootApi.invitations.create({ tenantId: created.id, email: 'second@example.com', role: 'admin' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(rootApi.invitations.create({ tenantId: created.id, email: 'second@example.com', role: 'admin' })).rejects.toMatchObject({ code: 'FORBIDDEN', message: `Tenant ${name} already has members or API keys: only its own admins invite operators` });
     const audit = await db.auditEntry.findFirstOrThrow({ where: { tenantId: root.id, action: 'tenant.created', resource: `compute-tenant/${created.id}` } });
     expect(audit.actor).toBe(`operator:${id}`);
   });
@@ -69,8 +69,8 @@ describe('tenants', () => {
     ]);
     // Two at once: exactly one first key.
     expect([a.status, b.status].sort()).toEqual(['fulfilled', 'rejected']);
-    expect(((a.status === 'rejected' ? a : b) as PromiseRejectedResult).reason).toMatchObject({ code: 'NOT_FOUND' });
-    await expect(api.apiKeys.create({ tenantId: tenant.id, role: 'viewer', name: 'later' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(((a.status === 'rejected' ? a : b) as PromiseRejectedResult).reason).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('only its own admins create its API keys') });
+    await expect(api.apiKeys.create({ tenantId: tenant.id, role: 'viewer', name: 'later' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     expect(await db.apiKey.count({ where: { tenantId: tenant.id } })).toBe(1);
     const audit = await db.auditEntry.findMany({ where: { tenantId: root.id, action: 'api-key.created-for-tenant', actor: rootKey.actor } });
     expect(audit.map((row) => row.data)).toEqual([{ tenantId: tenant.id, role: 'admin' }]);
