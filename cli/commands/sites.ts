@@ -32,13 +32,13 @@ export function registerSiteCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
+      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['archived', (s) => s.archivedAt]]);
     });
   addGetAndArchive<SiteRecord>(sites, {
     noun: 'site',
     collection: 'sites',
     archiveNote: ' (its pools must be archived first)',
-    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
+    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
   });
   sites
     .command('update <siteId>')
