@@ -86,6 +86,14 @@ describe('approvablePools', () => {
     expect(approvablePools(pools, two)).toEqual([]);
     expect(approvablePools(pools, [two[1]!]).map((p) => p.id)).toEqual(['pool_elsewhere']);
   });
+  it('offers only the pool of a recorded first approval (two-person sites) for the second one', () => {
+    const first = { by: 'operator:op_a', byName: 'Ada', at: '2026-01-01T00:00:00Z', poolId: 'pool_pxe' };
+    const waiting = request('jreq_1', '2026-01-01T00:00:00Z', 'pending', { requiredApprovals: 2, firstApproval: first });
+    expect(approvablePools(pools, [waiting]).map((p) => p.id)).toEqual(['pool_pxe']);
+    expect(approvablePools(pools, [waiting, request('jreq_2', '2026-01-02T00:00:00Z')]).map((p) => p.id)).toEqual(['pool_pxe']);
+    const elsewhere = request('jreq_3', '2026-01-03T00:00:00Z', 'pending', { firstApproval: { ...first, poolId: 'pool_any' } });
+    expect(approvablePools(pools, [waiting, elsewhere])).toEqual([]);
+  });
 });
 
 describe('the queue filter in the URL', () => {
