@@ -32,17 +32,17 @@ export function registerSiteCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
+      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['archived', (s) => s.archivedAt]]);
     });
   addGetAndArchive<SiteRecord>(sites, {
     noun: 'site',
     collection: 'sites',
     archiveNote: ' (its pools must be archived first)',
-    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
+    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
   });
   sites
     .command('update <siteId>')
-    .description("Change a site's discovery settings (PXE machines and join requests)")
+    .description("Change a site's discovery settings and how many approvals a join request needs")
     .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
     .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
@@ -51,8 +51,10 @@ export function registerSiteCommands(program: Command) {
     .option('--tpm-pending-ttl <seconds>', "how long a TPM's join request waits for a decision, in seconds", (v) => Number(v))
     .option('--tpm-allow-ek <hash>', 'add an EK hash (hex SHA-256 of the EK public key) admitted without an operator; repeatable', collect, [])
     .option('--tpm-disallow-ek <hash>', 'remove an EK hash from the allow-list; repeatable', collect, [])
+    .option('--two-person-approval', 'every join request needs approvals by two different operators or API keys')
+    .option('--no-two-person-approval', 'one approval admits (the default)')
     .option('--json', 'print JSON')
-    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; tpmEnrollment?: string; tpmPendingTtl?: number; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
+    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; twoPersonApproval?: boolean; tpmEnrollment?: string; tpmPendingTtl?: number; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const discovery = {
@@ -66,9 +68,13 @@ export function registerSiteCommands(program: Command) {
         ...(opts.tpmAllowEk.length ? { addEkHashes: opts.tpmAllowEk } : {}),
         ...(opts.tpmDisallowEk.length ? { removeEkHashes: opts.tpmDisallowEk } : {}),
       };
-      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery, ...(Object.keys(tpm).length ? { tpm } : {}) });
+      const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
+      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery, ...approvals, ...(Object.keys(tpm).length ? { tpm } : {}) });
       if (opts.json) return printJson(site);
-      process.stdout.write(`Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once\n`);
+      process.stdout.write(
+        `Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once, ` +
+          `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
+      );
       process.stdout.write(`  tpm: enrollment ${site.tpm.enrollment ? 'on' : 'off'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`);
     });
 }

@@ -35,14 +35,17 @@ export const updateSiteInput = z.strictObject({
       removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
     })
     .optional(),
+  /** 2: every join request of the site needs approvals by two different principals; 1 (the default): one. */
+  requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
 });
 
 /**
  * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:
  * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
- * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once).
- * `tpm`: whether an unlisted TPM waits in the queue (`enrollment`), how long, and the EK hashes admitted
- * without an operator (`addEkHashes`, `removeEkHashes`). Later joins read the new settings.
+ * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once)
+ * and `requiredApprovals` (2: two-person approval of its join requests). Later joins and decisions read the
+ * new settings; a first approval already recorded stays recorded. `tpm`: whether an unlisted TPM waits in the
+ * queue (`enrollment`), how long, and the EK hashes admitted without an operator (`addEkHashes`, `removeEkHashes`).
  */
 export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
   const valid = parseInput(updateSiteInput, input);
@@ -56,10 +59,11 @@ export async function updateSite(db: Db, principal: Principal, input: z.input<ty
     throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
   }
   return db.$transaction(async (tx) => {
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, tpm } });
+    const requiredApprovals = valid.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
     // The audit row names the allow-list's changes, not the whole list.
     const tpmAudit = { enrollment: tpm.enrollment, pendingTtlSeconds: tpm.pendingTtlSeconds, addEkHashes: addEkHashes ?? [], removeEkHashes: removeEkHashes ?? [] };
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, tpm: tpmAudit } });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, requiredApprovals, tpm: tpmAudit } });
     return toSiteRecord(updated);
   });
 }
