@@ -155,6 +155,18 @@ export class SessionService {
   }
 
   /**
+   * A gateway's watch call (session-watch.ts): believed only with the gateway's vouching (for no peer),
+   * as its lease call. Answers the gateway id to watch for, or null (the caller answers the uniform refusal).
+   */
+  async authorizeWatch(call: SessionCall): Promise<string | null> {
+    const runtime = await this.options.loadRuntime();
+    if (!runtime) return null;
+    const body = call.body ?? Buffer.alloc(0);
+    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return null;
+    return parseLeaseCall(body)?.gatewayId ?? null;
+  }
+
+  /**
    * bcd's report of an acceptance run, sent on its session's connection: believed for the node whose live
    * certificate the gateway vouched for, exactly as a Hello; the run must be that node's pending one.
    * Answers `{ state, results }`; a refusal is the uniform Session refused bytes.
