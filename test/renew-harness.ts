@@ -88,6 +88,11 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
       const body = await readAll(req);
       const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
       const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: req.url ?? '' };
+      // The well-known document's join section, which the gateway relays (an agent reads the welcome's key there).
+      if (req.method === 'GET' && req.url === `${BASE}/.well-known/better-compute`) {
+        const doc = JSON.stringify({ join: { signingCertificate: Buffer.from(h.trust.signingCertificateDer).toString('base64'), signingKeyPin: h.trust.signingKeyPin } });
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(doc);
+      }
       if (req.url === `${BASE}${SESSION_WATCH_PATH}`) {
         const gatewayId = await sessions.authorizeWatch(call);
         if (gatewayId) return pipeWatchResponse(sessionWatchResponse(sessionsListener, gatewayId), res);
