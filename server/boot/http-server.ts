@@ -25,7 +25,7 @@ import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/
 import { getSessionService, processSessionsListener } from '../sessions/runtime';
 import { startSessionSweeper } from '../sessions/session-service';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../sessions/wire';
-import { pipeWatchResponse, sessionWatchResponse } from '../sessions/session-watch';
+import { endSessionWatches, pipeWatchResponse, sessionWatchResponse } from '../sessions/session-watch';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
@@ -248,7 +248,9 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   handle = app.getRequestHandler();
   return async () => {
     stopSweeper();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    endSessionWatches();
+    await closed;
     // The development server keeps watchers and its bundler running until it is closed.
     if (options.dev) await app.close();
     await preparer?.close();

@@ -65,8 +65,20 @@ export function sessionWatchResponse(listener: ChannelListener<SessionsChange>, 
   return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
 }
 
+const openWatches = new Set<ServerResponse>();
+
+/**
+ * Ends every watch stream this process serves (they never end by themselves): a server's stop calls it before
+ * `close()`, which would otherwise wait for the gateways. Each gateway reconnects, to another instance or later.
+ */
+export function endSessionWatches(): void {
+  for (const res of openWatches) res.destroy();
+}
+
 /** Writes a streamed answer to a Node response; the stream is cancelled when the response closes. */
 export function pipeWatchResponse(response: Response, res: ServerResponse): void {
+  openWatches.add(res);
+  res.on('close', () => openWatches.delete(res));
   res.writeHead(response.status, Object.fromEntries(response.headers));
   const body = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>);
   body.on('error', () => res.destroy());
