@@ -49,7 +49,7 @@ async function endedBy(session: AgentSession, change: () => Promise<unknown>): P
   return [...Array<string>(Math.max(0, announced)).fill('announced'), ...Array<string>(Math.max(0, scheduled)).fill('scheduled'), 'ended'];
 }
 
-describe('a session ends when its certificate stops being valid, announced in the same transaction', () => {
+describe('a session ends when its certificate stops being valid, announced in the same transaction', { timeout: 60_000 }, () => {
   it('revokeIdentity: the gateway hears of it on its watch stream and ends the session, no scheduled lease call needed', async () => {
     const t = await createTestTenant(testDb());
     const { nodeId, identity } = await joined(t);
