@@ -15,9 +15,9 @@ import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
 import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
 import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
-import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../server/sessions/wire';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../protocol/session-wire';
 import { pipeWatchResponse, sessionWatchResponse, SessionsListener } from '../server/sessions/session-watch';
-import type { HardwareClaims } from '../server/join/hardware/claims';
+import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 import { testDatabaseUrl } from './db';
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { X509Certificate, type KeyObject } from 'node:crypto';
-import { spkiPin } from '../../server/pki/pins';
+import { spkiPin } from '../../protocol/pins';
 import { DEFAULT_BASE_PATH } from '../join';
 import { connectGateway, type GatewayTarget } from '../renew/gateway-client';
 

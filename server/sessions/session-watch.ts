@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { z } from 'zod';
 import { ChannelListener, jsonPayload } from '../db/listen';
-import { sseEvent } from './wire';
+import { sseEvent } from '../../protocol/session-wire';
 
 /** The channel the session-end triggers announce on (migration 20261202160000). */
 export const SESSIONS_CHANNEL = 'compute_sessions';
