@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
 import { normalizeUuid } from '../../../protocol/hardware-claims';
