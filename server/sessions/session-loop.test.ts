@@ -9,7 +9,7 @@ import { sessionCheck } from '../../agent/session/state-file';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
 
 // The agent's session loop (agent run, bcd node) against a real gateway and API: it opens the session at
