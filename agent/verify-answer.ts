@@ -142,7 +142,7 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
 
   let leaf: ReturnType<typeof readLeafNames>;
   try {
-    leaf = readLeafNames(Buffer.from(certificateChain[0], 'base64'));
+    leaf = readLeafNames(Buffer.from(certificateChain[0]!, 'base64')); // non-empty: checked above
   } catch {
     throw new JoinAnswerError('key', 'The leaf certificate in the join answer cannot be parsed');
   }

@@ -13,7 +13,10 @@ export function p256PointOf(publicArea: Buffer): Buffer {
   r.u16(); // nameAlg
   r.u32(); // objectAttributes
   r.sized(); // authPolicy
-  if (r.u16() !== ALG.null) (r.u16(), r.u16()); // symmetric: keyBits, mode
+  if (r.u16() !== ALG.null) {
+    r.u16(); // symmetric: keyBits
+    r.u16(); // symmetric: mode
+  }
   const scheme = r.u16();
   if (scheme !== ALG.null) r.u16();
   if (scheme === 0x001a) r.u16(); // ECDAA's count

@@ -1,4 +1,6 @@
 import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { JoinExpect } from '../../protocol/api/join-expect';
+import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
 
@@ -57,6 +59,53 @@ SELECT compute_now() AS now,
        (SELECT coalesce(json_agg(tokens), '[]') FROM tokens) AS tokens,
        (SELECT coalesce(json_agg(known), '[]') FROM known) AS nodes,
        ARRAY(SELECT encode(spki_sha256, 'hex') FROM node_certs WHERE spki_sha256 = ANY($3::bytea[])) AS certified`;
+
+/** One row of `tokens` in {@link READ_ADMISSION_SQL} (json_agg: JSON values, snake_case columns). */
+export interface LockedTokenJson {
+  id: string;
+  tenant_id: string;
+  pool_id: string | null;
+  site_id: string;
+  role: string;
+  secret_hash: string;
+  uses_left: number;
+  expect: JoinExpect | null;
+  allow_reclaim: boolean;
+  hosted: string | null;
+  bound_mac: string | null;
+  discovery: DiscoveryBootInfo | null;
+  is_revoked: boolean;
+  is_expired: boolean;
+  p_id: string | null;
+  agent: string;
+  p_owner: string;
+  p_site: string;
+  p_archived: boolean;
+  policy: { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } } | null;
+  p_checks: boolean;
+  s_kind: string;
+  s_owner: string;
+  s_discovery: unknown;
+}
+
+/** One row of `nodes` in {@link READ_ADMISSION_SQL}. */
+export interface KnownNodeJson {
+  id: string;
+  tenant_id: string;
+  site_id: string;
+  pool_id: string | null;
+  role: string;
+  identity_generation: number;
+  hardware_key: string;
+}
+
+/** The one row {@link READ_ADMISSION_SQL} answers. */
+export interface AdmissionReadRow {
+  now: Date;
+  tokens: LockedTokenJson[];
+  nodes: KnownNodeJson[];
+  certified: string[];
+}
 
 export interface AdmissionRow {
   join: PreparedJoin;

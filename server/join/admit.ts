@@ -9,7 +9,7 @@ import { attestorNamed } from './attestors';
 import { isChallenge, isDeferral, type Attestor } from './attestors/types';
 import { CHALLENGE_TTL_SECONDS, MAX_CHALLENGE_TTL_SECONDS, insertChallenges, newNonce, type IssuedChallenge } from './challenges';
 import type { PreparedJoin } from './prepare';
-import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionReadRow, type AdmissionRow, type LockedTokenJson } from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
@@ -87,15 +87,15 @@ export class AdmitWriteError extends Error {
 /** COMMIT itself failed: whether the batch was written is unknown, so it must not be retried. */
 export class CommitError extends Error {}
 
-function toLockedToken(r: Record<string, any>): LockedToken {
-  const policy = (r.policy ?? {}) as { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } };
+function toLockedToken(r: LockedTokenJson): LockedToken {
+  const policy = r.policy ?? {};
   return {
     id: r.id,
     tenantId: r.tenant_id,
     poolId: r.pool_id,
     siteId: r.site_id,
     role: r.role,
-    secretHash: Buffer.from(r.secret_hash as string, 'hex'),
+    secretHash: Buffer.from(r.secret_hash, 'hex'),
     usesLeft: r.uses_left,
     expect: r.expect,
     allowReclaim: r.allow_reclaim,
@@ -136,7 +136,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
   const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
   // BEGIN and the locking read go out together: one wait instead of two.
   const begin = client.query(BEGIN_ADMISSION_SQL);
-  const read = client.query({
+  const read = client.query<AdmissionReadRow>({
     name: 'bc-join-read',
     text: READ_ADMISSION_SQL,
     values: [[...new Set(joins.flatMap((j) => (j.token ? [j.token.id] : [])))], trustedKeys, joins.map((j) => j.spkiSha256)],
@@ -144,12 +144,12 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
   try {
     // Both settle before anything is decided: a read that ran without its BEGIN held no lock.
     const [, result] = await Promise.all([begin, read]);
-    const row = result.rows[0]!;
-    const notBefore = row.now as Date;
+    const row = result.rows[0]!; // a SELECT without FROM answers exactly one row
+    const notBefore = row.now;
     deps.hints.observeDatabaseNow(notBefore);
-    const tokens = new Map((row.tokens as Record<string, unknown>[]).map((r) => [r.id as string, toLockedToken(r)]));
+    const tokens = new Map(row.tokens.map((r) => [r.id, toLockedToken(r)]));
     const existing = new Map<string, ExistingNode>();
-    for (const r of row.nodes as Record<string, any>[]) {
+    for (const r of row.nodes) {
       existing.set(r.hardware_key, {
         id: r.id,
         tenantId: r.tenant_id,
@@ -159,7 +159,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         identityGeneration: r.identity_generation,
       });
     }
-    const certified = new Set(row.certified as string[]);
+    const certified = new Set(row.certified);
 
     // Attestors with rows of their own read them only when the batch holds a join naming them.
     const states = new Map<Attestor<unknown>, unknown>();

@@ -34,7 +34,7 @@ async function tpmRequest(ekHash: string, tpm: object | null) {
 
 describe('a tpm enrollment in the queue', () => {
   it('shows the EK hash, the EK certificate issuer or "no EK certificate", and the AK; other requests show none', async () => {
-    const [EK, EK2, EK3] = [0, 1, 2].map(() => randomBytes(32).toString('hex'));
+    const [EK, EK2, EK3] = [0, 1, 2].map(() => randomBytes(32).toString('hex')) as [string, string, string];
     const withCert = await tpmRequest(EK, { ekHash: EK, ekIssuer: 'CN=Vendor EK CA', ekChainProblem: 'no configured root or given intermediate issued it', akStatement: AK });
     const without = await tpmRequest(EK2, { ekHash: EK2, ekIssuer: 'no EK certificate', ekChainProblem: null, akStatement: AK });
     const unreadable = await tpmRequest(EK3!, { ekHash: 1 });

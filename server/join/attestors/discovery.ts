@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { newId } from '../../ids';
 import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
 import { normalizeUuid } from '../../../protocol/hardware-claims';
@@ -13,6 +12,10 @@ import {
   SELECT_EXPECTED_MACHINES,
   SELECT_SITE_RULES,
   WRITE_REQUESTS_SQL,
+  type ExpectedMachineRow,
+  type KnownMachineRow,
+  type LatestRequestRow,
+  type SiteRuleRow,
 } from './discovery-sql';
 import { matchesEntry, poolOf, serialsOf, writeRuleDecisions, type ExpectedEntry, type LoadedRule, type RuleDecision } from './discovery-decided';
 import { discoverySettings } from './discovery-settings';
@@ -115,16 +118,16 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
     const [, known, rules, expected] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
-      client.query(SELECT_KNOWN_MACHINES, [
+      client.query<KnownMachineRow>(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
         bound.map((j) => tokens.get(j.token?.id ?? "")!.siteId),
         bound.map((j) => macDigits(tokens.get(j.token?.id ?? "")!.boundMac!)),
         bound.map((j) => j.trustedKey),
         sites,
       ]),
-      client.query(SELECT_SITE_RULES, [sites]),
+      client.query<SiteRuleRow>(SELECT_SITE_RULES, [sites]),
       // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
-      client.query(SELECT_EXPECTED_MACHINES, [
+      client.query<ExpectedMachineRow>(SELECT_EXPECTED_MACHINES, [
         sites,
         bound.map((j) => tokens.get(j.token?.id ?? "")!.boundMac!),
         bound.filter((j) => j.trustedKey).flatMap((j) => serialsOf(j)),
@@ -157,12 +160,12 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       state.rules.set(r.site_id, list);
     }
     for (const row of known.rows) {
-      if (row.site !== null) state.pending.set(row.site as string, row.pending as number);
-      else state.known.set(bound[row.i as number]!, row.node_id as string);
+      if (row.site !== null) state.pending.set(row.site, row.pending);
+      else state.known.set(bound[row.i]!, row.node_id);
     }
     const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? "")!)).filter((k): k is string => k !== null))].sort();
-    for (const r of (await client.query(SELECT_LATEST_REQUESTS, [keys])).rows) {
-      const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+    for (const r of (await client.query<LatestRequestRow>(SELECT_LATEST_REQUESTS, [keys])).rows) {
+      const policy = r.p_policy ?? {};
       state.latest.set(r.machine_key, {
         id: r.id,
         state: r.state,

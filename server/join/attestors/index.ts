@@ -6,6 +6,7 @@ import type { Attestor } from './types';
 
 export { DEFAULT_ATTESTOR, PROTOCOL_ATTESTORS } from './names';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each attestor has its own state type
 const registry = new Map<string, Attestor<any>>();
 
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;

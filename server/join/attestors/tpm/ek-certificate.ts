@@ -102,7 +102,7 @@ function chainProblem(leaf: X509Certificate, intermediates: X509Certificate[], r
     if (root) return withinDates(root, now) ? undefined : 'the root is outside its validity period';
     const index = unused.findIndex((candidate) => candidate.ca && issuedBy(current, candidate));
     if (index < 0) return 'no configured root or given intermediate issued it';
-    current = unused.splice(index, 1)[0];
+    current = unused.splice(index, 1)[0]!; // index was found in unused
   }
   return 'the chain is too long';
 }
