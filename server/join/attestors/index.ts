@@ -2,6 +2,7 @@ import { discoveryAttestor } from './discovery';
 import { joinTokenAttestor } from './join-token';
 import { PROTOCOL_ATTESTORS } from './names';
 import type { Attestor } from './types';
+import { x509popAttestor } from './x509pop/x509pop';
 
 export { DEFAULT_ATTESTOR, PROTOCOL_ATTESTORS } from './names';
 
@@ -35,6 +36,7 @@ export const attestorNamed = (name: string): Attestor<any> | undefined => regist
  */
 export const isKnownAttestor = (name: string): boolean => (PROTOCOL_ATTESTORS as readonly string[]).includes(name) || registry.has(name);
 
-// The attestors this server runs. `tpm` and `x509pop` are refused by name until registered here.
+// The attestors this server runs. `tpm` is refused by name until registered here.
 registerAttestor(joinTokenAttestor);
 registerAttestor(discoveryAttestor);
+registerAttestor(x509popAttestor);
