@@ -98,3 +98,40 @@ export async function rejoinExpiredIdentity(options: {
   );
   return answer;
 }
+
+/**
+ * Runs `run` (the session or renewal loop) with x509pop re-joins around it: an identity already expired when
+ * the agent starts, or one that expires while it runs (the loop answers RENEWAL_EXIT.expired), is re-joined
+ * with `rejoin` when it expired less than 7 days ago, and the loop starts again on the new identity. Outside
+ * the window, or when the re-join is refused, the loop's own answer stands (it tells the operator to join
+ * again with a token). One re-join per expiry: a second expiry right after one re-join is not retried.
+ */
+export async function runWithX509popRejoin(options: {
+  identityDir: string;
+  run: () => Promise<number>;
+  rejoin: () => Promise<IssuedAnswer | null>;
+  expiredExit: number;
+  log: (line: string) => void;
+}): Promise<number> {
+  const tryRejoin = async (): Promise<boolean> => {
+    try {
+      const answer = await options.rejoin();
+      if (!answer) return false;
+      options.log(`agent: the certificate had expired; re-joined with x509pop as node ${answer.nodeId} (site ${answer.siteId})`);
+      return true;
+    } catch (error) {
+      options.log(`agent: the x509pop re-join failed: ${(error as Error).message}`);
+      return false;
+    }
+  };
+  let last: LoadedIdentity | null = null;
+  try {
+    last = await loadIdentity(options.identityDir);
+  } catch {
+    // The loop reports an identity that does not load.
+  }
+  if (last && Date.now() >= last.notAfter.getTime()) await tryRejoin();
+  const code = await options.run();
+  if (code !== options.expiredExit || !(await tryRejoin())) return code;
+  return options.run();
+}
