@@ -1,6 +1,6 @@
 import { sign, type KeyObject } from 'node:crypto';
-import type { HardwareClaims } from '../server/join/hardware/claims';
-import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../server/join/attestors/x509pop/wire';
+import type { HardwareClaims } from '../protocol/hardware-claims';
+import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../protocol/x509pop-wire';
 import { writeIdentity } from './identity-store';
 import { DEFAULT_BASE_PATH, JoinRefusedError, type JoinTrust } from './join';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';

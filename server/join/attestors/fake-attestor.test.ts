@@ -8,7 +8,7 @@ import { createJoinHarness, machineClaims, type JoinHarness } from '../../../tes
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../challenges';
 import { refuse } from '../decide';
 import { JoinRefusal } from '../crypto/refusal';
-import { JOIN_REFUSED } from '../wire';
+import { JOIN_REFUSED } from '../../../protocol/join-wire';
 import { registerAttestor, unregisterAttestor } from './index';
 import type { Attestor, AttestorVerdict } from './types';
 

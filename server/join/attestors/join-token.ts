@@ -1,4 +1,4 @@
-import { mismatchedExpectField } from '../hardware/expect';
+import { mismatchedExpectField } from '../../../protocol/api/join-expect';
 import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
 import { prepareSealedToken } from './sealed-token';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';

@@ -1,6 +1,6 @@
 import { hashTokenSecret, parseJoinToken } from '../../tokens/secret';
 import { JoinRefusal } from '../crypto/refusal';
-import { openSealedToken } from '../crypto/seal';
+import { openSealedToken } from '../crypto/open-seal';
 import type { AttestorPrepared, JoinRequestFields, PrepareContext } from './types';
 
 /**

@@ -6,7 +6,7 @@ import { x509popBody } from '../../../../agent/x509pop';
 import { testDb } from '../../../../test/db';
 import { createTestTenant, type TestTenant } from '../../../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../../../test/join-harness';
-import { JOIN_REFUSED } from '../../wire';
+import { JOIN_REFUSED } from '../../../../protocol/join-wire';
 import { issueNodeCertificate } from '../../../pki/node-certificate';
 
 let h: JoinHarness;

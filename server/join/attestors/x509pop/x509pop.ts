@@ -1,12 +1,12 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { readLeafNames } from '../../../../agent/certificate-names';
+import { readLeafNames } from '../../../../protocol/certificate-names';
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../../challenges';
 import { JoinRefusal } from '../../crypto/refusal';
 import { refuse, type Admission, type NodeTrust } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';
 import { SELECT_X509POP_LEAVES } from './sql';
-import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from './wire';
+import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../../../../protocol/x509pop-wire';
 
 /** What preparation proved of an x509pop join (plain JSON: it crosses threads). */
 export interface X509popEvidence {

@@ -1,5 +1,5 @@
 import { getPgPool } from '../db/pg';
-import { loadPkiRuntime, loadRootTenantId } from '../join/runtime';
+import { loadPkiRuntime, loadRootTenantId } from '../join/join-runtime';
 import { RenewService } from './renew-service';
 
 const globalForRenew = globalThis as unknown as { renewService?: RenewService };
