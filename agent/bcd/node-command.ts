@@ -38,7 +38,11 @@ export async function runNode(args: { config?: string; once?: boolean }, io: Com
     const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
     return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, fetch: doFetch });
   };
-  const run = () => (args.once ? runRenewalLoop({ ...options, once: true }) : runSessionLoop({ ...options, agentVersion: bcdVersion(), writeState: true }));
+  // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
+  const run = () =>
+    args.once
+      ? runRenewalLoop({ ...options, once: true })
+      : runSessionLoop({ ...options, joinSigningKeyPin: config.joinSigningKeyPin, agentVersion: bcdVersion(), writeState: true });
   return runWithX509popRejoin({ identityDir: paths.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log: io.out });
 }
 

@@ -78,18 +78,21 @@ export function registerAgentCommands(program: Command) {
     });
   withGateway(agent.command('run').description('Keep this machine\'s session open and its identity fresh: renew on the session at about 60% of its lifetime'))
     .option('--once', 'renew once now (on a connection of its own) and exit')
-    .option('--join-signing-key-pin <pin>', 'with the encryption pin: re-join with x509pop through the gateway when the certificate expired less than 7 days ago (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)')
-    .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
+    .option('--join-signing-key-pin <pin>', "join_signing_key_pin: verify every session's welcome under that key; with the encryption pin, re-join with x509pop when the certificate expired less than 7 days ago (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)")
+    .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin, for an x509pop re-join (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
     .action(async (opts: GatewayOpts & { once?: boolean; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string }) => {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
       const log = (line: string) => void process.stderr.write(line + '\n');
       const options = { ...gatewayOptions(opts), signal: controller.signal, log };
-      const run = () => (opts.once ? runRenewalLoop({ ...options, once: true }) : runSessionLoop({ ...options, agentVersion: PRODUCT_VERSION, writeState: true }));
       const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
       const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+      const run = () =>
+        opts.once
+          ? runRenewalLoop({ ...options, once: true })
+          : runSessionLoop({ ...options, joinSigningKeyPin, agentVersion: PRODUCT_VERSION, writeState: true });
       if (!joinSigningKeyPin || !joinEncryptionKeyPin) return exitWhenFlushed(await run());
-      // With the join pins, an expired identity re-joins with x509pop through the pinned gateway first.
+      // With both join pins, an expired identity re-joins with x509pop through the pinned gateway first.
       const rejoin = async () => {
         const serverUrl = options.gatewayUrl.replace(/\/+$/, '');
         const doFetch = serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: options.servingCaPin }) : undefined;
