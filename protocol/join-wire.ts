@@ -8,7 +8,7 @@ export interface JoinRequestBody {
   body: Readonly<Record<string, unknown>>;
   csr: Buffer;
   claims: HardwareClaims;
-  /** `join-token` for the empty string, as protocol.md says. */
+  /** The default attestor (`join-token`) for the empty string, as protocol.md says. */
   attestor: string;
   role: string;
 }

@@ -142,7 +142,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       reclaim: decision.reclaim !== null,
       hardwareKeyTrusted: decision.hardwareKeyTrusted,
       certificateSerial: cert.serialHex,
-      nodeKey: 'unattested',
+      nodeKey: decision.nodeKey ?? 'unattested',
       role: decision.certRole,
       trust: decision.trust,
       identityGeneration: row.identityGeneration,

@@ -83,6 +83,8 @@ export interface Admission {
   actor: string;
   /** `urn:bc:` statements the certificate carries after its SPIFFE ID (kept from an earlier certificate). */
   statements?: string[];
+  /** `tpm` when the attestor proved the node key lives in the machine's TPM; else `unattested` (joining.md). */
+  nodeKey?: 'tpm';
 }
 
 export interface Refusal {
