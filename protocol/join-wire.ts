@@ -3,8 +3,8 @@ import type { HardwareClaims } from './hardware-claims';
 /** The largest Join body read; a real one is about 2 KiB. */
 export const MAX_JOIN_BODY_BYTES = 64 * 1024;
 
+/** The fields of a Join body every attestor shares; each attestor reads its own (`sealedToken`, `attestation`) from `body`. */
 export interface JoinRequestBody {
-  /** The whole body: each attestor reads its own fields (`sealedToken`, `attestation`) from it. */
   body: Readonly<Record<string, unknown>>;
   csr: Buffer;
   claims: HardwareClaims;
@@ -13,7 +13,10 @@ export interface JoinRequestBody {
   role: string;
 }
 
-/** The attestors protocol.md names (metric labels); a join may also name a registered one (isKnownAttestor in server/join/attestors). */
+/**
+ * The attestors protocol.md names (metric labels). A join naming anything else is malformed unless the server
+ * registered an attestor of that name (server/join/attestors), so events and rate-limit keys stay bounded.
+ */
 export const KNOWN_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

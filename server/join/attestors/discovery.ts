@@ -111,17 +111,17 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       recorded: new Map(),
       consumes: new Map(),
     };
-    const mine = joins.filter((j) => tokens.get(j.token?.id ?? "")?.role === 'discovery');
+    const mine = joins.filter((j) => tokens.get(j.token?.id ?? '')?.role === 'discovery');
     if (!mine.length) return state;
-    const bound = mine.filter((j) => tokens.get(j.token?.id ?? "")!.boundMac);
-    const sites = [...new Set(bound.map((j) => tokens.get(j.token?.id ?? "")!.siteId))].sort();
+    const bound = mine.filter((j) => tokens.get(j.token?.id ?? '')!.boundMac);
+    const sites = [...new Set(bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId))].sort();
     // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
     const [, known, rules, expected] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
       client.query<KnownMachineRow>(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
-        bound.map((j) => tokens.get(j.token?.id ?? "")!.siteId),
-        bound.map((j) => macDigits(tokens.get(j.token?.id ?? "")!.boundMac!)),
+        bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId),
+        bound.map((j) => macDigits(tokens.get(j.token?.id ?? '')!.boundMac!)),
         bound.map((j) => j.trustedKey),
         sites,
       ]),
@@ -129,7 +129,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
       client.query<ExpectedMachineRow>(SELECT_EXPECTED_MACHINES, [
         sites,
-        bound.map((j) => tokens.get(j.token?.id ?? "")!.boundMac!),
+        bound.map((j) => tokens.get(j.token?.id ?? '')!.boundMac!),
         bound.filter((j) => j.trustedKey).flatMap((j) => serialsOf(j)),
         bound.filter((j) => j.trustedKey).flatMap((j) => normalizeUuid(j.claims.productUuid) ?? []),
       ]),
@@ -163,7 +163,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       if (row.site !== null) state.pending.set(row.site, row.pending);
       else state.known.set(bound[row.i]!, row.node_id);
     }
-    const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? "")!)).filter((k): k is string => k !== null))].sort();
+    const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? '')!)).filter((k): k is string => k !== null))].sort();
     for (const r of (await client.query<LatestRequestRow>(SELECT_LATEST_REQUESTS, [keys])).rows) {
       const policy = r.p_policy ?? {};
       state.latest.set(r.machine_key, {

@@ -3,6 +3,7 @@ import { joinTokenAttestor } from './join-token';
 import { tpmAttestor } from './tpm/attestor';
 import { PROTOCOL_ATTESTORS } from './names';
 import type { Attestor } from './types';
+import { x509popAttestor } from './x509pop/x509pop';
 
 export { DEFAULT_ATTESTOR, PROTOCOL_ATTESTORS } from './names';
 
@@ -37,7 +38,8 @@ export const attestorNamed = (name: string): Attestor<any> | undefined => regist
  */
 export const isKnownAttestor = (name: string): boolean => (PROTOCOL_ATTESTORS as readonly string[]).includes(name) || registry.has(name);
 
-// The attestors this server runs. `x509pop` is refused by name until registered here.
+// The attestors this server runs.
 registerAttestor(joinTokenAttestor);
 registerAttestor(discoveryAttestor);
 registerAttestor(tpmAttestor);
+registerAttestor(x509popAttestor);

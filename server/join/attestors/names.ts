@@ -1,7 +1,10 @@
-// The attestor names protocol.md defines. A join naming anything else is malformed, so events and metric
-// labels stay bounded; a name defined here but not registered in ./index.ts is refused by name (`join:attestor`).
+import { KNOWN_ATTESTORS } from '../../../protocol/join-wire';
 
-export const PROTOCOL_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
+// The attestor names protocol.md defines. A join naming anything else is malformed (unless registered), so
+// events and metric labels stay bounded; a name defined here but not registered in ./index.ts is refused by
+// name (`join:attestor`).
+
+export const PROTOCOL_ATTESTORS = KNOWN_ATTESTORS;
 
 /** What an empty `attestor` means (protocol.md: `""` means `join-token`). */
 export const DEFAULT_ATTESTOR = 'join-token';
