@@ -16,7 +16,7 @@ import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
-import { recordRenewal } from '../metrics/api-metrics';
+import { recordRenewal, type ApiMetrics } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
 
 export interface RenewServiceOptions {
@@ -28,6 +28,8 @@ export interface RenewServiceOptions {
   refusalLimit?: RenewRefusalLimit;
   /** The most renewals one group reads or commits together (128). */
   maxGroup?: number;
+  /** Where renewals are counted (the composition root's registry); none by default. */
+  metrics?: ApiMetrics;
 }
 
 /** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
@@ -101,7 +103,7 @@ export class RenewService {
     const started = performance.now();
     let reason = '';
     const answer = await this.answer(call, (refused) => (reason = refused));
-    recordRenewal(answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
+    if (this.options.metrics) recordRenewal(this.options.metrics, answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
     return answer;
   }
 
