@@ -9,7 +9,7 @@ import { generateNodeKeyAndCsr } from '../agent/keys';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
 import { createGateway, type GatewayServer } from '../server/gateway/gateway';
-import { issueGatewayCertificate } from '../server/pki/gateway';
+import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
 import { installPins } from '../server/pki/pins-summary';
 import type { RenewService } from '../server/renew/renew-service';
 import { normalizedPath } from '../server/boot/http-server';

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { JoinTrust } from '../agent/join';
 import { createDb, type Db } from '../server/db/client';
 import { migrate } from '../server/db/migrate';
-import { joinCryptoFromBundle } from '../server/pki/join-crypto';
-import { loadPki } from '../server/pki/store';
+import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
+import { loadPki } from '../server/pki/bundle/store';
 import { getRootTenant } from '../server/tenants/tenants';
 import { createFreshDatabase, dropDatabase } from './db';
 

@@ -4,7 +4,7 @@ import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
 import { EventsListener } from '../events/listener';
 import { buildWellKnownDocument } from '../http/well-known';
-import type { JoinCrypto } from '../pki/join-crypto';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';
 import type { JoinPreparer } from '../join/prepare';
 import type { RefusalLimit } from '../join/refusals';

@@ -15,7 +15,7 @@ import { startHttpServer, type NodeHandler } from './http-server';
 import type { Services } from './services';
 import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
-import { upgradeStoredPki } from '../pki/upgrade';
+import { upgradeStoredPki } from '../pki/bundle/upgrade';
 import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
 
 const say = (line: string) => process.stdout.write(line + '\n');

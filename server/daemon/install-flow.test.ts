@@ -7,7 +7,7 @@ import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd
 import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
-import { loadPki } from '../pki/store';
+import { loadPki } from '../pki/bundle/store';
 import { installPins } from '../pki/pins-summary';
 import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';

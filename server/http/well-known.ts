@@ -1,6 +1,6 @@
 import { BASE_PATH, PRODUCT_VERSION, gatewayConfig } from '../config/config';
 import type { PkiRuntime } from '../join/runtime';
-import { wellKnownJoinSection } from '../pki/join-crypto';
+import { wellKnownJoinSection } from '../pki/issuance/join-crypto';
 
 /**
  * `GET {basePath}/.well-known/better-compute`, exactly as protocol.md fixes it. The `join` section appears

@@ -1,4 +1,4 @@
-import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { IssuedNodeCertificate } from '../pki/issuance/node-certificate';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
 

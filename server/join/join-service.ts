@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { isUniqueViolation } from '../db/errors';
 import { logError } from '../log';
-import type { JoinCrypto } from '../pki/join-crypto';
-import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/issuance/node-certificate';
 import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
 import { signEnvelope } from './crypto/envelope';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';

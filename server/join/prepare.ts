@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JoinCrypto } from '../pki/join-crypto';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { hashTokenSecret, parseJoinToken } from '../tokens/secret';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';

@@ -1,8 +1,8 @@
 import type { Db } from '../db/client';
 import { logError } from '../log';
-import { joinCryptoFromBundle, type JoinCrypto } from '../pki/join-crypto';
+import { joinCryptoFromBundle, type JoinCrypto } from '../pki/issuance/join-crypto';
 import { installPins } from '../pki/pins-summary';
-import { hasPki, loadPki } from '../pki/store';
+import { hasPki, loadPki } from '../pki/bundle/store';
 import { getRootTenant } from '../tenants/tenants';
 
 const RETRY_MISSING_MS = 5_000;

@@ -22,7 +22,7 @@ import { randomMac } from '../../test/discovery-harness';
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';
 import { installPins } from '../pki/pins-summary';
-import { loadPki } from '../pki/store';
+import { loadPki } from '../pki/bundle/store';
 import { createJoinToken } from '../tokens/join-tokens';
 import { issueJoinToken } from '../tokens/issue';
 

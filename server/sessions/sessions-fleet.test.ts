@@ -14,9 +14,9 @@ import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { machineClaims } from '../../test/join-harness';
 import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { insertApiKey } from '../api-keys/api-keys';
-import { issueGatewayCertificate } from '../pki/gateway';
+import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { installPins } from '../pki/pins-summary';
-import { loadPki } from '../pki/store';
+import { loadPki } from '../pki/bundle/store';
 import { issueJoinToken } from '../tokens/issue';
 
 // Two gateway processes and two API processes on one PostgreSQL: every instance reads the same session state,

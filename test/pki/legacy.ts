@@ -1,8 +1,8 @@
 import { createCipheriv, createPrivateKey, createPublicKey, randomBytes, scryptSync, X509Certificate } from 'node:crypto';
-import type { PkiBundle } from '../bundle';
-import { issueLeaf } from '../ca';
-import { loadIssuingCa } from '../issuing-ca';
-import { encodeName, OIDS, toPem } from '../x509-build';
+import type { PkiBundle } from '../../server/pki/bundle/bundle';
+import { issueLeaf } from '../../server/pki/ca/ca';
+import { loadIssuingCa } from '../../server/pki/ca/issuing-ca';
+import { encodeName, OIDS, toPem } from '../../server/pki/ca/x509-build';
 
 /**
  * `bundle` as releases before the self-signed signing certificate made it: the JoinService signing key's

@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
-import { DomainError } from '../errors';
-import type { PkiBundle } from './bundle';
-import { issueLeaf, newEcKeyPair } from './ca';
-import { loadIssuingCa } from './issuing-ca';
-import { dnsNameProblem } from './trust-domain';
-import { encodeName, extendedKeyUsage, OIDS, subjectAltName, toPem, type GeneralName } from './x509-build';
+import { DomainError } from '../../errors';
+import type { PkiBundle } from '../bundle/bundle';
+import { issueLeaf, newEcKeyPair } from '../ca/ca';
+import { loadIssuingCa } from '../ca/issuing-ca';
+import { dnsNameProblem } from '../ca/trust-domain';
+import { encodeName, extendedKeyUsage, OIDS, subjectAltName, toPem, type GeneralName } from '../ca/x509-build';
 
 /** A gateway's TLS identity, all PEM. */
 export interface GatewayCertificate {

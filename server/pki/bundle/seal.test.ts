@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../errors';
 import { createPkiBundle } from './bundle';
 import { isCurrentSeal, MIN_SECRET_LENGTH, openPkiBundle, SEAL_SCRYPT, sealParameters, sealPkiBundle } from './seal';
-import { sealPkiBundleV1 } from './testing/legacy';
-import { thrownBy } from './testing/fixtures';
+import { sealPkiBundleV1 } from '../../../test/pki/legacy';
+import { thrownBy } from '../../../test/pki/fixtures';
 
 const bundle = createPkiBundle({ trustDomain: 'compute.example.com' });
 const secret = 'correct horse battery staple, and then some more words';

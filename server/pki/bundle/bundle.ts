@@ -1,8 +1,8 @@
-import { DomainError } from '../errors';
-import { createRootCa, newEcKeyPair, type IssuingCa } from './ca';
+import { DomainError } from '../../errors';
+import { createRootCa, newEcKeyPair, type IssuingCa } from '../ca/ca';
 import { selfSignedSigningCertificate } from './signing-certificate';
-import { parseTrustDomain } from './trust-domain';
-import { toPem } from './x509-build';
+import { parseTrustDomain } from '../ca/trust-domain';
+import { toPem } from '../ca/x509-build';
 
 /** A certificate and its private key. */
 export interface PkiCertifiedKey {

@@ -1,16 +1,16 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createFreshDatabase, dropDatabase } from '../../test/db';
-import { createDb, type Db } from '../db/client';
-import { migrate } from '../db/migrate';
+import { createFreshDatabase, dropDatabase } from '../../../test/db';
+import { createDb, type Db } from '../../db/client';
+import { migrate } from '../../db/migrate';
 import { createPkiBundle, type PkiBundle } from './bundle';
-import { joinCryptoFromBundle } from './join-crypto';
-import { installPins } from './pins-summary';
+import { joinCryptoFromBundle } from '../issuance/join-crypto';
+import { installPins } from '../pins-summary';
 import { isCurrentSeal, openPkiBundle, sealParameters } from './seal';
 import { isSelfSigned } from './signing-certificate';
 import { loadPki, PKI_BUNDLE_ID } from './store';
-import { openssl } from './testing/openssl';
-import { sealPkiBundleV1, withNodeCaIssuedSigningCertificate } from './testing/legacy';
+import { openssl } from '../../../test/pki/openssl';
+import { sealPkiBundleV1, withNodeCaIssuedSigningCertificate } from '../../../test/pki/legacy';
 import { upgradeStoredPki } from './upgrade';
 
 // The bundle is a singleton row, so this file works in a database of its own.

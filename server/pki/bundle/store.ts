@@ -1,5 +1,5 @@
-import { DomainError } from '../errors';
-import type { Tx } from '../db/client';
+import { DomainError } from '../../errors';
+import type { Tx } from '../../db/client';
 import { createPkiBundle, type PkiBundle } from './bundle';
 import { openPkiBundle, sealPkiBundle } from './seal';
 

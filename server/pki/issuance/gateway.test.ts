@@ -1,10 +1,10 @@
 import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../errors';
 import { issueGatewayCertificate } from './gateway';
-import { fixturePki, thrownBy } from './testing/fixtures';
-import { openssl } from './testing/openssl';
-import * as x509 from './testing/x509';
+import { fixturePki, thrownBy } from '../../../test/pki/fixtures';
+import { openssl } from '../../../test/pki/openssl';
+import * as x509 from '../../../test/pki/x509';
 
 const { bundle } = fixturePki();
 const sans = ['gw.eu.example.com', '*.gw.example.com', 'localhost', '10.0.0.7', '2001:db8::1', '::ffff:192.0.2.1'];

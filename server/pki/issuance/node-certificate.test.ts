@@ -1,14 +1,14 @@
 import { createHash, generateKeyPairSync, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { readChildren, readRoot, type DerElement } from '../der/reader';
-import { DomainError } from '../errors';
+import { readChildren, readRoot, type DerElement } from '../../der/reader';
+import { DomainError } from '../../errors';
 import { issueNodeCertificate, NODE_CERT_BACKDATE_SECONDS, type NodeCertificateRequest } from './node-certificate';
-import { createPkiBundle } from './bundle';
+import { createPkiBundle } from '../bundle/bundle';
 import { joinCryptoFromBundle } from './join-crypto';
-import { fixturePki, thrownBy } from './testing/fixtures';
-import { openssl } from './testing/openssl';
-import * as x509 from './testing/x509';
-import { toPem } from './x509-build';
+import { fixturePki, thrownBy } from '../../../test/pki/fixtures';
+import { openssl } from '../../../test/pki/openssl';
+import * as x509 from '../../../test/pki/x509';
+import { toPem } from '../ca/x509-build';
 
 const { bundle, joinCrypto } = fixturePki();
 const ca = joinCrypto.nodeCa;

@@ -1,11 +1,11 @@
 import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../errors';
 import { createPkiBundle, PKI_VALIDITY_DAYS } from './bundle';
 import { parsePkiBundle } from './bundle-schema';
-import { openssl } from './testing/openssl';
-import * as x509 from './testing/x509';
-import { withNodeCaIssuedSigningCertificate } from './testing/legacy';
+import { openssl } from '../../../test/pki/openssl';
+import * as x509 from '../../../test/pki/x509';
+import { withNodeCaIssuedSigningCertificate } from '../../../test/pki/legacy';
 
 const now = new Date('2026-03-01T12:00:00.678Z');
 const bundle = createPkiBundle({ trustDomain: 'compute.example.com', now });

@@ -1,7 +1,7 @@
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { DomainError } from '../errors';
-import { caIdentity, isP256PrivateKey } from './issuing-ca';
-import { authorityKeyIdentifier, basicConstraints, extendedKeyUsage, KEY_USAGE, keyUsage, OIDS } from './x509-build';
+import { DomainError } from '../../errors';
+import { caIdentity, isP256PrivateKey } from '../ca/issuing-ca';
+import { authorityKeyIdentifier, basicConstraints, extendedKeyUsage, KEY_USAGE, keyUsage, OIDS } from '../ca/x509-build';
 
 /**
  * The node CA as `issueNodeCertificate` takes it. Build it once (`pkiJoinCrypto` does) and pass the same object

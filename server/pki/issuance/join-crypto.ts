@@ -1,11 +1,11 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { DomainError } from '../errors';
-import type { PkiBundle } from './bundle';
-import { isP256PrivateKey, loadIssuingCa, parsePair } from './issuing-ca';
+import { DomainError } from '../../errors';
+import type { PkiBundle } from '../bundle/bundle';
+import { isP256PrivateKey, loadIssuingCa, parsePair } from '../ca/issuing-ca';
 import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-issuer';
-import { spkiPin } from './pins';
-import { isSelfSigned } from './signing-certificate';
-import { parseTrustDomain } from './trust-domain';
+import { spkiPin } from '../pins';
+import { isSelfSigned } from '../bundle/signing-certificate';
+import { parseTrustDomain } from '../ca/trust-domain';
 
 /** A public P-256 JWK with exactly the members a daemon needs to seal a token. */
 export interface PublicEcJwk {

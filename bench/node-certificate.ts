@@ -1,11 +1,11 @@
 /**
- * Micro-benchmark of issueNodeCertificate, JoinService's hot path: `npx tsx server/pki/bench-node-certificate.ts
+ * Micro-benchmark of issueNodeCertificate, JoinService's hot path: `npx tsx bench/node-certificate.ts
  * [count]`. Prints certificates per second on one core, and the cost of the ECDSA signature alone for scale.
  */
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { createPkiBundle } from './bundle';
-import { joinCryptoFromBundle } from './join-crypto';
-import { issueNodeCertificate } from './node-certificate';
+import { createPkiBundle } from '../server/pki/bundle/bundle';
+import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
+import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 
 const count = Number(process.argv[2] ?? 20_000);
 const joinCrypto = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'compute.example.com' }));

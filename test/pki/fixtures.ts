@@ -1,5 +1,5 @@
-import { createPkiBundle, type PkiBundle } from '../bundle';
-import { joinCryptoFromBundle, type JoinCrypto } from '../join-crypto';
+import { createPkiBundle, type PkiBundle } from '../../server/pki/bundle/bundle';
+import { joinCryptoFromBundle, type JoinCrypto } from '../../server/pki/issuance/join-crypto';
 
 let cached: { bundle: PkiBundle; joinCrypto: JoinCrypto } | undefined;
 

@@ -1,13 +1,13 @@
 import { createPublicKey, sign, verify, X509Certificate as NodeX509 } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
-import { createPkiBundle } from './bundle';
+import { DomainError } from '../../errors';
+import { createPkiBundle } from '../bundle/bundle';
 import { joinCryptoFromBundle, pkiJoinCrypto, wellKnownJoinSection } from './join-crypto';
-import { installPins } from './pins-summary';
-import { spkiPin } from './pins';
-import { fixturePki, thrownBy } from './testing/fixtures';
-import { withNodeCaIssuedSigningCertificate } from './testing/legacy';
+import { installPins } from '../pins-summary';
+import { spkiPin } from '../pins';
+import { fixturePki, thrownBy } from '../../../test/pki/fixtures';
+import { withNodeCaIssuedSigningCertificate } from '../../../test/pki/legacy';
 
 const { bundle, joinCrypto } = fixturePki();
 
