@@ -16,7 +16,7 @@ import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/http/agent-endpoints';
 import { startSessionSweeper, type SessionService } from '../server/sessions/session-service';
 import type { SessionSettings } from '../server/sessions/settings';
-import type { HardwareClaims } from '../server/join/hardware/claims';
+import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
 export const BASE = '/api/compute';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
-import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
+import { ThreadedPreparer, joinThreadCount } from '../join/prepare-worker-pool';
 import { logLimited } from '../log';
 import { createAgentEndpoints, hasFixedHeaders, type AgentEndpointServices } from '../http/agent-endpoints';
 import { DEFAULT_MAX_BODY_BYTES } from '../http/body';

@@ -8,7 +8,7 @@ import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';
 import type { JoinPreparer } from '../join/prepare';
 import type { RefusalLimit } from '../join/refusals';
-import { JOIN_STATS_PREFIX, PkiSource, joinInFlight, rootTenantIdOf, type PkiRuntime } from '../join/runtime';
+import { JOIN_STATS_PREFIX, PkiSource, joinInFlight, rootTenantIdOf, type PkiRuntime } from '../join/join-runtime';
 import { apiRegistry } from '../metrics/api-endpoint';
 import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics';
 import { JoinRequestListener } from '../requests/listener';

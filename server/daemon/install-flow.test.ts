@@ -13,7 +13,7 @@ import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';
 import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
 
-// The install script and bcd end to end: the production server (test/compute-server.ts, serving the download
+// The install script and bcd end to end: the production server (test/server-main.ts, serving the download
 // route from a directory holding the real built bcd), the generated script run by sh with a BCD_ROOT prefix,
 // and the installed bcd joining, answering `already joined`, resetting and bootstrapping from the document.
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
 import { parseExpectedMachines } from './parse';
 

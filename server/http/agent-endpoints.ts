@@ -2,13 +2,13 @@ import type http from 'node:http';
 import { BASE_PATH } from '../config/config';
 import { downloadsDir as defaultDownloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
 import type { JoinService } from '../join/join-service';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../join/wire';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protocol/join-wire';
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
-import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
+import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../../protocol/session-wire';
 import { readNodeBody } from './body';
 import { isClientAbort } from './client-abort';
 

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /**
  * The one body reader of every route that reads a body (the agent endpoints, REST, tRPC, the gateway):

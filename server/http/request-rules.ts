@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /** The origin (scheme://host[:port]) of the console's public URL, or null when it is not configured. */
 export function consoleOrigin(publicUrl = process.env.NEXTAUTH_URL): string | null {

@@ -1,5 +1,5 @@
 import { BASE_PATH, PRODUCT_VERSION, gatewayConfig } from '../config/config';
-import type { PkiRuntime } from '../join/runtime';
+import type { PkiRuntime } from '../join/join-runtime';
 import { wellKnownJoinSection } from '../pki/issuance/join-crypto';
 
 /**

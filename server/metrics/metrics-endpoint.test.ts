@@ -17,7 +17,7 @@ import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
 import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { machineClaims } from '../../test/join-harness';
-import type { HardwareClaims } from '../join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { randomMac } from '../../test/discovery-harness';
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';
@@ -26,7 +26,7 @@ import { loadPki } from '../pki/bundle/store';
 import { createJoinToken } from '../tokens/join-tokens';
 import { issueJoinToken } from '../tokens/issue';
 
-// GET /metrics of the production server (test/compute-server.ts) and of a gateway process (as npm start runs
+// GET /metrics of the production server (test/server-main.ts) and of a gateway process (as npm start runs
 // it), scraped before and after a known sequence of joins through the gateway: one admitted, two refused for
 // two reasons, one deferred into a join request that an operator approves and whose retry is admitted, and
 // one renewal; the renewed node then opens a session. Counters are per instance; the exact deltas are asserted.

@@ -3,7 +3,7 @@ import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { watchJoinRequests } from '../../requests/listener';
 import { processServices } from '../../boot/services';
-import { getJoinRequestInput } from '../../requests/schemas';
+import { getJoinRequestInput } from '../../../protocol/api/join-request-schemas';
 
 const onChangeInput = getJoinRequestInput.omit({ requestId: true });
 

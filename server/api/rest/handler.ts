@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toErrorBody } from '../../error-map';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { DEFAULT_MAX_BODY_BYTES, HttpRefusal, readRequestText, requireJsonContentType } from '../../http/body';
 import { checkSessionOrigin } from '../../http/request-rules';
 import { isClientAbort } from '../../http/client-abort';

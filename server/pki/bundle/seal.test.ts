@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { createPkiBundle } from './bundle';
 import { isCurrentSeal, MIN_SECRET_LENGTH, openPkiBundle, SEAL_SCRYPT, sealParameters, sealPkiBundle } from './seal';
 import { sealPkiBundleV1 } from '../../../test/pki/legacy';

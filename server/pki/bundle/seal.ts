@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import type { PkiBundle } from './bundle';
 import { parsePkiBundle } from './bundle-schema';
 import { MIN_SECRET_LENGTH, secretWeakness } from './secret-strength';

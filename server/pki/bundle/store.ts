@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import type { Tx } from '../../db/client';
 import { createPkiBundle, type PkiBundle } from './bundle';
 import { openPkiBundle, sealPkiBundle } from './seal';

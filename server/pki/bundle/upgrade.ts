@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import type { PkiBundle } from './bundle';
 import { isCurrentSeal, openPkiBundle, sealPkiBundle } from './seal';
 import { rotateSigningCertificate } from './signing-certificate';

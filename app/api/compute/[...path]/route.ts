@@ -1,4 +1,4 @@
-import { getSessionOperatorId } from '@/lib/session';
+import { getSessionOperatorId } from '@/server/auth/session';
 import { processServices } from '@/server/boot/services';
 import { handleComputeRequest } from '@/server/http/compute';
 

@@ -7,7 +7,7 @@ import {
   normalizeGpuUuid,
   normalizeMac,
   normalizeUuid,
-} from './claims';
+} from './hardware-claims';
 
 describe('hardwareClaimsSchema', () => {
   it('accepts the wire claims, reads null as absent and drops unknown fields', () => {

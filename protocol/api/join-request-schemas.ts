@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { idOf } from '../names';
-import { requestFilterFields } from './filter-schema';
+import { idOf } from './resource-names';
+import { requestFilterFields } from './join-request-filter';
 
 export const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
 export type JoinRequestState = (typeof JOIN_REQUEST_STATES)[number];

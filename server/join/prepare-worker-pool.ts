@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { revivePrepared, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
-import type { ThreadBatch, ThreadJob, ThreadResult } from './prepare-thread';
+import type { ThreadBatch, ThreadJob, ThreadResult } from './prepare-worker';
 
 /**
  * How many threads of each server process prepare joins (verify the CSR, open the seal):
@@ -117,7 +117,7 @@ export class ThreadedPreparer implements JoinPreparer {
 
   private ensureWorker(slot: Slot): Worker {
     if (slot.worker) return slot.worker;
-    const worker = new Worker(new URL('./prepare-thread.mjs', import.meta.url), { name: 'join-prepare' });
+    const worker = new Worker(new URL('./prepare-worker.mjs', import.meta.url), { name: 'join-prepare' });
     worker.unref();
     worker.on('message', (results: ThreadResult[]) => {
       for (const result of results) {

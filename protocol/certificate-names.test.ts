@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DerError } from '../server/der/reader';
+import { DerError } from './der/reader';
 import { readLeafNames } from './certificate-names';
 
 function opensslCertificate(subject: string, extensions: string[]): Buffer {

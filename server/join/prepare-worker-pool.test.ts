@@ -11,8 +11,8 @@ import { createPkiBundle } from '../pki/bundle/bundle';
 import { joinCryptoFromBundle } from '../pki/issuance/join-crypto';
 import { JoinService } from './join-service';
 import { inProcessPreparer, isPrepared, prepareJoinBytes, type JoinPreparer } from './prepare';
-import { ThreadedPreparer, joinThreadCount } from './prepare-threads';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from './wire';
+import { ThreadedPreparer, joinThreadCount } from './prepare-worker-pool';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
 
 const fakeToken = () => `bcjt_jt_${randomBytes(13).toString('hex').slice(0, 26)}.${randomBytes(32).toString('base64url')}`;
 

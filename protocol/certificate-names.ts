@@ -1,5 +1,5 @@
-import { DerError, contentOf, encodingOf, expectElement, readChildren, readElement } from '../server/der/reader';
-import { TAG } from '../server/der/tags';
+import { DerError, contentOf, encodingOf, expectElement, readChildren, readElement } from './der/reader';
+import { TAG } from './der/tags';
 
 /** What the agent checks in an issued leaf: the key it certifies and the names it carries. */
 export interface LeafNames {

@@ -1,4 +1,4 @@
-import type { NodeCertificateRecord } from './schemas';
+import type { NodeCertificateRecord } from './node-schemas';
 
 /**
  * Where a certificate of a node's history stands, as the console's badge and the CLI's column name it:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../errors';
-import { matchesExpect, normalizeExpect } from './expect';
+import { DomainError } from '../errors';
+import { matchesExpect, normalizeExpect } from './join-expect';
 
 const UUID = '4c4c4544-0031-3510-8052-b4c04f4e5632';
 const GPU = 'GPU-7d5a1c2e-0b3f-4a6d-9e8c-1f2a3b4c5d6e';

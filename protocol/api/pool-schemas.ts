@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { idOf, resourceName } from '../names';
-import { acceptanceCheckSpec } from '../acceptance/checks';
+import { idOf, resourceName } from './resource-names';
+import { acceptanceCheckSpec } from '../acceptance-checks';
 
 export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from '../errors';
-import { pageDirection, idOf } from '../names';
+import { pageDirection, idOf } from './resource-names';
 
 /** What kind of agent a token admits (joining.md, "Token roles"). `joinTokens.create` mints `node` tokens. */
 export const JOIN_TOKEN_ROLES = ['node', 'site', 'provisioned', 'discovery'] as const;
@@ -41,7 +41,7 @@ export const idempotencyKey = z
   .regex(/^(?!\s)[^\p{C}]*(?<!\s)$/u, 'must be printable, without control characters or surrounding blanks');
 
 /**
- * `expect` as sent. Only the shape is checked here; `normalizeExpect` (server/join/hardware/expect.ts)
+ * `expect` as sent. Only the shape is checked here; `normalizeExpect` (protocol/api/join-expect.ts)
  * decides the forms (mac `aa:bb:cc:dd:ee:ff`, gpuUuid `GPU-…`, at least one identifier) and normalizes them.
  */
 export const joinExpectInput = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../names';
+import { idOf } from './resource-names';
 
 const hex256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
 const pin = z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin: sha256/ + base64 of a SHA-256');

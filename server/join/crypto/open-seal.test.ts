@@ -2,9 +2,9 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CompactEncrypt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sealToken, type EncryptionJwk } from '../../../agent/seal-token';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { JoinRefusal } from './refusal';
-import { MAX_SEAL_LENGTH, openSeal } from './seal';
+import { MAX_SEAL_LENGTH, openSeal } from './open-seal';
 
 const TOKEN = 'bcjt_jt_01k5w7hq3x4m2v8r9t6y5e4d3c.' + 'A'.repeat(43);
 const CSR = 'ab'.repeat(32);

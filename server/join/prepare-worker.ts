@@ -1,5 +1,5 @@
 /**
- * The body of a JoinService preparation thread (see prepare-threads.ts): receives batches of request
+ * The body of a JoinService preparation thread (see prepare-worker-pool.ts): receives batches of request
  * bodies, prepares each with the same `prepareJoinBytes` the in-process path uses, and answers the batch.
  * Holds the join encryption key, which it receives as a KeyObject and never writes anywhere.
  */

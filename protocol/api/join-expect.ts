@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors';
+import { DomainError } from '../errors';
 import {
   isPermanentGlobalMac,
   isPlaceholderString,
@@ -7,8 +7,8 @@ import {
   normalizeMac,
   normalizeSerial,
   normalizeUuid,
-} from './claims';
-import type { HardwareIdentifiers } from './hardware-key';
+  type HardwareIdentifiers,
+} from '../hardware-claims';
 
 /** A token's `expect` binding, as stored: every present field is already normalized. */
 export interface JoinExpect {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateChecks } from './checks';
+import { evaluateChecks } from './acceptance-checks';
 
 const joined = { productUuid: '4C4C4544-0031-3510-8052-B4C04F4E5632', productSerial: 'SN-7701', macs: ['3c:ec:ef:12:34:56'], gpuUuids: ['GPU-1', 'GPU-2'] };
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 // The queue filter's shape, with no database code: the console's client bundle imports it (through
-// server/requests/schemas.ts), and server/requests/filter.ts turns it into SQL.
+// protocol/api/join-request-schemas.ts), and server/requests/filter.ts turns it into SQL.
 
 /** A day of seconds times 366: ages beyond a year are no filter anyone means. */
 const MAX_AGE_SECONDS = 31_622_400;

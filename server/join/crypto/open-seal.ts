@@ -1,7 +1,7 @@
 import { createDecipheriv, createECDH, type ECDH, type KeyObject } from 'node:crypto';
-import { DomainError } from '../../errors';
-import { decodeBase64url } from './base64url';
-import { ALG, KEY_WRAP_IV, concatKdf } from './concat-kdf';
+import { DomainError } from '../../../protocol/errors';
+import { decodeBase64url } from '../../../protocol/base64url';
+import { ALG, KEY_WRAP_IV, concatKdf } from '../../../protocol/concat-kdf';
 import { JoinRefusal } from './refusal';
 import { p256PrivateScalar } from '../../pki/ca/p256-private';
 

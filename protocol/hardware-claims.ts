@@ -142,3 +142,13 @@ export function normalizeSerial(value: string | null | undefined): string | null
   if (typeof value !== 'string' || isPlaceholderString(value)) return null;
   return value.trim().toLowerCase();
 }
+
+/** The identifier fields a hardware key is derived from; other claim fields (hostname) are ignored. */
+export interface HardwareIdentifiers {
+  readonly productUuid?: string | null;
+  readonly productSerial?: string | null;
+  readonly boardSerial?: string | null;
+  readonly chassisSerial?: string | null;
+  readonly macs?: readonly string[] | null;
+  readonly gpuUuids?: readonly string[] | null;
+}

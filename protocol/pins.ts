@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
-import { DomainError } from '../errors';
+import { DomainError } from './errors';
 
 /** What {@link spkiPin} accepts: DER SubjectPublicKeyInfo bytes, a node:crypto key, a WebCrypto key, or PEM. */
 export type PinnableKey = Uint8Array | KeyObject | CryptoKey | string;
