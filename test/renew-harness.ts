@@ -18,6 +18,7 @@ import { startSessionSweeper, type SessionService } from '../server/sessions/ses
 import type { SessionSettings } from '../server/sessions/settings';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
+import { testDatabaseUrl } from './db';
 
 export const BASE = '/api/compute';
 
@@ -106,7 +107,7 @@ export async function createRenewHarness(options: { sessions?: SessionSettings }
       stopSweeper();
       await close(gateway).catch(() => {});
       await close(api).catch(() => {});
-      await h.pool.end();
+      await h.services.close();
     },
   };
   return harness;

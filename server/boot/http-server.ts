@@ -15,6 +15,7 @@ import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
 import { startSessionSweeper } from '../sessions/session-service';
+import { endSessionWatches } from '../sessions/session-watch';
 import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
 
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
@@ -185,7 +186,10 @@ export async function startHttpServer(options: {
     services,
     stop: async () => {
       stopSweeper();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Watch streams never end by themselves: close() would wait for the gateways.
+      endSessionWatches();
+      await closed;
       // The development server keeps watchers and its bundler running until it is closed.
       if (options.dev) await app?.close();
       await preparer?.close();

@@ -16,6 +16,7 @@ import type { RenewRefusalLimit } from '../renew/refusals';
 import { RenewService } from '../renew/renew-service';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
+import { SessionsListener } from '../sessions/session-watch';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
 
 type Env = Record<string, string | undefined>;
@@ -42,6 +43,8 @@ export interface Services {
   metricsRegistry(): Registry;
   /** The process's LISTEN on `compute_events` (opened on first use). */
   eventsListener(): EventsListener;
+  /** The process's LISTEN on the session-end channel, shared by every gateway's watch stream (opened on first use). */
+  sessionsListener(): SessionsListener;
   /** The process's LISTEN on the join-request channel (opened on first use). */
   joinRequestListener(): JoinRequestListener;
   close(): Promise<void>;
@@ -101,6 +104,7 @@ export function createServices(options: ServiceOptions): Services {
   const registry = apiRegistry(metrics, pool);
   let events: EventsListener | undefined;
   let joinRequests: JoinRequestListener | undefined;
+  let sessionEnds: SessionsListener | undefined;
   return {
     databaseUrl: options.databaseUrl,
     db,
@@ -115,8 +119,9 @@ export function createServices(options: ServiceOptions): Services {
     metricsRegistry: registry,
     eventsListener: () => (events ??= new EventsListener(options.databaseUrl)),
     joinRequestListener: () => (joinRequests ??= new JoinRequestListener(options.databaseUrl)),
+    sessionsListener: () => (sessionEnds ??= new SessionsListener(options.databaseUrl)),
     async close() {
-      await Promise.all([events?.close(), joinRequests?.close()]);
+      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close()]);
       await pool.end();
       if (!options.db) await db.$disconnect();
     },

@@ -8,7 +8,9 @@ import type { RenewService } from '../renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../../protocol/session-wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
+import type { ChannelListener } from '../db/listen';
+import { pipeWatchResponse, sessionWatchResponse, type SessionsChange } from '../sessions/session-watch';
 import { readNodeBody } from './body';
 import { isClientAbort } from './client-abort';
 
@@ -21,6 +23,7 @@ export const WELL_KNOWN_PATH = `${BASE_PATH}/.well-known/better-compute`;
 const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
 const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
+const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 /** A lease call lists the sessions that closed since the last one: larger than a Hello. */
 const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -29,6 +32,8 @@ export interface AgentEndpointServices {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
+  sessionsListener: () => ChannelListener<SessionsChange>;
   /** The well-known document (server/http/well-known.ts). */
   wellKnown: () => Promise<Record<string, unknown>>;
   /** Where bcd builds are served from, asked per request (downloadsDir reads BETTER_COMPUTE_DOWNLOADS_DIR); the working directory's by default. */
@@ -68,6 +73,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
           return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
         });
       }
+      if (pathname === WATCH_PATH) return void watchSessions(req, res, services), true;
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -101,6 +107,25 @@ function answerAgent(req: http.IncomingMessage, res: http.ServerResponse, limit:
     }
   })();
   return true;
+}
+
+/**
+ * A gateway's watch of its sessions' ends: an event stream for as long as the gateway keeps it open, once its
+ * vouching checks out (authorizeWatch); anyone else gets the uniform session refusal.
+ */
+async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse, services: AgentEndpointServices) {
+  try {
+    const body = await readNodeBody(req, MAX_LEASE_BODY_BYTES);
+    const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: WATCH_PATH };
+    const gatewayId = await services.sessions.authorizeWatch(call);
+    if (gatewayId) return pipeWatchResponse(sessionWatchResponse(services.sessionsListener(), gatewayId), res);
+    res.writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('session request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
 }
 
 /** The well-known document with its length (so HEAD, which answers GET's headers, names it too); public for a minute. */
