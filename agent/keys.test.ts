@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCsr } from '../server/join/crypto/csr';
 import { generateNodeKeyAndCsr, p256JwkD, p256PrivateKeyFromScalar } from './keys';
-import { p256PrivateScalar } from '../server/pki/p256-private';
+import { p256PrivateScalar } from '../server/pki/ca/p256-private';
 
 describe('generateNodeKeyAndCsr', () => {
   it('makes a P-256 key and a CSR JoinService accepts', () => {

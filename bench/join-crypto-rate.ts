@@ -2,8 +2,8 @@ import { signEnvelope } from '../protocol/envelope';
 import { parseCsr } from '../server/join/crypto/csr';
 import { openSeal } from '../server/join/crypto/open-seal';
 import type { JoinAttempt } from '../agent/join';
-import { issueNodeCertificate } from '../server/pki/node-certificate';
-import type { JoinCrypto } from '../server/pki/join-crypto';
+import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
+import type { JoinCrypto } from '../server/pki/issuance/join-crypto';
 
 /**
  * Joins per second of the server's cryptography alone, on one core: verify the CSR, open the seal, issue

@@ -18,8 +18,8 @@ import { startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { createPgPool } from '../server/db/pg';
 import { JoinService } from '../server/join/join-service';
-import { joinCryptoFromBundle } from '../server/pki/join-crypto';
-import { loadPki } from '../server/pki/store';
+import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
+import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { formatRefusalTiming, measureRefusalTiming } from './refusal-timing';
 

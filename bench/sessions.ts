@@ -37,9 +37,9 @@ import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
-import { joinCryptoFromBundle } from '../server/pki/join-crypto';
+import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
-import { loadPki } from '../server/pki/store';
+import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { treeCpuSeconds } from './cpu';
 

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { spkiPin } from './pins';
-import { openssl } from '../server/pki/testing/openssl';
+import { openssl } from '../test/pki/openssl';
 
 function opensslPin(spki: Buffer): string {
   const digest = openssl(['dgst', '-sha256', '-binary'], {}, openssl(['pkey', '-pubin', '-inform', 'der', '-outform', 'der'], {}, spki));

@@ -7,8 +7,11 @@ import { createPgPool } from '../server/db/pg';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { JoinService } from '../server/join/join-service';
 import type { JoinPreparer } from '../server/join/prepare';
-import { createPkiBundle, type PkiBundle } from '../server/pki/bundle';
-import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/join-crypto';
+import { createServices, type Services } from '../server/boot/services';
+import { createPkiBundle, type PkiBundle } from '../server/pki/bundle/bundle';
+import { installPins } from '../server/pki/pins-summary';
+import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
+import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/issuance/join-crypto';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { createJoinToken } from '../server/tokens/join-tokens';
 import type { TestTenant } from './fixtures';
@@ -20,29 +23,46 @@ export interface JoinHarness {
   trust: JoinTrust;
   pool: pg.Pool;
   service: JoinService;
+  /** Everything the composition root wires (server/boot/services.ts), on these keys: `service` is its JoinService. */
+  services: Services;
   rootTenantId: string;
   keyPrefix: string;
 }
 
-/** A JoinService on the test database with its own PKI and its own refusal rate-limit keys. */
-export async function createJoinHarness(options: { limit?: number } = {}): Promise<JoinHarness> {
+/**
+ * The services of a server process (server/boot/services.ts) on the test database, with a PKI of their own
+ * and refusal rate-limit keys of their own (`limit` joins' refusal events per minute; renewals and sessions
+ * 1,000, so their tests never meet the limit). `pool` is the services' pool; ending it ends them.
+ */
+export async function createJoinHarness(options: { limit?: number; sessions?: SessionSettings } = {}): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
-  const pool = createPgPool(testDatabaseUrl(), 8);
+  const servingCaPin = installPins(bundle).servingCaPin;
   const root = await ensureRootTenant(testDb());
   const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
-  const service = new JoinService({
-    pool,
-    loadCrypto: async () => crypto,
-    loadRootTenantId: async () => root.id,
-    refusalLimit: { limit: options.limit ?? 60, window: '60 seconds', keyPrefix },
+  const window = '60 seconds';
+  const services = createServices({
+    databaseUrl: testDatabaseUrl(),
+    db: testDb(),
+    env: {},
+    pgPoolMax: 8,
+    pki: { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
+    rootTenantId: async () => root.id,
+    refusalLimits: {
+      join: { limit: options.limit ?? 60, window, keyPrefix },
+      renew: { limit: 1000, window, keyPrefix: `${keyPrefix}-renew` },
+      sessions: { limit: 1000, window, keyPrefix: `${keyPrefix}-session` },
+    },
+    // Short heartbeats and grace by default, so the tests see them within seconds.
+    sessionSettings: options.sessions ?? sessionSettings(1, 2),
   });
+  const { pg: pool, join: service } = services;
   const trust: JoinTrust = {
     encryptionJwk: crypto.encryptionPublicJwk,
     signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
     signingKeyPin: crypto.signingKeyPin,
   };
-  return { bundle, crypto, trust, pool, service, rootTenantId: root.id, keyPrefix };
+  return { bundle, crypto, trust, pool, service, services, rootTenantId: root.id, keyPrefix };
 }
 
 /**
@@ -55,20 +75,23 @@ export function createJoinServicePair(
   options: { maxBatch: number; refusalLimit?: number; preparer?: JoinPreparer },
 ): { services: [JoinService, JoinService]; close: () => Promise<void> } {
   const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
-  const pools: pg.Pool[] = [];
+  const made: Services[] = [];
   const make = () => {
-    const pool = createPgPool(testDatabaseUrl(), 4);
-    pools.push(pool);
-    return new JoinService({
-      pool,
-      loadCrypto: async () => h.crypto,
-      loadRootTenantId: async () => h.rootTenantId,
+    const services = createServices({
+      databaseUrl: testDatabaseUrl(),
+      db: testDb(),
+      env: {},
+      pgPoolMax: 4,
+      pki: h.services.pki,
+      rootTenantId: async () => h.rootTenantId,
       maxBatch: options.maxBatch,
-      refusalLimit: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix },
+      refusalLimits: { join: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix } },
       preparer: options.preparer,
     });
+    made.push(services);
+    return services.join;
   };
-  return { services: [make(), make()], close: async () => void (await Promise.all(pools.map((p) => p.end()))) };
+  return { services: [make(), make()], close: async () => void (await Promise.all(made.map((s) => s.pg.end()))) };
 }
 
 /**

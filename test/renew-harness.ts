@@ -9,14 +9,13 @@ import { generateNodeKeyAndCsr } from '../agent/keys';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
 import { createGateway, type GatewayServer } from '../server/gateway/gateway';
-import { issueGatewayCertificate } from '../server/pki/gateway';
+import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
 import { installPins } from '../server/pki/pins-summary';
-import { RenewService } from '../server/renew/renew-service';
-import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
-import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
-import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
-import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../protocol/session-wire';
-import { pipeWatchResponse, sessionWatchResponse, SessionsListener } from '../server/sessions/session-watch';
+import type { RenewService } from '../server/renew/renew-service';
+import { normalizedPath } from '../server/boot/http-server';
+import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import { startSessionSweeper, type SessionService } from '../server/sessions/session-service';
+import type { SessionSettings } from '../server/sessions/settings';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 import { testDatabaseUrl } from './db';
@@ -29,7 +28,7 @@ export interface RenewHarness {
   sessions: SessionService;
   servingCaPin: string;
   gatewayCert: ReturnType<typeof issueGatewayCertificate>;
-  /** The API: join and renew, as the boot server's fast path serves them. */
+  /** The API: the agent endpoints (join, renew, the gateway's session calls, the well-known document). */
   api: http.Server;
   apiUrl: string;
   gateway: GatewayServer;
@@ -53,64 +52,18 @@ const close = (server: http.Server | GatewayServer) =>
         server.closeAllConnections();
       });
 
-function readAll(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 /** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
-export async function createRenewHarness(options: { ttlSeconds?: number; sessions?: SessionSettings } = {}): Promise<RenewHarness> {
-  const h = await createJoinHarness();
+export async function createRenewHarness(options: { sessions?: SessionSettings } = {}): Promise<RenewHarness> {
+  const h = await createJoinHarness({ sessions: options.sessions });
+  const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;
-  const renew = new RenewService({
-    pool: h.pool,
-    loadRuntime: async () => ({ crypto: h.crypto, servingCaPin }),
-    loadRootTenantId: async () => h.rootTenantId,
-    refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${h.keyPrefix}-renew` },
-    certTtlSeconds: options.ttlSeconds,
-  });
-  // Short heartbeats and grace by default, so the tests see them within seconds.
-  const sessions = new SessionService({
-    pool: h.pool,
-    loadRuntime: async () => ({ crypto: h.crypto, servingCaPin }),
-    loadRootTenantId: async () => h.rootTenantId,
-    refusalLimit: { limit: 1000, window: '60 seconds', keyPrefix: `${h.keyPrefix}-session` },
-    settings: options.sessions ?? sessionSettings(1, 2),
-  });
   const stopSweeper = startSessionSweeper(sessions);
-  const sessionsListener = new SessionsListener(testDatabaseUrl());
+  // The API is the agent endpoints' own handler (server/http/agent-endpoints.ts), as the boot server mounts it.
+  const agent = createAgentEndpoints(h.services);
   const makeApi = () =>
-    http.createServer((req, res) => void handleApi(req, res).catch((error: unknown) => res.destroy(error as Error)));
-  const handleApi = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const body = await readAll(req);
-      const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
-      const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: req.url ?? '' };
-      // The well-known document's join section, which the gateway relays (an agent reads the welcome's key there).
-      if (req.method === 'GET' && req.url === `${BASE}/.well-known/better-compute`) {
-        const doc = JSON.stringify({ join: { signingCertificate: Buffer.from(h.trust.signingCertificateDer).toString('base64'), signingKeyPin: h.trust.signingKeyPin } });
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(doc);
-      }
-      if (req.url === `${BASE}${SESSION_WATCH_PATH}`) {
-        const gatewayId = await sessions.authorizeWatch(call);
-        if (gatewayId) return pipeWatchResponse(sessionWatchResponse(sessionsListener, gatewayId), res);
-        return void res.writeHead(SESSION_REFUSED.status, { 'content-type': 'application/json' }).end(SESSION_REFUSED.body);
-      }
-      const answer =
-        req.url === `${BASE}/v1/join`
-          ? await h.service.joinBody(body)
-          : req.url === `${BASE}${SESSION_PATH}`
-            ? await sessions.hello(call)
-            : req.url === `${BASE}${SESSION_LEASE_PATH}`
-              ? await sessions.lease(call)
-              : req.url === `${BASE}${SESSION_ACCEPTANCE_PATH}`
-                ? await sessions.acceptance(call)
-              : await renew.renew({ ...call, path: `${BASE}/v1/renew` });
-      res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length }).end(answer.body);
-  };
+    http.createServer((req, res) => {
+      if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"Not found"}');
+    });
   let api = makeApi();
   const apiPort = await listen(api);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -153,9 +106,8 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
     async close() {
       stopSweeper();
       await close(gateway).catch(() => {});
-      await sessionsListener.close();
       await close(api).catch(() => {});
-      await h.pool.end();
+      await h.services.close();
     },
   };
   return harness;

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { JoinTrust } from '../agent/join';
 import { createDb, type Db } from '../server/db/client';
 import { migrate } from '../server/db/migrate';
-import { joinCryptoFromBundle } from '../server/pki/join-crypto';
-import { loadPki } from '../server/pki/store';
+import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
+import { loadPki } from '../server/pki/bundle/store';
 import { getRootTenant } from '../server/tenants/tenants';
 import { createFreshDatabase, dropDatabase } from './db';
 
@@ -34,12 +34,14 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
 /**
- * Starts test/compute-server.ts (main.ts's start, without the console) on `databaseUrl` (else on its embedded
- * PostgreSQL under the env's BETTER_COMPUTE_DATA_DIR) and resolves once it
- * listens. `port` 0 takes a free one; a restart passes the previous port so clients keep their URL.
+ * Starts test/server-main.ts (the production start and boot server, the console's routes mounted without
+ * Next) on `databaseUrl` (else on its embedded PostgreSQL under the env's BETTER_COMPUTE_DATA_DIR) and
+ * resolves once it listens. `port` 0 takes a free one; a restart passes the previous port so clients keep
+ * their URL. No gateway process is started (BETTER_COMPUTE_GATEWAY_PORT=0 unless `env` says otherwise): the
+ * tests that need one start their own.
  */
 export function startServerProcess(options: { databaseUrl?: string; secret: string; port?: number; env?: Record<string, string> }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/compute-server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/server-main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -48,6 +50,9 @@ export function startServerProcess(options: { databaseUrl?: string; secret: stri
       BETTER_COMPUTE_SECRET: options.secret,
       PORT: String(options.port ?? 0),
       NODE_NO_WARNINGS: '1',
+      BETTER_COMPUTE_GATEWAY_PORT: '0',
+      // The start keeps a generated console secret in the data directory; a test server gets its own.
+      NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET || randomBytes(32).toString('base64url'),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

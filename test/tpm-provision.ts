@@ -4,7 +4,7 @@ import { PASSWORD } from '../agent/tpm/client';
 import { CC, EK_CERT_NV_INDEX, PT, RH } from '../agent/tpm/constants';
 import { TpmWriter } from '../agent/tpm/marshal';
 import type { EkKind } from '../agent/tpm/templates';
-import * as x509 from '../server/pki/testing/x509';
+import * as x509 from './pki/x509';
 
 const crypto = webcrypto as unknown as Crypto;
 const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;

@@ -1,4 +1,4 @@
-import * as x509 from '../../server/pki/testing/x509';
+import * as x509 from '../../test/pki/x509';
 import { webcrypto } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

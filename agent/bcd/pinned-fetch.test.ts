@@ -1,8 +1,8 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPkiBundle } from '../../server/pki/bundle';
-import { issueGatewayCertificate } from '../../server/pki/gateway';
+import { createPkiBundle } from '../../server/pki/bundle/bundle';
+import { issueGatewayCertificate } from '../../server/pki/issuance/gateway';
 import { installPins } from '../../server/pki/pins-summary';
 import { pinnedFetch } from './pinned-fetch';
 

@@ -7,7 +7,7 @@ import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
 import { ensureRootTenant } from '../../server/tenants/tenants';
-import { hasPki, initPki } from '../../server/pki/store';
+import { hasPki, initPki } from '../../server/pki/bundle/store';
 
 // Shared by the CLI test files (one PKI in the test database); random, as the secret rule demands.
 const SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
@@ -137,7 +137,7 @@ describe('better-compute', { timeout: 120_000 }, () => {
 
 describe('the agent against a served well-known document', { timeout: 120_000 }, () => {
   it('publishes the join and gateway sections, and an agent pinned to them joins and writes its identity', async () => {
-    const { loadPki } = await import('../../server/pki/store');
+    const { loadPki } = await import('../../server/pki/bundle/store');
     const { installPins } = await import('../../server/pki/pins-summary');
     const { joinWithToken } = await import('../../agent/join');
     const { createJoinToken } = await import('../../server/tokens/join-tokens');
@@ -209,7 +209,7 @@ describe('pki commands', { timeout: 120_000 }, () => {
   });
 
   it('issues a gateway certificate that verifies against the serving CA, never over a file', async () => {
-    const { loadPki } = await import('../../server/pki/store');
+    const { loadPki } = await import('../../server/pki/bundle/store');
     const { execFileSync } = await import('node:child_process');
     const { writeFile } = await import('node:fs/promises');
     const bundle = await loadPki(testDb(), SECRET);

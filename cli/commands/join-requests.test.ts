@@ -8,7 +8,7 @@ import { runCli, runCliInProcess, startApiServer, type ApiServer } from '../../t
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
-import { hasPki, initPki } from '../../server/pki/store';
+import { hasPki, initPki } from '../../server/pki/bundle/store';
 import { ensureRootTenant } from '../../server/tenants/tenants';
 
 // Shared by the CLI test files (one PKI in the test database); random, as the secret rule demands.

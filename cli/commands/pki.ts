@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { dataDirectory } from '../../server/boot/data-dir';
 import { DomainError } from '../../protocol/errors';
-import { issueGatewayCertificate } from '../../server/pki/gateway';
+import { issueGatewayCertificate } from '../../server/pki/issuance/gateway';
 import { formatPins, installPins } from '../../server/pki/pins-summary';
-import { MIN_SECRET_LENGTH, SECRET_HOW_TO } from '../../server/pki/secret-strength';
-import { initPki, loadPki } from '../../server/pki/store';
+import { MIN_SECRET_LENGTH, SECRET_HOW_TO } from '../../server/pki/bundle/secret-strength';
+import { initPki, loadPki } from '../../server/pki/bundle/store';
 import { withLocalDb } from '../local-db';
 import { printJson } from '../output';
 

@@ -6,7 +6,7 @@ import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
 import { createDb, type Db } from '../../server/db/client';
 import { migrate } from '../../server/db/migrate';
-import { initPki } from '../../server/pki/store';
+import { initPki } from '../../server/pki/bundle/store';
 
 // The install script embeds the PKI's pins and the bundle is a singleton row: a database of this file's own.
 const name = `cli_tenant_optional_${randomBytes(4).toString('hex')}`;

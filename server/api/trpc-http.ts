@@ -2,7 +2,8 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import type { Db } from '../db/client';
 import { toErrorBody } from '../error-map';
 import { DomainError } from '../../protocol/errors';
-import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../http/request-rules';
+import { DEFAULT_MAX_BODY_BYTES, HttpRefusal, readRequestText, requireJsonContentType } from '../http/body';
+import { checkSessionOrigin } from '../http/request-rules';
 import type { SessionClaim } from '../operators/operators';
 import { createApiContext } from './context';
 import { appRouter } from './root';
@@ -23,7 +24,7 @@ export const TRPC_MAX_BODY_BYTES = DEFAULT_MAX_BODY_BYTES;
 async function withCappedBody(request: Request, limit: number): Promise<Request | Response> {
   let text: string;
   try {
-    text = await readBodyWithin(request, limit);
+    text = await readRequestText(request, limit);
   } catch (error) {
     if (error instanceof HttpRefusal) return refuse(error.status, error);
     throw error;
@@ -42,8 +43,11 @@ async function withCappedBody(request: Request, limit: number): Promise<Request 
  */
 export async function handleTrpcRequest(request: Request, deps: { db: Db; sessionOperatorId: () => Promise<SessionClaim | null> }): Promise<Response> {
   if (request.method === 'POST') {
-    if (!isJsonContentType(request.headers.get('content-type'))) {
-      return refuse(415, new DomainError('INVALID_ARGUMENT', 'Send tRPC mutations as application/json'));
+    try {
+      requireJsonContentType(request.headers.get('content-type'), 'Send tRPC mutations as application/json');
+    } catch (error) {
+      if (error instanceof HttpRefusal) return refuse(error.status, error);
+      throw error;
     }
     if (!request.headers.has('authorization')) {
       const refusal = checkSessionOrigin(request.headers);

@@ -1,7 +1,7 @@
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsImport from 'next-auth/providers/credentials';
 import type { OAuthConfig } from 'next-auth/providers/oauth';
-import { getDb } from '../db/client';
+import { processServices } from '../boot/services';
 import { logLimited } from '../log';
 import { clientAddressFromHeaders } from '../http/client-address';
 import { authenticateOperator, endOperatorSessions } from '../operators/operators';
@@ -88,10 +88,10 @@ export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Rec
           if (!credentials?.email || !credentials.password) return null;
           // The boot server's decision on the client address (the socket, or X-Forwarded-For behind a trusted proxy).
           const address = clientAddressFromHeaders(req?.headers as Record<string, unknown> | undefined);
-          const operator = await authenticateOperator(getDb(), credentials.email, credentials.password, address);
+          const operator = await authenticateOperator(processServices().db, credentials.email, credentials.password, address);
           if (!operator) return null;
           // Password sign-in switched off: only root admins keep it, as break-glass when the provider is down.
-          if (!passwordForEveryone && !(await isRootTenantAdmin(getDb(), operator.id))) return null;
+          if (!passwordForEveryone && !(await isRootTenantAdmin(processServices().db, operator.id))) return null;
           return { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion };
         },
       }),
@@ -107,7 +107,7 @@ export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Rec
         if (!oidc || !profile) return false;
         const claims = profile as IdTokenClaims;
         const result = await signInWithSso(
-          getDb(),
+          processServices().db,
           {
             issuer: oidc.issuer,
             subject: claims.sub,
@@ -142,7 +142,7 @@ export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Rec
       // Sign-out ends every session of the operator, not only this browser's cookie (which a copy outlives).
       async signOut({ token }) {
         const version = sessionVersionOf(token);
-        if (token?.sub && version !== null) await endOperatorSessions(getDb(), token.sub, version);
+        if (token?.sub && version !== null) await endOperatorSessions(processServices().db, token.sub, version);
       },
     },
   };

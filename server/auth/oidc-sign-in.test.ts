@@ -10,7 +10,7 @@ import { newId } from '../ids';
 import { projectResource, resource } from '../authz/authorize';
 
 /**
- * OpenID Connect end to end: a real oidc-provider on a loopback port, the server process (test/compute-server.ts)
+ * OpenID Connect end to end: a real oidc-provider on a loopback port, the server process (test/server-main.ts)
  * serving next-auth with the console's options, and the authorization-code flow driven over HTTP through
  * the provider's own login and consent pages.
  */

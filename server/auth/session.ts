@@ -1,7 +1,7 @@
 import { getServerSession } from 'next-auth';
 import { authOptions } from '@/server/auth/auth-options';
 import { sessionClaimOf } from '@/server/auth/session-claim';
-import { getDb } from '@/server/db/client';
+import { processServices } from '@/server/boot/services';
 import { loadSessionPrincipal, type SessionClaim } from '@/server/operators/operators';
 
 export interface SignedInOperator {
@@ -26,7 +26,7 @@ export async function getSessionOperatorId(): Promise<SessionClaim | null> {
 export async function getSignedInOperator(): Promise<SignedInOperator | null> {
   const session = await getServerSession(authOptions);
   const claim = sessionClaimOf(session);
-  const principal = claim ? await loadSessionPrincipal(getDb(), claim) : null;
+  const principal = claim ? await loadSessionPrincipal(processServices().db, claim) : null;
   if (!claim || !principal) return null;
   const user = session?.user as { email?: string | null; name?: string | null } | undefined;
   return { id: claim.operatorId, email: user?.email ?? '', name: user?.name ?? null, passwordChangeRequired: principal.passwordChangeRequired === true };

@@ -5,7 +5,7 @@ import { createOperator } from '../operators/operators';
 import { createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
 import { ensureRootTenant } from '../tenants/tenants';
-import { hasPki, initPki } from '../pki/store';
+import { hasPki, initPki } from '../pki/bundle/store';
 
 export const FIRST_ADMIN_EMAIL = 'admin@better-compute.local';
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { connectGateway } from '../../agent/renew/gateway-client';
 import { findFreePort } from '../db/embedded';
 import { gatewayFilesIn, writeGatewayFiles } from '../gateway/files';
-import { createPkiBundle } from '../pki/bundle';
-import { issueGatewayCertificate } from '../pki/gateway';
+import { createPkiBundle } from '../pki/bundle/bundle';
+import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { installPins } from '../pki/pins-summary';
 import { startGatewayProcess } from './dev-gateway';
 

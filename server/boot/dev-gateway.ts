@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
-import { issueGatewayCertificate } from '../pki/gateway';
-import { loadPki } from '../pki/store';
+import { issueGatewayCertificate } from '../pki/issuance/gateway';
+import { loadPki } from '../pki/bundle/store';
 import { gatewayFilesCurrent, gatewayFilesIn, writeGatewayFiles } from '../gateway/files';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));

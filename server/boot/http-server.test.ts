@@ -1,8 +1,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from '../../test/db';
+import { createServices } from './services';
 import { HTTP_TIMEOUTS, createBootServer, normalizedPath, type HttpTimeouts, type NodeHandler } from './http-server';
 
 interface Answer {
@@ -11,10 +12,12 @@ interface Answer {
   body: string;
 }
 
-// The fast path's JoinService reads DATABASE_URL; the test database has no PKI, which answers 503 INVALID_CONFIG, not a 500.
+// The agent endpoints' services on the test database, which has no PKI: a join answers 503 INVALID_CONFIG, not a 500.
+let services: ReturnType<typeof createServices>;
 beforeAll(() => {
-  process.env.DATABASE_URL = testDatabaseUrl();
+  services = createServices({ databaseUrl: testDatabaseUrl() });
 });
+afterAll(() => services.close());
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -28,7 +31,7 @@ async function start(timeouts: HttpTimeouts = HTTP_TIMEOUTS) {
     seenByNext.push(req.url ?? '');
     res.writeHead(404, { 'content-type': 'text/plain' }).end('next');
   };
-  const server = createBootServer(() => next, timeouts);
+  const server = createBootServer(services, () => next, timeouts);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port, seenByNext };
@@ -65,6 +68,27 @@ describe('the boot server', () => {
     }
     expect(answers[0]!.headers['content-length']).toBe(String(Buffer.byteLength(answers[0]!.body)));
     expect(normalizedPath('//api/compute/v1/join')).toBe('//api/compute/v1/join');
+  });
+
+  it('serves the well-known document without authentication before Next, and HEAD like GET without a body', async () => {
+    const { port, seenByNext } = await start();
+    for (const path of ['/api/compute/.well-known/better-compute', '/api/compute/v1/../.well-known/better-compute?x=1']) {
+      const get = await send(port, 'GET', path);
+      expect(get.status).toBe(200);
+      expect(get.headers['content-type']).toBe('application/json');
+      expect(get.headers['cache-control']).toBe('public, max-age=60');
+      expect(get.headers['content-length']).toBe(String(Buffer.byteLength(get.body)));
+      const doc = JSON.parse(get.body);
+      // The test database has no PKI: no join section yet.
+      expect(doc).toEqual({ name: 'better-compute', version: expect.stringMatching(/^\d+\.\d+\.\d+/), basePath: '/api/compute', protocol: { min: 1, max: 1 } });
+      const head = await send(port, 'HEAD', path);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-length']).toBe(get.headers['content-length']);
+      expect(head.body).toBe('');
+    }
+    // Any other method is the REST API's to refuse, through Next.
+    expect((await send(port, 'POST', '/api/compute/.well-known/better-compute', '{}')).body).toBe('next');
+    expect(seenByNext).toEqual(['/api/compute/.well-known/better-compute']);
   });
 
   it('answers malformed percent-encoding under /api with 400 and TRACE with 405 and Allow, in the error model', async () => {

@@ -3,36 +3,21 @@ import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
-import { BASE_PATH } from '../config/config';
-import { JOIN_HEADERS } from '../join/http';
-import { configureJoinPreparer, getJoinService } from '../join/join-runtime';
 import { ThreadedPreparer, joinThreadCount } from '../join/prepare-worker-pool';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
-import { logError, logLimited } from '../log';
-import { isClientAbort } from '../http/client-abort';
+import { logLimited } from '../log';
+import { createAgentEndpoints, hasFixedHeaders, type AgentEndpointServices } from '../http/agent-endpoints';
+import { DEFAULT_MAX_BODY_BYTES } from '../http/body';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
-import { DEFAULT_MAX_BODY_BYTES } from '../http/request-rules';
-import { readBody } from '../http/read-body';
-import { getRenewService } from '../renew/renew-runtime';
-import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
-import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
-import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
+import { downloadsDir } from '../downloads/serve';
 import { METRICS_PATH } from '../metrics/endpoint';
 import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
-import { getSessionService, processSessionsListener } from '../sessions/session-runtime';
 import { startSessionSweeper } from '../sessions/session-service';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
-import { endSessionWatches, pipeWatchResponse, sessionWatchResponse } from '../sessions/session-watch';
+import { endSessionWatches } from '../sessions/session-watch';
+import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
 
-const JOIN_PATH = `${BASE_PATH}/v1/join`;
-const RENEW_PATH = `${BASE_PATH}/v1/renew`;
-const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
-const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
-const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
-const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
 /**
@@ -57,68 +42,6 @@ function refuseTooLarge(res: http.ServerResponse) {
  */
 export const HTTP_TIMEOUTS = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 65_000, checkIntervalMs: 1_000 };
 export type HttpTimeouts = typeof HTTP_TIMEOUTS;
-
-/**
- * The agent's hot path, served before Next: a join costs well under a millisecond of our own work, and
- * Next's route handler machinery would add about as much again. Same function, same bytes as the route.
- */
-async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
-  try {
-    const body = await readBody(req, MAX_JOIN_BODY_BYTES);
-    const answer = await getJoinService().joinBody(body);
-    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
-  } catch (error) {
-    if (isClientAbort(error)) {
-      // The client went away, or Node timed it out (and answers 408 itself): nothing more to write.
-      logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
-      return;
-    }
-    logError('join request failed', error);
-    if (res.headersSent) res.destroy();
-    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
-  }
-}
-
-/** Renew, on the same fast path as the join: the gateway's vouching headers go to RenewService with the body. */
-async function handleRenew(req: http.IncomingMessage, res: http.ServerResponse) {
-  try {
-    const body = await readBody(req, MAX_RENEW_BODY_BYTES);
-    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
-    const answer = await getRenewService().renew({ body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: RENEW_PATH });
-    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
-  } catch (error) {
-    if (isClientAbort(error)) return;
-    logError('renew request failed', error);
-    if (res.headersSent) res.destroy();
-    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
-  }
-}
-
-/**
- * The gateway's session calls (a relayed Hello, its lease), on the same fast path: only the gateway's
- * vouching makes either count, so a direct caller gets the uniform refusal.
- */
-async function handleSessionCall(req: http.IncomingMessage, res: http.ServerResponse, pathname: string) {
-  try {
-    // A lease call lists the sessions that closed since the last one: larger than a Hello.
-    const body = await readBody(req, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : 8 * 1024 * 1024);
-    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
-    const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: pathname };
-    const service = getSessionService();
-    if (pathname === WATCH_PATH) {
-      const gatewayId = await service.authorizeWatch(call);
-      if (gatewayId) return pipeWatchResponse(sessionWatchResponse(processSessionsListener(), gatewayId), res);
-      return void res.writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
-    }
-    const answer = pathname === HELLO_PATH ? await service.hello(call) : pathname === ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
-    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
-  } catch (error) {
-    if (isClientAbort(error)) return;
-    logError('session request failed', error);
-    if (res.headersSent) res.destroy();
-    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
-  }
-}
 
 /** The request's path with dot segments resolved (`/api/compute/v1/./join` is the join), or null if unparsable. */
 export function normalizedPath(rawUrl: string | undefined): string | null {
@@ -166,34 +89,33 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   }
 }
 
-/** The agent wire (protocol.md): every path that resolves to the join or the renewal. */
-const isAgentPath = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
-
 export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+
+/** What the boot server answers with besides Next: the agent endpoints' services and the metrics registry. */
+export type BootServices = AgentEndpointServices & Pick<Services, 'metricsRegistry'>;
 
 /**
  * The server in front of Next: security headers on every answer, refusals in the error model for what Next
- * would answer with a plain-text 500 (a malformed percent-escape, TRACE), every path that resolves to the
- * join on the fast path (so every route to it answers the same bytes and headers), and timeouts for slow
- * clients. `next()` is Next's handler once it has loaded; until then requests get a 503.
+ * would answer with a plain-text 500 (a malformed percent-escape, TRACE), the agent endpoints
+ * (server/http/agent-endpoints.ts: every path that resolves to one is served there, so every route to it
+ * answers the same bytes and headers), and timeouts for slow clients. `next()` is Next's handler once it
+ * has loaded (the tests' server processes mount the same route functions without a build); until then
+ * requests get a 503.
  */
-export function createBootServer(next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
+export function createBootServer(services: BootServices, next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
+  const agent = createAgentEndpoints({ ...services, downloadsDir: services.downloadsDir ?? (() => downloadsDir(PROJECT_ROOT)) });
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
     withRequestLog((req, res) => {
       const pathname = normalizedPath(req.url);
       for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
       if (pathname === null) return answerJson(res, malformedPath());
-      if (pathname === METRICS_PATH) return void serveApiMetrics(req, res);
+      if (pathname === METRICS_PATH) return void serveApiMetrics(req, res, services.metricsRegistry);
       if (pathname.startsWith('/api/')) {
         if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
         if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
-        if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
-        if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
+        if (agent(req, res, pathname)) return;
         if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
-        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH || pathname === WATCH_PATH)) return void handleSessionCall(req, res, pathname);
-        // bcd downloads are files: served here, streamed, whether or not Next has loaded.
-        if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
       // The address Next's handlers see (sign-in throttling): decided here from the socket, never taken from the client.
       req.headers[CLIENT_ADDRESS_HEADER] = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
@@ -203,7 +125,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         return;
       }
       void handle(req, res);
-    }, (req) => !isAgentPath(normalizedPath(req.url))),
+    }, (req) => !hasFixedHeaders(normalizedPath(req.url))),
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', answerClientError);
@@ -227,32 +149,50 @@ export async function listen(server: http.Server, port: number, hostname = '0.0.
 
 /**
  * Serves the production build of the console and APIs on `port` (with `dev`, Next's development server
- * instead: `npm run dev`). Requests that arrive while Next is still loading get a 503. Returns a function
- * that closes the server.
+ * instead: `npm run dev`; with `console`, that handler instead of Next, for the tests' server processes,
+ * which have no build). Wires the process's services (server/boot/services.ts) with the join preparation
+ * threads, and every instance sweeps the sessions of dead gateways. Requests that arrive while Next is
+ * still loading get a 503. Returns the listening server and a function that closes it.
  */
-export async function startHttpServer(options: { port: number; db: Db; hostname?: string; dev?: boolean }): Promise<() => Promise<void>> {
+export async function startHttpServer(options: {
+  port: number;
+  databaseUrl: string;
+  /** The client the start already opened, for the services to share. */
+  db?: Db;
+  hostname?: string;
+  dev?: boolean;
+  console?: (services: Services) => NodeHandler;
+}): Promise<{ server: http.Server; services: Services; stop: () => Promise<void> }> {
   const threads = joinThreadCount();
-  const preparer = threads > 0 ? new ThreadedPreparer(threads) : null;
-  if (preparer) {
-    configureJoinPreparer(preparer);
-    preparer.start();
-  }
-  let handle: NodeHandler | undefined;
+  const preparer = threads > 0 ? new ThreadedPreparer(threads) : undefined;
+  preparer?.start();
+  const services = installProcessServices(createServices({ databaseUrl: options.databaseUrl, db: options.db, preparer }));
+  printJoinStatsOnSignal(services);
+  let handle: NodeHandler | undefined = options.console?.(services);
   // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
-  const stopSweeper = startSessionSweeper(getSessionService());
-  const server = createBootServer(() => handle);
+  const stopSweeper = startSessionSweeper(services.sessions);
+  const server = createBootServer(services, () => handle);
   await listen(server, options.port, options.hostname);
-  const { default: next } = await import('next');
-  const app = next({ dev: options.dev ?? false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });
-  await app.prepare();
-  handle = app.getRequestHandler();
-  return async () => {
-    stopSweeper();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    endSessionWatches();
-    await closed;
-    // The development server keeps watchers and its bundler running until it is closed.
-    if (options.dev) await app.close();
-    await preparer?.close();
+  let app: { close(): Promise<void> } | undefined;
+  if (!options.console) {
+    const { default: next } = await import('next');
+    const nextApp = next({ dev: options.dev ?? false, dir: path.resolve(PROJECT_ROOT), port: options.port, hostname: 'localhost' });
+    await nextApp.prepare();
+    handle = nextApp.getRequestHandler();
+    app = nextApp;
+  }
+  return {
+    server,
+    services,
+    stop: async () => {
+      stopSweeper();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Watch streams never end by themselves: close() would wait for the gateways.
+      endSessionWatches();
+      await closed;
+      // The development server keeps watchers and its bundler running until it is closed.
+      if (options.dev) await app?.close();
+      await preparer?.close();
+    },
   };
 }

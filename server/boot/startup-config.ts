@@ -1,6 +1,6 @@
 import { DomainError } from '../../protocol/errors';
-import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
-import { secretWeakness } from '../pki/secret-strength';
+import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/issuance/node-certificate';
+import { secretWeakness } from '../pki/bundle/secret-strength';
 import { joinThreadCount } from '../join/prepare-worker-pool';
 import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';

@@ -1,8 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES } from '../http/request-rules';
+import { DEFAULT_MAX_BODY_BYTES } from '../http/body';
 import { createBootServer, type NodeHandler } from './http-server';
+import { createServices } from './services';
+
+// Nothing here reaches the database: the services are wired, never asked.
+const services = createServices({ databaseUrl: 'postgresql://127.0.0.1:1/unused' });
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -16,7 +20,7 @@ async function start() {
     seen.requests += 1;
     res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end('{}');
   };
-  const server = createBootServer(() => next);
+  const server = createBootServer(services, () => next);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port, seen };

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import http from 'node:http';
-import type { Db } from '../db/client';
-import { listen, startHttpServer } from './http-server';
+import { listen, startHttpServer, type NodeHandler } from './http-server';
+import type { Services } from './services';
 
 /**
  * How many server processes share the port: BETTER_COMPUTE_WORKERS (default 1). Each runs the console, the
@@ -61,9 +61,9 @@ export async function startWorkers(port: number, count: number, log: (line: stri
 }
 
 /** The worker side: serve on the shared port, then tell the primary. */
-export async function runWorker(db: Db) {
+export async function runWorker(console?: (services: Services) => NodeHandler) {
   try {
-    const stop = await startHttpServer({ port: Number(process.env.PORT), db });
+    const { stop } = await startHttpServer({ port: Number(process.env.PORT), databaseUrl: process.env.DATABASE_URL!, console });
     process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
     process.on('SIGINT', () => {}); // the primary decides when to stop
     process.send?.({ ready: true });

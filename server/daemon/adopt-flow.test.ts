@@ -13,7 +13,7 @@ import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';
 
 // Adopting a brownfield server end to end (joining.md "Adopting a brownfield server", "Watch it join"): the
-// production server (test/compute-server.ts), a real gateway process started as `npm start` starts it, the
+// production server (test/server-main.ts), a real gateway process started as `npm start` starts it, the
 // generated install script installing the real built bcd under a BCD_ROOT prefix, then `bcd node` renewing
 // through the gateway with no Node.js on PATH.
 

@@ -7,13 +7,13 @@ import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd
 import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
-import { loadPki } from '../pki/store';
+import { loadPki } from '../pki/bundle/store';
 import { installPins } from '../pki/pins-summary';
 import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';
 import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
 
-// The install script and bcd end to end: the production server (test/compute-server.ts, serving the download
+// The install script and bcd end to end: the production server (test/server-main.ts, serving the download
 // route from a directory holding the real built bcd), the generated script run by sh with a BCD_ROOT prefix,
 // and the installed bcd joining, answering `already joined`, resetting and bootstrapping from the document.
 

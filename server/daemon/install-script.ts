@@ -1,4 +1,4 @@
-import type { PublicEcJwk } from '../pki/join-crypto';
+import type { PublicEcJwk } from '../pki/issuance/join-crypto';
 
 /** Everything an install script embeds: public values only, never a token or a key that signs. */
 export interface InstallScriptParams {

@@ -17,7 +17,7 @@ import { PRODUCT_VERSION } from '../config/config';
 import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
 import { spkiDer, spkiPin } from '../../protocol/pins';
-import { initPki } from '../pki/store';
+import { initPki } from '../pki/bundle/store';
 import { MANIFEST_ORIGINS_ENV, MANIFEST_TEST_HTTP_ENV } from './manifest-fetch';
 import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';
 

@@ -10,11 +10,3 @@ export function createPgPool(databaseUrl: string, max = 10): pg.Pool {
   pool.on('error', () => {});
   return pool;
 }
-
-const globalForPg = globalThis as unknown as { betterComputePg?: pg.Pool };
-
-export function getPgPool(): pg.Pool {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set');
-  return (globalForPg.betterComputePg ??= createPgPool(url));
-}

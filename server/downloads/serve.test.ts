@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBootServer } from '../boot/http-server';
+import { createServices } from '../boot/services';
 
 const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
 const digest = createHash('sha256').update(bytes).digest('hex');
@@ -23,7 +24,7 @@ beforeAll(async () => {
   previous = process.env.BETTER_COMPUTE_DOWNLOADS_DIR;
   process.env.BETTER_COMPUTE_DOWNLOADS_DIR = dir;
   // The production boot server; a "Next" that would answer anything else with 418 proves it never sees downloads.
-  server = createBootServer(() => async (_req, res) => void res.writeHead(418).end());
+  server = createBootServer(createServices({ databaseUrl: 'postgresql://127.0.0.1:1/unused' }), () => async (_req, res) => void res.writeHead(418).end());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/compute/downloads/bcd`;
 });

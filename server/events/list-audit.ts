@@ -43,7 +43,7 @@ export const auditPage = z.object({ items: z.array(auditRecord), nextCursor: z.s
 export async function listAudit(
   db: Db,
   principal: Principal,
-  input: z.input<typeof listAuditInput>,
+  input: z.infer<typeof listAuditInput>,
 ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
   await authorize(db, principal, 'compute:audit:read', resource.tenant(input.tenantId));
   const limit = input.limit ?? 100;

@@ -14,15 +14,6 @@ export class EventsListener extends ChannelListener<EventsChange> {
   }
 }
 
-const globalForListener = globalThis as unknown as { eventsListener?: EventsListener };
-
-/** The process's listener on DATABASE_URL. */
-export function processEventsListener(): EventsListener {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set');
-  return (globalForListener.eventsListener ??= new EventsListener(url));
-}
-
 /** One tenant's announcements, as an async iterable that ends with `signal`. */
 export function watchEvents(listener: EventsListener, tenantId: string, signal: AbortSignal | undefined): AsyncGenerator<EventsChange> {
   return watchChannel(listener, (change) => change.tenantId === tenantId, signal);

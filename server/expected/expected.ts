@@ -6,7 +6,6 @@ import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../../protocol/api/token-schemas';
 import { parseExpectedMachines } from './parse';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */
@@ -44,17 +43,16 @@ export const expectedList = z
  * unless `preview`, stores the accepted rows in one statement (10,000 rows in one round trip). Rejected rows
  * are listed with why, and never stop the others.
  */
-export async function importExpectedMachines(db: Db, principal: Principal, input: z.input<typeof importExpectedInput>): Promise<z.infer<typeof importExpectedAnswer>> {
-  const valid = parseInput(importExpectedInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+export async function importExpectedMachines(db: Db, principal: Principal, input: z.infer<typeof importExpectedInput>): Promise<z.infer<typeof importExpectedAnswer>> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
   const pools = await db.pool.findMany({ where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null }, select: { id: true } });
   const known = new Set(pools.map((p) => p.id));
-  if (valid.defaultPoolId && !known.has(valid.defaultPoolId)) throw new DomainError('NOT_FOUND', `Pool ${valid.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
-  const { accepted, rejected, error } = parseExpectedMachines(valid.format, valid.content, known, valid.defaultPoolId ?? null);
+  if (input.defaultPoolId && !known.has(input.defaultPoolId)) throw new DomainError('NOT_FOUND', `Pool ${input.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
+  const { accepted, rejected, error } = parseExpectedMachines(input.format, input.content, known, input.defaultPoolId ?? null);
   if (error) throw new DomainError('INVALID_ARGUMENT', error, { field: 'content' });
   if (accepted.length > IMPORT_MAX_ROWS) throw new DomainError('INVALID_ARGUMENT', `content: at most ${IMPORT_MAX_ROWS} rows per import`, { field: 'content' });
   const sample = accepted.slice(0, 20);
-  if (valid.preview || !accepted.length) return { importId: null, accepted: accepted.length, rejected, sample };
+  if (input.preview || !accepted.length) return { importId: null, accepted: accepted.length, rejected, sample };
   const importId = newId('imp');
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`
@@ -69,11 +67,10 @@ export async function importExpectedMachines(db: Db, principal: Principal, input
 }
 
 /** `expectedMachines.list` (`compute:sites:read`): the site's expected machines that have not arrived yet (or have). */
-export async function listExpectedMachines(db: Db, principal: Principal, input: z.input<typeof listExpectedInput>): Promise<z.infer<typeof expectedList>> {
-  const valid = parseInput(listExpectedInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:read', valid);
-  const where = { siteId: site.id, tenantId: site.ownerTenantId, arrivedAt: valid.state === 'arrived' ? { not: null } : null };
-  const [total, rows] = await Promise.all([db.expectedMachine.count({ where }), db.expectedMachine.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: valid.limit })]);
+export async function listExpectedMachines(db: Db, principal: Principal, input: z.infer<typeof listExpectedInput>): Promise<z.infer<typeof expectedList>> {
+  const site = await loadSite(db, principal, 'compute:sites:read', input);
+  const where = { siteId: site.id, tenantId: site.ownerTenantId, arrivedAt: input.state === 'arrived' ? { not: null } : null };
+  const [total, rows] = await Promise.all([db.expectedMachine.count({ where }), db.expectedMachine.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: input.limit })]);
   return {
     total,
     items: rows.map((r) => ({

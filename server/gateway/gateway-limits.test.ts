@@ -2,8 +2,8 @@ import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
-import { issueGatewayCertificate } from '../pki/gateway';
-import { fixturePki } from '../pki/testing/fixtures';
+import { issueGatewayCertificate } from '../pki/issuance/gateway';
+import { fixturePki } from '../../test/pki/fixtures';
 import { createGateway, type GatewayServer } from './gateway';
 import { gatewayLimitsFromEnv, GATEWAY_LIMITS } from './limits';
 

@@ -9,8 +9,8 @@ import { createTestTenant } from '../../test/fixtures';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { issueNodeCertificate } from '../pki/node-certificate';
-import * as x509 from '../pki/testing/x509';
+import { issueNodeCertificate } from '../pki/issuance/node-certificate';
+import * as x509 from '../../test/pki/x509';
 import { certificatesOf, isNodeCertificate } from './peer';
 
 // The gateway process vouches for a client certificate only when the node CA issued it (dates aside): an

@@ -3,7 +3,7 @@ import http2 from 'node:http2';
 import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../protocol/certificate-names';
-import { readBody } from '../http/read-body';
+import { readNodeBody } from '../http/body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
@@ -201,7 +201,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       const isHello = pathname === sessionPath;
-      void readBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
+      void readNodeBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
         (body) => {
           // An oversized Hello is refused like any other (the uniform bytes); other calls keep their 413.
           if (!body && isHello) return void res.writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);

@@ -6,6 +6,7 @@ import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createAuthOptions } from '../auth/auth-options';
 import { createBootServer } from '../boot/http-server';
+import { createServices } from '../boot/services';
 import { createOperator, SIGN_IN_THROTTLE } from '../operators/operators';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, parseTrustedProxies } from './client-address';
 
@@ -39,7 +40,7 @@ describe('sign-in through the boot server', () => {
       options: { authorize: (c: Record<string, string>, req: { headers: http.IncomingHttpHeaders }) => Promise<unknown> };
     };
     // "Next" is next-auth's credentials check, given the request's headers exactly as next-auth passes them.
-    const server = createBootServer(() => async (req, res) => {
+    const server = createBootServer(createServices({ databaseUrl: testDatabaseUrl() }), () => async (req, res) => {
       const credentials = JSON.parse(decodeURIComponent(new URL(req.url!, 'http://x').searchParams.get('c')!)) as Record<string, string>;
       try {
         const user = await provider.options.authorize(credentials, { headers: req.headers });

@@ -5,7 +5,8 @@ import { createTestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../api-keys/api-keys';
 import { createOperator, type SessionClaim } from '../operators/operators';
 import { handleComputeRequest } from './compute';
-import { DEFAULT_MAX_BODY_BYTES, checkSessionOrigin, isJsonContentType, readBodyWithin } from './request-rules';
+import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readRequestText } from './body';
+import { checkSessionOrigin } from './request-rules';
 
 const base = 'http://console.test/api/compute';
 const MiB = 1024 * 1024;
@@ -68,9 +69,9 @@ describe('REST bodies', () => {
     const body = new Uint8Array(16);
     const request = new Request(`${base}/v1/tenants`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(2 * MiB) } });
     expect(request.headers.get('content-length')).toBe(String(2 * MiB));
-    await expect(readBodyWithin(request, MiB)).rejects.toMatchObject({ status: 413 });
-    await expect(readBodyWithin(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(11) }), 10)).rejects.toMatchObject({ status: 413 });
-    expect(await readBodyWithin(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(10) }), 10)).toBe('x'.repeat(10));
+    await expect(readRequestText(request, MiB)).rejects.toMatchObject({ status: 413 });
+    await expect(readRequestText(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(11) }), 10)).rejects.toMatchObject({ status: 413 });
+    expect(await readRequestText(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(10) }), 10)).toBe('x'.repeat(10));
   });
 
   it('accept application/json only, exactly', async () => {
@@ -141,8 +142,9 @@ describe('REST with a console session', () => {
 });
 
 describe('the compute surface', () => {
-  it('answers HEAD on the public documents like GET without a body', async () => {
-    for (const path of ['/.well-known/better-compute', '/openapi.json']) {
+  it('answers HEAD on the OpenAPI document like GET without a body', async () => {
+    // (The well-known document is the boot server's: server/boot/http-server.test.ts.)
+    for (const path of ['/openapi.json']) {
       const [get, head] = [await call(path), await call(path, { method: 'HEAD' })];
       expect(head.status).toBe(200);
       expect(head.headers.get('content-type')).toBe('application/json');

@@ -15,14 +15,6 @@ const call = (path: string, init: RequestInit & { key?: string } = {}) =>
   );
 
 describe('REST API', () => {
-  it('serves the well-known document without authentication', async () => {
-    const response = await call('/.well-known/better-compute');
-    expect(response.status).toBe(200);
-    const doc = await response.json();
-    expect(doc).toMatchObject({ name: 'better-compute', basePath: '/api/compute', protocol: { min: 1, max: 1 } });
-    expect(doc.version).toMatch(/^\d+\.\d+\.\d+/);
-  });
-
   it('refuses missing and invalid credentials with 401 and the error model', async () => {
     const t = await createTestTenant(testDb());
     const anonymous = await call(`/v1/tenants/${t.tenantId}/pools`);

@@ -1,20 +1,19 @@
-import type { Db } from '../db/client';
 import { BASE_PATH, PRODUCT_VERSION, gatewayConfig } from '../config/config';
-import { loadPkiRuntime } from '../join/join-runtime';
-import { wellKnownJoinSection } from '../pki/join-crypto';
+import type { PkiRuntime } from '../join/join-runtime';
+import { wellKnownJoinSection } from '../pki/issuance/join-crypto';
 
 /**
  * `GET {basePath}/.well-known/better-compute`, exactly as protocol.md fixes it. The `join` section appears
  * once JoinService keys are configured, the `gateway` section once a gateway is.
  */
-export async function buildWellKnownDocument(db: Db): Promise<Record<string, unknown>> {
+export async function buildWellKnownDocument(loadPki: () => Promise<PkiRuntime | null>): Promise<Record<string, unknown>> {
   const doc: Record<string, unknown> = {
     name: 'better-compute',
     version: PRODUCT_VERSION,
     basePath: BASE_PATH,
     protocol: { min: 1, max: 1 },
   };
-  const pki = await loadPkiRuntime(db);
+  const pki = await loadPki();
   if (pki) doc.join = wellKnownJoinSection(pki.crypto);
   const gateway = gatewayConfig();
   // The gateway section carries the serving CA's pin, so it appears only once the PKI is loaded.

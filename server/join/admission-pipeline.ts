@@ -1,7 +1,7 @@
 import type { AdmitOutcome } from './admit';
 import type { PreparedJoin } from './prepare';
 import { attestorNamed } from './attestors';
-import { observeAdmissionBatch } from '../metrics/api-metrics';
+import { observeAdmissionBatch, type ApiMetrics } from '../metrics/api-metrics';
 
 /** A join waiting for its admission transaction. */
 export interface QueuedJoin {
@@ -72,6 +72,7 @@ export class AdmissionPipeline {
     private readonly maxBatch: number,
     private readonly maxInFlight: number,
     private readonly minOverlapBatch = 16,
+    private readonly metrics?: ApiMetrics,
   ) {
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
   }
@@ -124,7 +125,7 @@ export class AdmissionPipeline {
       this.counters.batches += 1;
       this.counters.joins += batch.length;
       this.counters.batchMs += performance.now() - started;
-      observeAdmissionBatch(batch.length, (performance.now() - started) / 1000);
+      if (this.metrics) observeAdmissionBatch(this.metrics, batch.length, (performance.now() - started) / 1000);
       this.inFlight.delete(flight);
       this.schedule();
     });

@@ -1,4 +1,4 @@
-import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { IssuedNodeCertificate } from '../pki/issuance/node-certificate';
 import type { JoinExpect } from '../../protocol/api/join-expect';
 import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import type { Admission } from './decide';

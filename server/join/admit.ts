@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../ids';
-import type { JoinCrypto } from '../pki/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/issuance/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
 import { isFreshSeal } from './crypto/open-seal';
 import type { ExistingNode, LockedToken } from './decide';

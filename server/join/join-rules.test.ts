@@ -11,7 +11,7 @@ import { createSite } from '../sites/sites';
 import { principalOf } from '../authz/principal';
 import { revokeJoinToken } from '../tokens/join-tokens';
 import { refusalLimitKey } from './refusals';
-import { NODE_CERT_BACKDATE_SECONDS } from '../pki/node-certificate';
+import { NODE_CERT_BACKDATE_SECONDS } from '../pki/issuance/node-certificate';
 
 let h: JoinHarness;
 beforeAll(async () => {

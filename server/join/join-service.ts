@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { isUniqueViolation } from '../db/errors';
 import { logError } from '../log';
-import type { JoinCrypto } from '../pki/join-crypto';
-import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/issuance/node-certificate';
 import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
 import { signEnvelope } from '../../protocol/envelope';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
@@ -11,7 +11,7 @@ import { RaceWindow } from './races';
 import { AdmissionPipeline, type PipelineStats, type QueuedJoin } from './admission-pipeline';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
-import { recordJoin, type JoinTally } from '../metrics/api-metrics';
+import { recordJoin, type ApiMetrics, type JoinTally } from '../metrics/api-metrics';
 
 export interface JoinServiceOptions {
   pool: pg.Pool;
@@ -36,6 +36,8 @@ export interface JoinServiceOptions {
   refusalLimit?: RefusalLimit;
   /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
   preparer?: JoinPreparer;
+  /** Where joins, batches and suppressed refusal events are counted (the composition root's registry); none by default. */
+  metrics?: ApiMetrics;
 }
 
 /** How each admission outcome is counted (better_compute_joins_total). */
@@ -71,7 +73,7 @@ export class JoinService {
       throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
     }
     this.certTtlSeconds = ttl;
-    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 1, options.minOverlapBatch);
+    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 1, options.minOverlapBatch, options.metrics);
   }
 
   /** The admission pipeline's counters (batches, joins, time in batches, most in flight). */
@@ -98,7 +100,7 @@ export class JoinService {
       return await this.answerFrom(since, prepare, tally);
     } finally {
       this.races.leave(since);
-      recordJoin(tally, started);
+      if (this.options.metrics) recordJoin(this.options.metrics, tally, started);
     }
   }
 
@@ -146,7 +148,7 @@ export class JoinService {
 
   private async refuse(refusals: RefusalRecord[]) {
     try {
-      await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit);
+      await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit, this.options.metrics);
     } catch (error) {
       // A refusal stays a refusal when its event cannot be written; the failure is logged.
       logError('could not record join refusals', error);

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { logError } from '../log';
-import type { JoinCrypto } from '../pki/join-crypto';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { revivePrepared, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import type { ThreadBatch, ThreadJob, ThreadResult } from './prepare-worker';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JoinCrypto } from '../pki/join-crypto';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';

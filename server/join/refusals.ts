@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { recordSuppressedRefusals } from '../metrics/api-metrics';
+import { recordSuppressedRefusals, type ApiMetrics } from '../metrics/api-metrics';
 
 /** Refusal events are rate-limited to this many per attestor and reason per window. */
 export const REFUSAL_EVENT_LIMIT = 60;
@@ -49,6 +49,7 @@ export async function recordRefusals(
   refusals: RefusalRecord[],
   rootTenantId: string | null,
   rate: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
+  metrics?: ApiMetrics,
 ): Promise<void> {
   const routed = refusals.flatMap((r) => {
     const tenantId = r.tenantId ?? rootTenantId;
@@ -72,5 +73,5 @@ export async function recordRefusals(
     rate.limit,
     rate.window,
   ]);
-  recordSuppressedRefusals(routed, Number(result.rows[0]?.written ?? routed.length));
+  if (metrics) recordSuppressedRefusals(metrics, routed, Number(result.rows[0]?.written ?? routed.length));
 }

@@ -14,7 +14,8 @@ export interface JoinTally {
   reason: string;
 }
 
-function createApiMetrics() {
+/** The API's counters and histograms in a registry of their own; the composition root makes one per process. */
+export function createApiMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {
@@ -67,42 +68,32 @@ function createApiMetrics() {
 
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;
 
-// One per process: the boot server's fast path and Next's bundle load this module twice, and must count into
-// the one registry GET /metrics serves.
-const globalForMetrics = globalThis as unknown as { betterComputeApiMetrics?: ApiMetrics };
-
-export function apiMetrics(): ApiMetrics {
-  return (globalForMetrics.betterComputeApiMetrics ??= createApiMetrics());
-}
 
 const seconds = (startedMs: number) => (performance.now() - startedMs) / 1000;
 
 /** A join answered: counts it and observes its latency. `startedMs` is `performance.now()` when it arrived. */
-export function recordJoin(tally: JoinTally, startedMs: number): void {
-  const m = apiMetrics();
+export function recordJoin(m: ApiMetrics, tally: JoinTally, startedMs: number): void {
   const attestor = attestorLabel(tally.attestor);
   m.joins.inc({ attestor, role: roleLabel(tally.role), outcome: tally.outcome, reason: tally.outcome === 'refused' ? reasonLabel(tally.reason) : '' });
   m.joinDuration.observe({ attestor, outcome: tally.outcome }, seconds(startedMs));
 }
 
 /** One admission batch finished: its size and wall time. */
-export function observeAdmissionBatch(size: number, wallSeconds: number): void {
-  const m = apiMetrics();
+export function observeAdmissionBatch(m: ApiMetrics, size: number, wallSeconds: number): void {
   m.batchSize.observe(size);
   m.batchSeconds.observe(wallSeconds);
 }
 
 /** A renewal answered. */
-export function recordRenewal(outcome: RenewalOutcome, reason: string, startedMs: number): void {
-  const m = apiMetrics();
+export function recordRenewal(m: ApiMetrics, outcome: RenewalOutcome, reason: string, startedMs: number): void {
   m.renewals.inc({ outcome, reason: outcome === 'refused' ? reasonLabel(reason) : '' });
   m.renewalDuration.observe(seconds(startedMs));
 }
 
 /** Refusal events the shared rate limit dropped (recordRefusals learns how many it wrote). */
-export function recordSuppressedRefusals(refusals: ReadonlyArray<{ attestor: string; reason: string }>, written: number): void {
+export function recordSuppressedRefusals(m: ApiMetrics, refusals: ReadonlyArray<{ attestor: string; reason: string }>, written: number): void {
   // The database answers only how many of the batch it wrote; JoinService records refusals one at a time,
   // so the dropped ones are the last `length - written` of the batch in the usual case of one.
   const dropped = refusals.slice(Math.max(0, written));
-  for (const r of dropped) apiMetrics().suppressed.inc({ attestor: attestorLabel(r.attestor), reason: reasonLabel(r.reason) });
+  for (const r of dropped) m.suppressed.inc({ attestor: attestorLabel(r.attestor), reason: reasonLabel(r.reason) });
 }

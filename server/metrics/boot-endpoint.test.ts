@@ -7,6 +7,7 @@ import { createApiContext } from '../api/context';
 import { createApiKey } from '../api-keys/api-keys';
 import { checkStartupConfig } from '../boot/startup-config';
 import { createBootServer, type NodeHandler } from '../boot/http-server';
+import { createServices } from '../boot/services';
 
 // The production boot server (server/boot/http-server.ts) in process: GET /metrics without configuration,
 // and the request log line. "Next" here builds the API context from the request's headers, as the REST and
@@ -27,7 +28,7 @@ beforeAll(async () => {
     const ctx = await createApiContext(testDb(), new Headers(req.headers as Record<string, string>), async () => null);
     res.writeHead(ctx.principal ? 200 : 401, { 'content-type': 'application/json' }).end('{}');
   };
-  server = createBootServer(() => next);
+  server = createBootServer(createServices({ databaseUrl: testDatabaseUrl() }), () => next);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });

@@ -5,7 +5,7 @@ import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { randomMac } from '../../test/discovery-harness';
 import { parsePrometheusText } from '../../test/prometheus-text';
 import { createServerDatabase, type ServerDatabase } from '../../test/server-process';
-import { apiMetrics, recordJoin, recordRenewal } from './api-metrics';
+import { createApiMetrics, recordJoin, recordRenewal } from './api-metrics';
 import { registerSharedCollectors } from './shared-collectors';
 import { SharedStateReader, readSharedState } from './shared-state';
 
@@ -52,17 +52,18 @@ afterAll(async () => {
 
 describe('label cardinality under 10,000 distinct machines', () => {
   it('the per-instance counters: a bounded number of series whatever the machines send', async () => {
+    const metrics = createApiMetrics();
     const macs: string[] = [];
     for (let i = 0; i < MACHINES; i++) {
       const mac = randomMac();
       macs.push(mac);
       const started = performance.now();
       // What a hostile or broken agent controls: the role string and attestor name of its body.
-      recordJoin({ attestor: i % 2 ? 'join-token' : `att-${mac}`, role: i % 3 ? 'node' : `r${i}`, outcome: 'refused', reason: `join-token:m${i}` }, started);
-      recordJoin({ attestor: 'discovery', role: 'discovery', outcome: i % 2 ? 'pending' : 'admitted', reason: mac }, started);
-      recordRenewal(i % 2 ? 'renewed' : 'refused', `r-${mac}`, started);
+      recordJoin(metrics, { attestor: i % 2 ? 'join-token' : `att-${mac}`, role: i % 3 ? 'node' : `r${i}`, outcome: 'refused', reason: `join-token:m${i}` }, started);
+      recordJoin(metrics, { attestor: 'discovery', role: 'discovery', outcome: i % 2 ? 'pending' : 'admitted', reason: mac }, started);
+      recordRenewal(metrics, i % 2 ? 'renewed' : 'refused', `r-${mac}`, started);
     }
-    const text = await apiMetrics().registry.metrics();
+    const text = await metrics.registry.metrics();
     const families = parsePrometheusText(text);
     const series = (name: string) => families.get(name)!.samples.length;
     // attestor {join-token, other} x role {node, other} x reasons (at most 128 distinct, then `other`).

@@ -22,11 +22,11 @@ import { randomMac } from '../../test/discovery-harness';
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';
 import { installPins } from '../pki/pins-summary';
-import { loadPki } from '../pki/store';
+import { loadPki } from '../pki/bundle/store';
 import { createJoinToken } from '../tokens/join-tokens';
 import { issueJoinToken } from '../tokens/issue';
 
-// GET /metrics of the production server (test/compute-server.ts) and of a gateway process (as npm start runs
+// GET /metrics of the production server (test/server-main.ts) and of a gateway process (as npm start runs
 // it), scraped before and after a known sequence of joins through the gateway: one admitted, two refused for
 // two reasons, one deferred into a join request that an operator approves and whose retry is admitted, and
 // one renewal; the renewed node then opens a session. Counters are per instance; the exact deltas are asserted.

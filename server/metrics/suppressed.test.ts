@@ -3,7 +3,6 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
 import { revokeJoinToken } from '../tokens/join-tokens';
-import { apiMetrics } from './api-metrics';
 
 // better_compute_refusal_events_suppressed_total counts the refusals whose event the shared rate limit dropped,
 // and better_compute_joins_total counts every refusal, written or not.
@@ -15,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => h.pool.end());
 
 const value = async (name: string, labels: Record<string, string>) =>
-  (await apiMetrics().registry.getSingleMetric(name)!.get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
+  (await h.services.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
 
 describe('suppressed refusal events', () => {
   it('counts the refusals past the rate limit, by attestor and reason', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
+import { createCaller } from '../api/root';
 import { getOverview } from './overview';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
 
@@ -71,7 +72,7 @@ describe('overview.get', () => {
        VALUES ('ov-renewed-' || $1, $1, 1, 'node', sha256($1::bytea), '\\x00', compute_now(), compute_now() + interval '2 hours')`,
       joined.answer!.nodeId,
     );
-    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId });
+    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' });
     expect(overview.renewals.renewed.reduce((a, b) => a + b)).toBe(1);
     expect(overview.renewals.renewed[23]).toBe(1);
     expect(overview.queue).toEqual([{ siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, pending: 2, oldestPendingSeconds: expect.any(Number) }]);
@@ -84,7 +85,7 @@ describe('overview.get', () => {
     expect(overview.expiring).toEqual([{ poolId: u.poolId, poolName: u.pool.name, within1h: 0, within6h: 0, within24h: 1 }]);
     // Revoking the identity revokes both certificates: the node holds no valid certificate any more.
     await revokeNodeIdentity(db(), u.admin, { tenantId: u.tenantId, nodeId: joined.answer!.nodeId });
-    expect((await getOverview(db(), u.viewer, { tenantId: u.tenantId })).expiring).toEqual([]);
+    expect((await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' })).expiring).toEqual([]);
     expect((await db().node.findUniqueOrThrow({ where: { id: joined.answer!.nodeId } })).certNotAfter).toBeNull();
   });
 
@@ -116,15 +117,18 @@ describe('overview.get', () => {
       );
     }
     await db().node.update({ where: { id: retired }, data: { state: 'retired' } });
-    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId });
+    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' });
     expect(overview.connected).toEqual([{ poolId: u.poolId, poolName: u.pool.name, connected: 2, total: 3 }]);
     // Another tenant's view holds none of these.
-    expect((await getOverview(db(), t.viewer, { tenantId: t.tenantId })).connected.every((c) => c.poolId !== u.poolId)).toBe(true);
+    expect((await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '24h' })).connected.every((c) => c.poolId !== u.poolId)).toBe(true);
   });
 
   it('is decided on the tenant: another tenant is NOT_FOUND', async () => {
     const other = await createTestTenant(db());
-    expect((await failure(getOverview(db(), other.viewer, { tenantId: t.tenantId }))).code).toBe('NOT_FOUND');
-    expect((await failure(getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '30d' as '7d' }))).code).toBe('INVALID_ARGUMENT');
+    expect((await failure(getOverview(db(), other.viewer, { tenantId: t.tenantId, range: '24h' }))).code).toBe('NOT_FOUND');
+    // Input is parsed by the adapter (docs/architecture.md): the procedure refuses an unknown range.
+    const caller = createCaller({ db: db(), principal: t.viewer });
+    expect(await failure(caller.overview.get({ tenantId: t.tenantId, range: '30d' as '7d' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'range' });
+    expect((await caller.overview.get({ tenantId: t.tenantId })).range).toBe('24h');
   });
 });

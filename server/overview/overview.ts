@@ -3,7 +3,6 @@ import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { parseInput } from '../../protocol/api/token-schemas';
 import { overviewInput, type Overview } from './schemas';
 
 const HOURS = { '24h': 24, '7d': 168 } as const;
@@ -31,30 +30,29 @@ function stack(rows: Array<{ hour: Date; key: string; count: bigint | number }>,
  * certificates expiring and the connected nodes per pool. Every query is bounded by the tenant's sites and pools or by the range's
  * hours, not by the number of events (bench/overview.ts keeps it within 300 ms p99 at 100,000 nodes).
  */
-export async function getOverview(db: Db, principal: Principal, input: z.input<typeof overviewInput>): Promise<Overview> {
-  const valid = parseInput(overviewInput, input);
-  await authorize(db, principal, 'compute:pools:read', resource.tenant(valid.tenantId));
-  const span = HOURS[valid.range];
+export async function getOverview(db: Db, principal: Principal, input: z.infer<typeof overviewInput>): Promise<Overview> {
+  await authorize(db, principal, 'compute:pools:read', resource.tenant(input.tenantId));
+  const span = HOURS[input.range];
   // A SELECT without FROM answers exactly one row.
   const { now } = (await db.$queryRaw<{ now: Date }[]>`SELECT date_trunc('hour', compute_now()) AS now`)[0]!;
   const hours = Array.from({ length: span }, (_, i) => new Date(now.getTime() - (span - 1 - i) * 3_600_000));
   const [rollup, queue, decisions, expiring, connected] = await Promise.all([
     db.$queryRaw<{ hour: Date; series: string; key: string; count: bigint }[]>`
       SELECT hour, series, key, count FROM overview_hourly
-       WHERE tenant_id = ${valid.tenantId} AND hour >= ${hours[0]!}`,
+       WHERE tenant_id = ${input.tenantId} AND hour >= ${hours[0]!}`,
     db.$queryRaw<{ site_id: string; name: string; pool_id: string | null; pending: number; oldest: number | null }[]>`
       SELECT s.id AS site_id, s.name, ${QUEUE_POOL} AS pool_id, count(r.id)::int AS pending,
              extract(epoch FROM compute_now() - min(r.created_at))::float8 AS oldest
         FROM sites s
-        LEFT JOIN join_requests r ON r.site_id = s.id AND r.tenant_id = ${valid.tenantId} AND r.state = 'pending' AND r.expires_at > compute_now()
-       WHERE s.owner_tenant_id = ${valid.tenantId} AND s.archived_at IS NULL
+        LEFT JOIN join_requests r ON r.site_id = s.id AND r.tenant_id = ${input.tenantId} AND r.state = 'pending' AND r.expires_at > compute_now()
+       WHERE s.owner_tenant_id = ${input.tenantId} AND s.archived_at IS NULL
        GROUP BY s.id, s.name ORDER BY s.name`,
     db.$queryRaw<{ site_id: string; name: string; pool_id: string | null; decided: number; p50: number; p90: number }[]>`
       SELECT r.site_id, s.name, ${QUEUE_POOL} AS pool_id, count(*)::int AS decided,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM r.decided_at - r.created_at))::float8 AS p50,
              percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM r.decided_at - r.created_at))::float8 AS p90
         FROM join_requests r JOIN sites s ON s.id = r.site_id
-       WHERE r.tenant_id = ${valid.tenantId} AND r.decided_at IS NOT NULL AND r.decided_at > compute_now() - interval '7 days'
+       WHERE r.tenant_id = ${input.tenantId} AND r.decided_at IS NOT NULL AND r.decided_at > compute_now() - interval '7 days'
        GROUP BY r.site_id, s.id, s.name ORDER BY s.name`,
     // nodes.cert_not_after: the end of each node's current certificate (kept by triggers).
     db.$queryRaw<{ pool_id: string; name: string; h1: number; h6: number; h24: number }[]>`
@@ -63,7 +61,7 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
              count(*) FILTER (WHERE n.cert_not_after <= compute_now() + interval '6 hours')::int AS h6,
              count(*) FILTER (WHERE n.cert_not_after <= compute_now() + interval '24 hours')::int AS h24
         FROM nodes n JOIN pools p ON p.id = n.pool_id
-       WHERE n.tenant_id = ${valid.tenantId} AND n.state <> 'retired' AND n.cert_not_after > compute_now()
+       WHERE n.tenant_id = ${input.tenantId} AND n.state <> 'retired' AND n.cert_not_after > compute_now()
        GROUP BY p.id, p.name ORDER BY p.name`,
     // Sessions count only under a live gateway lease: a dead gateway's rows stop counting when it runs out.
     db.$queryRaw<{ pool_id: string; name: string; connected: number; total: number }[]>`
@@ -72,13 +70,13 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
                SELECT 1 FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id
                 WHERE s.node_id = n.id AND g.expires_at > compute_now()))::int AS connected
         FROM nodes n JOIN pools p ON p.id = n.pool_id
-       WHERE n.tenant_id = ${valid.tenantId} AND n.state <> 'retired'
+       WHERE n.tenant_id = ${input.tenantId} AND n.state <> 'retired'
        GROUP BY p.id, p.name ORDER BY p.name`,
   ]);
   const of = (series: string) => rollup.filter((r) => r.series === series);
   const flat = (series: string) => stack(of(series).map((r) => ({ ...r, key: '' })), hours)[0]?.counts ?? new Array(span).fill(0);
   return {
-    range: valid.range,
+    range: input.range,
     hours: hours.map((h) => h.toISOString()),
     joins: { admitted: stack(of('admitted'), hours), pending: stack(of('pending'), hours), refused: stack(of('refused'), hours) },
     renewals: { renewed: flat('renewed'), refused: stack(of('renew-refused'), hours) },

@@ -1,8 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { formatPins, installPins } from './pins-summary';
-import { fixturePki } from './testing/fixtures';
-import { openssl } from './testing/openssl';
+import { fixturePki } from '../../test/pki/fixtures';
+import { openssl } from '../../test/pki/openssl';
 
 const { bundle } = fixturePki();
 

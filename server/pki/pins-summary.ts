@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import type { PkiBundle } from './bundle';
+import type { PkiBundle } from './bundle/bundle';
 import { spkiPin } from '../../protocol/pins';
 
 /**

@@ -8,7 +8,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { issueNodeCertificate } from '../pki/node-certificate';
+import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from './vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
 

@@ -6,8 +6,8 @@ import { JoinRefusal } from '../join/crypto/refusal';
 import { parseCsr } from '../join/crypto/csr';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
-import type { JoinCrypto } from '../pki/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/issuance/node-certificate';
 import { P256_SPKI_PREFIX } from '../../protocol/p256';
 import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from './key-attestation';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
@@ -17,7 +17,7 @@ import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
-import { recordRenewal } from '../metrics/api-metrics';
+import { recordRenewal, type ApiMetrics } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../protocol/renew-wire';
 
 export interface RenewServiceOptions {
@@ -29,6 +29,8 @@ export interface RenewServiceOptions {
   refusalLimit?: RenewRefusalLimit;
   /** The most renewals one group reads or commits together (128). */
   maxGroup?: number;
+  /** Where renewals are counted (the composition root's registry); none by default. */
+  metrics?: ApiMetrics;
 }
 
 /** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
@@ -102,7 +104,7 @@ export class RenewService {
     const started = performance.now();
     let reason = '';
     const answer = await this.answer(call, (refused) => (reason = refused));
-    recordRenewal(answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
+    if (this.options.metrics) recordRenewal(this.options.metrics, answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
     return answer;
   }
 

@@ -16,7 +16,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
-import { issueNodeCertificate } from '../pki/node-certificate';
+import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from './vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { isUniqueViolation } from '../db/errors';
 import { logError } from '../log';
 import { recordFirstContact } from '../nodes/first-contact';
-import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { IssuedNodeCertificate } from '../pki/issuance/node-certificate';
 import { LOCK_NODES, PRUNE_PROOFS, WRITE_RENEWALS } from './renew-sql';
 import { RENEW_REPLAY_WINDOW_SECONDS } from '../../protocol/renew-wire';
 

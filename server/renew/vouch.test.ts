@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { voucherFromServingChain } from '../gateway/gateway';
-import { createPkiBundle } from '../pki/bundle';
-import { issueGatewayCertificate } from '../pki/gateway';
+import { createPkiBundle } from '../pki/bundle/bundle';
+import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { installPins } from '../pki/pins-summary';
 import { PEER_HEADER, VOUCH_HEADER, vouchedPeer, vouchHeaders } from './vouch';
 

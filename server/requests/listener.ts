@@ -16,15 +16,6 @@ export class JoinRequestListener extends ChannelListener<JoinRequestChange> {
   }
 }
 
-const globalForListener = globalThis as unknown as { joinRequestListener?: JoinRequestListener };
-
-/** The process's listener on DATABASE_URL. */
-export function processJoinRequestListener(): JoinRequestListener {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set');
-  return (globalForListener.joinRequestListener ??= new JoinRequestListener(url));
-}
-
 /** The changes of one site's queue for one tenant, as an async iterable that ends with `signal`. */
 export function watchJoinRequests(listener: JoinRequestListener, scope: { tenantId: string; siteId: string }, signal: AbortSignal | undefined): AsyncGenerator<JoinRequestChange> {
   return watchChannel(listener, (change) => change.tenantId === scope.tenantId && change.siteId === scope.siteId, signal);

@@ -4,7 +4,7 @@ import { signEnvelope } from '../../protocol/envelope';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import { newId } from '../ids';
-import type { JoinCrypto } from '../pki/join-crypto';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
 import { vouchedPeer } from '../renew/vouch';

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { AccountView } from '@/components/access/account-view';
 import { getSignedInOperator } from '@/server/auth/session';
-import { getDb } from '@/server/db/client';
+import { processServices } from '@/server/boot/services';
 import { hasOwnPassword } from '@/server/operators/account';
 
 export const metadata: Metadata = { title: 'Account' };
@@ -10,5 +10,5 @@ export const metadata: Metadata = { title: 'Account' };
 export default async function AccountPage() {
   const operator = await getSignedInOperator();
   if (!operator) redirect('/login');
-  return <AccountView email={operator.email} name={operator.name} hasPassword={await hasOwnPassword(getDb(), operator.id)} />;
+  return <AccountView email={operator.email} name={operator.name} hasPassword={await hasOwnPassword(processServices().db, operator.id)} />;
 }

@@ -1,7 +1,8 @@
 import { requirePermission, router } from '../trpc';
 import { authorize, resource } from '../../authz/authorize';
 import { eventPage, listEvents, listEventsInput } from '../../events/list-events';
-import { processEventsListener, watchEvents } from '../../events/listener';
+import { watchEvents } from '../../events/listener';
+import { processServices } from '../../boot/services';
 import { guardedStream } from '../live-streams';
 
 const onChangeInput = listEventsInput.pick({ tenantId: true });
@@ -25,7 +26,7 @@ export const eventsRouter = router({
         reauthenticate: ctx.reauthenticate,
         signal,
         authorize: (principal) => authorize(ctx.db, principal, 'compute:events:read', resource.tenant(input.tenantId)),
-        open: (tenantId, stop) => watchEvents(processEventsListener(), tenantId, stop),
+        open: (tenantId, stop) => watchEvents(processServices().eventsListener(), tenantId, stop),
       });
       for await (const change of changes) yield { tenantId: change.tenantId };
     }),

@@ -1,7 +1,8 @@
 import { requirePermission } from '../trpc';
 import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
-import { processJoinRequestListener, watchJoinRequests } from '../../requests/listener';
+import { watchJoinRequests } from '../../requests/listener';
+import { processServices } from '../../boot/services';
 import { getJoinRequestInput } from '../../../protocol/api/join-request-schemas';
 
 const onChangeInput = getJoinRequestInput.omit({ requestId: true });
@@ -20,7 +21,7 @@ export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
       reauthenticate: ctx.reauthenticate,
       signal,
       authorize: (principal) => loadPool(ctx.db, principal, 'compute:join-tokens:read', input),
-      open: (pool, stop) => watchJoinRequests(processJoinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
+      open: (pool, stop) => watchJoinRequests(processServices().joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
     });
     for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds };
   });

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { toErrorBody } from '../../error-map';
 import { DomainError } from '../../../protocol/errors';
-import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../../http/request-rules';
+import { DEFAULT_MAX_BODY_BYTES, HttpRefusal, readRequestText, requireJsonContentType } from '../../http/body';
+import { checkSessionOrigin } from '../../http/request-rules';
 import { isClientAbort } from '../../http/client-abort';
 import { logError, logLimited } from '../../log';
 import { createCaller } from '../root';
@@ -57,10 +58,8 @@ async function readJsonObject(request: Request, ctx: ApiContext, maxBodyBytes: n
   // POST an empty body (archive, revoke) without a content type, but any body it sends is JSON.
   const hasBody = Number(request.headers.get('content-length') ?? 0) > 0 || request.headers.has('transfer-encoding');
   const mustBeJson = ctx.principal?.kind === 'operator' || contentType !== null || hasBody;
-  if (mustBeJson && !isJsonContentType(contentType)) {
-    throw new HttpRefusal(415, 'Send the body as application/json');
-  }
-  const text = await readBodyWithin(request, maxBodyBytes);
+  if (mustBeJson) requireJsonContentType(contentType, 'Send the body as application/json');
+  const text = await readRequestText(request, maxBodyBytes);
   let parsed: unknown = {};
   try {
     parsed = text ? JSON.parse(text) : {};

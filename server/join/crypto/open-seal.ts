@@ -3,7 +3,7 @@ import { DomainError } from '../../../protocol/errors';
 import { decodeBase64url } from '../../../protocol/base64url';
 import { ALG, KEY_WRAP_IV, concatKdf } from '../../../protocol/concat-kdf';
 import { JoinRefusal } from './refusal';
-import { p256PrivateScalar } from '../../pki/p256-private';
+import { p256PrivateScalar } from '../../pki/ca/p256-private';
 
 /** The largest sealed token JoinService reads; a sealed bearer token is about 600 characters. */
 export const MAX_SEAL_LENGTH = 8192;

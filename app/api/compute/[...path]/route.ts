@@ -1,11 +1,11 @@
 import { getSessionOperatorId } from '@/server/auth/session';
-import { getDb } from '@/server/db/client';
+import { processServices } from '@/server/boot/services';
 import { handleComputeRequest } from '@/server/http/compute';
 
 export const dynamic = 'force-dynamic';
 
 async function handle(request: Request) {
-  return handleComputeRequest(request, { db: getDb(), sessionOperatorId: getSessionOperatorId });
+  return handleComputeRequest(request, { db: processServices().db, sessionOperatorId: getSessionOperatorId });
 }
 
 // Every method reaches the one handler, so an unsupported one is a 405 in the error model rather than Next's.

@@ -7,7 +7,7 @@ import { testDb } from '../../../../test/db';
 import { createTestTenant, type TestTenant } from '../../../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../../../test/join-harness';
 import { JOIN_REFUSED } from '../../../../protocol/join-wire';
-import { issueNodeCertificate } from '../../../pki/node-certificate';
+import { issueNodeCertificate } from '../../../pki/issuance/node-certificate';
 
 let h: JoinHarness;
 beforeAll(async () => {

@@ -1,0 +1,164 @@
+import type pg from 'pg';
+import type { Registry } from 'prom-client';
+import { createDb, type Db } from '../db/client';
+import { createPgPool } from '../db/pg';
+import { EventsListener } from '../events/listener';
+import { buildWellKnownDocument } from '../http/well-known';
+import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { JoinService } from '../join/join-service';
+import type { JoinPreparer } from '../join/prepare';
+import type { RefusalLimit } from '../join/refusals';
+import { JOIN_STATS_PREFIX, PkiSource, joinInFlight, rootTenantIdOf, type PkiRuntime } from '../join/join-runtime';
+import { apiRegistry } from '../metrics/api-endpoint';
+import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics';
+import { JoinRequestListener } from '../requests/listener';
+import type { RenewRefusalLimit } from '../renew/refusals';
+import { RenewService } from '../renew/renew-service';
+import type { SessionRefusalLimit } from '../sessions/refusals';
+import { SessionService } from '../sessions/session-service';
+import { SessionsListener } from '../sessions/session-watch';
+import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Everything a server process wires once: the database clients, the PKI at run time, the join, renewal and
+ * session services, the API's metrics and the LISTEN connections. Built by {@link createServices} only; the
+ * clock is the database's `now()` (`compute_now()`), the keys come from `pki`, randomness from node:crypto.
+ */
+export interface Services {
+  databaseUrl: string;
+  db: Db;
+  /** The hot paths' node-postgres pool (joins, renewals, sessions, the shared gauges). */
+  pg: pg.Pool;
+  pki: { load(): Promise<PkiRuntime | null>; loadCrypto(): Promise<JoinCrypto | null> };
+  rootTenantId(): Promise<string | null>;
+  join: JoinService;
+  renew: RenewService;
+  sessions: SessionService;
+  metrics: ApiMetrics;
+  /** The well-known document (protocol.md), with this process's PKI. */
+  wellKnown(): Promise<Record<string, unknown>>;
+  /** The registry GET /metrics serves: `metrics` plus the shared gauges. */
+  metricsRegistry(): Registry;
+  /** The process's LISTEN on `compute_events` (opened on first use). */
+  eventsListener(): EventsListener;
+  /** The process's LISTEN on the session-end channel, shared by every gateway's watch stream (opened on first use). */
+  sessionsListener(): SessionsListener;
+  /** The process's LISTEN on the join-request channel (opened on first use). */
+  joinRequestListener(): JoinRequestListener;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  databaseUrl: string;
+  env?: Env;
+  /** Where joins are prepared (the server's worker threads); the calling thread by default. */
+  preparer?: JoinPreparer;
+  /** An existing client to use instead of a new one (closed by its owner, not by `close`). */
+  db?: Db;
+  pgPoolMax?: number;
+  /** Tests: keys and root tenant of their own instead of the stored PKI's. */
+  pki?: Services['pki'];
+  rootTenantId?: () => Promise<string | null>;
+  /** Tests: refusal-event rate limits with keys of their own. */
+  refusalLimits?: { join?: RefusalLimit; renew?: RenewRefusalLimit; sessions?: SessionRefusalLimit };
+  sessionSettings?: SessionSettings;
+  /** Tests: a JoinService's batch size (128). */
+  maxBatch?: number;
+}
+
+const certTtl = (env: Env) => (env.BETTER_COMPUTE_CERT_TTL_SECONDS ? Number(env.BETTER_COMPUTE_CERT_TTL_SECONDS) : undefined);
+
+/** The composition root: builds a process's (or a test's) services from its settings. */
+export function createServices(options: ServiceOptions): Services {
+  const env = options.env ?? process.env;
+  const db = options.db ?? createDb(options.databaseUrl);
+  const pool = createPgPool(options.databaseUrl, options.pgPoolMax);
+  const pki = options.pki ?? new PkiSource(db, () => env.BETTER_COMPUTE_SECRET);
+  const rootTenantId = options.rootTenantId ?? rootTenantIdOf(db);
+  const metrics = createApiMetrics();
+  const common = { pool, loadRootTenantId: rootTenantId, metrics };
+  const join = new JoinService({
+    ...common,
+    loadCrypto: () => pki.loadCrypto(),
+    preparer: options.preparer,
+    certTtlSeconds: certTtl(env),
+    maxInFlight: joinInFlight(env),
+    maxBatch: options.maxBatch,
+    refusalLimit: options.refusalLimits?.join,
+  });
+  const renew = new RenewService({
+    ...common,
+    loadRuntime: () => pki.load(),
+    certTtlSeconds: certTtl(env),
+    refusalLimit: options.refusalLimits?.renew,
+  });
+  const sessions = new SessionService({
+    pool,
+    loadRuntime: () => pki.load(),
+    loadRootTenantId: rootTenantId,
+    settings: options.sessionSettings ?? sessionSettingsFromEnv(env),
+    refusalLimit: options.refusalLimits?.sessions,
+  });
+  const registry = apiRegistry(metrics, pool);
+  let events: EventsListener | undefined;
+  let joinRequests: JoinRequestListener | undefined;
+  let sessionEnds: SessionsListener | undefined;
+  return {
+    databaseUrl: options.databaseUrl,
+    db,
+    pg: pool,
+    pki,
+    rootTenantId,
+    join,
+    renew,
+    sessions,
+    metrics,
+    wellKnown: () => buildWellKnownDocument(() => pki.load()),
+    metricsRegistry: registry,
+    eventsListener: () => (events ??= new EventsListener(options.databaseUrl)),
+    joinRequestListener: () => (joinRequests ??= new JoinRequestListener(options.databaseUrl)),
+    sessionsListener: () => (sessionEnds ??= new SessionsListener(options.databaseUrl)),
+    async close() {
+      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close()]);
+      await pool.end();
+      if (!options.db) await db.$disconnect();
+    },
+  };
+}
+
+/**
+ * Prints the join pipeline's counters on SIGUSR2 when BETTER_COMPUTE_JOIN_STATS=1 (the join benchmark's
+ * profile), one stdout line starting with JOIN_STATS_PREFIX.
+ */
+export function printJoinStatsOnSignal(services: Services, env: Env = process.env) {
+  if (env.BETTER_COMPUTE_JOIN_STATS !== '1') return;
+  process.on('SIGUSR2', () => process.stdout.write(`${JOIN_STATS_PREFIX}${JSON.stringify(services.join.pipelineStats)}\n`));
+}
+
+/*
+ * The process's services. One slot, keyed in the global symbol registry: Next's production bundle loads its
+ * own copy of every server module, and its route handlers must reach the services the boot server built
+ * (one Prisma client, one pool, one set of LISTEN connections per process) rather than wire a second set.
+ */
+const SLOT = Symbol.for('better-compute.services');
+const slot = globalThis as unknown as { [SLOT]?: Services };
+
+/** Makes `services` the process's (the boot server does, before it takes requests). */
+export function installProcessServices(services: Services): Services {
+  slot[SLOT] = services;
+  return services;
+}
+
+/**
+ * The process's services: those the boot server installed, else (a process that did not start through it,
+ * such as a CLI command run in process) built once from DATABASE_URL.
+ */
+export function processServices(): Services {
+  const installed = slot[SLOT];
+  if (installed) return installed;
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set: start the server with `npm start`, which provides it');
+  return installProcessServices(createServices({ databaseUrl: url }));
+}

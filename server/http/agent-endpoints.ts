@@ -1,0 +1,143 @@
+import type http from 'node:http';
+import { BASE_PATH } from '../config/config';
+import { downloadsDir as defaultDownloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
+import type { JoinService } from '../join/join-service';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protocol/join-wire';
+import { logError, logLimited } from '../log';
+import type { RenewService } from '../renew/renew-service';
+import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
+import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
+import type { SessionService } from '../sessions/session-service';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
+import type { ChannelListener } from '../db/listen';
+import { pipeWatchResponse, sessionWatchResponse, type SessionsChange } from '../sessions/session-watch';
+import { readNodeBody } from './body';
+import { isClientAbort } from './client-abort';
+
+/** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
+export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+export const JOIN_PATH = `${BASE_PATH}/v1/join`;
+export const RENEW_PATH = `${BASE_PATH}/v1/renew`;
+export const WELL_KNOWN_PATH = `${BASE_PATH}/.well-known/better-compute`;
+const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
+const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
+const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
+const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
+/** A lease call lists the sessions that closed since the last one: larger than a Hello. */
+const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
+
+/** What the agent endpoints answer with: the composition root's services (server/boot/services.ts). */
+export interface AgentEndpointServices {
+  join: JoinService;
+  renew: RenewService;
+  sessions: SessionService;
+  /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
+  sessionsListener: () => ChannelListener<SessionsChange>;
+  /** The well-known document (server/http/well-known.ts). */
+  wellKnown: () => Promise<Record<string, unknown>>;
+  /** Where bcd builds are served from, asked per request (downloadsDir reads BETTER_COMPUTE_DOWNLOADS_DIR); the working directory's by default. */
+  downloadsDir?: () => string;
+}
+
+/** Takes a request on an agent path and answers it; false when `pathname` is not one (the caller serves it). */
+export type AgentEndpoints = (req: http.IncomingMessage, res: http.ServerResponse, pathname: string) => boolean;
+
+/** The paths whose answers carry no request-id header: protocol.md fixes the join's and renewal's headers. */
+export const hasFixedHeaders = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
+
+const gatewayHeader = (req: http.IncomingMessage, name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+
+/**
+ * The agent's side of the HTTP surface (protocol.md), served from one place by the boot server in
+ * production, development and the tests' server processes alike: the join and the renewal (the hot path,
+ * before Next: a join costs well under a millisecond of our own work, and Next's route machinery would add
+ * about as much again), the gateway's session calls (a relayed Hello, its lease, an acceptance: only the
+ * gateway's vouching makes any count, so a direct caller gets the uniform refusal), the well-known document
+ * and the bcd downloads (streamed files). `pathname` is the request's path with dot segments resolved.
+ */
+export function createAgentEndpoints(services: AgentEndpointServices): AgentEndpoints {
+  const downloads = services.downloadsDir ?? (() => defaultDownloadsDir(process.cwd()));
+  return (req, res, pathname) => {
+    if (req.method === 'POST') {
+      if (pathname === JOIN_PATH) return answerAgent(req, res, MAX_JOIN_BODY_BYTES, 'join', (body) => services.join.joinBody(body));
+      if (pathname === RENEW_PATH) {
+        return answerAgent(req, res, MAX_RENEW_BODY_BYTES, 'renew', (body) =>
+          services.renew.renew({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: RENEW_PATH }),
+        );
+      }
+      if (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH) {
+        return answerAgent(req, res, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : MAX_LEASE_BODY_BYTES, 'session', (body) => {
+          const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
+          if (pathname === HELLO_PATH) return services.sessions.hello(call);
+          return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
+        });
+      }
+      if (pathname === WATCH_PATH) return void watchSessions(req, res, services), true;
+      return false;
+    }
+    if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      void serveWellKnown(req, res, services.wellKnown);
+      return true;
+    }
+    // bcd downloads are files: served here, streamed, whether or not Next has loaded.
+    if (isDownloadPath(pathname)) {
+      void serveDownload(req, res, pathname, downloads());
+      return true;
+    }
+    return false;
+  };
+}
+
+/** Reads the body under `limit` (null past it: the service answers its uniform refusal) and writes the answer. */
+function answerAgent(req: http.IncomingMessage, res: http.ServerResponse, limit: number, what: 'join' | 'renew' | 'session', answer: (body: Buffer | null) => Promise<JoinAnswer>): true {
+  void (async () => {
+    try {
+      const reply = await answer(await readNodeBody(req, limit));
+      res.writeHead(reply.status, { ...JOIN_HEADERS, 'content-length': reply.body.length }).end(reply.body);
+    } catch (error) {
+      if (isClientAbort(error)) {
+        // The client went away, or Node timed it out (and answers 408 itself): nothing more to write.
+        if (what === 'join') logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
+        return;
+      }
+      logError(`${what} request failed`, error);
+      if (res.headersSent) res.destroy();
+      else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+    }
+  })();
+  return true;
+}
+
+/**
+ * A gateway's watch of its sessions' ends: an event stream for as long as the gateway keeps it open, once its
+ * vouching checks out (authorizeWatch); anyone else gets the uniform session refusal.
+ */
+async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse, services: AgentEndpointServices) {
+  try {
+    const body = await readNodeBody(req, MAX_LEASE_BODY_BYTES);
+    const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: WATCH_PATH };
+    const gatewayId = await services.sessions.authorizeWatch(call);
+    if (gatewayId) return pipeWatchResponse(sessionWatchResponse(services.sessionsListener(), gatewayId), res);
+    res.writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('session request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
+}
+
+/** The well-known document with its length (so HEAD, which answers GET's headers, names it too); public for a minute. */
+async function serveWellKnown(req: http.IncomingMessage, res: http.ServerResponse, build: () => Promise<Record<string, unknown>>) {
+  try {
+    const bytes = Buffer.from(JSON.stringify(await build()));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length, 'cache-control': 'public, max-age=60' });
+    res.end(req.method === 'HEAD' ? undefined : bytes);
+  } catch (error) {
+    logError('well-known document failed', error);
+    if (res.headersSent) return void res.destroy();
+    const body = JSON.stringify({ code: 'INTERNAL', message: 'Internal error' });
+    res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);
+  }
+}

@@ -1,0 +1,87 @@
+import { isIP } from 'node:net';
+import { DomainError } from '../../../protocol/errors';
+import type { PkiBundle } from '../bundle/bundle';
+import { issueLeaf, newEcKeyPair } from '../ca/ca';
+import { loadIssuingCa } from '../ca/issuing-ca';
+import { dnsNameProblem } from '../ca/trust-domain';
+import { encodeName, extendedKeyUsage, OIDS, subjectAltName, toPem, type GeneralName } from '../ca/x509-build';
+
+/** A gateway's TLS identity, all PEM. */
+export interface GatewayCertificate {
+  /** The leaf certificate. */
+  certificatePem: string;
+  /** Its P-256 private key, PKCS#8. */
+  privateKeyPem: string;
+  /** The leaf followed by the serving CA (a "full chain", what a TLS server sends). */
+  chainPem: string;
+}
+
+/** Default and largest lifetime of a gateway certificate. */
+export const GATEWAY_TTL_DAYS = { default: 365, max: 825 } as const;
+const MAX_SANS = 100;
+const BACKDATE_MS = 5 * 60_000;
+
+/**
+ * Issues a TLS server certificate for a gateway from the serving CA that daemons pin: a fresh P-256 key,
+ * subjectAltName with a dNSName per host name (a leftmost `*` label is allowed) or an iPAddress per IP literal,
+ * keyUsage digitalSignature, extendedKeyUsage serverAuth, cA=false. Host names are lowercased.
+ *
+ * @param options.ttlDays lifetime in whole days, 1 to 825 (default 365); the certificate starts 5 minutes before
+ *   `now` to absorb clock skew.
+ * @throws DomainError `INVALID_ARGUMENT` (field `san` or `ttlDays`).
+ */
+export function issueGatewayCertificate(
+  bundle: Pick<PkiBundle, 'servingCa'>,
+  options: { sans: string[]; ttlDays?: number; now?: Date },
+): GatewayCertificate {
+  const names = parseSans(options.sans);
+  const ttlDays = options.ttlDays ?? GATEWAY_TTL_DAYS.default;
+  if (!Number.isInteger(ttlDays) || ttlDays < 1 || ttlDays > GATEWAY_TTL_DAYS.max) {
+    throw new DomainError('INVALID_ARGUMENT', `ttlDays: must be a whole number from 1 to ${GATEWAY_TTL_DAYS.max}`, { field: 'ttlDays' });
+  }
+  const now = Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000;
+  if (Number.isNaN(now)) throw new DomainError('INVALID_ARGUMENT', 'now: must be a valid date', { field: 'now' });
+  const ca = loadIssuingCa(bundle.servingCa, 'serving CA');
+  const keys = newEcKeyPair();
+  const certDer = issueLeaf(ca, {
+    subject: encodeName([[OIDS.commonName, 'Better Compute gateway']]),
+    spkiDer: keys.spkiDer,
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(now + ttlDays * 86_400_000),
+    extensions: [extendedKeyUsage([OIDS.serverAuth]), subjectAltName(names)],
+  });
+  const certificatePem = toPem(certDer);
+  return {
+    certificatePem,
+    privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    chainPem: certificatePem + toPem(ca.certDer),
+  };
+}
+
+/** Validates and normalizes the gateway's names: IP literals become iPAddress, the rest dNSName. */
+export function parseSans(sans: readonly string[]): GeneralName[] {
+  if (!Array.isArray(sans) || sans.length === 0) throw invalidSan('name at least one host name or IP address');
+  if (sans.length > MAX_SANS) throw invalidSan(`at most ${MAX_SANS} names`);
+  const seen = new Set<string>();
+  const names: GeneralName[] = [];
+  for (const raw of sans) {
+    if (typeof raw !== 'string') throw invalidSan('every name must be a string');
+    const value = raw.trim().toLowerCase();
+    if (seen.has(value)) continue;
+    seen.add(value);
+    if (value.startsWith('[') || value.includes('%')) throw invalidSan(`${JSON.stringify(raw)} is not a valid IP address (no brackets or zone)`);
+    if (isIP(value) !== 0) {
+      names.push({ type: 'ip', value });
+      continue;
+    }
+    const problem = dnsNameProblem(value, { minLabels: 1, allowWildcard: true });
+    if (problem) throw invalidSan(`${JSON.stringify(raw)} is not a host name or IP address: it ${problem}`);
+    names.push({ type: 'dns', value });
+  }
+  return names;
+}
+
+function invalidSan(problem: string): DomainError {
+  return new DomainError('INVALID_ARGUMENT', `san: ${problem}`, { field: 'san' });
+}
+
