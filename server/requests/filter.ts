@@ -7,11 +7,12 @@ export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } fr
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The text a search reads, one line per request: the fields the issue names and nothing secret (no CSR hash,
+ * The text a search reads, one line per request: the machine's identifiers, vendor and model and nothing secret (no CSR hash,
  * no token id). MACs are also given as bare hex digits so `3cecef`, `3c:ec:ef` and `3c-ec-ef` all match.
  */
 const SEARCHED = Prisma.sql`lower(concat_ws(' ', id, mac, replace(mac, ':', ''), ip, claims->>'hostname', claims->>'productSerial',
-  claims->>'boardSerial', claims->>'chassisSerial', claims->>'productUuid', claims->'macs', claims->'gpuUuids'))`;
+  claims->>'boardSerial', claims->>'chassisSerial', claims->>'productUuid', claims->'macs', claims->'gpuUuids',
+  claims->>'sysVendor', claims->>'productName'))`;
 
 /** The SQL condition (ANDed, with a leading AND) a filter adds to a statement over `join_requests`. */
 export function filterCondition(filter: RequestFilter): Prisma.Sql {

@@ -14,6 +14,31 @@ export interface RuleMatch {
   subnets?: string[];
   vouchedBy?: string[];
   attestor?: string;
+  /** `*` and `?` wildcards, case-insensitive, against the claimed DMI `sysVendor`. */
+  vendors?: string[];
+  /** `*` and `?` wildcards, case-insensitive, against the claimed DMI `productName` (the model). */
+  models?: string[];
+}
+
+/** Where each condition's value comes from: what the boot step vouched for, or the machine's own claims. */
+export const MATCH_SOURCES: Record<keyof RuleMatch, 'vouched' | 'claimed'> = {
+  attestor: 'vouched',
+  macPrefixes: 'vouched',
+  subnets: 'vouched',
+  vouchedBy: 'vouched',
+  serials: 'claimed',
+  productUuids: 'claimed',
+  gpuUuids: 'claimed',
+  hostnamePattern: 'claimed',
+  vendors: 'claimed',
+  models: 'claimed',
+};
+
+/** The conditions a rule names, each with where its value comes from (what the console shows beside a match). */
+export function matchedOn(match: RuleMatch): { field: keyof RuleMatch; source: 'vouched' | 'claimed' }[] {
+  return (Object.keys(MATCH_SOURCES) as (keyof RuleMatch)[])
+    .filter((field) => (Array.isArray(match[field]) ? (match[field] as unknown[]).length > 0 : match[field] !== undefined))
+    .map((field) => ({ field, source: MATCH_SOURCES[field] }));
 }
 
 /**
@@ -31,6 +56,8 @@ export interface RuleFacts {
 export interface RuleInForce {
   id: string;
   name: string;
+  /** A disabled rule decides nothing (false only when the row says so). */
+  enabled?: boolean;
   action: 'approve' | 'reject' | 'leave';
   match: RuleMatch;
   maxAdmissions: number | null;
@@ -92,6 +119,16 @@ export function ruleMatches(match: RuleMatch, facts: RuleFacts): boolean {
     const host = typeof c.hostname === 'string' ? c.hostname : '';
     if (!host || !globToRegExp(match.hostnamePattern).test(host)) return false;
   }
+  if (match.vendors?.length) {
+    named++;
+    const vendor = typeof c.sysVendor === 'string' ? c.sysVendor.trim() : '';
+    if (!vendor || !match.vendors.some((p) => globToRegExp(p.trim()).test(vendor))) return false;
+  }
+  if (match.models?.length) {
+    named++;
+    const model = typeof c.productName === 'string' ? c.productName.trim() : '';
+    if (!model || !match.models.some((p) => globToRegExp(p.trim()).test(model))) return false;
+  }
   if (match.subnets?.length) {
     named++;
     if (!inSubnets(facts.vouchedIp, match.subnets)) return false;
@@ -109,6 +146,7 @@ export function ruleMatches(match: RuleMatch, facts: RuleFacts): boolean {
  */
 export function firstMatchingRule(rules: readonly RuleInForce[], facts: RuleFacts, now: Date | null, used: ReadonlyMap<string, number>): RuleInForce | null {
   for (const rule of rules) {
+    if (rule.enabled === false) continue;
     if (now && rule.validUntil && rule.validUntil <= now) continue;
     if (rule.action === 'approve' && rule.maxAdmissions !== null && rule.admissions + (used.get(rule.id) ?? 0) >= rule.maxAdmissions) continue;
     if (ruleMatches(rule.match, facts)) return rule;

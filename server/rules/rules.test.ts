@@ -8,7 +8,7 @@ import type { HardwareClaims } from '../join/hardware/claims';
 import { JOIN_REFUSED } from '../join/wire';
 import { getJoinRequest } from '../requests/list';
 import { createDiscoveryToken } from '../tokens/site-scoped';
-import { createRule, dryRunRule, listRules } from './rules';
+import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from './rules';
 
 // Approval rules decide a discovery join in its own join transaction, on what the boot step vouched for and
 // what the machine claims; a dry run shows, before saving, exactly what the rule then does.
@@ -91,5 +91,41 @@ describe('approval rules', () => {
     expect(await failure(createRule(db(), t.admin, { ...ref, name: 'empty', match: {}, action: 'leave' }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(await failure(createRule(db(), t.admin, { ...ref, name: 'no pool', match: { attestor: 'discovery' }, action: 'approve' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'poolId' });
     expect(await failure(createRule(db(), t.operator, { ...ref, name: 'x', match: { attestor: 'discovery' }, action: 'leave' }))).toMatchObject({ code: 'ACCESS_DENIED' });
+  });
+
+  it('edits, reorders, disables and deletes rules; vendor and model decide on the claims; a dry run of an edit keeps its place', async () => {
+    const t = await createTestTenant(db());
+    const ref = { tenantId: t.tenantId, siteId: t.siteId };
+    const dell = await pxe(t, { hostname: 'r760-1', sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' });
+    const smc = await pxe(t, { hostname: 'smc-1', sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' });
+    const dellRequest = (await answerOf(dell)).requestId!;
+    const smcRequest = (await answerOf(smc)).requestId!;
+
+    const leave = await createRule(db(), t.admin, { ...ref, name: 'hold every Dell', match: { vendors: ['dell*'] }, action: 'leave' });
+    // Appended, the draft sees the Dell taken by the earlier rule; edited in place (first), it decides both.
+    const appended = await dryRunRule(db(), t.admin, { ...ref, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+    expect(appended.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([[dellRequest, leave.id], [smcRequest, null]]);
+    expect(appended.matchedOn).toEqual([{ field: 'models', source: 'claimed' }]);
+    expect(appended.items[0]).toMatchObject({ hostname: 'r760-1', mac: dell.mac });
+    const admit = await createRule(db(), t.admin, { ...ref, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+
+    const moved = await moveRule(db(), t.admin, { ...ref, ruleId: admit.id, position: 1 });
+    expect(moved.map((r) => [r.id, r.position])).toEqual([[admit.id, 1], [leave.id, 2]]);
+    const edit = await dryRunRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+    expect(edit.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([[dellRequest, null], [smcRequest, null]]);
+
+    // Disabled, it decides nothing: both stay pending; enabled again with a narrower model, only the Supermicro joins.
+    await updateRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId, enabled: false });
+    expect(await answerOf(smc)).toMatchObject({ status: 'pending', requestId: smcRequest });
+    const updated = await updateRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'Supermicro GPU', match: { vendors: ['supermicro'], models: ['SYS-421GE-*'] }, action: 'approve', poolId: t.poolId, enabled: true });
+    expect(updated).toMatchObject({ name: 'Supermicro GPU', position: 1, enabled: true, match: { vendors: ['supermicro'], models: ['SYS-421GE-*'] } });
+    expect(await answerOf(smc)).toMatchObject({ http: 200, status: 'joined' });
+    expect(await answerOf(dell)).toMatchObject({ status: 'pending', requestId: dellRequest });
+    expect((await db().joinRequest.findUniqueOrThrow({ where: { id: smcRequest } })).decidedBy).toBe(`rule:${admit.id}`);
+
+    expect(await failure(updateRule(db(), t.admin, { ...ref, ruleId: 'rule_' + 'x'.repeat(26), name: 'x', match: { attestor: 'discovery' }, action: 'leave' }))).toMatchObject({ code: expect.stringMatching(/NOT_FOUND|INVALID_ARGUMENT/) });
+    expect(await failure(moveRule(db(), t.operator, { ...ref, ruleId: admit.id, position: 2 }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    await deleteRule(db(), t.admin, { ...ref, ruleId: leave.id });
+    expect((await listRules(db(), t.viewer, ref)).items.map((r) => r.id)).toEqual([admit.id]);
   });
 });

@@ -97,7 +97,7 @@ SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenan
   FROM changes GROUP BY tenant_id, site_id`;
 
 /**
- * The batch's sites' approval rules in force, in each site's order, with their pools' rules (read under
+ * The batch's sites' approval rules in force (enabled, not past `valid_until`), in each site's order, with their pools' rules (read under
  * LOCK_SITE_QUEUES, so `admissions` counts every earlier admission by the rule on any instance). One
  * statement per batch, whatever the number of machines.
  */
@@ -106,7 +106,7 @@ SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, 
        p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM approval_rules r LEFT JOIN pools p ON p.id = r.pool_id
- WHERE r.site_id = ANY($1::text[]) AND (r.valid_until IS NULL OR r.valid_until > compute_now())
+ WHERE r.site_id = ANY($1::text[]) AND r.enabled AND (r.valid_until IS NULL OR r.valid_until > compute_now())
  ORDER BY r.site_id, r.position, r.id`;
 
 /**
