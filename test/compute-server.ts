@@ -8,8 +8,8 @@
  * for Playwright, after vitest). Everything a join or a REST call touches is the production code, started
  * in main.ts's order: checkStartupConfig, migrate, bootstrapFirstStart, loadPki (a secret that cannot open
  * the PKI stops the start), the join preparation threads (BETTER_COMPUTE_JOIN_THREADS), then one HTTP
- * server whose join path reads the body like the boot server's fast path and answers through the process's
- * JoinService (`getJoinService().joinBody`), and whose other paths go through handleComputeRequest, the
+ * server whose join path is the boot server's fast path (`handleJoin`: the body, the caller's address, the
+ * process's JoinService), and whose other paths go through handleComputeRequest, the
  * function the compute route calls.
  *
  * Prints `listening on http://127.0.0.1:<port>` once it serves. PORT=0 takes any free port.
@@ -17,18 +17,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bootstrapFirstStart } from '../server/boot/bootstrap';
-import { listen } from '../server/boot/http-server';
+import { handleJoin, listen } from '../server/boot/http-server';
 import { checkStartupConfig } from '../server/boot/startup-config';
 import { BASE_PATH } from '../server/config/config';
 import { createDb } from '../server/db/client';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embedded';
 import { dataDirectory } from '../server/boot/data-dir';
 import { migrate } from '../server/db/migrate';
-import { JOIN_HEADERS } from '../server/join/http';
 import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { configureJoinPreparer, getJoinService } from '../server/join/runtime';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../server/join/wire';
-import { logError } from '../server/log';
+import { configureJoinPreparer } from '../server/join/runtime';
 import { loadPki } from '../server/pki/store';
 import { serveCompute, serveTrpc } from './serve-compute';
 import { serveAuth } from './serve-auth';
@@ -39,31 +36,6 @@ import { getSessionService } from '../server/sessions/runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
-
-/** The fast path's body reader (server/boot/http-server.ts): null when larger than the limit. */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
-  try {
-    const answer = await getJoinService().joinBody(await readBody(req, MAX_JOIN_BODY_BYTES));
-    res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
-  } catch (error) {
-    logError('join request failed', error);
-    if (!res.headersSent) res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
-    else res.destroy();
-  }
-}
 
 let embedded: EmbeddedDatabase | undefined;
 

@@ -22,6 +22,7 @@ import { METRICS_PATH } from '../metrics/endpoint';
 import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
+import { joinCallerAddress } from '../join/caller-address';
 import { getSessionService } from '../sessions/runtime';
 import { startSessionSweeper } from '../sessions/session-service';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
@@ -60,10 +61,12 @@ export type HttpTimeouts = typeof HTTP_TIMEOUTS;
  * The agent's hot path, served before Next: a join costs well under a millisecond of our own work, and
  * Next's route handler machinery would add about as much again. Same function, same bytes as the route.
  */
-async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
+export async function handleJoin(req: http.IncomingMessage, res: http.ServerResponse) {
   try {
     const body = await readBody(req, MAX_JOIN_BODY_BYTES);
-    const answer = await getJoinService().joinBody(body);
+    const vouch = typeof req.headers[VOUCH_HEADER] === 'string' ? (req.headers[VOUCH_HEADER] as string) : undefined;
+    const direct = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
+    const answer = await getJoinService().joinBody(body, await joinCallerAddress(direct, vouch, body, JOIN_PATH));
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch (error) {
     if (isClientAbort(error)) {

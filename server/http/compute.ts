@@ -12,6 +12,8 @@ import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../se
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
 import { isClientAbort } from './client-abort';
+import { clientAddressFromHeaders } from './client-address';
+import { joinCallerAddress } from '../join/caller-address';
 import { logError, logLimited } from '../log';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
@@ -59,7 +61,10 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
   if (path === '/v1/join' && request.method === 'POST') {
     let answer: JoinAnswer = JOIN_FAILED;
     try {
-      answer = await getJoinService().joinBody(await readLimitedBody(request));
+      const body = await readLimitedBody(request);
+      // The boot server set the client address header from the socket (Next's handlers never see it).
+      const direct = clientAddressFromHeaders(request.headers);
+      answer = await getJoinService().joinBody(body, await joinCallerAddress(direct, request.headers.get(VOUCH_HEADER) ?? undefined, body, url.pathname));
     } catch (error) {
       if (isClientAbort(error)) logLimited('join-client-abort', 'a join request ended before its body arrived (client closed or timed out)');
       else logError('join request failed', error);

@@ -21,7 +21,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, client_address,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
     WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name`;
 
@@ -51,6 +51,18 @@ export interface JoinRequestRow {
   /** Written by the join since the column exists; null on older rows. */
   hardware_key_trusted: boolean | null;
   node_id: string | null;
+  client_address: string | null;
+}
+
+/**
+ * Who decided, as the console shows it: the operator's name (else email), `rule <name>` for a request an
+ * approval rule decided (its name when it decided, kept in `reason`), `import <id>` for an expected machine.
+ */
+export function decidedByLabel(decidedBy: string | null, operatorName: string | null, reason: string | null): string | null {
+  if (operatorName) return operatorName;
+  if (decidedBy?.startsWith('rule:')) return `rule ${reason ?? decidedBy.slice(5)}`;
+  if (decidedBy?.startsWith('import:')) return `import ${decidedBy.slice(7)}`;
+  return null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -72,11 +84,12 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     expiresAt: row.expires_at.toISOString(),
     decidedAt: row.decided_at?.toISOString() ?? null,
     decidedBy: row.decided_by,
-    decidedByName: row.decided_by_name ?? null,
+    decidedByName: decidedByLabel(row.decided_by, row.decided_by_name, row.reason),
     reason: row.reason,
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
+    clientAddress: row.client_address ?? null,
   };
 }
 

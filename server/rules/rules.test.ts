@@ -7,6 +7,7 @@ import { randomMac } from '../../test/discovery-harness';
 import type { HardwareClaims } from '../join/hardware/claims';
 import { JOIN_REFUSED } from '../join/wire';
 import { getJoinRequest } from '../requests/list';
+import { getNode } from '../nodes/nodes';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from './rules';
 
@@ -53,6 +54,9 @@ describe('approval rules', () => {
     const request = await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: aRequest });
     expect(request).toMatchObject({ state: 'consumed', decidedBy: `rule:${rule.id}`, reason: 'rack A intake', poolId: t.poolId, nodeId: expect.stringMatching(/^node_/) });
     expect((await db().node.findUniqueOrThrow({ where: { id: request.nodeId! } })).poolId).toBe(t.poolId);
+    // The queue and the node page say which rule decided.
+    expect(request.decidedByName).toBe('rule rack A intake');
+    expect(await getNode(db(), t.viewer, { tenantId: t.tenantId, nodeId: request.nodeId! })).toMatchObject({ joinRequestId: aRequest, joinRequestDecidedBy: 'rule rack A intake' });
     expect(await answerOf(b)).toMatchObject({ http: 200, status: 'pending', requestId: bRequest });
     expect((await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: bRequest })).state).toBe('pending');
     // What the dry run listed is what happened, and nothing else.
