@@ -44,8 +44,8 @@ test('a rule made in the console, dry-run first, admits a waiting PXE machine at
     await expect(form.getByText('10.99 is not a CIDR block such as 10.20.0.0/16.')).toBeVisible();
     await expectNoSeriousViolations(page, 'approval rules, form errors');
 
-    await form.getByLabel('Name').fill('Supermicro intake');
-    await form.getByLabel('Pool').selectOption(scope.poolId);
+    await form.getByLabel('Name', { exact: true }).fill('Supermicro intake');
+    await form.getByLabel('Pool', { exact: true }).selectOption(scope.poolId);
     await form.getByLabel('Subnet (vouched)').fill('10.99.0.0/16');
     await form.getByLabel('Vendor (claimed)').fill('supermicro');
     await form.getByLabel('Model (claimed)').fill('SYS-421GE-*');
@@ -98,7 +98,7 @@ test('expected machines: a preview shows the rejected row, the import lists one 
     await expectNoSeriousViolations(page, 'expected machines, preview');
     await panel.getByRole('button', { name: 'Import 1 machines' }).click();
     await expect(panel).toContainText('Imported 1 machines');
-    const waiting = page.getByRole('region', { name: 'Not arrived yet' });
+    const waiting = page.getByRole('region', { name: 'Not arrived yet', exact: true });
     await expect(waiting).toContainText(absent);
     // The waiting PXE machine is unmatched until a list names it.
     await expect(page.getByRole('region', { name: 'Arrivals that matched nothing' })).toContainText(requestId!);
@@ -109,9 +109,9 @@ test('expected machines: a preview shows the rejected row, the import lists one 
     await expect(panel).toContainText('Imported 1 machines');
     await expect.poll(() => sim.stdout.some((line) => /joined as node_/.test(line)), { timeout: 60_000 }).toBe(true);
     await page.reload();
-    await expect(page.getByRole('region', { name: 'Arrived' })).toContainText(mac, { timeout: 15_000 });
-    await expect(page.getByRole('region', { name: 'Not arrived yet' })).toContainText(absent);
-    await expect(page.getByRole('region', { name: 'Not arrived yet' })).not.toContainText(mac);
+    await expect(page.getByRole('region', { name: 'Arrived', exact: true })).toContainText(mac, { timeout: 15_000 });
+    await expect(page.getByRole('region', { name: 'Not arrived yet', exact: true })).toContainText(absent);
+    await expect(page.getByRole('region', { name: 'Not arrived yet', exact: true })).not.toContainText(mac);
   } finally {
     sim.kill();
   }
