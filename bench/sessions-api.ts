@@ -6,9 +6,9 @@
  */
 import { createBootServer, listen } from '../server/boot/http-server';
 import { createDb } from '../server/db/client';
-import { configureJoinPreparer, loadPkiRuntime } from '../server/join/runtime';
-import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { getSessionService } from '../server/sessions/runtime';
+import { configureJoinPreparer, loadPkiRuntime } from '../server/join/join-runtime';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
+import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
 import { serveCompute } from '../test/serve-compute';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { approvablePools, claimEntries, clickSelection, decidedElsewhere, hardwareKeyWording, machineSummary, mergeRows, queueFilterOf, toQueueFilter } from './join-request-queue';
 
 const order = ['a', 'b', 'c', 'd', 'e'];

@@ -1,5 +1,5 @@
-import type { RequestFilter } from '@/server/requests/filter-schema';
-import type { JoinRequestRecord, JoinRequestState } from '@/server/requests/schemas';
+import type { RequestFilter } from '@/protocol/api/join-request-filter';
+import type { JoinRequestRecord, JoinRequestState } from '@/protocol/api/join-request-schemas';
 import { parseLifetime } from './duration';
 
 /** The queue's state filter, kept in the URL (`?state=`); `pending` when absent. */

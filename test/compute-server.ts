@@ -24,15 +24,15 @@ import { createDb } from '../server/db/client';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embedded';
 import { dataDirectory } from '../server/boot/data-dir';
 import { migrate } from '../server/db/migrate';
-import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { configureJoinPreparer } from '../server/join/runtime';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
+import { configureJoinPreparer } from '../server/join/join-runtime';
 import { loadPki } from '../server/pki/store';
 import { serveCompute, serveTrpc } from './serve-compute';
 import { serveAuth } from './serve-auth';
 import { createAuthOptions } from '../server/auth/auth-options';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
-import { getSessionService } from '../server/sessions/runtime';
+import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;

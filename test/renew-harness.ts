@@ -15,8 +15,8 @@ import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
 import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
 import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
-import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../server/sessions/wire';
-import type { HardwareClaims } from '../server/join/hardware/claims';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../protocol/session-wire';
+import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
 export const BASE = '/api/compute';

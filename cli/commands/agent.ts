@@ -6,7 +6,7 @@ import { runSessionLoop } from '../../agent/session/loop';
 import { sessionCheck } from '../../agent/session/state-file';
 import { setAgentLogDefault } from '../../agent/request-log';
 import { PRODUCT_VERSION } from '../../server/config/config';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { exitWhenFlushed } from '../exit';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { DryRunAnswer, RuleRecord } from '../../server/rules/schemas';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import type { ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { sendJoin, type JoinTrust } from '../../agent/join';
 import { parseIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { keepRenewing } from '../../agent/sim/renew-sim';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import { DomainError } from '../../server/errors';
-import { formatOfName, splitImport } from '../../server/expected/parts';
+import { DomainError } from '../../protocol/errors';
+import { formatOfName, splitImport } from '../../protocol/api/expected-import-parts';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { sitePath } from './site-scoped-tokens';

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../server/requests/schemas';
+import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../protocol/api/join-request-schemas';
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
 import { enc, type ApiClient } from '../client';

@@ -5,7 +5,7 @@ import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
 import { useTRPCClient } from '@/lib/trpc';
-import { formatOfName, splitImport } from '@/server/expected/parts';
+import { formatOfName, splitImport } from '@/protocol/api/expected-import-parts';
 
 interface Outcome {
   importId: string | null;

@@ -6,7 +6,7 @@ import { claimEntries } from '@/lib/join-request-queue';
 import { HardwareKeyBadge } from './request-row';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { withTenant } from '@/lib/tenant-url';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
 export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {

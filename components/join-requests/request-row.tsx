@@ -2,7 +2,7 @@
 
 import { hardwareKeyWording, machineSummary } from '@/lib/join-request-queue';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 interface RequestRowProps {
   row: JoinRequestRecord;

@@ -7,7 +7,7 @@ import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '.
 import { appRouter, createCaller } from '../api/root';
 import type { ApiMeta } from '../api/trpc';
 import { createDiscoveryToken } from '../tokens/site-scoped';
-import { ROLES, type Role } from './permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 
 type Procedure = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, Procedure>);

@@ -5,7 +5,7 @@ import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 import path from 'node:path';
 import { BASE_PATH } from '../config/config';
-import { DomainError, invalidArgument } from '../errors';
+import { DomainError, invalidArgument } from '../../protocol/errors';
 import { consoleOrigin } from '../http/request-rules';
 import { logLimited } from '../log';
 import { isLoopbackAddress, isPublicAddress } from './public-address';

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 
 export const deleteExpectedInput = z
   .strictObject({

@@ -2,7 +2,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
-import { readLeafNames } from '../../agent/certificate-names';
+import { readLeafNames } from '../../protocol/certificate-names';
 import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
@@ -11,7 +11,7 @@ import { relayWellKnown, wellKnownPath } from './well-known';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { newRequestId, REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../../protocol/session-wire';
 import { SessionHub } from './session-hub';
 
 /**

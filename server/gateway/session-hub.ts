@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
-import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, sseEvent, type HelloAccepted, type LeaseAnswer } from '../sessions/wire';
+import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, sseEvent, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
 
 /** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
 export type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;

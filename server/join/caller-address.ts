@@ -1,5 +1,5 @@
 import { vouchedClientAddress } from '../renew/vouch';
-import { loadPkiRuntime } from './runtime';
+import { loadPkiRuntime } from './join-runtime';
 
 /**
  * The address a join came from, as join requests and refusal events record it. `direct` is what the HTTP

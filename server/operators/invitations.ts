@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { authorize, resource } from '../authz/authorize';
-import { ROLES, type Role } from '../authz/permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';

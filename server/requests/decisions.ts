@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { decideStatement } from './decide-statement';
 import { approvableGuard, assertApprovable } from './approvable';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
@@ -16,7 +16,7 @@ import {
   type ApprovedJoinRequests,
   type JoinRequestRecord,
   type RejectedJoinRequests,
-} from './schemas';
+} from '../../protocol/api/join-request-schemas';
 import { countMatching, selectMatchingPage } from './bulk';
 
 /**

@@ -1,7 +1,8 @@
 import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { deriveHardwareKey, type HardwareIdentifiers } from '../join/hardware/hardware-key';
-import type { JoinRequestRecord, JoinRequestState } from './schemas';
+import type { HardwareIdentifiers } from '../../protocol/hardware-claims';
+import { deriveHardwareKey } from '../join/hardware/hardware-key';
+import type { JoinRequestRecord, JoinRequestState } from '../../protocol/api/join-request-schemas';
 
 /**
  * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive).

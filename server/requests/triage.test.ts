@@ -4,7 +4,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../test/join-harness';
 import { mintDiscoveryToken, randomMac } from '../../test/discovery-harness';
-import type { HardwareClaims } from '../join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { approveJoinRequests, rejectJoinRequests } from './decisions';
 import { listJoinRequests } from './list';

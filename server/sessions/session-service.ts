@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { signEnvelope } from '../join/crypto/envelope';
-import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
+import { signEnvelope } from '../../protocol/envelope';
+import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
@@ -11,7 +11,7 @@ import { vouchedPeer } from '../renew/vouch';
 import { recordSessionRefusal, type SessionRefusalLimit } from './refusals';
 import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
 import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSION, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
-import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from './wire';
+import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
 import type { SessionSettings } from './settings';
 import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
 import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';

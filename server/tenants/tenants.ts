@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { resourceName } from '../names';
+import { resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
-import { ROLES } from '../authz/permissions';
+import { ROLES } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 
