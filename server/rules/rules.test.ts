@@ -6,7 +6,7 @@ import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '.
 import { randomMac } from '../../test/discovery-harness';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
-import { getJoinRequest } from '../requests/list';
+import { getJoinRequest, listJoinRequests } from '../requests/list';
 import { getNode } from '../nodes/nodes';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from './rules';
@@ -104,6 +104,10 @@ describe('approval rules', () => {
     const smc = await pxe(t, { hostname: 'smc-1', sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' });
     const dellRequest = (await answerOf(dell)).requestId!;
     const smcRequest = (await answerOf(smc)).requestId!;
+    // The queue's search covers the claimed vendor and model.
+    const search = (text: string) => listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, search: text }).then((page) => page.items.map((i) => i.id));
+    expect(await search('poweredge R760')).toEqual([dellRequest]);
+    expect(await search('SUPERMICRO')).toEqual([smcRequest]);
 
     const leave = await createRule(db(), t.admin, { ...ref, name: 'hold every Dell', match: { vendors: ['dell*'] }, action: 'leave' });
     // Appended, the draft sees the Dell taken by the earlier rule; edited in place (first), it decides both.
