@@ -80,6 +80,16 @@ export const joinRequestRecord = z
     nodeId: z.string().nullable(),
     /** The address the join came from (for a relayed join, the gateway's caller); null on older rows. */
     clientAddress: z.string().nullable(),
+    /** The site's setting: 2 when the request needs approvals by two different principals. */
+    requiredApprovals: z.union([z.literal(1), z.literal(2)]),
+    /**
+     * The first of two approvals (who, as the console names them, when, into which pool); null when none was
+     * recorded. A pending request with one is "1 of 2"; an approved one keeps it beside `decidedBy`, the second.
+     */
+    firstApproval: z
+      .object({ by: z.string(), byName: z.string().nullable(), at: z.string(), poolId: z.string().nullable() })
+      .strict()
+      .nullable(),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
@@ -97,7 +107,13 @@ export const joinRequestPage = z
 export type JoinRequestPage = z.infer<typeof joinRequestPage>;
 
 /** `remaining`: with `matching`, how many pending requests still match after this page (0: done). */
-export const approvedJoinRequests = z.object({ approved: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() }).strict();
+/**
+ * `recorded`: requests of a two-person site whose first approval this call recorded (or had already recorded
+ * for the same caller): they stay pending, 1 of 2, until another principal approves them.
+ */
+export const approvedJoinRequests = z
+  .object({ approved: z.array(joinRequestRecord), recorded: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() })
+  .strict();
 export type ApprovedJoinRequests = z.infer<typeof approvedJoinRequests>;
 export const rejectedJoinRequests = z.object({ rejected: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() }).strict();
 export type RejectedJoinRequests = z.infer<typeof rejectedJoinRequests>;

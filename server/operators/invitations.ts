@@ -85,7 +85,11 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
       db.membership.count({ where: { tenantId: input.tenantId } }),
       db.apiKey.count({ where: { tenantId: input.tenantId } }),
     ]);
-    if (!tenant || members + keys > 0) throw error;
+    if (!tenant) throw error;
+    // Root admins see every tenant, so saying why hides nothing from them.
+    if (members + keys > 0) {
+      throw new DomainError('ACCESS_DENIED', `Tenant ${tenant.name} already has members or API keys: only its own admins invite operators`);
+    }
     auditTenantId = root.id;
   }
   const id = newId('inv');

@@ -24,7 +24,11 @@ export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
   site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, client_address,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
-    WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name`;
+    WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name,
+  first_approved_by, first_approved_at, first_approval_pool_id,
+  (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
+    WHERE first_approved_by LIKE 'operator:%' AND o.id = substr(first_approved_by, 10)) AS first_approved_by_name,
+  (SELECT s.required_approvals FROM sites s WHERE s.id = site_id) AS required_approvals`;
 
 export interface JoinRequestRow {
   id: string;
@@ -53,6 +57,11 @@ export interface JoinRequestRow {
   hardware_key_trusted: boolean | null;
   node_id: string | null;
   client_address: string | null;
+  first_approved_by: string | null;
+  first_approved_at: Date | null;
+  first_approval_pool_id: string | null;
+  first_approved_by_name: string | null;
+  required_approvals: number | null;
 }
 
 /**
@@ -91,6 +100,10 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
     clientAddress: row.client_address ?? null,
+    requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
+    firstApproval: row.first_approved_by
+      ? { by: row.first_approved_by, byName: row.first_approved_by_name ?? null, at: row.first_approved_at!.toISOString(), poolId: row.first_approval_pool_id }
+      : null,
   };
 }
 

@@ -131,6 +131,6 @@ describe('deciding every request that matches', () => {
     expect((await good.join()).answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
     expect((await db().joinRequest.findUniqueOrThrow({ where: { id: revoked.requestId } })).state).toBe('pending');
     const again = await approveJoinRequests(db(), t.operator, { ...ref, matching: { search: 'edge', createdUpTo: asOf } });
-    expect(again).toEqual({ approved: [], skipped: [], remaining: 0 });
+    expect(again).toEqual({ approved: [], recorded: [], skipped: [], remaining: 0 });
   });
 });
