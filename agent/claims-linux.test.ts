@@ -27,6 +27,8 @@ describe('readLinuxClaims', () => {
       'sys/class/dmi/id/product_serial': 'SN-7701\n',
       'sys/class/dmi/id/board_serial': 'To Be Filled By O.E.M.\n',
       'sys/class/dmi/id/chassis_serial': '\n',
+      'sys/class/dmi/id/sys_vendor': 'Supermicro\n',
+      'sys/class/dmi/id/product_name': 'SYS-421GE-TNRT\n',
       ...nic('eno1', { address: '3c:ec:ef:12:34:56\n', addr_assign_type: '0\n' }),
       // A bonded port shows the bond's MAC; its own permanent one is in bonding_slave/perm_hwaddr.
       ...nic('eno2', { address: '3c:ec:ef:12:34:56\n', addr_assign_type: '3\n', 'bonding_slave/perm_hwaddr': '3c:ec:ef:12:34:57\n' }),
@@ -47,6 +49,8 @@ describe('readLinuxClaims', () => {
       macs: ['3c:ec:ef:12:34:56', '3c:ec:ef:12:34:57', 'a0:36:9f:00:00:01'],
       gpuUuids: ['GPU-7D5A1C2E-0B3F-4A6D-9E8C-1F2A3B4C5D6E', 'GPU-00000000-1111-2222-3333-444444444444'],
       hostname: 'r7-u12',
+      sysVendor: 'Supermicro',
+      productName: 'SYS-421GE-TNRT',
     });
     expect(hardwareClaimsSchema.parse(claims)).toEqual(claims);
   });

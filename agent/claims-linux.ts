@@ -68,19 +68,21 @@ async function readHostname(root: string): Promise<string | undefined> {
 }
 
 /**
- * Reads this machine's hardware claims on Linux: the DMI product UUID and product, board and chassis
- * serials (`/sys/class/dmi/id`), the permanent, globally administered MACs of physical NICs, GPU UUIDs
+ * Reads this machine's hardware claims on Linux: the DMI product UUID, product, board and chassis
+ * serials, vendor (`sys_vendor`) and model (`product_name`) (`/sys/class/dmi/id`), the permanent, globally administered MACs of physical NICs, GPU UUIDs
  * from `nvidia-smi` when it is installed, and the hostname. Values are sent as read (trimmed); JoinService
  * normalizes them and drops placeholders. Anything unreadable is left out rather than failing the join.
  * `root` lets tests point at a fake sysfs tree (with `proc/sys/kernel/hostname` for the hostname).
  */
 export async function readLinuxClaims(root = '/'): Promise<HardwareClaims> {
   const dmi = (name: string, max?: number) => readValue(path.join(root, 'sys/class/dmi/id', name), max);
-  const [productUuid, productSerial, boardSerial, chassisSerial, macs, gpuUuids, hostname] = await Promise.all([
+  const [productUuid, productSerial, boardSerial, chassisSerial, sysVendor, productName, macs, gpuUuids, hostname] = await Promise.all([
     dmi('product_uuid', CLAIM_LIMITS.uuid),
     dmi('product_serial'),
     dmi('board_serial'),
     dmi('chassis_serial'),
+    dmi('sys_vendor', CLAIM_LIMITS.dmiText),
+    dmi('product_name', CLAIM_LIMITS.dmiText),
     readMacs(root),
     readGpuUuids(root),
     readHostname(root),
@@ -91,5 +93,7 @@ export async function readLinuxClaims(root = '/'): Promise<HardwareClaims> {
   if (boardSerial) claims.boardSerial = boardSerial;
   if (chassisSerial) claims.chassisSerial = chassisSerial;
   if (hostname) claims.hostname = hostname;
+  if (sysVendor) claims.sysVendor = sysVendor;
+  if (productName) claims.productName = productName;
   return claims;
 }

@@ -10,8 +10,13 @@
  * 3. The approval of all N by filter, the next 200 matching per call until none remain (what the console's
  *    "select all matching" and `approve --all-pending` send). Reports decisions per second.
  *
+ * 4. The cost of approval rules: `--rule-machines` (2,000) new machines on a site without rules and as many
+ *    on a site with 51 (50 that do not match, then one that leaves the machine for a person: the same
+ *    pending answer), sent alternately in rounds of 250; server and PostgreSQL CPU per join of each, the
+ *    overhead in percent; and as many admitted at once by an approving rule (a certificate each).
+ *
  * Nothing here asserts a speed; the numbers are printed as JSON. The machine running it may be shared.
- * Options: --machines 10000 --agents 64 --lists 200. Joins are prepared on BETTER_COMPUTE_JOIN_THREADS
+ * Options: --machines 10000 --agents 64 --lists 200 --rule-machines 2000. Joins are prepared on BETTER_COMPUTE_JOIN_THREADS
  * worker threads (default 1), as the server does.
  */
 import { randomBytes } from 'node:crypto';
@@ -39,15 +44,30 @@ import { listJoinRequests } from '../server/requests/list';
 import { createSite } from '../server/sites/sites';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { issueJoinToken } from '../server/tokens/issue';
+import { createRule } from '../server/rules/rules';
+import { readFileSync } from 'node:fs';
+import { treeCpuSeconds } from './cpu';
 
 const { values } = parseArgs({
-  options: { machines: { type: 'string', default: '10000' }, agents: { type: 'string', default: '64' }, lists: { type: 'string', default: '200' } },
+  options: {
+    machines: { type: 'string', default: '10000' },
+    agents: { type: 'string', default: '64' },
+    lists: { type: 'string', default: '200' },
+    'rule-machines': { type: 'string', default: '2000' },
+  },
 });
 const N = Number(values.machines);
 const AGENTS = Number(values.agents);
 const LISTS = Number(values.lists);
+const RULE_MACHINES = Number(values['rule-machines']);
 const log = (line: string) => process.stderr.write(line + '\n');
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** CPU of this process (the server side: JoinService, its prepare threads) and of PostgreSQL, in ms. */
+function cpuNow(postmaster: number) {
+  const own = process.cpuUsage();
+  return { server: (own.user + own.system) / 1000, pg: treeCpuSeconds(postmaster) * 1000 };
+}
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-jr-'));
@@ -71,40 +91,54 @@ async function main() {
     const preparer = threads > 0 ? new ThreadedPreparer(threads) : undefined;
     const service = new JoinService({ pool, loadCrypto: async () => crypto, loadRootTenantId: async () => root.id, preparer });
 
-    log(`minting ${N} discovery tokens and sealing their joins (not measured)…`);
-    const bodies: string[] = [];
-    for (let start = 0; start < N; start += 500) {
-      const machines = Array.from({ length: Math.min(500, N - start) }, (_, i) => newPxeMachine(start + i));
-      const tokens = await db.$transaction(
-        (tx) =>
-          Promise.all(
-            machines.map((m) =>
-              issueJoinToken(tx, { tenantId, poolId: null, siteId: site.id, role: 'discovery', ttlSeconds: 3600, maxUses: 1, boundMac: m.mac, createdBy: 'module:boot' }),
+    /** Discovery tokens for `count` new PXE machines of `siteId`, and their sealed joins (agent work: not measured). */
+    const sealJoins = async (siteId: string, count: number, first: number) => {
+      const out: string[] = [];
+      for (let start = 0; start < count; start += 500) {
+        const machines = Array.from({ length: Math.min(500, count - start) }, (_, i) => newPxeMachine(first + start + i));
+        const tokens = await db.$transaction(
+          (tx) =>
+            Promise.all(
+              machines.map((m) =>
+                issueJoinToken(tx, { tenantId, poolId: null, siteId, role: 'discovery', ttlSeconds: 3600, maxUses: 1, boundMac: m.mac, createdBy: 'module:boot', discovery: { ip: `10.99.${(first + start) % 250}.7`, vouchedBy: 'module:boot' } }),
+              ),
             ),
-          ),
-        { timeout: 120_000 },
-      );
-      for (const [i, m] of machines.entries()) {
-        bodies.push((await prepareJoinAttempt({ token: tokens[i]!.token!, trust, claims: m.claims, role: 'discovery', attestor: 'discovery', keys: m.keys })).body);
+          { timeout: 120_000 },
+        );
+        for (const [i, m] of machines.entries()) {
+          out.push((await prepareJoinAttempt({ token: tokens[i]!.token!, trust, claims: m.claims, role: 'discovery', attestor: 'discovery', keys: m.keys })).body);
+        }
+        log(`  ${out.length}/${count}`);
       }
-      log(`  ${bodies.length}/${N}`);
-    }
+      return out;
+    };
+    /** Sends the joins, `AGENTS` in flight; counts the answers by status, with the server's and PostgreSQL's CPU. */
+    const sendJoins = async (list: string[]) => {
+      let at = 0;
+      const statuses: Record<number, number> = {};
+      const before = cpuNow(postmaster);
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: AGENTS }, async () => {
+          while (at < list.length) {
+            const answer = await service.joinBody(Buffer.from(list[at++]!));
+            statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+          }
+        }),
+      );
+      const after = cpuNow(postmaster);
+      return { seconds: (performance.now() - started) / 1000, statuses, serverMs: after.server - before.server, pgMs: after.pg - before.pg };
+    };
+    const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+    log(`minting ${N} discovery tokens and sealing their joins (not measured)…`);
+    const bodies = await sealJoins(site.id, N, 0);
 
     log(`recording ${N} pending requests with ${AGENTS} joins in flight…`);
-    let next = 0;
-    let pending = 0;
-    const other: Record<number, number> = {};
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: AGENTS }, async () => {
-        while (next < bodies.length) {
-          const answer = await service.joinBody(Buffer.from(bodies[next++]!));
-          if (answer.status === 200) pending++;
-          else other[answer.status] = (other[answer.status] ?? 0) + 1;
-        }
-      }),
-    );
-    const recordSeconds = (performance.now() - t0) / 1000;
+    const recorded = await sendJoins(bodies);
+    const pending = recorded.statuses[200] ?? 0;
+    const other = Object.fromEntries(Object.entries(recorded.statuses).filter(([status]) => status !== '200'));
+    const recordSeconds = recorded.seconds;
 
     log(`listing the first page ${LISTS} times…`);
     const listMs: number[] = [];
@@ -117,6 +151,8 @@ async function main() {
     log(`listing the first page with a search, ${LISTS} times each…`);
     const searchMs: number[] = [];
     const macMs: number[] = [];
+    const vendorMs: number[] = [];
+    let vendorTotal = 0;
     let searchTotal = 0;
     const someMac = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, limit: 1 })).items[0]?.mac ?? '3c:ec:ef';
     for (let i = 0; i < LISTS; i++) {
@@ -126,6 +162,9 @@ async function main() {
       s = performance.now();
       await listJoinRequests(db, admin, { tenantId, poolId: target.id, search: someMac.replaceAll(':', '-').toUpperCase() });
       macMs.push(performance.now() - s);
+      s = performance.now();
+      vendorTotal = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, search: 'poweredge r760' })).total;
+      vendorMs.push(performance.now() - s);
     }
 
     log(`approving all ${N} by filter, 200 per call…`);
@@ -141,6 +180,48 @@ async function main() {
     }
     const approveSeconds = (performance.now() - t1) / 1000;
 
+    // A rule's cost: the same pending answer with and without the site's rules to weigh (50 that do not
+    // match, then one that leaves the machine for a person), sent alternately in rounds so drift falls on
+    // both; then a rule that admits at once (a certificate issued), for reference.
+    log(`rules: ${RULE_MACHINES} joins on a site without rules, ${RULE_MACHINES} on a site with 51, alternately…`);
+    const bare = await createSite(db, admin, { tenantId, name: 'bare' });
+    const ruled = await createSite(db, admin, { tenantId, name: 'ruled' });
+    const admitting = await createSite(db, admin, { tenantId, name: 'admitting' });
+    const admitPool = await createPool(db, admin, { tenantId, siteId: admitting.id, name: 'admitted', agent: 'bcd' });
+    for (let i = 0; i < 50; i++) {
+      const match = [{ hostnamePattern: `rack-${i}-*` }, { vendors: [`Vendor ${i}`] }, { macPrefixes: [`00:1b:${(16 + i).toString(16)}`] }, { subnets: [`172.${16 + (i % 16)}.0.0/16`] }, { serials: [`SN-NONE-${i}`] }][i % 5]!;
+      await createRule(db, admin, { tenantId, siteId: ruled.id, name: `no match ${i}`, match, action: 'reject' });
+    }
+    await createRule(db, admin, { tenantId, siteId: ruled.id, name: 'hold GPU servers', match: { vendors: ['Supermicro', 'Dell*'], subnets: ['10.99.0.0/16'] }, action: 'leave' });
+    await createRule(db, admin, { tenantId, siteId: admitting.id, name: 'admit GPU servers', match: { vendors: ['Supermicro', 'Dell*'] }, action: 'approve', poolId: admitPool.id });
+    const bareBodies = await sealJoins(bare.id, RULE_MACHINES, N);
+    const ruledBodies = await sealJoins(ruled.id, RULE_MACHINES, N + RULE_MACHINES);
+    const admitBodies = await sealJoins(admitting.id, RULE_MACHINES, N + 2 * RULE_MACHINES);
+    const tally = () => ({ joins: 0, seconds: 0, serverMs: 0, pgMs: 0, statuses: {} as Record<number, number> });
+    const phases = { bare: tally(), ruled: tally() };
+    const ROUND = 250;
+    for (let i = 0; i < RULE_MACHINES; i += ROUND) {
+      for (const [name, list] of [['bare', bareBodies], ['ruled', ruledBodies]] as const) {
+        const r = await sendJoins(list.slice(i, i + ROUND));
+        const t = phases[name];
+        t.joins += Object.values(r.statuses).reduce((a, b) => a + b, 0);
+        t.seconds += r.seconds;
+        t.serverMs += r.serverMs;
+        t.pgMs += r.pgMs;
+        for (const [k, v] of Object.entries(r.statuses)) t.statuses[Number(k)] = (t.statuses[Number(k)] ?? 0) + v;
+      }
+    }
+    const admitted = await sendJoins(admitBodies);
+    const perJoin = (t: { joins: number; seconds: number; serverMs: number; pgMs: number; statuses: Record<number, number> }) => ({
+      joins: t.joins,
+      statuses: t.statuses,
+      perSecond: round(t.joins / t.seconds),
+      cpuMsPerJoin: { server: round(t.serverMs / t.joins), postgres: round(t.pgMs / t.joins), total: round((t.serverMs + t.pgMs) / t.joins) },
+    });
+    const bareCost = perJoin(phases.bare);
+    const ruledCost = perJoin(phases.ruled);
+    const admitCost = perJoin({ joins: RULE_MACHINES, ...admitted });
+
     const result = {
       machines: N,
       agents: AGENTS,
@@ -151,11 +232,19 @@ async function main() {
       listFirstPage: { calls: LISTS, p50Ms: round(percentile(listMs, 50)), p99Ms: round(percentile(listMs, 99)) },
       listFirstPageSearchHostname: { calls: LISTS, matches: searchTotal, p50Ms: round(percentile(searchMs, 50)), p99Ms: round(percentile(searchMs, 99)) },
       listFirstPageSearchMac: { calls: LISTS, p50Ms: round(percentile(macMs, 50)), p99Ms: round(percentile(macMs, 99)) },
+      listFirstPageSearchModel: { calls: LISTS, matches: vendorTotal, p50Ms: round(percentile(vendorMs, 50)), p99Ms: round(percentile(vendorMs, 99)) },
       approvals: approved,
       approvalsCounted: total,
       approveCalls: calls,
       approvalsPerSecond: round(approved / approveSeconds),
       approveAllByFilterSeconds: round(approveSeconds),
+      pendingCpuMsPerJoin: { server: round(recorded.serverMs / N), postgres: round(recorded.pgMs / N) },
+      rules: {
+        pendingWithoutRules: bareCost,
+        pendingLeftBy51Rules: ruledCost,
+        ruleOverheadPercent: round((ruledCost.cpuMsPerJoin.total / bareCost.cpuMsPerJoin.total - 1) * 100),
+        admittedByRule: admitCost,
+      },
     };
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     await preparer?.close();

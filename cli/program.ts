@@ -17,6 +17,8 @@ import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
 import { registerDaemonCommands } from './commands/daemon';
+import { registerApprovalRuleCommands } from './commands/approval-rules';
+import { registerExpectedMachineCommands } from './commands/expected-machines';
 
 /** The whole command tree, built fresh for each run (commander keeps parsed options on the commands). */
 export function createProgram(): Command {
@@ -45,6 +47,8 @@ export function createProgram(): Command {
   registerDiscoveryTokenCommands(program);
   registerSiteTokenCommands(program);
   registerDaemonCommands(program);
+  registerApprovalRuleCommands(program);
+  registerExpectedMachineCommands(program);
   return program;
 }
 

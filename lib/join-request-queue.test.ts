@@ -7,7 +7,7 @@ const order = ['a', 'b', 'c', 'd', 'e'];
 function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
   return {
     id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, requiredApprovals: 1, firstApproval: null, tpm: null, ...extra,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, clientAddress: null, requiredApprovals: 1, firstApproval: null, tpm: null, ...extra,
   };
 }
 
@@ -115,6 +115,8 @@ describe('a dense row and the hardware key wording', () => {
   it('names the machine on one line: hostname, serial, product UUID, first MAC and how many more', () => {
     expect(machineSummary({ hostname: 'gpu-a17', productSerial: 'SN-1', productUuid: 'u-1', macs: ['3c:ec:ef:00:00:01', '3c:ec:ef:00:00:02'] })).toBe('gpu-a17 · SN-1 · u-1 · 3c:ec:ef:00:00:01 +1');
     expect(machineSummary({ boardSerial: 'B-2' })).toBe('B-2');
+    expect(machineSummary({ hostname: 'h', sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' })).toBe('h · Supermicro SYS-421GE-TNRT');
+    expect(claimEntries({ sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' }).map((e) => [e.label, e.value])).toEqual([['Vendor', 'Dell Inc.'], ['Model', 'PowerEdge R760xa']]);
     expect(machineSummary({})).toBe('');
   });
   it('says trusted key, untrusted key or no key, the same for requests and nodes', () => {

@@ -36,6 +36,8 @@ const CLAIM_LABELS: [key: string, label: string][] = [
   ['chassisSerial', 'Chassis serial'],
   ['macs', 'MAC'],
   ['gpuUuids', 'GPU'],
+  ['sysVendor', 'Vendor'],
+  ['productName', 'Model'],
 ];
 
 export function claimEntries(claims: Record<string, unknown>): { key: string; label: string; value: string }[] {
@@ -188,7 +190,8 @@ export function machineSummary(claims: Record<string, unknown>): string {
   const text = (key: string) => (typeof claims[key] === 'string' && claims[key] ? (claims[key] as string) : null);
   const macs = Array.isArray(claims.macs) ? (claims.macs as unknown[]).filter((m): m is string => typeof m === 'string') : [];
   const mac = macs.length > 1 ? `${macs[0]} +${macs.length - 1}` : (macs[0] ?? null);
-  return [text('hostname'), text('productSerial') ?? text('boardSerial') ?? text('chassisSerial'), text('productUuid'), mac].filter(Boolean).join(' · ');
+  const model = [text('sysVendor'), text('productName')].filter(Boolean).join(' ') || null;
+  return [text('hostname'), text('productSerial') ?? text('boardSerial') ?? text('chassisSerial'), text('productUuid'), mac, model].filter(Boolean).join(' · ');
 }
 
 /** The one wording of hardware-key trust, on requests and nodes alike. */

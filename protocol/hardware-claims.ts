@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Limits on what a join may claim; generous for real hardware, small enough to store and show. */
-export const CLAIM_LIMITS = { uuid: 64, serial: 128, mac: 32, hostname: 253, macs: 64, gpuUuids: 64 } as const;
+export const CLAIM_LIMITS = { uuid: 64, serial: 128, mac: 32, hostname: 253, macs: 64, gpuUuids: 64, dmiText: 128 } as const;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -33,6 +33,10 @@ export const hardwareClaimsSchema = z.object({
   macs: absentOr(z.array(printable(CLAIM_LIMITS.mac)).max(CLAIM_LIMITS.macs)),
   gpuUuids: absentOr(z.array(printable(CLAIM_LIMITS.uuid)).max(CLAIM_LIMITS.gpuUuids)),
   hostname: absentOr(printable(CLAIM_LIMITS.hostname)),
+  /** DMI `sys_vendor` (the system's maker), as read from `/sys/class/dmi/id/sys_vendor`. */
+  sysVendor: absentOr(printable(CLAIM_LIMITS.dmiText)),
+  /** DMI `product_name` (the model), as read from `/sys/class/dmi/id/product_name`. */
+  productName: absentOr(printable(CLAIM_LIMITS.dmiText)),
 });
 
 /** Parsed claims, as `hardwareClaimsSchema` returns them. */

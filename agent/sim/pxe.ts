@@ -22,7 +22,9 @@ export interface PxeEvents {
 
 /** A machine of the simulation, before its token is minted (the MAC is what the boot step saw). */
 export function newPxeMachine(index: number): Omit<PxeMachine, 'token'> {
-  const claims = simulatedClaims(index);
+  // Two models, alternating, so a search or a rule on vendor and model has something to tell apart.
+  const model = index % 2 ? { sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' } : { sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' };
+  const claims = { ...simulatedClaims(index), ...model };
   return { index, mac: claims.macs![0]!, claims, keys: generateNodeKeyAndCsr() };
 }
 

@@ -13,6 +13,8 @@ const SECTIONS = [
     items: [
       { href: '/join-tokens', label: 'Join tokens' },
       { href: '/join-requests', label: 'Join requests' },
+      { href: '/approval-rules', label: 'Approval rules' },
+      { href: '/expected-machines', label: 'Expected machines' },
       { href: '/nodes', label: 'Nodes' },
       { href: '/refused-joins', label: 'Refused joins' },
     ],

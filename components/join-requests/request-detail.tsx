@@ -11,7 +11,7 @@ import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
 export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
   const claims = claimEntries(request.claims);
-  const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids']);
+  const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids', 'sysVendor', 'productName']);
   const other = Object.entries(request.claims).filter(([key]) => !known.has(key));
   return (
     <section className="panel request-detail" aria-labelledby={`detail-${request.id}`}>
@@ -29,6 +29,11 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
         <dd>{request.vouchedBy ?? <span className="muted">nobody</span>}</dd>
         <dt>IP</dt>
         <dd>{request.ip ?? <span className="muted">unknown</span>}</dd>
+        <dt>Caller address</dt>
+        <dd>
+          {request.clientAddress ?? <span className="muted">not recorded</span>}
+          <span className="cell-sub">where the join came from; through the gateway, the address the gateway saw</span>
+        </dd>
         <dt>Boot MAC (vouched)</dt>
         <dd>{request.mac ?? <span className="muted">none</span>}</dd>
         <dt>Hardware key</dt>

@@ -64,6 +64,8 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
         <span className={`status status-${row.state}`} title={row.decidedBy ? `${row.state} by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
           {row.state}
         </span>
+        {/* Decided without a person: say which rule (or import) did it, in the row itself. */}
+        {row.decidedBy && !row.decidedBy.startsWith('operator:') && row.decidedByName && <span className="cell-sub">by {row.decidedByName}</span>}
         {row.state === 'pending' && row.requiredApprovals === 2 && (
           <span className="cell-sub approvals" data-testid="approvals">
             {row.firstApproval ? `1 of 2 · ${row.firstApproval.byName ?? row.firstApproval.by}` : '0 of 2'}

@@ -33,6 +33,8 @@ interface RefusalData {
   tokenId?: string;
   /** For join:expect: the binding the machine did not satisfy. */
   expectField?: string;
+  /** Where the join came from; for a join the gateway relayed, the gateway's caller (signed by the gateway). */
+  clientAddress?: string;
 }
 
 export function RefusedJoinsView() {
@@ -106,7 +108,8 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
           <section className="panel" aria-label="Refused joins">
             <p className="panel-notice" id="suppressed-meaning">
               <strong>Suppressed</strong> counts the refusals of the same reason that the rate limit (60 events per reason and minute) recorded no event for, just
-              before this one: the joins were refused all the same, only their events were dropped. The token is named once its secret verified.
+              before this one: the joins were refused all the same, only their events were dropped. The token is named once its secret verified. The
+              caller is the address the join came from; for a join relayed by the gateway, the address the gateway saw (the gateway signs it).
             </p>
             <div className="table-scroll">
               <table className="table">
@@ -116,6 +119,9 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                     <th scope="col">Reason</th>
                     <th scope="col">Attestor</th>
                     <th scope="col">Role</th>
+                    <th scope="col" title="The caller's address; for a join relayed by the gateway, the address the gateway saw">
+                      Caller
+                    </th>
                     <th scope="col">CSR hash</th>
                     <th scope="col">Hardware key</th>
                     <th scope="col" aria-describedby="suppressed-meaning">
@@ -140,6 +146,7 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                         </td>
                         <td>{data.attestor ?? '—'}</td>
                         <td>{data.role ?? '—'}</td>
+                        <td>{data.clientAddress ? <code>{data.clientAddress}</code> : <span className="muted">not recorded</span>}</td>
                         <td>
                           <ShortHash value={data.csrSha256} label="CSR hash" />
                         </td>

@@ -27,6 +27,8 @@ const PAGES = [
   { name: 'pools', link: 'Pools', heading: 'Pools' },
   { name: 'join-tokens', link: 'Join tokens', heading: 'Join tokens' },
   { name: 'join-requests', link: 'Join requests', heading: 'Join requests' },
+  { name: 'approval-rules', link: 'Approval rules', heading: 'Approval rules' },
+  { name: 'expected-machines', link: 'Expected machines', heading: 'Expected machines' },
   { name: 'nodes', link: 'Nodes', heading: 'Nodes' },
   { name: 'refused-joins', link: 'Refused joins', heading: 'Refused joins' },
   { name: 'events', link: 'Events', heading: 'Events' },

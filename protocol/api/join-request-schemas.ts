@@ -82,13 +82,15 @@ export const joinRequestRecord = z
     expiresAt: z.string(),
     decidedAt: z.string().nullable(),
     decidedBy: z.string().nullable(),
-    /** Who decided, as the console shows them: the operator's name, else email; null when no operator decided. */
+    /** Who decided, as the console shows them: the operator's name (else email), `rule <name>`, `import <id>`; else null. */
     decidedByName: z.string().nullable(),
     reason: z.string().nullable(),
     poolId: z.string().nullable(),
     consumedAt: z.string().nullable(),
     /** The node the consumed approval admitted (null before, and for requests consumed before this was kept). */
     nodeId: z.string().nullable(),
+    /** The address the join came from (for a relayed join, the gateway's caller); null on older rows. */
+    clientAddress: z.string().nullable(),
     /** A `tpm` enrollment's EK and AK; null for every other attestor. */
     tpm: tpmRequestFactsSchema.nullable(),
     /** The site's setting: 2 when the request needs approvals by two different principals. */

@@ -72,6 +72,8 @@ export const nodeIdentity = z.object({
   claims: z.record(z.string(), z.unknown()),
   /** The join request whose approval admitted the node, when one did. */
   joinRequestId: z.string().nullable(),
+  /** Who decided the admitting request when no person did: `rule <name>` or `import <id>`. */
+  joinRequestDecidedBy: z.string().nullable(),
   certificate: z
     .object({ serial: z.string(), notBefore: z.string(), notAfter: z.string(), identityGeneration: z.number().int() })
     .nullable(),

@@ -5,7 +5,14 @@ import { createTestTenant, failure } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../test/join-harness';
 import { randomMac } from '../../test/discovery-harness';
 import { createDiscoveryToken } from '../tokens/site-scoped';
-import { importExpectedMachines, listExpectedMachines } from './expected';
+import type { z } from 'zod';
+import type { Db } from '../db/client';
+import type { Principal } from '../authz/principal';
+import { importExpectedInput, importExpectedMachines as importParsed, listExpectedInput, listExpectedMachines as listParsed } from './expected';
+
+// The domain functions take parsed input (the procedures parse it): parse here as the adapters do.
+const importExpectedMachines = (d: Db, p: Principal, input: z.input<typeof importExpectedInput>) => importParsed(d, p, importExpectedInput.parse(input));
+const listExpectedMachines = (d: Db, p: Principal, input: z.input<typeof listExpectedInput>) => listParsed(d, p, listExpectedInput.parse(input));
 
 // An imported list of expected machines: a discovery join whose vouched MAC (or trusted serial) matches an
 // entry is admitted into the entry's pool without waiting, recorded as decided by the import.

@@ -20,6 +20,12 @@ export const importExpectedInput = z.strictObject({
   defaultPoolId: idOf('pool').optional(),
   /** true: parse and answer the preview, save nothing. */
   preview: z.boolean().default(false),
+  /**
+   * A large file sent in parts (the console sends 2,000 rows per call, to show progress): the rows before
+   * this part, so row numbers and entry ids continue; and the import id the first part answered.
+   */
+  rowOffset: z.number().int().min(0).max(1_000_000).default(0),
+  importId: idOf('imp').optional(),
 });
 export const importExpectedAnswer = z
   .object({
@@ -48,19 +54,25 @@ export async function importExpectedMachines(db: Db, principal: Principal, input
   const pools = await db.pool.findMany({ where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null }, select: { id: true } });
   const known = new Set(pools.map((p) => p.id));
   if (input.defaultPoolId && !known.has(input.defaultPoolId)) throw new DomainError('NOT_FOUND', `Pool ${input.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
-  const { accepted, rejected, error } = parseExpectedMachines(input.format, input.content, known, input.defaultPoolId ?? null);
+  const parsed = parseExpectedMachines(input.format, input.content, known, input.defaultPoolId ?? null);
+  const { error } = parsed;
+  const accepted = parsed.accepted.map((r) => ({ ...r, row: r.row + input.rowOffset }));
+  const rejected = parsed.rejected.map((r) => ({ ...r, row: r.row + input.rowOffset }));
   if (error) throw new DomainError('INVALID_ARGUMENT', error, { field: 'content' });
   if (accepted.length > IMPORT_MAX_ROWS) throw new DomainError('INVALID_ARGUMENT', `content: at most ${IMPORT_MAX_ROWS} rows per import`, { field: 'content' });
   const sample = accepted.slice(0, 20);
-  if (input.preview || !accepted.length) return { importId: null, accepted: accepted.length, rejected, sample };
-  const importId = newId('imp');
+  if (input.preview || !accepted.length) return { importId: input.importId ?? null, accepted: accepted.length, rejected, sample };
+  if (input.importId && !(await db.expectedMachine.findFirst({ where: { importId: input.importId, siteId: site.id }, select: { id: true } }))) {
+    throw new DomainError('NOT_FOUND', `Import ${input.importId} not found in site ${site.id}`, { field: 'importId' });
+  }
+  const importId = input.importId ?? newId('imp');
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`
       INSERT INTO expected_machines (id, tenant_id, site_id, import_id, serial, product_uuid, mac, gpu_uuid, pool_id, hostname, expires_at, created_by)
-      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 6, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}
+      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 7, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}
         FROM unnest(${accepted.map((r) => r.serial)}::text[], ${accepted.map((r) => r.productUuid)}::text[], ${accepted.map((r) => r.mac)}::text[],
                     ${accepted.map((r) => r.gpuUuid)}::text[], ${accepted.map((r) => r.poolId)}::text[], ${accepted.map((r) => r.hostname)}::text[],
-                    ${accepted.map((r) => r.expiresAt)}::timestamptz[]) WITH ORDINALITY AS x(serial, uuid, mac, gpu, pool, host, expires, n)`;
+                    ${accepted.map((r) => r.expiresAt)}::timestamptz[], ${accepted.map((r) => r.row)}::int[]) AS x(serial, uuid, mac, gpu, pool, host, expires, n)`;
     await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'expected-machines.imported', resource: `compute-site/${site.id}`, data: { importId, accepted: accepted.length, rejected: rejected.length } });
   });
   return { importId, accepted: accepted.length, rejected, sample };

@@ -95,15 +95,18 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`, `${options.basePath}${SESSION_PATH}`, `${options.basePath}${SESSION_ACCEPTANCE_PATH}`]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
+  const joinPath = `${options.basePath}/v1/join`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
 
   /** One call to the API with the vouching for `peer`; rejects when the API cannot be reached. */
-  const relayToApi = (pathname: string, body: Buffer, peer: Buffer | null, requestId = newRequestId()) =>
+  const relayToApi = (pathname: string, body: Buffer, peer: Buffer | null, requestId = newRequestId(), callerAddress?: string) =>
     new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-      const headers = { ...vouchHeaders(voucher, peer, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
+      // The caller's address goes inside the signed vouching: the API records it for joins, and believes it
+      // only from a gateway of the pinned serving CA.
+      const headers = { ...vouchHeaders(voucher, peer, body, pathname, Date.now(), callerAddress), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
       const relay = http.request(
         { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
         (upstream) => {
@@ -207,7 +210,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
           if (!body && isHello) return void res.writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
           if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
-          relayToApi(pathname, body, raw ?? null, requestId).then(
+          relayToApi(pathname, body, raw ?? null, requestId, pathname === joinPath ? callerAddressOf(socket.remoteAddress) : undefined).then(
             (reply) => {
               if (!res.destroyed) res.writeHead(reply.status, { ...HEADERS, 'content-length': reply.body.length }).end(reply.body);
             },
@@ -244,4 +247,11 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
+}
+
+/** The socket's peer as the API records it: IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
+function callerAddressOf(remote: string | undefined): string | undefined {
+  if (!remote) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
+  return (mapped ? mapped[1]! : remote).toLowerCase();
 }

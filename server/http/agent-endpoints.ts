@@ -13,6 +13,9 @@ import type { ChannelListener } from '../db/listen';
 import { pipeWatchResponse, sessionWatchResponse, type SessionsChange } from '../sessions/session-watch';
 import { readNodeBody } from './body';
 import { isClientAbort } from './client-abort';
+import { clientAddressOf, trustedProxies } from './client-address';
+import { joinCallerAddress } from '../join/caller-address';
+import type { PkiRuntime } from '../join/join-runtime';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -32,6 +35,8 @@ export interface AgentEndpointServices {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** The PKI at run time: the serving CA's pin checks a relayed join's vouched caller address. */
+  pki: { load(): Promise<PkiRuntime | null> };
   /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
   sessionsListener: () => ChannelListener<SessionsChange>;
   /** The well-known document (server/http/well-known.ts). */
@@ -60,7 +65,15 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
   const downloads = services.downloadsDir ?? (() => defaultDownloadsDir(process.cwd()));
   return (req, res, pathname) => {
     if (req.method === 'POST') {
-      if (pathname === JOIN_PATH) return answerAgent(req, res, MAX_JOIN_BODY_BYTES, 'join', (body) => services.join.joinBody(body));
+      if (pathname === JOIN_PATH) {
+        return answerAgent(req, res, MAX_JOIN_BODY_BYTES, 'join', async (body) => {
+          // Where the join came from, for its join request or refusal event: the socket (or a trusted proxy's
+          // word), or the caller the gateway vouched for when it relayed this very body.
+          const direct = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
+          const caller = await joinCallerAddress(direct, gatewayHeader(req, VOUCH_HEADER), body, JOIN_PATH, () => services.pki.load());
+          return services.join.joinBody(body, caller);
+        });
+      }
       if (pathname === RENEW_PATH) {
         return answerAgent(req, res, MAX_RENEW_BODY_BYTES, 'renew', (body) =>
           services.renew.renew({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: RENEW_PATH }),

@@ -82,29 +82,30 @@ export class JoinService {
   }
 
   /** Answers a Join request from its body's bytes (null when absent or larger than the limit). */
-  joinBody(body: Uint8Array | null): Promise<JoinAnswer> {
-    return this.answer((crypto) => (this.options.preparer ?? inProcessPreparer).prepare(body, crypto));
+  joinBody(body: Uint8Array | null, clientAddress?: string): Promise<JoinAnswer> {
+    return this.answer((crypto) => (this.options.preparer ?? inProcessPreparer).prepare(body, crypto), clientAddress);
   }
 
   /** Answers a Join request whose body was already parsed as JSON. */
-  join(raw: unknown): Promise<JoinAnswer> {
-    return this.answer(async (crypto) => prepareJoin(raw, crypto));
+  join(raw: unknown, clientAddress?: string): Promise<JoinAnswer> {
+    return this.answer(async (crypto) => prepareJoin(raw, crypto), clientAddress);
   }
 
-  private async answer(prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>): Promise<JoinAnswer> {
+  /** `clientAddress`: where the join came from (joinCallerAddress), recorded on its request or refusal event. */
+  private async answer(prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>, clientAddress?: string): Promise<JoinAnswer> {
     const since = this.races.enter();
     const started = performance.now();
     // Filled in on the way to the answer; what is not known by then stays a server-side error.
     const tally: JoinTally = { attestor: '', role: '', outcome: 'error', reason: '' };
     try {
-      return await this.answerFrom(since, prepare, tally);
+      return await this.answerFrom(since, prepare, tally, clientAddress);
     } finally {
       this.races.leave(since);
       if (this.options.metrics) recordJoin(this.options.metrics, tally, started);
     }
   }
 
-  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>, tally: JoinTally): Promise<JoinAnswer> {
+  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>, tally: JoinTally, clientAddress: string | undefined): Promise<JoinAnswer> {
     const crypto = await this.options.loadCrypto();
     if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     let prepared: PreparedJoin | EarlyRefusal;
@@ -117,9 +118,10 @@ export class JoinService {
     Object.assign(tally, { attestor: prepared.attestor, role: prepared.role });
     if (!isPrepared(prepared)) {
       Object.assign(tally, { outcome: 'refused', reason: prepared.reason });
-      await this.refuse([{ ...prepared, tenantId: null }]);
+      await this.refuse([{ ...prepared, tenantId: null, clientAddress }]);
       return JOIN_REFUSED;
     }
+    if (clientAddress) prepared.clientAddress = clientAddress;
     this.crypto = crypto;
     const outcome = await new Promise<AdmitOutcome>((resolve) => this.pipeline.push({ join: prepared, since, resolve }));
     Object.assign(tally, OUTCOMES[outcome.kind], outcome.kind === 'refused' ? { reason: outcome.reason } : {});
@@ -141,6 +143,7 @@ export class JoinService {
         // is whatever the caller typed.
         tokenId: outcome.tenantId ? (prepared.token?.id ?? null) : null,
         expectField: outcome.expectField ?? null,
+        clientAddress,
       },
     ]);
     return JOIN_REFUSED;

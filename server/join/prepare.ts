@@ -27,6 +27,11 @@ export interface PreparedJoin {
   trustedKey: Buffer | null;
   /** SHA-256 of the CSR's key, as `node_certs.spki_sha256` stores it. */
   spkiSha256: Buffer;
+  /**
+   * The address the join came from, set by the HTTP layer after preparation (`callerAddress`): the socket's
+   * peer, a trusted proxy's client, or the peer the gateway vouched for. Recorded on join requests.
+   */
+  clientAddress?: string;
   /** What the attestor's preparation proved (AttestorPrepared.evidence): plain JSON values. */
   evidence?: unknown;
 }

@@ -17,6 +17,8 @@ export interface RefusalRecord {
   tokenId?: string | null;
   /** For `join:expect`: the binding the machine did not satisfy (its name, never a value). */
   expectField?: string | null;
+  /** Where the join came from (joinCallerAddress): the caller's address, or what the gateway vouched for. */
+  clientAddress?: string;
 }
 
 /** The refusal-event rate limit: `limit` events per key and `window`. */
@@ -68,6 +70,7 @@ export async function recordRefusals(
         hardwareKey: r.hardwareKey,
         ...(r.tokenId ? { tokenId: r.tokenId } : {}),
         ...(r.expectField ? { expectField: r.expectField } : {}),
+        ...(r.clientAddress ? { clientAddress: r.clientAddress } : {}),
       }),
     ),
     rate.limit,

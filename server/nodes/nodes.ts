@@ -7,6 +7,7 @@ import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
 import { connectedFilter, sessionStates } from '../sessions/node-session-state';
 import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSessionState, NodeSummary } from '../../protocol/api/node-schemas';
+import { decidedByLabel } from '../requests/records';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
 
@@ -86,22 +87,32 @@ async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]>
 }
 
 /** The join request whose approval admitted each node (the newest, if a node was admitted more than once). */
-async function admittingRequests(db: Db | Tx, nodeIds: string[]): Promise<Map<string, string>> {
-  const rows = await db.joinRequest.findMany({ where: { nodeId: { in: nodeIds } }, select: { id: true, nodeId: true }, orderBy: [{ consumedAt: 'asc' }, { id: 'asc' }] });
-  return new Map(rows.map((r) => [r.nodeId!, r.id]));
+async function admittingRequests(db: Db | Tx, nodeIds: string[]): Promise<Map<string, AdmittingRequest>> {
+  const rows = await db.joinRequest.findMany({
+    where: { nodeId: { in: nodeIds } },
+    select: { id: true, nodeId: true, decidedBy: true, reason: true },
+    orderBy: [{ consumedAt: 'asc' }, { id: 'asc' }],
+  });
+  return new Map(rows.map((r) => [r.nodeId!, { id: r.id, decidedBy: decidedByLabel(r.decidedBy, null, r.reason) }]));
+}
+/** The request that admitted a node, and who decided it when no person did (`rule <name>`, `import <id>`). */
+interface AdmittingRequest {
+  id: string;
+  decidedBy: string | null;
 }
 
 type CertRow = Awaited<ReturnType<Db['nodeCert']['findFirst']>>;
 type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 
-function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState, joinRequestId: string | null) {
+function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState, request: AdmittingRequest | null) {
   return {
     session,
     hardwareKeyTrusted: node.hardwareKeyTrusted,
     hasHardwareKey: node.hardwareKey !== null,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,
     claims: (node.claims ?? {}) as Record<string, unknown>,
-    joinRequestId,
+    joinRequestId: request?.id ?? null,
+    joinRequestDecidedBy: request?.decidedBy ?? null,
     certificate: cert
       ? { serial: cert.serial, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), identityGeneration: cert.identityGeneration }
       : null,

@@ -21,6 +21,8 @@ interface Assertion {
   body: string;
   path: string;
   iat: number;
+  /** The address the gateway's caller connected from (joins only): what the API records as the client address. */
+  addr?: string;
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -33,12 +35,16 @@ export interface GatewayVoucher {
 
 const assertionHeads = new WeakMap<GatewayVoucher, string>();
 
-/** The headers the gateway adds to a relayed call (`peerDer` null when no client certificate). */
-export function vouchHeaders(voucher: GatewayVoucher, peerDer: Buffer | null, body: Buffer, path: string, now = Date.now()): Record<string, string> {
+/**
+ * The headers the gateway adds to a relayed call (`peerDer` null when no client certificate). `addr`, the
+ * caller's address as the gateway's socket saw it, is signed with the rest, so the API believes it only
+ * when the whole vouching verifies.
+ */
+export function vouchHeaders(voucher: GatewayVoucher, peerDer: Buffer | null, body: Buffer, path: string, now = Date.now(), addr?: string): Record<string, string> {
   // JSON.stringify of an Assertion, with the chain's part (about 1.5 KB, the same on every call) made once.
   let head = assertionHeads.get(voucher);
   if (!head) assertionHeads.set(voucher, (head = JSON.stringify({ chain: voucher.chainB64 }).slice(0, -1)));
-  const json = `${head},"peer":"${peerDer ? sha256(peerDer) : ''}","body":"${sha256(body)}","path":${JSON.stringify(path)},"iat":${Math.floor(now / 1000)}}`;
+  const json = `${head},"peer":"${peerDer ? sha256(peerDer) : ''}","body":"${sha256(body)}","path":${JSON.stringify(path)},"iat":${Math.floor(now / 1000)}${addr ? `,"addr":${JSON.stringify(addr)}` : ''}}`;
   const payload = Buffer.from(json);
   const sig = sign('sha256', payload, { key: voucher.key, dsaEncoding: 'ieee-p1363' });
   const headers: Record<string, string> = { [VOUCH_HEADER]: `${payload.toString('base64url')}.${sig.toString('base64url')}` };
@@ -81,8 +87,28 @@ export function vouchedPeer(
   servingCaPin: string,
   now = Date.now(),
 ): Buffer | 'no-peer' | null {
-  if (!headers.vouch) return null;
-  const [payloadText, sigText, extra] = headers.vouch.split('.');
+  const assertion = verifiedAssertion(headers.vouch, body, path, servingCaPin, now);
+  if (!assertion) return null;
+  if (assertion.peer === '' && !headers.peer) return 'no-peer';
+  if (!headers.peer) return null;
+  const peer = Buffer.from(headers.peer, 'base64');
+  if (typeof assertion.peer !== 'string' || assertion.peer !== sha256(peer)) return null;
+  return peer;
+}
+
+/**
+ * The caller's address the gateway vouched for on this call (a join it relayed), or null when there is no
+ * valid vouching for this body and path, or it names no address.
+ */
+export function vouchedClientAddress(vouch: string | undefined, body: Buffer, path: string, servingCaPin: string, now = Date.now()): string | null {
+  const addr = verifiedAssertion(vouch, body, path, servingCaPin, now)?.addr;
+  return typeof addr === 'string' && addr.length > 0 && addr.length <= 64 ? addr : null;
+}
+
+/** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and binds this body and path. */
+function verifiedAssertion(vouch: string | undefined, body: Buffer, path: string, servingCaPin: string, now: number): Partial<Assertion> | null {
+  if (!vouch) return null;
+  const [payloadText, sigText, extra] = vouch.split('.');
   if (extra !== undefined || !payloadText || !sigText) return null;
   const payload = decodeBase64url(payloadText);
   const sig = decodeBase64url(sigText);
@@ -102,9 +128,5 @@ export function vouchedPeer(
   if (!key || !verify('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }, sig)) return null;
   if (typeof assertion.iat !== 'number' || Math.abs(now / 1000 - assertion.iat) > VOUCH_MAX_AGE_SECONDS) return null;
   if (assertion.path !== path || assertion.body !== sha256(body)) return null;
-  if (assertion.peer === '' && !headers.peer) return 'no-peer';
-  if (!headers.peer) return null;
-  const peer = Buffer.from(headers.peer, 'base64');
-  if (typeof assertion.peer !== 'string' || assertion.peer !== sha256(peer)) return null;
-  return peer;
+  return assertion;
 }

@@ -7,11 +7,12 @@ export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } fr
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The text a search reads, one line per request: the fields the issue names and nothing secret (no CSR hash,
- * no token id). MACs are also given as bare hex digits so `3cecef`, `3c:ec:ef` and `3c-ec-ef` all match.
+ * The text a search reads, one line per request: the machine's identifiers, vendor and model, and nothing
+ * secret (no CSR hash, no token id). MACs are also there as bare hex digits so `3cecef`, `3c:ec:ef` and
+ * `3c-ec-ef` all match. A column PostgreSQL generates when the request is written (migration
+ * 20261202140001): built per row and search from the claims, it cost about 170 ms at 10,000 requests.
  */
-const SEARCHED = Prisma.sql`lower(concat_ws(' ', id, mac, replace(mac, ':', ''), ip, claims->>'hostname', claims->>'productSerial',
-  claims->>'boardSerial', claims->>'chassisSerial', claims->>'productUuid', claims->'macs', claims->'gpuUuids'))`;
+const SEARCHED = Prisma.sql`search_text`;
 
 /** The SQL condition (ANDed, with a leading AND) a filter adds to a statement over `join_requests`. */
 export function filterCondition(filter: RequestFilter): Prisma.Sql {

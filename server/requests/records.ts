@@ -22,7 +22,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, tpm,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, tpm, client_address,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
     WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name,
   first_approved_by, first_approved_at, first_approval_pool_id,
@@ -56,6 +56,7 @@ export interface JoinRequestRow {
   /** Written by the join since the column exists; null on older rows. */
   hardware_key_trusted: boolean | null;
   node_id: string | null;
+  client_address: string | null;
   /** A tpm enrollment's facts (tpmRequestFacts); null for other attestors. */
   tpm: unknown;
   first_approved_by: string | null;
@@ -63,6 +64,17 @@ export interface JoinRequestRow {
   first_approval_pool_id: string | null;
   first_approved_by_name: string | null;
   required_approvals: number | null;
+}
+
+/**
+ * Who decided, as the console shows it: the operator's name (else email), `rule <name>` for a request an
+ * approval rule decided (its name when it decided, kept in `reason`), `import <id>` for an expected machine.
+ */
+export function decidedByLabel(decidedBy: string | null, operatorName: string | null, reason: string | null): string | null {
+  if (operatorName) return operatorName;
+  if (decidedBy?.startsWith('rule:')) return `rule ${reason ?? decidedBy.slice(5)}`;
+  if (decidedBy?.startsWith('import:')) return `import ${decidedBy.slice(7)}`;
+  return null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -84,11 +96,12 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     expiresAt: row.expires_at.toISOString(),
     decidedAt: row.decided_at?.toISOString() ?? null,
     decidedBy: row.decided_by,
-    decidedByName: row.decided_by_name ?? null,
+    decidedByName: decidedByLabel(row.decided_by, row.decided_by_name, row.reason),
     reason: row.reason,
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
+    clientAddress: row.client_address ?? null,
     tpm: tpmRequestFacts(row.tpm),
     requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
     firstApproval: row.first_approved_by

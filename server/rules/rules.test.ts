@@ -6,9 +6,10 @@ import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '.
 import { randomMac } from '../../test/discovery-harness';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
-import { getJoinRequest } from '../requests/list';
+import { getJoinRequest, listJoinRequests } from '../requests/list';
+import { getNode } from '../nodes/nodes';
 import { createDiscoveryToken } from '../tokens/site-scoped';
-import { createRule, dryRunRule, listRules } from './rules';
+import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from './rules';
 
 // Approval rules decide a discovery join in its own join transaction, on what the boot step vouched for and
 // what the machine claims; a dry run shows, before saving, exactly what the rule then does.
@@ -53,6 +54,9 @@ describe('approval rules', () => {
     const request = await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: aRequest });
     expect(request).toMatchObject({ state: 'consumed', decidedBy: `rule:${rule.id}`, reason: 'rack A intake', poolId: t.poolId, nodeId: expect.stringMatching(/^node_/) });
     expect((await db().node.findUniqueOrThrow({ where: { id: request.nodeId! } })).poolId).toBe(t.poolId);
+    // The queue and the node page say which rule decided.
+    expect(request.decidedByName).toBe('rule rack A intake');
+    expect(await getNode(db(), t.viewer, { tenantId: t.tenantId, nodeId: request.nodeId! })).toMatchObject({ joinRequestId: aRequest, joinRequestDecidedBy: 'rule rack A intake' });
     expect(await answerOf(b)).toMatchObject({ http: 200, status: 'pending', requestId: bRequest });
     expect((await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: bRequest })).state).toBe('pending');
     // What the dry run listed is what happened, and nothing else.
@@ -91,5 +95,45 @@ describe('approval rules', () => {
     expect(await failure(createRule(db(), t.admin, { ...ref, name: 'empty', match: {}, action: 'leave' }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(await failure(createRule(db(), t.admin, { ...ref, name: 'no pool', match: { attestor: 'discovery' }, action: 'approve' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'poolId' });
     expect(await failure(createRule(db(), t.operator, { ...ref, name: 'x', match: { attestor: 'discovery' }, action: 'leave' }))).toMatchObject({ code: 'ACCESS_DENIED' });
+  });
+
+  it('edits, reorders, disables and deletes rules; vendor and model decide on the claims; a dry run of an edit keeps its place', async () => {
+    const t = await createTestTenant(db());
+    const ref = { tenantId: t.tenantId, siteId: t.siteId };
+    const dell = await pxe(t, { hostname: 'r760-1', sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' });
+    const smc = await pxe(t, { hostname: 'smc-1', sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' });
+    const dellRequest = (await answerOf(dell)).requestId!;
+    const smcRequest = (await answerOf(smc)).requestId!;
+    // The queue's search covers the claimed vendor and model.
+    const search = (text: string) => listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, search: text }).then((page) => page.items.map((i) => i.id));
+    expect(await search('poweredge R760')).toEqual([dellRequest]);
+    expect(await search('SUPERMICRO')).toEqual([smcRequest]);
+
+    const leave = await createRule(db(), t.admin, { ...ref, name: 'hold every Dell', match: { vendors: ['dell*'] }, action: 'leave' });
+    // Appended, the draft sees the Dell taken by the earlier rule; edited in place (first), it decides both.
+    const appended = await dryRunRule(db(), t.admin, { ...ref, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+    expect(appended.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([[dellRequest, leave.id], [smcRequest, null]]);
+    expect(appended.matchedOn).toEqual([{ field: 'models', source: 'claimed' }]);
+    expect(appended.items[0]).toMatchObject({ hostname: 'r760-1', mac: dell.mac });
+    const admit = await createRule(db(), t.admin, { ...ref, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+
+    const moved = await moveRule(db(), t.admin, { ...ref, ruleId: admit.id, position: 1 });
+    expect(moved.map((r) => [r.id, r.position])).toEqual([[admit.id, 1], [leave.id, 2]]);
+    const edit = await dryRunRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId });
+    expect(edit.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([[dellRequest, null], [smcRequest, null]]);
+
+    // Disabled, it decides nothing: both stay pending; enabled again with a narrower model, only the Supermicro joins.
+    await updateRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'GPU servers', match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] }, action: 'approve', poolId: t.poolId, enabled: false });
+    expect(await answerOf(smc)).toMatchObject({ status: 'pending', requestId: smcRequest });
+    const updated = await updateRule(db(), t.admin, { ...ref, ruleId: admit.id, name: 'Supermicro GPU', match: { vendors: ['supermicro'], models: ['SYS-421GE-*'] }, action: 'approve', poolId: t.poolId, enabled: true });
+    expect(updated).toMatchObject({ name: 'Supermicro GPU', position: 1, enabled: true, match: { vendors: ['supermicro'], models: ['SYS-421GE-*'] } });
+    expect(await answerOf(smc)).toMatchObject({ http: 200, status: 'joined' });
+    expect(await answerOf(dell)).toMatchObject({ status: 'pending', requestId: dellRequest });
+    expect((await db().joinRequest.findUniqueOrThrow({ where: { id: smcRequest } })).decidedBy).toBe(`rule:${admit.id}`);
+
+    expect(await failure(updateRule(db(), t.admin, { ...ref, ruleId: 'rule_' + 'x'.repeat(26), name: 'x', match: { attestor: 'discovery' }, action: 'leave' }))).toMatchObject({ code: expect.stringMatching(/NOT_FOUND|INVALID_ARGUMENT/) });
+    expect(await failure(moveRule(db(), t.operator, { ...ref, ruleId: admit.id, position: 2 }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    await deleteRule(db(), t.admin, { ...ref, ruleId: leave.id });
+    expect((await listRules(db(), t.viewer, ref)).items.map((r) => r.id)).toEqual([admit.id]);
   });
 });

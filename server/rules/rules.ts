@@ -6,8 +6,8 @@ import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { loadSite } from '../sites/sites';
 import { parseInput } from '../../protocol/api/token-schemas';
-import { firstMatchingRule, ruleMatches, type RuleInForce, type RuleMatch } from './match';
-import { createRuleInput, deleteRuleInput, dryRunRuleInput, listRulesInput, type DryRunAnswer, type RuleRecord } from './schemas';
+import { firstMatchingRule, matchedOn, ruleMatches, type RuleInForce, type RuleMatch } from './match';
+import { createRuleInput, deleteRuleInput, dryRunRuleInput, listRulesInput, moveRuleInput, updateRuleInput, type DryRunAnswer, type RuleRecord } from './schemas';
 
 type RuleRow = Awaited<ReturnType<Db['approvalRule']['findFirstOrThrow']>>;
 
@@ -22,6 +22,7 @@ const toRecord = (r: RuleRow): RuleRecord => ({
   maxAdmissions: r.maxAdmissions,
   admissions: r.admissions,
   validUntil: r.validUntil?.toISOString() ?? null,
+  enabled: r.enabled,
   createdBy: r.createdBy,
   createdAt: r.createdAt.toISOString(),
 });
@@ -34,6 +35,7 @@ export const inForce = (r: RuleRow): RuleInForce => ({
   maxAdmissions: r.maxAdmissions,
   admissions: r.admissions,
   validUntil: r.validUntil,
+  enabled: r.enabled,
 });
 
 /** An approving rule's pool must take the site's discovery joins: a live bcd pool of the same site and owner. */
@@ -69,6 +71,7 @@ export async function createRule(db: Db, principal: Principal, input: z.input<ty
         poolId: valid.poolId ?? null,
         maxAdmissions: valid.maxAdmissions ?? null,
         validUntil: valid.validUntil ? new Date(valid.validUntil) : null,
+        enabled: valid.enabled ?? true,
         createdBy: principal.actor,
       },
     });
@@ -83,6 +86,57 @@ export async function listRules(db: Db, principal: Principal, input: z.input<typ
   const site = await loadSite(db, principal, 'compute:sites:read', valid);
   const rows = await db.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
   return { items: rows.map(toRecord) };
+}
+
+/**
+ * `approvalRules.update` (`compute:sites:manage`): replaces the rule's name, conditions, action, pool and
+ * limits (and `enabled` when given); its place and its admission count stay. Decides from the next join on.
+ */
+export async function updateRule(db: Db, principal: Principal, input: z.input<typeof updateRuleInput>): Promise<RuleRecord> {
+  const valid = parseInput(updateRuleInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  await checkRulePool(db, site, valid.poolId);
+  return db.$transaction(async (tx) => {
+    const found = await tx.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } });
+    if (!found) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    const row = await tx.approvalRule.update({
+      where: { id: found.id },
+      data: {
+        name: valid.name,
+        match: valid.match,
+        action: valid.action,
+        poolId: valid.poolId ?? null,
+        maxAdmissions: valid.maxAdmissions ?? null,
+        validUntil: valid.validUntil ? new Date(valid.validUntil) : null,
+        ...(valid.enabled === undefined ? {} : { enabled: valid.enabled }),
+      },
+    });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.updated', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, enabled: row.enabled } });
+    return toRecord(row);
+  });
+}
+
+/**
+ * `approvalRules.move` (`compute:sites:manage`): puts the rule at `position` (1-based; past the end means
+ * last) and renumbers the site's rules 1..n, under the site's row lock so two moves never interleave.
+ */
+export async function moveRule(db: Db, principal: Principal, input: z.input<typeof moveRuleInput>): Promise<RuleRecord[]> {
+  const valid = parseInput(moveRuleInput, input);
+  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
+    const rows = await tx.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
+    const moving = rows.find((r) => r.id === valid.ruleId);
+    if (!moving) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    const order = rows.filter((r) => r !== moving);
+    order.splice(Math.min(valid.position, rows.length) - 1, 0, moving);
+    await tx.$executeRaw`
+      UPDATE approval_rules r SET position = x.position
+        FROM unnest(${order.map((r) => r.id)}::text[]) WITH ORDINALITY AS x(id, position)
+       WHERE r.id = x.id AND r.position IS DISTINCT FROM x.position::int`;
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.moved', resource: `compute-approval-rule/${moving.id}`, data: { siteId: site.id, name: moving.name, position: order.indexOf(moving) + 1 } });
+    return order.map((r, i) => toRecord({ ...r, position: i + 1 }));
+  });
 }
 
 /** `approvalRules.delete` (`compute:sites:manage`): the rule stops deciding at once. Deleting twice is NOT_FOUND. */
@@ -114,8 +168,8 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
   const [rules, requests] = await Promise.all([
     db.$queryRaw<RuleRow[]>`
       SELECT id, tenant_id AS "tenantId", site_id AS "siteId", position, name, match, action, pool_id AS "poolId", max_admissions AS "maxAdmissions",
-             admissions, valid_until AS "validUntil", created_by AS "createdBy", created_at AS "createdAt"
-        FROM approval_rules WHERE site_id = ${site.id} AND (valid_until IS NULL OR valid_until > compute_now()) ORDER BY position, id`,
+             admissions, valid_until AS "validUntil", enabled, created_by AS "createdBy", created_at AS "createdAt"
+        FROM approval_rules WHERE site_id = ${site.id} AND enabled AND (valid_until IS NULL OR valid_until > compute_now()) ORDER BY position, id`,
     db.$queryRaw<{ id: string; state: string; attestor: string; mac: string | null; ip: string | null; vouched_by: string | null; claims: Record<string, unknown>; created_at: Date }[]>`
       SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, attestor, mac, ip, vouched_by, claims, created_at
         FROM join_requests
@@ -123,7 +177,10 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
          AND ((state = 'pending' AND expires_at > compute_now()) OR created_at > compute_now() - ${DRY_RUN_DAYS}::int * interval '1 day')
        ORDER BY created_at, id`,
   ]);
-  const earlier = rules.map(inForce);
+  // An edit keeps the rule's place: only the rules before it decide first. A new rule goes last.
+  const editing = valid.ruleId ? await db.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } }) : null;
+  if (valid.ruleId && !editing) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+  const earlier = rules.filter((r) => !editing || (r.position < editing.position || (r.position === editing.position && r.id < editing.id))).map(inForce);
   const draft: RuleInForce = { id: 'draft', name: valid.name, action: valid.action, match: valid.match, maxAdmissions: valid.maxAdmissions ?? null, admissions: 0, validUntil: null };
   let admitted = 0;
   const items: DryRunAnswer['items'] = [];
@@ -133,7 +190,8 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
     const first = firstMatchingRule(earlier, facts, null, new Map());
     if (!first && draft.action === 'approve' && draft.maxAdmissions !== null && admitted >= draft.maxAdmissions) continue;
     if (!first && draft.action === 'approve') admitted++;
-    items.push({ requestId: r.id, state: r.state, createdAt: r.created_at.toISOString(), action: draft.action, decidedEarlierBy: first?.id ?? null });
+    const hostname = typeof r.claims?.hostname === 'string' ? r.claims.hostname : null;
+    items.push({ requestId: r.id, state: r.state, createdAt: r.created_at.toISOString(), action: draft.action, decidedEarlierBy: first?.id ?? null, mac: r.mac, hostname });
   }
-  return { considered: requests.length, items };
+  return { considered: requests.length, items, matchedOn: matchedOn(valid.match) };
 }

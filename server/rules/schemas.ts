@@ -16,6 +16,8 @@ export const ruleMatch = z
     subnets: list(cidr),
     vouchedBy: list(printable(200)),
     attestor: z.enum(['discovery']).optional(),
+    vendors: list(printable(128)),
+    models: list(printable(128)),
   })
   .refine((m) => Object.values(m).some((v) => v !== undefined), { message: 'name at least one condition' });
 
@@ -32,14 +34,26 @@ const ruleBody = {
   /** approve only: at most this many admissions, then the rule stops deciding. */
   maxAdmissions: z.number().int().min(1).max(1_000_000).optional(),
   validUntil: z.iso.datetime({ offset: true }).optional(),
+  /** false: the rule keeps its place and count but decides nothing. */
+  enabled: z.boolean().optional(),
 };
 const poolRule = (r: { action: string; poolId?: string }) => (r.action === 'approve') === (r.poolId !== undefined);
 const poolMessage = { message: 'an approving rule names the pool (poolId); the others name none', path: ['poolId'] };
 
 export const createRuleInput = z.strictObject(ruleBody).refine(poolRule, poolMessage);
-/** The same draft, not saved: what the rule would decide among the site's recent requests. */
-export const dryRunRuleInput = createRuleInput;
+/**
+ * The same draft, not saved: what the rule would decide among the site's recent requests. With `ruleId`, the
+ * draft is an edit of that rule and keeps its place; without, it would be appended after the site's rules.
+ */
+export const dryRunRuleInput = z.strictObject({ ...ruleBody, ruleId: idOf('rule').optional() }).refine(poolRule, poolMessage);
 export const listRulesInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site') });
+/**
+ * The whole rule as it should be from now on (the console's form and the CLI send every field); fields left
+ * out are cleared, except `enabled`, which keeps its value when absent.
+ */
+export const updateRuleInput = z.strictObject({ ...ruleBody, ruleId: idOf('rule') }).refine(poolRule, poolMessage);
+/** Moves a rule to `position` (1 is the first to decide); the others keep their relative order. */
+export const moveRuleInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), ruleId: idOf('rule'), position: z.number().int().min(1).max(10_000) });
 export const deleteRuleInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), ruleId: idOf('rule') });
 
 export const ruleRecord = z
@@ -54,6 +68,7 @@ export const ruleRecord = z
     maxAdmissions: z.number().int().nullable(),
     admissions: z.number().int(),
     validUntil: z.string().nullable(),
+    enabled: z.boolean(),
     createdBy: z.string(),
     createdAt: z.string(),
   })
@@ -66,8 +81,20 @@ export const dryRunAnswer = z
   .object({
     considered: z.number().int(),
     items: z.array(
-      z.object({ requestId: z.string(), state: z.string(), createdAt: z.string(), action: z.enum(RULE_ACTIONS), decidedEarlierBy: z.string().nullable() }).strict(),
+      z
+        .object({
+          requestId: z.string(),
+          state: z.string(),
+          createdAt: z.string(),
+          action: z.enum(RULE_ACTIONS),
+          decidedEarlierBy: z.string().nullable(),
+          mac: z.string().nullable(),
+          hostname: z.string().nullable(),
+        })
+        .strict(),
     ),
+    /** The conditions the draft names and where each value comes from: vouched by the boot step, or claimed. */
+    matchedOn: z.array(z.object({ field: z.string(), source: z.enum(['vouched', 'claimed']) }).strict()),
   })
   .strict();
 export type DryRunAnswer = z.infer<typeof dryRunAnswer>;

@@ -1,6 +1,7 @@
 import { requirePermission, router } from '../trpc';
-import { createRule, deleteRule, dryRunRule, listRules } from '../../rules/rules';
-import { createRuleInput, deleteRuleInput, dryRunAnswer, dryRunRuleInput, listRulesInput, ruleList, ruleRecord } from '../../rules/schemas';
+import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from '../../rules/rules';
+import { z } from 'zod';
+import { createRuleInput, deleteRuleInput, dryRunAnswer, dryRunRuleInput, listRulesInput, moveRuleInput, ruleList, ruleRecord, updateRuleInput } from '../../rules/schemas';
 
 /** A site's approval rules: decided on the site, like its discovery settings. */
 export const approvalRulesRouter = router({
@@ -12,6 +13,14 @@ export const approvalRulesRouter = router({
     .input(createRuleInput)
     .output(ruleRecord)
     .mutation(({ ctx, input }) => createRule(ctx.db, ctx.principal, input)),
+  update: requirePermission('compute:sites:manage')
+    .input(updateRuleInput)
+    .output(ruleRecord)
+    .mutation(({ ctx, input }) => updateRule(ctx.db, ctx.principal, input)),
+  move: requirePermission('compute:sites:manage')
+    .input(moveRuleInput)
+    .output(z.object({ items: z.array(ruleRecord) }).strict())
+    .mutation(async ({ ctx, input }) => ({ items: await moveRule(ctx.db, ctx.principal, input) })),
   delete: requirePermission('compute:sites:manage')
     .input(deleteRuleInput)
     .output(ruleRecord)

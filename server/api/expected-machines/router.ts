@@ -1,5 +1,6 @@
 import { requirePermission, router } from '../trpc';
 import { expectedList, importExpectedAnswer, importExpectedInput, importExpectedMachines, listExpectedInput, listExpectedMachines } from '../../expected/expected';
+import { deleteExpectedAnswer, deleteExpectedInput, deleteExpectedMachines, listUnmatchedArrivals, unmatchedAnswer, unmatchedInput } from '../../expected/manage';
 
 /** A site's expected machines: imported lists whose machines join without waiting for a person. */
 export const expectedMachinesRouter = router({
@@ -11,4 +12,12 @@ export const expectedMachinesRouter = router({
     .input(listExpectedInput)
     .output(expectedList)
     .query(({ ctx, input }) => listExpectedMachines(ctx.db, ctx.principal, input)),
+  delete: requirePermission('compute:sites:manage')
+    .input(deleteExpectedInput)
+    .output(deleteExpectedAnswer)
+    .mutation(({ ctx, input }) => deleteExpectedMachines(ctx.db, ctx.principal, input)),
+  unmatched: requirePermission('compute:sites:read')
+    .input(unmatchedInput)
+    .output(unmatchedAnswer)
+    .query(({ ctx, input }) => listUnmatchedArrivals(ctx.db, ctx.principal, input)),
 });

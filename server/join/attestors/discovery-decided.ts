@@ -70,6 +70,7 @@ export async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecis
     ruled.map((d) => d.poolId),
     ruled.map((d) => (d.state === 'consumed' ? (admitted.get(d.join) ?? null) : null)),
     ruled.map((d) => d.expectedId),
+    ruled.map((d) => d.join.clientAddress ?? null),
   ]);
 }
 

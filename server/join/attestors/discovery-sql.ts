@@ -113,14 +113,15 @@ export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix:
 export const WRITE_REQUESTS_SQL = `
 WITH recorded AS (
   INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, hardware_key, mac, ip, workflow_id,
-                             vouched_by, boot_lease_epoch, csr_sha256, token_id, hardware_key_trusted, expires_at, created_at)
+                             vouched_by, boot_lease_epoch, csr_sha256, token_id, hardware_key_trusted, expires_at, created_at, client_address)
   SELECT id, tenant, site, 'discovery', 'pending', mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, hkt,
-         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now())
+         compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now()), caddr
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::text[], $8::text[], $9::text[],
-                $10::text[], $11::bigint[], $12::text[], $13::text[], $14::int[], $19::bool[])
-      AS x(id, tenant, site, mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, ttl, hkt)
+                $10::text[], $11::bigint[], $12::text[], $13::text[], $14::int[], $19::bool[], $21::text[])
+      AS x(id, tenant, site, mk, claims, hk, mac, ip, wf, vb, epoch, csr, tok, ttl, hkt, caddr)
   ON CONFLICT (id) DO UPDATE
      SET claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, ip = EXCLUDED.ip, workflow_id = EXCLUDED.workflow_id,
+         client_address = EXCLUDED.client_address,
          vouched_by = EXCLUDED.vouched_by, boot_lease_epoch = EXCLUDED.boot_lease_epoch, csr_sha256 = EXCLUDED.csr_sha256,
          token_id = EXCLUDED.token_id, hardware_key_trusted = EXCLUDED.hardware_key_trusted, expires_at = EXCLUDED.expires_at,
          -- A first approval (two-person sites) was given for the CSR then on the request: a new CSR drops it.
@@ -149,7 +150,7 @@ SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenan
   FROM changes GROUP BY tenant_id, site_id`;
 
 /**
- * The batch's sites' approval rules in force, in each site's order, with their pools' rules (read under
+ * The batch's sites' approval rules in force (enabled, not past `valid_until`), in each site's order, with their pools' rules (read under
  * LOCK_SITE_QUEUES, so `admissions` counts every earlier admission by the rule on any instance). One
  * statement per batch, whatever the number of machines.
  */
@@ -158,7 +159,7 @@ SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, 
        p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM approval_rules r LEFT JOIN pools p ON p.id = r.pool_id
- WHERE r.site_id = ANY($1::text[]) AND (r.valid_until IS NULL OR r.valid_until > compute_now())
+ WHERE r.site_id = ANY($1::text[]) AND r.enabled AND (r.valid_until IS NULL OR r.valid_until > compute_now())
  ORDER BY r.site_id, r.position, r.id`;
 
 /**
@@ -186,15 +187,17 @@ export const WRITE_RULE_DECISIONS_SQL = `
 WITH decided AS (
   INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, claims, hardware_key, hardware_key_trusted, mac, ip, workflow_id,
                              vouched_by, boot_lease_epoch, csr_sha256, token_id, expires_at, created_at, decided_at, decided_by, reason,
-                             pool_id, consumed_at, node_id)
+                             pool_id, consumed_at, node_id, client_address)
   SELECT id, tenant, site, 'discovery', st, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok,
          compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now()), compute_now(), dby, rsn,
-         pool, CASE WHEN st = 'consumed' THEN compute_now() END, node
+         pool, CASE WHEN st = 'consumed' THEN compute_now() END, node, caddr
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bytea[], $7::bool[], $8::text[], $9::text[], $10::text[],
-                $11::text[], $12::bigint[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
-      AS x(id, tenant, site, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok, ttl, st, rule, dby, rsn, pool, node)
+                $11::text[], $12::bigint[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
+                $23::text[])
+      AS x(id, tenant, site, mk, claims, hk, hkt, mac, ip, wf, vb, epoch, csr, tok, ttl, st, rule, dby, rsn, pool, node, caddr)
   ON CONFLICT (id) DO UPDATE
      SET state = EXCLUDED.state, claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, hardware_key_trusted = EXCLUDED.hardware_key_trusted,
+         client_address = EXCLUDED.client_address,
          ip = EXCLUDED.ip, csr_sha256 = EXCLUDED.csr_sha256, token_id = EXCLUDED.token_id, decided_at = EXCLUDED.decided_at,
          decided_by = EXCLUDED.decided_by, reason = EXCLUDED.reason, pool_id = EXCLUDED.pool_id, consumed_at = EXCLUDED.consumed_at,
          node_id = EXCLUDED.node_id

@@ -315,6 +315,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       recorded.map((r) => r.join.hardware.key !== null && r.join.hardware.trusted),
       // The node each consumed approval admitted, so the request and its node name each other.
       consumes.map(([join]) => admitted.get(join)!),
+      recorded.map((r) => r.join.clientAddress ?? null),
     ]);
     return true;
   },

@@ -1,0 +1,160 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { QueryStates } from '@/components/ui/query-state';
+import { ConfirmButton } from '@/components/ui/confirm-dialog';
+import { LocalTime } from '@/components/ui/time';
+import { toApiError } from '@/lib/api-errors';
+import type { Tenant } from '@/lib/api-types';
+import { describeMatch, INITIAL_RULE_VALUES, toRuleInput, toRuleValues } from '@/lib/approval-rule-form';
+import { useTRPC, useTRPCClient } from '@/lib/trpc';
+import { useUrlParams } from '@/lib/url-state';
+import type { RuleRecord } from '@/server/rules/schemas';
+import { RuleForm } from './rule-form';
+
+export function ApprovalRulesView() {
+  return <TenantGate>{(tenant) => <TenantApprovalRules key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+/** A site's ordered approval rules (`?site=`): the first enabled rule in force that matches decides a discovery join. */
+function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const [params, setParams] = useUrlParams(['site'] as const);
+  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
+  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
+  const siteId = params.site ?? sites.data?.items[0]?.id ?? null;
+  const scope = siteId ? { tenantId: tenant.id, siteId } : null;
+  const rules = useQuery({ ...trpc.approvalRules.list.queryOptions(scope ?? { tenantId: tenant.id, siteId: 'site_0' }), enabled: scope !== null });
+  const [editing, setEditing] = useState<RuleRecord | 'new' | null>(null);
+  const poolNames = new Map(pools.data?.items.map((p) => [p.id, p.name]));
+  const refresh = () => queryClient.invalidateQueries(trpc.approvalRules.list.pathFilter());
+
+  const move = useMutation({ mutationFn: (v: { ruleId: string; position: number }) => client.approvalRules.move.mutate({ ...scope!, ...v }), onSettled: refresh });
+  const toggle = useMutation({
+    mutationFn: (rule: RuleRecord) => client.approvalRules.update.mutate({ ...scope!, ruleId: rule.id, ...toRuleInput({ ...toRuleValues(rule), enabled: !rule.enabled }) }),
+    onSettled: refresh,
+  });
+  const remove = useMutation({ mutationFn: (ruleId: string) => client.approvalRules.delete.mutate({ ...scope!, ruleId }), onSettled: refresh });
+  const actionError = move.error ?? toggle.error;
+
+  return (
+    <>
+      <PageHeader
+        title="Approval rules"
+        description={
+          <>
+            Per site, in order: the first enabled rule that matches a PXE machine&apos;s join decides it at once (approve into a pool, reject, or leave it
+            for a person). Tenant <strong>{tenant.name}</strong>.
+          </>
+        }
+        actions={
+          <>
+            <div className="picker">
+              <label htmlFor="rules-site" className="picker-label">
+                Site
+              </label>
+              <select id="rules-site" value={siteId ?? ''} onChange={(event) => (setEditing(null), setParams({ site: event.target.value || null }))}>
+                {sites.data?.items.map((site) => (
+                  <option key={site.id} value={site.id}>
+                    {site.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <button type="button" className="btn btn-primary" disabled={!scope} onClick={() => setEditing('new')}>
+              New rule
+            </button>
+          </>
+        }
+      />
+      {actionError && (
+        <p className="form-error" role="alert">
+          {toApiError(actionError).message}
+        </p>
+      )}
+      {scope && editing && (
+        <RuleForm
+          key={editing === 'new' ? 'new' : editing.id}
+          scope={scope}
+          pools={pools.data?.items ?? []}
+          initial={editing === 'new' ? INITIAL_RULE_VALUES : toRuleValues(editing)}
+          ruleId={editing === 'new' ? undefined : editing.id}
+          onDone={() => setEditing(null)}
+        />
+      )}
+      <QueryStates query={rules} items={rules.data?.items ?? []} loading="Loading rules…" what="approval rules" empty="This site has no approval rules: every PXE machine waits for a person (or an expected-machines import).">
+        {(items) => (
+          <section className="panel" aria-label="Rules">
+            <div className="table-scroll">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Matches</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Admitted</th>
+                    <th scope="col">Valid until</th>
+                    <th scope="col">State</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((rule, index) => (
+                    <tr key={rule.id}>
+                      <td className="cell-number">{rule.position}</td>
+                      <th scope="row">
+                        {rule.name}
+                        <span className="cell-sub">
+                          <code>{rule.id}</code>
+                        </span>
+                      </th>
+                      <td className="cell-wrap">{describeMatch(rule.match)}</td>
+                      <td>{rule.action === 'approve' ? `approve into ${poolNames.get(rule.poolId ?? '') ?? rule.poolId}` : rule.action === 'leave' ? 'leave for a person' : 'reject'}</td>
+                      <td className="cell-number">{rule.maxAdmissions === null ? rule.admissions : `${rule.admissions} of ${rule.maxAdmissions}`}</td>
+                      <td>{rule.validUntil ? <LocalTime iso={rule.validUntil} /> : <span className="muted">no end</span>}</td>
+                      <td>{rule.enabled ? 'enabled' : <span className="muted">disabled</span>}</td>
+                      <td className="cell-actions">
+                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Move ${rule.name} up`} disabled={index === 0 || move.isPending} onClick={() => move.mutate({ ruleId: rule.id, position: index })}>
+                          ↑
+                        </button>
+                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Move ${rule.name} down`} disabled={index === items.length - 1 || move.isPending} onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}>
+                          ↓
+                        </button>
+                        <button type="button" className="btn btn-small btn-quiet" aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`} disabled={toggle.isPending} onClick={() => toggle.mutate(rule)}>
+                          {rule.enabled ? 'Disable' : 'Enable'}
+                        </button>
+                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Edit ${rule.name}`} onClick={() => setEditing(rule)}>
+                          Edit
+                        </button>
+                        <ConfirmButton
+                          label="Delete"
+                          ariaLabel={`Delete ${rule.name}`}
+                          title={`Delete rule ${rule.name}?`}
+                          confirmLabel="Delete rule"
+                          pendingLabel="Deleting…"
+                          mutation={remove}
+                          errorMessage={(error) => toApiError(error).message}
+                          onConfirm={(close) => remove.mutate(rule.id, { onSuccess: close })}
+                        >
+                          It stops deciding at once. Requests it decided keep their decision.
+                        </ConfirmButton>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </section>
+        )}
+      </QueryStates>
+    </>
+  );
+}
