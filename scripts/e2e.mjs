@@ -39,6 +39,9 @@ const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 // One JSON line per request would bury Playwright's report in thousands of lines; warnings and errors stay.
 env.BETTER_COMPUTE_LOG_LEVEL ||= 'warn';
+// An open console notices a removed operator or an ended session at its live stream's next recheck (30 s by
+// default, which invitation.spec.ts would wait out): 5 s here.
+env.BETTER_COMPUTE_STREAM_RECHECK_SECONDS ||= '5';
 // The run must own its database and its URLs; settings from the caller's shell would point elsewhere.
 delete env.DATABASE_URL;
 delete env.NEXTAUTH_URL;
