@@ -10,6 +10,7 @@ import { configureJoinPreparer, loadPkiRuntime } from '../server/join/join-runti
 import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
 import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
+import { endSessionWatches } from '../server/sessions/session-watch';
 import { serveCompute } from '../test/serve-compute';
 
 const threads = joinThreadCount();
@@ -24,4 +25,7 @@ startSessionSweeper(getSessionService());
 const server = createBootServer(() => (req, res) => serveCompute(db, req, res));
 await listen(server, Number(process.env.PORT), '127.0.0.1');
 process.stdout.write('api is running\n');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  endSessionWatches();
+});

@@ -4,15 +4,16 @@ import type { HardwareClaims } from './hardware-claims';
 export const MAX_JOIN_BODY_BYTES = 64 * 1024;
 
 export interface JoinRequestBody {
-  sealedToken: string;
+  /** The whole body: each attestor reads its own fields (`sealedToken`, `attestation`) from it. */
+  body: Readonly<Record<string, unknown>>;
   csr: Buffer;
   claims: HardwareClaims;
-  /** `join-token` for the empty string, as protocol.md says. */
+  /** The default attestor (`join-token`) for the empty string, as protocol.md says. */
   attestor: string;
   role: string;
 }
 
-/** The attestors protocol.md names; anything else is malformed, so events and rate-limit keys stay bounded. */
+/** The attestors protocol.md names (metric labels); a join may also name a registered one (isKnownAttestor in server/join/attestors). */
 export const KNOWN_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

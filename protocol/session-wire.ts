@@ -21,6 +21,8 @@ export const SESSION_PATH = '/v1/session';
 export const SESSION_LEASE_PATH = '/v1/session/lease';
 /** Where bcd reports an acceptance run, on its session's connection. */
 export const SESSION_ACCEPTANCE_PATH = '/v1/session/acceptance';
+/** The gateway's watch stream (internal): the API says when a lease call would end a session now. */
+export const SESSION_WATCH_PATH = '/v1/session/watch';
 
 /** An acceptance run the control plane asks of a node (the `acceptance` event's data). */
 export interface AcceptanceAsk {

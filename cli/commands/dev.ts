@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import type { Command } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { sendJoin, type JoinTrust } from '../../agent/join';
@@ -130,6 +130,7 @@ async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: A
       target,
       agentVersion: PRODUCT_VERSION,
       signal: controller.signal,
+      signingKey: new X509Certificate(trust.signingCertificateDer).publicKey,
       onChange: (s) => {
         // One line per tenth of the fleet (or when all are in), not one per session.
         const step = Math.max(1, Math.floor(machines.length / 10));

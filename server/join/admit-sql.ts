@@ -64,7 +64,8 @@ export interface AdmissionRow {
   nodeId: string;
   identityGeneration: number;
   cert: IssuedNodeCertificate;
-  tokenId: string;
+  /** The token the admission spends one use of; null for an attestor without a token. */
+  tokenId: string | null;
 }
 
 /**
@@ -131,7 +132,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
   const events: [string, string, string][] = [];
   const audit: [string, string, string, string, string][] = [];
   for (const row of rows) {
-    uses.set(row.tokenId, (uses.get(row.tokenId) ?? 0) + 1);
+    if (row.tokenId) uses.set(row.tokenId, (uses.get(row.tokenId) ?? 0) + 1);
     const { decision, nodeId, cert, join } = row;
     const data = {
       nodeId,
@@ -141,11 +142,11 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       reclaim: decision.reclaim !== null,
       hardwareKeyTrusted: decision.hardwareKeyTrusted,
       certificateSerial: cert.serialHex,
-      nodeKey: 'unattested',
+      nodeKey: decision.nodeKey ?? 'unattested',
       role: decision.certRole,
       trust: decision.trust,
       identityGeneration: row.identityGeneration,
-      tokenId: row.tokenId,
+      ...(row.tokenId ? { tokenId: row.tokenId } : {}),
     };
     const json = JSON.stringify(data);
     events.push([decision.tenantId, 'node.joined', json]);
@@ -154,7 +155,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       events.push([decision.tenantId, 'node.join-request.auto-admitted', JSON.stringify({ nodeId, matchedNodeId, mac, siteId: decision.siteId, attestor: join.attestor, tokenId: row.tokenId })]);
     }
     if (decision.state === 'adopted') events.push([decision.tenantId, 'node.adopted', JSON.stringify({ nodeId, poolId: decision.poolId, siteId: decision.siteId })]);
-    audit.push([decision.tenantId, `join-token:${row.tokenId}`, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
+    audit.push([decision.tenantId, decision.actor, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
   }
   const claimsJson = (r: AdmissionRow) => JSON.stringify(r.join.claims);
   return [

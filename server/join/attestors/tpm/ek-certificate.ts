@@ -106,3 +106,17 @@ function chainProblem(leaf: X509Certificate, intermediates: X509Certificate[], r
   }
   return 'the chain is too long';
 }
+
+/**
+ * The vendor roots `BETTER_COMPUTE_TPM_EK_ROOTS` names (a directory of PEM roots), or none when it is unset:
+ * then no EK chains, and every activated TPM is admitted only by an allow-list, an approval or its own node.
+ */
+export function ekRootsFromEnvironment(env: Record<string, string | undefined> = process.env): X509Certificate[] {
+  const directory = env.BETTER_COMPUTE_TPM_EK_ROOTS?.trim();
+  if (!directory) return [];
+  try {
+    return loadEkRoots(directory);
+  } catch (error) {
+    throw new Error(`BETTER_COMPUTE_TPM_EK_ROOTS: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -101,7 +101,7 @@ async function roundOne(options: { kind?: EkKind; signer?: TpmKeyBlob; certified
 }
 
 const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoots: X509Certificate[] = []): TpmVerdict =>
-  verifyTpmAttestation(parseTpmAttestation(body), { csrSha256: csr.csrSha256, csrSpki: csr.spkiDer, ekRoots, now: new Date() });
+  verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), { csrSha256: csr.csrSha256, csrSpki: csr.spkiDer, ekRoots, now: new Date() });
 
 const refusal = (verdict: TpmVerdict) => (verdict.ok ? 'verified' : verdict.reason);
 

@@ -1,0 +1,7 @@
+// The attestor names protocol.md defines. A join naming anything else is malformed, so events and metric
+// labels stay bounded; a name defined here but not registered in ./index.ts is refused by name (`join:attestor`).
+
+export const PROTOCOL_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
+
+/** What an empty `attestor` means (protocol.md: `""` means `join-token`). */
+export const DEFAULT_ATTESTOR = 'join-token';
