@@ -7,8 +7,11 @@
 //   3. the first admin's first sign-in over HTTP (next-auth's csrf and credentials endpoints, as a browser
 //      does), which must choose a new password (account.changePassword): the printed one is one-time,
 //   4. `playwright test` (extra arguments are passed on, e.g. `-- --project api`) with E2E_BASE_URL,
-//      E2E_ADMIN_EMAIL, E2E_ADMIN_PASSWORD (the new password) and E2E_DATA_DIR (for `--local` commands),
-//   5. SIGTERM to the server (which stops its PostgreSQL), and the data directory removed, on every path out.
+//      E2E_ADMIN_EMAIL, E2E_ADMIN_PASSWORD (the new password), E2E_DATA_DIR (for `--local` commands) and
+//      E2E_STATE_DIR (a private folder in the data directory where the `setup` project saves each role's
+//      signed-in browser state, session cookies included: see e2e/support/roles.ts),
+//   5. SIGTERM to the server (which stops its PostgreSQL), and the data directory removed with the saved
+//      states in it, on every path out.
 //
 // The first admin's passwords are secrets: the new one is passed to Playwright in its environment only,
 // and every line this script relays from the server or from Playwright has both masked.
@@ -16,7 +19,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +39,9 @@ const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 // One JSON line per request would bury Playwright's report in thousands of lines; warnings and errors stay.
 env.BETTER_COMPUTE_LOG_LEVEL ||= 'warn';
+// An open console notices a removed operator or an ended session at its live stream's next recheck (30 s by
+// default, which invitation.spec.ts would wait out): 5 s here.
+env.BETTER_COMPUTE_STREAM_RECHECK_SECONDS ||= '5';
 // The run must own its database and its URLs; settings from the caller's shell would point elsewhere.
 delete env.DATABASE_URL;
 delete env.NEXTAUTH_URL;
@@ -211,7 +217,7 @@ async function chooseAdminPassword(baseUrl, admin) {
   return { email: admin.email, password };
 }
 
-function runPlaywright(baseUrl, admin) {
+function runPlaywright(baseUrl, admin, stateDir) {
   return new Promise((resolve) => {
     playwright = spawn(npx, ['playwright', 'test', ...process.argv.slice(2)], {
       env: {
@@ -220,6 +226,7 @@ function runPlaywright(baseUrl, admin) {
         E2E_ADMIN_EMAIL: admin.email,
         E2E_ADMIN_PASSWORD: admin.password,
         E2E_DATA_DIR: dataDir,
+        E2E_STATE_DIR: stateDir,
         FORCE_COLOR: process.stdout.isTTY ? '1' : '0',
         // A failed test's error-context.md holds an accessibility snapshot of the page, input values included,
         // which can be the admin's password. Keep it, like traces, for debugging runs only.
@@ -291,8 +298,11 @@ async function main() {
   } catch (error) {
     return fail(redact(error.message));
   }
+  // Session cookies: only the user running the tests may read them, and they go with the data directory.
+  const stateDir = path.join(dataDir, 'e2e-signed-in');
+  await mkdir(stateDir, { mode: 0o700 });
   log('Running Playwright.');
-  let status = await runPlaywright(started.url, admin);
+  let status = await runPlaywright(started.url, admin, stateDir);
   await cleanUp();
   // SIGTERM must stop the server and its embedded PostgreSQL cleanly: anything left running is a failure.
   if (leftBehind && status === 0) {

@@ -12,6 +12,15 @@ export async function signInThroughForm(page: Page) {
   await expect(page).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
 }
 
+/**
+ * Opens the console's overview with the session the page's context already holds (a role's saved state,
+ * `test.use({ storageState: roleState('admin') })`), where signInThroughForm would have left it.
+ */
+export async function openConsole(page: Page) {
+  await page.goto('/');
+  await expect(page).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
+}
+
 /** Signs a request context in through next-auth's credentials endpoint; its cookies then carry the session. */
 export async function signInOverHttp(request: APIRequestContext) {
   const { email, password } = adminCredentials();

@@ -4,7 +4,11 @@ import { expect, test, type Page } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /**
  * axe-core on every page of the console: no serious or critical violation (contrast, names, roles, ARIA).
@@ -35,17 +39,20 @@ const PAGES = [
   { name: 'audit', link: 'Audit', heading: 'Audit' },
 ] as const;
 
-test('the sign-in page', async ({ page }) => {
-  test.setTimeout(60_000);
-  await page.goto('/login?callbackUrl=%2Fevents&expired=1');
-  await expect(page.getByText('Your session expired.')).toBeVisible();
-  await expectNoSeriousViolations(page, 'login');
+test.describe('signed out', () => {
+  test.use({ storageState: { cookies: [], origins: [] } });
+  test('the sign-in page', async ({ page }) => {
+    test.setTimeout(60_000);
+    await page.goto('/login?callbackUrl=%2Fevents&expired=1');
+    await expect(page.getByText('Your session expired.')).toBeVisible();
+    await expectNoSeriousViolations(page, 'login');
+  });
 });
 
 test('every console page, with content in it', async ({ page }) => {
   // Seven full-page screenshots and axe passes: near two minutes when other runs share the two cores.
   test.setTimeout(180_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   // Something on every list: a live token, a joined node, a refusal (a revoked token's join).
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
@@ -67,7 +74,7 @@ test('every console page, with content in it', async ({ page }) => {
 
 test('the dialogs and the one-time token', async ({ page }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
   await page.getByRole('button', { name: 'Create join token' }).click();
   const dialog = page.getByRole('dialog', { name: 'Create join token' });
@@ -88,7 +95,7 @@ test.describe('phone', () => {
   test.use({ viewport: { width: 390, height: 844 } });
   test('pools and join tokens on a phone', async ({ page }) => {
     test.setTimeout(90_000);
-    await signInThroughForm(page);
+    await openConsole(page);
     // Sign-in lands on the overview (overview.spec.ts checks it at this width); this test is about Pools.
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Pools', exact: true }).click();
     await expect(page.getByRole('heading', { name: 'Pools', level: 1 })).toBeVisible();
@@ -101,7 +108,7 @@ test.describe('phone', () => {
 
 test('a node’s page', async ({ page }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
@@ -122,7 +129,7 @@ test('a node’s page', async ({ page }) => {
 
 test('the join-requests queue with requests in it, and its dialogs', async ({ page }) => {
   test.setTimeout(120_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('axe-site') });

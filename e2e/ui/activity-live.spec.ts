@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { expect, test } from '@playwright/test';
 import { adminCredentials, uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /** What the activity pages show beyond activity.spec.ts: a refusal's every column, live events with their links. */
 
@@ -19,7 +23,7 @@ async function freshPool(page: import('@playwright/test').Page) {
 test.describe.configure({ timeout: 90_000 });
 
 test.beforeEach(async ({ page }) => {
-  await signInThroughForm(page);
+  await openConsole(page);
 });
 
 test("a refused join's row names its attestor, role and suppressed count, and copies the full hashes", async ({ page, context }) => {

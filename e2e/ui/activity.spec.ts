@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { adminCredentials } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /** The refused joins, events and audit pages, against refusals and tokens made over the API. */
 
@@ -24,7 +28,7 @@ async function revokedToken(request: APIRequestContext) {
 }
 
 test.beforeEach(async ({ page }) => {
-  await signInThroughForm(page);
+  await openConsole(page);
 });
 
 test('a refused join shows with its reason, what it means and what to do; filters stay in the URL; new ones arrive', async ({ page }) => {

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
 import { adminCredentials, uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm } from '../support/session';
+import { roleState } from '../support/roles';
+import { openConsole } from '../support/session';
 
 /** How the console behaves for an operator: dialogs, forms and their errors, one-time tokens, sign-in redirects, layout. */
 
@@ -38,8 +39,10 @@ test.beforeAll(async ({ request }) => {
 });
 
 test.describe('signed in', () => {
+  // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+  test.use({ storageState: roleState('admin') });
   test.beforeEach(async ({ page }) => {
-    await signInThroughForm(page);
+    await openConsole(page);
   });
 
   test('the revoke confirmation wraps its text inside the dialog, "cannot be undone" included', async ({ page }) => {
@@ -215,10 +218,10 @@ test('a session that no longer counts says it expired, and keeps the page asked 
 });
 
 test.describe('phone, 390×844', () => {
-  test.use({ viewport: { width: 390, height: 844 } });
+  test.use({ storageState: roleState('admin'), viewport: { width: 390, height: 844 } });
 
   test('the nav reaches every page, nothing is wider than the screen, and Sign out is on screen', async ({ page }) => {
-    await signInThroughForm(page);
+    await openConsole(page);
     const links = ['Overview', 'Pools', 'Join tokens', 'Join requests', 'Nodes', 'Refused joins', 'Events', 'Audit'];
     for (const name of links) {
       const link = nav(page).getByRole('link', { name, exact: true });

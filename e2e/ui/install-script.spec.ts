@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
 import { uniqueName } from '../support/env';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 async function poolWithToken(page: Page) {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
@@ -34,7 +38,7 @@ async function openDialog(page: Page, tenantId: string, name: string) {
  */
 test("the install script button downloads the pool's script, pinned to the served bcd and free of tokens", async ({ page }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const p = await poolWithToken(page);
   const dialog = await openDialog(page, p.tenantId, p.name);
   const downloaded = page.waitForEvent('download');
@@ -66,7 +70,7 @@ test("the install script button downloads the pool's script, pinned to the serve
 /** A server with no bcd build of the version asked for answers an error on `sha256`, a field the form has no control for: it must show. */
 test('the install script dialog shows an error about a field it has no control for', async ({ page }) => {
   test.setTimeout(60_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const p = await poolWithToken(page);
   const dialog = await openDialog(page, p.tenantId, p.name);
   // Ask the real server for a version it has no build of (the form has no version field).
@@ -85,7 +89,7 @@ test('the install script dialog shows an error about a field it has no control f
 /** Both URL fields' errors show at once, in the dialog's own style (no browser bubble blocks the submit), and nothing is asked of the server. */
 test('the install script dialog names both bad URLs at once and generates nothing', async ({ page }) => {
   test.setTimeout(60_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const p = await poolWithToken(page);
   const dialog = await openDialog(page, p.tenantId, p.name);
   const calls: string[] = [];

@@ -2,7 +2,11 @@ import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { newScope, openQueue, requestRow, waitingRequests } from '../support/queue';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 interface Request {
   id: string;
@@ -18,7 +22,7 @@ interface Request {
  */
 test('rows show what the machine claims; select all, shift-click ranges, the state filter in the URL, approval into a chosen pool', async ({ page }) => {
   test.setTimeout(180_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   const other = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId: scope.tenantId, siteId: scope.siteId, name: uniqueName('jr-other'), agent: 'bcd' });
   await openQueue(page, scope);

@@ -1,7 +1,11 @@
 import { expect, test, type Page } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { newScope, openQueue, requestRow, type Scope } from '../support/queue';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /**
  * The queue at fleet scale: 200 PXE machines (`dev --sim 200 --pxe`, hostnames sim-0 … sim-199) wait; the
@@ -24,7 +28,7 @@ function countCalls(page: Page, procedure: string) {
 
 test('200 waiting machines: dense rows, server search, keyboard triage, select all matching, bulk reject in one call', async ({ page }) => {
   test.setTimeout(600_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '200', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
@@ -116,7 +120,7 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
 test('at 390 px the queue is cards with Approve and Reject on each; the theme follows a dark system setting', async ({ page }) => {
   test.setTimeout(180_000);
   await page.setViewportSize({ width: 390, height: 844 });
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '3', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);

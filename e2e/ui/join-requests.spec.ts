@@ -2,7 +2,11 @@ import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { newScope, openQueue, requestRow, waitingRequests } from '../support/queue';
-import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /**
  * The join-requests queue in the browser: PXE machines simulated by `better-compute dev --sim 3 --pxe`
@@ -14,7 +18,7 @@ const row = requestRow;
 
 test('PXE machines appear in the queue without a reload; one approved in the browser with a reason joins', async ({ page }) => {
   test.setTimeout(180_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '3', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
@@ -50,7 +54,7 @@ test('PXE machines appear in the queue without a reload; one approved in the bro
 
 test('a bulk reject of two by keyboard; a request the CLI decides meanwhile updates the open page', async ({ page }) => {
   test.setTimeout(180_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '3', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
@@ -95,7 +99,7 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
 
 test('a viewer sees the queue without decision controls, and its forged approve is refused', async ({ page, playwright, baseURL }) => {
   test.setTimeout(180_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const scope = await newScope(page.request);
   const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId: scope.tenantId, role: 'viewer', name: uniqueName('jr-viewer') });
   // This page is told viewer; the forged call below checks the server.

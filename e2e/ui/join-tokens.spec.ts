@@ -1,6 +1,10 @@
 import { expect, test, type Page } from '@playwright/test';
 import { uniqueName } from '../support/env';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 const TOKEN = /^bcjt_jt_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/;
 
@@ -45,7 +49,7 @@ async function discardToken(page: Page) {
 const idOf = (token: string) => token.slice('bcjt_'.length, token.indexOf('.'));
 
 test.beforeEach(async ({ page }) => {
-  await signInThroughForm(page);
+  await openConsole(page);
   await openJoinTokens(page);
 });
 

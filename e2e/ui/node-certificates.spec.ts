@@ -8,7 +8,11 @@ import { joinWithToken } from '../../agent/join';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
 import { joinMachine, machineClaims } from '../support/machine';
-import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /** The page, the history's badges included, passes axe-core (no serious or critical violation). */
 async function expectAccessible(page: Page) {
@@ -33,7 +37,7 @@ async function poolWithToken(page: Page) {
  */
 test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
   test.setTimeout(120_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { tenantId, token } = await poolWithToken(page);
 
   const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
@@ -88,7 +92,7 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
 /** A viewer reads a node's page, certificates included, with no lifecycle action; the server refuses its forged call. */
 test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({ page, playwright, baseURL }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { tenantId, pool, token } = await poolWithToken(page);
   expect((await joinMachine(page.request, token)).response.status()).toBe(200);
   const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });

@@ -2,12 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { expect, test } from '@playwright/test';
 import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /** A machine joined with a pool's token shows on the nodes page; its page has its certificate and events, and a confirmed cordon. */
 test('a joined machine shows on the nodes page, and its page cordons it after a confirmation', async ({ page }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('nodes-site') });

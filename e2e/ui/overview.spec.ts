@@ -4,7 +4,8 @@ import { expect, test, type Page } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { joinMachine } from '../support/machine';
 import { newScope, waitingRequests, type Scope } from '../support/queue';
-import { signInThroughForm, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+import { openConsole, signInThroughForm, trpc } from '../support/session';
 
 /**
  * The overview, the console's landing page, over a history seeded through the product: three machines join a
@@ -105,10 +106,10 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
 });
 
 test.describe('dark colour scheme', () => {
-  test.use({ colorScheme: 'dark' });
+  test.use({ storageState: roleState('admin'), colorScheme: 'dark' });
   test('the overview in the dark theme', async ({ page }) => {
     test.setTimeout(180_000);
-    await signInThroughForm(page);
+    await openConsole(page);
     const scope = await seed(page);
     await openOverview(page, scope);
     const background = await page.locator('.overview').evaluate((el) => getComputedStyle(el).backgroundColor);
@@ -118,10 +119,10 @@ test.describe('dark colour scheme', () => {
 });
 
 test.describe('phone', () => {
-  test.use({ viewport: { width: 390, height: 844 } });
+  test.use({ storageState: roleState('admin'), viewport: { width: 390, height: 844 } });
   test('the overview on a phone: nothing wider than the screen', async ({ page }) => {
     test.setTimeout(180_000);
-    await signInThroughForm(page);
+    await openConsole(page);
     const scope = await seed(page);
     await openOverview(page, scope);
     await expect(panel(page, 'Joins per hour').locator('svg')).toBeVisible();

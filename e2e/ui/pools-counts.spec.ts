@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
 import { joinMachine } from '../support/machine';
-import { showConsoleAsViewer, signInThroughForm, trpc } from '../support/session';
+import { showConsoleAsViewer, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 const defaultRow = (page: Page) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^default/ }) }).first();
 
@@ -13,7 +17,6 @@ async function ids(page: Page) {
 }
 
 test('each pool shows its live counts and links to its join tokens and nodes', async ({ page }) => {
-  await signInThroughForm(page);
   await page.goto('/pools');
   const { tenantId, poolId } = await ids(page);
   const tokenLink = defaultRow(page).getByRole('link', { name: /\(join tokens of pool default\)$/ });
@@ -35,7 +38,6 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
   // The console reads the role from tenants.list; here the answer says viewer (the API spec checks that the
   // server itself refuses a viewer's calls).
   await showConsoleAsViewer(page);
-  await signInThroughForm(page);
   await page.goto('/pools');
   await expect(defaultRow(page)).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create pool' })).toHaveCount(0);
@@ -48,7 +50,6 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
 });
 
 test("each pool links to its nodes and its join requests, and the pages open on that pool", async ({ page }) => {
-  await signInThroughForm(page);
   await page.goto('/pools');
   const { tenantId, poolId } = await ids(page);
   const nodesLink = defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ });

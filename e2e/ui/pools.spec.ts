@@ -1,6 +1,9 @@
 import { expect, test, type Page } from '@playwright/test';
 import { uniqueName } from '../support/env';
-import { signInThroughForm } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 const site = (page: Page, name: string) => page.getByRole('region', { name: `Site ${name}` });
 const poolRow = (page: Page, siteName: string, poolName: string) =>
@@ -15,7 +18,6 @@ async function openCreateDialog(page: Page) {
 }
 
 test.beforeEach(async ({ page }) => {
-  await signInThroughForm(page);
   await page.goto('/pools');
 });
 

@@ -1,6 +1,10 @@
 import { expect, test } from '@playwright/test';
 import { uniqueName } from '../support/env';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 interface Tenant {
   id: string;
@@ -12,7 +16,7 @@ interface Tenant {
 test('an operator of several tenants switches between them, and the URL keeps the choice', async ({ page, browser, baseURL }) => {
   test.setTimeout(90_000);
   // The root admin creates a tenant and invites its first admin; it does not become a member itself.
-  await signInThroughForm(page);
+  await openConsole(page);
   const name = uniqueName('e2e-tenant');
   const tenant = await trpc<Tenant>(page.request, 'mutation', 'tenants.create', { name });
   expect(tenant.isMember).toBe(false);

@@ -1,7 +1,11 @@
 import { expect, test } from '@playwright/test';
 import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
-import { signInThroughForm, trpc } from '../support/session';
+import { openConsole, trpc } from '../support/session';
+import { roleState } from '../support/roles';
+
+// Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
+test.use({ storageState: roleState('admin') });
 
 /**
  * The operator's daily path end to end: a token made in the console's dialog, copied with its Copy button,
@@ -10,7 +14,7 @@ import { signInThroughForm, trpc } from '../support/session';
  */
 test('a token copied from the dialog joins a machine that then shows on the nodes page', async ({ page, context }) => {
   test.setTimeout(90_000);
-  await signInThroughForm(page);
+  await openConsole(page);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('copy-site') });
