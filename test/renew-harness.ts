@@ -18,7 +18,6 @@ import { startSessionSweeper, type SessionService } from '../server/sessions/ses
 import type { SessionSettings } from '../server/sessions/settings';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
-import { testDatabaseUrl } from './db';
 
 export const BASE = '/api/compute';
 

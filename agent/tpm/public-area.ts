@@ -47,7 +47,10 @@ export function ekSpkiOf(publicArea: Buffer): Buffer {
   r.u16(); // nameAlg
   r.u32(); // objectAttributes
   r.sized(); // authPolicy
-  if (r.u16() !== ALG.null) (r.u16(), r.u16()); // symmetric: keyBits, mode
+  if (r.u16() !== ALG.null) {
+    r.u16(); // symmetric: keyBits
+    r.u16(); // and mode
+  }
   const scheme = r.u16();
   if (scheme !== ALG.null && scheme !== 0x0015) r.u16(); // a scheme's hash (RSAES has none)
   if (type === ALG.rsa) {

@@ -7,8 +7,11 @@ import { x509popAttestor } from './x509pop/x509pop';
 
 export { DEFAULT_ATTESTOR, PROTOCOL_ATTESTORS } from './names';
 
+/** Each attestor has its own state type: the registry holds them all. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each attestor has its own state type
-const registry = new Map<string, Attestor<any>>();
+type AnyAttestor = Attestor<any>;
+
+const registry = new Map<string, AnyAttestor>();
 
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -17,7 +20,7 @@ const NAME = /^[a-z][a-z0-9-]{0,31}$/;
  * Registration happens at module load, in every thread that prepares joins (a preparation thread loads this
  * module too); a test may register a fake one in its own process, where JoinService then prepares in process.
  */
-export function registerAttestor(attestor: Attestor<any>): void {
+export function registerAttestor(attestor: AnyAttestor): void {
   if (!NAME.test(attestor.name)) throw new Error(`attestor name ${JSON.stringify(attestor.name)} is not a lowercase name`);
   if (registry.has(attestor.name)) throw new Error(`attestor ${attestor.name} is registered twice`);
   registry.set(attestor.name, attestor);
@@ -29,7 +32,7 @@ export function unregisterAttestor(name: string): void {
 }
 
 /** The registered attestor of that name, or undefined (the join is then refused by name, `join:attestor`). */
-export const attestorNamed = (name: string): Attestor<any> | undefined => registry.get(name);
+export const attestorNamed = (name: string): AnyAttestor | undefined => registry.get(name);
 
 /**
  * Whether a join may name this attestor at all: one protocol.md defines (refused by name, `join:attestor`,

@@ -40,6 +40,33 @@ interface LeafRow {
   pool: { agent: string; ownerTenantId: string; siteId: string; isArchived: boolean; joinAttestors: string[] | null; hasAcceptanceChecks: boolean } | null;
 }
 
+/** A row of SELECT_X509POP_LEAVES, as pg returns it. */
+interface LeafSqlRow {
+  spki_sha256: string;
+  serial: string;
+  der: Buffer;
+  cert_generation: number;
+  cert_role: string;
+  is_revoked: boolean;
+  not_after: Date;
+  node_id: string;
+  tenant_id: string;
+  site_id: string;
+  pool_id: string | null;
+  role: string;
+  state: string;
+  trust: NodeTrust;
+  hardware_key_trusted: boolean;
+  node_generation: number;
+  p_id: string | null;
+  p_agent: string;
+  p_owner: string;
+  p_site: string;
+  p_archived: boolean;
+  p_policy: { joinAttestors?: string[] } | null;
+  p_checks: boolean;
+}
+
 interface X509popState {
   leaves: Map<string, LeafRow>;
   challenges: Map<string, StoredChallenge>;
@@ -99,8 +126,8 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: stri
   };
 }
 
-function toLeafRow(r: Record<string, any>): LeafRow {
-  const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+function toLeafRow(r: LeafSqlRow): LeafRow {
+  const policy = r.p_policy ?? {};
   return {
     serial: r.serial,
     der: r.der,
@@ -144,10 +171,10 @@ export const x509popAttestor: Attestor<X509popState> = {
   async load(client, joins) {
     const evidence = joins.map(evidenceOf);
     const [leaves, challenges] = await Promise.all([
-      client.query(SELECT_X509POP_LEAVES, [[...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex'))]),
+      client.query<LeafSqlRow>(SELECT_X509POP_LEAVES, [[...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex'))]),
       loadChallenges(client, X509POP, evidence.flatMap((e) => (e.nonce ? [e.nonce] : []))),
     ]);
-    return { leaves: new Map(leaves.rows.map((r) => [r.spki_sha256 as string, toLeafRow(r)])), challenges, used: [], claimed: new Set() };
+    return { leaves: new Map(leaves.rows.map((r) => [r.spki_sha256, toLeafRow(r)])), challenges, used: [], claimed: new Set() };
   },
 
   decide({ join, now }, state): AttestorVerdict {
