@@ -41,8 +41,10 @@ const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
 };
 /** Open to every signed-in caller (the own account), or to anyone (an invitation link is its own proof). */
 const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invitations.accept'];
-/** Queries only admins may make: who is in the tenant. */
-const ADMIN_QUERIES = ['operators.list', 'invitations.list'];
+/** Queries only admins may make: who is in the tenant, and the tenant's webhooks. */
+const ADMIN_QUERIES = ['operators.list', 'invitations.list', 'webhooks.eventTypes', 'webhooks.list', 'webhooks.get', 'webhooks.deliveries'];
+/** Mutations only admins may make, named so that a change of the permission table shows here. */
+const ADMIN_ONLY_WEBHOOK_MUTATIONS = ['webhooks.create', 'webhooks.update', 'webhooks.delete', 'webhooks.rotateSecret', 'webhooks.test', 'webhooks.redeliver'];
 
 /** The code a call by `role` fails with when given no input: FORBIDDEN is the role check, anything else came after it. */
 async function codeOf(t: TestTenant, role: Role, path: string): Promise<string> {
@@ -67,7 +69,8 @@ describe('the role × procedure matrix', () => {
       if (EVERYONE.includes(path)) expect(p._def.meta?.action, path).toBeUndefined();
       else expect(p._def.meta?.action, path).toMatch(/^compute:/);
     }
-    for (const path of [...OPERATOR_MUTATIONS, ...EVERYONE]) expect(mutations, path).toContain(path);
+    for (const path of [...OPERATOR_MUTATIONS, ...EVERYONE, ...ADMIN_ONLY_WEBHOOK_MUTATIONS]) expect(mutations, path).toContain(path);
+    for (const path of ADMIN_QUERIES) expect(queries, path).toContain(path);
   });
 
   for (const role of ROLES) {
@@ -76,6 +79,7 @@ describe('the role × procedure matrix', () => {
       for (const path of mutations) {
         const code = await codeOf(t, role, path);
         const mayCall = allowed === 'all' || allowed.includes(path) || EVERYONE.includes(path);
+        if (ADMIN_ONLY_WEBHOOK_MUTATIONS.includes(path)) expect(mayCall, path).toBe(role === 'admin');
         if (mayCall) expect(code, `${role} ${path}`).not.toBe('FORBIDDEN');
         else expect(code, `${role} ${path}`).toBe('FORBIDDEN');
       }
