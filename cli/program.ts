@@ -17,6 +17,7 @@ import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
 import { registerDaemonCommands } from './commands/daemon';
+import { registerWebhookCommands } from './commands/webhooks';
 
 /** The whole command tree, built fresh for each run (commander keeps parsed options on the commands). */
 export function createProgram(): Command {
@@ -42,6 +43,7 @@ export function createProgram(): Command {
   registerGatewayCommand(program);
   registerAgentCommands(program);
   registerJoinRequestCommands(program);
+  registerWebhookCommands(program);
   registerDiscoveryTokenCommands(program);
   registerSiteTokenCommands(program);
   registerDaemonCommands(program);

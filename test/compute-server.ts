@@ -37,6 +37,7 @@ import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
 import { getSessionService } from '../server/sessions/runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
+import { startWebhookWorker } from '../server/webhooks/runtime';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -92,6 +93,7 @@ async function main() {
   }
   // As startHttpServer: every instance sweeps the sessions of dead gateways.
   startSessionSweeper(getSessionService());
+  await startWebhookWorker();
   const authOptions = createAuthOptions();
   const server = http.createServer((req, res) => {
     // The boot server's GET /metrics (server/boot/http-server.ts).

@@ -24,6 +24,7 @@ import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
 import { getSessionService } from '../sessions/runtime';
 import { startSessionSweeper } from '../sessions/session-service';
+import { startWebhookWorker } from '../webhooks/runtime';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
@@ -233,6 +234,8 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   let handle: NodeHandler | undefined;
   // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
   const stopSweeper = startSessionSweeper(getSessionService());
+  // Every instance delivers webhooks: claims with SKIP LOCKED share the outbox among them.
+  const stopWebhooks = await startWebhookWorker();
   const server = createBootServer(() => handle);
   await listen(server, options.port, options.hostname);
   const { default: next } = await import('next');
@@ -241,6 +244,7 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   handle = app.getRequestHandler();
   return async () => {
     stopSweeper();
+    await stopWebhooks();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     // The development server keeps watchers and its bundler running until it is closed.
     if (options.dev) await app.close();

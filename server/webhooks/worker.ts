@@ -147,10 +147,8 @@ export class WebhookWorker {
     const { settings, pool } = this.options;
     while (!this.stopped) {
       const room = settings.concurrency - this.inFlight;
-      if (room <= 0) {
-        this.again = true;
-        return;
-      }
+      // Full: each attempt that ends wakes the worker again, so nothing due is left behind.
+      if (room <= 0) return;
       const claimed = (await pool.query<Claimed>({ name: 'webhook-claim', text: CLAIM, values: [room, settings.timeoutMs + 30_000] })).rows;
       for (const delivery of claimed) {
         this.inFlight++;
