@@ -89,7 +89,7 @@ async function main() {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
     const pg = createPgPool(database.url, 8);
-    const worker = new WebhookWorker({ pool: createPgPool(database.url, 4), databaseUrl: database.url, settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true }, secrets: () => [secret] });
+    const worker = new WebhookWorker({ pool: createPgPool(database.url, 8), databaseUrl: database.url, settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true }, secrets: () => [secret] });
     await worker.start();
 
     // 1. Latency at RATE events/s.
@@ -131,7 +131,7 @@ async function main() {
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
     const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
     const service = new JoinService({ pool: pg, loadCrypto: async () => crypto, loadRootTenantId: async () => first.rootTenantId });
-    const token = (await issueJoinToken(db, { tenantId, poolId: joinPool.id, siteId: joinPool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 1_000_000, createdBy: 'bench' })).token!;
+    const token = (await issueJoinToken(db, { tenantId, poolId: joinPool.id, siteId: joinPool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10_000, createdBy: 'bench' })).token!;
     let machine = 0;
     const joinRound = async (label: string) => {
       const bodies: Uint8Array[] = [];

@@ -19,6 +19,7 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
   let api: ApiServer;
   let pool: pg.Pool;
   let worker: WebhookWorker;
+  let t: Awaited<ReturnType<typeof createTestTenant>>;
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,7 +37,8 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
     api = await startApiServer(testDb());
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     pool = createPgPool(testDatabaseUrl(), 2);
-    worker = new WebhookWorker({ pool, databaseUrl: testDatabaseUrl(), settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, sweepMs: 200 }, secrets: () => serverSecrets() });
+    t = await createTestTenant(testDb());
+    worker = new WebhookWorker({ pool, databaseUrl: testDatabaseUrl(), settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, sweepMs: 200 }, secrets: () => serverSecrets(), onlyTenants: [t.tenantId] });
     await worker.start();
   });
   afterAll(async () => {
@@ -50,7 +52,6 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
   });
 
   it('create --out, list, update, test, deliveries, redeliver and delete, with --json', async () => {
-    const t = await createTestTenant(testDb());
     const { key } = await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test');
     const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
     const cli = (...args: string[]) => runCliInProcess(args, env);

@@ -109,7 +109,7 @@ describe('signed webhooks', () => {
   const newWorker = (settings: WebhookSettings) => {
     const pool = createPgPool(testDatabaseUrl(), 4);
     pools.push(pool);
-    return new WebhookWorker({ pool, databaseUrl: testDatabaseUrl(), settings, secrets: () => serverSecrets() });
+    return new WebhookWorker({ pool, databaseUrl: testDatabaseUrl(), settings, secrets: () => serverSecrets(), onlyTenants: [t.tenantId] });
   };
   const admin = () => createCaller({ db: testDb(), principal: t.admin });
   const subscribe = async (path: string, eventTypes: string[], tenant = t) => {

@@ -19,7 +19,7 @@ const CLAIM = `
 WITH due AS (
   SELECT d.id FROM webhook_deliveries d
     JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.enabled
-   WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+   WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND ($3::text[] IS NULL OR d.tenant_id = ANY ($3::text[]))
    ORDER BY d.next_attempt_at
    LIMIT $1
      FOR UPDATE OF d SKIP LOCKED
@@ -29,12 +29,16 @@ UPDATE webhook_deliveries d SET next_attempt_at = now() + $2 * interval '1 milli
  WHERE d.id = due.id AND s.id = d.subscription_id
 RETURNING d.id, d.subscription_id, d.tenant_id, d.body, d.attempts, s.url, s.sealed_secret`;
 
+/** Records the successes of several attempts in one statement (they arrive together under load). */
 const DELIVERED = `
-WITH d AS (
-  UPDATE webhook_deliveries SET state = 'delivered', delivered_at = now(), last_attempt_at = $2, last_status = $3,
-         last_latency_ms = $4, last_error = NULL
-   WHERE id = $1 AND state = 'pending'
-  RETURNING subscription_id
+WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[]) AS r(id, at, status, latency)
+), d AS (
+  UPDATE webhook_deliveries w SET state = 'delivered', delivered_at = now(), last_attempt_at = r.at, last_status = r.status,
+         last_latency_ms = r.latency, last_error = NULL
+    FROM r
+   WHERE w.id = r.id AND w.state = 'pending'
+  RETURNING w.subscription_id
 )
 UPDATE webhook_subscriptions SET consecutive_failures = 0, failing_since = NULL
  WHERE id IN (SELECT subscription_id FROM d) AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)`;
@@ -76,6 +80,8 @@ export interface WebhookWorkerOptions {
   settings: WebhookSettings;
   /** The server secrets that open sealed signing secrets (serverSecrets()). */
   secrets: () => string[];
+  /** Claim only these tenants' deliveries (tests sharing one database each run their own worker); all by default. */
+  onlyTenants?: string[];
 }
 
 /**
@@ -92,6 +98,9 @@ export class WebhookWorker {
   private stopped = false;
   private idle: (() => void)[] = [];
   private lastExpirySweep = 0;
+  /** Successes waiting for the statement that records them; `flushing` is that statement, while it runs. */
+  private delivered: { id: string; at: Date; status: number; latency: number; done: () => void; failed: (error: unknown) => void }[] = [];
+  private flushing: Promise<void> | null = null;
 
   constructor(private readonly options: WebhookWorkerOptions) {}
 
@@ -149,7 +158,7 @@ export class WebhookWorker {
       const room = settings.concurrency - this.inFlight;
       // Full: each attempt that ends wakes the worker again, so nothing due is left behind.
       if (room <= 0) return;
-      const claimed = (await pool.query<Claimed>({ name: 'webhook-claim', text: CLAIM, values: [room, settings.timeoutMs + 30_000] })).rows;
+      const claimed = (await pool.query<Claimed>({ name: 'webhook-claim', text: CLAIM, values: [room, settings.timeoutMs + 30_000, this.options.onlyTenants ?? null] })).rows;
       for (const delivery of claimed) {
         this.inFlight++;
         void this.attempt(delivery)
@@ -201,7 +210,10 @@ export class WebhookWorker {
     }
     const latency = Math.round(performance.now() - t0);
     if (error === null) {
-      await pool.query({ name: 'webhook-delivered', text: DELIVERED, values: [delivery.id, started, status, latency] });
+      await new Promise<void>((done, failed) => {
+        this.delivered.push({ id: delivery.id, at: started, status: status!, latency, done, failed });
+        this.flushDelivered();
+      });
       recordWebhookAttempt('delivered');
       return;
     }
@@ -210,6 +222,23 @@ export class WebhookWorker {
     const outcome: WebhookOutcome = failed.rows[0]?.state === 'failed' ? 'gave_up' : refused ? 'refused' : 'failed';
     recordWebhookAttempt(outcome);
     await this.countFailure(delivery.subscription_id);
+  }
+
+  /** Records every success waiting, in one statement; the ones that arrive meanwhile go in the next. */
+  private flushDelivered(): void {
+    if (this.flushing || !this.delivered.length) return;
+    const batch = this.delivered;
+    this.delivered = [];
+    this.flushing = this.options.pool
+      .query({ name: 'webhook-delivered', text: DELIVERED, values: [batch.map((b) => b.id), batch.map((b) => b.at), batch.map((b) => b.status), batch.map((b) => b.latency)] })
+      .then(
+        () => batch.forEach((b) => b.done()),
+        (error: unknown) => batch.forEach((b) => b.failed(error)),
+      )
+      .finally(() => {
+        this.flushing = null;
+        this.flushDelivered();
+      });
   }
 
   private async countFailure(subscriptionId: string): Promise<void> {
