@@ -10,16 +10,16 @@
  *    deliveries the worker makes meanwhile). Join bodies are prepared before each timed round, so the CPU
  *    counted is JoinService's and the worker's (this process) and PostgreSQL's (the postmaster and backends).
  *
- * Nothing here asserts a speed; the numbers are printed as JSON. The machine running it may be shared.
+ * The worker takes its settings from the environment (BETTER_COMPUTE_WEBHOOK_*; configuration.md); `--joins 0`
+ * runs the latency phase alone. Nothing here asserts a speed; the numbers are printed as JSON. The machine running it may be shared.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
 import { percentile } from '../agent/sim/percentiles';
 import { simulatedClaims } from '../agent/sim/simulate';
@@ -33,7 +33,7 @@ import { JoinService } from '../server/join/join-service';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { loadPki } from '../server/pki/store';
 import { issueJoinToken } from '../server/tokens/issue';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../server/webhooks/config';
+import { webhookSettingsFromEnv } from '../server/webhooks/config';
 import { createWebhook, updateWebhook } from '../server/webhooks/subscriptions';
 import { WebhookWorker } from '../server/webhooks/worker';
 import { treeCpuSeconds } from './cpu';
@@ -50,6 +50,26 @@ const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 const JOINS = Number(values.joins);
 const ROUNDS = Number(values.rounds);
+const RECEIVER_SOURCE = `
+const { createHmac } = require('node:crypto');
+const http = require('node:http');
+const { parentPort } = require('node:worker_threads');
+let secret = '';
+parentPort.on('message', (m) => { secret = m.secret; });
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const at = performance.timeOrigin + performance.now();
+    const body = Buffer.concat(chunks).toString('utf8');
+    const mac = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(req.headers['webhook-id'] + '.' + req.headers['webhook-timestamp'] + '.' + body).digest('base64');
+    const seq = JSON.parse(body).data.seq;
+    parentPort.postMessage({ seq, at, bad: req.headers['webhook-signature'] !== 'v1,' + mac });
+    res.writeHead(200).end();
+  });
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ url: 'http://127.0.0.1:' + server.address().port + '/hook' }));
+`;
 const log = (line: string) => process.stderr.write(line + '\n');
 const round = (n: number) => Math.round(n * 100) / 100;
 
@@ -68,35 +88,29 @@ async function main() {
     const tenantId = joinPool.ownerTenantId;
     const admin = principalOf('operator', 'op_bench', [[tenantId, 'admin']]);
 
-    // The receiver: checks each signature, notes when each sequence number arrived.
-    let signingSecret = '';
+    // The receiver, on a thread of its own (as it would be another machine): checks each signature and posts
+    // back when each sequence number arrived, in ms since the epoch (both threads' clocks).
     const arrived = new Map<number, number>();
     let badSignatures = 0;
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const at = performance.now();
-        const body = Buffer.concat(chunks).toString('utf8');
-        const mac = createHmac('sha256', Buffer.from(signingSecret.slice(6), 'base64')).update(`${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${body}`).digest('base64');
-        if (req.headers['webhook-signature'] !== `v1,${mac}`) badSignatures++;
-        const seq = (JSON.parse(body) as { data: { seq?: number } }).data.seq;
-        if (typeof seq === 'number') arrived.set(seq, at);
-        res.writeHead(200).end();
-      });
+    const receiver = new Worker(RECEIVER_SOURCE, { eval: true });
+    const url = await new Promise<string>((resolve) => receiver.once('message', (m: { url: string }) => resolve(m.url)));
+    receiver.on('message', (m: { seq?: number; at?: number; bad?: boolean }) => {
+      if (m.bad) badSignatures++;
+      if (typeof m.seq === 'number') arrived.set(m.seq, m.at!);
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const setReceiverSecret = (secret: string) => receiver.postMessage({ secret });
+    const now = () => performance.timeOrigin + performance.now();
 
     const pg = createPgPool(database.url, 8);
-    const worker = new WebhookWorker({ pool: createPgPool(database.url, 8), databaseUrl: database.url, settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true }, secrets: () => [secret] });
+    const worker = new WebhookWorker({ pool: createPgPool(database.url, 8), databaseUrl: database.url, settings: { ...webhookSettingsFromEnv(), allowPrivate: true }, secrets: () => [secret] });
     await worker.start();
 
     // 1. Latency at RATE events/s.
     const sub = await createWebhook(db, admin, { tenantId, url, eventTypes: ['node.connected'] });
-    signingSecret = sub.secret;
+    setReceiverSecret(sub.secret);
     log(`latency: ${RATE} events/s for ${SECONDS} s into one subscription…`);
     const committed = new Map<number, number>();
+    const cpuBefore = { self: process.cpuUsage(), pg: treeCpuSeconds(postmaster) };
     const total = RATE * SECONDS;
     const started = performance.now();
     const inserts: Promise<void>[] = [];
@@ -106,7 +120,7 @@ async function main() {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       inserts.push(
         pg.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, 'node.connected', jsonb_build_object('seq', $2::int))`, [tenantId, seq]).then(() => {
-          committed.set(seq, performance.now());
+          committed.set(seq, now());
         }),
       );
     }
@@ -114,6 +128,8 @@ async function main() {
     const sentFor = performance.now() - started;
     const deadline = Date.now() + 60_000;
     while (arrived.size < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const cpuSelf = process.cpuUsage(cpuBefore.self);
+    const cpuPg = treeCpuSeconds(postmaster) - cpuBefore.pg;
     const latencies = [...committed].filter(([seq]) => arrived.has(seq)).map(([seq, at]) => arrived.get(seq)! - at);
     const latency = {
       events: total,
@@ -123,10 +139,26 @@ async function main() {
       p50Ms: round(percentile(latencies, 50)),
       p99Ms: round(percentile(latencies, 99)),
       maxMs: round(Math.max(...latencies)),
+      // This process (the inserts' client, the worker; the receiver thread too) and PostgreSQL, per event.
+      processCpuMsPerEvent: round((cpuSelf.user + cpuSelf.system) / 1000 / total),
+      postgresCpuMsPerEvent: round((cpuPg * 1000) / total),
     };
     log(JSON.stringify(latency));
+    const phases = (await pg.query(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM last_attempt_at - created_at) * 1000) AS to_attempt_ms,
+                                           percentile_cont(0.5) WITHIN GROUP (ORDER BY last_latency_ms) AS http_ms,
+                                           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - last_attempt_at) * 1000) AS to_recorded_ms
+                                      FROM webhook_deliveries WHERE subscription_id = $1`, [sub.id])).rows[0];
+    log(`medians from the outbox: commit → attempt ${Math.round(phases.to_attempt_ms)} ms, attempt ${Math.round(phases.http_ms)} ms, attempt → recorded ${Math.round(phases.to_recorded_ms)} ms`);
     await updateWebhook(db, admin, { tenantId, webhookId: sub.id, enabled: false });
 
+    if (JOINS === 0 || ROUNDS === 0) {
+      process.stdout.write(`${JSON.stringify({ latency }, null, 2)}\n`);
+      await worker.stop();
+      await receiver.terminate();
+      await pg.end();
+      await db.$disconnect();
+      return;
+    }
     // 2. CPU per join: none vs one subscription for node.joined.
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
     const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
@@ -159,7 +191,7 @@ async function main() {
     };
     await joinRound('warm-up');
     const joinSub = await createWebhook(db, admin, { tenantId, url, eventTypes: ['node.joined'] });
-    signingSecret = joinSub.secret;
+    setReceiverSecret(joinSub.secret);
     const rounds: Awaited<ReturnType<typeof joinRound>>[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       await updateWebhook(db, admin, { tenantId, webhookId: joinSub.id, enabled: false });
@@ -178,7 +210,7 @@ async function main() {
     );
     process.stdout.write(`${JSON.stringify({ latency, joins: { perRound: JOINS, rounds, median: summary }, badSignatures }, null, 2)}\n`);
     await worker.stop();
-    receiver.close();
+    await receiver.terminate();
     await pg.end();
     await db.$disconnect();
   } finally {
