@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hardwareClaimsSchema } from '../server/join/hardware/claims';
+import { hardwareClaimsSchema } from '../protocol/hardware-claims';
 import { readLinuxClaims } from './claims-linux';
 
 function fakeRoot(files: Record<string, string>, dirs: string[] = []): string {

@@ -4,7 +4,7 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLAIM_LIMITS, isPermanentGlobalMac, normalizeGpuUuid, normalizeMac, type HardwareClaims } from '../server/join/hardware/claims';
+import { CLAIM_LIMITS, isPermanentGlobalMac, normalizeGpuUuid, normalizeMac, type HardwareClaims } from '../protocol/hardware-claims';
 
 const run = promisify(execFile);
 const NVIDIA_SMI_DIRS = ['usr/bin', 'usr/local/bin', 'bin', 'usr/local/nvidia/bin'];

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { spkiPin } from '../server/pki/pins';
+import { spkiPin } from '../protocol/pins';
 import { loadJoinEncryptionKey } from './join-key';
 
 const newJwk = () => {

@@ -1,6 +1,6 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { spkiPin } from '../server/pki/pins';
+import { spkiPin } from '../protocol/pins';
 import type { EncryptionJwk } from './seal-token';
 
 /** Where to find the JoinService encryption key, and the pin it must match. */

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { HardwareClaims } from '../server/join/hardware/claims';
-import { spkiPin } from '../server/pki/pins';
+import type { HardwareClaims } from '../protocol/hardware-claims';
+import { spkiPin } from '../protocol/pins';
 import { IDENTITY_FILE, NODE_KEY_FILE, writeIdentity } from './identity-store';
 import { loadJoinEncryptionKey } from './join-key';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';

@@ -1,7 +1,7 @@
 import { createECDH, createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import { TAG } from '../server/der/tags';
-import { bitString, sequence, set, tlv, utf8String } from '../server/der/writer';
-import { P256_SPKI_PREFIX } from '../server/pki/p256';
+import { TAG } from '../protocol/der/tags';
+import { bitString, sequence, set, tlv, utf8String } from '../protocol/der/writer';
+import { P256_SPKI_PREFIX } from '../protocol/p256';
 
 /** A fresh node key and the PKCS#10 request that asks JoinService to certify it. */
 export interface NodeKeyAndCsr {

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { compactDecrypt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { openSeal } from '../server/join/crypto/seal';
+import { openSeal } from '../server/join/crypto/open-seal';
 import { generateNodeKeyAndCsr } from './keys';
 import { sealToken, sealTokenSync, type EncryptionJwk } from './seal-token';
 

@@ -1,6 +1,6 @@
 import { createCipheriv, createECDH, createPublicKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { CompactEncrypt } from 'jose';
-import { ALG, KEY_WRAP_IV, concatKdf } from '../server/join/crypto/concat-kdf';
+import { ALG, KEY_WRAP_IV, concatKdf } from '../protocol/concat-kdf';
 
 /** The public half of the JoinService encryption key, as `join.encryptionJwk` publishes it. */
 export interface EncryptionJwk {

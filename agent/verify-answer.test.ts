@@ -1,8 +1,8 @@
 import { X509Certificate, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { signEnvelope } from '../server/join/crypto/envelope';
-import { tlv } from '../server/der/writer';
-import { spkiPin } from '../server/pki/pins';
+import { signEnvelope } from '../protocol/envelope';
+import { tlv } from '../protocol/der/writer';
+import { spkiPin } from '../protocol/pins';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { JoinAnswerError, verifyJoinAnswer, type JoinAnswerCheck } from './verify-answer';
 

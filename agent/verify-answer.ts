@@ -1,7 +1,7 @@
 import { createHash, X509Certificate, type KeyObject } from 'node:crypto';
-import { verifyEnvelope, type SignedEnvelope } from '../server/join/crypto/envelope';
-import { spkiPin } from '../server/pki/pins';
-import { readLeafNames } from './certificate-names';
+import { verifyEnvelope, type SignedEnvelope } from '../protocol/envelope';
+import { spkiPin } from '../protocol/pins';
+import { readLeafNames } from '../protocol/certificate-names';
 
 /** Which check of a join answer failed, in the order they run. */
 export type JoinAnswerCheck = 'signature' | 'csr' | 'body' | 'key' | 'san' | 'role';

@@ -1,6 +1,6 @@
-import { signEnvelope } from '../server/join/crypto/envelope';
+import { signEnvelope } from '../protocol/envelope';
 import { parseCsr } from '../server/join/crypto/csr';
-import { openSeal } from '../server/join/crypto/seal';
+import { openSeal } from '../server/join/crypto/open-seal';
 import type { JoinAttempt } from '../agent/join';
 import { issueNodeCertificate } from '../server/pki/node-certificate';
 import type { JoinCrypto } from '../server/pki/join-crypto';

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { PipelineStats } from '../server/join/admission-pipeline';
-import { JOIN_STATS_PREFIX } from '../server/join/runtime';
+import { JOIN_STATS_PREFIX } from '../server/join/join-runtime';
 
 /**
  * Reads the server's admission counters: the server runs with BETTER_COMPUTE_JOIN_STATS=1 and prints them

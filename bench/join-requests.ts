@@ -30,7 +30,7 @@ import { startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { newId } from '../server/ids';
 import { JoinService } from '../server/join/join-service';
-import { joinThreadCount, ThreadedPreparer } from '../server/join/prepare-threads';
+import { joinThreadCount, ThreadedPreparer } from '../server/join/prepare-worker-pool';
 import { createPkiBundle } from '../server/pki/bundle';
 import { joinCryptoFromBundle } from '../server/pki/join-crypto';
 import { createPool } from '../server/pools/pools';

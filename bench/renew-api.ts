@@ -5,10 +5,10 @@
  * stdin answers one JSON line on stdout: how RenewService grouped its reads and writes so far.
  */
 import { createBootServer, listen } from '../server/boot/http-server';
-import { configureJoinPreparer } from '../server/join/runtime';
-import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { getRenewService } from '../server/renew/runtime';
-import { loadPkiRuntime } from '../server/join/runtime';
+import { configureJoinPreparer } from '../server/join/join-runtime';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
+import { getRenewService } from '../server/renew/renew-runtime';
+import { loadPkiRuntime } from '../server/join/join-runtime';
 
 const threads = joinThreadCount();
 if (threads > 0) {

@@ -6,10 +6,11 @@
  */
 import { createBootServer, listen } from '../server/boot/http-server';
 import { createDb } from '../server/db/client';
-import { configureJoinPreparer, loadPkiRuntime } from '../server/join/runtime';
-import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { getSessionService } from '../server/sessions/runtime';
+import { configureJoinPreparer, loadPkiRuntime } from '../server/join/join-runtime';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
+import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
+import { endSessionWatches } from '../server/sessions/session-watch';
 import { serveCompute } from '../test/serve-compute';
 
 const threads = joinThreadCount();
@@ -24,4 +25,7 @@ startSessionSweeper(getSessionService());
 const server = createBootServer(() => (req, res) => serveCompute(db, req, res));
 await listen(server, Number(process.env.PORT), '127.0.0.1');
 process.stdout.write('api is running\n');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  endSessionWatches();
+});

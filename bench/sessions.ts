@@ -150,10 +150,11 @@ async function main() {
     const apiKey = (await insertApiKey(db, { tenantId: pool.ownerTenantId, role: 'viewer', name: 'bench' }, 'bench')).key;
 
     // Joins: every machine of the run, through the gateway, `agents` at a time (after untimed warm-up joins).
-    const token = (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 7200, maxUses: sessions + 100, createdBy: 'bench' })).token!;
+    // A token allows at most 10,000 uses: the warm-up joins spend one of their own.
+    const mint = async (maxUses: number) => (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 7200, maxUses, createdBy: 'bench' })).token!;
     const warm = 16;
     log(`Preparing ${sessions + warm} joins…`);
-    const attempts = await prepareAttempts(token, sessions + warm, trust);
+    const attempts = [...(await prepareAttempts(await mint(warm), warm, trust)), ...(await prepareAttempts(await mint(Math.min(10_000, sessions + 100)), sessions, trust))];
     const identities: LoadedIdentity[] = [];
     const joinOne = async (index: number) => {
       const attempt = attempts[index]!;

@@ -166,7 +166,7 @@ async function main() {
     const token = (await issueJoinToken(db, { tenantId, poolId: joinPool.id, siteId: joinPool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10_000, createdBy: 'bench' })).token!;
     let machine = 0;
     const joinRound = async (label: string) => {
-      const bodies: Uint8Array[] = [];
+      const bodies: string[] = [];
       for (let i = 0; i < JOINS; i++) bodies.push((await prepareJoinAttempt({ token, trust, claims: simulatedClaims(machine++) })).body);
       await new Promise((r) => setTimeout(r, 500));
       const before = { self: process.cpuUsage(), pg: treeCpuSeconds(postmaster) };

@@ -1,5 +1,5 @@
 import { BASE_PATH } from '../server/config/config';
-import { DomainError } from '../server/errors';
+import { DomainError } from '../protocol/errors';
 import { isDomainCode } from './errors';
 import { readServerSentEvents } from './sse';
 

@@ -1,5 +1,5 @@
 import { ERROR_MAP, EXIT_INTERNAL } from '../server/error-map';
-import { DomainError, DOMAIN_ERROR_CODES, type DomainErrorCode } from '../server/errors';
+import { DomainError, DOMAIN_ERROR_CODES, type DomainErrorCode } from '../protocol/errors';
 
 /** An error the CLI reports as one line on stderr, exiting with the code the error table gives. */
 export function exitCodeOf(error: unknown): number {

@@ -1,5 +1,5 @@
 import { open, unlink, type FileHandle } from 'node:fs/promises';
-import { DomainError } from '../server/errors';
+import { DomainError } from '../protocol/errors';
 
 /**
  * Reserves a new 0600 file for a secret before the secret exists, so a path that is taken fails first

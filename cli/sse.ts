@@ -1,4 +1,4 @@
-import { DomainError } from '../server/errors';
+import { DomainError } from '../protocol/errors';
 import { isDomainCode } from './errors';
 
 /**

@@ -1,4 +1,4 @@
-import { roleAllows, type Action } from '@/server/authz/permissions';
+import { roleAllows, type Action } from '@/protocol/api/permissions';
 import type { Tenant } from './api-types';
 
 /**

@@ -1,4 +1,4 @@
-import { installScriptInput } from '@/server/daemon/schemas';
+import { installScriptInput } from '@/protocol/api/daemon-schemas';
 
 /**
  * The defaults of the install-script dialog: the gateway the well-known document publishes, and the

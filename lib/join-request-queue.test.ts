@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { approvablePools, claimEntries, clickSelection, decidedElsewhere, hardwareKeyWording, machineSummary, mergeRows, queueFilterOf, toQueueFilter } from './join-request-queue';
 
 const order = ['a', 'b', 'c', 'd', 'e'];
@@ -7,7 +7,7 @@ const order = ['a', 'b', 'c', 'd', 'e'];
 function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
   return {
     id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, ...extra,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, requiredApprovals: 1, firstApproval: null, ...extra,
   };
 }
 
@@ -42,6 +42,11 @@ describe('decidedElsewhere', () => {
   it('names the decision, who made it, when, and why', () => {
     const text = decidedElsewhere(request('jreq_9', 'x', 'rejected', { decidedBy: 'op:alice', decidedAt: '2026-01-01T10:00:00.000Z', reason: 'unknown rack' }), 'approve');
     expect(text).toBe('Request jreq_9 was already rejected by op:alice at 2026-01-01 10:00:00 UTC (“unknown rack”): it cannot be approved now. Nothing was changed.');
+  });
+  it('names an operator by name, never by id', () => {
+    const text = decidedElsewhere(request('jreq_8', 'x', 'approved', { decidedBy: 'operator:op_01k5w', decidedByName: 'Ada Lovelace', decidedAt: '2026-01-01T10:00:00.000Z' }), 'reject');
+    expect(text).toContain('approved by Ada Lovelace at');
+    expect(text).not.toContain('op_01k5w');
   });
 });
 
@@ -80,6 +85,14 @@ describe('approvablePools', () => {
     const two = [request('jreq_1', '2026-01-01T00:00:00Z'), request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { siteId: 'site_2' })];
     expect(approvablePools(pools, two)).toEqual([]);
     expect(approvablePools(pools, [two[1]!]).map((p) => p.id)).toEqual(['pool_elsewhere']);
+  });
+  it('offers only the pool of a recorded first approval (two-person sites) for the second one', () => {
+    const first = { by: 'operator:op_a', byName: 'Ada', at: '2026-01-01T00:00:00Z', poolId: 'pool_pxe' };
+    const waiting = request('jreq_1', '2026-01-01T00:00:00Z', 'pending', { requiredApprovals: 2, firstApproval: first });
+    expect(approvablePools(pools, [waiting]).map((p) => p.id)).toEqual(['pool_pxe']);
+    expect(approvablePools(pools, [waiting, request('jreq_2', '2026-01-02T00:00:00Z')]).map((p) => p.id)).toEqual(['pool_pxe']);
+    const elsewhere = request('jreq_3', '2026-01-03T00:00:00Z', 'pending', { firstApproval: { ...first, poolId: 'pool_any' } });
+    expect(approvablePools(pools, [waiting, elsewhere])).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
-import type { RequestFilter } from '@/server/requests/filter-schema';
-import type { JoinRequestRecord, JoinRequestState } from '@/server/requests/schemas';
+import type { RequestFilter } from '@/protocol/api/join-request-filter';
+import type { JoinRequestRecord, JoinRequestState } from '@/protocol/api/join-request-schemas';
 import { parseLifetime } from './duration';
 
 /** The queue's state filter, kept in the URL (`?state=`); `pending` when absent. */
@@ -94,7 +94,7 @@ const DECIDED_WORD: Record<JoinRequestState, string> = {
 
 /** Why an action on `record` did nothing: it was decided meanwhile, by whom and when, in words. */
 export function decidedElsewhere(record: JoinRequestRecord, action: 'approve' | 'reject'): string {
-  const who = record.decidedBy ? ` by ${record.decidedBy}` : '';
+  const who = record.decidedBy ? ` by ${record.decidedByName ?? record.decidedBy}` : '';
   const when = record.decidedAt ? ` at ${record.decidedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}` : '';
   const why = record.reason ? ` (“${record.reason}”)` : '';
   return `Request ${record.id} was already ${DECIDED_WORD[record.state]}${record.state === 'approved' || record.state === 'rejected' ? `${who}${when}${why}` : ''}: it cannot be ${action === 'approve' ? 'approved' : 'rejected'} now. Nothing was changed.`;
@@ -124,13 +124,19 @@ interface PickablePool {
  * and its `policy.joinAttestors` (absent: every attestor) lists the attestor of every request. The server
  * refuses the others (INVALID_STATE); the picker does not offer them.
  */
-export function approvablePools<P extends PickablePool>(pools: readonly P[], requests: readonly Pick<JoinRequestRecord, 'siteId' | 'attestor'>[]): P[] {
+export function approvablePools<P extends PickablePool>(
+  pools: readonly P[],
+  requests: readonly (Pick<JoinRequestRecord, 'siteId' | 'attestor'> & Partial<Pick<JoinRequestRecord, 'state' | 'firstApproval'>>)[],
+): P[] {
   const sites = new Set(requests.map((r) => r.siteId));
   const attestors = new Set(requests.map((r) => r.attestor));
+  // A second approval (two-person sites) must choose the pool the first approver chose.
+  const firstPools = new Set(requests.flatMap((r) => (r.state === 'pending' && r.firstApproval?.poolId ? [r.firstApproval.poolId] : [])));
   return pools.filter(
     (pool) =>
       pool.agent === 'bcd' &&
       !pool.archivedAt &&
+      [...firstPools].every((first) => first === pool.id) &&
       [...sites].every((site) => site === pool.siteId) &&
       [...attestors].every((attestor) => !pool.policy.joinAttestors || pool.policy.joinAttestors.includes(attestor)),
   );

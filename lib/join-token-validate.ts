@@ -1,6 +1,6 @@
-import { DomainError } from '@/server/errors';
-import { normalizeExpect } from '@/server/join/hardware/expect';
-import { TOKEN_LIMITS } from '@/server/tokens/schemas';
+import { DomainError } from '@/protocol/errors';
+import { normalizeExpect } from '@/protocol/api/join-expect';
+import { TOKEN_LIMITS } from '@/protocol/api/token-schemas';
 import { fieldMessage } from './api-errors';
 import { parseLifetime } from './duration';
 import { CUSTOM_TTL, EXPECT_KEYS, type JoinTokenFormField, type JoinTokenFormValues } from './join-token-form';

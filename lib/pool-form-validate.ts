@@ -1,4 +1,4 @@
-import { createPoolInput } from '@/server/pools/schemas';
+import { createPoolInput } from '@/protocol/api/pool-schemas';
 import { formFieldOf, poolFieldMessage, toCreatePoolInput, type PoolFormField, type PoolFormValues } from './pool-form';
 
 export type PoolFieldErrors = Partial<Record<PoolFormField, string>>;

@@ -1,7 +1,7 @@
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import type { AppRouter } from '@/server/api/root';
-import { TRPC_MAX_BATCH_SIZE } from '@/server/api/trpc-limits';
+import { TRPC_MAX_BATCH_SIZE } from '@/protocol/api/trpc-limits';
 
 /** The typed tRPC hooks of the console; the router is imported as a type only, so no server code ships. */
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();

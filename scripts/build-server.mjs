@@ -4,7 +4,7 @@
 //
 // Bundles of our own code, npm packages left external (they are installed beside it):
 //   .build/server/main.mjs            from server/boot/main.ts (also what node:cluster workers run)
-//   .build/server/prepare-thread.mjs  from server/join/prepare-thread.ts (the join preparation threads)
+//   .build/server/prepare-worker.mjs  from server/join/prepare-worker.ts (the join preparation threads)
 //   .build/server/gateway.mjs         from server/gateway/main.ts (the gateway process npm start runs)
 // They sit two folders below the project root, like server/boot/main.ts, so every path the server resolves
 // from `import.meta.url` (the migrations, the project root, the thread entry) resolves the same way.
@@ -23,7 +23,7 @@ export async function buildServer() {
   try {
     await build({
       absWorkingDir: root,
-      entryPoints: { main: 'server/boot/main.ts', 'prepare-thread': 'server/join/prepare-thread.ts', gateway: 'server/gateway/main.ts' },
+      entryPoints: { main: 'server/boot/main.ts', 'prepare-worker': 'server/join/prepare-worker.ts', gateway: 'server/gateway/main.ts' },
       outdir: staging,
       outExtension: { '.js': '.mjs' },
       bundle: true,

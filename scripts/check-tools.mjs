@@ -17,6 +17,7 @@ export const TOOLS = [
   { name: 'swtpm_setup', pkg: 'swtpm-tools', why: 'the TPM tests' },
   { name: 'ss', pkg: 'iproute2', why: 'the gateway restart test' },
   { name: 'tar', pkg: 'tar', why: 'the arm64 bcd build' },
+  { name: 'go', pkg: 'golang-go', why: 'the independent Go session client' },
 ];
 
 /** Where Playwright looks for Chromium (playwright.config.ts) unless E2E_CHROMIUM names another. */

@@ -84,6 +84,20 @@ describe('the system tool check before npm test', () => {
     expect(result).toMatchObject({ code: 0, failed: [] });
   });
 
+  it('installs Go as golang-go, the package that puts go on the PATH', () => {
+    const machine = fakeMachine(['go'], { aptGet: true });
+    expect(check(machine, 1000).failed).toEqual([
+      'The tests need system tools that are missing: go (the independent Go session client). Install them with:\n'
+        + '  sudo apt-get update && sudo apt-get install -y golang-go',
+    ]);
+    const result = check(machine, 0, (_command, args) => {
+      if (args[0] === 'install') writeFileSync(path.join(machine.bin, 'go'), '', { mode: 0o755 });
+      return 0;
+    });
+    expect(result.calls.map((call) => call.slice(1))).toEqual([['update', '-qq'], ['install', '-y', '-qq', 'golang-go']]);
+    expect(result).toMatchObject({ code: 0, failed: [], said: ['Installing the system tools the tests need (apt-get): golang-go'] });
+  });
+
   it('root with apt-get that fails: stops after the update, naming the command', () => {
     const machine = fakeMachine(['openssl'], { aptGet: true });
     const result = check(machine, 0, () => 100);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOIN_REFUSED } from '../server/join/wire';
+import { JOIN_REFUSED } from '../protocol/join-wire';
 import { newServerSecret } from '../test/server-process';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

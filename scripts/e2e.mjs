@@ -272,6 +272,10 @@ async function main() {
     BETTER_COMPUTE_OIDC_NAME: 'Test IdP',
     BETTER_COMPUTE_OIDC_ROLE_MAP: JSON.stringify({ 'sso-operators': { tenant: 'sso-team', role: 'operator' } }),
   });
+  // Sessions: heartbeats every 2 s and a grace of 3 s, so e2e/ui/sessions.spec.ts sees a stopped agent
+  // disconnected within seconds rather than the default half minute.
+  env.BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS ||= '2';
+  env.BETTER_COMPUTE_SESSION_GRACE_SECONDS ||= '3';
   // The gateway on a free port too, so two runs on one machine (or a developer's `npm start`) do not collide.
   if (!env.BETTER_COMPUTE_GATEWAY_PORT) env.BETTER_COMPUTE_GATEWAY_PORT = String(await freePort());
   const port = await freePort();

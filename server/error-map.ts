@@ -1,4 +1,4 @@
-import { DomainError, type DomainErrorCode } from './errors';
+import { DomainError, type DomainErrorCode } from '../protocol/errors';
 
 /** One table for every transport: tRPC code, HTTP status and CLI exit code per domain error code. */
 export const ERROR_MAP: Record<

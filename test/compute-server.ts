@@ -25,9 +25,9 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../server/db/embed
 import { dataDirectory } from '../server/boot/data-dir';
 import { migrate } from '../server/db/migrate';
 import { JOIN_HEADERS } from '../server/join/http';
-import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-threads';
-import { configureJoinPreparer, getJoinService } from '../server/join/runtime';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../server/join/wire';
+import { ThreadedPreparer, joinThreadCount } from '../server/join/prepare-worker-pool';
+import { configureJoinPreparer, getJoinService } from '../server/join/join-runtime';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../protocol/join-wire';
 import { logError } from '../server/log';
 import { loadPki } from '../server/pki/store';
 import { serveCompute, serveTrpc } from './serve-compute';
@@ -35,7 +35,7 @@ import { serveAuth } from './serve-auth';
 import { createAuthOptions } from '../server/auth/auth-options';
 import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads/serve';
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
-import { getSessionService } from '../server/sessions/runtime';
+import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
 import { startWebhookWorker } from '../server/webhooks/runtime';
 

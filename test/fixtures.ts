@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Db } from '../server/db/client';
 import { toDomainError } from '../server/api/trpc';
-import type { Role } from '../server/authz/permissions';
+import type { Role } from '../protocol/api/permissions';
 import { projectResource, resource } from '../server/authz/authorize';
 import { principalOf, type Principal } from '../server/authz/principal';
 import { newId } from '../server/ids';
 import { createPool } from '../server/pools/pools';
-import type { PoolRecord } from '../server/pools/schemas';
+import type { PoolRecord } from '../protocol/api/pool-schemas';
 import { createSite, type SiteRecord } from '../server/sites/sites';
 import { hashTokenSecret, parseJoinToken } from '../server/tokens/secret';
 

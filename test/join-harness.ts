@@ -4,7 +4,7 @@ import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { createPgPool } from '../server/db/pg';
-import type { HardwareClaims } from '../server/join/hardware/claims';
+import type { HardwareClaims } from '../protocol/hardware-claims';
 import { JoinService } from '../server/join/join-service';
 import type { JoinPreparer } from '../server/join/prepare';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle';

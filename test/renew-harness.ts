@@ -15,9 +15,11 @@ import { RenewService } from '../server/renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../server/renew/vouch';
 import { SessionService, startSessionSweeper } from '../server/sessions/session-service';
 import { sessionSettings, type SessionSettings } from '../server/sessions/settings';
-import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../server/sessions/wire';
-import type { HardwareClaims } from '../server/join/hardware/claims';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../protocol/session-wire';
+import { pipeWatchResponse, sessionWatchResponse, SessionsListener } from '../server/sessions/session-watch';
+import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
+import { testDatabaseUrl } from './db';
 
 export const BASE = '/api/compute';
 
@@ -80,11 +82,22 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
     settings: options.sessions ?? sessionSettings(1, 2),
   });
   const stopSweeper = startSessionSweeper(sessions);
+  const sessionsListener = new SessionsListener(testDatabaseUrl());
   const makeApi = () =>
     http.createServer(async (req, res) => {
       const body = await readAll(req);
       const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
       const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: req.url ?? '' };
+      // The well-known document's join section, which the gateway relays (an agent reads the welcome's key there).
+      if (req.method === 'GET' && req.url === `${BASE}/.well-known/better-compute`) {
+        const doc = JSON.stringify({ join: { signingCertificate: Buffer.from(h.trust.signingCertificateDer).toString('base64'), signingKeyPin: h.trust.signingKeyPin } });
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(doc);
+      }
+      if (req.url === `${BASE}${SESSION_WATCH_PATH}`) {
+        const gatewayId = await sessions.authorizeWatch(call);
+        if (gatewayId) return pipeWatchResponse(sessionWatchResponse(sessionsListener, gatewayId), res);
+        return void res.writeHead(SESSION_REFUSED.status, { 'content-type': 'application/json' }).end(SESSION_REFUSED.body);
+      }
       const answer =
         req.url === `${BASE}/v1/join`
           ? await h.service.joinBody(body)
@@ -139,6 +152,7 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
     async close() {
       stopSweeper();
       await close(gateway).catch(() => {});
+      await sessionsListener.close();
       await close(api).catch(() => {});
       await h.pool.end();
     },

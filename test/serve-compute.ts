@@ -34,7 +34,12 @@ async function answer(db: Db, req: http.IncomingMessage, res: http.ServerRespons
   });
   const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
   res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
+  if (!response.body) return void res.end();
+  // Streamed as Next streams a route's answer: the gateway's session watch stays open.
+  const reader = response.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => {}));
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) res.write(chunk.value);
+  res.end();
 }
 
 /**

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { readLinuxClaims } from '../claims-linux';
-import type { HardwareClaims } from '../../server/join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 
 /** What the built-in checks measure on the machine. Tests give a machine of their own. */
 export interface MachineProbe {
@@ -17,7 +17,7 @@ export const linuxProbe: MachineProbe = {
   gpus: async () => (await readLinuxClaims()).gpuUuids?.length ?? 0,
 };
 
-/** One measurement as bcd reports it (server/acceptance/checks.ts decides). */
+/** One measurement as bcd reports it (protocol/acceptance-checks.ts decides). */
 export interface Measurement {
   check: string;
   value?: unknown;

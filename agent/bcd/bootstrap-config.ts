@@ -1,5 +1,5 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { spkiPin } from '../../server/pki/pins';
+import { spkiPin } from '../../protocol/pins';
 import { DEFAULT_BASE_PATH } from '../join';
 import type { EncryptionJwk } from '../seal-token';
 import type { BcdConfig } from './config-toml';

@@ -24,7 +24,8 @@ export async function runNode(args: { config?: string; once?: boolean }, io: Com
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
   const options = { ...renewalOptionsFromConfig(config, paths.identityDir), joinAgain: BCD_JOIN_AGAIN, signal: controller.signal, log: io.out };
   if (args.once) return runRenewalLoop({ ...options, once: true });
-  return runSessionLoop({ ...options, agentVersion: bcdVersion(), writeState: true });
+  // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
+  return runSessionLoop({ ...options, joinSigningKeyPin: config.joinSigningKeyPin, agentVersion: bcdVersion(), writeState: true });
 }
 
 /**

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { isIP } from 'node:net';
 import { once } from 'node:events';
 import tls, { type DetailedPeerCertificate } from 'node:tls';
-import { spkiPin } from '../../server/pki/pins';
+import { spkiPin } from '../../protocol/pins';
 
 /**
  * Checks a gateway's TLS chain against the serving CA pin, as daemons authenticate the gateway: some certificate

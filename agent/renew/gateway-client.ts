@@ -2,7 +2,7 @@ import http from 'node:http';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import { spkiPin } from '../../server/pki/pins';
+import { spkiPin } from '../../protocol/pins';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */

@@ -1,9 +1,9 @@
 import { sign, X509Certificate } from 'node:crypto';
-import { readLeafNames } from '../certificate-names';
+import { readLeafNames } from '../../protocol/certificate-names';
 import type { NodeIdentity } from '../identity-store';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
 import { DEFAULT_BASE_PATH } from '../join';
-import { renewPopMessage } from '../../server/renew/wire';
+import { renewPopMessage } from '../../protocol/renew-wire';
 import { chainToPem, postToGateway, type GatewayTarget } from './gateway-client';
 import type { LoadedIdentity } from './identity';
 

@@ -4,6 +4,7 @@ import { loadIdentity, replaceIdentity, type LoadedIdentity } from '../renew/ide
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
+import { fetchWelcomeKey } from './welcome-key';
 import { writeSessionState } from './state-file';
 import { DEFAULT_BASE_PATH } from '../join';
 import { measureChecks, type MachineProbe } from '../acceptance/measure';
@@ -27,6 +28,11 @@ export interface SessionLoopOptions extends RenewalOptions {
   agentVersion: string;
   /** The join-signing key; when given, every welcome must verify under it. */
   signingKey?: KeyObject;
+  /**
+   * `join_signing_key_pin`: without `signingKey`, the key is read from the well-known document through the
+   * gateway and kept only when it matches this pin; every welcome must then verify under it.
+   */
+  joinSigningKeyPin?: string;
   /** Write `session.json` in the identity directory for `doctor` (true for agent run and bcd node). */
   writeState?: boolean;
   /** Called when the session opens (with it) or ends (null); `dev --sim` counts with it. */
@@ -76,17 +82,21 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       gatewayUrl: options.gatewayUrl,
     })));
   };
-  const open = (identity: LoadedIdentity) =>
-    openSession(options, identity, {
+  let signingKey = options.signingKey;
+  const open = async (identity: LoadedIdentity) => {
+    // Fetched once, on the first Hello (a failure is retried as a connection failure is).
+    if (!signingKey && options.joinSigningKeyPin) signingKey = await fetchWelcomeKey(options, options.joinSigningKeyPin);
+    return openSession(options, identity, {
       basePath: options.basePath,
       agentVersion: options.agentVersion,
-      signingKey: options.signingKey,
+      signingKey,
       onEvent: (event, on) => {
         if (event.type === 'heartbeat' && on === session) state(on, on.since, true);
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
         if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
       },
     });
+  };
 
   /** Measures what the control plane asked and reports it on the same connection. */
   const runAcceptance = async (on: AgentSession, ask: { runId?: unknown; checks?: unknown }) => {

@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import type { KeyObject } from 'node:crypto';
-import { verifyEnvelope } from '../../server/join/crypto/envelope';
+import { verifyEnvelope } from '../../protocol/envelope';
 import { DEFAULT_BASE_PATH } from '../join';
 import { chainToPem, connectGateway, type GatewayTarget } from '../renew/gateway-client';
 import type { LoadedIdentity } from '../renew/identity';

@@ -1,6 +1,6 @@
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
 import { JoinRefusedError, prepareJoinAttempt, sendJoin, type JoinTrust } from '../join';
-import type { HardwareClaims } from '../../server/join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { keepAliveFetch } from './http-post';
 import { simulatedClaims } from './simulate';
 

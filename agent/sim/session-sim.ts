@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { GatewayTarget } from '../renew/gateway-client';
 import type { LoadedIdentity } from '../renew/identity';
@@ -22,6 +23,8 @@ export async function keepSessions(options: {
   target: GatewayTarget & { basePath?: string };
   agentVersion: string;
   signal: AbortSignal;
+  /** The join-signing key every welcome must verify under. */
+  signingKey?: KeyObject;
   onChange?: (stats: SessionSimStats) => void;
 }): Promise<SessionSimStats> {
   const stats: SessionSimStats = { connected: 0, opened: 0, stopped: 0 };
@@ -35,6 +38,7 @@ export async function keepSessions(options: {
         identityDir: '(memory)',
         ...options.target,
         agentVersion: options.agentVersion,
+        signingKey: options.signingKey,
         signal: options.signal,
         log: () => {},
         store: { load: async () => current, replace: async (identity) => void (current = identity) },

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { HardwareClaims } from '../../server/join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JoinRefusedError, prepareJoinAttempt, sendJoin, type JoinAttempt, type JoinTrust } from '../join';
 import { keepAliveFetch } from './http-post';
 import { percentile } from './percentiles';

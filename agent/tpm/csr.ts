@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { TAG } from '../../server/der/tags';
-import { bitString, sequence, set, tlv, utf8String } from '../../server/der/writer';
+import { TAG } from '../../protocol/der/tags';
+import { bitString, sequence, set, tlv, utf8String } from '../../protocol/der/writer';
 import type { TpmClient } from './client';
 import { p256SpkiOf } from './public-area';
 import { derEcdsaSignature } from './signature';

@@ -1,4 +1,4 @@
-import { P256_SPKI_PREFIX } from '../../server/pki/p256';
+import { P256_SPKI_PREFIX } from '../../protocol/p256';
 import { ALG, ECC_CURVE } from './constants';
 import { TpmReader } from './marshal';
 

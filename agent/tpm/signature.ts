@@ -1,4 +1,4 @@
-import { sequence, unsignedInteger } from '../../server/der/writer';
+import { sequence, unsignedInteger } from '../../protocol/der/writer';
 import { ALG } from './constants';
 import { TpmReader } from './marshal';
 

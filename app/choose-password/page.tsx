@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { ChoosePasswordForm } from '@/components/auth/choose-password-form';
-import { getSignedInOperator } from '@/lib/session';
+import { getSignedInOperator } from '@/server/auth/session';
 
 export const metadata: Metadata = { title: 'Choose a new password' };
 

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { LoginForm, SsoButton } from '@/components/auth/login-form';
 import { oidcConfigFromEnv, passwordSignInForEveryone } from '@/server/auth/oidc-config';
-import { getSignedInOperator } from '@/lib/session';
+import { getSignedInOperator } from '@/server/auth/session';
 import { safeRedirectPath } from '@/lib/safe-redirect';
 
 export const metadata: Metadata = { title: 'Sign in' };

@@ -6,7 +6,7 @@ import { runSessionLoop } from '../../agent/session/loop';
 import { sessionCheck } from '../../agent/session/state-file';
 import { setAgentLogDefault } from '../../agent/request-log';
 import { PRODUCT_VERSION } from '../../server/config/config';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { exitWhenFlushed } from '../exit';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
@@ -74,13 +74,14 @@ export function registerAgentCommands(program: Command) {
     });
   withGateway(agent.command('run').description('Keep this machine\'s session open and its identity fresh: renew on the session at about 60% of its lifetime'))
     .option('--once', 'renew once now (on a connection of its own) and exit')
-    .action(async (opts: GatewayOpts & { once?: boolean }) => {
+    .option('--join-signing-key-pin <pin>', "join_signing_key_pin: verify every session's welcome under that key (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)")
+    .action(async (opts: GatewayOpts & { once?: boolean; joinSigningKeyPin?: string }) => {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
       const options = { ...gatewayOptions(opts), signal: controller.signal, log: (line: string) => process.stderr.write(line + '\n') };
       const code = opts.once
         ? await runRenewalLoop({ ...options, once: true })
-        : await runSessionLoop({ ...options, agentVersion: PRODUCT_VERSION, writeState: true });
+        : await runSessionLoop({ ...options, joinSigningKeyPin: opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN, agentVersion: PRODUCT_VERSION, writeState: true });
       await exitWhenFlushed(code);
     });
   withGateway(agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'))

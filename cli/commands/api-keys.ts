@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { insertApiKey, type ApiKeyRecord } from '../../server/api-keys/api-keys';
-import { ROLES, type Role } from '../../server/authz/permissions';
-import { DomainError } from '../../server/errors';
+import { ROLES, type Role } from '../../protocol/api/permissions';
+import { DomainError } from '../../protocol/errors';
 import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
 import { clientFor } from '../context';

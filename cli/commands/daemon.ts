@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { enc } from '../client';
 import { clientFor } from '../context';
 

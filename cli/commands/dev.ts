@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { sendJoin, type JoinTrust } from '../../agent/join';
 import { parseIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { keepRenewing } from '../../agent/sim/renew-sim';
@@ -130,6 +130,7 @@ async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: A
       target,
       agentVersion: PRODUCT_VERSION,
       signal: controller.signal,
+      signingKey: new X509Certificate(trust.signingCertificateDer).publicKey,
       onChange: (s) => {
         // One line per tenth of the fleet (or when all are in), not one per session.
         const step = Math.max(1, Math.floor(machines.length / 10));

@@ -92,6 +92,43 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     expect(JSON.parse(consumed.stdout)).toHaveLength(3);
   });
 
+  it('sites update --two-person-approval: one key records 1 of 2, a second key admits, and the machine joins', async () => {
+    const two = await createTestTenant(db, { label: 'jr-two' });
+    const keyOf = async (name: string) => (await insertApiKey(db, { tenantId: two.tenantId, role: 'admin', name }, 'test')).key;
+    const [first, second] = [{ ...env, BETTER_COMPUTE_API_KEY: await keyOf('first') }, { ...env, BETTER_COMPUTE_API_KEY: await keyOf('second') }];
+    const as = async (keyEnv: Record<string, string>, args: string[]) => {
+      const run = await runCliInProcess(args, keyEnv);
+      outputs.push(run.stdout, run.stderr);
+      return run;
+    };
+    const set = await as(first, ['sites', 'update', two.siteId, '--tenant', two.tenantId, '--two-person-approval']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain('two approvals (by different operators or API keys) per request');
+    const listed = await as(first, ['sites', 'list', '--tenant', two.tenantId, '--json']);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: two.siteId, requiredApprovals: 2 })]);
+    const scoped = ['--tenant', two.tenantId, '--pool', two.poolId];
+    const m = newPxeMachine(7);
+    const out = path.join(dir, 'two.token');
+    expect((await as(first, ['discovery-tokens', 'create', '--tenant', two.tenantId, '--site', two.siteId, '--mac', m.mac, '--out', out])).code).toBe(0);
+    const token = (await readFile(out, 'utf8')).trim();
+    minted.push(token);
+    const running = runPxeMachines({ serverUrl: api.url, trust: await trustOf(api.url), machines: [{ ...m, token }], retryScale: 0.02 });
+    let id: string | undefined;
+    for (let i = 0; i < 100 && !id; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      id = JSON.parse((await as(first, ['join-requests', 'list', ...scoped, '--json'])).stdout)[0]?.id;
+    }
+    const recorded = await as(first, ['join-requests', 'approve', id!, ...scoped]);
+    expect(recorded.code, recorded.stderr).toBe(0);
+    expect(recorded.stdout).toContain(`Recorded your approval of ${id} (1 of 2)`);
+    // The same key again is still 1 of 2; the list says so.
+    expect((await as(first, ['join-requests', 'approve', id!, ...scoped])).stdout).toContain('(1 of 2)');
+    expect((await as(second, ['join-requests', 'list', ...scoped])).stdout).toMatch(/1 of 2 \(api-key:ak_/);
+    const admitted = await as(second, ['join-requests', 'approve', id!, ...scoped, '--json']);
+    expect(JSON.parse(admitted.stdout)).toMatchObject({ id, state: 'approved', firstApproval: { by: expect.stringMatching(/^api-key:/) } });
+    expect(await running).toEqual([expect.objectContaining({ kind: 'joined' })]);
+  });
+
   it('rejects a request with a reason, and approve of the rejected one exits with INVALID_STATE', async () => {
     const m = newPxeMachine(9);
     const out = path.join(dir, 'reject.token');

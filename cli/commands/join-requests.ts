@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../server/requests/schemas';
+import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../protocol/api/join-request-schemas';
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
 import { enc, type ApiClient } from '../client';
@@ -93,6 +93,10 @@ const claimed = (r: JoinRequestRecord) => {
   return [c.hostname, c.productSerial].filter(Boolean).join(' ');
 };
 
+/** "1 of 2 (Ada)" for a pending request of a two-person site; empty otherwise. */
+const approvalsOf = (r: JoinRequestRecord) =>
+  r.requiredApprovals === 2 && r.state === 'pending' ? `${r.firstApproval ? 1 : 0} of 2${r.firstApproval ? ` (${r.firstApproval.byName ?? r.firstApproval.by})` : ''}` : '';
+
 /** `join-requests list|get|approve|reject|watch` (joining.md "Join requests and approvals"). */
 export function registerJoinRequestCommands(program: Command) {
   const requests = program.command('join-requests').description('Join requests: machines waiting for an operator to decide');
@@ -115,6 +119,7 @@ export function registerJoinRequestCommands(program: Command) {
           ['ip', (r) => r.ip],
           ['claims', claimed],
           ['vouched by', (r) => r.vouchedBy],
+          ['approvals', approvalsOf],
           ['expires', (r) => r.expiresAt],
         ],
         `No ${opts.state === 'all' ? '' : `${opts.state} `}join requests.`,
@@ -145,15 +150,22 @@ export function registerJoinRequestCommands(program: Command) {
       if (requestId) {
         const approved = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/approve`, decision);
         if (opts.json) return printJson(approved);
-        process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
+        if (approved.state === 'pending') {
+          process.stdout.write(`Recorded your approval of ${approved.id} (1 of 2): its site needs a second approval, by another operator or API key, into ${approved.firstApproval?.poolId}\n`);
+        } else process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
         return;
       }
-      const { done: approved, skipped, matched } = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => a.approved);
-      if (opts.json) return printJson({ approved, skipped });
-      const left = matched - approved.length - skipped.length;
+      // On a two-person site a first approval leaves the request pending (`recorded`): it moved all the same.
+      const all = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => [...a.approved, ...a.recorded]);
+      const approved = all.done.filter((r) => r.state !== 'pending');
+      const recorded = all.done.filter((r) => r.state === 'pending');
+      const { skipped, matched } = all;
+      if (opts.json) return printJson({ approved, recorded, skipped });
+      const left = matched - all.done.length - skipped.length;
       process.stdout.write(
-        `Approved ${approved.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}` +
-          `${left > 0 ? `; ${left} left pending: their retry would be refused (token revoked, expired or used, or the pool's joinAttestors)` : ''}\n`,
+        `Approved ${approved.length} request(s)${recorded.length ? `; recorded your approval of ${recorded.length} that need a second one (1 of 2)` : ''}` +
+          `${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}` +
+          `${left > 0 ? `; ${left} left pending: their retry would be refused (token revoked, expired or used, or the pool's joinAttestors), or you approved them first already` : ''}\n`,
       );
     });
 

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DomainError } from '../../server/errors';
-import type { CreatedJoinToken, JoinTokenPage, JoinTokenRecord } from '../../server/tokens/schemas';
+import { DomainError } from '../../protocol/errors';
+import type { CreatedJoinToken, JoinTokenPage, JoinTokenRecord } from '../../protocol/api/token-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { NodeDetail, NodeSummary } from '../../server/nodes/schemas';
-import { certificateStanding } from '../../server/nodes/certificate-standing';
-import { DomainError } from '../../server/errors';
+import type { NodeDetail, NodeSummary } from '../../protocol/api/node-schemas';
+import { certificateStanding } from '../../protocol/api/certificate-standing';
+import { DomainError } from '../../protocol/errors';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';

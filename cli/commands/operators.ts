@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { ROLES, type Role } from '../../server/authz/permissions';
-import { DomainError } from '../../server/errors';
+import { ROLES, type Role } from '../../protocol/api/permissions';
+import { DomainError } from '../../protocol/errors';
 import { createOperatorWithOneTimePassword, resetOperatorPassword } from '../../server/operators/operators';
 import type { CreatedInvitation, InvitationRecord } from '../../server/operators/invitations';
 import type { OperatorRecord } from '../../server/operators/members';

@@ -3,7 +3,7 @@ import { open, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dataDirectory } from '../../server/boot/data-dir';
-import { DomainError } from '../../server/errors';
+import { DomainError } from '../../protocol/errors';
 import { issueGatewayCertificate } from '../../server/pki/gateway';
 import { formatPins, installPins } from '../../server/pki/pins-summary';
 import { MIN_SECRET_LENGTH, SECRET_HOW_TO } from '../../server/pki/secret-strength';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
-import { POOL_AGENTS, type PoolRecord } from '../../server/pools/schemas';
+import { DomainError } from '../../protocol/errors';
+import { POOL_AGENTS, type PoolRecord } from '../../protocol/api/pool-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';

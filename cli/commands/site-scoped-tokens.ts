@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../server/errors';
-import type { CreatedJoinToken } from '../../server/tokens/schemas';
+import { DomainError } from '../../protocol/errors';
+import type { CreatedJoinToken } from '../../protocol/api/token-schemas';
 import { enc, type ApiClient } from '../client';
 import { printJson } from '../output';
 import { writeNewSecretFile } from '../secret-file';

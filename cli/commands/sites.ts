@@ -32,23 +32,25 @@ export function registerSiteCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['archived', (s) => s.archivedAt]]);
+      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['archived', (s) => s.archivedAt]]);
     });
   addGetAndArchive<SiteRecord>(sites, {
     noun: 'site',
     collection: 'sites',
     archiveNote: ' (its pools must be archived first)',
-    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
+    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
   });
   sites
     .command('update <siteId>')
-    .description("Change a site's discovery settings (PXE machines and join requests)")
+    .description("Change a site's discovery settings and how many approvals a join request needs")
     .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
     .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
     .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
     .option('--max-pending <count>', 'how many join requests may wait at once; a full queue refuses new machines', (v) => Number(v))
+    .option('--two-person-approval', 'every join request needs approvals by two different operators or API keys')
+    .option('--no-two-person-approval', 'one approval admits (the default)')
     .option('--json', 'print JSON')
-    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; json?: boolean }, cmd: Command) => {
+    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; twoPersonApproval?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const discovery = {
@@ -56,8 +58,12 @@ export function registerSiteCommands(program: Command) {
         ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
         ...(opts.maxPending !== undefined ? { maxPendingRequests: opts.maxPending } : {}),
       };
-      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery });
+      const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
+      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery, ...approvals });
       if (opts.json) return printJson(site);
-      process.stdout.write(`Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once\n`);
+      process.stdout.write(
+        `Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once, ` +
+          `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
+      );
     });
 }

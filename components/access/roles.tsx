@@ -1,4 +1,4 @@
-import { ROLES, type Role } from '@/server/authz/permissions';
+import { ROLES, type Role } from '@/protocol/api/permissions';
 
 export { ROLES, type Role };
 

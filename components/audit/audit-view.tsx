@@ -103,7 +103,7 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
                       </td>
                       <td className="cell-wrap">{entry.reason ?? <span className="muted">none given</span>}</td>
                       <td className="cell-wrap">
-                        <EventDetails data={entry.data} tenantId={tenant.id} />
+                        <EventDetails data={entry.data} tenantId={tenant.id} actorNames={entry.actorNames} />
                       </td>
                     </tr>
                   ))}

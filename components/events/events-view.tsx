@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   'node.reclaimed',
   'node.join-request.auto-admitted',
   'node.join-request.created',
+  'node.join-request.approval-recorded',
   'node.connected',
   'node.acceptance.started',
   'node.cordoned',

@@ -5,7 +5,7 @@ import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import type { Pool } from '@/lib/api-types';
 import { TTL_PRESETS } from '@/lib/join-request-queue';
-import { APPROVAL_TTL } from '@/server/requests/schemas';
+import { APPROVAL_TTL } from '@/protocol/api/join-request-schemas';
 
 export interface Decision {
   action: 'approve' | 'reject';

@@ -10,13 +10,13 @@ import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { QUEUE_FILTERS, QUEUE_FILTER_PARAMS, isFiltered, mergeRows, queueFilterOf, toQueueFilter, type QueueFilter } from '@/lib/join-request-queue';
-import type { RequestFilter } from '@/server/requests/filter-schema';
+import type { RequestFilter } from '@/protocol/api/join-request-filter';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { QueueFilters } from './queue-filters';
 import { RequestQueue } from './request-queue';
 

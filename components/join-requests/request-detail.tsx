@@ -6,7 +6,7 @@ import { claimEntries } from '@/lib/join-request-queue';
 import { HardwareKeyBadge } from './request-row';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { withTenant } from '@/lib/tenant-url';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
 export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
@@ -62,6 +62,20 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
         <dd>
           <LocalTime iso={request.expiresAt} /> <span className="cell-sub">{formatRelative(request.expiresAt, now)}</span>
         </dd>
+        {request.requiredApprovals === 2 && (
+          <>
+            <dt>Approvals</dt>
+            <dd>
+              {request.state === 'pending' ? `${request.firstApproval ? 1 : 0} of 2` : request.state === 'approved' || request.state === 'consumed' ? '2 of 2' : 'two needed'}
+              {request.firstApproval && (
+                <span className="cell-sub">
+                  first by {request.firstApproval.byName ?? request.firstApproval.by} at <LocalTime iso={request.firstApproval.at} />
+                  {request.firstApproval.poolId && <> into pool {request.firstApproval.poolId}</>}
+                </span>
+              )}
+            </dd>
+          </>
+        )}
         {request.decidedAt && (
           <>
             <dt>Decided</dt>

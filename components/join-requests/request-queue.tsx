@@ -7,8 +7,8 @@ import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { useTRPCClient } from '@/lib/trpc';
-import type { RequestFilter } from '@/server/requests/filter-schema';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { RequestFilter } from '@/protocol/api/join-request-filter';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
 import { RequestDetail } from './request-detail';
 import { RequestRow } from './request-row';
@@ -106,7 +106,8 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         await decideAllMatching(decision, ref, reason, decided, said);
       } else if (decision.action === 'approve') {
         const answer = await client.joinRequests.approveMany.mutate({ ...ref, requestIds: targets, ttlSeconds: decision.ttlSeconds, reason });
-        decided.push(...answer.approved);
+        decided.push(...answer.approved, ...answer.recorded);
+        if (answer.recorded.length) said.unshift(`Recorded your approval of ${answer.recorded.length === 1 ? `request ${answer.recorded[0]!.id}` : `${answer.recorded.length} requests`} (1 of 2): another operator must approve into the same pool.`);
         if (answer.approved.length) said.unshift(`Approved ${answer.approved.length === 1 ? `request ${answer.approved[0]!.id}` : `${answer.approved.length} requests`} into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}.`);
         for (const id of answer.skipped) await explain(id);
       } else {
@@ -141,7 +142,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
     for (;;) {
       const [page, remaining] =
         decision.action === 'approve'
-          ? await client.joinRequests.approveMany.mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason }).then((a) => [a.approved, a.remaining] as const)
+          ? await client.joinRequests.approveMany.mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason }).then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
           : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason }).then((a) => [a.rejected, a.remaining] as const);
       decided.push(...page);
       done += page.length;
@@ -150,7 +151,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
     }
     const verb = decision.action === 'approve' ? 'Approved' : 'Rejected';
     said.unshift(`${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`);
-    if (done < total) said.push(`${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), and were left as they are.`);
+    const recorded = decided.filter((r) => r.state === 'pending').length;
+    if (recorded) said.push(`${recorded} of them need a second approval (1 of 2): another operator must approve them into the same pool.`);
+    if (done < total) said.push(`${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), or you approved them first already, and were left as they are.`);
   }
 
   // The shortcuts, on the page but not while typing in a field or while a dialog is open.

@@ -2,7 +2,7 @@
 
 import { hardwareKeyWording, machineSummary } from '@/lib/join-request-queue';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
-import type { JoinRequestRecord } from '@/server/requests/schemas';
+import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 interface RequestRowProps {
   row: JoinRequestRecord;
@@ -64,6 +64,11 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
         <span className={`status status-${row.state}`} title={row.decidedBy ? `${row.state} by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
           {row.state}
         </span>
+        {row.state === 'pending' && row.requiredApprovals === 2 && (
+          <span className="cell-sub approvals" data-testid="approvals">
+            {row.firstApproval ? `1 of 2 · ${row.firstApproval.byName ?? row.firstApproval.by}` : '0 of 2'}
+          </span>
+        )}
       </td>
       <td className="cell-line" data-label="Attestor">
         {row.attestor}

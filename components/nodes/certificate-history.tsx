@@ -1,7 +1,7 @@
 import { LocalTime } from '@/components/ui/time';
 import { formatRelative } from '@/lib/join-token-form';
-import { certificateStanding, type CertificateStanding } from '@/server/nodes/certificate-standing';
-import type { NodeCertificateRecord } from '@/server/nodes/schemas';
+import { certificateStanding, type CertificateStanding } from '@/protocol/api/certificate-standing';
+import type { NodeCertificateRecord } from '@/protocol/api/node-schemas';
 
 const BADGES: Record<CertificateStanding, { label: string; className: string; hint: string }> = {
   current: { label: 'current', className: 'badge badge-success', hint: 'The certificate the node holds now' },

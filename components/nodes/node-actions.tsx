@@ -8,7 +8,7 @@ import type { Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
-import type { NodeDetail } from '@/server/nodes/schemas';
+import type { NodeDetail } from '@/protocol/api/node-schemas';
 
 type Kind = 'adopt' | 'recheck' | 'cordon' | 'uncordon' | 'revokeIdentity' | 'delete';
 

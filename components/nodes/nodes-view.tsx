@@ -15,7 +15,7 @@ import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
-import { NODE_STATES, type NodeListItem } from '@/server/nodes/schemas';
+import { NODE_STATES, type NodeListItem } from '@/protocol/api/node-schemas';
 import { SessionCell } from './session-state';
 
 export function NodesView() {

@@ -1,6 +1,6 @@
 import { LocalTime } from '@/components/ui/time';
 import { formatAge } from '@/lib/join-token-form';
-import type { NodeSessionState } from '@/server/sessions/node-session-state';
+import type { NodeSessionState } from '@/protocol/api/node-schemas';
 
 /** Connected or disconnected, since when (local time, UTC on hover, and how long ago), for a list cell. */
 export function SessionCell({ session, now }: { session: NodeSessionState; now: number }) {

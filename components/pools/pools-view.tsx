@@ -87,7 +87,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
           <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (<code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
         </div>
       ) : (
-        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} counts={countsByPool} canManage={canManage} />)
+        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} counts={countsByPool} canManage={canManage} canManageSite={can(tenant, 'compute:sites:manage')} />)
       )}
       <CreatePoolDialog
         open={isCreating}

@@ -5,6 +5,7 @@ import { withTenant } from '@/lib/tenant-url';
 import { formatTimestamp } from '@/components/ui/format';
 import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
+import { SiteApprovalsButton } from './site-approvals-button';
 
 /** One site and its pools, as a table. */
 interface SitePoolsProps {
@@ -15,9 +16,11 @@ interface SitePoolsProps {
   counts: Map<string, PoolCounts>;
   /** Whether the operator's role may archive pools; the archive control is left out otherwise. */
   canManage: boolean;
+  /** Whether the operator's role may change the site's settings (admins). */
+  canManageSite?: boolean;
 }
 
-export function SitePools({ site, pools, tenantId, counts, canManage }: SitePoolsProps) {
+export function SitePools({ site, pools, tenantId, counts, canManage, canManageSite = canManage }: SitePoolsProps) {
   const headingId = `site-${site.id}`;
   return (
     <section className="panel" aria-labelledby={headingId}>
@@ -28,12 +31,14 @@ export function SitePools({ site, pools, tenantId, counts, canManage }: SitePool
         </h2>
         <span className="badge">{site.kind}</span>
         {site.archivedAt && <span className="badge badge-muted">archived</span>}
+        {site.requiredApprovals === 2 && <span className="badge">two-person approval</span>}
         <code className="id" title="Site id">
           {site.id}
         </code>
         <span className="panel-meta">
           {pools.length} {pools.length === 1 ? 'pool' : 'pools'}
         </span>
+        {canManageSite && !site.archivedAt && <SiteApprovalsButton site={site} tenantId={tenantId} />}
       </header>
       {pools.length === 0 ? (
         <p className="panel-empty">No pools in this site.</p>

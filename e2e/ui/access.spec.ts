@@ -13,7 +13,7 @@ async function expectNoSeriousViolations(page: Page, name: string) {
 
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
 
-test('Access: invite an operator with a one-time link, revoke it, create and revoke an API key, create a tenant', async ({ page }) => {
+test('Access: invite an operator with a one-time link, revoke it, create and revoke an API key, create a tenant and invite its first admin', async ({ page }) => {
   test.setTimeout(120_000);
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await signInThroughForm(page);
@@ -92,20 +92,51 @@ test('Access: invite an operator with a one-time link, revoke it, create and rev
   await page.getByRole('dialog', { name: `Revoke API key ${keyName}?` }).getByRole('button', { name: 'Revoke key' }).click();
   await expect(keyRow).toHaveCount(0);
 
-  // Root admins: Tenants, a new tenant, and its first admin's invitation.
+  // Root admins: Tenants, a new tenant, and its first admin's invitation. Creating it makes no membership.
   await nav(page).getByRole('link', { name: 'Tenants', exact: true }).click();
   await expect(page.getByRole('heading', { name: 'Tenants', level: 1 })).toBeVisible();
   const tenantName = uniqueName('team');
   await page.getByRole('button', { name: 'Create tenant' }).click();
   await page.getByRole('dialog', { name: 'Create tenant' }).getByLabel('Name').fill(tenantName);
   await page.getByRole('dialog', { name: 'Create tenant' }).getByRole('button', { name: 'Create tenant' }).click();
-  await expect(page.getByRole('row').filter({ hasText: tenantName })).toBeVisible();
+  const tenantRow = page.getByRole('row').filter({ hasText: tenantName });
+  await expect(tenantRow).toContainText('not a member');
   await expectNoSeriousViolations(page, 'tenants');
+  // The tenant switcher lists the caller's memberships only: not the tenant it created.
+  await expect(page.getByRole('banner').getByRole('option', { name: tenantName, exact: true })).toHaveCount(0);
 
-  // The tenant switcher lists the caller's memberships and every page follows it.
-  await page.getByRole('combobox', { name: 'Tenant' }).selectOption({ label: tenantName });
-  await nav(page).getByRole('link', { name: 'Operators', exact: true }).click();
-  await expect(page.getByRole('main')).toContainText(tenantName);
+  await tenantRow.getByRole('button', { name: `Invite first admin of ${tenantName}` }).click();
+  const firstAdmin = page.getByRole('dialog', { name: `Invite the first admin of ${tenantName}` });
+  const firstEmail = `${uniqueName('first-admin')}@example.com`;
+  await firstAdmin.getByLabel('Email').fill(firstEmail);
+  await firstAdmin.getByRole('button', { name: 'Create invitation link' }).click();
+  const firstLink = page.getByRole('dialog', { name: 'Invitation link' });
+  const firstUrl = await firstLink.getByLabel('Invitation link').inputValue();
+  expect(firstUrl).toMatch(/\/invite#bcinv_inv_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/);
+  await firstLink.getByRole('button', { name: 'Copy' }).click();
+  await firstLink.getByRole('button', { name: 'Done' }).click();
+  await expect(firstLink).toBeHidden();
+  // The first admin accepts in another browser and lands in the new tenant with an admin's controls.
+  const other = await page.context().browser()!.newContext();
+  const newcomer = await other.newPage();
+  await newcomer.goto(firstUrl);
+  const password = `first-admin-${Math.random().toString(36).slice(2)}-pw`;
+  await newcomer.getByLabel('Your name').fill('First Admin');
+  await newcomer.getByLabel('Password', { exact: true }).fill(password);
+  await newcomer.getByLabel('Repeat the password').fill(password);
+  await newcomer.getByRole('button', { name: 'Accept and sign in' }).click();
+  await expect(newcomer.getByRole('banner')).toContainText(tenantName);
+  await nav(newcomer).getByRole('link', { name: 'Operators', exact: true }).click();
+  await expect(newcomer.getByRole('main')).toContainText(tenantName);
+  await expect(newcomer.getByRole('button', { name: 'Invite operator' })).toBeVisible();
+  await other.close();
+  // Once the tenant has its admin, the root admin can no longer invite another "first" one.
+  await page.reload();
+  await tenantRow.getByRole('button', { name: `Invite first admin of ${tenantName}` }).click();
+  await firstAdmin.getByLabel('Email').fill(`${uniqueName('second')}@example.com`);
+  await firstAdmin.getByRole('button', { name: 'Create invitation link' }).click();
+  await expect(firstAdmin.getByRole('alert')).toContainText('already has members or API keys: only its own admins invite operators');
+  await firstAdmin.getByRole('button', { name: 'Cancel' }).click();
 
   await page.getByRole('link', { name: /^Account of / }).click();
   await expect(page.getByRole('heading', { name: 'Account', level: 1 })).toBeVisible();

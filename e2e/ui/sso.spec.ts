@@ -27,7 +27,7 @@ test.beforeAll(async ({ playwright, baseURL }) => {
       'sso-nobody': { email: 'sso-nobody@example.com', email_verified: true, name: 'Nobody', groups: ['marketing'] },
     },
   });
-  // The tenant the role map names: created by the root admin (who then also administers it).
+  // The tenant the role map names: created by the root admin, who is no member of it (SSO gives the memberships).
   const admin = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { origin: baseURL! } });
   await signInOverHttp(admin);
   const { items } = await trpc<{ items: { name: string }[] }>(admin, 'query', 'tenants.list', {});

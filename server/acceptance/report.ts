@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type pg from 'pg';
 import { newId } from '../ids';
-import { acceptanceCheckSpec, evaluateChecks, measurementSchema, type CheckResult } from './checks';
+import { acceptanceCheckSpec, evaluateChecks, measurementSchema, type CheckResult } from '../../protocol/acceptance-checks';
 
 /** What bcd reports on its session's connection: the run it was asked, and what it measured. */
 export const acceptanceReport = z.object({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { authorize, resource } from '../authz/authorize';
-import { ROLES, type Role } from '../authz/permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import { principalOf, type Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
@@ -102,7 +102,7 @@ export async function insertApiKey(
 /**
  * Creates an API key for a tenant: `compute:api-keys:manage` on that tenant. A root tenant admin may also
  * mint the FIRST key of a tenant that has no members and no keys yet (bootstrapping it); after that the
- * tenant's own admins decide, and the root admin gets NOT_FOUND like any outsider.
+ * tenant's own admins decide, and the root admin is refused (ACCESS_DENIED, saying why).
  */
 export async function createApiKey(db: Db, principal: Principal, input: z.infer<typeof createApiKeyInput>) {
   try {
@@ -110,8 +110,11 @@ export async function createApiKey(db: Db, principal: Principal, input: z.infer<
   } catch (error) {
     const root = await getRootTenant(db);
     if (!root || root.id === input.tenantId || principal.memberships.get(root.id) !== 'admin') throw error;
-    if (!(await db.tenant.findUnique({ where: { id: input.tenantId } }))) throw error;
-    return insertApiKey(db, input, principal.actor, { rootTenantId: root.id, refusal: error });
+    const tenant = await db.tenant.findUnique({ where: { id: input.tenantId } });
+    if (!tenant) throw error;
+    // Root admins see every tenant, so saying why hides nothing from them.
+    const refusal = new DomainError('ACCESS_DENIED', `Tenant ${tenant.name} already has members or API keys: only its own admins create its API keys`);
+    return insertApiKey(db, input, principal.actor, { rootTenantId: root.id, refusal });
   }
   return insertApiKey(db, input, principal.actor);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { authenticateApiKey } from '../api-keys/api-keys';
 import { loadSessionPrincipal, type SessionClaim } from '../operators/operators';
 import type { ApiContext } from './trpc';

@@ -1,5 +1,5 @@
 import type { Principal } from '../authz/principal';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /**
  * Bounds of a live stream (a tRPC subscription over server-sent events), from the environment:

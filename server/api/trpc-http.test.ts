@@ -4,7 +4,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createOperator } from '../operators/operators';
 import { handleTrpcRequest } from './trpc-http';
-import { TRPC_MAX_BATCH_SIZE } from './trpc-limits';
+import { TRPC_MAX_BATCH_SIZE } from '../../protocol/api/trpc-limits';
 
 async function signedIn() {
   const db = testDb();

@@ -1,12 +1,12 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import type { Db } from '../db/client';
 import { toErrorBody } from '../error-map';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../http/request-rules';
 import type { SessionClaim } from '../operators/operators';
 import { createApiContext } from './context';
 import { appRouter } from './root';
-import { TRPC_MAX_BATCH_SIZE } from './trpc-limits';
+import { TRPC_MAX_BATCH_SIZE } from '../../protocol/api/trpc-limits';
 
 const refuse = (status: number, error: DomainError) => {
   const { body } = toErrorBody(error);

@@ -67,7 +67,7 @@ const authLogger: NextAuthOptions['logger'] = {
  * Console sign-in: email and password against the operators table (scrypt hashes). Sessions are signed
  * JWT cookies under NEXTAUTH_SECRET, which the boot process keeps in the data directory, so they survive
  * a restart. The JWT carries the operator's session version; every request checks it against PostgreSQL
- * (lib/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
+ * (server/auth/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
  * Memberships are read fresh on every request, never from the cookie.
  */
 export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Record<string, string | undefined> = process.env): NextAuthOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DomainError } from '../errors';
-import { ROLES, type Role } from '../authz/permissions';
+import { DomainError } from '../../protocol/errors';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 
 /** One mapping of the role map: members of the group get `role` in the tenant named `tenant`. */
 export interface GroupMapping {

@@ -1,6 +1,6 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Tx } from '../db/client';
-import { roleAllows, type Action } from './permissions';
+import { roleAllows, type Action } from '../../protocol/api/permissions';
 import type { Principal } from './principal';
 
 const RESOURCE_LABEL: Record<string, string> = {

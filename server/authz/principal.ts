@@ -1,4 +1,4 @@
-import type { Role } from './permissions';
+import type { Role } from '../../protocol/api/permissions';
 
 /**
  * Who is calling: a console operator (next-auth session) or an API key. `memberships` maps each tenant the

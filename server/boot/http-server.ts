@@ -5,33 +5,35 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
 import { BASE_PATH } from '../config/config';
 import { JOIN_HEADERS } from '../join/http';
-import { configureJoinPreparer, getJoinService } from '../join/runtime';
-import { ThreadedPreparer, joinThreadCount } from '../join/prepare-threads';
-import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../join/wire';
+import { configureJoinPreparer, getJoinService } from '../join/join-runtime';
+import { ThreadedPreparer, joinThreadCount } from '../join/prepare-worker-pool';
+import { JOIN_FAILED, MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
 import { logError, logLimited } from '../log';
 import { isClientAbort } from '../http/client-abort';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
 import { DEFAULT_MAX_BODY_BYTES } from '../http/request-rules';
 import { readBody } from '../http/read-body';
-import { getRenewService } from '../renew/runtime';
+import { getRenewService } from '../renew/renew-runtime';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
-import { MAX_RENEW_BODY_BYTES } from '../renew/wire';
+import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import { downloadsDir, isDownloadPath, serveDownload } from '../downloads/serve';
 import { METRICS_PATH } from '../metrics/endpoint';
 import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
-import { getSessionService } from '../sessions/runtime';
+import { getSessionService, processSessionsListener } from '../sessions/session-runtime';
 import { startSessionSweeper } from '../sessions/session-service';
 import { startWebhookWorker } from '../webhooks/runtime';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
+import { endSessionWatches, pipeWatchResponse, sessionWatchResponse } from '../sessions/session-watch';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 const RENEW_PATH = `${BASE_PATH}/v1/renew`;
 const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
 const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
+const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
 /**
@@ -104,6 +106,11 @@ async function handleSessionCall(req: http.IncomingMessage, res: http.ServerResp
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
     const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: pathname };
     const service = getSessionService();
+    if (pathname === WATCH_PATH) {
+      const gatewayId = await service.authorizeWatch(call);
+      if (gatewayId) return pipeWatchResponse(sessionWatchResponse(processSessionsListener(), gatewayId), res);
+      return void res.writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
+    }
     const answer = pathname === HELLO_PATH ? await service.hello(call) : pathname === ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
     res.writeHead(answer.status, { ...JOIN_HEADERS, 'content-length': answer.body.length }).end(answer.body);
   } catch (error) {
@@ -185,7 +192,7 @@ export function createBootServer(next: () => NodeHandler | undefined, timeouts: 
         if (req.method === 'POST' && pathname === JOIN_PATH) return void handleJoin(req, res);
         if (req.method === 'POST' && pathname === RENEW_PATH) return void handleRenew(req, res);
         if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
-        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH)) return void handleSessionCall(req, res, pathname);
+        if (req.method === 'POST' && (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH || pathname === WATCH_PATH)) return void handleSessionCall(req, res, pathname);
         // bcd downloads are files: served here, streamed, whether or not Next has loaded.
         if (req.method !== 'POST' && isDownloadPath(pathname)) return void serveDownload(req, res, pathname, downloadsDir(PROJECT_ROOT));
       }
@@ -245,7 +252,9 @@ export async function startHttpServer(options: { port: number; db: Db; hostname?
   return async () => {
     stopSweeper();
     await stopWebhooks();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    endSessionWatches();
+    await closed;
     // The development server keeps watchers and its bundler running until it is closed.
     if (options.dev) await app.close();
     await preparer?.close();

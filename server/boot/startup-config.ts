@@ -1,7 +1,7 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { secretWeakness } from '../pki/secret-strength';
-import { joinThreadCount } from '../join/prepare-threads';
+import { joinThreadCount } from '../join/prepare-worker-pool';
 import { gatewayLimitsFromEnv } from '../gateway/limits';
 import { workerCount } from './workers';
 import { releaseManifestOrigins } from '../daemon/manifest-fetch';

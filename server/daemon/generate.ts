@@ -4,12 +4,12 @@ import type { Principal } from '../authz/principal';
 import { BASE_PATH, PRODUCT_VERSION } from '../config/config';
 import type { Db } from '../db/client';
 import { BCD_ARCHES } from '../downloads/serve';
-import { DomainError } from '../errors';
-import { loadPkiRuntime } from '../join/runtime';
+import { DomainError } from '../../protocol/errors';
+import { loadPkiRuntime } from '../join/join-runtime';
 import { loadPool } from '../pools/pools';
 import { renderInstallScript } from './install-script';
 import { fetchReleaseDigests } from './release-manifest';
-import type { InstallScriptInput } from './schemas';
+import type { InstallScriptInput } from '../../protocol/api/daemon-schemas';
 
 /** Who may make the server fetch a release manifest: the roles that mint join tokens. */
 const MANIFEST_ACTION = 'compute:join-tokens:create' as const;

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { BASE_PATH } from '../config/config';
-import { DomainError, invalidArgument } from '../errors';
+import { DomainError, invalidArgument } from '../../protocol/errors';
 import { consoleOrigin } from '../http/request-rules';
 import { AddressRefused, bareHost, requestPinned, resolveCheckedAddresses, type Address } from '../http/pinned-request';
 import { logLimited } from '../log';

@@ -16,7 +16,7 @@ import { createCaller } from '../api/root';
 import { PRODUCT_VERSION } from '../config/config';
 import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
-import { spkiDer, spkiPin } from '../pki/pins';
+import { spkiDer, spkiPin } from '../../protocol/pins';
 import { initPki } from '../pki/store';
 import { MANIFEST_ORIGINS_ENV, MANIFEST_TEST_HTTP_ENV } from './manifest-fetch';
 import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';

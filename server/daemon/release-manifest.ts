@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { invalidArgument } from '../errors';
-import { spkiPin } from '../pki/pins';
+import { invalidArgument } from '../../protocol/errors';
+import { spkiPin } from '../../protocol/pins';
 import { fetchManifestBytes } from './manifest-fetch';
 
 /**

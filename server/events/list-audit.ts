@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf, pageDirection } from '../names';
+import { idOf, pageDirection } from '../../protocol/api/resource-names';
 
 export const auditRecord = z.object({
   id: z.string(),
@@ -17,6 +17,8 @@ export const auditRecord = z.object({
   /** The reason the actor gave, when the action takes one. */
   reason: z.string().nullable(),
   data: z.record(z.string(), z.unknown()),
+  /** The people behind operator actors the data names (e.g. `firstApprovedBy`), so the console shows names. */
+  actorNames: z.record(z.string(), z.string()),
   createdAt: z.string(),
 });
 export type AuditRecord = z.infer<typeof auditRecord>;
@@ -60,7 +62,10 @@ export async function listAudit(
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
-  const ids = [...new Set(page.flatMap((r) => (r.actor.startsWith('operator:') ? [r.actor.slice('operator:'.length)] : [])))];
+  const inData = (data: unknown) =>
+    data && typeof data === 'object' ? Object.values(data).filter((v): v is string => typeof v === 'string' && v.startsWith('operator:op_')) : [];
+  const actors = page.flatMap((r) => [r.actor, ...inData(r.data)]);
+  const ids = [...new Set(actors.flatMap((a) => (a.startsWith('operator:') ? [a.slice('operator:'.length)] : [])))];
   const operators = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } });
   const emails = new Map(operators.map((o) => [`operator:${o.id}`, o.email]));
   const names = new Map(operators.map((o) => [`operator:${o.id}`, o.name.trim() || o.email]));
@@ -76,6 +81,7 @@ export async function listAudit(
         resource: r.resource,
         reason: typeof data.reason === 'string' ? data.reason : null,
         data,
+        actorNames: Object.fromEntries(inData(data).flatMap((a) => (names.has(a) ? [[a, names.get(a)!]] : []))),
         createdAt: r.createdAt.toISOString(),
       };
     }),

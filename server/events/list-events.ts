@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf, pageDirection } from '../names';
+import { idOf, pageDirection } from '../../protocol/api/resource-names';
 import { operatorNames } from '../operators/operator-names';
 
 export const eventRecord = z.object({

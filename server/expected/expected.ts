@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { parseExpectedMachines } from './parse';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */

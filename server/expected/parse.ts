@@ -1,4 +1,4 @@
-import { isPermanentGlobalMac, isPlaceholderUuid, normalizeGpuUuid, normalizeMac, normalizeSerial, normalizeUuid } from '../join/hardware/claims';
+import { isPermanentGlobalMac, isPlaceholderUuid, normalizeGpuUuid, normalizeMac, normalizeSerial, normalizeUuid } from '../../protocol/hardware-claims';
 
 /** One expected machine, in comparison form. */
 export interface ExpectedRow {

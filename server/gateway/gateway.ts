@@ -2,7 +2,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
-import { readLeafNames } from '../../agent/certificate-names';
+import { readLeafNames } from '../../protocol/certificate-names';
 import { readBody } from '../http/read-body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
@@ -11,8 +11,8 @@ import { relayWellKnown, wellKnownPath } from './well-known';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { newRequestId, REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../sessions/wire';
-import { SessionHub } from './session-hub';
+import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../../protocol/session-wire';
+import { SessionHub, type ApiWatch } from './session-hub';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -117,7 +117,39 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       relay.on('error', reject);
       relay.end(body);
     });
-  const sessions = new SessionHub(relayToApi, options.basePath);
+  /**
+   * The watch stream (session-hub.ts): its own connection, outside the relay's pool, read as Server-Sent
+   * Events of which only the `event:` lines matter.
+   */
+  const watchApi: ApiWatch = (pathname, body, onEvent) => {
+    let close = () => {};
+    const ended = new Promise<void>((resolve) => {
+      const headers = { ...vouchHeaders(voucher, null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length) };
+      const request = http.request({ protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent: false }, (upstream) => {
+        if (upstream.statusCode !== 200) {
+          upstream.resume();
+          upstream.on('end', resolve);
+          return;
+        }
+        let pending = '';
+        upstream.setEncoding('utf8');
+        upstream.on('data', (chunk: string) => {
+          pending += chunk;
+          const lines = pending.split('\n');
+          pending = lines.pop()!;
+          for (const line of lines) if (line.startsWith('event:')) onEvent(line.slice(6).trim());
+        });
+        upstream.on('close', resolve);
+        upstream.on('error', resolve);
+      });
+      request.on('error', () => resolve());
+      request.on('close', () => resolve());
+      close = () => request.destroy();
+      request.end(body);
+    });
+    return { ended, close: () => close() };
+  };
+  const sessions = new SessionHub(relayToApi, options.basePath, watchApi);
   const stats = { tlsConnections: 0 };
   const sockets = new Set<tls.TLSSocket>();
 

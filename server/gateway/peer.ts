@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { contentOf, expectElement, readChildren, readElement } from '../der/reader';
-import { TAG } from '../der/tags';
+import { contentOf, expectElement, readChildren, readElement } from '../../protocol/der/reader';
+import { TAG } from '../../protocol/der/tags';
 
 const OID_KEY_USAGE = Buffer.from('551d0f', 'hex');
 const OID_EXTENDED_KEY_USAGE = Buffer.from('551d25', 'hex');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { MAX_HELLOS_IN_FLIGHT, SessionHub } from './session-hub';
-import { SESSION_REFUSED } from '../sessions/wire';
+import { SESSION_REFUSED } from '../../protocol/session-wire';
 
 /** A response that records what was written: enough for a refused Hello. */
 function response() {

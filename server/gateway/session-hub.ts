@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
-import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, sseEvent, type HelloAccepted, type LeaseAnswer } from '../sessions/wire';
+import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, SESSION_WATCH_PATH, sseEvent, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
 
 /** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
 export type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
+
+/**
+ * A long-lived call to the API with the gateway's vouching (for no peer), whose answer is a stream of events:
+ * `onEvent` hears each event's type; `ended` settles when the stream or the connection ends, or it failed.
+ */
+export type ApiWatch = (pathname: string, body: Buffer, onEvent: (type: string) => void) => { ended: Promise<void>; close(): void };
 
 type Response = ServerResponse | Http2ServerResponse;
 
@@ -47,10 +53,17 @@ export class SessionHub {
   private refreshMs = 2_000;
   private hellosInFlight = 0;
   private readonly waitingHellos: Array<() => void> = [];
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain = false;
+  private watching: { close(): void } | null = null;
+  /** Lease calls made, and how many of them an announcement on the watch stream asked for. */
+  readonly stats = { leaseCalls: 0, announcedLeaseCalls: 0, watchesOpened: 0 };
 
   constructor(
     private readonly post: ApiPost,
     private readonly basePath: string,
+    /** Without it the gateway only polls (every `refreshMs`). */
+    private readonly watch?: ApiWatch,
   ) {}
 
   /** Open streams (for tests and the benchmark). */
@@ -62,10 +75,46 @@ export class SessionHub {
     return this.gatewayId;
   }
 
-  /** Registers the lease and keeps renewing it until {@link stop}. */
+  /** Registers the lease and keeps renewing it until {@link stop}; watches the API for sessions to end. */
   start(): Promise<void> {
-    this.registered ??= this.refresh().then(() => this.schedule());
+    this.registered ??= this.refresh().then(() => {
+      this.schedule();
+      void this.watchLoop();
+    });
     return this.registered;
+  }
+
+  /**
+   * Keeps a watch stream to the API open: the API announces there, within moments of the transaction that
+   * revoked, reclaimed, deleted or expired a certificate, that a session of this gateway must end, and the
+   * gateway makes its lease call at once instead of at the next scheduled one. Each (re)opened stream is
+   * followed by a lease call too, for what was announced while it was down. The schedule stays the fallback.
+   */
+  private async watchLoop() {
+    if (!this.watch) return;
+    let failures = 0;
+    while (!this.stopped) {
+      const gatewayId = this.gatewayId;
+      let ready = false;
+      const watch = this.watch(`${this.basePath}${SESSION_WATCH_PATH}`, Buffer.from(JSON.stringify({ gatewayId })), (type) => {
+        if (type === 'ready') {
+          ready = true;
+          failures = 0;
+          this.stats.watchesOpened += 1;
+          if (this.stats.watchesOpened > 1) void this.refresh(true);
+        } else if (type === 'refresh') {
+          void this.refresh(true);
+        }
+      });
+      this.watching = watch;
+      await watch.ended;
+      this.watching = null;
+      if (this.stopped) return;
+      // A lease lost and registered again under a new id reopens at once; a failing API is retried calmly.
+      if (gatewayId !== this.gatewayId && ready) continue;
+      failures += 1;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))).unref());
+    }
   }
 
   private schedule() {
@@ -74,8 +123,32 @@ export class SessionHub {
     this.timer.unref();
   }
 
+  /**
+   * A lease call now: one at a time; asked for while one is under way, one more follows it (so a change
+   * announced during a call is seen by the next).
+   */
+  refresh(announced = false): Promise<void> {
+    if (announced) this.stats.announcedLeaseCalls += 1;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.refreshAgain = false;
+          await this.leaseCall();
+        } while (this.refreshAgain && !this.stopped);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
   /** One lease call: extends the lease, reports closed sessions, ends the ones the API names. */
-  async refresh(): Promise<void> {
+  private async leaseCall(): Promise<void> {
+    this.stats.leaseCalls += 1;
     // A bounded body (about 50 KB): after a mass disconnect the rest follows in the next calls, at once.
     const closed = this.closed.splice(0, 1500);
     let answer: LeaseAnswer;
@@ -95,11 +168,13 @@ export class SessionHub {
       // by the API's sweep, so end the streams too; agents come back with a Hello under a new lease.
       this.endAll();
       this.gatewayId = newGatewayId();
-      return this.refresh();
+      // The watch stream names the old id: reopen it under the new one.
+      this.watching?.close();
+      return this.leaseCall();
     }
     for (const id of answer.end) this.end(id, true);
     for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
-    if (this.closed.length >= 1500) return this.refresh();
+    if (this.closed.length >= 1500) return this.leaseCall();
   }
 
   private end(id: string, byApi: boolean) {
@@ -117,6 +192,7 @@ export class SessionHub {
   stop() {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.watching?.close();
     for (const id of [...this.streams.keys()]) this.end(id, false);
   }
 

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /**
  * The header the boot server sets on every request it hands to Next: the client address it decided on.

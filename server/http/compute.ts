@@ -5,12 +5,13 @@ import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { buildWellKnownDocument } from './well-known';
 import { JOIN_HEADERS, readLimitedBody } from '../join/http';
-import { getJoinService } from '../join/runtime';
-import { getRenewService } from '../renew/runtime';
-import { getSessionService } from '../sessions/runtime';
-import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH } from '../sessions/wire';
+import { getJoinService } from '../join/join-runtime';
+import { getRenewService } from '../renew/renew-runtime';
+import { getSessionService, processSessionsListener } from '../sessions/session-runtime';
+import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
+import { sessionWatchResponse } from '../sessions/session-watch';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
-import { JOIN_FAILED, type JoinAnswer } from '../join/wire';
+import { JOIN_FAILED, type JoinAnswer } from '../../protocol/join-wire';
 import { isClientAbort } from './client-abort';
 import { logError, logLimited } from '../log';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
@@ -82,7 +83,7 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
     }
     return new Response(new Uint8Array(answer.body), { status: answer.status, headers: { ...JOIN_HEADERS, 'content-length': String(answer.body.length) } });
   }
-  if ((path === SESSION_PATH || path === SESSION_LEASE_PATH || path === SESSION_ACCEPTANCE_PATH) && request.method === 'POST') {
+  if ((path === SESSION_PATH || path === SESSION_LEASE_PATH || path === SESSION_ACCEPTANCE_PATH || path === SESSION_WATCH_PATH) && request.method === 'POST') {
     // The gateway's session calls (a relayed Hello, its lease), as the boot server's fast path serves them.
     let answer: JoinAnswer = JOIN_FAILED;
     try {
@@ -93,7 +94,11 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
         path: url.pathname,
       };
       const service = getSessionService();
-      answer = path === SESSION_PATH ? await service.hello(call) : path === SESSION_ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
+      if (path === SESSION_WATCH_PATH) {
+        const gatewayId = await service.authorizeWatch(call);
+        if (gatewayId) return sessionWatchResponse(processSessionsListener(), gatewayId);
+        answer = SESSION_REFUSED;
+      } else answer = path === SESSION_PATH ? await service.hello(call) : path === SESSION_ACCEPTANCE_PATH ? await service.acceptance(call) : await service.lease(call);
     } catch (error) {
       if (!isClientAbort(error)) logError('session request failed', error);
     }

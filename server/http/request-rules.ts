@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /** The default cap of an API request body; a REST route may set its own (`RestRoute.maxBodyBytes`). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

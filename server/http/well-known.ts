@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import { BASE_PATH, PRODUCT_VERSION, gatewayConfig } from '../config/config';
-import { loadPkiRuntime } from '../join/runtime';
+import { loadPkiRuntime } from '../join/join-runtime';
 import { wellKnownJoinSection } from '../pki/join-crypto';
 
 /**

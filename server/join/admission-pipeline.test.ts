@@ -116,7 +116,7 @@ describe('AdmissionPipeline', () => {
 
 describe('BETTER_COMPUTE_JOIN_IN_FLIGHT', () => {
   it('takes 1 to 8 and refuses anything else', async () => {
-    const { joinInFlight } = await import('./runtime');
+    const { joinInFlight } = await import('./join-runtime');
     expect(joinInFlight({})).toBeUndefined();
     expect(joinInFlight({ BETTER_COMPUTE_JOIN_IN_FLIGHT: '1' })).toBe(1);
     expect(joinInFlight({ BETTER_COMPUTE_JOIN_IN_FLIGHT: '8' })).toBe(8);

@@ -3,7 +3,7 @@ import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
-import { isFreshSeal } from './crypto/seal';
+import { isFreshSeal } from './crypto/open-seal';
 import type { ExistingNode, LockedToken } from './decide';
 import { ATTESTORS } from './attestors';
 import { RETRY_AFTER_SECONDS } from './attestors/discovery';

@@ -1,4 +1,4 @@
-import { MAX_JOIN_BODY_BYTES } from './wire';
+import { MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
 
 export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 

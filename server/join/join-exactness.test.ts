@@ -3,7 +3,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, createJoinServicePair, mintToken, sealedJoinBodies, type JoinHarness } from '../../test/join-harness';
 import { JoinService } from './join-service';
-import { JOIN_REFUSED, type JoinAnswer } from './wire';
+import { JOIN_REFUSED, type JoinAnswer } from '../../protocol/join-wire';
 
 // maxUses and revocation are exact ACROSS transactions: two JoinService instances (as two API processes
 // would be) each admit on their own pool, so their batches are separate transactions that only the token

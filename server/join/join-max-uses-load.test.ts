@@ -4,8 +4,8 @@ import { verifyJoinAnswer } from '../../agent/verify-answer';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, createJoinServicePair, mintToken, sealedJoinBodies, type JoinHarness } from '../../test/join-harness';
-import { ThreadedPreparer } from './prepare-threads';
-import { JOIN_REFUSED } from './wire';
+import { ThreadedPreparer } from './prepare-worker-pool';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 // Reliability figure (issue 8): 200 joins arriving together on one token of maxUses K admit exactly K,
 // every time. Each round sends the 200 bodies at once, alternately to two JoinService instances (two

@@ -7,8 +7,8 @@ import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, mintToken, sealedJoinBodies, type JoinHarness } from '../../test/join-harness';
 import { createPgPool } from '../db/pg';
 import { JoinService } from './join-service';
-import { ThreadedPreparer } from './prepare-threads';
-import { JOIN_REFUSED } from './wire';
+import { ThreadedPreparer } from './prepare-worker-pool';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 // Issue 13's exactness figure for the overlapped pipeline: 200 joins arriving together on one token of
 // maxUses K admit exactly K, 20 times over, while each JoinService keeps up to three admission transactions

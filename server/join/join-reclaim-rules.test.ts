@@ -7,7 +7,7 @@ import { principalOf } from '../authz/principal';
 import { archivePool, createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
 import { issueJoinToken } from '../tokens/issue';
-import { JOIN_REFUSED } from './wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 // Reclaim and hosted-token rules of joining.md ("Placeholder hardware and reclaims", hosted tokens) that
 // join-rules.test.ts does not cover: it tests the allowed reclaim, another pool, and hosted first joins.

@@ -4,7 +4,7 @@ import { sealTokenSync } from '../../agent/seal-token';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
-import { JOIN_REFUSED } from './wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 let h: JoinHarness;
 beforeAll(async () => {

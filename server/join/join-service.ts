@@ -4,13 +4,13 @@ import { logError } from '../log';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/node-certificate';
 import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
-import { signEnvelope } from './crypto/envelope';
+import { signEnvelope } from '../../protocol/envelope';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
 import { RaceWindow } from './races';
 import { AdmissionPipeline, type PipelineStats, type QueuedJoin } from './admission-pipeline';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
-import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from './wire';
+import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { recordJoin, type JoinTally } from '../metrics/api-metrics';
 
 export interface JoinServiceOptions {

@@ -3,10 +3,11 @@ import type { JoinCrypto } from '../pki/join-crypto';
 import { hashTokenSecret, parseJoinToken } from '../tokens/secret';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';
-import { openSealedToken } from './crypto/seal';
+import { openSealedToken } from './crypto/open-seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
-import type { HardwareClaims } from './hardware/claims';
-import { MAX_JOIN_BODY_BYTES, parseJoinBody } from './wire';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
+import { MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
+import { parseJoinBody } from './parse-join-body';
 import { ATTESTORS } from './attestors';
 
 /** A join whose request checked out without the database: ready for the admission transaction. */

@@ -13,7 +13,7 @@ import { hashTokenSecret } from '../tokens/secret';
 import { JoinService } from './join-service';
 import type { PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
-import { JOIN_REFUSED } from './wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 let h: JoinHarness;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { createJoinHarness, machineClaims, mintToken, untilBlockedBy, type JoinHarness } from '../../test/join-harness';
 import { RaceWindow } from './races';
-import { JOIN_REFUSED } from './wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 describe('RaceWindow', () => {
   it('names a machine that a batch admitted after the join arrived, and only then', () => {

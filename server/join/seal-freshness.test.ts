@@ -4,8 +4,8 @@ import { sealTokenSync } from '../../agent/seal-token';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
-import { isFreshSeal, SEAL_IAT_TOLERANCE_SECONDS } from './crypto/seal';
-import { JOIN_REFUSED } from './wire';
+import { isFreshSeal, SEAL_IAT_TOLERANCE_SECONDS } from './crypto/open-seal';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 
 let h: JoinHarness;
 beforeAll(async () => {

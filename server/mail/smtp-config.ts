@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 export const SMTP_URL_ENV = 'BETTER_COMPUTE_SMTP_URL';
 export const SMTP_FROM_ENV = 'BETTER_COMPUTE_SMTP_FROM';

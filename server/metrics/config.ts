@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 

@@ -1,4 +1,4 @@
-import { KNOWN_ATTESTORS } from '../join/wire';
+import { KNOWN_ATTESTORS } from '../../protocol/join-wire';
 
 /**
  * Label values are closed sets or shapes our own code produces: a label never carries a node id, a token,

@@ -17,7 +17,7 @@ import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
 import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { machineClaims } from '../../test/join-harness';
-import type { HardwareClaims } from '../join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { randomMac } from '../../test/discovery-harness';
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';

@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../db/client';
-import { CERTIFICATE_HISTORY_LIMIT, type NodeCertificateRecord } from './schemas';
+import { CERTIFICATE_HISTORY_LIMIT, type NodeCertificateRecord } from '../../protocol/api/node-schemas';
 
 /** The audit entries a join writes for a node (one per join), newest first: the first names the token. */
 export type JoinAuditRow = { actor: string; action: string; data: unknown };

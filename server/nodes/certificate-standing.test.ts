@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { certificateStanding } from './certificate-standing';
+import { certificateStanding } from '../../protocol/api/certificate-standing';
 
 const now = Date.parse('2026-06-01T12:00:00Z');
 const cert = (over: Partial<{ isCurrent: boolean; revokedAt: string | null; notAfter: string }>) => ({

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadNode, nodeDetail } from './nodes';
 import { newRunId } from '../acceptance/report';
-import type { NodeDetail, nodeRefInput } from './schemas';
+import type { NodeDetail, nodeRefInput } from '../../protocol/api/node-schemas';
 
 type NodeRef = z.infer<typeof nodeRefInput>;
 

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
-import type { Action } from '../authz/permissions';
+import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
-import { connectedFilter, sessionStates, type NodeSessionState } from '../sessions/node-session-state';
-import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSummary } from './schemas';
+import { connectedFilter, sessionStates } from '../sessions/node-session-state';
+import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSessionState, NodeSummary } from '../../protocol/api/node-schemas';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { authorize, resource } from '../authz/authorize';
-import { ROLES, type Role } from '../authz/permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
@@ -85,7 +85,11 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
       db.membership.count({ where: { tenantId: input.tenantId } }),
       db.apiKey.count({ where: { tenantId: input.tenantId } }),
     ]);
-    if (!tenant || members + keys > 0) throw error;
+    if (!tenant) throw error;
+    // Root admins see every tenant, so saying why hides nothing from them.
+    if (members + keys > 0) {
+      throw new DomainError('ACCESS_DENIED', `Tenant ${tenant.name} already has members or API keys: only its own admins invite operators`);
+    }
     auditTenantId = root.id;
   }
   const id = newId('inv');

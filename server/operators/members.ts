@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../../protocol/api/resource-names';
 import { authorize, resource } from '../authz/authorize';
-import { ROLES, type Role } from '../authz/permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 

@@ -1,9 +1,9 @@
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { principalOf, type Principal } from '../authz/principal';
-import type { Role } from '../authz/permissions';
+import type { Role } from '../../protocol/api/permissions';
 import { generatePassword, hashPassword } from './password';
 import { operatorEmail } from './email';
 import { clearSignInThrottle } from './sign-in';

@@ -1,6 +1,6 @@
 import type { Db, Tx } from '../db/client';
 import { newId } from '../ids';
-import { ROLES, type Role } from '../authz/permissions';
+import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { GroupMapping } from '../auth/oidc-config';
 import { publishEvent, writeAudit } from '../events/publish';
 import { logLimited } from '../log';

@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { overviewInput, type Overview } from './schemas';
 
 const HOURS = { '24h': 24, '7d': 168 } as const;

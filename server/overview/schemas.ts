@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 
 export const OVERVIEW_RANGES = ['24h', '7d'] as const;
 export const overviewInput = z.strictObject({ tenantId: idOf('tnt'), range: z.enum(OVERVIEW_RANGES).default('24h') });

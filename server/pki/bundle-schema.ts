@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { PkiBundle } from './bundle';
 
 const pem = (label: string) =>

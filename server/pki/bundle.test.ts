@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { createPkiBundle, PKI_VALIDITY_DAYS } from './bundle';
 import { parsePkiBundle } from './bundle-schema';
 import { openssl } from './testing/openssl';

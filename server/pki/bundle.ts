@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { createRootCa, newEcKeyPair, type IssuingCa } from './ca';
 import { selfSignedSigningCertificate } from './signing-certificate';
 import { parseTrustDomain } from './trust-domain';

@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { issueGatewayCertificate } from './gateway';
 import { fixturePki, thrownBy } from './testing/fixtures';
 import { openssl } from './testing/openssl';

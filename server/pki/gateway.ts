@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { PkiBundle } from './bundle';
 import { issueLeaf, newEcKeyPair } from './ca';
 import { loadIssuingCa } from './issuing-ca';

@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { contentOf, encodingOf, readChildren, readRoot, type DerElement } from '../der/reader';
-import { DomainError } from '../errors';
+import { contentOf, encodingOf, readChildren, readRoot, type DerElement } from '../../protocol/der/reader';
+import { DomainError } from '../../protocol/errors';
 import type { IssuingCa } from './ca';
 import { keyIdentifier } from './x509-build';
 

@@ -1,11 +1,11 @@
 import { createPublicKey, sign, verify, X509Certificate as NodeX509 } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { createPkiBundle } from './bundle';
 import { joinCryptoFromBundle, pkiJoinCrypto, wellKnownJoinSection } from './join-crypto';
 import { installPins } from './pins-summary';
-import { spkiPin } from './pins';
+import { spkiPin } from '../../protocol/pins';
 import { fixturePki, thrownBy } from './testing/fixtures';
 import { withNodeCaIssuedSigningCertificate } from './testing/legacy';
 

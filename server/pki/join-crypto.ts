@@ -1,9 +1,9 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { PkiBundle } from './bundle';
 import { isP256PrivateKey, loadIssuingCa, parsePair } from './issuing-ca';
 import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-issuer';
-import { spkiPin } from './pins';
+import { spkiPin } from '../../protocol/pins';
 import { isSelfSigned } from './signing-certificate';
 import { parseTrustDomain } from './trust-domain';
 

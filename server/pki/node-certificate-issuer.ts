@@ -1,5 +1,5 @@
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { caIdentity, isP256PrivateKey } from './issuing-ca';
 import { authorityKeyIdentifier, basicConstraints, extendedKeyUsage, KEY_USAGE, keyUsage, OIDS } from './x509-build';
 

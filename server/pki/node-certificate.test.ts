@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, X509Certificate as NodeX509 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { readChildren, readRoot, type DerElement } from '../der/reader';
-import { DomainError } from '../errors';
+import { readChildren, readRoot, type DerElement } from '../../protocol/der/reader';
+import { DomainError } from '../../protocol/errors';
 import { issueNodeCertificate, NODE_CERT_BACKDATE_SECONDS, type NodeCertificateRequest } from './node-certificate';
 import { createPkiBundle } from './bundle';
 import { joinCryptoFromBundle } from './join-crypto';

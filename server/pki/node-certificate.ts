@@ -1,11 +1,11 @@
 import { createHash, randomFillSync } from 'node:crypto';
-import { TAG } from '../der/tags';
-import { explicit, octetString, oid, sequence, time, tlv } from '../der/writer';
-import { DomainError } from '../errors';
+import { TAG } from '../../protocol/der/tags';
+import { explicit, octetString, oid, sequence, time, tlv } from '../../protocol/der/writer';
+import { DomainError } from '../../protocol/errors';
 import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-issuer';
 import { parseTrustDomain } from './trust-domain';
 import { ECDSA_WITH_SHA256, encodeName, OIDS, signTbs, VERSION_3 } from './x509-build';
-import { isP256Point, P256_SPKI_PREFIX } from './p256';
+import { isP256Point, P256_SPKI_PREFIX } from '../../protocol/p256';
 
 /** The agent roles a node certificate can carry (`OU=bc-role:<role>`). */
 export const NODE_CERTIFICATE_ROLES = ['node', 'site', 'ramdisk', 'node-tenant'] as const;

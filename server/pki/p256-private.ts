@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import { contentOf, expectElement, readRoot } from '../der/reader';
-import { TAG } from '../der/tags';
+import { contentOf, expectElement, readRoot } from '../../protocol/der/reader';
+import { TAG } from '../../protocol/der/tags';
 
 /**
  * The 32-byte private scalar of a P-256 private key, read from its PKCS#8 DER (RFC 5208 wrapping an

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import type { PkiBundle } from './bundle';
-import { spkiPin } from './pins';
+import { spkiPin } from '../../protocol/pins';
 
 /**
  * The pins an install carries (`serving_ca_spki_pin`, `join_signing_key_pin`, `join_encryption_key_pin` in

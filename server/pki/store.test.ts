@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, dropDatabase } from '../../test/db';
 import { createDb, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { hasPki, initPki, loadPki, PKI_BUNDLE_ID } from './store';
 
 // The bundle is a singleton row, so this file works in a database of its own rather than the shared one.

@@ -1,7 +1,7 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Tx } from '../db/client';
 import { createPkiBundle, type PkiBundle } from './bundle';
-import { openPkiBundle, sealPkiBundle } from './seal';
+import { openPkiBundle, sealPkiBundle } from './bundle-seal';
 
 /** The id of the deployment's one PKI bundle row in `pki_bundles`. */
 export const PKI_BUNDLE_ID = 'default';

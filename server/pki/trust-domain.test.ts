@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { dnsNameProblem, parseTrustDomain } from './trust-domain';
 
 describe('parseTrustDomain', () => {

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

@@ -6,7 +6,7 @@ import { migrate } from '../db/migrate';
 import { createPkiBundle, type PkiBundle } from './bundle';
 import { joinCryptoFromBundle } from './join-crypto';
 import { installPins } from './pins-summary';
-import { isCurrentSeal, openPkiBundle, sealParameters } from './seal';
+import { isCurrentSeal, openPkiBundle, sealParameters } from './bundle-seal';
 import { isSelfSigned } from './signing-certificate';
 import { loadPki, PKI_BUNDLE_ID } from './store';
 import { openssl } from './testing/openssl';

@@ -1,7 +1,7 @@
 import type { Tx } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { PkiBundle } from './bundle';
-import { isCurrentSeal, openPkiBundle, sealPkiBundle } from './seal';
+import { isCurrentSeal, openPkiBundle, sealPkiBundle } from './bundle-seal';
 import { rotateSigningCertificate } from './signing-certificate';
 import { PKI_BUNDLE_ID } from './store';
 

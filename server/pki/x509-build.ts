@@ -1,6 +1,6 @@
 import { createHash, randomFillSync, sign, type KeyObject } from 'node:crypto';
-import { contentOf, readChildren, readRoot } from '../der/reader';
-import { bitString, booleanTrue, explicit, implicit, octetString, oid, sequence, set, smallInteger, time, unsignedInteger, utf8String } from '../der/writer';
+import { contentOf, readChildren, readRoot } from '../../protocol/der/reader';
+import { bitString, booleanTrue, explicit, implicit, octetString, oid, sequence, set, smallInteger, time, unsignedInteger, utf8String } from '../../protocol/der/writer';
 import { ipAddressBytes } from './ip-address';
 
 /** Object identifiers the PKI writes. None is under a private arc (1.3.6.1.4.1), so Go's crypto/x509 parses all. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { LIVE_CONDITION } from '../tokens/records';
 
 export const poolCountsInput = z.strictObject({ tenantId: idOf('tnt') });

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from './schemas';
+import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from '../../protocol/api/pool-schemas';
 
 type PoolRow = {
   id: string;

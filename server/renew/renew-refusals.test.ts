@@ -10,7 +10,7 @@ import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { issueNodeCertificate } from '../pki/node-certificate';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from './vouch';
-import { renewPopMessage } from './wire';
+import { renewPopMessage } from '../../protocol/renew-wire';
 
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';
 const PATH = `${BASE}/v1/renew`;

@@ -1,14 +1,14 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
-import { readLeafNames } from '../../agent/certificate-names';
-import { signEnvelope } from '../join/crypto/envelope';
+import { readLeafNames } from '../../protocol/certificate-names';
+import { signEnvelope } from '../../protocol/envelope';
 import { JoinRefusal } from '../join/crypto/refusal';
 import { parseCsr } from '../join/crypto/csr';
-import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
+import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
-import { P256_SPKI_PREFIX } from '../pki/p256';
+import { P256_SPKI_PREFIX } from '../../protocol/p256';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
@@ -17,7 +17,7 @@ import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
 import { recordRenewal } from '../metrics/api-metrics';
-import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from './wire';
+import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../protocol/renew-wire';
 
 export interface RenewServiceOptions {
   pool: pg.Pool;

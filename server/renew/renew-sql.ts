@@ -1,4 +1,4 @@
-import { RENEW_REPLAY_WINDOW_SECONDS } from './wire';
+import { RENEW_REPLAY_WINDOW_SECONDS } from '../../protocol/renew-wire';
 
 // How long a used proof stays in the replay cache, as SQL: the constant is a number, so it is written into
 // the statement text (the statements are named prepared statements with fixed parameter lists).

@@ -4,7 +4,7 @@ import { logError } from '../log';
 import { recordFirstContact } from '../nodes/first-contact';
 import type { IssuedNodeCertificate } from '../pki/node-certificate';
 import { LOCK_NODES, PRUNE_PROOFS, WRITE_RENEWALS } from './renew-sql';
-import { RENEW_REPLAY_WINDOW_SECONDS } from './wire';
+import { RENEW_REPLAY_WINDOW_SECONDS } from '../../protocol/renew-wire';
 
 /** A presented leaf's node_certs row and its node, as SELECT_PRESENTED_LEAVES reads them. */
 export interface LeafRow {

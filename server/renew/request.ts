@@ -1,4 +1,4 @@
-import { decodeBase64url } from '../join/crypto/base64url';
+import { decodeBase64url } from '../../protocol/base64url';
 
 /** A refused renewal. `reason` goes to the `security.renew.refused` event; the caller sees only `Renew refused`. */
 export class RenewRefusal extends Error {

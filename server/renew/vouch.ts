@@ -1,6 +1,6 @@
 import { createHash, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { decodeBase64url } from '../join/crypto/base64url';
-import { spkiPin } from '../pki/pins';
+import { decodeBase64url } from '../../protocol/base64url';
+import { spkiPin } from '../../protocol/pins';
 
 /**
  * The gateway's vouching for a peer certificate: a short-lived assertion signed with the gateway's own

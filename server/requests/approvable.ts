@@ -1,7 +1,7 @@
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
-import type { PoolPolicy } from '../pools/schemas';
+import { DomainError } from '../../protocol/errors';
+import type { PoolPolicy } from '../../protocol/api/pool-schemas';
 
 /** The pool an approval would admit into, as loadPool read it. */
 export interface ApprovalPool {

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
 import { filterCondition } from './filter';
-import type { requestMatching } from './schemas';
-import { REQUEST_PAGE } from './schemas';
+import type { requestMatching } from '../../protocol/api/join-request-schemas';
+import { REQUEST_PAGE } from '../../protocol/api/join-request-schemas';
 
 type Matching = z.output<typeof requestMatching>;
 

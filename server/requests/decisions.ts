@@ -1,11 +1,12 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { decideStatement } from './decide-statement';
+import { REQUIRED_APPROVALS, approveStatement, secondApprovalGuard } from './approve-statement';
 import { approvableGuard, assertApprovable } from './approvable';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import {
@@ -16,7 +17,7 @@ import {
   type ApprovedJoinRequests,
   type JoinRequestRecord,
   type RejectedJoinRequests,
-} from './schemas';
+} from '../../protocol/api/join-request-schemas';
 import { countMatching, selectMatchingPage } from './bulk';
 
 /**
@@ -28,6 +29,12 @@ import { countMatching, selectMatchingPage } from './bulk';
  * any other is `skipped`. With `matching` instead of ids, the call takes the next 200 pending requests (oldest
  * first) that match the filter and asked by `createdUpTo`, skipping those the pool would refuse on retry, and
  * answers how many still match (`remaining`): the caller repeats until it is 0.
+ *
+ * On a site with `requiredApprovals` 2, the first approval of a request is only recorded (`recorded`: who,
+ * when, into which pool; still pending, 1 of 2); another principal's approval into the same pool admits it.
+ * The same principal approving again stays 1 of 2 (`recorded` again); a second approval into another pool
+ * is INVALID_STATE naming the first approver's pool (by ids, before anything is decided; by filter such
+ * requests are not chosen).
  */
 export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
   const valid = parseInput(approveJoinRequestsInput, input);
@@ -36,22 +43,19 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
   if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
   const visible = visibleTo(pool);
   const guard = Prisma.sql`${approvableGuard(pool)}`;
-  // By filter, only requests whose retry the pool would admit are chosen; by id, such a request refuses the call.
-  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, guard) : [...new Set(valid.requestIds!)];
-  if (!ids.length) return { approved: [], skipped: [], remaining: 0 };
-  if (!valid.matching) await assertApprovable(db, pool, ids, visible);
-  const rows = await db.$queryRaw<JoinRequestRow[]>(
-    decideStatement(
-      'approved',
-      ids,
-      visible,
-      principal.actor,
-      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}, expires_at = compute_now() + ${valid.ttlSeconds}::int * interval '1 second'`,
-      Prisma.sql`state = 'pending' AND expires_at > compute_now() AND ${guard}`,
-    ),
-  );
-  const approved = rows.map(toJoinRequestRecord);
-  const done = new Set(approved.map((r) => r.id));
+  // By filter, only requests whose retry the pool would admit, and that this caller may approve, are chosen.
+  const selectable = Prisma.sql`${guard} AND ${secondApprovalGuard(principal.actor, pool.id)}`;
+  // By id, a request whose retry would be refused, or whose first approval chose another pool, refuses the call.
+  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, selectable) : [...new Set(valid.requestIds!)];
+  if (!ids.length) return { approved: [], recorded: [], skipped: [], remaining: 0 };
+  if (!valid.matching) {
+    await assertApprovable(db, pool, ids, visible);
+    await assertSamePool(db, pool.id, ids, visible);
+  }
+  const rows = await db.$queryRaw<JoinRequestRow[]>(approveStatement(ids, visible, principal.actor, pool.id, valid.reason ?? null, valid.ttlSeconds, guard));
+  const approved = rows.filter((r) => r.state === 'approved').map(toJoinRequestRecord);
+  const recorded = rows.filter((r) => r.state !== 'approved').map(toJoinRequestRecord);
+  const done = new Set(rows.map((r) => r.id));
   const rest = ids.filter((id) => !done.has(id));
   const skipped: string[] = [];
   if (rest.length) {
@@ -61,22 +65,43 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
       const row = byId.get(id);
       // The other operator's approval into this pool is the answer this call would have given.
       if (row && row.state === 'approved' && row.pool_id === pool.id) approved.push(toJoinRequestRecord(row));
+      // This caller's own first approval, recorded before: still 1 of 2.
+      else if (row && row.state === 'pending' && row.first_approved_by === principal.actor) recorded.push(toJoinRequestRecord(row));
       else skipped.push(id);
     }
   }
-  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, guard) : 0;
-  return { approved, skipped, remaining };
+  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, selectable) : 0;
+  return { approved, recorded, skipped, remaining };
 }
+
+/** Refuses (INVALID_STATE) a second approval into another pool than the first approver chose. */
+async function assertSamePool(db: Db, poolId: string, ids: string[], visible: Prisma.Sql): Promise<void> {
+  const [other] = await db.$queryRaw<JoinRequestRow[]>`
+    SELECT ${RECORD_COLUMNS} FROM join_requests
+     WHERE id = ANY(${ids}::text[]) AND ${visible} AND state = 'pending' AND expires_at > compute_now()
+       AND ${REQUIRED_APPROVALS} >= 2 AND first_approval_pool_id IS DISTINCT FROM ${poolId} AND first_approved_by IS NOT NULL
+     ORDER BY id LIMIT 1`;
+  if (other) throw otherPool(other, poolId);
+}
+
+const otherPool = (row: JoinRequestRow, poolId: string) =>
+  new DomainError(
+    'INVALID_STATE',
+    `Join request ${row.id} needs two approvals into one pool: ${row.first_approved_by_name ?? row.first_approved_by} approved it into pool ${row.first_approval_pool_id}, not ${poolId}. Approve it into ${row.first_approval_pool_id}, or reject it`,
+    { field: 'poolId' },
+  );
 
 /**
  * `joinRequests.approve`: the request admits one join (the retry with its CSR) into the pool until the
- * approval expires. Approving twice returns the approval; any other decided state is INVALID_STATE.
+ * approval expires. Approving twice returns the approval; any other decided state is INVALID_STATE. On a
+ * two-person site the first approval answers the request still pending with `firstApproval` set.
  */
 export async function approveJoinRequest(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestInput>): Promise<JoinRequestRecord> {
   const valid = parseInput(approveJoinRequestInput, input);
   const { requestId, ...rest } = valid;
-  const { approved } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
-  if (approved[0]) return approved[0];
+  const { approved, recorded } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
+  const answer = approved[0] ?? recorded[0];
+  if (answer) return answer;
   throw await undecidable(db, principal, valid, 'approve');
 }
 
@@ -149,6 +174,7 @@ async function undecidable(db: Db, principal: Principal, ref: { tenantId: string
   if (!row) return new DomainError('NOT_FOUND', `Join request ${ref.requestId} not found`);
   // Still pending: its token went bad between the check and the approving statement; say why.
   if (verb === 'approve' && row.state === 'pending') {
+    if (row.first_approved_by && row.first_approval_pool_id !== ref.poolId) return otherPool(row, ref.poolId);
     const refused = await assertApprovable(db, pool, [row.id], visibleTo(pool)).catch((error: unknown) => error);
     if (refused instanceof DomainError) return refused;
   }

@@ -1,7 +1,7 @@
 import { Prisma } from '../db/generated/client';
-import type { RequestFilter } from './filter-schema';
+import type { RequestFilter } from '../../protocol/api/join-request-filter';
 
-export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } from './filter-schema';
+export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } from '../../protocol/api/join-request-filter';
 
 /** `%`, `_` and `\` stand for themselves in the search text. */
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import { filterCondition, pickFilter, type RequestFilter } from './filter';
-import { getJoinRequestInput, listJoinRequestsInput, REQUEST_PAGE, type JoinRequestPage, type JoinRequestRecord } from './schemas';
+import { getJoinRequestInput, listJoinRequestsInput, REQUEST_PAGE, type JoinRequestPage, type JoinRequestRecord } from '../../protocol/api/join-request-schemas';
 
 /** The stored rows a state filter selects, written so that `pending` (the default) is an index range. */
 function stateCondition(state: string): Prisma.Sql {

@@ -1,7 +1,8 @@
 import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { deriveHardwareKey, type HardwareIdentifiers } from '../join/hardware/hardware-key';
-import type { JoinRequestRecord, JoinRequestState } from './schemas';
+import type { HardwareIdentifiers } from '../../protocol/hardware-claims';
+import { deriveHardwareKey } from '../join/hardware/hardware-key';
+import type { JoinRequestRecord, JoinRequestState } from '../../protocol/api/join-request-schemas';
 
 /**
  * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive).
@@ -23,7 +24,11 @@ export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
   site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
-    WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name`;
+    WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name,
+  first_approved_by, first_approved_at, first_approval_pool_id,
+  (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
+    WHERE first_approved_by LIKE 'operator:%' AND o.id = substr(first_approved_by, 10)) AS first_approved_by_name,
+  (SELECT s.required_approvals FROM sites s WHERE s.id = site_id) AS required_approvals`;
 
 export interface JoinRequestRow {
   id: string;
@@ -51,6 +56,11 @@ export interface JoinRequestRow {
   /** Written by the join since the column exists; null on older rows. */
   hardware_key_trusted: boolean | null;
   node_id: string | null;
+  first_approved_by: string | null;
+  first_approved_at: Date | null;
+  first_approval_pool_id: string | null;
+  first_approved_by_name: string | null;
+  required_approvals: number | null;
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
@@ -77,6 +87,10 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
+    requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
+    firstApproval: row.first_approved_by
+      ? { by: row.first_approved_by, byName: row.first_approved_by_name ?? null, at: row.first_approved_at!.toISOString(), poolId: row.first_approval_pool_id }
+      : null,
   };
 }
 

@@ -4,7 +4,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../test/join-harness';
 import { mintDiscoveryToken, randomMac } from '../../test/discovery-harness';
-import type { HardwareClaims } from '../join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { approveJoinRequests, rejectJoinRequests } from './decisions';
 import { listJoinRequests } from './list';
@@ -131,6 +131,6 @@ describe('deciding every request that matches', () => {
     expect((await good.join()).answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
     expect((await db().joinRequest.findUniqueOrThrow({ where: { id: revoked.requestId } })).state).toBe('pending');
     const again = await approveJoinRequests(db(), t.operator, { ...ref, matching: { search: 'edge', createdUpTo: asOf } });
-    expect(again).toEqual({ approved: [], skipped: [], remaining: 0 });
+    expect(again).toEqual({ approved: [], recorded: [], skipped: [], remaining: 0 });
   });
 });

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { firstMatchingRule, ruleMatches, type RuleInForce, type RuleMatch } from './match';
 import { createRuleInput, deleteRuleInput, dryRunRuleInput, listRulesInput, type DryRunAnswer, type RuleRecord } from './schemas';
 

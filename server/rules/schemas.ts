@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 
 const printable = (max: number) => z.string().min(1).max(max).regex(/^[^\p{Cc}]*$/u, 'must be printable');
 const list = (item: z.ZodString) => z.array(item).min(1).max(1_000).optional();

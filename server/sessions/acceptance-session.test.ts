@@ -6,7 +6,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
 import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import type { HardwareClaims } from '../join/hardware/claims';
+import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { adoptNode, recheckNode } from '../nodes/lifecycle';
 import { getNode } from '../nodes/nodes';
 

@@ -1,21 +1,5 @@
-import { z } from 'zod';
+import type { NodeSessionState } from '../../protocol/api/node-schemas';
 import type { Db, Tx } from '../db/client';
-
-/**
- * A node's session as the console and the APIs show it. `connected` is read from the leases, never from a flag
- * a dead gateway left behind: the node has a session whose gateway's lease is live. While connected, `since`
- * is when its sessions began (a quick reconnect keeps it) and `lastHeartbeat` is its gateway's last lease
- * renewal (the gateway writes heartbeats on the same clock); while disconnected, both are when its last
- * session ended (null: it never had one).
- */
-export const nodeSessionState = z.object({
-  connected: z.boolean(),
-  since: z.string().nullable(),
-  lastHeartbeat: z.string().nullable(),
-  /** The gateway process that holds its session (a random id per gateway start). */
-  gatewayId: z.string().nullable(),
-});
-export type NodeSessionState = z.infer<typeof nodeSessionState>;
 
 interface NodeTimes {
   id: string;

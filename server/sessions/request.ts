@@ -1,4 +1,4 @@
-import type { LeaseCall, RelayedHello } from './wire';
+import type { LeaseCall, RelayedHello } from '../../protocol/session-wire';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const VERSION = /^[\x21-\x7e]{1,64}$/;

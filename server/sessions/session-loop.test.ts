@@ -1,10 +1,10 @@
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import { RENEWAL_EXIT } from '../../agent/renew/loop';
 import { runSessionLoop } from '../../agent/session/loop';
 import { keepSessions } from '../../agent/sim/session-sim';
-import type { AgentSession } from '../../agent/session/session-client';
+import { openSession, type AgentSession } from '../../agent/session/session-client';
 import { sessionCheck } from '../../agent/session/state-file';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
@@ -108,5 +108,39 @@ describe('dev --sim N --sessions (keepSessions)', () => {
     expect(new Set(rows.map((row) => row.nodeId)).size).toBe(5);
     controller.abort();
     expect(await done).toMatchObject({ connected: 0, opened: 5, stopped: 5 });
+  });
+
+  it("verifies every welcome under the key its join_signing_key_pin names, read through the gateway; another pin opens nothing", async () => {
+    const t = await createTestTenant(testDb());
+    const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const run = (pin: string) => {
+      const controller = new AbortController();
+      const lines: string[] = [];
+      const opened: AgentSession[] = [];
+      const exit = runSessionLoop({ identityDir: dir, ...r.target, agentVersion: '0.1.0-loop', joinSigningKeyPin: pin, signal: controller.signal, log: (line) => lines.push(line), onSession: (s) => s && opened.push(s) });
+      return { controller, lines, opened, exit };
+    };
+    const wrong = run(`sha256/${Buffer.alloc(32, 7).toString('base64')}`);
+    await expect.poll(() => wrong.lines.filter((l) => l.includes('does not match join_signing_key_pin')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    expect(wrong.opened).toEqual([]);
+    expect(await sessionRows(answer.nodeId)).toEqual([]);
+    wrong.controller.abort();
+    expect(await wrong.exit).toBe(RENEWAL_EXIT.stopped);
+
+    const right = run(r.h.trust.signingKeyPin);
+    await expect.poll(() => right.opened.length, { timeout: 10_000 }).toBe(1);
+    expect(right.opened[0]!.welcome).toMatchObject({ status: 'welcome', nodeId: answer.nodeId });
+    right.controller.abort();
+    expect(await right.exit).toBe(RENEWAL_EXIT.stopped);
+  });
+
+  it('refuses a welcome that does not verify under the key it was given', async () => {
+    const t = await createTestTenant(testDb());
+    const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+    await expect(openSession(r.target, await loadIdentity(dir), { basePath: BASE, agentVersion: '0.1.0-loop', signingKey: other })).rejects.toThrow();
+    // The same session with the right key opens.
+    const session = await openSession(r.target, await loadIdentity(dir), { basePath: BASE, agentVersion: '0.1.0-loop', signingKey });
+    session.close();
   });
 });

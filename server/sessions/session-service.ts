@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { signEnvelope } from '../join/crypto/envelope';
-import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../join/wire';
+import { signEnvelope } from '../../protocol/envelope';
+import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/join-crypto';
@@ -10,11 +10,12 @@ import type { LeafRow } from '../renew/renew-write';
 import { vouchedPeer } from '../renew/vouch';
 import { recordSessionRefusal, type SessionRefusalLimit } from './refusals';
 import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
-import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSION, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
-import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from './wire';
+import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSIONS, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
+import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
 import type { SessionSettings } from './settings';
 import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
 import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
+import { GroupRunner } from '../renew/group';
 
 export interface SessionServiceOptions {
   pool: pg.Pool;
@@ -42,6 +43,21 @@ class Refused extends Error {
   }
 }
 
+/** Hello decisions under way at once in one API process (each gateway also relays at most 16 at once). */
+export const MAX_HELLO_DECISIONS = 32;
+
+interface OpenRequest {
+  sessionId: string;
+  serial: string;
+  nodeId: string;
+  gatewayId: string;
+  agentVersion: string;
+}
+interface OpenOutcome {
+  opened: boolean;
+  gatewayLive: boolean;
+}
+
 const jsonAnswer = (value: unknown): JoinAnswer => ({ status: 200, body: Buffer.from(JSON.stringify(value)) });
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
 
@@ -53,7 +69,48 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
  * gateway's lease is live (`gateway_leases`), and `node.connected` / `node.disconnected` on the node.
  */
 export class SessionService {
+  /**
+   * Hellos that arrive together open their sessions in one transaction (a group commit, as renewals do): after
+   * a gateway restart thousands arrive within seconds, and one durable commit per Hello held the database
+   * (and the console's queries) for seconds. Two Hellos of one node never share a group.
+   */
+  private readonly opener = new GroupRunner<OpenRequest, OpenOutcome>((hellos) => this.openGroup(hellos), 128, (hello) => [hello.nodeId]);
+
+  private decisions = 0;
+  private readonly waiting: Array<() => void> = [];
+
   constructor(private readonly options: SessionServiceOptions) {}
+
+  /** Groups run and Hellos they opened, for the benchmark. */
+  get openStats() {
+    return this.opener.stats;
+  }
+
+  private async openGroup(hellos: OpenRequest[]): Promise<OpenOutcome[]> {
+    const client = await this.options.pool.connect();
+    try {
+      try {
+        // The nodes' row locks first, in their own statement and in id order (two groups never deadlock), as a
+        // renewal takes its node's: the statement after it then reads each certificate's standing after a
+        // revokeIdentity or reclaim that held the lock. The ids come from node_certs rows.
+        const ids = [...new Set(hellos.map((h) => h.nodeId))].sort().map((id) => client.escapeLiteral(id));
+        await client.query(`BEGIN; SELECT 1 FROM nodes WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
+        const rows = (await client.query<{ session_id: string; opened: boolean; gateway_live: boolean }>({
+          name: 'session-open',
+          text: OPEN_SESSIONS,
+          values: [hellos.map((h) => h.sessionId), hellos.map((h) => h.serial), hellos.map((h) => h.nodeId), hellos.map((h) => h.gatewayId), hellos.map((h) => h.agentVersion)],
+        })).rows;
+        await client.query('COMMIT');
+        const bySession = new Map(rows.map((r) => [r.session_id, r]));
+        return hellos.map((h) => ({ opened: bySession.get(h.sessionId)?.opened ?? false, gatewayLive: bySession.get(h.sessionId)?.gateway_live ?? false }));
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
+  }
 
   get settings(): SessionSettings {
     return this.options.settings;
@@ -61,6 +118,20 @@ export class SessionService {
 
   /** A Hello relayed by a gateway. Every refusal is {@link SESSION_REFUSED} and a `security.session.refused` event. */
   async hello(call: SessionCall): Promise<JoinAnswer> {
+    // At most MAX_HELLO_DECISIONS at once, whatever the number of gateways: the rest wait their turn here, so
+    // a reconnect storm leaves the database pool and the event loop to the console's queries too.
+    if (this.decisions >= MAX_HELLO_DECISIONS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.decisions++;
+    try {
+      return await this.decide(call);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.decisions--;
+    }
+  }
+
+  private async decide(call: SessionCall): Promise<JoinAnswer> {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
@@ -95,25 +166,10 @@ export class SessionService {
     if (hello.nodeId !== row.node_id) throw new Refused('peer-mismatch', row);
 
     const sessionId = newId('sess');
-    const client = await this.options.pool.connect();
-    let opened: { opened: number; gateway_live: boolean };
-    try {
-      try {
-        // The node's row lock first, in its own statement, as a renewal takes it: the statement after it then
-        // reads the certificate's standing after a revokeIdentity or reclaim that held the lock.
-        await client.query(`BEGIN; SELECT 1 FROM nodes WHERE id = ${client.escapeLiteral(row.node_id)} FOR UPDATE`);
-        opened = (await client.query({ name: 'session-open', text: OPEN_SESSION, values: [sessionId, row.serial, row.node_id, relayed.gatewayId, hello.agentVersion] })).rows[0];
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    } finally {
-      client.release();
-    }
-    if (!opened.gateway_live) return SESSION_UNAVAILABLE;
+    const opened = await this.opener.run({ sessionId, serial: row.serial, nodeId: row.node_id, gatewayId: relayed.gatewayId, agentVersion: hello.agentVersion });
+    if (!opened.gatewayLive) return SESSION_UNAVAILABLE;
     // Lost a race with revokeIdentity, a reclaim or a delete under the lock: refused like any other.
-    if (opened.opened !== 1) throw new Refused('standing-changed', row);
+    if (!opened.opened) throw new Refused('standing-changed', row);
     // A pending acceptance run (or the first of this identity generation) is asked at once on the new session.
     await this.options.pool.query({ name: 'session-supersede-runs', text: SUPERSEDE_OLD_RUNS, values: [row.node_id] });
     const run = (await this.options.pool.query<{ id: string; checks: unknown[] }>({ name: 'session-run-on-hello', text: DELIVER_RUN_ON_HELLO, values: [newRunId(), row.node_id, sessionId] })).rows[0];
@@ -152,6 +208,18 @@ export class SessionService {
       logError('session lease failed', error);
       return JOIN_FAILED;
     }
+  }
+
+  /**
+   * A gateway's watch call (session-watch.ts): believed only with the gateway's vouching (for no peer),
+   * as its lease call. Answers the gateway id to watch for, or null (the caller answers the uniform refusal).
+   */
+  async authorizeWatch(call: SessionCall): Promise<string | null> {
+    const runtime = await this.options.loadRuntime();
+    if (!runtime) return null;
+    const body = call.body ?? Buffer.alloc(0);
+    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return null;
+    return parseLeaseCall(body)?.gatewayId ?? null;
   }
 
   /**

@@ -1,26 +1,35 @@
 /**
- * Opens a session under the node's row lock (taken by the statement before it, in the same transaction, so
- * that this statement reads the certificate's standing after a concurrent revokeIdentity or reclaim). It
- * writes nothing unless the leaf is still live and the gateway's lease too. The first session of a node that
- * had none publishes `node.connected`; the first contact of an identity generation, when the node is
- * `adopting` in a pool with acceptance checks, publishes `node.acceptance.started` after it. The node then
- * counts as contacted for its generation, so its renewals publish nothing more (first-contact.ts).
+ * Opens a group of sessions (one per node: the caller never puts two Hellos of one node in a group) under
+ * their nodes' row locks, taken by the statement before it in the same transaction, so that this statement
+ * reads each certificate's standing after a concurrent revokeIdentity or reclaim. It writes nothing for a
+ * Hello whose leaf is no longer live or whose gateway's lease is not. The first session of a node that had
+ * none publishes `node.connected`; the first contact of an identity generation, when the node is `adopting`
+ * in a pool with acceptance checks, publishes `node.acceptance.started` after it. The node then counts as
+ * contacted for its generation, so its renewals publish nothing more (first-contact.ts).
  *
- * $1 session id, $2 leaf serial, $3 node id, $4 gateway id, $5 agent version.
+ * $1 session ids, $2 leaf serials, $3 node ids, $4 gateway ids, $5 agent versions (arrays, one entry per
+ * Hello). Answers one row per Hello, in no particular order: its session id, whether it opened, and whether
+ * its gateway's lease is live.
  */
-export const OPEN_SESSION = `
-WITH node AS (
-  SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.connected_since, n.connected_generation,
+export const OPEN_SESSIONS = `
+WITH hello AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS h(session_id, serial, node_id, gateway_id, agent_version)
+), live_gateway AS (
+  SELECT g.gateway_id FROM gateway_leases g WHERE g.gateway_id IN (SELECT gateway_id FROM hello) AND g.expires_at > compute_now()
+), node AS (
+  SELECT h.session_id, h.serial, h.gateway_id, h.agent_version,
+         n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.connected_since, n.connected_generation,
          COALESCE(p.acceptance_checks, '{}') AS checks
-    FROM nodes n
-    JOIN node_certs c ON c.node_id = n.id AND c.serial = $2
+    FROM hello h
+    JOIN nodes n ON n.id = h.node_id
+    JOIN node_certs c ON c.node_id = n.id AND c.serial = h.serial
     LEFT JOIN pools p ON p.id = n.pool_id
-   WHERE n.id = $3 AND c.revoked_at IS NULL AND c.not_after > compute_now()
+   WHERE c.revoked_at IS NULL AND c.not_after > compute_now()
      AND c.identity_generation = n.identity_generation AND n.state <> 'retired'
-     AND EXISTS (SELECT 1 FROM gateway_leases g WHERE g.gateway_id = $4 AND g.expires_at > compute_now())
+     AND h.gateway_id IN (SELECT gateway_id FROM live_gateway)
 ), opened AS (
   INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at)
-  SELECT $1, id, $2, $4, $5, compute_now() FROM node
+  SELECT session_id, id, serial, gateway_id, agent_version, compute_now() FROM node
   RETURNING id
 ), marked AS (
   UPDATE nodes n SET connected_since = COALESCE(n.connected_since, compute_now()), session_ended_at = NULL,
@@ -33,18 +42,19 @@ WITH node AS (
     FROM node CROSS JOIN LATERAL (VALUES
       (1, 'node.connected',
        jsonb_build_object('nodeId', node.id, 'poolId', node.pool_id, 'siteId', node.site_id, 'identityGeneration', node.identity_generation,
-                          'sessionId', $1::text, 'gatewayId', $4::text)),
+                          'sessionId', node.session_id, 'gatewayId', node.gateway_id)),
       (2, 'node.acceptance.started',
        jsonb_build_object('nodeId', node.id, 'poolId', node.pool_id, 'checks', to_jsonb(node.checks), 'identityGeneration', node.identity_generation))
     ) AS e(ord, type, data)
    WHERE (e.ord = 1 AND node.connected_since IS NULL)
       OR (e.ord = 2 AND node.connected_generation < node.identity_generation AND node.state = 'adopting' AND cardinality(node.checks) > 0)
-   ORDER BY e.ord
+   ORDER BY node.id, e.ord
   RETURNING type
 )
-SELECT (SELECT count(*) FROM opened)::int AS opened, (SELECT count(*) FROM marked)::int AS marked,
-       (SELECT count(*) FROM published)::int AS published,
-       EXISTS (SELECT 1 FROM gateway_leases g WHERE g.gateway_id = $4 AND g.expires_at > compute_now()) AS gateway_live`;
+SELECT h.session_id, h.session_id IN (SELECT id FROM opened) AS opened,
+       h.gateway_id IN (SELECT gateway_id FROM live_gateway) AS gateway_live,
+       (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM published)::int AS published
+  FROM hello h`;
 
 /**
  * A gateway's lease: inserted by its first call, extended by every later one while it is live. An expired

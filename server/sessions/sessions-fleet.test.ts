@@ -18,6 +18,10 @@ import { issueGatewayCertificate } from '../pki/gateway';
 import { installPins } from '../pki/pins-summary';
 import { loadPki } from '../pki/store';
 import { issueJoinToken } from '../tokens/issue';
+import { voucherFromServingChain } from '../gateway/gateway';
+import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { revokeNodeIdentity } from '../nodes/lifecycle';
+import { principalOf } from '../authz/principal';
 
 // Two gateway processes and two API processes on one PostgreSQL: every instance reads the same session state,
 // and a gateway that dies leaves its nodes connected for no longer than its lease, then disconnected after
@@ -34,6 +38,7 @@ let servingCaPin: string;
 let apiKey: string;
 let tenantId: string;
 let token: string;
+let voucher: GatewayVoucher;
 
 beforeAll(async () => {
   database = await createServerDatabase('sessions_fleet');
@@ -46,6 +51,7 @@ beforeAll(async () => {
   servingCaPin = installPins(bundle).servingCaPin;
   const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
   const credentials = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
+  voucher = voucherFromServingChain(cert.chainPem, cert.privateKeyPem);
   for (const api of apis) gateways.push(await spawnGateway({ credentials, apiUrl: api.url }));
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;
@@ -134,5 +140,41 @@ describe('two gateways and two API instances on one PostgreSQL', () => {
     for (const api of apis) expect(await connectedIdsSeenBy(api)).toEqual(expected);
     expect(await eventTypes(nodeB)).toEqual(['node.connected', 'node.disconnected', 'node.connected']);
     for (const s of sessions) s.close();
+  });
+
+  it('an API process streams a gateway its session-end announcements (watch), and refuses an unvouched watch', { timeout: 60_000 }, async () => {
+    const node = await joinVia(gateways[0]!);
+    const session = await openSession(targetOf(gateways[0]!), node, { basePath: BASE, agentVersion: '0.1.0', signingKey });
+    const { gatewayId } = await database.db.nodeSession.findFirstOrThrow({ where: { nodeId: node.identity.nodeId } });
+    const path = `${BASE}/v1/session/watch`;
+    const body = Buffer.from(JSON.stringify({ gatewayId }));
+    const direct = await fetch(`${apis[1]!.url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    expect(direct.status).toBe(403);
+    expect(await direct.text()).toBe('{"code":"ACCESS_DENIED","message":"Session refused"}');
+
+    // The other API instance (not the one gateway A relays to), watched for gateway A's id.
+    const controller = new AbortController();
+    const watch = await fetch(`${apis[1]!.url}${path}`, { method: 'POST', body, signal: controller.signal, headers: { ...vouchHeaders(voucher, null, body, path), 'content-type': 'application/json' } });
+    expect(watch.status).toBe(200);
+    expect(watch.headers.get('content-type')).toBe('text/event-stream');
+    const reader = watch.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const types: string[] = [];
+    const until = async (type: string) => {
+      let text = '';
+      while (!types.includes(type)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+        const events = text.split('\n\n');
+        text = events.pop()!;
+        for (const event of events) for (const line of event.split('\n')) if (line.startsWith('event: ')) types.push(line.slice(7));
+      }
+    };
+    await until('ready');
+    await revokeNodeIdentity(database.db, principalOf('operator', 'op_fleet_test', [[tenantId, 'operator']]), { tenantId, nodeId: node.identity.nodeId });
+    await until('refresh');
+    expect(types).toEqual(['ready', 'refresh']);
+    await session.ended;
+    controller.abort();
   });
 });

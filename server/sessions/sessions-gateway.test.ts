@@ -19,7 +19,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
 import { getNode, listNodes } from '../nodes/nodes';
 import { countPools } from '../pools/counts';
-import { SESSION_REFUSED } from './wire';
+import { SESSION_REFUSED } from '../../protocol/session-wire';
 
 // Sessions through a real gateway (TLS, mutual TLS, HTTP/2 and HTTP/1.1) in front of a real HTTP API on the
 // test PostgreSQL: heartbeats every second and a grace of two seconds (sessionSettings(1, 2)).

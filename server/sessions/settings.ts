@@ -1,4 +1,4 @@
-import { MAX_GRACE_SECONDS, MAX_HEARTBEAT_SECONDS } from './wire';
+import { MAX_GRACE_SECONDS, MAX_HEARTBEAT_SECONDS } from '../../protocol/session-wire';
 
 /**
  * How sessions are kept. `heartbeatSeconds` goes into every welcome (the gateway writes a heartbeat that

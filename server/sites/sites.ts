@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { idOf, resourceName } from '../names';
+import { idOf, resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
@@ -28,10 +28,15 @@ export const siteRecord = z.object({
   archivedAt: z.string().nullable(),
   /** The discovery attestor's settings for this site, defaults filled in. */
   discovery: discoverySettingsSchema,
+  /**
+   * How many different principals must approve a join request of this site before it admits: 1, or 2 for
+   * two-person approval (the first approval is recorded and the request stays pending until a second one).
+   */
+  requiredApprovals: z.union([z.literal(1), z.literal(2)]),
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
-type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown };
+type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown; requiredApprovals: number };
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   id: s.id,
   tenantId: s.ownerTenantId,
@@ -40,6 +45,7 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   createdAt: s.createdAt.toISOString(),
   archivedAt: s.archivedAt?.toISOString() ?? null,
   discovery: discoverySettings(s.discovery),
+  requiredApprovals: s.requiredApprovals >= 2 ? 2 : 1,
 });
 
 /**

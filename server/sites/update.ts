@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
-import { idOf } from '../names';
+import { DomainError } from '../../protocol/errors';
+import { idOf } from '../../protocol/api/resource-names';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
-import { parseInput } from '../tokens/schemas';
+import { parseInput } from '../../protocol/api/token-schemas';
 import { loadSite, toSiteRecord, type SiteRecord } from './sites';
 
 export const updateSiteInput = z.strictObject({
@@ -25,13 +25,16 @@ export const updateSiteInput = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** 2: every join request of the site needs approvals by two different principals; 1 (the default): one. */
+  requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
 });
 
 /**
  * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:
  * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
- * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once).
- * Later joins read the new settings.
+ * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once)
+ * and `requiredApprovals` (2: two-person approval of its join requests). Later joins and decisions read the
+ * new settings; a first approval already recorded stays recorded.
  */
 export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
   const valid = parseInput(updateSiteInput, input);
@@ -39,8 +42,9 @@ export async function updateSite(db: Db, principal: Principal, input: z.input<ty
   if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
   const discovery = { ...discoverySettings(site.discovery), ...valid.discovery };
   return db.$transaction(async (tx) => {
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery } });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery } });
+    const requiredApprovals = valid.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals } });
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, requiredApprovals } });
     return toSiteRecord(updated);
   });
 }

@@ -5,10 +5,11 @@ import { createTestTenant } from '../../test/fixtures';
 import { createCaller } from '../api/root';
 import { loadOperatorPrincipal, createOperator } from '../operators/operators';
 import { principalOf } from '../authz/principal';
+import { acceptInvitation } from '../operators/invitations';
 import { ensureRootTenant } from './tenants';
 
 describe('tenants', () => {
-  it('lets root admins create tenants; the creating operator administers the new one', async () => {
+  it('lets root admins create tenants without joining them; the first admin they invite acts in it', async () => {
     const db = testDb();
     const root = await ensureRootTenant(db);
     const email = `root-${randomBytes(4).toString('hex')}@example.com`;
@@ -16,14 +17,27 @@ describe('tenants', () => {
     const before = (await loadOperatorPrincipal(db, id))!;
     const name = `acme-${randomBytes(3).toString('hex')}`;
     const created = await createCaller({ db, principal: before }).tenants.create({ name });
-    expect(created).toMatchObject({ name, isRoot: false, isMember: true });
+    expect(created).toMatchObject({ name, isRoot: false, isMember: false, role: null });
+    expect(await db.membership.count({ where: { tenantId: created.id } })).toBe(0);
 
     const after = (await loadOperatorPrincipal(db, id))!;
-    expect(after.memberships.get(created.id)).toBe('admin');
-    const listed = (await createCaller({ db, principal: after }).tenants.list({})).items;
-    expect(listed.find((t) => t.id === created.id)).toMatchObject({ isMember: true });
-    // It can act inside the new tenant now.
-    await expect(createCaller({ db, principal: after }).sites.create({ tenantId: created.id, name: 'dc1' })).resolves.toMatchObject({ kind: 'custom' });
+    expect(after.memberships.has(created.id)).toBe(false);
+    const rootApi = createCaller({ db, principal: after });
+    // Root admins see the tenant (to bootstrap it) but are not members: the console's switcher leaves it out.
+    expect((await rootApi.tenants.list({})).items.find((t) => t.id === created.id)).toMatchObject({ isMember: false, role: null });
+    // They do not act inside it: an outsider's NOT_FOUND.
+    await expect(rootApi.sites.create({ tenantId: created.id, name: 'dc1' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(rootApi.invitations.create({ tenantId: created.id, email: 'viewer@example.com', role: 'viewer' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+    // The proper path: the first admin's invitation, accepted by that person, who then acts in the tenant.
+    const adminEmail = `first-${randomBytes(4).toString('hex')}@example.com`;
+    const invitation = await rootApi.invitations.create({ tenantId: created.id, email: adminEmail, role: 'admin' });
+    const accepted = await acceptInvitation(db, { token: invitation.token, name: 'First Admin', password: 'correct horse battery' });
+    expect(accepted).toMatchObject({ tenantId: created.id, role: 'admin' });
+    const firstAdmin = (await loadOperatorPrincipal(db, accepted.operatorId))!;
+    await expect(createCaller({ db, principal: firstAdmin }).sites.create({ tenantId: created.id, name: 'dc1' })).resolves.toMatchObject({ kind: 'custom' });
+    // Once the tenant has an admin, its admins decide: a second "first admin" is refused.
+    await expect(rootApi.invitations.create({ tenantId: created.id, email: 'second@example.com', role: 'admin' })).rejects.toMatchObject({ code: 'FORBIDDEN', message: `Tenant ${name} already has members or API keys: only its own admins invite operators` });
     const audit = await db.auditEntry.findFirstOrThrow({ where: { tenantId: root.id, action: 'tenant.created', resource: `compute-tenant/${created.id}` } });
     expect(audit.actor).toBe(`operator:${id}`);
   });
@@ -55,8 +69,8 @@ describe('tenants', () => {
     ]);
     // Two at once: exactly one first key.
     expect([a.status, b.status].sort()).toEqual(['fulfilled', 'rejected']);
-    expect(((a.status === 'rejected' ? a : b) as PromiseRejectedResult).reason).toMatchObject({ code: 'NOT_FOUND' });
-    await expect(api.apiKeys.create({ tenantId: tenant.id, role: 'viewer', name: 'later' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(((a.status === 'rejected' ? a : b) as PromiseRejectedResult).reason).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('only its own admins create its API keys') });
+    await expect(api.apiKeys.create({ tenantId: tenant.id, role: 'viewer', name: 'later' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     expect(await db.apiKey.count({ where: { tenantId: tenant.id } })).toBe(1);
     const audit = await db.auditEntry.findMany({ where: { tenantId: root.id, action: 'api-key.created-for-tenant', actor: rootKey.actor } });
     expect(audit.map((row) => row.data)).toEqual([{ tenantId: tenant.id, role: 'admin' }]);

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
-import { resourceName } from '../names';
+import { resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
-import { ROLES } from '../authz/permissions';
+import { ROLES } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 
@@ -54,8 +54,9 @@ export async function ensureRootTenant(db: Db): Promise<TenantRecord> {
 }
 
 /**
- * Creates a tenant. Decided as `compute:tenants:manage` on the root tenant. A console operator who creates
- * one becomes its admin.
+ * Creates a tenant. Decided as `compute:tenants:manage` on the root tenant. The creator gains no membership:
+ * root admins create tenants and bootstrap them (the first admin's invitation, or the first API key), but
+ * act inside a tenant only if they belong to it like anyone else.
  */
 export async function createTenant(db: Db, principal: Principal, input: z.infer<typeof createTenantInput>): Promise<TenantRecord> {
   const root = await getRootTenant(db);
@@ -68,12 +69,8 @@ export async function createTenant(db: Db, principal: Principal, input: z.infer<
     return await db.$transaction(async (tx) => {
       const tenant = await tx.tenant.create({ data: { id: newId('tnt'), name: input.name } });
       await projectResource(tx, resource.tenant(tenant.id), tenant.id);
-      // The operator who creates a tenant administers it; an API key belongs to its own tenant only.
-      if (principal.kind === 'operator') {
-        await tx.membership.create({ data: { operatorId: principal.id, tenantId: tenant.id, role: 'admin' } });
-      }
       await writeAudit(tx, { tenantId: root.id, actor: principal.actor, action: 'tenant.created', resource: resource.tenant(tenant.id), data: { name: tenant.name } });
-      return { ...toRecord(tenant, principal), isMember: principal.kind === 'operator' };
+      return toRecord(tenant, principal);
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A tenant named ${input.name} already exists`, { field: 'name' });

@@ -7,7 +7,7 @@ import { archivePool } from '../pools/pools';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { createJoinToken } from './join-tokens';
 import { hashTokenSecret, parseJoinToken } from './secret';
-import type { CreatedJoinToken } from './schemas';
+import type { CreatedJoinToken } from '../../protocol/api/token-schemas';
 
 const db = testDb();
 const stderr = captureStderr();

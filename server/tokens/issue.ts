@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { publishEvent, writeAudit } from '../events/publish';
-import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../join/hardware/expect';
-import { isPermanentGlobalMac, normalizeMac } from '../join/hardware/claims';
+import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../../protocol/api/join-expect';
+import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
-import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, tokenDescription, tokenName, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from './schemas';
+import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, tokenDescription, tokenName, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from '../../protocol/api/token-schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
 
 export interface IssueJoinTokenInput {

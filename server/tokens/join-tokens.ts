@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadPool } from '../pools/pools';
@@ -16,7 +16,7 @@ import {
   type CreatedJoinToken,
   type JoinTokenPage,
   type JoinTokenRecord,
-} from './schemas';
+} from '../../protocol/api/token-schemas';
 
 /**
  * `joinTokens.create`: mints a `node` token for a pool, decided as `compute:join-tokens:create` on

@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import { createCaller } from '../api/root';
 import { createJoinToken, listJoinTokens, revokeJoinToken } from './join-tokens';
 import { issueJoinToken } from './issue';
-import type { JoinTokenPage } from './schemas';
+import type { JoinTokenPage } from '../../protocol/api/token-schemas';
 
 const db = testDb();
 const stderr = captureStderr();

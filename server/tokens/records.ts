@@ -1,6 +1,6 @@
 import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
-import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from './schemas';
+import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from '../../protocol/api/token-schemas';
 
 /**
  * The columns a record is built from, and the token's state decided by the database clock

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../ids';
-import { createdJoinToken, joinTokenRecord } from './schemas';
+import { createdJoinToken, joinTokenRecord } from '../../protocol/api/token-schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret, parseJoinToken, tokenSecretMatches } from './secret';
 
 describe('join token secrets', () => {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf } from '../names';
-import { isPermanentGlobalMac } from '../join/hardware/claims';
+import { idOf } from '../../protocol/api/resource-names';
+import { isPermanentGlobalMac } from '../../protocol/hardware-claims';
 import { invalidMac, issueJoinToken } from './issue';
-import { createdJoinToken, idempotencyKey, parseInput, ttlSeconds, type CreatedJoinToken } from './schemas';
+import { createdJoinToken, idempotencyKey, parseInput, ttlSeconds, type CreatedJoinToken } from '../../protocol/api/token-schemas';
 
 /** At most 16 uses for a site token (joining.md "Token roles"). */
 export const SITE_TOKEN_MAX_USES = 16;

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /** How deliveries are made, retried and given up on; every value has an environment variable (configuration.md). */
 export interface WebhookSettings {

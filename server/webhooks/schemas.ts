@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../events/event-types';
-import { idOf } from '../names';
+import { idOf } from '../../protocol/api/resource-names';
 import { MAX_WEBHOOK_URL_LENGTH } from './target';
 
 const eventTypes = z

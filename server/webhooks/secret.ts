@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 
 /**
  * Webhook signing secrets, in the Standard Webhooks format `whsec_<base64 of 32 random bytes>`. The server

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Db, Tx } from '../db/client';
-import { DomainError } from '../errors';
+import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { isPublicAddress } from '../daemon/public-address';
-import { invalidArgument } from '../errors';
+import { invalidArgument } from '../../protocol/errors';
 import { AddressRefused, bareHost, resolveCheckedAddresses, type Address } from '../http/pinned-request';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2_048;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
 import { insertApiKey } from '../../server/api-keys/api-keys';
 import { newId } from '../../server/ids';
-import { JOIN_REFUSED } from '../../server/join/wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { createTestTenant } from '../fixtures';
 import { machineClaims } from '../join-harness';

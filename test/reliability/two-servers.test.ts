@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
 import { verifyJoinAnswer } from '../../agent/verify-answer';
 import { bootstrapFirstStart } from '../../server/boot/bootstrap';
-import { JOIN_REFUSED } from '../../server/join/wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
 import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../server-process';

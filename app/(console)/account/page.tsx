@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { AccountView } from '@/components/access/account-view';
-import { getSignedInOperator } from '@/lib/session';
+import { getSignedInOperator } from '@/server/auth/session';
 import { getDb } from '@/server/db/client';
 import { hasOwnPassword } from '@/server/operators/account';
 

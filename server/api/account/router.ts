@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authenticatedProcedure, router } from '../trpc';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { changeOwnPassword, changePasswordInput } from '../../operators/change-password';
 import { endOperatorSessions } from '../../operators/operators';
 

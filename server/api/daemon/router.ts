@@ -1,6 +1,6 @@
 import { requirePermission, router } from '../trpc';
 import { generateInstallScript } from '../../daemon/generate';
-import { installScriptInput, installScriptOutput } from '../../daemon/schemas';
+import { installScriptInput, installScriptOutput } from '../../../protocol/api/daemon-schemas';
 import { downloadsDir } from '../../downloads/serve';
 
 export const daemonRouter = router({

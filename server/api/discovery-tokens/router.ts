@@ -1,6 +1,6 @@
 import { requirePermission, router } from '../trpc';
 import { createDiscoveryToken, createDiscoveryTokenInput } from '../../tokens/site-scoped';
-import { createdJoinToken } from '../../tokens/schemas';
+import { createdJoinToken } from '../../../protocol/api/token-schemas';
 
 /** Discovery tokens: minted by a site's boot step, one per PXE lease, bound to its MAC. */
 export const discoveryTokensRouter = router({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { publicProcedure, requirePermission, router } from '../trpc';
-import { ROLES } from '../../authz/permissions';
+import { ROLES } from '../../../protocol/api/permissions';
 import {
   acceptInvitation,
   acceptInvitationInput,

@@ -2,7 +2,7 @@ import { requirePermission } from '../trpc';
 import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { processJoinRequestListener, watchJoinRequests } from '../../requests/listener';
-import { getJoinRequestInput } from '../../requests/schemas';
+import { getJoinRequestInput } from '../../../protocol/api/join-request-schemas';
 
 const onChangeInput = getJoinRequestInput.omit({ requestId: true });
 

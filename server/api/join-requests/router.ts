@@ -12,7 +12,7 @@ import {
   rejectJoinRequestInput,
   rejectJoinRequestsInput,
   rejectedJoinRequests,
-} from '../../requests/schemas';
+} from '../../../protocol/api/join-request-schemas';
 import { onJoinRequestChange } from './on-change';
 
 /** Join requests of a pool (joining.md "Join requests and approvals"), decided on the pool: read like join tokens, decided as `compute:join-requests:decide` (approvers, operators, admins). */

@@ -7,7 +7,7 @@ import {
   joinTokenRecord,
   listJoinTokensInput,
   revokeJoinTokenInput,
-} from '../../tokens/schemas';
+} from '../../../protocol/api/token-schemas';
 
 /** Join tokens of a pool. The strict output schemas are what keep a secret's hash out of every answer. */
 export const joinTokensRouter = router({

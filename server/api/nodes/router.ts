@@ -1,7 +1,7 @@
 import { requirePermission, router } from '../trpc';
 import { adoptNode, deleteNode, recheckNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
 import { getNode, listNodes } from '../../nodes/nodes';
-import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../nodes/schemas';
+import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../../protocol/api/node-schemas';
 
 /** Nodes: read and lifecycle. Each is decided on the node's pool in the domain function. */
 export const nodesRouter = router({

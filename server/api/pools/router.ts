@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { archivePool, createPool, getPool, listPools } from '../../pools/pools';
-import { createPoolInput, listPoolsInput, poolRecord, poolRefInput } from '../../pools/schemas';
+import { createPoolInput, listPoolsInput, poolRecord, poolRefInput } from '../../../protocol/api/pool-schemas';
 import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
 
 export const poolsRouter = router({

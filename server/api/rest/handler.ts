@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toErrorBody } from '../../error-map';
-import { DomainError } from '../../errors';
+import { DomainError } from '../../../protocol/errors';
 import { checkSessionOrigin, DEFAULT_MAX_BODY_BYTES, HttpRefusal, isJsonContentType, readBodyWithin } from '../../http/request-rules';
 import { isClientAbort } from '../../http/client-abort';
 import { logError, logLimited } from '../../log';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DOMAIN_ERROR_CODES } from '../../errors';
+import { DOMAIN_ERROR_CODES } from '../../../protocol/errors';
 import { procedureInput, procedureOutput } from './procedures';
 import { REST_ROUTES, successStatus } from './routes';
 

@@ -1,6 +1,6 @@
 import { requirePermission, router } from '../trpc';
 import { createSiteToken, createSiteTokenInput } from '../../tokens/site-scoped';
-import { createdJoinToken } from '../../tokens/schemas';
+import { createdJoinToken } from '../../../protocol/api/token-schemas';
 
 /** Site tokens: admit `bcd site` agents into one site, at most 16 uses. */
 export const siteTokensRouter = router({

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { normalizeSerial, normalizeUuid } from '../hardware/claims';
+import { normalizeSerial, normalizeUuid } from '../../../protocol/hardware-claims';
 import type { PreparedJoin } from '../prepare';
 import type { RuleInForce } from '../../rules/match';
 import type { LockedToken } from '../decide';

@@ -57,7 +57,7 @@ export const CREATED_EVENT_LIMIT = { limit: 60, window: '60 seconds', keyPrefix:
 
 /**
  * Records new pending requests and refreshes existing ones (same id: new CSR hash, claims and their key's
- * trust, ip, boot lease epoch and token, expiry restarted), publishes `node.join-request.created` for the new ones (through the
+ * trust, ip, boot lease epoch and token, expiry restarted; a new CSR drops a recorded first approval), publishes `node.join-request.created` for the new ones (through the
  * shared rate limit, per tenant and site, each event carrying the number `suppressed` before it), marks the
  * approvals the batch's admissions used as consumed (naming the node each admitted), and announces every change with NOTIFY, all in the
  * admission transaction.
@@ -74,7 +74,11 @@ WITH recorded AS (
   ON CONFLICT (id) DO UPDATE
      SET claims = EXCLUDED.claims, hardware_key = EXCLUDED.hardware_key, ip = EXCLUDED.ip, workflow_id = EXCLUDED.workflow_id,
          vouched_by = EXCLUDED.vouched_by, boot_lease_epoch = EXCLUDED.boot_lease_epoch, csr_sha256 = EXCLUDED.csr_sha256,
-         token_id = EXCLUDED.token_id, hardware_key_trusted = EXCLUDED.hardware_key_trusted, expires_at = EXCLUDED.expires_at
+         token_id = EXCLUDED.token_id, hardware_key_trusted = EXCLUDED.hardware_key_trusted, expires_at = EXCLUDED.expires_at,
+         -- A first approval (two-person sites) was given for the CSR then on the request: a new CSR drops it.
+         first_approved_by = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approved_by END,
+         first_approved_at = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approved_at END,
+         first_approval_pool_id = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approval_pool_id END
    WHERE join_requests.state = 'pending'
   RETURNING id, tenant_id, site_id, (xmax = 0) AS is_new
 ), consumed AS (

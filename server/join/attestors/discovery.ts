@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../../ids';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
-import { normalizeUuid } from '../hardware/claims';
+import { normalizeUuid } from '../../../protocol/hardware-claims';
 import type { PreparedJoin } from '../prepare';
 import { firstMatchingRule, type RuleMatch } from '../../rules/match';
 import {

@@ -1,4 +1,4 @@
-import { mismatchedExpectField } from '../hardware/expect';
+import { mismatchedExpectField } from '../../../protocol/api/join-expect';
 import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
 import type { Attestor, AttestorInput } from './types';
 

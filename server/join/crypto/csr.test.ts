@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCsr, generateNodeKeyAndCsr } from '../../../agent/keys';
-import { tlv } from '../../der/writer';
+import { tlv } from '../../../protocol/der/writer';
 import { MAX_CSR_BYTES, parseCsr } from './csr';
 import { JoinRefusal } from './refusal';
 

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { DerError, checkDerTree, contentOf, encodingOf, expectElement, readElement } from '../../der/reader';
-import { TAG } from '../../der/tags';
-import { P256_SPKI_PREFIX } from '../../pki/p256';
+import { DerError, checkDerTree, contentOf, encodingOf, expectElement, readElement } from '../../../protocol/der/reader';
+import { TAG } from '../../../protocol/der/tags';
+import { P256_SPKI_PREFIX } from '../../../protocol/p256';
 import { JoinRefusal } from './refusal';
 
 /** The largest CSR JoinService reads; a P-256 request with a modest subject is about 250 bytes. */

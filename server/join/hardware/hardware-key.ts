@@ -6,17 +6,8 @@ import {
   normalizeMac,
   normalizeSerial,
   normalizeUuid,
-} from './claims';
-
-/** The identifier fields a hardware key is derived from; other claim fields (hostname) are ignored. */
-export interface HardwareIdentifiers {
-  readonly productUuid?: string | null;
-  readonly productSerial?: string | null;
-  readonly boardSerial?: string | null;
-  readonly chassisSerial?: string | null;
-  readonly macs?: readonly string[] | null;
-  readonly gpuUuids?: readonly string[] | null;
-}
+  type HardwareIdentifiers,
+} from '../../../protocol/hardware-claims';
 
 /** A machine's hardware key and how much it can be trusted. */
 export interface HardwareKey {

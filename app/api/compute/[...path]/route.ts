@@ -1,4 +1,4 @@
-import { getSessionOperatorId } from '@/lib/session';
+import { getSessionOperatorId } from '@/server/auth/session';
 import { getDb } from '@/server/db/client';
 import { handleComputeRequest } from '@/server/http/compute';
 

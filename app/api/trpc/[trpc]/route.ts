@@ -1,4 +1,4 @@
-import { getSessionOperatorId } from '@/lib/session';
+import { getSessionOperatorId } from '@/server/auth/session';
 import { handleTrpcRequest } from '@/server/api/trpc-http';
 import { getDb } from '@/server/db/client';
 

@@ -1,0 +1,69 @@
+/**
+ * The Sessions wire contract (protocol.md "Sessions") and the gateway's internal calls to the API. Pure: no
+ * database and no keys, so the gateway and the agent import it too.
+ */
+
+/** The largest Hello body read; a real one is under 100 bytes. */
+export const MAX_HELLO_BODY_BYTES = 4 * 1024;
+/** The protocol's ceiling on `heartbeatSeconds` and on the disconnect grace. */
+export const MAX_HEARTBEAT_SECONDS = 60;
+export const MAX_GRACE_SECONDS = 60;
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+
+/** Every refused Hello is these bytes, whatever the reason. */
+export const SESSION_REFUSED = { status: 403, body: json({ code: 'ACCESS_DENIED', message: 'Session refused' }) } as const;
+/** The gateway's lease is not live (it just started, or lost it): the gateway registers again; the agent retries. */
+export const SESSION_UNAVAILABLE = { status: 503, body: json({ code: 'INVALID_STATE', message: 'The gateway is not ready; retry' }) } as const;
+
+/** Paths under the base path. `/v1/session` is the agent's; the gateway's lease call is internal. */
+export const SESSION_PATH = '/v1/session';
+export const SESSION_LEASE_PATH = '/v1/session/lease';
+/** Where bcd reports an acceptance run, on its session's connection. */
+export const SESSION_ACCEPTANCE_PATH = '/v1/session/acceptance';
+/** The gateway's watch stream (internal): the API says when a lease call would end a session now. */
+export const SESSION_WATCH_PATH = '/v1/session/watch';
+
+/** An acceptance run the control plane asks of a node (the `acceptance` event's data). */
+export interface AcceptanceAsk {
+  runId: string;
+  checks: unknown[];
+}
+
+/**
+ * What the gateway relays to the API for a Hello: its own id and the agent's body, as its vouching binds
+ * them (the vouching signs the hash of these bytes, so the gateway id cannot be swapped on the way).
+ */
+export interface RelayedHello {
+  gatewayId: string;
+  hello: string;
+}
+
+/** The API's answer to an accepted Hello, to the gateway (which writes the stream). */
+export interface HelloAccepted {
+  sessionId: string;
+  heartbeatSeconds: number;
+  /** The signed `welcome` envelope, written as the first event's data. */
+  welcome: { body: string; sig: string };
+  /** A run to ask at once, as the event after the welcome. */
+  acceptance?: AcceptanceAsk;
+}
+
+/** The gateway's lease call: the sessions that ended at the gateway since its last call. */
+export interface LeaseCall {
+  gatewayId: string;
+  closed: string[];
+}
+
+/** The API's answer: the sessions the gateway must end now, and when to call again. */
+export interface LeaseAnswer {
+  /** False when the lease had expired: the gateway ends every session and starts over with a new id. */
+  live: boolean;
+  end: string[];
+  refreshMs: number;
+  /** Acceptance runs to ask on sessions this gateway holds. */
+  run?: Array<{ sessionId: string; acceptance: AcceptanceAsk }>;
+}
+
+/** One Server-Sent Event: `event:` and one `data:` line of JSON. */
+export const sseEvent = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;

@@ -1,0 +1,3 @@
+module bettercompute.test/go-session-client
+
+go 1.19
