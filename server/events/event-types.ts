@@ -7,6 +7,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'node.join-request.created',
   'node.join-request.auto-admitted',
   'node.join-request.expired',
+  'node.join-request.approval-recorded',
   'security.join-request.approved',
   'security.join-request.rejected',
   'security.join.refused',
