@@ -37,7 +37,6 @@ import { downloadsDir, isDownloadPath, serveDownload } from '../server/downloads
 import { serveApiMetrics } from '../server/metrics/api-endpoint';
 import { getSessionService } from '../server/sessions/session-runtime';
 import { startSessionSweeper } from '../server/sessions/session-service';
-import { startWebhookWorker } from '../server/webhooks/runtime';
 
 const JOIN_PATH = `${BASE_PATH}/v1/join`;
 
@@ -93,7 +92,8 @@ async function main() {
   }
   // As startHttpServer: every instance sweeps the sessions of dead gateways.
   startSessionSweeper(getSessionService());
-  await startWebhookWorker();
+  // No webhook delivery worker, unlike startHttpServer: test files share the test database, and one here would
+  // claim the deliveries of the tests that run their own (tenant-scoped) workers (server/webhooks/).
   const authOptions = createAuthOptions();
   const server = http.createServer((req, res) => {
     // The boot server's GET /metrics (server/boot/http-server.ts).

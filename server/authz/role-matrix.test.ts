@@ -172,6 +172,11 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     const { operatorId } = await acceptInvitation(db, { token: member.token, name: 'Member', password: 'correct horse battery' });
     const openInvitation = await api.invitations.create({ tenantId, email: `later-${suffix}@example.com`, role: 'viewer' });
     const rule = await api.approvalRules.create({ tenantId, siteId: site.id, name: 'rack', match: { macPrefixes: ['3c:ec:ef'] }, action: 'leave' });
+    // A webhook and a (never sent: no worker runs here) test delivery to call the webhook procedures on.
+    process.env.BETTER_COMPUTE_SECRET ??= randomBytes(32).toString('base64url');
+    const webhook = await api.webhooks.create({ tenantId, url: 'https://hooks.example.com/matrix', eventTypes: ['node.cordoned'] });
+    const testDelivery = await api.webhooks.test({ tenantId, webhookId: webhook.id });
+    const webhookRef = { tenantId, webhookId: webhook.id };
 
     const poolRef = { tenantId, poolId: pool.id };
     const nodeRef = { tenantId, nodeId };
@@ -224,6 +229,16 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['approvalRules.delete', { ...siteRef, ruleId: rule.id }],
       ['expectedMachines.list', siteRef],
       ['expectedMachines.import', { ...siteRef, format: 'csv', content: 'serial,pool\nSN-1,gpu\n', preview: true }],
+      ['webhooks.eventTypes', { tenantId }],
+      ['webhooks.list', { tenantId }],
+      ['webhooks.get', webhookRef],
+      ['webhooks.deliveries', webhookRef],
+      ['webhooks.create', { tenantId, url: 'https://hooks.example.com/sneaky', eventTypes: ['node.joined'] }],
+      ['webhooks.update', { ...webhookRef, eventTypes: ['node.joined'] }],
+      ['webhooks.test', webhookRef],
+      ['webhooks.rotateSecret', webhookRef],
+      ['webhooks.redeliver', { ...webhookRef, deliveryId: testDelivery.id }],
+      ['webhooks.delete', webhookRef],
       ['operators.remove', { tenantId, operatorId }],
       ['nodes.revokeIdentity', nodeRef],
       ['nodes.delete', nodeRef],

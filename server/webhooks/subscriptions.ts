@@ -4,6 +4,7 @@ import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
+import { WEBHOOK_EVENT_TYPES } from '../events/event-types';
 import { publishEvent, writeAudit } from '../events/publish';
 import { allowsPrivateTargets } from './config';
 import type { createWebhookInput, listWebhooksInput, updateWebhookInput, webhookRef, WebhookRecord } from './schemas';
@@ -67,6 +68,12 @@ export async function createWebhook(db: Db, principal: Principal, input: z.infer
     await auditAndPublish(tx, principal, row, 'created');
     return { ...toWebhookRecord(row), secret };
   });
+}
+
+/** The event types a subscription of this tenant may name (the same for every tenant, decided like a list). */
+export async function listWebhookEventTypes(db: Db, principal: Principal, input: z.infer<typeof listWebhooksInput>): Promise<string[]> {
+  await authorize(db, principal, 'compute:webhooks:read', resource.tenant(input.tenantId));
+  return [...WEBHOOK_EVENT_TYPES];
 }
 
 export async function listWebhooks(db: Db, principal: Principal, input: z.infer<typeof listWebhooksInput>): Promise<WebhookRecord[]> {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
-import { WEBHOOK_EVENT_TYPES } from '../../events/event-types';
 import { listDeliveries, redeliver, sendTestWebhook } from '../../webhooks/deliveries';
 import {
   createWebhookInput,
@@ -13,14 +12,14 @@ import {
   webhookRef,
   webhookWithSecret,
 } from '../../webhooks/schemas';
-import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook } from '../../webhooks/subscriptions';
+import { createWebhook, deleteWebhook, getWebhook, listWebhookEventTypes, listWebhooks, rotateWebhookSecret, updateWebhook } from '../../webhooks/subscriptions';
 
 /** Webhook subscriptions and their deliveries: admins only (`compute:webhooks:read|manage`). */
 export const webhooksRouter = router({
   eventTypes: requirePermission('compute:webhooks:read')
     .input(listWebhooksInput)
     .output(z.object({ items: z.array(z.string()) }))
-    .query(() => ({ items: [...WEBHOOK_EVENT_TYPES] })),
+    .query(async ({ ctx, input }) => ({ items: await listWebhookEventTypes(ctx.db, ctx.principal, input) })),
   create: requirePermission('compute:webhooks:manage')
     .input(createWebhookInput)
     .output(webhookWithSecret)
