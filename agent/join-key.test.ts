@@ -36,10 +36,10 @@ describe('loadJoinEncryptionKey', () => {
     const fetch = serving({ name: 'better-compute', join: { encryptionJwk: rotated.jwk } });
     const missing = await loadJoinEncryptionKey({ jwkPath: path.join(dir, 'absent.jwk'), pin: rotated.pin, serverUrl: 'https://cp.example.com/', fetch });
     expect(missing.source).toBe('well-known');
-    expect(fetch.mock.calls[0][0]).toBe('https://cp.example.com/api/compute/.well-known/better-compute');
+    expect(fetch.mock.calls[0]![0]).toBe('https://cp.example.com/api/compute/.well-known/better-compute');
     const stale = await loadJoinEncryptionKey({ jwkPath: fileWith(current.jwk), pin: rotated.pin, serverUrl: 'https://cp', basePath: '/compute', fetch });
     expect(stale).toMatchObject({ source: 'well-known', jwk: { x: rotated.jwk.x } });
-    expect(fetch.mock.calls[1][0]).toBe('https://cp/compute/.well-known/better-compute');
+    expect(fetch.mock.calls[1]![0]).toBe('https://cp/compute/.well-known/better-compute');
   });
 
   it('with refuseMismatchedFile (bcd), a present file that does not match fails without fetching; a missing one still falls back', async () => {

@@ -75,7 +75,7 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     document = await response.json();
   } catch (error) {
-    throw new Error(`No join encryption key matches join_encryption_key_pin: ${fileProblem}, and ${url} could not be read (${(error as Error).message})`);
+    throw new Error(`No join encryption key matches join_encryption_key_pin: ${fileProblem}, and ${url} could not be read (${(error as Error).message})`, { cause: error });
   }
   const join = (document as { join?: { encryptionJwk?: unknown } } | null)?.join;
   if (!join) throw new Error(`${url} publishes no join section: the server has no JoinService keys configured`);

@@ -36,6 +36,19 @@ export interface PendingAnswer {
   readonly csrSha256: string;
 }
 
+/**
+ * Round one of a challenge round (protocol.md "Challenge rounds"): answer it by sending the same request with
+ * the nonce (and what the attestor asks) in `attestation`, before `expiresAt`.
+ */
+export interface ChallengeAnswer {
+  readonly status: 'challenge';
+  readonly attestor: string;
+  readonly nonce: string;
+  readonly expiresAt: number;
+  readonly csrSha256: string;
+  readonly challenge?: Record<string, unknown>;
+}
+
 /** What the agent knows independently of the answer. */
 export interface VerifyJoinAnswerOptions {
   /** `join_signing_key_pin`: the pin of the join-signing key's SPKI. */
@@ -63,7 +76,7 @@ const isB64List = (value: unknown): value is string[] =>
 const pinnedByCertificate = new Map<string, KeyObject>();
 const pinnedKeys = new WeakMap<KeyObject, string>();
 
-function signingKey(options: VerifyJoinAnswerOptions): KeyObject {
+function signingKey(options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey'>): KeyObject {
   if (options.signingPublicKey) {
     const key = options.signingPublicKey;
     let pin = pinnedKeys.get(key);
@@ -129,7 +142,7 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
 
   let leaf: ReturnType<typeof readLeafNames>;
   try {
-    leaf = readLeafNames(Buffer.from(certificateChain[0], 'base64'));
+    leaf = readLeafNames(Buffer.from(certificateChain[0]!, 'base64')); // non-empty: checked above
   } catch {
     throw new JoinAnswerError('key', 'The leaf certificate in the join answer cannot be parsed');
   }
@@ -158,4 +171,31 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
     throw new JoinAnswerError('role', `The leaf's OU is not bc-role:${role}`);
   }
   return { status, nodeId, siteId, trustDomain, role, csrSha256: options.csrSha256, certificateChain, commandTrustBundle };
+}
+
+const NONCE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Verifies round one of a challenge round: (1) the signature under the pinned join-signing key, (2) that
+ * `csrSha256` is this agent's request, then the body's shape (`status: challenge`, the attestor asked for, a
+ * 32-byte b64url nonce, an integer `expiresAt`).
+ *
+ * @throws JoinAnswerError naming the failed check.
+ */
+export function verifyJoinChallenge(envelope: SignedEnvelope, options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'csrSha256'> & { attestor: string }): ChallengeAnswer {
+  let parsed: unknown;
+  try {
+    parsed = verifyEnvelope(envelope, signingKey(options));
+  } catch (error) {
+    if (error instanceof JoinAnswerError) throw error;
+    throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
+  }
+  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (body.csrSha256 !== options.csrSha256) throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
+  const { status, attestor, nonce, expiresAt, challenge } = body;
+  if (status !== 'challenge' || attestor !== options.attestor || typeof nonce !== 'string' || !NONCE.test(nonce) || !Number.isInteger(expiresAt)) {
+    throw new JoinAnswerError('body', 'The challenge answer is malformed');
+  }
+  const extra = typeof challenge === 'object' && challenge !== null && !Array.isArray(challenge) ? { challenge: challenge as Record<string, unknown> } : {};
+  return { status: 'challenge', attestor, nonce, expiresAt: expiresAt as number, csrSha256: options.csrSha256, ...extra };
 }

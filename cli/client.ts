@@ -31,7 +31,7 @@ export class ApiClient {
         body: body ? JSON.stringify(body) : undefined,
       });
     } catch (error) {
-      throw new Error(`Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
+      throw new Error(`Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`, { cause: error });
     }
     const text = await response.text();
     let parsed: unknown;

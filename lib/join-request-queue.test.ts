@@ -7,7 +7,7 @@ const order = ['a', 'b', 'c', 'd', 'e'];
 function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
   return {
     id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, requiredApprovals: 1, firstApproval: null, ...extra,
+    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, requiredApprovals: 1, firstApproval: null, tpm: null, ...extra,
   };
 }
 

@@ -93,6 +93,8 @@ export function joinTokenFieldOf(serverField: string | null): JoinTokenFormField
     case 'name':
     case 'description':
       return serverField;
+    case null:
+      return null;
   }
   const key = /^expect\.(\w+)$/.exec(serverField ?? '')?.[1];
   return key && (EXPECT_KEYS as string[]).includes(key) ? (`expect.${key}` as JoinTokenFormField) : null;

@@ -11,6 +11,7 @@ const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
   joinAttestors: [],
   platformOperated: false,
   acceptanceChecks: '',
+  tpmEkAllowList: '',
   ...over,
 });
 
@@ -24,5 +25,10 @@ describe('validatePoolForm', () => {
     expect(Object.keys(errors).sort()).toEqual(['acceptanceChecks', 'name']);
     expect(errors.acceptanceChecks).toBe('“GPU Burn”: use a check name like gpu-burn');
     expect(errors.name).not.toMatch(/^name: /);
+  });
+
+  it('names a bad EK hash as typed', () => {
+    const errors = validatePoolForm(TENANT, values({ tpmEkAllowList: `${'a'.repeat(64)}, sha256/abc` }));
+    expect(errors).toEqual({ tpmEkAllowList: '“sha256/abc”: must be the hex SHA-256 of the EK public key (64 hex digits)' });
   });
 });

@@ -8,6 +8,7 @@ const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
   joinAttestors: [],
   platformOperated: false,
   acceptanceChecks: '',
+  tpmEkAllowList: '',
   ...over,
 });
 
@@ -20,6 +21,11 @@ describe('toCreatePoolInput', () => {
     expect(input.policy).toEqual({ joinAttestors: ['join-token', 'tpm'], kubernetes: { platformOperated: true } });
     expect(input.acceptanceChecks).toEqual(['gpu-burn', 'nccl']);
   });
+  it('sends the TPM EK allow-list typed with commas, spaces or lines', () => {
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    expect(toCreatePoolInput('tnt_1', values({ tpmEkAllowList: ` ${a},\n${b}  ` })).policy).toEqual({ tpm: { ekAllowList: [a, b] } });
+  });
 });
 
 describe('server errors on the form', () => {
@@ -28,6 +34,7 @@ describe('server errors on the form', () => {
     expect(formFieldOf('acceptanceChecks.1')).toBe('acceptanceChecks');
     expect(formFieldOf('policy.joinAttestors')).toBe('joinAttestors');
     expect(formFieldOf('policy.kubernetes.platformOperated')).toBe('platformOperated');
+    expect(formFieldOf('policy.tpm.ekAllowList.0')).toBe('tpmEkAllowList');
     expect(formFieldOf('tenantId')).toBeNull();
     expect(formFieldOf(null)).toBeNull();
   });

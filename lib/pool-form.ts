@@ -24,9 +24,16 @@ export interface PoolFormValues {
   platformOperated: boolean;
   /** As typed: names separated by commas. */
   acceptanceChecks: string;
+  /** As typed: EK hashes (hex SHA-256 of the EK public key) separated by commas, spaces or lines. */
+  tpmEkAllowList: string;
 }
 
-export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptanceChecks';
+export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptanceChecks' | 'tpmEkAllowList';
+
+/** The EK hashes of the allow-list field, in the order typed. */
+export function parseEkHashList(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
 
 export function parseCheckList(text: string): string[] {
   return text
@@ -43,6 +50,8 @@ export function toCreatePoolInput(tenantId: string, values: PoolFormValues): Cre
   const policy: NonNullable<CreatePoolInput['policy']> = {};
   if (values.joinAttestors.length) policy.joinAttestors = JOIN_ATTESTORS.filter((a) => values.joinAttestors.includes(a));
   if (values.platformOperated) policy.kubernetes = { platformOperated: true };
+  const ekHashes = parseEkHashList(values.tpmEkAllowList ?? '');
+  if (ekHashes.length) policy.tpm = { ekAllowList: ekHashes };
   const checks = parseCheckList(values.acceptanceChecks);
   return {
     tenantId,
@@ -61,6 +70,7 @@ export function formFieldOf(serverField: string | null): PoolFormField | null {
   if (head === 'siteId' || head === 'name' || head === 'agent' || head === 'acceptanceChecks') return head;
   if (head === 'policy' && second === 'joinAttestors') return 'joinAttestors';
   if (head === 'policy' && second === 'kubernetes') return 'platformOperated';
+  if (head === 'policy' && second === 'tpm') return 'tpmEkAllowList';
   return null;
 }
 
@@ -69,6 +79,9 @@ export function formFieldOf(serverField: string | null): PoolFormField | null {
  * operator typed a list, so the message names the check instead.
  */
 export function poolFieldMessage(error: ApiError, values: PoolFormValues): string {
+  const ekIndex = /^policy\.tpm\.ekAllowList\.(\d+)$/.exec(error.field ?? '')?.[1];
+  const ekHash = ekIndex === undefined ? undefined : parseEkHashList(values.tpmEkAllowList ?? '')[Number(ekIndex)];
+  if (ekHash !== undefined) return `“${ekHash}”: ${fieldMessage(error)}`;
   const index = /^acceptanceChecks\.(\d+)$/.exec(error.field ?? '')?.[1];
   const check = index === undefined ? undefined : parseCheckList(values.acceptanceChecks)[Number(index)];
   return check === undefined ? fieldMessage(error) : `“${check}”: ${fieldMessage(error)}`;

@@ -121,6 +121,58 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     meaning: 'The certificate signing request was invalid or not signed by its key.',
     action: 'Update bcd; if it persists, the machine’s key store may be damaged.',
   },
+  'x509pop:certificate': {
+    meaning: 'An x509pop re-join presented something that is not one of this installation\'s node certificates.',
+    action: 'Usually a broken or foreign client; update bcd. The machine can join again with a token.',
+  },
+  'x509pop:tpm-bound': {
+    meaning: 'The node\'s certificate is bound to its TPM: it re-joins only with TPM key attestation, which this server does not verify yet.',
+    action: 'Join the machine again with a token: bcd join --reset --yes.',
+  },
+  'x509pop:proof': {
+    meaning: 'The re-join\'s proof did not verify under the key of the certificate it presented.',
+    action: 'Someone without the node\'s key may be trying to re-join as it. If it is your machine, join it again with a token.',
+  },
+  'x509pop:certificate-unknown': {
+    meaning: 'The certificate presented for an x509pop re-join was never issued here (not byte for byte a certificate of a node).',
+    action: 'The machine may belong to another installation, or its node was deleted. Join it with a token.',
+  },
+  'x509pop:generation': {
+    meaning: 'The certificate is of an older identity of the node: the node was re-joined or reclaimed since.',
+    action: 'Nothing, if the node is connected with its new identity. Otherwise join the machine again with a token.',
+  },
+  'x509pop:revoked': {
+    meaning: 'The node\'s certificate was revoked (revoke identity or delete): it no longer re-joins.',
+    action: 'Join the machine again with a token if it should come back.',
+  },
+  'x509pop:node-retired': {
+    meaning: 'The node is retired.',
+    action: 'Join the machine as a new node with a token if it should come back.',
+  },
+  'x509pop:role': {
+    meaning: 'A ramdisk identity tried to re-join: a ramdisk\'s life is capped and it does not re-join.',
+    action: 'Boot the machine into the ramdisk again.',
+  },
+  'x509pop:not-expired': {
+    meaning: 'The certificate presented for a re-join has not expired: a live certificate renews instead.',
+    action: 'Check the machine\'s clock; the agent renews through the gateway.',
+  },
+  'x509pop:expired': {
+    meaning: 'The certificate expired 7 days ago or more: too long for an x509pop re-join.',
+    action: 'Join the machine again with a token: bcd join --reset --yes.',
+  },
+  'x509pop:pool-attestor': {
+    meaning: 'The node\'s pool does not admit x509pop re-joins (policy.joinAttestors does not list x509pop).',
+    action: 'Add x509pop to the pool\'s join attestors if machines may re-join after being offline, or join it again with a token.',
+  },
+  'x509pop:pool': {
+    meaning: 'The node\'s pool is archived, runs no daemon, or no longer matches the node\'s tenant and site.',
+    action: 'Join the machine with a token into a live pool.',
+  },
+  'x509pop:nonce': {
+    meaning: 'The re-join answered a challenge that is unknown, already used, expired, or issued for another request.',
+    action: 'Nothing: the agent starts the re-join again. Repeated ones may be a replay attempt.',
+  },
 };
 
 /** The explanation of `reason`; an unknown reason still says what to read. */

@@ -1,4 +1,4 @@
-import { DerError, contentOf, encodingOf, expectElement, readChildren, readElement } from './der/reader';
+import { DerError, childAt, contentOf, encodingOf, expectElement, readChildren, readElement } from './der/reader';
 import { TAG } from './der/tags';
 
 /** What the agent checks in an issued leaf: the key it certifies and the names it carries. */
@@ -31,7 +31,8 @@ export function readLeafNames(der: Buffer): LeafNames {
   const fields = readChildren(der, tbs);
   const at = fields[0]?.tag === 0xa0 ? 1 : 0; // explicit version
   if (fields.length < at + 6) throw new DerError('tbsCertificate is too short');
-  const [, , , , subject, spki] = fields.slice(at, at + 6);
+  const subject = childAt(fields, at + 4, 'subject');
+  const spki = childAt(fields, at + 5, 'subjectPublicKeyInfo');
   if (subject.tag !== TAG.sequence || spki.tag !== TAG.sequence) throw new DerError('malformed subject or key');
 
   const organizationalUnits: string[] = [];
@@ -54,7 +55,7 @@ export function readLeafNames(der: Buffer): LeafNames {
     for (const extension of readChildren(der, list)) {
       const parts = readChildren(der, extension);
       const oid = parts[0];
-      const value = parts[parts.length - 1];
+      const value = parts.at(-1);
       if (oid?.tag !== TAG.oid || value?.tag !== TAG.octetString) throw new DerError('malformed extension');
       if (!contentOf(der, oid).equals(OID_SUBJECT_ALT_NAME)) continue;
       if (seenAltName) throw new DerError('two subjectAltName extensions');

@@ -3,16 +3,20 @@ import type { HardwareClaims } from './hardware-claims';
 /** The largest Join body read; a real one is about 2 KiB. */
 export const MAX_JOIN_BODY_BYTES = 64 * 1024;
 
+/** The fields of a Join body every attestor shares; each attestor reads its own (`sealedToken`, `attestation`) from `body`. */
 export interface JoinRequestBody {
-  sealedToken: string;
+  body: Readonly<Record<string, unknown>>;
   csr: Buffer;
   claims: HardwareClaims;
-  /** `join-token` for the empty string, as protocol.md says. */
+  /** The default attestor (`join-token`) for the empty string, as protocol.md says. */
   attestor: string;
   role: string;
 }
 
-/** The attestors protocol.md names; anything else is malformed, so events and rate-limit keys stay bounded. */
+/**
+ * The attestors protocol.md names (metric labels). A join naming anything else is malformed unless the server
+ * registered an attestor of that name (server/join/attestors), so events and rate-limit keys stay bounded.
+ */
 export const KNOWN_ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

@@ -66,7 +66,7 @@ export function sourceFiles(root: string, dir = ''): string[] {
   return found.sort();
 }
 
-function resolveSpecifier(root: string, from: string, specifier: string): string {
+export function resolveSpecifier(root: string, from: string, specifier: string): string {
   let base: string;
   if (specifier.startsWith('@/')) base = specifier.slice(2);
   else if (specifier.startsWith('.')) base = path.posix.join(path.posix.dirname(from), specifier);

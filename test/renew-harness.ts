@@ -84,7 +84,8 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
   const stopSweeper = startSessionSweeper(sessions);
   const sessionsListener = new SessionsListener(testDatabaseUrl());
   const makeApi = () =>
-    http.createServer(async (req, res) => {
+    http.createServer((req, res) => void handleApi(req, res).catch((error: unknown) => res.destroy(error as Error)));
+  const handleApi = async (req: http.IncomingMessage, res: http.ServerResponse) => {
       const body = await readAll(req);
       const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
       const call = { body, vouch: header(VOUCH_HEADER), peer: header(PEER_HEADER), path: req.url ?? '' };
@@ -109,7 +110,7 @@ export async function createRenewHarness(options: { ttlSeconds?: number; session
                 ? await sessions.acceptance(call)
               : await renew.renew({ ...call, path: `${BASE}/v1/renew` });
       res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length }).end(answer.body);
-    });
+  };
   let api = makeApi();
   const apiPort = await listen(api);
   const apiUrl = `http://127.0.0.1:${apiPort}`;

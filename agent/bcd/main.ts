@@ -6,6 +6,7 @@ import { runJoin, UsageError, type CommandIo } from './join-command';
 import { ConfigError } from './config-toml';
 import { TokenInputError } from './token-input';
 import { versionLine } from './version';
+import { identifyTpm, withTpm } from '../tpm/identify';
 import { setAgentLogDefault } from '../request-log';
 
 const USAGE = `usage:
@@ -13,6 +14,7 @@ const USAGE = `usage:
            [--token-file F] [--reset --yes]        the token on standard input unless --token-file
   bcd node [--config F]                            run the renewal loop (what bcd.service starts)
   bcd doctor [--config F]
+  bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
 
 const io: CommandIo = { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
@@ -58,6 +60,13 @@ async function main(argv: string[]): Promise<number> {
     case 'doctor': {
       const { values } = parseArgs({ args: rest, strict: true, options: { config: { type: 'string' } } });
       return runDoctor(values, io);
+    }
+    case 'tpm': {
+      const { values } = parseArgs({ args: rest, strict: true, options: { tpm: { type: 'string' } } });
+      const identity = await withTpm(values.tpm ?? process.env.BCD_TPM, identifyTpm);
+      io.out(`ek hash: ${identity.ekHash}`);
+      io.out(`ek: ${identity.ekKind === 'rsa' ? 'RSA-2048' : 'ECC P-256'}, ${identity.ekCertificateIssuer ? `certificate issued by ${identity.ekCertificateIssuer}` : 'no EK certificate'}`);
+      return 0;
     }
     case 'node':
       return runNode(parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values, io);

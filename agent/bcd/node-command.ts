@@ -7,7 +7,12 @@ import { parseConfigToml, type BcdConfig } from './config-toml';
 import type { DoctorCheck } from '../renew/loop';
 import type { CommandIo } from './join-command';
 import { renewalOptionsFromConfig } from './node-options';
-import { bcdPaths } from './paths';
+import { bcdPaths, joinKeyPathFor } from './paths';
+import { readLinuxClaims } from '../claims-linux';
+import { resolveJoinTrust } from '../join';
+import { RENEWAL_EXIT } from '../renew/loop';
+import { rejoinExpiredIdentity, runWithX509popRejoin } from '../x509pop';
+import { pinnedFetch } from './pinned-fetch';
 
 /** What a revoked or expired identity tells the operator of a bcd machine. */
 export const BCD_JOIN_AGAIN = 'join again as root: bcd join --reset --yes, then bcd join';
@@ -23,9 +28,22 @@ export async function runNode(args: { config?: string; once?: boolean }, io: Com
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
   const options = { ...renewalOptionsFromConfig(config, paths.identityDir), joinAgain: BCD_JOIN_AGAIN, signal: controller.signal, log: io.out };
-  if (args.once) return runRenewalLoop({ ...options, once: true });
+  // An identity that expired while the machine was offline re-joins with x509pop (through the gateway, pinned
+  // like the join) when it expired less than 7 days ago, before the operator is told to join again.
+  const rejoin = async () => {
+    const serverUrl = config.gatewayUrl.replace(/\/+$/, '');
+    const doFetch = io.fetch ?? (serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: config.servingCaSpkiPin }) : undefined);
+    const pins = { joinSigningKeyPin: config.joinSigningKeyPin, joinEncryptionKeyPin: config.joinEncryptionKeyPin };
+    const trust = await resolveJoinTrust({ serverUrl, pins, jwkPath: joinKeyPathFor(configPath), refuseMismatchedKeyFile: true, fetch: doFetch });
+    const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
+    return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, fetch: doFetch });
+  };
   // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
-  return runSessionLoop({ ...options, joinSigningKeyPin: config.joinSigningKeyPin, agentVersion: bcdVersion(), writeState: true });
+  const run = () =>
+    args.once
+      ? runRenewalLoop({ ...options, once: true })
+      : runSessionLoop({ ...options, joinSigningKeyPin: config.joinSigningKeyPin, agentVersion: bcdVersion(), writeState: true });
+  return runWithX509popRejoin({ identityDir: paths.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log: io.out });
 }
 
 /**

@@ -28,13 +28,22 @@ export function buildRenewBody(current: LoadedIdentity, csrDer: Buffer, csrSha25
   const popSig = sign('sha256', renewPopMessage(csrSha256, current.identity.nodeId, clientTime), {
     key: current.privateKey,
     dsaEncoding: 'ieee-p1363',
-  }).toString('base64url');
+  });
+  return renewBodyJson({ chain: current.identity.certificateChain, csrDer, clientTime, popSig });
+}
+
+/**
+ * The Renew body's bytes from its parts: the current chain (leaf and node CA are sent), the new CSR, the proof
+ * (`popSig`, IEEE P1363 r||s over renewPopMessage, made by whatever holds the current key) and, for a leaf
+ * that names a TPM AK, the key attestation (docs/tpm-attestation.md); `{}` otherwise.
+ */
+export function renewBodyJson(input: { chain: readonly string[]; csrDer: Buffer; clientTime: number; popSig: Buffer; keyAttestation?: object }): string {
   return JSON.stringify({
-    csr: csrDer.toString('base64'),
-    chain: [current.identity.certificateChain[0], current.identity.certificateChain[current.identity.certificateChain.length - 1]],
-    clientTime,
-    popSig,
-    keyAttestation: {},
+    csr: input.csrDer.toString('base64'),
+    chain: [input.chain[0], input.chain[input.chain.length - 1]],
+    clientTime: input.clientTime,
+    popSig: input.popSig.toString('base64url'),
+    keyAttestation: input.keyAttestation ?? {},
   });
 }
 

@@ -69,6 +69,8 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     log(`agent: no usable identity in ${options.identityDir} (${(error as Error).message}); join first: better-compute agent join`);
     return RENEWAL_EXIT.noIdentity;
   }
+  // Unawaited calls are fire-and-forget on purpose: writeSessionState never rejects, and the writes are chained
+  // so they land in order whoever awaits them.
   let written: Promise<void> = Promise.resolve();
   const state = (session: AgentSession | null, since: Date | null, heartbeat = false) => {
     if (!heartbeat) options.onSession?.(session);
@@ -91,7 +93,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       agentVersion: options.agentVersion,
       signingKey,
       onEvent: (event, on) => {
-        if (event.type === 'heartbeat' && on === session) state(on, on.since, true);
+        if (event.type === 'heartbeat' && on === session) void state(on, on.since, true);
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
         if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
       },
@@ -141,7 +143,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         helloRefusals = 0;
         connectFailures = 0;
         log(`agent: session ${session.welcome.sessionId} open through ${options.gatewayUrl} (heartbeat every ${session.welcome.heartbeatSeconds} s)`);
-        state(session, session.since);
+        void state(session, session.since);
       } catch (error) {
         if (error instanceof SessionRefusedError) {
           helloRefusals += 1;
@@ -167,7 +169,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     if (outcome === 'ended') {
       session = null;
       log('agent: the session ended; reconnecting');
-      state(null, new Date());
+      void state(null, new Date());
       // Spread out like any reconnect: after a gateway restart every agent lands here at the same moment.
       if (!(await sleep(reconnectDelayMs(connectFailures), options.signal))) return stop();
       continue;
@@ -184,7 +186,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       try {
         session = await open(current);
         open_.close();
-        state(session, session.since);
+        void state(session, session.since);
       } catch (error) {
         // The old session lasts until its certificate expires; the loop reconnects with the new one when it ends.
         log(`agent: could not move the session to the new certificate yet: ${(error as Error).message}`);

@@ -154,7 +154,7 @@ export class TpmClient {
     skipTicket(r); // creationTicket
     const name = r.sized();
     r.end('TPM2_CreatePrimary');
-    return { handle: handles[0], publicArea, name };
+    return { handle: handles[0]!, publicArea, name }; // execute read exactly one handle
   }
 
   /** TPM2_Create: a new key under a loaded storage parent, returned as its wrapped private and public areas. */
@@ -175,7 +175,7 @@ export class TpmClient {
     const { handles, params: r } = await this.execute('Load', CC.load, [parent], [PASSWORD], params, 1);
     const name = r.sized();
     r.end('TPM2_Load');
-    return { handle: handles[0], name };
+    return { handle: handles[0]!, name }; // execute read exactly one handle
   }
 
   /**
@@ -249,7 +249,7 @@ export class TpmClient {
       .u16(ALG.sha256)
       .toBuffer();
     const { handles } = await this.execute('StartAuthSession', CC.startAuthSession, [RH.null, RH.null], [], params, 1);
-    return handles[0];
+    return handles[0]!; // execute read exactly one handle
   }
 
   /** TPM2_PolicySecret: proves knowledge of `authHandle`'s (empty) password into the policy session. */

@@ -50,14 +50,14 @@ export async function createEndorsementKey(tpm: TpmClient, kind: EkKind | 'auto'
 /** The DER element at the start of `bytes` (SEQUENCE with a definite length), dropping any padding after it. */
 function derPrefix(bytes: Buffer): Buffer {
   if (bytes.length < 2 || bytes[0] !== 0x30) throw new Error('the EK certificate index does not hold a DER certificate');
-  const first = bytes[1];
+  const first = bytes[1]!; // at least 2 bytes: checked above
   let length = first;
   let header = 2;
   if (first & 0x80) {
     const count = first & 0x7f;
     if (count === 0 || count > 3 || bytes.length < 2 + count) throw new Error('the EK certificate has a malformed length');
     length = 0;
-    for (let i = 0; i < count; i++) length = length * 256 + bytes[2 + i];
+    for (let i = 0; i < count; i++) length = length * 256 + bytes[2 + i]!; // 2 + count bytes: checked above
     header = 2 + count;
   }
   if (header + length > bytes.length) throw new Error('the EK certificate index is shorter than its certificate');

@@ -34,7 +34,7 @@ export async function prepareTpmJoin(
       await tpm.flush(akHandle);
       throw error;
     });
-    return { ak: akBlob, nodeKey: nodeBlob, handles: [akHandle, nodeHandle] };
+    return { ak: akBlob, nodeKey: nodeBlob, handles: [akHandle, nodeHandle] as const };
   });
   const [akHandle, nodeKeyHandle] = handles;
   try {

@@ -43,5 +43,6 @@ export function encodeKeyBlob(blob: TpmKeyBlob): string {
 export function decodeKeyBlob(text: string): TpmKeyBlob {
   const match = /^bcd-tpm-key v1\npublic ([A-Za-z0-9+/=]+)\nprivate ([A-Za-z0-9+/=]+)\n?$/.exec(text);
   if (!match) throw new Error('node.key is not a bcd TPM key blob');
-  return { publicArea: Buffer.from(match[1], 'base64'), privateBlob: Buffer.from(match[2], 'base64') };
+  // Both groups of the pattern are required, so a match has them.
+  return { publicArea: Buffer.from(match[1]!, 'base64'), privateBlob: Buffer.from(match[2]!, 'base64') };
 }

@@ -26,11 +26,14 @@ describe('the swtpm socket transport', () => {
   /** A fake TPM that answers every command with `response`, written one byte at a time. */
   async function fakeTpm(response: Buffer): Promise<number> {
     server = createServer((socket) =>
-      socket.on('data', async () => {
-        for (const byte of response) {
-          socket.write(Buffer.of(byte));
-          await new Promise((r) => setImmediate(r));
-        }
+      socket.on('data', () => {
+        // Fire-and-forget: the bytes trickle out while the client reads them.
+        void (async () => {
+          for (const byte of response) {
+            socket.write(Buffer.of(byte));
+            await new Promise((r) => setImmediate(r));
+          }
+        })();
       }),
     );
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));

@@ -28,9 +28,10 @@ export function parseTpmAddress(value: string | undefined): TpmAddress {
   if (text.startsWith('/')) return { kind: 'device', path: text };
   const swtpm = /^swtpm:(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(text);
   if (swtpm) {
-    const port = Number(swtpm[2]);
+    // Both groups of the pattern are required, so a match has them.
+    const port = Number(swtpm[2]!);
     if (port < 1 || port > 65535) throw new Error(`BCD_TPM: port ${port} is out of range (1 to 65535)`);
-    return { kind: 'swtpm', host: swtpm[1].replace(/^\[|\]$/g, ''), port };
+    return { kind: 'swtpm', host: swtpm[1]!.replace(/^\[|\]$/g, ''), port };
   }
   throw new Error(`BCD_TPM: "${text}" is neither a device path (/dev/tpmrm0) nor swtpm:HOST:PORT`);
 }

@@ -8,6 +8,10 @@ import { setAgentLogDefault } from '../../agent/request-log';
 import { PRODUCT_VERSION } from '../../server/config/config';
 import { DomainError } from '../../protocol/errors';
 import { exitWhenFlushed } from '../exit';
+import { resolveJoinTrust } from '../../agent/join';
+import { RENEWAL_EXIT } from '../../agent/renew/loop';
+import { rejoinExpiredIdentity, runWithX509popRejoin } from '../../agent/x509pop';
+import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
 
@@ -74,15 +78,28 @@ export function registerAgentCommands(program: Command) {
     });
   withGateway(agent.command('run').description('Keep this machine\'s session open and its identity fresh: renew on the session at about 60% of its lifetime'))
     .option('--once', 'renew once now (on a connection of its own) and exit')
-    .option('--join-signing-key-pin <pin>', "join_signing_key_pin: verify every session's welcome under that key (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)")
-    .action(async (opts: GatewayOpts & { once?: boolean; joinSigningKeyPin?: string }) => {
+    .option('--join-signing-key-pin <pin>', "join_signing_key_pin: verify every session's welcome under that key; with the encryption pin, re-join with x509pop when the certificate expired less than 7 days ago (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)")
+    .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin, for an x509pop re-join (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
+    .action(async (opts: GatewayOpts & { once?: boolean; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string }) => {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
-      const options = { ...gatewayOptions(opts), signal: controller.signal, log: (line: string) => process.stderr.write(line + '\n') };
-      const code = opts.once
-        ? await runRenewalLoop({ ...options, once: true })
-        : await runSessionLoop({ ...options, joinSigningKeyPin: opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN, agentVersion: PRODUCT_VERSION, writeState: true });
-      await exitWhenFlushed(code);
+      const log = (line: string) => void process.stderr.write(line + '\n');
+      const options = { ...gatewayOptions(opts), signal: controller.signal, log };
+      const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
+      const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+      const run = () =>
+        opts.once
+          ? runRenewalLoop({ ...options, once: true })
+          : runSessionLoop({ ...options, joinSigningKeyPin, agentVersion: PRODUCT_VERSION, writeState: true });
+      if (!joinSigningKeyPin || !joinEncryptionKeyPin) return exitWhenFlushed(await run());
+      // With both join pins, an expired identity re-joins with x509pop through the pinned gateway first.
+      const rejoin = async () => {
+        const serverUrl = options.gatewayUrl.replace(/\/+$/, '');
+        const doFetch = serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: options.servingCaPin }) : undefined;
+        const trust = await resolveJoinTrust({ serverUrl, pins: { joinSigningKeyPin, joinEncryptionKeyPin }, fetch: doFetch });
+        return rejoinExpiredIdentity({ serverUrl, trust, identityDir: opts.identityDir, claims: await readLinuxClaims(), fetch: doFetch });
+      };
+      await exitWhenFlushed(await runWithX509popRejoin({ identityDir: opts.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log }));
     });
   withGateway(agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'))
     .action(async (opts: GatewayOpts) => {

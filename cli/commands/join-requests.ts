@@ -93,6 +93,9 @@ const claimed = (r: JoinRequestRecord) => {
   return [c.hostname, c.productSerial].filter(Boolean).join(' ');
 };
 
+/** A tpm enrollment's EK hash (shortened), the EK certificate's issuer or "no EK certificate". */
+const tpmShown = (r: JoinRequestRecord) => (r.tpm ? `ek ${r.tpm.ekHash.slice(0, 16)}… ${r.tpm.ekIssuer}` : null);
+
 /** "1 of 2 (Ada)" for a pending request of a two-person site; empty otherwise. */
 const approvalsOf = (r: JoinRequestRecord) =>
   r.requiredApprovals === 2 && r.state === 'pending' ? `${r.firstApproval ? 1 : 0} of 2${r.firstApproval ? ` (${r.firstApproval.byName ?? r.firstApproval.by})` : ''}` : '';
@@ -118,6 +121,7 @@ export function registerJoinRequestCommands(program: Command) {
           ['mac', (r) => r.mac],
           ['ip', (r) => r.ip],
           ['claims', claimed],
+          ['tpm', tpmShown],
           ['vouched by', (r) => r.vouchedBy],
           ['approvals', approvalsOf],
           ['expires', (r) => r.expiresAt],

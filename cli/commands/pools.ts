@@ -59,4 +59,22 @@ export function registerPoolCommands(program: Command) {
       printTable(items, [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['archived', (p) => p.archivedAt]]);
     });
   addGetAndArchive<PoolRecord>(pools, { noun: 'pool', collection: 'pools', print: printPool });
+  pools
+    .command('update <poolId>')
+    .description("Edit a pool's TPM EK allow-list: listed TPMs join this pool without an operator")
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
+    .option('--tpm-allow-ek <hash>', 'add an EK hash (hex SHA-256 of the EK public key); repeatable', collect, [])
+    .option('--tpm-disallow-ek <hash>', 'remove an EK hash; repeatable', collect, [])
+    .option('--json', 'print JSON')
+    .action(async (poolId: string, opts: { tenant?: string; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
+        tpm: { addEkHashes: opts.tpmAllowEk, removeEkHashes: opts.tpmDisallowEk },
+      });
+      if (opts.json) return printJson(pool);
+      process.stdout.write(`Pool ${pool.id}: ${pool.policy.tpm?.ekAllowList?.length ?? 0} EK hash(es) on its TPM allow-list\n`);
+    });
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value];

@@ -15,6 +15,7 @@ export function AcceptInvitationForm() {
   const [isPending, setPending] = useState(false);
   useEffect(() => setToken(decodeURIComponent(window.location.hash.replace(/^#/, '')) || ''), []);
 
+  // Handles its own failures (shown on the form); the form's handler starts it and does not wait.
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -45,7 +46,7 @@ export function AcceptInvitationForm() {
     );
   }
   return (
-    <form className="login-form" onSubmit={onSubmit} noValidate>
+    <form className="login-form" onSubmit={(event) => void onSubmit(event)} noValidate>
       {error && (
         <p className="form-error" role="alert">
           {error}

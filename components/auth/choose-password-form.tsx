@@ -17,6 +17,7 @@ export function ChoosePasswordForm({ email }: { email: string }) {
   const [error, setError] = useState<{ field: 'current' | 'new' | 'repeat' | null; text: string } | null>(null);
   const [isPending, setPending] = useState(false);
 
+  // Handles its own failures (shown on the form); the form's handler starts it and does not wait.
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -44,7 +45,7 @@ export function ChoosePasswordForm({ email }: { email: string }) {
 
   const invalid = (field: 'current' | 'new' | 'repeat') => (error?.field === field ? true : undefined);
   return (
-    <form className="login-form" onSubmit={onSubmit} noValidate>
+    <form className="login-form" onSubmit={(event) => void onSubmit(event)} noValidate>
       {error && (
         <p className="form-error" role="alert">
           {error.text}
@@ -78,11 +79,14 @@ export function ChoosePasswordForm({ email }: { email: string }) {
       <button
         type="button"
         className="btn btn-block"
-        onClick={async () => {
+        onClick={() =>
+          // Fire-and-forget: the page is left either way (a failed sign-out still lands on /login's own check).
+          void (async () => {
           markSigningOut();
           await signOut({ redirect: false });
           window.location.assign('/login');
-        }}
+        })()
+        }
       >
         Sign out
       </button>

@@ -27,6 +27,7 @@ export function LoginForm({ destination }: { destination: string }) {
   const [isPending, setPending] = useState(false);
   const passwordRef = useRef<HTMLInputElement>(null);
 
+  // Handles its own failures (shown on the form); the form's handler starts it and does not wait.
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -62,7 +63,7 @@ export function LoginForm({ destination }: { destination: string }) {
   }
 
   return (
-    <form className="login-form" onSubmit={onSubmit}>
+    <form className="login-form" onSubmit={(event) => void onSubmit(event)}>
       {error && (
         <p className="form-error" role="alert">
           {error}

@@ -41,6 +41,21 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
             <HardwareKeyBadge hasKey={false} isTrusted={false} />
           )}
         </dd>
+        {request.tpm && (
+          <>
+            {/* The TPM proved these by activating the credential: the EK and AK are vouched for, unlike the claims. */}
+            <dt>TPM endorsement key</dt>
+            <dd>
+              <ShortHash value={request.tpm.ekHash} label="EK hash" />
+              <span className="cell-sub">{request.tpm.ekIssuer === 'no EK certificate' ? 'no EK certificate' : `EK certificate issued by ${request.tpm.ekIssuer}`}</span>
+              {request.tpm.ekChainProblem && <span className="cell-sub">not vendor-rooted: {request.tpm.ekChainProblem}</span>}
+            </dd>
+            <dt>TPM attestation key</dt>
+            <dd>
+              <code>{request.tpm.akStatement}</code>
+            </dd>
+          </>
+        )}
         <dt>CSR SHA-256</dt>
         <dd>
           <ShortHash value={request.csrSha256} label="CSR hash" />

@@ -2,7 +2,6 @@
 
 import { useEffect, useRef, useState } from 'react';
 import { Dialog } from '@/components/ui/dialog';
-import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
@@ -208,7 +207,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
             </span>
             {canSelectMatching && !isAllMatching && (
               <button type="button" className="btn btn-small btn-quiet" onClick={() => setAllMatching(true)}>
-                Select all {matching!.total} {matching!.isFiltered ? 'matching' : 'pending'}
+                Select all {matching.total} {matching.isFiltered ? 'matching' : 'pending'}
               </button>
             )}
             {isAllMatching && (

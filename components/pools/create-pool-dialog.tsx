@@ -48,6 +48,7 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
     joinAttestors: [],
     platformOperated: false,
     acceptanceChecks: '',
+    tpmEkAllowList: '',
   });
   const create = useMutation(
     trpc.pools.create.mutationOptions({
@@ -160,6 +161,17 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
       <Field label="Acceptance checks" optional error={errorFor('acceptanceChecks')} hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption.">
         {(control) => (
           <input {...control} value={values.acceptanceChecks} onChange={(event) => update('acceptanceChecks', event.target.value)} autoComplete="off" spellCheck={false} />
+        )}
+      </Field>
+
+      <Field
+        label="TPM EK allow-list"
+        optional
+        error={errorFor('tpmEkAllowList')}
+        hint="EK hashes (hex SHA-256 of a TPM's endorsement key), separated by commas or lines. A listed TPM joins this pool without an operator."
+      >
+        {(control) => (
+          <textarea {...control} value={values.tpmEkAllowList} onChange={(event) => update('tpmEkAllowList', event.target.value)} rows={2} autoComplete="off" spellCheck={false} />
         )}
       </Field>
 

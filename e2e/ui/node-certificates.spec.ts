@@ -34,7 +34,7 @@ async function poolWithToken(page: Page) {
 test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
   test.setTimeout(120_000);
   await signInThroughForm(page);
-  const { tenantId, pool, token } = await poolWithToken(page);
+  const { tenantId, token } = await poolWithToken(page);
 
   const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
   expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();

@@ -50,6 +50,17 @@ export const approveJoinRequestsInput = approveJoinRequestInput.omit({ requestId
 /** Rejects a page of requests in one statement, like approveMany. */
 export const rejectJoinRequestsInput = rejectJoinRequestInput.omit({ requestId: true }).extend(selection).refine(oneSelection, selectionMessage);
 
+/** What a tpm enrollment shows an operator: the EK hash, the EK certificate's issuer (or "no EK certificate"), the AK. */
+export const tpmRequestFactsSchema = z
+  .object({
+    ekHash: z.string(),
+    ekIssuer: z.string(),
+    /** Why a present EK certificate did not chain to a configured vendor root; null otherwise. */
+    ekChainProblem: z.string().nullable(),
+    akStatement: z.string(),
+  })
+  .strict();
+
 /** A request as every answer shows it: what the attestor saw and the decision. Strict: nothing else leaks. */
 export const joinRequestRecord = z
   .object({
@@ -78,6 +89,8 @@ export const joinRequestRecord = z
     consumedAt: z.string().nullable(),
     /** The node the consumed approval admitted (null before, and for requests consumed before this was kept). */
     nodeId: z.string().nullable(),
+    /** A `tpm` enrollment's EK and AK; null for every other attestor. */
+    tpm: tpmRequestFactsSchema.nullable(),
     /** The site's setting: 2 when the request needs approvals by two different principals. */
     requiredApprovals: z.union([z.literal(1), z.literal(2)]),
     /**

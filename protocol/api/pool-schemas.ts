@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { idOf, resourceName } from './resource-names';
 import { acceptanceCheckSpec } from '../acceptance-checks';
+import { ekHashSchema, tpmPoolPolicySchema } from './tpm-settings';
 
 export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;
@@ -11,6 +12,8 @@ export const poolPolicy = z
     kubernetes: z.object({ platformOperated: z.boolean().optional() }).strict().optional(),
     /** Built-in checks bcd runs when the control plane asks over the session; a pass adopts the node. */
     acceptance: z.array(acceptanceCheckSpec).min(1).max(16).optional(),
+    /** The tpm attestor: EK hashes admitted into this pool without an operator. */
+    tpm: tpmPoolPolicySchema.optional(),
   })
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicy>;
@@ -27,6 +30,15 @@ export const listPoolsInput = z.strictObject({
   tenantId: idOf('tnt'),
   siteId: idOf('site').optional(),
   includeArchived: z.boolean().optional(),
+});
+/** `pools.update`: edits the pool's TPM EK allow-list (`policy.tpm.ekAllowList`) in place. */
+export const updatePoolInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  poolId: idOf('pool'),
+  tpm: z.strictObject({
+    addEkHashes: z.array(ekHashSchema).max(1000).optional(),
+    removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
+  }),
 });
 export const poolRefInput = z.strictObject({ tenantId: idOf('tnt'), poolId: idOf('pool') });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DerError, checkDerTree, contentOf, encodingOf, expectElement, readChildren, readElement, readRoot } from './reader';
+import { DerError, checkDerTree, childAt, contentOf, encodingOf, expectElement, readChildren, readElement, readRoot, type DerElement } from './reader';
 import { TAG } from './tags';
 import { oid, sequence, smallInteger } from './writer';
 
@@ -16,9 +16,21 @@ describe('der reader', () => {
     expect(() => readRoot(bytes('30'))).toThrow('truncated element');
   });
 
+  it('refuses a limit that runs past the end of the buffer', () => {
+    expect(() => readElement(bytes('30'), 0, 5)).toThrow(new DerError('truncated element'));
+    expect(() => readElement(bytes('3082'), 0, 10)).toThrow(new DerError('truncated element'));
+  });
+
+  it('names a missing child', () => {
+    const der = sequence(smallInteger(5));
+    const children = readChildren(der, readRoot(der));
+    expect(childAt(children, 0, 'version').tag).toBe(TAG.integer);
+    expect(() => childAt(children, 1, 'serialNumber')).toThrow(new DerError('serialNumber is missing'));
+  });
+
   it('locates the content and the whole encoding without copying', () => {
     const der = sequence(smallInteger(5), oid('2.5.4.3'));
-    const [integer, type] = readChildren(der, readRoot(der));
+    const [integer, type] = readChildren(der, readRoot(der)) as [DerElement, DerElement];
     expect(contentOf(der, integer).toString('hex')).toBe('05');
     expect(encodingOf(der, type).toString('hex')).toBe('0603550403');
     expect(contentOf(der, type).buffer).toBe(der.buffer);

@@ -25,15 +25,22 @@ export class DerError extends Error {
   }
 }
 
+/** The byte at `index`, or a DerError when the buffer ends first (a `limit` past the buffer's end included). */
+function byteAt(buf: Uint8Array, index: number): number {
+  const byte = buf[index];
+  if (byte === undefined) throw new DerError('truncated element');
+  return byte;
+}
+
 /**
  * Reads the element at `offset`, which must end at or before `limit`. Rejects high-tag-number form,
  * indefinite lengths, non-minimal length octets and lengths beyond 2^24.
  */
 export function readElement(buf: Uint8Array, offset: number, limit: number = buf.length): DerElement {
   if (offset + 2 > limit) throw new DerError('truncated element');
-  const tag = buf[offset];
+  const tag = byteAt(buf, offset);
   if ((tag & 0x1f) === 0x1f) throw new DerError('high tag numbers are not supported');
-  let length = buf[offset + 1];
+  let length = byteAt(buf, offset + 1);
   let contentStart = offset + 2;
   if (length & 0x80) {
     const octets = length & 0x7f;
@@ -42,7 +49,7 @@ export function readElement(buf: Uint8Array, offset: number, limit: number = buf
     if (contentStart + octets > limit) throw new DerError('truncated length');
     if (buf[contentStart] === 0) throw new DerError('non-minimal length');
     length = 0;
-    for (let i = 0; i < octets; i++) length = (length << 8) | buf[contentStart + i];
+    for (let i = 0; i < octets; i++) length = (length << 8) | byteAt(buf, contentStart + i);
     if (length < 0x80) throw new DerError('non-minimal length');
     contentStart += octets;
   }
@@ -75,6 +82,13 @@ export function readChildren(buf: Uint8Array, parent: DerElement): DerElement[] 
     offset = child.end;
   }
   return children;
+}
+
+/** The `index`th of an element's children, or a DerError naming what is missing. */
+export function childAt(children: readonly DerElement[], index: number, what: string): DerElement {
+  const child = children[index];
+  if (!child) throw new DerError(`${what} is missing`);
+  return child;
 }
 
 /** The content octets of an element, without copying. */

@@ -57,7 +57,8 @@ export function unsignedInteger(magnitude: Uint8Array): Buffer {
   while (start < magnitude.length - 1 && magnitude[start] === 0) start++;
   const trimmed = magnitude.subarray(start);
   if (trimmed.length === 0) return Buffer.from([TAG.integer, 1, 0]);
-  return trimmed[0] & 0x80 ? tlv(TAG.integer, Uint8Array.of(0), trimmed) : tlv(TAG.integer, trimmed);
+  return trimmed[0]! & 0x80 ? // non-empty: checked just above
+    tlv(TAG.integer, Uint8Array.of(0), trimmed) : tlv(TAG.integer, trimmed);
 }
 
 /** A small non-negative INTEGER (a version or a path length). */
@@ -74,9 +75,10 @@ export function oid(dotted: string): Buffer {
     if (!/^\d+$/.test(arc)) throw new RangeError(`bad OID arc in ${dotted}`);
     return BigInt(arc);
   });
-  if (arcs.length < 2 || arcs[0] > 2n) throw new RangeError(`bad OID ${dotted}`);
+  const [first, second, ...rest] = arcs;
+  if (first === undefined || second === undefined || first > 2n) throw new RangeError(`bad OID ${dotted}`);
   const bytes: number[] = [];
-  for (const arc of [arcs[0] * 40n + arcs[1], ...arcs.slice(2)]) {
+  for (const arc of [first * 40n + second, ...rest]) {
     const base128: number[] = [Number(arc & 0x7fn)];
     for (let rest = arc >> 7n; rest > 0n; rest >>= 7n) base128.unshift(Number(rest & 0x7fn) | 0x80);
     bytes.push(...base128);

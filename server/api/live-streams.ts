@@ -80,7 +80,8 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
   const stop = () => inner.abort();
   options.signal?.addEventListener('abort', stop, { once: true });
   if (options.signal?.aborted) stop();
-  let failure: unknown = null;
+  // Set by the timer's callback, so the declared type must not narrow to `null` here.
+  let failure = null as Error | null;
   let checkedAt = Date.now();
   const check = async () => {
     const fresh = options.reauthenticate ? await options.reauthenticate() : options.principal;
@@ -91,7 +92,7 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
   };
   const timer = setInterval(() => {
     check().catch((error: unknown) => {
-      failure ??= error;
+      failure ??= error instanceof Error ? error : new Error(String(error));
       inner.abort();
     });
   }, limits.recheckMs);

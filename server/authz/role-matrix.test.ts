@@ -242,6 +242,7 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['operators.remove', { tenantId, operatorId }],
       ['nodes.revokeIdentity', nodeRef],
       ['nodes.delete', nodeRef],
+      ['pools.update', { tenantId, poolId: sparePool.id, tpm: { addEkHashes: ['ab'.repeat(32)] } }],
       ['pools.archive', { tenantId, poolId: sparePool.id }],
       ['sites.archive', { tenantId, siteId: spareSite.id }],
     ];

@@ -38,7 +38,7 @@ describe('migrate', () => {
     const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
     const applied = results.flatMap((r) => r.applied);
     expect(applied.sort()).toEqual((await readMigrations()).map((f) => f.name).sort());
-    const [{ count }] = await query<{ count: string }>(url, 'SELECT count(*) FROM "_prisma_migrations"');
+    const { count } = (await query<{ count: string }>(url, 'SELECT count(*) FROM "_prisma_migrations"'))[0]!;
     expect(Number(count)).toBe(applied.length);
   });
 

@@ -99,7 +99,7 @@ export async function stopOrphanedPostmaster(
     process.kill(pid, 'SIGINT');
   } catch (error) {
     // EPERM: another user's PostgreSQL (a start as root, then one as a user); only that user can stop it.
-    throw new Error(`The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} cannot be stopped by this user (${(error as NodeJS.ErrnoException).code}); stop it, then start again`);
+    throw new Error(`The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} cannot be stopped by this user (${(error as NodeJS.ErrnoException).code}); stop it, then start again`, { cause: error });
   }
   if (await waitForExit(pid, options.fastMs ?? 60_000)) return pid;
   options.log?.(`PostgreSQL (pid ${pid}) did not finish its fast shutdown; stopping it immediately (it replays its WAL on start)`);

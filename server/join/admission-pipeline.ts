@@ -1,5 +1,6 @@
 import type { AdmitOutcome } from './admit';
 import type { PreparedJoin } from './prepare';
+import { attestorNamed } from './attestors';
 import { observeAdmissionBatch } from '../metrics/api-metrics';
 
 /** A join waiting for its admission transaction. */
@@ -37,13 +38,14 @@ interface Flight {
  * What a join must not share with a batch in flight: its trusted machine and its CSR's key, so two joins
  * of one machine (or a replayed request) are never decided in two transactions at once, which could not
  * see each other's uncommitted rows; they go in one batch, or in consecutive ones where RaceWindow and the
- * certified-key check see the earlier outcome. Discovery joins read and write join requests that a
- * concurrent batch's uncommitted rows would hide, so at most one batch in flight holds discovery joins.
+ * certified-key check see the earlier outcome. An attestor adds keys of its own (Attestor.holdKeys): one
+ * whose rows a concurrent batch's uncommitted writes would hide holds one key for all its joins.
  */
 export function holdKeys(join: PreparedJoin): string[] {
   const keys = [`spki:${join.spkiSha256.toString('hex')}`];
   if (join.trustedKey) keys.push(`hk:${join.trustedKey.toString('hex')}`);
-  if (join.attestor === 'discovery') keys.push('attestor:discovery');
+  const attestor = attestorNamed(join.attestor);
+  if (attestor?.holdKeys) keys.push(...attestor.holdKeys(join));
   return keys;
 }
 

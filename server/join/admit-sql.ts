@@ -1,4 +1,6 @@
 import type { IssuedNodeCertificate } from '../pki/node-certificate';
+import type { JoinExpect } from '../../protocol/api/join-expect';
+import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
 
@@ -58,13 +60,61 @@ SELECT compute_now() AS now,
        (SELECT coalesce(json_agg(known), '[]') FROM known) AS nodes,
        ARRAY(SELECT encode(spki_sha256, 'hex') FROM node_certs WHERE spki_sha256 = ANY($3::bytea[])) AS certified`;
 
+/** One row of `tokens` in {@link READ_ADMISSION_SQL} (json_agg: JSON values, snake_case columns). */
+export interface LockedTokenJson {
+  id: string;
+  tenant_id: string;
+  pool_id: string | null;
+  site_id: string;
+  role: string;
+  secret_hash: string;
+  uses_left: number;
+  expect: JoinExpect | null;
+  allow_reclaim: boolean;
+  hosted: string | null;
+  bound_mac: string | null;
+  discovery: DiscoveryBootInfo | null;
+  is_revoked: boolean;
+  is_expired: boolean;
+  p_id: string | null;
+  agent: string;
+  p_owner: string;
+  p_site: string;
+  p_archived: boolean;
+  policy: { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } } | null;
+  p_checks: boolean;
+  s_kind: string;
+  s_owner: string;
+  s_discovery: unknown;
+}
+
+/** One row of `nodes` in {@link READ_ADMISSION_SQL}. */
+export interface KnownNodeJson {
+  id: string;
+  tenant_id: string;
+  site_id: string;
+  pool_id: string | null;
+  role: string;
+  identity_generation: number;
+  hardware_key: string;
+}
+
+/** The one row {@link READ_ADMISSION_SQL} answers. */
+export interface AdmissionReadRow {
+  now: Date;
+  tokens: LockedTokenJson[];
+  nodes: KnownNodeJson[];
+  certified: string[];
+}
+
 export interface AdmissionRow {
   join: PreparedJoin;
   decision: Admission;
   nodeId: string;
   identityGeneration: number;
   cert: IssuedNodeCertificate;
-  tokenId: string;
+  /** The token the admission spends one use of; null for an attestor without a token. */
+  tokenId: string | null;
 }
 
 /**
@@ -131,7 +181,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
   const events: [string, string, string][] = [];
   const audit: [string, string, string, string, string][] = [];
   for (const row of rows) {
-    uses.set(row.tokenId, (uses.get(row.tokenId) ?? 0) + 1);
+    if (row.tokenId) uses.set(row.tokenId, (uses.get(row.tokenId) ?? 0) + 1);
     const { decision, nodeId, cert, join } = row;
     const data = {
       nodeId,
@@ -141,11 +191,11 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       reclaim: decision.reclaim !== null,
       hardwareKeyTrusted: decision.hardwareKeyTrusted,
       certificateSerial: cert.serialHex,
-      nodeKey: 'unattested',
+      nodeKey: decision.nodeKey ?? 'unattested',
       role: decision.certRole,
       trust: decision.trust,
       identityGeneration: row.identityGeneration,
-      tokenId: row.tokenId,
+      ...(row.tokenId ? { tokenId: row.tokenId } : {}),
     };
     const json = JSON.stringify(data);
     events.push([decision.tenantId, 'node.joined', json]);
@@ -154,7 +204,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       events.push([decision.tenantId, 'node.join-request.auto-admitted', JSON.stringify({ nodeId, matchedNodeId, mac, siteId: decision.siteId, attestor: join.attestor, tokenId: row.tokenId })]);
     }
     if (decision.state === 'adopted') events.push([decision.tenantId, 'node.adopted', JSON.stringify({ nodeId, poolId: decision.poolId, siteId: decision.siteId })]);
-    audit.push([decision.tenantId, `join-token:${row.tokenId}`, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
+    audit.push([decision.tenantId, decision.actor, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
   }
   const claimsJson = (r: AdmissionRow) => JSON.stringify(r.join.claims);
   return [

@@ -5,17 +5,19 @@ import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } fro
 import { secretHashMatches } from './crypto/constant-time';
 import { isFreshSeal } from './crypto/open-seal';
 import type { ExistingNode, LockedToken } from './decide';
-import { ATTESTORS } from './attestors';
-import { RETRY_AFTER_SECONDS } from './attestors/discovery';
-import { isDeferral, type Attestor } from './attestors/types';
+import { attestorNamed } from './attestors';
+import { isChallenge, isDeferral, type Attestor } from './attestors/types';
+import { CHALLENGE_TTL_SECONDS, MAX_CHALLENGE_TTL_SECONDS, insertChallenges, newNonce, type IssuedChallenge } from './challenges';
 import type { PreparedJoin } from './prepare';
-import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionRow } from './admit-sql';
+import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionReadRow, type AdmissionRow, type LockedTokenJson } from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
   /** Deferred: a join request was recorded or refreshed; the agent retries after `retryAfterSeconds`. */
   | { kind: 'pending'; body: PendingBody }
+  /** Round one of a challenge round: a nonce was stored; the agent answers it in round two. */
+  | { kind: 'challenge'; body: ChallengeBody }
   | { kind: 'refused'; reason: string; tenantId: string | null; expectField?: string }
   | { kind: 'conflict' }
   /** A database failure: nothing was written, the agent may retry. */
@@ -37,6 +39,19 @@ export interface PendingBody {
   requestId: string;
   retryAfterSeconds: number;
   csrSha256: string;
+}
+
+/** The signed answer of a challenge round's first round (protocol.md "Challenge rounds"). */
+export interface ChallengeBody {
+  status: 'challenge';
+  attestor: string;
+  /** 32 random bytes, b64url: single use, bound to this attestor, this CSR and the join's subject. */
+  nonce: string;
+  /** When the nonce stops being good (Unix seconds, the database's clock). */
+  expiresAt: number;
+  csrSha256: string;
+  /** Attestor-specific fields (Challenge.data), when it has any. */
+  challenge?: Record<string, unknown>;
 }
 
 export interface AdmitDeps {
@@ -72,15 +87,15 @@ export class AdmitWriteError extends Error {
 /** COMMIT itself failed: whether the batch was written is unknown, so it must not be retried. */
 export class CommitError extends Error {}
 
-function toLockedToken(r: Record<string, any>): LockedToken {
-  const policy = (r.policy ?? {}) as { joinAttestors?: string[]; kubernetes?: { platformOperated?: boolean } };
+function toLockedToken(r: LockedTokenJson): LockedToken {
+  const policy = r.policy ?? {};
   return {
     id: r.id,
     tenantId: r.tenant_id,
     poolId: r.pool_id,
     siteId: r.site_id,
     role: r.role,
-    secretHash: Buffer.from(r.secret_hash as string, 'hex'),
+    secretHash: Buffer.from(r.secret_hash, 'hex'),
     usesLeft: r.uses_left,
     expect: r.expect,
     allowReclaim: r.allow_reclaim,
@@ -121,20 +136,20 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
   const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
   // BEGIN and the locking read go out together: one wait instead of two.
   const begin = client.query(BEGIN_ADMISSION_SQL);
-  const read = client.query({
+  const read = client.query<AdmissionReadRow>({
     name: 'bc-join-read',
     text: READ_ADMISSION_SQL,
-    values: [[...new Set(joins.map((j) => j.tokenId))], trustedKeys, joins.map((j) => j.spkiSha256)],
+    values: [[...new Set(joins.flatMap((j) => (j.token ? [j.token.id] : [])))], trustedKeys, joins.map((j) => j.spkiSha256)],
   });
   try {
     // Both settle before anything is decided: a read that ran without its BEGIN held no lock.
     const [, result] = await Promise.all([begin, read]);
-    const row = result.rows[0]!;
-    const notBefore = row.now as Date;
+    const row = result.rows[0]!; // a SELECT without FROM answers exactly one row
+    const notBefore = row.now;
     deps.hints.observeDatabaseNow(notBefore);
-    const tokens = new Map((row.tokens as Record<string, unknown>[]).map((r) => [r.id as string, toLockedToken(r)]));
+    const tokens = new Map(row.tokens.map((r) => [r.id, toLockedToken(r)]));
     const existing = new Map<string, ExistingNode>();
-    for (const r of row.nodes as Record<string, any>[]) {
+    for (const r of row.nodes) {
       existing.set(r.hardware_key, {
         id: r.id,
         tenantId: r.tenant_id,
@@ -144,39 +159,48 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         identityGeneration: r.identity_generation,
       });
     }
-    const certified = new Set(row.certified as string[]);
+    const certified = new Set(row.certified);
 
     // Attestors with rows of their own read them only when the batch holds a join naming them.
     const states = new Map<Attestor<unknown>, unknown>();
     for (const name of new Set(joins.map((j) => j.attestor))) {
-      const attestor = ATTESTORS.get(name)!;
+      const attestor = attestorNamed(name)!;
       states.set(attestor, await attestor.load(client, joins.filter((j) => j.attestor === name), tokens));
     }
 
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
+    const challenges: { index: number; issued: IssuedChallenge; data?: Record<string, unknown> }[] = [];
     for (const [index, join] of joins.entries()) {
       // A request seen before (the same sealed token and CSR, replayed), or sealed too long before or after
       // the database's now, is refused like a bad seal.
       const spkiHex = join.spkiSha256.toString('hex');
-      if (certified.has(spkiHex) || !isFreshSeal(join.sealedAt, notBefore)) {
+      if (certified.has(spkiHex) || (join.token && !isFreshSeal(join.token.sealedAt, notBefore))) {
         outcomes.push({ kind: 'refused', reason: 'join:token', tenantId: null });
         continue;
       }
-      const token = tokens.get(join.tokenId);
+      const token = join.token ? tokens.get(join.token.id) : undefined;
       // An unknown id still costs the secret comparison a known one does (decideJoin compares only then).
-      if (!token) secretHashMatches(undefined, join.secretHash);
+      if (join.token && !token) secretHashMatches(undefined, join.token.secretHash);
       const keyHex = join.trustedKey?.toString('hex');
       const known = keyHex ? existing.get(keyHex) : undefined;
       // The other join of a race: decided as the machine's first join, so every check of its own token,
       // claims and pool still applies; if it would be admitted, it answers CONFLICT instead.
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
-      const attestor = ATTESTORS.get(join.attestor)!;
-      const decision = attestor.decide({ join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId }, states.get(attestor));
+      const attestor = attestorNamed(join.attestor)!;
+      const decision = attestor.decide({ join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore }, states.get(attestor));
       if (isDeferral(decision)) {
-        const body: PendingBody = { status: 'pending', requestId: decision.requestId, retryAfterSeconds: RETRY_AFTER_SECONDS, csrSha256: join.csr.csrSha256 };
+        const body: PendingBody = { status: 'pending', requestId: decision.requestId, retryAfterSeconds: decision.retryAfterSeconds, csrSha256: join.csr.csrSha256 };
         outcomes.push({ kind: 'pending', body });
+        continue;
+      }
+      if (isChallenge(decision)) {
+        const ttlSeconds = Math.min(Math.max(Math.floor(decision.ttlSeconds ?? CHALLENGE_TTL_SECONDS), 1), MAX_CHALLENGE_TTL_SECONDS);
+        const issued = { nonce: newNonce(), attestor: attestor.name, csrSha256: join.csr.csrSha256, subject: decision.subject, answerSha256: decision.answerSha256 ?? null, ttlSeconds };
+        challenges.push({ index, issued, ...(decision.data ? { data: decision.data } : {}) });
+        // Filled in once the nonce is stored (its expiry is the database's).
+        outcomes.push({ kind: 'challenge', body: { status: 'challenge', attestor: attestor.name, nonce: issued.nonce, expiresAt: 0, csrSha256: join.csr.csrSha256 } });
         continue;
       }
       if (!decision.admitted) {
@@ -196,10 +220,12 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         claimedKeys.add(keyHex);
       }
       certified.add(spkiHex);
-      token!.usesLeft -= 1;
-      deps.hints.remember(join.tokenId, decision.siteId, decision.certRole, join.secretHash);
+      if (join.token && token) {
+        token.usesLeft -= 1;
+        deps.hints.remember(join.token.id, decision.siteId, decision.certRole, join.token.secretHash);
+      }
       const early = presigned[index];
-      const usable = early && !decision.reclaim && early.siteId === decision.siteId && early.certRole === decision.certRole ? early : null;
+      const usable = early && !decision.reclaim && !decision.statements?.length && early.siteId === decision.siteId && early.certRole === decision.certRole ? early : null;
       const nodeId = usable?.nodeId ?? decision.reclaim?.id ?? newId('node');
       const identityGeneration = decision.reclaim ? decision.reclaim.identityGeneration + 1 : 1;
       const cert =
@@ -212,8 +238,9 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           role: decision.certRole as NodeCertificateRole,
           notBefore,
           ttlSeconds: certificateTtlFor(decision.certRole, deps.certTtlSeconds),
+          ...(decision.statements?.length ? { extraUris: decision.statements } : {}),
         });
-      rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.tokenId });
+      rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.token?.id ?? null });
       outcomes.push({
         kind: 'joined',
         body: {
@@ -233,6 +260,15 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     try {
       const admitted = new Map(rows.map((r) => [r.join, r.nodeId]));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
+      if (challenges.length) {
+        const expiries = await insertChallenges(client, challenges.map((c) => c.issued));
+        challenges.forEach((c, i) => {
+          const outcome = outcomes[c.index] as Extract<AdmitOutcome, { kind: 'challenge' }>;
+          outcome.body.expiresAt = expiries[i]!;
+          if (c.data) outcome.body.challenge = c.data;
+        });
+        wrote = true;
+      }
     } catch (error) {
       throw new AdmitWriteError(error, new Set());
     }

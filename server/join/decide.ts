@@ -47,8 +47,8 @@ export interface ExistingNode {
 }
 
 export interface JoinCandidate {
-  /** SHA-256 of the bearer token's secret, compared in constant time with the token row's. */
-  secretHash: Buffer;
+  /** The bearer token's SHA-256 secret hash, compared in constant time with the token row's. */
+  token: { secretHash: Buffer } | null;
   role: string;
   claims: HardwareClaims;
   hardware: HardwareKey;
@@ -79,6 +79,12 @@ export interface Admission {
    * that no one decided.
    */
   autoAdmitted?: { matchedNodeId: string; mac: string };
+  /** Who the audit row names as the actor (`join-token:<tokenId>` for a token join). */
+  actor: string;
+  /** `urn:bc:` statements the certificate carries after its SPIFFE ID (kept from an earlier certificate). */
+  statements?: string[];
+  /** `tpm` when the attestor proved the node key lives in the machine's TPM; else `unattested` (joining.md). */
+  nodeKey?: 'tpm';
 }
 
 export interface Refusal {
@@ -92,9 +98,6 @@ export interface Refusal {
 
 export const refuse = (reason: string, tenantId: string | null = null, expectField?: string): Refusal =>
   expectField ? { admitted: false, reason, tenantId, expectField } : { admitted: false, reason, tenantId };
-
-/** What each token role's agent is certified as: a provisioned OS joins as a node, a PXE ramdisk as `ramdisk`. */
-export const CERT_ROLE_OF_TOKEN: Record<string, string> = { node: 'node', site: 'site', provisioned: 'node', discovery: 'ramdisk' };
 
 /**
  * Who vouches for the node: `platform` when the platform owns the pool (its owner owns the site, the
@@ -117,8 +120,8 @@ export function nodeTrust(token: LockedToken, rootTenantId: string | null): Node
  * named `<attestor>:<reason>`; null when the token admits.
  */
 export function checkToken(attestor: string, candidate: JoinCandidate, token: LockedToken | undefined): Refusal | null {
-  if (!token) return refuse(`${attestor}:unknown`);
-  const { secretHash } = candidate;
+  const secretHash = candidate.token?.secretHash;
+  if (!token || !secretHash) return refuse(`${attestor}:unknown`);
   if (token.secretHash.length !== secretHash.length || !timingSafeEqual(token.secretHash, secretHash)) {
     return refuse(`${attestor}:secret-mismatch`);
   }

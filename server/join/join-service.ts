@@ -42,6 +42,7 @@ export interface JoinServiceOptions {
 const OUTCOMES: Record<AdmitOutcome['kind'], Pick<JoinTally, 'outcome'>> = {
   joined: { outcome: 'admitted' },
   pending: { outcome: 'pending' },
+  challenge: { outcome: 'challenge' },
   conflict: { outcome: 'conflict' },
   refused: { outcome: 'refused' },
   error: { outcome: 'error' },
@@ -120,7 +121,7 @@ export class JoinService {
     this.crypto = crypto;
     const outcome = await new Promise<AdmitOutcome>((resolve) => this.pipeline.push({ join: prepared, since, resolve }));
     Object.assign(tally, OUTCOMES[outcome.kind], outcome.kind === 'refused' ? { reason: outcome.reason } : {});
-    if (outcome.kind === 'joined' || outcome.kind === 'pending') {
+    if (outcome.kind === 'joined' || outcome.kind === 'pending' || outcome.kind === 'challenge') {
       const envelope = signEnvelope(outcome.body, crypto.signingKey);
       return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
     }
@@ -136,7 +137,7 @@ export class JoinService {
         tenantId: outcome.tenantId,
         // The token's id only once its secret verified (the event then goes to its tenant): an unverified id
         // is whatever the caller typed.
-        tokenId: outcome.tenantId ? prepared.tokenId : null,
+        tokenId: outcome.tenantId ? (prepared.token?.id ?? null) : null,
         expectField: outcome.expectField ?? null,
       },
     ]);

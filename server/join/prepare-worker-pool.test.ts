@@ -45,7 +45,7 @@ describe('ThreadedPreparer', () => {
     expect(isPrepared(first!)).toBe(true);
     if (!isPrepared(first!)) return;
     expect(Buffer.isBuffer(first.csr.spkiDer) && first.csr.spkiDer.equals(good.keys.spkiDer)).toBe(true);
-    expect(Buffer.isBuffer(first.secretHash) && Buffer.isBuffer(first.spkiSha256) && Buffer.isBuffer(first.trustedKey)).toBe(true);
+    expect(Buffer.isBuffer(first.token?.secretHash) && Buffer.isBuffer(first.spkiSha256) && Buffer.isBuffer(first.trustedKey)).toBe(true);
     expect(threaded.slice(1).map((r) => !isPrepared(r) && r.reason)).toEqual(['join:token', 'join:csr', 'join:malformed', 'join:malformed', 'join:malformed', 'join:malformed']);
   });
 
@@ -59,8 +59,8 @@ describe('ThreadedPreparer', () => {
       expect(isPrepared(result)).toBe(true);
       if (!isPrepared(result)) return;
       const [id, secret] = attempts[i]!.token.slice('bcjt_'.length).split('.');
-      expect(result.tokenId).toBe(id);
-      expect(result.secretHash.equals(hashTokenSecret(secret!))).toBe(true);
+      expect(result.token?.id).toBe(id);
+      expect(result.token!.secretHash.equals(hashTokenSecret(secret!))).toBe(true);
       expect(result.csr.csrSha256).toBe(attempts[i]!.attempt.keys.csrSha256);
     });
   });

@@ -1,23 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { JoinCrypto } from '../pki/join-crypto';
-import { hashTokenSecret, parseJoinToken } from '../tokens/secret';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';
-import { openSealedToken } from './crypto/open-seal';
 import { deriveHardwareKey, type HardwareKey } from './hardware/hardware-key';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { MAX_JOIN_BODY_BYTES } from '../../protocol/join-wire';
 import { parseJoinBody } from './parse-join-body';
-import { ATTESTORS } from './attestors';
+import { DEFAULT_ATTESTOR } from './attestors/names';
+import { attestorNamed } from './attestors';
+import type { PreparedToken } from './attestors/types';
 
 /** A join whose request checked out without the database: ready for the admission transaction. */
 export interface PreparedJoin {
   csr: ParsedCsr;
-  tokenId: string;
-  /** The seal's `iat` (Unix seconds); the admission refuses it (`join:token`) when far from the database's clock. */
-  sealedAt: number;
-  /** SHA-256 of the bearer token's secret; the secret itself is not kept past preparation. */
-  secretHash: Buffer;
+  /** The bearer token the join carries (sealed-token attestors), or null: the admission locks its row. */
+  token: PreparedToken | null;
   role: string;
   attestor: string;
   claims: HardwareClaims;
@@ -30,6 +27,8 @@ export interface PreparedJoin {
   trustedKey: Buffer | null;
   /** SHA-256 of the CSR's key, as `node_certs.spki_sha256` stores it. */
   spkiSha256: Buffer;
+  /** What the attestor's preparation proved (AttestorPrepared.evidence): plain JSON values. */
+  evidence?: unknown;
 }
 
 /** What a refusal before the database knows: the reason and the hashes the event may carry. */
@@ -42,47 +41,44 @@ export interface EarlyRefusal {
 }
 
 /**
- * The CPU half of a join, done before any lock is taken, in the spec's order: parse the body, open the
- * seal (which must name this request's CSR by hash), verify the CSR's self-signature, parse the bearer
- * token and derive the hardware key. Any failure is returned as an EarlyRefusal.
+ * The CPU half of a join, done before any lock is taken, in the spec's order: parse the body's shared
+ * fields, derive the hardware key, then the attestor's own preparation (for a token join: open the seal,
+ * which must name this request's CSR by hash, and parse the bearer token), and verify the CSR's
+ * self-signature. Any failure is returned as an EarlyRefusal.
  */
 export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
-  let attestor = 'join-token';
+  let attestorName = DEFAULT_ATTESTOR;
   let role = 'node';
-  let csr: ParsedCsr | null = null;
   let csrSha256: string | null = null;
   let hardware: HardwareKey | null = null;
-  let trustedKey: Buffer | null = null;
   try {
     const body = parseJoinBody(raw);
-    attestor = body.attestor;
+    attestorName = body.attestor;
     role = body.role;
     hardware = deriveHardwareKey(body.claims);
-    trustedKey = hardware.key && hardware.trusted && hardware.hasUuidOrSerial ? hardware.key : null;
+    const trustedKey = hardware.key && hardware.trusted && hardware.hasUuidOrSerial ? hardware.key : null;
     // Only the attestors this server runs; others are refused by name.
-    if (!ATTESTORS.has(attestor)) throw new JoinRefusal(`join:attestor`, 'attestor not configured');
+    const attestor = attestorNamed(attestorName);
+    if (!attestor) throw new JoinRefusal(`join:attestor`, 'attestor not configured');
     csrSha256 = createHash('sha256').update(body.csr).digest('hex');
-    const seal = openSealedToken(body.sealedToken, { encryptionKey: crypto.encryptionKey, csrSha256 });
-    csr = parseCsr(body.csr);
-    const token = parseJoinToken(seal.token);
-    if (!token) throw new JoinRefusal('join-token:malformed', 'not a bcjt_ token');
+    const prepared = attestor.prepare({ body: body.body, csrDer: body.csr, csrSha256, role }, { encryptionKey: crypto.encryptionKey });
+    const csr = parseCsr(body.csr);
     return {
       csr,
-      tokenId: token.id,
-      sealedAt: seal.iat,
-      secretHash: hashTokenSecret(token.secret),
+      token: prepared.token,
       role,
-      attestor,
+      attestor: attestorName,
       claims: body.claims,
       hardware,
       trustedKey,
       spkiSha256: createHash('sha256').update(csr.spkiDer).digest(),
+      ...(prepared.evidence !== undefined ? { evidence: prepared.evidence } : {}),
     };
   } catch (error) {
     if (!(error instanceof JoinRefusal)) throw error;
     return {
       reason: error.reason,
-      attestor,
+      attestor: attestorName,
       role,
       csrSha256,
       hardwareKey: hardware?.key?.toString('hex') ?? null,
@@ -115,14 +111,14 @@ export const inProcessPreparer: JoinPreparer = {
   close: async () => {},
 };
 
-export const isPrepared = (value: PreparedJoin | EarlyRefusal): value is PreparedJoin => 'tokenId' in value;
+export const isPrepared = (value: PreparedJoin | EarlyRefusal): value is PreparedJoin => 'spkiSha256' in value;
 
 /** The prepared join with each of its byte fields passed through `bytes`. */
 function mapBytes(value: PreparedJoin, bytes: (field: Uint8Array) => Buffer): PreparedJoin {
   return {
     ...value,
     csr: { ...value.csr, spkiDer: bytes(value.csr.spkiDer) },
-    secretHash: bytes(value.secretHash),
+    token: value.token && { ...value.token, secretHash: bytes(value.token.secretHash) },
     hardware: { ...value.hardware, key: value.hardware.key && bytes(value.hardware.key) },
     trustedKey: value.trustedKey && bytes(value.trustedKey),
     spkiSha256: bytes(value.spkiSha256),

@@ -90,9 +90,7 @@ describe('CertificateHints.presign', () => {
     const keys = generateNodeKeyAndCsr();
     return {
       csr: { spkiDer: keys.spkiDer, csrSha256: keys.csrSha256 },
-      tokenId: 'jt_01m8ma917s0he7rk4w7m1b0zvj',
-      sealedAt: Math.floor(Date.now() / 1000),
-      secretHash: hashTokenSecret('s'.repeat(43)),
+      token: { id: 'jt_01m8ma917s0he7rk4w7m1b0zvj', sealedAt: Math.floor(Date.now() / 1000), secretHash: hashTokenSecret('s'.repeat(43)) },
       role: 'discovery',
       attestor: 'join-token',
       claims: {},
@@ -105,7 +103,7 @@ describe('CertificateHints.presign', () => {
   it('signs a ramdisk certificate within the ramdisk lifetime whatever the configured lifetime', () => {
     const hints = new CertificateHints();
     const join = prepared();
-    hints.remember(join.tokenId, 'site_a', 'ramdisk', join.secretHash);
+    hints.remember(join.token!.id, 'site_a', 'ramdisk', join.token!.secretHash);
     const early = hints.presign(join, h.crypto, 86_400);
     expect(early).not.toBeNull();
     expect((early!.cert.notAfter.getTime() - Date.now()) / 1000).toBeLessThanOrEqual(MAX_RAMDISK_CERT_TTL_SECONDS);
@@ -114,15 +112,15 @@ describe('CertificateHints.presign', () => {
   it('signs nothing for a secret other than the one the hint was left with', () => {
     const hints = new CertificateHints();
     const join = prepared();
-    hints.remember(join.tokenId, 'site_a', 'node', hashTokenSecret('another secret'));
+    hints.remember(join.token!.id, 'site_a', 'node', hashTokenSecret('another secret'));
     expect(hints.presign(join, h.crypto, 3600)).toBeNull();
-    expect(hints.presign({ ...join, tokenId: 'jt_unknown' }, h.crypto, 3600)).toBeNull();
+    expect(hints.presign({ ...join, token: { ...join.token!, id: 'jt_unknown' } }, h.crypto, 3600)).toBeNull();
   });
 
   it('drops the optimisation instead of throwing when signing fails', () => {
     const hints = new CertificateHints();
     const join = prepared();
-    hints.remember(join.tokenId, 'site_a', 'node', join.secretHash);
+    hints.remember(join.token!.id, 'site_a', 'node', join.token!.secretHash);
     // A node CA whose key does not match its certificate: issueNodeCertificate refuses it.
     const broken = { ...h.crypto, nodeCa: { ...h.crypto.nodeCa, key: newEcKeyPair().privateKey } };
     expect(() => hints.presign(join, broken, 3600)).not.toThrow();

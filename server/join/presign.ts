@@ -52,8 +52,9 @@ export class CertificateHints {
    * decides) for itself whenever there is none.
    */
   presign(join: PreparedJoin, crypto: JoinCrypto, configuredTtlSeconds: number): Presigned | null {
-    const hint = this.hints.get(join.tokenId);
-    if (!secretHashMatches(hint?.secretHash, join.secretHash) || !hint) return null;
+    if (!join.token) return null;
+    const hint = this.hints.get(join.token.id);
+    if (!secretHashMatches(hint?.secretHash, join.token.secretHash) || !hint) return null;
     try {
       const nodeId = newId('node');
       const cert = issueNodeCertificate(crypto.nodeCa, {

@@ -18,7 +18,7 @@ const MINUTE = 60_000;
 async function joinSealedAt(offsetMs: number) {
   const t = await createTestTenant(testDb());
   const minted = await mintToken(t);
-  const [{ now }] = await testDb().$queryRaw<{ now: Date }[]>`SELECT compute_now() AS now`;
+  const { now } = (await testDb().$queryRaw<{ now: Date }[]>`SELECT compute_now() AS now`)[0]!;
   const keys = generateNodeKeyAndCsr();
   const sealedToken = sealTokenSync(minted.token!, h.trust.encryptionJwk, keys.csrSha256, new Date(now.getTime() + offsetMs));
   const result = await agentJoin(h, minted.token!, machineClaims(), { keys, mutate: (b) => void (b.sealedToken = sealedToken) });

@@ -3,7 +3,7 @@ import { BATCH_SIZE_BUCKETS, LATENCY_BUCKETS } from './buckets';
 import { attestorLabel, reasonLabel, roleLabel } from './labels';
 
 /** The join outcomes `better_compute_joins_total` counts; `error` is a server-side failure (500/503), not a refusal. */
-export type JoinOutcome = 'admitted' | 'pending' | 'refused' | 'conflict' | 'error';
+export type JoinOutcome = 'admitted' | 'pending' | 'challenge' | 'refused' | 'conflict' | 'error';
 export type RenewalOutcome = 'renewed' | 'refused' | 'error';
 /** One webhook delivery attempt: 2xx, another answer or no answer (retried), retries over, or the target refused (SSRF). */
 export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up' | 'refused';
@@ -23,7 +23,7 @@ function createApiMetrics() {
     registry,
     joins: new Counter({
       name: 'better_compute_joins_total',
-      help: 'Join answers by attestor, requested role, outcome (admitted|pending|refused|conflict|error) and refusal reason (empty unless refused).',
+      help: 'Join answers by attestor, requested role, outcome (admitted|pending|challenge|refused|conflict|error) and refusal reason (empty unless refused).',
       labelNames: ['attestor', 'role', 'outcome', 'reason'] as const,
       registers: [registry],
     }),

@@ -53,24 +53,28 @@ const CONNECTED_SQL = `
     LEFT JOIN gateway_leases g ON g.gateway_id = s.gateway_id AND g.expires_at > compute_now()
    GROUP BY 1`;
 
+// The rows of the queries below; counts arrive as numbers (`::int`), sums and buckets as PostgreSQL sends them.
+type SiteStateCount = { site: string; state: string; count: number };
+type PoolCount = { pool: string; count: number };
+
 export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
   const [requests, oldest, waits, nodes, expiring, tokens, connected] = await Promise.all([
-    pool.query(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
+    pool.query<SiteStateCount>(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
                        count(*)::int AS count
                   FROM join_requests GROUP BY 1, 2`),
-    pool.query(`SELECT site_id AS site, extract(epoch FROM compute_now() - min(created_at))::float8 AS seconds
+    pool.query<{ site: string; seconds: number }>(`SELECT site_id AS site, extract(epoch FROM compute_now() - min(created_at))::float8 AS seconds
                   FROM join_requests WHERE state = 'pending' AND expires_at > compute_now() GROUP BY site_id`),
-    pool.query(WAIT_SQL),
-    pool.query(`SELECT coalesce(pool_id, '') AS pool, state, count(*)::int AS count FROM nodes GROUP BY 1, 2`),
-    pool.query(EXPIRING_SQL),
-    pool.query(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
+    pool.query<{ site: string; decision: string; buckets: number[]; count: number; sum: number }>(WAIT_SQL),
+    pool.query<PoolCount & { state: string }>(`SELECT coalesce(pool_id, '') AS pool, state, count(*)::int AS count FROM nodes GROUP BY 1, 2`),
+    pool.query<{ pool: string } & Record<(typeof EXPIRY_WINDOWS)[number][0], number>>(EXPIRING_SQL),
+    pool.query<PoolCount>(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
                  WHERE revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0 GROUP BY 1`),
-    pool.query(CONNECTED_SQL),
+    pool.query<PoolCount>(CONNECTED_SQL),
   ]);
   return {
     joinRequests: requests.rows.map((r) => ({ site: r.site, state: r.state, count: n(r.count) })),
     oldestPending: oldest.rows.map((r) => ({ site: r.site, seconds: n(r.seconds) })),
-    waits: waits.rows.map((r) => ({ site: r.site, decision: r.decision, buckets: (r.buckets as unknown[]).map(n), count: n(r.count), sum: n(r.sum) })),
+    waits: waits.rows.map((r) => ({ site: r.site, decision: r.decision, buckets: r.buckets.map(n), count: n(r.count), sum: n(r.sum) })),
     nodes: nodes.rows.map((r) => ({ pool: r.pool, state: r.state, count: n(r.count) })),
     expiring: expiring.rows.flatMap((r) => EXPIRY_WINDOWS.map(([within]) => ({ pool: r.pool, within, count: n(r[within]) }))),
     tokensActive: tokens.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),

@@ -75,8 +75,8 @@ export async function revokeNodeIdentity(db: Db, principal: Principal, input: No
 }
 
 /**
- * Deletes a cordoned node: it becomes `retired`, its certificates are revoked, and its hardware key and MAC
- * bindings are freed so the machine can join again as a new node. The row stays for the audit trail.
+ * Deletes a cordoned node: it becomes `retired`, its certificates are revoked, and its hardware key, MAC and
+ * TPM EK bindings are freed so the machine can join again as a new node. The row stays for the audit trail.
  */
 export async function deleteNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
   return withLockedNode(db, principal, input, async (tx, node) => {
@@ -89,6 +89,7 @@ export async function deleteNode(db: Db, principal: Principal, input: NodeRef): 
       where: { id: node.id },
       data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, claims: claims as object, updatedAt: new Date() },
     });
+    await tx.tpmEkBinding.deleteMany({ where: { nodeId: node.id } });
     await record(tx, principal, node, 'node.deleted', { serials });
     return nodeDetail(tx, updated);
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
 import { loadIdentity } from '../../agent/renew/identity';
@@ -69,15 +70,18 @@ describe('nodes: lifecycle', () => {
     expect(lines.at(-1)).toContain('join again: better-compute agent join --reset --yes');
   }, 40_000);
 
-  it('delete needs a cordon first, retires the node and frees its hardware key; the machine renews no more', async () => {
+  it('delete needs a cordon first, retires the node and frees its hardware key and EK; the machine renews no more', async () => {
     const t = await createTestTenant(testDb());
     const { dir, nodeId, ref } = await joined(t);
+    // As a certified tpm join binds it: the EK is freed with the hardware key, so the machine can join anew.
+    await testDb().tpmEkBinding.create({ data: { ekSha256: createHash('sha256').update(nodeId).digest('hex'), nodeId } });
     await expect(deleteNode(testDb(), t.admin, ref)).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await setCordon(testDb(), t.admin, ref, true)).cordoned).toBe(true);
     const deleted = await deleteNode(testDb(), t.admin, ref);
     expect(deleted.state).toBe('retired');
     const row = await testDb().node.findUniqueOrThrow({ where: { id: nodeId } });
     expect(row.hardwareKey).toBeNull();
+    expect(await testDb().tpmEkBinding.count({ where: { nodeId } })).toBe(0);
     expect((row.claims as { macs?: unknown }).macs).toBeUndefined();
     expect(await liveCerts(nodeId)).toBe(0);
     const current = await loadIdentity(dir);

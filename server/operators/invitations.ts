@@ -98,7 +98,8 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
     if (await tx.membership.findFirst({ where: { tenantId: input.tenantId, operator: { email: input.email } } })) {
       throw new DomainError('ALREADY_EXISTS', `${input.email} is already an operator of this tenant`, { field: 'email' });
     }
-    const [{ expires }] = await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`;
+    // A SELECT without FROM answers exactly one row.
+    const { expires } = (await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`)[0]!;
     const row = await tx.invitation.create({
       data: { id, tenantId: input.tenantId, email: input.email, role: input.role, secretHash: hashTokenSecret(secret), createdBy: principal.actor, expiresAt: expires! },
     });

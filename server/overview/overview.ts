@@ -35,8 +35,9 @@ export async function getOverview(db: Db, principal: Principal, input: z.input<t
   const valid = parseInput(overviewInput, input);
   await authorize(db, principal, 'compute:pools:read', resource.tenant(valid.tenantId));
   const span = HOURS[valid.range];
-  const [{ now }] = await db.$queryRaw<{ now: Date }[]>`SELECT date_trunc('hour', compute_now()) AS now`;
-  const hours = Array.from({ length: span }, (_, i) => new Date(now!.getTime() - (span - 1 - i) * 3_600_000));
+  // A SELECT without FROM answers exactly one row.
+  const { now } = (await db.$queryRaw<{ now: Date }[]>`SELECT date_trunc('hour', compute_now()) AS now`)[0]!;
+  const hours = Array.from({ length: span }, (_, i) => new Date(now.getTime() - (span - 1 - i) * 3_600_000));
   const [rollup, queue, decisions, expiring, connected] = await Promise.all([
     db.$queryRaw<{ hour: Date; series: string; key: string; count: bigint }[]>`
       SELECT hour, series, key, count FROM overview_hourly

@@ -28,6 +28,6 @@ export function parsePkiBundle(value: unknown): PkiBundle {
   const result = pkiBundleSchema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const where = issue.path.length > 0 ? issue.path.join('.') : 'the bundle';
+  const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'the bundle';
   throw new DomainError('INVALID_CONFIG', `The PKI bundle is not a valid version 1 bundle (check ${where})`);
 }

@@ -51,7 +51,7 @@ describe('sealPkiBundle and openPkiBundle', () => {
     // The parameters (r), the salt, the iv, the tag and the ciphertext: each is authenticated.
     for (const offset of [7, 9 + 1, 9 + 16 + 1, 9 + 16 + 12 + 1, sealed.length - 1]) {
       const tampered = Buffer.from(sealed);
-      tampered[offset] ^= 0x01;
+      tampered[offset]! ^= 0x01;
       expectWrongSecret(thrownBy(() => openPkiBundle(tampered, secret)), secret);
     }
   });

@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { contentOf, encodingOf, readChildren, readRoot, type DerElement } from '../../protocol/der/reader';
+import { DerError, childAt, contentOf, encodingOf, readChildren, readRoot, type DerElement } from '../../protocol/der/reader';
 import { DomainError } from '../../protocol/errors';
 import type { IssuingCa } from './ca';
 import { keyIdentifier } from './x509-build';
@@ -16,8 +16,7 @@ export interface CaIdentity {
 
 /** Reads {@link CaIdentity} from a certificate's DER. Throws a plain Error on malformed input. */
 export function caIdentity(certDer: Buffer): CaIdentity {
-  const [tbsNode] = readChildren(certDer, readRoot(certDer));
-  const fields = readChildren(certDer, tbsNode);
+  const fields = readChildren(certDer, childAt(readChildren(certDer, readRoot(certDer)), 0, 'tbsCertificate'));
   const offset = fields[0]?.tag === 0xa0 ? 1 : 0;
   const subjectNode = fields[offset + 4];
   const spkiNode = fields[offset + 5];
@@ -32,11 +31,14 @@ export function caIdentity(certDer: Buffer): CaIdentity {
 }
 
 function subjectKeyIdentifierOf(der: Buffer, extensionsNode: DerElement): Buffer | undefined {
-  const [list] = readChildren(der, extensionsNode);
+  const list = childAt(readChildren(der, extensionsNode), 0, 'extensions');
   for (const ext of readChildren(der, list)) {
     const parts = readChildren(der, ext);
-    if (parts[0].tag !== 0x06 || !contentOf(der, parts[0]).equals(SKI_OID)) continue;
-    const value = contentOf(der, parts[parts.length - 1]);
+    const [oid] = parts;
+    const last = parts.at(-1);
+    if (!oid || !last) throw new DerError('malformed extension');
+    if (oid.tag !== 0x06 || !contentOf(der, oid).equals(SKI_OID)) continue;
+    const value = contentOf(der, last);
     return contentOf(value, readRoot(value));
   }
   return undefined;

@@ -181,12 +181,12 @@ describe('issueNodeCertificate', () => {
     const point = nodeKey.subarray(26);
     const compressed = Buffer.concat([
       Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex'),
-      Buffer.from([2 + (point[64] & 1)]),
+      Buffer.from([2 + (point[64]! & 1)]),
       point.subarray(1, 33),
     ]);
     expect(() => openssl(['pkey', '-pubin', '-inform', 'der', '-noout'], {}, compressed)).not.toThrow();
     const offCurve = Buffer.from(nodeKey);
-    offCurve[90] ^= 1;
+    offCurve[90]! ^= 1;
     for (const key of [rsa, p384, ed, compressed, offCurve, nodeKey.subarray(0, 90), Buffer.alloc(91)]) {
       const error = thrownBy(() => issue({ publicKeySpkiDer: key })) as DomainError;
       expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'publicKeySpkiDer' });

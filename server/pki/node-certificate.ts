@@ -176,7 +176,7 @@ function checkedExtraUris(extra: readonly string[] | undefined): readonly string
 }
 
 function checkedSerial(value: Uint8Array): Buffer {
-  if (!(value instanceof Uint8Array) || value.length < 1 || value.length > 20 || value[0] === 0 || value[0] & 0x80) {
+  if (!(value instanceof Uint8Array) || value.length < 1 || value.length > 20 || value[0] === 0 || value[0]! & 0x80) {
     invalid('serial', 'must be 1 to 20 octets with a first octet from 0x01 to 0x7f (a positive, minimally encoded integer)');
   }
   return Buffer.from(value);
@@ -191,6 +191,6 @@ function nextRandomSerial(): Buffer {
     serialOffset = 0;
   }
   const serial = serialPool.subarray(serialOffset, (serialOffset += 16));
-  serial[0] = (serial[0] & 0x7f) || 0x01;
+  serial[0] = (serial[0]! & 0x7f) || 0x01; // a 16-octet slice of the pool
   return serial;
 }

@@ -55,15 +55,15 @@ describe('PKI store', { timeout: 120_000 }, () => {
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(1);
-    expect(lost[0].reason).toMatchObject({ code: 'ALREADY_EXISTS' });
-    expect((lost[0].reason as Error).message).toMatch(/^A PKI bundle already exists .*refusing to overwrite it$/);
+    expect(lost[0]!.reason).toMatchObject({ code: 'ALREADY_EXISTS' });
+    expect((lost[0]!.reason as Error).message).toMatch(/^A PKI bundle already exists .*refusing to overwrite it$/);
 
     const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof initPki>>>).value;
     const rows = await db.pkiBundle.findMany();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: PKI_BUNDLE_ID, trustDomain: winner.trustDomain });
-    expect(Buffer.from(rows[0].sealed).subarray(0, 6).toString('latin1')).toBe('BCPKI2');
-    expect(Buffer.from(rows[0].sealed).includes('PRIVATE KEY')).toBe(false);
+    expect(Buffer.from(rows[0]!.sealed).subarray(0, 6).toString('latin1')).toBe('BCPKI2');
+    expect(Buffer.from(rows[0]!.sealed).includes('PRIVATE KEY')).toBe(false);
     expect(await hasPki(db)).toBe(true);
     expect(await loadPki(db, secret)).toEqual(winner);
   });

@@ -38,7 +38,7 @@ export function dnsNameProblem(name: string, rules: DnsNameRules): string | unde
         : 'labels may contain only a-z, 0-9 and hyphens';
     }
   }
-  if (/^[0-9]+$/.test(labels[labels.length - 1])) return 'must not end with an all-numeric label (is it an IP address?)';
+  if (/^[0-9]+$/.test(labels.at(-1) ?? '')) return 'must not end with an all-numeric label (is it an IP address?)';
   return undefined;
 }
 

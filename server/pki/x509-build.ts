@@ -1,5 +1,5 @@
 import { createHash, randomFillSync, sign, type KeyObject } from 'node:crypto';
-import { contentOf, readChildren, readRoot } from '../../protocol/der/reader';
+import { childAt, contentOf, readChildren, readRoot } from '../../protocol/der/reader';
 import { bitString, booleanTrue, explicit, implicit, octetString, oid, sequence, set, smallInteger, time, unsignedInteger, utf8String } from '../../protocol/der/writer';
 import { ipAddressBytes } from './ip-address';
 
@@ -46,7 +46,8 @@ export const KEY_USAGE = { digitalSignature: 0, keyCertSign: 5, cRLSign: 6 } as 
 export function keyUsage(bits: ReadonlyArray<(typeof KEY_USAGE)[keyof typeof KEY_USAGE]>): Buffer {
   const highest = Math.max(...bits);
   const bytes = new Uint8Array(Math.floor(highest / 8) + 1);
-  for (const bit of bits) bytes[bit >> 3] |= 0x80 >> (bit & 7);
+  // bytes holds floor(highest / 8) + 1 octets, so every bit's octet exists.
+  for (const bit of bits) bytes[bit >> 3]! |= 0x80 >> (bit & 7);
   return extension(OIDS.keyUsage, true, bitString(bytes, 7 - (highest % 8)));
 }
 
@@ -69,7 +70,7 @@ export function subjectAltName(names: readonly GeneralName[]): Buffer {
 /** subjectKeyIdentifier: the SHA-1 of the subjectPublicKey bits (RFC 5280 §4.2.1.2, method 1). */
 export function keyIdentifier(spkiDer: Buffer): Buffer {
   const spki = readRoot(spkiDer);
-  const [, bits] = readChildren(spkiDer, spki);
+  const bits = childAt(readChildren(spkiDer, spki), 1, 'subjectPublicKey');
   return createHash('sha1').update(contentOf(spkiDer, bits).subarray(1)).digest();
 }
 
@@ -83,7 +84,7 @@ export const authorityKeyIdentifier = (keyId: Uint8Array): Buffer =>
 /** A random positive serial of 16 octets: high bit clear and first octet nonzero, so it encodes in 16. */
 export function randomSerial(): Buffer {
   const serial = randomFillSync(Buffer.allocUnsafe(16));
-  serial[0] = (serial[0] & 0x7f) || 0x01;
+  serial[0] = (serial[0]! & 0x7f) || 0x01; // 16 octets were just filled
   return serial;
 }
 

@@ -6,7 +6,8 @@ import { newId } from '../ids';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput } from '../../protocol/api/pool-schemas';
+import { editAllowList, MAX_EK_ALLOW_LIST } from '../../protocol/api/tpm-settings';
+import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput, updatePoolInput } from '../../protocol/api/pool-schemas';
 
 type PoolRow = {
   id: string;
@@ -101,5 +102,32 @@ export async function archivePool(db: Db, principal: Principal, input: z.infer<t
     const archived = await tx.pool.update({ where: { id: pool.id }, data: { archivedAt: new Date() } });
     await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'pool.archived', resource: resource.pool(pool.id) });
     return toPoolRecord(archived);
+  });
+}
+
+/**
+ * `pools.update` (`compute:pools:manage` on the pool): adds and removes EK hashes of the pool's TPM allow-list
+ * (`policy.tpm.ekAllowList`). A listed EK's activated TPM joins this pool without an operator; later joins read
+ * the new list. The audit row names the hashes added and removed.
+ */
+export async function updatePool(db: Db, principal: Principal, input: z.infer<typeof updatePoolInput>): Promise<PoolRecord> {
+  const pool = await loadPool(db, principal, 'compute:pools:manage', input);
+  if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived`, { field: 'poolId' });
+  const policy = (pool.policy ?? {}) as PoolPolicy;
+  const ekAllowList = editAllowList(policy.tpm?.ekAllowList ?? [], input.tpm.addEkHashes, input.tpm.removeEkHashes);
+  if (ekAllowList.length > MAX_EK_ALLOW_LIST) {
+    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a pool lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
+  }
+  const next: PoolPolicy = { ...policy, tpm: { ...policy.tpm, ekAllowList } };
+  return db.$transaction(async (tx) => {
+    const updated = await tx.pool.update({ where: { id: pool.id }, data: { policy: next as object } });
+    await writeAudit(tx, {
+      tenantId: pool.ownerTenantId,
+      actor: principal.actor,
+      action: 'pool.updated',
+      resource: resource.pool(pool.id),
+      data: { tpm: { addEkHashes: input.tpm.addEkHashes ?? [], removeEkHashes: input.tpm.removeEkHashes ?? [] } },
+    });
+    return toPoolRecord(updated);
   });
 }

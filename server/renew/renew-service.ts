@@ -9,6 +9,7 @@ import { logError } from '../log';
 import type { JoinCrypto } from '../pki/join-crypto';
 import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/node-certificate';
 import { P256_SPKI_PREFIX } from '../../protocol/p256';
+import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from './key-attestation';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
@@ -170,12 +171,11 @@ export class RenewService {
       throw error;
     }
     const statements = leaf.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
-    if (statements.some((uri) => uri.startsWith('urn:bc:tpm-ak:')) && !request.keyAttestation) {
-      throw refuse('key-attestation-missing', 'the leaf names a TPM AK and the request carries no keyAttestation', row, true);
-    }
-    if (statements.some((uri) => uri.startsWith('urn:bc:tpm-ak:'))) {
-      // No TPM attestor verifies a TPM2_Certify yet: an attestation is refused, never downgraded.
-      throw refuse('key-attestation-ak', 'TPM key attestation is not verified by this server', row, true);
+    // Only a leaf that names a TPM AK pays for the attestation's checks; every other leaf renews on its proof.
+    const akStatement = statements.find((uri) => uri.startsWith(TPM_AK_STATEMENT_PREFIX));
+    if (akStatement) {
+      const verdict = checkKeyAttestation(request.keyAttestation, akStatement, csr);
+      if (!verdict.ok) throw refuse(verdict.reason, verdict.detail, row, true);
     }
     const spkiSha256 = sha256(csr.spkiDer);
     // The proof is what was signed, bound to the leaf: a re-encoded signature of the same proof is the same proof.

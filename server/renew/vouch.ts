@@ -51,11 +51,12 @@ const verifiedGateways = new Map<string, KeyObject>();
 
 function gatewayKey(chain: unknown, servingCaPin: string, now: number): KeyObject | null {
   if (!Array.isArray(chain) || chain.length !== 2 || !chain.every((c) => typeof c === 'string')) return null;
+  const [leafText, caText] = chain as [string, string]; // two strings: checked just above
   const cacheKey = `${servingCaPin}|${sha256(Buffer.from(chain.join('.')))}`;
   let key = verifiedGateways.get(cacheKey);
   if (!key) {
-    const leaf = new X509Certificate(Buffer.from(chain[0], 'base64'));
-    const ca = new X509Certificate(Buffer.from(chain[1], 'base64'));
+    const leaf = new X509Certificate(Buffer.from(leafText, 'base64'));
+    const ca = new X509Certificate(Buffer.from(caText, 'base64'));
     if (!ca.ca || spkiPin(ca.publicKey) !== servingCaPin || !leaf.verify(ca.publicKey) || leaf.ca) return null;
     if (verifiedGateways.size >= 64) verifiedGateways.clear();
     key = leaf.publicKey;

@@ -2,7 +2,7 @@ import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
 import type { HardwareIdentifiers } from '../../protocol/hardware-claims';
 import { deriveHardwareKey } from '../join/hardware/hardware-key';
-import type { JoinRequestRecord, JoinRequestState } from '../../protocol/api/join-request-schemas';
+import { tpmRequestFactsSchema, type JoinRequestRecord, type JoinRequestState } from '../../protocol/api/join-request-schemas';
 
 /**
  * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive).
@@ -22,7 +22,7 @@ export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approv
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, tpm,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
     WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name,
   first_approved_by, first_approved_at, first_approval_pool_id,
@@ -56,6 +56,8 @@ export interface JoinRequestRow {
   /** Written by the join since the column exists; null on older rows. */
   hardware_key_trusted: boolean | null;
   node_id: string | null;
+  /** A tpm enrollment's facts (tpmRequestFacts); null for other attestors. */
+  tpm: unknown;
   first_approved_by: string | null;
   first_approved_at: Date | null;
   first_approval_pool_id: string | null;
@@ -87,11 +89,18 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     poolId: row.pool_id,
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
+    tpm: tpmRequestFacts(row.tpm),
     requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
     firstApproval: row.first_approved_by
       ? { by: row.first_approved_by, byName: row.first_approved_by_name ?? null, at: row.first_approved_at!.toISOString(), poolId: row.first_approval_pool_id }
       : null,
   };
+}
+
+/** A stored `tpm` column as the record shows it; anything unreadable is shown as absent rather than failing the list. */
+function tpmRequestFacts(stored: unknown): JoinRequestRecord['tpm'] {
+  const parsed = tpmRequestFactsSchema.safeParse(stored);
+  return parsed.success ? parsed.data : null;
 }
 
 /** The requests a pool's operators see: the pool's, and its site's that no pool claimed yet, of the pool's tenant. */

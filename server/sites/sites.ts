@@ -8,6 +8,7 @@ import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { discoverySettings, discoverySettingsSchema } from '../join/attestors/discovery-settings';
+import { tpmSiteSettings, tpmSiteSettingsSchema } from '../join/attestors/tpm/settings';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
@@ -33,10 +34,12 @@ export const siteRecord = z.object({
    * two-person approval (the first approval is recorded and the request stays pending until a second one).
    */
   requiredApprovals: z.union([z.literal(1), z.literal(2)]),
+  /** The tpm attestor's settings for this site (enrollment, the EK allow-list), defaults filled in. */
+  tpm: tpmSiteSettingsSchema,
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
-type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown; requiredApprovals: number };
+type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown; requiredApprovals: number; tpm: unknown };
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   id: s.id,
   tenantId: s.ownerTenantId,
@@ -45,6 +48,7 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   createdAt: s.createdAt.toISOString(),
   archivedAt: s.archivedAt?.toISOString() ?? null,
   discovery: discoverySettings(s.discovery),
+  tpm: tpmSiteSettings(s.tpm),
   requiredApprovals: s.requiredApprovals >= 2 ? 2 : 1,
 });
 

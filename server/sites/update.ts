@@ -6,6 +6,7 @@ import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
+import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
 import { parseInput } from '../../protocol/api/token-schemas';
 import { loadSite, toSiteRecord, type SiteRecord } from './sites';
 
@@ -25,6 +26,15 @@ export const updateSiteInput = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** The tpm attestor's settings; absent keys keep their current values, the allow-list is edited in place. */
+  tpm: z
+    .strictObject({
+      enrollment: z.boolean().optional(),
+      pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+      addEkHashes: z.array(ekHashSchema).max(1000).optional(),
+      removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
+    })
+    .optional(),
   /** 2: every join request of the site needs approvals by two different principals; 1 (the default): one. */
   requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
 });
@@ -34,17 +44,26 @@ export const updateSiteInput = z.strictObject({
  * `unknown-machines` admits machines the site knows at once, `always` holds every PXE machine for an
  * operator; `pendingTtlSeconds`: how long a request waits; `maxPendingRequests`: how many may wait at once)
  * and `requiredApprovals` (2: two-person approval of its join requests). Later joins and decisions read the
- * new settings; a first approval already recorded stays recorded.
+ * new settings; a first approval already recorded stays recorded. `tpm`: whether an unlisted TPM waits in the
+ * queue (`enrollment`), how long, and the EK hashes admitted without an operator (`addEkHashes`, `removeEkHashes`).
  */
 export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
   const valid = parseInput(updateSiteInput, input);
   const site = await loadSite(db, principal, 'compute:sites:manage', valid);
   if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
   const discovery = { ...discoverySettings(site.discovery), ...valid.discovery };
+  const current = tpmSiteSettings(site.tpm);
+  const { addEkHashes, removeEkHashes, ...tpmChanges } = valid.tpm ?? {};
+  const tpm = { ...current, ...tpmChanges, ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes) };
+  if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
+    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
+  }
   return db.$transaction(async (tx) => {
     const requiredApprovals = valid.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals } });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, requiredApprovals } });
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
+    // The audit row names the allow-list's changes, not the whole list.
+    const tpmAudit = { enrollment: tpm.enrollment, pendingTtlSeconds: tpm.pendingTtlSeconds, addEkHashes: addEkHashes ?? [], removeEkHashes: removeEkHashes ?? [] };
+    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, requiredApprovals, tpm: tpmAudit } });
     return toSiteRecord(updated);
   });
 }

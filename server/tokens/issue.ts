@@ -146,6 +146,7 @@ async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, di
   } catch (error) {
     // PostgreSQL's detail for a failed row ("Failing row contains (…)") would print the secret's hash;
     // only the SQLSTATE travels on, never the driver error itself.
+    // eslint-disable-next-line preserve-caught-error -- the driver error must not travel (see above)
     throw new Error(`Storing join token ${id} failed (SQLSTATE ${sqlState(error) ?? 'unknown'})`);
   }
 }

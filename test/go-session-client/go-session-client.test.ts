@@ -95,7 +95,7 @@ function verifyWelcome(raw: string) {
   expect(`sha256/${createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('base64')}`).toBe(r.h.trust.signingKeyPin);
   expect(verify('sha256', body, { key, dsaEncoding: 'ieee-p1363' }, sig)).toBe(true);
   const tampered = Buffer.from(body);
-  tampered[tampered.length - 2] ^= 1;
+  tampered[tampered.length - 2]! ^= 1;
   expect(verify('sha256', tampered, { key, dsaEncoding: 'ieee-p1363' }, sig)).toBe(false);
   return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
 }

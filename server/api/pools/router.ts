@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
-import { archivePool, createPool, getPool, listPools } from '../../pools/pools';
-import { createPoolInput, listPoolsInput, poolRecord, poolRefInput } from '../../../protocol/api/pool-schemas';
+import { archivePool, createPool, getPool, listPools, updatePool } from '../../pools/pools';
+import { createPoolInput, listPoolsInput, poolRecord, poolRefInput, updatePoolInput } from '../../../protocol/api/pool-schemas';
 import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
 
 export const poolsRouter = router({
@@ -21,6 +21,10 @@ export const poolsRouter = router({
     .input(poolRefInput)
     .output(poolRecord)
     .mutation(({ ctx, input }) => archivePool(ctx.db, ctx.principal, input)),
+  update: requirePermission('compute:pools:manage')
+    .input(updatePoolInput)
+    .output(poolRecord)
+    .mutation(({ ctx, input }) => updatePool(ctx.db, ctx.principal, input)),
   counts: requirePermission('compute:pools:read')
     .input(poolCountsInput)
     .output(poolCountsPage)

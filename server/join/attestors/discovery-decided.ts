@@ -4,7 +4,7 @@ import type { PreparedJoin } from '../prepare';
 import type { RuleInForce } from '../../rules/match';
 import type { LockedToken } from '../decide';
 import { discoverySettings } from './discovery-settings';
-import { WRITE_RULE_DECISIONS_SQL } from './discovery-sql';
+import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from './discovery-sql';
 
 // What the discovery attestor decides without a person (approval rules, expected machines), apart from the
 // attestor's own flow in discovery.ts.
@@ -74,18 +74,18 @@ export async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecis
 }
 
 /** A pool row joined to a rule or an entry, as checkPool reads pools. */
-export function poolOf(r: Record<string, unknown>): LockedToken['pool'] {
+export function poolOf(r: PoolColumns): LockedToken['pool'] {
   if (!r.pool_id) return null;
-  const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+  const policy = r.p_policy ?? {};
   return {
-    agent: r.p_agent as string,
-    ownerTenantId: r.p_owner as string,
-    siteId: r.p_site as string,
-    isArchived: r.p_archived as boolean,
+    agent: r.p_agent,
+    ownerTenantId: r.p_owner,
+    siteId: r.p_site,
+    isArchived: r.p_archived,
     joinAttestors: policy.joinAttestors ?? null,
     platformOperated: false,
-    hasAcceptanceChecks: r.p_checks as boolean,
-  } as LockedToken['pool'];
+    hasAcceptanceChecks: r.p_checks,
+  };
 }
 
 export const serialsOf = (join: PreparedJoin) =>

@@ -1,3 +1,51 @@
+import type { RuleInForce } from '../../rules/match';
+
+/** The pool columns a row joins in (`LEFT JOIN pools p`): all null when the row names no pool. */
+export interface PoolColumns {
+  pool_id: string | null;
+  p_agent: string;
+  p_owner: string;
+  p_site: string;
+  p_archived: boolean;
+  p_policy: { joinAttestors?: string[] } | null;
+  p_checks: boolean;
+}
+
+/** A row of {@link SELECT_KNOWN_MACHINES}: a known node for join `i`, or a site's count of pending requests. */
+export type KnownMachineRow = { i: number; node_id: string; site: null; pending: null } | { i: null; node_id: null; site: string; pending: number };
+
+/** A row of {@link SELECT_LATEST_REQUESTS}. */
+export interface LatestRequestRow extends PoolColumns {
+  id: string;
+  machine_key: string;
+  state: string;
+  csr_sha256: string;
+  token_id: string | null;
+  is_expired: boolean;
+}
+
+/** A row of {@link SELECT_SITE_RULES}. */
+export interface SiteRuleRow extends PoolColumns {
+  id: string;
+  site_id: string;
+  name: string;
+  match: unknown;
+  action: RuleInForce['action'];
+  max_admissions: number | null;
+  admissions: number;
+}
+
+/** A row of {@link SELECT_EXPECTED_MACHINES}. */
+export interface ExpectedMachineRow extends PoolColumns {
+  id: string;
+  site_id: string;
+  import_id: string;
+  serial: string | null;
+  product_uuid: string | null;
+  mac: string | null;
+  pool_id: string;
+}
+
 /** The channel every change of a join-request queue is announced on (payload: tenant, site, request ids). */
 export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
 

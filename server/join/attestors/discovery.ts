@@ -1,6 +1,5 @@
-import type pg from 'pg';
 import { newId } from '../../ids';
-import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
+import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
 import { normalizeUuid } from '../../../protocol/hardware-claims';
 import type { PreparedJoin } from '../prepare';
 import { firstMatchingRule, type RuleMatch } from '../../rules/match';
@@ -13,10 +12,16 @@ import {
   SELECT_EXPECTED_MACHINES,
   SELECT_SITE_RULES,
   WRITE_REQUESTS_SQL,
+  type ExpectedMachineRow,
+  type KnownMachineRow,
+  type LatestRequestRow,
+  type SiteRuleRow,
 } from './discovery-sql';
 import { matchesEntry, poolOf, serialsOf, writeRuleDecisions, type ExpectedEntry, type LoadedRule, type RuleDecision } from './discovery-decided';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
+import { prepareSealedToken } from './sealed-token';
+import { CERT_ROLE_OF_TOKEN } from './token-roles';
 
 /** How long the agent waits before it retries a deferred join. */
 export const RETRY_AFTER_SECONDS = 30;
@@ -86,6 +91,12 @@ const macDigits = (mac: string) => mac.replaceAll(':', '');
 export const discoveryAttestor: Attestor<DiscoveryState> = {
   name: 'discovery',
 
+  prepare: (request, context) => prepareSealedToken('discovery', request, context),
+
+  // Discovery joins read and write join requests that a concurrent batch's uncommitted rows would hide:
+  // at most one batch in flight holds discovery joins.
+  holdKeys: () => ['attestor:discovery'],
+
   async load(client, joins, tokens) {
     const state: DiscoveryState = {
       rules: new Map(),
@@ -100,25 +111,25 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       recorded: new Map(),
       consumes: new Map(),
     };
-    const mine = joins.filter((j) => tokens.get(j.tokenId)?.role === 'discovery');
+    const mine = joins.filter((j) => tokens.get(j.token?.id ?? '')?.role === 'discovery');
     if (!mine.length) return state;
-    const bound = mine.filter((j) => tokens.get(j.tokenId)!.boundMac);
-    const sites = [...new Set(bound.map((j) => tokens.get(j.tokenId)!.siteId))].sort();
+    const bound = mine.filter((j) => tokens.get(j.token?.id ?? '')!.boundMac);
+    const sites = [...new Set(bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId))].sort();
     // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
     const [, known, rules, expected] = await Promise.all([
       client.query(LOCK_SITE_QUEUES, [sites]),
-      client.query(SELECT_KNOWN_MACHINES, [
+      client.query<KnownMachineRow>(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
-        bound.map((j) => tokens.get(j.tokenId)!.siteId),
-        bound.map((j) => macDigits(tokens.get(j.tokenId)!.boundMac!)),
+        bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId),
+        bound.map((j) => macDigits(tokens.get(j.token?.id ?? '')!.boundMac!)),
         bound.map((j) => j.trustedKey),
         sites,
       ]),
-      client.query(SELECT_SITE_RULES, [sites]),
+      client.query<SiteRuleRow>(SELECT_SITE_RULES, [sites]),
       // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
-      client.query(SELECT_EXPECTED_MACHINES, [
+      client.query<ExpectedMachineRow>(SELECT_EXPECTED_MACHINES, [
         sites,
-        bound.map((j) => tokens.get(j.tokenId)!.boundMac!),
+        bound.map((j) => tokens.get(j.token?.id ?? '')!.boundMac!),
         bound.filter((j) => j.trustedKey).flatMap((j) => serialsOf(j)),
         bound.filter((j) => j.trustedKey).flatMap((j) => normalizeUuid(j.claims.productUuid) ?? []),
       ]),
@@ -149,12 +160,12 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       state.rules.set(r.site_id, list);
     }
     for (const row of known.rows) {
-      if (row.site !== null) state.pending.set(row.site as string, row.pending as number);
-      else state.known.set(bound[row.i as number]!, row.node_id as string);
+      if (row.site !== null) state.pending.set(row.site, row.pending);
+      else state.known.set(bound[row.i]!, row.node_id);
     }
-    const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.tokenId)!)).filter((k): k is string => k !== null))].sort();
-    for (const r of (await client.query(SELECT_LATEST_REQUESTS, [keys])).rows) {
-      const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+    const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? '')!)).filter((k): k is string => k !== null))].sort();
+    for (const r of (await client.query<LatestRequestRow>(SELECT_LATEST_REQUESTS, [keys])).rows) {
+      const policy = r.p_policy ?? {};
       state.latest.set(r.machine_key, {
         id: r.id,
         state: r.state,
@@ -201,6 +212,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         hardwareKeyTrusted: false,
         trust,
         state: 'adopted',
+        actor: `join-token:${t.id}`,
         ...(knownNodeId ? { autoAdmitted: { matchedNodeId: knownNodeId, mac: t.boundMac! } } : {}),
       };
     };
@@ -267,7 +279,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const id = isLive ? latest!.id : newId('jreq');
     state.recorded.set(id, { join, token: t, id, machineKey });
     state.latest.set(machineKey, { id, state: 'pending', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: null, isExpired: false, pool: null });
-    return { admitted: false, deferred: true, requestId: id, tenantId: t.tenantId };
+    return { admitted: false, deferred: true, requestId: id, tenantId: t.tenantId, retryAfterSeconds: RETRY_AFTER_SECONDS };
   },
 
   async write(client, state, admitted) {

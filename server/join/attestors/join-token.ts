@@ -1,5 +1,7 @@
 import { mismatchedExpectField } from '../../../protocol/api/join-expect';
-import { CERT_ROLE_OF_TOKEN, checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
+import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
+import { prepareSealedToken } from './sealed-token';
+import { CERT_ROLE_OF_TOKEN } from './token-roles';
 import type { Attestor, AttestorInput } from './types';
 
 /**
@@ -48,12 +50,14 @@ export function decideJoin({ join: candidate, token, existing, rootTenantId }: A
     hardwareKeyTrusted: candidate.trustedKey !== null,
     trust,
     state: token!.pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
+    actor: `join-token:${token!.id}`,
   };
 }
 
 /** The `join-token` attestor: everything is on the token row the transaction already locked. */
 export const joinTokenAttestor: Attestor<null> = {
   name: 'join-token',
+  prepare: (request, context) => prepareSealedToken('join-token', request, context),
   load: async () => null,
   decide: (input) => decideJoin(input),
   write: async () => false,

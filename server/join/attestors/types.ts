@@ -1,9 +1,14 @@
+import type { KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import type { Admission, ExistingNode, LockedToken, Refusal } from '../decide';
 import type { PreparedJoin } from '../prepare';
 
+// The attestor seam. JoinService's core (prepare.ts, admit.ts, join-service.ts, admission-pipeline.ts) knows
+// attestors only through this interface and the registry in ./index.ts; everything an attestor needs of the
+// request, of the database and of the answer it gives goes through the hooks below, in the order a join runs.
+
 /** What an attestor decided for one join, against the rows the admission transaction locked. */
-export type AttestorVerdict = Admission | Refusal | Deferral;
+export type AttestorVerdict = Admission | Refusal | Deferral | Challenge;
 
 /**
  * The machine must wait for an operator: a join request was recorded or refreshed (written by the
@@ -15,34 +20,112 @@ export interface Deferral {
   deferred: true;
   requestId: string;
   tenantId: string;
+  /** How long the agent waits before it retries. */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Round one of a challenge round: nothing is issued; the core stores a fresh single-use nonce bound to the
+ * join's CSR hash, this attestor and `subject` (join_challenges, shared by every instance), and answers the
+ * signed `challenge` body. The agent answers in round two by sending the same request with the nonce (and
+ * what the attestor asks of it) in its `attestation`; the attestor then finds the stored row through
+ * `loadChallenges` and consumes it in `write` (see ../challenges.ts).
+ */
+export interface Challenge {
+  admitted: false;
+  challenge: true;
+  /** What the nonce is bound to besides the CSR and the attestor (a node id, an EK hash). */
+  subject: string;
+  /** Attestor-specific fields of the answer (`challenge` in the body), e.g. a credential blob; JSON only. */
+  data?: Record<string, unknown>;
+  /**
+   * SHA-256 of the answer round two must carry when it is not the nonce itself (a TPM's activated secret);
+   * stored with the nonce and compared by the attestor.
+   */
+  answerSha256?: Buffer;
+  /** The nonce's lifetime; default CHALLENGE_TTL_SECONDS, at most MAX_CHALLENGE_TTL_SECONDS. */
+  ttlSeconds?: number;
+  /** Where the event of a refused round two goes once the caller proved something; null: the root tenant. */
+  tenantId: string | null;
 }
 
 export const isDeferral = (v: AttestorVerdict): v is Deferral => 'deferred' in v;
+export const isChallenge = (v: AttestorVerdict): v is Challenge => 'challenge' in v;
 
 /** What every attestor is given for one join of a batch. */
 export interface AttestorInput {
   join: PreparedJoin;
+  /** The join's token row (locked), when the join carries a token (`PreparedJoin.token`) and it exists. */
   token: LockedToken | undefined;
   /** The node the join's trusted hardware key belongs to (locked), unless the join raced it. */
   existing: ExistingNode | undefined;
   rootTenantId: string | null;
+  /** The database's time for this batch (compute_now()). */
+  now: Date;
+}
+
+/** A join's request as the core parsed it: the fields every attestor shares. */
+export interface JoinRequestFields {
+  /** The whole body, so an attestor reads its own fields (`sealedToken`, `attestation`, …). */
+  body: Readonly<Record<string, unknown>>;
+  csrDer: Buffer;
+  /** Lowercase hex SHA-256 of `csrDer`. */
+  csrSha256: string;
+  role: string;
+}
+
+/** A bearer token carried by the join (sealed-token attestors), as preparation proved it. */
+export interface PreparedToken {
+  id: string;
+  /** The seal's `iat` (Unix seconds); the admission refuses it (`join:token`) when far from the database's clock. */
+  sealedAt: number;
+  /** SHA-256 of the bearer token's secret; the secret itself is not kept past preparation. */
+  secretHash: Buffer;
+}
+
+/** What an attestor's `prepare` hands the admission. */
+export interface AttestorPrepared {
+  /** The token the transaction locks and passes back as `AttestorInput.token`; null when none. */
+  token: PreparedToken | null;
+  /**
+   * What the attestor proved and needs at decision time. It crosses from a preparation thread by structured
+   * clone: plain JSON values only (strings, numbers, booleans, arrays, objects; bytes as hex or base64).
+   */
+  evidence?: unknown;
 }
 
 /**
- * One attestor (joining.md "The join flow", step 4, and the attestors of attestation.md). `decide` is
- * pure over the batch's locked rows and the attestor's own batch state; the transaction applies an
- * admission (spending one use of the token) and asks the attestor to `write` what else it decided.
+ * One attestor (joining.md "The join flow", step 4, and the attestors of attestation.md), registered once in
+ * ./index.ts. The core runs, for each join naming it:
  *
- * An attestor that needs rows of its own reads and locks them in `load`, which the transaction calls only
- * when the batch holds a join naming it, so the `join-token` path pays no extra round trip.
+ * 1. `prepare(request, context)` off the event loop (a preparation thread): parse the attestor's own fields
+ *    of the body and do its cryptography. Throws a JoinRefusal (`join:malformed`, `<name>:<reason>`) to
+ *    refuse. The core then verifies the CSR's self-signature, derives the hardware key and hands the
+ *    admission a PreparedJoin.
+ * 2. `load(client, joins, tokens)` inside the batch's admission transaction, only when the batch holds a join
+ *    naming this attestor (so other attestors pay no round trip): read and lock its own rows (and its
+ *    challenges: ../challenges.ts).
+ * 3. `decide(input, state)` per join, in arrival order, pure over the locked rows and the state: admit, defer
+ *    (a join request), challenge (round one of a challenge round), or refuse with a reason. An admission
+ *    into a pool must respect the pool's `policy.joinAttestors` (checkPool in ../decide.ts).
+ * 4. `write(client, state, admitted)` after every join of the batch was decided: deferrals, consumed
+ *    approvals or challenges; returns whether it wrote (the transaction then commits even if nothing was
+ *    admitted).
  */
 export interface Attestor<State = unknown> {
   readonly name: string;
+  prepare(request: JoinRequestFields, context: PrepareContext): AttestorPrepared;
+  /**
+   * Keys the admission pipeline must not hold in two transactions at once for this join, besides the CSR's
+   * key and the trusted machine (AdmissionPipeline): e.g. `node:<id>` for a join that names an existing node.
+   */
+  holdKeys?(join: PreparedJoin): string[];
   load(client: pg.PoolClient, joins: PreparedJoin[], tokens: ReadonlyMap<string, LockedToken>): Promise<State>;
   decide(input: AttestorInput, state: State): AttestorVerdict;
-  /**
-   * Writes the batch's deferrals and the consumptions of its admissions (after `decide` ran for every join);
-   * `admitted` maps each admitted join to the node id it gets.
-   */
   write(client: pg.PoolClient, state: State, admitted: ReadonlyMap<PreparedJoin, string>): Promise<boolean>;
+}
+
+/** What preparation may use: JoinService's encryption key (to open seals). */
+export interface PrepareContext {
+  encryptionKey: KeyObject;
 }

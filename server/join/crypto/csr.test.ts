@@ -83,14 +83,14 @@ describe('parseCsr', () => {
     const x = Buffer.from(compressed.x!, 'base64url');
     const y = Buffer.from(compressed.y!, 'base64url');
     const compressedSpki = tlv(0x30, Buffer.from('301306072a8648ce3d020106082a8648ce3d030107', 'hex'),
-      tlv(0x03, Buffer.from([0, 2 + (y[31] & 1)]), x));
+      tlv(0x03, Buffer.from([0, 2 + (y[31]! & 1)]), x));
     expect(refusal(() => parseCsr(buildCsr({ key, spki: compressedSpki }))).detail).toMatch(/P-256/);
   });
 
   it('refuses a point off the curve', () => {
     const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const spki = Buffer.from(publicOf(key));
-    spki[spki.length - 1] ^= 1;
+    spki[spki.length - 1]! ^= 1;
     expect(refusal(() => parseCsr(buildCsr({ key, spki }))).detail).toMatch(/public key/);
   });
 
@@ -115,7 +115,7 @@ describe('parseCsr', () => {
     expect(refusal(() => parseCsr(Buffer.concat([csrDer, Buffer.from([0])]))).detail).toMatch(/trailing/);
     expect(refusal(() => parseCsr(csrDer.subarray(0, csrDer.length - 1))).detail).toMatch(/overruns|truncated/);
     // Re-encode the outer length in a non-minimal long form.
-    const body = csrDer.subarray(csrDer[1] & 0x80 ? 2 + (csrDer[1] & 0x7f) : 2);
+    const body = csrDer.subarray(csrDer[1]! & 0x80 ? 2 + (csrDer[1]! & 0x7f) : 2);
     const nonMinimal = Buffer.concat([Buffer.from([0x30, 0x82, body.length >> 8, body.length & 0xff]), body]);
     expect(refusal(() => parseCsr(nonMinimal)).detail).toMatch(/non-minimal/);
     expect(refusal(() => parseCsr(Buffer.from([0x30, 0x80, 0, 0]))).detail).toMatch(/indefinite/);

@@ -34,7 +34,7 @@ function refusedBecause(jwe: string, options: { csrSha256?: string; key?: KeyObj
 /** Rewrites the protected header of a sealed token (which also breaks its GCM tag, checked last). */
 function withHeader(jwe: string, edit: (header: Record<string, unknown>) => void): string {
   const parts = jwe.split('.');
-  const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+  const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8'));
   edit(header);
   parts[0] = Buffer.from(JSON.stringify(header)).toString('base64url');
   return parts.join('.');
@@ -42,7 +42,7 @@ function withHeader(jwe: string, edit: (header: Record<string, unknown>) => void
 
 function withPart(jwe: string, index: number, edit: (bytes: Buffer) => void): string {
   const parts = jwe.split('.');
-  const bytes = Buffer.from(parts[index], 'base64url');
+  const bytes = Buffer.from(parts[index]!, 'base64url');
   edit(bytes);
   parts[index] = bytes.toString('base64url');
   return parts.join('.');
@@ -59,7 +59,7 @@ async function joseSeal(header: Record<string, unknown>, parameters?: { apu?: Ui
 describe('openSeal', () => {
   it('opens what the agent sealed with jose', () => {
     expect(openSeal(sealed, { encryptionKey, csrSha256: CSR })).toBe(TOKEN);
-    const header = JSON.parse(Buffer.from(sealed.split('.')[0], 'base64url').toString());
+    const header = JSON.parse(Buffer.from(sealed.split('.')[0]!, 'base64url').toString());
     expect(header).toMatchObject({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', typ: 'bcjt+jwe', iat: 1_764_432_000, csr: CSR });
   });
 
@@ -96,7 +96,7 @@ describe('openSeal', () => {
     expect(refusedBecause(withHeader(sealed, (h) => {
       const epk = h.epk as { y: string };
       const y = Buffer.from(epk.y, 'base64url');
-      y[31] ^= 1;
+      y[31]! ^= 1;
       epk.y = y.toString('base64url');
     }))).toBe('epk is not a point on P-256');
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' });
@@ -110,7 +110,7 @@ describe('openSeal', () => {
   });
 
   it('refuses tampering and the wrong key', () => {
-    const flip = (bytes: Buffer) => (bytes[0] ^= 1);
+    const flip = (bytes: Buffer) => (bytes[0]! ^= 1);
     expect(refusedBecause(withPart(sealed, 1, flip))).toBe('decryption failed');
     expect(refusedBecause(withPart(sealed, 2, flip))).toBe('decryption failed');
     expect(refusedBecause(withPart(sealed, 3, flip))).toBe('decryption failed');
@@ -126,7 +126,7 @@ describe('openSeal', () => {
     expect(refusedBecause(`${sealed}.`)).toMatch(/compact/);
     expect(refusedBecause(sealed.replace('.', '=.'))).toMatch(/base64url/);
     expect(refusedBecause([parts[0], parts[1], `${parts[2]}+`, parts[3], parts[4]].join('.'))).toMatch(/base64url/);
-    expect(refusedBecause([parts[0], parts[1], parts[2].slice(0, -2), parts[3], parts[4]].join('.'))).toMatch(/iv|base64url/);
+    expect(refusedBecause([parts[0], parts[1], parts[2]!.slice(0, -2), parts[3], parts[4]].join('.'))).toMatch(/iv|base64url/);
     expect(refusedBecause([parts[0], parts[1], parts[2], '', parts[4]].join('.'))).toMatch(/ciphertext/);
     expect(refusedBecause(`${Buffer.from('[]').toString('base64url')}.a.b.c.d`)).toMatch(/object/);
     expect(refusedBecause(`${Buffer.from('{').toString('base64url')}.a.b.c.d`)).toMatch(/JSON/);

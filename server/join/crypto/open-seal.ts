@@ -69,7 +69,8 @@ export function openSealedToken(compactJwe: string, options: OpenSealOptions): O
   if (typeof compactJwe !== 'string' || compactJwe.length > MAX_SEAL_LENGTH) throw refuse('seal size out of bounds');
   const parts = compactJwe.split('.');
   if (parts.length !== 5) throw refuse('not a compact JWE');
-  const [protectedText, encryptedKeyText, ivText, ciphertextText, tagText] = parts;
+  // Exactly five parts: checked just above.
+  const [protectedText, encryptedKeyText, ivText, ciphertextText, tagText] = parts as [string, string, string, string, string];
 
   let header: Record<string, unknown>;
   try {

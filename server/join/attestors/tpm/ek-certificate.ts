@@ -102,7 +102,21 @@ function chainProblem(leaf: X509Certificate, intermediates: X509Certificate[], r
     if (root) return withinDates(root, now) ? undefined : 'the root is outside its validity period';
     const index = unused.findIndex((candidate) => candidate.ca && issuedBy(current, candidate));
     if (index < 0) return 'no configured root or given intermediate issued it';
-    current = unused.splice(index, 1)[0];
+    current = unused.splice(index, 1)[0]!; // index was found in unused
   }
   return 'the chain is too long';
+}
+
+/**
+ * The vendor roots `BETTER_COMPUTE_TPM_EK_ROOTS` names (a directory of PEM roots), or none when it is unset:
+ * then no EK chains, and every activated TPM is admitted only by an allow-list, an approval or its own node.
+ */
+export function ekRootsFromEnvironment(env: Record<string, string | undefined> = process.env): X509Certificate[] {
+  const directory = env.BETTER_COMPUTE_TPM_EK_ROOTS?.trim();
+  if (!directory) return [];
+  try {
+    return loadEkRoots(directory);
+  } catch (error) {
+    throw new Error(`BETTER_COMPUTE_TPM_EK_ROOTS: ${(error as Error).message}`, { cause: error });
+  }
 }

@@ -12,7 +12,7 @@ const labelBytes = (label: string) => Buffer.concat([Buffer.from(label, 'latin1'
 function truncate(bytes: Buffer, bits: number): Buffer {
   const out = bytes.subarray(0, Math.ceil(bits / 8));
   // A length that is not whole bytes keeps only the low bits of the first byte.
-  if (bits % 8 !== 0) out[0] &= 0xff >> (8 - (bits % 8));
+  if (bits % 8 !== 0) out[0]! &= 0xff >> (8 - (bits % 8)); // bits % 8 !== 0, so out has at least one byte
   return out;
 }
 

@@ -25,7 +25,18 @@ export type TpmRefusalReason =
   | 'tpm:attest-type' // not a TPM2_Certify attestation
   | 'tpm:attest-signature' // not signed by the AK
   | 'tpm:attest-qualifying-data' // extraData is not sha256(csr)
-  | 'tpm:attest-name'; // certifies another object than the node key
+  | 'tpm:attest-name' // certifies another object than the node key
+  | 'tpm:challenge-unknown' // round two's nonce was never issued to tpm, or was used already (a replayed activation)
+  | 'tpm:challenge-expired' // the challenge is older than its 60 seconds
+  | 'tpm:challenge-csr' // the challenge was made for another CSR
+  | 'tpm:challenge-binding' // the challenge was made for another EK or AK
+  | 'tpm:activation-secret' // the secret is not the challenge's: the TPM did not activate it
+  | 'tpm:site' // the named site is missing, archived or another tenant's
+  | 'tpm:pool' // the named pool is missing, archived, runs no daemon, is in another site, or refuses tpm joins
+  | 'tpm:role' // a tpm join asks for a role other than node
+  | 'tpm:enrollment' // neither vendor-rooted nor listed, and the site's enrollment is off
+  | 'tpm:request' // the EK's join request was rejected or expired, or approved for another CSR
+  | 'tpm:reclaim'; // the EK's node is retired or in another site
 
 /** A refused TPM check. Thrown inside this folder only; `verifyTpmAttestation` returns it as a value. */
 export class TpmCheckFailure extends Error {

@@ -19,7 +19,7 @@ export class StructureReader {
     return out;
   }
 
-  u8 = (): number => this.take(1)[0];
+  u8 = (): number => this.take(1).readUInt8();
   u16 = (): number => this.take(2).readUInt16BE();
   u32 = (): number => this.take(4).readUInt32BE();
   u64 = (): bigint => this.take(8).readBigUInt64BE();

@@ -60,7 +60,7 @@ describe('TPM structures on the server', () => {
 });
 
 describe('the tpm attestation wire', () => {
-  const valid = { ekPublic: 'AAE=', akPublic: 'AAE=', nodeKeyPublic: 'AAE=', certifyInfo: 'AAE=', certifySignature: 'AAE=' };
+  const valid = { ekPublic: 'AAE=', akPublic: 'AAE=', nodeKeyPublic: 'AAE=', certifyInfo: 'AAE=', certifySignature: 'AAE=', siteId: 'site_1' };
 
   it('takes the round-one fields and ignores unknown ones', () => {
     const parsed = parseTpmAttestation({ ...valid, futureField: 1 });
@@ -76,5 +76,10 @@ describe('the tpm attestation wire', () => {
     expect(reasonOf(() => parseTpmAttestation({ ...valid, ekCertificate: 'A'.repeat(8000) }))).toBe('tpm:attestation');
     expect(reasonOf(() => parseTpmAttestation({ ...valid, activation: { challengeId: 'nope', secret: 'AAE=' } }))).toBe('tpm:attestation');
     expect(reasonOf(() => parseTpmAttestation(null))).toBe('tpm:attestation');
+    // A tokenless join names its site; a pool is optional but must be a pool id.
+    const { siteId: __, ...noSite } = valid;
+    expect(reasonOf(() => parseTpmAttestation(noSite))).toBe('tpm:attestation');
+    expect(reasonOf(() => parseTpmAttestation({ ...valid, poolId: 'site_2' }))).toBe('tpm:attestation');
+    expect(parseTpmAttestation({ ...valid, poolId: 'pool_2' }).poolId).toBe('pool_2');
   });
 });

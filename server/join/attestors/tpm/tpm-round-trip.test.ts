@@ -47,14 +47,14 @@ afterAll(async () => {
 });
 
 /** Loads `blobs` under the storage primary, runs `use`, and flushes them (swtpm holds only 3 objects). */
-async function withKeys<T>(blobs: TpmKeyBlob[], use: (handles: number[]) => Promise<T>): Promise<T> {
+async function withKeys<T, const B extends readonly TpmKeyBlob[]>(blobs: B, use: (handles: { [K in keyof B]: number }) => Promise<T>): Promise<T> {
   const handles = await withStoragePrimary(tpm, async (srk) => {
     const loaded: number[] = [];
     for (const blob of blobs) loaded.push(await loadKey(tpm, srk, blob));
     return loaded;
   });
   try {
-    return await use(handles);
+    return await use(handles as { [K in keyof B]: number }); // one handle per blob, in order
   } finally {
     for (const handle of handles) await tpm.flush(handle);
   }
@@ -101,7 +101,7 @@ async function roundOne(options: { kind?: EkKind; signer?: TpmKeyBlob; certified
 }
 
 const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoots: X509Certificate[] = []): TpmVerdict =>
-  verifyTpmAttestation(parseTpmAttestation(body), { csrSha256: csr.csrSha256, csrSpki: csr.spkiDer, ekRoots, now: new Date() });
+  verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), { csrSha256: csr.csrSha256, csrSpki: csr.spkiDer, ekRoots, now: new Date() });
 
 const refusal = (verdict: TpmVerdict) => (verdict.ok ? 'verified' : verdict.reason);
 
@@ -282,14 +282,14 @@ describe('tampered TPM attestations are refused with their reason', () => {
     const { body, csr } = await roundOne();
     const info = Buffer.from(body.certifyInfo, 'base64');
     const badMagic = Buffer.from(info);
-    badMagic[0] ^= 0x01;
+    badMagic[0]! ^= 0x01;
     const badType = Buffer.from(info);
     badType[5] = 0x18; // TPM_ST_ATTEST_QUOTE
     expect(refusal(check({ ...body, certifyInfo: badMagic.toString('base64') }, csr))).toBe('tpm:attest-magic');
     expect(refusal(check({ ...body, certifyInfo: badType.toString('base64') }, csr))).toBe('tpm:attest-type');
     // A bit flipped in the certified content keeps the structure and breaks the AK's signature.
     const flipped = Buffer.from(info);
-    flipped[flipped.length - 1] ^= 0x01;
+    flipped[flipped.length - 1]! ^= 0x01;
     expect(refusal(check({ ...body, certifyInfo: flipped.toString('base64') }, csr))).toBe('tpm:attest-signature');
   });
 });

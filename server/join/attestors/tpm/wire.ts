@@ -33,9 +33,14 @@ export const tpmAttestationSchema = z.object({
   nodeKeyPublic: b64(PUBLIC_AREA_MAX),
   certifyInfo: b64(PUBLIC_AREA_MAX),
   certifySignature: b64(PUBLIC_AREA_MAX),
+  /** The site the machine joins (bcd's config `site`): a tokenless join names it. */
+  siteId: z.string().regex(/^site_[A-Za-z0-9_-]{1,64}$/),
+  /** The pool, when the install names one; without it an admitted EK still waits for an operator to pick one. */
+  poolId: z.string().regex(/^pool_[A-Za-z0-9_-]{1,64}$/).optional(),
   activation: z
     .object({
-      challengeId: z.string().regex(/^tpmc_[A-Za-z0-9_-]{16,64}$/),
+      /** Round one's nonce (protocol.md "Challenge rounds"): 32 bytes, b64url. */
+      nonce: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
       secret: b64(64),
     })
     .optional(),

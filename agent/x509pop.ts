@@ -1,0 +1,137 @@
+import { sign, type KeyObject } from 'node:crypto';
+import type { HardwareClaims } from '../protocol/hardware-claims';
+import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../protocol/x509pop-wire';
+import { writeIdentity } from './identity-store';
+import { DEFAULT_BASE_PATH, JoinRefusedError, type JoinTrust } from './join';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
+import { loadIdentity, type LoadedIdentity } from './renew/identity';
+import { loggedFetch } from './request-log';
+import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './verify-answer';
+
+// The agent side of an x509pop re-join (protocol.md "x509pop re-joins"): a machine whose certificate expired
+// while it was offline proves possession of its last key in a challenge round and gets a new certificate for
+// a new key, keeping its node.
+
+/** Whether a certificate that ended at `notAfter` may re-join with x509pop at `now` (the agent's clock). */
+export function isWithinRejoinWindow(notAfter: Date, now: Date = new Date()): boolean {
+  const since = now.getTime() - notAfter.getTime();
+  return since > 0 && since < X509POP_REJOIN_WINDOW_SECONDS * 1000;
+}
+
+/** The body of either round: round two adds the nonce and the proof by the last key over (nonce, CSR hash). */
+export function x509popBody(options: { leafDer: Buffer; keys: NodeKeyAndCsr; claims: HardwareClaims; role?: string; lastKey?: KeyObject; nonce?: string }): string {
+  const attestation: Record<string, string> = { certificate: options.leafDer.toString('base64') };
+  if (options.nonce) {
+    if (!options.lastKey) throw new Error('round two needs the last key');
+    attestation.nonce = options.nonce;
+    attestation.proof = sign('sha256', x509popProofMessage(options.nonce, options.keys.csrSha256), { key: options.lastKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+  }
+  return JSON.stringify({ csr: options.keys.csrDer.toString('base64'), claims: options.claims, attestor: X509POP, role: options.role ?? 'node', attestation });
+}
+
+async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
+  const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const text = await response.text();
+  if (response.status !== 200) {
+    let error: { code?: string; message?: string } = {};
+    try {
+      error = JSON.parse(text);
+    } catch {
+      // not JSON: reported by status below
+    }
+    throw new JoinRefusedError(response.status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${response.status}`);
+  }
+  return JSON.parse(text);
+}
+
+/**
+ * Both rounds of an x509pop re-join with `last` (the expired identity): a new key and CSR, round one with
+ * the last leaf, the signed challenge verified, round two with the proof, the answer verified in the
+ * protocol's order. Writes nothing. A refusal is a JoinRefusedError.
+ */
+export async function sendX509popRejoin(options: {
+  serverUrl: string;
+  basePath?: string;
+  trust: JoinTrust;
+  last: LoadedIdentity;
+  claims: HardwareClaims;
+  keys?: NodeKeyAndCsr;
+  fetch?: typeof fetch;
+}): Promise<{ answer: IssuedAnswer; keys: NodeKeyAndCsr }> {
+  const doFetch = loggedFetch(options.fetch ?? fetch);
+  const url = `${options.serverUrl}${options.basePath ?? DEFAULT_BASE_PATH}/v1/join`;
+  const keys = options.keys ?? generateNodeKeyAndCsr();
+  const leafDer = Buffer.from(options.last.identity.certificateChain[0]!, 'base64');
+  const role = options.last.identity.role;
+  const base = { leafDer, keys, claims: options.claims, role };
+  const trust = { signingKeyPin: options.trust.signingKeyPin, signingCertificateDer: options.trust.signingCertificateDer, csrSha256: keys.csrSha256 };
+  const challenge = verifyJoinChallenge((await post(url, x509popBody(base), doFetch)) as never, { ...trust, attestor: X509POP });
+  const answered = await post(url, x509popBody({ ...base, lastKey: options.last.privateKey, nonce: challenge.nonce }), doFetch);
+  const answer = verifyJoinAnswer(answered as never, { ...trust, publicKeySpkiDer: keys.spkiDer, expectedRole: role });
+  if (answer.status !== 'joined' || answer.nodeId !== options.last.identity.nodeId) throw new Error('the x509pop re-join answered another node');
+  return { answer, keys };
+}
+
+/**
+ * `bcd` and `better-compute agent run` on an identity whose certificate expired: when it expired less than
+ * 7 days ago (by this machine's clock), re-join with x509pop and replace the identity in `identityDir` (the
+ * old files renamed `<name>.reset-<time>`, as `--reset` does). Returns the new identity's answer, or null when
+ * the identity is not within the window (nothing was sent). A refusal is a JoinRefusedError: the operator
+ * then re-joins with a token.
+ */
+export async function rejoinExpiredIdentity(options: {
+  serverUrl: string;
+  basePath?: string;
+  trust: JoinTrust;
+  identityDir: string;
+  claims: HardwareClaims;
+  now?: Date;
+  fetch?: typeof fetch;
+}): Promise<IssuedAnswer | null> {
+  const last = await loadIdentity(options.identityDir);
+  if (!isWithinRejoinWindow(last.notAfter, options.now)) return null;
+  const { answer, keys } = await sendX509popRejoin({ ...options, last });
+  await writeIdentity(
+    options.identityDir,
+    { privateKeyPem: keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role },
+    { reset: true },
+  );
+  return answer;
+}
+
+/**
+ * Runs `run` (the session or renewal loop) with x509pop re-joins around it: an identity already expired when
+ * the agent starts, or one that expires while it runs (the loop answers RENEWAL_EXIT.expired), is re-joined
+ * with `rejoin` when it expired less than 7 days ago, and the loop starts again on the new identity. Outside
+ * the window, or when the re-join is refused, the loop's own answer stands (it tells the operator to join
+ * again with a token). One re-join per expiry: a second expiry right after one re-join is not retried.
+ */
+export async function runWithX509popRejoin(options: {
+  identityDir: string;
+  run: () => Promise<number>;
+  rejoin: () => Promise<IssuedAnswer | null>;
+  expiredExit: number;
+  log: (line: string) => void;
+}): Promise<number> {
+  const tryRejoin = async (): Promise<boolean> => {
+    try {
+      const answer = await options.rejoin();
+      if (!answer) return false;
+      options.log(`agent: the certificate had expired; re-joined with x509pop as node ${answer.nodeId} (site ${answer.siteId})`);
+      return true;
+    } catch (error) {
+      options.log(`agent: the x509pop re-join failed: ${(error as Error).message}`);
+      return false;
+    }
+  };
+  let last: LoadedIdentity | null = null;
+  try {
+    last = await loadIdentity(options.identityDir);
+  } catch {
+    // The loop reports an identity that does not load.
+  }
+  if (last && Date.now() >= last.notAfter.getTime()) await tryRejoin();
+  const code = await options.run();
+  if (code !== options.expiredExit || !(await tryRejoin())) return code;
+  return options.run();
+}

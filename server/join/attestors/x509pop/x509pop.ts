@@ -1,0 +1,198 @@
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { readLeafNames } from '../../../../protocol/certificate-names';
+import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../../challenges';
+import { JoinRefusal } from '../../crypto/refusal';
+import { refuse, type Admission, type NodeTrust } from '../../decide';
+import type { PreparedJoin } from '../../prepare';
+import type { Attestor, AttestorVerdict } from '../types';
+import { SELECT_X509POP_LEAVES } from './sql';
+import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../../../../protocol/x509pop-wire';
+
+/** What preparation proved of an x509pop join (plain JSON: it crosses threads). */
+export interface X509popEvidence {
+  /** The presented leaf, b64 DER, and its key's SHA-256 (hex), which finds its node_certs row. */
+  leafDer: string;
+  leafSpkiSha256: string;
+  /** The node the leaf's SPIFFE ID names. */
+  nodeId: string;
+  /** `urn:bc:` statements of the leaf, kept on the new certificate. */
+  statements: string[];
+  /** Round two: the nonce whose proof verified under the leaf's key over this request's CSR hash. */
+  nonce: string | null;
+}
+
+interface LeafRow {
+  serial: string;
+  der: Buffer;
+  certGeneration: number;
+  certRole: string;
+  isRevoked: boolean;
+  notAfter: Date;
+  nodeId: string;
+  tenantId: string;
+  siteId: string;
+  poolId: string | null;
+  role: string;
+  state: string;
+  trust: NodeTrust;
+  hardwareKeyTrusted: boolean;
+  nodeGeneration: number;
+  pool: { agent: string; ownerTenantId: string; siteId: string; isArchived: boolean; joinAttestors: string[] | null; hasAcceptanceChecks: boolean } | null;
+}
+
+interface X509popState {
+  leaves: Map<string, LeafRow>;
+  challenges: Map<string, StoredChallenge>;
+  /** Nonces round two named in this batch: all consumed, whatever was decided. */
+  used: string[];
+  /** Nodes this batch already re-admitted: a second re-join of one node finds its leaf superseded. */
+  claimed: Set<string>;
+}
+
+const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const NONCE = /^[A-Za-z0-9_-]{43}$/;
+const PROOF = /^[A-Za-z0-9_-]{86}$/;
+const SPIFFE_NODE = /^spiffe:\/\/[^/]+\/site\/[^/]+\/node\/([^/]+)$/;
+const TPM_AK = 'urn:bc:tpm-ak:';
+
+const evidenceOf = (join: PreparedJoin) => join.evidence as X509popEvidence;
+
+/** Parses `attestation` (round one: `certificate`; round two: also `nonce` and `proof`), verifying the proof. */
+function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: string): X509popEvidence {
+  const attestation = body.attestation;
+  if (typeof attestation !== 'object' || attestation === null || Array.isArray(attestation)) throw new JoinRefusal('join:malformed', 'attestation');
+  const { certificate, nonce, proof } = attestation as Record<string, unknown>;
+  if (typeof certificate !== 'string' || certificate.length > 8192 || !B64.test(certificate)) throw new JoinRefusal('join:malformed', 'attestation.certificate');
+  const roundTwo = nonce !== undefined || proof !== undefined;
+  if (roundTwo && (typeof nonce !== 'string' || !NONCE.test(nonce) || typeof proof !== 'string' || !PROOF.test(proof))) {
+    throw new JoinRefusal('join:malformed', 'attestation.nonce and attestation.proof');
+  }
+  const der = Buffer.from(certificate, 'base64');
+  let names;
+  try {
+    names = readLeafNames(der);
+  } catch (error) {
+    throw new JoinRefusal('x509pop:certificate', 'the certificate does not parse', { cause: error });
+  }
+  const nodeId = SPIFFE_NODE.exec(names.uris[0] ?? '')?.[1];
+  if (!nodeId) throw new JoinRefusal('x509pop:certificate', 'the certificate names no node');
+  const statements = names.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
+  // A TPM-bound identity proves its new key with a TPM2_Certify by its AK (joining.md); until a TPM attestor
+  // verifies that, it re-joins by no other means, never downgraded to a proof of possession.
+  if (statements.some((uri) => uri.startsWith(TPM_AK))) throw new JoinRefusal('x509pop:tpm-bound', 'the certificate names a TPM AK: re-join needs key attestation');
+  if (roundTwo) {
+    let proven = false;
+    try {
+      const key = createPublicKey({ key: names.spkiDer, format: 'der', type: 'spki' });
+      proven = verify('sha256', x509popProofMessage(nonce as string, csrSha256), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(proof as string, 'base64url'));
+    } catch {
+      proven = false;
+    }
+    if (!proven) throw new JoinRefusal('x509pop:proof', 'the proof does not verify under the certificate key over this CSR');
+  }
+  return {
+    leafDer: der.toString('base64'),
+    leafSpkiSha256: createHash('sha256').update(names.spkiDer).digest('hex'),
+    nodeId,
+    statements,
+    nonce: roundTwo ? (nonce as string) : null,
+  };
+}
+
+function toLeafRow(r: Record<string, any>): LeafRow {
+  const policy = (r.p_policy ?? {}) as { joinAttestors?: string[] };
+  return {
+    serial: r.serial,
+    der: r.der,
+    certGeneration: r.cert_generation,
+    certRole: r.cert_role,
+    isRevoked: r.is_revoked,
+    notAfter: r.not_after,
+    nodeId: r.node_id,
+    tenantId: r.tenant_id,
+    siteId: r.site_id,
+    poolId: r.pool_id,
+    role: r.role,
+    state: r.state,
+    trust: r.trust,
+    hardwareKeyTrusted: r.hardware_key_trusted,
+    nodeGeneration: r.node_generation,
+    pool: r.p_id
+      ? { agent: r.p_agent, ownerTenantId: r.p_owner, siteId: r.p_site, isArchived: r.p_archived, joinAttestors: policy.joinAttestors ?? null, hasAcceptanceChecks: r.p_checks }
+      : null,
+  };
+}
+
+/**
+ * The `x509pop` attestor: a node whose certificate expired while it was offline re-joins with it (joining.md,
+ * Renewal), proving possession of its last key in a challenge round. Round one presents the last leaf and the
+ * new CSR and gets a nonce bound to the CSR and the node; round two sends the same request with the nonce and
+ * an ES256 proof by the last key over (nonce, CSR hash) (wire.ts). Admitted only when the leaf is byte for byte
+ * a node_certs row of the node's current identity generation, unrevoked, expired less than 7 days ago, the
+ * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
+ * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
+ * revoked, the certificate keeping the old one's role and statements. Every refusal has its own reason.
+ */
+export const x509popAttestor: Attestor<X509popState> = {
+  name: X509POP,
+
+  prepare: (request) => ({ token: null, evidence: prepareX509pop(request.body, request.csrSha256) }),
+
+  // Two re-joins of one node are never decided by two batches at once.
+  holdKeys: (join) => [`node:${evidenceOf(join).nodeId}`],
+
+  async load(client, joins) {
+    const evidence = joins.map(evidenceOf);
+    const [leaves, challenges] = await Promise.all([
+      client.query(SELECT_X509POP_LEAVES, [[...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex'))]),
+      loadChallenges(client, X509POP, evidence.flatMap((e) => (e.nonce ? [e.nonce] : []))),
+    ]);
+    return { leaves: new Map(leaves.rows.map((r) => [r.spki_sha256 as string, toLeafRow(r)])), challenges, used: [], claimed: new Set() };
+  },
+
+  decide({ join, now }, state): AttestorVerdict {
+    const evidence = evidenceOf(join);
+    if (evidence.nonce) state.used.push(evidence.nonce);
+    const row = state.leaves.get(evidence.leafSpkiSha256);
+    // Byte for byte one of our certificates, naming the node its row belongs to.
+    if (!row || !row.der.equals(Buffer.from(evidence.leafDer, 'base64')) || row.nodeId !== evidence.nodeId) return refuse('x509pop:certificate-unknown');
+    const tenant = row.tenantId;
+    // An older generation's leaf (revoked too, by the reclaim that superseded it) says why first.
+    if (row.certGeneration !== row.nodeGeneration || state.claimed.has(row.nodeId)) return refuse('x509pop:generation', tenant);
+    if (row.isRevoked) return refuse('x509pop:revoked', tenant);
+    if (row.state === 'retired') return refuse('x509pop:node-retired', tenant);
+    // A ramdisk identity's life is capped from its first issue (renewal never extends it): it boots again.
+    if (row.certRole === 'ramdisk') return refuse('x509pop:role', tenant);
+    if (row.notAfter.getTime() > now.getTime()) return refuse('x509pop:not-expired', tenant);
+    if (now.getTime() - row.notAfter.getTime() >= X509POP_REJOIN_WINDOW_SECONDS * 1000) return refuse('x509pop:expired', tenant);
+    const pool = row.pool;
+    if (!pool || !pool.joinAttestors?.includes(X509POP)) return refuse('x509pop:pool-attestor', tenant);
+    if (pool.agent !== 'bcd' || pool.isArchived || pool.ownerTenantId !== tenant || pool.siteId !== row.siteId) return refuse('x509pop:pool', tenant);
+
+    if (!evidence.nonce) return { admitted: false, challenge: true, subject: row.nodeId, tenantId: tenant };
+    if (challengeMismatch(state.challenges.get(evidence.nonce), { csrSha256: join.csr.csrSha256, subject: row.nodeId })) return refuse('x509pop:nonce', tenant);
+    // One batch never uses a nonce twice.
+    state.challenges.delete(evidence.nonce);
+    state.claimed.add(row.nodeId);
+    const admission: Admission = {
+      admitted: true,
+      reclaim: { id: row.nodeId, tenantId: tenant, siteId: row.siteId, poolId: row.poolId, role: row.role, identityGeneration: row.nodeGeneration },
+      tenantId: tenant,
+      siteId: row.siteId,
+      poolId: row.poolId,
+      role: row.role,
+      certRole: row.certRole,
+      hardwareKeyTrusted: row.hardwareKeyTrusted,
+      trust: row.trust,
+      state: pool.hasAcceptanceChecks ? 'adopting' : 'adopted',
+      actor: `${X509POP}:${row.serial}`,
+      ...(evidence.statements.length ? { statements: evidence.statements } : {}),
+    };
+    return admission;
+  },
+
+  async write(client, state) {
+    await consumeChallenges(client, state.used);
+    return state.used.length > 0;
+  },
+};
