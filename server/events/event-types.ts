@@ -29,7 +29,6 @@ export const WEBHOOK_EVENT_TYPES = [
   'security.join-token.revoked',
   'webhook.subscription.disabled',
 ] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** The type of the payload `webhooks.test` sends to one subscription, whatever types it names. */
 export const WEBHOOK_TEST_EVENT_TYPE = 'webhook.test';

@@ -25,7 +25,7 @@ export async function resolveCheckedAddresses(host: string, allowed: (address: s
   return addresses;
 }
 
-export interface PinnedRequest {
+interface PinnedRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string | Buffer;
@@ -34,7 +34,7 @@ export interface PinnedRequest {
   signal: AbortSignal;
 }
 
-export interface PinnedAnswer {
+interface PinnedAnswer {
   status: number;
   body: Buffer;
   /** True when the body was longer than `maxBodyBytes` and cut there. */

@@ -49,7 +49,7 @@ export type WebhookRecord = z.infer<typeof webhookRecord>;
 /** A create or a rotation: the record and the signing secret, shown this once. */
 export const webhookWithSecret = webhookRecord.extend({ secret: z.string() });
 
-export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 export const listDeliveriesInput = z.strictObject({
   tenantId: idOf('tnt'),
   webhookId: idOf('wh'),

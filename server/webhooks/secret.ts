@@ -41,7 +41,7 @@ export function newWebhookSecret(): string {
 }
 
 /** The bytes an HMAC is keyed with: the base64 after `whsec_`, as the Standard Webhooks libraries read it. */
-export function webhookSecretBytes(secret: string): Buffer {
+function webhookSecretBytes(secret: string): Buffer {
   if (!secret.startsWith(PREFIX)) throw new DomainError('INVALID_ARGUMENT', 'a webhook secret starts with whsec_');
   return Buffer.from(secret.slice(PREFIX.length), 'base64');
 }

@@ -16,7 +16,7 @@ type Row = {
   consecutiveFailures: number; failingSince: Date | null; createdBy: string; createdAt: Date; updatedAt: Date;
 };
 
-export const toWebhookRecord = (r: Row): WebhookRecord => ({
+const toWebhookRecord = (r: Row): WebhookRecord => ({
   id: r.id,
   tenantId: r.tenantId,
   url: r.url,
@@ -37,7 +37,7 @@ const select = {
 } as const;
 
 /** The subscription `webhookId` of `tenantId`, locked for the transaction; NOT_FOUND for another tenant's. */
-export async function lockWebhook(tx: Tx, tenantId: string, webhookId: string): Promise<Row> {
+async function lockWebhook(tx: Tx, tenantId: string, webhookId: string): Promise<Row> {
   const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_subscriptions WHERE id = ${webhookId} AND tenant_id = ${tenantId} FOR UPDATE`;
   if (!locked.length) throw new DomainError('NOT_FOUND', `Webhook ${webhookId} not found`);
   return tx.webhookSubscription.findUniqueOrThrow({ where: { id: webhookId }, select });

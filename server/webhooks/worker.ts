@@ -73,7 +73,7 @@ SELECT tenant_id, 'webhook.subscription.disabled',
 
 type Claimed = { id: string; subscription_id: string; tenant_id: string; body: string; attempts: number; url: string; sealed_secret: Buffer };
 
-export interface WebhookWorkerOptions {
+interface WebhookWorkerOptions {
   pool: pg.Pool;
   /** For LISTEN; without it the worker relies on its sweep alone. */
   databaseUrl?: string;
