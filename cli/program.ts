@@ -19,6 +19,7 @@ import { registerSiteTokenCommands } from './commands/site-tokens';
 import { registerDaemonCommands } from './commands/daemon';
 import { registerApprovalRuleCommands } from './commands/approval-rules';
 import { registerExpectedMachineCommands } from './commands/expected-machines';
+import { registerWebhookCommands } from './commands/webhooks';
 
 /** The whole command tree, built fresh for each run (commander keeps parsed options on the commands). */
 export function createProgram(): Command {
@@ -44,6 +45,7 @@ export function createProgram(): Command {
   registerGatewayCommand(program);
   registerAgentCommands(program);
   registerJoinRequestCommands(program);
+  registerWebhookCommands(program);
   registerDiscoveryTokenCommands(program);
   registerSiteTokenCommands(program);
   registerDaemonCommands(program);

@@ -1,7 +1,7 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '@/server/api/root';
 
-type Outputs = inferRouterOutputs<AppRouter>;
+export type Outputs = inferRouterOutputs<AppRouter>;
 type Inputs = inferRouterInputs<AppRouter>;
 
 export type Tenant = Outputs['tenants']['list']['items'][number];

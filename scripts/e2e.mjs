@@ -45,6 +45,8 @@ env.BETTER_COMPUTE_STREAM_RECHECK_SECONDS ||= '5';
 // The run must own its database and its URLs; settings from the caller's shell would point elsewhere.
 delete env.DATABASE_URL;
 delete env.NEXTAUTH_URL;
+// e2e/ui/webhooks.spec.ts receives deliveries on 127.0.0.1, which production refuses.
+env.BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE = 'true';
 
 const secrets = new Set();
 const redact = (text) => {

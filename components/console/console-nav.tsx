@@ -31,6 +31,7 @@ const SECTIONS = [
     items: [
       { href: '/access/operators', label: 'Operators' },
       { href: '/access/api-keys', label: 'API keys' },
+      { href: '/webhooks', label: 'Webhooks' },
       // Only for root admins: the one page outside a tenant.
       { href: '/access/tenants', label: 'Tenants', rootOnly: true },
     ],

@@ -26,6 +26,7 @@ export const EVENT_TYPES = [
   'node.join-request.auto-admitted',
   'node.join-request.created',
   'node.join-request.approval-recorded',
+  'node.join-request.expired',
   'node.connected',
   'node.acceptance.started',
   'node.cordoned',
@@ -49,6 +50,11 @@ export const EVENT_TYPES = [
   'operator.joined',
   'operator.role-changed',
   'operator.removed',
+  'webhook.subscription.created',
+  'webhook.subscription.updated',
+  'webhook.subscription.secret-rotated',
+  'webhook.subscription.deleted',
+  'webhook.subscription.disabled',
 ] as const;
 
 export function EventsView() {

@@ -22,13 +22,17 @@ export const ACTIONS = [
   'compute:audit:read',
   'compute:operators:read',
   'compute:operators:manage',
+  'compute:webhooks:read',
+  'compute:webhooks:manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
 const READ_ACTIONS = ACTIONS.filter((a) => a.endsWith(':read'));
 
-// Who is in a tenant (emails, how they sign in) is for the tenant's admins, who manage it.
-const MEMBER_READS = READ_ACTIONS.filter((a) => a !== 'compute:operators:read');
+// Who is in a tenant (emails, how they sign in) is for the tenant's admins, who manage it; so are the
+// tenant's webhooks (their URLs may carry a receiver's credentials, their deliveries the event bodies).
+const ADMIN_READS: readonly Action[] = ['compute:operators:read', 'compute:webhooks:read'];
+const MEMBER_READS = READ_ACTIONS.filter((a) => !ADMIN_READS.includes(a));
 
 /**
  * What each role may do within its own tenant. Viewers read; approvers also decide join requests and

@@ -17,6 +17,7 @@ import { operatorsRouter } from './operators/router';
 import { invitationsRouter } from './invitations/router';
 import { approvalRulesRouter } from './approval-rules/router';
 import { expectedMachinesRouter } from './expected-machines/router';
+import { webhooksRouter } from './webhooks/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -37,6 +38,7 @@ export const appRouter = router({
   invitations: invitationsRouter,
   approvalRules: approvalRulesRouter,
   expectedMachines: expectedMachinesRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

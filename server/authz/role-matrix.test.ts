@@ -46,8 +46,10 @@ const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
 };
 /** Open to every signed-in caller (the own account), or to anyone (an invitation link is its own proof). */
 const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invitations.accept'];
-/** Queries only admins may make: who is in the tenant. */
-const ADMIN_QUERIES = ['operators.list', 'invitations.list'];
+/** Queries only admins may make: who is in the tenant, and the tenant's webhooks. */
+const ADMIN_QUERIES = ['operators.list', 'invitations.list', 'webhooks.eventTypes', 'webhooks.list', 'webhooks.get', 'webhooks.deliveries'];
+/** Mutations only admins may make, named so that a change of the permission table shows here. */
+const ADMIN_ONLY_WEBHOOK_MUTATIONS = ['webhooks.create', 'webhooks.update', 'webhooks.delete', 'webhooks.rotateSecret', 'webhooks.test', 'webhooks.redeliver'];
 
 /** The code a call by `role` fails with when given no input: FORBIDDEN is the role check, anything else came after it. */
 async function codeOf(t: TestTenant, role: Role, path: string): Promise<string> {
@@ -72,7 +74,8 @@ describe('the role × procedure matrix', () => {
       if (EVERYONE.includes(path)) expect(p._def.meta?.action, path).toBeUndefined();
       else expect(p._def.meta?.action, path).toMatch(/^compute:/);
     }
-    for (const path of [...OPERATOR_MUTATIONS, ...EVERYONE]) expect(mutations, path).toContain(path);
+    for (const path of [...OPERATOR_MUTATIONS, ...EVERYONE, ...ADMIN_ONLY_WEBHOOK_MUTATIONS]) expect(mutations, path).toContain(path);
+    for (const path of ADMIN_QUERIES) expect(queries, path).toContain(path);
   });
 
   for (const role of ROLES) {
@@ -81,6 +84,7 @@ describe('the role × procedure matrix', () => {
       for (const path of mutations) {
         const code = await codeOf(t, role, path);
         const mayCall = allowed === 'all' || allowed.includes(path) || EVERYONE.includes(path);
+        if (ADMIN_ONLY_WEBHOOK_MUTATIONS.includes(path)) expect(mayCall, path).toBe(role === 'admin');
         if (mayCall) expect(code, `${role} ${path}`).not.toBe('FORBIDDEN');
         else expect(code, `${role} ${path}`).toBe('FORBIDDEN');
       }
@@ -168,6 +172,11 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     const { operatorId } = await acceptInvitation(db, { token: member.token, name: 'Member', password: 'correct horse battery' });
     const openInvitation = await api.invitations.create({ tenantId, email: `later-${suffix}@example.com`, role: 'viewer' });
     const rule = await api.approvalRules.create({ tenantId, siteId: site.id, name: 'rack', match: { macPrefixes: ['3c:ec:ef'] }, action: 'leave' });
+    // A webhook and a (never sent: no worker runs here) test delivery to call the webhook procedures on.
+    process.env.BETTER_COMPUTE_SECRET ??= randomBytes(32).toString('base64url');
+    const webhook = await api.webhooks.create({ tenantId, url: 'https://hooks.example.com/matrix', eventTypes: ['node.cordoned'] });
+    const testDelivery = await api.webhooks.test({ tenantId, webhookId: webhook.id });
+    const webhookRef = { tenantId, webhookId: webhook.id };
 
     const poolRef = { tenantId, poolId: pool.id };
     const nodeRef = { tenantId, nodeId };
@@ -220,6 +229,16 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['approvalRules.delete', { ...siteRef, ruleId: rule.id }],
       ['expectedMachines.list', siteRef],
       ['expectedMachines.import', { ...siteRef, format: 'csv', content: 'serial,pool\nSN-1,gpu\n', preview: true }],
+      ['webhooks.eventTypes', { tenantId }],
+      ['webhooks.list', { tenantId }],
+      ['webhooks.get', webhookRef],
+      ['webhooks.deliveries', webhookRef],
+      ['webhooks.create', { tenantId, url: 'https://hooks.example.com/sneaky', eventTypes: ['node.joined'] }],
+      ['webhooks.update', { ...webhookRef, eventTypes: ['node.joined'] }],
+      ['webhooks.test', webhookRef],
+      ['webhooks.rotateSecret', webhookRef],
+      ['webhooks.redeliver', { ...webhookRef, deliveryId: testDelivery.id }],
+      ['webhooks.delete', webhookRef],
       ['operators.remove', { tenantId, operatorId }],
       ['nodes.revokeIdentity', nodeRef],
       ['nodes.delete', nodeRef],

@@ -17,6 +17,7 @@ import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/
 import { startSessionSweeper } from '../sessions/session-service';
 import { endSessionWatches } from '../sessions/session-watch';
 import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
+import { startWebhookWorker } from '../webhooks/runtime';
 
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
@@ -171,6 +172,10 @@ export async function startHttpServer(options: {
   let handle: NodeHandler | undefined = options.console?.(services);
   // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
   const stopSweeper = startSessionSweeper(services.sessions);
+  // Every instance delivers webhooks: claims with SKIP LOCKED share the outbox among them. Not the tests'
+  // server processes (`console`): test files share one database, and a worker there would claim the deliveries
+  // of the tests that run their own tenant-scoped workers (server/webhooks/).
+  const stopWebhooks = options.console ? async () => {} : await startWebhookWorker(services);
   const server = createBootServer(services, () => handle);
   await listen(server, options.port, options.hostname);
   let app: { close(): Promise<void> } | undefined;
@@ -186,6 +191,7 @@ export async function startHttpServer(options: {
     services,
     stop: async () => {
       stopSweeper();
+      await stopWebhooks();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Watch streams never end by themselves: close() would wait for the gateways.
       endSessionWatches();

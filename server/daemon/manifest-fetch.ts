@@ -1,12 +1,9 @@
-import dns from 'node:dns/promises';
 import { open } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
-import net, { type LookupFunction } from 'node:net';
 import path from 'node:path';
 import { BASE_PATH } from '../config/config';
 import { DomainError, invalidArgument } from '../../protocol/errors';
 import { consoleOrigin } from '../http/request-rules';
+import { AddressRefused, bareHost, requestPinned, resolveCheckedAddresses, type Address } from '../http/pinned-request';
 import { logLimited } from '../log';
 import { isLoopbackAddress, isPublicAddress } from './public-address';
 
@@ -74,63 +71,21 @@ async function readOwnManifest(downloadsDir: string, version: string): Promise<B
   }
 }
 
-type Address = { address: string; family: number };
-
 /** Resolves `host` once; every address must be public (or loopback for a test's plain-http origin). */
 async function checkedAddresses(host: string, allowLoopback: boolean): Promise<Address[]> {
-  const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await dns.lookup(host, { all: true, verbatim: true });
-  const bad = addresses.find(({ address }) => !(isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address))));
-  if (addresses.length === 0 || bad) throw new Refused(`${host} resolves to ${bad?.address ?? 'nothing'}`);
-  return addresses;
+  try {
+    return await resolveCheckedAddresses(host, (address) => isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address)));
+  } catch (error) {
+    throw error instanceof AddressRefused ? new Refused(error.message) : error;
+  }
 }
 
-/**
- * GETs `url` from the addresses checked before, never resolving the name again (a second answer could point
- * elsewhere): `lookup` hands the connection those addresses (all of them to Node's happy eyeballs, which
- * asks with `all`), while TLS still verifies the certificate for the name. No redirect is followed and the
- * size cap holds while streaming, whatever Content-Length says.
- */
-function get(url: URL, targets: Address[], signal: AbortSignal): Promise<Buffer> {
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) callback(null, targets);
-    else callback(null, targets[0]!.address, targets[0]!.family);
-  };
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = client.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-        port: url.port || undefined,
-        path: url.pathname + url.search,
-        method: 'GET',
-        headers: { accept: 'application/json', host: url.host },
-        lookup,
-        agent: false,
-        signal,
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        if (status < 200 || status > 299) {
-          response.destroy();
-          return reject(new Refused(`answered HTTP ${status}`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MANIFEST_MAX_BYTES) {
-            response.destroy();
-            reject(new Refused('the manifest is too large'));
-          } else chunks.push(chunk);
-        });
-        response.on('end', () => resolve(Buffer.concat(chunks)));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
+/** GETs `url` from the addresses checked before (requestPinned): 2xx only, at most MANIFEST_MAX_BYTES. */
+async function get(url: URL, targets: Address[], signal: AbortSignal): Promise<Buffer> {
+  const answer = await requestPinned(url, targets, { method: 'GET', headers: { accept: 'application/json' }, maxBodyBytes: MANIFEST_MAX_BYTES, signal });
+  if (answer.status < 200 || answer.status > 299) throw new Refused(`answered HTTP ${answer.status}`);
+  if (answer.truncated) throw new Refused('the manifest is too large');
+  return answer.body;
 }
 
 /**
@@ -157,7 +112,7 @@ export async function fetchManifestBytes(value: string, downloadsDir: string, en
       if (own && !url.search && url.origin === consoleOrigin(env.NEXTAUTH_URL)) return readOwnManifest(downloadsDir, own[1]!);
       if (!releaseManifestOrigins(env).has(url.origin)) throw new Refused(`${url.origin} is not in ${MANIFEST_ORIGINS_ENV}`);
       // Only releaseManifestOrigins lets a plain-http origin through, and only a loopback one in test mode.
-      const targets = await checkedAddresses(url.hostname.replace(/^\[(.*)\]$/, '$1'), url.protocol === 'http:');
+      const targets = await checkedAddresses(bareHost(url), url.protocol === 'http:');
       return get(url, targets, controller.signal);
     })();
     return await Promise.race([work, deadline]);

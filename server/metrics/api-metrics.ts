@@ -5,6 +5,8 @@ import { attestorLabel, reasonLabel, roleLabel } from './labels';
 /** The join outcomes `better_compute_joins_total` counts; `error` is a server-side failure (500/503), not a refusal. */
 export type JoinOutcome = 'admitted' | 'pending' | 'challenge' | 'refused' | 'conflict' | 'error';
 export type RenewalOutcome = 'renewed' | 'refused' | 'error';
+/** One webhook delivery attempt: 2xx, another answer or no answer (retried), retries over, or the target refused (SSRF). */
+export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up' | 'refused';
 
 /** What one join answer was, as JoinService learns it on the way. */
 export interface JoinTally {
@@ -63,6 +65,12 @@ export function createApiMetrics() {
       labelNames: ['attestor', 'reason'] as const,
       registers: [registry],
     }),
+    webhookDeliveries: new Counter({
+      name: 'better_compute_webhook_deliveries_total',
+      help: 'Webhook delivery attempts this instance made, by outcome (delivered|failed|gave_up|refused).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
   };
 }
 
@@ -96,4 +104,9 @@ export function recordSuppressedRefusals(m: ApiMetrics, refusals: ReadonlyArray<
   // so the dropped ones are the last `length - written` of the batch in the usual case of one.
   const dropped = refusals.slice(Math.max(0, written));
   for (const r of dropped) m.suppressed.inc({ attestor: attestorLabel(r.attestor), reason: reasonLabel(r.reason) });
+}
+
+/** A webhook delivery attempt ended. */
+export function recordWebhookAttempt(m: ApiMetrics, outcome: WebhookOutcome): void {
+  m.webhookDeliveries.inc({ outcome });
 }

@@ -67,6 +67,16 @@ export const REST_ROUTES: RestRoute[] = [
   { method: 'GET', path: `${T}/invitations`, procedure: 'invitations.list', summary: "List a tenant's pending invitations" },
   { method: 'POST', path: `${T}/invitations`, procedure: 'invitations.create', summary: 'Invite an operator by email (the one-time token is shown once)' },
   { method: 'POST', path: `${T}/invitations/{invitationId}/revoke`, procedure: 'invitations.revoke', summary: 'Revoke a pending invitation' },
+  { method: 'GET', path: `${T}/webhooks`, procedure: 'webhooks.list', summary: "List a tenant's webhook subscriptions (admins)" },
+  { method: 'POST', path: `${T}/webhooks`, procedure: 'webhooks.create', summary: 'Create a webhook subscription (its signing secret is shown once)' },
+  { method: 'GET', path: `${T}/webhooks/event-types`, procedure: 'webhooks.eventTypes', summary: 'The event types a webhook subscription may name' },
+  { method: 'GET', path: `${T}/webhooks/{webhookId}`, procedure: 'webhooks.get', summary: 'Get a webhook subscription' },
+  { method: 'POST', path: `${T}/webhooks/{webhookId}/update`, procedure: 'webhooks.update', summary: "Change a webhook's URL, event types, description or enabled" },
+  { method: 'POST', path: `${T}/webhooks/{webhookId}/delete`, procedure: 'webhooks.delete', summary: 'Delete a webhook subscription and its deliveries' },
+  { method: 'POST', path: `${T}/webhooks/{webhookId}/rotate-secret`, procedure: 'webhooks.rotateSecret', summary: "Replace a webhook's signing secret (the new one is shown once)" },
+  { method: 'POST', path: `${T}/webhooks/{webhookId}/test`, procedure: 'webhooks.test', summary: 'Send a signed webhook.test event to the subscription' },
+  { method: 'GET', path: `${T}/webhooks/{webhookId}/deliveries`, procedure: 'webhooks.deliveries', summary: "List a webhook's deliveries, newest first" },
+  { method: 'POST', path: `${T}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver`, procedure: 'webhooks.redeliver', summary: 'Send a delivery again, under the same webhook-id' },
 ];
 
 /** The status of a success: 201 for a POST that creates, else 200. */
