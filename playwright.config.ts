@@ -8,7 +8,9 @@ import { defineConfig } from '@playwright/test';
  */
 const baseURL = process.env.E2E_BASE_URL;
 if (!baseURL) {
-  throw new Error('E2E_BASE_URL is not set: run the end-to-end tests with `npm run test:e2e` (scripts/e2e.mjs), which starts a server for them.');
+  throw new Error(
+    'E2E_BASE_URL is not set: run the end-to-end tests with `npm run test:e2e` (scripts/e2e.mjs), which starts a server for them.',
+  );
 }
 
 const chromium = {

@@ -19,7 +19,10 @@ export default defineConfig({
       // against 30 s for the tier, and unit tests keep no process state between files (they restore env).
       { extends: true, test: { name: 'unit', include: tiers.unit, isolate: false } },
       // One embedded PostgreSQL for the run; each file creates its own tenants, so files run in parallel.
-      { extends: true, test: { name: 'integration', include: tiers.integration, globalSetup: ['./test/global-setup.ts'], fileParallelism: true } },
+      {
+        extends: true,
+        test: { name: 'integration', include: tiers.integration, globalSetup: ['./test/global-setup.ts'], fileParallelism: true },
+      },
       // The full-count load, kill -9, two-instance and fuzz tests: `npm run test:soak`.
       { extends: true, test: { name: 'soak', include: tiers.soak, globalSetup: ['./test/global-setup.ts'], fileParallelism: true } },
     ],

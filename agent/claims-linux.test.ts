@@ -37,7 +37,8 @@ describe('readLinuxClaims', () => {
       ...nic('wlp1', { address: '06:11:22:33:44:55\n', addr_assign_type: '0\n' }), // locally administered
       ...nic('docker0', { address: '00:1b:21:aa:bb:cc\n', addr_assign_type: '0\n' }, false),
       ...nic('lo', { address: '00:00:00:00:00:00\n', addr_assign_type: '0\n' }, false),
-      'usr/bin/nvidia-smi': '#!/bin/sh\necho "GPU-7D5A1C2E-0B3F-4A6D-9E8C-1F2A3B4C5D6E"\necho "GPU-00000000-1111-2222-3333-444444444444"\necho "No devices were found"\n',
+      'usr/bin/nvidia-smi':
+        '#!/bin/sh\necho "GPU-7D5A1C2E-0B3F-4A6D-9E8C-1F2A3B4C5D6E"\necho "GPU-00000000-1111-2222-3333-444444444444"\necho "No devices were found"\n',
       'proc/sys/kernel/hostname': 'r7-u12\n',
     });
     chmodSync(path.join(root, 'usr/bin/nvidia-smi'), 0o755);
@@ -56,7 +57,9 @@ describe('readLinuxClaims', () => {
   });
 
   it('claims nothing it cannot read, and survives a failing nvidia-smi', async () => {
-    const root = fakeRoot({ 'usr/local/bin/nvidia-smi': '#!/bin/sh\necho boom >&2\nexit 9\n', 'etc/hostname': 'spare\n' }, ['sys/class/net']);
+    const root = fakeRoot({ 'usr/local/bin/nvidia-smi': '#!/bin/sh\necho boom >&2\nexit 9\n', 'etc/hostname': 'spare\n' }, [
+      'sys/class/net',
+    ]);
     chmodSync(path.join(root, 'usr/local/bin/nvidia-smi'), 0o755);
     expect(await readLinuxClaims(root)).toEqual({ macs: [], gpuUuids: [], hostname: 'spare' });
     expect(await readLinuxClaims(path.join(root, 'missing'))).toEqual({ macs: [], gpuUuids: [] });

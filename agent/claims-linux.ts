@@ -20,7 +20,10 @@ async function readValue(file: string, max: number = CLAIM_LIMITS.serial): Promi
 }
 
 async function exists(file: string, mode = constants.F_OK): Promise<boolean> {
-  return access(file, mode).then(() => true, () => false);
+  return access(file, mode).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -52,7 +55,10 @@ async function readGpuUuids(root: string): Promise<string[]> {
     if (!(await exists(binary, constants.X_OK))) continue;
     try {
       const { stdout } = await run(binary, ['--query-gpu=uuid', '--format=csv,noheader'], { timeout: 10_000, maxBuffer: 1 << 16 });
-      const uuids = stdout.split('\n').map((line) => line.trim()).filter((line) => normalizeGpuUuid(line) !== null);
+      const uuids = stdout
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => normalizeGpuUuid(line) !== null);
       return [...new Set(uuids)].slice(0, CLAIM_LIMITS.gpuUuids);
     } catch {
       return [];
@@ -63,8 +69,10 @@ async function readGpuUuids(root: string): Promise<string[]> {
 
 async function readHostname(root: string): Promise<string | undefined> {
   if (path.resolve(root) === '/') return osHostname() || undefined;
-  return (await readValue(path.join(root, 'proc/sys/kernel/hostname'), CLAIM_LIMITS.hostname)) ??
-    (await readValue(path.join(root, 'etc/hostname'), CLAIM_LIMITS.hostname));
+  return (
+    (await readValue(path.join(root, 'proc/sys/kernel/hostname'), CLAIM_LIMITS.hostname)) ??
+    (await readValue(path.join(root, 'etc/hostname'), CLAIM_LIMITS.hostname))
+  );
 }
 
 /**

@@ -34,7 +34,12 @@ describe('writeIdentity', () => {
     expect(readFileSync(path.join(dir, 'node.key'), 'utf8')).toBe(written.privateKeyPem);
     expect(readFileSync(path.join(dir, 'node.key'), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     expect(JSON.parse(readFileSync(path.join(dir, 'identity.json'), 'utf8'))).toEqual({
-      version: 1, nodeId: 'node_1', siteId: 'site_1', trustDomain: 'compute.example.com', role: 'node', certificateChain: ['AAAA', 'BBBB'],
+      version: 1,
+      nodeId: 'node_1',
+      siteId: 'site_1',
+      trustDomain: 'compute.example.com',
+      role: 'node',
+      certificateChain: ['AAAA', 'BBBB'],
     });
   });
 
@@ -46,7 +51,10 @@ describe('writeIdentity', () => {
     await writeIdentity(dir, identity('node_2'), { reset: true, now: new Date('2026-01-02T03:04:05.678Z') });
     expect(JSON.parse(readFileSync(path.join(dir, 'identity.json'), 'utf8')).nodeId).toBe('node_2');
     expect(readdirSync(dir).sort()).toEqual([
-      'identity.json', 'identity.json.reset-20260102T030405Z', 'node.key', 'node.key.reset-20260102T030405Z',
+      'identity.json',
+      'identity.json.reset-20260102T030405Z',
+      'node.key',
+      'node.key.reset-20260102T030405Z',
     ]);
   });
 
@@ -57,8 +65,12 @@ describe('writeIdentity', () => {
     const now = new Date('2026-01-02T03:04:05.678Z');
     await writeIdentity(dir, identity('node_2'), { reset: true, now });
     expect(readdirSync(dir).sort()).toEqual([
-      'identity.json', 'identity.json.previous.reset-20260102T030405Z', 'identity.json.reset-20260102T030405Z',
-      'node.key', 'node.key.previous.reset-20260102T030405Z', 'node.key.reset-20260102T030405Z',
+      'identity.json',
+      'identity.json.previous.reset-20260102T030405Z',
+      'identity.json.reset-20260102T030405Z',
+      'node.key',
+      'node.key.previous.reset-20260102T030405Z',
+      'node.key.reset-20260102T030405Z',
     ]);
     expect(readFileSync(path.join(dir, 'node.key.previous.reset-20260102T030405Z'), 'utf8')).toBe('old node.key');
     // A second reset in the same second keeps both generations of moved files.

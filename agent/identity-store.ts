@@ -34,7 +34,11 @@ export const RESET_FILES: readonly string[] = [
   'journal.db',
 ];
 
-const exists = (file: string) => access(file, constants.F_OK).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file, constants.F_OK).then(
+    () => true,
+    () => false,
+  );
 
 /** Writes `content` to a new 0600 file beside `file`, flushed to disk; returns its path. */
 export async function writeTemporary(file: string, content: string): Promise<string> {
@@ -82,10 +86,14 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
   if (present && !options.reset) {
     throw new Error(`An identity already exists in ${dir}; join again with reset to replace it`);
   }
-  const stamp = (options.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = (options.now ?? new Date())
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   // A second reset within the same second must not rename over the first one's files: those are kept too.
   let suffix = `.reset-${stamp}`;
-  for (let n = 1; (await Promise.all(RESET_FILES.map((name) => exists(path.join(dir, name + suffix))))).some(Boolean); n++) suffix = `.reset-${stamp}-${n}`;
+  for (let n = 1; (await Promise.all(RESET_FILES.map((name) => exists(path.join(dir, name + suffix))))).some(Boolean); n++)
+    suffix = `.reset-${stamp}-${n}`;
   for (const file of RESET_FILES.map((name) => path.join(dir, name))) {
     await rename(file, file + suffix).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;

@@ -61,11 +61,15 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
       fileProblem = code === 'ENOENT' ? `${jwkPath} does not exist` : `${jwkPath} cannot be read (${(error as Error).message})`;
     }
     if (options.refuseMismatchedFile && fileProblem !== `${jwkPath} does not exist`) {
-      throw new Error(`${fileProblem}; after a join key rotation, generate the install script again and rerun it (it rewrites the key file and the pins)`);
+      throw new Error(
+        `${fileProblem}; after a join key rotation, generate the install script again and rerun it (it rewrites the key file and the pins)`,
+      );
     }
   }
   if (!serverUrl) {
-    throw new Error(`No join encryption key matches join_encryption_key_pin: ${fileProblem}, and no server URL to fetch the well-known document from`);
+    throw new Error(
+      `No join encryption key matches join_encryption_key_pin: ${fileProblem}, and no server URL to fetch the well-known document from`,
+    );
   }
 
   const url = `${serverUrl.replace(/\/+$/, '')}${basePath}/.well-known/better-compute`;
@@ -75,14 +79,19 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     document = await response.json();
   } catch (error) {
-    throw new Error(`No join encryption key matches join_encryption_key_pin: ${fileProblem}, and ${url} could not be read (${(error as Error).message})`, { cause: error });
+    throw new Error(
+      `No join encryption key matches join_encryption_key_pin: ${fileProblem}, and ${url} could not be read (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   const join = (document as { join?: { encryptionJwk?: unknown } } | null)?.join;
   if (!join) throw new Error(`${url} publishes no join section: the server has no JoinService keys configured`);
   const found = pinOfJwk(join.encryptionJwk);
   if (!found) throw new Error(`${url} publishes no usable join.encryptionJwk`);
   if (found.pin !== pin) {
-    throw new Error(`The join encryption key published at ${url} does not match join_encryption_key_pin (${fileProblem}); regenerate the pins from the current PKI bundle`);
+    throw new Error(
+      `The join encryption key published at ${url} does not match join_encryption_key_pin (${fileProblem}); regenerate the pins from the current PKI bundle`,
+    );
   }
   return { jwk: found.jwk, source: 'well-known' };
 }

@@ -181,6 +181,13 @@ export async function joinWithToken(options: {
 }
 
 async function hasIdentity(dir: string): Promise<boolean> {
-  const present = await Promise.all([IDENTITY_FILE, NODE_KEY_FILE].map((name) => stat(path.join(dir, name)).then(() => true, () => false)));
+  const present = await Promise.all(
+    [IDENTITY_FILE, NODE_KEY_FILE].map((name) =>
+      stat(path.join(dir, name)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return present.some(Boolean);
 }

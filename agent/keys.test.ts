@@ -23,7 +23,10 @@ describe('generateNodeKeyAndCsr', () => {
 
   it('makes a CSR OpenSSL verifies', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'keys-'));
-    for (const [name, made] of [['named', generateNodeKeyAndCsr({ commonName: 'node' })], ['anonymous', generateNodeKeyAndCsr()]] as const) {
+    for (const [name, made] of [
+      ['named', generateNodeKeyAndCsr({ commonName: 'node' })],
+      ['anonymous', generateNodeKeyAndCsr()],
+    ] as const) {
       const file = path.join(dir, `${name}.der`);
       writeFileSync(file, made.csrDer);
       const result = spawnSync('openssl', ['req', '-in', file, '-inform', 'DER', '-verify', '-noout'], { encoding: 'utf8' });
@@ -35,7 +38,8 @@ describe('generateNodeKeyAndCsr', () => {
   it('survives garbage collections in the middle of key generation (a Node 20 JWK-export deadlock)', () => {
     // A tiny young generation makes a collection land inside nearly every export; generateKeyPairSync
     // followed by a JWK export hung this loop within a few thousand keys.
-    const script = "import { generateNodeKeyAndCsr } from './agent/keys.ts'; for (let i = 0; i < 10000; i++) generateNodeKeyAndCsr(); console.log('done');";
+    const script =
+      "import { generateNodeKeyAndCsr } from './agent/keys.ts'; for (let i = 0; i < 10000; i++) generateNodeKeyAndCsr(); console.log('done');";
     const result = spawnSync(process.execPath, ['--max-semi-space-size=1', '--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: path.resolve(__dirname, '..'),
       encoding: 'utf8',

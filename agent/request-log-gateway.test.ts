@@ -39,13 +39,19 @@ describe('the agent request log through the gateway', () => {
     const token = (await mintToken(t)).token!;
     const { dir } = await joinThroughGateway(r, token);
     const renewed = await renewIdentity(await loadIdentity(dir), r.target);
-    const session = await openSession(r.target, renewed, { basePath: BASE, agentVersion: '0.1.0-test', signingKey: new X509Certificate(r.h.trust.signingCertificateDer).publicKey });
+    const session = await openSession(r.target, renewed, {
+      basePath: BASE,
+      agentVersion: '0.1.0-test',
+      signingKey: new X509Certificate(r.h.trust.signingCertificateDer).publicKey,
+    });
     await renewIdentity(renewed, r.target, Date.now, undefined, (pathname, body) => session.post(pathname, body));
     session.close();
     await session.ended;
     await new Promise((resolve) => setTimeout(resolve, 200));
 
-    const agentLines = written.map((w) => JSON.parse(w) as { level: string; requestId: string; method: string; path: string; status: number; ms: number });
+    const agentLines = written.map(
+      (w) => JSON.parse(w) as { level: string; requestId: string; method: string; path: string; status: number; ms: number },
+    );
     expect(agentLines.map((l) => [l.level, l.method, l.path, l.status])).toEqual([
       ['info', 'POST', `${BASE}/v1/join`, 200],
       ['info', 'POST', `${BASE}/v1/renew`, 200],
@@ -54,7 +60,10 @@ describe('the agent request log through the gateway', () => {
     ]);
     const gateway = r.gatewayLines.map((line) => JSON.parse(line) as { requestId: string; path: string; status: number });
     for (const line of agentLines) {
-      expect(gateway.filter((g) => g.requestId === line.requestId).map((g) => [g.path, g.status]), line.path).toEqual([[line.path, line.status]]);
+      expect(
+        gateway.filter((g) => g.requestId === line.requestId).map((g) => [g.path, g.status]),
+        line.path,
+      ).toEqual([[line.path, line.status]]);
     }
     expect(new Set(agentLines.map((l) => l.requestId)).size).toBe(agentLines.length);
     expect(written.join('')).not.toContain(token);

@@ -40,9 +40,24 @@ describe('loggedFetch', () => {
     });
     expect(response.status).toBe(200);
     // The caller's headers pass as a plain record (the pinned fetch spreads it), with the id added.
-    expect(seen).toEqual([{ 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, [REQUEST_ID_HEADER]: expect.stringMatching(/^req_[A-Za-z0-9_-]{16}$/) }]);
+    expect(seen).toEqual([
+      {
+        'content-type': 'application/json',
+        authorization: `Bearer ${TOKEN}`,
+        [REQUEST_ID_HEADER]: expect.stringMatching(/^req_[A-Za-z0-9_-]{16}$/),
+      },
+    ]);
     expect(lines()).toEqual([
-      { level: 'info', time: expect.any(String), message: 'agent request', requestId: seen[0]![REQUEST_ID_HEADER], method: 'POST', path: '/api/compute/v1/join', status: 200, ms: expect.any(Number) },
+      {
+        level: 'info',
+        time: expect.any(String),
+        message: 'agent request',
+        requestId: seen[0]![REQUEST_ID_HEADER],
+        method: 'POST',
+        path: '/api/compute/v1/join',
+        status: 200,
+        ms: expect.any(Number),
+      },
     ]);
     expect(written.join('')).not.toContain('bcjt_');
     expect(written.join('')).not.toContain('PRIVATE KEY');
@@ -67,15 +82,19 @@ describe('loggedFetch', () => {
 });
 
 describe('the level', () => {
-  const line = (status: number | null) => logAgentRequest({ requestId: 'req_x', method: 'POST', path: '/api/compute/v1/renew', status, startedAt: performance.now() });
+  const line = (status: number | null) =>
+    logAgentRequest({ requestId: 'req_x', method: 'POST', path: '/api/compute/v1/renew', status, startedAt: performance.now() });
 
-  it('is the entry point\'s default (warn unless it says info): at warn only 5xx and failures are written', () => {
+  it("is the entry point's default (warn unless it says info): at warn only 5xx and failures are written", () => {
     expect(agentLogLevel()).toBe('warn');
     line(200);
     line(403);
     line(502);
     line(null);
-    expect(lines().map((l) => [l.level, l.status])).toEqual([['warn', 502], ['warn', null]]);
+    expect(lines().map((l) => [l.level, l.status])).toEqual([
+      ['warn', 502],
+      ['warn', null],
+    ]);
     written = [];
     setAgentLogDefault('info');
     line(200);

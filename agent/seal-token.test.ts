@@ -14,7 +14,12 @@ describe('sealToken', () => {
     const { csrSha256 } = generateNodeKeyAndCsr();
     const sealed = await sealToken(TOKEN, jwk, csrSha256, new Date('2025-11-29T16:00:00.900Z'));
     expect(decodeProtectedHeader(sealed)).toMatchObject({
-      alg: 'ECDH-ES+A256KW', enc: 'A256GCM', typ: 'bcjt+jwe', iat: 1764432000, csr: csrSha256, epk: { kty: 'EC', crv: 'P-256' },
+      alg: 'ECDH-ES+A256KW',
+      enc: 'A256GCM',
+      typ: 'bcjt+jwe',
+      iat: 1764432000,
+      csr: csrSha256,
+      epk: { kty: 'EC', crv: 'P-256' },
     });
     expect(openSeal(sealed, { encryptionKey: privateKey, csrSha256 })).toBe(TOKEN);
     const { plaintext } = await compactDecrypt(sealed, privateKey);
@@ -36,7 +41,12 @@ describe('sealTokenSync', () => {
     const { csrSha256 } = generateNodeKeyAndCsr();
     const sealed = sealTokenSync(TOKEN, jwk, csrSha256, 1764432000);
     expect(decodeProtectedHeader(sealed)).toMatchObject({
-      alg: 'ECDH-ES+A256KW', enc: 'A256GCM', typ: 'bcjt+jwe', iat: 1764432000, csr: csrSha256, epk: { kty: 'EC', crv: 'P-256' },
+      alg: 'ECDH-ES+A256KW',
+      enc: 'A256GCM',
+      typ: 'bcjt+jwe',
+      iat: 1764432000,
+      csr: csrSha256,
+      epk: { kty: 'EC', crv: 'P-256' },
     });
     const { plaintext } = await compactDecrypt(sealed, privateKey, { keyManagementAlgorithms: ['ECDH-ES+A256KW'] });
     expect(new TextDecoder().decode(plaintext)).toBe(TOKEN);

@@ -22,9 +22,9 @@ const OU = '55040b';
 
 function certificate(spki: Buffer, subject: [string, string][], issuerKey: KeyObject, uris: string[] = []): Buffer {
   const time = (text: string) => tlv(0x17, Buffer.from(text));
-  const san = tlv(0x30, tlv(0x06, Buffer.from('551d11', 'hex')),
-    tlv(0x04, tlv(0x30, ...uris.map((uri) => tlv(0x86, Buffer.from(uri))))));
-  const tbs = tlv(0x30,
+  const san = tlv(0x30, tlv(0x06, Buffer.from('551d11', 'hex')), tlv(0x04, tlv(0x30, ...uris.map((uri) => tlv(0x86, Buffer.from(uri))))));
+  const tbs = tlv(
+    0x30,
     tlv(0xa0, Buffer.from('020102', 'hex')),
     Buffer.from('020101', 'hex'),
     Buffer.from('300a06082a8648ce3d040302', 'hex'),
@@ -32,7 +32,8 @@ function certificate(spki: Buffer, subject: [string, string][], issuerKey: KeyOb
     tlv(0x30, time('250101000000Z'), time('350101000000Z')),
     name(subject),
     spki,
-    ...(uris.length ? [tlv(0xa3, tlv(0x30, san))] : []));
+    ...(uris.length ? [tlv(0xa3, tlv(0x30, san))] : []),
+  );
   const sig = sign('sha256', tbs, { key: issuerKey, dsaEncoding: 'der' });
   return tlv(0x30, tbs, Buffer.from('300a06082a8648ce3d040302', 'hex'), tlv(0x03, Buffer.from([0]), sig));
 }
@@ -47,8 +48,15 @@ function issueLeaf(options: { spki?: Buffer; uris?: string[]; ous?: string[] } =
 
 function joined(overrides: Record<string, unknown> = {}, leafOptions?: Parameters<typeof issueLeaf>[0]) {
   const body = {
-    status: 'joined', nodeId: 'node_1', certificateChain: [issueLeaf(leafOptions), 'AAAA'], commandTrustBundle: ['AAAA'],
-    csrSha256: agent.csrSha256, trustDomain: DOMAIN, siteId: 'site_1', role: 'node', ...overrides,
+    status: 'joined',
+    nodeId: 'node_1',
+    certificateChain: [issueLeaf(leafOptions), 'AAAA'],
+    commandTrustBundle: ['AAAA'],
+    csrSha256: agent.csrSha256,
+    trustDomain: DOMAIN,
+    siteId: 'site_1',
+    role: 'node',
+    ...overrides,
   };
   return signEnvelope(body, signingKey);
 }
@@ -90,18 +98,27 @@ describe('verifyJoinAnswer', () => {
 
   it('returns a pending answer after the signature and CSR checks', () => {
     const pending = signEnvelope({ status: 'pending', requestId: 'jreq_1', retryAfterSeconds: 30, csrSha256: agent.csrSha256 }, signingKey);
-    expect(verifyJoinAnswer(pending, options())).toEqual({ status: 'pending', requestId: 'jreq_1', retryAfterSeconds: 30, csrSha256: agent.csrSha256 });
+    expect(verifyJoinAnswer(pending, options())).toEqual({
+      status: 'pending',
+      requestId: 'jreq_1',
+      retryAfterSeconds: 30,
+      csrSha256: agent.csrSha256,
+    });
     const other = signEnvelope({ status: 'pending', requestId: 'jreq_1', retryAfterSeconds: 30, csrSha256: 'ab'.repeat(32) }, signingKey);
     expect(failedCheck(() => verifyJoinAnswer(other, options())).check).toBe('csr');
   });
 
   it('checks the signature under the pinned key first', () => {
     const envelope = joined({ csrSha256: 'ab'.repeat(32) });
-    expect(failedCheck(() => verifyJoinAnswer(envelope, { ...options(), signingKeyPin: 'sha256/AAAA' })).message).toMatch(/join_signing_key_pin/);
+    expect(failedCheck(() => verifyJoinAnswer(envelope, { ...options(), signingKeyPin: 'sha256/AAAA' })).message).toMatch(
+      /join_signing_key_pin/,
+    );
     const forged = { ...envelope, sig: signEnvelope({}, caKey).sig };
     expect(failedCheck(() => verifyJoinAnswer(forged, options())).message).toMatch(/not signed by the pinned/);
     expect(failedCheck(() => verifyJoinAnswer(envelope, { ...options(), signingCertificateDer: undefined })).check).toBe('signature');
-    expect(failedCheck(() => verifyJoinAnswer(envelope, { ...options(), signingCertificateDer: Buffer.from('junk') })).check).toBe('signature');
+    expect(failedCheck(() => verifyJoinAnswer(envelope, { ...options(), signingCertificateDer: Buffer.from('junk') })).check).toBe(
+      'signature',
+    );
     const byKey = { ...options(), signingCertificateDer: undefined, signingPublicKey: createPublicKey(signingKey) };
     expect(failedCheck(() => verifyJoinAnswer(envelope, byKey)).check).toBe('csr');
     expect(failedCheck(() => verifyJoinAnswer(envelope, options())).check).toBe('csr');

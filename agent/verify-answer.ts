@@ -135,8 +135,16 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
     return { status: 'pending', requestId, retryAfterSeconds, csrSha256: options.csrSha256 };
   }
   const { status, nodeId, siteId, trustDomain, role, certificateChain, commandTrustBundle } = body;
-  if ((status !== 'joined' && status !== 'renewed') || !isString(nodeId) || !isString(siteId) || !isString(trustDomain) ||
-    !isString(role) || !isB64List(certificateChain) || certificateChain.length === 0 || !isB64List(commandTrustBundle)) {
+  if (
+    (status !== 'joined' && status !== 'renewed') ||
+    !isString(nodeId) ||
+    !isString(siteId) ||
+    !isString(trustDomain) ||
+    !isString(role) ||
+    !isB64List(certificateChain) ||
+    certificateChain.length === 0 ||
+    !isB64List(commandTrustBundle)
+  ) {
     throw new JoinAnswerError('body', 'The join answer body is malformed');
   }
 
@@ -182,7 +190,12 @@ const NONCE = /^[A-Za-z0-9_-]{43}$/;
  *
  * @throws JoinAnswerError naming the failed check.
  */
-export function verifyJoinChallenge(envelope: SignedEnvelope, options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'csrSha256'> & { attestor: string }): ChallengeAnswer {
+export function verifyJoinChallenge(
+  envelope: SignedEnvelope,
+  options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'csrSha256'> & {
+    attestor: string;
+  },
+): ChallengeAnswer {
   let parsed: unknown;
   try {
     parsed = verifyEnvelope(envelope, signingKey(options));
@@ -193,9 +206,18 @@ export function verifyJoinChallenge(envelope: SignedEnvelope, options: Pick<Veri
   const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
   if (body.csrSha256 !== options.csrSha256) throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
   const { status, attestor, nonce, expiresAt, challenge } = body;
-  if (status !== 'challenge' || attestor !== options.attestor || typeof nonce !== 'string' || !NONCE.test(nonce) || !Number.isInteger(expiresAt)) {
+  if (
+    status !== 'challenge' ||
+    attestor !== options.attestor ||
+    typeof nonce !== 'string' ||
+    !NONCE.test(nonce) ||
+    !Number.isInteger(expiresAt)
+  ) {
     throw new JoinAnswerError('body', 'The challenge answer is malformed');
   }
-  const extra = typeof challenge === 'object' && challenge !== null && !Array.isArray(challenge) ? { challenge: challenge as Record<string, unknown> } : {};
+  const extra =
+    typeof challenge === 'object' && challenge !== null && !Array.isArray(challenge)
+      ? { challenge: challenge as Record<string, unknown> }
+      : {};
   return { status: 'challenge', attestor, nonce, expiresAt: expiresAt as number, csrSha256: options.csrSha256, ...extra };
 }

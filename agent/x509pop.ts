@@ -19,14 +19,30 @@ export function isWithinRejoinWindow(notAfter: Date, now: Date = new Date()): bo
 }
 
 /** The body of either round: round two adds the nonce and the proof by the last key over (nonce, CSR hash). */
-export function x509popBody(options: { leafDer: Buffer; keys: NodeKeyAndCsr; claims: HardwareClaims; role?: string; lastKey?: KeyObject; nonce?: string }): string {
+export function x509popBody(options: {
+  leafDer: Buffer;
+  keys: NodeKeyAndCsr;
+  claims: HardwareClaims;
+  role?: string;
+  lastKey?: KeyObject;
+  nonce?: string;
+}): string {
   const attestation: Record<string, string> = { certificate: options.leafDer.toString('base64') };
   if (options.nonce) {
     if (!options.lastKey) throw new Error('round two needs the last key');
     attestation.nonce = options.nonce;
-    attestation.proof = sign('sha256', x509popProofMessage(options.nonce, options.keys.csrSha256), { key: options.lastKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+    attestation.proof = sign('sha256', x509popProofMessage(options.nonce, options.keys.csrSha256), {
+      key: options.lastKey,
+      dsaEncoding: 'ieee-p1363',
+    }).toString('base64url');
   }
-  return JSON.stringify({ csr: options.keys.csrDer.toString('base64'), claims: options.claims, attestor: X509POP, role: options.role ?? 'node', attestation });
+  return JSON.stringify({
+    csr: options.keys.csrDer.toString('base64'),
+    claims: options.claims,
+    attestor: X509POP,
+    role: options.role ?? 'node',
+    attestation,
+  });
 }
 
 async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
@@ -64,11 +80,16 @@ export async function sendX509popRejoin(options: {
   const leafDer = Buffer.from(options.last.identity.certificateChain[0]!, 'base64');
   const role = options.last.identity.role;
   const base = { leafDer, keys, claims: options.claims, role };
-  const trust = { signingKeyPin: options.trust.signingKeyPin, signingCertificateDer: options.trust.signingCertificateDer, csrSha256: keys.csrSha256 };
+  const trust = {
+    signingKeyPin: options.trust.signingKeyPin,
+    signingCertificateDer: options.trust.signingCertificateDer,
+    csrSha256: keys.csrSha256,
+  };
   const challenge = verifyJoinChallenge((await post(url, x509popBody(base), doFetch)) as never, { ...trust, attestor: X509POP });
   const answered = await post(url, x509popBody({ ...base, lastKey: options.last.privateKey, nonce: challenge.nonce }), doFetch);
   const answer = verifyJoinAnswer(answered as never, { ...trust, publicKeySpkiDer: keys.spkiDer, expectedRole: role });
-  if (answer.status !== 'joined' || answer.nodeId !== options.last.identity.nodeId) throw new Error('the x509pop re-join answered another node');
+  if (answer.status !== 'joined' || answer.nodeId !== options.last.identity.nodeId)
+    throw new Error('the x509pop re-join answered another node');
   return { answer, keys };
 }
 
@@ -93,7 +114,14 @@ export async function rejoinExpiredIdentity(options: {
   const { answer, keys } = await sendX509popRejoin({ ...options, last });
   await writeIdentity(
     options.identityDir,
-    { privateKeyPem: keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role },
+    {
+      privateKeyPem: keys.privateKeyPem,
+      certificateChain: answer.certificateChain,
+      nodeId: answer.nodeId,
+      siteId: answer.siteId,
+      trustDomain: answer.trustDomain,
+      role: answer.role,
+    },
     { reset: true },
   );
   return answer;

@@ -39,7 +39,9 @@ export async function compareServers(
       options.log(`round ${round + 1}, ${options.labels[side]}: ${JSON.stringify(result)}`);
     }
   }
-  process.stdout.write(`\nA/B, shared token: ${options.agents} agents, ${options.joins} joins per round, ${options.rounds} rounds each, medians\n`);
+  process.stdout.write(
+    `\nA/B, shared token: ${options.agents} agents, ${options.joins} joins per round, ${options.rounds} rounds each, medians\n`,
+  );
   for (const side of [0, 1] as const) {
     const r = results[side];
     process.stdout.write(

@@ -24,7 +24,15 @@ export function measureJoinCrypto(crypto: JoinCrypto, attempts: JoinAttempt[]): 
       notBefore: new Date(),
       ttlSeconds: 86_400,
     });
-    signEnvelope({ status: 'joined', nodeId: 'node_bench', certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate], csrSha256: csr.csrSha256 }, crypto.signingKey);
+    signEnvelope(
+      {
+        status: 'joined',
+        nodeId: 'node_bench',
+        certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate],
+        csrSha256: csr.csrSha256,
+      },
+      crypto.signingKey,
+    );
   }
   return Math.round((attempts.length / (performance.now() - started)) * 1000);
 }

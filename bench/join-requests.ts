@@ -86,7 +86,11 @@ async function main() {
     const site = await createSite(db, admin, { tenantId, name: 'pxe' });
     const target = await createPool(db, admin, { tenantId, siteId: site.id, name: 'intake', agent: 'bcd' });
     const crypto = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'bench.example.com' }));
-    const trust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
     const threads = joinThreadCount();
     const preparer = threads > 0 ? new ThreadedPreparer(threads) : undefined;
     const service = new JoinService({ pool, loadCrypto: async () => crypto, loadRootTenantId: async () => root.id, preparer });
@@ -100,13 +104,34 @@ async function main() {
           (tx) =>
             Promise.all(
               machines.map((m) =>
-                issueJoinToken(tx, { tenantId, poolId: null, siteId, role: 'discovery', ttlSeconds: 3600, maxUses: 1, boundMac: m.mac, createdBy: 'module:boot', discovery: { ip: `10.99.${(first + start) % 250}.7`, vouchedBy: 'module:boot' } }),
+                issueJoinToken(tx, {
+                  tenantId,
+                  poolId: null,
+                  siteId,
+                  role: 'discovery',
+                  ttlSeconds: 3600,
+                  maxUses: 1,
+                  boundMac: m.mac,
+                  createdBy: 'module:boot',
+                  discovery: { ip: `10.99.${(first + start) % 250}.7`, vouchedBy: 'module:boot' },
+                }),
               ),
             ),
           { timeout: 120_000 },
         );
         for (const [i, m] of machines.entries()) {
-          out.push((await prepareJoinAttempt({ token: tokens[i]!.token!, trust, claims: m.claims, role: 'discovery', attestor: 'discovery', keys: m.keys })).body);
+          out.push(
+            (
+              await prepareJoinAttempt({
+                token: tokens[i]!.token!,
+                trust,
+                claims: m.claims,
+                role: 'discovery',
+                attestor: 'discovery',
+                keys: m.keys,
+              })
+            ).body,
+          );
         }
         log(`  ${out.length}/${count}`);
       }
@@ -127,7 +152,12 @@ async function main() {
         }),
       );
       const after = cpuNow(postmaster);
-      return { seconds: (performance.now() - started) / 1000, statuses, serverMs: after.server - before.server, pgMs: after.pg - before.pg };
+      return {
+        seconds: (performance.now() - started) / 1000,
+        statuses,
+        serverMs: after.server - before.server,
+        pgMs: after.pg - before.pg,
+      };
     };
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
@@ -173,7 +203,12 @@ async function main() {
     const t1 = performance.now();
     const { asOf, total } = await listJoinRequests(db, admin, { tenantId, poolId: target.id, limit: 1 });
     for (;;) {
-      const answer = await approveJoinRequests(db, admin, { tenantId, poolId: target.id, matching: { createdUpTo: asOf }, ttlSeconds: 3600 });
+      const answer = await approveJoinRequests(db, admin, {
+        tenantId,
+        poolId: target.id,
+        matching: { createdUpTo: asOf },
+        ttlSeconds: 3600,
+      });
       calls++;
       approved += answer.approved.length;
       if (!answer.remaining || !answer.approved.length) break;
@@ -189,11 +224,30 @@ async function main() {
     const admitting = await createSite(db, admin, { tenantId, name: 'admitting' });
     const admitPool = await createPool(db, admin, { tenantId, siteId: admitting.id, name: 'admitted', agent: 'bcd' });
     for (let i = 0; i < 50; i++) {
-      const match = [{ hostnamePattern: `rack-${i}-*` }, { vendors: [`Vendor ${i}`] }, { macPrefixes: [`00:1b:${(16 + i).toString(16)}`] }, { subnets: [`172.${16 + (i % 16)}.0.0/16`] }, { serials: [`SN-NONE-${i}`] }][i % 5]!;
+      const match = [
+        { hostnamePattern: `rack-${i}-*` },
+        { vendors: [`Vendor ${i}`] },
+        { macPrefixes: [`00:1b:${(16 + i).toString(16)}`] },
+        { subnets: [`172.${16 + (i % 16)}.0.0/16`] },
+        { serials: [`SN-NONE-${i}`] },
+      ][i % 5]!;
       await createRule(db, admin, { tenantId, siteId: ruled.id, name: `no match ${i}`, match, action: 'reject' });
     }
-    await createRule(db, admin, { tenantId, siteId: ruled.id, name: 'hold GPU servers', match: { vendors: ['Supermicro', 'Dell*'], subnets: ['10.99.0.0/16'] }, action: 'leave' });
-    await createRule(db, admin, { tenantId, siteId: admitting.id, name: 'admit GPU servers', match: { vendors: ['Supermicro', 'Dell*'] }, action: 'approve', poolId: admitPool.id });
+    await createRule(db, admin, {
+      tenantId,
+      siteId: ruled.id,
+      name: 'hold GPU servers',
+      match: { vendors: ['Supermicro', 'Dell*'], subnets: ['10.99.0.0/16'] },
+      action: 'leave',
+    });
+    await createRule(db, admin, {
+      tenantId,
+      siteId: admitting.id,
+      name: 'admit GPU servers',
+      match: { vendors: ['Supermicro', 'Dell*'] },
+      action: 'approve',
+      poolId: admitPool.id,
+    });
     const bareBodies = await sealJoins(bare.id, RULE_MACHINES, N);
     const ruledBodies = await sealJoins(ruled.id, RULE_MACHINES, N + RULE_MACHINES);
     const admitBodies = await sealJoins(admitting.id, RULE_MACHINES, N + 2 * RULE_MACHINES);
@@ -201,7 +255,10 @@ async function main() {
     const phases = { bare: tally(), ruled: tally() };
     const ROUND = 250;
     for (let i = 0; i < RULE_MACHINES; i += ROUND) {
-      for (const [name, list] of [['bare', bareBodies], ['ruled', ruledBodies]] as const) {
+      for (const [name, list] of [
+        ['bare', bareBodies],
+        ['ruled', ruledBodies],
+      ] as const) {
         const r = await sendJoins(list.slice(i, i + ROUND));
         const t = phases[name];
         t.joins += Object.values(r.statuses).reduce((a, b) => a + b, 0);
@@ -216,7 +273,11 @@ async function main() {
       joins: t.joins,
       statuses: t.statuses,
       perSecond: round(t.joins / t.seconds),
-      cpuMsPerJoin: { server: round(t.serverMs / t.joins), postgres: round(t.pgMs / t.joins), total: round((t.serverMs + t.pgMs) / t.joins) },
+      cpuMsPerJoin: {
+        server: round(t.serverMs / t.joins),
+        postgres: round(t.pgMs / t.joins),
+        total: round((t.serverMs + t.pgMs) / t.joins),
+      },
     });
     const bareCost = perJoin(phases.bare);
     const ruledCost = perJoin(phases.ruled);
@@ -230,9 +291,19 @@ async function main() {
       otherAnswers: other,
       pendingAnswersPerSecond: round(pending / recordSeconds),
       listFirstPage: { calls: LISTS, p50Ms: round(percentile(listMs, 50)), p99Ms: round(percentile(listMs, 99)) },
-      listFirstPageSearchHostname: { calls: LISTS, matches: searchTotal, p50Ms: round(percentile(searchMs, 50)), p99Ms: round(percentile(searchMs, 99)) },
+      listFirstPageSearchHostname: {
+        calls: LISTS,
+        matches: searchTotal,
+        p50Ms: round(percentile(searchMs, 50)),
+        p99Ms: round(percentile(searchMs, 99)),
+      },
       listFirstPageSearchMac: { calls: LISTS, p50Ms: round(percentile(macMs, 50)), p99Ms: round(percentile(macMs, 99)) },
-      listFirstPageSearchModel: { calls: LISTS, matches: vendorTotal, p50Ms: round(percentile(vendorMs, 50)), p99Ms: round(percentile(vendorMs, 99)) },
+      listFirstPageSearchModel: {
+        calls: LISTS,
+        matches: vendorTotal,
+        p50Ms: round(percentile(vendorMs, 50)),
+        p99Ms: round(percentile(vendorMs, 99)),
+      },
       approvals: approved,
       approvalsCounted: total,
       approveCalls: calls,

@@ -89,7 +89,11 @@ async function main() {
     const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
     // The benchmark made the PKI, so it pins the keys like an install would: no trust on first use.
-    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust: JoinTrust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
 
     const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
     // The compiled server `npm start` runs (npm run bench:join builds it); BENCH_SERVER=tsx runs the TypeScript
@@ -97,7 +101,16 @@ async function main() {
     const defaultEntry = process.env.BENCH_SERVER === 'tsx' ? ['--import', 'tsx', 'server/boot/main.ts'] : ['.build/server/main.mjs'];
     const startServer = async (entry: string[], port: number, extraEnv: Record<string, string>): Promise<BenchServer> => {
       const proc = spawn(process.execPath, [...profile, ...entry], {
-        env: { ...process.env, ...extraEnv, DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(port), NODE_ENV: 'production', BETTER_COMPUTE_JOIN_STATS: '1', BETTER_COMPUTE_GATEWAY_PORT: '0' },
+        env: {
+          ...process.env,
+          ...extraEnv,
+          DATABASE_URL: database.url,
+          BETTER_COMPUTE_SECRET: secret,
+          PORT: String(port),
+          NODE_ENV: 'production',
+          BETTER_COMPUTE_JOIN_STATS: '1',
+          BETTER_COMPUTE_GATEWAY_PORT: '0',
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       servers.push(proc);
@@ -117,11 +130,30 @@ async function main() {
     };
     const primary = await startServer(defaultEntry, Number(values.port) || (await findFreePort()), {});
     const other = comparing
-      ? await startServer(values.compare ? [values.compare] : defaultEntry, await findFreePort(), Object.fromEntries(values['compare-env'].split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string])))
+      ? await startServer(
+          values.compare ? [values.compare] : defaultEntry,
+          await findFreePort(),
+          Object.fromEntries(
+            values['compare-env']
+              .split(',')
+              .filter(Boolean)
+              .map((kv) => kv.split('=') as [string, string]),
+          ),
+        )
       : null;
     const serverUrl = primary.url;
     const mint = async (maxUses: number) =>
-      (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'bench' })).token!;
+      (
+        await issueJoinToken(db, {
+          tenantId: pool.ownerTenantId,
+          poolId: pool.id,
+          siteId: pool.siteId,
+          role: 'node',
+          ttlSeconds: 3600,
+          maxUses,
+          createdBy: 'bench',
+        })
+      ).token!;
 
     log(`Preparing ${joins} agents' keys, CSRs and sealed tokens per phase (client-side work, outside the timed runs)…`);
 
@@ -161,9 +193,20 @@ async function main() {
       for (let i = 0; i < count; i++) {
         const machine = newPxeMachine(joins + i);
         const token = (
-          await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: null, siteId: pool.siteId, role: 'discovery', ttlSeconds: 3600, maxUses: 1, boundMac: machine.mac, createdBy: 'module:boot' })
+          await issueJoinToken(db, {
+            tenantId: pool.ownerTenantId,
+            poolId: null,
+            siteId: pool.siteId,
+            role: 'discovery',
+            ttlSeconds: 3600,
+            maxUses: 1,
+            boundMac: machine.mac,
+            createdBy: 'module:boot',
+          })
         ).token!;
-        attempts.push(await prepareJoinAttempt({ token, trust, claims: machine.claims, role: 'discovery', attestor: 'discovery', keys: machine.keys }));
+        attempts.push(
+          await prepareJoinAttempt({ token, trust, claims: machine.claims, role: 'discovery', attestor: 'discovery', keys: machine.keys }),
+        );
       }
       return attempts;
     };
@@ -190,14 +233,28 @@ async function main() {
     // Warm both processes up (JIT, connection pools, PostgreSQL's caches) on the same path first; the first
     // thousand joins after a start run measurably slower and would be charged to whichever phase ran first.
     for (const target of other ? [primary, other] : [primary]) {
-      await runJoins({ serverUrl: target.url, trust, attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust), concurrency: agents });
+      await runJoins({
+        serverUrl: target.url,
+        trust,
+        attempts: await prepareAttempts(await mint(WARMUP), WARMUP, trust),
+        concurrency: agents,
+      });
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
     if (other) {
-      await compareServers({ rounds: Number(values.rounds), agents, joins, labels: ['this build', `${values.compare ?? 'this build'} ${values['compare-env']}`], log }, async (side) => {
-        log(`preparing ${joins} attempts for the next round…`);
-        return phase(await prepareAttempts(await mint(joins), joins, trust), side === 0 ? primary : other);
-      });
+      await compareServers(
+        {
+          rounds: Number(values.rounds),
+          agents,
+          joins,
+          labels: ['this build', `${values.compare ?? 'this build'} ${values['compare-env']}`],
+          log,
+        },
+        async (side) => {
+          log(`preparing ${joins} attempts for the next round…`);
+          return phase(await prepareAttempts(await mint(joins), joins, trust), side === 0 ? primary : other);
+        },
+      );
       await db.$disconnect();
       return;
     }
@@ -232,7 +289,9 @@ async function main() {
     ] as const;
     process.stdout.write(`\nJoin benchmark: ${agents} concurrent agents, ${joins} joins per phase, durable commits\n`);
     for (const [label, r] of rows) {
-      process.stdout.write(`${label.padEnd(32)} ${String(r.joinsPerSecond).padStart(8)} joins/s   p50 ${r.p50Ms} ms   p99 ${r.p99Ms} ms   admitted ${r.admitted}, refused ${r.refused}, failed ${r.failed}\n`);
+      process.stdout.write(
+        `${label.padEnd(32)} ${String(r.joinsPerSecond).padStart(8)} joins/s   p50 ${r.p50Ms} ms   p99 ${r.p99Ms} ms   admitted ${r.admitted}, refused ${r.refused}, failed ${r.failed}\n`,
+      );
       process.stdout.write(
         `${''.padEnd(32)} CPU per join: server ${r.cpuMsPerJoin.server} ms + PostgreSQL ${r.cpuMsPerJoin.postgres} ms = ${r.cpuMsPerJoin.serverAndPostgres} ms (agents ${r.cpuMsPerJoin.agents} ms)\n`,
       );
@@ -240,8 +299,12 @@ async function main() {
     }
     process.stdout.write(`${'join cryptography alone (1 core)'.padEnd(32)} ${String(cryptoRate).padStart(8)} joins/s\n`);
     process.stdout.write(`${formatRefusalTiming(refusalTiming)}\n`);
-    process.stdout.write(`shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`);
-    process.stdout.write('not in this run: renewals (npm run bench:renew); the join-request queue at scale (npm run bench:join-requests)\n');
+    process.stdout.write(
+      `shared-token throughput is ${Math.round((sharedResult.joinsPerSecond / cryptoRate) * 100)}% of the cryptography-only rate\n`,
+    );
+    process.stdout.write(
+      'not in this run: renewals (npm run bench:renew); the join-request queue at scale (npm run bench:join-requests)\n',
+    );
     await db.$disconnect();
   } finally {
     clearInterval(stall);

@@ -29,7 +29,11 @@ import { createPool } from '../server/pools/pools';
 import { createSite } from '../server/sites/sites';
 
 const { values } = parseArgs({
-  options: { nodes: { type: 'string', default: '100000' }, events: { type: 'string', default: '1000000' }, iterations: { type: 'string', default: '200' } },
+  options: {
+    nodes: { type: 'string', default: '100000' },
+    events: { type: 'string', default: '1000000' },
+    iterations: { type: 'string', default: '200' },
+  },
 });
 const NODES = Number(values.nodes);
 const EVENTS = Number(values.events);
@@ -66,7 +70,8 @@ async function main() {
     for (let s = 0; s < 4; s++) {
       const site = await createSite(db, admin, { tenantId, name: `site-${s}` });
       sites.push(site.id);
-      for (let p = 0; p < 5; p++) pools.push((await createPool(db, admin, { tenantId, siteId: site.id, name: `pool-${s}-${p}`, agent: 'bcd' })).id);
+      for (let p = 0; p < 5; p++)
+        pools.push((await createPool(db, admin, { tenantId, siteId: site.id, name: `pool-${s}-${p}`, agent: 'bcd' })).id);
     }
     const poolSite = pools.map((_, i) => sites[Math.floor(i / 5)]!);
 
@@ -96,7 +101,20 @@ async function main() {
       );
     }
     log(`seeding ${EVENTS} events…`);
-    const reasons = ['join-token:unknown', 'join-token:secret-mismatch', 'join-token:revoked', 'join-token:expired', 'join-token:exhausted', 'join-token:role-mismatch', 'join:token', 'join:expect', 'join:placeholder-hardware', 'join:reclaim', 'join:pool', 'join:malformed'];
+    const reasons = [
+      'join-token:unknown',
+      'join-token:secret-mismatch',
+      'join-token:revoked',
+      'join-token:expired',
+      'join-token:exhausted',
+      'join-token:role-mismatch',
+      'join:token',
+      'join:expect',
+      'join:placeholder-hardware',
+      'join:reclaim',
+      'join:pool',
+      'join:malformed',
+    ];
     for (let from = 1; from <= EVENTS; from += 100_000) {
       const to = Math.min(EVENTS, from + 99_999);
       await pool.query(
@@ -128,8 +146,10 @@ async function main() {
     );
     await pool.query('VACUUM ANALYZE');
     const seededSeconds = round((performance.now() - seedStarted) / 1000);
-    const sizes = (await pool.query(`SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM nodes)::int AS nodes,
-      (SELECT count(*) FROM node_certs)::int AS certificates, (SELECT count(*) FROM join_requests)::int AS requests, (SELECT count(*) FROM overview_hourly)::int AS rollup_rows`)).rows[0];
+    const sizes = (
+      await pool.query(`SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM nodes)::int AS nodes,
+      (SELECT count(*) FROM node_certs)::int AS certificates, (SELECT count(*) FROM join_requests)::int AS requests, (SELECT count(*) FROM overview_hourly)::int AS rollup_rows`)
+    ).rows[0];
     log(`seeded in ${seededSeconds} s: ${JSON.stringify(sizes)}; measuring…`);
 
     const results = [
@@ -141,7 +161,19 @@ async function main() {
     const total = (parts: Array<{ counts: number[] }>) => parts.reduce((sum, p) => sum + p.counts.reduce((a, b) => a + b, 0), 0);
     process.stdout.write(
       JSON.stringify(
-        { nodes: NODES, events: EVENTS, iterations: ITERATIONS, seededSeconds, sizes, results, weekTotals: { admitted: total(week.joins.admitted), refused: total(week.joins.refused), renewed: week.renewals.renewed.reduce((a, b) => a + b, 0) } },
+        {
+          nodes: NODES,
+          events: EVENTS,
+          iterations: ITERATIONS,
+          seededSeconds,
+          sizes,
+          results,
+          weekTotals: {
+            admitted: total(week.joins.admitted),
+            refused: total(week.joins.refused),
+            renewed: week.renewals.renewed.reduce((a, b) => a + b, 0),
+          },
+        },
         null,
         2,
       ) + '\n',

@@ -35,17 +35,36 @@ async function main() {
     const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
     const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
-    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust: JoinTrust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
     const pg = createPgPool(database.url, 8);
     const service = new JoinService({ pool: pg, loadCrypto: async () => crypto, loadRootTenantId: async () => first.rootTenantId });
-    const token = (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 1000, createdBy: 'bench' })).token!;
+    const token = (
+      await issueJoinToken(db, {
+        tenantId: pool.ownerTenantId,
+        poolId: pool.id,
+        siteId: pool.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses: 1000,
+        createdBy: 'bench',
+      })
+    ).token!;
     // Admitted a few times first, as a token in use is: the server then knows it well (warm caches, hints).
     for (let i = 0; i < 20; i++) {
       const attempt = await prepareJoinAttempt({ token, trust, claims: simulatedClaims(i) });
       const answer = await service.joinBody(Buffer.from(attempt.body));
       if (answer.status !== 200) throw new Error(`warm-up join answered ${answer.status}`);
     }
-    const timing = await measureRefusalTiming({ knownToken: token, trust, samples: Number(values.refusals), send: async (body) => (await service.joinBody(Buffer.from(body))).status });
+    const timing = await measureRefusalTiming({
+      knownToken: token,
+      trust,
+      samples: Number(values.refusals),
+      send: async (body) => (await service.joinBody(Buffer.from(body))).status,
+    });
     process.stdout.write(`${formatRefusalTiming(timing)}\n`);
     await pg.end();
     await db.$disconnect();

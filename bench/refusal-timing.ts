@@ -29,7 +29,8 @@ export async function measureRefusalTiming(options: {
 }): Promise<RefusalTiming> {
   const known = parseJoinToken(options.knownToken);
   if (!known) throw new Error('knownToken is not a join token');
-  const prepare = async (token: string, i: number) => (await prepareJoinAttempt({ token, trust: options.trust, claims: simulatedClaims(i) })).body;
+  const prepare = async (token: string, i: number) =>
+    (await prepareJoinAttempt({ token, trust: options.trust, claims: simulatedClaims(i) })).body;
   const unknown: string[] = [];
   const wrong: string[] = [];
   for (let i = 0; i < options.samples; i++) {
@@ -73,4 +74,3 @@ function wrongSecret(secret: string): string {
 
 export const formatRefusalTiming = (r: RefusalTiming) =>
   `refusal medians (${r.samples} each, interleaved): unknown token id ${r.unknownIdMedianMs} ms, known id with a wrong secret ${r.wrongSecretMedianMs} ms, ratio ${r.ratio} (target ≤ 1.05)`;
-

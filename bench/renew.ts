@@ -37,7 +37,11 @@ import { issueJoinToken } from '../server/tokens/issue';
 import { treeCpuSeconds } from './cpu';
 
 const { values } = parseArgs({
-  options: { agents: { type: 'string', default: '64' }, renewals: { type: 'string', default: '3000' }, joins: { type: 'string', default: '1000' } },
+  options: {
+    agents: { type: 'string', default: '64' },
+    renewals: { type: 'string', default: '3000' },
+    joins: { type: 'string', default: '1000' },
+  },
 });
 const agents = Number(values.agents);
 const renewals = Number(values.renewals);
@@ -48,7 +52,10 @@ const BASE = '/api/compute';
 function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
   // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of the API and the gateway there.
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));
@@ -65,7 +72,10 @@ interface GroupStats {
 function apiStats(api: ChildProcess): Promise<GroupStats> {
   return new Promise((resolve) => {
     const onData = (chunk: Buffer) => {
-      const line = chunk.toString().split('\n').find((l) => l.startsWith('stats '));
+      const line = chunk
+        .toString()
+        .split('\n')
+        .find((l) => l.startsWith('stats '));
       if (!line) return;
       api.stdout!.off('data', onData);
       resolve(JSON.parse(line.slice('stats '.length)) as GroupStats);
@@ -96,7 +106,13 @@ async function drive(total: number, concurrency: number, task: (worker: number) 
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { ok: latencies.length, failed, perSecond: Math.round(latencies.length / seconds), p50: Math.round(percentile(latencies, 50) * 10) / 10, p99: Math.round(percentile(latencies, 99) * 10) / 10 };
+  return {
+    ok: latencies.length,
+    failed,
+    perSecond: Math.round(latencies.length / seconds),
+    p50: Math.round(percentile(latencies, 50) * 10) / 10,
+    p99: Math.round(percentile(latencies, 99) * 10) / 10,
+  };
 }
 
 async function main() {
@@ -111,14 +127,27 @@ async function main() {
     const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
     const bundle = await loadPki(db, secret);
     const crypto = joinCryptoFromBundle(bundle);
-    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust: JoinTrust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
     const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
     const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
-    const api = await startChild('bench/renew-api.ts', { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production' }, 'api is running');
+    const api = await startChild(
+      'bench/renew-api.ts',
+      { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production' },
+      'api is running',
+    );
     children.push(api);
     const gateway = await startChild(
       'server/gateway/main.ts',
-      { BETTER_COMPUTE_GATEWAY_DIR: gatewayDir, BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort), BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`, NODE_ENV: 'production' },
+      {
+        BETTER_COMPUTE_GATEWAY_DIR: gatewayDir,
+        BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort),
+        BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`,
+        NODE_ENV: 'production',
+      },
       'Gateway listening',
     );
     children.push(gateway);
@@ -127,7 +156,17 @@ async function main() {
     const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
-    const token = (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10_000, createdBy: 'bench' })).token!;
+    const token = (
+      await issueJoinToken(db, {
+        tenantId: pool.ownerTenantId,
+        poolId: pool.id,
+        siteId: pool.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses: 10_000,
+        createdBy: 'bench',
+      })
+    ).token!;
     // A few joins before the clock starts warm the API's join thread and JIT, so the timed joins measure the
     // steady rate rather than a cold start.
     const warm = Math.min(agents, 16);
@@ -135,18 +174,34 @@ async function main() {
     const attempts = await prepareAttempts(token, joins + warm, trust);
     const identities: LoadedIdentity[] = [];
     let joinIndex = 0;
-    const cpu = () => ({ api: treeCpuSeconds(api.pid!), gateway: treeCpuSeconds(gateway.pid!), pg: treeCpuSeconds(postmaster), agents: process.cpuUsage() });
+    const cpu = () => ({
+      api: treeCpuSeconds(api.pid!),
+      gateway: treeCpuSeconds(gateway.pid!),
+      pg: treeCpuSeconds(postmaster),
+      agents: process.cpuUsage(),
+    });
     const cpuPer = (before: ReturnType<typeof cpu>, n: number) => {
       const a = process.cpuUsage(before.agents);
       const ms = (s: number) => Math.round((s / n) * 1e6) / 1e3;
-      return { api: ms(treeCpuSeconds(api.pid!) - before.api), gateway: ms(treeCpuSeconds(gateway.pid!) - before.gateway), postgres: ms(treeCpuSeconds(postmaster) - before.pg), agents: ms((a.user + a.system) / 1e6) };
+      return {
+        api: ms(treeCpuSeconds(api.pid!) - before.api),
+        gateway: ms(treeCpuSeconds(gateway.pid!) - before.gateway),
+        postgres: ms(treeCpuSeconds(postmaster) - before.pg),
+        agents: ms((a.user + a.system) / 1e6),
+      };
     };
 
     const joinOne = async () => {
       const attempt = attempts[joinIndex++]!;
       const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
       if (reply.status !== 200) throw new Error(`join answered ${reply.status}`);
-      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: attempt.keys.csrSha256, publicKeySpkiDer: attempt.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+        signingKeyPin: trust.signingKeyPin,
+        signingCertificateDer: trust.signingCertificateDer,
+        csrSha256: attempt.keys.csrSha256,
+        publicKeySpkiDer: attempt.keys.spkiDer,
+        expectedRole: 'node',
+      }) as IssuedAnswer;
       if (identities.length < agents) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
     };
     const warmResult = await drive(warm, warm, joinOne);
@@ -174,14 +229,28 @@ async function main() {
     const renewCpu = cpuPer(before, renewResult.ok);
     const renewSeconds = (performance.now() - renewStarted) / 1000;
     const statsAfter = await apiStats(api);
-    const writes = { runs: statsAfter.writeTransactions.runs - statsBefore.writeTransactions.runs, calls: statsAfter.writeTransactions.calls - statsBefore.writeTransactions.calls };
-    const reads = { runs: statsAfter.leafQueries.runs - statsBefore.leafQueries.runs, calls: statsAfter.leafQueries.calls - statsBefore.leafQueries.calls };
+    const writes = {
+      runs: statsAfter.writeTransactions.runs - statsBefore.writeTransactions.runs,
+      calls: statsAfter.writeTransactions.calls - statsBefore.writeTransactions.calls,
+    };
+    const reads = {
+      runs: statsAfter.leafQueries.runs - statsBefore.leafQueries.runs,
+      calls: statsAfter.leafQueries.calls - statsBefore.leafQueries.calls,
+    };
 
     process.stdout.write(`\nRenewal benchmark: ${identities.length} concurrent agents, durable commits, a TLS connection per call\n`);
-    process.stdout.write(`joins through the gateway   ${String(joinResult.perSecond).padStart(6)} joins/s     p50 ${joinResult.p50} ms  p99 ${joinResult.p99} ms  ok ${joinResult.ok}, failed ${joinResult.failed} (after ${warmResult.ok} warm-up joins, p99 ${warmResult.p99} ms)\n`);
-    process.stdout.write(`   CPU per join: api ${joinCpu.api} ms, gateway ${joinCpu.gateway} ms, PostgreSQL ${joinCpu.postgres} ms, agents ${joinCpu.agents} ms\n`);
-    process.stdout.write(`renewals through the gateway ${String(renewResult.perSecond).padStart(6)} renewals/s  p50 ${renewResult.p50} ms  p99 ${renewResult.p99} ms  ok ${renewResult.ok}, failed ${renewResult.failed}\n`);
-    process.stdout.write(`   CPU per renewal: api ${renewCpu.api} ms, gateway ${renewCpu.gateway} ms, PostgreSQL ${renewCpu.postgres} ms, agents ${renewCpu.agents} ms, total ${Math.round((renewCpu.api + renewCpu.gateway + renewCpu.postgres + renewCpu.agents) * 1000) / 1000} ms\n`);
+    process.stdout.write(
+      `joins through the gateway   ${String(joinResult.perSecond).padStart(6)} joins/s     p50 ${joinResult.p50} ms  p99 ${joinResult.p99} ms  ok ${joinResult.ok}, failed ${joinResult.failed} (after ${warmResult.ok} warm-up joins, p99 ${warmResult.p99} ms)\n`,
+    );
+    process.stdout.write(
+      `   CPU per join: api ${joinCpu.api} ms, gateway ${joinCpu.gateway} ms, PostgreSQL ${joinCpu.postgres} ms, agents ${joinCpu.agents} ms\n`,
+    );
+    process.stdout.write(
+      `renewals through the gateway ${String(renewResult.perSecond).padStart(6)} renewals/s  p50 ${renewResult.p50} ms  p99 ${renewResult.p99} ms  ok ${renewResult.ok}, failed ${renewResult.failed}\n`,
+    );
+    process.stdout.write(
+      `   CPU per renewal: api ${renewCpu.api} ms, gateway ${renewCpu.gateway} ms, PostgreSQL ${renewCpu.postgres} ms, agents ${renewCpu.agents} ms, total ${Math.round((renewCpu.api + renewCpu.gateway + renewCpu.postgres + renewCpu.agents) * 1000) / 1000} ms\n`,
+    );
     const per = (a: number, b: number) => (b ? Math.round((a / b) * 10) / 10 : 0);
     process.stdout.write(
       `   write transactions: ${writes.runs} (${per(writes.runs, renewSeconds)}/s), ${per(writes.calls, writes.runs)} renewals per transaction; leaf queries: ${reads.runs}, ${per(reads.calls, reads.runs)} renewals per query; gateway-to-API connections opened: ${statsAfter.connections - statsBefore.connections}\n`,

@@ -61,7 +61,10 @@ const BASE = '/api/compute';
 const STALL_MS = 120_000;
 
 function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));
@@ -69,7 +72,9 @@ function startChild(script: string, env: Record<string, string>, ready: string):
 }
 
 const rssMiB = (pid: number) => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
 };
 
@@ -94,7 +99,13 @@ async function drive(total: number, concurrency: number, task: (index: number) =
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { ok: latencies.length, failed, perSecond: Math.round(latencies.length / seconds), p50: Math.round(percentile(latencies, 50) * 10) / 10, p99: Math.round(percentile(latencies, 99) * 10) / 10 };
+  return {
+    ok: latencies.length,
+    failed,
+    perSecond: Math.round(latencies.length / seconds),
+    p50: Math.round(percentile(latencies, 50) * 10) / 10,
+    p99: Math.round(percentile(latencies, 99) * 10) / 10,
+  };
 }
 
 /** Waits until `count()` reaches `target`, logging progress; fails after two minutes without progress. */
@@ -131,13 +142,29 @@ async function main() {
     const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
     const bundle = await loadPki(db, secret);
     const crypto = joinCryptoFromBundle(bundle);
-    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust: JoinTrust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
     const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
     const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
-    const env = { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production', BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: values.heartbeat! };
+    const env = {
+      DATABASE_URL: database.url,
+      BETTER_COMPUTE_SECRET: secret,
+      PORT: String(apiPort),
+      NODE_ENV: 'production',
+      BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: values.heartbeat!,
+    };
     const api = await startChild('bench/sessions-api.ts', env, 'api is running');
     children.push(api);
-    const gatewayEnv = { BETTER_COMPUTE_GATEWAY_DIR: gatewayDir, BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort), BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`, NODE_ENV: 'production', BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: String(sessions + 1000) };
+    const gatewayEnv = {
+      BETTER_COMPUTE_GATEWAY_DIR: gatewayDir,
+      BETTER_COMPUTE_GATEWAY_PORT: String(gatewayPort),
+      BETTER_COMPUTE_GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`,
+      NODE_ENV: 'production',
+      BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: String(sessions + 1000),
+    };
     const startGateway = async () => {
       const g = await startChild('server/gateway/main.ts', gatewayEnv, 'Gateway listening');
       g.stdout!.resume();
@@ -151,16 +178,36 @@ async function main() {
 
     // Joins: every machine of the run, through the gateway, `agents` at a time (after untimed warm-up joins).
     // A token allows at most 10,000 uses: the warm-up joins spend one of their own.
-    const mint = async (maxUses: number) => (await issueJoinToken(db, { tenantId: pool.ownerTenantId, poolId: pool.id, siteId: pool.siteId, role: 'node', ttlSeconds: 7200, maxUses, createdBy: 'bench' })).token!;
+    const mint = async (maxUses: number) =>
+      (
+        await issueJoinToken(db, {
+          tenantId: pool.ownerTenantId,
+          poolId: pool.id,
+          siteId: pool.siteId,
+          role: 'node',
+          ttlSeconds: 7200,
+          maxUses,
+          createdBy: 'bench',
+        })
+      ).token!;
     const warm = 16;
     log(`Preparing ${sessions + warm} joins…`);
-    const attempts = [...(await prepareAttempts(await mint(warm), warm, trust)), ...(await prepareAttempts(await mint(Math.min(10_000, sessions + 100)), sessions, trust))];
+    const attempts = [
+      ...(await prepareAttempts(await mint(warm), warm, trust)),
+      ...(await prepareAttempts(await mint(Math.min(10_000, sessions + 100)), sessions, trust)),
+    ];
     const identities: LoadedIdentity[] = [];
     const joinOne = async (index: number) => {
       const attempt = attempts[index]!;
       const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
       if (reply.status !== 200) throw new Error(`join answered ${reply.status}`);
-      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: attempt.keys.csrSha256, publicKeySpkiDer: attempt.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+      const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+        signingKeyPin: trust.signingKeyPin,
+        signingCertificateDer: trust.signingCertificateDer,
+        csrSha256: attempt.keys.csrSha256,
+        publicKeySpkiDer: attempt.keys.spkiDer,
+        expectedRole: 'node',
+      }) as IssuedAnswer;
       if (index >= warm) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
     };
     await drive(warm, warm, joinOne);
@@ -173,7 +220,13 @@ async function main() {
     // Sessions, each kept by the agent's loop; `current[i]` is machine i's open session.
     const current: Array<AgentSession | null> = identities.map(() => null);
     const liveSessions = async (since: Date) =>
-      Number((await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id WHERE g.expires_at > now() AND g.started_at >= ${since}`)[0]!.n);
+      Number(
+        (
+          await db.$queryRaw<
+            Array<{ n: bigint }>
+          >`SELECT count(*) AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id WHERE g.expires_at > now() AND g.started_at >= ${since}`
+        )[0]!.n,
+      );
     log(`Opening ${identities.length} sessions…`);
     const openStarted = new Date(Date.now() - 60_000);
     const loops = identities.map((identity, i) =>
@@ -218,7 +271,9 @@ async function main() {
     // Gateway restart: every session drops; the loops come back with jittered backoff. A console list is
     // timed meanwhile.
     const list = async () => {
-      const answer = await fetch(`http://127.0.0.1:${apiPort}${BASE}/v1/tenants/${pool.ownerTenantId}/nodes?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const answer = await fetch(`http://127.0.0.1:${apiPort}${BASE}/v1/tenants/${pool.ownerTenantId}/nodes?limit=100`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       await answer.arrayBuffer();
       return answer.status;
     };
@@ -255,12 +310,22 @@ async function main() {
 
     const p = (q: number) => Math.round(percentile(listLatencies, q));
     const pq = (q: number) => Math.round(percentile(quiet, q));
-    process.stdout.write(`\nSessions benchmark: ${identities.length} sessions through one gateway process, heartbeat every ${values.heartbeat} s, durable commits\n`);
-    process.stdout.write(`joins through the gateway     ${joinResult.perSecond} joins/s, p50 ${joinResult.p50} ms, p99 ${joinResult.p99} ms (ok ${joinResult.ok}, failed ${joinResult.failed}); server CPU ${joinServerMs.toFixed(2)} ms per join\n`);
+    process.stdout.write(
+      `\nSessions benchmark: ${identities.length} sessions through one gateway process, heartbeat every ${values.heartbeat} s, durable commits\n`,
+    );
+    process.stdout.write(
+      `joins through the gateway     ${joinResult.perSecond} joins/s, p50 ${joinResult.p50} ms, p99 ${joinResult.p99} ms (ok ${joinResult.ok}, failed ${joinResult.failed}); server CPU ${joinServerMs.toFixed(2)} ms per join\n`,
+    );
     process.stdout.write(`sessions opened               all ${identities.length} in ${openSeconds.toFixed(1)} s\n`);
-    process.stdout.write(`gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%)\n`);
-    process.stdout.write(`renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`);
-    process.stdout.write(`gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello); gateway RSS after ${rssAfter} MiB\n`);
+    process.stdout.write(
+      `gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%)\n`,
+    );
+    process.stdout.write(
+      `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
+    );
+    process.stdout.write(
+      `gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello); gateway RSS after ${rssAfter} MiB\n`,
+    );
     controller.abort();
     for (const s of current) s?.close();
     await Promise.all(loops);

@@ -102,7 +102,12 @@ async function main() {
     const now = () => performance.timeOrigin + performance.now();
 
     const pg = createPgPool(database.url, 8);
-    const worker = new WebhookWorker({ pool: createPgPool(database.url, 8), databaseUrl: database.url, settings: { ...webhookSettingsFromEnv(), allowPrivate: true }, secrets: () => [secret] });
+    const worker = new WebhookWorker({
+      pool: createPgPool(database.url, 8),
+      databaseUrl: database.url,
+      settings: { ...webhookSettingsFromEnv(), allowPrivate: true },
+      secrets: () => [secret],
+    });
     await worker.start();
 
     // 1. Latency at RATE events/s.
@@ -119,9 +124,14 @@ async function main() {
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       inserts.push(
-        pg.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, 'node.connected', jsonb_build_object('seq', $2::int))`, [tenantId, seq]).then(() => {
-          committed.set(seq, now());
-        }),
+        pg
+          .query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, 'node.connected', jsonb_build_object('seq', $2::int))`, [
+            tenantId,
+            seq,
+          ])
+          .then(() => {
+            committed.set(seq, now());
+          }),
       );
     }
     await Promise.all(inserts);
@@ -144,11 +154,18 @@ async function main() {
       postgresCpuMsPerEvent: round((cpuPg * 1000) / total),
     };
     log(JSON.stringify(latency));
-    const phases = (await pg.query(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM last_attempt_at - created_at) * 1000) AS to_attempt_ms,
+    const phases = (
+      await pg.query(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM last_attempt_at - created_at) * 1000) AS to_attempt_ms,
                                            percentile_cont(0.5) WITHIN GROUP (ORDER BY last_latency_ms) AS http_ms,
                                            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - last_attempt_at) * 1000) AS to_recorded_ms
-                                      FROM webhook_deliveries WHERE subscription_id = $1`, [sub.id])).rows[0];
-    log(`medians from the outbox: commit → attempt ${Math.round(phases.to_attempt_ms)} ms, attempt ${Math.round(phases.http_ms)} ms, attempt → recorded ${Math.round(phases.to_recorded_ms)} ms`);
+                                      FROM webhook_deliveries WHERE subscription_id = $1`,
+        [sub.id],
+      )
+    ).rows[0];
+    log(
+      `medians from the outbox: commit → attempt ${Math.round(phases.to_attempt_ms)} ms, attempt ${Math.round(phases.http_ms)} ms, attempt → recorded ${Math.round(phases.to_recorded_ms)} ms`,
+    );
     await updateWebhook(db, admin, { tenantId, webhookId: sub.id, enabled: false });
 
     if (JOINS === 0 || ROUNDS === 0) {
@@ -161,9 +178,23 @@ async function main() {
     }
     // 2. CPU per join: none vs one subscription for node.joined.
     const crypto = joinCryptoFromBundle(await loadPki(db, secret));
-    const trust: JoinTrust = { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+    const trust: JoinTrust = {
+      encryptionJwk: crypto.encryptionPublicJwk,
+      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+      signingKeyPin: crypto.signingKeyPin,
+    };
     const service = new JoinService({ pool: pg, loadCrypto: async () => crypto, loadRootTenantId: async () => first.rootTenantId });
-    const token = (await issueJoinToken(db, { tenantId, poolId: joinPool.id, siteId: joinPool.siteId, role: 'node', ttlSeconds: 3600, maxUses: 10_000, createdBy: 'bench' })).token!;
+    const token = (
+      await issueJoinToken(db, {
+        tenantId,
+        poolId: joinPool.id,
+        siteId: joinPool.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses: 10_000,
+        createdBy: 'bench',
+      })
+    ).token!;
     let machine = 0;
     const joinRound = async (label: string) => {
       const bodies: string[] = [];
@@ -184,10 +215,16 @@ async function main() {
       if (label === 'one subscription') {
         const want = await db.webhookDelivery.count({ where: { eventType: 'node.joined' } });
         const until = Date.now() + 60_000;
-        while ((await db.webhookDelivery.count({ where: { eventType: 'node.joined', state: 'delivered' } })) < want && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+        while ((await db.webhookDelivery.count({ where: { eventType: 'node.joined', state: 'delivered' } })) < want && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 50));
       }
       const self = process.cpuUsage(before.self);
-      return { label, joinsPerSecond: round(JOINS / (wall / 1000)), serverCpuMsPerJoin: round((self.user + self.system) / 1000 / JOINS), postgresCpuMsPerJoin: round(((treeCpuSeconds(postmaster) - before.pg) * 1000) / JOINS) };
+      return {
+        label,
+        joinsPerSecond: round(JOINS / (wall / 1000)),
+        serverCpuMsPerJoin: round((self.user + self.system) / 1000 / JOINS),
+        postgresCpuMsPerJoin: round(((treeCpuSeconds(postmaster) - before.pg) * 1000) / JOINS),
+      };
     };
     await joinRound('warm-up');
     const joinSub = await createWebhook(db, admin, { tenantId, url, eventTypes: ['node.joined'] });
@@ -202,11 +239,21 @@ async function main() {
       rounds.push(await joinRound('one subscription'));
     }
     const median = (label: string, key: 'serverCpuMsPerJoin' | 'postgresCpuMsPerJoin' | 'joinsPerSecond') => {
-      const xs = rounds.filter((x) => x.label === label).map((x) => x[key]).sort((a, b) => a - b);
+      const xs = rounds
+        .filter((x) => x.label === label)
+        .map((x) => x[key])
+        .sort((a, b) => a - b);
       return xs[Math.floor(xs.length / 2)]!;
     };
     const summary = Object.fromEntries(
-      ['no subscription', 'one subscription'].map((label) => [label, { joinsPerSecond: median(label, 'joinsPerSecond'), serverCpuMsPerJoin: median(label, 'serverCpuMsPerJoin'), postgresCpuMsPerJoin: median(label, 'postgresCpuMsPerJoin') }]),
+      ['no subscription', 'one subscription'].map((label) => [
+        label,
+        {
+          joinsPerSecond: median(label, 'joinsPerSecond'),
+          serverCpuMsPerJoin: median(label, 'serverCpuMsPerJoin'),
+          postgresCpuMsPerJoin: median(label, 'postgresCpuMsPerJoin'),
+        },
+      ]),
     );
     process.stdout.write(`${JSON.stringify({ latency, joins: { perRound: JOINS, rounds, median: summary }, badSignatures }, null, 2)}\n`);
     await worker.stop();

@@ -16,7 +16,8 @@ export class ApiClient {
   constructor(options: RemoteOptions) {
     const server = options.server ?? process.env.BETTER_COMPUTE_URL;
     const apiKey = options.apiKey ?? process.env.BETTER_COMPUTE_API_KEY;
-    if (!server) throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL (e.g. http://localhost:3000)');
+    if (!server)
+      throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL (e.g. http://localhost:3000)');
     if (!apiKey) throw new DomainError('INVALID_ARGUMENT', 'Pass an API key with --api-key or BETTER_COMPUTE_API_KEY');
     this.baseUrl = server.replace(/\/+$/, '') + BASE_PATH;
     this.apiKey = apiKey;
@@ -31,7 +32,10 @@ export class ApiClient {
         body: body ? JSON.stringify(body) : undefined,
       });
     } catch (error) {
-      throw new Error(`Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`, { cause: error });
+      throw new Error(
+        `Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`,
+        { cause: error },
+      );
     }
     const text = await response.text();
     let parsed: unknown;

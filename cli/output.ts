@@ -6,7 +6,11 @@ export function printTable<T>(rows: T[], columns: [header: string, value: (row: 
   }
   const cells = rows.map((row) => columns.map(([, value]) => formatCell(value(row))));
   const widths = columns.map(([header], i) => Math.max(header.length, ...cells.map((c) => c[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(line(columns.map(([h]) => h.toUpperCase())) + '\n');
   for (const row of cells) process.stdout.write(line(row) + '\n');
 }

@@ -26,12 +26,24 @@ describe('toApiError', () => {
   });
 
   it("keeps the API's own message, code and field when the API answered", () => {
-    const api = toApiError({ message: 'maxUses: must be at most 10000', data: { domainCode: 'INVALID_ARGUMENT', field: 'maxUses', httpStatus: 400 } });
-    expect(api).toEqual({ message: 'maxUses: must be at most 10000', domainCode: 'INVALID_ARGUMENT', field: 'maxUses', httpStatus: 400, isUnreachable: false });
+    const api = toApiError({
+      message: 'maxUses: must be at most 10000',
+      data: { domainCode: 'INVALID_ARGUMENT', field: 'maxUses', httpStatus: 400 },
+    });
+    expect(api).toEqual({
+      message: 'maxUses: must be at most 10000',
+      domainCode: 'INVALID_ARGUMENT',
+      field: 'maxUses',
+      httpStatus: 400,
+      isUnreachable: false,
+    });
   });
 
   it('does not take an API message that mentions JSON for a transport failure', () => {
-    const api = toApiError({ message: 'claims: not valid JSON', data: { domainCode: 'INVALID_ARGUMENT', field: 'claims', httpStatus: 400 } });
+    const api = toApiError({
+      message: 'claims: not valid JSON',
+      data: { domainCode: 'INVALID_ARGUMENT', field: 'claims', httpStatus: 400 },
+    });
     expect(api.isUnreachable).toBe(false);
     expect(api.message).toBe('claims: not valid JSON');
   });

@@ -20,7 +20,8 @@ export const UNREACHABLE_MESSAGE = 'The server could not be reached: the network
  * The messages of a failed fetch (Chromium, Firefox, Safari) and of JSON.parse given an HTML error page
  * (`Unexpected token '<'`, `… is not valid JSON`): neither came from the API, so neither is worth showing.
  */
-const TRANSPORT_FAILURE = /failed to fetch|networkerror|load failed|network request failed|unexpected token|not valid json|json\.parse|unexpected end of json|unexpected character/i;
+const TRANSPORT_FAILURE =
+  /failed to fetch|networkerror|load failed|network request failed|unexpected token|not valid json|json\.parse|unexpected end of json|unexpected character/i;
 
 type ErrorShape = {
   message?: unknown;

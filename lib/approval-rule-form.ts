@@ -8,10 +8,38 @@ export type RuleAction = 'approve' | 'reject' | 'leave';
 
 /** The conditions, in the order the form shows them; `source` is where the value a join is matched on comes from. */
 export const CONDITIONS = [
-  { key: 'macPrefixes', label: 'MAC or OUI prefix', source: 'vouched', list: true, placeholder: '3c:ec:ef', hint: 'The MAC the boot step saw, by prefix: an OUI such as 3c:ec:ef, or a whole MAC.' },
-  { key: 'subnets', label: 'Subnet', source: 'vouched', list: true, placeholder: '10.20.0.0/16', hint: "CIDR blocks the lease's address must be in." },
-  { key: 'vouchedBy', label: 'Vouched by', source: 'vouched', list: true, placeholder: 'module:boot', hint: 'Who minted the discovery token.' },
-  { key: 'serials', label: 'Serials', source: 'claimed', list: true, placeholder: 'SN-7701', hint: 'Product, board or chassis serials, one per line.' },
+  {
+    key: 'macPrefixes',
+    label: 'MAC or OUI prefix',
+    source: 'vouched',
+    list: true,
+    placeholder: '3c:ec:ef',
+    hint: 'The MAC the boot step saw, by prefix: an OUI such as 3c:ec:ef, or a whole MAC.',
+  },
+  {
+    key: 'subnets',
+    label: 'Subnet',
+    source: 'vouched',
+    list: true,
+    placeholder: '10.20.0.0/16',
+    hint: "CIDR blocks the lease's address must be in.",
+  },
+  {
+    key: 'vouchedBy',
+    label: 'Vouched by',
+    source: 'vouched',
+    list: true,
+    placeholder: 'module:boot',
+    hint: 'Who minted the discovery token.',
+  },
+  {
+    key: 'serials',
+    label: 'Serials',
+    source: 'claimed',
+    list: true,
+    placeholder: 'SN-7701',
+    hint: 'Product, board or chassis serials, one per line.',
+  },
   { key: 'productUuids', label: 'Product UUIDs', source: 'claimed', list: true, placeholder: '4c4c4544-…', hint: 'One per line.' },
   { key: 'gpuUuids', label: 'GPU UUIDs', source: 'claimed', list: true, placeholder: 'GPU-7d5a…', hint: 'One per line.' },
   { key: 'hostnamePattern', label: 'Hostname', source: 'claimed', list: false, placeholder: 'gpu-a-*', hint: 'With * and ? wildcards.' },
@@ -33,12 +61,25 @@ export interface RuleFormValues {
 }
 
 export const EMPTY_CONDITIONS = Object.fromEntries(CONDITIONS.map((c) => [c.key, ''])) as Record<ConditionKey, string>;
-export const INITIAL_RULE_VALUES: RuleFormValues = { name: '', action: 'approve', poolId: '', conditions: EMPTY_CONDITIONS, discoveryOnly: false, maxAdmissions: '', validUntil: '', enabled: true };
+export const INITIAL_RULE_VALUES: RuleFormValues = {
+  name: '',
+  action: 'approve',
+  poolId: '',
+  conditions: EMPTY_CONDITIONS,
+  discoveryOnly: false,
+  maxAdmissions: '',
+  validUntil: '',
+  enabled: true,
+};
 
 export type RuleFormField = 'name' | 'poolId' | 'match' | 'maxAdmissions' | 'validUntil' | `match.${ConditionKey}`;
 export type RuleFieldErrors = Partial<Record<RuleFormField, string>>;
 
-const listOf = (text: string) => text.split(/[\n,]/).map((v) => v.trim()).filter(Boolean);
+const listOf = (text: string) =>
+  text
+    .split(/[\n,]/)
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** The rule body the API takes (without tenant and site), from the form's values. */
 export function toRuleInput(values: RuleFormValues) {
@@ -62,14 +103,24 @@ export function toRuleInput(values: RuleFormValues) {
 }
 
 /** The form's values for a saved rule (editing it). */
-export function toRuleValues(rule: { name: string; action: RuleAction; poolId: string | null; match: Record<string, unknown>; maxAdmissions: number | null; validUntil: string | null; enabled: boolean }): RuleFormValues {
+export function toRuleValues(rule: {
+  name: string;
+  action: RuleAction;
+  poolId: string | null;
+  match: Record<string, unknown>;
+  maxAdmissions: number | null;
+  validUntil: string | null;
+  enabled: boolean;
+}): RuleFormValues {
   const conditions = { ...EMPTY_CONDITIONS };
   for (const c of CONDITIONS) {
     const value = rule.match[c.key];
     if (Array.isArray(value)) conditions[c.key] = value.join('\n');
     else if (typeof value === 'string') conditions[c.key] = value;
   }
-  const local = rule.validUntil ? new Date(new Date(rule.validUntil).getTime() - new Date(rule.validUntil).getTimezoneOffset() * 60_000).toISOString().slice(0, 16) : '';
+  const local = rule.validUntil
+    ? new Date(new Date(rule.validUntil).getTime() - new Date(rule.validUntil).getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+    : '';
   return {
     name: rule.name,
     action: rule.action,
@@ -114,12 +165,18 @@ export function ruleFieldOf(field: string | null): RuleFormField | null {
   if (!field) return null;
   if (field === 'name' || field === 'poolId' || field === 'maxAdmissions' || field === 'validUntil' || field === 'match') return field;
   const condition = /^match\.(\w+)/.exec(field)?.[1];
-  return condition && CONDITIONS.some((c) => c.key === condition) ? (`match.${condition}` as RuleFormField) : field.startsWith('match') ? 'match' : null;
+  return condition && CONDITIONS.some((c) => c.key === condition)
+    ? (`match.${condition}` as RuleFormField)
+    : field.startsWith('match')
+      ? 'match'
+      : null;
 }
 
 /** How a rule's conditions read in the list: `vendors Supermicro · models SYS-*`. */
 export function describeMatch(match: Record<string, unknown>): string {
   return Object.entries(match)
-    .map(([key, value]) => `${CONDITIONS.find((c) => c.key === key)?.label ?? key} ${Array.isArray(value) ? value.join(', ') : String(value)}`)
+    .map(
+      ([key, value]) => `${CONDITIONS.find((c) => c.key === key)?.label ?? key} ${Array.isArray(value) ? value.join(', ') : String(value)}`,
+    )
     .join(' · ');
 }

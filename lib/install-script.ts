@@ -25,13 +25,19 @@ export type InstallScriptFieldErrors = Partial<Record<InstallScriptField, string
  * Both URL fields' problems at once, checked with the server's own input schema before the call (the server
  * stops at its first issue), so the dialog shows them in its own style rather than a browser bubble.
  */
-export function validateInstallScriptForm(input: { tenantId: string; poolId: string; gatewayUrl: string; baseUrl: string }): InstallScriptFieldErrors {
+export function validateInstallScriptForm(input: {
+  tenantId: string;
+  poolId: string;
+  gatewayUrl: string;
+  baseUrl: string;
+}): InstallScriptFieldErrors {
   const errors: InstallScriptFieldErrors = {};
   for (const field of ['gatewayUrl', 'baseUrl'] as const) if (!input[field]) errors[field] = 'Enter a URL, e.g. https://host:8443';
   const result = installScriptInput.safeParse(input);
   for (const issue of result.success ? [] : result.error.issues) {
     const field = issue.path[0];
-    if ((field === 'gatewayUrl' || field === 'baseUrl') && !errors[field]) errors[field] = issue.message === 'Invalid URL' ? 'Not a URL: give an http(s) origin' : issue.message;
+    if ((field === 'gatewayUrl' || field === 'baseUrl') && !errors[field])
+      errors[field] = issue.message === 'Invalid URL' ? 'Not a URL: give an http(s) origin' : issue.message;
   }
   return errors;
 }

@@ -1,13 +1,53 @@
 import { describe, expect, it } from 'vitest';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
-import { approvablePools, claimEntries, clickSelection, decidedElsewhere, hardwareKeyWording, machineSummary, mergeRows, queueFilterOf, toQueueFilter } from './join-request-queue';
+import {
+  approvablePools,
+  claimEntries,
+  clickSelection,
+  decidedElsewhere,
+  hardwareKeyWording,
+  machineSummary,
+  mergeRows,
+  queueFilterOf,
+  toQueueFilter,
+} from './join-request-queue';
 
 const order = ['a', 'b', 'c', 'd', 'e'];
 
-function request(id: string, createdAt: string, state: JoinRequestRecord['state'] = 'pending', extra: Partial<JoinRequestRecord> = {}): JoinRequestRecord {
+function request(
+  id: string,
+  createdAt: string,
+  state: JoinRequestRecord['state'] = 'pending',
+  extra: Partial<JoinRequestRecord> = {},
+): JoinRequestRecord {
   return {
-    id, state, attestor: 'discovery', claims: {}, hardwareKey: null, hardwareKeyTrusted: false, mac: null, ip: null, workflowId: null, vouchedBy: null, bootLeaseEpoch: null,
-    csrSha256: 'ab', siteId: 'site_1', createdAt, expiresAt: createdAt, decidedAt: null, decidedBy: null, decidedByName: null, reason: null, poolId: null, consumedAt: null, nodeId: null, clientAddress: null, requiredApprovals: 1, firstApproval: null, tpm: null, ...extra,
+    id,
+    state,
+    attestor: 'discovery',
+    claims: {},
+    hardwareKey: null,
+    hardwareKeyTrusted: false,
+    mac: null,
+    ip: null,
+    workflowId: null,
+    vouchedBy: null,
+    bootLeaseEpoch: null,
+    csrSha256: 'ab',
+    siteId: 'site_1',
+    createdAt,
+    expiresAt: createdAt,
+    decidedAt: null,
+    decidedBy: null,
+    decidedByName: null,
+    reason: null,
+    poolId: null,
+    consumedAt: null,
+    nodeId: null,
+    clientAddress: null,
+    requiredApprovals: 1,
+    firstApproval: null,
+    tpm: null,
+    ...extra,
   };
 }
 
@@ -30,7 +70,11 @@ describe('mergeRows', () => {
     const items = [request('jreq_3', '2026-01-03T00:00:00Z'), request('jreq_1', '2026-01-01T00:00:00Z')];
     const decided = request('jreq_2', '2026-01-02T00:00:00Z', 'rejected');
     const rows = mergeRows(items, new Map([[decided.id, decided]]));
-    expect(rows.map((r) => [r.id, r.state])).toEqual([['jreq_3', 'pending'], ['jreq_2', 'rejected'], ['jreq_1', 'pending']]);
+    expect(rows.map((r) => [r.id, r.state])).toEqual([
+      ['jreq_3', 'pending'],
+      ['jreq_2', 'rejected'],
+      ['jreq_1', 'pending'],
+    ]);
   });
   it('lets a known decision win over a stale pending row', () => {
     const approved = request('jreq_1', '2026-01-01T00:00:00Z', 'approved');
@@ -40,11 +84,23 @@ describe('mergeRows', () => {
 
 describe('decidedElsewhere', () => {
   it('names the decision, who made it, when, and why', () => {
-    const text = decidedElsewhere(request('jreq_9', 'x', 'rejected', { decidedBy: 'op:alice', decidedAt: '2026-01-01T10:00:00.000Z', reason: 'unknown rack' }), 'approve');
-    expect(text).toBe('Request jreq_9 was already rejected by op:alice at 2026-01-01 10:00:00 UTC (“unknown rack”): it cannot be approved now. Nothing was changed.');
+    const text = decidedElsewhere(
+      request('jreq_9', 'x', 'rejected', { decidedBy: 'op:alice', decidedAt: '2026-01-01T10:00:00.000Z', reason: 'unknown rack' }),
+      'approve',
+    );
+    expect(text).toBe(
+      'Request jreq_9 was already rejected by op:alice at 2026-01-01 10:00:00 UTC (“unknown rack”): it cannot be approved now. Nothing was changed.',
+    );
   });
   it('names an operator by name, never by id', () => {
-    const text = decidedElsewhere(request('jreq_8', 'x', 'approved', { decidedBy: 'operator:op_01k5w', decidedByName: 'Ada Lovelace', decidedAt: '2026-01-01T10:00:00.000Z' }), 'reject');
+    const text = decidedElsewhere(
+      request('jreq_8', 'x', 'approved', {
+        decidedBy: 'operator:op_01k5w',
+        decidedByName: 'Ada Lovelace',
+        decidedAt: '2026-01-01T10:00:00.000Z',
+      }),
+      'reject',
+    );
     expect(text).toContain('approved by Ada Lovelace at');
     expect(text).not.toContain('op_01k5w');
   });
@@ -63,8 +119,16 @@ describe('claimEntries and filters', () => {
 });
 
 describe('approvablePools', () => {
-  const pool = (id: string, extra: Partial<{ siteId: string; agent: string; archivedAt: string | null; policy: { joinAttestors?: string[] } }> = {}) => ({
-    id, siteId: 'site_1', agent: 'bcd', archivedAt: null, policy: {}, ...extra,
+  const pool = (
+    id: string,
+    extra: Partial<{ siteId: string; agent: string; archivedAt: string | null; policy: { joinAttestors?: string[] } }> = {},
+  ) => ({
+    id,
+    siteId: 'site_1',
+    agent: 'bcd',
+    archivedAt: null,
+    policy: {},
+    ...extra,
   });
   const pools = [
     pool('pool_any'),
@@ -78,7 +142,10 @@ describe('approvablePools', () => {
     expect(approvablePools(pools, [request('jreq_1', '2026-01-01T00:00:00Z')]).map((p) => p.id)).toEqual(['pool_any', 'pool_pxe']);
   });
   it('needs every selected request to be admitted: a tpm request beside a discovery one leaves only the pool without a policy', () => {
-    const selection = [request('jreq_1', '2026-01-01T00:00:00Z'), request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { attestor: 'tpm' })];
+    const selection = [
+      request('jreq_1', '2026-01-01T00:00:00Z'),
+      request('jreq_2', '2026-01-02T00:00:00Z', 'pending', { attestor: 'tpm' }),
+    ];
     expect(approvablePools(pools, selection).map((p) => p.id)).toEqual(['pool_any']);
   });
   it("offers nothing for requests of two sites, and another site's pools for that site's requests", () => {
@@ -100,23 +167,48 @@ describe('the queue filter in the URL', () => {
   const none = { q: null, attestor: null, vouchedBy: null, trusted: null, olderThan: null, newerThan: null };
   it('turns the URL parameters into the server filter', () => {
     expect(queueFilterOf(none)).toEqual({ filter: {}, ignored: [] });
-    expect(queueFilterOf({ ...none, q: '  rack-b7 ', attestor: 'discovery', vouchedBy: 'module:boot', trusted: 'no', olderThan: '1h', newerThan: '90m' })).toEqual({
-      filter: { search: 'rack-b7', attestor: 'discovery', vouchedBy: 'module:boot', trustedKey: false, minAgeSeconds: 3600, maxAgeSeconds: 5400 },
+    expect(
+      queueFilterOf({
+        ...none,
+        q: '  rack-b7 ',
+        attestor: 'discovery',
+        vouchedBy: 'module:boot',
+        trusted: 'no',
+        olderThan: '1h',
+        newerThan: '90m',
+      }),
+    ).toEqual({
+      filter: {
+        search: 'rack-b7',
+        attestor: 'discovery',
+        vouchedBy: 'module:boot',
+        trustedKey: false,
+        minAgeSeconds: 3600,
+        maxAgeSeconds: 5400,
+      },
       ignored: [],
     });
     expect(queueFilterOf({ ...none, trusted: 'yes' }).filter).toEqual({ trustedKey: true });
   });
   it('leaves out what it cannot read and names it', () => {
-    expect(queueFilterOf({ ...none, q: '   ', trusted: 'maybe', olderThan: 'soon', attestor: 'TPM!' })).toEqual({ filter: {}, ignored: ['attestor', 'trusted', 'olderThan'] });
+    expect(queueFilterOf({ ...none, q: '   ', trusted: 'maybe', olderThan: 'soon', attestor: 'TPM!' })).toEqual({
+      filter: {},
+      ignored: ['attestor', 'trusted', 'olderThan'],
+    });
   });
 });
 
 describe('a dense row and the hardware key wording', () => {
   it('names the machine on one line: hostname, serial, product UUID, first MAC and how many more', () => {
-    expect(machineSummary({ hostname: 'gpu-a17', productSerial: 'SN-1', productUuid: 'u-1', macs: ['3c:ec:ef:00:00:01', '3c:ec:ef:00:00:02'] })).toBe('gpu-a17 · SN-1 · u-1 · 3c:ec:ef:00:00:01 +1');
+    expect(
+      machineSummary({ hostname: 'gpu-a17', productSerial: 'SN-1', productUuid: 'u-1', macs: ['3c:ec:ef:00:00:01', '3c:ec:ef:00:00:02'] }),
+    ).toBe('gpu-a17 · SN-1 · u-1 · 3c:ec:ef:00:00:01 +1');
     expect(machineSummary({ boardSerial: 'B-2' })).toBe('B-2');
     expect(machineSummary({ hostname: 'h', sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' })).toBe('h · Supermicro SYS-421GE-TNRT');
-    expect(claimEntries({ sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' }).map((e) => [e.label, e.value])).toEqual([['Vendor', 'Dell Inc.'], ['Model', 'PowerEdge R760xa']]);
+    expect(claimEntries({ sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' }).map((e) => [e.label, e.value])).toEqual([
+      ['Vendor', 'Dell Inc.'],
+      ['Model', 'PowerEdge R760xa'],
+    ]);
     expect(machineSummary({})).toBe('');
   });
   it('says trusted key, untrusted key or no key, the same for requests and nodes', () => {

@@ -55,7 +55,13 @@ export function claimEntries(claims: Record<string, unknown>): { key: string; la
  * anchor; a shift-click sets every row between the anchor and the target to the state of the anchor's
  * row (as in mail clients), so a range is selected or cleared in one gesture.
  */
-export function clickSelection(order: readonly string[], selected: ReadonlySet<string>, anchor: string | null, target: string, shift: boolean): Set<string> {
+export function clickSelection(
+  order: readonly string[],
+  selected: ReadonlySet<string>,
+  anchor: string | null,
+  target: string,
+  shift: boolean,
+): Set<string> {
   const next = new Set(selected);
   const from = anchor ? order.indexOf(anchor) : -1;
   const to = order.indexOf(target);
@@ -107,7 +113,8 @@ export function isTypingTarget(target: EventTarget | null): boolean {
   if (!target || typeof (target as HTMLElement).tagName !== 'string') return false;
   const element = target as HTMLElement;
   // A checkbox just clicked keeps the focus; the shortcuts still apply to it.
-  if (element.tagName === 'INPUT' && ['checkbox', 'radio'].includes((element as HTMLInputElement).type)) return element.closest('dialog[open]') !== null;
+  if (element.tagName === 'INPUT' && ['checkbox', 'radio'].includes((element as HTMLInputElement).type))
+    return element.closest('dialog[open]') !== null;
   return element.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName) || element.closest('dialog[open]') !== null;
 }
 
@@ -169,7 +176,10 @@ export function queueFilterOf(params: QueueFilterParams): { filter: RequestFilte
   if (params.trusted === 'yes') filter.trustedKey = true;
   else if (params.trusted === 'no') filter.trustedKey = false;
   else if (params.trusted) ignored.push('trusted');
-  for (const [name, field] of [['olderThan', 'minAgeSeconds'], ['newerThan', 'maxAgeSeconds']] as const) {
+  for (const [name, field] of [
+    ['olderThan', 'minAgeSeconds'],
+    ['newerThan', 'maxAgeSeconds'],
+  ] as const) {
     const text = params[name];
     if (!text) continue;
     const seconds = parseLifetime(text);
@@ -191,13 +201,24 @@ export function machineSummary(claims: Record<string, unknown>): string {
   const macs = Array.isArray(claims.macs) ? (claims.macs as unknown[]).filter((m): m is string => typeof m === 'string') : [];
   const mac = macs.length > 1 ? `${macs[0]} +${macs.length - 1}` : (macs[0] ?? null);
   const model = [text('sysVendor'), text('productName')].filter(Boolean).join(' ') || null;
-  return [text('hostname'), text('productSerial') ?? text('boardSerial') ?? text('chassisSerial'), text('productUuid'), mac, model].filter(Boolean).join(' · ');
+  return [text('hostname'), text('productSerial') ?? text('boardSerial') ?? text('chassisSerial'), text('productUuid'), mac, model]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 /** The one wording of hardware-key trust, on requests and nodes alike. */
-export function hardwareKeyWording(hasKey: boolean, isTrusted: boolean, isRamdisk = false): { label: string; tone: 'info' | 'warn' | 'none'; title: string } {
+export function hardwareKeyWording(
+  hasKey: boolean,
+  isTrusted: boolean,
+  isRamdisk = false,
+): { label: string; tone: 'info' | 'warn' | 'none'; title: string } {
   // A ramdisk's node keeps the key untrusted on purpose, so the installed OS can claim the machine later.
-  if (isRamdisk && !isTrusted) return { label: 'key left to the OS', tone: 'none', title: 'A ramdisk never claims the machine’s hardware key: the installed OS joins with it' };
+  if (isRamdisk && !isTrusted)
+    return {
+      label: 'key left to the OS',
+      tone: 'none',
+      title: 'A ramdisk never claims the machine’s hardware key: the installed OS joins with it',
+    };
   if (isTrusted) return { label: 'trusted key', tone: 'info', title: 'At least two independent identifiers made the hardware key' };
   if (hasKey) return { label: 'untrusted key', tone: 'warn', title: 'Fewer than two identifiers made the hardware key' };
   return { label: 'no key', tone: 'none', title: 'No identifier survived to make a hardware key' };

@@ -21,7 +21,13 @@ describe('toCreateJoinTokenInput', () => {
   it('sends a custom TTL, trimmed identifiers and hosted', () => {
     const input = toCreateJoinTokenInput(
       ids,
-      values({ ttlChoice: 'custom', customTtl: '5400', maxUses: '3', isHosted: true, expect: { serial: ' SN-1 ', mac: '', productUuid: '  ', gpuUuid: '' } }),
+      values({
+        ttlChoice: 'custom',
+        customTtl: '5400',
+        maxUses: '3',
+        isHosted: true,
+        expect: { serial: ' SN-1 ', mac: '', productUuid: '  ', gpuUuid: '' },
+      }),
     );
     expect(input).toMatchObject({ ttlSeconds: 5400, maxUses: 3, hosted: 'kubernetes', expect: { serial: 'SN-1' } });
     expect(input.expect).not.toHaveProperty('mac');
@@ -42,9 +48,18 @@ describe('server errors on the form', () => {
   });
   it('drops the field prefix and words a refusal for the role', () => {
     const base = { domainCode: 'INVALID_ARGUMENT', httpStatus: 400 };
-    expect(joinTokenErrorMessage({ ...base, message: 'expect.mac: must be aa:bb:cc:dd:ee:ff', field: 'expect.mac' }, 'create', 'root')).toBe('must be aa:bb:cc:dd:ee:ff');
-    const denied = { message: 'Your role (viewer) does not allow compute:join-tokens:revoke', domainCode: 'ACCESS_DENIED', field: null, httpStatus: 403 };
-    expect(joinTokenErrorMessage(denied, 'revoke', 'root')).toMatch(/^Your role in tenant root lets you see join tokens but not revoke them/);
+    expect(
+      joinTokenErrorMessage({ ...base, message: 'expect.mac: must be aa:bb:cc:dd:ee:ff', field: 'expect.mac' }, 'create', 'root'),
+    ).toBe('must be aa:bb:cc:dd:ee:ff');
+    const denied = {
+      message: 'Your role (viewer) does not allow compute:join-tokens:revoke',
+      domainCode: 'ACCESS_DENIED',
+      field: null,
+      httpStatus: 403,
+    };
+    expect(joinTokenErrorMessage(denied, 'revoke', 'root')).toMatch(
+      /^Your role in tenant root lets you see join tokens but not revoke them/,
+    );
   });
 });
 

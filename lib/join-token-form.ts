@@ -24,8 +24,16 @@ export const CUSTOM_TTL = 'custom';
  */
 export const EXPECT_FIELDS: Record<ExpectKey, { label: string; hint: string; placeholder: string }> = {
   serial: { label: 'Serial', hint: 'Product, board or chassis serial; case does not matter.', placeholder: 'SN-7701' },
-  mac: { label: 'MAC', hint: 'aa:bb:cc:dd:ee:ff, a permanent, globally administered MAC of a physical NIC.', placeholder: 'aa:bb:cc:dd:ee:ff' },
-  productUuid: { label: 'Product UUID', hint: 'The SMBIOS system UUID; placeholder UUIDs never match.', placeholder: '4c4c4544-0042-3510-…' },
+  mac: {
+    label: 'MAC',
+    hint: 'aa:bb:cc:dd:ee:ff, a permanent, globally administered MAC of a physical NIC.',
+    placeholder: 'aa:bb:cc:dd:ee:ff',
+  },
+  productUuid: {
+    label: 'Product UUID',
+    hint: 'The SMBIOS system UUID; placeholder UUIDs never match.',
+    placeholder: '4c4c4544-0042-3510-…',
+  },
   gpuUuid: { label: 'GPU UUID', hint: 'GPU- followed by a UUID, as nvidia-smi -L prints it.', placeholder: 'GPU-5f3c…' },
 };
 export const EXPECT_KEYS = Object.keys(EXPECT_FIELDS) as ExpectKey[];
@@ -62,7 +70,10 @@ const toNumber = (text: string) => (text.trim() === '' ? Number.NaN : Number(tex
  * The joinTokens.create input for the form. Blank identifiers are left out, and `expect` with them when
  * all are blank, so "pin to nothing" is never sent as an empty binding (which the server refuses).
  */
-export function toCreateJoinTokenInput(ids: { tenantId: string; poolId: string; idempotencyKey: string }, values: JoinTokenFormValues): CreateJoinTokenInput {
+export function toCreateJoinTokenInput(
+  ids: { tenantId: string; poolId: string; idempotencyKey: string },
+  values: JoinTokenFormValues,
+): CreateJoinTokenInput {
   const expect: ExpectInput = {};
   for (const key of EXPECT_KEYS) {
     const value = values.expect[key].trim();
@@ -80,7 +91,8 @@ export function toCreateJoinTokenInput(ids: { tenantId: string; poolId: string; 
   };
 }
 
-export type JoinTokenFormField = 'ttlSeconds' | 'maxUses' | 'expect' | 'allowReclaim' | 'hosted' | 'name' | 'description' | `expect.${ExpectKey}`;
+export type JoinTokenFormField =
+  'ttlSeconds' | 'maxUses' | 'expect' | 'allowReclaim' | 'hosted' | 'name' | 'description' | `expect.${ExpectKey}`;
 
 /** Which form field a server error is about (`expect.mac` → the MAC input); null for the form as a whole. */
 export function joinTokenFieldOf(serverField: string | null): JoinTokenFormField | null {

@@ -19,7 +19,10 @@ describe('parseLifetime', () => {
     for (const text of ['', ' ', '30m1h', 'an hour', '1.5h', 'h', '-60']) expect(parseLifetime(text), text).toBeNaN();
   });
   it('is what the form sends as ttlSeconds', () => {
-    const input = toCreateJoinTokenInput({ tenantId: 't', poolId: 'p', idempotencyKey: 'k' }, values({ ttlChoice: 'custom', customTtl: '1h30m' }));
+    const input = toCreateJoinTokenInput(
+      { tenantId: 't', poolId: 'p', idempotencyKey: 'k' },
+      values({ ttlChoice: 'custom', customTtl: '1h30m' }),
+    );
     expect(input.ttlSeconds).toBe(5400);
   });
 });
@@ -47,7 +50,9 @@ describe('validateJoinTokenForm', () => {
   });
 
   it('refuses a well-formed but locally administered MAC, as the server does', () => {
-    expect(validateJoinTokenForm(values({ expect: { ...noExpect, mac: '02:00:00:00:00:01' } }))['expect.mac']).toMatch(/globally administered/);
+    expect(validateJoinTokenForm(values({ expect: { ...noExpect, mac: '02:00:00:00:00:01' } }))['expect.mac']).toMatch(
+      /globally administered/,
+    );
     expect(validateJoinTokenForm(values({ expect: { ...noExpect, mac: '3c:ec:ef:00:00:01' } }))).toEqual({});
   });
 

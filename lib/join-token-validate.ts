@@ -18,7 +18,8 @@ export function validateJoinTokenForm(values: JoinTokenFormValues): JoinTokenFie
     const seconds = parseLifetime(values.customTtl);
     const { min, max } = TOKEN_LIMITS.ttlSeconds;
     if (Number.isNaN(seconds)) errors.ttlSeconds = 'use a duration like 90m, 1h30m or 24h, or a number of seconds';
-    else if (seconds < min || seconds > max) errors.ttlSeconds = `${values.customTtl.trim()} is ${seconds} seconds; use 1m to 24h (60 to 86400 seconds)`;
+    else if (seconds < min || seconds > max)
+      errors.ttlSeconds = `${values.customTtl.trim()} is ${seconds} seconds; use 1m to 24h (60 to 86400 seconds)`;
   }
   const maxUses = values.maxUses.trim();
   const { min, max } = TOKEN_LIMITS.maxUses;

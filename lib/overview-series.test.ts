@@ -5,8 +5,22 @@ const hours = Array.from({ length: 4 }, (_, i) => new Date(Date.UTC(2026, 11, 1,
 const overview = (over: Partial<Overview['joins']> = {}): Overview => ({
   range: '24h',
   hours,
-  joins: { admitted: [{ key: 'join-token', counts: [1, 2, 0, 0] }, { key: 'discovery', counts: [0, 1, 0, 0] }], pending: [{ key: 'discovery', counts: [0, 0, 3, 0] }], refused: [], ...over },
-  renewals: { renewed: [5, 0, 0, 1], refused: [{ key: 'revoked', counts: [0, 1, 0, 0] }, { key: 'expired', counts: [0, 1, 1, 0] }] },
+  joins: {
+    admitted: [
+      { key: 'join-token', counts: [1, 2, 0, 0] },
+      { key: 'discovery', counts: [0, 1, 0, 0] },
+    ],
+    pending: [{ key: 'discovery', counts: [0, 0, 3, 0] }],
+    refused: [],
+    ...over,
+  },
+  renewals: {
+    renewed: [5, 0, 0, 1],
+    refused: [
+      { key: 'revoked', counts: [0, 1, 0, 0] },
+      { key: 'expired', counts: [0, 1, 1, 0] },
+    ],
+  },
   queue: [],
   decisions: [],
   expiring: [],
@@ -27,13 +41,24 @@ describe('the overview charts', () => {
     ]);
     const refused = Array.from({ length: 8 }, (_, i) => ({ key: `join-token:r${i}`, counts: [8 - i, 0, 0, 0] }));
     const byReason = joinSeries(overview({ refused }), 'reason', href);
-    expect(byReason.map((s) => s.label)).toEqual(['join-token:r0', 'join-token:r1', 'join-token:r2', 'join-token:r3', 'join-token:r4', 'join-token:r5', '2 other']);
+    expect(byReason.map((s) => s.label)).toEqual([
+      'join-token:r0',
+      'join-token:r1',
+      'join-token:r2',
+      'join-token:r3',
+      'join-token:r4',
+      'join-token:r5',
+      '2 other',
+    ]);
     expect(byReason[0]!.href).toBe('/refused-joins?reason=join-token:r0');
     expect(byReason.at(-1)).toMatchObject({ counts: [3, 0, 0, 0], href: undefined });
   });
 
   it('sum refused renewals, and say durations in words', () => {
-    expect(renewalSeries(overview()).map((s) => s.counts)).toEqual([[5, 0, 0, 1], [0, 2, 1, 0]]);
+    expect(renewalSeries(overview()).map((s) => s.counts)).toEqual([
+      [5, 0, 0, 1],
+      [0, 2, 1, 0],
+    ]);
     expect([45, 720, 3600, 12_000, 200_000].map(formatSeconds)).toEqual(['45 s', '12 min', '1 h', '3 h 20 min', '2 d 7 h']);
   });
 });

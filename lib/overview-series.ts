@@ -23,11 +23,24 @@ const add = (a: number[], b: number[]) => a.map((v, i) => v + (b[i] ?? 0));
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
 /** Parts beyond the sixth largest fold into "other", so a chart keeps a legend one can read. */
-function foldParts(parts: Array<{ key: string; counts: number[] }>, width: number, href: (key: string) => string | undefined): ChartSeries[] {
+function foldParts(
+  parts: Array<{ key: string; counts: number[] }>,
+  width: number,
+  href: (key: string) => string | undefined,
+): ChartSeries[] {
   const sorted = [...parts].sort((a, b) => total(b.counts) - total(a.counts) || a.key.localeCompare(b.key));
-  const kept = sorted.slice(0, MAX_PARTS).map((p, i) => ({ key: p.key, label: p.key || 'unknown', counts: p.counts, tone: `tone-${i}`, href: href(p.key) }));
+  const kept = sorted
+    .slice(0, MAX_PARTS)
+    .map((p, i) => ({ key: p.key, label: p.key || 'unknown', counts: p.counts, tone: `tone-${i}`, href: href(p.key) }));
   const rest = sorted.slice(MAX_PARTS);
-  if (rest.length) kept.push({ key: 'other', label: `${rest.length} other`, counts: rest.reduce((acc, p) => add(acc, p.counts), zeros(width)), tone: 'tone-other', href: undefined });
+  if (rest.length)
+    kept.push({
+      key: 'other',
+      label: `${rest.length} other`,
+      counts: rest.reduce((acc, p) => add(acc, p.counts), zeros(width)),
+      tone: 'tone-other',
+      href: undefined,
+    });
   return kept;
 }
 
@@ -44,8 +57,13 @@ export function joinSeries(o: Overview, mode: StackMode, refusedHref: (reason?: 
   }
   if (mode === 'attestor') {
     const byAttestor = new Map<string, number[]>();
-    for (const part of [...o.joins.admitted, ...o.joins.pending]) byAttestor.set(part.key, add(byAttestor.get(part.key) ?? zeros(width), part.counts));
-    return foldParts([...byAttestor].map(([key, counts]) => ({ key, counts })), width, () => undefined);
+    for (const part of [...o.joins.admitted, ...o.joins.pending])
+      byAttestor.set(part.key, add(byAttestor.get(part.key) ?? zeros(width), part.counts));
+    return foldParts(
+      [...byAttestor].map(([key, counts]) => ({ key, counts })),
+      width,
+      () => undefined,
+    );
   }
   return foldParts(o.joins.refused, width, (reason) => refusedHref(reason));
 }

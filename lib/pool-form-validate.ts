@@ -16,7 +16,10 @@ export function validatePoolForm(tenantId: string, values: PoolFormValues): Pool
     const field = issue.path.join('.');
     const formField = formFieldOf(field);
     if (!formField || errors[formField]) continue;
-    errors[formField] = poolFieldMessage({ message: `${field}: ${issue.message}`, field, domainCode: 'INVALID_ARGUMENT', httpStatus: 400 }, values);
+    errors[formField] = poolFieldMessage(
+      { message: `${field}: ${issue.message}`, field, domainCode: 'INVALID_ARGUMENT', httpStatus: 400 },
+      values,
+    );
   }
   return errors;
 }

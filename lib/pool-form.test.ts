@@ -17,7 +17,10 @@ describe('toCreatePoolInput', () => {
     expect(toCreatePoolInput('tnt_1', values())).toEqual({ tenantId: 'tnt_1', siteId: 'site_1', name: 'gpu-a', agent: 'bcd' });
   });
   it('builds the policy and the check list', () => {
-    const input = toCreatePoolInput('tnt_1', values({ joinAttestors: ['tpm', 'join-token'], platformOperated: true, acceptanceChecks: 'gpu-burn, ,nccl ' }));
+    const input = toCreatePoolInput(
+      'tnt_1',
+      values({ joinAttestors: ['tpm', 'join-token'], platformOperated: true, acceptanceChecks: 'gpu-burn, ,nccl ' }),
+    );
     expect(input.policy).toEqual({ joinAttestors: ['join-token', 'tpm'], kubernetes: { platformOperated: true } });
     expect(input.acceptanceChecks).toEqual(['gpu-burn', 'nccl']);
   });
@@ -39,7 +42,12 @@ describe('server errors on the form', () => {
     expect(formFieldOf(null)).toBeNull();
   });
   it('names the bad check instead of its index', () => {
-    const error = { message: 'acceptanceChecks.1: use a check name like gpu-burn', field: 'acceptanceChecks.1', domainCode: 'INVALID_ARGUMENT', httpStatus: 400 };
+    const error = {
+      message: 'acceptanceChecks.1: use a check name like gpu-burn',
+      field: 'acceptanceChecks.1',
+      domainCode: 'INVALID_ARGUMENT',
+      httpStatus: 400,
+    };
     expect(poolFieldMessage(error, values({ acceptanceChecks: 'ok, Bad_One' }))).toBe('“Bad_One”: use a check name like gpu-burn');
   });
 });

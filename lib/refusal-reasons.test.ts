@@ -23,7 +23,8 @@ function reasonsInServer(dir: string): Set<string> {
   const attestors = new Set<string>();
   const tokenRules = new Set<string>();
   for (const text of texts) {
-    for (const match of text.matchAll(/(?:reason: |refuse\(|JoinRefusal\()'((?:join|join-token|discovery|x509pop):[a-z-]+)'/g)) found.add(match[1]!);
+    for (const match of text.matchAll(/(?:reason: |refuse\(|JoinRefusal\()'((?:join|join-token|discovery|x509pop):[a-z-]+)'/g))
+      found.add(match[1]!);
     for (const match of text.matchAll(/checkToken\('([a-z-]+)'/g)) attestors.add(match[1]!);
     for (const match of text.matchAll(/refuse\(`\$\{attestor\}:([a-z-]+)`/g)) tokenRules.add(match[1]!);
   }

@@ -39,7 +39,8 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
   },
   'join:token': {
     meaning: 'The sealed token could not be opened, or was sealed for another CSR.',
-    action: 'The agent may hold an old well-known document (a rotated sealing key): let it fetch the document again. A replayed request also ends here.',
+    action:
+      'The agent may hold an old well-known document (a rotated sealing key): let it fetch the document again. A replayed request also ends here.',
   },
   'join:expect': {
     meaning: 'The machine’s claims do not match the identifiers the token is pinned to.',
@@ -71,11 +72,13 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
   },
   'discovery:unknown': {
     meaning: 'A PXE-booted machine presented a discovery token that does not exist here.',
-    action: 'Check the site\'s boot step: it must mint a discovery token for each PXE lease (discoveryTokens.create) and hand that one to the ramdisk.',
+    action:
+      "Check the site's boot step: it must mint a discovery token for each PXE lease (discoveryTokens.create) and hand that one to the ramdisk.",
   },
   'discovery:secret-mismatch': {
     meaning: 'A discovery token id that exists, with a secret that is not its own: a copied or forged token.',
-    action: 'Treat it as an attempt to join as another machine. Find which ramdisk sent it (CSR hash, time) and mint a fresh token for the lease.',
+    action:
+      'Treat it as an attempt to join as another machine. Find which ramdisk sent it (CSR hash, time) and mint a fresh token for the lease.',
   },
   'discovery:revoked': {
     meaning: 'The machine used a discovery token that was revoked.',
@@ -83,22 +86,25 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
   },
   'discovery:expired': {
     meaning: 'The discovery token expired before the ramdisk joined.',
-    action: 'Reboot the machine into the ramdisk so the boot step mints a new token, or lengthen the token lifetime the boot step asks for.',
+    action:
+      'Reboot the machine into the ramdisk so the boot step mints a new token, or lengthen the token lifetime the boot step asks for.',
   },
   'discovery:exhausted': {
     meaning: 'The discovery token was already spent (it is single use): its machine joined, or another machine used it first.',
-    action: 'If the machine did not join, something else used its token: check the nodes and requests of that MAC. A new PXE boot mints a new token.',
+    action:
+      'If the machine did not join, something else used its token: check the nodes and requests of that MAC. A new PXE boot mints a new token.',
   },
   'discovery:role-mismatch': {
     meaning: 'The machine asked for a role a discovery token does not give (ramdisks join as `ramdisk` through the `discovery` attestor).',
     action: 'Use a join token for installed machines; discovery tokens are only for the PXE ramdisk.',
   },
   'discovery:csr-mismatch': {
-    meaning: 'The machine\'s join request was approved for another CSR: this join is not the one the operator approved.',
-    action: 'A machine retries with the same CSR; a different one means a new key (a reboot) or another machine. Reject the request, then let the machine ask again.',
+    meaning: "The machine's join request was approved for another CSR: this join is not the one the operator approved.",
+    action:
+      'A machine retries with the same CSR; a different one means a new key (a reboot) or another machine. Reject the request, then let the machine ask again.',
   },
   'discovery:rejected': {
-    meaning: 'An operator rejected this machine\'s join request.',
+    meaning: "An operator rejected this machine's join request.",
     action: 'Nothing, if the rejection stands. Otherwise reboot the machine into the ramdisk so it asks again with a new discovery token.',
   },
   'discovery:consumed': {
@@ -107,11 +113,13 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
   },
   'discovery:request-expired': {
     meaning: 'The join request expired before an operator decided, or its approval expired before the machine came back.',
-    action: 'Reboot the machine into the ramdisk to ask again, and approve within the site\'s pending TTL (or with a longer approval TTL).',
+    action: "Reboot the machine into the ramdisk to ask again, and approve within the site's pending TTL (or with a longer approval TTL).",
   },
   'discovery:queue-full': {
-    meaning: "The site's join request queue is full: as many requests as the site's maxPendingRequests wait for a decision, so this new machine was not queued.",
-    action: 'Approve or reject waiting requests (Join requests page), or raise the cap: better-compute sites update <site> --max-pending <count>. The machine asks again on its next PXE boot.',
+    meaning:
+      "The site's join request queue is full: as many requests as the site's maxPendingRequests wait for a decision, so this new machine was not queued.",
+    action:
+      'Approve or reject waiting requests (Join requests page), or raise the cap: better-compute sites update <site> --max-pending <count>. The machine asks again on its next PXE boot.',
   },
   'join:malformed': {
     meaning: 'The join request itself was malformed (not the token).',
@@ -122,16 +130,17 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action: 'Update bcd; if it persists, the machine’s key store may be damaged.',
   },
   'x509pop:certificate': {
-    meaning: 'An x509pop re-join presented something that is not one of this installation\'s node certificates.',
+    meaning: "An x509pop re-join presented something that is not one of this installation's node certificates.",
     action: 'Usually a broken or foreign client; update bcd. The machine can join again with a token.',
   },
   'x509pop:tpm-bound': {
-    meaning: 'The node\'s certificate is bound to its TPM: it re-joins only with TPM key attestation, which this server does not verify yet.',
+    meaning:
+      "The node's certificate is bound to its TPM: it re-joins only with TPM key attestation, which this server does not verify yet.",
     action: 'Join the machine again with a token: bcd join --reset --yes.',
   },
   'x509pop:proof': {
-    meaning: 'The re-join\'s proof did not verify under the key of the certificate it presented.',
-    action: 'Someone without the node\'s key may be trying to re-join as it. If it is your machine, join it again with a token.',
+    meaning: "The re-join's proof did not verify under the key of the certificate it presented.",
+    action: "Someone without the node's key may be trying to re-join as it. If it is your machine, join it again with a token.",
   },
   'x509pop:certificate-unknown': {
     meaning: 'The certificate presented for an x509pop re-join was never issued here (not byte for byte a certificate of a node).',
@@ -142,7 +151,7 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action: 'Nothing, if the node is connected with its new identity. Otherwise join the machine again with a token.',
   },
   'x509pop:revoked': {
-    meaning: 'The node\'s certificate was revoked (revoke identity or delete): it no longer re-joins.',
+    meaning: "The node's certificate was revoked (revoke identity or delete): it no longer re-joins.",
     action: 'Join the machine again with a token if it should come back.',
   },
   'x509pop:node-retired': {
@@ -150,23 +159,23 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action: 'Join the machine as a new node with a token if it should come back.',
   },
   'x509pop:role': {
-    meaning: 'A ramdisk identity tried to re-join: a ramdisk\'s life is capped and it does not re-join.',
+    meaning: "A ramdisk identity tried to re-join: a ramdisk's life is capped and it does not re-join.",
     action: 'Boot the machine into the ramdisk again.',
   },
   'x509pop:not-expired': {
     meaning: 'The certificate presented for a re-join has not expired: a live certificate renews instead.',
-    action: 'Check the machine\'s clock; the agent renews through the gateway.',
+    action: "Check the machine's clock; the agent renews through the gateway.",
   },
   'x509pop:expired': {
     meaning: 'The certificate expired 7 days ago or more: too long for an x509pop re-join.',
     action: 'Join the machine again with a token: bcd join --reset --yes.',
   },
   'x509pop:pool-attestor': {
-    meaning: 'The node\'s pool does not admit x509pop re-joins (policy.joinAttestors does not list x509pop).',
-    action: 'Add x509pop to the pool\'s join attestors if machines may re-join after being offline, or join it again with a token.',
+    meaning: "The node's pool does not admit x509pop re-joins (policy.joinAttestors does not list x509pop).",
+    action: "Add x509pop to the pool's join attestors if machines may re-join after being offline, or join it again with a token.",
   },
   'x509pop:pool': {
-    meaning: 'The node\'s pool is archived, runs no daemon, or no longer matches the node\'s tenant and site.',
+    meaning: "The node's pool is archived, runs no daemon, or no longer matches the node's tenant and site.",
     action: 'Join the machine with a token into a live pool.',
   },
   'x509pop:nonce': {

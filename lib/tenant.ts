@@ -25,7 +25,8 @@ export function useTenantSelection(): TenantSelection {
   const requested = useSearchParams().get(TENANT_PARAM);
   const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
   if (tenants.isPending) return { status: 'loading' };
-  if (tenants.isError) return { status: 'error', message: tenants.error.message, error: tenants.error, retry: () => void tenants.refetch() };
+  if (tenants.isError)
+    return { status: 'error', message: tenants.error.message, error: tenants.error, retry: () => void tenants.refetch() };
   // Root admins also see tenants they only administer from outside; the console works inside a tenant.
   const items = tenants.data.items.filter((t) => t.isMember);
   if (items.length === 0) return { status: 'none' };

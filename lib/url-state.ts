@@ -7,7 +7,9 @@ import { useEffect, useReducer, useRef } from 'react';
  * Filters kept in the URL (`?type=…&range=…`), so a filtered list can be bookmarked, shared and reloaded.
  * `set` replaces the history entry: changing a filter is not a page to go back to.
  */
-export function useUrlParams<K extends string>(names: readonly K[]): [Record<K, string | null>, (changes: Partial<Record<K, string | null>>) => void] {
+export function useUrlParams<K extends string>(
+  names: readonly K[],
+): [Record<K, string | null>, (changes: Partial<Record<K, string | null>>) => void] {
   const router = useRouter();
   const pathname = usePathname();
   const searchParams = useSearchParams();

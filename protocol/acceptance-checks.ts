@@ -43,7 +43,13 @@ interface JoinClaims {
 
 const GiB = 1024 ** 3;
 const norm = (value: unknown) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/[-:.]/g, '') : null);
-const normList = (value: unknown) => (Array.isArray(value) ? value.map(norm).filter((v): v is string => !!v).sort() : []);
+const normList = (value: unknown) =>
+  Array.isArray(value)
+    ? value
+        .map(norm)
+        .filter((v): v is string => !!v)
+        .sort()
+    : [];
 
 /** Which recorded identifiers differ between the join claims and what the machine reports now. */
 function identityDifferences(joined: JoinClaims, now: JoinClaims): string[] {
@@ -61,7 +67,11 @@ function identityDifferences(joined: JoinClaims, now: JoinClaims): string[] {
 }
 
 /** Decides each check of `specs` from bcd's measurements; a check bcd did not report fails. */
-export function evaluateChecks(specs: readonly AcceptanceCheckSpec[], measurements: readonly Measurement[], joinClaims: JoinClaims): CheckResult[] {
+export function evaluateChecks(
+  specs: readonly AcceptanceCheckSpec[],
+  measurements: readonly Measurement[],
+  joinClaims: JoinClaims,
+): CheckResult[] {
   return specs.map((spec) => {
     const measured = measurements.find((m) => m.check === spec.check);
     if (!measured) return { check: spec.check, passed: false, message: 'not reported by the agent' };

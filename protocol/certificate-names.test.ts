@@ -12,8 +12,22 @@ function opensslCertificate(subject: string, extensions: string[]): Buffer {
   const key = path.join(dir, 'k.pem');
   const out = path.join(dir, 'c.der');
   execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]);
-  execFileSync('openssl', ['req', '-new', '-x509', '-key', key, '-subj', subject, '-days', '1', '-outform', 'DER', '-out', out,
-    ...extensions.flatMap((extension) => ['-addext', extension])]);
+  execFileSync('openssl', [
+    'req',
+    '-new',
+    '-x509',
+    '-key',
+    key,
+    '-subj',
+    subject,
+    '-days',
+    '1',
+    '-outform',
+    'DER',
+    '-out',
+    out,
+    ...extensions.flatMap((extension) => ['-addext', extension]),
+  ]);
   return readFileSync(out);
 }
 

@@ -13,10 +13,14 @@ describe('signEnvelope', () => {
     const sig = Buffer.from(envelope.sig, 'base64url');
     expect(sig.length).toBe(64);
     // WebCrypto ECDSA takes r||s too: an independent check of the encoding.
-    const key = await webcrypto.subtle.importKey('spki', publicKey.export({ type: 'spki', format: 'der' }),
-      { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-    const ok = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, sig,
-      Buffer.from(envelope.body, 'base64url'));
+    const key = await webcrypto.subtle.importKey(
+      'spki',
+      publicKey.export({ type: 'spki', format: 'der' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      false,
+      ['verify'],
+    );
+    const ok = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, sig, Buffer.from(envelope.body, 'base64url'));
     expect(ok).toBe(true);
     expect(verifyEnvelope(envelope, publicKey)).toEqual(body);
   });

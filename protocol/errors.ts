@@ -29,5 +29,4 @@ export class DomainError extends Error {
   }
 }
 
-export const invalidArgument = (field: string, message: string) =>
-  new DomainError('INVALID_ARGUMENT', `${field}: ${message}`, { field });
+export const invalidArgument = (field: string, message: string) => new DomainError('INVALID_ARGUMENT', `${field}: ${message}`, { field });

@@ -67,8 +67,23 @@ describe('normalizers', () => {
   });
 
   it('recognizes placeholder strings', () => {
-    for (const value of ['To Be Filled By O.E.M.', ' default STRING ', 'System Serial Number', 'Not Specified', 'None',
-      'N/A', '0', '123456789', 'Chassis Serial Number', 'Base Board Serial Number', '', '   ', 'XXXXXXXX', '0000 0000', '....']) {
+    for (const value of [
+      'To Be Filled By O.E.M.',
+      ' default STRING ',
+      'System Serial Number',
+      'Not Specified',
+      'None',
+      'N/A',
+      '0',
+      '123456789',
+      'Chassis Serial Number',
+      'Base Board Serial Number',
+      '',
+      '   ',
+      'XXXXXXXX',
+      '0000 0000',
+      '....',
+    ]) {
       expect(isPlaceholderString(value), JSON.stringify(value)).toBe(true);
     }
     for (const value of ['SN-7701', 'CN7016351P0123', 'J1X2Y3Z', '10']) {
@@ -83,7 +98,18 @@ describe('normalizers', () => {
     for (const form of ['3c.ec.ef.12.34.56', '3c ec ef 12 34 56', '3c_ec_ef_12_34_56', '3CEC-EF12-3456', '3cecef:123456']) {
       expect(normalizeMac(form), form).toBe('3c:ec:ef:12:34:56');
     }
-    for (const bad of ['3c:ec:ef:12:34', '3c:ec-ef:12:34:56', '3c:ec:ef:12:34:5g', '3:ec:ef:12:34:56', '', '3cec.ef12.34567', '3c:ec:ef:12:34:56:78', 'zz:ec:ef:12:34:56', '3ce:cef:123:456', ':3c:ec:ef:12:34:56']) {
+    for (const bad of [
+      '3c:ec:ef:12:34',
+      '3c:ec-ef:12:34:56',
+      '3c:ec:ef:12:34:5g',
+      '3:ec:ef:12:34:56',
+      '',
+      '3cec.ef12.34567',
+      '3c:ec:ef:12:34:56:78',
+      'zz:ec:ef:12:34:56',
+      '3ce:cef:123:456',
+      ':3c:ec:ef:12:34:56',
+    ]) {
       expect(normalizeMac(bad), bad).toBeNull();
     }
   });

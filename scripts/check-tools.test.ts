@@ -35,9 +35,12 @@ function check(machine: ReturnType<typeof fakeMachine>, uid: number, run?: (comm
   const failed: string[] = [];
   const calls: string[][] = [];
   const code = checkTools({
-    env: machine.env, uid, chromium: machine.chromium,
+    env: machine.env,
+    uid,
+    chromium: machine.chromium,
     run: run ? (command, args) => (calls.push([command, ...args]), run(command, args)) : undefined,
-    say: (l) => said.push(l), fail: (l) => failed.push(l),
+    say: (l) => said.push(l),
+    fail: (l) => failed.push(l),
   });
   return { code, said, failed, calls };
 }
@@ -54,8 +57,8 @@ describe('the system tool check before npm test', () => {
     expect(result.calls).toEqual([]);
     expect(result.said).toEqual([]);
     expect(result.failed).toEqual([
-      'The tests need system tools that are missing: chromium (the Playwright UI tests), shellcheck (the generated install script), '
-        + 'swtpm_setup (the TPM tests). Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium shellcheck swtpm-tools',
+      'The tests need system tools that are missing: chromium (the Playwright UI tests), shellcheck (the generated install script), ' +
+        'swtpm_setup (the TPM tests). Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium shellcheck swtpm-tools',
     ]);
   });
 
@@ -63,8 +66,8 @@ describe('the system tool check before npm test', () => {
     const result = check(fakeMachine(['curl']), 0);
     expect(result.code).toBe(1);
     expect(result.failed).toEqual([
-      'The tests need system tools that are missing: curl (mutual TLS through the gateway). Install them with:\n'
-        + '  apt-get update && apt-get install -y curl',
+      'The tests need system tools that are missing: curl (mutual TLS through the gateway). Install them with:\n' +
+        '  apt-get update && apt-get install -y curl',
     ]);
   });
 
@@ -73,7 +76,8 @@ describe('the system tool check before npm test', () => {
     writeFileSync(path.join(machine.bin, 'apt-get'), '');
     chmodSync(path.join(machine.bin, 'apt-get'), 0o755);
     const result = check(machine, 0, (_command, args) => {
-      if (args[0] === 'install') for (const name of ['shellcheck', 'swtpm', 'swtpm_setup']) writeFileSync(path.join(machine.bin, name), '', { mode: 0o755 });
+      if (args[0] === 'install')
+        for (const name of ['shellcheck', 'swtpm', 'swtpm_setup']) writeFileSync(path.join(machine.bin, name), '', { mode: 0o755 });
       return 0;
     });
     expect(result.calls).toEqual([
@@ -87,14 +91,17 @@ describe('the system tool check before npm test', () => {
   it('installs Go as golang-go, the package that puts go on the PATH', () => {
     const machine = fakeMachine(['go'], { aptGet: true });
     expect(check(machine, 1000).failed).toEqual([
-      'The tests need system tools that are missing: go (the independent Go session client). Install them with:\n'
-        + '  sudo apt-get update && sudo apt-get install -y golang-go',
+      'The tests need system tools that are missing: go (the independent Go session client). Install them with:\n' +
+        '  sudo apt-get update && sudo apt-get install -y golang-go',
     ]);
     const result = check(machine, 0, (_command, args) => {
       if (args[0] === 'install') writeFileSync(path.join(machine.bin, 'go'), '', { mode: 0o755 });
       return 0;
     });
-    expect(result.calls.map((call) => call.slice(1))).toEqual([['update', '-qq'], ['install', '-y', '-qq', 'golang-go']]);
+    expect(result.calls.map((call) => call.slice(1))).toEqual([
+      ['update', '-qq'],
+      ['install', '-y', '-qq', 'golang-go'],
+    ]);
     expect(result).toMatchObject({ code: 0, failed: [], said: ['Installing the system tools the tests need (apt-get): golang-go'] });
   });
 
@@ -103,31 +110,53 @@ describe('the system tool check before npm test', () => {
     const result = check(machine, 0, () => 100);
     expect(result.calls).toHaveLength(1);
     expect(result.code).toBe(1);
-    expect(result.failed).toEqual(["Installing openssl failed (see apt-get's output above). Run:\n  apt-get update && apt-get install -y openssl"]);
+    expect(result.failed).toEqual([
+      "Installing openssl failed (see apt-get's output above). Run:\n  apt-get update && apt-get install -y openssl",
+    ]);
   });
 
   it('refuses an E2E_CHROMIUM that is not there rather than installing a browser it would not use', () => {
     const machine = fakeMachine([], { aptGet: true });
-    const result = checkTools({ env: { ...machine.env, E2E_CHROMIUM: path.join(machine.bin, 'nope') }, uid: 0, chromium: machine.chromium, run: () => 0, say: () => {}, fail: () => {} });
+    const result = checkTools({
+      env: { ...machine.env, E2E_CHROMIUM: path.join(machine.bin, 'nope') },
+      uid: 0,
+      chromium: machine.chromium,
+      run: () => 0,
+      say: () => {},
+      fail: () => {},
+    });
     expect(result).toBe(1);
-    expect(checkTools({ env: { ...machine.env, E2E_CHROMIUM: machine.chromium }, uid: 0, chromium: '/nonexistent', fail: () => {} })).toBe(0);
+    expect(checkTools({ env: { ...machine.env, E2E_CHROMIUM: machine.chromium }, uid: 0, chromium: '/nonexistent', fail: () => {} })).toBe(
+      0,
+    );
   });
 
   // The script as npm runs it, with the real apt-get runner, against a fake apt-get on the PATH.
   it.runIf(process.getuid?.() === 0)('as a process: installs through apt-get quietly, then exits 0', () => {
     const machine = fakeMachine(['shellcheck', 'curl'], { aptGet: true });
-    const result = spawnSync(process.execPath, ['scripts/check-tools.mjs'], { env: { ...machine.env, E2E_CHROMIUM: machine.chromium }, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, ['scripts/check-tools.mjs'], {
+      env: { ...machine.env, E2E_CHROMIUM: machine.chromium },
+      encoding: 'utf8',
+    });
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('Installing the system tools the tests need (apt-get): shellcheck curl\n');
     expect(result.status).toBe(0);
-    expect(machine.calls()).toEqual(['DEBIAN_FRONTEND=noninteractive update -qq', 'DEBIAN_FRONTEND=noninteractive install -y -qq shellcheck curl']);
+    expect(machine.calls()).toEqual([
+      'DEBIAN_FRONTEND=noninteractive update -qq',
+      'DEBIAN_FRONTEND=noninteractive install -y -qq shellcheck curl',
+    ]);
   });
 
   it('as a process: a missing tool without apt-get stops npm test before anything else runs', () => {
     const machine = fakeMachine(['shellcheck']);
-    const sh = spawnSync('/bin/sh', ['-c', `"${process.execPath}" scripts/check-tools.mjs && echo the suite ran`], { env: { ...machine.env, E2E_CHROMIUM: machine.chromium }, encoding: 'utf8' });
+    const sh = spawnSync('/bin/sh', ['-c', `"${process.execPath}" scripts/check-tools.mjs && echo the suite ran`], {
+      env: { ...machine.env, E2E_CHROMIUM: machine.chromium },
+      encoding: 'utf8',
+    });
     expect(sh.status).toBe(1);
     expect(sh.stdout).toBe('');
-    expect(sh.stderr).toMatch(/^The tests need system tools that are missing: shellcheck \(the generated install script\)\. Install them with:\n {2}(sudo )?apt-get update && (sudo )?apt-get install -y shellcheck\n$/);
+    expect(sh.stderr).toMatch(
+      /^The tests need system tools that are missing: shellcheck \(the generated install script\)\. Install them with:\n {2}(sudo )?apt-get update && (sudo )?apt-get install -y shellcheck\n$/,
+    );
   });
 });

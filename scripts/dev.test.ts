@@ -79,21 +79,29 @@ describe('npm run dev', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
-  it('answers the well-known document through the Next route', async () => {
-    const res = await fetch(`${base}/api/compute/.well-known/better-compute`);
-    expect(res.status).toBe(200);
-    const doc = (await res.json()) as Record<string, unknown>;
-    // The first start bootstrapped the PKI on this database, so the join section is there.
-    expect(doc).toMatchObject({ name: 'better-compute', basePath: '/api/compute' });
-    expect(doc).toHaveProperty('join');
-    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-  }, STARTUP_MS);
+  it(
+    'answers the well-known document through the Next route',
+    async () => {
+      const res = await fetch(`${base}/api/compute/.well-known/better-compute`);
+      expect(res.status).toBe(200);
+      const doc = (await res.json()) as Record<string, unknown>;
+      // The first start bootstrapped the PKI on this database, so the join section is there.
+      expect(doc).toMatchObject({ name: 'better-compute', basePath: '/api/compute' });
+      expect(doc).toHaveProperty('join');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    },
+    STARTUP_MS,
+  );
 
-  it('serves tRPC: an unauthenticated call is refused in the error model', async () => {
-    const res = await fetch(`${base}/api/trpc/tenants.list`);
-    expect(res.status).toBe(401);
-    expect(JSON.stringify(await res.json())).toContain('UNAUTHORIZED');
-  }, STARTUP_MS);
+  it(
+    'serves tRPC: an unauthenticated call is refused in the error model',
+    async () => {
+      const res = await fetch(`${base}/api/trpc/tenants.list`);
+      expect(res.status).toBe(401);
+      expect(JSON.stringify(await res.json())).toContain('UNAUTHORIZED');
+    },
+    STARTUP_MS,
+  );
 
   it('serves the agent join on the fast path, with the uniform refusal', async () => {
     const res = await fetch(`${base}/api/compute/v1/join`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

@@ -146,7 +146,14 @@ process.on('unhandledRejection', (error) => void fail(`Unexpected error: ${redac
 function startServer(port) {
   return new Promise((resolve, reject) => {
     server = spawn(process.execPath, ['.build/server/main.mjs'], {
-      env: { ...env, PORT: String(port), BETTER_COMPUTE_DATA_DIR: dataDir, BETTER_COMPUTE_DOWNLOADS_DIR: path.join(dataDir, 'downloads'), BETTER_COMPUTE_WORKERS: process.env.BETTER_COMPUTE_WORKERS ?? "2", NEXTAUTH_URL: `http://localhost:${port}` },
+      env: {
+        ...env,
+        PORT: String(port),
+        BETTER_COMPUTE_DATA_DIR: dataDir,
+        BETTER_COMPUTE_DOWNLOADS_DIR: path.join(dataDir, 'downloads'),
+        BETTER_COMPUTE_WORKERS: process.env.BETTER_COMPUTE_WORKERS ?? '2',
+        NEXTAUTH_URL: `http://localhost:${port}`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a server that ignores SIGTERM can be killed with its PostgreSQL.
       detached: true,
@@ -260,13 +267,18 @@ async function main() {
   log('Building the server (scripts/build-server.mjs)…');
   const serverBuild = spawnSync(process.execPath, ['scripts/build-server.mjs'], { stdio: 'inherit', env });
   if (serverBuild.status !== 0) return fail(`The server build failed (exit ${serverBuild.status ?? serverBuild.signal}).`);
-  if (!existsSync(CHROMIUM)) log(`Chromium is not at ${CHROMIUM}: the ui project will fail (apt-get install -y chromium, or set E2E_CHROMIUM).`);
+  if (!existsSync(CHROMIUM))
+    log(`Chromium is not at ${CHROMIUM}: the ui project will fail (apt-get install -y chromium, or set E2E_CHROMIUM).`);
 
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'better-compute-e2e-'));
   // The pools page's install script pins the digests of this server's bcd build: build it (amd64, reused
   // from .cache/bcd while the agent's sources are unchanged) into the run's data directory.
   log('Building bcd (scripts/build-bcd.mjs --no-arm64)…');
-  const bcdBuild = spawnSync(process.execPath, ['scripts/build-bcd.mjs', '--quiet', '--no-arm64', '--out', path.join(dataDir, 'downloads')], { stdio: 'inherit', env });
+  const bcdBuild = spawnSync(
+    process.execPath,
+    ['scripts/build-bcd.mjs', '--quiet', '--no-arm64', '--out', path.join(dataDir, 'downloads')],
+    { stdio: 'inherit', env },
+  );
   if (bcdBuild.status !== 0) return fail(`The bcd build failed (exit ${bcdBuild.status ?? bcdBuild.signal}).`);
   // Single sign-on against a real OpenID provider, which e2e/ui/sso.spec.ts starts on this port with this
   // client (the server fetches the provider's discovery document only when someone signs in with it).

@@ -46,10 +46,16 @@ function hashTree(hash, dir) {
 export function ensureBuilt() {
   const hash = createHash('sha256');
   for (const dir of ['app', 'components', 'lib', 'server', 'public']) if (existsSync(dir)) hashTree(hash, dir);
-  for (const file of ['next.config.ts', 'package-lock.json', 'tsconfig.json', 'prisma/schema.prisma', 'scripts/build-server.mjs']) if (existsSync(file)) hash.update(readFileSync(file));
+  for (const file of ['next.config.ts', 'package-lock.json', 'tsconfig.json', 'prisma/schema.prisma', 'scripts/build-server.mjs'])
+    if (existsSync(file)) hash.update(readFileSync(file));
   const stamp = hash.digest('hex');
   const stampFile = '.next/source-stamp';
-  if (!existsSync('.next/BUILD_ID') || !existsSync('.build/server/main.mjs') || !existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== stamp) {
+  if (
+    !existsSync('.next/BUILD_ID') ||
+    !existsSync('.build/server/main.mjs') ||
+    !existsSync(stampFile) ||
+    readFileSync(stampFile, 'utf8') !== stamp
+  ) {
     run(npm, ['run', 'build', '--silent'], 'Building the console and the server (next build, then the server to JavaScript)');
     writeFileSync(stampFile, stamp);
   }

@@ -3,7 +3,11 @@ import { DomainError, type DomainErrorCode } from '../protocol/errors';
 /** One table for every transport: tRPC code, HTTP status and CLI exit code per domain error code. */
 export const ERROR_MAP: Record<
   DomainErrorCode,
-  { trpc: 'NOT_FOUND' | 'PRECONDITION_FAILED' | 'CONFLICT' | 'BAD_REQUEST' | 'SERVICE_UNAVAILABLE' | 'FORBIDDEN' | 'UNAUTHORIZED'; http: number; exit: number }
+  {
+    trpc: 'NOT_FOUND' | 'PRECONDITION_FAILED' | 'CONFLICT' | 'BAD_REQUEST' | 'SERVICE_UNAVAILABLE' | 'FORBIDDEN' | 'UNAUTHORIZED';
+    http: number;
+    exit: number;
+  }
 > = {
   INVALID_ARGUMENT: { trpc: 'BAD_REQUEST', http: 400, exit: 2 },
   NOT_FOUND: { trpc: 'NOT_FOUND', http: 404, exit: 3 },

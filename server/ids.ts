@@ -42,4 +42,3 @@ export function newId(prefix: string, now = Date.now()): string {
   }
   return `${prefix}_${time}${random}`;
 }
-

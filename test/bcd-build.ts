@@ -15,7 +15,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export async function buildBcdForTests(): Promise<{ dir: string; version: string; binary: string; sha256: string }> {
   const dir = path.join(ROOT, '.cache/bcd-test', String(process.pid));
   mkdirSync(dir, { recursive: true });
-  await promisify(execFile)(process.execPath, ['scripts/build-bcd.mjs', '--quiet', '--no-arm64', '--out', dir], { cwd: ROOT, maxBuffer: 1 << 24 });
+  await promisify(execFile)(process.execPath, ['scripts/build-bcd.mjs', '--quiet', '--no-arm64', '--out', dir], {
+    cwd: ROOT,
+    maxBuffer: 1 << 24,
+  });
   const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const sums = readFileSync(path.join(dir, version, 'SHA256SUMS'), 'utf8');
   const sha256 = /^([0-9a-f]{64}) {2}linux-amd64$/m.exec(sums)![1]!;

@@ -29,7 +29,19 @@ export async function mintDiscoveryToken(t: TestTenant, mac: string, options: { 
 export async function insertKnownNode(t: TestTenant, claims: { macs?: string[]; productUuid?: string }, hardwareKey: Buffer | null = null) {
   const id = newId('node');
   await testDb().node.create({
-    data: { id, tenantId: t.tenantId, siteId: t.siteId, poolId: t.poolId, role: 'node', state: 'adopted', trust: 'tenant-owned', claims, attestor: 'join-token', hardwareKey: hardwareKey ? new Uint8Array(hardwareKey) : null, hardwareKeyTrusted: hardwareKey !== null },
+    data: {
+      id,
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      poolId: t.poolId,
+      role: 'node',
+      state: 'adopted',
+      trust: 'tenant-owned',
+      claims,
+      attestor: 'join-token',
+      hardwareKey: hardwareKey ? new Uint8Array(hardwareKey) : null,
+      hardwareKeyTrusted: hardwareKey !== null,
+    },
   });
   return id;
 }

@@ -36,7 +36,12 @@ async function waitForPort(port: number, timeoutMs = 60_000) {
  * for localhost and 127.0.0.1 that the main process issued from the PKI in `db`, relaying to `apiUrl`.
  * Resolves once it accepts connections on `port`; `url` is https://127.0.0.1:<port>.
  */
-export async function startTestGateway(options: { db: Db; secret: string; port: number; apiUrl: string }): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startTestGateway(options: {
+  db: Db;
+  secret: string;
+  port: number;
+  apiUrl: string;
+}): Promise<{ url: string; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));
   const dir = await ensureDevGatewayCredentials(options.db, options.secret, dataDir);
   const stop = startGatewayProcess({ dir, port: options.port, apiUrl: options.apiUrl, say: () => {} });
@@ -78,7 +83,13 @@ export async function spawnGateway(options: {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env, BETTER_COMPUTE_GATEWAY_DIR: dir, BETTER_COMPUTE_GATEWAY_PORT: String(port), BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl },
+    env: {
+      ...process.env,
+      ...options.env,
+      BETTER_COMPUTE_GATEWAY_DIR: dir,
+      BETTER_COMPUTE_GATEWAY_PORT: String(port),
+      BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl,
+    },
   });
   const lines: string[] = [];
   let stderr = '';

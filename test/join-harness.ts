@@ -133,7 +133,13 @@ export async function agentJoin(
   h: JoinHarness,
   token: string,
   claims: HardwareClaims,
-  options: { keys?: NodeKeyAndCsr; role?: string; attestor?: string; expectedRole?: string; mutate?: (body: Record<string, unknown>) => void } = {},
+  options: {
+    keys?: NodeKeyAndCsr;
+    role?: string;
+    attestor?: string;
+    expectedRole?: string;
+    mutate?: (body: Record<string, unknown>) => void;
+  } = {},
 ) {
   const keys = options.keys ?? generateNodeKeyAndCsr();
   const attempt = await prepareJoinAttempt({ token, trust: h.trust, claims, role: options.role, attestor: options.attestor, keys });
@@ -158,7 +164,9 @@ export async function agentJoin(
 /** Waits (polling PostgreSQL's lock graph) until a backend waits directly on `pid`'s locks. */
 export async function untilBlockedBy(pid: number, what = 'the awaited backend never blocked'): Promise<void> {
   for (let i = 0; ; i++) {
-    const blocked = await testDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`);
+    const blocked = await testDb().$queryRawUnsafe<unknown[]>(
+      `SELECT 1 FROM pg_stat_activity WHERE ${Number(pid)} = ANY(pg_blocking_pids(pid))`,
+    );
     if (blocked.length) return;
     if (i > 500) throw new Error(what);
     await new Promise((r) => setTimeout(r, 10));

@@ -101,11 +101,17 @@ export function parseImports(root: string, file: string, source = readFileSync(p
       const clause = node.importClause;
       const named = clause?.namedBindings;
       const allTypeSpecifiers =
-        !!clause && !clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+        !!clause &&
+        !clause.name &&
+        !!named &&
+        ts.isNamedImports(named) &&
+        named.elements.length > 0 &&
+        named.elements.every((e) => e.isTypeOnly);
       add(node, node.moduleSpecifier, !!clause && (clause.isTypeOnly || allTypeSpecifiers));
     } else if (ts.isExportDeclaration(node)) {
       const clause = node.exportClause;
-      const allTypeSpecifiers = !!clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+      const allTypeSpecifiers =
+        !!clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
       add(node, node.moduleSpecifier, node.isTypeOnly || allTypeSpecifiers);
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, node.moduleReference.expression, node.isTypeOnly);
@@ -120,13 +126,15 @@ export function parseImports(root: string, file: string, source = readFileSync(p
   const hasImportExpression = /\bimport\s*\(/.test(source);
   sf.statements.forEach(visit);
   const first = sf.statements[0];
-  const isClient = !!first && ts.isExpressionStatement(first) && ts.isStringLiteral(first.expression) && first.expression.text === 'use client';
+  const isClient =
+    !!first && ts.isExpressionStatement(first) && ts.isStringLiteral(first.expression) && first.expression.text === 'use client';
   return { edges, isClient, isServerOnly };
 }
 
 const layerOf = (file: string) => file.split('/')[0]!;
 const isTest = (file: string) => /\.test\.tsx?$/.test(file);
-const packageOf = (specifier: string) => (specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
+const packageOf = (specifier: string) =>
+  specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
 const isLocal = (edge: ImportEdge) => edge.specifier.startsWith('.') || edge.specifier.startsWith('@/');
 
 const FRAMEWORKS = ['next', 'react', 'react-dom', '@trpc/server', '@trpc/client', '@trpc/tanstack-react-query', '@tanstack/react-query'];
@@ -151,7 +159,8 @@ function brokenRule(edge: ImportEdge): string | undefined {
   if (from === 'server' && ['app', 'components'].includes(to)) return `server/ imports nothing of ${to}/`;
   if (from === 'server' && to === 'cli' && !test) return 'server/ imports nothing of cli/';
   if (from === 'server' && to === 'agent' && !test) return 'server/ imports nothing of agent/ (shared code lives in protocol/)';
-  if ((from === 'components' || from === 'lib') && to === 'server' && !edge.typeOnly) return `${from}/ imports server/ for types only (import type)`;
+  if ((from === 'components' || from === 'lib') && to === 'server' && !edge.typeOnly)
+    return `${from}/ imports server/ for types only (import type)`;
   return undefined;
 }
 

@@ -50,7 +50,15 @@ export async function startOidcProvider(options: {
   const redirectUris = Array.isArray(options.redirectUri) ? options.redirectUri : [options.redirectUri];
   const people = new Map(Object.entries(options.people ?? {}));
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
     // Scope claims in the ID token itself (not only at userinfo): the console reads the ID token.
     conformIdTokenClaims: false,
@@ -69,10 +77,11 @@ export async function startOidcProvider(options: {
     clientId,
     clientSecret,
     people,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -126,7 +135,11 @@ export async function signInThroughProvider(consoleUrl: string, login: string, c
     if (url.startsWith(consoleUrl) && new URL(url).pathname.startsWith('/api/auth/callback/')) {
       const done = await go(url);
       const session = jar.cookies.get('next-auth.session-token');
-      return { location: new URL(done.headers.get('location') ?? '', consoleUrl).toString(), sessionCookie: session ? `next-auth.session-token=${session}` : null, jar };
+      return {
+        location: new URL(done.headers.get('location') ?? '', consoleUrl).toString(),
+        sessionCookie: session ? `next-auth.session-token=${session}` : null,
+        jar,
+      };
     }
     const response = await go(url);
     if (response.status >= 300 && response.status < 400) {
@@ -136,7 +149,8 @@ export async function signInThroughProvider(consoleUrl: string, login: string, c
     const html = await response.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     const prompt = /name="prompt" value="([a-z]+)"/.exec(html)?.[1];
-    if (response.status !== 200 || !action || !prompt) throw new Error(`unexpected page from ${url} (${response.status}): ${html.slice(0, 500)}`);
+    if (response.status !== 200 || !action || !prompt)
+      throw new Error(`unexpected page from ${url} (${response.status}): ${html.slice(0, 500)}`);
     const form: Record<string, string> = prompt === 'login' ? { prompt, login, password: 'any' } : { prompt };
     const posted = await go(new URL(action, url).toString(), {
       method: 'POST',

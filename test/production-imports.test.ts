@@ -42,12 +42,20 @@ describe('production imports', () => {
   });
 
   it('keeps test helpers out of production code: nothing there imports test/ (PKI fixtures, openssl, x509 parsing)', () => {
-    const offending = files.flatMap((file) => importsOf(file).filter((target) => target === 'test' || target.startsWith('test/')).map((target) => `${file} -> ${target}`));
+    const offending = files.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target === 'test' || target.startsWith('test/'))
+        .map((target) => `${file} -> ${target}`),
+    );
     expect(offending).toEqual([]);
   });
 
   it('keeps @peculiar/x509 a test-only reader: production code builds and parses certificates with its own DER', () => {
-    const offending = files.flatMap((file) => importsOf(file).filter((target) => target.startsWith('@peculiar/x509')).map((target) => `${file} -> ${target}`));
+    const offending = files.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith('@peculiar/x509'))
+        .map((target) => `${file} -> ${target}`),
+    );
     expect(offending).toEqual([]);
   });
 });

@@ -20,7 +20,13 @@ export interface Family {
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
-const SUFFIXES: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count', ''], counter: [''], gauge: [''], untyped: [''] };
+const SUFFIXES: Record<string, string[]> = {
+  histogram: ['_bucket', '_sum', '_count'],
+  summary: ['_sum', '_count', ''],
+  counter: [''],
+  gauge: [''],
+  untyped: [''],
+};
 
 function parseLabels(text: string, line: string): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -93,7 +99,10 @@ export function parsePrometheusText(text: string): Map<string, Family> {
     const family = familyOf(name!);
     if (!family) throw new Error(`sample of an undeclared metric: ${line}`);
     const labels = parseLabels(labelText, line);
-    const key = `${name}{${Object.keys(labels).sort().map((k) => `${k}=${JSON.stringify(labels[k])}`).join(',')}}`;
+    const key = `${name}{${Object.keys(labels)
+      .sort()
+      .map((k) => `${k}=${JSON.stringify(labels[k])}`)
+      .join(',')}}`;
     if (seenSeries.has(key)) throw new Error(`duplicate series ${key}`);
     seenSeries.add(key);
     family.samples.push({ name: name!, labels, value: parseValue(valueText!, line) });
@@ -104,10 +113,17 @@ export function parsePrometheusText(text: string): Map<string, Family> {
 
 function checkHistogram(family: Family) {
   const groups = new Map<string, Sample[]>();
-  const keyOf = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+  const keyOf = (labels: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of family.samples) groups.set(keyOf(s.labels), [...(groups.get(keyOf(s.labels)) ?? []), s]);
   for (const samples of groups.values()) {
-    const buckets = samples.filter((s) => s.name.endsWith('_bucket')).map((s) => ({ le: parseValue(s.labels.le ?? '', `le of ${family.name}`), value: s.value }));
+    const buckets = samples
+      .filter((s) => s.name.endsWith('_bucket'))
+      .map((s) => ({ le: parseValue(s.labels.le ?? '', `le of ${family.name}`), value: s.value }));
     const count = samples.find((s) => s.name === `${family.name}_count`);
     if (!count || !samples.some((s) => s.name === `${family.name}_sum`)) throw new Error(`${family.name}: a series without _sum or _count`);
     buckets.sort((a, b) => a.le - b.le);
@@ -115,7 +131,8 @@ function checkHistogram(family: Family) {
     buckets.forEach((b, i) => {
       if (i && b.value < buckets[i - 1]!.value) throw new Error(`${family.name}: buckets are not cumulative`);
     });
-    if (buckets.at(-1)!.value !== count.value) throw new Error(`${family.name}: +Inf bucket ${buckets.at(-1)!.value} is not _count ${count.value}`);
+    if (buckets.at(-1)!.value !== count.value)
+      throw new Error(`${family.name}: +Inf bucket ${buckets.at(-1)!.value} is not _count ${count.value}`);
   }
 }
 
@@ -123,11 +140,17 @@ function checkHistogram(family: Family) {
 export function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   for (const family of families.values()) {
     for (const s of family.samples) {
-      if (s.name === name && Object.keys(labels).length === Object.keys(s.labels).length && Object.entries(labels).every(([k, v]) => s.labels[k] === v)) return s.value;
+      if (
+        s.name === name &&
+        Object.keys(labels).length === Object.keys(s.labels).length &&
+        Object.entries(labels).every(([k, v]) => s.labels[k] === v)
+      )
+        return s.value;
     }
   }
   return 0;
 }
 
 /** Every series of `name`. */
-export const seriesOf = (families: Map<string, Family>, name: string): Sample[] => [...families.values()].flatMap((f) => f.samples.filter((s) => s.name === name));
+export const seriesOf = (families: Map<string, Family>, name: string): Sample[] =>
+  [...families.values()].flatMap((f) => f.samples.filter((s) => s.name === name));

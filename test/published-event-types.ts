@@ -18,10 +18,11 @@ const NOT_EVENTS = new Set(['node.key', 'node.key.previous', 'node.rechecked']);
 export function publishedTypes(): Set<string> {
   const published = new Set<string>();
   for (const file of serverSources()) {
-    for (const [, type] of readFileSync(file, 'utf8').matchAll(/['`]((?:node|security)\.[a-z][a-z.-]*[a-z])['`]/g)) if (!NOT_EVENTS.has(type!)) published.add(type!);
+    for (const [, type] of readFileSync(file, 'utf8').matchAll(/['`]((?:node|security)\.[a-z][a-z.-]*[a-z])['`]/g))
+      if (!NOT_EVENTS.has(type!)) published.add(type!);
     // `security.join-request.${decision}`: the decisions are approved and rejected.
-    if (readFileSync(file, 'utf8').includes('`security.join-request.${decision}`')) ['security.join-request.approved', 'security.join-request.rejected'].forEach((t) => published.add(t));
+    if (readFileSync(file, 'utf8').includes('`security.join-request.${decision}`'))
+      ['security.join-request.approved', 'security.join-request.rejected'].forEach((t) => published.add(t));
   }
   return published;
 }
-

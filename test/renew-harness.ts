@@ -61,7 +61,8 @@ export async function createRenewHarness(options: { sessions?: SessionSettings }
   const agent = createAgentEndpoints(h.services);
   const makeApi = () =>
     http.createServer((req, res) => {
-      if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"Not found"}');
+      if (!agent(req, res, normalizedPath(req.url) ?? ''))
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"Not found"}');
     });
   let api = makeApi();
   const apiPort = await listen(api);

@@ -18,10 +18,13 @@ export async function serveAuth(options: NextAuthOptions, req: http.IncomingMess
   const type = req.headers['content-type'] ?? '';
   const body = !text ? {} : type.includes('application/json') ? JSON.parse(text) : Object.fromEntries(new URLSearchParams(text));
   const cookies = Object.fromEntries(
-    (req.headers.cookie ?? '').split(/;\s*/).filter(Boolean).map((c) => {
-      const at = c.indexOf('=');
-      return [c.slice(0, at), decodeURIComponent(c.slice(at + 1))];
-    }),
+    (req.headers.cookie ?? '')
+      .split(/;\s*/)
+      .filter(Boolean)
+      .map((c) => {
+        const at = c.indexOf('=');
+        return [c.slice(0, at), decodeURIComponent(c.slice(at + 1))];
+      }),
   );
   const nextauth = url.pathname.slice('/api/auth/'.length).split('/').filter(Boolean);
   const request = Object.assign(req, { query: { ...Object.fromEntries(url.searchParams), nextauth }, body, cookies });

@@ -75,7 +75,10 @@ export async function serveTrpc(db: Db, req: http.IncomingMessage, res: http.Ser
 }
 
 async function sessionClaimFromCookie(cookie: string | undefined): Promise<SessionClaim | null> {
-  const value = cookie?.split(/;\s*/).find((c) => c.startsWith('next-auth.session-token='))?.slice('next-auth.session-token='.length);
+  const value = cookie
+    ?.split(/;\s*/)
+    .find((c) => c.startsWith('next-auth.session-token='))
+    ?.slice('next-auth.session-token='.length);
   if (!value || !process.env.NEXTAUTH_SECRET) return null;
   const token = await decode({ token: decodeURIComponent(value), secret: process.env.NEXTAUTH_SECRET }).catch(() => null);
   const version = sessionVersionOf(token);

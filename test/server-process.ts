@@ -40,7 +40,12 @@ process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
  * their URL. No gateway process is started (BETTER_COMPUTE_GATEWAY_PORT=0 unless `env` says otherwise): the
  * tests that need one start their own.
  */
-export function startServerProcess(options: { databaseUrl?: string; secret: string; port?: number; env?: Record<string, string> }): Promise<ServerProcess> {
+export function startServerProcess(options: {
+  databaseUrl?: string;
+  secret: string;
+  port?: number;
+  env?: Record<string, string>;
+}): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/server-main.ts'], {
     cwd: ROOT,
     env: {
@@ -117,7 +122,11 @@ export async function createServerDatabase(label: string): Promise<ServerDatabas
 /** What an agent pins for the server that bootstrapped `db`: its JoinService keys, from the stored PKI. */
 export async function serverTrust(db: Db, secret: string): Promise<JoinTrust> {
   const crypto = joinCryptoFromBundle(await loadPki(db, secret));
-  return { encryptionJwk: crypto.encryptionPublicJwk, signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'), signingKeyPin: crypto.signingKeyPin };
+  return {
+    encryptionJwk: crypto.encryptionPublicJwk,
+    signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+    signingKeyPin: crypto.signingKeyPin,
+  };
 }
 
 /** The root tenant and the default site and pool that the server's first start created. */

@@ -62,10 +62,14 @@ export async function startSwtpm(): Promise<Swtpm> {
     [
       'socket',
       '--tpm2',
-      '--tpmstate', `dir=${state}`,
-      '--server', `type=tcp,port=${port},bindaddr=127.0.0.1`,
-      '--ctrl', `type=tcp,port=${port + 1},bindaddr=127.0.0.1`,
-      '--flags', 'not-need-init,startup-clear',
+      '--tpmstate',
+      `dir=${state}`,
+      '--server',
+      `type=tcp,port=${port},bindaddr=127.0.0.1`,
+      '--ctrl',
+      `type=tcp,port=${port + 1},bindaddr=127.0.0.1`,
+      '--flags',
+      'not-need-init,startup-clear',
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

@@ -28,7 +28,12 @@ describe('test tiers', () => {
       'b.test.ts: in 2 tiers (unit, integration)',
       'c.test.ts: in no tier (vitest would never run it)',
     ]);
-    expect(tierProblems(files, files.map((file) => ({ project: 'unit', file })))).toEqual([]);
+    expect(
+      tierProblems(
+        files,
+        files.map((file) => ({ project: 'unit', file })),
+      ),
+    ).toEqual([]);
   });
 
   const dirs: string[] = [];

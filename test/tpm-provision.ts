@@ -19,10 +19,19 @@ const NV_ATTRIBUTES = (1 << 1) | (1 << 2) | (1 << 17) | (1 << 18) | (1 << 25);
 export async function writeEkCertificate(tpm: TpmClient, kind: EkKind, der: Buffer): Promise<void> {
   const index = kind === 'rsa' ? EK_CERT_NV_INDEX.rsa2048 : EK_CERT_NV_INDEX.eccP256;
   const nvPublic = new TpmWriter().u32(index).u16(0x000b).u32(NV_ATTRIBUTES).sized(Buffer.alloc(0)).u16(der.length).toBuffer();
-  await tpm.execute('NV_DefineSpace', CC.nvDefineSpace, [RH.owner], [PASSWORD], new TpmWriter().sized(Buffer.alloc(0)).sized(nvPublic).toBuffer());
+  await tpm.execute(
+    'NV_DefineSpace',
+    CC.nvDefineSpace,
+    [RH.owner],
+    [PASSWORD],
+    new TpmWriter().sized(Buffer.alloc(0)).sized(nvPublic).toBuffer(),
+  );
   const chunk = (await tpm.getProperty(PT.nvBufferMax)) ?? 512;
   for (let offset = 0; offset < der.length; offset += chunk) {
-    const params = new TpmWriter().sized(der.subarray(offset, offset + chunk)).u16(offset).toBuffer();
+    const params = new TpmWriter()
+      .sized(der.subarray(offset, offset + chunk))
+      .u16(offset)
+      .toBuffer();
     await tpm.execute('NV_Write', CC.nvWrite, [index, index], [PASSWORD], params);
   }
 }
@@ -40,7 +49,10 @@ export async function createEkRoot(name = 'CN=Test TPM Vendor Root,O=Better Comp
       notBefore: new Date(Date.now() - 86_400_000),
       notAfter: new Date(Date.now() + 10 * 365 * 86_400_000),
       signingAlgorithm: ECDSA,
-      extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+      ],
     },
     crypto,
   );
@@ -89,7 +101,10 @@ export async function issueEkCertificate(
       signingAlgorithm: ECDSA,
       publicKey,
       signingKey: root.keys.privateKey,
-      extensions: [new x509.BasicConstraintsExtension(false, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyEncipherment, true)],
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyEncipherment, true),
+      ],
     },
     crypto,
   );

@@ -73,7 +73,11 @@ function factsOf(root: string, file: string): FileFacts {
       const clause = statement.exportClause;
       if (statement.moduleSpecifier) {
         if (!clause || ts.isNamespaceExport(clause)) use(statement.moduleSpecifier, ['*']);
-        else use(statement.moduleSpecifier, clause.elements.map((e) => (e.propertyName ?? e.name).text));
+        else
+          use(
+            statement.moduleSpecifier,
+            clause.elements.map((e) => (e.propertyName ?? e.name).text),
+          );
       }
       if (clause && ts.isNamedExports(clause)) for (const e of clause.elements) exports.set(e.name.text, lineOf(e));
       else if (clause) exports.set(clause.name.text, lineOf(clause));
@@ -103,7 +107,8 @@ export function findUnusedExports(root: string): UnusedExport[] {
   for (const [, { uses }] of facts) {
     for (const [imported, names] of uses) {
       // A .mjs module's types live beside it in a .d.mts; an import of one uses the other.
-      const target = imported.endsWith('.mjs') && facts.has(imported.replace(/\.mjs$/, '.d.mts')) ? imported.replace(/\.mjs$/, '.d.mts') : imported;
+      const target =
+        imported.endsWith('.mjs') && facts.has(imported.replace(/\.mjs$/, '.d.mts')) ? imported.replace(/\.mjs$/, '.d.mts') : imported;
       const set = used.get(target) ?? new Set<string>();
       for (const name of names) set.add(name);
       used.set(target, set);

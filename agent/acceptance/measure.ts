@@ -55,7 +55,14 @@ export async function measureChecks(checks: readonly unknown[], probe: MachinePr
       const measure: Record<string, () => Promise<unknown>> = {
         identity: async () => {
           const c = await probe.claims();
-          return { productUuid: c.productUuid, productSerial: c.productSerial, boardSerial: c.boardSerial, chassisSerial: c.chassisSerial, macs: c.macs, gpuUuids: c.gpuUuids };
+          return {
+            productUuid: c.productUuid,
+            productSerial: c.productSerial,
+            boardSerial: c.boardSerial,
+            chassisSerial: c.chassisSerial,
+            macs: c.macs,
+            gpuUuids: c.gpuUuids,
+          };
         },
         'min-cpus': () => probe.cpus(),
         'min-memory': () => probe.memoryBytes(),

@@ -34,7 +34,8 @@ export async function configFromWellKnown(options: {
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   const doc = (await response.json()) as WellKnownDocument;
   const { gateway, join } = doc ?? {};
-  if (!gateway || typeof gateway.url !== 'string') throw new Error(`${url} publishes no gateway section: the server has no gateway configured`);
+  if (!gateway || typeof gateway.url !== 'string')
+    throw new Error(`${url} publishes no gateway section: the server has no gateway configured`);
   if (!join) throw new Error(`${url} publishes no join section: the server has no JoinService keys configured`);
   const mismatched = [
     ['serving CA', gateway.servingCaPin, options.pins.servingCaPin],
@@ -51,7 +52,8 @@ export async function configFromWellKnown(options: {
   } catch {
     // not a public key: refused below
   }
-  if (keyPin !== options.pins.joinEncryptionPin) throw new Error(`Refusing ${url}: its join.encryptionJwk does not match the join encryption pin`);
+  if (keyPin !== options.pins.joinEncryptionPin)
+    throw new Error(`Refusing ${url}: its join.encryptionJwk does not match the join encryption pin`);
   const { kty, crv, x, y } = join.encryptionJwk as EncryptionJwk;
   return {
     config: {

@@ -13,7 +13,13 @@ join_encryption_key_pin = "${pin('C')}"
 describe('config.toml', () => {
   it('reads the file exactly as the spec shows it, and writes it back byte for byte', () => {
     const config = parseConfigToml(SPEC_FILE);
-    expect(config).toEqual({ gatewayUrl: 'https://gw.eu.example.com', site: 'site_1', servingCaSpkiPin: pin('A'), joinSigningKeyPin: pin('B'), joinEncryptionKeyPin: pin('C') });
+    expect(config).toEqual({
+      gatewayUrl: 'https://gw.eu.example.com',
+      site: 'site_1',
+      servingCaSpkiPin: pin('A'),
+      joinSigningKeyPin: pin('B'),
+      joinEncryptionKeyPin: pin('C'),
+    });
     expect(formatConfigToml(config)).toBe(SPEC_FILE);
   });
 

@@ -11,14 +11,22 @@ const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
 async function keyPem(key: CryptoKey) {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+  return `-----BEGIN PRIVATE KEY-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END PRIVATE KEY-----\n`;
 }
 
 /** A data directory holding an identity whose leaf is valid from `notBefore` to `notAfter`. */
 async function identityDir(notBefore: Date, notAfter: Date, options: { otherKey?: boolean } = {}) {
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=node', keys, notBefore, notAfter, signingAlgorithm: ALG, serialNumber: '01' }, webcrypto as unknown as Crypto);
-  const stored = options.otherKey ? ((await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair).privateKey : keys.privateKey;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    { name: 'CN=node', keys, notBefore, notAfter, signingAlgorithm: ALG, serialNumber: '01' },
+    webcrypto as unknown as Crypto,
+  );
+  const stored = options.otherKey
+    ? ((await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair).privateKey
+    : keys.privateKey;
   const dir = path.join(mkdtempSync(path.join(tmpdir(), 'doctor-')), 'bcd');
   await writeIdentity(dir, {
     privateKeyPem: await keyPem(stored),
@@ -41,11 +49,15 @@ describe('bcd doctor: identity', () => {
 
   it('fails an expired certificate with the way back the spec gives', async () => {
     const dir = await identityDir(new Date(Date.now() - 3 * day), new Date(Date.now() - day));
-    await expect(checkIdentity(dir)).rejects.toThrow(/the certificate expired at .*; join again as root: bcd join --reset --yes, then bcd join/);
+    await expect(checkIdentity(dir)).rejects.toThrow(
+      /the certificate expired at .*; join again as root: bcd join --reset --yes, then bcd join/,
+    );
   });
 
   it('fails a node.key that is not the certified key, and a machine that never joined', async () => {
-    await expect(checkIdentity(await identityDir(new Date(Date.now() - day), new Date(Date.now() + day), { otherKey: true }))).rejects.toThrow(/not the key the certificate certifies/);
+    await expect(
+      checkIdentity(await identityDir(new Date(Date.now() - day), new Date(Date.now() + day), { otherKey: true })),
+    ).rejects.toThrow(/not the key the certificate certifies/);
     await expect(checkIdentity(mkdtempSync(path.join(tmpdir(), 'doctor-empty-')))).rejects.toThrow(/^not joined/);
   });
 });

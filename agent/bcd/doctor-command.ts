@@ -28,7 +28,8 @@ export async function checkIdentity(identityDir: string, now = new Date()): Prom
   if (!stored) throw new Error(`not joined: ${identityDir} holds no identity; join as root: bcd join < token-file`);
   const leaf = new X509Certificate(Buffer.from(stored.identity.certificateChain[0] ?? '', 'base64'));
   const keySpki = createPublicKey(createPrivateKey(stored.keyPem)).export({ type: 'spki', format: 'der' });
-  if (!leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(keySpki)) throw new Error('node.key is not the key the certificate certifies');
+  if (!leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(keySpki))
+    throw new Error('node.key is not the key the certificate certifies');
   const expires = new Date(leaf.validTo);
   if (expires <= now) {
     throw new Error(`the certificate expired at ${expires.toISOString()}; join again as root: bcd join --reset --yes, then bcd join`);

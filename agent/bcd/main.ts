@@ -65,11 +65,16 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({ args: rest, strict: true, options: { tpm: { type: 'string' } } });
       const identity = await withTpm(values.tpm ?? process.env.BCD_TPM, identifyTpm);
       io.out(`ek hash: ${identity.ekHash}`);
-      io.out(`ek: ${identity.ekKind === 'rsa' ? 'RSA-2048' : 'ECC P-256'}, ${identity.ekCertificateIssuer ? `certificate issued by ${identity.ekCertificateIssuer}` : 'no EK certificate'}`);
+      io.out(
+        `ek: ${identity.ekKind === 'rsa' ? 'RSA-2048' : 'ECC P-256'}, ${identity.ekCertificateIssuer ? `certificate issued by ${identity.ekCertificateIssuer}` : 'no EK certificate'}`,
+      );
       return 0;
     }
     case 'node':
-      return runNode(parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values, io);
+      return runNode(
+        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values,
+        io,
+      );
     default:
       io.err(USAGE);
       return command === undefined || command === 'help' || command === '--help' ? 0 : 2;

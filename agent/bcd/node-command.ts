@@ -27,14 +27,25 @@ export async function runNode(args: { config?: string; once?: boolean }, io: Com
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
-  const options = { ...renewalOptionsFromConfig(config, paths.identityDir), joinAgain: BCD_JOIN_AGAIN, signal: controller.signal, log: io.out };
+  const options = {
+    ...renewalOptionsFromConfig(config, paths.identityDir),
+    joinAgain: BCD_JOIN_AGAIN,
+    signal: controller.signal,
+    log: io.out,
+  };
   // An identity that expired while the machine was offline re-joins with x509pop (through the gateway, pinned
   // like the join) when it expired less than 7 days ago, before the operator is told to join again.
   const rejoin = async () => {
     const serverUrl = config.gatewayUrl.replace(/\/+$/, '');
     const doFetch = io.fetch ?? (serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: config.servingCaSpkiPin }) : undefined);
     const pins = { joinSigningKeyPin: config.joinSigningKeyPin, joinEncryptionKeyPin: config.joinEncryptionKeyPin };
-    const trust = await resolveJoinTrust({ serverUrl, pins, jwkPath: joinKeyPathFor(configPath), refuseMismatchedKeyFile: true, fetch: doFetch });
+    const trust = await resolveJoinTrust({
+      serverUrl,
+      pins,
+      jwkPath: joinKeyPathFor(configPath),
+      refuseMismatchedKeyFile: true,
+      fetch: doFetch,
+    });
     const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
     return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, fetch: doFetch });
   };

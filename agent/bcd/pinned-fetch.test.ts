@@ -44,7 +44,11 @@ afterAll(() => servers.forEach((server) => server.close()));
 
 describe('pinnedFetch', () => {
   it('talks to a gateway whose chain carries the pinned serving CA, with no system CA involved', async () => {
-    const response = await pinnedFetch({ servingCaPin: pin })(`${good}/api/compute/v1/join`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    const response = await pinnedFetch({ servingCaPin: pin })(`${good}/api/compute/v1/join`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual({ ok: true });
     expect(received).toContain('POST /api/compute/v1/join {"a":1}');
@@ -57,7 +61,9 @@ describe('pinnedFetch', () => {
     ['a certificate for another name', () => good, pin, 'gw.example.com', /does not name gw.example.com/],
   ])('refuses %s before sending the request', async (_name, url, servingCaPin, serverName, message) => {
     const before = received.length;
-    await expect(pinnedFetch({ servingCaPin, serverName })(`${url()}/api/compute/v1/join`, { method: 'POST', body: 'secret' })).rejects.toThrow(message);
+    await expect(
+      pinnedFetch({ servingCaPin, serverName })(`${url()}/api/compute/v1/join`, { method: 'POST', body: 'secret' }),
+    ).rejects.toThrow(message);
     expect(received.length).toBe(before);
   });
 

@@ -10,7 +10,12 @@ import { spkiPin } from '../../protocol/pins';
  * the gateway sent has the pinned key, it issued and signed the leaf, and the leaf is current and names
  * `serverName`. The system's CAs play no part. Returns why the chain is refused, or null.
  */
-export function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string, serverName: string, now = new Date()): string | null {
+export function pinnedChainProblem(
+  peer: DetailedPeerCertificate,
+  servingCaPin: string,
+  serverName: string,
+  now = new Date(),
+): string | null {
   const chain: X509Certificate[] = [];
   for (let cert: DetailedPeerCertificate | undefined = peer; cert?.raw && chain.length < 8; cert = cert.issuerCertificate) {
     chain.push(new X509Certificate(cert.raw));
@@ -21,7 +26,8 @@ export function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: 
   const ca = chain.find((cert) => spkiPin(cert.publicKey) === servingCaPin);
   if (!ca) return 'no certificate the gateway sent has the key of serving_ca_spki_pin (does it send its full chain?)';
   if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return 'the gateway certificate is not signed by the pinned serving CA';
-  if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo)) return `the gateway certificate is not valid now (${leaf.validFrom} to ${leaf.validTo})`;
+  if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo))
+    return `the gateway certificate is not valid now (${leaf.validFrom} to ${leaf.validTo})`;
   const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
   if (!named) return `the gateway certificate does not name ${serverName}`;
   return null;
@@ -38,7 +44,13 @@ export function pinnedFetch(options: { servingCaPin: string; serverName?: string
     if (url.protocol !== 'https:') throw new Error(`${url.origin}: the gateway is reached over https only`);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const serverName = options.serverName ?? host;
-    const socket = tls.connect({ host, port: Number(url.port || 443), servername: isIP(serverName) ? undefined : serverName, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    const socket = tls.connect({
+      host,
+      port: Number(url.port || 443),
+      servername: isIP(serverName) ? undefined : serverName,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
     await once(socket, 'secureConnect');
     const problem = pinnedChainProblem(socket.getPeerCertificate(true), options.servingCaPin, serverName);
     if (problem) {
@@ -46,10 +58,20 @@ export function pinnedFetch(options: { servingCaPin: string; serverName?: string
       throw new Error(`Refusing the gateway at ${url.origin}: ${problem}`);
     }
     const body = init.body == null ? undefined : Buffer.from(String(init.body));
-    const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined), ...(body ? { 'content-length': String(body.length) } : {}) };
+    const headers: Record<string, string> = {
+      ...(init.headers as Record<string, string> | undefined),
+      ...(body ? { 'content-length': String(body.length) } : {}),
+    };
     return new Promise<Response>((resolve, reject) => {
       const request = http.request(
-        { host: url.host, path: `${url.pathname}${url.search}`, method: init.method ?? 'GET', headers, createConnection: () => socket, signal: init.signal ?? undefined },
+        {
+          host: url.host,
+          path: `${url.pathname}${url.search}`,
+          method: init.method ?? 'GET',
+          headers,
+          createConnection: () => socket,
+          signal: init.signal ?? undefined,
+        },
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));

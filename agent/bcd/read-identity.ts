@@ -21,7 +21,9 @@ export async function readStoredIdentity(dir: string): Promise<{ identity: Store
   const [identityText, keyPem] = await Promise.all([read(IDENTITY_FILE), read(NODE_KEY_FILE)]);
   if (identityText === null && keyPem === null) return null;
   if (identityText === null || keyPem === null) {
-    throw new Error(`${dir} holds ${identityText === null ? NODE_KEY_FILE : IDENTITY_FILE} but not ${identityText === null ? IDENTITY_FILE : NODE_KEY_FILE}`);
+    throw new Error(
+      `${dir} holds ${identityText === null ? NODE_KEY_FILE : IDENTITY_FILE} but not ${identityText === null ? IDENTITY_FILE : NODE_KEY_FILE}`,
+    );
   }
   return { identity: JSON.parse(identityText) as StoredIdentity, keyPem };
 }

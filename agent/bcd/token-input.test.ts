@@ -44,11 +44,15 @@ describe('the join token', () => {
     ['group-readable', () => file('c', TOKEN, 0o640), /can be read by others/],
     ['world-readable', () => file('d', TOKEN, 0o604), /can be read by others/],
     ['larger than 4 KiB', () => file('e', 'a'.repeat(4097)), /larger than 4096/],
-    ['a symbolic link', () => {
-      const link = path.join(dir, 'link');
-      symlinkSync(file('f', TOKEN), link);
-      return link;
-    }, /not a regular file/],
+    [
+      'a symbolic link',
+      () => {
+        const link = path.join(dir, 'link');
+        symlinkSync(file('f', TOKEN), link);
+        return link;
+      },
+      /not a regular file/,
+    ],
     ['a directory', () => dir, /not a regular file/],
   ])('refuses a token file that is %s', async (_name, make, message) => {
     await expect(readTokenFile(make())).rejects.toThrow(message);
@@ -58,20 +62,27 @@ describe('the join token', () => {
     await expect(readTokenFile(file('big', `${TOKEN}\n${'a'.repeat(10 << 20)}`))).rejects.toThrow(/larger than 4096/);
   });
 
-  it('never reads through a symbolic link swapped in after the checks (the file flips while bcd reads it)', { timeout: 30_000 }, async () => {
-    // A root bcd reading a path in a directory another user controls: the path flips between a 0600 file holding
-    // the real token and a link to that user's 0644 file holding theirs. Checking the path and then opening it
-    // reads theirs once the flip lands between the two; checks on the opened descriptor never do.
-    const race = mkdtempSync(path.join(tmpdir(), 'token-race-'));
-    const good = path.join(race, 'good');
-    const planted = path.join(race, 'planted');
-    const target = path.join(race, 'token');
-    const PLANTED = `bcjt_jt_01jplantedplantedplantedplan.${'p'.repeat(43)}`;
-    writeFileSync(good, TOKEN, { mode: 0o600 });
-    writeFileSync(planted, PLANTED, { mode: 0o644 });
-    chmodSync(planted, 0o644);
-    writeFileSync(target, TOKEN, { mode: 0o600 });
-    const flipper = spawn(process.execPath, ['-e', `
+  it(
+    'never reads through a symbolic link swapped in after the checks (the file flips while bcd reads it)',
+    { timeout: 30_000 },
+    async () => {
+      // A root bcd reading a path in a directory another user controls: the path flips between a 0600 file holding
+      // the real token and a link to that user's 0644 file holding theirs. Checking the path and then opening it
+      // reads theirs once the flip lands between the two; checks on the opened descriptor never do.
+      const race = mkdtempSync(path.join(tmpdir(), 'token-race-'));
+      const good = path.join(race, 'good');
+      const planted = path.join(race, 'planted');
+      const target = path.join(race, 'token');
+      const PLANTED = `bcjt_jt_01jplantedplantedplantedplan.${'p'.repeat(43)}`;
+      writeFileSync(good, TOKEN, { mode: 0o600 });
+      writeFileSync(planted, PLANTED, { mode: 0o644 });
+      chmodSync(planted, 0o644);
+      writeFileSync(target, TOKEN, { mode: 0o600 });
+      const flipper = spawn(
+        process.execPath,
+        [
+          '-e',
+          `
       const fs = require('node:fs');
       const [good, planted, target] = process.argv.slice(1);
       for (;;) {
@@ -79,25 +90,32 @@ describe('the join token', () => {
         fs.renameSync(target + '.l', target);
         try { fs.linkSync(good, target + '.r'); } catch {}
         fs.renameSync(target + '.r', target);
-      }`, good, planted, target], { stdio: 'ignore' });
-    try {
-      const seen = { token: 0, link: 0, planted: 0 };
-      const until = Date.now() + 4000;
-      while (Date.now() < until && seen.token + seen.link < 4000) {
-        const result = await readTokenFile(target).catch((error: Error) => error);
-        if (result === TOKEN) seen.token++;
-        else if (result === PLANTED) seen.planted++;
-        else if (result instanceof Error && /symbolic link|does not exist/.test(result.message)) seen.link++;
-        else throw new Error(`readTokenFile answered something else: ${String(result).slice(0, 40)}`);
+      }`,
+          good,
+          planted,
+          target,
+        ],
+        { stdio: 'ignore' },
+      );
+      try {
+        const seen = { token: 0, link: 0, planted: 0 };
+        const until = Date.now() + 4000;
+        while (Date.now() < until && seen.token + seen.link < 4000) {
+          const result = await readTokenFile(target).catch((error: Error) => error);
+          if (result === TOKEN) seen.token++;
+          else if (result === PLANTED) seen.planted++;
+          else if (result instanceof Error && /symbolic link|does not exist/.test(result.message)) seen.link++;
+          else throw new Error(`readTokenFile answered something else: ${String(result).slice(0, 40)}`);
+        }
+        expect(seen.planted).toBe(0);
+        // The flip really raced the reads: both shapes of the path were met.
+        expect(seen.token).toBeGreaterThan(0);
+        expect(seen.link).toBeGreaterThan(0);
+      } finally {
+        flipper.kill('SIGKILL');
       }
-      expect(seen.planted).toBe(0);
-      // The flip really raced the reads: both shapes of the path were met.
-      expect(seen.token).toBeGreaterThan(0);
-      expect(seen.link).toBeGreaterThan(0);
-    } finally {
-      flipper.kill('SIGKILL');
-    }
-  });
+    },
+  );
 
   it('deletes the token file after the join', async () => {
     const target = file('g', TOKEN);

@@ -20,7 +20,8 @@ export function parseToken(text: string, source: string): string {
 
 /** Reads all of standard input (at most 4 KiB kept; more is refused). */
 export async function readTokenFromStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
-  if ((stdin as NodeJS.ReadStream).isTTY) throw new TokenInputError('Give the join token on standard input (bcd join < token-file) or with --token-file');
+  if ((stdin as NodeJS.ReadStream).isTTY)
+    throw new TokenInputError('Give the join token on standard input (bcd join < token-file) or with --token-file');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stdin) {
@@ -39,17 +40,21 @@ export async function readTokenFromStdin(stdin: NodeJS.ReadableStream = process.
  * (a FIFO swapped in cannot hold the open), then fstat decides, and at most 4 KiB + 1 bytes are read from it.
  */
 export async function readTokenFile(file: string): Promise<string> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new TokenInputError(`${file} does not exist`);
-    if (error.code === 'ELOOP') throw new TokenInputError(`${file} is not a regular file (a symbolic link)`);
-    throw new TokenInputError(`${file} cannot be read (${error.code})`);
-  });
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') throw new TokenInputError(`${file} does not exist`);
+      if (error.code === 'ELOOP') throw new TokenInputError(`${file} is not a regular file (a symbolic link)`);
+      throw new TokenInputError(`${file} cannot be read (${error.code})`);
+    },
+  );
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new TokenInputError(`${file} is not a regular file`);
     if (info.size > MAX_TOKEN_FILE_BYTES) throw new TokenInputError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes`);
-    if ((info.mode & 0o077) !== 0) throw new TokenInputError(`${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 or 0400`);
-    if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new TokenInputError(`${file} is owned by another user`);
+    if ((info.mode & 0o077) !== 0)
+      throw new TokenInputError(`${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 or 0400`);
+    if (typeof process.getuid === 'function' && info.uid !== process.getuid())
+      throw new TokenInputError(`${file} is owned by another user`);
     // One byte past the limit tells a file that grew after fstat from one that is exactly 4 KiB.
     const buffer = Buffer.alloc(MAX_TOKEN_FILE_BYTES + 1);
     let length = 0;
@@ -69,7 +74,8 @@ export async function readTokenFile(file: string): Promise<string> {
 export async function removeTokenFile(file: string, warn: (line: string) => void): Promise<void> {
   await unlink(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return;
-    if (error.code === 'EROFS' || error.code === 'EACCES' || error.code === 'EPERM') warn(`warning: could not delete ${file} (${error.code}); remove it yourself`);
+    if (error.code === 'EROFS' || error.code === 'EACCES' || error.code === 'EPERM')
+      warn(`warning: could not delete ${file} (${error.code}); remove it yourself`);
     else throw error;
   });
 }

@@ -31,9 +31,13 @@ describe('the agent checks the gateway chain on every connection', () => {
       });
     });
     expect(outcomes).toEqual(["the gateway's certificate is not valid now"]);
-    await expect(connectGateway({ ...r.target, servingCaPin: 'sha256/' + 'A'.repeat(43) + '=' })).rejects.toThrow(/does not match the pinned servingCaPin/);
+    await expect(connectGateway({ ...r.target, servingCaPin: 'sha256/' + 'A'.repeat(43) + '=' })).rejects.toThrow(
+      /does not match the pinned servingCaPin/,
+    );
     await expect(connectGateway({ ...r.target, gatewayServerName: 'elsewhere.example' })).rejects.toThrow(GatewayTrustError);
-    await expect(connectGateway({ ...r.target, gatewayServerName: 'elsewhere.example' })).rejects.toThrow(/does not name elsewhere.example/);
+    await expect(connectGateway({ ...r.target, gatewayServerName: 'elsewhere.example' })).rejects.toThrow(
+      /does not name elsewhere.example/,
+    );
     // Node's own TLS name check is off (the pin replaces it), so the name and dates are ours to check.
     (await connectGateway(r.target)).destroy();
   });

@@ -26,7 +26,11 @@ export class GatewayTrustError extends Error {
   }
 }
 
-const pem = (der: Buffer) => `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+const pem = (der: Buffer) =>
+  `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
 
 /** b64 DER certificates as one PEM string, in order. */
 export const chainToPem = (chain: readonly string[]) => chain.map((c) => pem(Buffer.from(c, 'base64'))).join('');
@@ -36,7 +40,7 @@ export const chainToPem = (chain: readonly string[]) => chain.map((c) => pem(Buf
 const checkedChains = new Map<string, { leaf: X509Certificate; from: Date; to: Date }>();
 
 function assertValidNow(checked: { from: Date; to: Date }, now: Date) {
-  if (now < checked.from || now > checked.to) throw new GatewayTrustError('the gateway\'s certificate is not valid now');
+  if (now < checked.from || now > checked.to) throw new GatewayTrustError("the gateway's certificate is not valid now");
 }
 
 /**
@@ -58,8 +62,9 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
   if (!checked) {
     const leaf = new X509Certificate(peer.raw);
     const ca = new X509Certificate(issuer.raw);
-    if (spkiPin(ca.publicKey) !== servingCaPin) throw new GatewayTrustError('the gateway\'s serving CA does not match the pinned servingCaPin');
-    if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError('the gateway\'s leaf is not signed by the pinned serving CA');
+    if (spkiPin(ca.publicKey) !== servingCaPin)
+      throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin");
+    if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError("the gateway's leaf is not signed by the pinned serving CA");
     checked = { leaf, from: new Date(leaf.validFrom), to: new Date(leaf.validTo) };
     assertValidNow(checked, now);
     const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
@@ -72,7 +77,12 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
 }
 
 /** Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. */
-export function connectGateway(target: GatewayTarget, client?: ClientIdentity, timeoutMs = 15_000, alpn: string[] = ['http/1.1']): Promise<tls.TLSSocket> {
+export function connectGateway(
+  target: GatewayTarget,
+  client?: ClientIdentity,
+  timeoutMs = 15_000,
+  alpn: string[] = ['http/1.1'],
+): Promise<tls.TLSSocket> {
   const url = new URL(target.gatewayUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const serverName = target.gatewayServerName ?? host;
@@ -135,7 +145,12 @@ export async function postToGateway(
         method: 'POST',
         host: url.host,
         path: pathname,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close', [REQUEST_ID_HEADER]: requestId },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          connection: 'close',
+          [REQUEST_ID_HEADER]: requestId,
+        },
         createConnection: () => socket,
         timeout: timeoutMs,
       },

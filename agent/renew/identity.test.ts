@@ -12,8 +12,23 @@ import { loadIdentity, replaceIdentity } from './identity';
 const crypto = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'id.example.com' }));
 function identity(): NodeIdentity {
   const keys = generateNodeKeyAndCsr();
-  const cert = issueNodeCertificate(crypto.nodeCa, { publicKeySpkiDer: keys.spkiDer, trustDomain: 'id.example.com', siteId: 'site_1', nodeId: 'node_1', role: 'node', notBefore: new Date(), ttlSeconds: 3600 });
-  return { privateKeyPem: keys.privateKeyPem, certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate], nodeId: 'node_1', siteId: 'site_1', trustDomain: 'id.example.com', role: 'node' };
+  const cert = issueNodeCertificate(crypto.nodeCa, {
+    publicKeySpkiDer: keys.spkiDer,
+    trustDomain: 'id.example.com',
+    siteId: 'site_1',
+    nodeId: 'node_1',
+    role: 'node',
+    notBefore: new Date(),
+    ttlSeconds: 3600,
+  });
+  return {
+    privateKeyPem: keys.privateKeyPem,
+    certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate],
+    nodeId: 'node_1',
+    siteId: 'site_1',
+    trustDomain: 'id.example.com',
+    role: 'node',
+  };
 }
 
 describe('identity replacement', () => {

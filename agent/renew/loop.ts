@@ -70,7 +70,9 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
       if (error instanceof RenewRefusedError) {
         refusals += 1;
         if (refusals >= REFUSALS_BEFORE_GIVING_UP) {
-          log(`agent: the control plane refused to renew ${current.spiffeId} ${refusals} times (revoked, or replaced by a newer identity); ${options.joinAgain ?? JOIN_AGAIN}`);
+          log(
+            `agent: the control plane refused to renew ${current.spiffeId} ${refusals} times (revoked, or replaced by a newer identity); ${options.joinAgain ?? JOIN_AGAIN}`,
+          );
           return RENEWAL_EXIT.refused;
         }
       } else {
@@ -109,7 +111,11 @@ export async function doctorChecks(options: RenewalOptions): Promise<DoctorCheck
     checks.push(
       left > 0
         ? { name: 'expiry', ok: true, detail: `expires at ${current.notAfter.toISOString()} (in ${Math.round(left / 60_000)} min)` }
-        : { name: 'expiry', ok: false, detail: `the certificate expired at ${current.notAfter.toISOString()}; ${options.joinAgain ?? JOIN_AGAIN}` },
+        : {
+            name: 'expiry',
+            ok: false,
+            detail: `the certificate expired at ${current.notAfter.toISOString()}; ${options.joinAgain ?? JOIN_AGAIN}`,
+          },
     );
   }
   try {

@@ -37,7 +37,13 @@ export function buildRenewBody(current: LoadedIdentity, csrDer: Buffer, csrSha25
  * (`popSig`, IEEE P1363 r||s over renewPopMessage, made by whatever holds the current key) and, for a leaf
  * that names a TPM AK, the key attestation (docs/tpm-attestation.md); `{}` otherwise.
  */
-export function renewBodyJson(input: { chain: readonly string[]; csrDer: Buffer; clientTime: number; popSig: Buffer; keyAttestation?: object }): string {
+export function renewBodyJson(input: {
+  chain: readonly string[];
+  csrDer: Buffer;
+  clientTime: number;
+  popSig: Buffer;
+  keyAttestation?: object;
+}): string {
   return JSON.stringify({
     csr: input.csrDer.toString('base64'),
     chain: [input.chain[0], input.chain[input.chain.length - 1]],
@@ -52,7 +58,12 @@ export function renewBodyJson(input: { chain: readonly string[]; csrDer: Buffer;
  * agent already holds, certify the new key, carry the same SPIFFE ID first and only `urn:bc:` statements
  * after it, and the same single role. The envelope's body is read as the join answer body.
  */
-export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newSpkiDer: Buffer, csrSha256: string): { chain: string[]; leaf: X509Certificate } {
+export function checkRenewedAnswer(
+  current: LoadedIdentity,
+  answer: Buffer,
+  newSpkiDer: Buffer,
+  csrSha256: string,
+): { chain: string[]; leaf: X509Certificate } {
   let envelope: { body?: unknown };
   let body: { status?: unknown; csrSha256?: unknown; certificateChain?: unknown; nodeId?: unknown };
   try {
@@ -62,8 +73,14 @@ export function checkRenewedAnswer(current: LoadedIdentity, answer: Buffer, newS
     throw new RenewRetryableError('the renewal answer is malformed');
   }
   const chain = body.certificateChain;
-  if (body.status !== 'renewed' || body.csrSha256 !== csrSha256 || body.nodeId !== current.identity.nodeId ||
-    !Array.isArray(chain) || chain.length < 2 || !chain.every((c) => typeof c === 'string')) {
+  if (
+    body.status !== 'renewed' ||
+    body.csrSha256 !== csrSha256 ||
+    body.nodeId !== current.identity.nodeId ||
+    !Array.isArray(chain) ||
+    chain.length < 2 ||
+    !chain.every((c) => typeof c === 'string')
+  ) {
     throw new RenewRetryableError('the renewal answer is not a renewal of this request');
   }
   const leafDer = Buffer.from(chain[0] as string, 'base64');
@@ -99,13 +116,24 @@ export async function renewIdentity(
   // On a session's HTTP/2 connection when one is given (no new TLS handshake), else on a connection of its own.
   const answer = post
     ? await post(pathname, body)
-    : await postToGateway(target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, pathname, body);
+    : await postToGateway(
+        target,
+        { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
+        pathname,
+        body,
+      );
   if (answer.status === 403) throw new RenewRefusedError();
   if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
   const { chain, leaf } = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
   return {
     // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
-    identity: { ...current.identity, get privateKeyPem() { return next.privateKeyPem; }, certificateChain: chain },
+    identity: {
+      ...current.identity,
+      get privateKeyPem() {
+        return next.privateKeyPem;
+      },
+      certificateChain: chain,
+    },
     privateKey: next.privateKey,
     leaf,
     nodeCa: current.nodeCa,

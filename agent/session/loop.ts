@@ -60,7 +60,8 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
   const joinAgain = options.joinAgain ?? JOIN_AGAIN;
   const store = options.store ?? {
     load: () => loadIdentity(options.identityDir),
-    replace: (identity: LoadedIdentity) => replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
+    replace: (identity: LoadedIdentity) =>
+      replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
   };
   let current: LoadedIdentity;
   try {
@@ -76,13 +77,15 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     if (!heartbeat) options.onSession?.(session);
     if (!options.writeState) return Promise.resolve();
     // Written in order: a heartbeat's record never lands after the record of the session's end.
-    return (written = written.then(() => writeSessionState(options.identityDir, {
-      connected: session !== null,
-      since: since?.toISOString() ?? null,
-      lastHeartbeat: session ? session.lastHeartbeat.toISOString() : since?.toISOString() ?? null,
-      sessionId: session?.welcome.sessionId ?? null,
-      gatewayUrl: options.gatewayUrl,
-    })));
+    return (written = written.then(() =>
+      writeSessionState(options.identityDir, {
+        connected: session !== null,
+        since: since?.toISOString() ?? null,
+        lastHeartbeat: session ? session.lastHeartbeat.toISOString() : (since?.toISOString() ?? null),
+        sessionId: session?.welcome.sessionId ?? null,
+        gatewayUrl: options.gatewayUrl,
+      }),
+    ));
   };
   let signingKey = options.signingKey;
   const open = async (identity: LoadedIdentity) => {
@@ -106,10 +109,22 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     log(`agent: running acceptance checks (${ask.checks.map((c) => (c as { check?: string }).check).join(', ')})`);
     try {
       const measurements = await measureChecks(ask.checks, options.probe);
-      const reply = await on.post(`${options.basePath ?? DEFAULT_BASE_PATH}/v1/session/acceptance`, JSON.stringify({ runId: ask.runId, measurements }));
-      const outcome = reply.status === 200 ? (JSON.parse(reply.body.toString('utf8')) as { state: string; results: Array<{ check: string; passed: boolean; message: string }> }) : null;
+      const reply = await on.post(
+        `${options.basePath ?? DEFAULT_BASE_PATH}/v1/session/acceptance`,
+        JSON.stringify({ runId: ask.runId, measurements }),
+      );
+      const outcome =
+        reply.status === 200
+          ? (JSON.parse(reply.body.toString('utf8')) as {
+              state: string;
+              results: Array<{ check: string; passed: boolean; message: string }>;
+            })
+          : null;
       if (!outcome) log(`agent: the acceptance report was answered ${reply.status}`);
-      else log(`agent: acceptance ${outcome.state}: ${outcome.results.map((r) => `${r.check} ${r.passed ? 'ok' : 'FAILED'} (${r.message})`).join('; ')}`);
+      else
+        log(
+          `agent: acceptance ${outcome.state}: ${outcome.results.map((r) => `${r.check} ${r.passed ? 'ok' : 'FAILED'} (${r.message})`).join('; ')}`,
+        );
     } catch (error) {
       // The run stays pending: the next session is asked again.
       log(`agent: could not report the acceptance checks: ${(error as Error).message}`);
@@ -142,13 +157,17 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         session = await open(current);
         helloRefusals = 0;
         connectFailures = 0;
-        log(`agent: session ${session.welcome.sessionId} open through ${options.gatewayUrl} (heartbeat every ${session.welcome.heartbeatSeconds} s)`);
+        log(
+          `agent: session ${session.welcome.sessionId} open through ${options.gatewayUrl} (heartbeat every ${session.welcome.heartbeatSeconds} s)`,
+        );
         void state(session, session.since);
       } catch (error) {
         if (error instanceof SessionRefusedError) {
           helloRefusals += 1;
           if (helloRefusals >= REFUSALS_BEFORE_GIVING_UP) {
-            log(`agent: the control plane refused the session of ${current.spiffeId} ${helloRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`);
+            log(
+              `agent: the control plane refused the session of ${current.spiffeId} ${helloRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`,
+            );
             await state(null, new Date());
             return RENEWAL_EXIT.refused;
           }
@@ -181,7 +200,9 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       renewRefusals = 0;
       renewFailures = 0;
       renewAt = Date.now() + renewalDelay(current.notBefore, current.notAfter, Date.now());
-      log(`agent: renewed ${current.spiffeId} on the session's connection; valid until ${current.notAfter.toISOString()}, renewing in ${Math.round((renewAt - Date.now()) / 1000)} s`);
+      log(
+        `agent: renewed ${current.spiffeId} on the session's connection; valid until ${current.notAfter.toISOString()}, renewing in ${Math.round((renewAt - Date.now()) / 1000)} s`,
+      );
       // Move the session to the new certificate: the new one first, so the node is never without one.
       try {
         session = await open(current);
@@ -196,7 +217,9 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         renewRefusals += 1;
         if (renewRefusals >= REFUSALS_BEFORE_GIVING_UP) {
           session?.close();
-          log(`agent: the control plane refused to renew ${current.spiffeId} ${renewRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`);
+          log(
+            `agent: the control plane refused to renew ${current.spiffeId} ${renewRefusals} times (revoked, or replaced by a newer identity); ${joinAgain}`,
+          );
           return RENEWAL_EXIT.refused;
         }
       } else {

@@ -75,7 +75,12 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
     if (!helloLogged) logAgentRequest({ ...hello, status });
     helloLogged = true;
   };
-  const socket = await connectGateway(target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, timeoutMs, ['h2']).catch((error: unknown) => {
+  const socket = await connectGateway(
+    target,
+    { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
+    timeoutMs,
+    ['h2'],
+  ).catch((error: unknown) => {
     logHello(null);
     throw error;
   });
@@ -87,7 +92,13 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
   connection.on('error', () => {});
   const ended = new Promise<void>((resolve) => connection.once('close', () => resolve()));
   const body = JSON.stringify({ nodeId: current.identity.nodeId, agentVersion: options.agentVersion });
-  const stream = connection.request({ ':method': 'POST', ':path': hello.path, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: hello.requestId });
+  const stream = connection.request({
+    ':method': 'POST',
+    ':path': hello.path,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    [REQUEST_ID_HEADER]: hello.requestId,
+  });
   stream.end(body);
   try {
     const session = await new Promise<AgentSession>((resolve, reject) => {
@@ -105,7 +116,9 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
         logHello(status);
         if (status !== 200) {
           clearTimeout(timer);
-          void readAll(stream).catch(() => Buffer.alloc(0)).then(() => reject(status === 403 ? new SessionRefusedError() : new Error(`the gateway answered ${status}`)));
+          void readAll(stream)
+            .catch(() => Buffer.alloc(0))
+            .then(() => reject(status === 403 ? new SessionRefusedError() : new Error(`the gateway answered ${status}`)));
           return;
         }
         const reader = new SseReader();
@@ -141,9 +154,11 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
   function startSession(event: ServerEvent): AgentSession {
     if (event.type !== 'welcome') throw new Error(`the session began with ${event.type}, not welcome`);
     const envelope = event.data as { body: string; sig: string };
-    const welcome = (options.signingKey
-      ? verifyEnvelope(envelope, options.signingKey)
-      : JSON.parse(Buffer.from(String(envelope?.body), 'base64url').toString('utf8'))) as Welcome;
+    const welcome = (
+      options.signingKey
+        ? verifyEnvelope(envelope, options.signingKey)
+        : JSON.parse(Buffer.from(String(envelope?.body), 'base64url').toString('utf8'))
+    ) as Welcome;
     if (welcome?.status !== 'welcome' || welcome.nodeId !== current.identity.nodeId || typeof welcome.sessionId !== 'string') {
       throw new Error('the welcome does not name this node');
     }
@@ -157,7 +172,13 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
       post: (pathname, text, postTimeoutMs = 30_000) =>
         new Promise((resolve, reject) => {
           const line = { requestId: newAgentRequestId(), method: 'POST', path: pathname, startedAt: performance.now() };
-          const call = connection.request({ ':method': 'POST', ':path': pathname, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), [REQUEST_ID_HEADER]: line.requestId });
+          const call = connection.request({
+            ':method': 'POST',
+            ':path': pathname,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(text),
+            [REQUEST_ID_HEADER]: line.requestId,
+          });
           call.setTimeout(postTimeoutMs, () => call.close(http2.constants.NGHTTP2_CANCEL));
           let status = 0;
           call.once('response', (headers) => (status = Number(headers[':status'])));

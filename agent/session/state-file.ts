@@ -21,7 +21,9 @@ export async function writeSessionState(dir: string, record: Omit<SessionStateRe
   const file = path.join(dir, SESSION_STATE_FILE);
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    await writeFile(temporary, JSON.stringify({ ...record, updatedAt: new Date().toISOString(), pid: process.pid }) + '\n', { mode: 0o644 });
+    await writeFile(temporary, JSON.stringify({ ...record, updatedAt: new Date().toISOString(), pid: process.pid }) + '\n', {
+      mode: 0o644,
+    });
     await rename(temporary, file);
   } catch {
     // A read-only or full disk must not end the session; doctor then reports the file as missing or stale.
@@ -50,8 +52,17 @@ export async function sessionCheck(dir: string, now = Date.now()): Promise<{ nam
   if (!record) return { name: 'session', ok: true, detail: 'none yet: the agent (bcd node, better-compute agent run) has not opened one' };
   const heard = Date.parse(record.lastHeartbeat ?? record.updatedAt);
   if (record.connected && now - heard <= STALE_MS) {
-    return { name: 'session', ok: true, detail: `connected since ${record.since} through ${record.gatewayUrl} (${record.sessionId}), last heartbeat ${record.lastHeartbeat}` };
+    return {
+      name: 'session',
+      ok: true,
+      detail: `connected since ${record.since} through ${record.gatewayUrl} (${record.sessionId}), last heartbeat ${record.lastHeartbeat}`,
+    };
   }
-  if (record.connected) return { name: 'session', ok: false, detail: `no heartbeat since ${record.lastHeartbeat}: the agent (pid ${record.pid}) is not keeping its session` };
+  if (record.connected)
+    return {
+      name: 'session',
+      ok: false,
+      detail: `no heartbeat since ${record.lastHeartbeat}: the agent (pid ${record.pid}) is not keeping its session`,
+    };
   return { name: 'session', ok: false, detail: `disconnected since ${record.since ?? 'never connected'} (${record.gatewayUrl})` };
 }

@@ -12,16 +12,31 @@ import { connectGateway, type GatewayTarget } from '../renew/gateway-client';
  *
  * @throws Error when the document cannot be read or its certificate does not match the pin.
  */
-export async function fetchWelcomeKey(target: GatewayTarget & { basePath?: string }, joinSigningKeyPin: string, timeoutMs = 15_000): Promise<KeyObject> {
+export async function fetchWelcomeKey(
+  target: GatewayTarget & { basePath?: string },
+  joinSigningKeyPin: string,
+  timeoutMs = 15_000,
+): Promise<KeyObject> {
   const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/.well-known/better-compute`;
   const socket = await connectGateway(target, undefined, timeoutMs);
   const body = await new Promise<Buffer>((resolve, reject) => {
     const request = http.request(
-      { method: 'GET', host: new URL(target.gatewayUrl).host, path: pathname, headers: { accept: 'application/json', connection: 'close' }, createConnection: () => socket, timeout: timeoutMs },
+      {
+        method: 'GET',
+        host: new URL(target.gatewayUrl).host,
+        path: pathname,
+        headers: { accept: 'application/json', connection: 'close' },
+        createConnection: () => socket,
+        timeout: timeoutMs,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`the well-known document answered ${response.statusCode}`))));
+        response.on('end', () =>
+          response.statusCode === 200
+            ? resolve(Buffer.concat(chunks))
+            : reject(new Error(`the well-known document answered ${response.statusCode}`)),
+        );
         response.on('error', reject);
       },
     );
@@ -42,6 +57,7 @@ export async function fetchWelcomeKey(target: GatewayTarget & { basePath?: strin
   } catch {
     throw new Error('the join signing certificate of the well-known document cannot be parsed');
   }
-  if (spkiPin(key) !== joinSigningKeyPin) throw new Error('the join signing certificate of the well-known document does not match join_signing_key_pin');
+  if (spkiPin(key) !== joinSigningKeyPin)
+    throw new Error('the join signing certificate of the well-known document does not match join_signing_key_pin');
   return key;
 }

@@ -11,13 +11,22 @@ export function keepAliveFetch(maxSockets: number): { fetch: typeof fetch; close
       const body = typeof init?.body === 'string' ? init.body : '';
       const request = http.request(
         String(input),
-        { method: init?.method ?? 'GET', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          method: init?.method ?? 'GET',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (c: Buffer) => chunks.push(c));
           response.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: response.statusCode ?? 0, ok: (response.statusCode ?? 0) < 300, text: async () => text, json: async () => JSON.parse(text) } as Response);
+            resolve({
+              status: response.statusCode ?? 0,
+              ok: (response.statusCode ?? 0) < 300,
+              text: async () => text,
+              json: async () => JSON.parse(text),
+            } as Response);
           });
           response.on('error', reject);
         },

@@ -23,7 +23,8 @@ export interface PxeEvents {
 /** A machine of the simulation, before its token is minted (the MAC is what the boot step saw). */
 export function newPxeMachine(index: number): Omit<PxeMachine, 'token'> {
   // Two models, alternating, so a search or a rule on vendor and model has something to tell apart.
-  const model = index % 2 ? { sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' } : { sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' };
+  const model =
+    index % 2 ? { sysVendor: 'Dell Inc.', productName: 'PowerEdge R760xa' } : { sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' };
   const claims = { ...simulatedClaims(index), ...model };
   return { index, mac: claims.macs![0]!, claims, keys: generateNodeKeyAndCsr() };
 }
@@ -53,7 +54,14 @@ export async function runPxeMachine(options: {
 }): Promise<PxeOutcome> {
   const { machine } = options;
   while (!options.signal?.aborted) {
-    const attempt = await prepareJoinAttempt({ token: machine.token, trust: options.trust, claims: machine.claims, role: 'discovery', attestor: 'discovery', keys: machine.keys });
+    const attempt = await prepareJoinAttempt({
+      token: machine.token,
+      trust: options.trust,
+      claims: machine.claims,
+      role: 'discovery',
+      attestor: 'discovery',
+      keys: machine.keys,
+    });
     try {
       const answer = await sendJoin({ serverUrl: options.serverUrl, attempt, trust: options.trust, role: 'ramdisk', fetch: options.fetch });
       if (answer.status !== 'pending') return { kind: 'joined', nodeId: answer.nodeId };

@@ -67,7 +67,14 @@ export class TpmClient {
    * lists them per command); with authorizations the response's parameters are size-prefixed and followed by
    * the session area, which bcd does not need to check (no HMAC sessions).
    */
-  async execute(name: string, code: number, handles: number[], auths: Authorization[], params: Buffer, handleCount = 0): Promise<TpmResponse> {
+  async execute(
+    name: string,
+    code: number,
+    handles: number[],
+    auths: Authorization[],
+    params: Buffer,
+    handleCount = 0,
+  ): Promise<TpmResponse> {
     const body = new TpmWriter();
     for (const handle of handles) body.u32(handle);
     if (auths.length > 0) {
@@ -183,7 +190,12 @@ export class TpmClient {
    * Returns the TPMS_ATTEST bytes (what was signed) and the TPMT_SIGNATURE, both as the TPM made them.
    * `ecdsaSha256` names the scheme for a signer without one of its own (a key that also decrypts).
    */
-  async certify(object: number, signer: number, qualifyingData: Buffer, options: { ecdsaSha256?: boolean } = {}): Promise<{ attest: Buffer; signature: Buffer }> {
+  async certify(
+    object: number,
+    signer: number,
+    qualifyingData: Buffer,
+    options: { ecdsaSha256?: boolean } = {},
+  ): Promise<{ attest: Buffer; signature: Buffer }> {
     const scheme = new TpmWriter();
     if (options.ecdsaSha256) scheme.u16(ALG.ecdsa).u16(ALG.sha256);
     else scheme.u16(ALG.null);
@@ -228,7 +240,13 @@ export class TpmClient {
     const params = new TpmWriter().sized(credentialBlob).sized(encryptedSecret).toBuffer();
     const policy: Authorization = { handle: session, attributes: 0x00, hmac: Buffer.alloc(0) };
     try {
-      const { params: r } = await this.execute('ActivateCredential', CC.activateCredential, [activateHandle, ekHandle], [PASSWORD, policy], params);
+      const { params: r } = await this.execute(
+        'ActivateCredential',
+        CC.activateCredential,
+        [activateHandle, ekHandle],
+        [PASSWORD, policy],
+        params,
+      );
       const secret = r.sized();
       r.end('TPM2_ActivateCredential');
       return secret;

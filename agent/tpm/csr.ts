@@ -23,7 +23,12 @@ export interface TpmCsr {
  * Assembled by hand, not through an OpenSSL provider, because a provider-made request carries explicit NULL
  * parameters in its signature algorithm, which the server's strict parser refuses (as RFC 5758 asks).
  */
-export async function createTpmCsr(tpm: TpmClient, keyHandle: number, publicArea: Buffer, options: { commonName?: string } = {}): Promise<TpmCsr> {
+export async function createTpmCsr(
+  tpm: TpmClient,
+  keyHandle: number,
+  publicArea: Buffer,
+  options: { commonName?: string } = {},
+): Promise<TpmCsr> {
   const spkiDer = p256SpkiOf(publicArea);
   const rdns = options.commonName ? [set(sequence(tlv(TAG.oid, OID_COMMON_NAME), utf8String(options.commonName)))] : [];
   const info = sequence(Buffer.from([0x02, 0x01, 0x00]), sequence(...rdns), spkiDer, Buffer.from([0xa0, 0x00]));

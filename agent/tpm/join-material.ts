@@ -39,7 +39,14 @@ export async function prepareTpmJoin(
   const [akHandle, nodeKeyHandle] = handles;
   try {
     const csr = await createTpmCsr(tpm, nodeKeyHandle, nodeKey.publicArea, { commonName: options.commonName });
-    const attestation = await certifyNodeKey(tpm, { ek, akHandle, akPublic: ak.publicArea, nodeKeyHandle, nodeKeyPublic: nodeKey.publicArea, csrDer: csr.csrDer });
+    const attestation = await certifyNodeKey(tpm, {
+      ek,
+      akHandle,
+      akPublic: ak.publicArea,
+      nodeKeyHandle,
+      nodeKeyPublic: nodeKey.publicArea,
+      csrDer: csr.csrDer,
+    });
     return { ekKind: ek.kind, ak, nodeKey, csr, attestation };
   } finally {
     await tpm.flush(nodeKeyHandle);

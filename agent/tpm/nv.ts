@@ -26,7 +26,10 @@ export async function nvReadAll(tpm: TpmClient, index: number, size: number): Pr
   const chunk = (await tpm.getProperty(PT.nvBufferMax).catch(() => undefined)) ?? 512;
   const parts: Buffer[] = [];
   for (let offset = 0; offset < size; offset += chunk) {
-    const params = new TpmWriter().u16(Math.min(chunk, size - offset)).u16(offset).toBuffer();
+    const params = new TpmWriter()
+      .u16(Math.min(chunk, size - offset))
+      .u16(offset)
+      .toBuffer();
     const { params: r } = await tpm.execute('NV_Read', CC.nvRead, [index, index], [PASSWORD], params);
     parts.push(r.sized());
   }

@@ -62,7 +62,10 @@ export function ekSpkiOf(publicArea: Buffer): Buffer {
     e.writeUInt32BE(exponent);
     let start = 0;
     while (start < 3 && e[start] === 0) start++;
-    return createPublicKey({ key: { kty: 'RSA', n: modulus.toString('base64url'), e: e.subarray(start).toString('base64url') }, format: 'jwk' }).export({ type: 'spki', format: 'der' });
+    return createPublicKey({
+      key: { kty: 'RSA', n: modulus.toString('base64url'), e: e.subarray(start).toString('base64url') },
+      format: 'jwk',
+    }).export({ type: 'spki', format: 'der' });
   }
   if (type !== ALG.ecc) throw new Error('the EK is neither RSA nor ECC');
   const curve = ECC_JWK_CURVES.get(r.u16());
@@ -72,5 +75,8 @@ export function ekSpkiOf(publicArea: Buffer): Buffer {
   const y = r.sized();
   r.end('TPMT_PUBLIC');
   if (x.length !== curve.size || y.length !== curve.size) throw new Error('the EK coordinates are not the curve size');
-  return createPublicKey({ key: { kty: 'EC', crv: curve.crv, x: x.toString('base64url'), y: y.toString('base64url') }, format: 'jwk' }).export({ type: 'spki', format: 'der' });
+  return createPublicKey({
+    key: { kty: 'EC', crv: curve.crv, x: x.toString('base64url'), y: y.toString('base64url') },
+    format: 'jwk',
+  }).export({ type: 'spki', format: 'der' });
 }

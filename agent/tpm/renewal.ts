@@ -62,7 +62,9 @@ export async function prepareTpmRenewal(tpm: TpmClient, input: { ak: TpmKeyBlob;
   try {
     const derived = akStatementOfName(akName);
     if (derived !== input.akStatement) {
-      throw new TpmRenewalError(`the TPM's AK is ${derived}, but the certificate names ${input.akStatement}: this is not the TPM the node joined with`);
+      throw new TpmRenewalError(
+        `the TPM's AK is ${derived}, but the certificate names ${input.akStatement}: this is not the TPM the node joined with`,
+      );
     }
     const csr = await createTpmCsr(tpm, nodeKeyHandle, nodeKey.publicArea);
     const qualifyingData = createHash('sha256').update(csr.csrDer).digest();

@@ -15,7 +15,13 @@ const EK_ATTRIBUTES =
   OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.adminWithPolicy | OBJECT.restricted | OBJECT.decrypt;
 /** The storage primary: a restricted decryption key with an (empty) password, excluded from dictionary lockout. */
 const STORAGE_ATTRIBUTES =
-  OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth | OBJECT.noDA | OBJECT.restricted | OBJECT.decrypt;
+  OBJECT.fixedTPM |
+  OBJECT.fixedParent |
+  OBJECT.sensitiveDataOrigin |
+  OBJECT.userWithAuth |
+  OBJECT.noDA |
+  OBJECT.restricted |
+  OBJECT.decrypt;
 const SIGNING_ATTRIBUTES = OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth | OBJECT.sign;
 
 export type EkKind = 'rsa' | 'ecc';

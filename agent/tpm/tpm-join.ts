@@ -56,11 +56,21 @@ export function tpmJoinBody(
 }
 
 /** Reads round one's signed `challenge` answer; nothing in it is believed before the signature verified. */
-export function readTpmChallenge(answerBody: Buffer, trust: { signingKeyPin: string; signingCertificateDer: Buffer }, csrSha256: string): TpmChallenge {
+export function readTpmChallenge(
+  answerBody: Buffer,
+  trust: { signingKeyPin: string; signingCertificateDer: Buffer },
+  csrSha256: string,
+): TpmChallenge {
   const answer = verifyJoinChallenge(JSON.parse(answerBody.toString('utf8')), { ...trust, csrSha256, attestor: 'tpm' });
   const { credentialBlob, encryptedSecret } = answer.challenge ?? {};
-  if (typeof credentialBlob !== 'string' || typeof encryptedSecret !== 'string') throw new JoinAnswerError('body', 'The TPM challenge carries no credential');
-  return { nonce: answer.nonce, credentialBlob: Buffer.from(credentialBlob, 'base64'), encryptedSecret: Buffer.from(encryptedSecret, 'base64'), expiresAt: answer.expiresAt };
+  if (typeof credentialBlob !== 'string' || typeof encryptedSecret !== 'string')
+    throw new JoinAnswerError('body', 'The TPM challenge carries no credential');
+  return {
+    nonce: answer.nonce,
+    credentialBlob: Buffer.from(credentialBlob, 'base64'),
+    encryptedSecret: Buffer.from(encryptedSecret, 'base64'),
+    expiresAt: answer.expiresAt,
+  };
 }
 
 /**
@@ -87,7 +97,12 @@ export async function runTpmJoin(
   const first = await options.post(tpmJoinBody(material, input));
   if (first.status !== 200) throw new TpmJoinError(`the TPM join's round one answered ${first.status}`, first.status);
   const challenge = readTpmChallenge(first.body, options.trust, material.csr.csrSha256);
-  const secret = await answerTpmChallenge(tpm, { ak: material.ak, ekKind: material.ekKind, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret });
+  const secret = await answerTpmChallenge(tpm, {
+    ak: material.ak,
+    ekKind: material.ekKind,
+    credentialBlob: challenge.credentialBlob,
+    encryptedSecret: challenge.encryptedSecret,
+  });
   const second = await options.post(tpmJoinBody(material, input, { nonce: challenge.nonce, secret }));
   if (second.status !== 200) throw new TpmJoinError(`the TPM join's round two answered ${second.status}`, second.status);
   const answer = verifyJoinAnswer(JSON.parse(second.body.toString('utf8')), {

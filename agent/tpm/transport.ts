@@ -50,7 +50,10 @@ async function openDevice(path: string): Promise<TpmTransport> {
     handle = await open(path, 'r+');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(`cannot open the TPM at ${path}: ${code === 'EACCES' ? 'permission denied (root or the tss group)' : code ?? error}`, { cause: error });
+    throw new Error(
+      `cannot open the TPM at ${path}: ${code === 'EACCES' ? 'permission denied (root or the tss group)' : (code ?? error)}`,
+      { cause: error },
+    );
   }
   let busy = false;
   return {

@@ -29,7 +29,8 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         )}
         {typeof error === 'string' && error !== 'CredentialsSignin' && (
           <p className="form-error login-notice" role="alert">
-            Single sign-on did not complete ({error}). Try again; if it keeps failing, ask an administrator to check the identity provider’s settings.
+            Single sign-on did not complete ({error}). Try again; if it keeps failing, ask an administrator to check the identity provider’s
+            settings.
           </p>
         )}
         {sso && <SsoButton label={sso.name} destination={destination} />}
@@ -44,9 +45,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
           </details>
         )}
       </div>
-      <p className="login-footnote">
-        First start? The server printed the first admin’s one-time password in its log.
-      </p>
+      <p className="login-footnote">First start? The server printed the first admin’s one-time password in its log.</p>
     </main>
   );
 }

@@ -4,7 +4,8 @@ import Link from 'next/link';
 export const metadata: Metadata = { title: 'No access' };
 
 const REASONS: Record<string, string> = {
-  'no-access': 'Your identity provider signed you in, but none of your groups gives access to a tenant of this console, and you have no invitation.',
+  'no-access':
+    'Your identity provider signed you in, but none of your groups gives access to a tenant of this console, and you have no invitation.',
   unverified: 'Your identity provider did not confirm your email address, so the console cannot tell who you are.',
 };
 

@@ -26,9 +26,18 @@ interface GatewayOpts {
 function gatewayOptions(opts: GatewayOpts) {
   const gatewayUrl = opts.gatewayUrl ?? process.env.BETTER_COMPUTE_GATEWAY_URL;
   const servingCaPin = opts.servingCaPin ?? process.env.BETTER_COMPUTE_SERVING_CA_PIN;
-  if (!gatewayUrl) throw new DomainError('INVALID_ARGUMENT', 'Name the gateway with --gateway-url or BETTER_COMPUTE_GATEWAY_URL', { field: 'gatewayUrl' });
-  if (!servingCaPin) throw new DomainError('INVALID_ARGUMENT', 'Pin the serving CA with --serving-ca-pin or BETTER_COMPUTE_SERVING_CA_PIN', { field: 'servingCaPin' });
-  return { identityDir: opts.identityDir, gatewayUrl, servingCaPin, gatewayServerName: opts.gatewayServerName ?? process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME };
+  if (!gatewayUrl)
+    throw new DomainError('INVALID_ARGUMENT', 'Name the gateway with --gateway-url or BETTER_COMPUTE_GATEWAY_URL', { field: 'gatewayUrl' });
+  if (!servingCaPin)
+    throw new DomainError('INVALID_ARGUMENT', 'Pin the serving CA with --serving-ca-pin or BETTER_COMPUTE_SERVING_CA_PIN', {
+      field: 'servingCaPin',
+    });
+  return {
+    identityDir: opts.identityDir,
+    gatewayUrl,
+    servingCaPin,
+    gatewayServerName: opts.gatewayServerName ?? process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME,
+  };
 }
 
 const withGateway = (command: Command) =>
@@ -45,7 +54,7 @@ async function readStdin(): Promise<string> {
 }
 
 export function registerAgentCommands(program: Command) {
-  const agent = program.command('agent').description("The agent: join this machine, keep its identity fresh, check it");
+  const agent = program.command('agent').description('The agent: join this machine, keep its identity fresh, check it');
   // The agent's request lines at `info` unless BETTER_COMPUTE_LOG_LEVEL says otherwise (`dev --sim` keeps `warn`).
   agent.hook('preAction', () => setAgentLogDefault('info'));
   agent
@@ -56,30 +65,49 @@ export function registerAgentCommands(program: Command) {
     .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
     .option('--reset', 'move the existing identity aside (<name>.reset-<UTC time>) and join again')
     .option('--yes', 'confirm --reset')
-    .action(async (opts: { identityDir: string; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string; reset?: boolean; yes?: boolean }, cmd: Command) => {
-      if (opts.reset && !opts.yes) throw new DomainError('INVALID_ARGUMENT', '--reset replaces this machine\'s identity; confirm with --yes', { field: 'yes' });
-      const serverUrl = (cmd.optsWithGlobals() as { server?: string }).server ?? process.env.BETTER_COMPUTE_URL;
-      const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
-      const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
-      if (!serverUrl) throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL', { field: 'server' });
-      if (!joinSigningKeyPin || !joinEncryptionKeyPin) throw new DomainError('INVALID_ARGUMENT', 'Pass both join pins (better-compute pki show prints them)', { field: 'pins' });
-      const token = await readStdin();
-      if (!token) throw new DomainError('INVALID_ARGUMENT', 'Pass the join token on standard input', { field: 'token' });
-      const answer = await joinWithToken({
-        serverUrl: serverUrl.replace(/\/+$/, ''),
-        token,
-        claims: await readLinuxClaims(),
-        pins: { joinSigningKeyPin, joinEncryptionKeyPin },
-        identityDir: opts.identityDir,
-        reset: opts.reset,
-      });
-      if (answer.status === 'pending') process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
-      else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
-    });
-  withGateway(agent.command('run').description('Keep this machine\'s session open and its identity fresh: renew on the session at about 60% of its lifetime'))
+    .action(
+      async (
+        opts: { identityDir: string; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string; reset?: boolean; yes?: boolean },
+        cmd: Command,
+      ) => {
+        if (opts.reset && !opts.yes)
+          throw new DomainError('INVALID_ARGUMENT', "--reset replaces this machine's identity; confirm with --yes", { field: 'yes' });
+        const serverUrl = (cmd.optsWithGlobals() as { server?: string }).server ?? process.env.BETTER_COMPUTE_URL;
+        const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
+        const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+        if (!serverUrl)
+          throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL', { field: 'server' });
+        if (!joinSigningKeyPin || !joinEncryptionKeyPin)
+          throw new DomainError('INVALID_ARGUMENT', 'Pass both join pins (better-compute pki show prints them)', { field: 'pins' });
+        const token = await readStdin();
+        if (!token) throw new DomainError('INVALID_ARGUMENT', 'Pass the join token on standard input', { field: 'token' });
+        const answer = await joinWithToken({
+          serverUrl: serverUrl.replace(/\/+$/, ''),
+          token,
+          claims: await readLinuxClaims(),
+          pins: { joinSigningKeyPin, joinEncryptionKeyPin },
+          identityDir: opts.identityDir,
+          reset: opts.reset,
+        });
+        if (answer.status === 'pending')
+          process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
+        else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
+      },
+    );
+  withGateway(
+    agent
+      .command('run')
+      .description("Keep this machine's session open and its identity fresh: renew on the session at about 60% of its lifetime"),
+  )
     .option('--once', 'renew once now (on a connection of its own) and exit')
-    .option('--join-signing-key-pin <pin>', "join_signing_key_pin: verify every session's welcome under that key; with the encryption pin, re-join with x509pop when the certificate expired less than 7 days ago (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)")
-    .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin, for an x509pop re-join (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
+    .option(
+      '--join-signing-key-pin <pin>',
+      "join_signing_key_pin: verify every session's welcome under that key; with the encryption pin, re-join with x509pop when the certificate expired less than 7 days ago (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)",
+    )
+    .option(
+      '--join-encryption-key-pin <pin>',
+      'join_encryption_key_pin, for an x509pop re-join (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)',
+    )
     .action(async (opts: GatewayOpts & { once?: boolean; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string }) => {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
@@ -99,12 +127,15 @@ export function registerAgentCommands(program: Command) {
         const trust = await resolveJoinTrust({ serverUrl, pins: { joinSigningKeyPin, joinEncryptionKeyPin }, fetch: doFetch });
         return rejoinExpiredIdentity({ serverUrl, trust, identityDir: opts.identityDir, claims: await readLinuxClaims(), fetch: doFetch });
       };
-      await exitWhenFlushed(await runWithX509popRejoin({ identityDir: opts.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log }));
+      await exitWhenFlushed(
+        await runWithX509popRejoin({ identityDir: opts.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log }),
+      );
     });
-  withGateway(agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'))
-    .action(async (opts: GatewayOpts) => {
-      const checks = [...(await doctorChecks(gatewayOptions(opts))), await sessionCheck(opts.identityDir)];
-      for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
-      await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
-    });
+  withGateway(
+    agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'),
+  ).action(async (opts: GatewayOpts) => {
+    const checks = [...(await doctorChecks(gatewayOptions(opts))), await sessionCheck(opts.identityDir)];
+    for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
+    await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
+  });
 }

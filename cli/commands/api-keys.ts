@@ -82,7 +82,7 @@ export function registerApiKeyCommands(program: Command) {
   keys
     .command('revoke <apiKeyId>')
     .description('Revoke an API key at once')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .action(async (apiKeyId: string, opts: { tenant?: string }, cmd: Command) => {
       if (apiKeyId.includes('.')) throw new DomainError('INVALID_ARGUMENT', 'Pass the key id (ak_…), not the key itself');
       const client = clientFor(cmd);

@@ -30,12 +30,19 @@ beforeAll(async () => {
   if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
   api = await startApiServer(db);
   t = await createTestTenant(db, { label: 'rules-cli' });
-  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key };
+  env = {
+    BETTER_COMPUTE_URL: api.url,
+    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
+  };
   dir = await mkdtemp(path.join(tmpdir(), 'rules-cli-'));
   const doc = (await (await fetch(`${api.url}/api/compute/.well-known/better-compute`)).json()) as {
     join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
   };
-  trust = { encryptionJwk: doc.join.encryptionJwk, signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'), signingKeyPin: doc.join.signingKeyPin };
+  trust = {
+    encryptionJwk: doc.join.encryptionJwk,
+    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
+    signingKeyPin: doc.join.signingKeyPin,
+  };
 });
 afterAll(async () => {
   stderr.stop();
@@ -65,7 +72,8 @@ async function pxeMachine(index: number): Promise<PxeMachine> {
   minted.push(token);
   return { ...m, token };
 }
-const run = (machine: PxeMachine, signal?: AbortSignal) => runPxeMachine({ serverUrl: api.url, trust, machine, retryAfterSeconds: 0.2, signal });
+const run = (machine: PxeMachine, signal?: AbortSignal) =>
+  runPxeMachine({ serverUrl: api.url, trust, machine, retryAfterSeconds: 0.2, signal });
 
 async function pendingFor(mac: string): Promise<string> {
   for (let i = 0; i < 100; i++) {
@@ -88,12 +96,31 @@ describe('better-compute approval-rules and expected-machines', { timeout: 120_0
     const smcRequest = await pendingFor(smc.mac);
     const dellRequest = await pendingFor(dell.mac);
 
-    const rule = ['--name', 'GPU intake', '--action', 'approve', '--pool', t.poolId, '--vendor', 'supermicro', '--model', 'SYS-421GE-*', '--subnet', '10.30.0.0/16'];
-    const dry = await json<{ considered: number; items: { requestId: string; action: string; decidedEarlierBy: string | null }[]; matchedOn: { field: string; source: string }[] }>([
-      'approval-rules', 'dry-run', ...site(), ...rule,
-    ]);
+    const rule = [
+      '--name',
+      'GPU intake',
+      '--action',
+      'approve',
+      '--pool',
+      t.poolId,
+      '--vendor',
+      'supermicro',
+      '--model',
+      'SYS-421GE-*',
+      '--subnet',
+      '10.30.0.0/16',
+    ];
+    const dry = await json<{
+      considered: number;
+      items: { requestId: string; action: string; decidedEarlierBy: string | null }[];
+      matchedOn: { field: string; source: string }[];
+    }>(['approval-rules', 'dry-run', ...site(), ...rule]);
     expect(dry.items).toEqual([expect.objectContaining({ requestId: smcRequest, action: 'approve', decidedEarlierBy: null })]);
-    expect(dry.matchedOn).toEqual([{ field: 'subnets', source: 'vouched' }, { field: 'vendors', source: 'claimed' }, { field: 'models', source: 'claimed' }]);
+    expect(dry.matchedOn).toEqual([
+      { field: 'subnets', source: 'vouched' },
+      { field: 'vendors', source: 'claimed' },
+      { field: 'models', source: 'claimed' },
+    ]);
     const table = await cli(['approval-rules', 'dry-run', ...site(), ...rule]);
     expect(table.stdout).toContain("vendors (the machine's claim)");
     expect(table.stdout).toContain('subnets (vouched by the boot step)');
@@ -101,17 +128,45 @@ describe('better-compute approval-rules and expected-machines', { timeout: 120_0
     const created = await json<{ id: string; position: number }>(['approval-rules', 'create', ...site(), ...rule]);
     expect(created.position).toBe(1);
     expect(await smcRun).toMatchObject({ kind: 'joined' });
-    const decided = await json<{ state: string; decidedBy: string; reason: string }>(['join-requests', 'get', smcRequest, '--tenant', t.tenantId, '--pool', t.poolId]);
+    const decided = await json<{ state: string; decidedBy: string; reason: string }>([
+      'join-requests',
+      'get',
+      smcRequest,
+      '--tenant',
+      t.tenantId,
+      '--pool',
+      t.poolId,
+    ]);
     expect(decided).toMatchObject({ state: 'consumed', decidedBy: `rule:${created.id}`, reason: 'GPU intake' });
     // Exactly what the dry run listed was decided by the rule.
-    expect((await db.joinRequest.findMany({ where: { siteId: t.siteId, decidedBy: `rule:${created.id}` } })).map((r) => r.id)).toEqual(dry.items.map((i) => i.requestId));
+    expect((await db.joinRequest.findMany({ where: { siteId: t.siteId, decidedBy: `rule:${created.id}` } })).map((r) => r.id)).toEqual(
+      dry.items.map((i) => i.requestId),
+    );
     expect(await pendingFor(dell.mac)).toBe(dellRequest);
 
     // A second rule, moved first, disabled, listed and deleted; the Dell keeps waiting throughout.
-    const hold = await json<{ id: string }>(['approval-rules', 'create', ...site(), '--name', 'hold Dell', '--action', 'leave', '--vendor', 'Dell*']);
+    const hold = await json<{ id: string }>([
+      'approval-rules',
+      'create',
+      ...site(),
+      '--name',
+      'hold Dell',
+      '--action',
+      'leave',
+      '--vendor',
+      'Dell*',
+    ]);
     const moved = await json<{ id: string; position: number }[]>(['approval-rules', 'move', hold.id, ...site(), '--position', '1']);
     expect(moved.map((r) => r.id)).toEqual([hold.id, created.id]);
-    const disabled = await json<{ enabled: boolean; match: Record<string, unknown> }>(['approval-rules', 'update', hold.id, ...site(), '--disable', '--model', 'PowerEdge*']);
+    const disabled = await json<{ enabled: boolean; match: Record<string, unknown> }>([
+      'approval-rules',
+      'update',
+      hold.id,
+      ...site(),
+      '--disable',
+      '--model',
+      'PowerEdge*',
+    ]);
     expect(disabled).toMatchObject({ enabled: false, match: { vendors: ['Dell*'], models: ['PowerEdge*'] } });
     const listed = await cli(['approval-rules', 'list', ...site()]);
     expect(listed.stdout).toMatch(/GPU intake/);
@@ -130,8 +185,20 @@ describe('better-compute approval-rules and expected-machines', { timeout: 120_0
     const m = await pxeMachine(2);
     const file = path.join(dir, 'expected.csv');
     await writeFile(file, ['mac,hostname,pool', `${m.mac.toUpperCase()},gpu-e-01,${pool}`, 'not-a-mac,bad,'].join('\n'));
-    const preview = await json<{ importId: string | null; accepted: number; rejected: { row: number; reason: string }[] }>(['expected-machines', 'import', file, ...site(), '--pool', t.poolId, '--dry-run']);
-    expect(preview).toMatchObject({ importId: null, accepted: 1, rejected: [{ row: 2, reason: 'mac: not a permanent, globally administered MAC' }] });
+    const preview = await json<{ importId: string | null; accepted: number; rejected: { row: number; reason: string }[] }>([
+      'expected-machines',
+      'import',
+      file,
+      ...site(),
+      '--pool',
+      t.poolId,
+      '--dry-run',
+    ]);
+    expect(preview).toMatchObject({
+      importId: null,
+      accepted: 1,
+      rejected: [{ row: 2, reason: 'mac: not a permanent, globally administered MAC' }],
+    });
     expect((await json<{ total: number }>(['expected-machines', 'list', ...site()])).total).toBe(0);
 
     const saved = await json<{ importId: string; accepted: number }>(['expected-machines', 'import', file, ...site(), '--pool', t.poolId]);

@@ -7,7 +7,13 @@ import { printJson, printTable } from '../output';
 import { sitePath } from './site-scoped-tokens';
 
 /** Repeatable list options: `--serial A --serial B` or `--serial A,B`. */
-const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const collect = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];
 
 interface RuleOptions {
   tenant?: string;
@@ -37,7 +43,9 @@ function withRuleOptions(command: Command): Command {
     .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .requiredOption('--site <siteId>', 'the site whose discovery joins the rule decides')
     .option('--name <name>', 'what the queue shows as "decided by rule <name>"')
-    .addOption(new Option('--action <action>', 'approve into --pool, reject, or leave for a person').choices(['approve', 'reject', 'leave']))
+    .addOption(
+      new Option('--action <action>', 'approve into --pool, reject, or leave for a person').choices(['approve', 'reject', 'leave']),
+    )
     .option('--pool <poolId>', 'approve: the pool the machine is admitted into')
     .option('--mac-prefix <prefix>', 'vouched MAC or OUI prefix such as 3c:ec:ef (repeatable, or comma-separated)', collect)
     .option('--serial <serial>', 'claimed product, board or chassis serial (repeatable)', collect)
@@ -95,16 +103,20 @@ function bodyOf(opts: RuleOptions, base?: RuleRecord): Record<string, unknown> {
 }
 
 const printRules = (items: RuleRecord[]) =>
-  printTable(items, [
-    ['#', (r) => r.position],
-    ['id', (r) => r.id],
-    ['name', (r) => r.name],
-    ['action', (r) => (r.action === 'approve' ? `approve → ${r.poolId}` : r.action)],
-    ['match', (r) => r.match],
-    ['admitted', (r) => (r.maxAdmissions === null ? r.admissions : `${r.admissions}/${r.maxAdmissions}`)],
-    ['valid until', (r) => r.validUntil],
-    ['enabled', (r) => (r.enabled ? 'yes' : 'no')],
-  ], 'No approval rules.');
+  printTable(
+    items,
+    [
+      ['#', (r) => r.position],
+      ['id', (r) => r.id],
+      ['name', (r) => r.name],
+      ['action', (r) => (r.action === 'approve' ? `approve → ${r.poolId}` : r.action)],
+      ['match', (r) => r.match],
+      ['admitted', (r) => (r.maxAdmissions === null ? r.admissions : `${r.admissions}/${r.maxAdmissions}`)],
+      ['valid until', (r) => r.validUntil],
+      ['enabled', (r) => (r.enabled ? 'yes' : 'no')],
+    ],
+    'No approval rules.',
+  );
 
 async function findRule(client: ApiClient, path: string, ruleId: string): Promise<RuleRecord> {
   const { items } = await client.get<{ items: RuleRecord[] }>(path);
@@ -167,7 +179,9 @@ export function registerApprovalRuleCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (ruleId: string, opts: { tenant?: string; site: string; position: number; json?: boolean }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
-      const { items } = await client.post<{ items: RuleRecord[] }>(`${path}/${encodeURIComponent(ruleId)}/move`, { position: opts.position });
+      const { items } = await client.post<{ items: RuleRecord[] }>(`${path}/${encodeURIComponent(ruleId)}/move`, {
+        position: opts.position,
+      });
       if (opts.json) return printJson(items);
       printRules(items);
     });
@@ -185,21 +199,32 @@ export function registerApprovalRuleCommands(program: Command) {
       process.stdout.write(`Deleted rule ${rule.name} (${rule.id})\n`);
     });
 
-  withRuleOptions(rules.command('dry-run').description('What a rule would do with the pending requests and the last 7 days (saves nothing)'))
+  withRuleOptions(
+    rules.command('dry-run').description('What a rule would do with the pending requests and the last 7 days (saves nothing)'),
+  )
     .option('--rule <ruleId>', 'dry-run an edit of this rule in its place (unnamed conditions keep their values)')
     .action(async (opts: RuleOptions & { rule?: string }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
       const base = opts.rule ? await findRule(client, path, opts.rule) : undefined;
-      const answer = await client.post<DryRunAnswer>(`${path}/dry-run`, { ...bodyOf(opts, base), ...(opts.rule ? { ruleId: opts.rule } : {}) });
+      const answer = await client.post<DryRunAnswer>(`${path}/dry-run`, {
+        ...bodyOf(opts, base),
+        ...(opts.rule ? { ruleId: opts.rule } : {}),
+      });
       if (opts.json) return printJson(answer);
-      const sources = answer.matchedOn.map((m) => `${m.field} (${m.source === 'vouched' ? 'vouched by the boot step' : "the machine's claim"})`).join(', ');
+      const sources = answer.matchedOn
+        .map((m) => `${m.field} (${m.source === 'vouched' ? 'vouched by the boot step' : "the machine's claim"})`)
+        .join(', ');
       process.stdout.write(`Matches on ${sources}. Of ${answer.considered} requests, ${answer.items.length} match:\n`);
-      printTable(answer.items, [
-        ['request', (i) => i.requestId],
-        ['state', (i) => i.state],
-        ['mac', (i) => i.mac],
-        ['hostname', (i) => i.hostname],
-        ['would', (i) => (i.decidedEarlierBy ? `none: ${i.decidedEarlierBy} decides first` : i.action)],
-      ], 'None.');
+      printTable(
+        answer.items,
+        [
+          ['request', (i) => i.requestId],
+          ['state', (i) => i.state],
+          ['mac', (i) => i.mac],
+          ['hostname', (i) => i.hostname],
+          ['would', (i) => (i.decidedEarlierBy ? `none: ${i.decidedEarlierBy} decides first` : i.action)],
+        ],
+        'None.',
+      );
     });
 }

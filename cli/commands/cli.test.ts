@@ -58,7 +58,10 @@ describe('better-compute', { timeout: 120_000 }, () => {
     const site = await cli(['sites', 'create', '--tenant', t.name, '--name', 'dc2', '--json'], env);
     expect(site.code, site.stderr).toBe(0);
     const siteId = JSON.parse(site.stdout).id;
-    const pool = await cli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'gpu', '--join-attestors', 'join-token,tpm', '--json'], env);
+    const pool = await cli(
+      ['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'gpu', '--join-attestors', 'join-token,tpm', '--json'],
+      env,
+    );
     expect(pool.code, pool.stderr).toBe(0);
     const poolRecord = JSON.parse(pool.stdout);
     expect(poolRecord).toMatchObject({ name: 'gpu', agent: 'bcd', policy: { joinAttestors: ['join-token', 'tpm'] } });
@@ -67,7 +70,10 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(table.stdout).toContain(poolRecord.id);
 
     const duplicate = await cli(['sites', 'create', '--tenant', t.tenantId, '--name', 'dc2'], env);
-    expect([duplicate.code, duplicate.stderr.trim()]).toEqual([7, 'error (ALREADY_EXISTS): A site named dc2 already exists in this tenant']);
+    expect([duplicate.code, duplicate.stderr.trim()]).toEqual([
+      7,
+      'error (ALREADY_EXISTS): A site named dc2 already exists in this tenant',
+    ]);
     const badName = await cli(['pools', 'create', '--tenant', t.tenantId, '--site', siteId, '--name', 'Bad Name'], env);
     expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('name:');
@@ -102,9 +108,15 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(await cli(['pools', 'create'], env)).toEqual(usage);
     const pxe = ['dev', '--sim', '1', '--pxe', '--tenant', t.tenantId, '--site', t.site.id];
     const interval = await cli([...pxe, '--retry-interval', '0'], env);
-    expect([interval.code, interval.stderr.split('\n')[0]]).toEqual([2, "error: option '--retry-interval <seconds>' argument '0' is invalid. use a whole number from 1 to 3,600"]);
+    expect([interval.code, interval.stderr.split('\n')[0]]).toEqual([
+      2,
+      "error: option '--retry-interval <seconds>' argument '0' is invalid. use a whole number from 1 to 3,600",
+    ]);
     const fromEnv = await cli(pxe, { ...env, BETTER_COMPUTE_SIM_RETRY_SECONDS: '30s' });
-    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'error (INVALID_ARGUMENT): BETTER_COMPUTE_SIM_RETRY_SECONDS: use a whole number from 1 to 3,600\n']);
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([
+      2,
+      'error (INVALID_ARGUMENT): BETTER_COMPUTE_SIM_RETRY_SECONDS: use a whole number from 1 to 3,600\n',
+    ]);
   });
 
   it('joins simulated machines with dev --sim and reads the events they wrote', async () => {
@@ -131,7 +143,9 @@ describe('better-compute', { timeout: 120_000 }, () => {
     expect(history.slice(1)).toHaveLength(1);
     expect(history[1]).toMatch(new RegExp(`^${certificateSerial}\\s+1\\s+join\\s+\\S+\\s+\\S+\\s+current$`));
     const json = JSON.parse((await cli(['nodes', 'get', nodeId, '--tenant', t.tenantId, '--json'], env)).stdout);
-    expect(json.certificates).toEqual([expect.objectContaining({ serial: certificateSerial, issuedBy: 'join', isCurrent: true, revokedAt: null })]);
+    expect(json.certificates).toEqual([
+      expect.objectContaining({ serial: certificateSerial, issuedBy: 'join', isCurrent: true, revokedAt: null }),
+    ]);
   });
 });
 
@@ -154,7 +168,12 @@ describe('the agent against a served well-known document', { timeout: 120_000 },
       delete process.env.BETTER_COMPUTE_GATEWAY_URL;
     }
 
-    const { token } = await createJoinToken(testDb(), t.admin, { tenantId: t.tenantId, poolId: t.pool.id, ttlSeconds: 600, idempotencyKey: `agent-${Date.now()}` });
+    const { token } = await createJoinToken(testDb(), t.admin, {
+      tenantId: t.tenantId,
+      poolId: t.pool.id,
+      ttlSeconds: 600,
+      idempotencyKey: `agent-${Date.now()}`,
+    });
     const identityDir = await mkdtemp(path.join(tmpdir(), 'bc-identity-'));
     const answer = await joinWithToken({
       serverUrl: api.url,
@@ -169,14 +188,33 @@ describe('the agent against a served well-known document', { timeout: 120_000 },
     expect(identity).toMatchObject({ nodeId: (answer as { nodeId: string }).nodeId, siteId: t.site.id, role: 'node' });
 
     // A machine that already has an identity does nothing, and spends no token.
-    const { token: second, id: secondId } = await createJoinToken(testDb(), t.admin, { tenantId: t.tenantId, poolId: t.pool.id, ttlSeconds: 600, idempotencyKey: `agent2-${Date.now()}` });
-    await expect(joinWithToken({ serverUrl: api.url, token: second!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin }, identityDir })).rejects.toThrow(/^already joined/);
+    const { token: second, id: secondId } = await createJoinToken(testDb(), t.admin, {
+      tenantId: t.tenantId,
+      poolId: t.pool.id,
+      ttlSeconds: 600,
+      idempotencyKey: `agent2-${Date.now()}`,
+    });
+    await expect(
+      joinWithToken({
+        serverUrl: api.url,
+        token: second!,
+        claims: {},
+        pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.joinEncryptionKeyPin },
+        identityDir,
+      }),
+    ).rejects.toThrow(/^already joined/);
     expect((await testDb().joinToken.findUniqueOrThrow({ where: { id: secondId } })).usesLeft).toBe(1);
 
     // A wrong pin is refused before anything is sent.
     const elsewhere = await mkdtemp(path.join(tmpdir(), 'bc-identity-'));
     await expect(
-      joinWithToken({ serverUrl: api.url, token: second!, claims: {}, pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.servingCaPin }, identityDir: elsewhere }),
+      joinWithToken({
+        serverUrl: api.url,
+        token: second!,
+        claims: {},
+        pins: { joinSigningKeyPin: pins.joinSigningKeyPin, joinEncryptionKeyPin: pins.servingCaPin },
+        identityDir: elsewhere,
+      }),
     ).rejects.toThrow(/join_encryption_key_pin/);
   });
 });
@@ -195,7 +233,10 @@ describe('pki commands', { timeout: 120_000 }, () => {
     expect(bad.stderr).toMatch(/^error \(INVALID_ARGUMENT\): trustDomain: /);
     const short = await cli(['pki', 'init', '--trust-domain', 'ok.example.com'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: 'short' });
     expect(short.code).toBe(2);
-    const created = await cli(['pki', 'init', '--trust-domain', 'ok.example.com', '--json'], { DATABASE_URL: fresh, BETTER_COMPUTE_SECRET: SECRET });
+    const created = await cli(['pki', 'init', '--trust-domain', 'ok.example.com', '--json'], {
+      DATABASE_URL: fresh,
+      BETTER_COMPUTE_SECRET: SECRET,
+    });
     expect(created.code, created.stderr).toBe(0);
     const pins = JSON.parse(created.stdout);
     expect(pins).toMatchObject({ trustDomain: 'ok.example.com', joinSigningKeyPin: expect.stringMatching(/^sha256\//) });
@@ -215,16 +256,25 @@ describe('pki commands', { timeout: 120_000 }, () => {
     const bundle = await loadPki(testDb(), SECRET);
     const cert = path.join(dir, 'gateway.crt');
     const key = path.join(dir, 'gateway.key');
-    const issued = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', key], { BETTER_COMPUTE_SECRET: SECRET });
+    const issued = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', key], {
+      BETTER_COMPUTE_SECRET: SECRET,
+    });
     expect(issued.code, issued.stderr).toBe(0);
     expect((await stat(key)).mode & 0o777).toBe(0o600);
     const ca = path.join(dir, 'serving-ca.pem');
     await writeFile(ca, bundle.servingCa.certificatePem);
     expect(execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', ca, cert]).toString().trim()).toBe(`${cert}: OK`);
-    expect(execFileSync('openssl', ['x509', '-in', cert, '-noout', '-ext', 'subjectAltName']).toString()).toContain('DNS:gw.eu.example.com');
-    const twice = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', path.join(dir, 'other.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    expect(execFileSync('openssl', ['x509', '-in', cert, '-noout', '-ext', 'subjectAltName']).toString()).toContain(
+      'DNS:gw.eu.example.com',
+    );
+    const twice = await cli(['pki', 'issue-gateway', '--san', 'gw.eu.example.com', '--cert', cert, '--key', path.join(dir, 'other.key')], {
+      BETTER_COMPUTE_SECRET: SECRET,
+    });
     expect(twice.code).toBe(7);
-    const badSan = await cli(['pki', 'issue-gateway', '--san', 'bad host!', '--cert', path.join(dir, 'x.crt'), '--key', path.join(dir, 'x.key')], { BETTER_COMPUTE_SECRET: SECRET });
+    const badSan = await cli(
+      ['pki', 'issue-gateway', '--san', 'bad host!', '--cert', path.join(dir, 'x.crt'), '--key', path.join(dir, 'x.key')],
+      { BETTER_COMPUTE_SECRET: SECRET },
+    );
     expect(badSan.code).toBe(2);
   });
 });

@@ -6,7 +6,10 @@ import { clientFor } from '../context';
 /** `--sha256 amd64=<hex>,arm64=<hex>` as the procedure's `sha256` object. */
 export function parseSha256Option(value: string): { amd64?: string; arm64?: string } {
   const digests: Record<string, string> = {};
-  for (const pair of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [arch, hex] = pair.split('=', 2);
     if ((arch !== 'amd64' && arch !== 'arm64') || !hex) {
       throw new DomainError('INVALID_ARGUMENT', `--sha256 takes amd64=<hex>,arm64=<hex>, not ${pair}`, { field: 'sha256' });
@@ -18,8 +21,12 @@ export function parseSha256Option(value: string): { amd64?: string; arm64?: stri
 
 /** `--release-pins P[,P]`: one pin, or several during a release key rotation. */
 export function parseReleasePinsOption(value: string): string[] {
-  const pins = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (pins.length === 0) throw new DomainError('INVALID_ARGUMENT', '--release-pins takes sha256/<base64>[,sha256/<base64>]', { field: 'releasePins' });
+  const pins = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (pins.length === 0)
+    throw new DomainError('INVALID_ARGUMENT', '--release-pins takes sha256/<base64>[,sha256/<base64>]', { field: 'releasePins' });
   return pins;
 }
 
@@ -46,7 +53,7 @@ export function registerDaemonCommands(program: Command) {
   daemon
     .command('install-script')
     .description('Print an install script that installs bcd and joins a machine to a pool (holds no secret)')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant, which must own the pool)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant, which must own the pool)")
     .requiredOption('--pool <poolId>', 'pool id')
     .option('--site <siteId>', "site id (must be the pool's; default: the pool's)")
     .requiredOption('--gateway-url <url>', 'the gateway daemons dial, e.g. https://gw.eu.example.com')
@@ -57,7 +64,14 @@ export function registerDaemonCommands(program: Command) {
     .option('--release-pins <pins>', 'the release key pins the manifest must be signed by: sha256/<base64>[,…]', parseReleasePinsOption)
     .action(
       async (
-        opts: { tenant?: string; pool: string; site?: string; gatewayUrl: string; baseUrl: string; bcdVersion?: string } & InstallScriptOptions,
+        opts: {
+          tenant?: string;
+          pool: string;
+          site?: string;
+          gatewayUrl: string;
+          baseUrl: string;
+          bcdVersion?: string;
+        } & InstallScriptOptions,
         cmd: Command,
       ) => {
         const digests = digestSource(opts);

@@ -10,7 +10,16 @@ import { printJson } from '../output';
  * with the real agent code, waits while its request is pending (retrying after `retryAfterSeconds`), and
  * finishes as soon as an operator approved it, or reports it refused.
  */
-export async function simulatePxe(options: { client: ApiClient; serverUrl: string; trust: JoinTrust; tenant: string; site: string; count: number; json?: boolean; retryAfterSeconds?: number }) {
+export async function simulatePxe(options: {
+  client: ApiClient;
+  serverUrl: string;
+  trust: JoinTrust;
+  tenant: string;
+  site: string;
+  count: number;
+  json?: boolean;
+  retryAfterSeconds?: number;
+}) {
   const { client } = options;
   const tenantId = await client.tenantId(options.tenant);
   const machines: PxeMachine[] = [];
@@ -38,12 +47,19 @@ export async function simulatePxe(options: { client: ApiClient; serverUrl: strin
         waiting.add(m.index);
         if (!options.json) process.stderr.write(`sim-${m.index} ${m.mac} waiting: ${requestId} (retrying every ${retry} s)\n`);
         if (waiting.size === machines.length && !options.json) {
-          process.stderr.write(`All ${machines.length} machines wait. Approve them: better-compute join-requests approve --all-pending --tenant ${options.tenant} --pool <poolId>\n`);
+          process.stderr.write(
+            `All ${machines.length} machines wait. Approve them: better-compute join-requests approve --all-pending --tenant ${options.tenant} --pool <poolId>\n`,
+          );
         }
       },
       onDone: (m, outcome) => {
         if (options.json) return;
-        const text = outcome.kind === 'joined' ? `joined as ${outcome.nodeId}` : outcome.kind === 'refused' ? 'refused (rejected or expired)' : `failed: ${outcome.message}`;
+        const text =
+          outcome.kind === 'joined'
+            ? `joined as ${outcome.nodeId}`
+            : outcome.kind === 'refused'
+              ? 'refused (rejected or expired)'
+              : `failed: ${outcome.message}`;
         process.stdout.write(`sim-${m.index} ${m.mac} ${text}\n`);
       },
     },
@@ -57,5 +73,7 @@ export async function simulatePxe(options: { client: ApiClient; serverUrl: strin
     seconds: Math.round((performance.now() - started) / 10) / 100,
   };
   if (options.json) return printJson(summary);
-  process.stdout.write(`joined ${summary.joined}, refused ${summary.refused}, failed ${summary.failed} of ${summary.machines} PXE machines in ${summary.seconds} s\n`);
+  process.stdout.write(
+    `joined ${summary.joined}, refused ${summary.refused}, failed ${summary.failed} of ${summary.machines} PXE machines in ${summary.seconds} s\n`,
+  );
 }

@@ -35,9 +35,15 @@ async function simulationTrust(serverUrl: string): Promise<JoinTrust> {
   const response = await fetch(`${serverUrl}/api/compute/.well-known/better-compute`).catch((error: Error) => {
     throw new Error(`Cannot reach ${serverUrl}: ${error.message}`);
   });
-  const doc = (await response.json()) as { join?: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string } };
+  const doc = (await response.json()) as {
+    join?: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
+  };
   if (!doc.join) throw new DomainError('INVALID_CONFIG', 'The server publishes no join keys (run better-compute pki init on it)');
-  return { encryptionJwk: doc.join.encryptionJwk, signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'), signingKeyPin: doc.join.signingKeyPin };
+  return {
+    encryptionJwk: doc.join.encryptionJwk,
+    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
+    signingKeyPin: doc.join.signingKeyPin,
+  };
 }
 
 export function registerDevCommands(program: Command) {
@@ -50,62 +56,109 @@ export function registerDevCommands(program: Command) {
     .option('--pool <poolId>', 'pool id, to create the token')
     .option('--concurrency <n>', 'joins in flight at once', count, 16)
     .option('--json', 'print the summary as JSON')
-    .option('--renew', 'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)')
+    .option(
+      '--renew',
+      'then keep the machines renewing through the gateway until interrupted (give the server a short BETTER_COMPUTE_CERT_TTL_SECONDS)',
+    )
     .option('--sessions', 'then keep a session open for each machine (renewing on it) until interrupted, as agent run does')
     .option('--pxe', 'simulate PXE-booted machines joining through the discovery attestor (needs --tenant and --site)')
     .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
-    .option('--retry-interval <seconds>', 'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)', retrySeconds)
-    .action(async (opts: { sim: number; token?: string; tenant?: string; pool?: string; site?: string; pxe?: boolean; concurrency: number; json?: boolean; renew?: boolean; retryInterval?: number; sessions?: boolean }, cmd: Command) => {
-      // Thousands of simulated agents: their request lines only when BETTER_COMPUTE_LOG_LEVEL asks (5xx and failures at warn).
-      setAgentLogDefault('warn');
-      const client = clientFor(cmd);
-      const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
-      if (opts.pxe) {
-        if (!opts.tenant || !opts.site) throw new DomainError('INVALID_ARGUMENT', '--pxe needs --tenant and --site');
-        const retryAfterSeconds = simulatedRetryInterval(opts.retryInterval);
-        process.stderr.write('Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n');
+    .option(
+      '--retry-interval <seconds>',
+      'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)',
+      retrySeconds,
+    )
+    .action(
+      async (
+        opts: {
+          sim: number;
+          token?: string;
+          tenant?: string;
+          pool?: string;
+          site?: string;
+          pxe?: boolean;
+          concurrency: number;
+          json?: boolean;
+          renew?: boolean;
+          retryInterval?: number;
+          sessions?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        // Thousands of simulated agents: their request lines only when BETTER_COMPUTE_LOG_LEVEL asks (5xx and failures at warn).
+        setAgentLogDefault('warn');
+        const client = clientFor(cmd);
+        const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
+        if (opts.pxe) {
+          if (!opts.tenant || !opts.site) throw new DomainError('INVALID_ARGUMENT', '--pxe needs --tenant and --site');
+          const retryAfterSeconds = simulatedRetryInterval(opts.retryInterval);
+          process.stderr.write(
+            'Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n',
+          );
+          const trust = await simulationTrust(serverUrl);
+          return simulatePxe({
+            client,
+            serverUrl,
+            trust,
+            tenant: opts.tenant,
+            site: opts.site,
+            count: opts.sim,
+            json: opts.json,
+            retryAfterSeconds,
+          });
+        }
+        let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
+        if (!token) {
+          if (!opts.tenant || !opts.pool) throw new DomainError('INVALID_ARGUMENT', 'Pass --token, or --tenant and --pool to create one');
+          const tenantId = await client.tenantId(opts.tenant);
+          const created = await client.post<{ token?: string; id: string }>(
+            `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`,
+            {
+              ttlSeconds: 3600,
+              maxUses: opts.sim,
+              idempotencyKey: `dev-sim-${randomUUID()}`,
+            },
+          );
+          token = created.token!;
+          process.stderr.write(`Created join token ${created.id} with ${opts.sim} uses.\n`);
+        }
+        process.stderr.write(
+          'Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n',
+        );
         const trust = await simulationTrust(serverUrl);
-        return simulatePxe({ client, serverUrl, trust, tenant: opts.tenant, site: opts.site, count: opts.sim, json: opts.json, retryAfterSeconds });
-      }
-      let token = opts.token ?? process.env.BCD_JOIN_TOKEN;
-      if (!token) {
-        if (!opts.tenant || !opts.pool) throw new DomainError('INVALID_ARGUMENT', 'Pass --token, or --tenant and --pool to create one');
-        const tenantId = await client.tenantId(opts.tenant);
-        const created = await client.post<{ token?: string; id: string }>(`/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`, {
-          ttlSeconds: 3600,
-          maxUses: opts.sim,
-          idempotencyKey: `dev-sim-${randomUUID()}`,
-        });
-        token = created.token!;
-        process.stderr.write(`Created join token ${created.id} with ${opts.sim} uses.\n`);
-      }
-      process.stderr.write('Simulation: trusting the server’s join keys from its well-known document (never do this for a real machine).\n');
-      const trust = await simulationTrust(serverUrl);
-      const preparing = progressBar('preparing', opts.sim);
-      const attempts = await prepareAttempts(token, opts.sim, trust, (n) => preparing.update(n));
-      preparing.done();
-      if (opts.renew || opts.sessions) return simulateRenewals(serverUrl, trust, attempts, opts.concurrency, opts.sessions === true);
-      const joining = progressBar('joining', opts.sim);
-      const result = await runJoins({ serverUrl, trust, attempts, concurrency: opts.concurrency, onProgress: (n) => joining.update(n) });
-      joining.done();
-      const summary = { ...summarize(result), reasons: result.reasons };
-      if (opts.json) return printJson(summary);
-      process.stdout.write(
-        `admitted ${summary.admitted}, refused ${summary.refused}, failed ${summary.failed}; ` +
-          `p50 ${summary.p50Ms} ms, p99 ${summary.p99Ms} ms; ${summary.joinsPerSecond} joins/s over ${summary.seconds} s\n`,
-      );
-      for (const [reason, n] of Object.entries(result.reasons)) process.stdout.write(`  ${n} × ${reason}\n`);
-    });
+        const preparing = progressBar('preparing', opts.sim);
+        const attempts = await prepareAttempts(token, opts.sim, trust, (n) => preparing.update(n));
+        preparing.done();
+        if (opts.renew || opts.sessions) return simulateRenewals(serverUrl, trust, attempts, opts.concurrency, opts.sessions === true);
+        const joining = progressBar('joining', opts.sim);
+        const result = await runJoins({ serverUrl, trust, attempts, concurrency: opts.concurrency, onProgress: (n) => joining.update(n) });
+        joining.done();
+        const summary = { ...summarize(result), reasons: result.reasons };
+        if (opts.json) return printJson(summary);
+        process.stdout.write(
+          `admitted ${summary.admitted}, refused ${summary.refused}, failed ${summary.failed}; ` +
+            `p50 ${summary.p50Ms} ms, p99 ${summary.p99Ms} ms; ${summary.joinsPerSecond} joins/s over ${summary.seconds} s\n`,
+        );
+        for (const [reason, n] of Object.entries(result.reasons)) process.stdout.write(`  ${n} × ${reason}\n`);
+      },
+    );
 }
 
 /**
  * `dev --sim N --renew`: joins the machines (keeping their keys in memory), then keeps them renewing; with
  * `--sessions`, keeps a session open for each (renewing on it).
  */
-async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: Awaited<ReturnType<typeof prepareAttempts>>, concurrency: number, sessions: boolean) {
+async function simulateRenewals(
+  serverUrl: string,
+  trust: JoinTrust,
+  attempts: Awaited<ReturnType<typeof prepareAttempts>>,
+  concurrency: number,
+  sessions: boolean,
+) {
   const response = await fetch(`${serverUrl}/api/compute/.well-known/better-compute`);
   const doc = (await response.json()) as { gateway?: { url: string; serverName: string; servingCaPin: string } };
-  if (!doc.gateway) throw new DomainError('INVALID_CONFIG', 'The server publishes no gateway (start it with npm start, or set BETTER_COMPUTE_GATEWAY_URL)');
+  if (!doc.gateway)
+    throw new DomainError('INVALID_CONFIG', 'The server publishes no gateway (start it with npm start, or set BETTER_COMPUTE_GATEWAY_URL)');
   const machines: LoadedIdentity[] = [];
   let next = 0;
   await Promise.all(
@@ -143,13 +196,16 @@ async function simulateRenewals(serverUrl: string, trust: JoinTrust, attempts: A
     process.stdout.write(`opened ${result.opened} sessions, ${result.stopped} machines stopped\n`);
     return;
   }
-  process.stderr.write(`Joined ${machines.length} machines (certificates for about ${ttl} s); renewing through ${doc.gateway.url} until interrupted…\n`);
+  process.stderr.write(
+    `Joined ${machines.length} machines (certificates for about ${ttl} s); renewing through ${doc.gateway.url} until interrupted…\n`,
+  );
   const stats = await keepRenewing({
     machines,
     target,
     signal: controller.signal,
     onEvent: (event, machine, s) => {
-      if (event !== 'renewed' || s.renewed % 10 === 0) process.stderr.write(`${event} ${machine.identity.nodeId} (renewed ${s.renewed}, refused ${s.refused}, failed ${s.failed})\n`);
+      if (event !== 'renewed' || s.renewed % 10 === 0)
+        process.stderr.write(`${event} ${machine.identity.nodeId} (renewed ${s.renewed}, refused ${s.refused}, failed ${s.failed})\n`);
     },
   });
   process.stdout.write(`renewed ${stats.renewed}, refused ${stats.refused}, failed ${stats.failed}\n`);

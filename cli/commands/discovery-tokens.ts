@@ -1,6 +1,13 @@
 import type { Command } from 'commander';
 import { clientFor } from '../context';
-import { createTokenToFile, parseWhole, sitePath, tokenFileBody, withTokenFileOptions, type SiteScopedTokenOptions } from './site-scoped-tokens';
+import {
+  createTokenToFile,
+  parseWhole,
+  sitePath,
+  tokenFileBody,
+  withTokenFileOptions,
+  type SiteScopedTokenOptions,
+} from './site-scoped-tokens';
 
 type Opts = SiteScopedTokenOptions & { mac: string; ip?: string; workflowId?: string; bootLeaseEpoch?: number };
 
@@ -12,7 +19,7 @@ export function registerDiscoveryTokenCommands(program: Command) {
       .description('Discovery tokens: one per PXE lease, bound to its MAC, single use')
       .command('create')
       .description('Create a discovery token for one PXE-booted machine; written to --out (0600), never printed')
-      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
       .requiredOption('--site <siteId>', 'the site the machine booted in')
       .requiredOption('--mac <mac>', "the lease's MAC, aa:bb:cc:dd:ee:ff")
       .option('--ip <ip>', 'the address the lease gave')
@@ -28,6 +35,10 @@ export function registerDiscoveryTokenCommands(program: Command) {
       ...(opts.bootLeaseEpoch !== undefined ? { bootLeaseEpoch: opts.bootLeaseEpoch } : {}),
       ...tokenFileBody(opts),
     };
-    await createTokenToFile(client, sitePath(tenantId, opts.site, 'discovery-tokens'), body, { out: opts.out, json: opts.json, kind: 'discovery' });
+    await createTokenToFile(client, sitePath(tenantId, opts.site, 'discovery-tokens'), body, {
+      out: opts.out,
+      json: opts.json,
+      kind: 'discovery',
+    });
   });
 }

@@ -24,7 +24,16 @@ export function registerEventCommands(program: Command) {
         cursor: opts.cursor,
       });
       if (opts.json) return printJson(page.items);
-      printTable(page.items, [['id', (e) => e.id], ['time', (e) => e.createdAt], ['type', (e) => e.type], ['data', (e) => e.data]], 'No events.');
+      printTable(
+        page.items,
+        [
+          ['id', (e) => e.id],
+          ['time', (e) => e.createdAt],
+          ['type', (e) => e.type],
+          ['data', (e) => e.data],
+        ],
+        'No events.',
+      );
       if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
     });
 }

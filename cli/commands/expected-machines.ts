@@ -27,7 +27,9 @@ interface ExpectedItem {
 }
 
 const scopeOptions = (command: Command) =>
-  command.option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)").requiredOption('--site <siteId>', 'the site the machines boot in');
+  command
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
+    .requiredOption('--site <siteId>', 'the site the machines boot in');
 
 /** `expected-machines`: imported lists of machines a site expects; each one joins without waiting for a person. */
 export function registerExpectedMachineCommands(program: Command) {
@@ -37,37 +39,60 @@ export function registerExpectedMachineCommands(program: Command) {
     return { client, path: sitePath(await client.tenantId(opts.tenant), opts.site, 'expected-machines') };
   };
 
-  scopeOptions(expected.command('import <file>').description('Import a CSV (header: serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array'))
+  scopeOptions(
+    expected
+      .command('import <file>')
+      .description('Import a CSV (header: serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array'),
+  )
     .option('--pool <poolId>', 'the pool of rows that name none')
     .addOption(new Option('--format <format>', 'csv or json (default: from the file name)').choices(['csv', 'json']))
     .option('--dry-run', 'show what would be imported and the rejected rows; save nothing')
     .option('--json', 'print JSON')
-    .action(async (file: string, opts: { tenant?: string; site: string; pool?: string; format?: 'csv' | 'json'; dryRun?: boolean; json?: boolean }, cmd: Command) => {
-      const { client, path } = await pathOf(cmd, opts);
-      const format = opts.format ?? formatOfName(file);
-      const content = await readFile(file, 'utf8').catch(() => {
-        throw new DomainError('INVALID_ARGUMENT', `Cannot read ${file}`);
-      });
-      // Sent in parts of 2,000 rows, so a large file shows progress and no call nears the body limit.
-      const parts = splitImport(format, content);
-      const total = parts.reduce((n, p) => n + p.rows, 0);
-      const answer: ImportAnswer = { importId: null, accepted: 0, rejected: [], sample: [] };
-      let sent = 0;
-      for (const part of parts) {
-        const body = { format, content: part.content, preview: !!opts.dryRun, rowOffset: part.offset, ...(opts.pool ? { defaultPoolId: opts.pool } : {}), ...(answer.importId ? { importId: answer.importId } : {}) };
-        const reply = await client.post<ImportAnswer>(`${path}/import`, body);
-        answer.importId = reply.importId ?? answer.importId;
-        answer.accepted += reply.accepted;
-        answer.rejected.push(...reply.rejected);
-        if (answer.sample.length < 20) answer.sample.push(...reply.sample.slice(0, 20 - answer.sample.length));
-        sent += part.rows;
-        if (parts.length > 1 && !opts.json) process.stderr.write(`${sent}/${total} rows\n`);
-      }
-      if (opts.json) return printJson(answer);
-      const verb = opts.dryRun ? 'Would import' : 'Imported';
-      process.stdout.write(`${verb} ${answer.accepted} machines${answer.importId ? ` (${answer.importId})` : ''}; ${answer.rejected.length} rows rejected\n`);
-      if (answer.rejected.length) printTable(answer.rejected, [['row', (r) => r.row], ['reason', (r) => r.reason]]);
-    });
+    .action(
+      async (
+        file: string,
+        opts: { tenant?: string; site: string; pool?: string; format?: 'csv' | 'json'; dryRun?: boolean; json?: boolean },
+        cmd: Command,
+      ) => {
+        const { client, path } = await pathOf(cmd, opts);
+        const format = opts.format ?? formatOfName(file);
+        const content = await readFile(file, 'utf8').catch(() => {
+          throw new DomainError('INVALID_ARGUMENT', `Cannot read ${file}`);
+        });
+        // Sent in parts of 2,000 rows, so a large file shows progress and no call nears the body limit.
+        const parts = splitImport(format, content);
+        const total = parts.reduce((n, p) => n + p.rows, 0);
+        const answer: ImportAnswer = { importId: null, accepted: 0, rejected: [], sample: [] };
+        let sent = 0;
+        for (const part of parts) {
+          const body = {
+            format,
+            content: part.content,
+            preview: !!opts.dryRun,
+            rowOffset: part.offset,
+            ...(opts.pool ? { defaultPoolId: opts.pool } : {}),
+            ...(answer.importId ? { importId: answer.importId } : {}),
+          };
+          const reply = await client.post<ImportAnswer>(`${path}/import`, body);
+          answer.importId = reply.importId ?? answer.importId;
+          answer.accepted += reply.accepted;
+          answer.rejected.push(...reply.rejected);
+          if (answer.sample.length < 20) answer.sample.push(...reply.sample.slice(0, 20 - answer.sample.length));
+          sent += part.rows;
+          if (parts.length > 1 && !opts.json) process.stderr.write(`${sent}/${total} rows\n`);
+        }
+        if (opts.json) return printJson(answer);
+        const verb = opts.dryRun ? 'Would import' : 'Imported';
+        process.stdout.write(
+          `${verb} ${answer.accepted} machines${answer.importId ? ` (${answer.importId})` : ''}; ${answer.rejected.length} rows rejected\n`,
+        );
+        if (answer.rejected.length)
+          printTable(answer.rejected, [
+            ['row', (r) => r.row],
+            ['reason', (r) => r.reason],
+          ]);
+      },
+    );
 
   scopeOptions(expected.command('list').description('List expected machines that have not arrived (or, with --arrived, those that have)'))
     .option('--arrived', 'the machines that arrived, with the request that admitted them')
@@ -75,18 +100,25 @@ export function registerExpectedMachineCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; site: string; arrived?: boolean; limit: number; json?: boolean }, cmd: Command) => {
       const { client, path } = await pathOf(cmd, opts);
-      const page = await client.get<{ total: number; items: ExpectedItem[] }>(path, { state: opts.arrived ? 'arrived' : 'waiting', limit: opts.limit });
+      const page = await client.get<{ total: number; items: ExpectedItem[] }>(path, {
+        state: opts.arrived ? 'arrived' : 'waiting',
+        limit: opts.limit,
+      });
       if (opts.json) return printJson(page);
-      printTable(page.items, [
-        ['id', (i) => i.id],
-        ['serial', (i) => i.serial],
-        ['product uuid', (i) => i.productUuid],
-        ['mac', (i) => i.mac],
-        ['gpu uuid', (i) => i.gpuUuid],
-        ['pool', (i) => i.poolId],
-        ['hostname', (i) => i.hostname],
-        [opts.arrived ? 'arrived' : 'expires', (i) => (opts.arrived ? i.arrivedAt : i.expiresAt)],
-      ], opts.arrived ? 'No expected machine has arrived.' : 'No expected machine is waiting.');
+      printTable(
+        page.items,
+        [
+          ['id', (i) => i.id],
+          ['serial', (i) => i.serial],
+          ['product uuid', (i) => i.productUuid],
+          ['mac', (i) => i.mac],
+          ['gpu uuid', (i) => i.gpuUuid],
+          ['pool', (i) => i.poolId],
+          ['hostname', (i) => i.hostname],
+          [opts.arrived ? 'arrived' : 'expires', (i) => (opts.arrived ? i.arrivedAt : i.expiresAt)],
+        ],
+        opts.arrived ? 'No expected machine has arrived.' : 'No expected machine is waiting.',
+      );
       if (page.total > page.items.length) process.stdout.write(`${page.items.length} of ${page.total} shown\n`);
     });
 
@@ -94,9 +126,31 @@ export function registerExpectedMachineCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; site: string; json?: boolean }, cmd: Command) => {
       const { client, path } = await pathOf(cmd, opts);
-      const { items } = await client.get<{ items: { requestId: string; state: string; mac: string | null; hostname: string | null; serial: string | null; decidedBy: string | null; createdAt: string }[] }>(`${path}/unmatched`);
+      const { items } = await client.get<{
+        items: {
+          requestId: string;
+          state: string;
+          mac: string | null;
+          hostname: string | null;
+          serial: string | null;
+          decidedBy: string | null;
+          createdAt: string;
+        }[];
+      }>(`${path}/unmatched`);
       if (opts.json) return printJson(items);
-      printTable(items, [['request', (i) => i.requestId], ['state', (i) => i.state], ['mac', (i) => i.mac], ['hostname', (i) => i.hostname], ['serial', (i) => i.serial], ['decided by', (i) => i.decidedBy], ['arrived', (i) => i.createdAt]], 'Every arrival matched an expected machine.');
+      printTable(
+        items,
+        [
+          ['request', (i) => i.requestId],
+          ['state', (i) => i.state],
+          ['mac', (i) => i.mac],
+          ['hostname', (i) => i.hostname],
+          ['serial', (i) => i.serial],
+          ['decided by', (i) => i.decidedBy],
+          ['arrived', (i) => i.createdAt],
+        ],
+        'Every arrival matched an expected machine.',
+      );
     });
 
   scopeOptions(expected.command('delete [ids...]').description('Delete expected machines that have not arrived: by id, or a whole import'))

@@ -18,7 +18,7 @@ export function addGetAndArchive<T>(
     group
       .command(`${name} <${options.noun}Id>`)
       .description(description)
-      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { tenant?: string; json?: boolean }, cmd: Command) => {
         const client = clientFor(cmd);

@@ -29,7 +29,10 @@ beforeAll(async () => {
   if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
   api = await startApiServer(db);
   t = await createTestTenant(db, { label: 'jr-cli' });
-  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key };
+  env = {
+    BETTER_COMPUTE_URL: api.url,
+    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
+  };
   dir = await mkdtemp(path.join(tmpdir(), 'jr-cli-'));
 });
 afterAll(async () => {
@@ -51,7 +54,11 @@ async function trustOf(url: string): Promise<JoinTrust> {
   const doc = (await (await fetch(`${url}/api/compute/.well-known/better-compute`)).json()) as {
     join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
   };
-  return { encryptionJwk: doc.join.encryptionJwk, signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'), signingKeyPin: doc.join.signingKeyPin };
+  return {
+    encryptionJwk: doc.join.encryptionJwk,
+    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
+    signingKeyPin: doc.join.signingKeyPin,
+  };
 }
 
 describe('better-compute join-requests and discovery-tokens', { timeout: 120_000 }, () => {
@@ -60,7 +67,23 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     for (let i = 0; i < 3; i++) {
       const m = newPxeMachine(i);
       const out = path.join(dir, `pxe-${i}.token`);
-      const run = await cli(['discovery-tokens', 'create', '--tenant', t.tenantId, '--site', t.siteId, '--mac', m.mac, '--ip', `10.0.0.${i + 1}`, '--boot-lease-epoch', '3', '--out', out, '--json']);
+      const run = await cli([
+        'discovery-tokens',
+        'create',
+        '--tenant',
+        t.tenantId,
+        '--site',
+        t.siteId,
+        '--mac',
+        m.mac,
+        '--ip',
+        `10.0.0.${i + 1}`,
+        '--boot-lease-epoch',
+        '3',
+        '--out',
+        out,
+        '--json',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({ role: 'discovery', maxUses: 1, siteId: t.siteId });
       expect((await stat(out)).mode & 0o777).toBe(0o600);
@@ -95,7 +118,10 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
   it('sites update --two-person-approval: one key records 1 of 2, a second key admits, and the machine joins', async () => {
     const two = await createTestTenant(db, { label: 'jr-two' });
     const keyOf = async (name: string) => (await insertApiKey(db, { tenantId: two.tenantId, role: 'admin', name }, 'test')).key;
-    const [first, second] = [{ ...env, BETTER_COMPUTE_API_KEY: await keyOf('first') }, { ...env, BETTER_COMPUTE_API_KEY: await keyOf('second') }];
+    const [first, second] = [
+      { ...env, BETTER_COMPUTE_API_KEY: await keyOf('first') },
+      { ...env, BETTER_COMPUTE_API_KEY: await keyOf('second') },
+    ];
     const as = async (keyEnv: Record<string, string>, args: string[]) => {
       const run = await runCliInProcess(args, keyEnv);
       outputs.push(run.stdout, run.stderr);
@@ -109,7 +135,9 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     const scoped = ['--tenant', two.tenantId, '--pool', two.poolId];
     const m = newPxeMachine(7);
     const out = path.join(dir, 'two.token');
-    expect((await as(first, ['discovery-tokens', 'create', '--tenant', two.tenantId, '--site', two.siteId, '--mac', m.mac, '--out', out])).code).toBe(0);
+    expect(
+      (await as(first, ['discovery-tokens', 'create', '--tenant', two.tenantId, '--site', two.siteId, '--mac', m.mac, '--out', out])).code,
+    ).toBe(0);
     const token = (await readFile(out, 'utf8')).trim();
     minted.push(token);
     const running = runPxeMachines({ serverUrl: api.url, trust: await trustOf(api.url), machines: [{ ...m, token }], retryScale: 0.02 });
@@ -132,7 +160,9 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
   it('rejects a request with a reason, and approve of the rejected one exits with INVALID_STATE', async () => {
     const m = newPxeMachine(9);
     const out = path.join(dir, 'reject.token');
-    expect((await cli(['discovery-tokens', 'create', '--tenant', t.tenantId, '--site', t.siteId, '--mac', m.mac, '--out', out])).code).toBe(0);
+    expect((await cli(['discovery-tokens', 'create', '--tenant', t.tenantId, '--site', t.siteId, '--mac', m.mac, '--out', out])).code).toBe(
+      0,
+    );
     const token = (await readFile(out, 'utf8')).trim();
     minted.push(token);
     const running = runPxeMachines({ serverUrl: api.url, trust: await trustOf(api.url), machines: [{ ...m, token }], retryScale: 0.02 });
@@ -156,7 +186,10 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     const joins = () => api.requests.filter((r) => r === 'POST /api/compute/v1/join').length;
     const before = joins();
     // The server asks a pending machine to retry after 30 s; the simulation's setting makes it 1 s.
-    const sim = runCli(['dev', '--sim', '2', '--pxe', '--tenant', t.tenantId, '--site', site, '--json'], { ...env, BETTER_COMPUTE_SIM_RETRY_SECONDS: '1' });
+    const sim = runCli(['dev', '--sim', '2', '--pxe', '--tenant', t.tenantId, '--site', site, '--json'], {
+      ...env,
+      BETTER_COMPUTE_SIM_RETRY_SECONDS: '1',
+    });
     void sim.then((run) => outputs.push(run.stdout, run.stderr));
     let pending: unknown[] = [];
     for (let i = 0; i < 150 && pending.length < 2; i++) {
@@ -190,15 +223,39 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     expect(withId.code).toBe(2);
 
     const sent = api.requests.length;
-    const approved = await cli(['join-requests', 'approve', '--all-pending', ...scope(), '--search', 'rack-b7', '--untrusted', '--older-than', '0s']);
+    const approved = await cli([
+      'join-requests',
+      'approve',
+      '--all-pending',
+      ...scope(),
+      '--search',
+      'rack-b7',
+      '--untrusted',
+      '--older-than',
+      '0s',
+    ]);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toMatch(/^Approved 250 request\(s\)\n$/);
     expect(approved.stderr).toMatch(/Approving: 250\/250/);
     // Two pages of 200 and one count, never a call per request.
     expect(api.requests.slice(sent).filter((r) => r.includes('/join-requests/approve')).length).toBe(2);
-    expect(await db.joinRequest.count({ where: { siteId: t.siteId, state: 'approved', claims: { path: ['hostname'], string_starts_with: 'rack-b7' } } })).toBe(250);
+    expect(
+      await db.joinRequest.count({
+        where: { siteId: t.siteId, state: 'approved', claims: { path: ['hostname'], string_starts_with: 'rack-b7' } },
+      }),
+    ).toBe(250);
 
-    const rejected = await cli(['join-requests', 'reject', '--all-pending', ...scope(), '--search', 'lab-x', '--reason', 'not ours', '--json']);
+    const rejected = await cli([
+      'join-requests',
+      'reject',
+      '--all-pending',
+      ...scope(),
+      '--search',
+      'lab-x',
+      '--reason',
+      'not ours',
+      '--json',
+    ]);
     expect(rejected.code, rejected.stderr).toBe(0);
     expect(JSON.parse(rejected.stdout).rejected).toHaveLength(5);
     expect(JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout)).toEqual([]);

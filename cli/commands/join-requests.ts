@@ -1,5 +1,10 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { ApprovedJoinRequests, JoinRequestPage, JoinRequestRecord, RejectedJoinRequests } from '../../protocol/api/join-request-schemas';
+import type {
+  ApprovedJoinRequests,
+  JoinRequestPage,
+  JoinRequestRecord,
+  RejectedJoinRequests,
+} from '../../protocol/api/join-request-schemas';
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
 import { enc, type ApiClient } from '../client';
@@ -10,7 +15,8 @@ import { progressBar } from '../progress';
 type Ref = { tenant?: string; pool: string };
 
 function parseSeconds(value: string): number {
-  if (!/^\d{1,6}$/.test(value) || Number(value) < 60 || Number(value) > 86_400) throw new InvalidArgumentError('use whole seconds, 60 to 86400');
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 60 || Number(value) > 86_400)
+    throw new InvalidArgumentError('use whole seconds, 60 to 86400');
   return Number(value);
 }
 
@@ -35,7 +41,15 @@ function parseAge(value: string): number {
   return seconds;
 }
 
-type FilterOpts = { search?: string; attestor?: string; vouchedBy?: string; trusted?: boolean; untrusted?: boolean; olderThan?: number; newerThan?: number };
+type FilterOpts = {
+  search?: string;
+  attestor?: string;
+  vouchedBy?: string;
+  trusted?: boolean;
+  untrusted?: boolean;
+  olderThan?: number;
+  newerThan?: number;
+};
 
 /** The queue's filter options, shared by `list` and `--all-pending` (the console's search and filters). */
 const withFilters = (cmd: Command) =>
@@ -98,12 +112,15 @@ const tpmShown = (r: JoinRequestRecord) => (r.tpm ? `ek ${r.tpm.ekHash.slice(0, 
 
 /** "1 of 2 (Ada)" for a pending request of a two-person site; empty otherwise. */
 const approvalsOf = (r: JoinRequestRecord) =>
-  r.requiredApprovals === 2 && r.state === 'pending' ? `${r.firstApproval ? 1 : 0} of 2${r.firstApproval ? ` (${r.firstApproval.byName ?? r.firstApproval.by})` : ''}` : '';
+  r.requiredApprovals === 2 && r.state === 'pending'
+    ? `${r.firstApproval ? 1 : 0} of 2${r.firstApproval ? ` (${r.firstApproval.byName ?? r.firstApproval.by})` : ''}`
+    : '';
 
 /** `join-requests list|get|approve|reject|watch` (joining.md "Join requests and approvals"). */
 export function registerJoinRequestCommands(program: Command) {
   const requests = program.command('join-requests').description('Join requests: machines waiting for an operator to decide');
-  const withRef = (cmd: Command) => cmd.option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)').requiredOption('--pool <poolId>', 'the pool');
+  const withRef = (cmd: Command) =>
+    cmd.option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)").requiredOption('--pool <poolId>', 'the pool');
 
   withFilters(withRef(requests.command('list').description("List a pool's join requests and its site's unclaimed ones, newest first")))
     .option('--state <state>', 'pending (default), approved, rejected, expired, consumed or all', 'pending')
@@ -136,7 +153,8 @@ export function registerJoinRequestCommands(program: Command) {
       const client = clientFor(cmd);
       const request = await client.get<JoinRequestRecord>(`${await poolPath(client, opts)}/${enc(requestId)}`);
       if (opts.json) return printJson(request);
-      for (const [k, v] of Object.entries(request)) process.stdout.write(`${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : v ?? '-'}\n`);
+      for (const [k, v] of Object.entries(request))
+        process.stdout.write(`${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : (v ?? '-')}\n`);
     });
 
   withFilters(withRef(requests.command('approve [requestId]').description('Approve a request (or --all-pending) into the pool')))
@@ -144,55 +162,88 @@ export function registerJoinRequestCommands(program: Command) {
     .option('--ttl <seconds>', 'how long the approval admits the retry, 60 to 86400 seconds (default 3600)', parseSeconds)
     .option('--reason <text>', 'why, for the audit log')
     .option('--json', 'print JSON')
-    .action(async (requestId: string | undefined, opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; json?: boolean }, cmd: Command) => {
-      if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
-      const filter = filterOf(opts);
-      if (requestId && Object.keys(filter).length) throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
-      const client = clientFor(cmd);
-      const path = await poolPath(client, opts);
-      const decision = { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.reason ? { reason: opts.reason } : {}) };
-      if (requestId) {
-        const approved = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/approve`, decision);
-        if (opts.json) return printJson(approved);
-        if (approved.state === 'pending') {
-          process.stdout.write(`Recorded your approval of ${approved.id} (1 of 2): its site needs a second approval, by another operator or API key, into ${approved.firstApproval?.poolId}\n`);
-        } else process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
-        return;
-      }
-      // On a two-person site a first approval leaves the request pending (`recorded`): it moved all the same.
-      const all = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => [...a.approved, ...a.recorded]);
-      const approved = all.done.filter((r) => r.state !== 'pending');
-      const recorded = all.done.filter((r) => r.state === 'pending');
-      const { skipped, matched } = all;
-      if (opts.json) return printJson({ approved, recorded, skipped });
-      const left = matched - all.done.length - skipped.length;
-      process.stdout.write(
-        `Approved ${approved.length} request(s)${recorded.length ? `; recorded your approval of ${recorded.length} that need a second one (1 of 2)` : ''}` +
-          `${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}` +
-          `${left > 0 ? `; ${left} left pending: their retry would be refused (token revoked, expired or used, or the pool's joinAttestors), or you approved them first already` : ''}\n`,
-      );
-    });
+    .action(
+      async (
+        requestId: string | undefined,
+        opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; json?: boolean },
+        cmd: Command,
+      ) => {
+        if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
+        const filter = filterOf(opts);
+        if (requestId && Object.keys(filter).length)
+          throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+        const client = clientFor(cmd);
+        const path = await poolPath(client, opts);
+        const decision = { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.reason ? { reason: opts.reason } : {}) };
+        if (requestId) {
+          const approved = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/approve`, decision);
+          if (opts.json) return printJson(approved);
+          if (approved.state === 'pending') {
+            process.stdout.write(
+              `Recorded your approval of ${approved.id} (1 of 2): its site needs a second approval, by another operator or API key, into ${approved.firstApproval?.poolId}\n`,
+            );
+          } else process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
+          return;
+        }
+        // On a two-person site a first approval leaves the request pending (`recorded`): it moved all the same.
+        const all = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => [
+          ...a.approved,
+          ...a.recorded,
+        ]);
+        const approved = all.done.filter((r) => r.state !== 'pending');
+        const recorded = all.done.filter((r) => r.state === 'pending');
+        const { skipped, matched } = all;
+        if (opts.json) return printJson({ approved, recorded, skipped });
+        const left = matched - all.done.length - skipped.length;
+        process.stdout.write(
+          `Approved ${approved.length} request(s)${recorded.length ? `; recorded your approval of ${recorded.length} that need a second one (1 of 2)` : ''}` +
+            `${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}` +
+            `${left > 0 ? `; ${left} left pending: their retry would be refused (token revoked, expired or used, or the pool's joinAttestors), or you approved them first already` : ''}\n`,
+        );
+      },
+    );
 
-  withFilters(withRef(requests.command('reject [requestId]').description('Reject a request (or --all-pending; also withdraws an unused approval)')))
+  withFilters(
+    withRef(requests.command('reject [requestId]').description('Reject a request (or --all-pending; also withdraws an unused approval)')),
+  )
     .option('--all-pending', 'reject every pending request the pool sees (narrowed by the filters), a page (200) per call')
     .option('--reason <text>', 'why, for the audit log')
     .option('--json', 'print JSON')
-    .action(async (requestId: string | undefined, opts: Ref & FilterOpts & { allPending?: boolean; reason?: string; json?: boolean }, cmd: Command) => {
-      if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
-      const filter = filterOf(opts);
-      if (requestId && Object.keys(filter).length) throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
-      const client = clientFor(cmd);
-      const path = await poolPath(client, opts);
-      if (!requestId) {
-        const { done: rejected, skipped } = await decideAllMatching<RejectedJoinRequests>(client, path, 'reject', filter, opts.reason ? { reason: opts.reason } : {}, (a) => a.rejected);
-        if (opts.json) return printJson({ rejected, skipped });
-        process.stdout.write(`Rejected ${rejected.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}\n`);
-        return;
-      }
-      const rejected = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/reject`, opts.reason ? { reason: opts.reason } : {});
-      if (opts.json) return printJson(rejected);
-      process.stdout.write(`Rejected ${rejected.id}\n`);
-    });
+    .action(
+      async (
+        requestId: string | undefined,
+        opts: Ref & FilterOpts & { allPending?: boolean; reason?: string; json?: boolean },
+        cmd: Command,
+      ) => {
+        if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
+        const filter = filterOf(opts);
+        if (requestId && Object.keys(filter).length)
+          throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+        const client = clientFor(cmd);
+        const path = await poolPath(client, opts);
+        if (!requestId) {
+          const { done: rejected, skipped } = await decideAllMatching<RejectedJoinRequests>(
+            client,
+            path,
+            'reject',
+            filter,
+            opts.reason ? { reason: opts.reason } : {},
+            (a) => a.rejected,
+          );
+          if (opts.json) return printJson({ rejected, skipped });
+          process.stdout.write(
+            `Rejected ${rejected.length} request(s)${skipped.length ? `; ${skipped.length} were decided or expired meanwhile` : ''}\n`,
+          );
+          return;
+        }
+        const rejected = await client.post<JoinRequestRecord>(
+          `${path}/${enc(requestId)}/reject`,
+          opts.reason ? { reason: opts.reason } : {},
+        );
+        if (opts.json) return printJson(rejected);
+        process.stdout.write(`Rejected ${rejected.id}\n`);
+      },
+    );
 
   withRef(requests.command('watch').description("Print changes of the pool's queue as they happen (Ctrl-C ends)"))
     .option('--json', 'print each changed request as a JSON line')
@@ -205,7 +256,8 @@ export function registerJoinRequestCommands(program: Command) {
           const request = await client.get<JoinRequestRecord>(`${path}/${enc(id)}`).catch(() => null);
           if (!request) continue;
           if (opts.json) process.stdout.write(JSON.stringify(request) + '\n');
-          else process.stdout.write(`${new Date().toISOString()} ${request.id} ${request.state} ${request.mac ?? ''} ${claimed(request)}\n`);
+          else
+            process.stdout.write(`${new Date().toISOString()} ${request.id} ${request.state} ${request.mac ?? ''} ${claimed(request)}\n`);
         }
       }
     });

@@ -73,7 +73,9 @@ afterAll(async () => {
 
 describe('better-compute join-tokens', { timeout: 60_000 }, () => {
   it('create prints the token once; a replayed --key prints none', async () => {
-    const run = await cli(['join-tokens', 'create', ...scope(), '--ttl', '1h30m', '--max-uses', '3', '--key', 'print-1'], { printsToken: true });
+    const run = await cli(['join-tokens', 'create', ...scope(), '--ttl', '1h30m', '--max-uses', '3', '--key', 'print-1'], {
+      printsToken: true,
+    });
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const token = run.stdout.trim().split('\n').at(-1)!;
     const parsed = parseJoinToken(token);
@@ -92,9 +94,27 @@ describe('better-compute join-tokens', { timeout: 60_000 }, () => {
   it('create --out writes a new 0600 file, maps the flags, and prints no secret', async () => {
     const out = path.join(dir, 'join-token');
     const run = await cli([
-      'join-tokens', 'create', ...scope(), '--ttl', '15m', '--key', 'out-1', '--out', out, '--json',
-      '--allow-reclaim', '--hosted', 'kubernetes', '--expect-serial', ' SN-7701 ', '--expect-mac', '3C:EC:EF:12:34:56',
-      '--expect-product-uuid', '4C4C4544-0031-3510-8052-B4C04F4E5632', '--expect-gpu-uuid', 'GPU-7D5A1C2E-0B3F-4A6D-9E8C-1F2A3B4C5D6E',
+      'join-tokens',
+      'create',
+      ...scope(),
+      '--ttl',
+      '15m',
+      '--key',
+      'out-1',
+      '--out',
+      out,
+      '--json',
+      '--allow-reclaim',
+      '--hosted',
+      'kubernetes',
+      '--expect-serial',
+      ' SN-7701 ',
+      '--expect-mac',
+      '3C:EC:EF:12:34:56',
+      '--expect-product-uuid',
+      '4C4C4544-0031-3510-8052-B4C04F4E5632',
+      '--expect-gpu-uuid',
+      'GPU-7D5A1C2E-0B3F-4A6D-9E8C-1F2A3B4C5D6E',
     ]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect((await stat(out)).mode & 0o777).toBe(0o600);
@@ -107,7 +127,12 @@ describe('better-compute join-tokens', { timeout: 60_000 }, () => {
       id: parseJoinToken(token)!.id,
       allowReclaim: true,
       hosted: 'kubernetes',
-      expect: { serial: 'SN-7701', mac: '3c:ec:ef:12:34:56', productUuid: '4c4c4544-0031-3510-8052-b4c04f4e5632', gpuUuid: 'GPU-7d5a1c2e-0b3f-4a6d-9e8c-1f2a3b4c5d6e' },
+      expect: {
+        serial: 'SN-7701',
+        mac: '3c:ec:ef:12:34:56',
+        productUuid: '4c4c4544-0031-3510-8052-b4c04f4e5632',
+        gpuUuid: 'GPU-7d5a1c2e-0b3f-4a6d-9e8c-1f2a3b4c5d6e',
+      },
     });
   });
 
@@ -137,7 +162,13 @@ describe('better-compute join-tokens', { timeout: 60_000 }, () => {
 
   it('refuses bad flags before calling the server', async () => {
     const before = requests.length;
-    for (const args of [['--ttl', '59s'], ['--ttl', '25h'], ['--ttl', '1.5h'], ['--ttl', '1h', '--hosted', 'docker'], ['--ttl', '1h', '--max-uses', 'many']]) {
+    for (const args of [
+      ['--ttl', '59s'],
+      ['--ttl', '25h'],
+      ['--ttl', '1.5h'],
+      ['--ttl', '1h', '--hosted', 'docker'],
+      ['--ttl', '1h', '--max-uses', 'many'],
+    ]) {
       const run = await cli(['join-tokens', 'create', ...scope(), '--key', 'bad-flags', ...args]);
       expect(run.code, args.join(' ')).toBe(2);
     }

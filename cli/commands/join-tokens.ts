@@ -18,7 +18,8 @@ export function parseTtl(value: string): number {
     throw new InvalidArgumentError('use a duration like 90s, 15m, 1h or 1h30m, from 1m to 24h');
   }
   const seconds = Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
-  if (seconds < 60 || seconds > 86_400) throw new InvalidArgumentError(`${value} is ${seconds} seconds; use 1m to 24h (60 to 86400 seconds)`);
+  if (seconds < 60 || seconds > 86_400)
+    throw new InvalidArgumentError(`${value} is ${seconds} seconds; use 1m to 24h (60 to 86400 seconds)`);
   return seconds;
 }
 
@@ -70,11 +71,11 @@ const describeToken = (t: JoinTokenRecord) => `${t.maxUses === 1 ? '1 use' : `${
 const pinnedTo = (t: JoinTokenRecord) => (t.expect ? Object.keys(t.expect).join(',') : 'no');
 
 export function registerJoinTokenCommands(program: Command) {
-  const tokens = program.command('join-tokens').description("Join tokens: credentials that let machines join one pool");
+  const tokens = program.command('join-tokens').description('Join tokens: credentials that let machines join one pool');
   tokens
     .command('create')
     .description('Create a node join token; it is shown (or written to --out) once')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .requiredOption('--pool <poolId>', 'the pool machines join')
     .requiredOption('--ttl <duration>', 'lifetime, 1m to 24h (e.g. 15m, 1h, 1h30m)', parseTtl)
     .option('--max-uses <n>', 'how many machines may join with it, 1 to 10000 (default 1)', parseMaxUses)
@@ -118,7 +119,9 @@ export function registerJoinTokenCommands(program: Command) {
       const created = await create();
       if (opts.json) printJson(created);
       else if (created.token === undefined) {
-        process.stdout.write(`Join token ${created.id} was already created with this --key (${describeToken(created)}); its token was shown only then.\n`);
+        process.stdout.write(
+          `Join token ${created.id} was already created with this --key (${describeToken(created)}); its token was shown only then.\n`,
+        );
       } else {
         process.stdout.write(`Created join token ${created.id} (${describeToken(created)}). It is shown only once:\n${created.token}\n`);
       }
@@ -126,7 +129,7 @@ export function registerJoinTokenCommands(program: Command) {
   tokens
     .command('list')
     .description("List a pool's live join tokens (never their secrets)")
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .requiredOption('--pool <poolId>', 'the pool')
     .option('--all', 'include revoked, expired and used-up tokens')
     .option('--json', 'print JSON')
@@ -158,7 +161,7 @@ export function registerJoinTokenCommands(program: Command) {
   tokens
     .command('revoke <tokenId>')
     .description('Revoke a join token at once (pass its id, jt_…, never the token)')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .requiredOption('--pool <poolId>', 'the pool')
     .action(async (tokenId: string, opts: { tenant?: string; pool: string }, cmd: Command) => {
       // Checked before anything is sent: a pasted token carries its secret, which must never travel as an id.

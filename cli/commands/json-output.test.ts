@@ -15,7 +15,10 @@ beforeAll(async () => {
   process.env.DATABASE_URL = testDatabaseUrl();
   api = await startApiServer(db);
   t = await createTestTenant(db, { label: 'json-cli' });
-  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key };
+  env = {
+    BETTER_COMPUTE_URL: api.url,
+    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
+  };
 });
 afterAll(async () => {
   await api?.close();

@@ -8,11 +8,22 @@ import { printJson, printTable } from '../output';
 import { wholeNumber } from '../options';
 
 const printDetail = (n: NodeDetail) =>
-  printTable([n], [
-    ['id', (x) => x.id], ['state', (x) => x.state], ['cordoned', (x) => x.cordoned], ['trust', (x) => x.trust], ['role', (x) => x.role],
-    ['generation', (x) => x.identityGeneration], ['serial', (x) => x.certificate?.serial], ['expires', (x) => x.certificate?.notAfter],
-    ['attestor', (x) => x.attestor], ['token', (x) => x.joinTokenId], ['conditions', (x) => x.conditions.map((c) => c.type).join(',')],
-  ]);
+  printTable(
+    [n],
+    [
+      ['id', (x) => x.id],
+      ['state', (x) => x.state],
+      ['cordoned', (x) => x.cordoned],
+      ['trust', (x) => x.trust],
+      ['role', (x) => x.role],
+      ['generation', (x) => x.identityGeneration],
+      ['serial', (x) => x.certificate?.serial],
+      ['expires', (x) => x.certificate?.notAfter],
+      ['attestor', (x) => x.attestor],
+      ['token', (x) => x.joinTokenId],
+      ['conditions', (x) => x.conditions.map((c) => c.type).join(',')],
+    ],
+  );
 
 /** `nodes get`: the node, then its certificates newest first (the answer holds at most the newest 200). */
 function printWithCertificates(n: NodeDetail) {
@@ -21,8 +32,11 @@ function printWithCertificates(n: NodeDetail) {
   process.stdout.write(`\nCertificates${shown}:\n`);
   const now = Date.now();
   printTable(n.certificates, [
-    ['serial', (c) => c.serial], ['generation', (c) => c.identityGeneration], ['issued by', (c) => c.issuedBy],
-    ['not before', (c) => c.notBefore], ['not after', (c) => c.notAfter],
+    ['serial', (c) => c.serial],
+    ['generation', (c) => c.identityGeneration],
+    ['issued by', (c) => c.issuedBy],
+    ['not before', (c) => c.notBefore],
+    ['not after', (c) => c.notAfter],
     ['status', (c) => (c.revokedAt ? `revoked (${c.revocationReason ?? 'revoked'}) at ${c.revokedAt}` : certificateStanding(c, now))],
   ]);
 }
@@ -39,20 +53,36 @@ export function registerNodeCommands(program: Command) {
     .option('--limit <n>', 'page size', wholeNumber(1, 500), 100)
     .option('--cursor <nodeId>', 'the page after this node')
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant: string; pool?: string; site?: string; state?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const page = await client.get<{ items: NodeSummary[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/nodes`, {
-        poolId: opts.pool, siteId: opts.site, state: opts.state, limit: opts.limit, cursor: opts.cursor,
-      });
-      if (opts.json) return printJson(page);
-      printTable(page.items, [['id', (n) => n.id], ['pool', (n) => n.poolId], ['state', (n) => n.state], ['cordoned', (n) => n.cordoned], ['role', (n) => n.role], ['generation', (n) => n.identityGeneration]]);
-      if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
-    });
+    .action(
+      async (
+        opts: { tenant: string; pool?: string; site?: string; state?: string; limit: number; cursor?: string; json?: boolean },
+        cmd: Command,
+      ) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const page = await client.get<{ items: NodeSummary[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/nodes`, {
+          poolId: opts.pool,
+          siteId: opts.site,
+          state: opts.state,
+          limit: opts.limit,
+          cursor: opts.cursor,
+        });
+        if (opts.json) return printJson(page);
+        printTable(page.items, [
+          ['id', (n) => n.id],
+          ['pool', (n) => n.poolId],
+          ['state', (n) => n.state],
+          ['cordoned', (n) => n.cordoned],
+          ['role', (n) => n.role],
+          ['generation', (n) => n.identityGeneration],
+        ]);
+        if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
+      },
+    );
   nodes
     .command('get <nodeId>')
     .description('Show a node')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .option('--json', 'print JSON')
     .action(async (nodeId: string, opts: { tenant?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
@@ -68,10 +98,15 @@ export function registerNodeCommands(program: Command) {
     ['revoke-identity', 'revoke-identity', 'Revoke every certificate of a node; it must join again'],
     ['delete', 'delete', 'Delete a cordoned node (needs --yes); the machine can then join as new'],
   ] as const) {
-    const command = nodes.command(`${name} <nodeId>`).description(description).option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)').option('--json', 'print JSON');
+    const command = nodes
+      .command(`${name} <nodeId>`)
+      .description(description)
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
+      .option('--json', 'print JSON');
     if (name === 'delete') command.option('--yes', 'confirm the deletion');
     command.action(async (nodeId: string, opts: { tenant?: string; json?: boolean; yes?: boolean }, cmd: Command) => {
-      if (name === 'delete' && !opts.yes) throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
+      if (name === 'delete' && !opts.yes)
+        throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
       const client = clientFor(cmd);
       const node = await client.post<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${path}`, {});
       if (opts.json) printJson(node);

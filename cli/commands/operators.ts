@@ -19,7 +19,9 @@ const role = (value: string): Role => {
 export const invitationLink = (serverUrl: string, token: string) => `${new URL(serverUrl).origin}/invite#${token}`;
 
 export function registerOperatorCommands(program: Command) {
-  const operators = program.command('operators').description("A tenant's console operators (and break-glass commands on the server machine)");
+  const operators = program
+    .command('operators')
+    .description("A tenant's console operators (and break-glass commands on the server machine)");
   operators
     .command('invite')
     .description('Invite a person by email with a role; prints the one-time invitation link (valid 7 days) once')
@@ -30,11 +32,16 @@ export function registerOperatorCommands(program: Command) {
     .action(async (opts: { tenant: string; email: string; role: Role; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const created = await client.post<CreatedInvitation>(`/v1/tenants/${enc(tenantId)}/invitations`, { email: opts.email, role: opts.role });
+      const created = await client.post<CreatedInvitation>(`/v1/tenants/${enc(tenantId)}/invitations`, {
+        email: opts.email,
+        role: opts.role,
+      });
       const link = invitationLink(client.baseUrl, created.token);
       if (opts.json) return printJson({ ...created, link });
       const mail = created.emailed ? ` Sent to ${created.email}.` : created.emailError ? ` ${created.emailError.replace(/\.$/, '')}.` : '';
-      process.stdout.write(`Invited ${created.email} as ${created.role} (invitation ${created.id}, until ${created.expiresAt}).${mail} The link is shown only once:\n${link}\n`);
+      process.stdout.write(
+        `Invited ${created.email} as ${created.role} (invitation ${created.id}, until ${created.expiresAt}).${mail} The link is shown only once:\n${link}\n`,
+      );
     });
   operators
     .command('list')
@@ -46,7 +53,14 @@ export function registerOperatorCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: OperatorRecord[] }>(`/v1/tenants/${enc(tenantId)}/operators`);
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (o) => o.id], ['email', (o) => o.email], ['name', (o) => o.name], ['role', (o) => o.role], ['sign-in', (o) => o.signIn], ['last sign-in', (o) => o.lastSignInAt]]);
+      printTable(items, [
+        ['id', (o) => o.id],
+        ['email', (o) => o.email],
+        ['name', (o) => o.name],
+        ['role', (o) => o.role],
+        ['sign-in', (o) => o.signIn],
+        ['last sign-in', (o) => o.lastSignInAt],
+      ]);
     });
   operators
     .command('set-role <operatorId>')
@@ -57,7 +71,9 @@ export function registerOperatorCommands(program: Command) {
     .action(async (operatorId: string, opts: { tenant: string; role: Role; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const changed = await client.post<OperatorRecord>(`/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/role`, { role: opts.role });
+      const changed = await client.post<OperatorRecord>(`/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/role`, {
+        role: opts.role,
+      });
       if (opts.json) return printJson(changed);
       process.stdout.write(`${changed.email} is now ${changed.role}\n`);
     });
@@ -78,7 +94,9 @@ export function registerOperatorCommands(program: Command) {
     .requiredOption('--local', 'work directly on the database (required: there is no API for this)')
     .action(async (opts: { email: string }) => {
       const password = await withLocalDb((db) => resetOperatorPassword(db, opts.email));
-      process.stdout.write(`New one-time password for ${opts.email.trim().toLowerCase()}: ${password}\nIt is shown only this once; signing in with it asks for a new password first.\n`);
+      process.stdout.write(
+        `New one-time password for ${opts.email.trim().toLowerCase()}: ${password}\nIt is shown only this once; signing in with it asks for a new password first.\n`,
+      );
     });
   operators
     .command('create')
@@ -92,9 +110,15 @@ export function registerOperatorCommands(program: Command) {
       const created = await withLocalDb(async (db) => {
         const tenant = await resolveTenant(db, opts.tenant);
         if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${opts.tenant} not found`);
-        return createOperatorWithOneTimePassword(db, { email: opts.email, name: opts.name, tenantId: tenant.id, role: opts.role }, 'local:cli');
+        return createOperatorWithOneTimePassword(
+          db,
+          { email: opts.email, name: opts.name, tenantId: tenant.id, role: opts.role },
+          'local:cli',
+        );
       });
-      process.stdout.write(`Created operator ${created.id} (${opts.role}). One-time password for ${created.email}: ${created.password}\nIt is shown only this once; signing in with it asks for a new password first.\n`);
+      process.stdout.write(
+        `Created operator ${created.id} (${opts.role}). One-time password for ${created.email}: ${created.password}\nIt is shown only this once; signing in with it asks for a new password first.\n`,
+      );
     });
 }
 
@@ -109,9 +133,18 @@ export function registerInvitationCommands(program: Command) {
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: InvitationRecord[] }>(`/v1/tenants/${enc(tenantId)}/invitations`, { includeClosed: opts.all });
+      const { items } = await client.get<{ items: InvitationRecord[] }>(`/v1/tenants/${enc(tenantId)}/invitations`, {
+        includeClosed: opts.all,
+      });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (i) => i.id], ['email', (i) => i.email], ['role', (i) => i.role], ['state', (i) => i.state], ['expires', (i) => i.expiresAt], ['by', (i) => i.createdBy]]);
+      printTable(items, [
+        ['id', (i) => i.id],
+        ['email', (i) => i.email],
+        ['role', (i) => i.role],
+        ['state', (i) => i.state],
+        ['expires', (i) => i.expiresAt],
+        ['by', (i) => i.createdBy],
+      ]);
     });
   invitations
     .command('revoke <invitationId>')

@@ -20,7 +20,11 @@ function pkiSecret(): string {
     process.stderr.write(`note: BETTER_COMPUTE_SECRET is not set; using the development secret in ${file}\n`);
     return readFileSync(file, 'utf8').trim();
   }
-  throw new DomainError('INVALID_ARGUMENT', `Set BETTER_COMPUTE_SECRET (at least ${MIN_SECRET_LENGTH} characters of random text; ${SECRET_HOW_TO}): the PKI bundle is encrypted under it`, { field: 'BETTER_COMPUTE_SECRET' });
+  throw new DomainError(
+    'INVALID_ARGUMENT',
+    `Set BETTER_COMPUTE_SECRET (at least ${MIN_SECRET_LENGTH} characters of random text; ${SECRET_HOW_TO}): the PKI bundle is encrypted under it`,
+    { field: 'BETTER_COMPUTE_SECRET' },
+  );
 }
 
 async function writeNewFile(file: string, content: string, mode: number) {
@@ -78,6 +82,8 @@ export function registerPkiCommands(program: Command) {
         throw error;
       }
       await writeFile(opts.cert, issued.chainPem);
-      process.stdout.write(`Wrote ${opts.cert} (certificate and serving CA) and ${opts.key} (private key, 0600) for ${opts.san.join(', ')}\n`);
+      process.stdout.write(
+        `Wrote ${opts.cert} (certificate and serving CA) and ${opts.key} (private key, 0600) for ${opts.san.join(', ')}\n`,
+      );
     });
 }

@@ -6,10 +6,25 @@ import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { addGetAndArchive } from './get-archive';
 
-const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function printPool(pool: PoolRecord) {
-  printTable([pool], [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['policy', (p) => p.policy], ['checks', (p) => p.acceptanceChecks.join(',')], ['archived', (p) => p.archivedAt]]);
+  printTable(
+    [pool],
+    [
+      ['id', (p) => p.id],
+      ['name', (p) => p.name],
+      ['site', (p) => p.siteId],
+      ['agent', (p) => p.agent],
+      ['policy', (p) => p.policy],
+      ['checks', (p) => p.acceptanceChecks.join(',')],
+      ['archived', (p) => p.archivedAt],
+    ],
+  );
 }
 
 export function registerPoolCommands(program: Command) {
@@ -17,33 +32,47 @@ export function registerPoolCommands(program: Command) {
   pools
     .command('create')
     .description('Create a pool in one of the tenant’s sites')
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .requiredOption('--site <siteId>', 'site id')
     .requiredOption('--name <name>', 'lower-case name')
-    .option('--agent <agent>', "bcd (machines run the daemon) or none", 'bcd')
+    .option('--agent <agent>', 'bcd (machines run the daemon) or none', 'bcd')
     .option('--join-attestors <list>', 'comma-separated attestors the pool accepts (policy.joinAttestors)', list)
     .option('--platform-operated', 'policy.kubernetes.platformOperated: true')
     .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant?: string; site: string; name: string; agent: string; joinAttestors?: string[]; platformOperated?: boolean; acceptanceChecks?: string[]; json?: boolean }, cmd: Command) => {
-      if (!(POOL_AGENTS as readonly string[]).includes(opts.agent)) {
-        throw new DomainError('INVALID_ARGUMENT', `--agent must be ${POOL_AGENTS.join(' or ')}`, { field: 'agent' });
-      }
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const policy: Record<string, unknown> = {};
-      if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
-      if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
-      const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools`, {
-        siteId: opts.site,
-        name: opts.name,
-        agent: opts.agent,
-        policy,
-        ...(opts.acceptanceChecks ? { acceptanceChecks: opts.acceptanceChecks } : {}),
-      });
-      if (opts.json) printJson(pool);
-      else process.stdout.write(`Created pool ${pool.name} (${pool.id})\n`);
-    });
+    .action(
+      async (
+        opts: {
+          tenant?: string;
+          site: string;
+          name: string;
+          agent: string;
+          joinAttestors?: string[];
+          platformOperated?: boolean;
+          acceptanceChecks?: string[];
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        if (!(POOL_AGENTS as readonly string[]).includes(opts.agent)) {
+          throw new DomainError('INVALID_ARGUMENT', `--agent must be ${POOL_AGENTS.join(' or ')}`, { field: 'agent' });
+        }
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const policy: Record<string, unknown> = {};
+        if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
+        if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
+        const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools`, {
+          siteId: opts.site,
+          name: opts.name,
+          agent: opts.agent,
+          policy,
+          ...(opts.acceptanceChecks ? { acceptanceChecks: opts.acceptanceChecks } : {}),
+        });
+        if (opts.json) printJson(pool);
+        else process.stdout.write(`Created pool ${pool.name} (${pool.id})\n`);
+      },
+    );
   pools
     .command('list')
     .description("List a tenant's pools")
@@ -54,9 +83,18 @@ export function registerPoolCommands(program: Command) {
     .action(async (opts: { tenant: string; site?: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: PoolRecord[] }>(`/v1/tenants/${enc(tenantId)}/pools`, { siteId: opts.site, includeArchived: opts.all });
+      const { items } = await client.get<{ items: PoolRecord[] }>(`/v1/tenants/${enc(tenantId)}/pools`, {
+        siteId: opts.site,
+        includeArchived: opts.all,
+      });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (p) => p.id], ['name', (p) => p.name], ['site', (p) => p.siteId], ['agent', (p) => p.agent], ['archived', (p) => p.archivedAt]]);
+      printTable(items, [
+        ['id', (p) => p.id],
+        ['name', (p) => p.name],
+        ['site', (p) => p.siteId],
+        ['agent', (p) => p.agent],
+        ['archived', (p) => p.archivedAt],
+      ]);
     });
   addGetAndArchive<PoolRecord>(pools, { noun: 'pool', collection: 'pools', print: printPool });
   pools
@@ -66,15 +104,17 @@ export function registerPoolCommands(program: Command) {
     .option('--tpm-allow-ek <hash>', 'add an EK hash (hex SHA-256 of the EK public key); repeatable', collect, [])
     .option('--tpm-disallow-ek <hash>', 'remove an EK hash; repeatable', collect, [])
     .option('--json', 'print JSON')
-    .action(async (poolId: string, opts: { tenant?: string; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
-        tpm: { addEkHashes: opts.tpmAllowEk, removeEkHashes: opts.tpmDisallowEk },
-      });
-      if (opts.json) return printJson(pool);
-      process.stdout.write(`Pool ${pool.id}: ${pool.policy.tpm?.ekAllowList?.length ?? 0} EK hash(es) on its TPM allow-list\n`);
-    });
+    .action(
+      async (poolId: string, opts: { tenant?: string; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
+          tpm: { addEkHashes: opts.tpmAllowEk, removeEkHashes: opts.tpmDisallowEk },
+        });
+        if (opts.json) return printJson(pool);
+        process.stdout.write(`Pool ${pool.id}: ${pool.policy.tpm?.ekAllowList?.length ?? 0} EK hash(es) on its TPM allow-list\n`);
+      },
+    );
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];

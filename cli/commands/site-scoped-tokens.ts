@@ -20,13 +20,19 @@ export async function createTokenToFile(
   await writeNewSecretFile(opts.out, async () => {
     created = await client.post<CreatedJoinToken>(path, body);
     if (created.token === undefined) {
-      throw new DomainError('INVALID_STATE', `This --key was used before, for token ${created.id}, whose token was shown only when it was created; nothing was written`);
+      throw new DomainError(
+        'INVALID_STATE',
+        `This --key was used before, for token ${created.id}, whose token was shown only when it was created; nothing was written`,
+      );
     }
     return created.token;
   });
   const { token: _written, ...record } = created!;
   if (opts.json) printJson(record);
-  else process.stdout.write(`Created ${opts.kind} token ${record.id} (${record.maxUses} use(s), expires ${record.expiresAt}); written to ${opts.out}\n`);
+  else
+    process.stdout.write(
+      `Created ${opts.kind} token ${record.id} (${record.maxUses} use(s), expires ${record.expiresAt}); written to ${opts.out}\n`,
+    );
 }
 
 export const sitePath = (tenantId: string, siteId: string, tail: string) => `/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/${tail}`;

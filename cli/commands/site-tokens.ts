@@ -1,6 +1,13 @@
 import type { Command } from 'commander';
 import { clientFor } from '../context';
-import { createTokenToFile, parseWhole, sitePath, tokenFileBody, withTokenFileOptions, type SiteScopedTokenOptions } from './site-scoped-tokens';
+import {
+  createTokenToFile,
+  parseWhole,
+  sitePath,
+  tokenFileBody,
+  withTokenFileOptions,
+  type SiteScopedTokenOptions,
+} from './site-scoped-tokens';
 
 type Opts = SiteScopedTokenOptions & { maxUses?: number };
 
@@ -12,7 +19,7 @@ export function registerSiteTokenCommands(program: Command) {
       .description('Site tokens: admit bcd site agents into one site')
       .command('create')
       .description('Create a site token; written to --out (0600), never printed')
-      .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
       .requiredOption('--site <siteId>', 'the site')
       .option('--max-uses <n>', 'how many site agents may join with it, 1 to 16 (default 1)', parseWhole),
   ).action(async (opts: Opts, cmd: Command) => {

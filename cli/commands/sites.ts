@@ -17,7 +17,10 @@ export function registerSiteCommands(program: Command) {
     .action(async (opts: { tenant: string; name: string; kind?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites`, { name: opts.name, ...(opts.kind ? { kind: opts.kind } : {}) });
+      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites`, {
+        name: opts.name,
+        ...(opts.kind ? { kind: opts.kind } : {}),
+      });
       if (opts.json) printJson(site);
       else process.stdout.write(`Created site ${site.name} (${site.id}, ${site.kind})\n`);
     });
@@ -32,51 +35,106 @@ export function registerSiteCommands(program: Command) {
       const tenantId = await client.tenantId(opts.tenant);
       const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['archived', (s) => s.archivedAt]]);
+      printTable(items, [
+        ['id', (s) => s.id],
+        ['name', (s) => s.name],
+        ['kind', (s) => s.kind],
+        ['approvals', (s) => String(s.requiredApprovals)],
+        ['archived', (s) => s.archivedAt],
+      ]);
     });
   addGetAndArchive<SiteRecord>(sites, {
     noun: 'site',
     collection: 'sites',
     archiveNote: ' (its pools must be archived first)',
-    print: (site) => printTable([site], [['id', (s) => s.id], ['name', (s) => s.name], ['kind', (s) => s.kind], ['approvals', (s) => String(s.requiredApprovals)], ['created', (s) => s.createdAt], ['archived', (s) => s.archivedAt]]),
+    print: (site) =>
+      printTable(
+        [site],
+        [
+          ['id', (s) => s.id],
+          ['name', (s) => s.name],
+          ['kind', (s) => s.kind],
+          ['approvals', (s) => String(s.requiredApprovals)],
+          ['created', (s) => s.createdAt],
+          ['archived', (s) => s.archivedAt],
+        ],
+      ),
   });
   sites
     .command('update <siteId>')
     .description("Change a site's discovery settings and how many approvals a join request needs")
-    .option('--tenant <tenant>', 'tenant id or name (default: the API key\'s tenant)')
-    .addOption(new Option('--discovery-approval <policy>', 'unknown-machines: admit machines the site knows at once; always: hold every one').choices(['unknown-machines', 'always']))
+    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
+    .addOption(
+      new Option(
+        '--discovery-approval <policy>',
+        'unknown-machines: admit machines the site knows at once; always: hold every one',
+      ).choices(['unknown-machines', 'always']),
+    )
     .option('--pending-ttl <seconds>', 'how long a join request waits for a decision, in seconds', (v) => Number(v))
     .option('--max-pending <count>', 'how many join requests may wait at once; a full queue refuses new machines', (v) => Number(v))
-    .addOption(new Option('--tpm-enrollment <on|off>', 'on: an activated TPM whose EK is neither vendor-rooted nor listed waits in the queue; off: it is refused').choices(['on', 'off']))
+    .addOption(
+      new Option(
+        '--tpm-enrollment <on|off>',
+        'on: an activated TPM whose EK is neither vendor-rooted nor listed waits in the queue; off: it is refused',
+      ).choices(['on', 'off']),
+    )
     .option('--tpm-pending-ttl <seconds>', "how long a TPM's join request waits for a decision, in seconds", (v) => Number(v))
-    .option('--tpm-allow-ek <hash>', 'add an EK hash (hex SHA-256 of the EK public key) admitted without an operator; repeatable', collect, [])
+    .option(
+      '--tpm-allow-ek <hash>',
+      'add an EK hash (hex SHA-256 of the EK public key) admitted without an operator; repeatable',
+      collect,
+      [],
+    )
     .option('--tpm-disallow-ek <hash>', 'remove an EK hash from the allow-list; repeatable', collect, [])
     .option('--two-person-approval', 'every join request needs approvals by two different operators or API keys')
     .option('--no-two-person-approval', 'one approval admits (the default)')
     .option('--json', 'print JSON')
-    .action(async (siteId: string, opts: { tenant?: string; discoveryApproval?: string; pendingTtl?: number; maxPending?: number; twoPersonApproval?: boolean; tpmEnrollment?: string; tpmPendingTtl?: number; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const discovery = {
-        ...(opts.discoveryApproval ? { approval: opts.discoveryApproval } : {}),
-        ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
-        ...(opts.maxPending !== undefined ? { maxPendingRequests: opts.maxPending } : {}),
-      };
-      const tpm = {
-        ...(opts.tpmEnrollment ? { enrollment: opts.tpmEnrollment === 'on' } : {}),
-        ...(opts.tpmPendingTtl !== undefined ? { pendingTtlSeconds: opts.tpmPendingTtl } : {}),
-        ...(opts.tpmAllowEk.length ? { addEkHashes: opts.tpmAllowEk } : {}),
-        ...(opts.tpmDisallowEk.length ? { removeEkHashes: opts.tpmDisallowEk } : {}),
-      };
-      const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
-      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, { discovery, ...approvals, ...(Object.keys(tpm).length ? { tpm } : {}) });
-      if (opts.json) return printJson(site);
-      process.stdout.write(
-        `Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once, ` +
-          `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
-      );
-      process.stdout.write(`  tpm: enrollment ${site.tpm.enrollment ? 'on' : 'off'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`);
-    });
+    .action(
+      async (
+        siteId: string,
+        opts: {
+          tenant?: string;
+          discoveryApproval?: string;
+          pendingTtl?: number;
+          maxPending?: number;
+          twoPersonApproval?: boolean;
+          tpmEnrollment?: string;
+          tpmPendingTtl?: number;
+          tpmAllowEk: string[];
+          tpmDisallowEk: string[];
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const discovery = {
+          ...(opts.discoveryApproval ? { approval: opts.discoveryApproval } : {}),
+          ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
+          ...(opts.maxPending !== undefined ? { maxPendingRequests: opts.maxPending } : {}),
+        };
+        const tpm = {
+          ...(opts.tpmEnrollment ? { enrollment: opts.tpmEnrollment === 'on' } : {}),
+          ...(opts.tpmPendingTtl !== undefined ? { pendingTtlSeconds: opts.tpmPendingTtl } : {}),
+          ...(opts.tpmAllowEk.length ? { addEkHashes: opts.tpmAllowEk } : {}),
+          ...(opts.tpmDisallowEk.length ? { removeEkHashes: opts.tpmDisallowEk } : {}),
+        };
+        const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
+        const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, {
+          discovery,
+          ...approvals,
+          ...(Object.keys(tpm).length ? { tpm } : {}),
+        });
+        if (opts.json) return printJson(site);
+        process.stdout.write(
+          `Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once, ` +
+            `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
+        );
+        process.stdout.write(
+          `  tpm: enrollment ${site.tpm.enrollment ? 'on' : 'off'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`,
+        );
+      },
+    );
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];

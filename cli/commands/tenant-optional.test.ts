@@ -26,7 +26,10 @@ beforeAll(async () => {
   api = await startApiServer(db);
   t = await createTestTenant(db, { label: 'opt' });
   other = await createTestTenant(db, { label: 'opt-other' });
-  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'operator', name: 'cli' }, 'test')).key };
+  env = {
+    BETTER_COMPUTE_URL: api.url,
+    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'operator', name: 'cli' }, 'test')).key,
+  };
 }, 180_000);
 afterAll(async () => {
   await api?.close();
@@ -40,8 +43,22 @@ const arm64 = 'b'.repeat(64);
 describe('commands whose pool, site or id implies the tenant take no --tenant', { timeout: 120_000 }, () => {
   it('daemon install-script runs exactly as joining.md writes it (--pool --site, no --tenant)', async () => {
     const run = await runCli(
-      ['daemon', 'install-script', '--pool', t.poolId, '--site', t.siteId, '--gateway-url', 'https://gw.eu.example.com', '--base-url', 'https://compute.example.com',
-        '--bcd-version', '0.1.0', '--sha256', `amd64=${amd64},arm64=${arm64}`],
+      [
+        'daemon',
+        'install-script',
+        '--pool',
+        t.poolId,
+        '--site',
+        t.siteId,
+        '--gateway-url',
+        'https://gw.eu.example.com',
+        '--base-url',
+        'https://compute.example.com',
+        '--bcd-version',
+        '0.1.0',
+        '--sha256',
+        `amd64=${amd64},arm64=${arm64}`,
+      ],
       env,
     );
     expect(run.stderr).toBe('');

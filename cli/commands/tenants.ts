@@ -22,6 +22,11 @@ export function registerTenantCommands(program: Command) {
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { items } = await clientFor(cmd).get<{ items: TenantRecord[] }>('/v1/tenants');
       if (opts.json) return printJson(items);
-      printTable(items, [['id', (t) => t.id], ['name', (t) => t.name], ['root', (t) => (t.isRoot ? 'yes' : '')], ['created', (t) => t.createdAt]]);
+      printTable(items, [
+        ['id', (t) => t.id],
+        ['name', (t) => t.name],
+        ['root', (t) => (t.isRoot ? 'yes' : '')],
+        ['created', (t) => t.createdAt],
+      ]);
     });
 }

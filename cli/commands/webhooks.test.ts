@@ -38,7 +38,13 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     pool = createPgPool(testDatabaseUrl(), 2);
     t = await createTestTenant(testDb());
-    worker = new WebhookWorker({ pool, databaseUrl: testDatabaseUrl(), settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, sweepMs: 200 }, secrets: () => serverSecrets(), onlyTenants: [t.tenantId] });
+    worker = new WebhookWorker({
+      pool,
+      databaseUrl: testDatabaseUrl(),
+      settings: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, sweepMs: 200 },
+      secrets: () => serverSecrets(),
+      onlyTenants: [t.tenantId],
+    });
     await worker.start();
   });
   afterAll(async () => {
@@ -58,7 +64,18 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli`;
     const out = path.join(tmpdir(), `webhook-secret-${randomBytes(4).toString('hex')}`);
 
-    const created = await cli('webhooks', 'create', '--tenant', t.tenantId, '--url', url, '--events', 'node.joined,security.join.refused', '--out', out);
+    const created = await cli(
+      'webhooks',
+      'create',
+      '--tenant',
+      t.tenantId,
+      '--url',
+      url,
+      '--events',
+      'node.joined,security.join.refused',
+      '--out',
+      out,
+    );
     expect(created.code, created.stderr).toBe(0);
     const secret = (await readFile(out, 'utf8')).trim();
     expect(secret).toMatch(/^whsec_/);
@@ -68,7 +85,9 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
 
     const listed = await cli('webhooks', 'list', '--tenant', t.tenantId, '--json');
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id, url, eventTypes: ['node.joined', 'security.join.refused'], enabled: true })]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id, url, eventTypes: ['node.joined', 'security.join.refused'], enabled: true }),
+    ]);
     expect(listed.stdout).not.toContain(secret.slice(6));
     const types = JSON.parse((await cli('webhooks', 'event-types', '--tenant', t.tenantId, '--json')).stdout) as string[];
     expect(types).toContain('node.join-request.created');
@@ -91,11 +110,20 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
     expect(items).toEqual([expect.objectContaining({ id: delivery.id, state: 'delivered', lastStatus: 200, attempts: 1 })]);
     const got = received.find((r) => r.headers['webhook-id'] === delivery.id)!;
     expect(JSON.parse(got.body)).toMatchObject({ type: 'webhook.test', data: { webhookId: id } });
-    expect(webhookSignatureMatches(secret, delivery.id, Number(got.headers['webhook-timestamp']), got.body, String(got.headers['webhook-signature']))).toBe(true);
+    expect(
+      webhookSignatureMatches(
+        secret,
+        delivery.id,
+        Number(got.headers['webhook-timestamp']),
+        got.body,
+        String(got.headers['webhook-signature']),
+      ),
+    ).toBe(true);
 
     const again = await cli('webhooks', 'redeliver', '--tenant', t.tenantId, id, delivery.id);
     expect(again.code, again.stderr).toBe(0);
-    for (let i = 0; i < 200 && received.filter((r) => r.headers['webhook-id'] === delivery.id).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && received.filter((r) => r.headers['webhook-id'] === delivery.id).length < 2; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(received.filter((r) => r.headers['webhook-id'] === delivery.id)).toHaveLength(2);
 
     const table = await cli('webhooks', 'deliveries', '--tenant', t.tenantId, id);

@@ -8,9 +8,15 @@ import { printJson, printTable } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 
 const eventTypes = (value: string): string[] => {
-  const types = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const types = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = types.filter((t) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t));
-  if (!types.length || unknown.length) throw new InvalidArgumentError(`unknown event type ${unknown.join(', ') || '(none)'}; use comma-separated names of: ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (!types.length || unknown.length)
+    throw new InvalidArgumentError(
+      `unknown event type ${unknown.join(', ') || '(none)'}; use comma-separated names of: ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+    );
   return types;
 };
 const onOff = (value: string): boolean => {
@@ -30,7 +36,9 @@ function printSecret(created: WithSecret, out: string | undefined, json: boolean
 }
 
 export function registerWebhookCommands(program: Command) {
-  const webhooks = program.command('webhooks').description('Signed webhook subscriptions (Standard Webhooks) and their deliveries (admins)');
+  const webhooks = program
+    .command('webhooks')
+    .description('Signed webhook subscriptions (Standard Webhooks) and their deliveries (admins)');
   webhooks
     .command('create')
     .description('Subscribe a URL to event types; the signing secret is shown (or written to --out) once')
@@ -41,15 +49,26 @@ export function registerWebhookCommands(program: Command) {
     .option('--disabled', 'create it disabled')
     .option('--out <file>', 'write the signing secret to a new 0600 file instead of printing it')
     .option('--json', 'print the record as JSON')
-    .action(async (opts: { tenant: string; url: string; events: string[]; description?: string; disabled?: boolean; out?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const create = () => client.post<WithSecret>(base(tenantId), { url: opts.url, eventTypes: opts.events, description: opts.description, enabled: opts.disabled ? false : undefined });
-      let created: WithSecret | undefined;
-      if (opts.out) await writeNewSecretFile(opts.out, async () => (created = await create()).secret);
-      else created = await create();
-      printSecret(created!, opts.out, opts.json, 'Created');
-    });
+    .action(
+      async (
+        opts: { tenant: string; url: string; events: string[]; description?: string; disabled?: boolean; out?: string; json?: boolean },
+        cmd: Command,
+      ) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const create = () =>
+          client.post<WithSecret>(base(tenantId), {
+            url: opts.url,
+            eventTypes: opts.events,
+            description: opts.description,
+            enabled: opts.disabled ? false : undefined,
+          });
+        let created: WithSecret | undefined;
+        if (opts.out) await writeNewSecretFile(opts.out, async () => (created = await create()).secret);
+        else created = await create();
+        printSecret(created!, opts.out, opts.json, 'Created');
+      },
+    );
   webhooks
     .command('list')
     .description("List a tenant's webhook subscriptions (never their secrets)")
@@ -93,23 +112,41 @@ export function registerWebhookCommands(program: Command) {
     .option('--rotate-secret', 'also replace the signing secret (shown, or written to --out, once)')
     .option('--out <file>', 'with --rotate-secret: write the new secret to a new 0600 file')
     .option('--json', 'print the record as JSON')
-    .action(async (webhookId: string, opts: { tenant: string; url?: string; events?: string[]; description?: string; enabled?: boolean; rotateSecret?: boolean; out?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const changes = { url: opts.url, eventTypes: opts.events, description: opts.description, enabled: opts.enabled };
-      let record: WebhookRecord | undefined;
-      if (Object.values(changes).some((v) => v !== undefined)) record = await client.post<WebhookRecord>(`${base(tenantId)}/${enc(webhookId)}/update`, changes);
-      if (opts.rotateSecret) {
-        const rotate = () => client.post<WithSecret>(`${base(tenantId)}/${enc(webhookId)}/rotate-secret`);
-        let rotated: WithSecret | undefined;
-        if (opts.out) await writeNewSecretFile(opts.out, async () => (rotated = await rotate()).secret);
-        else rotated = await rotate();
-        return printSecret(rotated!, opts.out, opts.json, 'Rotated the secret of');
-      }
-      if (!record) throw new InvalidArgumentError('nothing to change: give --url, --events, --description, --enabled or --rotate-secret');
-      if (opts.json) return printJson(record);
-      process.stdout.write(`Updated webhook ${record.id}: ${record.enabled ? 'enabled' : 'disabled'}, ${record.eventTypes.join(',')} → ${record.url}\n`);
-    });
+    .action(
+      async (
+        webhookId: string,
+        opts: {
+          tenant: string;
+          url?: string;
+          events?: string[];
+          description?: string;
+          enabled?: boolean;
+          rotateSecret?: boolean;
+          out?: string;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFor(cmd);
+        const tenantId = await client.tenantId(opts.tenant);
+        const changes = { url: opts.url, eventTypes: opts.events, description: opts.description, enabled: opts.enabled };
+        let record: WebhookRecord | undefined;
+        if (Object.values(changes).some((v) => v !== undefined))
+          record = await client.post<WebhookRecord>(`${base(tenantId)}/${enc(webhookId)}/update`, changes);
+        if (opts.rotateSecret) {
+          const rotate = () => client.post<WithSecret>(`${base(tenantId)}/${enc(webhookId)}/rotate-secret`);
+          let rotated: WithSecret | undefined;
+          if (opts.out) await writeNewSecretFile(opts.out, async () => (rotated = await rotate()).secret);
+          else rotated = await rotate();
+          return printSecret(rotated!, opts.out, opts.json, 'Rotated the secret of');
+        }
+        if (!record) throw new InvalidArgumentError('nothing to change: give --url, --events, --description, --enabled or --rotate-secret');
+        if (opts.json) return printJson(record);
+        process.stdout.write(
+          `Updated webhook ${record.id}: ${record.enabled ? 'enabled' : 'disabled'}, ${record.eventTypes.join(',')} → ${record.url}\n`,
+        );
+      },
+    );
   webhooks
     .command('delete')
     .description('Delete a subscription and its deliveries')
@@ -147,7 +184,10 @@ export function registerWebhookCommands(program: Command) {
     .action(async (webhookId: string, opts: { tenant: string; state?: string; limit?: number; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: DeliveryRecord[] }>(`${base(tenantId)}/${enc(webhookId)}/deliveries`, { state: opts.state, limit: opts.limit });
+      const { items } = await client.get<{ items: DeliveryRecord[] }>(`${base(tenantId)}/${enc(webhookId)}/deliveries`, {
+        state: opts.state,
+        limit: opts.limit,
+      });
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (d) => d.id],

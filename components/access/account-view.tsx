@@ -16,7 +16,14 @@ const MIN_LENGTH = 12;
 export function AccountView({ email, name, hasPassword }: { email: string; name: string | null; hasPassword: boolean }) {
   return (
     <>
-      <PageHeader title="Account" description={<>Signed in as <strong>{name ? `${name} (${email})` : email}</strong>.</>} />
+      <PageHeader
+        title="Account"
+        description={
+          <>
+            Signed in as <strong>{name ? `${name} (${email})` : email}</strong>.
+          </>
+        }
+      />
       {hasPassword ? (
         <ChangePasswordPanel email={email} />
       ) : (
@@ -54,7 +61,8 @@ function ChangePasswordPanel({ email }: { email: string }) {
     const newPassword = String(form.get('newPassword') ?? '');
     if (!currentPassword) return setError({ field: 'currentPassword', text: 'Give your current password.' });
     if (newPassword.length < MIN_LENGTH) return setError({ field: 'newPassword', text: `Use at least ${MIN_LENGTH} characters.` });
-    if (newPassword !== String(form.get('repeatPassword') ?? '')) return setError({ field: 'repeat', text: 'The two new passwords differ.' });
+    if (newPassword !== String(form.get('repeatPassword') ?? ''))
+      return setError({ field: 'repeat', text: 'The two new passwords differ.' });
     setError(null);
     change.mutate({ currentPassword, newPassword });
   }
@@ -74,7 +82,11 @@ function ChangePasswordPanel({ email }: { email: string }) {
         <Field label="Current password" error={errorFor('currentPassword')}>
           {(control) => <input {...control} name="currentPassword" type="password" autoComplete="current-password" />}
         </Field>
-        <Field label="New password" error={errorFor('newPassword')} hint={`At least ${MIN_LENGTH} characters. Every session of yours ends; this browser signs in again.`}>
+        <Field
+          label="New password"
+          error={errorFor('newPassword')}
+          hint={`At least ${MIN_LENGTH} characters. Every session of yours ends; this browser signs in again.`}
+        >
           {(control) => <input {...control} name="newPassword" type="password" autoComplete="new-password" />}
         </Field>
         <Field label="Repeat the new password" error={errorFor('repeat')}>

@@ -37,7 +37,9 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
     return (
       <>
         <PageHeader title="API keys" />
-        <div className="callout">Your role in <strong>{tenant.name}</strong> does not show API keys.</div>
+        <div className="callout">
+          Your role in <strong>{tenant.name}</strong> does not show API keys.
+        </div>
       </>
     );
   }
@@ -46,15 +48,30 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
     <>
       <PageHeader
         title="API keys"
-        description={<>Bearer keys of tenant <strong>{tenant.name}</strong> for the REST API and the CLI, each with a role.</>}
-        actions={canManage && (
-          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
-            Create API key
-          </button>
-        )}
+        description={
+          <>
+            Bearer keys of tenant <strong>{tenant.name}</strong> for the REST API and the CLI, each with a role.
+          </>
+        }
+        actions={
+          canManage && (
+            <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+              Create API key
+            </button>
+          )
+        }
       />
       <ApiKeyTable tenant={tenant} canManage={canManage} />
-      <Dialog open={isCreating} onClose={() => setCreating(false)} title="Create API key" description={<>For tenant <strong>{tenant.name}</strong>. The key is shown once, right after it is created.</>}>
+      <Dialog
+        open={isCreating}
+        onClose={() => setCreating(false)}
+        title="Create API key"
+        description={
+          <>
+            For tenant <strong>{tenant.name}</strong>. The key is shown once, right after it is created.
+          </>
+        }
+      >
         <CreateApiKeyForm
           tenantId={tenant.id}
           onClose={() => setCreating(false)}
@@ -64,7 +81,13 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
           }}
         />
       </Dialog>
-      <OneTimeSecretDialog secret={created?.key ?? null} title="New API key" label="API key" fileName="api-key" onDone={() => setCreated(null)}>
+      <OneTimeSecretDialog
+        secret={created?.key ?? null}
+        title="New API key"
+        label="API key"
+        fileName="api-key"
+        onDone={() => setCreated(null)}
+      >
         {created && (
           <p>
             <strong>{created.name}</strong> acts as {created.role} in {tenant.name}: send it as <code>Authorization: Bearer …</code>.
@@ -75,7 +98,15 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
   );
 }
 
-function CreateApiKeyForm({ tenantId, onClose, onCreated }: { tenantId: string; onClose: () => void; onCreated: (key: { key: string; name: string; role: Role }) => void }) {
+function CreateApiKeyForm({
+  tenantId,
+  onClose,
+  onCreated,
+}: {
+  tenantId: string;
+  onClose: () => void;
+  onCreated: (key: { key: string; name: string; role: Role }) => void;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -86,7 +117,12 @@ function CreateApiKeyForm({ tenantId, onClose, onCreated }: { tenantId: string; 
     mutationKey: trpc.apiKeys.create.mutationKey(),
     mutationFn: async () => {
       const ttlSeconds = EXPIRY_CHOICES[expiry]!.seconds;
-      const { key, ...record } = await client.apiKeys.create.mutate({ tenantId, name: name.trim(), role, ...(ttlSeconds ? { ttlSeconds } : {}) });
+      const { key, ...record } = await client.apiKeys.create.mutate({
+        tenantId,
+        name: name.trim(),
+        role,
+        ...(ttlSeconds ? { ttlSeconds } : {}),
+      });
       await queryClient.invalidateQueries(trpc.apiKeys.list.pathFilter());
       // The key goes to the one-time dialog only: the mutation cache keeps the record.
       onCreated({ key, name: record.name, role: record.role });
@@ -106,7 +142,18 @@ function CreateApiKeyForm({ tenantId, onClose, onCreated }: { tenantId: string; 
         </p>
       )}
       <Field label="Name" error={error?.field === 'name' ? error.message : null} hint="What uses the key, e.g. “ci-deploy”.">
-        {(control) => <input {...control} value={name} maxLength={100} data-autofocus onChange={(event) => { setName(event.target.value); create.reset(); }} />}
+        {(control) => (
+          <input
+            {...control}
+            value={name}
+            maxLength={100}
+            data-autofocus
+            onChange={(event) => {
+              setName(event.target.value);
+              create.reset();
+            }}
+          />
+        )}
       </Field>
       <Field label="Role" hint={ROLE_HINTS[role]}>
         {(control) => <RoleSelect {...control} value={role} onChange={setRole} />}
@@ -138,10 +185,18 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const keys = useQuery(trpc.apiKeys.list.queryOptions({ tenantId: tenant.id }));
-  const revoke = useMutation(trpc.apiKeys.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.apiKeys.list.pathFilter()) }));
+  const revoke = useMutation(
+    trpc.apiKeys.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.apiKeys.list.pathFilter()) }),
+  );
   return (
     <section className="panel" aria-label="API keys">
-      <QueryStates query={keys} items={keys.data?.items ?? []} loading="Loading API keys…" what="the API keys" empty="This tenant has no API keys.">
+      <QueryStates
+        query={keys}
+        items={keys.data?.items ?? []}
+        loading="Loading API keys…"
+        what="the API keys"
+        empty="This tenant has no API keys."
+      >
         {(items) => (
           <div className="table-scroll">
             <table className="table">
@@ -152,7 +207,11 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
                   <th scope="col">Created by</th>
                   <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
-                  {canManage && <th scope="col"><span className="visually-hidden">Actions</span></th>}
+                  {canManage && (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  )}
                 </tr>
               </thead>
               <tbody>
@@ -160,12 +219,16 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
                   <tr key={key.id}>
                     <th scope="row" className="cell-name">
                       {key.name}
-                      <span className="cell-sub"><code>{key.id}</code></span>
+                      <span className="cell-sub">
+                        <code>{key.id}</code>
+                      </span>
                     </th>
                     <td>{key.role}</td>
                     <td title={key.createdBy}>
                       {key.createdByName ?? <code>{key.createdBy}</code>}
-                      <span className="cell-sub"><LocalTime iso={key.createdAt} /></span>
+                      <span className="cell-sub">
+                        <LocalTime iso={key.createdAt} />
+                      </span>
                     </td>
                     <td>{key.lastUsedAt ? <LocalTime iso={key.lastUsedAt} /> : <span className="muted">never</span>}</td>
                     <td>{key.expiresAt ? <LocalTime iso={key.expiresAt} /> : <span className="muted">never</span>}</td>
@@ -181,7 +244,9 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
                           errorMessage={(error) => toApiError(error).message}
                           onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, apiKeyId: key.id }, { onSuccess: close })}
                         >
-                          <p>Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.</p>
+                          <p>
+                            Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.
+                          </p>
                         </ConfirmButton>
                       </td>
                     )}

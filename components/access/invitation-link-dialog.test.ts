@@ -12,7 +12,8 @@ const created: CreatedInvitation = {
   emailed: false,
   emailError: null,
 };
-const render = (invitation: CreatedInvitation) => renderToStaticMarkup(createElement(InvitationLinkDialog, { invitation, onDone: () => {} }));
+const render = (invitation: CreatedInvitation) =>
+  renderToStaticMarkup(createElement(InvitationLinkDialog, { invitation, onDone: () => {} }));
 
 describe('the invitation link dialog', () => {
   it('says "Sent to <email>" when the server mailed the link, and still shows the link once', () => {

@@ -21,7 +21,14 @@ export interface CreatedInvitation {
 }
 
 /** Invites a person by email with a role in `tenantId`; the one-time link goes to `onCreated`, nowhere else. */
-export function InviteDialog({ open, tenantId, tenantName, fixedRole, onClose, onCreated }: {
+export function InviteDialog({
+  open,
+  tenantId,
+  tenantName,
+  fixedRole,
+  onClose,
+  onCreated,
+}: {
   open: boolean;
   tenantId: string;
   tenantName: string;
@@ -31,13 +38,32 @@ export function InviteDialog({ open, tenantId, tenantName, fixedRole, onClose, o
   onCreated: (invitation: CreatedInvitation) => void;
 }) {
   return (
-    <Dialog open={open} onClose={onClose} title={fixedRole ? `Invite the first admin of ${tenantName}` : 'Invite an operator'} description={<>To tenant <strong>{tenantName}</strong>. The link is shown once and works for 7 days.</>}>
+    <Dialog
+      open={open}
+      onClose={onClose}
+      title={fixedRole ? `Invite the first admin of ${tenantName}` : 'Invite an operator'}
+      description={
+        <>
+          To tenant <strong>{tenantName}</strong>. The link is shown once and works for 7 days.
+        </>
+      }
+    >
       <InviteForm tenantId={tenantId} fixedRole={fixedRole} onClose={onClose} onCreated={onCreated} />
     </Dialog>
   );
 }
 
-function InviteForm({ tenantId, fixedRole, onClose, onCreated }: { tenantId: string; fixedRole?: Role; onClose: () => void; onCreated: (invitation: CreatedInvitation) => void }) {
+function InviteForm({
+  tenantId,
+  fixedRole,
+  onClose,
+  onCreated,
+}: {
+  tenantId: string;
+  fixedRole?: Role;
+  onClose: () => void;
+  onCreated: (invitation: CreatedInvitation) => void;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -48,7 +74,14 @@ function InviteForm({ tenantId, fixedRole, onClose, onCreated }: { tenantId: str
     mutationFn: async () => {
       const { token, ...record } = await client.invitations.create.mutate({ tenantId, email: email.trim(), role });
       await queryClient.invalidateQueries(trpc.invitations.list.pathFilter());
-      onCreated({ email: record.email, role: record.role, expiresAt: record.expiresAt, link: `${window.location.origin}/invite#${token}`, emailed: record.emailed, emailError: record.emailError });
+      onCreated({
+        email: record.email,
+        role: record.role,
+        expiresAt: record.expiresAt,
+        link: `${window.location.origin}/invite#${token}`,
+        emailed: record.emailed,
+        emailError: record.emailError,
+      });
       return record;
     },
   });
@@ -64,8 +97,25 @@ function InviteForm({ tenantId, fixedRole, onClose, onCreated }: { tenantId: str
           {error.message}
         </p>
       )}
-      <Field label="Email" error={error?.field === 'email' ? error.message : null} hint="The person signs in with this address (a password, or single sign-on with the same verified email).">
-        {(control) => <input {...control} type="email" autoComplete="off" value={email} data-autofocus onChange={(event) => { setEmail(event.target.value); invite.reset(); }} required />}
+      <Field
+        label="Email"
+        error={error?.field === 'email' ? error.message : null}
+        hint="The person signs in with this address (a password, or single sign-on with the same verified email)."
+      >
+        {(control) => (
+          <input
+            {...control}
+            type="email"
+            autoComplete="off"
+            value={email}
+            data-autofocus
+            onChange={(event) => {
+              setEmail(event.target.value);
+              invite.reset();
+            }}
+            required
+          />
+        )}
       </Field>
       {!fixedRole && (
         <Field label="Role" hint={ROLE_HINTS[role]}>

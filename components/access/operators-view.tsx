@@ -40,12 +40,18 @@ function TenantOperators({ tenant }: { tenant: Tenant }) {
     <>
       <PageHeader
         title="Operators"
-        description={<>The people who sign in to tenant <strong>{tenant.name}</strong>, and their roles.</>}
-        actions={canManage && (
-          <button type="button" className="btn btn-primary" onClick={() => setInviting(true)}>
-            Invite operator
-          </button>
-        )}
+        description={
+          <>
+            The people who sign in to tenant <strong>{tenant.name}</strong>, and their roles.
+          </>
+        }
+        actions={
+          canManage && (
+            <button type="button" className="btn btn-primary" onClick={() => setInviting(true)}>
+              Invite operator
+            </button>
+          )
+        }
       />
       <OperatorTable tenant={tenant} canManage={canManage} />
       <InvitationTable tenant={tenant} canManage={canManage} />
@@ -66,17 +72,25 @@ function TenantOperators({ tenant }: { tenant: Tenant }) {
 
 export function InvitationLinkDialog({ invitation, onDone }: { invitation: CreatedInvitation | null; onDone: () => void }) {
   return (
-    <OneTimeSecretDialog secret={invitation?.link ?? null} title="Invitation link" label="Invitation link" fileName="invitation-link.txt" onDone={onDone}>
+    <OneTimeSecretDialog
+      secret={invitation?.link ?? null}
+      title="Invitation link"
+      label="Invitation link"
+      fileName="invitation-link.txt"
+      onDone={onDone}
+    >
       {invitation && (
         <>
           {invitation.emailed ? (
             <p>
-              Sent to <strong>{invitation.email}</strong>. It makes them {invitation.role} and works once, until <LocalTime iso={invitation.expiresAt} />; the link is also shown here once.
+              Sent to <strong>{invitation.email}</strong>. It makes them {invitation.role} and works once, until{' '}
+              <LocalTime iso={invitation.expiresAt} />; the link is also shown here once.
             </p>
           ) : (
             <p>
-              Send this link to <strong>{invitation.email}</strong> yourself ({invitation.emailError ? 'the mail could not be sent' : 'no mail is sent'}). It makes them {invitation.role} and works once, until{' '}
-              <LocalTime iso={invitation.expiresAt} />.
+              Send this link to <strong>{invitation.email}</strong> yourself (
+              {invitation.emailError ? 'the mail could not be sent' : 'no mail is sent'}). It makes them {invitation.role} and works once,
+              until <LocalTime iso={invitation.expiresAt} />.
             </p>
           )}
           {invitation.emailError && (
@@ -98,7 +112,13 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
       <header className="panel-header">
         <h2 id="operators-heading">Members</h2>
       </header>
-      <QueryStates query={operators} items={operators.data?.items ?? []} loading="Loading operators…" what="the operators" empty="This tenant has no operators.">
+      <QueryStates
+        query={operators}
+        items={operators.data?.items ?? []}
+        loading="Loading operators…"
+        what="the operators"
+        empty="This tenant has no operators."
+      >
         {(items) => (
           <div className="table-scroll">
             <table className="table">
@@ -108,7 +128,11 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
                   <th scope="col">Role</th>
                   <th scope="col">Signs in with</th>
                   <th scope="col">Last sign-in</th>
-                  {canManage && <th scope="col"><span className="visually-hidden">Actions</span></th>}
+                  {canManage && (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  )}
                 </tr>
               </thead>
               <tbody>
@@ -118,7 +142,9 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
                       {op.name || op.email}
                       {op.name && <span className="cell-sub">{op.email}</span>}
                     </th>
-                    <td>{canManage ? <RoleCell tenant={tenant} operatorId={op.id} who={op.name || op.email} role={op.role} /> : op.role}</td>
+                    <td>
+                      {canManage ? <RoleCell tenant={tenant} operatorId={op.id} who={op.name || op.email} role={op.role} /> : op.role}
+                    </td>
                     <td>
                       {SIGN_IN_LABELS[op.signIn]}
                       {op.source === 'sso' && <span className="cell-sub">role from the identity provider’s groups</span>}
@@ -152,7 +178,12 @@ function RoleCell({ tenant, operatorId, who, role }: { tenant: Tenant; operatorI
   );
   return (
     <>
-      <RoleSelect aria-label={`Role of ${who}`} value={role} disabled={setRole.isPending} onChange={(next) => setRole.mutate({ tenantId: tenant.id, operatorId, role: next })} />
+      <RoleSelect
+        aria-label={`Role of ${who}`}
+        value={role}
+        disabled={setRole.isPending}
+        onChange={(next) => setRole.mutate({ tenantId: tenant.id, operatorId, role: next })}
+      />
       {setRole.error && (
         <span className="field-error" role="alert">
           {toApiError(setRole.error).message}
@@ -165,7 +196,9 @@ function RoleCell({ tenant, operatorId, who, role }: { tenant: Tenant; operatorI
 function RemoveOperatorButton({ tenant, operatorId, who }: { tenant: Tenant; operatorId: string; who: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const remove = useMutation(trpc.operators.remove.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.operators.list.pathFilter()) }));
+  const remove = useMutation(
+    trpc.operators.remove.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.operators.list.pathFilter()) }),
+  );
   return (
     <ConfirmButton
       label="Remove"
@@ -178,7 +211,8 @@ function RemoveOperatorButton({ tenant, operatorId, who }: { tenant: Tenant; ope
       onConfirm={(close) => remove.mutate({ tenantId: tenant.id, operatorId }, { onSuccess: close })}
     >
       <p>
-        <strong>{who}</strong> leaves tenant <strong>{tenant.name}</strong> and every console session of theirs ends at once. Invite them again to undo this.
+        <strong>{who}</strong> leaves tenant <strong>{tenant.name}</strong> and every console session of theirs ends at once. Invite them
+        again to undo this.
       </p>
     </ConfirmButton>
   );
@@ -188,13 +222,21 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const invitations = useQuery(trpc.invitations.list.queryOptions({ tenantId: tenant.id }));
-  const revoke = useMutation(trpc.invitations.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.invitations.list.pathFilter()) }));
+  const revoke = useMutation(
+    trpc.invitations.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.invitations.list.pathFilter()) }),
+  );
   return (
     <section className="panel" aria-labelledby="invitations-heading">
       <header className="panel-header">
         <h2 id="invitations-heading">Pending invitations</h2>
       </header>
-      <QueryStates query={invitations} items={invitations.data?.items ?? []} loading="Loading invitations…" what="the invitations" empty="No invitation is waiting.">
+      <QueryStates
+        query={invitations}
+        items={invitations.data?.items ?? []}
+        loading="Loading invitations…"
+        what="the invitations"
+        empty="No invitation is waiting."
+      >
         {(items) => (
           <div className="table-scroll">
             <table className="table">
@@ -204,7 +246,11 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
                   <th scope="col">Role</th>
                   <th scope="col">Invited by</th>
                   <th scope="col">Expires</th>
-                  {canManage && <th scope="col"><span className="visually-hidden">Actions</span></th>}
+                  {canManage && (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  )}
                 </tr>
               </thead>
               <tbody>
@@ -213,7 +259,9 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
                     <th scope="row">{inv.email}</th>
                     <td>{inv.role}</td>
                     <td title={inv.createdBy}>{inv.createdByName ?? <code>{inv.createdBy}</code>}</td>
-                    <td><LocalTime iso={inv.expiresAt} /></td>
+                    <td>
+                      <LocalTime iso={inv.expiresAt} />
+                    </td>
                     {canManage && (
                       <td className="cell-actions">
                         <ConfirmButton
@@ -226,7 +274,9 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
                           errorMessage={(error) => toApiError(error).message}
                           onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, invitationId: inv.id }, { onSuccess: close })}
                         >
-                          <p>The link sent to <strong>{inv.email}</strong> stops working at once.</p>
+                          <p>
+                            The link sent to <strong>{inv.email}</strong> stops working at once.
+                          </p>
                         </ConfirmButton>
                       </td>
                     )}

@@ -10,7 +10,21 @@ export const ROLE_HINTS: Record<Role, string> = {
   viewer: 'reads only',
 };
 
-export function RoleSelect({ value, onChange, id, disabled, ...aria }: { value: Role; onChange: (role: Role) => void; id?: string; disabled?: boolean; 'aria-label'?: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }) {
+export function RoleSelect({
+  value,
+  onChange,
+  id,
+  disabled,
+  ...aria
+}: {
+  value: Role;
+  onChange: (role: Role) => void;
+  id?: string;
+  disabled?: boolean;
+  'aria-label'?: string;
+  'aria-describedby'?: string;
+  'aria-invalid'?: boolean;
+}) {
   return (
     <select id={id} value={value} disabled={disabled} onChange={(event) => onChange(event.target.value as Role)} {...aria}>
       {ROLES.map((role) => (

@@ -37,11 +37,13 @@ export function TenantsView() {
       <PageHeader
         title="Tenants"
         description="Each tenant has its own sites, pools, nodes and operators. Its admins act in it; root admins create it and invite its first admin."
-        actions={tenants.isSuccess && (
-          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
-            Create tenant
-          </button>
-        )}
+        actions={
+          tenants.isSuccess && (
+            <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+              Create tenant
+            </button>
+          )
+        }
       />
       <section className="panel" aria-label="Tenants">
         <QueryStates query={tenants} items={items} loading="Loading tenants…" what="the tenants" empty="No tenants yet.">
@@ -53,7 +55,9 @@ export function TenantsView() {
                     <th scope="col">Name</th>
                     <th scope="col">Your role</th>
                     <th scope="col">Created</th>
-                    <th scope="col"><span className="visually-hidden">Actions</span></th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -64,10 +68,17 @@ export function TenantsView() {
                         {t.isRoot && <span className="cell-sub">root tenant</span>}
                       </th>
                       <td>{t.role ?? <span className="muted">not a member</span>}</td>
-                      <td><LocalTime iso={t.createdAt} /></td>
+                      <td>
+                        <LocalTime iso={t.createdAt} />
+                      </td>
                       <td className="cell-actions">
                         {!t.isRoot && (
-                          <button type="button" className="btn btn-small btn-quiet" aria-label={`Invite first admin of ${t.name}`} onClick={() => setInvitingTo(t)}>
+                          <button
+                            type="button"
+                            className="btn btn-small btn-quiet"
+                            aria-label={`Invite first admin of ${t.name}`}
+                            onClick={() => setInvitingTo(t)}
+                          >
                             Invite first admin
                           </button>
                         )}
@@ -125,8 +136,22 @@ function CreateTenantForm({ onClose }: { onClose: () => void }) {
           {error.message}
         </p>
       )}
-      <Field label="Name" error={error?.field === 'name' ? error.message : null} hint="Lower-case letters, digits and dashes, e.g. “team-ml”.">
-        {(control) => <input {...control} value={name} data-autofocus onChange={(event) => { setName(event.target.value); create.reset(); }} />}
+      <Field
+        label="Name"
+        error={error?.field === 'name' ? error.message : null}
+        hint="Lower-case letters, digits and dashes, e.g. “team-ml”."
+      >
+        {(control) => (
+          <input
+            {...control}
+            value={name}
+            data-autofocus
+            onChange={(event) => {
+              setName(event.target.value);
+              create.reset();
+            }}
+          />
+        )}
       </Field>
       <footer className="dialog-footer">
         <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>

@@ -29,17 +29,27 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   const siteId = params.site ?? sites.data?.items[0]?.id ?? null;
   const scope = siteId ? { tenantId: tenant.id, siteId } : null;
-  const rules = useQuery({ ...trpc.approvalRules.list.queryOptions(scope ?? { tenantId: tenant.id, siteId: 'site_0' }), enabled: scope !== null });
+  const rules = useQuery({
+    ...trpc.approvalRules.list.queryOptions(scope ?? { tenantId: tenant.id, siteId: 'site_0' }),
+    enabled: scope !== null,
+  });
   const [editing, setEditing] = useState<RuleRecord | 'new' | null>(null);
   const poolNames = new Map(pools.data?.items.map((p) => [p.id, p.name]));
   const refresh = () => queryClient.invalidateQueries(trpc.approvalRules.list.pathFilter());
 
-  const move = useMutation({ mutationFn: (v: { ruleId: string; position: number }) => client.approvalRules.move.mutate({ ...scope!, ...v }), onSettled: refresh });
-  const toggle = useMutation({
-    mutationFn: (rule: RuleRecord) => client.approvalRules.update.mutate({ ...scope!, ruleId: rule.id, ...toRuleInput({ ...toRuleValues(rule), enabled: !rule.enabled }) }),
+  const move = useMutation({
+    mutationFn: (v: { ruleId: string; position: number }) => client.approvalRules.move.mutate({ ...scope!, ...v }),
     onSettled: refresh,
   });
-  const remove = useMutation({ mutationFn: (ruleId: string) => client.approvalRules.delete.mutate({ ...scope!, ruleId }), onSettled: refresh });
+  const toggle = useMutation({
+    mutationFn: (rule: RuleRecord) =>
+      client.approvalRules.update.mutate({ ...scope!, ruleId: rule.id, ...toRuleInput({ ...toRuleValues(rule), enabled: !rule.enabled }) }),
+    onSettled: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (ruleId: string) => client.approvalRules.delete.mutate({ ...scope!, ruleId }),
+    onSettled: refresh,
+  });
   const actionError = move.error ?? toggle.error;
 
   return (
@@ -48,8 +58,8 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
         title="Approval rules"
         description={
           <>
-            Per site, in order: the first enabled rule that matches a PXE machine&apos;s join decides it at once (approve into a pool, reject, or leave it
-            for a person). Tenant <strong>{tenant.name}</strong>.
+            Per site, in order: the first enabled rule that matches a PXE machine&apos;s join decides it at once (approve into a pool,
+            reject, or leave it for a person). Tenant <strong>{tenant.name}</strong>.
           </>
         }
         actions={
@@ -58,7 +68,11 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
               <label htmlFor="rules-site" className="picker-label">
                 Site
               </label>
-              <select id="rules-site" value={siteId ?? ''} onChange={(event) => (setEditing(null), setParams({ site: event.target.value || null }))}>
+              <select
+                id="rules-site"
+                value={siteId ?? ''}
+                onChange={(event) => (setEditing(null), setParams({ site: event.target.value || null }))}
+              >
                 {sites.data?.items.map((site) => (
                   <option key={site.id} value={site.id}>
                     {site.name}
@@ -87,7 +101,13 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
           onDone={() => setEditing(null)}
         />
       )}
-      <QueryStates query={rules} items={rules.data?.items ?? []} loading="Loading rules…" what="approval rules" empty="This site has no approval rules: every PXE machine waits for a person (or an expected-machines import).">
+      <QueryStates
+        query={rules}
+        items={rules.data?.items ?? []}
+        loading="Loading rules…"
+        what="approval rules"
+        empty="This site has no approval rules: every PXE machine waits for a person (or an expected-machines import)."
+      >
         {(items) => (
           <section className="panel" aria-label="Rules">
             <div className="table-scroll">
@@ -117,21 +137,52 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
                         </span>
                       </th>
                       <td className="cell-wrap">{describeMatch(rule.match)}</td>
-                      <td>{rule.action === 'approve' ? `approve into ${poolNames.get(rule.poolId ?? '') ?? rule.poolId}` : rule.action === 'leave' ? 'leave for a person' : 'reject'}</td>
-                      <td className="cell-number">{rule.maxAdmissions === null ? rule.admissions : `${rule.admissions} of ${rule.maxAdmissions}`}</td>
+                      <td>
+                        {rule.action === 'approve'
+                          ? `approve into ${poolNames.get(rule.poolId ?? '') ?? rule.poolId}`
+                          : rule.action === 'leave'
+                            ? 'leave for a person'
+                            : 'reject'}
+                      </td>
+                      <td className="cell-number">
+                        {rule.maxAdmissions === null ? rule.admissions : `${rule.admissions} of ${rule.maxAdmissions}`}
+                      </td>
                       <td>{rule.validUntil ? <LocalTime iso={rule.validUntil} /> : <span className="muted">no end</span>}</td>
                       <td>{rule.enabled ? 'enabled' : <span className="muted">disabled</span>}</td>
                       <td className="cell-actions">
-                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Move ${rule.name} up`} disabled={index === 0 || move.isPending} onClick={() => move.mutate({ ruleId: rule.id, position: index })}>
+                        <button
+                          type="button"
+                          className="btn btn-small btn-quiet"
+                          aria-label={`Move ${rule.name} up`}
+                          disabled={index === 0 || move.isPending}
+                          onClick={() => move.mutate({ ruleId: rule.id, position: index })}
+                        >
                           ↑
                         </button>
-                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Move ${rule.name} down`} disabled={index === items.length - 1 || move.isPending} onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}>
+                        <button
+                          type="button"
+                          className="btn btn-small btn-quiet"
+                          aria-label={`Move ${rule.name} down`}
+                          disabled={index === items.length - 1 || move.isPending}
+                          onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}
+                        >
                           ↓
                         </button>
-                        <button type="button" className="btn btn-small btn-quiet" aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`} disabled={toggle.isPending} onClick={() => toggle.mutate(rule)}>
+                        <button
+                          type="button"
+                          className="btn btn-small btn-quiet"
+                          aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`}
+                          disabled={toggle.isPending}
+                          onClick={() => toggle.mutate(rule)}
+                        >
                           {rule.enabled ? 'Disable' : 'Enable'}
                         </button>
-                        <button type="button" className="btn btn-small btn-quiet" aria-label={`Edit ${rule.name}`} onClick={() => setEditing(rule)}>
+                        <button
+                          type="button"
+                          className="btn btn-small btn-quiet"
+                          aria-label={`Edit ${rule.name}`}
+                          onClick={() => setEditing(rule)}
+                        >
                           Edit
                         </button>
                         <ConfirmButton

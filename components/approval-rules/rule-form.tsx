@@ -5,7 +5,15 @@ import { useRef, useState, type FormEvent } from 'react';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
-import { CONDITIONS, ruleFieldOf, toRuleInput, validateRuleForm, type RuleFieldErrors, type RuleFormField, type RuleFormValues } from '@/lib/approval-rule-form';
+import {
+  CONDITIONS,
+  ruleFieldOf,
+  toRuleInput,
+  validateRuleForm,
+  type RuleFieldErrors,
+  type RuleFormField,
+  type RuleFormValues,
+} from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { DryRunAnswer, RuleRecord } from '@/server/rules/schemas';
 
@@ -18,7 +26,19 @@ FIELD_LABELS.attestor = 'Attestor';
  * requests and those of the last 7 days, and for each condition whether its value comes from what the boot
  * step vouched for or from the machine's claims.
  */
-export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { tenantId: string; siteId: string }; pools: Pool[]; initial: RuleFormValues; ruleId?: string; onDone: () => void }) {
+export function RuleForm({
+  scope,
+  pools,
+  initial,
+  ruleId,
+  onDone,
+}: {
+  scope: { tenantId: string; siteId: string };
+  pools: Pool[];
+  initial: RuleFormValues;
+  ruleId?: string;
+  onDone: () => void;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -29,14 +49,17 @@ export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { t
 
   const save = useMutation({
     mutationFn: async (input: ReturnType<typeof toRuleInput>): Promise<RuleRecord> => {
-      const saved = ruleId ? await client.approvalRules.update.mutate({ ...scope, ruleId, ...input }) : await client.approvalRules.create.mutate({ ...scope, ...input });
+      const saved = ruleId
+        ? await client.approvalRules.update.mutate({ ...scope, ruleId, ...input })
+        : await client.approvalRules.create.mutate({ ...scope, ...input });
       await queryClient.invalidateQueries(trpc.approvalRules.list.pathFilter());
       return saved;
     },
     onSuccess: onDone,
   });
   const dry = useMutation({
-    mutationFn: (input: ReturnType<typeof toRuleInput>) => client.approvalRules.dryRun.mutate({ ...scope, ...(ruleId ? { ruleId } : {}), ...input }),
+    mutationFn: (input: ReturnType<typeof toRuleInput>) =>
+      client.approvalRules.dryRun.mutate({ ...scope, ...(ruleId ? { ruleId } : {}), ...input }),
     onSuccess: setDryRun,
   });
   const apiError = save.error ? toApiError(save.error) : dry.error ? toApiError(dry.error) : null;
@@ -66,7 +89,14 @@ export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { t
   const livePools = pools.filter((p) => p.siteId === scope.siteId && p.agent === 'bcd' && !p.archivedAt);
 
   return (
-    <form ref={formRef} className="form panel rule-form" onSubmit={onSubmit} noValidate aria-label={ruleId ? 'Edit rule' : 'New rule'} aria-busy={save.isPending || dry.isPending}>
+    <form
+      ref={formRef}
+      className="form panel rule-form"
+      onSubmit={onSubmit}
+      noValidate
+      aria-label={ruleId ? 'Edit rule' : 'New rule'}
+      aria-busy={save.isPending || dry.isPending}
+    >
       <h2 className="detail-heading">{ruleId ? 'Edit rule' : 'New rule'}</h2>
       {apiError && !errorField && (
         <p className="form-error" role="alert">
@@ -75,7 +105,16 @@ export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { t
       )}
       <div className="form-grid">
         <Field label="Name" error={errorFor('name')} hint='The queue shows "decided by rule <name>".'>
-          {(control) => <input {...control} type="text" maxLength={100} autoComplete="off" value={values.name} onChange={(e) => update({ name: e.target.value })} />}
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              maxLength={100}
+              autoComplete="off"
+              value={values.name}
+              onChange={(e) => update({ name: e.target.value })}
+            />
+          )}
         </Field>
         <Field label="Action" hint="What the rule does with a discovery join it matches.">
           {(control) => (
@@ -102,14 +141,29 @@ export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { t
         )}
         {values.action === 'approve' && (
           <Field label="At most" optional error={errorFor('maxAdmissions')} hint="Admissions, then the rule stops deciding.">
-            {(control) => <input {...control} type="number" inputMode="numeric" min={1} step={1} value={values.maxAdmissions} onChange={(e) => update({ maxAdmissions: e.target.value })} />}
+            {(control) => (
+              <input
+                {...control}
+                type="number"
+                inputMode="numeric"
+                min={1}
+                step={1}
+                value={values.maxAdmissions}
+                onChange={(e) => update({ maxAdmissions: e.target.value })}
+              />
+            )}
           </Field>
         )}
         <Field label="Valid until" optional error={errorFor('validUntil')} hint="Local time; the rule stops deciding then.">
-          {(control) => <input {...control} type="datetime-local" value={values.validUntil} onChange={(e) => update({ validUntil: e.target.value })} />}
+          {(control) => (
+            <input {...control} type="datetime-local" value={values.validUntil} onChange={(e) => update({ validUntil: e.target.value })} />
+          )}
         </Field>
       </div>
-      <fieldset className={`fieldset${errorFor('match') ? ' field-invalid' : ''}`} aria-describedby={errorFor('match') ? 'rule-match-error' : undefined}>
+      <fieldset
+        className={`fieldset${errorFor('match') ? ' field-invalid' : ''}`}
+        aria-describedby={errorFor('match') ? 'rule-match-error' : undefined}
+      >
         <legend className="field-label">Conditions (every one named must hold; a list holds when any value does)</legend>
         {errorFor('match') && (
           <p id="rule-match-error" className="field-error" role="alert">
@@ -118,12 +172,32 @@ export function RuleForm({ scope, pools, initial, ruleId, onDone }: { scope: { t
         )}
         <div className="form-grid">
           {CONDITIONS.map((c) => (
-            <Field key={c.key} label={`${c.label} (${c.source === 'vouched' ? 'vouched' : 'claimed'})`} optional error={errorFor(`match.${c.key}`)} hint={c.hint}>
+            <Field
+              key={c.key}
+              label={`${c.label} (${c.source === 'vouched' ? 'vouched' : 'claimed'})`}
+              optional
+              error={errorFor(`match.${c.key}`)}
+              hint={c.hint}
+            >
               {(control) =>
                 c.list ? (
-                  <textarea {...control} className="input-mono" rows={2} placeholder={c.placeholder} value={values.conditions[c.key]} onChange={(e) => update({ conditions: { ...values.conditions, [c.key]: e.target.value } })} />
+                  <textarea
+                    {...control}
+                    className="input-mono"
+                    rows={2}
+                    placeholder={c.placeholder}
+                    value={values.conditions[c.key]}
+                    onChange={(e) => update({ conditions: { ...values.conditions, [c.key]: e.target.value } })}
+                  />
                 ) : (
-                  <input {...control} className="input-mono" type="text" placeholder={c.placeholder} value={values.conditions[c.key]} onChange={(e) => update({ conditions: { ...values.conditions, [c.key]: e.target.value } })} />
+                  <input
+                    {...control}
+                    className="input-mono"
+                    type="text"
+                    placeholder={c.placeholder}
+                    value={values.conditions[c.key]}
+                    onChange={(e) => update({ conditions: { ...values.conditions, [c.key]: e.target.value } })}
+                  />
                 )
               }
             </Field>

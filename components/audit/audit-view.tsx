@@ -39,7 +39,12 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
   const actionId = useId();
   const audit = useInfiniteQuery(
     trpc.audit.list.infiniteQueryOptions(
-      { tenantId: tenant.id, limit: PAGE_SIZE, ...(params.actor ? { actor: params.actor } : {}), ...(params.action ? { action: params.action } : {}) },
+      {
+        tenantId: tenant.id,
+        limit: PAGE_SIZE,
+        ...(params.actor ? { actor: params.actor } : {}),
+        ...(params.action ? { action: params.action } : {}),
+      },
       { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
     ),
   );
@@ -61,16 +66,34 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
           <label htmlFor={actorId} className="field-label">
             Actor
           </label>
-          <input id={actorId} type="search" placeholder="email or operator:op_…" value={actorText} onChange={(event) => setActorText(event.target.value)} />
+          <input
+            id={actorId}
+            type="search"
+            placeholder="email or operator:op_…"
+            value={actorText}
+            onChange={(event) => setActorText(event.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor={actionId} className="field-label">
             Action
           </label>
-          <input id={actionId} type="search" placeholder="join-token.revoked" value={actionText} onChange={(event) => setActionText(event.target.value)} />
+          <input
+            id={actionId}
+            type="search"
+            placeholder="join-token.revoked"
+            value={actionText}
+            onChange={(event) => setActionText(event.target.value)}
+          />
         </div>
       </div>
-      <QueryStates query={audit} items={items} loading="Loading the audit log…" what="the audit log" empty={params.actor || params.action ? 'No audit entries match this search.' : 'Nothing was changed in this tenant yet.'}>
+      <QueryStates
+        query={audit}
+        items={items}
+        loading="Loading the audit log…"
+        what="the audit log"
+        empty={params.actor || params.action ? 'No audit entries match this search.' : 'Nothing was changed in this tenant yet.'}
+      >
         {() => (
           <section className="panel" aria-label="Audit log" aria-busy={audit.isPlaceholderData}>
             <div className={`table-scroll${audit.isPlaceholderData ? ' is-stale' : ''}`}>

@@ -62,7 +62,14 @@ export function AcceptInvitationForm() {
         <label htmlFor="invite-password" className="field-label">
           Password
         </label>
-        <input id="invite-password" name="password" type="password" autoComplete="new-password" required aria-describedby="invite-password-hint" />
+        <input
+          id="invite-password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          aria-describedby="invite-password-hint"
+        />
         <span id="invite-password-hint" className="field-hint">
           A new password of at least {MIN_LENGTH} characters, or your current one if you already have an account.
         </span>

@@ -24,7 +24,8 @@ export function ChoosePasswordForm({ email }: { email: string }) {
     const currentPassword = String(form.get('currentPassword') ?? '');
     const newPassword = String(form.get('newPassword') ?? '');
     if (newPassword.length < MIN_LENGTH) return setError({ field: 'new', text: `Use at least ${MIN_LENGTH} characters.` });
-    if (newPassword !== String(form.get('repeatPassword') ?? '')) return setError({ field: 'repeat', text: 'The two new passwords differ.' });
+    if (newPassword !== String(form.get('repeatPassword') ?? ''))
+      return setError({ field: 'repeat', text: 'The two new passwords differ.' });
     setPending(true);
     setError(null);
     try {
@@ -33,7 +34,12 @@ export function ChoosePasswordForm({ email }: { email: string }) {
       const field = cause instanceof TRPCClientError ? (cause.data as { field?: string } | undefined)?.field : undefined;
       setError({
         field: field === 'currentPassword' ? 'current' : field === 'newPassword' ? 'new' : null,
-        text: field === 'currentPassword' ? 'That is not the one-time password you signed in with.' : cause instanceof Error ? cause.message : 'Could not change the password.',
+        text:
+          field === 'currentPassword'
+            ? 'That is not the one-time password you signed in with.'
+            : cause instanceof Error
+              ? cause.message
+              : 'Could not change the password.',
       });
       setPending(false);
       return;
@@ -56,13 +62,30 @@ export function ChoosePasswordForm({ email }: { email: string }) {
         <label htmlFor="current-password" className="field-label">
           One-time password
         </label>
-        <input id="current-password" name="currentPassword" type="password" autoComplete="current-password" required autoFocus aria-invalid={invalid('current')} />
+        <input
+          id="current-password"
+          name="currentPassword"
+          type="password"
+          autoComplete="current-password"
+          required
+          autoFocus
+          aria-invalid={invalid('current')}
+        />
       </div>
       <div className="field">
         <label htmlFor="new-password" className="field-label">
           New password
         </label>
-        <input id="new-password" name="newPassword" type="password" autoComplete="new-password" required minLength={MIN_LENGTH} aria-invalid={invalid('new')} aria-describedby="new-password-hint" />
+        <input
+          id="new-password"
+          name="newPassword"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={MIN_LENGTH}
+          aria-invalid={invalid('new')}
+          aria-describedby="new-password-hint"
+        />
         <span id="new-password-hint" className="field-hint">
           At least {MIN_LENGTH} characters.
         </span>
@@ -71,7 +94,14 @@ export function ChoosePasswordForm({ email }: { email: string }) {
         <label htmlFor="repeat-password" className="field-label">
           Repeat the new password
         </label>
-        <input id="repeat-password" name="repeatPassword" type="password" autoComplete="new-password" required aria-invalid={invalid('repeat')} />
+        <input
+          id="repeat-password"
+          name="repeatPassword"
+          type="password"
+          autoComplete="new-password"
+          required
+          aria-invalid={invalid('repeat')}
+        />
       </div>
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Saving…' : 'Set the new password'}
@@ -82,10 +112,10 @@ export function ChoosePasswordForm({ email }: { email: string }) {
         onClick={() =>
           // Fire-and-forget: the page is left either way (a failed sign-out still lands on /login's own check).
           void (async () => {
-          markSigningOut();
-          await signOut({ redirect: false });
-          window.location.assign('/login');
-        })()
+            markSigningOut();
+            await signOut({ redirect: false });
+            window.location.assign('/login');
+          })()
         }
       >
         Sign out

@@ -73,13 +73,29 @@ export function LoginForm({ destination }: { destination: string }) {
         <label htmlFor="login-email" className="field-label">
           Email
         </label>
-        <input id="login-email" name="email" type="email" autoComplete="username" required autoFocus aria-invalid={error ? true : undefined} />
+        <input
+          id="login-email"
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          autoFocus
+          aria-invalid={error ? true : undefined}
+        />
       </div>
       <div className="field">
         <label htmlFor="login-password" className="field-label">
           Password
         </label>
-        <input ref={passwordRef} id="login-password" name="password" type="password" autoComplete="current-password" required aria-invalid={error ? true : undefined} />
+        <input
+          ref={passwordRef}
+          id="login-password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          aria-invalid={error ? true : undefined}
+        />
       </div>
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Signing in…' : 'Sign in'}

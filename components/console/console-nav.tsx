@@ -7,7 +7,13 @@ import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 
 const SECTIONS = [
-  { heading: 'Capacity', items: [{ href: '/', label: 'Overview' }, { href: '/pools', label: 'Pools' }] },
+  {
+    heading: 'Capacity',
+    items: [
+      { href: '/', label: 'Overview' },
+      { href: '/pools', label: 'Pools' },
+    ],
+  },
   {
     heading: 'Joining',
     items: [
@@ -50,16 +56,18 @@ export function ConsoleNav() {
         <div key={section.heading} className="sidenav-section">
           <p className="sidenav-heading">{section.heading}</p>
           <ul>
-            {section.items.filter((item) => !('rootOnly' in item) || isRootAdmin).map((item) => {
-              const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
-              return (
-                <li key={item.href}>
-                  <Link href={withTenant(item.href, tenant)} aria-current={isActive ? 'page' : undefined} className="sidenav-link">
-                    {item.label}
-                  </Link>
-                </li>
-              );
-            })}
+            {section.items
+              .filter((item) => !('rootOnly' in item) || isRootAdmin)
+              .map((item) => {
+                const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
+                return (
+                  <li key={item.href}>
+                    <Link href={withTenant(item.href, tenant)} aria-current={isActive ? 'page' : undefined} className="sidenav-link">
+                      {item.label}
+                    </Link>
+                  </li>
+                );
+              })}
           </ul>
         </div>
       ))}

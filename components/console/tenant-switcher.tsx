@@ -22,7 +22,12 @@ export function TenantSwitcher() {
   return (
     <label className="tenant-current">
       <span className="topbar-label">Tenant</span>
-      <select className="tenant-select" aria-label="Tenant" value={tenant.id} onChange={(event) => router.push(withTenant(pathname, event.target.value))}>
+      <select
+        className="tenant-select"
+        aria-label="Tenant"
+        value={tenant.id}
+        onChange={(event) => router.push(withTenant(pathname, event.target.value))}
+      >
         {tenants.map((t) => (
           <option key={t.id} value={t.id}>
             {t.name}

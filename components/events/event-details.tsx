@@ -27,7 +27,15 @@ function hrefFor(key: string, value: string, data: Record<string, unknown>, tena
 
 /** `csrSha256` → `CSR SHA-256`: the data's keys as words. */
 export function labelOf(key: string): string {
-  const special: Record<string, string> = { csrSha256: 'CSR SHA-256', tokenId: 'token', poolId: 'pool', siteId: 'site', nodeId: 'node', matchedNodeId: 'matched node', requestId: 'request' };
+  const special: Record<string, string> = {
+    csrSha256: 'CSR SHA-256',
+    tokenId: 'token',
+    poolId: 'pool',
+    siteId: 'site',
+    nodeId: 'node',
+    matchedNodeId: 'matched node',
+    requestId: 'request',
+  };
   return special[key] ?? key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
@@ -39,7 +47,15 @@ function valueText(value: unknown): string {
 }
 
 /** An event's data as labelled fields, ids linked to their pages, instead of raw JSON. */
-export function EventDetails({ data, tenantId, actorNames = {} }: { data: Record<string, unknown>; tenantId: string; actorNames?: Record<string, string> }) {
+export function EventDetails({
+  data,
+  tenantId,
+  actorNames = {},
+}: {
+  data: Record<string, unknown>;
+  tenantId: string;
+  actorNames?: Record<string, string>;
+}) {
   const entries = Object.entries(data);
   if (!entries.length) return <span className="muted">no details</span>;
   return (

@@ -106,7 +106,13 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
           </select>
         </div>
       </div>
-      <QueryStates query={events} items={items} loading="Loading events…" what="events" empty={type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}>
+      <QueryStates
+        query={events}
+        items={items}
+        loading="Loading events…"
+        what="events"
+        empty={type ? `No ${type} events in this tenant.` : 'No events in this tenant yet.'}
+      >
         {() => (
           <section className="panel" aria-label="Events">
             <EventsTable events={items} tenantId={tenant.id} />

@@ -40,8 +40,8 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
         title="Expected machines"
         description={
           <>
-            Machines a site expects: a PXE machine whose vouched MAC (or, with a trusted hardware key, serial or product UUID) is listed joins its pool at
-            once. Tenant <strong>{tenant.name}</strong>.
+            Machines a site expects: a PXE machine whose vouched MAC (or, with a trusted hardware key, serial or product UUID) is listed
+            joins its pool at once. Tenant <strong>{tenant.name}</strong>.
           </>
         }
         actions={
@@ -64,10 +64,23 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
-      {siteId && isImporting && <ImportPanel scope={{ tenantId: tenant.id, siteId }} pools={(pools.data?.items ?? []).filter((p) => p.siteId === siteId && p.agent === 'bcd' && !p.archivedAt)} onImported={refresh} onClose={() => setImporting(false)} />}
+      {siteId && isImporting && (
+        <ImportPanel
+          scope={{ tenantId: tenant.id, siteId }}
+          pools={(pools.data?.items ?? []).filter((p) => p.siteId === siteId && p.agent === 'bcd' && !p.archivedAt)}
+          onImported={refresh}
+          onClose={() => setImporting(false)}
+        />
+      )}
 
       <h2 className="detail-heading">Not arrived yet{waiting.data ? ` (${waiting.data.total})` : ''}</h2>
-      <QueryStates query={waiting} items={waiting.data?.items ?? []} loading="Loading expected machines…" what="expected machines" empty="No expected machine is waiting in this site.">
+      <QueryStates
+        query={waiting}
+        items={waiting.data?.items ?? []}
+        loading="Loading expected machines…"
+        what="expected machines"
+        empty="No expected machine is waiting in this site."
+      >
         {(items) => (
           <section className="panel" aria-label="Not arrived yet">
             <div className="table-scroll">
@@ -98,13 +111,23 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
                 </tbody>
               </table>
             </div>
-            {waiting.data && waiting.data.total > items.length && <p className="field-hint">The newest {items.length} of {waiting.data.total} are shown.</p>}
+            {waiting.data && waiting.data.total > items.length && (
+              <p className="field-hint">
+                The newest {items.length} of {waiting.data.total} are shown.
+              </p>
+            )}
           </section>
         )}
       </QueryStates>
 
       <h2 className="detail-heading">Arrived</h2>
-      <QueryStates query={arrived} items={arrived.data?.items ?? []} loading="Loading arrivals…" what="arrived machines" empty="No expected machine has arrived yet.">
+      <QueryStates
+        query={arrived}
+        items={arrived.data?.items ?? []}
+        loading="Loading arrivals…"
+        what="arrived machines"
+        empty="No expected machine has arrived yet."
+      >
         {(items) => (
           <section className="panel" aria-label="Arrived">
             <div className="table-scroll">
@@ -136,7 +159,13 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       </QueryStates>
 
       <h2 className="detail-heading">Arrivals that matched nothing (last 7 days)</h2>
-      <QueryStates query={unmatched} items={unmatched.data?.items ?? []} loading="Loading arrivals…" what="unmatched arrivals" empty="Every PXE arrival of the last 7 days matched an expected machine.">
+      <QueryStates
+        query={unmatched}
+        items={unmatched.data?.items ?? []}
+        loading="Loading arrivals…"
+        what="unmatched arrivals"
+        empty="Every PXE arrival of the last 7 days matched an expected machine."
+      >
         {(items) => (
           <section className="panel" aria-label="Arrivals that matched nothing">
             <div className="table-scroll">

@@ -11,7 +11,15 @@ interface Outcome {
   importId: string | null;
   accepted: number;
   rejected: { row: number; reason: string }[];
-  sample: { row: number; serial: string | null; productUuid: string | null; mac: string | null; gpuUuid: string | null; poolId: string | null; hostname: string | null }[];
+  sample: {
+    row: number;
+    serial: string | null;
+    productUuid: string | null;
+    mac: string | null;
+    gpuUuid: string | null;
+    poolId: string | null;
+    hostname: string | null;
+  }[];
   isPreview: boolean;
 }
 
@@ -19,7 +27,17 @@ interface Outcome {
  * Import a CSV or JSON list: preview first (what would be stored, and each rejected row with why), then
  * import. A large file goes in parts of 2,000 rows under one import id, with a progress bar.
  */
-export function ImportPanel({ scope, pools, onImported, onClose }: { scope: { tenantId: string; siteId: string }; pools: Pool[]; onImported: () => void; onClose: () => void }) {
+export function ImportPanel({
+  scope,
+  pools,
+  onImported,
+  onClose,
+}: {
+  scope: { tenantId: string; siteId: string };
+  pools: Pool[];
+  onImported: () => void;
+  onClose: () => void;
+}) {
   const client = useTRPCClient();
   const [content, setContent] = useState('');
   const [format, setFormat] = useState<'csv' | 'json'>('csv');
@@ -83,8 +101,19 @@ export function ImportPanel({ scope, pools, onImported, onClose }: { scope: { te
         </p>
       )}
       <div className="form-grid">
-        <Field label="File" optional hint="CSV with a header row (serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array of objects.">
-          {(control) => <input {...control} type="file" accept=".csv,.json,text/csv,application/json" onChange={(e) => e.target.files?.[0] && void readFile(e.target.files[0])} />}
+        <Field
+          label="File"
+          optional
+          hint="CSV with a header row (serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array of objects."
+        >
+          {(control) => (
+            <input
+              {...control}
+              type="file"
+              accept=".csv,.json,text/csv,application/json"
+              onChange={(e) => e.target.files?.[0] && void readFile(e.target.files[0])}
+            />
+          )}
         </Field>
         <Field label="Format">
           {(control) => (
@@ -94,7 +123,12 @@ export function ImportPanel({ scope, pools, onImported, onClose }: { scope: { te
             </select>
           )}
         </Field>
-        <Field label="Default pool" optional error={error?.field === 'defaultPoolId' ? error.message : null} hint="For rows that name no pool.">
+        <Field
+          label="Default pool"
+          optional
+          error={error?.field === 'defaultPoolId' ? error.message : null}
+          hint="For rows that name no pool."
+        >
           {(control) => (
             <select {...control} value={poolId} onChange={(e) => setPoolId(e.target.value)}>
               <option value="">None: rows must name one</option>
@@ -108,11 +142,22 @@ export function ImportPanel({ scope, pools, onImported, onClose }: { scope: { te
         </Field>
       </div>
       <Field label="List" error={error?.field === 'content' ? error.message : null} hint="Or paste it here.">
-        {(control) => <textarea {...control} className="input-mono" rows={6} spellCheck={false} value={content} placeholder={'serial,mac,pool\nSN-7701,3c:ec:ef:12:34:56,pool_…'} onChange={(e) => (setContent(e.target.value), setOutcome(null))} />}
+        {(control) => (
+          <textarea
+            {...control}
+            className="input-mono"
+            rows={6}
+            spellCheck={false}
+            value={content}
+            placeholder={'serial,mac,pool\nSN-7701,3c:ec:ef:12:34:56,pool_…'}
+            onChange={(e) => (setContent(e.target.value), setOutcome(null))}
+          />
+        )}
       </Field>
       {progress && progress.total > 0 && (
         <p className="field-hint">
-          <progress value={progress.sent} max={progress.total} aria-label="Rows sent" /> {progress.sent.toLocaleString()} of {progress.total.toLocaleString()} rows
+          <progress value={progress.sent} max={progress.total} aria-label="Rows sent" /> {progress.sent.toLocaleString()} of{' '}
+          {progress.total.toLocaleString()} rows
         </p>
       )}
       {outcome && <ImportOutcome outcome={outcome} />}
@@ -123,7 +168,12 @@ export function ImportPanel({ scope, pools, onImported, onClose }: { scope: { te
         <button type="button" className="btn" onClick={() => void run(true)} disabled={isBusy}>
           Preview
         </button>
-        <button type="button" className="btn btn-primary" onClick={() => void run(false)} disabled={isBusy || !outcome?.isPreview || outcome.accepted === 0}>
+        <button
+          type="button"
+          className="btn btn-primary"
+          onClick={() => void run(false)}
+          disabled={isBusy || !outcome?.isPreview || outcome.accepted === 0}
+        >
           Import {outcome?.isPreview ? `${outcome.accepted.toLocaleString()} machines` : ''}
         </button>
       </footer>
@@ -138,7 +188,13 @@ function ImportOutcome({ outcome }: { outcome: Outcome }) {
         <strong>
           {outcome.isPreview ? 'Would import' : 'Imported'} {outcome.accepted.toLocaleString()} machines
         </strong>
-        {outcome.importId && <> as import <code>{outcome.importId}</code></>}; {outcome.rejected.length} rows rejected.
+        {outcome.importId && (
+          <>
+            {' '}
+            as import <code>{outcome.importId}</code>
+          </>
+        )}
+        ; {outcome.rejected.length} rows rejected.
       </p>
       {outcome.rejected.length > 0 && (
         <div className="table-scroll">

@@ -33,17 +33,53 @@ interface DecideDialogProps {
 }
 
 /** Approve (pool, lifetime with presets, reason) or reject (reason) one request or a selection. */
-export function DecideDialog({ action, count, isAllMatching, progress, pools, defaultPoolId, isPending, error, onDecide, onClose }: DecideDialogProps) {
+export function DecideDialog({
+  action,
+  count,
+  isAllMatching,
+  progress,
+  pools,
+  defaultPoolId,
+  isPending,
+  error,
+  onDecide,
+  onClose,
+}: DecideDialogProps) {
   const what = count === 1 ? 'request' : `${count} requests`;
   const title = action === 'approve' ? `Approve ${what}` : `Reject ${what}`;
   return (
     <Dialog open={action !== null} onClose={isPending ? () => {} : onClose} title={title} size="small">
-      {action && <DecideForm key={action} action={action} count={count} isAllMatching={isAllMatching} progress={progress} pools={pools} defaultPoolId={defaultPoolId} isPending={isPending} error={error} onDecide={onDecide} onClose={onClose} />}
+      {action && (
+        <DecideForm
+          key={action}
+          action={action}
+          count={count}
+          isAllMatching={isAllMatching}
+          progress={progress}
+          pools={pools}
+          defaultPoolId={defaultPoolId}
+          isPending={isPending}
+          error={error}
+          onDecide={onDecide}
+          onClose={onClose}
+        />
+      )}
     </Dialog>
   );
 }
 
-function DecideForm({ action, count, isAllMatching, progress, pools, defaultPoolId, isPending, error, onDecide, onClose }: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
+function DecideForm({
+  action,
+  count,
+  isAllMatching,
+  progress,
+  pools,
+  defaultPoolId,
+  isPending,
+  error,
+  onDecide,
+  onClose,
+}: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
   const [poolId, setPoolId] = useState(defaultPoolId);
   const [ttlSeconds, setTtl] = useState<number>(APPROVAL_TTL.default);
   const [reason, setReason] = useState('');
@@ -63,8 +99,8 @@ function DecideForm({ action, count, isAllMatching, progress, pools, defaultPool
         </p>
         {isAllMatching && (
           <p className="callout" data-testid="decide-all-matching">
-            This {isApprove ? 'approves' : 'rejects'} all {count} pending requests that match the search and filters, including those not loaded on this page. It cannot be
-            undone.
+            This {isApprove ? 'approves' : 'rejects'} all {count} pending requests that match the search and filters, including those not
+            loaded on this page. It cannot be undone.
           </p>
         )}
         {progress && (
@@ -79,8 +115,8 @@ function DecideForm({ action, count, isAllMatching, progress, pools, defaultPool
           <>
             {pools.length === 0 && (
               <p className="form-error" role="alert">
-                No pool of this site admits {count === 1 ? 'this machine' : 'these machines'}: a pool must run bcd, be live, and list the request&apos;s attestor in its
-                policy.joinAttestors (or have no such list).
+                No pool of this site admits {count === 1 ? 'this machine' : 'these machines'}: a pool must run bcd, be live, and list the
+                request&apos;s attestor in its policy.joinAttestors (or have no such list).
               </p>
             )}
             <Field label="Pool">
@@ -108,7 +144,16 @@ function DecideForm({ action, count, isAllMatching, progress, pools, defaultPool
           </>
         )}
         <Field label="Reason" optional hint="Recorded in the audit log and shown with the decision.">
-          {(control) => <input {...control} type="text" maxLength={500} value={reason} onChange={(event) => setReason(event.target.value)} data-autofocus />}
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              maxLength={500}
+              value={reason}
+              onChange={(event) => setReason(event.target.value)}
+              data-autofocus
+            />
+          )}
         </Field>
       </div>
       {error && (

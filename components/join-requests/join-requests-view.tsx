@@ -9,7 +9,15 @@ import { PoolPicker } from '@/components/join-tokens/pool-picker';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
-import { QUEUE_FILTERS, QUEUE_FILTER_PARAMS, isFiltered, mergeRows, queueFilterOf, toQueueFilter, type QueueFilter } from '@/lib/join-request-queue';
+import {
+  QUEUE_FILTERS,
+  QUEUE_FILTER_PARAMS,
+  isFiltered,
+  mergeRows,
+  queueFilterOf,
+  toQueueFilter,
+  type QueueFilter,
+} from '@/lib/join-request-queue';
 import type { RequestFilter } from '@/protocol/api/join-request-filter';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
@@ -43,18 +51,29 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
         title="Join requests"
         description={
           <>
-            Machines the <code>discovery</code> or <code>tpm</code> attestor deferred to an operator: nothing is issued until one is approved. Tenant{' '}
-            <strong>{tenant.name}</strong>.
+            Machines the <code>discovery</code> or <code>tpm</code> attestor deferred to an operator: nothing is issued until one is
+            approved. Tenant <strong>{tenant.name}</strong>.
           </>
         }
         actions={
           <>
-            {joinablePools.length > 0 && <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={(poolId) => setParams({ pool: poolId })} />}
+            {joinablePools.length > 0 && (
+              <PoolPicker
+                pools={joinablePools}
+                siteNames={siteNames}
+                value={pool?.id ?? ''}
+                onChange={(poolId) => setParams({ pool: poolId })}
+              />
+            )}
             <div className="picker">
               <label htmlFor="request-state" className="picker-label">
                 State
               </label>
-              <select id="request-state" value={filter} onChange={(event) => setParams({ state: event.target.value === 'pending' ? null : event.target.value })}>
+              <select
+                id="request-state"
+                value={filter}
+                onChange={(event) => setParams({ state: event.target.value === 'pending' ? null : event.target.value })}
+              >
                 {QUEUE_FILTERS.map((state) => (
                   <option key={state} value={state}>
                     {state}
@@ -77,7 +96,8 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
         </div>
       ) : !pool ? (
         <div className="callout callout-error" role="alert">
-          <strong>Pool “{params.pool}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no daemon. Choose a pool above.
+          <strong>Pool “{params.pool}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no
+          daemon. Choose a pool above.
         </div>
       ) : (
         <PoolQueue
@@ -117,7 +137,10 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
   const queryClient = useQueryClient();
   const ref = { tenantId: tenant.id, poolId: pool.id };
   const list = useInfiniteQuery(
-    trpc.joinRequests.list.infiniteQueryOptions({ ...ref, state: filter, limit: 100, ...matching }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+    trpc.joinRequests.list.infiniteQueryOptions(
+      { ...ref, state: filter, limit: 100, ...matching },
+      { getNextPageParam: (page) => page.nextCursor ?? undefined },
+    ),
   );
   // Decisions this page learned of (its own, and others' on rows it shows), kept until the filter changes.
   const [known, setKnown] = useState<Map<string, JoinRequestRecord>>(new Map());
@@ -138,8 +161,8 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
     joinRequestsOf: ref,
     onJoinRequests: (requestIds) => {
       const onScreen = requestIds.filter((id) => shown.has(id));
-      void Promise.all(onScreen.map((requestId) => client.joinRequests.get.query({ ...ref, requestId }).catch(() => null))).then((records) =>
-        remember(records.filter((r): r is JoinRequestRecord => r !== null && r.state !== 'pending')),
+      void Promise.all(onScreen.map((requestId) => client.joinRequests.get.query({ ...ref, requestId }).catch(() => null))).then(
+        (records) => remember(records.filter((r): r is JoinRequestRecord => r !== null && r.state !== 'pending')),
       );
     },
   });
@@ -189,7 +212,9 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
           sitePools={sitePools}
           tenant={tenant}
           canDecide={can(tenant, 'compute:join-requests:decide')}
-          matching={filter === 'pending' && firstPage ? { filter: matching, total, asOf: firstPage.asOf, isFiltered: isFiltered(matching) } : null}
+          matching={
+            filter === 'pending' && firstPage ? { filter: matching, total, asOf: firstPage.asOf, isFiltered: isFiltered(matching) } : null
+          }
           onDecided={(records) => {
             remember(records);
             void queryClient.invalidateQueries(trpc.joinRequests.list.pathFilter());

@@ -52,7 +52,11 @@ export function QueueFilters({ params, onChange, ignored }: QueueFiltersProps) {
           </option>
         ))}
       </select>
-      <select aria-label="Hardware key" value={params.trusted ?? ''} onChange={(event) => onChange({ trusted: event.target.value || null })}>
+      <select
+        aria-label="Hardware key"
+        value={params.trusted ?? ''}
+        onChange={(event) => onChange({ trusted: event.target.value || null })}
+      >
         <option value="">any hardware key</option>
         <option value="yes">trusted key</option>
         <option value="no">untrusted or no key</option>

@@ -11,7 +11,17 @@ import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
 export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
   const claims = claimEntries(request.claims);
-  const known = new Set(['hostname', 'productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'macs', 'gpuUuids', 'sysVendor', 'productName']);
+  const known = new Set([
+    'hostname',
+    'productUuid',
+    'productSerial',
+    'boardSerial',
+    'chassisSerial',
+    'macs',
+    'gpuUuids',
+    'sysVendor',
+    'productName',
+  ]);
   const other = Object.entries(request.claims).filter(([key]) => !known.has(key));
   return (
     <section className="panel request-detail" aria-labelledby={`detail-${request.id}`}>
@@ -40,7 +50,8 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
         <dd>
           {request.hardwareKey ? (
             <>
-              <ShortHash value={request.hardwareKey} label="hardware key" /> <HardwareKeyBadge hasKey isTrusted={request.hardwareKeyTrusted} />
+              <ShortHash value={request.hardwareKey} label="hardware key" />{' '}
+              <HardwareKeyBadge hasKey isTrusted={request.hardwareKeyTrusted} />
             </>
           ) : (
             <HardwareKeyBadge hasKey={false} isTrusted={false} />
@@ -52,7 +63,9 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
             <dt>TPM endorsement key</dt>
             <dd>
               <ShortHash value={request.tpm.ekHash} label="EK hash" />
-              <span className="cell-sub">{request.tpm.ekIssuer === 'no EK certificate' ? 'no EK certificate' : `EK certificate issued by ${request.tpm.ekIssuer}`}</span>
+              <span className="cell-sub">
+                {request.tpm.ekIssuer === 'no EK certificate' ? 'no EK certificate' : `EK certificate issued by ${request.tpm.ekIssuer}`}
+              </span>
               {request.tpm.ekChainProblem && <span className="cell-sub">not vendor-rooted: {request.tpm.ekChainProblem}</span>}
             </dd>
             <dt>TPM attestation key</dt>
@@ -86,7 +99,11 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
           <>
             <dt>Approvals</dt>
             <dd>
-              {request.state === 'pending' ? `${request.firstApproval ? 1 : 0} of 2` : request.state === 'approved' || request.state === 'consumed' ? '2 of 2' : 'two needed'}
+              {request.state === 'pending'
+                ? `${request.firstApproval ? 1 : 0} of 2`
+                : request.state === 'approved' || request.state === 'consumed'
+                  ? '2 of 2'
+                  : 'two needed'}
               {request.firstApproval && (
                 <span className="cell-sub">
                   first by {request.firstApproval.byName ?? request.firstApproval.by} at <LocalTime iso={request.firstApproval.at} />

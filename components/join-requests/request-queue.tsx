@@ -29,13 +29,16 @@ interface RequestQueueProps {
 }
 
 /** Which requests an action can still take: approve takes pending ones, reject also withdraws an approval. */
-const actionable = (action: 'approve' | 'reject', row: JoinRequestRecord) => row.state === 'pending' || (action === 'reject' && row.state === 'approved');
+const actionable = (action: 'approve' | 'reject', row: JoinRequestRecord) =>
+  row.state === 'pending' || (action === 'reject' && row.state === 'approved');
 
 /** The rows with selection (click, shift-click, select all), keyboard shortcuts, the detail panel and decisions. */
 export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenant, canDecide, onDecided, matching }: RequestQueueProps) {
   const client = useTRPCClient();
   const order = rows.map((row) => row.id);
-  const [cursor, setCursor] = useState<string | null>(initialRequest && order.includes(initialRequest) ? initialRequest : (order[0] ?? null));
+  const [cursor, setCursor] = useState<string | null>(
+    initialRequest && order.includes(initialRequest) ? initialRequest : (order[0] ?? null),
+  );
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [anchor, setAnchor] = useState<string | null>(null);
   const [action, setAction] = useState<'approve' | 'reject' | null>(null);
@@ -104,16 +107,28 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       if (matchingCount !== null && matching) {
         await decideAllMatching(decision, ref, reason, decided, said);
       } else if (decision.action === 'approve') {
-        const answer = await client.joinRequests.approveMany.mutate({ ...ref, requestIds: targets, ttlSeconds: decision.ttlSeconds, reason });
+        const answer = await client.joinRequests.approveMany.mutate({
+          ...ref,
+          requestIds: targets,
+          ttlSeconds: decision.ttlSeconds,
+          reason,
+        });
         decided.push(...answer.approved, ...answer.recorded);
-        if (answer.recorded.length) said.unshift(`Recorded your approval of ${answer.recorded.length === 1 ? `request ${answer.recorded[0]!.id}` : `${answer.recorded.length} requests`} (1 of 2): another operator must approve into the same pool.`);
-        if (answer.approved.length) said.unshift(`Approved ${answer.approved.length === 1 ? `request ${answer.approved[0]!.id}` : `${answer.approved.length} requests`} into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}.`);
+        if (answer.recorded.length)
+          said.unshift(
+            `Recorded your approval of ${answer.recorded.length === 1 ? `request ${answer.recorded[0]!.id}` : `${answer.recorded.length} requests`} (1 of 2): another operator must approve into the same pool.`,
+          );
+        if (answer.approved.length)
+          said.unshift(
+            `Approved ${answer.approved.length === 1 ? `request ${answer.approved[0]!.id}` : `${answer.approved.length} requests`} into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}.`,
+          );
         for (const id of answer.skipped) await explain(id);
       } else {
         // One call for the whole selection, as for approvals.
         const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason });
         decided.push(...answer.rejected);
-        if (answer.rejected.length) said.unshift(`Rejected ${answer.rejected.length === 1 ? 'the request' : `${answer.rejected.length} requests`}.`);
+        if (answer.rejected.length)
+          said.unshift(`Rejected ${answer.rejected.length === 1 ? 'the request' : `${answer.rejected.length} requests`}.`);
         for (const id of answer.skipped) await explain(id);
       }
       onDecided(decided);
@@ -133,7 +148,13 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
    * Decides every pending request that matched when the count was read (`createdUpTo`), a page of 200 per
    * call on the server, showing progress; it stops when nothing that matched is left.
    */
-  async function decideAllMatching(decision: Decision, ref: { tenantId: string; poolId: string }, reason: string | undefined, decided: JoinRequestRecord[], said: string[]) {
+  async function decideAllMatching(
+    decision: Decision,
+    ref: { tenantId: string; poolId: string },
+    reason: string | undefined,
+    decided: JoinRequestRecord[],
+    said: string[],
+  ) {
     const { filter, total, asOf } = matching!;
     const by = { ...filter, createdUpTo: asOf };
     let done = 0;
@@ -141,7 +162,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
     for (;;) {
       const [page, remaining] =
         decision.action === 'approve'
-          ? await client.joinRequests.approveMany.mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason }).then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
+          ? await client.joinRequests.approveMany
+              .mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason })
+              .then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
           : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason }).then((a) => [a.rejected, a.remaining] as const);
       decided.push(...page);
       done += page.length;
@@ -149,10 +172,15 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       if (!page.length || remaining === 0) break;
     }
     const verb = decision.action === 'approve' ? 'Approved' : 'Rejected';
-    said.unshift(`${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`);
+    said.unshift(
+      `${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`,
+    );
     const recorded = decided.filter((r) => r.state === 'pending').length;
     if (recorded) said.push(`${recorded} of them need a second approval (1 of 2): another operator must approve them into the same pool.`);
-    if (done < total) said.push(`${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), or you approved them first already, and were left as they are.`);
+    if (done < total)
+      said.push(
+        `${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), or you approved them first already, and were left as they are.`,
+      );
   }
 
   // The shortcuts, on the page but not while typing in a field or while a dialog is open.
@@ -234,7 +262,12 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
             <thead>
               <tr>
                 <th scope="col">
-                  <input type="checkbox" aria-label="Select all requests on this page" checked={allSelected} onChange={() => select(allSelected ? new Set() : new Set(order))} />
+                  <input
+                    type="checkbox"
+                    aria-label="Select all requests on this page"
+                    checked={allSelected}
+                    onChange={() => select(allSelected ? new Set() : new Set(order))}
+                  />
                 </th>
                 <th scope="col">Request</th>
                 <th scope="col">State</th>

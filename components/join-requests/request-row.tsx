@@ -61,11 +61,16 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
         </button>
       </th>
       <td className="cell-line" data-label="State">
-        <span className={`status status-${row.state}`} title={row.decidedBy ? `${row.state} by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}>
+        <span
+          className={`status status-${row.state}`}
+          title={row.decidedBy ? `${row.state} by ${row.decidedByName ?? row.decidedBy}${row.reason ? `: ${row.reason}` : ''}` : undefined}
+        >
           {row.state}
         </span>
         {/* Decided without a person: say which rule (or import) did it, in the row itself. */}
-        {row.decidedBy && !row.decidedBy.startsWith('operator:') && row.decidedByName && <span className="cell-sub">by {row.decidedByName}</span>}
+        {row.decidedBy && !row.decidedBy.startsWith('operator:') && row.decidedByName && (
+          <span className="cell-sub">by {row.decidedByName}</span>
+        )}
         {row.state === 'pending' && row.requiredApprovals === 2 && (
           <span className="cell-sub approvals" data-testid="approvals">
             {row.firstApproval ? `1 of 2 · ${row.firstApproval.byName ?? row.firstApproval.by}` : '0 of 2'}
@@ -78,14 +83,21 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
       <td className="cell-line cell-machine" data-label="Claimed" title={machine || undefined}>
         {machine || <span className="muted">no claims</span>}
       </td>
-      <td className="cell-line cell-vouched" data-label="Boot step" title={`IP ${row.ip ?? 'unknown'}, vouched by ${row.vouchedBy ?? 'nobody'}`}>
+      <td
+        className="cell-line cell-vouched"
+        data-label="Boot step"
+        title={`IP ${row.ip ?? 'unknown'}, vouched by ${row.vouchedBy ?? 'nobody'}`}
+      >
         {row.ip ?? <span className="muted">no IP</span>} · {row.vouchedBy ?? <span className="muted">nobody</span>}
       </td>
       <td className="cell-line" data-label="Hardware key">
         <HardwareKeyBadge hasKey={row.hardwareKey !== null} isTrusted={row.hardwareKeyTrusted} />
       </td>
       <td className="cell-line cell-time" data-label="Asked">
-        <time dateTime={row.createdAt} title={`${new Date(row.createdAt).toLocaleString()} (${row.createdAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`}>
+        <time
+          dateTime={row.createdAt}
+          title={`${new Date(row.createdAt).toLocaleString()} (${row.createdAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`}
+        >
           {formatAge(row.createdAt, now)}
         </time>
       </td>
@@ -94,10 +106,22 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
       </td>
       {canDecide && (
         <td className="row-actions">
-          <button type="button" className="btn btn-small btn-primary" onClick={() => onDecide('approve')} disabled={row.state !== 'pending'} aria-label={`Approve request ${row.id}`}>
+          <button
+            type="button"
+            className="btn btn-small btn-primary"
+            onClick={() => onDecide('approve')}
+            disabled={row.state !== 'pending'}
+            aria-label={`Approve request ${row.id}`}
+          >
             Approve
           </button>
-          <button type="button" className="btn btn-small btn-danger" onClick={() => onDecide('reject')} disabled={!isOpen} aria-label={`Reject request ${row.id}`}>
+          <button
+            type="button"
+            className="btn btn-small btn-danger"
+            onClick={() => onDecide('reject')}
+            disabled={!isOpen}
+            aria-label={`Reject request ${row.id}`}
+          >
             Reject
           </button>
         </td>

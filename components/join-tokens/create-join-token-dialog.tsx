@@ -117,10 +117,29 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
       )}
       <div className="form-grid">
         <Field label="Name" optional error={errorFor('name')} hint="What the token is for, as the list shows it.">
-          {(control) => <input {...control} type="text" maxLength={100} autoComplete="off" placeholder="rack B7 intake" value={values.name} onChange={(event) => update('name', event.target.value)} />}
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              maxLength={100}
+              autoComplete="off"
+              placeholder="rack B7 intake"
+              value={values.name}
+              onChange={(event) => update('name', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="Description" optional error={errorFor('description')}>
-          {(control) => <input {...control} type="text" maxLength={500} autoComplete="off" value={values.description} onChange={(event) => update('description', event.target.value)} />}
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              maxLength={500}
+              autoComplete="off"
+              value={values.description}
+              onChange={(event) => update('description', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="Lifetime" error={isCustomTtl ? null : errorFor('ttlSeconds')} hint="The token expires after this, used or not.">
           {(control) => (

@@ -73,7 +73,9 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
         <QueryError error={tokens.error} what="join tokens" onRetry={() => void tokens.refetch()} />
       ) : items.length === 0 ? (
         <p className="panel-empty">
-          {includeInactive ? 'No join token was ever created for this pool.' : 'No live join tokens. Create one to let a machine join this pool.'}
+          {includeInactive
+            ? 'No join token was ever created for this pool.'
+            : 'No live join tokens. Create one to let a machine join this pool.'}
         </p>
       ) : (
         <div className={`table-scroll${tokens.isPlaceholderData ? ' is-stale' : ''}`}>
@@ -97,7 +99,13 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
             </thead>
             <tbody>
               {items.map((token) => (
-                <JoinTokenRow key={token.id} token={token} tenant={tenant} now={now} onRevoked={(id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`)} />
+                <JoinTokenRow
+                  key={token.id}
+                  token={token}
+                  tenant={tenant}
+                  now={now}
+                  onRevoked={(id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`)}
+                />
               ))}
             </tbody>
           </table>
@@ -129,7 +137,10 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
         )}
       </th>
       <td>
-        <span className={`status status-${token.state}`} title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}>
+        <span
+          className={`status status-${token.state}`}
+          title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}
+        >
           {STATE_LABELS[token.state]}
         </span>
         {token.revokedAt && (
@@ -179,7 +190,11 @@ function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
           by {token.createdByEmail ?? token.createdBy}
         </span>
       </td>
-      <td className="cell-actions">{isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />}</td>
+      <td className="cell-actions">
+        {isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && (
+          <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />
+        )}
+      </td>
     </tr>
   );
 }

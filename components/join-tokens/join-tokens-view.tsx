@@ -66,7 +66,9 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <>
-            {joinablePools.length > 0 && <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={selectPool} />}
+            {joinablePools.length > 0 && (
+              <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={selectPool} />
+            )}
             <label className="toggle">
               <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
               Show inactive
@@ -105,12 +107,13 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
         <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : joinablePools.length === 0 ? (
         <div className="callout">
-          <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a pool with agent{' '}
-          <code>bcd</code> on the <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
+          <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a
+          pool with agent <code>bcd</code> on the <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
         </div>
       ) : !pool ? (
         <div className="callout callout-error" role="alert">
-          <strong>Pool “{requestedPoolId}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no daemon. Choose a pool above.
+          <strong>Pool “{requestedPoolId}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run
+          no daemon. Choose a pool above.
         </div>
       ) : (
         <JoinTokenTable

@@ -15,7 +15,6 @@ export interface MintedToken {
   poolName: string;
 }
 
-
 /** The file name the CLI's `join-tokens create --out` suggests, and the one install-bcd.sh reads from stdin. */
 export const TOKEN_FILE_NAME = 'join-token';
 
@@ -59,7 +58,8 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
           {record.id}
         </code>
         <span className="panel-meta">
-          pool {poolName} · {record.usesLeft} / {record.maxUses} {record.maxUses === 1 ? 'use' : 'uses'} · expires {formatTimestamp(record.expiresAt)}
+          pool {poolName} · {record.usesLeft} / {record.maxUses} {record.maxUses === 1 ? 'use' : 'uses'} · expires{' '}
+          {formatTimestamp(record.expiresAt)}
           {pinned.length > 0 && <> · pinned to {pinned.map((entry) => `${entry.label} ${entry.value}`).join(', ')}</>}
           {record.allowReclaim && <> · reclaim allowed</>}
           {record.hosted && <> · hosted on {record.hosted}</>}
@@ -69,8 +69,9 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
         {token ? (
           <>
             <p className="one-time-warning" role="note">
-              <strong>Copy this token now: it is shown only once and never again.</strong> Better Compute keeps only a hash of its secret, so nobody can show
-              it to you later. Hand it to the machine out of band; anyone holding it can join a machine to this pool until it expires or is revoked.
+              <strong>Copy this token now: it is shown only once and never again.</strong> Better Compute keeps only a hash of its secret,
+              so nobody can show it to you later. Hand it to the machine out of band; anyone holding it can join a machine to this pool
+              until it expires or is revoked.
             </p>
             <SecretField
               label="Join token"
@@ -84,7 +85,8 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
             <div className="next-step">
               <p className="field-label">Next step, on the machine</p>
               <p className="field-hint">
-                Save the token as a file only root can read (<code>chmod 600 {TOKEN_FILE_NAME}</code>), then run the install script with it on standard input:
+                Save the token as a file only root can read (<code>chmod 600 {TOKEN_FILE_NAME}</code>), then run the install script with it
+                on standard input:
               </p>
               <pre className="command">
                 <code>sudo sh install-bcd.sh &lt; {TOKEN_FILE_NAME}</code>
@@ -93,8 +95,8 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
           </>
         ) : (
           <p className="one-time-warning" role="note">
-            <strong>This form had already created token {record.id}; its secret cannot be shown again.</strong> If you do not have the token, revoke it and
-            create a new one.
+            <strong>This form had already created token {record.id}; its secret cannot be shown again.</strong> If you do not have the
+            token, revoke it and create a new one.
           </p>
         )}
         <div className="one-time-actions">
@@ -114,8 +116,8 @@ export function OneTimeToken({ minted, onDone }: { minted: MintedToken; onDone: 
         onClose={() => setLeavingTo(undefined)}
       >
         <p>
-          You have not copied or downloaded token <code className="id">{record.id}</code>. Once it leaves this page nobody can show it again: you would have to
-          revoke it and create another. This cannot be undone.
+          You have not copied or downloaded token <code className="id">{record.id}</code>. Once it leaves this page nobody can show it
+          again: you would have to revoke it and create another. This cannot be undone.
         </p>
       </ConfirmDialog>
     </section>

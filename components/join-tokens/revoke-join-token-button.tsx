@@ -33,17 +33,21 @@ export function RevokeJoinTokenButton({ token, poolId, tenant, onRevoked }: Revo
       pendingLabel="Revoking…"
       mutation={revoke}
       errorMessage={(error) => joinTokenErrorMessage(toApiError(error), 'revoke', tenant.name)}
-      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, poolId, tokenId: token.id }, {
-          onSuccess: () => {
-            close();
-            onRevoked?.(token.id);
+      onConfirm={(close) =>
+        revoke.mutate(
+          { tenantId: tenant.id, poolId, tokenId: token.id },
+          {
+            onSuccess: () => {
+              close();
+              onRevoked?.(token.id);
+            },
           },
-        })
+        )
       }
     >
       <p>
-        Token <code className="id">{token.id}</code> stops working at once: no further machine can join with it. Machines that already joined with it are not
-        affected. This cannot be undone.
+        Token <code className="id">{token.id}</code> stops working at once: no further machine can join with it. Machines that already
+        joined with it are not affected. This cannot be undone.
       </p>
     </ConfirmButton>
   );

@@ -11,7 +11,11 @@ const BADGES: Record<CertificateStanding, { label: string; className: string; hi
 };
 
 /** The revocation reasons lifecycle.ts and the join write, in words. */
-const REVOKED_BECAUSE: Record<string, string> = { revoked: 'identity revoked', deleted: 'node deleted', reclaimed: 'reclaimed by a new join' };
+const REVOKED_BECAUSE: Record<string, string> = {
+  revoked: 'identity revoked',
+  deleted: 'node deleted',
+  reclaimed: 'reclaimed by a new join',
+};
 
 const ISSUED_BY: Record<NodeCertificateRecord['issuedBy'], string> = { join: 'join', reclaim: 'join (reclaim)', renewal: 'renewal' };
 
@@ -63,7 +67,9 @@ export function CertificateHistory({ certificates, total, now }: { certificates:
                   {cert.revokedAt ? (
                     <>
                       <LocalTime iso={cert.revokedAt} />
-                      {cert.revocationReason && <span className="cell-sub">{REVOKED_BECAUSE[cert.revocationReason] ?? cert.revocationReason}</span>}
+                      {cert.revocationReason && (
+                        <span className="cell-sub">{REVOKED_BECAUSE[cert.revocationReason] ?? cert.revocationReason}</span>
+                      )}
                     </>
                   ) : (
                     <span className="muted">no</span>

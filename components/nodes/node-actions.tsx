@@ -27,7 +27,13 @@ const COPY: Record<Kind, { label: string; title: string; body: string; pending: 
     pending: 'Asking…',
     tone: 'primary',
   },
-  cordon: { label: 'Cordon', title: 'Cordon node', body: 'The node takes no new work; what runs on it keeps running. Uncordon undoes it.', pending: 'Cordoning…', tone: 'primary' },
+  cordon: {
+    label: 'Cordon',
+    title: 'Cordon node',
+    body: 'The node takes no new work; what runs on it keeps running. Uncordon undoes it.',
+    pending: 'Cordoning…',
+    tone: 'primary',
+  },
   uncordon: { label: 'Uncordon', title: 'Uncordon node', body: 'The node takes new work again.', pending: 'Uncordoning…', tone: 'primary' },
   revokeIdentity: {
     label: 'Revoke identity',
@@ -51,7 +57,12 @@ const COPY: Record<Kind, { label: string; title: string; body: string; pending: 
  */
 export function NodeActions({ node, tenant }: { node: NodeDetail; tenant: Tenant }) {
   if (!can(tenant, 'compute:nodes:manage') || node.state === 'retired') return null;
-  const kinds: Kind[] = [...(node.state === 'adopting' ? (['adopt', 'recheck'] as Kind[]) : []), node.cordoned ? 'uncordon' : 'cordon', ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []), ...(node.cordoned ? (['delete'] as Kind[]) : [])];
+  const kinds: Kind[] = [
+    ...(node.state === 'adopting' ? (['adopt', 'recheck'] as Kind[]) : []),
+    node.cordoned ? 'uncordon' : 'cordon',
+    ...(node.certificate ? (['revokeIdentity'] as Kind[]) : []),
+    ...(node.cordoned ? (['delete'] as Kind[]) : []),
+  ];
   return (
     <div className="node-actions">
       {kinds.map((kind) => (

@@ -27,7 +27,10 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
   const trpc = useTRPC();
   const node = useQuery(trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId }));
   const events = useInfiniteQuery(
-    trpc.events.list.infiniteQueryOptions({ tenantId: tenant.id, nodeId, limit: 50 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+    trpc.events.list.infiniteQueryOptions(
+      { tenantId: tenant.id, nodeId, limit: 50 },
+      { getNextPageParam: (page) => page.nextCursor ?? undefined },
+    ),
   );
   useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()], { eventsOf: tenant.id });
   const now = useNow();
@@ -71,7 +74,8 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
           <dd>{n.role}</dd>
           <dt>Trust</dt>
           <dd>
-            {n.trust}, <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={n.attestor === 'discovery'} />
+            {n.trust},{' '}
+            <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={n.attestor === 'discovery'} />
           </dd>
           <dt>Machine (claimed at join)</dt>
           <dd>
@@ -101,7 +105,9 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
             {n.joinRequestId && (
               <span className="cell-sub">
                 admitted by join request{' '}
-                <Link href={withTenant(`/join-requests?pool=${n.poolId ?? ''}&state=all&request=${n.joinRequestId}`, tenant.id)}>{n.joinRequestId}</Link>
+                <Link href={withTenant(`/join-requests?pool=${n.poolId ?? ''}&state=all&request=${n.joinRequestId}`, tenant.id)}>
+                  {n.joinRequestId}
+                </Link>
                 {n.joinRequestDecidedBy && <>, decided by {n.joinRequestDecidedBy}</>}
               </span>
             )}
@@ -125,7 +131,10 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
                       <ul className="plain-list" aria-label="Acceptance checks">
                         {c.checks.map((check) => (
                           <li key={check.check}>
-                            <span className={`status status-${check.passed ? 'passed' : 'failed'}`}>{check.passed ? 'passed' : 'failed'}</span> <code>{check.check}</code>: {check.message}
+                            <span className={`status status-${check.passed ? 'passed' : 'failed'}`}>
+                              {check.passed ? 'passed' : 'failed'}
+                            </span>{' '}
+                            <code>{check.check}</code>: {check.message}
                           </li>
                         ))}
                       </ul>

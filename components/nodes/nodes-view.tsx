@@ -34,7 +34,10 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
   const poolId = params.pool?.startsWith('pool_') ? params.pool : undefined;
   const connected = params.connected === 'true' ? true : params.connected === 'false' ? false : undefined;
   const nodes = useInfiniteQuery(
-    trpc.nodes.list.infiniteQueryOptions({ tenantId: tenant.id, poolId, state, connected, limit: 100 }, { getNextPageParam: (page) => page.nextCursor ?? undefined }),
+    trpc.nodes.list.infiniteQueryOptions(
+      { tenantId: tenant.id, poolId, state, connected, limit: 100 },
+      { getNextPageParam: (page) => page.nextCursor ?? undefined },
+    ),
   );
   // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
   useLiveRefresh(trpc.nodes.list.pathFilter(), { eventsOf: tenant.id });
@@ -86,7 +89,11 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
               <label htmlFor="nodes-connected" className="picker-label">
                 Session
               </label>
-              <select id="nodes-connected" value={params.connected ?? ''} onChange={(event) => setParams({ connected: event.target.value || null })}>
+              <select
+                id="nodes-connected"
+                value={params.connected ?? ''}
+                onChange={(event) => setParams({ connected: event.target.value || null })}
+              >
                 <option value="">Connected or not</option>
                 <option value="true">connected</option>
                 <option value="false">disconnected</option>
@@ -104,8 +111,9 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
           <>
             No node{state ? ` is ${state}` : ' joined'}
             {connected === undefined ? '' : connected ? ' is connected' : ' is disconnected'}
-            {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or
-            is approved on the <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
+            {poolId ? ' in this pool' : ''} yet. A machine joins with a token from the{' '}
+            <Link href={withTenant('/join-tokens', tenant.id)}>Join tokens</Link> page, or is approved on the{' '}
+            <Link href={withTenant('/join-requests', tenant.id)}>Join requests</Link> page.
           </>
         }
       >
@@ -173,14 +181,21 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
                 {machineSummary(node.claims) || <span className="muted">no claims</span>}
                 {node.joinRequestId && (
                   <span className="cell-sub">
-                    admitted by <Link href={withTenant(`/join-requests?pool=${node.poolId ?? ''}&state=all&request=${node.joinRequestId}`, tenantId)}>{node.joinRequestId}</Link>
+                    admitted by{' '}
+                    <Link href={withTenant(`/join-requests?pool=${node.poolId ?? ''}&state=all&request=${node.joinRequestId}`, tenantId)}>
+                      {node.joinRequestId}
+                    </Link>
                   </span>
                 )}
               </td>
               <td>
                 {node.trust}
                 <span className="cell-sub">
-                  <HardwareKeyBadge hasKey={node.hasHardwareKey} isTrusted={node.hardwareKeyTrusted} isRamdisk={node.attestor === 'discovery'} />
+                  <HardwareKeyBadge
+                    hasKey={node.hasHardwareKey}
+                    isTrusted={node.hardwareKeyTrusted}
+                    isRamdisk={node.attestor === 'discovery'}
+                  />
                 </span>
               </td>
               <td>{node.role}</td>

@@ -29,12 +29,30 @@ export function SessionDetails({ session, now }: { session: NodeSessionState; no
     <dl className="details panel-body">
       <dt>Session</dt>
       <dd>
-        <span className={`status status-${session.connected ? 'connected' : 'disconnected'}`}>{session.connected ? 'connected' : 'disconnected'}</span>
+        <span className={`status status-${session.connected ? 'connected' : 'disconnected'}`}>
+          {session.connected ? 'connected' : 'disconnected'}
+        </span>
       </dd>
       <dt>{session.connected ? 'Connected since' : 'Last seen'}</dt>
-      <dd>{session.since ? <><LocalTime iso={session.since} /> ({formatAge(session.since, now)})</> : <span className="muted">never connected</span>}</dd>
+      <dd>
+        {session.since ? (
+          <>
+            <LocalTime iso={session.since} /> ({formatAge(session.since, now)})
+          </>
+        ) : (
+          <span className="muted">never connected</span>
+        )}
+      </dd>
       <dt>Last heartbeat</dt>
-      <dd>{session.lastHeartbeat ? <><LocalTime iso={session.lastHeartbeat} /> ({formatAge(session.lastHeartbeat, now)})</> : <span className="muted">none</span>}</dd>
+      <dd>
+        {session.lastHeartbeat ? (
+          <>
+            <LocalTime iso={session.lastHeartbeat} /> ({formatAge(session.lastHeartbeat, now)})
+          </>
+        ) : (
+          <span className="muted">none</span>
+        )}
+      </dd>
       <dt>Gateway</dt>
       <dd>{session.gatewayId ? <code>{session.gatewayId}</code> : <span className="muted">none</span>}</dd>
     </dl>

@@ -19,8 +19,12 @@ export function ConnectedPanel({ data, link }: { data: Overview; link: (path: st
             <thead>
               <tr>
                 <th scope="col">Pool</th>
-                <th scope="col" className="num">Connected</th>
-                <th scope="col" className="num">Of</th>
+                <th scope="col" className="num">
+                  Connected
+                </th>
+                <th scope="col" className="num">
+                  Of
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -30,7 +34,11 @@ export function ConnectedPanel({ data, link }: { data: Overview; link: (path: st
                     <Link href={link(`/nodes?pool=${c.poolId}&connected=true`)}>{c.poolName}</Link>
                   </th>
                   <td className="num">
-                    <span className="overview-bar" aria-hidden="true" style={{ width: `${c.total ? Math.round((c.connected / c.total) * 100) : 0}%` }} />
+                    <span
+                      className="overview-bar"
+                      aria-hidden="true"
+                      style={{ width: `${c.total ? Math.round((c.connected / c.total) * 100) : 0}%` }}
+                    />
                     {c.connected}
                   </td>
                   <td className="num">

@@ -50,7 +50,15 @@ function TenantOverview({ tenant }: { tenant: Tenant }) {
             Joins, the queue, renewals and certificates of tenant <strong>{tenant.name}</strong>, from the control plane&rsquo;s database.
           </>
         }
-        actions={<Segmented legend="Period" name="overview-range" options={RANGES} value={range} onChange={(value) => setParams({ range: value === '24h' ? null : value })} />}
+        actions={
+          <Segmented
+            legend="Period"
+            name="overview-range"
+            options={RANGES}
+            value={range}
+            onChange={(value) => setParams({ range: value === '24h' ? null : value })}
+          />
+        }
       />
       {overview.isPending ? (
         <LoadingRows label="Loading the overview…" />
@@ -61,15 +69,29 @@ function TenantOverview({ tenant }: { tenant: Tenant }) {
           <section className="panel overview-panel overview-wide" aria-labelledby="ov-joins">
             <header className="panel-header overview-panel-header">
               <h2 id="ov-joins">Joins per hour</h2>
-              <Segmented legend="Stack by" name="overview-stack" options={STACKS} value={stack} onChange={(value) => setParams({ stack: value === 'outcome' ? null : value })} />
+              <Segmented
+                legend="Stack by"
+                name="overview-stack"
+                options={STACKS}
+                value={stack}
+                onChange={(value) => setParams({ stack: value === 'outcome' ? null : value })}
+              />
             </header>
             <div className="overview-body">
               <StackedBars
-                title={stack === 'reason' ? 'Refused joins by reason' : stack === 'attestor' ? 'Admitted and pending joins by attestor' : 'Joins by outcome'}
+                title={
+                  stack === 'reason'
+                    ? 'Refused joins by reason'
+                    : stack === 'attestor'
+                      ? 'Admitted and pending joins by attestor'
+                      : 'Joins by outcome'
+                }
                 unit="joins"
                 hours={overview.data.hours}
                 range={range}
-                series={joinSeries(overview.data, stack, (reason) => link(`/refused-joins?${reason ? `reason=${encodeURIComponent(reason)}&` : ''}range=${range}`))}
+                series={joinSeries(overview.data, stack, (reason) =>
+                  link(`/refused-joins?${reason ? `reason=${encodeURIComponent(reason)}&` : ''}range=${range}`),
+                )}
               />
             </div>
           </section>
@@ -81,7 +103,13 @@ function TenantOverview({ tenant }: { tenant: Tenant }) {
               <Link href={link(`/events?type=security.renew.refused`)}>Refused renewals</Link>
             </header>
             <div className="overview-body">
-              <StackedBars title="Renewals" unit="renewals" hours={overview.data.hours} range={range} series={renewalSeries(overview.data)} />
+              <StackedBars
+                title="Renewals"
+                unit="renewals"
+                hours={overview.data.hours}
+                range={range}
+                series={renewalSeries(overview.data)}
+              />
             </div>
           </section>
           <ExpiringPanel data={overview.data} link={link} />
@@ -104,29 +132,31 @@ function QueuePanel({ data, link }: PanelProps) {
         <p className="overview-body muted">This tenant has no sites.</p>
       ) : (
         <div className="table-scroll">
-        <table className="table overview-table">
-          <thead>
-            <tr>
-              <th scope="col">Site</th>
-              <th scope="col" className="num">Pending</th>
-              <th scope="col">Oldest waits</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.queue.map((q) => (
-              <tr key={q.siteId}>
-                <th scope="row">{q.poolId ? <Link href={link(`/join-requests?pool=${q.poolId}`)}>{q.siteName}</Link> : q.siteName}</th>
-                <td className="num">
-                  <QueueBar value={q.pending} max={Math.max(...data.queue.map((x) => x.pending), 1)} />
-                  {q.pending}
-                </td>
-                <td className={q.oldestPendingSeconds !== null && q.oldestPendingSeconds > 3600 ? 'overview-late' : undefined}>
-                  {q.oldestPendingSeconds === null ? 'nothing waits' : formatSeconds(q.oldestPendingSeconds)}
-                </td>
+          <table className="table overview-table">
+            <thead>
+              <tr>
+                <th scope="col">Site</th>
+                <th scope="col" className="num">
+                  Pending
+                </th>
+                <th scope="col">Oldest waits</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.queue.map((q) => (
+                <tr key={q.siteId}>
+                  <th scope="row">{q.poolId ? <Link href={link(`/join-requests?pool=${q.poolId}`)}>{q.siteName}</Link> : q.siteName}</th>
+                  <td className="num">
+                    <QueueBar value={q.pending} max={Math.max(...data.queue.map((x) => x.pending), 1)} />
+                    {q.pending}
+                  </td>
+                  <td className={q.oldestPendingSeconds !== null && q.oldestPendingSeconds > 3600 ? 'overview-late' : undefined}>
+                    {q.oldestPendingSeconds === null ? 'nothing waits' : formatSeconds(q.oldestPendingSeconds)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </section>
@@ -148,26 +178,30 @@ function DecisionsPanel({ data, link }: PanelProps) {
         <p className="overview-body muted">No join request was decided in the last 7 days.</p>
       ) : (
         <div className="table-scroll">
-        <table className="table overview-table">
-          <thead>
-            <tr>
-              <th scope="col">Site</th>
-              <th scope="col" className="num">Decided</th>
-              <th scope="col">Median</th>
-              <th scope="col">90th percentile</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.decisions.map((d) => (
-              <tr key={d.siteId}>
-                <th scope="row">{d.poolId ? <Link href={link(`/join-requests?pool=${d.poolId}&state=all`)}>{d.siteName}</Link> : d.siteName}</th>
-                <td className="num">{d.decided}</td>
-                <td>{formatSeconds(d.medianSeconds)}</td>
-                <td>{formatSeconds(d.p90Seconds)}</td>
+          <table className="table overview-table">
+            <thead>
+              <tr>
+                <th scope="col">Site</th>
+                <th scope="col" className="num">
+                  Decided
+                </th>
+                <th scope="col">Median</th>
+                <th scope="col">90th percentile</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.decisions.map((d) => (
+                <tr key={d.siteId}>
+                  <th scope="row">
+                    {d.poolId ? <Link href={link(`/join-requests?pool=${d.poolId}&state=all`)}>{d.siteName}</Link> : d.siteName}
+                  </th>
+                  <td className="num">{d.decided}</td>
+                  <td>{formatSeconds(d.medianSeconds)}</td>
+                  <td>{formatSeconds(d.p90Seconds)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </section>
@@ -184,28 +218,34 @@ function ExpiringPanel({ data, link }: PanelProps) {
         <p className="overview-body muted">No node of this tenant holds a valid certificate.</p>
       ) : (
         <div className="table-scroll">
-        <table className="table overview-table">
-          <thead>
-            <tr>
-              <th scope="col">Pool</th>
-              <th scope="col" className="num">Within 1 h</th>
-              <th scope="col" className="num">6 h</th>
-              <th scope="col" className="num">24 h</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.expiring.map((e) => (
-              <tr key={e.poolId}>
-                <th scope="row">
-                  <Link href={link(`/nodes?pool=${e.poolId}`)}>{e.poolName}</Link>
+          <table className="table overview-table">
+            <thead>
+              <tr>
+                <th scope="col">Pool</th>
+                <th scope="col" className="num">
+                  Within 1 h
                 </th>
-                <td className={`num${e.within1h ? ' overview-late' : ''}`}>{e.within1h}</td>
-                <td className="num">{e.within6h}</td>
-                <td className="num">{e.within24h}</td>
+                <th scope="col" className="num">
+                  6 h
+                </th>
+                <th scope="col" className="num">
+                  24 h
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.expiring.map((e) => (
+                <tr key={e.poolId}>
+                  <th scope="row">
+                    <Link href={link(`/nodes?pool=${e.poolId}`)}>{e.poolName}</Link>
+                  </th>
+                  <td className={`num${e.within1h ? ' overview-late' : ''}`}>{e.within1h}</td>
+                  <td className="num">{e.within6h}</td>
+                  <td className="num">{e.within24h}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </section>

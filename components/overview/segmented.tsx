@@ -1,5 +1,17 @@
 /** A small radio group drawn as a segmented control: a fieldset, so its legend names the choice. */
-export function Segmented<V extends string>({ legend, name, options, value, onChange }: { legend: string; name: string; options: Array<{ value: V; label: string }>; value: V; onChange: (value: V) => void }) {
+export function Segmented<V extends string>({
+  legend,
+  name,
+  options,
+  value,
+  onChange,
+}: {
+  legend: string;
+  name: string;
+  options: Array<{ value: V; label: string }>;
+  value: V;
+  onChange: (value: V) => void;
+}) {
   return (
     <fieldset className="segmented">
       <legend className="segmented-legend">{legend}</legend>

@@ -10,7 +10,19 @@ const HEIGHT = 160;
  * assistive technology: the same numbers are a table beside it (visually hidden, hours without any count left
  * out), and the legend names each part with its total and a link to the list it summarizes.
  */
-export function StackedBars({ title, hours, range, series, unit }: { title: string; hours: string[]; range: OverviewRange; series: ChartSeries[]; unit: string }) {
+export function StackedBars({
+  title,
+  hours,
+  range,
+  series,
+  unit,
+}: {
+  title: string;
+  hours: string[];
+  range: OverviewRange;
+  series: ChartSeries[];
+  unit: string;
+}) {
   const id = useId();
   const totals = hours.map((_, i) => series.reduce((sum, s) => sum + (s.counts[i] ?? 0), 0));
   const max = Math.max(1, ...totals);
@@ -40,7 +52,16 @@ export function StackedBars({ title, hours, range, series, unit }: { title: stri
                   if (!value) return null;
                   const height = (value / max) * HEIGHT;
                   y -= height;
-                  return <rect key={s.key} x={i * slot + gap / 2} y={y} width={Math.max(slot - gap, 0.5)} height={height} className={`chart-bar ${s.tone}`} />;
+                  return (
+                    <rect
+                      key={s.key}
+                      x={i * slot + gap / 2}
+                      y={y}
+                      width={Math.max(slot - gap, 0.5)}
+                      height={height}
+                      className={`chart-bar ${s.tone}`}
+                    />
+                  );
                 })}
               </g>
             );

@@ -26,7 +26,8 @@ export function ArchivePoolButton({ pool, tenantId }: { pool: Pool; tenantId: st
       onConfirm={(close) => archive.mutate({ tenantId, poolId: pool.id }, { onSuccess: close })}
     >
       <p>
-        Archived pools are hidden unless <em>Show archived</em> is on, and there is no way to bring one back. Its id <code className="id">{pool.id}</code> stays in the audit trail.
+        Archived pools are hidden unless <em>Show archived</em> is on, and there is no way to bring one back. Its id{' '}
+        <code className="id">{pool.id}</code> stays in the audit trail.
       </p>
     </ConfirmButton>
   );

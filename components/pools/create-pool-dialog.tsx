@@ -32,7 +32,12 @@ interface CreatePoolDialogProps {
 
 export function CreatePoolDialog({ open, onClose, ...form }: CreatePoolDialogProps) {
   return (
-    <Dialog open={open} onClose={onClose} title="Create pool" description="A pool belongs to one site; its machines join under the pool’s policy.">
+    <Dialog
+      open={open}
+      onClose={onClose}
+      title="Create pool"
+      description="A pool belongs to one site; its machines join under the pool’s policy."
+    >
       <CreatePoolForm {...form} onClose={onClose} />
     </Dialog>
   );
@@ -64,7 +69,8 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
   const errorField = apiError ? formFieldOf(apiError.field) : null;
   // The form's own findings first, all at once; the server's (one at a time) where these found nothing.
   const [localErrors, setLocalErrors] = useState<PoolFieldErrors>({});
-  const errorFor = (field: PoolFormField) => localErrors[field] ?? (apiError && errorField === field ? poolFieldMessage(apiError, values) : null);
+  const errorFor = (field: PoolFormField) =>
+    localErrors[field] ?? (apiError && errorField === field ? poolFieldMessage(apiError, values) : null);
 
   function update<K extends keyof PoolFormValues>(key: K, value: PoolFormValues[K]) {
     setValues((current) => ({ ...current, [key]: value }));
@@ -135,7 +141,12 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
         ))}
       </ChoiceGroup>
 
-      <ChoiceGroup legend="Join attestors" optional hint="Tick to restrict how machines may join this pool; none ticked leaves it unrestricted." error={errorFor('joinAttestors')}>
+      <ChoiceGroup
+        legend="Join attestors"
+        optional
+        hint="Tick to restrict how machines may join this pool; none ticked leaves it unrestricted."
+        error={errorFor('joinAttestors')}
+      >
         <div className="choice-columns">
           {JOIN_ATTESTORS.map((attestor) => (
             <Choice
@@ -143,7 +154,9 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
               label={<code>{attestor}</code>}
               hint={JOIN_ATTESTOR_HINTS[attestor]}
               checked={values.joinAttestors.includes(attestor)}
-              onChange={(checked) => update('joinAttestors', checked ? [...values.joinAttestors, attestor] : values.joinAttestors.filter((a) => a !== attestor))}
+              onChange={(checked) =>
+                update('joinAttestors', checked ? [...values.joinAttestors, attestor] : values.joinAttestors.filter((a) => a !== attestor))
+              }
             />
           ))}
         </div>
@@ -158,9 +171,20 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
         />
       </ChoiceGroup>
 
-      <Field label="Acceptance checks" optional error={errorFor('acceptanceChecks')} hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption.">
+      <Field
+        label="Acceptance checks"
+        optional
+        error={errorFor('acceptanceChecks')}
+        hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption."
+      >
         {(control) => (
-          <input {...control} value={values.acceptanceChecks} onChange={(event) => update('acceptanceChecks', event.target.value)} autoComplete="off" spellCheck={false} />
+          <input
+            {...control}
+            value={values.acceptanceChecks}
+            onChange={(event) => update('acceptanceChecks', event.target.value)}
+            autoComplete="off"
+            spellCheck={false}
+          />
         )}
       </Field>
 
@@ -171,7 +195,14 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
         hint="EK hashes (hex SHA-256 of a TPM's endorsement key), separated by commas or lines. A listed TPM joins this pool without an operator."
       >
         {(control) => (
-          <textarea {...control} value={values.tpmEkAllowList} onChange={(event) => update('tpmEkAllowList', event.target.value)} rows={2} autoComplete="off" spellCheck={false} />
+          <textarea
+            {...control}
+            value={values.tpmEkAllowList}
+            onChange={(event) => update('tpmEkAllowList', event.target.value)}
+            rows={2}
+            autoComplete="off"
+            spellCheck={false}
+          />
         )}
       </Field>
 

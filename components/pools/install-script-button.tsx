@@ -18,7 +18,12 @@ export function InstallScriptButton({ pool, tenantId }: { pool: Pool; tenantId: 
   const [isOpen, setOpen] = useState(false);
   return (
     <>
-      <button type="button" className="btn btn-small btn-quiet" aria-label={`Download install script for pool ${pool.name}`} onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        className="btn btn-small btn-quiet"
+        aria-label={`Download install script for pool ${pool.name}`}
+        onClick={() => setOpen(true)}
+      >
         Install script
       </button>
       <Dialog open={isOpen} onClose={() => setOpen(false)} title={`Install script for pool ${pool.name}`} size="small">
@@ -32,7 +37,9 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
   const trpc = useTRPC();
   const [urls, setUrls] = useState<{ gatewayUrl: string; baseUrl: string } | null>(null);
   const [fieldErrors, setFieldErrors] = useState<InstallScriptFieldErrors>({});
-  const generate = useMutation(trpc.daemon.installScript.mutationOptions({ onSuccess: (answer) => downloadText(answer.filename, answer.script) }));
+  const generate = useMutation(
+    trpc.daemon.installScript.mutationOptions({ onSuccess: (answer) => downloadText(answer.filename, answer.script) }),
+  );
   // The defaults come from the well-known document the machines themselves read; a failure leaves them blank.
   useEffect(() => {
     void fetch(WELL_KNOWN)
@@ -63,10 +70,31 @@ function InstallScriptForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: 
           <code>sudo sh install-bcd.sh &lt; join-token</code>.
         </p>
         <Field label="Gateway URL" hint="Where the machine renews; from the server's well-known document." error={errorOf('gatewayUrl')}>
-          {(control) => <input {...control} type="url" required value={values.gatewayUrl} onChange={(e) => setUrls({ ...values, gatewayUrl: e.target.value })} data-autofocus />}
+          {(control) => (
+            <input
+              {...control}
+              type="url"
+              required
+              value={values.gatewayUrl}
+              onChange={(e) => setUrls({ ...values, gatewayUrl: e.target.value })}
+              data-autofocus
+            />
+          )}
         </Field>
-        <Field label="Base URL" hint="The server the script downloads bcd from: this console's origin unless machines reach it by another name." error={errorOf('baseUrl')}>
-          {(control) => <input {...control} type="url" required value={values.baseUrl} onChange={(e) => setUrls({ ...values, baseUrl: e.target.value })} />}
+        <Field
+          label="Base URL"
+          hint="The server the script downloads bcd from: this console's origin unless machines reach it by another name."
+          error={errorOf('baseUrl')}
+        >
+          {(control) => (
+            <input
+              {...control}
+              type="url"
+              required
+              value={values.baseUrl}
+              onChange={(e) => setUrls({ ...values, baseUrl: e.target.value })}
+            />
+          )}
         </Field>
         {generate.isSuccess && (
           <p role="status">

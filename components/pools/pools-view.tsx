@@ -50,18 +50,18 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
               Show archived
             </label>
             {canManage && (
-            <button
-              type="button"
-              className="btn btn-primary"
-              disabled={!liveSites.length}
-              title={sites.isSuccess && !liveSites.length ? 'Pools live in a site; this tenant has no live site.' : undefined}
-              onClick={() => {
-                setNotice(null);
-                setCreating(true);
-              }}
-            >
-              Create pool
-            </button>
+              <button
+                type="button"
+                className="btn btn-primary"
+                disabled={!liveSites.length}
+                title={sites.isSuccess && !liveSites.length ? 'Pools live in a site; this tenant has no live site.' : undefined}
+                onClick={() => {
+                  setNotice(null);
+                  setCreating(true);
+                }}
+              >
+                Create pool
+              </button>
             )}
           </>
         }
@@ -84,10 +84,21 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
         <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : sites.data.items.length === 0 ? (
         <div className="callout">
-          <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (<code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
+          <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (
+          <code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
         </div>
       ) : (
-        sites.data.items.map((site) => <SitePools key={site.id} site={site} pools={poolsBySite.get(site.id) ?? []} tenantId={tenant.id} counts={countsByPool} canManage={canManage} canManageSite={can(tenant, 'compute:sites:manage')} />)
+        sites.data.items.map((site) => (
+          <SitePools
+            key={site.id}
+            site={site}
+            pools={poolsBySite.get(site.id) ?? []}
+            tenantId={tenant.id}
+            counts={countsByPool}
+            canManage={canManage}
+            canManageSite={can(tenant, 'compute:sites:manage')}
+          />
+        ))
       )}
       <CreatePoolDialog
         open={isCreating}

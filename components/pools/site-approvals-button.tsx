@@ -30,11 +30,15 @@ export function SiteApprovalsButton({ site, tenantId }: { site: Site; tenantId: 
       onConfirm={(close) => update.mutate({ tenantId, siteId: site.id, requiredApprovals: isTwo ? 1 : 2 }, { onSuccess: close })}
     >
       {isTwo ? (
-        <p>One approval by any operator will admit a waiting machine again. Approvals already recorded as “1 of 2” admit on the next approval.</p>
+        <p>
+          One approval by any operator will admit a waiting machine again. Approvals already recorded as “1 of 2” admit on the next
+          approval.
+        </p>
       ) : (
         <p>
-          Every join request of this site will need approvals by two different operators or API keys: the first is recorded and the request waits, “1 of 2”, until
-          someone else approves it into the same pool. A rejection still decides at once. Approval rules and expected-machine imports are not affected.
+          Every join request of this site will need approvals by two different operators or API keys: the first is recorded and the request
+          waits, “1 of 2”, until someone else approves it into the same pool. A rejection still decides at once. Approval rules and
+          expected-machine imports are not affected.
         </p>
       )}
     </ConfirmButton>

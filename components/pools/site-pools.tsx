@@ -73,7 +73,17 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
   );
 }
 
-function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: string; counts: PoolCounts | undefined; canManage: boolean }) {
+function PoolRow({
+  pool,
+  tenantId,
+  counts,
+  canManage,
+}: {
+  pool: Pool;
+  tenantId: string;
+  counts: PoolCounts | undefined;
+  canManage: boolean;
+}) {
   const attestors = pool.policy.joinAttestors;
   const isPlatformOperated = pool.policy.kubernetes?.platformOperated === true;
   return (
@@ -91,7 +101,9 @@ function PoolRow({ pool, tenantId, counts, canManage }: { pool: Pool; tenantId: 
           {isPlatformOperated && <span className="badge badge-warn">k8s platform-operated</span>}
         </div>
       </td>
-      <td className="cell-wrap">{pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}</td>
+      <td className="cell-wrap">
+        {pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}
+      </td>
       <td className="cell-wrap">
         {/* The visible count starts the link's name, so speech input ("click 2 ready") finds it. */}
         <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)}>

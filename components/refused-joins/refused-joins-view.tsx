@@ -66,7 +66,8 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
         title="Refused joins"
         description={
           <>
-            Joins refused in tenant <strong>{tenant.name}</strong>, newest first. The machine is only told “Join refused”; the reason is here.
+            Joins refused in tenant <strong>{tenant.name}</strong>, newest first. The machine is only told “Join refused”; the reason is
+            here.
           </>
         }
         actions={
@@ -103,13 +104,20 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
           </select>
         </div>
       </div>
-      <QueryStates query={refusals} items={items} loading="Loading refused joins…" what="refused joins" empty={reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}>
+      <QueryStates
+        query={refusals}
+        items={items}
+        loading="Loading refused joins…"
+        what="refused joins"
+        empty={reason || range ? 'No refused joins match these filters.' : 'No join was refused in this tenant.'}
+      >
         {() => (
           <section className="panel" aria-label="Refused joins">
             <p className="panel-notice" id="suppressed-meaning">
-              <strong>Suppressed</strong> counts the refusals of the same reason that the rate limit (60 events per reason and minute) recorded no event for, just
-              before this one: the joins were refused all the same, only their events were dropped. The token is named once its secret verified. The
-              caller is the address the join came from; for a join relayed by the gateway, the address the gateway saw (the gateway signs it).
+              <strong>Suppressed</strong> counts the refusals of the same reason that the rate limit (60 events per reason and minute)
+              recorded no event for, just before this one: the joins were refused all the same, only their events were dropped. The token is
+              named once its secret verified. The caller is the address the join came from; for a join relayed by the gateway, the address
+              the gateway saw (the gateway signs it).
             </p>
             <div className="table-scroll">
               <table className="table">
@@ -158,7 +166,11 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                         </td>
                         <td>
                           {data.tokenId ? <code>{data.tokenId}</code> : <span className="muted">unverified</span>}
-                          {data.expectField && <span className="cell-sub">did not match expect.{data.expectField === 'boundMac' ? 'mac (the bound MAC)' : data.expectField}</span>}
+                          {data.expectField && (
+                            <span className="cell-sub">
+                              did not match expect.{data.expectField === 'boundMac' ? 'mac (the bound MAC)' : data.expectField}
+                            </span>
+                          )}
                         </td>
                       </tr>
                     );

@@ -36,7 +36,14 @@ interface ChoiceProps {
 export function Choice({ type = 'checkbox', name, value, label, hint, error, checked, onChange }: ChoiceProps) {
   return (
     <label className="choice">
-      <input type={type} name={name} value={value} checked={checked} onChange={(event) => onChange(event.target.checked)} aria-invalid={error ? true : undefined} />
+      <input
+        type={type}
+        name={name}
+        value={value}
+        checked={checked}
+        onChange={(event) => onChange(event.target.checked)}
+        aria-invalid={error ? true : undefined}
+      />
       <span className="choice-label">
         {label}
         <span className="choice-hint">{hint}</span>

@@ -26,7 +26,13 @@ export function QueryError({ error, what, onRetry }: { error: unknown; what: str
 }
 
 /** The footer of a paged list: fetches the next page while there is one. */
-export function LoadMore({ query, label }: { query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => Promise<unknown> }; label: string }) {
+export function LoadMore({
+  query,
+  label,
+}: {
+  query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => Promise<unknown> };
+  label: string;
+}) {
   if (!query.hasNextPage) return null;
   return (
     <footer className="panel-footer">

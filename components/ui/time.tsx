@@ -10,7 +10,13 @@ export function LocalTime({ iso }: { iso: string }) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return <>{iso}</>;
   return (
-    <time dateTime={iso} title={`${date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`}>
+    <time
+      dateTime={iso}
+      title={`${date
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC')}`}
+    >
       {formatLocalSeconds(date)}
     </time>
   );
@@ -22,7 +28,12 @@ export function ShortHash({ value, label }: { value: string | null | undefined; 
   return (
     <span className="short-hash">
       <code title={value}>{value.slice(0, 12)}…</code>
-      <button type="button" className="btn btn-small btn-quiet-neutral" aria-label={`Copy ${label} ${value}`} onClick={() => void navigator.clipboard?.writeText(value).catch(() => {})}>
+      <button
+        type="button"
+        className="btn btn-small btn-quiet-neutral"
+        aria-label={`Copy ${label} ${value}`}
+        onClick={() => void navigator.clipboard?.writeText(value).catch(() => {})}
+      >
         Copy
       </button>
     </span>

@@ -11,7 +11,9 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const deliveries = useQuery(trpc.webhooks.deliveries.queryOptions({ tenantId, webhookId, limit: 50 }));
-  const redeliver = useMutation(trpc.webhooks.redeliver.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.webhooks.deliveries.pathFilter()) }));
+  const redeliver = useMutation(
+    trpc.webhooks.redeliver.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.webhooks.deliveries.pathFilter()) }),
+  );
   return (
     <section className="panel" aria-label="Deliveries">
       <header className="panel-header">
@@ -25,7 +27,13 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
           {toApiError(redeliver.error).message}
         </p>
       )}
-      <QueryStates query={deliveries} items={deliveries.data?.items ?? []} loading="Loading deliveries…" what="the deliveries" empty="No deliveries yet: send a test event, or wait for one of its events.">
+      <QueryStates
+        query={deliveries}
+        items={deliveries.data?.items ?? []}
+        loading="Loading deliveries…"
+        what="the deliveries"
+        empty="No deliveries yet: send a test event, or wait for one of its events."
+      >
         {(items) => (
           <div className="table-scroll">
             <table className="table">
@@ -36,7 +44,9 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
                   <th scope="col">Attempts</th>
                   <th scope="col">Last answer</th>
                   <th scope="col">Next attempt</th>
-                  <th scope="col"><span className="visually-hidden">Actions</span></th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -57,7 +67,13 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
                     </td>
                     <td>{d.nextAttemptAt ? <LocalTime iso={d.nextAttemptAt} /> : <span className="muted">none</span>}</td>
                     <td className="cell-actions">
-                      <button type="button" className="btn btn-small" aria-label={`Redeliver ${d.id}`} disabled={redeliver.isPending} onClick={() => redeliver.mutate({ tenantId, webhookId, deliveryId: d.id })}>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Redeliver ${d.id}`}
+                        disabled={redeliver.isPending}
+                        onClick={() => redeliver.mutate({ tenantId, webhookId, deliveryId: d.id })}
+                      >
                         Redeliver
                       </button>
                     </td>

@@ -8,7 +8,17 @@ import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { Webhook } from './webhooks-view';
 
 /** Create a subscription (the secret goes to `onCreated`, never the cache) or edit one's URL, types and label. */
-export function WebhookForm({ tenantId, webhook, onClose, onCreated }: { tenantId: string; webhook: Webhook | null; onClose: () => void; onCreated: (secret: string, record: Webhook) => void }) {
+export function WebhookForm({
+  tenantId,
+  webhook,
+  onClose,
+  onCreated,
+}: {
+  tenantId: string;
+  webhook: Webhook | null;
+  onClose: () => void;
+  onCreated: (secret: string, record: Webhook) => void;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -20,9 +30,20 @@ export function WebhookForm({ tenantId, webhook, onClose, onCreated }: { tenantI
     mutationFn: async () => {
       const eventTypes = [...chosen] as never;
       if (webhook) {
-        await client.webhooks.update.mutate({ tenantId, webhookId: webhook.id, url: url.trim(), description: description.trim(), eventTypes });
+        await client.webhooks.update.mutate({
+          tenantId,
+          webhookId: webhook.id,
+          url: url.trim(),
+          description: description.trim(),
+          eventTypes,
+        });
       } else {
-        const { secret, ...record } = await client.webhooks.create.mutate({ tenantId, url: url.trim(), description: description.trim() || undefined, eventTypes });
+        const { secret, ...record } = await client.webhooks.create.mutate({
+          tenantId,
+          url: url.trim(),
+          description: description.trim() || undefined,
+          eventTypes,
+        });
         onCreated(secret, record);
       }
       await queryClient.invalidateQueries(trpc.webhooks.list.pathFilter());
@@ -48,8 +69,25 @@ export function WebhookForm({ tenantId, webhook, onClose, onCreated }: { tenantI
           {error.message}
         </p>
       )}
-      <Field label="URL" error={error?.field === 'url' ? error.message : null} hint="The receiver, https:// (http:// only inside a trusted network). It is signed per Standard Webhooks.">
-        {(control) => <input {...control} type="url" inputMode="url" value={url} maxLength={2048} data-autofocus onChange={(event) => { setUrl(event.target.value); save.reset(); }} />}
+      <Field
+        label="URL"
+        error={error?.field === 'url' ? error.message : null}
+        hint="The receiver, https:// (http:// only inside a trusted network). It is signed per Standard Webhooks."
+      >
+        {(control) => (
+          <input
+            {...control}
+            type="url"
+            inputMode="url"
+            value={url}
+            maxLength={2048}
+            data-autofocus
+            onChange={(event) => {
+              setUrl(event.target.value);
+              save.reset();
+            }}
+          />
+        )}
       </Field>
       <Field label="Description" optional>
         {(control) => <input {...control} value={description} maxLength={200} onChange={(event) => setDescription(event.target.value)} />}
@@ -57,11 +95,16 @@ export function WebhookForm({ tenantId, webhook, onClose, onCreated }: { tenantI
       <fieldset className="field">
         <legend>Event types</legend>
         {types.isPending && <p className="muted">Loading event types…</p>}
-        {types.isError && <p className="form-error" role="alert">Could not load the event types.</p>}
+        {types.isError && (
+          <p className="form-error" role="alert">
+            Could not load the event types.
+          </p>
+        )}
         <div className="checkbox-list">
           {(types.data?.items ?? []).map((type) => (
             <label key={type} className="checkbox">
-              <input type="checkbox" checked={chosen.has(type)} onChange={(event) => toggle(type, event.target.checked)} /> <code>{type}</code>
+              <input type="checkbox" checked={chosen.has(type)} onChange={(event) => toggle(type, event.target.checked)} />{' '}
+              <code>{type}</code>
             </label>
           ))}
         </div>

@@ -31,7 +31,9 @@ function TenantWebhooks({ tenant }: { tenant: Tenant }) {
     return (
       <>
         <PageHeader title="Webhooks" />
-        <div className="callout">Webhooks of <strong>{tenant.name}</strong> are for its admins.</div>
+        <div className="callout">
+          Webhooks of <strong>{tenant.name}</strong> are for its admins.
+        </div>
       </>
     );
   }
@@ -39,14 +41,25 @@ function TenantWebhooks({ tenant }: { tenant: Tenant }) {
     <>
       <PageHeader
         title="Webhooks"
-        description={<>Signed HTTP callbacks (Standard Webhooks) for the events of tenant <strong>{tenant.name}</strong>: join requests, joins, refusals, revoked certificates and more.</>}
+        description={
+          <>
+            Signed HTTP callbacks (Standard Webhooks) for the events of tenant <strong>{tenant.name}</strong>: join requests, joins,
+            refusals, revoked certificates and more.
+          </>
+        }
         actions={
           <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
             Create webhook
           </button>
         }
       />
-      <WebhookTable tenant={tenant} shown={shown} onShow={setShown} onEdit={setEditing} onSecret={(s, url) => setSecret({ secret: s, url, rotated: true })} />
+      <WebhookTable
+        tenant={tenant}
+        shown={shown}
+        onShow={setShown}
+        onEdit={setEditing}
+        onSecret={(s, url) => setSecret({ secret: s, url, rotated: true })}
+      />
       {shown && <WebhookDeliveries tenantId={tenant.id} webhookId={shown} />}
       <Dialog
         open={editing !== null}
@@ -68,10 +81,17 @@ function TenantWebhooks({ tenant }: { tenant: Tenant }) {
           />
         )}
       </Dialog>
-      <OneTimeSecretDialog secret={secret?.secret ?? null} title={secret?.rotated ? 'New signing secret' : 'New webhook'} label="Signing secret" fileName="webhook-secret" onDone={() => setSecret(null)}>
+      <OneTimeSecretDialog
+        secret={secret?.secret ?? null}
+        title={secret?.rotated ? 'New signing secret' : 'New webhook'}
+        label="Signing secret"
+        fileName="webhook-secret"
+        onDone={() => setSecret(null)}
+      >
         {secret && (
           <p>
-            Deliveries to <code>{secret.url}</code> are signed with this secret: verify <code>webhook-signature</code> with it (see the operator guide).
+            Deliveries to <code>{secret.url}</code> are signed with this secret: verify <code>webhook-signature</code> with it (see the
+            operator guide).
           </p>
         )}
       </OneTimeSecretDialog>
@@ -79,11 +99,27 @@ function TenantWebhooks({ tenant }: { tenant: Tenant }) {
   );
 }
 
-function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Tenant; shown: string | null; onShow: (id: string | null) => void; onEdit: (w: Webhook) => void; onSecret: (secret: string, url: string) => void }) {
+function WebhookTable({
+  tenant,
+  shown,
+  onShow,
+  onEdit,
+  onSecret,
+}: {
+  tenant: Tenant;
+  shown: string | null;
+  onShow: (id: string | null) => void;
+  onEdit: (w: Webhook) => void;
+  onSecret: (secret: string, url: string) => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const list = useQuery(trpc.webhooks.list.queryOptions({ tenantId: tenant.id }));
-  const refresh = () => Promise.all([queryClient.invalidateQueries(trpc.webhooks.list.pathFilter()), queryClient.invalidateQueries(trpc.webhooks.deliveries.pathFilter())]);
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries(trpc.webhooks.list.pathFilter()),
+      queryClient.invalidateQueries(trpc.webhooks.deliveries.pathFilter()),
+    ]);
   const update = useMutation(trpc.webhooks.update.mutationOptions({ onSuccess: refresh }));
   const remove = useMutation(trpc.webhooks.delete.mutationOptions({ onSuccess: refresh }));
   const test = useMutation(trpc.webhooks.test.mutationOptions({ onSuccess: refresh }));
@@ -96,7 +132,13 @@ function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Ten
           {toApiError(failure).message}
         </p>
       )}
-      <QueryStates query={list} items={list.data?.items ?? []} loading="Loading webhooks…" what="the webhooks" empty="This tenant has no webhooks.">
+      <QueryStates
+        query={list}
+        items={list.data?.items ?? []}
+        loading="Loading webhooks…"
+        what="the webhooks"
+        empty="This tenant has no webhooks."
+      >
         {(items) => (
           <div className="table-scroll">
             <table className="table">
@@ -105,7 +147,9 @@ function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Ten
                   <th scope="col">URL</th>
                   <th scope="col">Event types</th>
                   <th scope="col">State</th>
-                  <th scope="col"><span className="visually-hidden">Actions</span></th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -118,23 +162,49 @@ function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Ten
                         <code>{w.id}</code> · <LocalTime iso={w.createdAt} />
                       </span>
                     </th>
-                    <td>{w.eventTypes.map((t) => <code key={t} className="cell-sub">{t}</code>)}</td>
+                    <td>
+                      {w.eventTypes.map((t) => (
+                        <code key={t} className="cell-sub">
+                          {t}
+                        </code>
+                      ))}
+                    </td>
                     <td>
                       {w.enabled ? 'Enabled' : 'Disabled'}
                       {w.disabledReason && <span className="cell-sub">{w.disabledReason}</span>}
-                      {w.enabled && w.consecutiveFailures > 0 && <span className="cell-sub">{w.consecutiveFailures} failed attempts in a row</span>}
+                      {w.enabled && w.consecutiveFailures > 0 && (
+                        <span className="cell-sub">{w.consecutiveFailures} failed attempts in a row</span>
+                      )}
                     </td>
                     <td className="cell-actions">
-                      <button type="button" className="btn btn-small" aria-label={`Deliveries of ${w.url}`} aria-pressed={shown === w.id} onClick={() => onShow(shown === w.id ? null : w.id)}>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Deliveries of ${w.url}`}
+                        aria-pressed={shown === w.id}
+                        onClick={() => onShow(shown === w.id ? null : w.id)}
+                      >
                         Deliveries
                       </button>
-                      <button type="button" className="btn btn-small" aria-label={`Send a test event to ${w.url}`} disabled={!w.enabled || test.isPending} onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Send a test event to ${w.url}`}
+                        disabled={!w.enabled || test.isPending}
+                        onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}
+                      >
                         Send test
                       </button>
                       <button type="button" className="btn btn-small" aria-label={`Edit ${w.url}`} onClick={() => onEdit(w)}>
                         Edit
                       </button>
-                      <button type="button" className="btn btn-small" aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`} disabled={update.isPending} onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`}
+                        disabled={update.isPending}
+                        onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}
+                      >
                         {w.enabled ? 'Disable' : 'Enable'}
                       </button>
                       <ConfirmButton
@@ -145,7 +215,17 @@ function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Ten
                         pendingLabel="Rotating…"
                         mutation={rotate}
                         errorMessage={(error) => toApiError(error).message}
-                        onConfirm={(close) => rotate.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: (r) => { close(); onSecret(r.secret, r.url); } })}
+                        onConfirm={(close) =>
+                          rotate.mutate(
+                            { tenantId: tenant.id, webhookId: w.id },
+                            {
+                              onSuccess: (r) => {
+                                close();
+                                onSecret(r.secret, r.url);
+                              },
+                            },
+                          )
+                        }
                       >
                         <p>Deliveries are signed with a new secret from now on; the receiver must be given it.</p>
                       </ConfirmButton>
@@ -157,7 +237,17 @@ function WebhookTable({ tenant, shown, onShow, onEdit, onSecret }: { tenant: Ten
                         pendingLabel="Deleting…"
                         mutation={remove}
                         errorMessage={(error) => toApiError(error).message}
-                        onConfirm={(close) => remove.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => { close(); if (shown === w.id) onShow(null); } })}
+                        onConfirm={(close) =>
+                          remove.mutate(
+                            { tenantId: tenant.id, webhookId: w.id },
+                            {
+                              onSuccess: () => {
+                                close();
+                                if (shown === w.id) onShow(null);
+                              },
+                            },
+                          )
+                        }
                       >
                         <p>
                           <code>{w.url}</code> gets no further deliveries; its delivery history is deleted with it.

@@ -20,7 +20,14 @@ test.beforeAll(async ({ playwright, baseURL }) => {
   // A pool of its own: other specs running at the same time mint tokens in the default pool, and these tests
   // compare the pool's tokens before and after. One live token, so a viewer has something to try to revoke.
   const site = await trpc<{ id: string }>(session, 'mutation', 'sites.create', { tenantId, name: uniqueName('safety-site') });
-  poolId = (await trpc<{ id: string }>(session, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('safety-pool'), agent: 'bcd' })).id;
+  poolId = (
+    await trpc<{ id: string }>(session, 'mutation', 'pools.create', {
+      tenantId,
+      siteId: site.id,
+      name: uniqueName('safety-pool'),
+      agent: 'bcd',
+    })
+  ).id;
   await trpc(session, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
 });
 test.afterAll(async () => {
@@ -28,7 +35,9 @@ test.afterAll(async () => {
 });
 
 const liveTokenIds = async () =>
-  (await trpc<{ items: { id: string }[] }>(session, 'query', 'joinTokens.list', { tenantId, poolId, includeInactive: true, limit: 200 })).items.map((t) => t.id);
+  (
+    await trpc<{ items: { id: string }[] }>(session, 'query', 'joinTokens.list', { tenantId, poolId, includeInactive: true, limit: 200 })
+  ).items.map((t) => t.id);
 
 test('a cross-site form post and a text/plain POST carrying the session cookie are refused, and create nothing', async () => {
   const before = await liveTokenIds();
@@ -49,7 +58,10 @@ test('a cross-site form post and a text/plain POST carrying the session cookie a
   });
   expect(textCrossSite.status()).toBe(415);
   // JSON needs CORS preflight, which this server never grants; with another Origin it is refused too.
-  const json = await session.post('/api/trpc/joinTokens.create', { data: input, headers: { 'content-type': 'application/json', origin: 'https://evil.example' } });
+  const json = await session.post('/api/trpc/joinTokens.create', {
+    data: input,
+    headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+  });
   expect(json.status()).toBe(403);
   expect(await liveTokenIds()).toEqual(before);
 
@@ -59,13 +71,19 @@ test('a cross-site form post and a text/plain POST carrying the session cookie a
 });
 
 test('a viewer reads but its forged mutations are refused', async ({ playwright, baseURL }) => {
-  const { key } = await trpc<{ key: string }>(session, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: uniqueName('viewer') });
+  const { key } = await trpc<{ key: string }>(session, 'mutation', 'apiKeys.create', {
+    tenantId,
+    role: 'viewer',
+    name: uniqueName('viewer'),
+  });
   const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
   try {
     const list = await viewer.get(`/api/trpc/joinTokens.list?input=${encodeURIComponent(JSON.stringify({ tenantId, poolId }))}`);
     expect(list.status()).toBe(200);
     const before = await liveTokenIds();
-    const create = await viewer.post('/api/trpc/joinTokens.create', { data: { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() } });
+    const create = await viewer.post('/api/trpc/joinTokens.create', {
+      data: { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() },
+    });
     expect(create.status()).toBe(403);
     const [someToken] = before;
     if (someToken) {

@@ -13,11 +13,20 @@ interface Raw {
 function raw(baseURL: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Raw> {
   const { hostname, port } = new URL(baseURL);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, method, path, headers: { ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      {
+        host: hostname,
+        port,
+        method,
+        path,
+        headers: { ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -61,7 +70,9 @@ test('an anonymous large body is refused with 401 before it is read; an oversize
   const big = JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) });
   const anonymous = await raw(baseURL!, 'POST', '/api/compute/v1/tenants', big);
   expect(anonymous.status).toBe(401);
-  const forged = await raw(baseURL!, 'POST', '/api/compute/v1/tenants', big, { authorization: `Bearer bcak_ak_${'0'.repeat(26)}.${'A'.repeat(43)}` });
+  const forged = await raw(baseURL!, 'POST', '/api/compute/v1/tenants', big, {
+    authorization: `Bearer bcak_ak_${'0'.repeat(26)}.${'A'.repeat(43)}`,
+  });
   expect(forged.status).toBe(401);
 });
 

@@ -64,10 +64,18 @@ test.describe('token-stage refusals over HTTP', () => {
     };
     const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(session, 'query', 'tenants.list', {});
     const tenantId = tenants.find((t) => t.isRoot)!.id;
-    const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(session, 'query', 'pools.list', { tenantId });
+    const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(session, 'query', 'pools.list', {
+      tenantId,
+    });
     const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
     const mint = (maxUses: number) =>
-      trpc<{ id: string; token: string }>(session, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, maxUses, idempotencyKey: randomUUID() });
+      trpc<{ id: string; token: string }>(session, 'mutation', 'joinTokens.create', {
+        tenantId,
+        poolId,
+        ttlSeconds: 600,
+        maxUses,
+        idempotencyKey: randomUUID(),
+      });
     const join = async (token: string) => {
       const attempt = await prepareJoinAttempt({ token, trust, claims: machineClaims() });
       const response = await request.post(JOIN, { data: attempt.body, headers: { 'content-type': 'application/json' } });

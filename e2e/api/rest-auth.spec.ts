@@ -28,7 +28,11 @@ test.describe('REST authentication', () => {
       await signInOverHttp(session);
       const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(session, 'query', 'tenants.list', {});
       const tenantId = tenants.find((t) => t.isRoot)!.id;
-      const created = await trpc<{ id: string; key: string }>(session, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: 'e2e rest auth' });
+      const created = await trpc<{ id: string; key: string }>(session, 'mutation', 'apiKeys.create', {
+        tenantId,
+        role: 'viewer',
+        name: 'e2e rest auth',
+      });
       const authorization = `Bearer ${created.key}`;
 
       const listed = await anonymous.get(`/api/compute/v1/tenants/${tenantId}/pools`, { headers: { authorization } });

@@ -14,7 +14,12 @@ export interface CliRun {
 export function startCli(args: string[], apiKey: string): CliRun {
   const child = spawn(process.execPath, [path.join(process.cwd(), 'bin/better-compute.mjs'), ...args], {
     // Simulated PXE machines retry a pending join after 1 s, not the server's 30 s (a run may override it).
-    env: { BETTER_COMPUTE_SIM_RETRY_SECONDS: '1', ...process.env, BETTER_COMPUTE_URL: process.env.E2E_BASE_URL!, BETTER_COMPUTE_API_KEY: apiKey },
+    env: {
+      BETTER_COMPUTE_SIM_RETRY_SECONDS: '1',
+      ...process.env,
+      BETTER_COMPUTE_URL: process.env.E2E_BASE_URL!,
+      BETTER_COMPUTE_API_KEY: apiKey,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const run: CliRun = {

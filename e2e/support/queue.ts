@@ -15,7 +15,12 @@ export async function newScope(request: APIRequestContext): Promise<Scope> {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(request, 'mutation', 'sites.create', { tenantId, name: uniqueName('jr-site') });
-  const pool = await trpc<{ id: string }>(request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('jr-pool'), agent: 'bcd' });
+  const pool = await trpc<{ id: string }>(request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: uniqueName('jr-pool'),
+    agent: 'bcd',
+  });
   const key = await trpc<{ key: string }>(request, 'mutation', 'apiKeys.create', { tenantId, role: 'admin', name: uniqueName('jr-cli') });
   return { tenantId, siteId: site.id, poolId: pool.id, apiKey: key.key };
 }

@@ -7,13 +7,21 @@ async function expectNoSeriousViolations(page: Page, name: string) {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
   expect(serious, `axe violations on ${name}`).toEqual([]);
 }
 
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
 
-test('Access: invite an operator with a one-time link, revoke it, create and revoke an API key, create a tenant and invite its first admin', async ({ page }) => {
+test('Access: invite an operator with a one-time link, revoke it, create and revoke an API key, create a tenant and invite its first admin', async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await signInThroughForm(page);
@@ -77,7 +85,9 @@ test('Access: invite an operator with a one-time link, revoke it, create and rev
   // The key works, and its use shows in the list.
   const tenants = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const rootId = tenants.items.find((t) => t.isRoot)!.id;
-  const used = await page.request.get(`/api/trpc/pools.list?input=${encodeURIComponent(JSON.stringify({ tenantId: rootId }))}`, { headers: { authorization: `Bearer ${key}`, cookie: '' } });
+  const used = await page.request.get(`/api/trpc/pools.list?input=${encodeURIComponent(JSON.stringify({ tenantId: rootId }))}`, {
+    headers: { authorization: `Bearer ${key}`, cookie: '' },
+  });
   expect(used.status()).toBe(200);
   await shown.getByRole('button', { name: 'Download as file' }).click();
   await shown.getByRole('button', { name: 'Done' }).click();
@@ -89,7 +99,10 @@ test('Access: invite an operator with a one-time link, revoke it, create and rev
   await expect(keyRow.getByRole('cell').nth(3)).not.toHaveText('never');
   await expectNoSeriousViolations(page, 'api-keys');
   await keyRow.getByRole('button', { name: `Revoke API key ${keyName}` }).click();
-  await page.getByRole('dialog', { name: `Revoke API key ${keyName}?` }).getByRole('button', { name: 'Revoke key' }).click();
+  await page
+    .getByRole('dialog', { name: `Revoke API key ${keyName}?` })
+    .getByRole('button', { name: 'Revoke key' })
+    .click();
   await expect(keyRow).toHaveCount(0);
 
   // Root admins: Tenants, a new tenant, and its first admin's invitation. Creating it makes no membership.

@@ -21,7 +21,13 @@ async function expectNoSeriousViolations(page: Page, name: string) {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
   expect(serious, `axe violations on ${name}`).toEqual([]);
   await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 }
@@ -56,9 +62,18 @@ test('every console page, with content in it', async ({ page }) => {
   // Something on every list: a live token, a joined node, a refusal (a revoked token's join).
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', {
+    tenantId,
+  });
   const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
-  const mint = () => trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, maxUses: 3, idempotencyKey: randomUUID() });
+  const mint = () =>
+    trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', {
+      tenantId,
+      poolId,
+      ttlSeconds: 600,
+      maxUses: 3,
+      idempotencyKey: randomUUID(),
+    });
   await joinMachine(page.request, (await mint()).token);
   const revoked = await mint();
   await trpc(page.request, 'mutation', 'joinTokens.revoke', { tenantId, poolId, tokenId: revoked.id });
@@ -111,9 +126,16 @@ test('a node’s page', async ({ page }) => {
   await openConsole(page);
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', {
+    tenantId,
+  });
   const poolId = pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id;
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId,
+    ttlSeconds: 600,
+    idempotencyKey: randomUUID(),
+  });
   expect((await joinMachine(page.request, token)).response.status()).toBe(200);
   await page.goto(`/nodes?pool=${poolId}&tenant=${tenantId}`);
   const link = page.locator('a[href^="/nodes/node_"]').first();
@@ -133,8 +155,17 @@ test('the join-requests queue with requests in it, and its dialogs', async ({ pa
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('axe-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('axe-pool'), agent: 'bcd' });
-  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'admin', name: uniqueName('axe-cli') });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: uniqueName('axe-pool'),
+    agent: 'bcd',
+  });
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', {
+    tenantId,
+    role: 'admin',
+    name: uniqueName('axe-cli'),
+  });
   const sim = startCli(['dev', '--sim', '2', '--pxe', '--tenant', tenantId, '--site', site.id], key);
   try {
     await page.goto(`/join-requests?pool=${pool.id}&tenant=${tenantId}`);

@@ -14,8 +14,19 @@ async function freshPool(page: import('@playwright/test').Page) {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('live-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('live-pool'), agent: 'bcd' });
-  const mint = () => trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: uniqueName('live-pool'),
+    agent: 'bcd',
+  });
+  const mint = () =>
+    trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', {
+      tenantId,
+      poolId: pool.id,
+      ttlSeconds: 600,
+      idempotencyKey: randomUUID(),
+    });
   return { tenantId, poolId: pool.id, mint };
 }
 
@@ -33,16 +44,24 @@ test("a refused join's row names its attestor, role and suppressed count, and co
   const refused = await joinMachine(page.request, token.token);
   expect(refused.response.status()).toBe(403);
   const [event] = (
-    await trpc<{ items: { data: { csrSha256: string; hardwareKey: string; attestor: string; role: string; suppressed: number } }[] }>(page.request, 'query', 'events.list', {
-      tenantId,
-      type: 'security.join.refused',
-      limit: 50,
-    })
+    await trpc<{ items: { data: { csrSha256: string; hardwareKey: string; attestor: string; role: string; suppressed: number } }[] }>(
+      page.request,
+      'query',
+      'events.list',
+      {
+        tenantId,
+        type: 'security.join.refused',
+        limit: 50,
+      },
+    )
   ).items.filter((e) => e.data.csrSha256 === refused.csrSha256);
   expect(event).toBeTruthy();
 
   await page.goto(`/refused-joins?tenant=${tenantId}`);
-  const row = page.getByRole('region', { name: 'Refused joins' }).getByRole('row').filter({ has: page.getByRole('button', { name: `Copy CSR hash ${refused.csrSha256}` }) });
+  const row = page
+    .getByRole('region', { name: 'Refused joins' })
+    .getByRole('row')
+    .filter({ has: page.getByRole('button', { name: `Copy CSR hash ${refused.csrSha256}` }) });
   const cells = row.getByRole('cell');
   // Time, reason, attestor, role, CSR hash, hardware key, suppressed.
   await expect(cells.nth(2)).toHaveText(event!.data.attestor);
@@ -73,8 +92,14 @@ test('a join shows on the open events page without a reload, its node, pool and 
   const row = region.getByRole('row').filter({ hasText: nodeId });
   await expect(row).toBeVisible({ timeout: 15_000 });
   await expect(row.getByRole('link', { name: nodeId })).toHaveAttribute('href', new RegExp(`/nodes/${nodeId}\\?tenant=${tenantId}$`));
-  await expect(row.getByRole('link', { name: poolId })).toHaveAttribute('href', new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`));
-  await expect(row.getByRole('link', { name: token.id })).toHaveAttribute('href', new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`));
+  await expect(row.getByRole('link', { name: poolId })).toHaveAttribute(
+    'href',
+    new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`),
+  );
+  await expect(row.getByRole('link', { name: token.id })).toHaveAttribute(
+    'href',
+    new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`),
+  );
   await row.getByRole('link', { name: nodeId }).click();
   await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
 });

@@ -15,14 +15,21 @@ const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
 async function rootTenantAndPool(request: APIRequestContext) {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(request, 'query', 'pools.list', { tenantId });
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(request, 'query', 'pools.list', {
+    tenantId,
+  });
   return { tenantId, poolId: pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id };
 }
 
 /** A token revoked at once: every join with it is refused as `join-token:revoked`. */
 async function revokedToken(request: APIRequestContext) {
   const { tenantId, poolId } = await rootTenantAndPool(request);
-  const minted = await trpc<{ id: string; token: string }>(request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const minted = await trpc<{ id: string; token: string }>(request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId,
+    ttlSeconds: 600,
+    idempotencyKey: randomUUID(),
+  });
   await trpc(request, 'mutation', 'joinTokens.revoke', { tenantId, poolId, tokenId: minted.id });
   return minted;
 }
@@ -93,7 +100,10 @@ test('audit: who did what to which resource, searchable by actor and action', as
   await nav(page).getByRole('link', { name: 'Audit' }).click();
   await expect(page.getByRole('heading', { name: 'Audit', level: 1 })).toBeVisible();
   const log = page.getByRole('region', { name: 'Audit log' });
-  const revokedRow = log.getByRole('row').filter({ hasText: `compute-join-token/${token.id}` }).filter({ hasText: 'join-token.revoked' });
+  const revokedRow = log
+    .getByRole('row')
+    .filter({ hasText: `compute-join-token/${token.id}` })
+    .filter({ hasText: 'join-token.revoked' });
   await expect(revokedRow.getByText(adminCredentials().email)).toBeVisible();
 
   await page.getByLabel('Action').fill('revoked');

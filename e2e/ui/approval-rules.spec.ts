@@ -16,7 +16,13 @@ async function expectNoSeriousViolations(page: Page, name: string) {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
   expect(serious, `axe violations on ${name}`).toEqual([]);
 }
 
@@ -63,9 +69,21 @@ test('a rule made in the console, dry-run first, admits a waiting PXE machine at
 
     // The waiting machine's next retry is admitted by the rule.
     await expect.poll(() => sim.stdout.some((line) => /joined as node_/.test(line)), { timeout: 60_000 }).toBe(true);
-    const decided = await trpc<{ state: string; decidedByName: string | null; decidedBy: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId });
-    expect(decided).toMatchObject({ state: 'consumed', decidedByName: 'rule Supermicro intake', decidedBy: expect.stringMatching(/^rule:rule_/) });
-    const { items } = await trpc<{ items: { name: string; admissions: number }[] }>(page.request, 'query', 'approvalRules.list', { tenantId: scope.tenantId, siteId: scope.siteId });
+    const decided = await trpc<{ state: string; decidedByName: string | null; decidedBy: string }>(
+      page.request,
+      'query',
+      'joinRequests.get',
+      { tenantId: scope.tenantId, poolId: scope.poolId, requestId },
+    );
+    expect(decided).toMatchObject({
+      state: 'consumed',
+      decidedByName: 'rule Supermicro intake',
+      decidedBy: expect.stringMatching(/^rule:rule_/),
+    });
+    const { items } = await trpc<{ items: { name: string; admissions: number }[] }>(page.request, 'query', 'approvalRules.list', {
+      tenantId: scope.tenantId,
+      siteId: scope.siteId,
+    });
     expect(items).toEqual([expect.objectContaining({ name: 'Supermicro intake', admissions: 1 })]);
     await page.goto(`/join-requests?pool=${scope.poolId}&tenant=${scope.tenantId}&state=all`);
     await expect(page.locator(`#request-row-${requestId}`)).toContainText('by rule Supermicro intake');
@@ -74,14 +92,20 @@ test('a rule made in the console, dry-run first, admits a waiting PXE machine at
   }
 });
 
-test('expected machines: a preview shows the rejected row, the import lists one machine waiting, and the PXE machine arrives', async ({ page }) => {
+test('expected machines: a preview shows the rejected row, the import lists one machine waiting, and the PXE machine arrives', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await signInThroughForm(page);
   const scope = await newScope(page.request);
   const sim = startCli(['dev', '--sim', '1', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {
     const [requestId] = await waitingRequests(sim, 1);
-    const { mac } = await trpc<{ mac: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId });
+    const { mac } = await trpc<{ mac: string }>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId,
+    });
     const absent = `3c:ec:ef:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
     await page.goto(`/expected-machines?site=${scope.siteId}&tenant=${scope.tenantId}`);
     await expect(page.getByRole('heading', { name: 'Expected machines', level: 1 })).toBeVisible();
@@ -94,7 +118,9 @@ test('expected machines: a preview shows the rejected row, the import lists one 
     await panel.getByLabel('List').fill(['mac,hostname', `${absent.toUpperCase()},not-yet-01`, 'ff:ff:ff:ff:ff:ff,broadcast'].join('\n'));
     await panel.getByRole('button', { name: 'Preview' }).click();
     await expect(panel).toContainText('Would import 1 machines');
-    await expect(panel.getByRole('table', { name: 'Rejected rows' }).getByRole('row').filter({ hasText: '2' })).toContainText('mac: not a permanent, globally administered MAC');
+    await expect(panel.getByRole('table', { name: 'Rejected rows' }).getByRole('row').filter({ hasText: '2' })).toContainText(
+      'mac: not a permanent, globally administered MAC',
+    );
     await expectNoSeriousViolations(page, 'expected machines, preview');
     await panel.getByRole('button', { name: 'Import 1 machines' }).click();
     await expect(panel).toContainText('Imported 1 machines');

@@ -49,7 +49,10 @@ test.describe('signed in', () => {
     await mintToken(page);
     await page.getByRole('button', { name: 'Download as file' }).click();
     await oneTimePanel(page).getByRole('button', { name: 'Done' }).click();
-    await page.getByRole('button', { name: /^Revoke join token / }).first().click();
+    await page
+      .getByRole('button', { name: /^Revoke join token / })
+      .first()
+      .click();
     const confirm = page.getByRole('dialog', { name: 'Revoke join token?' });
     await expect(confirm.getByText(/This cannot be undone\./)).toBeInViewport();
     expect(await confirm.locator('.dialog-body p').evaluate((p) => getComputedStyle(p).whiteSpace)).toBe('normal');
@@ -59,7 +62,9 @@ test.describe('signed in', () => {
     await confirm.getByRole('button', { name: 'Cancel' }).click();
   });
 
-  test('the one-time token: asks before Done, a nav click or a reload; downloads as join-token; says the next step and reclaim', async ({ page }) => {
+  test('the one-time token: asks before Done, a nav click or a reload; downloads as join-token; says the next step and reclaim', async ({
+    page,
+  }) => {
     const token = await mintToken(page, { reclaim: true });
     const panel = oneTimePanel(page);
     await expect(panel.getByText('reclaim allowed')).toBeVisible();
@@ -168,7 +173,10 @@ test.describe('signed in', () => {
   });
 
   test('table headers are at least 12 px, and Sign out comes after the nav in tab order', async ({ page }) => {
-    const size = await page.locator('.table thead th').first().evaluate((th) => parseFloat(getComputedStyle(th).fontSize));
+    const size = await page
+      .locator('.table thead th')
+      .first()
+      .evaluate((th) => parseFloat(getComputedStyle(th).fontSize));
     expect(size).toBeGreaterThanOrEqual(12);
     await page.getByRole('link', { name: 'Better Compute' }).focus();
     const order: string[] = [];
@@ -231,18 +239,21 @@ test.describe('phone, 390×844', () => {
       await expect(link).toHaveAttribute('aria-current', 'page');
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       // On failure, name the elements that stick out, to say what to fix.
-      const wide = width <= 390 ? [] : await page.evaluate(() =>
-        [...document.querySelectorAll('body *')]
-          .filter((el) => el.getBoundingClientRect().right > 391)
-          // Clipped by a scrolling or hidden-overflow ancestor: not what widens the page, unless positioned out of it.
-          .filter((el) => {
-            if (getComputedStyle(el).position === 'absolute') return true;
-            for (let up = el.parentElement; up; up = up.parentElement) if (getComputedStyle(up).overflowX !== 'visible') return false;
-            return true;
-          })
-          .slice(0, 8)
-          .map((el) => `${el.tagName}.${el.className}`),
-      );
+      const wide =
+        width <= 390
+          ? []
+          : await page.evaluate(() =>
+              [...document.querySelectorAll('body *')]
+                .filter((el) => el.getBoundingClientRect().right > 391)
+                // Clipped by a scrolling or hidden-overflow ancestor: not what widens the page, unless positioned out of it.
+                .filter((el) => {
+                  if (getComputedStyle(el).position === 'absolute') return true;
+                  for (let up = el.parentElement; up; up = up.parentElement) if (getComputedStyle(up).overflowX !== 'visible') return false;
+                  return true;
+                })
+                .slice(0, 8)
+                .map((el) => `${el.tagName}.${el.className}`),
+            );
       expect(width, `page width on ${name}: ${wide.join(', ')}`).toBeLessThanOrEqual(390);
       await expect(page.getByRole('button', { name: 'Sign out' })).toBeInViewport({ ratio: 1 });
     }

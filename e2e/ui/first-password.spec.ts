@@ -12,7 +12,22 @@ function oneTimeOperator(): { email: string; password: string } {
   const email = `first-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}@example.com`;
   const env: NodeJS.ProcessEnv = { ...process.env, BETTER_COMPUTE_DATA_DIR: dataDir };
   delete env.DATABASE_URL;
-  const run = spawnSync(process.execPath, [path.join(process.cwd(), 'bin/better-compute.mjs'), 'operators', 'create', '--local', '--email', email, '--tenant', 'root', '--role', 'viewer'], { env, encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [
+      path.join(process.cwd(), 'bin/better-compute.mjs'),
+      'operators',
+      'create',
+      '--local',
+      '--email',
+      email,
+      '--tenant',
+      'root',
+      '--role',
+      'viewer',
+    ],
+    { env, encoding: 'utf8' },
+  );
   expect(run.status, run.stderr).toBe(0);
   const password = /One-time password for \S+: (\S+)/.exec(run.stdout)?.[1];
   expect(password).toBeTruthy();

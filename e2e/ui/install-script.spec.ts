@@ -16,7 +16,12 @@ async function poolWithToken(page: Page) {
   const name = uniqueName('script-pool');
   const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name, agent: 'bcd' });
   // A live token of the pool: the script must not carry it (nor any other token).
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId: pool.id,
+    ttlSeconds: 600,
+    idempotencyKey: randomUUID(),
+  });
   return { tenantId, siteId: site.id, siteName, poolId: pool.id, name, token };
 }
 

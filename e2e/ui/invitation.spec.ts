@@ -13,7 +13,11 @@ test('an invited operator accepts in the browser, signs in, and a removal ends t
   const { items } = await trpc<{ items: Tenant[] }>(admin, 'query', 'tenants.list', {});
   const root = items.find((t) => t.isRoot)!;
   const email = `invited-${Date.now().toString(36)}@example.com`;
-  const invitation = await trpc<{ id: string; token: string }>(admin, 'mutation', 'invitations.create', { tenantId: root.id, email, role: 'viewer' });
+  const invitation = await trpc<{ id: string; token: string }>(admin, 'mutation', 'invitations.create', {
+    tenantId: root.id,
+    email,
+    role: 'viewer',
+  });
 
   await page.goto(`/invite#${invitation.token}`);
   await expect(page.getByRole('heading', { name: 'Accept your invitation' })).toBeVisible();

@@ -20,11 +20,18 @@ interface Request {
  * voucher, key trust, age and time left in words; select all and shift-click ranges; the state filter kept in
  * the URL; an approval into another pool of the site, which the waiting machine then joins.
  */
-test('rows show what the machine claims; select all, shift-click ranges, the state filter in the URL, approval into a chosen pool', async ({ page }) => {
+test('rows show what the machine claims; select all, shift-click ranges, the state filter in the URL, approval into a chosen pool', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await openConsole(page);
   const scope = await newScope(page.request);
-  const other = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId: scope.tenantId, siteId: scope.siteId, name: uniqueName('jr-other'), agent: 'bcd' });
+  const other = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId: scope.tenantId,
+    siteId: scope.siteId,
+    name: uniqueName('jr-other'),
+    agent: 'bcd',
+  });
   await openQueue(page, scope);
   const sim = startCli(['dev', '--sim', '3', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {
@@ -33,9 +40,21 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
 
     // A row: attestor, every claim, IP, who vouched, whether the key is trusted, age and time left in words.
     const [first] = ids;
-    const request = await trpc<Request>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: first });
+    const request = await trpc<Request>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: first,
+    });
     const row = requestRow(page, first!);
-    for (const text of ['discovery', request.claims.hostname, request.claims.productUuid, request.claims.productSerial, request.claims.macs[0]!, request.ip, request.vouchedBy]) {
+    for (const text of [
+      'discovery',
+      request.claims.hostname,
+      request.claims.productUuid,
+      request.claims.productSerial,
+      request.claims.macs[0]!,
+      request.ip,
+      request.vouchedBy,
+    ]) {
       await expect(row).toContainText(text);
     }
     await expect(row).toContainText('trusted key');
@@ -44,18 +63,30 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
     await expect(row).not.toContainText(/in less than a minute/);
 
     // Newest first: the page's order is the order of the requests' creation, newest on top.
-    const order = await page.locator('tbody tr[id^="request-row-"]').evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
-    const listed = await trpc<{ items: { id: string; createdAt: string }[] }>(page.request, 'query', 'joinRequests.list', { tenantId: scope.tenantId, poolId: scope.poolId });
-    expect(order).toEqual([...listed.items].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id)).map((r) => r.id));
+    const order = await page
+      .locator('tbody tr[id^="request-row-"]')
+      .evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
+    const listed = await trpc<{ items: { id: string; createdAt: string }[] }>(page.request, 'query', 'joinRequests.list', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+    });
+    expect(order).toEqual(
+      [...listed.items].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id)).map((r) => r.id),
+    );
 
     // The detail panel holds the whole request: the CSR hash and every claim. k moves the cursor up.
     await requestRow(page, order[1]!).getByRole('button', { name: order[1]! }).click();
     await page.keyboard.press('k');
     await expect(page.getByText(`Current: ${order[0]}`)).toBeVisible();
     const detail = page.getByRole('region', { name: `Request ${order[0]}` });
-    const shown = await trpc<Request & { csrSha256: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: order[0] });
+    const shown = await trpc<Request & { csrSha256: string }>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: order[0],
+    });
     await expect(detail.getByTitle(shown.csrSha256)).toBeVisible();
-    for (const text of [shown.claims.hostname, shown.claims.productUuid, shown.claims.productSerial, shown.claims.macs[0]!, 'trusted']) await expect(detail).toContainText(text);
+    for (const text of [shown.claims.hostname, shown.claims.productUuid, shown.claims.productSerial, shown.claims.macs[0]!, 'trusted'])
+      await expect(detail).toContainText(text);
 
     // Select all on the page, and clear it.
     await page.getByRole('checkbox', { name: 'Select all requests on this page' }).check();
@@ -84,17 +115,25 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();
     await expect(requestRow(page, order[0]!)).toHaveAttribute('data-state', 'approved');
-    const approved = await trpc<{ poolId: string; reason: string; expiresAt: string; decidedAt: string }>(page.request, 'query', 'joinRequests.get', {
-      tenantId: scope.tenantId,
-      poolId: other.id,
-      requestId: order[0],
-    });
+    const approved = await trpc<{ poolId: string; reason: string; expiresAt: string; decidedAt: string }>(
+      page.request,
+      'query',
+      'joinRequests.get',
+      {
+        tenantId: scope.tenantId,
+        poolId: other.id,
+        requestId: order[0],
+      },
+    );
     expect(approved).toMatchObject({ poolId: other.id, reason: 'into the other pool' });
     expect(Date.parse(approved.expiresAt) - Date.parse(approved.decidedAt)).toBe(900_000);
 
     // The approved machine joins on its next retry (its agent verifies a ramdisk certificate), in the chosen pool.
     await expect.poll(() => sim.stdout.some((line) => /joined as node_/.test(line)), { timeout: 60_000 }).toBe(true);
-    const { items: nodes } = await trpc<{ items: { id: string; poolId: string }[] }>(page.request, 'query', 'nodes.list', { tenantId: scope.tenantId, poolId: other.id });
+    const { items: nodes } = await trpc<{ items: { id: string; poolId: string }[] }>(page.request, 'query', 'nodes.list', {
+      tenantId: scope.tenantId,
+      poolId: other.id,
+    });
     expect(nodes).toHaveLength(1);
     // The state filter is kept in the URL, and a reload keeps it. The other pool's queue lists its request and
     // the site's unclaimed ones: the consumed request, then every one, then the pending ones.
@@ -114,7 +153,10 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
 
     // The audit log names who approved which request, and the reason given.
     await page.goto(`/audit?tenant=${scope.tenantId}&action=join-request.approved`);
-    const entry = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: `compute-join-request/${order[0]}` });
+    const entry = page
+      .getByRole('region', { name: 'Audit log' })
+      .getByRole('row')
+      .filter({ hasText: `compute-join-request/${order[0]}` });
     await expect(entry.getByRole('cell').nth(4)).toHaveText('into the other pool');
 
     // The approval's event links to the request: the queue opens on it, whatever its state now.

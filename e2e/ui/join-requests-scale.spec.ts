@@ -15,7 +15,14 @@ test.use({ storageState: roleState('admin') });
  */
 
 const pendingTotal = async (page: Page, scope: Scope, search?: string) =>
-  (await trpc<{ total: number }>(page.request, 'query', 'joinRequests.list', { tenantId: scope.tenantId, poolId: scope.poolId, limit: 1, ...(search ? { search } : {}) })).total;
+  (
+    await trpc<{ total: number }>(page.request, 'query', 'joinRequests.list', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      limit: 1,
+      ...(search ? { search } : {}),
+    })
+  ).total;
 
 /** Every trpc call the page makes to `procedure`, counted from now on. */
 function countCalls(page: Page, procedure: string) {
@@ -39,12 +46,15 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     await expect(page.getByTestId('queue-count')).toHaveText('200 pending requests (100 shown)');
 
     // Dense: one line per request, at most 44 px, and every column visible at 1280 px without scrolling sideways.
-    const heights = await page.locator('tbody tr[id^="request-row-"]').evaluateAll((rows) => rows.slice(0, 20).map((r) => r.getBoundingClientRect().height));
+    const heights = await page
+      .locator('tbody tr[id^="request-row-"]')
+      .evaluateAll((rows) => rows.slice(0, 20).map((r) => r.getBoundingClientRect().height));
     expect(Math.max(...heights)).toBeLessThanOrEqual(44);
     await page.setViewportSize({ width: 1280, height: 900 });
     const overflow = await page.locator('.queue-layout .table-scroll').evaluate((el) => el.scrollWidth - el.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    for (const column of ['Claimed', 'Boot step (IP · by)', 'Hardware key', 'Asked', 'Expires']) await expect(page.getByRole('columnheader', { name: column, exact: true })).toBeInViewport();
+    for (const column of ['Claimed', 'Boot step (IP · by)', 'Hardware key', 'Asked', 'Expires'])
+      await expect(page.getByRole('columnheader', { name: column, exact: true })).toBeInViewport();
     await page.setViewportSize({ width: 1440, height: 900 });
 
     // The search runs on the server and lives in the URL: sim-1, sim-10…19 and sim-100…199 match.
@@ -58,7 +68,9 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     // Keyboard triage far down the page: the toolbar and the detail panel stay on screen.
     await page.getByRole('searchbox', { name: /Search by MAC/ }).blur();
     for (let i = 0; i < 40; i++) await page.keyboard.press('j');
-    const order = await page.locator('tbody tr[id^="request-row-"]').evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
+    const order = await page
+      .locator('tbody tr[id^="request-row-"]')
+      .evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
     await expect(page.getByText(`Current: ${order[40]}`)).toBeInViewport();
     await expect(page.getByRole('button', { name: 'Approve', exact: true })).toBeInViewport();
     await expect(page.getByRole('region', { name: `Request ${order[40]}` })).toBeInViewport();
@@ -98,7 +110,19 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     await expect.poll(() => pendingTotal(page, scope)).toBe(0);
 
     // The approved machines join on their next retry.
-    await expect.poll(async () => (await trpc<{ items: unknown[] }>(page.request, 'query', 'nodes.list', { tenantId: scope.tenantId, poolId: scope.poolId, limit: 200 })).items.length, { timeout: 120_000 }).toBe(111);
+    await expect
+      .poll(
+        async () =>
+          (
+            await trpc<{ items: unknown[] }>(page.request, 'query', 'nodes.list', {
+              tenantId: scope.tenantId,
+              poolId: scope.poolId,
+              limit: 200,
+            })
+          ).items.length,
+        { timeout: 120_000 },
+      )
+      .toBe(111);
 
     // Continuity: a node shows what it joined as and links to the request that admitted it, which names the node.
     await page.goto(`/nodes?pool=${scope.poolId}&tenant=${scope.tenantId}`);
@@ -108,7 +132,11 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     const admittedBy = (await requestLink.textContent())!;
     await expect(requestLink).toHaveAttribute('href', new RegExp(`/join-requests\\?.*request=${admittedBy}`));
     const nodeId = (await nodeRow.getByRole('link', { name: /^node_/ }).textContent())!;
-    const admitted = await trpc<{ nodeId: string; state: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: admittedBy });
+    const admitted = await trpc<{ nodeId: string; state: string }>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: admittedBy,
+    });
     expect(admitted).toMatchObject({ state: 'consumed', nodeId });
     await page.goto(`/nodes/${nodeId}?tenant=${scope.tenantId}`);
     await expect(page.getByText(`admitted by join request ${admittedBy}`)).toBeVisible();
@@ -126,7 +154,10 @@ test('at 390 px the queue is cards with Approve and Reject on each; the theme fo
   const sim = startCli(['dev', '--sim', '3', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {
     await expect.poll(() => pendingTotal(page, scope), { timeout: 60_000 }).toBe(3);
-    const { items } = await trpc<{ items: { id: string; claims: { hostname: string } }[] }>(page.request, 'query', 'joinRequests.list', { tenantId: scope.tenantId, poolId: scope.poolId });
+    const { items } = await trpc<{ items: { id: string; claims: { hostname: string } }[] }>(page.request, 'query', 'joinRequests.list', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+    });
     const [first, second] = items;
     const card = requestRow(page, first!.id);
     await expect(card).toBeVisible({ timeout: 15_000 });
@@ -138,7 +169,9 @@ test('at 390 px the queue is cards with Approve and Reject on each; the theme fo
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();
     await expect(card).toHaveAttribute('data-state', 'approved');
-    await requestRow(page, second!.id).getByRole('button', { name: `Reject request ${second!.id}` }).click();
+    await requestRow(page, second!.id)
+      .getByRole('button', { name: `Reject request ${second!.id}` })
+      .click();
     const reject = page.getByRole('dialog', { name: 'Reject request' });
     await reject.getByRole('button', { name: 'Reject' }).click();
     await expect(reject).toBeHidden();

@@ -39,7 +39,11 @@ test('PXE machines appear in the queue without a reload; one approved in the bro
     // The decision shows at once, in place.
     await expect(row(page, ids[0]!)).toHaveAttribute('data-state', /^(approved|consumed)$/);
     await expect(page.getByRole('status').filter({ hasText: `Approved request ${ids[0]}` })).toBeVisible();
-    const approved = await trpc<{ reason: string; state: string; expiresAt: string }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: ids[0] });
+    const approved = await trpc<{ reason: string; state: string; expiresAt: string }>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: ids[0],
+    });
     // The simulated machine retries every second (e2e/support/cli.ts), so it may have used the approval already.
     expect(approved.reason).toBe('rack 7 intake');
     expect(['approved', 'consumed']).toContain(approved.state);
@@ -61,7 +65,9 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
   try {
     const ids = await waitingRequests(sim, 3);
     for (const id of ids) await expect(row(page, id)).toBeVisible({ timeout: 15_000 });
-    const order = await page.locator('tbody tr[id^="request-row-"]').evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
+    const order = await page
+      .locator('tbody tr[id^="request-row-"]')
+      .evaluateAll((rows) => rows.map((r) => r.id.replace('request-row-', '')));
 
     // ? lists the shortcuts.
     await page.keyboard.press('?');
@@ -84,7 +90,10 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
 
     // Another operator, on the CLI, rejects the third: the open page shows it without a reload.
     const third = order[2]!;
-    const cli = startCli(['join-requests', 'reject', third, '--tenant', scope.tenantId, '--pool', scope.poolId, '--reason', 'decided on the CLI'], scope.apiKey);
+    const cli = startCli(
+      ['join-requests', 'reject', third, '--tenant', scope.tenantId, '--pool', scope.poolId, '--reason', 'decided on the CLI'],
+      scope.apiKey,
+    );
     expect(await cli.done, cli.stderr.join('\n')).toBe(0);
     await expect(row(page, third)).toHaveAttribute('data-state', 'rejected', { timeout: 15_000 });
 
@@ -101,7 +110,11 @@ test('a viewer sees the queue without decision controls, and its forged approve 
   test.setTimeout(180_000);
   await openConsole(page);
   const scope = await newScope(page.request);
-  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId: scope.tenantId, role: 'viewer', name: uniqueName('jr-viewer') });
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', {
+    tenantId: scope.tenantId,
+    role: 'viewer',
+    name: uniqueName('jr-viewer'),
+  });
   // This page is told viewer; the forged call below checks the server.
   await showConsoleAsViewer(page);
   await openQueue(page, scope);
@@ -114,7 +127,9 @@ test('a viewer sees the queue without decision controls, and its forged approve 
     await expect(page.getByRole('dialog', { name: /^Approve/ })).toHaveCount(0);
 
     const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
-    const forged = await viewer.post('/api/trpc/joinRequests.approve', { data: { tenantId: scope.tenantId, poolId: scope.poolId, requestId: id } });
+    const forged = await viewer.post('/api/trpc/joinRequests.approve', {
+      data: { tenantId: scope.tenantId, poolId: scope.poolId, requestId: id },
+    });
     expect(forged.status()).toBe(403);
     await viewer.dispose();
     await expect(row(page, id!)).toHaveAttribute('data-state', 'pending');

@@ -9,7 +9,10 @@ test.use({ storageState: roleState('admin') });
 const TOKEN = /^bcjt_jt_[0-9a-z]{26}\.[A-Za-z0-9_-]{43}$/;
 
 const tokensPanel = (page: Page) => page.getByRole('region', { name: /^Pool / });
-const tokenRow = (page: Page, tokenId: string) => tokensPanel(page).getByRole('row').filter({ has: page.getByRole('rowheader', { name: tokenId }) });
+const tokenRow = (page: Page, tokenId: string) =>
+  tokensPanel(page)
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: tokenId }) });
 const oneTimePanel = (page: Page) => page.getByRole('region', { name: 'New join token' });
 
 async function openJoinTokens(page: Page) {
@@ -123,7 +126,11 @@ test('revoking asks first, takes the token off the live list, and Show inactive 
   await expect(confirm).toBeHidden();
   await expect(tokenRow(page, tokenId)).toHaveCount(0);
   // The revoke is confirmed in words, since the row it acted on has left the list.
-  await expect(tokensPanel(page).getByRole('status').filter({ hasText: `Token ${tokenId} revoked` })).toBeVisible();
+  await expect(
+    tokensPanel(page)
+      .getByRole('status')
+      .filter({ hasText: `Token ${tokenId} revoked` }),
+  ).toBeVisible();
 
   await page.getByLabel('Show inactive').check();
   const row = tokenRow(page, tokenId);

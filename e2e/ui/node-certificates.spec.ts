@@ -25,8 +25,18 @@ async function poolWithToken(page: Page) {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('certs-pool'), agent: 'bcd' });
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId: pool.id, ttlSeconds: 600, idempotencyKey: randomUUID() });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: uniqueName('certs-pool'),
+    agent: 'bcd',
+  });
+  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId: pool.id,
+    ttlSeconds: 600,
+    idempotencyKey: randomUUID(),
+  });
   return { tenantId, pool, token };
 }
 
@@ -54,7 +64,13 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
     expect(answer.status).toBe('joined');
     const nodeId = (answer as { nodeId: string }).nodeId;
     const lines: string[] = [];
-    const target = { identityDir, gatewayUrl: doc.gateway.url, servingCaPin: doc.gateway.servingCaPin, gatewayServerName: doc.gateway.serverName, log: (l: string) => lines.push(l) };
+    const target = {
+      identityDir,
+      gatewayUrl: doc.gateway.url,
+      servingCaPin: doc.gateway.servingCaPin,
+      gatewayServerName: doc.gateway.serverName,
+      log: (l: string) => lines.push(l),
+    };
     for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ ...target, once: true }), lines.join('\n')).toBe(0);
 
     await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
@@ -90,14 +106,22 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
 });
 
 /** A viewer reads a node's page, certificates included, with no lifecycle action; the server refuses its forged call. */
-test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({ page, playwright, baseURL }) => {
+test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({
+  page,
+  playwright,
+  baseURL,
+}) => {
   test.setTimeout(90_000);
   await openConsole(page);
   const { tenantId, pool, token } = await poolWithToken(page);
   expect((await joinMachine(page.request, token)).response.status()).toBe(200);
   const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
   const nodeId = items[0]!.id;
-  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'viewer', name: uniqueName('node-viewer') });
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', {
+    tenantId,
+    role: 'viewer',
+    name: uniqueName('node-viewer'),
+  });
   // This page is told viewer; the forged call below checks the server.
   await showConsoleAsViewer(page);
   await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);

@@ -15,7 +15,12 @@ test('a joined machine shows on the nodes page, and its page cordons it after a 
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('nodes-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: uniqueName('nodes-pool'), agent: 'bcd' });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: uniqueName('nodes-pool'),
+    agent: 'bcd',
+  });
   const { token, id: tokenId } = await trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', {
     tenantId,
     poolId: pool.id,

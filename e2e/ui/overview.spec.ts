@@ -20,7 +20,13 @@ async function expectNoSeriousViolations(page: Page, name: string) {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
   expect(serious, `axe violations on ${name}`).toEqual([]);
   await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 }
@@ -29,7 +35,13 @@ async function expectNoSeriousViolations(page: Page, name: string) {
 async function seed(page: Page): Promise<Scope> {
   const scope = await newScope(page.request);
   const mint = (maxUses: number) =>
-    trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId: scope.tenantId, poolId: scope.poolId, ttlSeconds: 600, maxUses, idempotencyKey: randomUUID() });
+    trpc<{ id: string; token: string }>(page.request, 'mutation', 'joinTokens.create', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      ttlSeconds: 600,
+      maxUses,
+      idempotencyKey: randomUUID(),
+    });
   const token = await mint(3);
   for (let i = 0; i < 3; i++) expect((await joinMachine(page.request, token.token)).response.status()).toBe(200);
   const revoked = await mint(1);
@@ -38,7 +50,12 @@ async function seed(page: Page): Promise<Scope> {
   const sim = startCli(['dev', '--sim', '2', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {
     const ids = await waitingRequests(sim, 2);
-    await trpc(page.request, 'mutation', 'joinRequests.reject', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: ids[0], reason: 'not ours' });
+    await trpc(page.request, 'mutation', 'joinRequests.reject', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: ids[0],
+      reason: 'not ours',
+    });
   } finally {
     sim.kill();
   }
@@ -59,16 +76,21 @@ async function expectSeededCounts(page: Page, scope: Scope, poolName: string, si
   const siteRow = queue.getByRole('row').filter({ has: page.getByRole('rowheader', { name: siteName }) });
   await expect(siteRow.getByRole('cell').first()).toHaveText('1');
   await expect(siteRow.getByRole('link', { name: siteName })).toHaveAttribute('href', new RegExp(`/join-requests\\?pool=${scope.poolId}`));
-  const decided = panel(page, 'Time to decision, last 7 days').getByRole('row').filter({ has: page.getByRole('rowheader', { name: siteName }) });
+  const decided = panel(page, 'Time to decision, last 7 days')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: siteName }) });
   await expect(decided.getByRole('cell').first()).toHaveText('1');
   // The three joined nodes hold 24-hour certificates: within 24 h, not within 6 h.
-  const poolRow = panel(page, 'Certificates expiring').getByRole('row').filter({ has: page.getByRole('rowheader', { name: poolName }) });
+  const poolRow = panel(page, 'Certificates expiring')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: poolName }) });
   await expect(poolRow.getByRole('cell')).toHaveText(['0', '0', '3']);
   // The joins chart: its table (for screen readers) counts at least the seeded joins.
   const joins = panel(page, 'Joins per hour');
   const table = joins.getByRole('table', { name: /Joins by outcome, per hour/ });
   const sums = [0, 0, 0];
-  for (const row of await table.locator('tbody tr').all()) (await row.getByRole('cell').allTextContents()).forEach((v, i) => (sums[i]! += Number(v)));
+  for (const row of await table.locator('tbody tr').all())
+    (await row.getByRole('cell').allTextContents()).forEach((v, i) => (sums[i]! += Number(v)));
   const [admitted, pending, refused] = sums;
   expect(admitted).toBeGreaterThanOrEqual(3);
   expect(pending).toBeGreaterThanOrEqual(2);
@@ -81,10 +103,18 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
   await signInThroughForm(page);
   // Signing in lands on the overview.
   await expect(page.getByRole('heading', { name: 'Overview', level: 1 })).toBeVisible();
-  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Overview' })).toHaveAttribute(
+    'aria-current',
+    'page',
+  );
   const scope = await seed(page);
-  const pool = await trpc<{ name: string; siteId: string }>(page.request, 'query', 'pools.get', { tenantId: scope.tenantId, poolId: scope.poolId });
-  const { items: sites } = await trpc<{ items: { id: string; name: string }[] }>(page.request, 'query', 'sites.list', { tenantId: scope.tenantId });
+  const pool = await trpc<{ name: string; siteId: string }>(page.request, 'query', 'pools.get', {
+    tenantId: scope.tenantId,
+    poolId: scope.poolId,
+  });
+  const { items: sites } = await trpc<{ items: { id: string; name: string }[] }>(page.request, 'query', 'sites.list', {
+    tenantId: scope.tenantId,
+  });
   const siteName = sites.find((s) => s.id === scope.siteId)!.name;
   await openOverview(page, scope);
   await expectSeededCounts(page, scope, pool.name, siteName);

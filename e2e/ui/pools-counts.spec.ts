@@ -7,12 +7,18 @@ import { roleState } from '../support/roles';
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
 test.use({ storageState: roleState('admin') });
 
-const defaultRow = (page: Page) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^default/ }) }).first();
+const defaultRow = (page: Page) =>
+  page
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: /^default/ }) })
+    .first();
 
 async function ids(page: Page) {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
   const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', { tenantId });
+  const { items: pools } = await trpc<{ items: { id: string; name: string; agent: string }[] }>(page.request, 'query', 'pools.list', {
+    tenantId,
+  });
   return { tenantId, poolId: pools.find((p) => p.name === 'default' && p.agent === 'bcd')!.id };
 }
 
@@ -23,7 +29,13 @@ test('each pool shows its live counts and links to its join tokens and nodes', a
   const before = Number((await tokenLink.textContent())!.split(' ')[0]);
   expect(before).not.toBeNaN();
 
-  const minted = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', { tenantId, poolId, ttlSeconds: 600, maxUses: 2, idempotencyKey: randomUUID() });
+  const minted = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
+    tenantId,
+    poolId,
+    ttlSeconds: 600,
+    maxUses: 2,
+    idempotencyKey: randomUUID(),
+  });
   expect((await joinMachine(page.request, minted.token)).response.status()).toBe(200);
   // The join's event re-reads the counts at once (events.onChange over SSE): no reload, no focus change.
   await expect(tokenLink).toHaveText(new RegExp(`^${before + 1} live`));
@@ -49,7 +61,7 @@ test('a viewer sees no create, archive or revoke controls', async ({ page }) => 
   await expect(page.getByRole('button', { name: /^Revoke join token/ })).toHaveCount(0);
 });
 
-test("each pool links to its nodes and its join requests, and the pages open on that pool", async ({ page }) => {
+test('each pool links to its nodes and its join requests, and the pages open on that pool', async ({ page }) => {
   await page.goto('/pools');
   const { tenantId, poolId } = await ids(page);
   const nodesLink = defaultRow(page).getByRole('link', { name: /\(nodes of pool default\)$/ });

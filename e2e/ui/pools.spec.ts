@@ -7,7 +7,9 @@ test.use({ storageState: roleState('admin') });
 
 const site = (page: Page, name: string) => page.getByRole('region', { name: `Site ${name}` });
 const poolRow = (page: Page, siteName: string, poolName: string) =>
-  site(page, siteName).getByRole('row').filter({ has: page.getByText(poolName, { exact: true }) });
+  site(page, siteName)
+    .getByRole('row')
+    .filter({ has: page.getByText(poolName, { exact: true }) });
 
 async function openCreateDialog(page: Page) {
   await page.getByRole('button', { name: 'Create pool' }).click();
@@ -81,13 +83,17 @@ test('archiving a pool asks first and then hides it', async ({ page }) => {
   await dialog.getByRole('button', { name: 'Create pool' }).click();
   await expect(poolRow(page, 'default', name)).toBeVisible();
 
-  await poolRow(page, 'default', name).getByRole('button', { name: `Archive pool ${name}` }).click();
+  await poolRow(page, 'default', name)
+    .getByRole('button', { name: `Archive pool ${name}` })
+    .click();
   const confirm = page.getByRole('dialog', { name: `Archive pool ${name}?` });
   await expect(confirm.getByRole('button', { name: 'Cancel' })).toBeFocused();
   await confirm.getByRole('button', { name: 'Cancel' }).click();
   await expect(poolRow(page, 'default', name)).toBeVisible();
 
-  await poolRow(page, 'default', name).getByRole('button', { name: `Archive pool ${name}` }).click();
+  await poolRow(page, 'default', name)
+    .getByRole('button', { name: `Archive pool ${name}` })
+    .click();
   await confirm.getByRole('button', { name: 'Archive pool' }).click();
   await expect(confirm).toBeHidden();
   await expect(poolRow(page, 'default', name)).toHaveCount(0);

@@ -26,10 +26,22 @@ test('a simulated node connects live, its page shows the session and its checks,
   // Two checks this machine is sure to pass and to fail: at least one CPU, and at least 1,024 GPUs.
   const poolName = uniqueName('sess-pool');
   const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
-    tenantId, siteId: site.id, name: poolName, agent: 'bcd',
-    policy: { acceptance: [{ check: 'min-cpus', min: 1 }, { check: 'gpu-count', min: 1024 }] },
+    tenantId,
+    siteId: site.id,
+    name: poolName,
+    agent: 'bcd',
+    policy: {
+      acceptance: [
+        { check: 'min-cpus', min: 1 },
+        { check: 'gpu-count', min: 1024 },
+      ],
+    },
   });
-  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', { tenantId, role: 'admin', name: uniqueName('sess-cli') });
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', {
+    tenantId,
+    role: 'admin',
+    name: uniqueName('sess-cli'),
+  });
 
   await page.goto(`/nodes?pool=${pool.id}&tenant=${tenantId}`);
   await expect(page.getByRole('heading', { name: 'Nodes', level: 1 })).toBeVisible();
@@ -89,7 +101,10 @@ test('a simulated node connects live, its page shows the session and its checks,
     await expect(session).toContainText('Last seen');
     await expect(session.getByRole('definition').last()).toHaveText('none');
     const events = await trpc<{ items: { type: string }[] }>(page.request, 'query', 'events.list', { tenantId, nodeId, limit: 100 });
-    expect(events.items.map((e) => e.type).filter((type) => /^node\.(connected|disconnected)$/.test(type))).toEqual(['node.disconnected', 'node.connected']);
+    expect(events.items.map((e) => e.type).filter((type) => /^node\.(connected|disconnected)$/.test(type))).toEqual([
+      'node.disconnected',
+      'node.connected',
+    ]);
 
     await page.goto(`/nodes?pool=${pool.id}&tenant=${tenantId}&connected=false`);
     await expect(page.getByRole('link', { name: nodeId })).toBeVisible();

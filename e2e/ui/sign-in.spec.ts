@@ -27,7 +27,10 @@ test('an operator signs in, sees who is signed in, and signs out', async ({ page
   // The account block follows the nav in tab order, so it sits beside the banner rather than in it.
   const banner = page.getByRole('group', { name: 'Signed-in operator' }).locator('..');
   await expect(banner.getByText(adminCredentials().email)).toBeVisible();
-  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Overview' })).toHaveAttribute(
+    'aria-current',
+    'page',
+  );
 
   await banner.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login$/);

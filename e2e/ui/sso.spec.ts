@@ -54,7 +54,10 @@ async function freshPage(browser: Browser) {
   return { page: await context.newPage(), close: () => context.close() };
 }
 
-test('signs in through the provider’s login page and lands in the mapped tenant with the operator role’s controls only', async ({ browser, baseURL }) => {
+test('signs in through the provider’s login page and lands in the mapped tenant with the operator role’s controls only', async ({
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(90_000);
   const { page, close } = await freshPage(browser);
   await signInWithProvider(page, 'sso-op');
@@ -74,7 +77,12 @@ test('signs in through the provider’s login page and lands in the mapped tenan
   await expect(page.getByRole('main')).toContainText('only its admins see and manage its operators');
   await expect(nav.getByRole('link', { name: 'Tenants', exact: true })).toHaveCount(0);
   // The server agrees: the session is an operator of sso-team and nothing else.
-  const { items } = await trpc<{ items: { name: string; role: string | null; isMember: boolean }[] }>(page.request, 'query', 'tenants.list', {});
+  const { items } = await trpc<{ items: { name: string; role: string | null; isMember: boolean }[] }>(
+    page.request,
+    'query',
+    'tenants.list',
+    {},
+  );
   expect(items.map((t) => [t.name, t.role])).toEqual([[TENANT, 'operator']]);
   await close();
 });

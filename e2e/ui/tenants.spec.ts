@@ -22,8 +22,16 @@ test('an operator of several tenants switches between them, and the URL keeps th
   expect(tenant.isMember).toBe(false);
   const root = (await trpc<{ items: Tenant[] }>(page.request, 'query', 'tenants.list', {})).items.find((t) => t.isRoot)!;
   const email = `${uniqueName('two-tenants')}@example.com`;
-  const first = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', { tenantId: tenant.id, email, role: 'admin' });
-  const alsoRoot = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', { tenantId: root.id, email, role: 'viewer' });
+  const first = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', {
+    tenantId: tenant.id,
+    email,
+    role: 'admin',
+  });
+  const alsoRoot = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', {
+    tenantId: root.id,
+    email,
+    role: 'viewer',
+  });
   // The root admin's switcher does not offer the tenant it only created.
   await page.goto('/pools');
   await expect(page.getByRole('heading', { name: 'Pools', level: 1 })).toBeVisible();
@@ -41,7 +49,10 @@ test('an operator of several tenants switches between them, and the URL keeps th
   await member.getByRole('button', { name: 'Accept and sign in' }).click();
   await expect(member).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
   await expect(member.getByRole('banner')).toContainText(name);
-  const accepted = await member.request.post('/api/trpc/invitations.accept', { data: { token: alsoRoot.token, password }, headers: { origin: baseURL! } });
+  const accepted = await member.request.post('/api/trpc/invitations.accept', {
+    data: { token: alsoRoot.token, password },
+    headers: { origin: baseURL! },
+  });
   expect(accepted.ok(), await accepted.text()).toBeTruthy();
   await member.goto('/pools');
 

@@ -19,7 +19,12 @@ test('a token copied from the dialog joins a machine that then shows on the node
   const tenantId = tenants.find((t) => t.isRoot)!.id;
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('copy-site') });
   const poolName = uniqueName('copy-pool');
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: poolName, agent: 'bcd' });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: poolName,
+    agent: 'bcd',
+  });
 
   await page.goto(`/join-tokens?pool=${pool.id}&tenant=${tenantId}`);
   await expect(page.getByRole('heading', { name: `Pool ${poolName}`, level: 2 })).toBeVisible();

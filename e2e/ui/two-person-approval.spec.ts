@@ -13,18 +13,26 @@ test('operator A approves (1 of 2, named), operator B approves, and the machine 
   test.setTimeout(180_000);
   await signInThroughForm(page);
   const scope = await newScope(page.request);
-  const operators = await trpc<{ items: { email: string; name: string }[] }>(page.request, 'query', 'operators.list', { tenantId: scope.tenantId });
+  const operators = await trpc<{ items: { email: string; name: string }[] }>(page.request, 'query', 'operators.list', {
+    tenantId: scope.tenantId,
+  });
   const me = operators.items.find((o) => o.email === adminCredentials().email)!;
   const nameOfA = me.name.trim() || me.email;
 
   // Operator B: invited as an approver, accepts with a password, and signs in in a browser of their own.
   const emailOfB = `${uniqueName('second-approver')}@example.com`;
-  const invitation = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', { tenantId: scope.tenantId, email: emailOfB, role: 'approver' });
+  const invitation = await trpc<{ token: string }>(page.request, 'mutation', 'invitations.create', {
+    tenantId: scope.tenantId,
+    email: emailOfB,
+    role: 'approver',
+  });
   const passwordOfB = `approver-${Math.random().toString(36).slice(2)}-pw`;
   await trpc(page.request, 'mutation', 'invitations.accept', { token: invitation.token, name: 'Bea Second', password: passwordOfB });
 
   // The admin requires two approvals for the site, where sites are shown (Pools).
-  const { items: sites } = await trpc<{ items: { id: string; name: string }[] }>(page.request, 'query', 'sites.list', { tenantId: scope.tenantId });
+  const { items: sites } = await trpc<{ items: { id: string; name: string }[] }>(page.request, 'query', 'sites.list', {
+    tenantId: scope.tenantId,
+  });
   const siteName = sites.find((s) => s.id === scope.siteId)!.name;
   await page.goto(`/pools?tenant=${scope.tenantId}`);
   const site = page.getByRole('region', { name: `Site ${siteName}` });
@@ -77,7 +85,11 @@ test('operator A approves (1 of 2, named), operator B approves, and the machine 
     await expect.poll(() => sim.stdout.some((line) => /joined as node_/.test(line)), { timeout: 60_000 }).toBe(true);
     // A's open page follows live.
     await expect(row).toHaveAttribute('data-state', 'consumed', { timeout: 15_000 });
-    const decided = await trpc<{ decidedByName: string; firstApproval: { byName: string } }>(page.request, 'query', 'joinRequests.get', { tenantId: scope.tenantId, poolId: scope.poolId, requestId: id });
+    const decided = await trpc<{ decidedByName: string; firstApproval: { byName: string } }>(page.request, 'query', 'joinRequests.get', {
+      tenantId: scope.tenantId,
+      poolId: scope.poolId,
+      requestId: id,
+    });
     expect(decided).toMatchObject({ decidedByName: 'Bea Second', firstApproval: { byName: nameOfA } });
   } finally {
     sim.kill();

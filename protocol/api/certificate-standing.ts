@@ -7,7 +7,10 @@ import type { NodeCertificateRecord } from './node-schemas';
  */
 export type CertificateStanding = 'current' | 'revoked' | 'expired' | 'valid';
 
-export function certificateStanding(cert: Pick<NodeCertificateRecord, 'isCurrent' | 'revokedAt' | 'notAfter'>, now: number): CertificateStanding {
+export function certificateStanding(
+  cert: Pick<NodeCertificateRecord, 'isCurrent' | 'revokedAt' | 'notAfter'>,
+  now: number,
+): CertificateStanding {
   if (cert.revokedAt) return 'revoked';
   if (Date.parse(cert.notAfter) <= now) return 'expired';
   return cert.isCurrent ? 'current' : 'valid';

@@ -12,29 +12,34 @@ const origin = z
   .refine((value) => /^https?:\/\/[A-Za-z0-9.:-]+\/?$/.test(value), 'an http(s) origin with no path, query or credentials')
   .transform((value) => value.replace(/\/+$/, ''));
 
-export const installScriptInput = z.strictObject({
-  tenantId: idOf('tnt'),
-  poolId: idOf('pool'),
-  /** Defaults to the pool's site; when given it must be the pool's. */
-  siteId: idOf('site').optional(),
-  gatewayUrl: origin,
-  baseUrl: origin,
-  bcdVersion: z.string().regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/).optional(),
-  /** Digests per arch; when absent, taken from the SHA256SUMS of this server's build of that version. */
-  sha256: z.strictObject({ amd64: hex256.optional(), arm64: hex256.optional() }).optional(),
-  /** Instead of sha256: the digests of a signed release manifest at this URL, trusted through releasePins. */
-  releaseManifestUrl: z.string().url().optional(),
-  /** Pins of the release key (`sha256/` + base64); several so that a key rotation can list both keys. */
-  releasePins: z.array(pin).min(1).max(8).optional(),
-}).superRefine((value, ctx) => {
-  if (value.releaseManifestUrl && value.sha256) {
-    ctx.addIssue({ code: 'custom', path: ['releaseManifestUrl'], message: 'releaseManifestUrl and sha256 are exclusive: pass one' });
-  }
-  if (Boolean(value.releaseManifestUrl) !== Boolean(value.releasePins)) {
-    const path = value.releaseManifestUrl ? 'releasePins' : 'releaseManifestUrl';
-    ctx.addIssue({ code: 'custom', path: [path], message: 'releaseManifestUrl and releasePins go together' });
-  }
-});
+export const installScriptInput = z
+  .strictObject({
+    tenantId: idOf('tnt'),
+    poolId: idOf('pool'),
+    /** Defaults to the pool's site; when given it must be the pool's. */
+    siteId: idOf('site').optional(),
+    gatewayUrl: origin,
+    baseUrl: origin,
+    bcdVersion: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/)
+      .optional(),
+    /** Digests per arch; when absent, taken from the SHA256SUMS of this server's build of that version. */
+    sha256: z.strictObject({ amd64: hex256.optional(), arm64: hex256.optional() }).optional(),
+    /** Instead of sha256: the digests of a signed release manifest at this URL, trusted through releasePins. */
+    releaseManifestUrl: z.string().url().optional(),
+    /** Pins of the release key (`sha256/` + base64); several so that a key rotation can list both keys. */
+    releasePins: z.array(pin).min(1).max(8).optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.releaseManifestUrl && value.sha256) {
+      ctx.addIssue({ code: 'custom', path: ['releaseManifestUrl'], message: 'releaseManifestUrl and sha256 are exclusive: pass one' });
+    }
+    if (Boolean(value.releaseManifestUrl) !== Boolean(value.releasePins)) {
+      const path = value.releaseManifestUrl ? 'releasePins' : 'releaseManifestUrl';
+      ctx.addIssue({ code: 'custom', path: [path], message: 'releaseManifestUrl and releasePins go together' });
+    }
+  });
 export type InstallScriptInput = z.infer<typeof installScriptInput>;
 
 export const installScriptOutput = z.object({

@@ -10,7 +10,12 @@ describe('splitImport', () => {
     ]);
   });
   it('slices a JSON array, and leaves what is not one for the server to refuse', () => {
-    expect(splitImport('json', JSON.stringify([{ a: 1 }, { a: 2 }, { a: 3 }]), 2).map((p) => [JSON.parse(p.content).length, p.offset])).toEqual([[2, 0], [1, 2]]);
+    expect(
+      splitImport('json', JSON.stringify([{ a: 1 }, { a: 2 }, { a: 3 }]), 2).map((p) => [JSON.parse(p.content).length, p.offset]),
+    ).toEqual([
+      [2, 0],
+      [1, 2],
+    ]);
     expect(splitImport('json', '{"a":1}')).toEqual([{ content: '{"a":1}', offset: 0, rows: 0 }]);
     expect(formatOfName('machines.JSON')).toBe('json');
     expect(formatOfName('machines.csv')).toBe('csv');

@@ -13,7 +13,8 @@ export function splitImport(format: 'csv' | 'json', content: string, rows = 2_00
     }
     if (!Array.isArray(parsed)) return [{ content, offset: 0, rows: 0 }];
     const parts = [];
-    for (let i = 0; i < parsed.length; i += rows) parts.push({ content: JSON.stringify(parsed.slice(i, i + rows)), offset: i, rows: Math.min(rows, parsed.length - i) });
+    for (let i = 0; i < parsed.length; i += rows)
+      parts.push({ content: JSON.stringify(parsed.slice(i, i + rows)), offset: i, rows: Math.min(rows, parsed.length - i) });
     return parts.length ? parts : [{ content, offset: 0, rows: 0 }];
   }
   // The server numbers the non-blank lines after the header; the parts keep that numbering.
@@ -21,7 +22,8 @@ export function splitImport(format: 'csv' | 'json', content: string, rows = 2_00
   const [header, ...data] = lines;
   if (header === undefined || !data.length) return [{ content, offset: 0, rows: 0 }];
   const parts = [];
-  for (let i = 0; i < data.length; i += rows) parts.push({ content: [header, ...data.slice(i, i + rows)].join('\n'), offset: i, rows: Math.min(rows, data.length - i) });
+  for (let i = 0; i < data.length; i += rows)
+    parts.push({ content: [header, ...data.slice(i, i + rows)].join('\n'), offset: i, rows: Math.min(rows, data.length - i) });
   return parts;
 }
 

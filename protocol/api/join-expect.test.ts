@@ -26,8 +26,9 @@ function invalidField(input: unknown): string | undefined {
 
 describe('normalizeExpect', () => {
   it('stores normalized identifiers', () => {
-    expect(normalizeExpect({ productUuid: UUID.toUpperCase(), serial: ' SN-7701 ', mac: '3C:EC:EF:12:34:56', gpuUuid: GPU.toUpperCase() }))
-      .toEqual({ productUuid: UUID, serial: 'SN-7701', mac: '3c:ec:ef:12:34:56', gpuUuid: GPU });
+    expect(
+      normalizeExpect({ productUuid: UUID.toUpperCase(), serial: ' SN-7701 ', mac: '3C:EC:EF:12:34:56', gpuUuid: GPU.toUpperCase() }),
+    ).toEqual({ productUuid: UUID, serial: 'SN-7701', mac: '3c:ec:ef:12:34:56', gpuUuid: GPU });
     expect(normalizeExpect({ serial: 'SN-7701', mac: null })).toEqual({ serial: 'SN-7701' });
     expect(normalizeExpect(undefined)).toBeNull();
     expect(normalizeExpect(null)).toBeNull();
@@ -67,7 +68,11 @@ describe('matchesExpect', () => {
   });
 
   it('never matches placeholders or locally administered MACs', () => {
-    const placeholder = { productUuid: '03000200-0400-0500-0006-000700080009', productSerial: 'Default string', macs: ['02:42:ac:11:00:02'] };
+    const placeholder = {
+      productUuid: '03000200-0400-0500-0006-000700080009',
+      productSerial: 'Default string',
+      macs: ['02:42:ac:11:00:02'],
+    };
     expect(matchesExpect({ productUuid: '03000200-0400-0500-0006-000700080009' }, placeholder)).toBe(false);
     expect(matchesExpect({ serial: 'Default string' }, placeholder)).toBe(false);
     expect(matchesExpect({ serial: 'To Be Filled By O.E.M.' }, claims)).toBe(false);

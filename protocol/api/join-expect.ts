@@ -98,7 +98,10 @@ export function matchesExpect(expect: JoinExpectInput, claims: HardwareIdentifie
  * `expect` itself when it names no identifier; null when every named identifier is among the claims. Only the
  * field's name leaves here, for the refusal event: never the expected or the claimed value.
  */
-export function mismatchedExpectField(expect: JoinExpectInput, claims: HardwareIdentifiers): 'productUuid' | 'serial' | 'mac' | 'gpuUuid' | 'expect' | null {
+export function mismatchedExpectField(
+  expect: JoinExpectInput,
+  claims: HardwareIdentifiers,
+): 'productUuid' | 'serial' | 'mac' | 'gpuUuid' | 'expect' | null {
   let named = 0;
   if (expect.productUuid != null) {
     named++;

@@ -15,8 +15,19 @@ export const requestFilterFields = {
    * Case-insensitive text found in the request id, the vouched MAC, the IP, or the claims' hostname, serials,
    * product UUID, MACs or GPU UUIDs. A MAC matches with `:`, `-` or no separators.
    */
-  search: z.string().trim().min(1).max(200).regex(/^[^\p{Cc}]*$/u, 'must be printable').optional(),
-  attestor: z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'an attestor name (lower case)').optional(),
+  search: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[^\p{Cc}]*$/u, 'must be printable')
+    .optional(),
+  attestor: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9-]+$/, 'an attestor name (lower case)')
+    .optional(),
   /** Exactly the `vouchedBy` of the request (the identity that minted its discovery token). */
   vouchedBy: z.string().min(1).max(200).optional(),
   /** true: only requests whose hardware key is trusted; false: only the others. */
@@ -32,5 +43,7 @@ export type RequestFilter = z.infer<typeof requestFilter>;
 /** The filter fields of a parsed input, without its other fields (pool, cursor, state, limit). */
 export function pickFilter(input: RequestFilter & Record<string, unknown>): RequestFilter {
   const { search, attestor, vouchedBy, trustedKey, minAgeSeconds, maxAgeSeconds } = input;
-  return Object.fromEntries(Object.entries({ search, attestor, vouchedBy, trustedKey, minAgeSeconds, maxAgeSeconds }).filter(([, v]) => v !== undefined));
+  return Object.fromEntries(
+    Object.entries({ search, attestor, vouchedBy, trustedKey, minAgeSeconds, maxAgeSeconds }).filter(([, v]) => v !== undefined),
+  );
 }

@@ -10,7 +10,11 @@ export const APPROVAL_TTL = { min: 60, max: 86_400, default: 3_600 } as const;
 export const REQUEST_PAGE = { default: 100, max: 200 } as const;
 
 const poolRef = { tenantId: idOf('tnt'), poolId: idOf('pool') };
-const reason = z.string().min(1).max(500).regex(/^[^\p{Cc}]*$/u, 'must be printable');
+const reason = z
+  .string()
+  .min(1)
+  .max(500)
+  .regex(/^[^\p{Cc}]*$/u, 'must be printable');
 
 export const listJoinRequestsInput = z.strictObject({
   ...poolRef,
@@ -25,7 +29,12 @@ export const getJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf(
 export const approveJoinRequestInput = z.strictObject({
   ...poolRef,
   requestId: idOf('jreq'),
-  ttlSeconds: z.number().int().min(APPROVAL_TTL.min, 'must be at least 60 seconds').max(APPROVAL_TTL.max, 'must be at most 86400 seconds').default(APPROVAL_TTL.default),
+  ttlSeconds: z
+    .number()
+    .int()
+    .min(APPROVAL_TTL.min, 'must be at least 60 seconds')
+    .max(APPROVAL_TTL.max, 'must be at most 86400 seconds')
+    .default(APPROVAL_TTL.default),
   reason: reason.optional(),
 });
 export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: reason.optional() });
@@ -40,15 +49,22 @@ const selection = {
   requestIds: z.array(idOf('jreq')).min(1).max(REQUEST_PAGE.max).optional(),
   matching: requestMatching.optional(),
 };
-const oneSelection = (value: { requestIds?: unknown; matching?: unknown }) => (value.requestIds === undefined) !== (value.matching === undefined);
+const oneSelection = (value: { requestIds?: unknown; matching?: unknown }) =>
+  (value.requestIds === undefined) !== (value.matching === undefined);
 const selectionMessage = { message: 'name requestIds, or matching (a filter), not both', path: ['requestIds'] };
 /**
  * Approves a page of requests in one statement: the ids named, or the next page of 200 that match a filter
  * (`approve --all-pending`, the console's "select all matching"); the answer says how many still match.
  */
-export const approveJoinRequestsInput = approveJoinRequestInput.omit({ requestId: true }).extend(selection).refine(oneSelection, selectionMessage);
+export const approveJoinRequestsInput = approveJoinRequestInput
+  .omit({ requestId: true })
+  .extend(selection)
+  .refine(oneSelection, selectionMessage);
 /** Rejects a page of requests in one statement, like approveMany. */
-export const rejectJoinRequestsInput = rejectJoinRequestInput.omit({ requestId: true }).extend(selection).refine(oneSelection, selectionMessage);
+export const rejectJoinRequestsInput = rejectJoinRequestInput
+  .omit({ requestId: true })
+  .extend(selection)
+  .refine(oneSelection, selectionMessage);
 
 /** What a tpm enrollment shows an operator: the EK hash, the EK certificate's issuer (or "no EK certificate"), the AK. */
 export const tpmRequestFactsSchema = z
@@ -125,8 +141,15 @@ export type JoinRequestPage = z.infer<typeof joinRequestPage>;
  * for the same caller): they stay pending, 1 of 2, until another principal approves them.
  */
 export const approvedJoinRequests = z
-  .object({ approved: z.array(joinRequestRecord), recorded: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() })
+  .object({
+    approved: z.array(joinRequestRecord),
+    recorded: z.array(joinRequestRecord),
+    skipped: z.array(z.string()),
+    remaining: z.number().int(),
+  })
   .strict();
 export type ApprovedJoinRequests = z.infer<typeof approvedJoinRequests>;
-export const rejectedJoinRequests = z.object({ rejected: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() }).strict();
+export const rejectedJoinRequests = z
+  .object({ rejected: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() })
+  .strict();
 export type RejectedJoinRequests = z.infer<typeof rejectedJoinRequests>;

@@ -42,7 +42,13 @@ const MEMBER_READS = READ_ACTIONS.filter((a) => !ADMIN_READS.includes(a));
 export const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
   viewer: new Set(MEMBER_READS),
   approver: new Set([...MEMBER_READS, 'compute:join-requests:decide']),
-  operator: new Set([...MEMBER_READS, 'compute:join-tokens:create', 'compute:join-tokens:revoke', 'compute:join-requests:decide', 'compute:nodes:manage']),
+  operator: new Set([
+    ...MEMBER_READS,
+    'compute:join-tokens:create',
+    'compute:join-tokens:revoke',
+    'compute:join-requests:decide',
+    'compute:nodes:manage',
+  ]),
   admin: new Set(ACTIONS),
 };
 

@@ -24,7 +24,10 @@ export const createPoolInput = z.strictObject({
   name: resourceName,
   agent: z.enum(POOL_AGENTS),
   policy: poolPolicy.optional(),
-  acceptanceChecks: z.array(z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'use a check name like gpu-burn')).max(32).optional(),
+  acceptanceChecks: z
+    .array(z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'use a check name like gpu-burn'))
+    .max(32)
+    .optional(),
 });
 export const listPoolsInput = z.strictObject({
   tenantId: idOf('tnt'),

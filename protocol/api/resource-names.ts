@@ -8,5 +8,4 @@ export const resourceName = z
 /** Sent by tRPC's infinite queries with every page request; lists here only page forward. */
 export const pageDirection = z.enum(['forward', 'backward']).optional();
 
-export const idOf = (prefix: string) =>
-  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{1,40}$`), `expected a ${prefix}_… id`);
+export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{1,40}$`), `expected a ${prefix}_… id`);

@@ -15,8 +15,16 @@ export const MAX_EK_ALLOW_LIST = 10_000;
  */
 export const tpmSiteSettingsSchema = z.strictObject({
   enrollment: z.boolean().default(true),
-  pendingTtlSeconds: z.number().int().min(60).max(30 * 86_400).default(86_400),
-  ekAllowList: z.array(z.string().regex(/^[0-9a-f]{64}$/)).max(MAX_EK_ALLOW_LIST).default([]),
+  pendingTtlSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
+  ekAllowList: z
+    .array(z.string().regex(/^[0-9a-f]{64}$/))
+    .max(MAX_EK_ALLOW_LIST)
+    .default([]),
 });
 export type TpmSiteSettings = z.output<typeof tpmSiteSettingsSchema>;
 

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DerError, checkDerTree, childAt, contentOf, encodingOf, expectElement, readChildren, readElement, readRoot, type DerElement } from './reader';
+import {
+  DerError,
+  checkDerTree,
+  childAt,
+  contentOf,
+  encodingOf,
+  expectElement,
+  readChildren,
+  readElement,
+  readRoot,
+  type DerElement,
+} from './reader';
 import { TAG } from './tags';
 import { oid, sequence, smallInteger } from './writer';
 

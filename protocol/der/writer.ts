@@ -57,8 +57,9 @@ export function unsignedInteger(magnitude: Uint8Array): Buffer {
   while (start < magnitude.length - 1 && magnitude[start] === 0) start++;
   const trimmed = magnitude.subarray(start);
   if (trimmed.length === 0) return Buffer.from([TAG.integer, 1, 0]);
-  return trimmed[0]! & 0x80 ? // non-empty: checked just above
-    tlv(TAG.integer, Uint8Array.of(0), trimmed) : tlv(TAG.integer, trimmed);
+  return trimmed[0]! & 0x80 // non-empty: checked just above
+    ? tlv(TAG.integer, Uint8Array.of(0), trimmed)
+    : tlv(TAG.integer, trimmed);
 }
 
 /** A small non-negative INTEGER (a version or a path length). */

@@ -23,7 +23,14 @@ export async function recordAcceptanceReport(pool: pg.Pool, nodeId: string, repo
   try {
     await client.query('BEGIN');
     try {
-      const found = await client.query<{ checks: unknown; claims: unknown; state: string; tenant_id: string; pool_id: string | null; identity_generation: number }>(
+      const found = await client.query<{
+        checks: unknown;
+        claims: unknown;
+        state: string;
+        tenant_id: string;
+        pool_id: string | null;
+        identity_generation: number;
+      }>(
         `SELECT r.checks, n.claims, n.state, n.tenant_id, n.pool_id, n.identity_generation
            FROM nodes n JOIN node_acceptance_runs r ON r.node_id = n.id
           WHERE n.id = $1 AND r.id = $2 AND r.state = 'pending' AND r.identity_generation = n.identity_generation
@@ -39,19 +46,29 @@ export async function recordAcceptanceReport(pool: pg.Pool, nodeId: string, repo
       const results = evaluateChecks(specs, report.measurements, (row.claims ?? {}) as Record<string, never>);
       const passed = results.every((r) => r.passed);
       const state = passed ? 'passed' : 'failed';
-      await client.query(`UPDATE node_acceptance_runs SET state = $2, results = $3::jsonb, finished_at = compute_now() WHERE id = $1`, [report.runId, state, JSON.stringify(results)]);
+      await client.query(`UPDATE node_acceptance_runs SET state = $2, results = $3::jsonb, finished_at = compute_now() WHERE id = $1`, [
+        report.runId,
+        state,
+        JSON.stringify(results),
+      ]);
       const base = { nodeId, poolId: row.pool_id, runId: report.runId, identityGeneration: row.identity_generation };
       const data = passed ? { ...base, results } : { ...base, results, failed: results.filter((r) => !r.passed).map((r) => r.check) };
-      await client.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, $2, $3::jsonb)`, [row.tenant_id, `node.acceptance.${state}`, JSON.stringify(data)]);
+      await client.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, $2, $3::jsonb)`, [
+        row.tenant_id,
+        `node.acceptance.${state}`,
+        JSON.stringify(data),
+      ]);
       if (passed && row.state === 'adopting') {
         await client.query(`UPDATE nodes SET state = 'adopted', updated_at = compute_now() WHERE id = $1`, [nodeId]);
         const adopted = { nodeId, by: 'acceptance', runId: report.runId };
-        await client.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, 'node.adopted', $2::jsonb)`, [row.tenant_id, JSON.stringify(adopted)]);
-        await client.query(`INSERT INTO audit_log (tenant_id, actor, action, resource, data) VALUES ($1, 'acceptance', 'node.adopted', $2, $3::jsonb)`, [
+        await client.query(`INSERT INTO events (tenant_id, type, data) VALUES ($1, 'node.adopted', $2::jsonb)`, [
           row.tenant_id,
-          `compute-node/${nodeId}`,
           JSON.stringify(adopted),
         ]);
+        await client.query(
+          `INSERT INTO audit_log (tenant_id, actor, action, resource, data) VALUES ($1, 'acceptance', 'node.adopted', $2, $3::jsonb)`,
+          [row.tenant_id, `compute-node/${nodeId}`, JSON.stringify(adopted)],
+        );
       }
       await client.query('COMMIT');
       return { state, results };

@@ -12,7 +12,13 @@ describe('API keys', () => {
     const db = testDb();
     const t = await createTestTenant(db);
     const email = `keys-${randomBytes(4).toString('hex')}@example.com`;
-    const { id } = await createOperator(db, { email, name: 'Keys', password: 'correct-horse-battery', tenantId: t.tenantId, role: 'admin' });
+    const { id } = await createOperator(db, {
+      email,
+      name: 'Keys',
+      password: 'correct-horse-battery',
+      tenantId: t.tenantId,
+      role: 'admin',
+    });
     const admin = (await loadOperatorPrincipal(db, id))!;
     const created = await createApiKey(db, admin, { tenantId: t.tenantId, role: 'viewer', name: 'ci', ttlSeconds: 7 * 86_400 });
     expect(created).toMatchObject({ createdBy: admin.actor, createdByEmail: email, lastUsedAt: null });
@@ -22,7 +28,11 @@ describe('API keys', () => {
 
     expect(await authenticateApiKey(db, created.key)).toMatchObject({ kind: 'api-key', id: created.id });
     const listed = await listApiKeys(db, admin, { tenantId: t.tenantId });
-    expect(listed.find((k) => k.id === created.id)).toMatchObject({ createdByEmail: email, lastUsedAt: expect.any(String), expiresAt: created.expiresAt });
+    expect(listed.find((k) => k.id === created.id)).toMatchObject({
+      createdByEmail: email,
+      lastUsedAt: expect.any(String),
+      expiresAt: created.expiresAt,
+    });
     expect(listed.find((k) => k.id === forever.id)).toMatchObject({ lastUsedAt: null });
 
     await db.apiKey.update({ where: { id: created.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
@@ -36,7 +46,10 @@ describe('API keys', () => {
     const t = await createTestTenant(testDb());
     const caller = createCaller({ db: testDb(), principal: t.admin });
     for (const ttlSeconds of [60, 401 * 86_400, 1.5]) {
-      await expect(caller.apiKeys.create({ tenantId: t.tenantId, role: 'viewer', name: 'x', ttlSeconds })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/^ttlSeconds: /) });
+      await expect(caller.apiKeys.create({ tenantId: t.tenantId, role: 'viewer', name: 'x', ttlSeconds })).rejects.toMatchObject({
+        code: 'BAD_REQUEST',
+        message: expect.stringMatching(/^ttlSeconds: /),
+      });
     }
   });
 });

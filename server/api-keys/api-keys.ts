@@ -15,7 +15,12 @@ export const createApiKeyInput = z.strictObject({
   role: z.enum(ROLES),
   name: z.string().trim().min(1).max(100),
   /** How long the key works, 1 hour to 400 days; without it the key lives until revoked. */
-  ttlSeconds: z.number().int().min(3_600).max(400 * 86_400).optional(),
+  ttlSeconds: z
+    .number()
+    .int()
+    .min(3_600)
+    .max(400 * 86_400)
+    .optional(),
 });
 export const listApiKeysInput = z.strictObject({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
 export const revokeApiKeyInput = z.strictObject({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
@@ -39,7 +44,17 @@ export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 
-type Row = { id: string; tenantId: string; role: string; name: string; createdBy: string; createdAt: Date; revokedAt: Date | null; expiresAt: Date | null; lastUsedAt: Date | null };
+type Row = {
+  id: string;
+  tenantId: string;
+  role: string;
+  name: string;
+  createdBy: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+};
 type Creators = { emails: ReadonlyMap<string, string>; names: ReadonlyMap<string, string> };
 const toRecord = (k: Row, creators: Creators = { emails: new Map(), names: new Map() }): ApiKeyRecord => ({
   id: k.id,
@@ -88,13 +103,27 @@ export async function insertApiKey(
         tx.membership.count({ where: { tenantId: input.tenantId } }),
       ]);
       if (keys + members > 0) throw firstKeyOf.refusal;
-      await writeAudit(tx, { tenantId: firstKeyOf.rootTenantId, actor: createdBy, action: 'api-key.created-for-tenant', resource: `compute-api-key/${id}`, data: { tenantId: input.tenantId, role: input.role } });
+      await writeAudit(tx, {
+        tenantId: firstKeyOf.rootTenantId,
+        actor: createdBy,
+        action: 'api-key.created-for-tenant',
+        resource: `compute-api-key/${id}`,
+        data: { tenantId: input.tenantId, role: input.role },
+      });
     }
     const expiresAt = input.ttlSeconds
       ? (await tx.$queryRaw<{ at: Date }[]>`SELECT compute_now() + make_interval(secs => ${input.ttlSeconds}) AS at`)[0]!.at
       : null;
-    const row = await tx.apiKey.create({ data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy, expiresAt } });
-    await writeAudit(tx, { tenantId: input.tenantId, actor: createdBy, action: 'api-key.created', resource: `compute-api-key/${id}`, data: { role: input.role, name: input.name, expiresAt: expiresAt?.toISOString() ?? null } });
+    const row = await tx.apiKey.create({
+      data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy, expiresAt },
+    });
+    await writeAudit(tx, {
+      tenantId: input.tenantId,
+      actor: createdBy,
+      action: 'api-key.created',
+      resource: `compute-api-key/${id}`,
+      data: { role: input.role, name: input.name, expiresAt: expiresAt?.toISOString() ?? null },
+    });
     return { ...toRecord(row, await operatorEmails(db, [createdBy])), key: `bcak_${id}.${secret}` };
   });
 }
@@ -113,7 +142,10 @@ export async function createApiKey(db: Db, principal: Principal, input: z.infer<
     const tenant = await db.tenant.findUnique({ where: { id: input.tenantId } });
     if (!tenant) throw error;
     // Root admins see every tenant, so saying why hides nothing from them.
-    const refusal = new DomainError('ACCESS_DENIED', `Tenant ${tenant.name} already has members or API keys: only its own admins create its API keys`);
+    const refusal = new DomainError(
+      'ACCESS_DENIED',
+      `Tenant ${tenant.name} already has members or API keys: only its own admins create its API keys`,
+    );
     return insertApiKey(db, input, principal.actor, { rootTenantId: root.id, refusal });
   }
   return insertApiKey(db, input, principal.actor);
@@ -125,7 +157,10 @@ export async function listApiKeys(db: Db, principal: Principal, input: z.infer<t
     where: { tenantId: input.tenantId, ...(input.includeRevoked ? {} : { revokedAt: null }) },
     orderBy: { createdAt: 'asc' },
   });
-  const creators = await operatorEmails(db, rows.map((r) => r.createdBy));
+  const creators = await operatorEmails(
+    db,
+    rows.map((r) => r.createdBy),
+  );
   return rows.map((r) => toRecord(r, creators));
 }
 
@@ -138,7 +173,12 @@ export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<
   if (key.revokedAt) return toRecord(key, creators);
   return db.$transaction(async (tx) => {
     const row = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
-    await writeAudit(tx, { tenantId: key.tenantId, actor: principal.actor, action: 'api-key.revoked', resource: `compute-api-key/${key.id}` });
+    await writeAudit(tx, {
+      tenantId: key.tenantId,
+      actor: principal.actor,
+      action: 'api-key.revoked',
+      resource: `compute-api-key/${key.id}`,
+    });
     return toRecord(row, creators);
   });
 }
@@ -151,7 +191,9 @@ export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<
 export async function authenticateApiKey(db: Db, bearer: string): Promise<Principal | null> {
   const match = KEY_PATTERN.exec(bearer);
   if (!match) return null;
-  const [key] = await db.$queryRaw<{ id: string; tenant_id: string; role: string; secret_hash: Uint8Array; live: boolean; stale_use: boolean }[]>`
+  const [key] = await db.$queryRaw<
+    { id: string; tenant_id: string; role: string; secret_hash: Uint8Array; live: boolean; stale_use: boolean }[]
+  >`
     SELECT id, tenant_id, role, secret_hash,
            (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > compute_now())) AS live,
            (last_used_at IS NULL OR last_used_at < compute_now() - interval '1 minute') AS stale_use

@@ -42,7 +42,10 @@ describe('tRPC over HTTP', () => {
     // The console's infinite lists send the page direction tRPC adds; it is part of those inputs.
     for (const path of ['events.list', 'joinTokens.list']) {
       const paged = encodeURIComponent(JSON.stringify({ tenantId: t.tenantId, poolId: t.pool.id, direction: 'forward' }));
-      const ok = await call(`${path}?input=${path === 'events.list' ? encodeURIComponent(JSON.stringify({ tenantId: t.tenantId, direction: 'forward' })) : paged}`, { authorization: `Bearer ${key}` });
+      const ok = await call(
+        `${path}?input=${path === 'events.list' ? encodeURIComponent(JSON.stringify({ tenantId: t.tenantId, direction: 'forward' })) : paged}`,
+        { authorization: `Bearer ${key}` },
+      );
       expect(ok.status, path).toBe(200);
     }
   });

@@ -18,7 +18,12 @@ export async function createApiContext(
   if (authorization) {
     const [scheme, value] = authorization.split(' ', 2);
     const principal = scheme?.toLowerCase() === 'bearer' && value ? await authenticateApiKey(db, value.trim()) : null;
-    if (!principal) return { db, principal: null, authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)') };
+    if (!principal)
+      return {
+        db,
+        principal: null,
+        authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)'),
+      };
     notePrincipal(principal.actor);
     // A live stream decides its caller again while it runs (server/api/live-streams.ts).
     return { db, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };

@@ -3,7 +3,13 @@ import { encode } from 'next-auth/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServerSentEvents } from '../../cli/sse';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { createServerDatabase, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  newServerSecret,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { insertApiKey, revokeApiKey } from '../api-keys/api-keys';
 import { publishEvent } from '../events/publish';
 import { createOperator, endOperatorSessions } from '../operators/operators';
@@ -57,7 +63,12 @@ async function subscribe(path: string, input: object, headers: Record<string, st
         items.push(next.value);
       }
     } catch (error) {
-      return { how: 'error' as const, code: (error as { code?: string }).code, message: (error as Error).message, afterMs: Date.now() - startedAt };
+      return {
+        how: 'error' as const,
+        code: (error as { code?: string }).code,
+        message: (error as Error).message,
+        afterMs: Date.now() - startedAt,
+      };
     }
   })();
   return { items, ended, close: () => abort.abort() };
@@ -69,7 +80,11 @@ const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, settle(ms).then(() => 'still open' as const)]);
 
 async function apiKey(role: 'admin' | 'viewer' = 'viewer') {
-  const { key, id } = await insertApiKey(database.db, { tenantId: t.tenantId, role, name: `live-${randomBytes(3).toString('hex')}` }, 'test');
+  const { key, id } = await insertApiKey(
+    database.db,
+    { tenantId: t.tenantId, role, name: `live-${randomBytes(3).toString('hex')}` },
+    'test',
+  );
   return { id, headers: { authorization: `Bearer ${key}` } };
 }
 
@@ -139,10 +154,17 @@ describe('live streams decide their caller while they run (against the server pr
 
   it(`hold at most ${PER_PRINCIPAL} streams per caller; a closed one frees its place`, async () => {
     const key = await apiKey();
-    const open = [await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers), await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers)];
+    const open = [
+      await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers),
+      await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers),
+    ];
     await settle(300);
     const refused = await subscribe('events.onChange', { tenantId: t.tenantId }, key.headers);
-    expect(await within(refused.ended, 5_000)).toMatchObject({ how: 'error', code: 'INVALID_STATE', message: expect.stringMatching(/too many live streams/i) });
+    expect(await within(refused.ended, 5_000)).toMatchObject({
+      how: 'error',
+      code: 'INVALID_STATE',
+      message: expect.stringMatching(/too many live streams/i),
+    });
     // Another caller is not affected.
     const other = await subscribe('events.onChange', { tenantId: t.tenantId }, (await apiKey()).headers);
     await settle(300);

@@ -73,7 +73,10 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
   const key = `${options.principal.kind}:${options.principal.id}`;
   const held = openStreams.get(key) ?? 0;
   if (held >= limits.perPrincipal) {
-    throw new DomainError('INVALID_STATE', `Too many live streams: ${limits.perPrincipal} at most per caller; close another console tab or watch first`);
+    throw new DomainError(
+      'INVALID_STATE',
+      `Too many live streams: ${limits.perPrincipal} at most per caller; close another console tab or watch first`,
+    );
   }
   openStreams.set(key, held + 1);
   const inner = new AbortController();

@@ -29,7 +29,12 @@ function endlessBody(total: number) {
 
 const post = (path: string, body: BodyInit, claim: { operatorId: string; sessionVersion: number }, headers: Record<string, string> = {}) =>
   handleTrpcRequest(
-    new Request(`http://console.test/api/trpc/${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, duplex: 'half' } as RequestInit),
+    new Request(`http://console.test/api/trpc/${path}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+      duplex: 'half',
+    } as RequestInit),
     { db: testDb(), sessionOperatorId: async () => claim },
   );
 

@@ -47,7 +47,15 @@ describe('tRPC over HTTP, hardened', () => {
   it('refuses a session mutation from another origin or site', async () => {
     const { t, claim } = await signedIn();
     const post = (headers: Record<string, string>) =>
-      call('sites.create', { method: 'POST', body: JSON.stringify({ tenantId: t.tenantId, name: `s-${randomBytes(3).toString('hex')}` }), headers: { 'content-type': 'application/json', host: 'console.test', ...headers } }, claim);
+      call(
+        'sites.create',
+        {
+          method: 'POST',
+          body: JSON.stringify({ tenantId: t.tenantId, name: `s-${randomBytes(3).toString('hex')}` }),
+          headers: { 'content-type': 'application/json', host: 'console.test', ...headers },
+        },
+        claim,
+      );
     expect((await post({ origin: 'https://evil.example' })).status).toBe(403);
     expect((await post({ 'sec-fetch-site': 'same-site' })).status).toBe(403);
     expect((await post({ origin: 'http://console.test', 'sec-fetch-site': 'same-origin' })).status).toBe(200);

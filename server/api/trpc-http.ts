@@ -41,7 +41,10 @@ async function withCappedBody(request: Request, limit: number): Promise<Request 
  * riding on the console's session cookie must come from the console's own origin, and its body is capped
  * like REST's (TRPC_MAX_BODY_BYTES, else 413).
  */
-export async function handleTrpcRequest(request: Request, deps: { db: Db; sessionOperatorId: () => Promise<SessionClaim | null> }): Promise<Response> {
+export async function handleTrpcRequest(
+  request: Request,
+  deps: { db: Db; sessionOperatorId: () => Promise<SessionClaim | null> },
+): Promise<Response> {
   if (request.method === 'POST') {
     try {
       requireJsonContentType(request.headers.get('content-type'), 'Send tRPC mutations as application/json');

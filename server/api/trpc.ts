@@ -37,7 +37,7 @@ export function toDomainError(error: unknown): DomainError | null {
     // at the top level there is no such field, so the unknown key itself is named.
     const path = issue?.code === 'unrecognized_keys' && issue.path.length === 0 ? [issue.keys[0]!] : (issue?.path ?? []);
     const field = path.join('.') || undefined;
-    return new DomainError('INVALID_ARGUMENT', field ? `${field}: ${issue!.message}` : issue?.message ?? 'Invalid input', { field });
+    return new DomainError('INVALID_ARGUMENT', field ? `${field}: ${issue!.message}` : (issue?.message ?? 'Invalid input'), { field });
   }
   return null;
 }
@@ -65,7 +65,8 @@ const t = initTRPC
 function mappedError(error: unknown, path: string): unknown {
   const domain = toDomainError(error);
   if (domain) return new TRPCError({ code: ERROR_MAP[domain.code].trpc, message: domain.message, cause: domain });
-  if (!(error instanceof TRPCError) || error.code === 'INTERNAL_SERVER_ERROR') logError(`procedure ${path} failed`, error instanceof TRPCError ? (error.cause ?? error) : error);
+  if (!(error instanceof TRPCError) || error.code === 'INTERNAL_SERVER_ERROR')
+    logError(`procedure ${path} failed`, error instanceof TRPCError ? (error.cause ?? error) : error);
   return error;
 }
 

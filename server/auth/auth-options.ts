@@ -37,7 +37,11 @@ function oidcProvider(config: OidcConfig): OAuthConfig<IdTokenClaims> {
     authorization: { params: { scope: 'openid email profile' } },
     idToken: true,
     checks: ['pkce', 'state', 'nonce'],
-    profile: (claims) => ({ id: claims.sub, email: typeof claims.email === 'string' ? claims.email : null, name: typeof claims.name === 'string' ? claims.name : null }),
+    profile: (claims) => ({
+      id: claims.sub,
+      email: typeof claims.email === 'string' ? claims.email : null,
+      name: typeof claims.name === 'string' ? claims.name : null,
+    }),
   };
 }
 
@@ -70,7 +74,10 @@ const authLogger: NextAuthOptions['logger'] = {
  * (server/auth/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
  * Memberships are read fresh on every request, never from the cookie.
  */
-export function createAuthOptions(publicUrl = process.env.NEXTAUTH_URL, env: Record<string, string | undefined> = process.env): NextAuthOptions {
+export function createAuthOptions(
+  publicUrl = process.env.NEXTAUTH_URL,
+  env: Record<string, string | undefined> = process.env,
+): NextAuthOptions {
   const oidc = oidcConfigFromEnv(env);
   const passwordForEveryone = passwordSignInForEveryone(env);
   return {

@@ -23,7 +23,10 @@ export interface OidcConfig {
 
 const mapping = z.strictObject({ tenant: z.string().trim().min(1), role: z.enum(ROLES) });
 // One mapping or a list of them; read as a list, so an error names the entry (`ops.0.role`).
-const roleMapSchema = z.record(z.string().min(1), z.preprocess((value) => (Array.isArray(value) ? value : [value]), z.array(mapping).min(1)));
+const roleMapSchema = z.record(
+  z.string().min(1),
+  z.preprocess((value) => (Array.isArray(value) ? value : [value]), z.array(mapping).min(1)),
+);
 
 const bad = (message: string) => new DomainError('INVALID_CONFIG', message);
 

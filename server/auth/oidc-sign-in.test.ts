@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, signInThroughProvider, startOidcProvider, type TestOidcProvider } from '../../test/oidc-provider';
-import { createServerDatabase, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  newServerSecret,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { hasOwnPassword } from '../operators/account';
 import { createInvitation } from '../operators/invitations';
 import { createOperator, loadOperatorPrincipal, resetOperatorPassword } from '../operators/operators';
@@ -46,7 +52,10 @@ beforeAll(async () => {
       BETTER_COMPUTE_OIDC_CLIENT_SECRET: provider.clientSecret,
       // Single sign-on for the team; the password form is break-glass for root admins only.
       BETTER_COMPUTE_PASSWORD_SIGN_IN: 'false',
-      BETTER_COMPUTE_OIDC_ROLE_MAP: JSON.stringify({ 'platform-admins': { tenant: team, role: 'admin' }, 'lab-viewers': [{ tenant: lab, role: 'viewer' }] }),
+      BETTER_COMPUTE_OIDC_ROLE_MAP: JSON.stringify({
+        'platform-admins': { tenant: team, role: 'admin' },
+        'lab-viewers': [{ tenant: lab, role: 'viewer' }],
+      }),
     },
   });
   for (const name of [team, lab]) {
@@ -67,8 +76,13 @@ const tenantId = async (name: string) => (await database.db.tenant.findUniqueOrT
 
 /** tRPC over HTTP with the session cookie, as the console's browser calls it. */
 async function trpcQuery(cookie: string, path: string, input: unknown) {
-  const response = await fetch(`${consoleUrl}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { cookie } });
-  return { status: response.status, body: (await response.json()) as { result?: { data: unknown }; error?: { data?: { domainCode?: string } } } };
+  const response = await fetch(`${consoleUrl}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, {
+    headers: { cookie },
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as { result?: { data: unknown }; error?: { data?: { domainCode?: string } } },
+  };
 }
 
 describe('single sign-on through a real OpenID provider', () => {
@@ -81,18 +95,26 @@ describe('single sign-on through a real OpenID provider', () => {
     expect(alice).toMatchObject({ name: 'Alice Admin', oidcSubject: `${provider.issuer} alice` });
     expect(alice.lastSignInAt).not.toBeNull();
     expect(alice.memberships.map((m) => [m.tenantId, m.role, m.source]).sort()).toEqual(
-      [[await tenantId(team), 'admin', 'sso'], [await tenantId(lab), 'viewer', 'sso']].sort(),
+      [
+        [await tenantId(team), 'admin', 'sso'],
+        [await tenantId(lab), 'viewer', 'sso'],
+      ].sort(),
     );
     // The session works over tRPC and sees exactly the mapped tenants with their roles.
     const tenants = await trpcQuery(first.sessionCookie!, 'tenants.list', {});
     expect(tenants.status).toBe(200);
     const items = (tenants.body.result!.data as { items: { name: string; role: string }[] }).items;
-    expect(items.map((t) => [t.name, t.role]).sort()).toEqual([[lab, 'viewer'], [team, 'admin']]);
+    expect(items.map((t) => [t.name, t.role]).sort()).toEqual([
+      [lab, 'viewer'],
+      [team, 'admin'],
+    ]);
     // Admin in `team` lists operators; viewer in `lab` is refused the admin-only list.
     expect((await trpcQuery(first.sessionCookie!, 'operators.list', { tenantId: await tenantId(team) })).status).toBe(200);
     const refused = await trpcQuery(first.sessionCookie!, 'operators.list', { tenantId: await tenantId(lab) });
     expect(refused.body.error?.data?.domainCode).toBe('ACCESS_DENIED');
-    const listed = (await trpcQuery(first.sessionCookie!, 'operators.list', { tenantId: await tenantId(team) })).body.result!.data as { items: { email: string; signIn: string; source: string }[] };
+    const listed = (await trpcQuery(first.sessionCookie!, 'operators.list', { tenantId: await tenantId(team) })).body.result!.data as {
+      items: { email: string; signIn: string; source: string }[];
+    };
     expect(listed.items).toEqual([expect.objectContaining({ email: 'alice@example.com', signIn: 'sso', source: 'sso' })]);
 
     // The group is removed at the provider: the next sign-in removes that membership, and the other stays.
@@ -103,7 +125,9 @@ describe('single sign-on through a real OpenID provider', () => {
     expect(after.map((m) => m.tenantId)).toEqual([await tenantId(team)]);
     const principal = await loadOperatorPrincipal(database.db, alice.id);
     expect([...principal!.memberships.keys()]).toEqual([await tenantId(team)]);
-    const removal = await database.db.auditEntry.findFirst({ where: { tenantId: await tenantId(lab), action: 'operator.removed', actor: `sso:${provider.issuer}` } });
+    const removal = await database.db.auditEntry.findFirst({
+      where: { tenantId: await tenantId(lab), action: 'operator.removed', actor: `sso:${provider.issuer}` },
+    });
     expect(removal?.data).toMatchObject({ operatorId: alice.id, via: 'sso' });
     // Still one operator for the person.
     expect(await database.db.operator.count({ where: { email: 'alice@example.com' } })).toBe(1);
@@ -146,7 +170,15 @@ describe('single sign-on through a real OpenID provider', () => {
     expect(stolen.sessionCookie).not.toBeNull();
     // Replaying the provider's callback URL from another browser (no state or PKCE cookies) makes no session.
     const csrf = await fetch(`${consoleUrl}/api/auth/csrf`);
-    const replay = await fetch(`${consoleUrl}/api/auth/callback/oidc?code=forged&state=forged`, { redirect: 'manual', headers: { cookie: csrf.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ') } });
+    const replay = await fetch(`${consoleUrl}/api/auth/callback/oidc?code=forged&state=forged`, {
+      redirect: 'manual',
+      headers: {
+        cookie: csrf.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
+      },
+    });
     expect(replay.status).toBe(302);
     expect(replay.headers.get('location')).toContain('error=OAuthCallback');
     expect(replay.headers.getSetCookie().some((c) => c.startsWith('next-auth.session-token='))).toBe(false);
@@ -155,7 +187,10 @@ describe('single sign-on through a real OpenID provider', () => {
   it('with BETTER_COMPUTE_PASSWORD_SIGN_IN=false, the password signs in root admins only', async () => {
     async function passwordSignIn(email: string, password: string) {
       const csrf = await fetch(`${consoleUrl}/api/auth/csrf`);
-      const cookie = csrf.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const cookie = csrf.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const { csrfToken } = (await csrf.json()) as { csrfToken: string };
       const response = await fetch(`${consoleUrl}/api/auth/callback/credentials`, {
         method: 'POST',
@@ -166,7 +201,13 @@ describe('single sign-on through a real OpenID provider', () => {
       return response.headers.getSetCookie().some((c) => c.startsWith('next-auth.session-token='));
     }
     const password = `erin-${randomBytes(8).toString('hex')}`;
-    const erin = await createOperator(database.db, { email: 'erin@example.com', name: 'Erin', password, tenantId: await tenantId(team), role: 'admin' });
+    const erin = await createOperator(database.db, {
+      email: 'erin@example.com',
+      name: 'Erin',
+      password,
+      tenantId: await tenantId(team),
+      role: 'admin',
+    });
     expect(await passwordSignIn('erin@example.com', password)).toBe(false);
     // The account page offers a password change only to those who have one; SSO-created operators have none.
     expect(await hasOwnPassword(database.db, erin.id)).toBe(true);
@@ -174,7 +215,10 @@ describe('single sign-on through a real OpenID provider', () => {
     expect(await hasOwnPassword(database.db, alice.id)).toBe(false);
     expect(await passwordSignIn('alice@example.com', 'sso-only')).toBe(false);
     const root = (await getRootTenant(database.db))!;
-    const admin = await database.db.membership.findFirstOrThrow({ where: { tenantId: root.id, role: 'admin' }, include: { operator: true } });
+    const admin = await database.db.membership.findFirstOrThrow({
+      where: { tenantId: root.id, role: 'admin' },
+      include: { operator: true },
+    });
     const oneTime = await resetOperatorPassword(database.db, admin.operator.email);
     expect(await passwordSignIn(admin.operator.email, oneTime)).toBe(true);
   }, 60_000);

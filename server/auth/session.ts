@@ -29,5 +29,10 @@ export async function getSignedInOperator(): Promise<SignedInOperator | null> {
   const principal = claim ? await loadSessionPrincipal(processServices().db, claim) : null;
   if (!claim || !principal) return null;
   const user = session?.user as { email?: string | null; name?: string | null } | undefined;
-  return { id: claim.operatorId, email: user?.email ?? '', name: user?.name ?? null, passwordChangeRequired: principal.passwordChangeRequired === true };
+  return {
+    id: claim.operatorId,
+    email: user?.email ?? '',
+    name: user?.name ?? null,
+    passwordChangeRequired: principal.passwordChangeRequired === true,
+  };
 }

@@ -30,7 +30,10 @@ async function signIn(email: string, password = PASSWORD): Promise<string> {
 /** What a request carrying `cookie` is allowed as: the principal the API context builds from it, if any. */
 async function principalOf(cookie: string) {
   const token = (await decode({ token: cookie, secret: SECRET })) as JWT;
-  const session = (await options.callbacks!.session!({ session: { user: { email: token.email }, expires: '' } as Session, token } as never)) as Session;
+  const session = (await options.callbacks!.session!({
+    session: { user: { email: token.email }, expires: '' } as Session,
+    token,
+  } as never)) as Session;
   const ctx = await createApiContext(testDb(), new Headers(), async () => sessionClaimOf(session));
   return ctx.principal;
 }

@@ -37,7 +37,9 @@ const OPERATOR_MUTATIONS = [
   'nodes.delete',
 ];
 // A mutation decided as a read action (it changes nothing stored) is open to every role that reads.
-const READ_MUTATIONS = procedures.filter(([, p]) => p._def.type === 'mutation' && p._def.meta?.action?.endsWith(':read')).map(([path]) => path);
+const READ_MUTATIONS = procedures
+  .filter(([, p]) => p._def.type === 'mutation' && p._def.meta?.action?.endsWith(':read'))
+  .map(([path]) => path);
 const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
   viewer: READ_MUTATIONS,
   approver: [...DECIDE, ...READ_MUTATIONS],
@@ -49,11 +51,21 @@ const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invita
 /** Queries only admins may make: who is in the tenant, and the tenant's webhooks. */
 const ADMIN_QUERIES = ['operators.list', 'invitations.list', 'webhooks.eventTypes', 'webhooks.list', 'webhooks.get', 'webhooks.deliveries'];
 /** Mutations only admins may make, named so that a change of the permission table shows here. */
-const ADMIN_ONLY_WEBHOOK_MUTATIONS = ['webhooks.create', 'webhooks.update', 'webhooks.delete', 'webhooks.rotateSecret', 'webhooks.test', 'webhooks.redeliver'];
+const ADMIN_ONLY_WEBHOOK_MUTATIONS = [
+  'webhooks.create',
+  'webhooks.update',
+  'webhooks.delete',
+  'webhooks.rotateSecret',
+  'webhooks.test',
+  'webhooks.redeliver',
+];
 
 /** The code a call by `role` fails with when given no input: FORBIDDEN is the role check, anything else came after it. */
 async function codeOf(t: TestTenant, role: Role, path: string): Promise<string> {
-  const caller = createCaller({ db: testDb(), principal: t.as(role) }) as unknown as Record<string, Record<string, (input: unknown) => Promise<unknown>>>;
+  const caller = createCaller({ db: testDb(), principal: t.as(role) }) as unknown as Record<
+    string,
+    Record<string, (input: unknown) => Promise<unknown>>
+  >;
   const [group, name] = path.split('.') as [string, string];
   try {
     await caller[group]![name]!({});
@@ -112,16 +124,28 @@ describe('an approver', () => {
     const pending = async () => {
       const mac = randomMac();
       const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-      const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+      const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
+        role: 'discovery',
+        attestor: 'discovery',
+        keys: generateNodeKeyAndCsr(),
+      });
       return (answer.answer as unknown as { requestId: string }).requestId;
     };
     const [first, second] = [await pending(), await pending()];
     const approver = createCaller({ db, principal: t.as('approver') });
-    await expect(approver.joinRequests.approve({ tenantId: t.tenantId, poolId: t.poolId, requestId: first, reason: 'rack B7' })).resolves.toMatchObject({ id: first, state: 'approved' });
-    await expect(approver.joinRequests.reject({ tenantId: t.tenantId, poolId: t.poolId, requestId: second, reason: 'unknown' })).resolves.toMatchObject({ id: second, state: 'rejected' });
-    await expect(approver.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId, state: 'all' })).resolves.toMatchObject({ items: expect.arrayContaining([expect.objectContaining({ id: first })]) });
+    await expect(
+      approver.joinRequests.approve({ tenantId: t.tenantId, poolId: t.poolId, requestId: first, reason: 'rack B7' }),
+    ).resolves.toMatchObject({ id: first, state: 'approved' });
+    await expect(
+      approver.joinRequests.reject({ tenantId: t.tenantId, poolId: t.poolId, requestId: second, reason: 'unknown' }),
+    ).resolves.toMatchObject({ id: second, state: 'rejected' });
+    await expect(approver.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId, state: 'all' })).resolves.toMatchObject({
+      items: expect.arrayContaining([expect.objectContaining({ id: first })]),
+    });
     // A well-formed mutation of another kind is refused by the role, not by its input.
-    const refused = await approver.joinTokens.create({ tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 600, idempotencyKey: 'approver-tries' }).catch((e: unknown) => e);
+    const refused = await approver.joinTokens
+      .create({ tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 600, idempotencyKey: 'approver-tries' })
+      .catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('compute:join-tokens:create') });
     expect((refused as { cause?: { code?: string } }).cause?.code).toBe('ACCESS_DENIED');
   });
@@ -145,12 +169,22 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     const db = testDb();
     const root = await ensureRootTenant(db);
     const suffix = randomBytes(4).toString('hex');
-    const { id: rootAdminId } = await createOperator(db, { email: `root-${suffix}@example.com`, name: 'Root', password: 'correct horse battery', tenantId: root.id, role: 'admin' });
+    const { id: rootAdminId } = await createOperator(db, {
+      email: `root-${suffix}@example.com`,
+      name: 'Root',
+      password: 'correct horse battery',
+      tenantId: root.id,
+      role: 'admin',
+    });
     const rootAdmin = (await loadOperatorPrincipal(db, rootAdminId))!;
     const created = await createCaller({ db, principal: rootAdmin }).tenants.create({ name: `made-${suffix}` });
     const tenantId = created.id;
     // Bootstrapped the proper way: the first admin's invitation, accepted; then a second member to manage.
-    const invitation = await createCaller({ db, principal: rootAdmin }).invitations.create({ tenantId, email: `first-${suffix}@example.com`, role: 'admin' });
+    const invitation = await createCaller({ db, principal: rootAdmin }).invitations.create({
+      tenantId,
+      email: `first-${suffix}@example.com`,
+      role: 'admin',
+    });
     const firstAdmin = await acceptInvitation(db, { token: invitation.token, name: 'First', password: 'correct horse battery' });
     const admin = (await loadOperatorPrincipal(db, firstAdmin.operatorId))!;
     const api = createCaller({ db, principal: admin });
@@ -160,18 +194,34 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     const spareSite = await api.sites.create({ tenantId, name: 'dc2' });
     const pool = await api.pools.create({ tenantId, siteId: site.id, name: 'gpu', agent: 'bcd' });
     const sparePool = await api.pools.create({ tenantId, siteId: site.id, name: 'spare', agent: 'bcd' });
-    const joinToken = await api.joinTokens.create({ tenantId, poolId: pool.id, ttlSeconds: 600, maxUses: 1, idempotencyKey: `matrix-${suffix}` });
+    const joinToken = await api.joinTokens.create({
+      tenantId,
+      poolId: pool.id,
+      ttlSeconds: 600,
+      maxUses: 1,
+      idempotencyKey: `matrix-${suffix}`,
+    });
     const node = await agentJoin(h, joinToken.token!, machineClaims());
     const nodeId = node.answer!.nodeId;
     const mac = randomMac();
     const discovery = await api.discoveryTokens.create({ tenantId, siteId: site.id, mac });
-    const pending = await agentJoin(h, discovery.token!, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+    const pending = await agentJoin(h, discovery.token!, machineClaims({ macs: [mac] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      keys: generateNodeKeyAndCsr(),
+    });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
     const apiKey = await api.apiKeys.create({ tenantId, role: 'viewer', name: 'ci' });
     const member = await api.invitations.create({ tenantId, email: `member-${suffix}@example.com`, role: 'viewer' });
     const { operatorId } = await acceptInvitation(db, { token: member.token, name: 'Member', password: 'correct horse battery' });
     const openInvitation = await api.invitations.create({ tenantId, email: `later-${suffix}@example.com`, role: 'viewer' });
-    const rule = await api.approvalRules.create({ tenantId, siteId: site.id, name: 'rack', match: { macPrefixes: ['3c:ec:ef'] }, action: 'leave' });
+    const rule = await api.approvalRules.create({
+      tenantId,
+      siteId: site.id,
+      name: 'rack',
+      match: { macPrefixes: ['3c:ec:ef'] },
+      action: 'leave',
+    });
     // A webhook and a (never sent: no worker runs here) test delivery to call the webhook procedures on.
     process.env.BETTER_COMPUTE_SECRET ??= randomBytes(32).toString('base64url');
     const webhook = await api.webhooks.create({ tenantId, url: 'https://hooks.example.com/matrix', eventTypes: ['node.cordoned'] });
@@ -248,7 +298,12 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     ];
     // Every procedure but creating and listing tenants (the root admin's own) and the own account names a tenant.
     const outsideTenants = ['tenants.create', 'tenants.list', ...EVERYONE];
-    expect(INPUTS.map(([path]) => path).sort()).toEqual(procedures.map(([path]) => path).filter((path) => !outsideTenants.includes(path)).sort());
+    expect(INPUTS.map(([path]) => path).sort()).toEqual(
+      procedures
+        .map(([path]) => path)
+        .filter((path) => !outsideTenants.includes(path))
+        .sort(),
+    );
 
     const auditBefore = await db.auditEntry.count({ where: { tenantId } });
     // Bootstrapping is over once the tenant has members: the two bootstrap paths say so, every other is NOT_FOUND.
@@ -266,7 +321,10 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
 
 /** The code a call fails with, 'OK' when it succeeds; a subscription is read until its first event or 1 s. */
 async function callCode(principal: Principal, path: string, input: unknown): Promise<string> {
-  const caller = createCaller({ db: testDb(), principal }) as unknown as Record<string, Record<string, (input: unknown) => Promise<unknown>>>;
+  const caller = createCaller({ db: testDb(), principal }) as unknown as Record<
+    string,
+    Record<string, (input: unknown) => Promise<unknown>>
+  >;
   const [group, name] = path.split('.') as [string, string];
   try {
     const result = await caller[group]![name]!(input);

@@ -47,7 +47,10 @@ describe('first start', () => {
     const { principalOf } = await import('../authz/principal');
     const root = await ensureRootTenant(db);
     await createSite(db, principalOf('local', 'test', [[root.id, 'admin']]), { tenantId: root.id, name: 'default', kind: 'platform' });
-    const result = await bootstrapFirstStart(db, { secret: 'a-development-secret-0123456789-abcdefghijklmnop', trustDomain: 'dev.example.com' });
+    const result = await bootstrapFirstStart(db, {
+      secret: 'a-development-secret-0123456789-abcdefghijklmnop',
+      trustDomain: 'dev.example.com',
+    });
     expect(result.defaultPoolId).toMatch(/^pool_/);
     expect(await db.site.count()).toBe(1);
     expect(await db.pool.findFirstOrThrow()).toMatchObject({ name: 'default', agent: 'bcd' });

@@ -28,7 +28,10 @@ export interface FirstStartResult {
  * email BETTER_COMPUTE_FIRST_ADMIN_EMAIL, default admin@better-compute.local; its password one-time). Each step
  * runs only when its object is missing, so starting twice changes nothing.
  */
-export async function bootstrapFirstStart(db: Db, options: { secret: string; trustDomain: string; firstAdminEmail?: string }): Promise<FirstStartResult> {
+export async function bootstrapFirstStart(
+  db: Db,
+  options: { secret: string; trustDomain: string; firstAdminEmail?: string },
+): Promise<FirstStartResult> {
   const root = await ensureRootTenant(db);
   const result: FirstStartResult = { rootTenantId: root.id, createdPki: false };
   const system = principalOf('local', 'bootstrap', [[root.id, 'admin']]);

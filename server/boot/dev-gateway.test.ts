@@ -12,7 +12,9 @@ import { installPins } from '../pki/pins-summary';
 import { startGatewayProcess } from './dev-gateway';
 
 const listener = (port: number) =>
-  execFileSync('sh', ['-c', `ss -ltnp 'sport = :${port}' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2`]).toString().trim();
+  execFileSync('sh', ['-c', `ss -ltnp 'sport = :${port}' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2`])
+    .toString()
+    .trim();
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -39,7 +41,11 @@ describe('the gateway process npm start runs', () => {
     const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
     const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
     const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-    await writeGatewayFiles(gatewayFilesIn(dir), { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem });
+    await writeGatewayFiles(gatewayFilesIn(dir), {
+      chainPem: cert.chainPem,
+      keyPem: cert.privateKeyPem,
+      nodeCaPem: bundle.nodeCa.certificatePem,
+    });
     const port = await findFreePort();
     const lines: string[] = [];
     const stop = startGatewayProcess({ dir, port, apiUrl: 'http://127.0.0.1:9', say: (l) => lines.push(l) });
@@ -47,7 +53,9 @@ describe('the gateway process npm start runs', () => {
     try {
       await probe(target, Date.now() + 30_000);
       await probe({ ...target, gatewayUrl: `https://localhost:${port}` }, Date.now() + 5_000);
-      const pid = execFileSync('sh', ['-c', `ss -ltnp 'sport = :${port}' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2`]).toString().trim();
+      const pid = execFileSync('sh', ['-c', `ss -ltnp 'sport = :${port}' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2`])
+        .toString()
+        .trim();
       expect(pid).toMatch(/^\d+$/);
       process.kill(Number(pid), 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -62,7 +70,11 @@ describe('the gateway process npm start runs', () => {
     const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
     const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
     const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-    await writeGatewayFiles(gatewayFilesIn(dir), { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem });
+    await writeGatewayFiles(gatewayFilesIn(dir), {
+      chainPem: cert.chainPem,
+      keyPem: cert.privateKeyPem,
+      nodeCaPem: bundle.nodeCa.certificatePem,
+    });
     const port = await findFreePort();
     const parent = spawn(process.execPath, ['--import', 'tsx', 'test/gateway-parent.ts'], {
       cwd: path.resolve(__dirname, '../..'),

@@ -33,7 +33,12 @@ export async function ensureDevGatewayCredentials(db: Db, secret: string, dataDi
 }
 
 /** Starts the gateway as its own process; restarts it after a crash (a second later), until stopped. */
-export function startGatewayProcess(options: { dir: string; port: number; apiUrl: string; say: (line: string) => void }): () => Promise<void> {
+export function startGatewayProcess(options: {
+  dir: string;
+  port: number;
+  apiUrl: string;
+  say: (line: string) => void;
+}): () => Promise<void> {
   let child: ChildProcess | undefined;
   let stopping = false;
   const start = () => {
@@ -42,7 +47,12 @@ export function startGatewayProcess(options: { dir: string; port: number; apiUrl
       // The IPC channel is how the gateway learns that this process died (even by SIGKILL): it closes, and the
       // gateway exits instead of holding its port against the next start.
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, BETTER_COMPUTE_GATEWAY_DIR: options.dir, BETTER_COMPUTE_GATEWAY_PORT: String(options.port), BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl },
+      env: {
+        ...process.env,
+        BETTER_COMPUTE_GATEWAY_DIR: options.dir,
+        BETTER_COMPUTE_GATEWAY_PORT: String(options.port),
+        BETTER_COMPUTE_GATEWAY_API_URL: options.apiUrl,
+      },
     });
     child.on('exit', (code) => {
       if (stopping) return;

@@ -40,12 +40,21 @@ async function start(timeouts: HttpTimeouts = HTTP_TIMEOUTS) {
 /** A raw request: the path goes on the wire exactly as written (no client-side normalisation). */
 function send(port: number, method: string, path: string, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {},
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -56,7 +65,13 @@ const withoutDate = ({ date: _date, ...rest }: Answer['headers']) => rest;
 describe('the boot server', () => {
   it('sends every path that resolves to the join to the fast path, answering identical bytes and headers', async () => {
     const { port, seenByNext } = await start();
-    const paths = ['/api/compute/v1/join', '/api/compute/v1/./join', '/api/compute/v1/../v1/join', '/api/compute/v1/%2e/join', '/api/compute/./v1/join?x=1'];
+    const paths = [
+      '/api/compute/v1/join',
+      '/api/compute/v1/./join',
+      '/api/compute/v1/../v1/join',
+      '/api/compute/v1/%2e/join',
+      '/api/compute/./v1/join?x=1',
+    ];
     const answers = [];
     for (const path of paths) answers.push(await send(port, 'POST', path, 'not a seal'));
     expect(seenByNext).toEqual([]);
@@ -80,7 +95,12 @@ describe('the boot server', () => {
       expect(get.headers['content-length']).toBe(String(Buffer.byteLength(get.body)));
       const doc = JSON.parse(get.body);
       // The test database has no PKI: no join section yet.
-      expect(doc).toEqual({ name: 'better-compute', version: expect.stringMatching(/^\d+\.\d+\.\d+/), basePath: '/api/compute', protocol: { min: 1, max: 1 } });
+      expect(doc).toEqual({
+        name: 'better-compute',
+        version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        basePath: '/api/compute',
+        protocol: { min: 1, max: 1 },
+      });
       const head = await send(port, 'HEAD', path);
       expect(head.status).toBe(200);
       expect(head.headers['content-length']).toBe(get.headers['content-length']);
@@ -113,7 +133,7 @@ describe('the boot server', () => {
       expect(answer.headers['x-frame-options']).toBe('DENY');
       expect(answer.headers['referrer-policy']).toBe('no-referrer');
       expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
-      expect(answer.headers['content-security-policy']).not.toContain('unsafe-inline\'; script');
+      expect(answer.headers['content-security-policy']).not.toContain("unsafe-inline'; script");
     }
     expect((await send(port, 'GET', '/api/compute/v1/tenants')).headers['cache-control']).toBe('no-store');
     expect((await send(port, 'POST', '/api/compute/v1/join', '{}')).headers['x-frame-options']).toBe('DENY');

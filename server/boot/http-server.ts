@@ -32,7 +32,14 @@ function declaresTooLargeTrpcBody(req: http.IncomingMessage, pathname: string): 
 
 function refuseTooLarge(res: http.ServerResponse) {
   const body = JSON.stringify({ code: 'INVALID_ARGUMENT', message: `The request body is larger than ${DEFAULT_MAX_BODY_BYTES} bytes` });
-  res.writeHead(413, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close', 'content-length': Buffer.byteLength(body) }).end(body);
+  res
+    .writeHead(413, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      connection: 'close',
+      'content-length': Buffer.byteLength(body),
+    })
+    .end(body);
 }
 
 /**
@@ -80,7 +87,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   const canAnswer = socket.writable && !pending?.headersSent;
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     logLimited('client-timeout', 'dropped a client that did not send its request in time');
-    if (canAnswer) socket.end(rawAnswer('408 Request Timeout', { code: 'INVALID_ARGUMENT', message: 'The request took too long to arrive' }));
+    if (canAnswer)
+      socket.end(rawAnswer('408 Request Timeout', { code: 'INVALID_ARGUMENT', message: 'The request took too long to arrive' }));
     else socket.destroy();
   } else if (error.code === 'ECONNRESET' || !canAnswer) {
     socket.destroy();
@@ -103,30 +111,40 @@ export type BootServices = AgentEndpointServices & Pick<Services, 'metricsRegist
  * has loaded (the tests' server processes mount the same route functions without a build); until then
  * requests get a 503.
  */
-export function createBootServer(services: BootServices, next: () => NodeHandler | undefined, timeouts: HttpTimeouts = HTTP_TIMEOUTS): http.Server {
+export function createBootServer(
+  services: BootServices,
+  next: () => NodeHandler | undefined,
+  timeouts: HttpTimeouts = HTTP_TIMEOUTS,
+): http.Server {
   const agent = createAgentEndpoints({ ...services, downloadsDir: services.downloadsDir ?? (() => downloadsDir(PROJECT_ROOT)) });
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
-    withRequestLog((req, res) => {
-      const pathname = normalizedPath(req.url);
-      for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
-      if (pathname === null) return answerJson(res, malformedPath());
-      if (pathname === METRICS_PATH) return void serveApiMetrics(req, res, services.metricsRegistry);
-      if (pathname.startsWith('/api/')) {
-        if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
-        if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? '')) return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
-        if (agent(req, res, pathname)) return;
-        if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
-      }
-      // The address Next's handlers see (sign-in throttling): decided here from the socket, never taken from the client.
-      req.headers[CLIENT_ADDRESS_HEADER] = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
-      const handle = next();
-      if (!handle) {
-        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"code":"INVALID_STATE","message":"Starting"}');
-        return;
-      }
-      void handle(req, res);
-    }, (req) => !hasFixedHeaders(normalizedPath(req.url))),
+    withRequestLog(
+      (req, res) => {
+        const pathname = normalizedPath(req.url);
+        for (const [name, value] of Object.entries(securityHeaders(pathname ?? '/api/'))) res.setHeader(name, value);
+        if (pathname === null) return answerJson(res, malformedPath());
+        if (pathname === METRICS_PATH) return void serveApiMetrics(req, res, services.metricsRegistry);
+        if (pathname.startsWith('/api/')) {
+          if (!isWellEncodedPath(pathname)) return answerJson(res, malformedPath());
+          if (!(COMPUTE_METHODS as readonly string[]).includes(req.method ?? ''))
+            return answerJson(res, methodNotAllowed(req.method ?? '', COMPUTE_METHODS));
+          if (agent(req, res, pathname)) return;
+          if (declaresTooLargeTrpcBody(req, pathname)) return refuseTooLarge(res);
+        }
+        // The address Next's handlers see (sign-in throttling): decided here from the socket, never taken from the client.
+        req.headers[CLIENT_ADDRESS_HEADER] = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
+        const handle = next();
+        if (!handle) {
+          res
+            .writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
+            .end('{"code":"INVALID_STATE","message":"Starting"}');
+          return;
+        }
+        void handle(req, res);
+      },
+      (req) => !hasFixedHeaders(normalizedPath(req.url)),
+    ),
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', answerClientError);

@@ -48,7 +48,8 @@ async function main(options: ServerProcessOptions) {
   const dev = options.dev ?? false;
   const dataDir = dataDirectory();
   const port = Number(process.env.PORT || 3000);
-  if (!Number.isInteger(port) || port < (options.allowAnyPort ? 0 : 1) || port > 65535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
+  if (!Number.isInteger(port) || port < (options.allowAnyPort ? 0 : 1) || port > 65535)
+    throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
 
   let embedded: Promise<EmbeddedDatabase> | undefined;
   let shuttingDown = false;
@@ -87,7 +88,9 @@ async function main(options: ServerProcessOptions) {
       // Generated secrets always pass; one edited by hand may not (the error says how to move to a new one).
       checkSecret(secret, `The development secret in ${dataDir}/secret`);
       process.env.BETTER_COMPUTE_SECRET = secret;
-      say(`WARNING: BETTER_COMPUTE_SECRET is not set; using the development secret kept in ${dataDir}/secret. Production must set its own.`);
+      say(
+        `WARNING: BETTER_COMPUTE_SECRET is not set; using the development secret kept in ${dataDir}/secret. Production must set its own.`,
+      );
     }
     process.env.NEXTAUTH_SECRET ||= (await localSecret(dataDir, 'nextauth-secret')).value;
     // A free port taken at listen (the tests) is not known yet: the console's URL then stays unset.
@@ -102,15 +105,19 @@ async function main(options: ServerProcessOptions) {
     // A secret that cannot open the stored PKI would leave every join INVALID_CONFIG: refuse to start. A bundle
     // from an older release is brought up to date here, before any worker loads it (see upgradeStoredPki).
     const upgrade = await upgradeStoredPki(db, { secret, previousSecret: process.env.BETTER_COMPUTE_PREVIOUS_SECRET || undefined });
-    if (upgrade.rotatedSigningCertificate) say('Replaced the JoinService signing certificate with a self-signed one for the same key (the pins are unchanged).');
-    if (upgrade.changedSecret) say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET; BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed.');
+    if (upgrade.rotatedSigningCertificate)
+      say('Replaced the JoinService signing certificate with a self-signed one for the same key (the pins are unchanged).');
+    if (upgrade.changedSecret)
+      say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET; BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed.');
     else if (upgrade.resealed) say('Re-sealed the PKI bundle with the current key derivation (scrypt N=2^17).');
 
     // The gateway (BETTER_COMPUTE_GATEWAY_PORT, 8443; 0 turns it off) runs as its own process with only its
     // own credentials; the well-known document publishes it, so the URL is set before the workers start.
     const gatewayPort = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT ?? 8443);
     if (!Number.isInteger(gatewayPort) || gatewayPort < 0 || gatewayPort > 65535 || (gatewayPort > 0 && gatewayPort === port)) {
-      throw new Error(`BETTER_COMPUTE_GATEWAY_PORT must be a port number other than PORT, or 0 to turn the gateway off, not ${process.env.BETTER_COMPUTE_GATEWAY_PORT}`);
+      throw new Error(
+        `BETTER_COMPUTE_GATEWAY_PORT must be a port number other than PORT, or 0 to turn the gateway off, not ${process.env.BETTER_COMPUTE_GATEWAY_PORT}`,
+      );
     }
     const gatewayDir = gatewayPort > 0 ? await ensureDevGatewayCredentials(db, secret, dataDir) : null;
     if (gatewayDir) process.env.BETTER_COMPUTE_GATEWAY_URL ||= `https://localhost:${gatewayPort}`;
@@ -127,7 +134,9 @@ async function main(options: ServerProcessOptions) {
     options.onListening?.(listening);
     if (gatewayDir) stopGateway = startGatewayProcess({ dir: gatewayDir, port: gatewayPort, apiUrl: `http://127.0.0.1:${port}`, say });
     say('');
-    say(`Better Compute is running${dev ? ' (development server: pages compile on first visit)' : ''}: console at http://localhost:${port}/`);
+    say(
+      `Better Compute is running${dev ? ' (development server: pages compile on first visit)' : ''}: console at http://localhost:${port}/`,
+    );
     say(`API at http://localhost:${port}/api/compute (OpenAPI: /api/compute/openapi.json, tRPC: /api/trpc)`);
     if (gatewayDir) say(`Gateway for agents (mutual TLS) at https://localhost:${gatewayPort}; its serving CA pin: better-compute pki show`);
     if (first.firstAdmin) {
@@ -141,4 +150,3 @@ async function main(options: ServerProcessOptions) {
     await shutdown(1);
   }
 }
-

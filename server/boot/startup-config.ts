@@ -21,7 +21,10 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (ttl !== undefined && ttl !== '') {
     const n = Number(ttl);
     if (!Number.isInteger(n) || n < 60 || n > MAX_NODE_CERT_TTL_SECONDS) {
-      throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_CERT_TTL_SECONDS must be a whole number from 60 to ${MAX_NODE_CERT_TTL_SECONDS}, not ${ttl}`);
+      throw new DomainError(
+        'INVALID_CONFIG',
+        `BETTER_COMPUTE_CERT_TTL_SECONDS must be a whole number from 60 to ${MAX_NODE_CERT_TTL_SECONDS}, not ${ttl}`,
+      );
     }
   }
   const gateway = env.BETTER_COMPUTE_GATEWAY_URL;

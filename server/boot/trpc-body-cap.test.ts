@@ -29,15 +29,18 @@ async function start() {
 /** Declares `declared` bytes, sends only the first `sent`, and resolves with the status once an answer comes. */
 function postDeclaring(port: number, path: string, declared: number, sent: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': 'application/json', 'content-length': declared } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => {
-        resolve({ status: res.statusCode!, body });
-        req.destroy();
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': 'application/json', 'content-length': declared } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => {
+          resolve({ status: res.statusCode!, body });
+          req.destroy();
+        });
+      },
+    );
     req.on('error', reject);
     req.write(Buffer.alloc(sent, 0x20));
   });

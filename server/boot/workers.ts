@@ -36,7 +36,9 @@ export async function startWorkers(port: number, count: number, log: (line: stri
   const fork = () =>
     new Promise<void>((resolve, reject) => {
       const worker = cluster.fork({ BETTER_COMPUTE_ROLE: 'worker', PORT: String(port) });
-      worker.once('message', (message: { ready?: boolean; error?: string }) => (message.ready ? resolve() : reject(new Error(message.error))));
+      worker.once('message', (message: { ready?: boolean; error?: string }) =>
+        message.ready ? resolve() : reject(new Error(message.error)),
+      );
       worker.once('exit', (code) => {
         if (stopping) return;
         reject(new Error(`a server worker exited during start (${code})`));

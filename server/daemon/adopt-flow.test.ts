@@ -5,7 +5,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
-import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { createCaller } from '../api/root';
 import { createPool } from '../pools/pools';
@@ -67,7 +74,15 @@ beforeAll(async () => {
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;
   admin = principalOf('local', 'adopt-flow-test', [[tenantId, 'admin']]);
-  checkedPoolId = (await createPool(database.db, admin, { tenantId, siteId: pool.siteId, name: 'gpu-checked', agent: 'bcd', acceptanceChecks: ['gpu-burn'] })).id;
+  checkedPoolId = (
+    await createPool(database.db, admin, {
+      tenantId,
+      siteId: pool.siteId,
+      name: 'gpu-checked',
+      agent: 'bcd',
+      acceptanceChecks: ['gpu-burn'],
+    })
+  ).id;
   const generated = await generateInstallScript(
     database.db,
     admin,
@@ -87,32 +102,36 @@ afterAll(async () => {
 });
 
 describe('a brownfield server joins a pool with acceptance checks and renews through the gateway', () => {
-  it('is adopting after the script, connected at the first bcd node renewal, adopted through nodes.adopt', { timeout: 180_000 }, async () => {
-    const root = await installedMachine();
-    const nodeId = nodeIdOf(root);
-    const listed = await api().nodes.list({ tenantId, poolId: checkedPoolId });
-    expect(listed.items.map((n) => [n.id, n.state])).toEqual([[nodeId, 'adopting']]);
-    expect(await lifecycleOf(nodeId)).toEqual(['node.joined']);
+  it(
+    'is adopting after the script, connected at the first bcd node renewal, adopted through nodes.adopt',
+    { timeout: 180_000 },
+    async () => {
+      const root = await installedMachine();
+      const nodeId = nodeIdOf(root);
+      const listed = await api().nodes.list({ tenantId, poolId: checkedPoolId });
+      expect(listed.items.map((n) => [n.id, n.state])).toEqual([[nodeId, 'adopting']]);
+      expect(await lifecycleOf(nodeId)).toEqual(['node.joined']);
 
-    const doctor = await run(bcdOf(root), ['doctor'], { env: env(root, NO_NODE) });
-    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
-    expect(doctor.stdout).toMatch(new RegExp(`ok +gateway +${gatewayUrl.replace(/\./g, '\\.')}`));
+      const doctor = await run(bcdOf(root), ['doctor'], { env: env(root, NO_NODE) });
+      expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+      expect(doctor.stdout).toMatch(new RegExp(`ok +gateway +${gatewayUrl.replace(/\./g, '\\.')}`));
 
-    const before = readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8');
-    const renewed = await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) });
-    expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
-    expect(renewed.stdout).toContain(`renewed spiffe://`);
-    expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).not.toBe(before);
-    expect(await database.db.nodeCert.count({ where: { nodeId } })).toBe(2);
-    expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started']);
-    expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopting');
+      const before = readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8');
+      const renewed = await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) });
+      expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
+      expect(renewed.stdout).toContain(`renewed spiffe://`);
+      expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).not.toBe(before);
+      expect(await database.db.nodeCert.count({ where: { nodeId } })).toBe(2);
+      expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started']);
+      expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopting');
 
-    // A second contact of the same identity publishes nothing new.
-    expect((await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) })).code).toBe(0);
-    await api().nodes.adopt({ tenantId, nodeId });
-    expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.adopted']);
-    expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopted');
-  });
+      // A second contact of the same identity publishes nothing new.
+      expect((await run(bcdOf(root), ['node', '--once'], { env: env(root, NO_NODE) })).code).toBe(0);
+      await api().nodes.adopt({ tenantId, nodeId });
+      expect(await lifecycleOf(nodeId)).toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.adopted']);
+      expect((await api().nodes.list({ tenantId, poolId: checkedPoolId })).items[0]!.state).toBe('adopted');
+    },
+  );
 });
 
 describe('bcd node', () => {

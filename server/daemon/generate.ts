@@ -38,17 +38,24 @@ export async function readBuiltDigests(dir: string, version: string): Promise<{ 
  *   not the pool's, no digest, a manifest refused), INVALID_CONFIG (no PKI).
  */
 export async function generateInstallScript(db: Db, principal: Principal, input: InstallScriptInput, downloadsDir: string) {
-  const pool = await loadPool(db, principal, input.releaseManifestUrl ? MANIFEST_ACTION : 'compute:pools:read', input).catch((error: unknown) => {
-    if (error instanceof DomainError && error.code === 'ACCESS_DENIED') {
-      throw new DomainError('ACCESS_DENIED', `A script from a release manifest (releaseManifestUrl) needs the operator or admin role (${MANIFEST_ACTION})`, { field: 'releaseManifestUrl' });
-    }
-    throw error;
-  });
+  const pool = await loadPool(db, principal, input.releaseManifestUrl ? MANIFEST_ACTION : 'compute:pools:read', input).catch(
+    (error: unknown) => {
+      if (error instanceof DomainError && error.code === 'ACCESS_DENIED') {
+        throw new DomainError(
+          'ACCESS_DENIED',
+          `A script from a release manifest (releaseManifestUrl) needs the operator or admin role (${MANIFEST_ACTION})`,
+          { field: 'releaseManifestUrl' },
+        );
+      }
+      throw error;
+    },
+  );
   if (input.siteId && input.siteId !== pool.siteId) {
     throw new DomainError('INVALID_ARGUMENT', `Pool ${pool.id} is in site ${pool.siteId}, not ${input.siteId}`, { field: 'siteId' });
   }
   const pki = await loadPkiRuntime(db);
-  if (!pki) throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
+  if (!pki)
+    throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
   const bcdVersion = input.bcdVersion ?? PRODUCT_VERSION;
   const sha256 =
     input.sha256 ??
@@ -56,7 +63,11 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
       ? await fetchReleaseDigests(input.releaseManifestUrl, input.releasePins, bcdVersion, downloadsDir)
       : await readBuiltDigests(downloadsDir, bcdVersion));
   if (!sha256.amd64 && !sha256.arm64) {
-    throw new DomainError('INVALID_ARGUMENT', `No digest for bcd ${bcdVersion}: pass sha256, or build it on this server (npm run build:bcd)`, { field: 'sha256' });
+    throw new DomainError(
+      'INVALID_ARGUMENT',
+      `No digest for bcd ${bcdVersion}: pass sha256, or build it on this server (npm run build:bcd)`,
+      { field: 'sha256' },
+    );
   }
   const script = renderInstallScript({
     poolId: pool.id,

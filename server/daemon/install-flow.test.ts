@@ -5,7 +5,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
-import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { loadPki } from '../pki/bundle/store';
 import { installPins } from '../pki/pins-summary';
@@ -30,7 +37,15 @@ let pins: ReturnType<typeof installPins>;
 let tokens = 0;
 
 const newToken = async () =>
-  (await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, allowReclaim: true, idempotencyKey: `install-flow-${++tokens}` })).token!;
+  (
+    await createJoinToken(database.db, admin, {
+      tenantId: pool.ownerTenantId,
+      poolId: pool.id,
+      ttlSeconds: 3600,
+      allowReclaim: true,
+      idempotencyKey: `install-flow-${++tokens}`,
+    })
+  ).token!;
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
@@ -46,7 +61,8 @@ async function scriptFile(sha256: { amd64?: string }) {
   return file;
 }
 
-const env = (root: string, path = PATH, extra: Record<string, string> = {}) => ({ PATH: path, BCD_ROOT: root, ...extra }) as unknown as NodeJS.ProcessEnv;
+const env = (root: string, path = PATH, extra: Record<string, string> = {}) =>
+  ({ PATH: path, BCD_ROOT: root, ...extra }) as unknown as NodeJS.ProcessEnv;
 const runScript = (script: string, root: string, options: { token?: string; input?: string; args?: string[] } = {}) =>
   run('sh', [script, ...(options.args ?? [])], {
     env: env(root, PATH, options.token ? { BCD_JOIN_TOKEN: options.token } : {}),
@@ -136,11 +152,21 @@ describe('the install script, end to end', () => {
     expect(config).toContain(`site = "${pool.siteId}"`);
     expect(config).toContain(`join_encryption_key_pin = "${pins.joinEncryptionKeyPin}"`);
     const unit = readFileSync(path.join(root, 'etc/systemd/system/bcd.service'), 'utf8');
-    for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ReadWritePaths=/var/lib/bcd /etc/bcd', 'PrivateTmp=yes', 'Restart=on-failure']) expect(unit).toContain(line);
+    for (const line of [
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      'ReadWritePaths=/var/lib/bcd /etc/bcd',
+      'PrivateTmp=yes',
+      'Restart=on-failure',
+    ])
+      expect(unit).toContain(line);
     const node = await database.db.node.findUniqueOrThrow({ where: { id: nodeId(root) } });
     // The default pool runs no acceptance checks, so JoinService adopts the node at once.
     expect(node).toMatchObject({ poolId: pool.id, state: 'adopted' });
-    const events = await database.db.event.findMany({ where: { tenantId: pool.ownerTenantId, type: { startsWith: 'node.' } }, orderBy: { id: 'asc' } });
+    const events = await database.db.event.findMany({
+      where: { tenantId: pool.ownerTenantId, type: { startsWith: 'node.' } },
+      orderBy: { id: 'asc' },
+    });
     expect(events.filter((event) => JSON.stringify(event.data).includes(node.id)).map((event) => event.type)).toContain('node.joined');
 
     const doctor = await run(installed(root), ['doctor'], { env: env(root, '/nonexistent') });
@@ -159,59 +185,91 @@ describe('the install script, end to end', () => {
     const joined = await run(installed(root), ['join'], { env: env(root), input: unspent });
     expect(joined.code).toBe(0);
     expect(joined.stdout).toMatch(/^already joined: node /);
-    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: unspent.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 1 });
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: unspent.slice(5).split('.')[0]! } })).toMatchObject({
+      usesLeft: 1,
+    });
 
     // --reset needs --yes; with it the old identity is moved aside and the machine joins again.
     const refused = await run(installed(root), ['join', '--reset'], { env: env(root), input: unspent });
     expect(refused.code).toBe(2);
     const reset = await run(installed(root), ['join', '--reset', '--yes', '--server', server.url], { env: env(root), input: unspent });
     expect(reset.code, reset.stderr).toBe(0);
-    expect(readdirSync(path.join(root, 'var/lib/bcd')).filter((name) => name.includes('.reset-')).sort()).toHaveLength(2);
+    expect(
+      readdirSync(path.join(root, 'var/lib/bcd'))
+        .filter((name) => name.includes('.reset-'))
+        .sort(),
+    ).toHaveLength(2);
     expect(reset.stdout).toMatch(/^joined: node /);
-    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: unspent.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 0 });
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: unspent.slice(5).split('.')[0]! } })).toMatchObject({
+      usesLeft: 0,
+    });
   });
 });
 
 describe('the documented way back: bcd join --config /etc/bcd/config.toml --reset --yes < token', () => {
-  it('joins again through the gateway alone on a host the script installed, moving every identity file aside', { timeout: 240_000 }, async () => {
-    const root = newRoot();
-    const bcdDir = path.join(root, 'var/lib/bcd');
-    const installedRun = await runScript(goodScript, root, { token: await newToken() });
-    expect(installedRun.code, installedRun.stderr).toBe(0);
-    const first = nodeId(root);
-    // A renewal through the gateway, as bcd.service makes them: the replaced pair stays as *.previous.
-    const renewed = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
-    expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
-    expect(readdirSync(bcdDir).sort()).toEqual(['identity.json', 'identity.json.previous', 'node.key', 'node.key.previous']);
-    const before = Object.fromEntries(readdirSync(bcdDir).map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]));
+  it(
+    'joins again through the gateway alone on a host the script installed, moving every identity file aside',
+    { timeout: 240_000 },
+    async () => {
+      const root = newRoot();
+      const bcdDir = path.join(root, 'var/lib/bcd');
+      const installedRun = await runScript(goodScript, root, { token: await newToken() });
+      expect(installedRun.code, installedRun.stderr).toBe(0);
+      const first = nodeId(root);
+      // A renewal through the gateway, as bcd.service makes them: the replaced pair stays as *.previous.
+      const renewed = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
+      expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
+      expect(readdirSync(bcdDir).sort()).toEqual(['identity.json', 'identity.json.previous', 'node.key', 'node.key.previous']);
+      const before = Object.fromEntries(readdirSync(bcdDir).map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]));
 
-    // The gateway serves the well-known document the join reads, the same bytes as the API's.
-    const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gateway.url}/api/compute/.well-known/better-compute`);
-    expect(viaGateway.status).toBe(200);
-    expect(await viaGateway.json()).toEqual(await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json());
+      // The gateway serves the well-known document the join reads, the same bytes as the API's.
+      const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gateway.url}/api/compute/.well-known/better-compute`);
+      expect(viaGateway.status).toBe(200);
+      expect(await viaGateway.json()).toEqual(await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json());
 
-    // Exactly the documented command: the installed config, no --server, the token on standard input.
-    const token = await newToken();
-    const again = await run(installed(root), ['join', '--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes'], { env: env(root, '/nonexistent'), input: `${token}\n` });
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/^joined: node /);
-    // The same machine (its hardware key), so the token's allowReclaim gives it back its node.
-    expect(nodeId(root)).toBe(first);
-    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 0 });
-    const names = readdirSync(bcdDir).sort();
-    const stamp = names.find((name) => name.startsWith('identity.json.reset-'))!.slice('identity.json.reset-'.length);
-    expect(stamp).toMatch(/^\d{8}T\d{6}Z$/);
-    expect(names).toEqual(['identity.json', `identity.json.previous.reset-${stamp}`, `identity.json.reset-${stamp}`, 'node.key', `node.key.previous.reset-${stamp}`, `node.key.reset-${stamp}`]);
-    for (const [name, text] of Object.entries(before)) expect(readFileSync(path.join(bcdDir, `${name}.reset-${stamp}`), 'utf8')).toBe(text);
-    // The new identity works: it renews through the gateway.
-    const next = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
-    expect(next.code, next.stdout + next.stderr).toBe(0);
-  });
+      // Exactly the documented command: the installed config, no --server, the token on standard input.
+      const token = await newToken();
+      const again = await run(installed(root), ['join', '--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes'], {
+        env: env(root, '/nonexistent'),
+        input: `${token}\n`,
+      });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^joined: node /);
+      // The same machine (its hardware key), so the token's allowReclaim gives it back its node.
+      expect(nodeId(root)).toBe(first);
+      expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({
+        usesLeft: 0,
+      });
+      const names = readdirSync(bcdDir).sort();
+      const stamp = names.find((name) => name.startsWith('identity.json.reset-'))!.slice('identity.json.reset-'.length);
+      expect(stamp).toMatch(/^\d{8}T\d{6}Z$/);
+      expect(names).toEqual([
+        'identity.json',
+        `identity.json.previous.reset-${stamp}`,
+        `identity.json.reset-${stamp}`,
+        'node.key',
+        `node.key.previous.reset-${stamp}`,
+        `node.key.reset-${stamp}`,
+      ]);
+      for (const [name, text] of Object.entries(before))
+        expect(readFileSync(path.join(bcdDir, `${name}.reset-${stamp}`), 'utf8')).toBe(text);
+      // The new identity works: it renews through the gateway.
+      const next = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
+      expect(next.code, next.stdout + next.stderr).toBe(0);
+    },
+  );
 });
 
 describe('bcd join from the well-known document', () => {
   const join = (root: string, args: string[], input = '') => run(bcd.binary, ['join', ...args], { env: env(root), input });
-  const pinArgs = () => ['--serving-ca-pin', pins.servingCaPin, '--join-signing-pin', pins.joinSigningKeyPin, '--join-encryption-pin', pins.joinEncryptionKeyPin];
+  const pinArgs = () => [
+    '--serving-ca-pin',
+    pins.servingCaPin,
+    '--join-signing-pin',
+    pins.joinSigningKeyPin,
+    '--join-encryption-pin',
+    pins.joinEncryptionKeyPin,
+  ];
   async function tokenFile(root: string, fileMode = 0o600) {
     const file = path.join(root, 'token');
     writeFileSync(file, `${await newToken()}\n`, { mode: fileMode });
@@ -219,47 +277,70 @@ describe('bcd join from the well-known document', () => {
   }
   const tokenId = (file: string) => readFileSync(file, 'utf8').trim().slice(5).split('.')[0]!;
 
-  it('with a join-encryption.jwk that does not match the pin, fails clearly, with or without --server, and spends nothing', { timeout: 120_000 }, async () => {
-    const root = newRoot();
-    const installedRun = await runScript(goodScript, root, { token: await newToken() });
-    expect(installedRun.code, installedRun.stderr).toBe(0);
-    const identityBefore = readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8');
-    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    writeFileSync(path.join(root, 'etc/bcd/join-encryption.jwk'), JSON.stringify(publicKey.export({ format: 'jwk' })));
-    const token = await newToken();
-    for (const extra of [[], ['--server', server.url]]) {
-      const result = await join(root, ['--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes', ...extra], token);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/join-encryption\.jwk does not match join_encryption_key_pin; after a join key rotation, generate the install script again and rerun it/);
-      expect(result.stderr).not.toContain(token);
-    }
-    expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).toBe(identityBefore);
-    expect(readdirSync(path.join(root, 'var/lib/bcd')).filter((name) => name.includes('.reset-'))).toEqual([]);
-    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({ usesLeft: 1 });
-  });
+  it(
+    'with a join-encryption.jwk that does not match the pin, fails clearly, with or without --server, and spends nothing',
+    { timeout: 120_000 },
+    async () => {
+      const root = newRoot();
+      const installedRun = await runScript(goodScript, root, { token: await newToken() });
+      expect(installedRun.code, installedRun.stderr).toBe(0);
+      const identityBefore = readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8');
+      const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      writeFileSync(path.join(root, 'etc/bcd/join-encryption.jwk'), JSON.stringify(publicKey.export({ format: 'jwk' })));
+      const token = await newToken();
+      for (const extra of [[], ['--server', server.url]]) {
+        const result = await join(root, ['--config', path.join(root, 'etc/bcd/config.toml'), '--reset', '--yes', ...extra], token);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toMatch(
+          /join-encryption\.jwk does not match join_encryption_key_pin; after a join key rotation, generate the install script again and rerun it/,
+        );
+        expect(result.stderr).not.toContain(token);
+      }
+      expect(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).toBe(identityBefore);
+      expect(readdirSync(path.join(root, 'var/lib/bcd')).filter((name) => name.includes('.reset-'))).toEqual([]);
+      expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({
+        usesLeft: 1,
+      });
+    },
+  );
 
-  it('with no config.toml, joins with the three pins and then writes config.toml and join-encryption.jwk', { timeout: 120_000 }, async () => {
-    const root = newRoot();
-    const file = await tokenFile(root);
-    const result = await join(root, ['--server', server.url, ...pinArgs(), '--token-file', file]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(existsSync(file)).toBe(false);
-    const config = readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
-    expect(config).toContain(`gateway_url = "${gateway.url}"`);
-    expect(config).toContain(`site = "${pool.siteId}"`);
-    expect(config).toContain(`serving_ca_spki_pin = "${pins.servingCaPin}"`);
-    expect(mode(path.join(root, 'etc/bcd/config.toml'))).toBe('600');
-    expect(mode(path.join(root, 'etc/bcd/join-encryption.jwk'))).toBe('644');
-    const doctor = await run(bcd.binary, ['doctor'], { env: env(root, '/nonexistent') });
-    expect(doctor.code, doctor.stdout).toBe(0);
-  });
+  it(
+    'with no config.toml, joins with the three pins and then writes config.toml and join-encryption.jwk',
+    { timeout: 120_000 },
+    async () => {
+      const root = newRoot();
+      const file = await tokenFile(root);
+      const result = await join(root, ['--server', server.url, ...pinArgs(), '--token-file', file]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(existsSync(file)).toBe(false);
+      const config = readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
+      expect(config).toContain(`gateway_url = "${gateway.url}"`);
+      expect(config).toContain(`site = "${pool.siteId}"`);
+      expect(config).toContain(`serving_ca_spki_pin = "${pins.servingCaPin}"`);
+      expect(mode(path.join(root, 'etc/bcd/config.toml'))).toBe('600');
+      expect(mode(path.join(root, 'etc/bcd/join-encryption.jwk'))).toBe('644');
+      const doctor = await run(bcd.binary, ['doctor'], { env: env(root, '/nonexistent') });
+      expect(doctor.code, doctor.stdout).toBe(0);
+    },
+  );
 
   it('refuses a document whose pins differ from the install, before the token is spent', async () => {
     const root = newRoot();
     const file = await tokenFile(root);
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const otherPin = `sha256/${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('base64')}`;
-    const args = ['--server', server.url, '--serving-ca-pin', pins.servingCaPin, '--join-signing-pin', otherPin, '--join-encryption-pin', pins.joinEncryptionKeyPin];
+    const otherPin = `sha256/${createHash('sha256')
+      .update(publicKey.export({ type: 'spki', format: 'der' }))
+      .digest('base64')}`;
+    const args = [
+      '--server',
+      server.url,
+      '--serving-ca-pin',
+      pins.servingCaPin,
+      '--join-signing-pin',
+      otherPin,
+      '--join-encryption-pin',
+      pins.joinEncryptionKeyPin,
+    ];
     const result = await join(root, [...args, '--token-file', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/join signing pin differs/);

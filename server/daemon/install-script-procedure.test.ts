@@ -18,15 +18,21 @@ describe('daemon.installScript', () => {
     const db = testDb();
     const a = await createTestTenant(db);
     const b = await createTestTenant(db);
-    expect(await failure(createCaller({ db, principal: b.admin }).daemon.installScript(input(a.tenantId, a.poolId)))).toMatchObject({ code: 'NOT_FOUND' });
-    await expect(createCaller({ db, principal: null }).daemon.installScript(input(a.tenantId, a.poolId))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await failure(createCaller({ db, principal: b.admin }).daemon.installScript(input(a.tenantId, a.poolId)))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    await expect(createCaller({ db, principal: null }).daemon.installScript(input(a.tenantId, a.poolId))).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
   });
 
   it("refuses a site that is not the pool's before anything else", async () => {
     const db = testDb();
     const a = await createTestTenant(db);
     const other = await createTestTenant(db);
-    const answer = await failure(createCaller({ db, principal: a.viewer }).daemon.installScript({ ...input(a.tenantId, a.poolId), siteId: other.siteId }));
+    const answer = await failure(
+      createCaller({ db, principal: a.viewer }).daemon.installScript({ ...input(a.tenantId, a.poolId), siteId: other.siteId }),
+    );
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'siteId' });
   });
 
@@ -41,7 +47,9 @@ describe('daemon.installScript', () => {
   ])('refuses %s', async (_name, change, field) => {
     const db = testDb();
     const a = await createTestTenant(db);
-    const answer = await failure(createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), ...change } as never));
+    const answer = await failure(
+      createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), ...change } as never),
+    );
     expect(answer.code).toBe('INVALID_ARGUMENT');
     expect(answer.message + (answer.field ?? '')).toContain(field.split('.')[0]);
   });
@@ -49,7 +57,9 @@ describe('daemon.installScript', () => {
   it('names IPv6 as the reason for an IPv6 origin (the schema refuses it, never a 500)', async () => {
     const db = testDb();
     const a = await createTestTenant(db);
-    const answer = await failure(createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), baseUrl: 'https://[2001:db8::1]' }));
+    const answer = await failure(
+      createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), baseUrl: 'https://[2001:db8::1]' }),
+    );
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'baseUrl' });
     expect(answer.message).toMatch(/IPv6 address is not supported/);
   });

@@ -20,7 +20,10 @@ const hasShellcheck = spawnSync('shellcheck', ['--version']).status === 0;
 
 describe('renderInstallScript', () => {
   it.runIf(hasShellcheck)('is POSIX sh that shellcheck passes', () => {
-    const result = spawnSync('shellcheck', ['--shell=sh', '--severity=style', '-'], { input: renderInstallScript(params), encoding: 'utf8' });
+    const result = spawnSync('shellcheck', ['--shell=sh', '--severity=style', '-'], {
+      input: renderInstallScript(params),
+      encoding: 'utf8',
+    });
     expect(result.stdout).toBe('');
     expect(result.status).toBe(0);
   });

@@ -41,7 +41,10 @@ class Refused extends Error {}
 export function releaseManifestOrigins(env: Record<string, string | undefined> = process.env): Set<string> {
   const testHttp = env[MANIFEST_TEST_HTTP_ENV] === '1';
   const origins = new Set<string>();
-  for (const entry of (env[MANIFEST_ORIGINS_ENV] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (env[MANIFEST_ORIGINS_ENV] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL | null = null;
     try {
       url = new URL(entry);
@@ -50,7 +53,10 @@ export function releaseManifestOrigins(env: Record<string, string | undefined> =
     }
     const scheme = url?.protocol === 'https:' || (testHttp && url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
     if (!url || !scheme || url.username || url.password || url.pathname !== '/' || url.search || url.hash) {
-      throw new DomainError('INVALID_CONFIG', `${MANIFEST_ORIGINS_ENV} takes https origins (https://host[:port], comma-separated), not ${entry}`);
+      throw new DomainError(
+        'INVALID_CONFIG',
+        `${MANIFEST_ORIGINS_ENV} takes https origins (https://host[:port], comma-separated), not ${entry}`,
+      );
     }
     origins.add(url.origin);
   }
@@ -82,7 +88,12 @@ async function checkedAddresses(host: string, allowLoopback: boolean): Promise<A
 
 /** GETs `url` from the addresses checked before (requestPinned): 2xx only, at most MANIFEST_MAX_BYTES. */
 async function get(url: URL, targets: Address[], signal: AbortSignal): Promise<Buffer> {
-  const answer = await requestPinned(url, targets, { method: 'GET', headers: { accept: 'application/json' }, maxBodyBytes: MANIFEST_MAX_BYTES, signal });
+  const answer = await requestPinned(url, targets, {
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    maxBodyBytes: MANIFEST_MAX_BYTES,
+    signal,
+  });
   if (answer.status < 200 || answer.status > 299) throw new Refused(`answered HTTP ${answer.status}`);
   if (answer.truncated) throw new Refused('the manifest is too large');
   return answer.body;
@@ -95,7 +106,11 @@ async function get(url: URL, targets: Address[], signal: AbortSignal): Promise<B
  *
  * @throws DomainError INVALID_ARGUMENT on `releaseManifestUrl`, with one message whatever failed.
  */
-export async function fetchManifestBytes(value: string, downloadsDir: string, env: Record<string, string | undefined> = process.env): Promise<Buffer> {
+export async function fetchManifestBytes(
+  value: string,
+  downloadsDir: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Buffer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Refused(`no answer within ${MANIFEST_TIMEOUT_MS / 1000} s`)), MANIFEST_TIMEOUT_MS);
   const deadline = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason)));

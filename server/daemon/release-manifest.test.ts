@@ -25,7 +25,11 @@ import { MANIFEST_MAX_BYTES, type ReleasePayload } from './release-manifest';
 function signReleaseManifest(payload: ReleasePayload, privateKey: KeyObject): string {
   const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
   const signature = createSign('sha256').update(bytes).sign({ key: privateKey, dsaEncoding: 'der' });
-  return JSON.stringify({ payload: bytes.toString('base64'), signature: signature.toString('base64'), publicKey: spkiDer(privateKey).toString('base64') });
+  return JSON.stringify({
+    payload: bytes.toString('base64'),
+    signature: signature.toString('base64'),
+    publicKey: spkiDer(privateKey).toString('base64'),
+  });
 }
 
 // The PKI bundle is a singleton row (the script embeds its pins), so this file has a database of its own.
@@ -159,7 +163,11 @@ describe('daemon.installScript with a release manifest', { timeout: 60_000 }, ()
   });
 
   it.each([
-    ['sha256 with a manifest', { sha256: { amd64: 'a'.repeat(64) }, releaseManifestUrl: 'https://r.example.com/m.json', releasePins: [pin] }, 'releaseManifestUrl'],
+    [
+      'sha256 with a manifest',
+      { sha256: { amd64: 'a'.repeat(64) }, releaseManifestUrl: 'https://r.example.com/m.json', releasePins: [pin] },
+      'releaseManifestUrl',
+    ],
     ['a manifest without pins', { releaseManifestUrl: 'https://r.example.com/m.json' }, 'releasePins'],
     ['pins without a manifest', { releasePins: [pin] }, 'releaseManifestUrl'],
     ['a pin that is not sha256/<base64>', { releaseManifestUrl: 'https://r.example.com/m.json', releasePins: ['md5/abc'] }, 'releasePins'],
@@ -238,7 +246,9 @@ describe('daemon.installScript fetches manifests only where the deployment allow
     expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'releaseManifestUrl' });
     expect(manifestRequests).toBe(before);
     setEnv({ [MANIFEST_ORIGINS_ENV]: base });
-    expect(await failure(generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [pin] }))).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect(await failure(generate({ releaseManifestUrl: `${base}/good.json`, releasePins: [pin] }))).toMatchObject({
+      code: 'INVALID_CONFIG',
+    });
     expect(manifestRequests).toBe(before);
   });
 
@@ -254,18 +264,28 @@ describe('daemon.installScript fetches manifests only where the deployment allow
   it("reads this server's own downloads path (the default origin) from the downloads directory", async () => {
     mkdirSync(path.join(ownDownloads, PRODUCT_VERSION), { recursive: true });
     writeFileSync(path.join(ownDownloads, PRODUCT_VERSION, 'release-manifest.json'), signReleaseManifest(payload(), releaseKey));
-    setEnv({ NEXTAUTH_URL: 'https://compute.example.com', BETTER_COMPUTE_DOWNLOADS_DIR: ownDownloads, [MANIFEST_ORIGINS_ENV]: undefined, [MANIFEST_TEST_HTTP_ENV]: undefined });
+    setEnv({
+      NEXTAUTH_URL: 'https://compute.example.com',
+      BETTER_COMPUTE_DOWNLOADS_DIR: ownDownloads,
+      [MANIFEST_ORIGINS_ENV]: undefined,
+      [MANIFEST_TEST_HTTP_ENV]: undefined,
+    });
     const answer = await generate({ releaseManifestUrl: ownUrl, releasePins: [pin] });
     expect(answer.sha256).toEqual({ amd64, arm64 });
     // Another version has no manifest in this build: the same one message.
-    const missing = await failure(generate({ releaseManifestUrl: ownUrl.replace(PRODUCT_VERSION, '9.9.9'), releasePins: [pin], bcdVersion: '9.9.9' }));
+    const missing = await failure(
+      generate({ releaseManifestUrl: ownUrl.replace(PRODUCT_VERSION, '9.9.9'), releasePins: [pin], bcdVersion: '9.9.9' }),
+    );
     expect(missing.message).toMatch(/no release manifest could be fetched/);
   });
 });
 
 describe('daemon.installScript with an IPv6 origin, on a server with a PKI', { timeout: 60_000 }, () => {
   it('is refused by the schema naming the field, never rendered into a 500', async () => {
-    for (const [field, value] of [['baseUrl', 'https://[2001:db8::1]'], ['gatewayUrl', 'https://[2001:db8::2]:8443']] as const) {
+    for (const [field, value] of [
+      ['baseUrl', 'https://[2001:db8::1]'],
+      ['gatewayUrl', 'https://[2001:db8::2]:8443'],
+    ] as const) {
       const answer = await failure(generate({ sha256: { amd64 }, [field]: value }));
       expect(answer, field).toMatchObject({ code: 'INVALID_ARGUMENT', field });
       expect(answer.message).toMatch(/IPv6 address is not supported/);
@@ -289,7 +309,9 @@ describe('scripts/release-manifest.mjs', { timeout: 60_000 }, () => {
     const answer = await generate({ releaseManifestUrl: `${base}/built.json`, releasePins: [printed] });
     expect(answer.sha256).toEqual({ amd64 });
     expect(answer.script).toContain(`SHA256_AMD64='${amd64}'`);
-    const payload = JSON.parse(Buffer.from(JSON.parse(readFileSync(path.join(build, 'release-manifest.json'), 'utf8')).payload, 'base64').toString());
+    const payload = JSON.parse(
+      Buffer.from(JSON.parse(readFileSync(path.join(build, 'release-manifest.json'), 'utf8')).payload, 'base64').toString(),
+    );
     expect(payload).toEqual({ name: 'bcd', version: PRODUCT_VERSION, artifacts: { 'linux-amd64': { sha256: amd64, size: 14 } } });
   });
 });
@@ -303,9 +325,9 @@ describe('--release-manifest and --release-pins', () => {
       releaseManifestUrl: 'https://r.example.com/m.json',
       releasePins: [pin],
     });
-    expect(() => digestSource({ sha256: { amd64: 'a'.repeat(64) }, releaseManifest: 'https://r.example.com/m.json', releasePins: [pin] })).toThrow(
-      /exclusive/,
-    );
+    expect(() =>
+      digestSource({ sha256: { amd64: 'a'.repeat(64) }, releaseManifest: 'https://r.example.com/m.json', releasePins: [pin] }),
+    ).toThrow(/exclusive/);
     expect(() => digestSource({ releaseManifest: 'https://r.example.com/m.json' })).toThrow(/go together/);
     expect(() => digestSource({ releasePins: [pin] })).toThrow(/go together/);
   });
@@ -317,13 +339,30 @@ describe('better-compute daemon install-script --release-manifest', { timeout: 1
     try {
       const { key } = await insertApiKey(db, { tenantId: tenant.tenantId, role: 'operator', name: 'rm cli' }, 'test');
       const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
-      const common = ['daemon', 'install-script', '--tenant', tenant.tenantId, '--pool', tenant.poolId, '--gateway-url', 'https://gw.example.com', '--base-url', 'https://compute.example.com'];
-      const good = await runCli([...common, '--release-manifest', `${base}/good.json`, '--release-pins', `${spkiPin(otherKey)},${pin}`], env);
+      const common = [
+        'daemon',
+        'install-script',
+        '--tenant',
+        tenant.tenantId,
+        '--pool',
+        tenant.poolId,
+        '--gateway-url',
+        'https://gw.example.com',
+        '--base-url',
+        'https://compute.example.com',
+      ];
+      const good = await runCli(
+        [...common, '--release-manifest', `${base}/good.json`, '--release-pins', `${spkiPin(otherKey)},${pin}`],
+        env,
+      );
       expect(good.stderr).toBe('');
       expect(good.code).toBe(0);
       expect(good.stdout).toContain(`SHA256_ARM64='${arm64}'`);
       const served = api.requests.length;
-      const both = await runCli([...common, '--sha256', `amd64=${amd64}`, '--release-manifest', `${base}/good.json`, '--release-pins', pin], env);
+      const both = await runCli(
+        [...common, '--sha256', `amd64=${amd64}`, '--release-manifest', `${base}/good.json`, '--release-pins', pin],
+        env,
+      );
       expect(both.code).not.toBe(0);
       expect(both.stderr).toMatch(/--sha256 and --release-manifest are exclusive/);
       expect(api.requests.slice(served).filter((r) => r.includes('install-script'))).toEqual([]);

@@ -15,7 +15,10 @@ export { MANIFEST_MAX_BYTES, MANIFEST_TIMEOUT_MS } from './manifest-fetch';
 
 const b64 = z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'standard base64');
 const envelopeSchema = z.object({ payload: b64, signature: b64, publicKey: b64 });
-const artifactSchema = z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256'), size: z.number().int().nonnegative() });
+const artifactSchema = z.object({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256'),
+  size: z.number().int().nonnegative(),
+});
 const payloadSchema = z.object({
   name: z.literal('bcd'),
   version: z.string(),
@@ -68,7 +71,10 @@ export function verifyReleaseManifest(bytes: Buffer, pins: readonly string[], ve
   }
   const payload = payloadSchema.safeParse(payloadJson);
   if (!payload.success) {
-    throw invalidArgument(URL_FIELD, `the manifest payload is malformed: ${payload.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+    throw invalidArgument(
+      URL_FIELD,
+      `the manifest payload is malformed: ${payload.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+    );
   }
   if (payload.data.version !== version) throw invalidArgument(URL_FIELD, `the manifest is for bcd ${payload.data.version}, not ${version}`);
   const { 'linux-amd64': amd64, 'linux-arm64': arm64 } = payload.data.artifacts;
@@ -80,6 +86,11 @@ export function verifyReleaseManifest(bytes: Buffer, pins: readonly string[], ve
  * Fetches the manifest at `url` under the fetch policy of {@link fetchManifestBytes} (this server's own
  * downloads, or an allowed origin on a public address) and verifies it (see {@link verifyReleaseManifest}).
  */
-export async function fetchReleaseDigests(url: string, pins: readonly string[], version: string, downloadsDir: string): Promise<ReleaseDigests> {
+export async function fetchReleaseDigests(
+  url: string,
+  pins: readonly string[],
+  version: string,
+  downloadsDir: string,
+): Promise<ReleaseDigests> {
   return verifyReleaseManifest(await fetchManifestBytes(url, downloadsDir), pins, version);
 }

@@ -20,7 +20,8 @@ afterAll(async () => {
   await swtpm?.stop();
 });
 
-const env = (extra: Record<string, string> = {}) => ({ PATH: '/nonexistent', BCD_ROOT: newMachineRoot(), ...extra }) as unknown as NodeJS.ProcessEnv;
+const env = (extra: Record<string, string> = {}) =>
+  ({ PATH: '/nonexistent', BCD_ROOT: newMachineRoot(), ...extra }) as unknown as NodeJS.ProcessEnv;
 
 describe('bcd tpm', () => {
   it("prints the EK hash the server computes, from --tpm or BCD_TPM, and the EK certificate's issuer once there is one", async () => {
@@ -31,7 +32,11 @@ describe('bcd tpm', () => {
     // bcd's EK hash is the server's for an RSA EK too.
     const rsa = await createEndorsementKey(tpm, 'rsa');
     await tpm.flush(rsa.handle);
-    expect(ekHashOf(rsa.publicArea)).toBe(createHash('sha256').update(spkiOf(parseTpmPublic(rsa.publicArea, 'EK'))).digest('hex'));
+    expect(ekHashOf(rsa.publicArea)).toBe(
+      createHash('sha256')
+        .update(spkiOf(parseTpmPublic(rsa.publicArea, 'EK')))
+        .digest('hex'),
+    );
     await tpm.close();
     const ekSpki = spkiOf(parseTpmPublic(ek.publicArea, 'EK'));
     const expected = createHash('sha256').update(ekSpki).digest('hex');

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
-import { createServerDatabase, defaultPool, newServerSecret, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { createPool } from '../pools/pools';
 import { createJoinToken } from '../tokens/join-tokens';
@@ -30,7 +37,8 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-x509pop-'));
 
 const env = (root: string, PATH = '/usr/bin:/bin') => ({ PATH, BCD_ROOT: root }) as unknown as NodeJS.ProcessEnv;
 const bcdOf = (root: string) => path.join(root, 'usr/local/bin/bcd');
-const identityOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')) as { nodeId: string; certificateChain: string[] };
+const identityOf = (root: string) =>
+  JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')) as { nodeId: string; certificateChain: string[] };
 
 beforeAll(async () => {
   const gatewayPort = await reservePort();
@@ -69,7 +77,8 @@ afterAll(async () => {
 describe('bcd node with a certificate that expired while the machine was offline', () => {
   it('re-joins with x509pop by itself, keeps its node, and renews on the new identity', { timeout: 240_000 }, async () => {
     const root = newRoot();
-    const token = (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: 'x509pop-flow-1' })).token!;
+    const token = (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: 'x509pop-flow-1' }))
+      .token!;
     const installed = await run('sh', [script], { env: env(root), input: `${token}\n` });
     expect(installed.code, installed.stderr).toBe(0);
     const before = identityOf(root);

@@ -92,10 +92,9 @@ export async function startEmbeddedDatabase(
   try {
     await pg.start();
   } catch (error) {
-    throw new Error(
-      `The embedded PostgreSQL under ${databaseDir} did not start (is another instance using this data directory?)`,
-      { cause: error },
-    );
+    throw new Error(`The embedded PostgreSQL under ${databaseDir} did not start (is another instance using this data directory?)`, {
+      cause: error,
+    });
   }
   recordPostmasterOwner(dataDir);
 

@@ -64,7 +64,11 @@ export class ChannelListener<T> {
  * The changes `accept` lets through, as an async iterable that ends with `signal`. Changes that arrive while
  * the consumer is busy are queued, so none is lost between two reads.
  */
-export async function* watchChannel<T>(listener: ChannelListener<T>, accept: (change: T) => boolean, signal: AbortSignal | undefined): AsyncGenerator<T> {
+export async function* watchChannel<T>(
+  listener: ChannelListener<T>,
+  accept: (change: T) => boolean,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<T> {
   const queue: T[] = [];
   let wake: (() => void) | null = null;
   const unsubscribe = await listener.subscribe((change) => {

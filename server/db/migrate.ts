@@ -29,7 +29,10 @@ export interface MigrationFile {
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');
@@ -54,13 +57,18 @@ export async function migrate(
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK]);
     await client.query(CREATE_MIGRATIONS_TABLE);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
-    );
+    const { rows } = await client.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      rolled_back_at: Date | null;
+    }>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"');
     const done = new Map(rows.filter((r) => r.rolled_back_at === null).map((r) => [r.migration_name, r]));
     for (const row of done.values()) {
       if (row.finished_at === null) {
-        throw new Error(`Migration ${row.migration_name} failed earlier and was never resolved; fix the database, then mark it rolled back`);
+        throw new Error(
+          `Migration ${row.migration_name} failed earlier and was never resolved; fix the database, then mark it rolled back`,
+        );
       }
     }
     for (const migration of migrations) {

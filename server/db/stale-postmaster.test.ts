@@ -70,16 +70,20 @@ describe('a start after the server was killed', () => {
     expect(existsSync(pidFile)).toBe(false);
   });
 
-  it('leaves the PostgreSQL of a server that is alive alone: a second start on its data directory is refused', { timeout: 180_000 }, async () => {
-    const first = await start();
-    try {
-      const running = postmasterPid();
-      await expect(start()).rejects.toThrow(/did not start \(is another instance using this data directory\?\)/);
-      expect(postmasterPid()).toBe(running);
-      expect(await query('SELECT v FROM kept_across_sigkill')).toEqual([{ v: 'committed before the kill' }]);
-      expect((await fetch(`${first.url}/api/compute/.well-known/better-compute`)).status).toBe(200);
-    } finally {
-      await first.stop('SIGTERM');
-    }
-  });
+  it(
+    'leaves the PostgreSQL of a server that is alive alone: a second start on its data directory is refused',
+    { timeout: 180_000 },
+    async () => {
+      const first = await start();
+      try {
+        const running = postmasterPid();
+        await expect(start()).rejects.toThrow(/did not start \(is another instance using this data directory\?\)/);
+        expect(postmasterPid()).toBe(running);
+        expect(await query('SELECT v FROM kept_across_sigkill')).toEqual([{ v: 'committed before the kill' }]);
+        expect((await fetch(`${first.url}/api/compute/.well-known/better-compute`)).status).toBe(200);
+      } finally {
+        await first.stop('SIGTERM');
+      }
+    },
+  );
 });

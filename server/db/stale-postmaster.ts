@@ -40,7 +40,12 @@ function isPostmasterOf(pid: number, databaseDir: string): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     const dir = argv[argv.indexOf('-D') + 1];
-    return path.basename(argv[0] ?? '') === 'postgres' && argv.includes('-D') && dir !== undefined && path.resolve(dir) === path.resolve(databaseDir);
+    return (
+      path.basename(argv[0] ?? '') === 'postgres' &&
+      argv.includes('-D') &&
+      dir !== undefined &&
+      path.resolve(dir) === path.resolve(databaseDir)
+    );
   } catch {
     return false;
   }
@@ -99,11 +104,16 @@ export async function stopOrphanedPostmaster(
     process.kill(pid, 'SIGINT');
   } catch (error) {
     // EPERM: another user's PostgreSQL (a start as root, then one as a user); only that user can stop it.
-    throw new Error(`The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} cannot be stopped by this user (${(error as NodeJS.ErrnoException).code}); stop it, then start again`, { cause: error });
+    throw new Error(
+      `The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} cannot be stopped by this user (${(error as NodeJS.ErrnoException).code}); stop it, then start again`,
+      { cause: error },
+    );
   }
   if (await waitForExit(pid, options.fastMs ?? 60_000)) return pid;
   options.log?.(`PostgreSQL (pid ${pid}) did not finish its fast shutdown; stopping it immediately (it replays its WAL on start)`);
   process.kill(pid, 'SIGQUIT');
   if (await waitForExit(pid, options.immediateMs ?? 15_000)) return pid;
-  throw new Error(`The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} does not stop; stop it, then start again`);
+  throw new Error(
+    `The PostgreSQL (pid ${pid}) a previous start left running under ${databaseDir} does not stop; stop it, then start again`,
+  );
 }

@@ -24,7 +24,10 @@ beforeAll(async () => {
   previous = process.env.BETTER_COMPUTE_DOWNLOADS_DIR;
   process.env.BETTER_COMPUTE_DOWNLOADS_DIR = dir;
   // The production boot server; a "Next" that would answer anything else with 418 proves it never sees downloads.
-  server = createBootServer(createServices({ databaseUrl: 'postgresql://127.0.0.1:1/unused' }), () => async (_req, res) => void res.writeHead(418).end());
+  server = createBootServer(
+    createServices({ databaseUrl: 'postgresql://127.0.0.1:1/unused' }),
+    () => async (_req, res) => void res.writeHead(418).end(),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/compute/downloads/bcd`;
 });

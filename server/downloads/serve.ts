@@ -49,7 +49,8 @@ export const isDownloadPath = (pathname: string) => DOWNLOAD.test(pathname);
  */
 export async function serveDownload(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, dir: string): Promise<void> {
   const [, version = '', arch = '', manifest] = DOWNLOAD.exec(pathname) ?? [];
-  if (!VERSION.test(version) || !(manifest || (BCD_ARCHES as readonly string[]).includes(arch))) return notFound(res, 'No such bcd download');
+  if (!VERSION.test(version) || !(manifest || (BCD_ARCHES as readonly string[]).includes(arch)))
+    return notFound(res, 'No such bcd download');
   const name = manifest ?? `linux-${arch}`;
   // Turbopack (this module is also bundled into the tRPC route, for downloadsDir) would trace these file
   // calls and warn that it cannot bound their runtime paths: they are never part of the build.

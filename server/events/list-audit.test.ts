@@ -12,7 +12,13 @@ describe('audit.list', () => {
     const admin = createCaller({ db, principal: t.admin });
     const token = await admin.joinTokens.create({ tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
     await createCaller({ db, principal: t.operator }).joinTokens.revoke({ tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id });
-    await writeAudit(db, { tenantId: t.tenantId, actor: t.operator.actor, action: 'join-request.rejected', resource: 'compute-join-request/jr_1', data: { reason: 'unknown machine' } });
+    await writeAudit(db, {
+      tenantId: t.tenantId,
+      actor: t.operator.actor,
+      action: 'join-request.rejected',
+      resource: 'compute-join-request/jr_1',
+      data: { reason: 'unknown machine' },
+    });
 
     const viewer = createCaller({ db, principal: t.viewer });
     const all = await viewer.audit.list({ tenantId: t.tenantId });
@@ -29,6 +35,8 @@ describe('audit.list', () => {
     expect(byAction.items.map((e) => e.action)).toEqual(['join-token.revoked']);
     const byActor = await viewer.audit.list({ tenantId: t.tenantId, actor: t.admin.id });
     expect(new Set(byActor.items.map((e) => e.actor))).toEqual(new Set([t.admin.actor]));
-    expect((await failure(createCaller({ db, principal: (await createTestTenant(db)).admin }).audit.list({ tenantId: t.tenantId }))).code).toBe('NOT_FOUND');
+    expect(
+      (await failure(createCaller({ db, principal: (await createTestTenant(db)).admin }).audit.list({ tenantId: t.tenantId }))).code,
+    ).toBe('NOT_FOUND');
   });
 });

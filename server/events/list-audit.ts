@@ -30,7 +30,10 @@ export const listAuditInput = z.strictObject({
   /** Part of the action (`join-token.`, `revoked`), any case. */
   action: z.string().trim().max(100).optional(),
   limit: z.number().int().min(1).max(200).optional(),
-  cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,18}$/, 'not a cursor from this list')
+    .optional(),
   direction: pageDirection,
 });
 
@@ -49,7 +52,9 @@ export async function listAudit(
   const limit = input.limit ?? 100;
   const actorSearch = input.actor?.trim();
   const operatorIds = actorSearch
-    ? (await db.operator.findMany({ where: { email: { contains: actorSearch, mode: 'insensitive' } }, select: { id: true } })).map((o) => `operator:${o.id}`)
+    ? (await db.operator.findMany({ where: { email: { contains: actorSearch, mode: 'insensitive' } }, select: { id: true } })).map(
+        (o) => `operator:${o.id}`,
+      )
     : [];
   const rows = await db.auditEntry.findMany({
     where: {
@@ -63,7 +68,9 @@ export async function listAudit(
   });
   const page = rows.slice(0, limit);
   const inData = (data: unknown) =>
-    data && typeof data === 'object' ? Object.values(data).filter((v): v is string => typeof v === 'string' && v.startsWith('operator:op_')) : [];
+    data && typeof data === 'object'
+      ? Object.values(data).filter((v): v is string => typeof v === 'string' && v.startsWith('operator:op_'))
+      : [];
   const actors = page.flatMap((r) => [r.actor, ...inData(r.data)]);
   const ids = [...new Set(actors.flatMap((a) => (a.startsWith('operator:') ? [a.slice('operator:'.length)] : [])))];
   const operators = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } });

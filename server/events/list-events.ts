@@ -30,7 +30,10 @@ export const listEventsInput = z.strictObject({
   since: z.iso.datetime({ offset: true }).optional(),
   limit: z.number().int().min(1).max(200).optional(),
   /** The `nextCursor` of the previous page. */
-  cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this list').optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,18}$/, 'not a cursor from this list')
+    .optional(),
   direction: pageDirection,
 });
 
@@ -60,7 +63,10 @@ export async function listEvents(
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
-  const names = await operatorNames(db, page.flatMap((r) => operatorActorsIn(r.data)));
+  const names = await operatorNames(
+    db,
+    page.flatMap((r) => operatorActorsIn(r.data)),
+  );
   return {
     items: page.map((r) => ({
       id: r.id.toString(),

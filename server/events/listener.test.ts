@@ -68,7 +68,13 @@ describe('events.onChange', () => {
     const t = await createTestTenant(db);
     const other = await createTestTenant(db);
     const email = `viewer-${randomBytes(4).toString('hex')}@example.com`;
-    const { id } = await createOperator(db, { email, name: 'Viewer', password: 'correct-horse-battery', tenantId: t.tenantId, role: 'viewer' });
+    const { id } = await createOperator(db, {
+      email,
+      name: 'Viewer',
+      password: 'correct-horse-battery',
+      tenantId: t.tenantId,
+      role: 'viewer',
+    });
     const subscribe = (tenantId: string, signal?: AbortSignal) =>
       handleTrpcRequest(
         new Request(`http://console.test/api/trpc/events.onChange?input=${encodeURIComponent(JSON.stringify({ tenantId }))}`, {
@@ -91,7 +97,9 @@ describe('events.onChange', () => {
     abort.abort();
 
     const refused = await subscribe(other.tenantId);
-    const error = await readServerSentEvents(refused.body!).next().catch((e: Error) => e);
+    const error = await readServerSentEvents(refused.body!)
+      .next()
+      .catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/not found/i);
   });

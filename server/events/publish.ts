@@ -11,6 +11,12 @@ export async function writeAudit(
   entry: { tenantId: string; actor: string; action: string; resource: string; data?: Record<string, unknown> },
 ) {
   await tx.auditEntry.create({
-    data: { tenantId: entry.tenantId, actor: entry.actor, action: entry.action, resource: entry.resource, data: (entry.data ?? {}) as object },
+    data: {
+      tenantId: entry.tenantId,
+      actor: entry.actor,
+      action: entry.action,
+      resource: entry.resource,
+      data: (entry.data ?? {}) as object,
+    },
   });
 }

@@ -8,11 +8,18 @@ import { createDiscoveryToken } from '../tokens/site-scoped';
 import type { z } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
-import { importExpectedInput, importExpectedMachines as importParsed, listExpectedInput, listExpectedMachines as listParsed } from './expected';
+import {
+  importExpectedInput,
+  importExpectedMachines as importParsed,
+  listExpectedInput,
+  listExpectedMachines as listParsed,
+} from './expected';
 
 // The domain functions take parsed input (the procedures parse it): parse here as the adapters do.
-const importExpectedMachines = (d: Db, p: Principal, input: z.input<typeof importExpectedInput>) => importParsed(d, p, importExpectedInput.parse(input));
-const listExpectedMachines = (d: Db, p: Principal, input: z.input<typeof listExpectedInput>) => listParsed(d, p, listExpectedInput.parse(input));
+const importExpectedMachines = (d: Db, p: Principal, input: z.input<typeof importExpectedInput>) =>
+  importParsed(d, p, importExpectedInput.parse(input));
+const listExpectedMachines = (d: Db, p: Principal, input: z.input<typeof listExpectedInput>) =>
+  listParsed(d, p, listExpectedInput.parse(input));
 
 // An imported list of expected machines: a discovery join whose vouched MAC (or trusted serial) matches an
 // entry is admitted into the entry's pool without waiting, recorded as decided by the import.
@@ -29,8 +36,21 @@ describe('expected machines', () => {
     const other = await t.newPool();
     const ref = { tenantId: t.tenantId, siteId: t.siteId };
     const mac = randomMac();
-    const csv = ['serial,mac,pool,hostname', `SN-EXP-1,${mac.toUpperCase()},${other},gpu-e-01`, 'To Be Filled By O.E.M.,,,', ',ff:ff:ff:ff:ff:ff,,', 'SN-2,,pool_nosuch,', ',,,host-only'].join('\n');
-    const preview = await importExpectedMachines(db(), t.admin, { ...ref, format: 'csv', content: csv, defaultPoolId: t.poolId, preview: true });
+    const csv = [
+      'serial,mac,pool,hostname',
+      `SN-EXP-1,${mac.toUpperCase()},${other},gpu-e-01`,
+      'To Be Filled By O.E.M.,,,',
+      ',ff:ff:ff:ff:ff:ff,,',
+      'SN-2,,pool_nosuch,',
+      ',,,host-only',
+    ].join('\n');
+    const preview = await importExpectedMachines(db(), t.admin, {
+      ...ref,
+      format: 'csv',
+      content: csv,
+      defaultPoolId: t.poolId,
+      preview: true,
+    });
     expect(preview).toMatchObject({ importId: null, accepted: 1 });
     expect(preview.rejected).toEqual([
       { row: 2, reason: 'serial: a firmware placeholder never matches' },
@@ -41,18 +61,35 @@ describe('expected machines', () => {
     expect(preview.sample[0]).toMatchObject({ serial: 'sn-exp-1', mac, poolId: other, hostname: 'gpu-e-01' });
     expect((await listExpectedMachines(db(), t.viewer, { ...ref, state: 'waiting', limit: 100 })).total).toBe(0);
 
-    const saved = await importExpectedMachines(db(), t.admin, { ...ref, format: 'csv', content: csv, defaultPoolId: t.poolId, preview: false });
+    const saved = await importExpectedMachines(db(), t.admin, {
+      ...ref,
+      format: 'csv',
+      content: csv,
+      defaultPoolId: t.poolId,
+      preview: false,
+    });
     expect(saved).toMatchObject({ importId: expect.stringMatching(/^imp_/), accepted: 1 });
     const big = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ serial: `BULK-${i}`, hostname: `bulk-${i}` })));
     const started = Date.now();
-    const bulk = await importExpectedMachines(db(), t.admin, { ...ref, format: 'json', content: big, defaultPoolId: t.poolId, preview: false });
+    const bulk = await importExpectedMachines(db(), t.admin, {
+      ...ref,
+      format: 'json',
+      content: big,
+      defaultPoolId: t.poolId,
+      preview: false,
+    });
     expect(bulk).toMatchObject({ accepted: 10_000, rejected: [] });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect((await listExpectedMachines(db(), t.viewer, { ...ref, state: 'waiting', limit: 5 })).total).toBe(10_001);
 
     // The listed machine boots: its first discovery join is admitted into the entry's pool.
     const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-    const joined = await agentJoin(h, token, machineClaims({ macs: [mac], productSerial: 'SN-EXP-1' }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys: generateNodeKeyAndCsr() });
+    const joined = await agentJoin(h, token, machineClaims({ macs: [mac], productSerial: 'SN-EXP-1' }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      expectedRole: 'ramdisk',
+      keys: generateNodeKeyAndCsr(),
+    });
     expect(joined.status).toBe(200);
     expect(joined.answer).toMatchObject({ status: 'joined' });
     const node = await db().node.findUniqueOrThrow({ where: { id: (joined.answer as unknown as { nodeId: string }).nodeId } });
@@ -65,10 +102,19 @@ describe('expected machines', () => {
     // A machine nobody listed still waits.
     const stranger = randomMac();
     const strangerToken = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: stranger })).token!;
-    const waits = await agentJoin(h, strangerToken, machineClaims({ macs: [stranger] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys: generateNodeKeyAndCsr() });
+    const waits = await agentJoin(h, strangerToken, machineClaims({ macs: [stranger] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      expectedRole: 'ramdisk',
+      keys: generateNodeKeyAndCsr(),
+    });
     expect(waits.answer).toMatchObject({ status: 'pending' });
 
-    expect(await failure(importExpectedMachines(db(), t.admin, { ...ref, format: 'json', content: '{"serial":"x"}', preview: false }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'content' });
-    expect(await failure(importExpectedMachines(db(), t.operator, { ...ref, format: 'csv', content: csv, preview: false }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(
+      await failure(importExpectedMachines(db(), t.admin, { ...ref, format: 'json', content: '{"serial":"x"}', preview: false })),
+    ).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'content' });
+    expect(await failure(importExpectedMachines(db(), t.operator, { ...ref, format: 'csv', content: csv, preview: false }))).toMatchObject({
+      code: 'ACCESS_DENIED',
+    });
   });
 });

@@ -33,14 +33,48 @@ export const importExpectedAnswer = z
     accepted: z.number().int(),
     rejected: z.array(z.object({ row: z.number().int(), reason: z.string() }).strict()),
     /** The first accepted rows, as they will be stored. */
-    sample: z.array(z.object({ row: z.number().int(), serial: z.string().nullable(), productUuid: z.string().nullable(), mac: z.string().nullable(), gpuUuid: z.string().nullable(), poolId: z.string().nullable(), hostname: z.string().nullable(), expiresAt: z.string().nullable() }).strict()),
+    sample: z.array(
+      z
+        .object({
+          row: z.number().int(),
+          serial: z.string().nullable(),
+          productUuid: z.string().nullable(),
+          mac: z.string().nullable(),
+          gpuUuid: z.string().nullable(),
+          poolId: z.string().nullable(),
+          hostname: z.string().nullable(),
+          expiresAt: z.string().nullable(),
+        })
+        .strict(),
+    ),
   })
   .strict();
-export const listExpectedInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), state: z.enum(['waiting', 'arrived']).default('waiting'), limit: z.number().int().min(1).max(200).default(100) });
+export const listExpectedInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  state: z.enum(['waiting', 'arrived']).default('waiting'),
+  limit: z.number().int().min(1).max(200).default(100),
+});
 export const expectedList = z
   .object({
     total: z.number().int(),
-    items: z.array(z.object({ id: z.string(), importId: z.string(), serial: z.string().nullable(), productUuid: z.string().nullable(), mac: z.string().nullable(), gpuUuid: z.string().nullable(), poolId: z.string(), hostname: z.string().nullable(), expiresAt: z.string().nullable(), arrivedAt: z.string().nullable(), requestId: z.string().nullable() }).strict()),
+    items: z.array(
+      z
+        .object({
+          id: z.string(),
+          importId: z.string(),
+          serial: z.string().nullable(),
+          productUuid: z.string().nullable(),
+          mac: z.string().nullable(),
+          gpuUuid: z.string().nullable(),
+          poolId: z.string(),
+          hostname: z.string().nullable(),
+          expiresAt: z.string().nullable(),
+          arrivedAt: z.string().nullable(),
+          requestId: z.string().nullable(),
+        })
+        .strict(),
+    ),
   })
   .strict();
 
@@ -49,20 +83,32 @@ export const expectedList = z
  * unless `preview`, stores the accepted rows in one statement (10,000 rows in one round trip). Rejected rows
  * are listed with why, and never stop the others.
  */
-export async function importExpectedMachines(db: Db, principal: Principal, input: z.infer<typeof importExpectedInput>): Promise<z.infer<typeof importExpectedAnswer>> {
+export async function importExpectedMachines(
+  db: Db,
+  principal: Principal,
+  input: z.infer<typeof importExpectedInput>,
+): Promise<z.infer<typeof importExpectedAnswer>> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
-  const pools = await db.pool.findMany({ where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null }, select: { id: true } });
+  const pools = await db.pool.findMany({
+    where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null },
+    select: { id: true },
+  });
   const known = new Set(pools.map((p) => p.id));
-  if (input.defaultPoolId && !known.has(input.defaultPoolId)) throw new DomainError('NOT_FOUND', `Pool ${input.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
+  if (input.defaultPoolId && !known.has(input.defaultPoolId))
+    throw new DomainError('NOT_FOUND', `Pool ${input.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
   const parsed = parseExpectedMachines(input.format, input.content, known, input.defaultPoolId ?? null);
   const { error } = parsed;
   const accepted = parsed.accepted.map((r) => ({ ...r, row: r.row + input.rowOffset }));
   const rejected = parsed.rejected.map((r) => ({ ...r, row: r.row + input.rowOffset }));
   if (error) throw new DomainError('INVALID_ARGUMENT', error, { field: 'content' });
-  if (accepted.length > IMPORT_MAX_ROWS) throw new DomainError('INVALID_ARGUMENT', `content: at most ${IMPORT_MAX_ROWS} rows per import`, { field: 'content' });
+  if (accepted.length > IMPORT_MAX_ROWS)
+    throw new DomainError('INVALID_ARGUMENT', `content: at most ${IMPORT_MAX_ROWS} rows per import`, { field: 'content' });
   const sample = accepted.slice(0, 20);
   if (input.preview || !accepted.length) return { importId: input.importId ?? null, accepted: accepted.length, rejected, sample };
-  if (input.importId && !(await db.expectedMachine.findFirst({ where: { importId: input.importId, siteId: site.id }, select: { id: true } }))) {
+  if (
+    input.importId &&
+    !(await db.expectedMachine.findFirst({ where: { importId: input.importId, siteId: site.id }, select: { id: true } }))
+  ) {
     throw new DomainError('NOT_FOUND', `Import ${input.importId} not found in site ${site.id}`, { field: 'importId' });
   }
   const importId = input.importId ?? newId('imp');
@@ -73,21 +119,43 @@ export async function importExpectedMachines(db: Db, principal: Principal, input
         FROM unnest(${accepted.map((r) => r.serial)}::text[], ${accepted.map((r) => r.productUuid)}::text[], ${accepted.map((r) => r.mac)}::text[],
                     ${accepted.map((r) => r.gpuUuid)}::text[], ${accepted.map((r) => r.poolId)}::text[], ${accepted.map((r) => r.hostname)}::text[],
                     ${accepted.map((r) => r.expiresAt)}::timestamptz[], ${accepted.map((r) => r.row)}::int[]) AS x(serial, uuid, mac, gpu, pool, host, expires, n)`;
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'expected-machines.imported', resource: `compute-site/${site.id}`, data: { importId, accepted: accepted.length, rejected: rejected.length } });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'expected-machines.imported',
+      resource: `compute-site/${site.id}`,
+      data: { importId, accepted: accepted.length, rejected: rejected.length },
+    });
   });
   return { importId, accepted: accepted.length, rejected, sample };
 }
 
 /** `expectedMachines.list` (`compute:sites:read`): the site's expected machines that have not arrived yet (or have). */
-export async function listExpectedMachines(db: Db, principal: Principal, input: z.infer<typeof listExpectedInput>): Promise<z.infer<typeof expectedList>> {
+export async function listExpectedMachines(
+  db: Db,
+  principal: Principal,
+  input: z.infer<typeof listExpectedInput>,
+): Promise<z.infer<typeof expectedList>> {
   const site = await loadSite(db, principal, 'compute:sites:read', input);
   const where = { siteId: site.id, tenantId: site.ownerTenantId, arrivedAt: input.state === 'arrived' ? { not: null } : null };
-  const [total, rows] = await Promise.all([db.expectedMachine.count({ where }), db.expectedMachine.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: input.limit })]);
+  const [total, rows] = await Promise.all([
+    db.expectedMachine.count({ where }),
+    db.expectedMachine.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: input.limit }),
+  ]);
   return {
     total,
     items: rows.map((r) => ({
-      id: r.id, importId: r.importId, serial: r.serial, productUuid: r.productUuid, mac: r.mac, gpuUuid: r.gpuUuid, poolId: r.poolId, hostname: r.hostname,
-      expiresAt: r.expiresAt?.toISOString() ?? null, arrivedAt: r.arrivedAt?.toISOString() ?? null, requestId: r.requestId,
+      id: r.id,
+      importId: r.importId,
+      serial: r.serial,
+      productUuid: r.productUuid,
+      mac: r.mac,
+      gpuUuid: r.gpuUuid,
+      poolId: r.poolId,
+      hostname: r.hostname,
+      expiresAt: r.expiresAt?.toISOString() ?? null,
+      arrivedAt: r.arrivedAt?.toISOString() ?? null,
+      requestId: r.requestId,
     })),
   };
 }

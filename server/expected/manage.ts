@@ -26,15 +26,34 @@ export async function deleteExpectedMachines(db: Db, principal: Principal, input
   const valid = parseInput(deleteExpectedInput, input);
   const site = await loadSite(db, principal, 'compute:sites:manage', valid);
   return db.$transaction(async (tx) => {
-    const where = { siteId: site.id, tenantId: site.ownerTenantId, arrivedAt: null, ...(valid.ids ? { id: { in: valid.ids } } : { importId: valid.importId! }) };
+    const where = {
+      siteId: site.id,
+      tenantId: site.ownerTenantId,
+      arrivedAt: null,
+      ...(valid.ids ? { id: { in: valid.ids } } : { importId: valid.importId! }),
+    };
     const { count } = await tx.expectedMachine.deleteMany({ where });
-    if (!count) throw new DomainError('NOT_FOUND', valid.ids ? 'No such expected machine waiting in this site' : `Import ${valid.importId} has no waiting machine in this site`);
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'expected-machines.deleted', resource: `compute-site/${site.id}`, data: { deleted: count, importId: valid.importId ?? null } });
+    if (!count)
+      throw new DomainError(
+        'NOT_FOUND',
+        valid.ids ? 'No such expected machine waiting in this site' : `Import ${valid.importId} has no waiting machine in this site`,
+      );
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'expected-machines.deleted',
+      resource: `compute-site/${site.id}`,
+      data: { deleted: count, importId: valid.importId ?? null },
+    });
     return { deleted: count };
   });
 }
 
-export const unmatchedInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), limit: z.number().int().min(1).max(200).default(100) });
+export const unmatchedInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  limit: z.number().int().min(1).max(200).default(100),
+});
 export const unmatchedAnswer = z
   .object({
     items: z.array(
@@ -58,10 +77,16 @@ export const unmatchedAnswer = z
  * `expectedMachines.unmatched` (`compute:sites:read`): discovery arrivals of the last 7 days that no expected
  * machine admitted (waiting, decided by a person or a rule, or refused), newest first: what an import missed.
  */
-export async function listUnmatchedArrivals(db: Db, principal: Principal, input: z.input<typeof unmatchedInput>): Promise<z.infer<typeof unmatchedAnswer>> {
+export async function listUnmatchedArrivals(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof unmatchedInput>,
+): Promise<z.infer<typeof unmatchedAnswer>> {
   const valid = parseInput(unmatchedInput, input);
   const site = await loadSite(db, principal, 'compute:sites:read', valid);
-  const rows = await db.$queryRaw<{ id: string; state: string; mac: string | null; claims: Record<string, unknown> | null; decided_by: string | null; created_at: Date }[]>`
+  const rows = await db.$queryRaw<
+    { id: string; state: string; mac: string | null; claims: Record<string, unknown> | null; decided_by: string | null; created_at: Date }[]
+  >`
     SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, mac, claims, decided_by, created_at
       FROM join_requests
      WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id} AND attestor = 'discovery'

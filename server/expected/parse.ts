@@ -1,4 +1,11 @@
-import { isPermanentGlobalMac, isPlaceholderUuid, normalizeGpuUuid, normalizeMac, normalizeSerial, normalizeUuid } from '../../protocol/hardware-claims';
+import {
+  isPermanentGlobalMac,
+  isPlaceholderUuid,
+  normalizeGpuUuid,
+  normalizeMac,
+  normalizeSerial,
+  normalizeUuid,
+} from '../../protocol/hardware-claims';
 
 /** One expected machine, in comparison form. */
 export interface ExpectedRow {
@@ -18,8 +25,20 @@ export interface RejectedRow {
 
 const FIELDS = ['serial', 'productUuid', 'mac', 'gpuUuid', 'pool', 'hostname', 'expiresAt'] as const;
 const ALIASES: Record<string, (typeof FIELDS)[number]> = {
-  serial: 'serial', productuuid: 'productUuid', product_uuid: 'productUuid', uuid: 'productUuid', mac: 'mac', gpuuuid: 'gpuUuid', gpu_uuid: 'gpuUuid',
-  pool: 'pool', poolid: 'pool', pool_id: 'pool', hostname: 'hostname', expiresat: 'expiresAt', expires_at: 'expiresAt', expires: 'expiresAt',
+  serial: 'serial',
+  productuuid: 'productUuid',
+  product_uuid: 'productUuid',
+  uuid: 'productUuid',
+  mac: 'mac',
+  gpuuuid: 'gpuUuid',
+  gpu_uuid: 'gpuUuid',
+  pool: 'pool',
+  poolid: 'pool',
+  pool_id: 'pool',
+  hostname: 'hostname',
+  expiresat: 'expiresAt',
+  expires_at: 'expiresAt',
+  expires: 'expiresAt',
 };
 
 /** A CSV line split on commas, honouring double quotes ("a, b" and "" inside quotes). */
@@ -33,15 +52,13 @@ function splitCsvLine(line: string): string[] {
       if (ch === '"' && line[i + 1] === '"') {
         cell += '"';
         i++;
-      }
-      else if (ch === '"') quoted = false;
+      } else if (ch === '"') quoted = false;
       else cell += ch;
     } else if (ch === '"') quoted = true;
     else if (ch === ',') {
       out.push(cell);
       cell = '';
-    }
-    else cell += ch;
+    } else cell += ch;
   }
   out.push(cell);
   return out.map((c) => c.trim());
@@ -62,7 +79,9 @@ function recordsOf(format: 'csv' | 'json', content: string): { records: Record<s
   const lines = content.split(/\r?\n/).filter((l) => l.trim() !== '');
   if (!lines.length) return { records: [] };
   const header = splitCsvLine(lines[0]!).map((h) => ALIASES[h.toLowerCase()] ?? h);
-  return { records: lines.slice(1).map((line) => Object.fromEntries(splitCsvLine(line).map((v, i) => [header[i] ?? `column${i + 1}`, v]))) };
+  return {
+    records: lines.slice(1).map((line) => Object.fromEntries(splitCsvLine(line).map((v, i) => [header[i] ?? `column${i + 1}`, v]))),
+  };
 }
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' ? String(v) : null);
@@ -72,7 +91,12 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim(
  * a form that can match (a permanent MAC, a real UUID, no firmware placeholder), and a pool unless the
  * import gives a default. Rows are numbered from 1 (the first data row); a rejected row says why.
  */
-export function parseExpectedMachines(format: 'csv' | 'json', content: string, knownPools: ReadonlySet<string>, defaultPoolId: string | null) {
+export function parseExpectedMachines(
+  format: 'csv' | 'json',
+  content: string,
+  knownPools: ReadonlySet<string>,
+  defaultPoolId: string | null,
+) {
   const { records, error } = recordsOf(format, content);
   const accepted: ExpectedRow[] = [];
   const rejected: RejectedRow[] = [];
@@ -87,19 +111,23 @@ export function parseExpectedMachines(format: 'csv' | 'json', content: string, k
     if (serialText && !serial) return rejected.push({ row, reason: 'serial: a firmware placeholder never matches' });
     const uuidText = text(r.productUuid);
     const productUuid = uuidText ? normalizeUuid(uuidText) : null;
-    if (uuidText && (!productUuid || isPlaceholderUuid(productUuid))) return rejected.push({ row, reason: 'productUuid: not a UUID a machine can have' });
+    if (uuidText && (!productUuid || isPlaceholderUuid(productUuid)))
+      return rejected.push({ row, reason: 'productUuid: not a UUID a machine can have' });
     const macText = text(r.mac);
     const mac = macText ? normalizeMac(macText) : null;
-    if (macText && (!mac || !isPermanentGlobalMac(mac))) return rejected.push({ row, reason: 'mac: not a permanent, globally administered MAC' });
+    if (macText && (!mac || !isPermanentGlobalMac(mac)))
+      return rejected.push({ row, reason: 'mac: not a permanent, globally administered MAC' });
     const gpuText = text(r.gpuUuid);
     const gpuUuid = gpuText ? normalizeGpuUuid(gpuText) : null;
     if (gpuText && !gpuUuid) return rejected.push({ row, reason: 'gpuUuid: expected GPU-<uuid>' });
-    if (!serial && !productUuid && !mac && !gpuUuid) return rejected.push({ row, reason: 'names no identifier (serial, productUuid, mac or gpuUuid)' });
+    if (!serial && !productUuid && !mac && !gpuUuid)
+      return rejected.push({ row, reason: 'names no identifier (serial, productUuid, mac or gpuUuid)' });
     const poolId = text(r.pool) ?? defaultPoolId;
     if (!poolId) return rejected.push({ row, reason: 'pool: missing, and the import names no default pool' });
     if (!knownPools.has(poolId)) return rejected.push({ row, reason: `pool: ${poolId} is not a live bcd pool of this site` });
     const hostname = text(r.hostname);
-    if (hostname && (hostname.length > 253 || /[\u0000-\u001f\u007f]/.test(hostname))) return rejected.push({ row, reason: 'hostname: at most 253 printable characters' });
+    if (hostname && (hostname.length > 253 || /[\u0000-\u001f\u007f]/.test(hostname)))
+      return rejected.push({ row, reason: 'hostname: at most 253 printable characters' });
     const expiresText = text(r.expiresAt);
     const expiresAt = expiresText ? new Date(expiresText) : null;
     if (expiresAt && Number.isNaN(expiresAt.getTime())) return rejected.push({ row, reason: 'expiresAt: not a date' });

@@ -37,10 +37,13 @@ const closedWithin = (socket: net.Socket, withinMs: number) =>
 /** A TLS handshake with the gateway: the negotiated protocol and cipher, or the error that ended it. */
 const handshake = (port: number, options: tls.ConnectionOptions = {}) =>
   new Promise<{ protocol: string | null; cipher: string } | { error: string }>((resolve) => {
-    const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: bundle.servingCa.certificatePem, ...options }, () => {
-      resolve({ protocol: socket.getProtocol(), cipher: socket.getCipher().name });
-      socket.destroy();
-    });
+    const socket = tls.connect(
+      { port, host: '127.0.0.1', servername: 'localhost', ca: bundle.servingCa.certificatePem, ...options },
+      () => {
+        resolve({ protocol: socket.getProtocol(), cipher: socket.getCipher().name });
+        socket.destroy();
+      },
+    );
     socket.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
   });
 
@@ -70,7 +73,10 @@ describe('the gateway process closes sockets that never handshake', () => {
       expect(await handshake(gateway.port, { maxVersion: 'TLSv1.2', ciphers })).toEqual({ protocol: 'TLSv1.2', cipher: ciphers });
     }
     for (const ciphersuite of ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256']) {
-      expect(await handshake(gateway.port, { minVersion: 'TLSv1.3', ciphers: ciphersuite })).toEqual({ protocol: 'TLSv1.3', cipher: ciphersuite });
+      expect(await handshake(gateway.port, { minVersion: 'TLSv1.3', ciphers: ciphersuite })).toEqual({
+        protocol: 'TLSv1.3',
+        cipher: ciphersuite,
+      });
     }
   });
 });
@@ -104,8 +110,12 @@ describe('header and request timeouts after the handshake', () => {
   let port: number;
   beforeAll(async () => {
     server = createGateway({
-      servingChainPem: cert.chainPem, servingKeyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem,
-      apiUrl, basePath: '/api/compute', log: () => {},
+      servingChainPem: cert.chainPem,
+      servingKeyPem: cert.privateKeyPem,
+      nodeCaPem: bundle.nodeCa.certificatePem,
+      apiUrl,
+      basePath: '/api/compute',
+      log: () => {},
       limits: { headersMs: 400, requestMs: 800, checkIntervalMs: 100 },
     });
     port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
@@ -114,7 +124,9 @@ describe('header and request timeouts after the handshake', () => {
 
   const tlsSocket = () =>
     new Promise<tls.TLSSocket>((resolve) => {
-      const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: bundle.servingCa.certificatePem }, () => resolve(socket));
+      const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: bundle.servingCa.certificatePem }, () =>
+        resolve(socket),
+      );
       socket.on('error', () => {});
     });
 
@@ -141,9 +153,13 @@ describe('header and request timeouts after the handshake', () => {
 describe('gatewayLimitsFromEnv', () => {
   it('reads the two settings, defaults the rest, and names a bad value', () => {
     expect(gatewayLimitsFromEnv({})).toEqual(GATEWAY_LIMITS);
-    expect(gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: '3', BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: '50' })).toEqual({ ...GATEWAY_LIMITS, handshakeMs: 3_000, maxConnections: 50 });
+    expect(
+      gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: '3', BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: '50' }),
+    ).toEqual({ ...GATEWAY_LIMITS, handshakeMs: 3_000, maxConnections: 50 });
     for (const bad of ['0', '121', '1.5', '-1', 'ten', '1e1']) {
-      expect(() => gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: bad })).toThrow(`BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS must be a whole number from 1 to 120, not ${bad}`);
+      expect(() => gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS: bad })).toThrow(
+        `BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS must be a whole number from 1 to 120, not ${bad}`,
+      );
     }
     expect(() => gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: '0' })).toThrow(/BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS/);
   });

@@ -47,7 +47,10 @@ async function victim(): Promise<LoadedIdentity> {
 
 async function pkcs8Pem(key: CryptoKey) {
   const der = Buffer.from(await crypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+  return `-----BEGIN PRIVATE KEY-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END PRIVATE KEY-----\n`;
 }
 
 /**
@@ -86,54 +89,95 @@ const lastEventId = async () => (await testDb().event.aggregate({ _max: { id: tr
 /** security.renew.refused events after `after` (any tenant). */
 const refusalsSince = (after: bigint) =>
   testDb().event.findMany({ where: { type: 'security.renew.refused', id: { gt: after } }, orderBy: { id: 'asc' } });
-const callsOf = (path: string) => gateway.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { peer: string; path: string; status: number }).filter((l) => l.path === path);
+const callsOf = (path: string) =>
+  gateway.lines
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { peer: string; path: string; status: number })
+    .filter((l) => l.path === path);
 
 describe('the gateway process vouches only for certificates of the node CA', () => {
-  it.each(['self', 'foreign-ca'] as const)('an expired %s-signed certificate naming a node: the uniform refusal, and nothing names the node', async (issuer) => {
-    const node = await victim();
-    const client = await forged(node.spiffeId, issuer);
-    // The caller asks to renew the victim's real leaf (certificates are no secret), presenting its forgery.
-    const next = generateNodeKeyAndCsr();
-    const body = buildRenewBody(node, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000));
-    const since = await lastEventId();
-    const before = callsOf(PATH).length;
-    const reply = await postToGateway(target(), client, PATH, body);
-    expect(reply.status).toBe(403);
-    expect(reply.body.toString()).toBe(REFUSED);
+  it.each(['self', 'foreign-ca'] as const)(
+    'an expired %s-signed certificate naming a node: the uniform refusal, and nothing names the node',
+    async (issuer) => {
+      const node = await victim();
+      const client = await forged(node.spiffeId, issuer);
+      // The caller asks to renew the victim's real leaf (certificates are no secret), presenting its forgery.
+      const next = generateNodeKeyAndCsr();
+      const body = buildRenewBody(node, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000));
+      const since = await lastEventId();
+      const before = callsOf(PATH).length;
+      const reply = await postToGateway(target(), client, PATH, body);
+      expect(reply.status).toBe(403);
+      expect(reply.body.toString()).toBe(REFUSED);
 
-    const events = await refusalsSince(since);
-    expect(events.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'no-client-certificate', nodeId: null, serial: null })]);
-    expect(events[0]!.tenantId).toBe(r.h.rootTenantId);
-    expect(JSON.stringify(events.map((e) => e.data))).not.toContain(node.identity.nodeId);
-    await expect.poll(() => callsOf(PATH).length).toBe(before + 1);
-    expect(callsOf(PATH).at(-1)).toMatchObject({ peer: '-', status: 403 });
-    expect(gateway.lines.join('\n')).not.toContain(node.spiffeId);
-  });
+      const events = await refusalsSince(since);
+      expect(events.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'no-client-certificate', nodeId: null, serial: null })]);
+      expect(events[0]!.tenantId).toBe(r.h.rootTenantId);
+      expect(JSON.stringify(events.map((e) => e.data))).not.toContain(node.identity.nodeId);
+      await expect.poll(() => callsOf(PATH).length).toBe(before + 1);
+      expect(callsOf(PATH).at(-1)).toMatchObject({ peer: '-', status: 403 });
+      expect(gateway.lines.join('\n')).not.toContain(node.spiffeId);
+    },
+  );
 
   it('a real node certificate that expired is still vouched for: refused as expired, naming its node', async () => {
     const node = await victim();
     const key = generateNodeKeyAndCsr();
     const old = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer, trustDomain: r.h.crypto.trustDomain, siteId: node.identity.siteId, nodeId: node.identity.nodeId,
-      role: 'node', notBefore: new Date(Date.now() - HOUR), ttlSeconds: 60,
+      publicKeySpkiDer: key.spkiDer,
+      trustDomain: r.h.crypto.trustDomain,
+      siteId: node.identity.siteId,
+      nodeId: node.identity.nodeId,
+      role: 'node',
+      notBefore: new Date(Date.now() - HOUR),
+      ttlSeconds: 60,
     });
     await testDb().nodeCert.create({
-      data: { serial: old.serialHex, nodeId: node.identity.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(old.der), notBefore: old.notBefore, notAfter: old.notAfter },
+      data: {
+        serial: old.serialHex,
+        nodeId: node.identity.nodeId,
+        identityGeneration: 1,
+        role: 'node',
+        spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()),
+        der: new Uint8Array(old.der),
+        notBefore: old.notBefore,
+        notAfter: old.notAfter,
+      },
     });
-    const expired = { ...node, privateKey: key.privateKey, identity: { ...node.identity, privateKeyPem: key.privateKeyPem, certificateChain: [old.der.toString('base64'), node.identity.certificateChain[1]!] } };
+    const expired = {
+      ...node,
+      privateKey: key.privateKey,
+      identity: {
+        ...node.identity,
+        privateKeyPem: key.privateKeyPem,
+        certificateChain: [old.der.toString('base64'), node.identity.certificateChain[1]!],
+      },
+    };
     const next = generateNodeKeyAndCsr();
     const since = await lastEventId();
-    const reply = await postToGateway(target(), { keyPem: key.privateKeyPem, certificatePem: chainToPem([old.der.toString('base64')]) }, PATH, buildRenewBody(expired, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    const reply = await postToGateway(
+      target(),
+      { keyPem: key.privateKeyPem, certificatePem: chainToPem([old.der.toString('base64')]) },
+      PATH,
+      buildRenewBody(expired, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)),
+    );
     expect(reply.status).toBe(403);
     expect(reply.body.toString()).toBe(REFUSED);
-    expect((await refusalsSince(since)).map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'expired', nodeId: node.identity.nodeId, serial: old.serialHex })]);
+    expect((await refusalsSince(since)).map((e) => e.data)).toEqual([
+      expect.objectContaining({ reason: 'expired', nodeId: node.identity.nodeId, serial: old.serialHex }),
+    ]);
     await expect.poll(() => callsOf(PATH).some((l) => l.peer === node.spiffeId && l.status === 403)).toBe(true);
   });
 
   it('a current node certificate renews through the process', async () => {
     const node = await victim();
     const next = generateNodeKeyAndCsr();
-    const reply = await postToGateway(target(), { keyPem: node.identity.privateKeyPem, certificatePem: chainToPem([node.identity.certificateChain[0]!]) }, PATH, buildRenewBody(node, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    const reply = await postToGateway(
+      target(),
+      { keyPem: node.identity.privateKeyPem, certificatePem: chainToPem([node.identity.certificateChain[0]!]) },
+      PATH,
+      buildRenewBody(node, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)),
+    );
     expect(reply.status).toBe(200);
     await expect.poll(() => callsOf(PATH).some((l) => l.peer === node.spiffeId && l.status === 200)).toBe(true);
   });
@@ -143,11 +187,22 @@ describe('isNodeCertificate', () => {
   it('checks issuer, signature, CA flag and usages, and nothing about dates', async () => {
     const nodeCas = certificatesOf(r.h.bundle.nodeCa.certificatePem);
     const key = generateNodeKeyAndCsr();
-    const request = { publicKeySpkiDer: key.spkiDer, trustDomain: r.h.crypto.trustDomain, siteId: 'site_1', nodeId: 'node_1', role: 'node' as const, ttlSeconds: 60 };
-    const expired = new X509Certificate(issueNodeCertificate(r.h.crypto.nodeCa, { ...request, notBefore: new Date(Date.now() - HOUR) }).der);
+    const request = {
+      publicKeySpkiDer: key.spkiDer,
+      trustDomain: r.h.crypto.trustDomain,
+      siteId: 'site_1',
+      nodeId: 'node_1',
+      role: 'node' as const,
+      ttlSeconds: 60,
+    };
+    const expired = new X509Certificate(
+      issueNodeCertificate(r.h.crypto.nodeCa, { ...request, notBefore: new Date(Date.now() - HOUR) }).der,
+    );
     expect(isNodeCertificate(expired, nodeCas)).toBe(true);
     for (const issuer of ['self', 'foreign-ca'] as const) {
-      expect(isNodeCertificate(new X509Certificate((await forged('spiffe://x/site/s/node/n', issuer)).certificatePem), nodeCas)).toBe(false);
+      expect(isNodeCertificate(new X509Certificate((await forged('spiffe://x/site/s/node/n', issuer)).certificatePem), nodeCas)).toBe(
+        false,
+      );
     }
     // The node CA itself (a CA, and no clientAuth leaf), and the serving CA's gateway leaf (another CA).
     expect(isNodeCertificate(nodeCas[0]!, nodeCas)).toBe(false);
@@ -156,30 +211,46 @@ describe('isNodeCertificate', () => {
 
   it('refuses what the node CA signed without a TLS client leaf profile', async () => {
     const nodeCas = certificatesOf(r.h.bundle.nodeCa.certificatePem);
-    const caKey = await crypto.subtle.importKey('pkcs8', r.h.crypto.nodeCa.key.export({ type: 'pkcs8', format: 'der' }), ALG, false, ['sign']);
+    const caKey = await crypto.subtle.importKey('pkcs8', r.h.crypto.nodeCa.key.export({ type: 'pkcs8', format: 'der' }), ALG, false, [
+      'sign',
+    ]);
     const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
     const signed = async (extensions: x509.Extension[]) =>
-      new X509Certificate(Buffer.from(
-        (
-          await x509.X509CertificateGenerator.create(
-            {
-              serialNumber: '01', subject: 'OU=bc-role:node', issuer: new x509.X509Certificate(r.h.bundle.nodeCa.certificatePem).subject,
-              notBefore: new Date(Date.now() - HOUR), notAfter: new Date(Date.now() + HOUR), signingAlgorithm: ALG,
-              publicKey: keys.publicKey, signingKey: caKey, extensions,
-            },
-            crypto,
-          )
-        ).rawData,
-      ));
+      new X509Certificate(
+        Buffer.from(
+          (
+            await x509.X509CertificateGenerator.create(
+              {
+                serialNumber: '01',
+                subject: 'OU=bc-role:node',
+                issuer: new x509.X509Certificate(r.h.bundle.nodeCa.certificatePem).subject,
+                notBefore: new Date(Date.now() - HOUR),
+                notAfter: new Date(Date.now() + HOUR),
+                signingAlgorithm: ALG,
+                publicKey: keys.publicKey,
+                signingKey: caKey,
+                extensions,
+              },
+              crypto,
+            )
+          ).rawData,
+        ),
+      );
     const leaf = new x509.BasicConstraintsExtension(false, undefined, true);
     const signing = new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true);
     const client = new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]);
     // The whole profile verifies: the CA's own signature, issuer and usages are what is checked.
     expect(isNodeCertificate(await signed([leaf, signing, client]), nodeCas)).toBe(true);
-    expect(isNodeCertificate(await signed([leaf, signing, new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]), nodeCas)).toBe(false);
-    expect(isNodeCertificate(await signed([leaf, new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyEncipherment, true), client]), nodeCas)).toBe(false);
+    expect(
+      isNodeCertificate(await signed([leaf, signing, new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]), nodeCas),
+    ).toBe(false);
+    expect(
+      isNodeCertificate(await signed([leaf, new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyEncipherment, true), client]), nodeCas),
+    ).toBe(false);
     expect(isNodeCertificate(await signed([leaf, client]), nodeCas)).toBe(false);
     expect(isNodeCertificate(await signed([leaf, signing]), nodeCas)).toBe(false);
-    expect(isNodeCertificate(await signed([new x509.BasicConstraintsExtension(true, undefined, true), signing, client]), nodeCas)).toBe(false);
+    expect(isNodeCertificate(await signed([new x509.BasicConstraintsExtension(true, undefined, true), signing, client]), nodeCas)).toBe(
+      false,
+    );
   });
 });

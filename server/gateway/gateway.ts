@@ -47,7 +47,9 @@ const answer = (res: GatewayResponse, status: number, body: object, extra: Recor
 };
 
 function splitPem(pem: string): Buffer[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'));
+  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) =>
+    Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'),
+  );
 }
 
 /** The vouching credential: the serving key and the chain JoinService checks against the serving CA pin. */
@@ -76,16 +78,21 @@ function peerName(raw: Buffer | undefined): string {
 function stdoutLines(): (line: string) => void {
   let pending = '';
   return (line) => {
-    if (!pending) setImmediate(() => {
-      process.stdout.write(pending);
-      pending = '';
-    });
+    if (!pending)
+      setImmediate(() => {
+        process.stdout.write(pending);
+        pending = '';
+      });
     pending += line + '\n';
   };
 }
 
 /** The gateway's server, with its sessions and the count of TLS connections it accepted. */
-export type GatewayServer = http2.Http2SecureServer & { sessions: SessionHub; stats: { tlsConnections: number }; shutdown(): Promise<void> };
+export type GatewayServer = http2.Http2SecureServer & {
+  sessions: SessionHub;
+  stats: { tlsConnections: number };
+  shutdown(): Promise<void>;
+};
 
 /** Creates the gateway's server (not yet listening): HTTP/2 and HTTP/1.1 over TLS on one port. */
 export function createGateway(options: GatewayOptions): GatewayServer {
@@ -93,7 +100,12 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const paths = new Set([`${options.basePath}/v1/join`, `${options.basePath}/v1/renew`, `${options.basePath}${SESSION_PATH}`, `${options.basePath}${SESSION_ACCEPTANCE_PATH}`]);
+  const paths = new Set([
+    `${options.basePath}/v1/join`,
+    `${options.basePath}/v1/renew`,
+    `${options.basePath}${SESSION_PATH}`,
+    `${options.basePath}${SESSION_ACCEPTANCE_PATH}`,
+  ]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
   const joinPath = `${options.basePath}/v1/join`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
@@ -106,7 +118,12 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
       // The caller's address goes inside the signed vouching: the API records it for joins, and believes it
       // only from a gateway of the pinned serving CA.
-      const headers = { ...vouchHeaders(voucher, peer, body, pathname, Date.now(), callerAddress), 'content-type': 'application/json', 'content-length': String(body.length), [REQUEST_ID_HEADER]: requestId };
+      const headers = {
+        ...vouchHeaders(voucher, peer, body, pathname, Date.now(), callerAddress),
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        [REQUEST_ID_HEADER]: requestId,
+      };
       const relay = http.request(
         { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
         (upstream) => {
@@ -127,24 +144,31 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const watchApi: ApiWatch = (pathname, body, onEvent) => {
     let close = () => {};
     const ended = new Promise<void>((resolve) => {
-      const headers = { ...vouchHeaders(voucher, null, body, pathname), 'content-type': 'application/json', 'content-length': String(body.length) };
-      const request = http.request({ protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent: false }, (upstream) => {
-        if (upstream.statusCode !== 200) {
-          upstream.resume();
-          upstream.on('end', resolve);
-          return;
-        }
-        let pending = '';
-        upstream.setEncoding('utf8');
-        upstream.on('data', (chunk: string) => {
-          pending += chunk;
-          const lines = pending.split('\n');
-          pending = lines.pop()!;
-          for (const line of lines) if (line.startsWith('event:')) onEvent(line.slice(6).trim());
-        });
-        upstream.on('close', resolve);
-        upstream.on('error', resolve);
-      });
+      const headers = {
+        ...vouchHeaders(voucher, null, body, pathname),
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      };
+      const request = http.request(
+        { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent: false },
+        (upstream) => {
+          if (upstream.statusCode !== 200) {
+            upstream.resume();
+            upstream.on('end', resolve);
+            return;
+          }
+          let pending = '';
+          upstream.setEncoding('utf8');
+          upstream.on('data', (chunk: string) => {
+            pending += chunk;
+            const lines = pending.split('\n');
+            pending = lines.pop()!;
+            for (const line of lines) if (line.startsWith('event:')) onEvent(line.slice(6).trim());
+          });
+          upstream.on('close', resolve);
+          upstream.on('error', resolve);
+        },
+      );
       request.on('error', () => resolve());
       request.on('close', () => resolve());
       close = () => request.destroy();
@@ -196,27 +220,49 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       res.on('finish', () => {
         metrics.request(pathname, res.statusCode);
         const ms = Math.round((performance.now() - started) * 10) / 10;
-        log(JSON.stringify({ gateway: 'call', requestId, method: req.method, peer: peerName(raw), path: pathname, status: res.statusCode, ms }));
+        log(
+          JSON.stringify({
+            gateway: 'call',
+            requestId,
+            method: req.method,
+            peer: peerName(raw),
+            path: pathname,
+            status: res.statusCode,
+            ms,
+          }),
+        );
       });
       // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
-      if (pathname === wellKnownPath(options.basePath)) return relayWellKnown(req as http.IncomingMessage, res as http.ServerResponse, { api, agent, path: pathname });
-      if (pathname === METRICS_PATH) return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
+      if (pathname === wellKnownPath(options.basePath))
+        return relayWellKnown(req as http.IncomingMessage, res as http.ServerResponse, { api, agent, path: pathname });
+      if (pathname === METRICS_PATH)
+        return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       const isHello = pathname === sessionPath;
       void readNodeBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
         (body) => {
           // An oversized Hello is refused like any other (the uniform bytes); other calls keep their 413.
-          if (!body && isHello) return void res.writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length }).end(SESSION_REFUSED.body);
+          if (!body && isHello)
+            return void res
+              .writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length })
+              .end(SESSION_REFUSED.body);
           if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
           if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
-          relayToApi(pathname, body, raw ?? null, requestId, pathname === joinPath ? callerAddressOf(socket.remoteAddress) : undefined).then(
+          relayToApi(
+            pathname,
+            body,
+            raw ?? null,
+            requestId,
+            pathname === joinPath ? callerAddressOf(socket.remoteAddress) : undefined,
+          ).then(
             (reply) => {
               if (!res.destroyed) res.writeHead(reply.status, { ...HEADERS, 'content-length': reply.body.length }).end(reply.body);
             },
             // The API is down or restarting: a clear 503 the agent retries, never a crash.
             () => {
-              if (!res.headersSent) answer(res, 503, { code: 'INVALID_STATE', message: 'The control plane is unavailable; retry' }, { 'retry-after': '2' });
+              if (!res.headersSent)
+                answer(res, 503, { code: 'INVALID_STATE', message: 'The control plane is unavailable; retry' }, { 'retry-after': '2' });
             },
           );
         },
@@ -226,7 +272,11 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   ) as GatewayServer;
   // HTTP/1.1 connections take the API's header and request bounds (the http2 server hands them to Node's
   // HTTP/1 server code, which reads these fields); HTTP/2 streams are bounded by the handshake and connection limits.
-  Object.assign(server, { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, connectionsCheckingInterval: limits.checkIntervalMs });
+  Object.assign(server, {
+    headersTimeout: limits.headersMs,
+    requestTimeout: limits.requestMs,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  });
   server.sessions = sessions;
   server.stats = stats;
   server.on('secureConnection', (socket: tls.TLSSocket) => {

@@ -31,9 +31,13 @@ function importGraph(entries: string[]): Set<string> {
 describe('the gateway cannot sign for JoinService', () => {
   it('imports nothing that opens the PKI, seals, issues certificates or signs answers', () => {
     const dir = path.join(ROOT, 'server/gateway');
-    const entries = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => path.join(dir, f));
+    const entries = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => path.join(dir, f));
     const graph = [...importGraph(entries)].map((f) => path.relative(ROOT, f));
-    const forbidden = graph.filter((f) => /server\/(pki\/(store|bundle|join-crypto|node-certificate|ca|issuing-ca|bundle-seal)|join\/|renew\/renew-service|db\/)/.test(f));
+    const forbidden = graph.filter((f) =>
+      /server\/(pki\/(store|bundle|join-crypto|node-certificate|ca|issuing-ca|bundle-seal)|join\/|renew\/renew-service|db\/)/.test(f),
+    );
     expect(forbidden).toEqual([]);
     expect(graph).toContain('server/renew/vouch.ts');
   });

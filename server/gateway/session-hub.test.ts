@@ -25,7 +25,8 @@ describe('SessionHub', () => {
     let inFlight = 0;
     let most = 0;
     const hub = new SessionHub(async (pathname) => {
-      if (pathname.endsWith('/lease')) return { status: 200, body: Buffer.from(JSON.stringify({ live: true, end: [], refreshMs: 60_000 })) };
+      if (pathname.endsWith('/lease'))
+        return { status: 200, body: Buffer.from(JSON.stringify({ live: true, end: [], refreshMs: 60_000 })) };
       inFlight++;
       most = Math.max(most, inFlight);
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
-import { SESSION_LEASE_PATH, SESSION_PATH, SESSION_UNAVAILABLE, SESSION_WATCH_PATH, sseEvent, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
+import {
+  SESSION_LEASE_PATH,
+  SESSION_PATH,
+  SESSION_UNAVAILABLE,
+  SESSION_WATCH_PATH,
+  sseEvent,
+  type HelloAccepted,
+  type LeaseAnswer,
+} from '../../protocol/session-wire';
 
 /** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
 export type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
@@ -153,7 +161,11 @@ export class SessionHub {
     const closed = this.closed.splice(0, 1500);
     let answer: LeaseAnswer;
     try {
-      const reply = await this.post(`${this.basePath}${SESSION_LEASE_PATH}`, Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, closed })), null);
+      const reply = await this.post(
+        `${this.basePath}${SESSION_LEASE_PATH}`,
+        Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, closed })),
+        null,
+      );
       if (reply.status !== 200) throw new Error(`the API answered ${reply.status}`);
       answer = JSON.parse(reply.body.toString('utf8')) as LeaseAnswer;
     } catch {
@@ -234,9 +246,15 @@ export class SessionHub {
       res,
       write,
       endedByApi: false,
-      heartbeat: setInterval(() => write(sseEvent('heartbeat', { serverTime: Math.floor(Date.now() / 1000) })), accepted.heartbeatSeconds * 1000),
+      heartbeat: setInterval(
+        () => write(sseEvent('heartbeat', { serverTime: Math.floor(Date.now() / 1000) })),
+        accepted.heartbeatSeconds * 1000,
+      ),
       // The server ends a session when the certificate it was opened with expires (the API would refuse it).
-      expiry: setTimeout(() => this.end(accepted.sessionId, false), Math.min(MAX_TIMER_MS, Math.max(0, (certificateNotAfter ?? Infinity) - Date.now()))),
+      expiry: setTimeout(
+        () => this.end(accepted.sessionId, false),
+        Math.min(MAX_TIMER_MS, Math.max(0, (certificateNotAfter ?? Infinity) - Date.now())),
+      ),
     };
     this.streams.set(accepted.sessionId, stream);
     if (accepted.acceptance) write(sseEvent('acceptance', accepted.acceptance));

@@ -12,7 +12,11 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
  * for being relayed: bcd accepts its keys only when they match the pins of its install. No body is read, no
  * vouching is attached (the document is public), and the answer is passed on as the API gave it, at most 64 KiB.
  */
-export function relayWellKnown(req: http.IncomingMessage, res: http.ServerResponse, options: { api: URL; agent: http.Agent; path: string }): void {
+export function relayWellKnown(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  options: { api: URL; agent: http.Agent; path: string },
+): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     const bytes = Buffer.from(JSON.stringify({ code: 'INVALID_ARGUMENT', message: 'Use GET' }));
     res.writeHead(405, { ...JSON_HEADERS, allow: 'GET, HEAD', 'content-length': bytes.length }).end(bytes);
@@ -20,7 +24,16 @@ export function relayWellKnown(req: http.IncomingMessage, res: http.ServerRespon
   }
   const { api, agent } = options;
   const relay = http.request(
-    { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'GET', path: options.path, headers: { accept: 'application/json' }, agent, timeout: 15_000 },
+    {
+      protocol: api.protocol,
+      hostname: api.hostname,
+      port: api.port,
+      method: 'GET',
+      path: options.path,
+      headers: { accept: 'application/json' },
+      agent,
+      timeout: 15_000,
+    },
     (upstream) => {
       const chunks: Buffer[] = [];
       let size = 0;

@@ -8,7 +8,14 @@ import type { RenewService } from '../renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
-import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
+import {
+  MAX_HELLO_BODY_BYTES,
+  SESSION_ACCEPTANCE_PATH,
+  SESSION_LEASE_PATH,
+  SESSION_PATH,
+  SESSION_REFUSED,
+  SESSION_WATCH_PATH,
+} from '../../protocol/session-wire';
 import type { ChannelListener } from '../db/listen';
 import { pipeWatchResponse, sessionWatchResponse, type SessionsChange } from '../sessions/session-watch';
 import { readNodeBody } from './body';
@@ -51,7 +58,8 @@ export type AgentEndpoints = (req: http.IncomingMessage, res: http.ServerRespons
 /** The paths whose answers carry no request-id header: protocol.md fixes the join's and renewal's headers. */
 export const hasFixedHeaders = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
 
-const gatewayHeader = (req: http.IncomingMessage, name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+const gatewayHeader = (req: http.IncomingMessage, name: string) =>
+  typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined;
 
 /**
  * The agent's side of the HTTP surface (protocol.md), served from one place by the boot server in
@@ -86,7 +94,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
           return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
         });
       }
-      if (pathname === WATCH_PATH) return void watchSessions(req, res, services), true;
+      if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -103,7 +111,13 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
 }
 
 /** Reads the body under `limit` (null past it: the service answers its uniform refusal) and writes the answer. */
-function answerAgent(req: http.IncomingMessage, res: http.ServerResponse, limit: number, what: 'join' | 'renew' | 'session', answer: (body: Buffer | null) => Promise<JoinAnswer>): true {
+function answerAgent(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  limit: number,
+  what: 'join' | 'renew' | 'session',
+  answer: (body: Buffer | null) => Promise<JoinAnswer>,
+): true {
   void (async () => {
     try {
       const reply = await answer(await readNodeBody(req, limit));
@@ -151,6 +165,8 @@ async function serveWellKnown(req: http.IncomingMessage, res: http.ServerRespons
     logError('well-known document failed', error);
     if (res.headersSent) return void res.destroy();
     const body = JSON.stringify({ code: 'INTERNAL', message: 'Internal error' });
-    res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);
+    res
+      .writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) })
+      .end(body);
   }
 }

@@ -5,7 +5,7 @@
  */
 export function isClientAbort(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as NodeJS.ErrnoException).code ?? ((error as { cause?: NodeJS.ErrnoException }).cause?.code);
+  const code = (error as NodeJS.ErrnoException).code ?? (error as { cause?: NodeJS.ErrnoException }).cause?.code;
   return (
     error.name === 'AbortError' ||
     error.name === 'ResponseAborted' ||

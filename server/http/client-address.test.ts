@@ -44,7 +44,9 @@ describe('sign-in through the boot server', () => {
       const credentials = JSON.parse(decodeURIComponent(new URL(req.url!, 'http://x').searchParams.get('c')!)) as Record<string, string>;
       try {
         const user = await provider.options.authorize(credentials, { headers: req.headers });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: !!user, address: req.headers[CLIENT_ADDRESS_HEADER] }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ok: !!user, address: req.headers[CLIENT_ADDRESS_HEADER] }));
       } catch (error) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (error as Error).message }));
       }
@@ -78,7 +80,9 @@ describe('sign-in through the boot server', () => {
       const forged = { [CLIENT_ADDRESS_HEADER]: `198.51.100.${i}`, 'x-forwarded-for': `198.51.100.${i}` };
       expect(await signIn('127.0.0.2', email, 'a-wrong-guess', forged)).toEqual({ ok: false, address: '127.0.0.2' });
     }
-    expect(await signIn('127.0.0.2', email, 'the-right-password', { 'x-forwarded-for': '127.0.0.1' })).toEqual({ error: 'TooManyFailedSignIns' });
+    expect(await signIn('127.0.0.2', email, 'the-right-password', { 'x-forwarded-for': '127.0.0.1' })).toEqual({
+      error: 'TooManyFailedSignIns',
+    });
     expect(await signIn('127.0.0.1', email, 'the-right-password')).toEqual({ ok: true, address: '127.0.0.1' });
   });
 });

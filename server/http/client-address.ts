@@ -23,7 +23,10 @@ function normalize(address: string): string {
 export function parseTrustedProxies(value: string | undefined): BlockList | null {
   if (!value?.trim()) return null;
   const list = new BlockList();
-  for (const raw of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [address, bits, extra] = raw.split('/');
     const family = isIP(address ?? '');
     const prefix = bits === undefined ? (family === 6 ? 128 : 32) : Number(bits);
@@ -46,10 +49,17 @@ const isTrusted = (trusted: BlockList, address: string) => {
  * not a trusted proxy is the client. A client can put anything at the left of the header, so nothing
  * left of that hop is believed; a hop that is not an address stops the walk at the last proxy.
  */
-export function clientAddressOf(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trusted: BlockList | null): string {
+export function clientAddressOf(
+  socketAddress: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trusted: BlockList | null,
+): string {
   let client = normalize(socketAddress ?? 'unknown');
   if (!trusted || !isTrusted(trusted, client)) return client;
-  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? '')).split(',').map((h) => normalize(h.trim())).filter(Boolean);
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? ''))
+    .split(',')
+    .map((h) => normalize(h.trim()))
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
     if (!isIP(hop)) break;

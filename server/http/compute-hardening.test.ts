@@ -59,7 +59,11 @@ describe('REST bodies', () => {
   it('cap an authenticated body at 1 MiB with 413 in the error model, reading no more than the cap', async () => {
     const { authorization } = await adminKey();
     const { stream, counter } = endlessBody(64 * 1024);
-    const response = await call('/v1/tenants', { method: 'POST', body: stream, headers: { 'content-type': 'application/json', authorization } });
+    const response = await call('/v1/tenants', {
+      method: 'POST',
+      body: stream,
+      headers: { 'content-type': 'application/json', authorization },
+    });
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(String(DEFAULT_MAX_BODY_BYTES)) });
     expect(counter.pulls).toBeLessThanOrEqual(DEFAULT_MAX_BODY_BYTES / (64 * 1024) + 1);
@@ -67,22 +71,42 @@ describe('REST bodies', () => {
 
   it('refuse a declared length over the cap before reading', async () => {
     const body = new Uint8Array(16);
-    const request = new Request(`${base}/v1/tenants`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(2 * MiB) } });
+    const request = new Request(`${base}/v1/tenants`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'content-length': String(2 * MiB) },
+    });
     expect(request.headers.get('content-length')).toBe(String(2 * MiB));
     await expect(readRequestText(request, MiB)).rejects.toMatchObject({ status: 413 });
-    await expect(readRequestText(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(11) }), 10)).rejects.toMatchObject({ status: 413 });
+    await expect(readRequestText(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(11) }), 10)).rejects.toMatchObject({
+      status: 413,
+    });
     expect(await readRequestText(new Request(`${base}/x`, { method: 'POST', body: 'x'.repeat(10) }), 10)).toBe('x'.repeat(10));
   });
 
   it('accept application/json only, exactly', async () => {
     const { t, authorization } = await adminKey();
     const body = JSON.stringify({ siteId: t.siteId, name: `p-${randomBytes(3).toString('hex')}`, agent: 'none' });
-    for (const contentType of ['application/json-seq', 'text/plain', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/jsonx']) {
-      const refused = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', body, headers: { 'content-type': contentType, authorization } });
+    for (const contentType of [
+      'application/json-seq',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+      'application/x-www-form-urlencoded',
+      'application/jsonx',
+    ]) {
+      const refused = await call(`/v1/tenants/${t.tenantId}/pools`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': contentType, authorization },
+      });
       expect(refused.status, contentType).toBe(415);
       expect(await refused.json()).toMatchObject({ code: 'INVALID_ARGUMENT' });
     }
-    const accepted = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', body, headers: { 'content-type': 'application/json; charset=utf-8', authorization } });
+    const accepted = await call(`/v1/tenants/${t.tenantId}/pools`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json; charset=utf-8', authorization },
+    });
     expect(accepted.status).toBe(201);
     expect(isJsonContentType('Application/JSON')).toBe(true);
     expect(isJsonContentType('application/json; charset=latin1')).toBe(false);
@@ -91,10 +115,19 @@ describe('REST bodies', () => {
   it('name the field of an unknown key; say what a non-object body was', async () => {
     const { t, authorization } = await adminKey();
     const headers = { 'content-type': 'application/json', authorization };
-    const unknown = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', headers, body: JSON.stringify({ siteId: t.siteId, name: 'x', agent: 'none', colour: 'red' }) });
+    const unknown = await call(`/v1/tenants/${t.tenantId}/pools`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ siteId: t.siteId, name: 'x', agent: 'none', colour: 'red' }),
+    });
     expect(unknown.status).toBe(400);
     expect(await unknown.json()).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'colour' });
-    for (const [body, word] of [['[1]', 'an array'], ['"text"', 'a string'], ['null', 'null'], ['7', 'a number']] as const) {
+    for (const [body, word] of [
+      ['[1]', 'an array'],
+      ['"text"', 'a string'],
+      ['null', 'null'],
+      ['7', 'a number'],
+    ] as const) {
       const refused = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', headers, body });
       expect(refused.status).toBe(400);
       expect((await refused.json()).message).toContain(word);
@@ -120,7 +153,11 @@ describe('REST with a console session', () => {
         headers: { 'content-type': 'application/json', host: 'console.test', ...headers },
         body: JSON.stringify({ siteId: t.siteId, name: `p-${randomBytes(3).toString('hex')}`, agent: 'none' }),
       });
-    const foreign: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: 'http://other.console.test' }];
+    const foreign: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site', origin: 'http://other.console.test' },
+    ];
     for (const headers of foreign) {
       const refused = await post(headers);
       expect(refused.status, JSON.stringify(headers)).toBe(403);
@@ -128,14 +165,21 @@ describe('REST with a console session', () => {
     }
     expect((await post({ origin: 'http://console.test', 'sec-fetch-site': 'same-origin' })).status).toBe(201);
     // A session must send JSON even without a body: a form post cannot.
-    const form = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', session: claim, headers: { 'content-type': 'text/plain', host: 'console.test' }, body: '{}' });
+    const form = await call(`/v1/tenants/${t.tenantId}/pools`, {
+      method: 'POST',
+      session: claim,
+      headers: { 'content-type': 'text/plain', host: 'console.test' },
+      body: '{}',
+    });
     expect(form.status).toBe(415);
   });
 
   it('checks origins against the public URL or the Host', () => {
     const headers = (h: Record<string, string>) => new Headers(h);
     expect(checkSessionOrigin(headers({ origin: 'https://console.example.com' }), 'https://console.example.com/')).toBeNull();
-    expect(checkSessionOrigin(headers({ origin: 'http://localhost:3000', host: 'localhost:3000' }), 'https://console.example.com')).toBeNull();
+    expect(
+      checkSessionOrigin(headers({ origin: 'http://localhost:3000', host: 'localhost:3000' }), 'https://console.example.com'),
+    ).toBeNull();
     expect(checkSessionOrigin(headers({ origin: 'null', host: 'localhost:3000' }), undefined)).not.toBeNull();
     expect(checkSessionOrigin(headers({}), undefined)).toBeNull();
   });

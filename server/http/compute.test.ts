@@ -9,7 +9,10 @@ const call = (path: string, init: RequestInit & { key?: string } = {}) =>
   handleComputeRequest(
     new Request(base + path, {
       ...init,
-      headers: { ...(init.key ? { authorization: `Bearer ${init.key}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+      },
     }),
     { db: testDb(), sessionOperatorId: async () => null },
   );
@@ -34,7 +37,11 @@ describe('REST API', () => {
     const { key } = await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'automation' }, 'test');
     const { key: viewerKey } = await insertApiKey(db, { tenantId: t.tenantId, role: 'viewer', name: 'ro' }, 'test');
 
-    const created = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', key, body: JSON.stringify({ siteId: t.site.id, name: 'rest-pool', agent: 'none' }) });
+    const created = await call(`/v1/tenants/${t.tenantId}/pools`, {
+      method: 'POST',
+      key,
+      body: JSON.stringify({ siteId: t.site.id, name: 'rest-pool', agent: 'none' }),
+    });
     expect(created.status).toBe(201);
     const pool = await created.json();
     expect(pool).toMatchObject({ name: 'rest-pool', agent: 'none', tenantId: t.tenantId });
@@ -43,7 +50,11 @@ describe('REST API', () => {
     expect(list.status).toBe(200);
     expect((await list.json()).items.map((p: { name: string }) => p.name).sort()).toEqual(['pool-a', 'rest-pool']);
 
-    const bad = await call(`/v1/tenants/${t.tenantId}/pools`, { method: 'POST', key, body: JSON.stringify({ siteId: t.site.id, name: 'rest-pool', agent: 'bcd' }) });
+    const bad = await call(`/v1/tenants/${t.tenantId}/pools`, {
+      method: 'POST',
+      key,
+      body: JSON.stringify({ siteId: t.site.id, name: 'rest-pool', agent: 'bcd' }),
+    });
     expect(bad.status).toBe(409);
     expect(await bad.json()).toEqual({ code: 'ALREADY_EXISTS', message: expect.stringContaining('rest-pool'), field: 'name' });
 
@@ -76,7 +87,10 @@ describe('REST API', () => {
     expect(create.operationId).toBe('pools.create');
     expect(create.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['siteId', 'name', 'agent']));
     expect(create.responses['201'].content['application/json'].schema.properties).toHaveProperty('archivedAt');
-    expect(doc.paths['/v1/tenants/{tenantId}/sites/{siteId}/archive'].post.parameters.map((p: { name: string }) => p.name)).toEqual(['tenantId', 'siteId']);
+    expect(doc.paths['/v1/tenants/{tenantId}/sites/{siteId}/archive'].post.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'tenantId',
+      'siteId',
+    ]);
     expect(doc.components.schemas.Error.properties.code.enum).toContain('INVALID_STATE');
   });
 });

@@ -18,7 +18,10 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** A public document, with its length (so HEAD, which answers GET's headers, names it too). */
 function document(body: unknown, headers: Record<string, string>): Response {
   const bytes = Buffer.from(JSON.stringify(body));
-  return new Response(new Uint8Array(bytes), { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers } });
+  return new Response(new Uint8Array(bytes), {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers },
+  });
 }
 
 let openApiCache: unknown;

@@ -10,7 +10,11 @@ export const COMPUTE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 /** 405 in the error model, with the `Allow` header HTTP asks for. */
 export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
-  json(405, { code: 'INVALID_ARGUMENT', message: `${method} is not supported here; use ${allowed.join(' or ')}` }, { allow: allowed.join(', ') });
+  json(
+    405,
+    { code: 'INVALID_ARGUMENT', message: `${method} is not supported here; use ${allowed.join(' or ')}` },
+    { allow: allowed.join(', ') },
+  );
 
 /** 400 for a path whose percent-encoding does not decode (`/api/compute/%`), before any route sees it. */
 export const malformedPath = () => json(400, { code: 'INVALID_ARGUMENT', message: 'The request path is not valid percent-encoding' });
@@ -24,4 +28,3 @@ export function isWellEncodedPath(path: string): boolean {
     return false;
   }
 }
-

@@ -201,9 +201,14 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     events.push([decision.tenantId, 'node.joined', json]);
     if (decision.autoAdmitted) {
       const { matchedNodeId, mac } = decision.autoAdmitted;
-      events.push([decision.tenantId, 'node.join-request.auto-admitted', JSON.stringify({ nodeId, matchedNodeId, mac, siteId: decision.siteId, attestor: join.attestor, tokenId: row.tokenId })]);
+      events.push([
+        decision.tenantId,
+        'node.join-request.auto-admitted',
+        JSON.stringify({ nodeId, matchedNodeId, mac, siteId: decision.siteId, attestor: join.attestor, tokenId: row.tokenId }),
+      ]);
     }
-    if (decision.state === 'adopted') events.push([decision.tenantId, 'node.adopted', JSON.stringify({ nodeId, poolId: decision.poolId, siteId: decision.siteId })]);
+    if (decision.state === 'adopted')
+      events.push([decision.tenantId, 'node.adopted', JSON.stringify({ nodeId, poolId: decision.poolId, siteId: decision.siteId })]);
     audit.push([decision.tenantId, decision.actor, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
   }
   const claimsJson = (r: AdmissionRow) => JSON.stringify(r.join.claims);

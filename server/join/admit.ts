@@ -9,7 +9,15 @@ import { attestorNamed } from './attestors';
 import { isChallenge, isDeferral, type Attestor } from './attestors/types';
 import { CHALLENGE_TTL_SECONDS, MAX_CHALLENGE_TTL_SECONDS, insertChallenges, newNonce, type IssuedChallenge } from './challenges';
 import type { PreparedJoin } from './prepare';
-import { BEGIN_ADMISSION_SQL, READ_ADMISSION_SQL, WRITE_ADMISSIONS_SQL, admissionParams, type AdmissionReadRow, type AdmissionRow, type LockedTokenJson } from './admit-sql';
+import {
+  BEGIN_ADMISSION_SQL,
+  READ_ADMISSION_SQL,
+  WRITE_ADMISSIONS_SQL,
+  admissionParams,
+  type AdmissionReadRow,
+  type AdmissionRow,
+  type LockedTokenJson,
+} from './admit-sql';
 import type { CertificateHints } from './presign';
 
 export type AdmitOutcome =
@@ -165,7 +173,14 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     const states = new Map<Attestor<unknown>, unknown>();
     for (const name of new Set(joins.map((j) => j.attestor))) {
       const attestor = attestorNamed(name)!;
-      states.set(attestor, await attestor.load(client, joins.filter((j) => j.attestor === name), tokens));
+      states.set(
+        attestor,
+        await attestor.load(
+          client,
+          joins.filter((j) => j.attestor === name),
+          tokens,
+        ),
+      );
     }
 
     const outcomes: AdmitOutcome[] = [];
@@ -189,22 +204,45 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       // claims and pool still applies; if it would be admitted, it answers CONFLICT instead.
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
       const attestor = attestorNamed(join.attestor)!;
-      const decision = attestor.decide({ join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore }, states.get(attestor));
+      const decision = attestor.decide(
+        { join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore },
+        states.get(attestor),
+      );
       if (isDeferral(decision)) {
-        const body: PendingBody = { status: 'pending', requestId: decision.requestId, retryAfterSeconds: decision.retryAfterSeconds, csrSha256: join.csr.csrSha256 };
+        const body: PendingBody = {
+          status: 'pending',
+          requestId: decision.requestId,
+          retryAfterSeconds: decision.retryAfterSeconds,
+          csrSha256: join.csr.csrSha256,
+        };
         outcomes.push({ kind: 'pending', body });
         continue;
       }
       if (isChallenge(decision)) {
         const ttlSeconds = Math.min(Math.max(Math.floor(decision.ttlSeconds ?? CHALLENGE_TTL_SECONDS), 1), MAX_CHALLENGE_TTL_SECONDS);
-        const issued = { nonce: newNonce(), attestor: attestor.name, csrSha256: join.csr.csrSha256, subject: decision.subject, answerSha256: decision.answerSha256 ?? null, ttlSeconds };
+        const issued = {
+          nonce: newNonce(),
+          attestor: attestor.name,
+          csrSha256: join.csr.csrSha256,
+          subject: decision.subject,
+          answerSha256: decision.answerSha256 ?? null,
+          ttlSeconds,
+        };
         challenges.push({ index, issued, ...(decision.data ? { data: decision.data } : {}) });
         // Filled in once the nonce is stored (its expiry is the database's).
-        outcomes.push({ kind: 'challenge', body: { status: 'challenge', attestor: attestor.name, nonce: issued.nonce, expiresAt: 0, csrSha256: join.csr.csrSha256 } });
+        outcomes.push({
+          kind: 'challenge',
+          body: { status: 'challenge', attestor: attestor.name, nonce: issued.nonce, expiresAt: 0, csrSha256: join.csr.csrSha256 },
+        });
         continue;
       }
       if (!decision.admitted) {
-        outcomes.push({ kind: 'refused', reason: decision.reason, tenantId: decision.tenantId, ...(decision.expectField ? { expectField: decision.expectField } : {}) });
+        outcomes.push({
+          kind: 'refused',
+          reason: decision.reason,
+          tenantId: decision.tenantId,
+          ...(decision.expectField ? { expectField: decision.expectField } : {}),
+        });
         continue;
       }
       if (raced) {
@@ -225,7 +263,14 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         deps.hints.remember(join.token.id, decision.siteId, decision.certRole, join.token.secretHash);
       }
       const early = presigned[index];
-      const usable = early && !decision.reclaim && !decision.statements?.length && early.siteId === decision.siteId && early.certRole === decision.certRole ? early : null;
+      const usable =
+        early &&
+        !decision.reclaim &&
+        !decision.statements?.length &&
+        early.siteId === decision.siteId &&
+        early.certRole === decision.certRole
+          ? early
+          : null;
       const nodeId = usable?.nodeId ?? decision.reclaim?.id ?? newId('node');
       const identityGeneration = decision.reclaim ? decision.reclaim.identityGeneration + 1 : 1;
       const cert =
@@ -261,7 +306,10 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       const admitted = new Map(rows.map((r) => [r.join, r.nodeId]));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
       if (challenges.length) {
-        const expiries = await insertChallenges(client, challenges.map((c) => c.issued));
+        const expiries = await insertChallenges(
+          client,
+          challenges.map((c) => c.issued),
+        );
         challenges.forEach((c, i) => {
           const outcome = outcomes[c.index] as Extract<AdmitOutcome, { kind: 'challenge' }>;
           outcome.body.expiresAt = expiries[i]!;

@@ -7,7 +7,15 @@ import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { machineClaims } from '../../test/join-harness';
 import { randomMac } from '../../test/discovery-harness';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { issueJoinToken } from '../tokens/issue';
 import { VOUCH_HEADER } from '../renew/vouch';
 
@@ -45,7 +53,12 @@ function post(url: string, body: string, localAddress: string, headers: Record<s
   return new Promise((resolve, reject) => {
     const req = lib.request(
       target,
-      { method: 'POST', localAddress, rejectUnauthorized: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      {
+        method: 'POST',
+        localAddress,
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -58,8 +71,23 @@ function post(url: string, body: string, localAddress: string, headers: Record<s
 
 async function discoveryJoin() {
   const mac = randomMac();
-  const { token } = await issueJoinToken(database.db, { ...site, poolId: null, role: 'discovery', ttlSeconds: 600, maxUses: 1, boundMac: mac, createdBy: 'module:boot' });
-  const { body } = await prepareJoinAttempt({ token: token!, trust, claims: machineClaims({ macs: [mac] }), role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+  const { token } = await issueJoinToken(database.db, {
+    ...site,
+    poolId: null,
+    role: 'discovery',
+    ttlSeconds: 600,
+    maxUses: 1,
+    boundMac: mac,
+    createdBy: 'module:boot',
+  });
+  const { body } = await prepareJoinAttempt({
+    token: token!,
+    trust,
+    claims: machineClaims({ macs: [mac] }),
+    role: 'discovery',
+    attestor: 'discovery',
+    keys: generateNodeKeyAndCsr(),
+  });
   return { mac, body };
 }
 const requestOf = (mac: string) => database.db.joinRequest.findFirstOrThrow({ where: { mac } });
@@ -79,7 +107,16 @@ describe('the client address of joins', { timeout: 60_000 }, () => {
   it('never believes an address in a vouching the gateway did not sign', async () => {
     const forged = await discoveryJoin();
     const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    const payload = Buffer.from(JSON.stringify({ chain: ['AA', 'AA'], peer: '', body: '', path: `${BASE}/v1/join`, iat: Math.floor(Date.now() / 1000), addr: '203.0.113.9' }));
+    const payload = Buffer.from(
+      JSON.stringify({
+        chain: ['AA', 'AA'],
+        peer: '',
+        body: '',
+        path: `${BASE}/v1/join`,
+        iat: Math.floor(Date.now() / 1000),
+        addr: '203.0.113.9',
+      }),
+    );
     const vouch = `${payload.toString('base64url')}.${sign('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
     expect(await post(server.url, forged.body, '127.0.0.5', { [VOUCH_HEADER]: vouch, 'x-forwarded-for': '198.51.100.7' })).toBe(200);
     expect((await requestOf(forged.mac)).clientAddress).toBe('127.0.0.5');
@@ -89,9 +126,14 @@ describe('the client address of joins', { timeout: 60_000 }, () => {
     const bad = await discoveryJoin();
     const [header, , iv, ciphertext, tag] = (JSON.parse(bad.body) as { sealedToken: string }).sealedToken.split('.');
     // A seal whose ciphertext was tampered with cannot be opened: join:token, before any tenant is known.
-    const tampered = JSON.stringify({ ...JSON.parse(bad.body), sealedToken: [header, '', iv, ciphertext!.slice(0, -2) + 'AA', tag].join('.') });
+    const tampered = JSON.stringify({
+      ...JSON.parse(bad.body),
+      sealedToken: [header, '', iv, ciphertext!.slice(0, -2) + 'AA', tag].join('.'),
+    });
     expect(await post(gateway.url, tampered, '127.0.0.6')).toBe(403);
-    const event = await database.db.event.findFirst({ where: { type: 'security.join.refused', data: { path: ['clientAddress'], equals: '127.0.0.6' } } });
+    const event = await database.db.event.findFirst({
+      where: { type: 'security.join.refused', data: { path: ['clientAddress'], equals: '127.0.0.6' } },
+    });
     expect(event?.data).toMatchObject({ clientAddress: '127.0.0.6', reason: expect.stringMatching(/^join:/) });
   });
 });

@@ -74,7 +74,13 @@ export async function loadChallenges(client: pg.PoolClient, attestor: string, no
     [[...byHash.keys()].map((h) => Buffer.from(h, 'hex')), attestor],
   );
   for (const r of result.rows) {
-    found.set(byHash.get(r.h as string)!, { attestor: r.attestor, csrSha256: r.csr_sha256, subject: r.subject, answerSha256: r.answer_sha256, isExpired: r.is_expired });
+    found.set(byHash.get(r.h as string)!, {
+      attestor: r.attestor,
+      csrSha256: r.csr_sha256,
+      subject: r.subject,
+      answerSha256: r.answer_sha256,
+      isExpired: r.is_expired,
+    });
   }
   return found;
 }
@@ -88,7 +94,10 @@ export async function consumeChallenges(client: pg.PoolClient, nonces: string[])
  * Why a stored challenge does not admit this round two, or null: unknown (never issued, already used, another
  * attestor's), expired, or bound to another CSR or subject.
  */
-export function challengeMismatch(stored: StoredChallenge | undefined, expected: { csrSha256: string; subject: string }): 'unknown' | 'expired' | 'csr' | 'subject' | null {
+export function challengeMismatch(
+  stored: StoredChallenge | undefined,
+  expected: { csrSha256: string; subject: string },
+): 'unknown' | 'expired' | 'csr' | 'subject' | null {
   if (!stored) return 'unknown';
   if (stored.isExpired) return 'expired';
   if (stored.csrSha256 !== expected.csrSha256) return 'csr';

@@ -108,7 +108,10 @@ export const refuse = (reason: string, tenantId: string | null = null, expectFie
 export function nodeTrust(token: LockedToken, rootTenantId: string | null): NodeTrust {
   const pool = token.pool;
   const platformOwns =
-    !!pool && pool.ownerTenantId === token.site.ownerTenantId && token.site.kind !== 'custom' && (rootTenantId === null || pool.ownerTenantId === rootTenantId);
+    !!pool &&
+    pool.ownerTenantId === token.site.ownerTenantId &&
+    token.site.kind !== 'custom' &&
+    (rootTenantId === null || pool.ownerTenantId === rootTenantId);
   if (!platformOwns) return 'tenant-owned';
   if (token.hosted === 'kubernetes' && !pool!.platformOperated) return 'tenant-controlled';
   return 'platform';

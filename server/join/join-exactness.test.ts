@@ -85,7 +85,9 @@ async function untilBlocked(pid: number, count: number) {
 }
 
 const refusalReasons = async (tenantId: string) =>
-  (await db().event.findMany({ where: { tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { reason: string }).reason);
+  (await db().event.findMany({ where: { tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map(
+    (e) => (e.data as { reason: string }).reason,
+  );
 
 describe('maxUses across transactions', () => {
   it.each([1, 3])('admits exactly 10 of 50 joins split across two instances (maxBatch %i) and refuses 40', async (maxBatch) => {

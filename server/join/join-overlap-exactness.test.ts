@@ -66,7 +66,10 @@ describe(`maxUses through the overlapped admission pipeline, ${JOINS} concurrent
       expect(admitted, context).toHaveLength(maxUses);
       const refused = answers.filter((answer) => answer.status === 403);
       expect(refused, context).toHaveLength(JOINS - maxUses);
-      expect(refused.every((answer) => answer.body.equals(JOIN_REFUSED.body)), context).toBe(true);
+      expect(
+        refused.every((answer) => answer.body.equals(JOIN_REFUSED.body)),
+        context,
+      ).toBe(true);
       expect((await db.joinToken.findUniqueOrThrow({ where: { id } })).usesLeft, context).toBe(0);
       const nodes = await db.node.findMany({ where: { poolId }, select: { id: true } });
       expect(nodes, context).toHaveLength(maxUses);

@@ -29,7 +29,13 @@ describe('a machine joining again while its first batch commits', () => {
     const minted = await mintToken(t, { maxUses: 2, allowReclaim });
     const [a, b] = await Promise.all([1, 2].map(() => prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims })));
     // Overlap from the first waiting join, so nothing but the hold-back keeps the second join out.
-    const service = new JoinService({ pool, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId, maxInFlight: 3, minOverlapBatch: 1 });
+    const service = new JoinService({
+      pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      maxInFlight: 3,
+      minOverlapBatch: 1,
+    });
 
     // The first batch decides, then its write waits on the audit log, which this transaction holds.
     const holder = await pool.connect();

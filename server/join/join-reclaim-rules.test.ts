@@ -19,7 +19,8 @@ beforeAll(async () => {
 const db = () => testDb();
 
 const eventsOf = (tenantId: string, type: string) => db().event.findMany({ where: { tenantId, type }, orderBy: { id: 'asc' } });
-const reasonsOf = async (tenantId: string) => (await eventsOf(tenantId, 'security.join.refused')).map((e) => (e.data as { reason: string }).reason);
+const reasonsOf = async (tenantId: string) =>
+  (await eventsOf(tenantId, 'security.join.refused')).map((e) => (e.data as { reason: string }).reason);
 
 /** Joins `claims` as a new node through a fresh token of `t`'s pool; returns the node id and its certificate serial. */
 async function joinedMachine(t: TestTenant, claims = machineClaims()) {
@@ -109,13 +110,26 @@ describe('reclaim refusals', () => {
     const provisioned = async (allowReclaim: boolean) =>
       (
         await db().$transaction((tx) =>
-          issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'provisioned', ttlSeconds: 600, maxUses: 1, allowReclaim, createdBy: 'module:deploy' }),
+          issueJoinToken(tx, {
+            tenantId: t.tenantId,
+            poolId: t.poolId,
+            siteId: t.siteId,
+            role: 'provisioned',
+            ttlSeconds: 600,
+            maxUses: 1,
+            allowReclaim,
+            createdBy: 'module:deploy',
+          }),
         )
       ).token!;
     const first = await agentJoin(h, await provisioned(false), claims, { role: 'provisioned', expectedRole: 'node' });
     expect(first.status).toBe(200);
     const nodeId = first.answer!.nodeId;
-    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ role: 'provisioned', poolId: t.poolId, siteId: t.siteId });
+    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({
+      role: 'provisioned',
+      poolId: t.poolId,
+      siteId: t.siteId,
+    });
     const serial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
 
     // A `node` token of the same tenant, site and pool, with allowReclaim: another role.
@@ -147,12 +161,20 @@ describe('a reclaim through a pool with acceptance checks', () => {
     expect(result.answer!.nodeId).toBe(known.nodeId);
 
     // Acceptance runs again.
-    expect(await db().node.findUniqueOrThrow({ where: { id: known.nodeId } })).toMatchObject({ state: 'adopting', identityGeneration: 2, tenantId: t.tenantId });
+    expect(await db().node.findUniqueOrThrow({ where: { id: known.nodeId } })).toMatchObject({
+      state: 'adopting',
+      identityGeneration: 2,
+      tenantId: t.tenantId,
+    });
     expect(await eventsOf(t.tenantId, 'node.adopted')).toHaveLength(0);
 
     const certs = await db().nodeCert.findMany({ where: { nodeId: known.nodeId } });
     expect(certs).toHaveLength(2);
-    expect(certs.find((c) => c.serial === known.serial)).toMatchObject({ identityGeneration: 1, revocationReason: 'reclaimed', revokedAt: expect.any(Date) });
+    expect(certs.find((c) => c.serial === known.serial)).toMatchObject({
+      identityGeneration: 1,
+      revocationReason: 'reclaimed',
+      revokedAt: expect.any(Date),
+    });
     const fresh = certs.find((c) => c.serial !== known.serial)!;
     expect(fresh).toMatchObject({ identityGeneration: 2, revokedAt: null, role: 'node' });
     expect(Buffer.from(fresh.der).toString('base64')).toBe(result.answer!.certificateChain[0]);
@@ -163,9 +185,18 @@ describe('a reclaim through a pool with acceptance checks', () => {
     const joined = await eventsOf(t.tenantId, 'node.joined');
     expect(joined.map((e) => e.data)).toEqual([
       expect.objectContaining({ nodeId: known.nodeId, reclaim: false, identityGeneration: 1 }),
-      expect.objectContaining({ nodeId: known.nodeId, reclaim: true, identityGeneration: 2, certificateSerial: fresh.serial, tokenId: minted.id }),
+      expect.objectContaining({
+        nodeId: known.nodeId,
+        reclaim: true,
+        identityGeneration: 2,
+        certificateSerial: fresh.serial,
+        tokenId: minted.id,
+      }),
     ]);
-    const audit = await db().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${known.nodeId}` }, orderBy: { id: 'asc' } });
+    const audit = await db().auditEntry.findMany({
+      where: { tenantId: t.tenantId, resource: `compute-node/${known.nodeId}` },
+      orderBy: { id: 'asc' },
+    });
     expect(audit.map((a) => a.action)).toEqual(['node.joined', 'node.reclaimed']);
     expect(audit[1]).toMatchObject({ actor: `join-token:${minted.id}` });
     expect(audit[1]!.data).toMatchObject({ reclaim: true, certificateSerial: fresh.serial });
@@ -176,9 +207,19 @@ describe('a reclaim through a pool with acceptance checks', () => {
 describe('a reclaim through a hosted token', () => {
   async function platformPools() {
     const root = principalOf('operator', 'op_root_test', [[h.rootTenantId, 'admin']]);
-    const site = await createSite(db(), root, { tenantId: h.rootTenantId, name: `plat-${randomBytes(4).toString('hex')}`, kind: 'platform' });
+    const site = await createSite(db(), root, {
+      tenantId: h.rootTenantId,
+      name: `plat-${randomBytes(4).toString('hex')}`,
+      kind: 'platform',
+    });
     const plain = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s', agent: 'bcd' });
-    const operated = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s-op', agent: 'bcd', policy: { kubernetes: { platformOperated: true } } });
+    const operated = await createPool(db(), root, {
+      tenantId: h.rootTenantId,
+      siteId: site.id,
+      name: 'k8s-op',
+      agent: 'bcd',
+      policy: { kubernetes: { platformOperated: true } },
+    });
     const asTenant = (pool: typeof plain) => ({ tenantId: h.rootTenantId, admin: root, site, pool }) as unknown as TestTenant;
     return { site, plain: asTenant(plain), operated: asTenant(operated) };
   }
@@ -197,11 +238,17 @@ describe('a reclaim through a hosted token', () => {
     const result = await agentJoin(h, minted.token!, claims, { expectedRole: 'node-tenant' });
     expect(result.status).toBe(200);
     expect(result.answer).toMatchObject({ nodeId, role: 'node-tenant' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ trust: 'tenant-controlled', role: 'node', identityGeneration: 2 });
+    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({
+      trust: 'tenant-controlled',
+      role: 'node',
+      identityGeneration: 2,
+    });
     const certs = await db().nodeCert.findMany({ where: { nodeId } });
     expect(certs.find((c) => c.serial === oldSerial)).toMatchObject({ role: 'node', revocationReason: 'reclaimed' });
     expect(certs.find((c) => c.serial !== oldSerial)).toMatchObject({ role: 'node-tenant', identityGeneration: 2, revokedAt: null });
-    const joined = await db().event.findFirstOrThrow({ where: { tenantId: h.rootTenantId, type: 'node.joined', data: { path: ['tokenId'], equals: minted.id } } });
+    const joined = await db().event.findFirstOrThrow({
+      where: { tenantId: h.rootTenantId, type: 'node.joined', data: { path: ['tokenId'], equals: minted.id } },
+    });
     expect(joined.data).toMatchObject({ nodeId, reclaim: true, trust: 'tenant-controlled', role: 'node-tenant' });
   });
 
@@ -212,14 +259,20 @@ describe('a reclaim through a hosted token', () => {
     const reclaimed = await agentJoin(h, (await mintToken(operated, { hosted: 'kubernetes', allowReclaim: true })).token!, claims);
     expect(reclaimed.status).toBe(200);
     expect(reclaimed.answer).toMatchObject({ nodeId: first.answer!.nodeId, role: 'node' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: first.answer!.nodeId } })).toMatchObject({ trust: 'platform', identityGeneration: 2 });
+    expect(await db().node.findUniqueOrThrow({ where: { id: first.answer!.nodeId } })).toMatchObject({
+      trust: 'platform',
+      identityGeneration: 2,
+    });
 
     const t = await createTestTenant(db());
     const own = await joinedMachine(t);
     const again = await agentJoin(h, (await mintToken(t, { hosted: 'kubernetes', allowReclaim: true })).token!, own.claims);
     expect(again.status).toBe(200);
     expect(again.answer).toMatchObject({ nodeId: own.nodeId, role: 'node' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: own.nodeId } })).toMatchObject({ trust: 'tenant-owned', identityGeneration: 2 });
+    expect(await db().node.findUniqueOrThrow({ where: { id: own.nodeId } })).toMatchObject({
+      trust: 'tenant-owned',
+      identityGeneration: 2,
+    });
   });
 });
 

@@ -28,7 +28,11 @@ describe('reclaims', () => {
     const oldSerial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
 
     // Same machine, reinstalled: a new key, claims in another order and case.
-    const reinstalled = { ...claims, productUuid: claims.productUuid!.toUpperCase(), macs: claims.macs!.map((m) => m.toUpperCase().replace(/:/g, '-')) };
+    const reinstalled = {
+      ...claims,
+      productUuid: claims.productUuid!.toUpperCase(),
+      macs: claims.macs!.map((m) => m.toUpperCase().replace(/:/g, '-')),
+    };
     const second = await agentJoin(h, (await mintToken(t, { allowReclaim: true })).token!, reinstalled);
     expect(second.status).toBe(200);
     expect(second.answer!.nodeId).toBe(nodeId);
@@ -40,7 +44,10 @@ describe('reclaims', () => {
     expect(certs.find((c) => c.serial !== oldSerial)).toMatchObject({ revokedAt: null, identityGeneration: 2 });
     const revokedEvents = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.certificate-revoked' } });
     expect(revokedEvents.map((e) => e.data)).toEqual([{ nodeId, serial: oldSerial, reason: 'reclaimed' }]);
-    const audit = await db().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${nodeId}` }, orderBy: { id: 'asc' } });
+    const audit = await db().auditEntry.findMany({
+      where: { tenantId: t.tenantId, resource: `compute-node/${nodeId}` },
+      orderBy: { id: 'asc' },
+    });
     expect(audit.map((a) => a.action)).toEqual(['node.joined', 'node.reclaimed']);
     expect((audit[1]!.data as { reclaim: boolean }).reclaim).toBe(true);
     expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
@@ -59,7 +66,11 @@ describe('reclaims', () => {
 
   it('never reclaims with fewer than two identifiers: the machine joins as a new node', async () => {
     const t = await createTestTenant(db());
-    const claims = { productSerial: 'To Be Filled By O.E.M.', productUuid: '03000200-0400-0500-0006-000700080009', macs: ['3c:ec:ef:aa:bb:01'] };
+    const claims = {
+      productSerial: 'To Be Filled By O.E.M.',
+      productUuid: '03000200-0400-0500-0006-000700080009',
+      macs: ['3c:ec:ef:aa:bb:01'],
+    };
     const a = await agentJoin(h, (await mintToken(t, { expect: { mac: '3c:ec:ef:aa:bb:01' } })).token!, claims);
     const b = await agentJoin(h, (await mintToken(t, { expect: { mac: '3C:EC:EF:AA:BB:01' } })).token!, claims);
     expect([a.status, b.status]).toEqual([200, 200]);
@@ -94,18 +105,33 @@ describe('hosted tokens', () => {
     const root = principalOf('operator', 'op_root_test', [[h.rootTenantId, 'admin']]);
     const site = await createSite(db(), root, { tenantId: h.rootTenantId, name: `plat-${Date.now().toString(36)}`, kind: 'platform' });
     const plain = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s', agent: 'bcd' });
-    const operated = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s-op', agent: 'bcd', policy: { kubernetes: { platformOperated: true } } });
+    const operated = await createPool(db(), root, {
+      tenantId: h.rootTenantId,
+      siteId: site.id,
+      name: 'k8s-op',
+      agent: 'bcd',
+      policy: { kubernetes: { platformOperated: true } },
+    });
     const rootTenant = { tenantId: h.rootTenantId, admin: root, site, pool: plain } as unknown as Parameters<typeof mintToken>[0];
 
     const ordinary = await agentJoin(h, (await mintToken(rootTenant)).token!, machineClaims());
     expect(await db().node.findUniqueOrThrow({ where: { id: ordinary.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
 
-    const hosted = await agentJoin(h, (await mintToken(rootTenant, { hosted: 'kubernetes' })).token!, machineClaims(), { expectedRole: 'node-tenant' });
+    const hosted = await agentJoin(h, (await mintToken(rootTenant, { hosted: 'kubernetes' })).token!, machineClaims(), {
+      expectedRole: 'node-tenant',
+    });
     expect(hosted.status).toBe(200);
     expect(hosted.answer!.role).toBe('node-tenant');
-    expect(await db().node.findUniqueOrThrow({ where: { id: hosted.answer!.nodeId } })).toMatchObject({ trust: 'tenant-controlled', role: 'node' });
+    expect(await db().node.findUniqueOrThrow({ where: { id: hosted.answer!.nodeId } })).toMatchObject({
+      trust: 'tenant-controlled',
+      role: 'node',
+    });
 
-    const platformOperated = await agentJoin(h, (await mintToken(rootTenant, { poolId: operated.id, hosted: 'kubernetes' })).token!, machineClaims());
+    const platformOperated = await agentJoin(
+      h,
+      (await mintToken(rootTenant, { poolId: operated.id, hosted: 'kubernetes' })).token!,
+      machineClaims(),
+    );
     expect(platformOperated.answer!.role).toBe('node');
     expect(await db().node.findUniqueOrThrow({ where: { id: platformOperated.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
 
@@ -144,7 +170,10 @@ describe('concurrency', () => {
     const attempts = await Promise.all([1, 2].map(() => prepareJoinAttempt({ token: token!, trust: h.trust, claims })));
     const answers = await Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
     expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
-    expect(JSON.parse(answers.find((r) => r.status === 409)!.body.toString())).toEqual({ code: 'CONFLICT', message: 'This machine joined concurrently; retry' });
+    expect(JSON.parse(answers.find((r) => r.status === 409)!.body.toString())).toEqual({
+      code: 'CONFLICT',
+      message: 'This machine joined concurrently; retry',
+    });
     expect(await db().node.count({ where: { tenantId: t.tenantId } })).toBe(1);
   });
 
@@ -226,7 +255,14 @@ describe('the node certificate', () => {
     const pem = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
     writeFileSync(path.join(dir, 'leaf.pem'), pem(result.answer!.certificateChain[0]!));
     writeFileSync(path.join(dir, 'ca.pem'), pem(result.answer!.certificateChain[1]!));
-    const verified = execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'leaf.pem')]).toString();
+    const verified = execFileSync('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      path.join(dir, 'ca.pem'),
+      path.join(dir, 'leaf.pem'),
+    ]).toString();
     expect(verified.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
     const text = execFileSync('openssl', ['x509', '-in', path.join(dir, 'leaf.pem'), '-noout', '-text']).toString();
     const nodeId = result.answer!.nodeId;
@@ -242,7 +278,14 @@ describe('the node certificate', () => {
     // Valid from a little before the issuance (agents with clocks behind), the backdate inside the lifetime.
     expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400);
     expect(Date.now() - notBefore.getTime()).toBeGreaterThanOrEqual((NODE_CERT_BACKDATE_SECONDS - 30) * 1000);
-    const asServer = execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'leaf.pem')]).toString();
+    const asServer = execFileSync('openssl', [
+      'verify',
+      '-purpose',
+      'sslserver',
+      '-CAfile',
+      path.join(dir, 'ca.pem'),
+      path.join(dir, 'leaf.pem'),
+    ]).toString();
     expect(asServer.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
   });
 });
@@ -278,10 +321,17 @@ describe('review hardening', () => {
     const t = await createTestTenant(db());
     const { token } = await mintToken(t);
     const weird = 'x'.repeat(5000);
-    for (const mutate of [(b: Record<string, unknown>) => void (b.attestor = weird), (b: Record<string, unknown>) => void (b.role = 'node\u0000')]) {
+    for (const mutate of [
+      (b: Record<string, unknown>) => void (b.attestor = weird),
+      (b: Record<string, unknown>) => void (b.role = 'node\u0000'),
+    ]) {
       expect((await agentJoin(h, token!, machineClaims(), { mutate })).status).toBe(403);
     }
-    const events = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'desc' }, take: 50 });
+    const events = await db().event.findMany({
+      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
+      orderBy: { id: 'desc' },
+      take: 50,
+    });
     expect(events.some((e) => JSON.stringify(e.data).includes(weird))).toBe(false);
     expect(await db().rateLimit.count({ where: { key: { contains: weird } } })).toBe(0);
   });

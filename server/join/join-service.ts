@@ -73,7 +73,13 @@ export class JoinService {
       throw new Error(`certTtlSeconds must be 60 to ${MAX_NODE_CERT_TTL_SECONDS}`);
     }
     this.certTtlSeconds = ttl;
-    this.pipeline = new AdmissionPipeline((batch, decided) => this.admitQueued(batch, decided), options.maxBatch ?? 128, options.maxInFlight ?? 1, options.minOverlapBatch, options.metrics);
+    this.pipeline = new AdmissionPipeline(
+      (batch, decided) => this.admitQueued(batch, decided),
+      options.maxBatch ?? 128,
+      options.maxInFlight ?? 1,
+      options.minOverlapBatch,
+      options.metrics,
+    );
   }
 
   /** The admission pipeline's counters (batches, joins, time in batches, most in flight). */
@@ -105,7 +111,12 @@ export class JoinService {
     }
   }
 
-  private async answerFrom(since: number, prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>, tally: JoinTally, clientAddress: string | undefined): Promise<JoinAnswer> {
+  private async answerFrom(
+    since: number,
+    prepare: (crypto: JoinCrypto) => Promise<PreparedJoin | EarlyRefusal>,
+    tally: JoinTally,
+    clientAddress: string | undefined,
+  ): Promise<JoinAnswer> {
     const crypto = await this.options.loadCrypto();
     if (!crypto) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     let prepared: PreparedJoin | EarlyRefusal;
@@ -151,7 +162,13 @@ export class JoinService {
 
   private async refuse(refusals: RefusalRecord[]) {
     try {
-      await recordRefusals(this.options.pool, refusals, await this.options.loadRootTenantId(), this.options.refusalLimit, this.options.metrics);
+      await recordRefusals(
+        this.options.pool,
+        refusals,
+        await this.options.loadRootTenantId(),
+        this.options.refusalLimit,
+        this.options.metrics,
+      );
     } catch (error) {
       // A refusal stays a refusal when its event cannot be written; the failure is logged.
       logError('could not record join refusals', error);
@@ -165,9 +182,21 @@ export class JoinService {
     );
     try {
       const rootTenantId = await this.options.loadRootTenantId();
-      const deps = { crypto: this.crypto!, certTtlSeconds: this.certTtlSeconds, rootTenantId, hints: this.hints, racedJoins, onDecided: decided };
-      const outcomes = await this.admit(batch.map((p) => p.join), deps);
-      this.races.record(batch.filter((p, i) => outcomes[i]!.kind === 'joined' && p.join.trustedKey).map((p) => p.join.trustedKey!.toString('hex')));
+      const deps = {
+        crypto: this.crypto!,
+        certTtlSeconds: this.certTtlSeconds,
+        rootTenantId,
+        hints: this.hints,
+        racedJoins,
+        onDecided: decided,
+      };
+      const outcomes = await this.admit(
+        batch.map((p) => p.join),
+        deps,
+      );
+      this.races.record(
+        batch.filter((p, i) => outcomes[i]!.kind === 'joined' && p.join.trustedKey).map((p) => p.join.trustedKey!.toString('hex')),
+      );
       batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (error) {
       logError('join admission failed', error);
@@ -196,7 +225,9 @@ export class JoinService {
       }
       const raced = error instanceof AdmitWriteError && isUniqueViolation(error.cause);
       if (joins.length > 1) {
-        const retryDeps = raced ? { ...deps, racedKeys: new Set([...(deps.racedKeys ?? []), ...(error as AdmitWriteError).freshKeys]) } : deps;
+        const retryDeps = raced
+          ? { ...deps, racedKeys: new Set([...(deps.racedKeys ?? []), ...(error as AdmitWriteError).freshKeys]) }
+          : deps;
         const outcomes: AdmitOutcome[] = [];
         for (const join of joins) outcomes.push(...(await this.admit([join], retryDeps)));
         return outcomes;

@@ -36,7 +36,15 @@ describe('ThreadedPreparer', () => {
     const notACsr = Buffer.from('not a csr');
     const sealedForNotACsr = sealTokenSync(fakeToken(), h.trust.encryptionJwk, createHash('sha256').update(notACsr).digest('hex'));
     const badCsr = JSON.stringify({ ...JSON.parse(good.body), csr: notACsr.toString('base64'), sealedToken: sealedForNotACsr });
-    const bodies: (Buffer | null)[] = [bytes(good.body), bytes(swapped), bytes(badCsr), bytes('{not json'), bytes('[]'), null, Buffer.alloc(MAX_JOIN_BODY_BYTES + 1, 0x20)];
+    const bodies: (Buffer | null)[] = [
+      bytes(good.body),
+      bytes(swapped),
+      bytes(badCsr),
+      bytes('{not json'),
+      bytes('[]'),
+      null,
+      Buffer.alloc(MAX_JOIN_BODY_BYTES + 1, 0x20),
+    ];
     const threaded = await Promise.all(bodies.map((body) => threads.prepare(body, h.crypto)));
     const local = bodies.map((body) => prepareJoinBytes(body, h.crypto));
     expect(threaded).toEqual(local);
@@ -46,14 +54,23 @@ describe('ThreadedPreparer', () => {
     if (!isPrepared(first!)) return;
     expect(Buffer.isBuffer(first.csr.spkiDer) && first.csr.spkiDer.equals(good.keys.spkiDer)).toBe(true);
     expect(Buffer.isBuffer(first.token?.secretHash) && Buffer.isBuffer(first.spkiSha256) && Buffer.isBuffer(first.trustedKey)).toBe(true);
-    expect(threaded.slice(1).map((r) => !isPrepared(r) && r.reason)).toEqual(['join:token', 'join:csr', 'join:malformed', 'join:malformed', 'join:malformed', 'join:malformed']);
+    expect(threaded.slice(1).map((r) => !isPrepared(r) && r.reason)).toEqual([
+      'join:token',
+      'join:csr',
+      'join:malformed',
+      'join:malformed',
+      'join:malformed',
+      'join:malformed',
+    ]);
   });
 
   it('answers each of many concurrent joins with its own preparation', async () => {
-    const attempts = await Promise.all(Array.from({ length: 40 }, async () => {
-      const token = fakeToken();
-      return { token, attempt: await prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims() }) };
-    }));
+    const attempts = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const token = fakeToken();
+        return { token, attempt: await prepareJoinAttempt({ token, trust: h.trust, claims: machineClaims() }) };
+      }),
+    );
     const results = await Promise.all(attempts.map(({ attempt }) => threads.prepare(bytes(attempt.body), h.crypto)));
     results.forEach((result, i) => {
       expect(isPrepared(result)).toBe(true);
@@ -110,7 +127,12 @@ describe('ThreadedPreparer', () => {
 
 describe('JoinService with preparation threads', () => {
   it('admits a join prepared on a thread and answers a verifiable envelope', async () => {
-    const service = new JoinService({ pool: h.pool, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId, preparer: threads });
+    const service = new JoinService({
+      pool: h.pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      preparer: threads,
+    });
     const t = await createTestTenant(testDb());
     const { token } = await mintToken(t);
     const attempt = await prepareJoinAttempt({ token: token!, trust: h.trust, claims: machineClaims() });
@@ -129,7 +151,12 @@ describe('JoinService with preparation threads', () => {
 
   it('answers INTERNAL, consuming nothing, when preparation itself fails', async () => {
     const broken: JoinPreparer = { prepare: async () => Promise.reject(new Error('thread lost')), close: async () => {} };
-    const service = new JoinService({ pool: h.pool, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId, preparer: broken });
+    const service = new JoinService({
+      pool: h.pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      preparer: broken,
+    });
     const t = await createTestTenant(testDb());
     const minted = await mintToken(t);
     const attempt = await prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims: machineClaims() });
@@ -138,7 +165,12 @@ describe('JoinService with preparation threads', () => {
     expect(answer.body.equals(JOIN_FAILED.body)).toBe(true);
     expect((await testDb().joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(1);
     // The same body still joins on the event loop.
-    const again = new JoinService({ pool: h.pool, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId, preparer: inProcessPreparer });
+    const again = new JoinService({
+      pool: h.pool,
+      loadCrypto: async () => h.crypto,
+      loadRootTenantId: async () => h.rootTenantId,
+      preparer: inProcessPreparer,
+    });
     expect((await again.joinBody(bytes(attempt.body))).status).toBe(200);
   });
 });

@@ -41,7 +41,8 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     const t = await createTestTenant(testDb());
     const mac = MAC();
     const token = await discoveryToken(t, mac);
-    const join = () => agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
+    const join = () =>
+      agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
 
     const first = await join();
     expect(first.status).toBe(200);
@@ -52,7 +53,11 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     expect(lifetimeSeconds(second.answer!.certificateChain[0]!)).toBeLessThanOrEqual(MAX_RAMDISK_CERT_TTL_SECONDS);
 
     const wrong = token.replace(/\..*/, '.' + 'C'.repeat(42) + 'A');
-    const refused = await agentJoin(h, wrong, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
+    const refused = await agentJoin(h, wrong, machineClaims({ macs: [mac] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      expectedRole: 'ramdisk',
+    });
     expect(refused.status).toBe(403);
     expect(refused.bytes.equals(JOIN_REFUSED.body)).toBe(true);
   });
@@ -68,7 +73,9 @@ describe('early certificate signing for a discovery (ramdisk) token', () => {
     }) as pg.Pool;
     const service = new JoinService({ pool: counting, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId });
     const attempt = (claims: ReturnType<typeof machineClaims>, tokenText = token, role = 'discovery') =>
-      prepareJoinAttempt({ token: tokenText, trust: h.trust, claims, role, attestor: role === 'discovery' ? 'discovery' : '' }).then((a) => JSON.parse(a.body));
+      prepareJoinAttempt({ token: tokenText, trust: h.trust, claims, role, attestor: role === 'discovery' ? 'discovery' : '' }).then((a) =>
+        JSON.parse(a.body),
+      );
     // The first admission of the discovery token leaves this service a hint: later joins of it are signed early.
     expect((await service.join(await attempt(machineClaims({ macs: [mac] })))).status).toBe(200);
 
@@ -127,4 +134,3 @@ describe('CertificateHints.presign', () => {
     expect(hints.presign(join, broken, 3600)).toBeNull();
   });
 });
-

@@ -1,7 +1,12 @@
 import { newId } from '../ids';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, type IssuedNodeCertificate, type NodeCertificateRole } from '../pki/issuance/node-certificate';
+import {
+  certificateTtlFor,
+  issueNodeCertificate,
+  type IssuedNodeCertificate,
+  type NodeCertificateRole,
+} from '../pki/issuance/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
 import type { PreparedJoin } from './prepare';
 

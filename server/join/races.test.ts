@@ -98,7 +98,13 @@ describe('two joins of one machine in consecutive batches', () => {
     expect(answers.map((x) => x.status)).toEqual([200, 403]);
     expect(answers[1]!.body.equals(JOIN_REFUSED.body)).toBe(true);
     const refused = await db.event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' } });
-    expect(refused.some((e) => (e.data as { csrSha256: string }).csrSha256 === forged.keys.csrSha256 && (e.data as { reason: string }).reason === 'join-token:unknown')).toBe(true);
+    expect(
+      refused.some(
+        (e) =>
+          (e.data as { csrSha256: string }).csrSha256 === forged.keys.csrSha256 &&
+          (e.data as { reason: string }).reason === 'join-token:unknown',
+      ),
+    ).toBe(true);
     expect((await db.joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(1);
   });
 

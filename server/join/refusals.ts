@@ -58,23 +58,26 @@ export async function recordRefusals(
     return tenantId ? [{ ...r, tenantId }] : [];
   });
   if (!routed.length) return;
-  const result = await pool.query<{ written: number }>('SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval) AS written', [
-    routed.map((r) => r.tenantId),
-    routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
-    routed.map((r) =>
-      JSON.stringify({
-        attestor: r.attestor,
-        reason: r.reason,
-        role: r.role,
-        csrSha256: r.csrSha256,
-        hardwareKey: r.hardwareKey,
-        ...(r.tokenId ? { tokenId: r.tokenId } : {}),
-        ...(r.expectField ? { expectField: r.expectField } : {}),
-        ...(r.clientAddress ? { clientAddress: r.clientAddress } : {}),
-      }),
-    ),
-    rate.limit,
-    rate.window,
-  ]);
+  const result = await pool.query<{ written: number }>(
+    'SELECT record_join_refusals($1::text[], $2::text[], $3::jsonb[], $4, $5::interval) AS written',
+    [
+      routed.map((r) => r.tenantId),
+      routed.map((r) => refusalLimitKey(rate.keyPrefix, r.tenantId, r.attestor, r.reason)),
+      routed.map((r) =>
+        JSON.stringify({
+          attestor: r.attestor,
+          reason: r.reason,
+          role: r.role,
+          csrSha256: r.csrSha256,
+          hardwareKey: r.hardwareKey,
+          ...(r.tokenId ? { tokenId: r.tokenId } : {}),
+          ...(r.expectField ? { expectField: r.expectField } : {}),
+          ...(r.clientAddress ? { clientAddress: r.clientAddress } : {}),
+        }),
+      ),
+      rate.limit,
+      rate.window,
+    ],
+  );
   if (metrics) recordSuppressedRefusals(metrics, routed, Number(result.rows[0]?.written ?? routed.length));
 }

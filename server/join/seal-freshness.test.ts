@@ -23,7 +23,9 @@ async function joinSealedAt(offsetMs: number) {
   const sealedToken = sealTokenSync(minted.token!, h.trust.encryptionJwk, keys.csrSha256, new Date(now.getTime() + offsetMs));
   const result = await agentJoin(h, minted.token!, machineClaims(), { keys, mutate: (b) => void (b.sealedToken = sealedToken) });
   const usesLeft = (await testDb().joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft;
-  const refusals = await testDb().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused', data: { path: ['csrSha256'], equals: keys.csrSha256 } } });
+  const refusals = await testDb().event.findMany({
+    where: { tenantId: h.rootTenantId, type: 'security.join.refused', data: { path: ['csrSha256'], equals: keys.csrSha256 } },
+  });
   return { result, usesLeft, refusals: refusals.map((e) => (e.data as { reason: string }).reason) };
 }
 

@@ -18,7 +18,13 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
  * {@link mailFailureReason} before showing or logging it.
  */
 export async function sendPlainMail(config: SmtpConfig, mail: PlainMail): Promise<void> {
-  const transport = nodemailer.createTransport({ host: config.host, port: config.port, secure: config.secure, auth: config.auth, ...TIMEOUTS });
+  const transport = nodemailer.createTransport({
+    host: config.host,
+    port: config.port,
+    secure: config.secure,
+    auth: config.auth,
+    ...TIMEOUTS,
+  });
   try {
     await transport.sendMail({ from: config.from, to: mail.to, subject: mail.subject, text: mail.text });
   } finally {

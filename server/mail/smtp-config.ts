@@ -38,7 +38,11 @@ export function smtpConfigFromEnv(env: Record<string, string | undefined> = proc
   const raw = env[SMTP_URL_ENV];
   if (raw === undefined || raw === '') return null;
   const display = displayOf(raw);
-  const invalid = (why: string) => new DomainError('INVALID_CONFIG', `${SMTP_URL_ENV} must be smtp://user:pass@host:port or smtps://user:pass@host:port (${why}), not ${display}`);
+  const invalid = (why: string) =>
+    new DomainError(
+      'INVALID_CONFIG',
+      `${SMTP_URL_ENV} must be smtp://user:pass@host:port or smtps://user:pass@host:port (${why}), not ${display}`,
+    );
   let url: URL;
   try {
     url = new URL(raw);
@@ -60,7 +64,10 @@ export function smtpConfigFromEnv(env: Record<string, string | undefined> = proc
   }
   const from = env[SMTP_FROM_ENV]?.trim() || defaultFrom(env.NEXTAUTH_URL);
   if (!FROM_PATTERN.test(from)) {
-    throw new DomainError('INVALID_CONFIG', `${SMTP_FROM_ENV} must be an address, as \`Better Compute <no-reply@example.com>\` or \`no-reply@example.com\`, not ${from}`);
+    throw new DomainError(
+      'INVALID_CONFIG',
+      `${SMTP_FROM_ENV} must be an address, as \`Better Compute <no-reply@example.com>\` or \`no-reply@example.com\`, not ${from}`,
+    );
   }
   return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port, secure, auth, from, display };
 }

@@ -24,4 +24,5 @@ export function apiRegistry(metrics: ApiMetrics, pool: pg.Pool): () => Registry 
 }
 
 /** GET /metrics on the API's port (the boot server). */
-export const serveApiMetrics = (req: http.IncomingMessage, res: http.ServerResponse, registry: () => Registry) => serveMetrics(req, res, registry);
+export const serveApiMetrics = (req: http.IncomingMessage, res: http.ServerResponse, registry: () => Registry) =>
+  serveMetrics(req, res, registry);

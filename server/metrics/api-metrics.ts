@@ -76,13 +76,17 @@ export function createApiMetrics() {
 
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;
 
-
 const seconds = (startedMs: number) => (performance.now() - startedMs) / 1000;
 
 /** A join answered: counts it and observes its latency. `startedMs` is `performance.now()` when it arrived. */
 export function recordJoin(m: ApiMetrics, tally: JoinTally, startedMs: number): void {
   const attestor = attestorLabel(tally.attestor);
-  m.joins.inc({ attestor, role: roleLabel(tally.role), outcome: tally.outcome, reason: tally.outcome === 'refused' ? reasonLabel(tally.reason) : '' });
+  m.joins.inc({
+    attestor,
+    role: roleLabel(tally.role),
+    outcome: tally.outcome,
+    reason: tally.outcome === 'refused' ? reasonLabel(tally.reason) : '',
+  });
   m.joinDuration.observe({ attestor, outcome: tally.outcome }, seconds(startedMs));
 }
 
@@ -99,7 +103,11 @@ export function recordRenewal(m: ApiMetrics, outcome: RenewalOutcome, reason: st
 }
 
 /** Refusal events the shared rate limit dropped (recordRefusals learns how many it wrote). */
-export function recordSuppressedRefusals(m: ApiMetrics, refusals: ReadonlyArray<{ attestor: string; reason: string }>, written: number): void {
+export function recordSuppressedRefusals(
+  m: ApiMetrics,
+  refusals: ReadonlyArray<{ attestor: string; reason: string }>,
+  written: number,
+): void {
   // The database answers only how many of the batch it wrote; JoinService records refusals one at a time,
   // so the dropped ones are the last `length - written` of the batch in the usual case of one.
   const dropped = refusals.slice(Math.max(0, written));

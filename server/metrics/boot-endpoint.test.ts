@@ -47,7 +47,7 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('GET /metrics without BETTER_COMPUTE_METRICS_TOKEN', () => {
   it('does not exist: 404 in the error model, whatever the bearer', async () => {
-    for (const headers of [{}, { authorization: "Bearer anything-at-all-here" }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer anything-at-all-here' }] as Record<string, string>[]) {
       const answer = await get('/metrics', headers);
       expect(answer.status).toBe(404);
       expect(await answer.json()).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
@@ -70,12 +70,24 @@ describe('the request log', () => {
       const withKey = await get('/api/compute/v1/tenants?secret=query-text', { authorization: `Bearer ${apiKey}` });
       const anonymous = await get('/pools');
       await settle();
-      const lines = stderr.lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.message === 'request');
+      const lines = stderr.lines
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.message === 'request');
       const idOf = (r: Response) => r.headers.get('x-request-id')!;
       expect(idOf(withKey)).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
       expect(lines.find((l) => l.requestId === idOf(withKey))).toEqual({
-        level: 'info', time: expect.any(String), message: 'request', requestId: idOf(withKey), method: 'GET',
-        route: '/api/compute/v1/tenants', status: 200, ms: expect.any(Number), principal: `api-key:${apiKeyId}`,
+        level: 'info',
+        time: expect.any(String),
+        message: 'request',
+        requestId: idOf(withKey),
+        method: 'GET',
+        route: '/api/compute/v1/tenants',
+        status: 200,
+        ms: expect.any(Number),
+        principal: `api-key:${apiKeyId}`,
       });
       expect(lines.find((l) => l.requestId === idOf(anonymous))).toMatchObject({ route: '/pools', status: 401, principal: null });
       expect(lines).toHaveLength(2);
@@ -90,12 +102,29 @@ describe('the request log', () => {
   it('logs the agent endpoints too, but their answers carry no id header (protocol.md fixes their headers)', async () => {
     const stderr = captureStderr();
     try {
-      const answer = await fetch(`http://127.0.0.1:${port}/api/compute/v1/join`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const answer = await fetch(`http://127.0.0.1:${port}/api/compute/v1/join`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       await answer.arrayBuffer();
       await settle();
       expect(answer.headers.get('x-request-id')).toBeNull();
-      const lines = stderr.lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.message === 'request');
-      expect(lines).toEqual([expect.objectContaining({ requestId: expect.stringMatching(/^req_/), method: 'POST', route: '/api/compute/v1/join', status: answer.status, principal: null })]);
+      const lines = stderr.lines
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.message === 'request');
+      expect(lines).toEqual([
+        expect.objectContaining({
+          requestId: expect.stringMatching(/^req_/),
+          method: 'POST',
+          route: '/api/compute/v1/join',
+          status: answer.status,
+          principal: null,
+        }),
+      ]);
     } finally {
       stderr.stop();
     }
@@ -121,8 +150,12 @@ describe('the request log', () => {
 
 describe('the start refuses bad observability settings', () => {
   it('a short metrics token and an unknown log level', () => {
-    expect(() => checkStartupConfig({ BETTER_COMPUTE_METRICS_TOKEN: 'short' })).toThrow(/BETTER_COMPUTE_METRICS_TOKEN must be at least 16 characters/);
-    expect(() => checkStartupConfig({ BETTER_COMPUTE_LOG_LEVEL: 'verbose' })).toThrow(/BETTER_COMPUTE_LOG_LEVEL must be one of debug, info, warn, error, silent/);
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_METRICS_TOKEN: 'short' })).toThrow(
+      /BETTER_COMPUTE_METRICS_TOKEN must be at least 16 characters/,
+    );
+    expect(() => checkStartupConfig({ BETTER_COMPUTE_LOG_LEVEL: 'verbose' })).toThrow(
+      /BETTER_COMPUTE_LOG_LEVEL must be one of debug, info, warn, error, silent/,
+    );
     expect(() => checkStartupConfig({ BETTER_COMPUTE_METRICS_TOKEN: 'x'.repeat(32), BETTER_COMPUTE_LOG_LEVEL: 'ERROR' })).not.toThrow();
   });
 });

@@ -59,7 +59,11 @@ describe('label cardinality under 10,000 distinct machines', () => {
       macs.push(mac);
       const started = performance.now();
       // What a hostile or broken agent controls: the role string and attestor name of its body.
-      recordJoin(metrics, { attestor: i % 2 ? 'join-token' : `att-${mac}`, role: i % 3 ? 'node' : `r${i}`, outcome: 'refused', reason: `join-token:m${i}` }, started);
+      recordJoin(
+        metrics,
+        { attestor: i % 2 ? 'join-token' : `att-${mac}`, role: i % 3 ? 'node' : `r${i}`, outcome: 'refused', reason: `join-token:m${i}` },
+        started,
+      );
       recordJoin(metrics, { attestor: 'discovery', role: 'discovery', outcome: i % 2 ? 'pending' : 'admitted', reason: mac }, started);
       recordRenewal(metrics, i % 2 ? 'renewed' : 'refused', `r-${mac}`, started);
     }
@@ -69,7 +73,9 @@ describe('label cardinality under 10,000 distinct machines', () => {
     // attestor {join-token, other} x role {node, other} x reasons (at most 128 distinct, then `other`).
     expect(series('better_compute_joins_total')).toBeLessThanOrEqual(2 * 2 * 129 + 4);
     expect(series('better_compute_renewals_total')).toBeLessThanOrEqual(130);
-    const joinDurationSeries = families.get('better_compute_join_duration_seconds')!.samples.filter((s) => s.name.endsWith('_count')).length;
+    const joinDurationSeries = families
+      .get('better_compute_join_duration_seconds')!
+      .samples.filter((s) => s.name.endsWith('_count')).length;
     expect(joinDurationSeries).toBeLessThanOrEqual(5 * 5);
     for (const mac of macs.slice(0, 200)) expect(text).not.toContain(mac);
     expect(text.split('\n').length).toBeLessThan(2_000);
@@ -97,7 +103,9 @@ describe('label cardinality under 10,000 distinct machines', () => {
     expect(expiring[JSON.stringify({ pool: t.poolId, within: '24h' })]).toBe(live(24));
     expect(Object.keys(values('better_compute_join_requests'))).toHaveLength(3);
     expect(families.get('better_compute_join_request_wait_seconds')!.samples.length).toBe(2 * (9 + 1 + 2));
-    expect(values('better_compute_join_request_oldest_pending_seconds')[JSON.stringify({ site: t.siteId })]).toBeGreaterThanOrEqual(99 * 60 - 5);
+    expect(values('better_compute_join_request_oldest_pending_seconds')[JSON.stringify({ site: t.siteId })]).toBeGreaterThanOrEqual(
+      99 * 60 - 5,
+    );
     expect(text).not.toMatch(/node_card|jreq_card|3c:ec:ef/);
     expect(text.split('\n').length).toBeLessThan(200);
   });

@@ -9,7 +9,10 @@ const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 export function checkObservabilityConfig(env: Record<string, string | undefined>): void {
   const token = env.BETTER_COMPUTE_METRICS_TOKEN;
   if (token !== undefined && token !== '' && (token.length < 16 || /\s/.test(token))) {
-    throw new DomainError('INVALID_CONFIG', 'BETTER_COMPUTE_METRICS_TOKEN must be at least 16 characters without spaces (openssl rand -base64 24)');
+    throw new DomainError(
+      'INVALID_CONFIG',
+      'BETTER_COMPUTE_METRICS_TOKEN must be at least 16 characters without spaces (openssl rand -base64 24)',
+    );
   }
   const level = env.BETTER_COMPUTE_LOG_LEVEL;
   if (level !== undefined && level !== '' && !LOG_LEVELS.includes(level.toLowerCase())) {

@@ -34,9 +34,15 @@ const answerJson = (res: http.ServerResponse, status: number, body: object, extr
 export async function serveMetrics(req: http.IncomingMessage, res: http.ServerResponse, registry: () => Registry): Promise<void> {
   const access = metricsAccess(typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined);
   if (access === 'disabled') return answerJson(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
-  if (req.method !== 'GET' && req.method !== 'HEAD') return answerJson(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use GET' }, { allow: 'GET, HEAD' });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return answerJson(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use GET' }, { allow: 'GET, HEAD' });
   if (access === 'denied') {
-    return answerJson(res, 401, { code: 'ACCESS_DENIED', message: 'Send Authorization: Bearer <BETTER_COMPUTE_METRICS_TOKEN>' }, { 'www-authenticate': 'Bearer realm="metrics"' });
+    return answerJson(
+      res,
+      401,
+      { code: 'ACCESS_DENIED', message: 'Send Authorization: Bearer <BETTER_COMPUTE_METRICS_TOKEN>' },
+      { 'www-authenticate': 'Bearer realm="metrics"' },
+    );
   }
   try {
     const reg = registry();

@@ -15,7 +15,15 @@ import { openSession, type AgentSession } from '../../agent/session/session-clie
 import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { reservePort, startTestGateway } from '../../test/gateway-process';
 import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../../test/server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../../test/server-process';
 import { machineClaims } from '../../test/join-harness';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { randomMac } from '../../test/discovery-harness';
@@ -54,11 +62,21 @@ async function scrapeApi(authorization: string | null = `Bearer ${apiToken}`) {
 function scrapeGateway(authorization: string | null = `Bearer ${gatewayToken}`): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     https
-      .get({ host: '127.0.0.1', port: gatewayPort, path: '/metrics', ca: servingCaPem, servername: 'localhost', headers: authorization ? { authorization } : {} }, (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      })
+      .get(
+        {
+          host: '127.0.0.1',
+          port: gatewayPort,
+          path: '/metrics',
+          ca: servingCaPem,
+          servername: 'localhost',
+          headers: authorization ? { authorization } : {},
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      )
       .on('error', reject);
   });
 }
@@ -73,7 +91,13 @@ const parsed = async (): Promise<Map<string, Family>> => {
 async function join(token: string, options: { keys?: NodeKeyAndCsr; claims?: HardwareClaims; discovery?: boolean } = {}) {
   const keys = options.keys ?? generateNodeKeyAndCsr();
   const claims = options.claims ?? machineClaims();
-  const attempt = await prepareJoinAttempt({ token, trust, claims, keys, ...(options.discovery ? { role: 'discovery', attestor: 'discovery' } : {}) });
+  const attempt = await prepareJoinAttempt({
+    token,
+    trust,
+    claims,
+    keys,
+    ...(options.discovery ? { role: 'discovery', attestor: 'discovery' } : {}),
+  });
   const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
   return { status: reply.status, json: JSON.parse(reply.body.toString()), keys, claims };
 }
@@ -120,7 +144,14 @@ describe('GET /metrics on the API', () => {
     const gwBefore = parsePrometheusText((await scrapeGateway()).text);
 
     // 1. Admitted through a token of maxUses 1.
-    const token = (await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, idempotencyKey: 'metrics-1' })).token!;
+    const token = (
+      await createJoinToken(database.db, admin, {
+        tenantId: pool.ownerTenantId,
+        poolId: pool.id,
+        ttlSeconds: 3600,
+        idempotencyKey: 'metrics-1',
+      })
+    ).token!;
     const admitted = await join(token);
     expect(admitted.status).toBe(200);
     // 2. Refused twice, for two reasons: the spent token again (exhausted), and a wrong secret.
@@ -130,26 +161,57 @@ describe('GET /metrics on the API', () => {
     // 3. A PXE machine is deferred into a join request, approved, and its retry (same CSR) admitted.
     const mac = randomMac();
     const discovery = await database.db.$transaction((tx) =>
-      issueJoinToken(tx, { tenantId: pool.ownerTenantId, poolId: null, siteId: pool.siteId, role: 'discovery', ttlSeconds: 600, maxUses: 1, boundMac: mac,
-        discovery: { ip: '10.0.0.7', workflowId: 'wf-1', vouchedBy: 'module:boot', bootLeaseEpoch: 7 }, createdBy: 'module:boot' }),
+      issueJoinToken(tx, {
+        tenantId: pool.ownerTenantId,
+        poolId: null,
+        siteId: pool.siteId,
+        role: 'discovery',
+        ttlSeconds: 600,
+        maxUses: 1,
+        boundMac: mac,
+        discovery: { ip: '10.0.0.7', workflowId: 'wf-1', vouchedBy: 'module:boot', bootLeaseEpoch: 7 },
+        createdBy: 'module:boot',
+      }),
     );
     const pending = await join(discovery.token!, { claims: machineClaims({ macs: [mac] }), discovery: true });
     expect(pending.status).toBe(200);
-    const requestId = (JSON.parse(Buffer.from(pending.json.body, 'base64').toString()) as { status: string; requestId: string });
+    const requestId = JSON.parse(Buffer.from(pending.json.body, 'base64').toString()) as { status: string; requestId: string };
     expect(requestId.status).toBe('pending');
-    await createCaller({ db: database.db, principal: admin }).joinRequests.approve({ tenantId: pool.ownerTenantId, poolId: pool.id, requestId: requestId.requestId, ttlSeconds: 900 });
+    await createCaller({ db: database.db, principal: admin }).joinRequests.approve({
+      tenantId: pool.ownerTenantId,
+      poolId: pool.id,
+      requestId: requestId.requestId,
+      ttlSeconds: 900,
+    });
     const retried = await join(discovery.token!, { claims: pending.claims, discovery: true, keys: pending.keys });
     expect(retried.status).toBe(200);
     expect(JSON.parse(Buffer.from(retried.json.body, 'base64').toString()).status).toBe('joined');
     // 4. The first node renews through the gateway.
-    const answer = verifyJoinAnswer(admitted.json, { signingKeyPin: trust.signingKeyPin, signingCertificateDer: trust.signingCertificateDer, csrSha256: admitted.keys.csrSha256, publicKeySpkiDer: admitted.keys.spkiDer, expectedRole: 'node' }) as IssuedAnswer;
+    const answer = verifyJoinAnswer(admitted.json, {
+      signingKeyPin: trust.signingKeyPin,
+      signingCertificateDer: trust.signingCertificateDer,
+      csrSha256: admitted.keys.csrSha256,
+      publicKeySpkiDer: admitted.keys.spkiDer,
+      expectedRole: 'node',
+    }) as IssuedAnswer;
     const dir = await mkdtemp(path.join(tmpdir(), 'bc-metrics-'));
-    await writeIdentity(dir, { privateKeyPem: admitted.keys.privateKeyPem, certificateChain: answer.certificateChain, nodeId: answer.nodeId, siteId: answer.siteId, trustDomain: answer.trustDomain, role: answer.role });
+    await writeIdentity(dir, {
+      privateKeyPem: admitted.keys.privateKeyPem,
+      certificateChain: answer.certificateChain,
+      nodeId: answer.nodeId,
+      siteId: answer.siteId,
+      trustDomain: answer.trustDomain,
+      role: answer.role,
+    });
     const renewed = await renewOnce(await loadIdentity(dir), target);
     // 4b. The renewed node opens a session through the gateway and keeps it open until the scrape.
     const renewedDir = await mkdtemp(path.join(tmpdir(), 'bc-metrics-renewed-'));
     await writeIdentity(renewedDir, renewed);
-    session = await openSession(target, await loadIdentity(renewedDir), { basePath: BASE, agentVersion: '0.1.0-test', signingKey: new X509Certificate(trust.signingCertificateDer).publicKey });
+    session = await openSession(target, await loadIdentity(renewedDir), {
+      basePath: BASE,
+      agentVersion: '0.1.0-test',
+      signingKey: new X509Certificate(trust.signingCertificateDer).publicKey,
+    });
     // 5. One handshake that is not TLS, for the gateway's failure counter.
     await new Promise<void>((resolve) => {
       const socket = net.connect(gatewayPort, '127.0.0.1', () => socket.end('not tls\r\n\r\n'));
@@ -157,17 +219,27 @@ describe('GET /metrics on the API', () => {
       socket.on('error', () => resolve());
     });
     // A live token for the gauge.
-    await createJoinToken(database.db, admin, { tenantId: pool.ownerTenantId, poolId: pool.id, ttlSeconds: 3600, maxUses: 5, idempotencyKey: 'metrics-2' });
+    await createJoinToken(database.db, admin, {
+      tenantId: pool.ownerTenantId,
+      poolId: pool.id,
+      ttlSeconds: 3600,
+      maxUses: 5,
+      idempotencyKey: 'metrics-2',
+    });
 
     // Shared gauges are cached for 5 s per instance: scrape until the snapshot is newer than the sequence.
     let after = await parsed();
-    const fresh = (m: Map<string, Family>) => sampleValue(m, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' }) > 0 && sampleValue(m, 'better_compute_nodes_connected', { pool: pool.id }) > 0;
-    for (const start = Date.now(); !fresh(after) && Date.now() - start < 15_000; ) {
+    const fresh = (m: Map<string, Family>) =>
+      sampleValue(m, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' }) > 0 &&
+      sampleValue(m, 'better_compute_nodes_connected', { pool: pool.id }) > 0;
+    for (const start = Date.now(); !fresh(after) && Date.now() - start < 15_000;) {
       await new Promise((r) => setTimeout(r, 500));
       after = await parsed();
     }
-    const delta = (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
-    const joins = (attestor: string, role: string, outcome: string, reason = '') => delta('better_compute_joins_total', { attestor, role, outcome, reason });
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    const joins = (attestor: string, role: string, outcome: string, reason = '') =>
+      delta('better_compute_joins_total', { attestor, role, outcome, reason });
     expect(joins('join-token', 'node', 'admitted')).toBe(1);
     expect(joins('join-token', 'node', 'refused', 'join-token:exhausted')).toBe(1);
     expect(joins('join-token', 'node', 'refused', 'join-token:secret-mismatch')).toBe(1);
@@ -187,12 +259,16 @@ describe('GET /metrics on the API', () => {
     expect(sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'consumed' })).toBe(1);
     expect(sampleValue(after, 'better_compute_join_requests', { site: pool.siteId, state: 'pending' })).toBe(0);
     expect(sampleValue(after, 'better_compute_join_request_wait_seconds_count', { site: pool.siteId, decision: 'approved' })).toBe(1);
-    expect(sampleValue(after, 'better_compute_join_request_wait_seconds_bucket', { site: pool.siteId, decision: 'approved', le: '60' })).toBe(1);
+    expect(
+      sampleValue(after, 'better_compute_join_request_wait_seconds_bucket', { site: pool.siteId, decision: 'approved', le: '60' }),
+    ).toBe(1);
     expect(sampleValue(after, 'better_compute_join_tokens_active', { pool: pool.id })).toBe(1);
     const nodesInPool = await database.db.node.groupBy({ by: ['state'], where: { poolId: pool.id }, _count: true });
     expect(nodesInPool.length).toBeGreaterThan(0);
     for (const row of nodesInPool) expect(sampleValue(after, 'better_compute_nodes', { pool: pool.id, state: row.state })).toBe(row._count);
-    expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '24h' })).toBe(nodesInPool.reduce((s, r) => s + r._count, 0));
+    expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '24h' })).toBe(
+      nodesInPool.reduce((s, r) => s + r._count, 0),
+    );
     expect(sampleValue(after, 'better_compute_node_certificates_expiring', { pool: pool.id, within: '1h' })).toBe(0);
     // One of the pool's nodes holds a session (the other holds none); every pool with nodes has a series,
     // 0 where none is connected, so it stays while all are away.
@@ -202,20 +278,29 @@ describe('GET /metrics on the API', () => {
     expect(Object.fromEntries(after.get('better_compute_nodes_connected')!.samples.map((s) => [s.labels.pool, s.value]))).toEqual(
       Object.fromEntries(poolsWithNodes.map((id) => [id, id === pool.id ? 1 : 0])),
     );
-    for (const name of ['process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'better_compute_pg_pool_waiting']) expect(after.has(name), name).toBe(true);
-    expect(sampleValue(after, 'better_compute_pg_pool_connections', { state: 'idle' }) + sampleValue(after, 'better_compute_pg_pool_connections', { state: 'in_use' })).toBeGreaterThan(0);
+    for (const name of ['process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'better_compute_pg_pool_waiting'])
+      expect(after.has(name), name).toBe(true);
+    expect(
+      sampleValue(after, 'better_compute_pg_pool_connections', { state: 'idle' }) +
+        sampleValue(after, 'better_compute_pg_pool_connections', { state: 'in_use' }),
+    ).toBeGreaterThan(0);
 
     // The gateway counts its own.
     const gwScrape = await scrapeGateway();
     expect(gwScrape.status).toBe(200);
     const gw = parsePrometheusText(gwScrape.text);
-    const gwDelta = (labels: Record<string, string>) => sampleValue(gw, 'better_compute_gateway_requests_total', labels) - sampleValue(gwBefore, 'better_compute_gateway_requests_total', labels);
+    const gwDelta = (labels: Record<string, string>) =>
+      sampleValue(gw, 'better_compute_gateway_requests_total', labels) -
+      sampleValue(gwBefore, 'better_compute_gateway_requests_total', labels);
     expect(gwDelta({ path: `${BASE}/v1/join`, status: '200' })).toBe(3);
     expect(gwDelta({ path: `${BASE}/v1/join`, status: '403' })).toBe(2);
     expect(gwDelta({ path: `${BASE}/v1/renew`, status: '200' })).toBe(1);
     // The scrape before this one is counted as a request to `other`.
     expect(gwDelta({ path: 'other', status: '200' })).toBe(1);
-    expect(sampleValue(gw, 'better_compute_gateway_tls_handshake_failures_total') - sampleValue(gwBefore, 'better_compute_gateway_tls_handshake_failures_total')).toBe(1);
+    expect(
+      sampleValue(gw, 'better_compute_gateway_tls_handshake_failures_total') -
+        sampleValue(gwBefore, 'better_compute_gateway_tls_handshake_failures_total'),
+    ).toBe(1);
     expect(gw.get('better_compute_gateway_connections')?.type).toBe('gauge');
     expect(gw.has('better_compute_joins_total')).toBe(false);
   });

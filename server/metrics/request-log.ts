@@ -10,7 +10,8 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,64}$/;
 export const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
 
 /** A well-formed incoming `x-request-id` (the agent's, the gateway's) is kept; anything else gets a new id. */
-export const requestIdOf = (incoming: string | string[] | undefined) => (typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : newRequestId());
+export const requestIdOf = (incoming: string | string[] | undefined) =>
+  typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : newRequestId();
 
 /**
  * Request lines are written together once per turn of the event loop (as the gateway's are): a busy join

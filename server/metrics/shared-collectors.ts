@@ -9,7 +9,8 @@ import type { SharedStateReader } from './shared-state';
  */
 class WaitHistogram {
   readonly name = 'better_compute_join_request_wait_seconds';
-  readonly help = 'How long join requests waited, created to decided (approved|rejected) or to expiry (expired); read from PostgreSQL, the same on every instance.';
+  readonly help =
+    'How long join requests waited, created to decided (approved|rejected) or to expiry (expired); read from PostgreSQL, the same on every instance.';
   readonly type = 'histogram';
   readonly aggregator = 'first';
   constructor(private readonly state: SharedStateReader) {}
@@ -32,7 +33,14 @@ class WaitHistogram {
 type Row = Record<string, string | number>;
 
 /** A gauge re-filled from the shared snapshot on every scrape (series that vanished from the database vanish here). */
-function sharedGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], rows: (s: Awaited<ReturnType<SharedStateReader['get']>>) => Array<Row>, state: SharedStateReader) {
+function sharedGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: L[],
+  rows: (s: Awaited<ReturnType<SharedStateReader['get']>>) => Array<Row>,
+  state: SharedStateReader,
+) {
   return new Gauge({
     name,
     help,
@@ -51,12 +59,47 @@ function sharedGauge<L extends string>(registry: Registry, name: string, help: s
 
 /** Registers the gauges of shared state (PostgreSQL) and of this process's connection pool. */
 export function registerSharedCollectors(registry: Registry, state: SharedStateReader, pgPool: () => pg.Pool | undefined) {
-  sharedGauge(registry, 'better_compute_join_requests', 'Join requests by site and effective state (pending past its expiry counts as expired).', ['site', 'state'], (s) => s.joinRequests, state);
-  sharedGauge(registry, 'better_compute_join_request_oldest_pending_seconds', 'Age of the oldest pending join request per site.', ['site'], (s) => s.oldestPending.map((o) => ({ site: o.site, count: o.seconds })), state);
+  sharedGauge(
+    registry,
+    'better_compute_join_requests',
+    'Join requests by site and effective state (pending past its expiry counts as expired).',
+    ['site', 'state'],
+    (s) => s.joinRequests,
+    state,
+  );
+  sharedGauge(
+    registry,
+    'better_compute_join_request_oldest_pending_seconds',
+    'Age of the oldest pending join request per site.',
+    ['site'],
+    (s) => s.oldestPending.map((o) => ({ site: o.site, count: o.seconds })),
+    state,
+  );
   sharedGauge(registry, 'better_compute_nodes', 'Nodes by pool and state.', ['pool', 'state'], (s) => s.nodes, state);
-  sharedGauge(registry, 'better_compute_node_certificates_expiring', 'Live nodes whose current certificate expires within 1h, 6h or 24h, per pool.', ['pool', 'within'], (s) => s.expiring, state);
-  sharedGauge(registry, 'better_compute_join_tokens_active', 'Join tokens that can still admit a machine (not revoked, not expired, uses left), per pool.', ['pool'], (s) => s.tokensActive, state);
-  sharedGauge(registry, 'better_compute_nodes_connected', 'Nodes with a live session (their gateway holds a live lease), per pool.', ['pool'], (s) => s.connected, state);
+  sharedGauge(
+    registry,
+    'better_compute_node_certificates_expiring',
+    'Live nodes whose current certificate expires within 1h, 6h or 24h, per pool.',
+    ['pool', 'within'],
+    (s) => s.expiring,
+    state,
+  );
+  sharedGauge(
+    registry,
+    'better_compute_join_tokens_active',
+    'Join tokens that can still admit a machine (not revoked, not expired, uses left), per pool.',
+    ['pool'],
+    (s) => s.tokensActive,
+    state,
+  );
+  sharedGauge(
+    registry,
+    'better_compute_nodes_connected',
+    'Nodes with a live session (their gateway holds a live lease), per pool.',
+    ['pool'],
+    (s) => s.connected,
+    state,
+  );
   registry.registerMetric(new WaitHistogram(state) as never);
   new Gauge({
     name: 'better_compute_pg_pool_connections',

@@ -62,10 +62,15 @@ export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
     pool.query<SiteStateCount>(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
                        count(*)::int AS count
                   FROM join_requests GROUP BY 1, 2`),
-    pool.query<{ site: string; seconds: number }>(`SELECT site_id AS site, extract(epoch FROM compute_now() - min(created_at))::float8 AS seconds
+    pool.query<{
+      site: string;
+      seconds: number;
+    }>(`SELECT site_id AS site, extract(epoch FROM compute_now() - min(created_at))::float8 AS seconds
                   FROM join_requests WHERE state = 'pending' AND expires_at > compute_now() GROUP BY site_id`),
     pool.query<{ site: string; decision: string; buckets: number[]; count: number; sum: number }>(WAIT_SQL),
-    pool.query<PoolCount & { state: string }>(`SELECT coalesce(pool_id, '') AS pool, state, count(*)::int AS count FROM nodes GROUP BY 1, 2`),
+    pool.query<PoolCount & { state: string }>(
+      `SELECT coalesce(pool_id, '') AS pool, state, count(*)::int AS count FROM nodes GROUP BY 1, 2`,
+    ),
     pool.query<{ pool: string } & Record<(typeof EXPIRY_WINDOWS)[number][0], number>>(EXPIRING_SQL),
     pool.query<PoolCount>(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
                  WHERE revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0 GROUP BY 1`),

@@ -14,7 +14,9 @@ beforeAll(async () => {
 afterAll(() => h.pool.end());
 
 const value = async (name: string, labels: Record<string, string>) =>
-  (await h.services.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
+  (await h.services.metrics.registry.getSingleMetric(name)!.get()).values.find((v) =>
+    Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+  )?.value ?? 0;
 
 describe('suppressed refusal events', () => {
   it('counts the refusals past the rate limit, by attestor and reason', async () => {

@@ -19,7 +19,9 @@ const LIFECYCLE = ['node.joined', 'node.connected', 'node.acceptance.started', '
 /** The node's lifecycle events in publication order (ids), with their data. */
 async function lifecycleOf(t: TestTenant, nodeId: string) {
   const events = await testDb().event.findMany({ where: { tenantId: t.tenantId, type: { in: LIFECYCLE } }, orderBy: { id: 'asc' } });
-  return events.filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+  return events
+    .filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId)
+    .map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
 }
 
 const renewOnce = (dir: string) => runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: () => {} });

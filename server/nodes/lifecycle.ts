@@ -15,7 +15,12 @@ type NodeRef = z.infer<typeof nodeRefInput>;
  * change are ordered: a renewal that commits first has its certificate revoked by the change, one that
  * comes after sees the change.
  */
-async function withLockedNode<T>(db: Db, principal: Principal, input: NodeRef, change: (tx: Tx, node: Awaited<ReturnType<typeof loadNode>>) => Promise<T>): Promise<T> {
+async function withLockedNode<T>(
+  db: Db,
+  principal: Principal,
+  input: NodeRef,
+  change: (tx: Tx, node: Awaited<ReturnType<typeof loadNode>>) => Promise<T>,
+): Promise<T> {
   await loadNode(db, principal, 'compute:nodes:manage', input);
   return db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM nodes WHERE id = ${input.nodeId} FOR UPDATE`;
@@ -24,7 +29,13 @@ async function withLockedNode<T>(db: Db, principal: Principal, input: NodeRef, c
   });
 }
 
-async function record(tx: Tx, principal: Principal, node: { id: string; tenantId: string }, action: string, data: Record<string, unknown> = {}) {
+async function record(
+  tx: Tx,
+  principal: Principal,
+  node: { id: string; tenantId: string },
+  action: string,
+  data: Record<string, unknown> = {},
+) {
   await writeAudit(tx, { tenantId: node.tenantId, actor: principal.actor, action, resource: resource.node(node.id), data });
   await publishEvent(tx, { tenantId: node.tenantId, type: action, data: { nodeId: node.id, ...data } });
 }
@@ -44,7 +55,8 @@ async function revokeAll(tx: Tx, node: { id: string; tenantId: string }, reason:
 export async function adoptNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
   return withLockedNode(db, principal, input, async (tx, node) => {
     if (node.state === 'adopted') return nodeDetail(tx, node);
-    if (node.state !== 'adopting') throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node can be adopted`);
+    if (node.state !== 'adopting')
+      throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node can be adopted`);
     const updated = await tx.node.update({ where: { id: node.id }, data: { state: 'adopted', updatedAt: new Date() } });
     await record(tx, principal, node, 'node.adopted', { by: 'operator' });
     return nodeDetail(tx, updated);
@@ -103,25 +115,51 @@ export async function deleteNode(db: Db, principal: Principal, input: NodeRef): 
  */
 export async function recheckNode(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail> {
   return withLockedNode(db, principal, input, async (tx, node) => {
-    if (node.state !== 'adopting') throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node runs acceptance checks`);
+    if (node.state !== 'adopting')
+      throw new DomainError('INVALID_STATE', `Node ${node.id} is ${node.state}; only an adopting node runs acceptance checks`);
     const pool = node.poolId ? await tx.pool.findUnique({ where: { id: node.poolId } }) : null;
     const checks = ((pool?.policy ?? {}) as { acceptance?: Array<{ check: string }> }).acceptance ?? [];
-    if (!checks.length) throw new DomainError('INVALID_STATE', `Pool ${node.poolId ?? '-'} lists no built-in acceptance checks (policy.acceptance); adopt the node with nodes.adopt`);
+    if (!checks.length)
+      throw new DomainError(
+        'INVALID_STATE',
+        `Pool ${node.poolId ?? '-'} lists no built-in acceptance checks (policy.acceptance); adopt the node with nodes.adopt`,
+      );
     const pending = await tx.nodeAcceptanceRun.findFirst({ where: { nodeId: node.id, state: 'pending' } });
     const runId = pending?.identityGeneration === node.identityGeneration ? pending.id : newRunId();
     if (pending && pending.id === runId) {
       await tx.nodeAcceptanceRun.update({ where: { id: runId }, data: { deliveredSessionId: null, checks: checks as object } });
     } else {
       // A pending run of an older generation is superseded by this one.
-      if (pending) await tx.nodeAcceptanceRun.update({ where: { id: pending.id }, data: { state: 'failed', finishedAt: new Date(), results: [{ check: 'identity', passed: false, message: 'superseded by a newer identity generation' }] } });
+      if (pending)
+        await tx.nodeAcceptanceRun.update({
+          where: { id: pending.id },
+          data: {
+            state: 'failed',
+            finishedAt: new Date(),
+            results: [{ check: 'identity', passed: false, message: 'superseded by a newer identity generation' }],
+          },
+        });
       await tx.$executeRaw`INSERT INTO node_acceptance_runs (id, node_id, identity_generation, checks, state, started_at)
         VALUES (${runId}, ${node.id}, ${node.identityGeneration}, ${JSON.stringify(checks)}::jsonb, 'pending', compute_now())`;
     }
-    await writeAudit(tx, { tenantId: node.tenantId, actor: principal.actor, action: 'node.rechecked', resource: resource.node(node.id), data: { runId } });
+    await writeAudit(tx, {
+      tenantId: node.tenantId,
+      actor: principal.actor,
+      action: 'node.rechecked',
+      resource: resource.node(node.id),
+      data: { runId },
+    });
     await publishEvent(tx, {
       tenantId: node.tenantId,
       type: 'node.acceptance.started',
-      data: { nodeId: node.id, poolId: node.poolId, checks: checks.map((c) => c.check), identityGeneration: node.identityGeneration, runId, by: 'recheck' },
+      data: {
+        nodeId: node.id,
+        poolId: node.poolId,
+        checks: checks.map((c) => c.check),
+        identityGeneration: node.identityGeneration,
+        runId,
+        by: 'recheck',
+      },
     });
     return nodeDetail(tx, node);
   });

@@ -7,7 +7,18 @@ import { listNodes } from './nodes';
 
 const db = testDb;
 const insertNode = (tenantId: string, siteId: string, poolId: string) =>
-  db().node.create({ data: { id: newId('node'), tenantId, siteId, poolId, role: 'node', state: 'adopted', trust: 'tenant-controlled', attestor: 'join-token' } });
+  db().node.create({
+    data: {
+      id: newId('node'),
+      tenantId,
+      siteId,
+      poolId,
+      role: 'node',
+      state: 'adopted',
+      trust: 'tenant-controlled',
+      attestor: 'join-token',
+    },
+  });
 
 describe('nodes.list filters on the tenant authorization decided on', () => {
   it("never lists another tenant's nodes through a pool the caller can read, whatever tenant it names", async () => {
@@ -23,12 +34,19 @@ describe('nodes.list filters on the tenant authorization decided on', () => {
     expect(listed.items.map((n) => n.id)).not.toContain(stray.id);
   });
 
-  it('refuses a member of both tenants who names one tenant and the other tenant\'s pool', async () => {
+  it("refuses a member of both tenants who names one tenant and the other tenant's pool", async () => {
     const a = await createTestTenant(db(), { label: 'list-c' });
     const b = await createTestTenant(db(), { label: 'list-d' });
     await insertNode(a.tenantId, a.siteId, a.poolId);
-    const both = principalOf('operator', newId('op'), [[a.tenantId, 'viewer'], [b.tenantId, 'viewer']]);
-    expect(await failure(listNodes(db(), both, { tenantId: b.tenantId, poolId: a.poolId, limit: 100, direction: 'forward' }))).toMatchObject({ code: 'NOT_FOUND' });
-    expect((await listNodes(db(), both, { tenantId: a.tenantId, poolId: a.poolId, limit: 100, direction: 'forward' })).items).toHaveLength(1);
+    const both = principalOf('operator', newId('op'), [
+      [a.tenantId, 'viewer'],
+      [b.tenantId, 'viewer'],
+    ]);
+    expect(
+      await failure(listNodes(db(), both, { tenantId: b.tenantId, poolId: a.poolId, limit: 100, direction: 'forward' })),
+    ).toMatchObject({ code: 'NOT_FOUND' });
+    expect((await listNodes(db(), both, { tenantId: a.tenantId, poolId: a.poolId, limit: 100, direction: 'forward' })).items).toHaveLength(
+      1,
+    );
   });
 });

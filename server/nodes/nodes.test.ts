@@ -49,7 +49,9 @@ describe('nodes: read', () => {
 
     const other = await createTestTenant(testDb());
     await expect(getNode(testDb(), other.admin, { tenantId: t.tenantId, nodeId: ids[0]! })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(setCordon(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! }, true)).rejects.toMatchObject({ code: 'ACCESS_DENIED' });
+    await expect(setCordon(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! }, true)).rejects.toMatchObject({
+      code: 'ACCESS_DENIED',
+    });
   });
 });
 
@@ -86,7 +88,12 @@ describe('nodes: lifecycle', () => {
     expect(await liveCerts(nodeId)).toBe(0);
     const current = await loadIdentity(dir);
     const next = generateNodeKeyAndCsr();
-    const reply = await postToGateway(r.target, { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) }, `${BASE}/v1/renew`, buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    const reply = await postToGateway(
+      r.target,
+      { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
+      `${BASE}/v1/renew`,
+      buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)),
+    );
     expect(reply.status).toBe(403);
   });
 
@@ -97,7 +104,9 @@ describe('nodes: lifecycle', () => {
     expect((await adoptNode(testDb(), t.admin, ref)).state).toBe('adopted');
     await setCordon(testDb(), t.admin, ref, true);
     expect((await setCordon(testDb(), t.admin, ref, false)).cordoned).toBe(false);
-    const actions = (await testDb().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${ref.nodeId}` } })).map((a) => a.action);
+    const actions = (await testDb().auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-node/${ref.nodeId}` } })).map(
+      (a) => a.action,
+    );
     expect(actions).toEqual(expect.arrayContaining(['node.adopted', 'node.cordoned', 'node.uncordoned']));
   });
 
@@ -133,9 +142,16 @@ describe('nodes: certificate history', () => {
     expect(node.certificates.every((c) => c.revokedAt === null && c.identityGeneration === 1)).toBe(true);
     expect(Date.parse(node.certificates[0]!.notAfter)).toBeGreaterThan(Date.parse(node.certificates[2]!.notBefore));
     // Only what an operator reads: no DER, no key hash.
-    expect(Object.keys(node.certificates[0]!).sort()).toEqual(
-      ['identityGeneration', 'isCurrent', 'issuedBy', 'notAfter', 'notBefore', 'revocationReason', 'revokedAt', 'serial'],
-    );
+    expect(Object.keys(node.certificates[0]!).sort()).toEqual([
+      'identityGeneration',
+      'isCurrent',
+      'issuedBy',
+      'notAfter',
+      'notBefore',
+      'revocationReason',
+      'revokedAt',
+      'serial',
+    ]);
 
     const revoked = await revokeNodeIdentity(testDb(), t.operator, ref);
     expect(revoked.certificates).toHaveLength(3);

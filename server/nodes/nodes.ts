@@ -6,7 +6,14 @@ import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
 import { connectedFilter, sessionStates } from '../sessions/node-session-state';
-import type { listNodesInput, NodeDetail, NodeListItem, nodeRefInput, NodeSessionState, NodeSummary } from '../../protocol/api/node-schemas';
+import type {
+  listNodesInput,
+  NodeDetail,
+  NodeListItem,
+  nodeRefInput,
+  NodeSessionState,
+  NodeSummary,
+} from '../../protocol/api/node-schemas';
 import { decidedByLabel } from '../requests/records';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
@@ -43,7 +50,12 @@ export async function loadNode(db: Db | Tx, principal: Principal, action: Action
  * with another tenant's id is NOT_FOUND, as in loadPool.
  */
 export async function listNodes(db: Db, principal: Principal, input: z.infer<typeof listNodesInput>) {
-  const tenantId = await authorize(db, principal, 'compute:nodes:read', input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId));
+  const tenantId = await authorize(
+    db,
+    principal,
+    'compute:nodes:read',
+    input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId),
+  );
   if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
   const rows = await db.node.findMany({
     where: {
@@ -72,7 +84,10 @@ async function withIdentities(db: Db, nodes: NodeRow[]): Promise<NodeListItem[]>
   const ids = nodes.map((n) => n.id);
   const [certs, joins, sessions, requests] = await Promise.all([
     db.nodeCert.findMany({ where: { nodeId: { in: ids }, revokedAt: null }, orderBy: CURRENT_FIRST }),
-    db.auditEntry.findMany({ where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } }, orderBy: { id: 'desc' } }),
+    db.auditEntry.findMany({
+      where: { resource: { in: ids.map(resource.node) }, action: { in: ['node.joined', 'node.reclaimed'] } },
+      orderBy: { id: 'desc' },
+    }),
     sessionStates(db, nodes),
     admittingRequests(db, ids),
   ]);
@@ -114,7 +129,12 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: Nod
     joinRequestId: request?.id ?? null,
     joinRequestDecidedBy: request?.decidedBy ?? null,
     certificate: cert
-      ? { serial: cert.serial, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), identityGeneration: cert.identityGeneration }
+      ? {
+          serial: cert.serial,
+          notBefore: cert.notBefore.toISOString(),
+          notAfter: cert.notAfter.toISOString(),
+          identityGeneration: cert.identityGeneration,
+        }
       : null,
   };
 }
@@ -140,7 +160,12 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
   if (acceptance) conditions.push(acceptance);
   if (node.cordoned) conditions.push({ type: 'Cordoned', status: true, message: 'The node takes no new work' });
   if (!cert) conditions.push({ type: 'IdentityValid', status: false, message: 'The node has no live certificate: it must join again' });
-  return { ...toNodeSummary(node), ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null), conditions, ...history };
+  return {
+    ...toNodeSummary(node),
+    ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null),
+    conditions,
+    ...history,
+  };
 }
 
 /**
@@ -149,14 +174,23 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
  * not run waits for nodes.adopt). An adopted node whose last run passed has no such condition.
  */
 async function acceptanceCondition(db: Db | Tx, node: NodeRow) {
-  const run = await db.nodeAcceptanceRun.findFirst({ where: { nodeId: node.id, identityGeneration: node.identityGeneration }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
-  const results = ((run?.results ?? []) as Array<{ check: string; passed: boolean; message: string }>);
+  const run = await db.nodeAcceptanceRun.findFirst({
+    where: { nodeId: node.id, identityGeneration: node.identityGeneration },
+    orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+  });
+  const results = (run?.results ?? []) as Array<{ check: string; passed: boolean; message: string }>;
   if (run?.state === 'failed') {
     const failed = results.filter((r) => !r.passed);
-    return { type: 'AcceptanceFailed', status: true, message: `Failed: ${failed.map((r) => `${r.check} (${r.message})`).join('; ')}`, checks: results };
+    return {
+      type: 'AcceptanceFailed',
+      status: true,
+      message: `Failed: ${failed.map((r) => `${r.check} (${r.message})`).join('; ')}`,
+      checks: results,
+    };
   }
   if (node.state !== 'adopting') return null;
-  if (run?.state === 'pending') return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks are running', checks: results };
+  if (run?.state === 'pending')
+    return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks are running', checks: results };
   return { type: 'AcceptanceFailed', status: false, message: 'Acceptance checks have not passed yet', checks: results };
 }
 

@@ -19,12 +19,24 @@ describe('the console names operators, never ids, where it shows who did somethi
     const requestId = newId('jreq');
     await db().joinRequest.create({
       data: {
-        id: requestId, tenantId: t.tenantId, siteId: t.siteId, poolId: t.poolId, attestor: 'discovery', state: 'pending',
-        machineKey: `mk-${requestId}`, csrSha256: 'a'.repeat(64), expiresAt: new Date(Date.now() + 3_600_000),
+        id: requestId,
+        tenantId: t.tenantId,
+        siteId: t.siteId,
+        poolId: t.poolId,
+        attestor: 'discovery',
+        state: 'pending',
+        machineKey: `mk-${requestId}`,
+        csrSha256: 'a'.repeat(64),
+        expiresAt: new Date(Date.now() + 3_600_000),
       },
     });
 
-    const rejected = await rejectJoinRequest(db(), decider, { tenantId: t.tenantId, poolId: t.poolId, requestId, reason: 'unknown serial' });
+    const rejected = await rejectJoinRequest(db(), decider, {
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      requestId,
+      reason: 'unknown serial',
+    });
     expect(rejected).toMatchObject({ decidedBy: decider.actor, decidedByName: 'Ada Lovelace' });
     const { items } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, state: 'all' });
     expect(items.find((r) => r.id === requestId)).toMatchObject({ decidedBy: decider.actor, decidedByName: 'Ada Lovelace' });
@@ -34,7 +46,10 @@ describe('the console names operators, never ids, where it shows who did somethi
     expect(decided?.actorNames).toEqual({ [decider.actor]: 'Ada Lovelace' });
 
     const audit = await listAudit(db(), t.admin, { tenantId: t.tenantId });
-    expect(audit.items.find((e) => e.actor === decider.actor)).toMatchObject({ actorName: 'Ada Lovelace', actorEmail: `${decider.id}@example.test` });
+    expect(audit.items.find((e) => e.actor === decider.actor)).toMatchObject({
+      actorName: 'Ada Lovelace',
+      actorEmail: `${decider.id}@example.test`,
+    });
   });
 
   it('an operator without a name is shown by email; API keys and removed operators get no name', async () => {
@@ -43,8 +58,15 @@ describe('the console names operators, never ids, where it shows who did somethi
     const requestId = newId('jreq');
     await db().joinRequest.create({
       data: {
-        id: requestId, tenantId: t.tenantId, siteId: t.siteId, poolId: t.poolId, attestor: 'discovery', state: 'pending',
-        machineKey: `mk-${requestId}`, csrSha256: 'b'.repeat(64), expiresAt: new Date(Date.now() + 3_600_000),
+        id: requestId,
+        tenantId: t.tenantId,
+        siteId: t.siteId,
+        poolId: t.poolId,
+        attestor: 'discovery',
+        state: 'pending',
+        machineKey: `mk-${requestId}`,
+        csrSha256: 'b'.repeat(64),
+        expiresAt: new Date(Date.now() + 3_600_000),
       },
     });
     expect(await rejectJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId, reason: 'no' })).toMatchObject({

@@ -17,7 +17,11 @@ export const changePasswordInput = z.strictObject({
  * one-time state and moves the session version on, so every session, this one included, ends: the console
  * signs in again with the new password. Audited in each tenant the operator belongs to.
  */
-export async function changeOwnPassword(db: Db, principal: Principal, input: z.infer<typeof changePasswordInput>): Promise<{ changed: true }> {
+export async function changeOwnPassword(
+  db: Db,
+  principal: Principal,
+  input: z.infer<typeof changePasswordInput>,
+): Promise<{ changed: true }> {
   if (principal.kind !== 'operator') throw new DomainError('ACCESS_DENIED', 'Only a signed-in operator has a password to change');
   const operator = await db.operator.findUnique({ where: { id: principal.id }, include: { memberships: true } });
   if (!operator) throw new DomainError('UNAUTHENTICATED', 'Sign in again');

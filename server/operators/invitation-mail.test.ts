@@ -37,7 +37,11 @@ async function startSmtpServer(options: SMTPServerOptions = {}) {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const from = session.envelope.mailFrom;
-        received.push({ from: from ? from.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        received.push({
+          from: from ? from.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
         callback();
       });
     },
@@ -68,7 +72,13 @@ async function tenantWithAdmin() {
   const db = testDb();
   const t = await createTestTenant(db);
   const adminEmail = `admin-${randomBytes(4).toString('hex')}@example.com`;
-  const { id } = await createOperator(db, { email: adminEmail, name: 'Ada Admin', password: PASSWORD, tenantId: t.tenantId, role: 'admin' });
+  const { id } = await createOperator(db, {
+    email: adminEmail,
+    name: 'Ada Admin',
+    password: PASSWORD,
+    tenantId: t.tenantId,
+    role: 'admin',
+  });
   return { t, caller: createCaller({ db, principal: (await loadOperatorPrincipal(db, id))! }) };
 }
 
@@ -89,7 +99,11 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
   it('without BETTER_COMPUTE_SMTP_URL, the answer carries the link only: emailed false, no error', async () => {
     delete process.env.BETTER_COMPUTE_SMTP_URL;
     const { t, caller } = await tenantWithAdmin();
-    const created = await caller.invitations.create({ tenantId: t.tenantId, email: `quiet-${randomBytes(4).toString('hex')}@example.com`, role: 'viewer' });
+    const created = await caller.invitations.create({
+      tenantId: t.tenantId,
+      email: `quiet-${randomBytes(4).toString('hex')}@example.com`,
+      role: 'viewer',
+    });
     expect(created).toMatchObject({ state: 'pending', emailed: false, emailError: null });
     expect(created.token).toMatch(/^bcinv_/);
   });
@@ -132,7 +146,12 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
     const { t, caller } = await tenantWithAdmin();
     const invitee = `down-${randomBytes(4).toString('hex')}@example.com`;
     const created = await caller.invitations.create({ tenantId: t.tenantId, email: invitee, role: 'viewer' });
-    expect(created).toMatchObject({ email: invitee, state: 'pending', emailed: false, emailError: expect.stringMatching(/^The invitation mail was not sent: .*ECONNREFUSED/) });
+    expect(created).toMatchObject({
+      email: invitee,
+      state: 'pending',
+      emailed: false,
+      emailError: expect.stringMatching(/^The invitation mail was not sent: .*ECONNREFUSED/),
+    });
 
     const log = stderr();
     expect(log).toContain(`invitation mail to ${invitee} via 127.0.0.1:${down.port} not sent`);
@@ -140,7 +159,10 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
       expect(log).not.toContain(secret);
       expect(created.emailError).not.toContain(secret);
     }
-    expect(await acceptInvitation(testDb(), { token: created.token, name: 'Down One', password: PASSWORD })).toMatchObject({ email: invitee, role: 'viewer' });
+    expect(await acceptInvitation(testDb(), { token: created.token, name: 'Down One', password: PASSWORD })).toMatchObject({
+      email: invitee,
+      role: 'viewer',
+    });
   });
 
   it('smtp:// upgrades with STARTTLS when offered and verifies the certificate: an untrusted one sends nothing in the clear', async () => {
@@ -150,7 +172,11 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
     try {
       process.env.BETTER_COMPUTE_SMTP_URL = `smtp://${SMTP_CREDENTIALS}@127.0.0.1:${smtp.port}`;
       const { t, caller } = await tenantWithAdmin();
-      const created = await caller.invitations.create({ tenantId: t.tenantId, email: `tls-${randomBytes(4).toString('hex')}@example.com`, role: 'viewer' });
+      const created = await caller.invitations.create({
+        tenantId: t.tenantId,
+        email: `tls-${randomBytes(4).toString('hex')}@example.com`,
+        role: 'viewer',
+      });
       expect(created).toMatchObject({ state: 'pending', emailed: false, emailError: expect.stringMatching(/certificate/i) });
       expect(smtp.received).toEqual([]);
       expect(created.emailError).not.toContain(SMTP_PASS);
@@ -164,7 +190,11 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
     try {
       process.env.BETTER_COMPUTE_SMTP_URL = `smtp://${SMTP_USER}:wrong-hunter3@127.0.0.1:${smtp.port}`;
       const { t, caller } = await tenantWithAdmin();
-      const created = await caller.invitations.create({ tenantId: t.tenantId, email: `auth-${randomBytes(4).toString('hex')}@example.com`, role: 'viewer' });
+      const created = await caller.invitations.create({
+        tenantId: t.tenantId,
+        email: `auth-${randomBytes(4).toString('hex')}@example.com`,
+        role: 'viewer',
+      });
       expect(created).toMatchObject({ emailed: false, emailError: expect.stringMatching(/EAUTH/) });
       expect(created.emailError).not.toContain('wrong-hunter3');
       expect(stderr()).not.toContain('wrong-hunter3');
@@ -185,13 +215,24 @@ describe('invitations sent by SMTP', { timeout: 60_000 }, () => {
       const invitee = `cli-${randomBytes(4).toString('hex')}@example.com`;
       const sent = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', invitee, '--role', 'viewer'], env);
       expect(sent.code, sent.stderr).toBe(0);
-      expect(sent.stdout).toMatch(new RegExp(`^Invited ${invitee} as viewer \\(invitation inv_\\w+, until \\S+\\)\\. Sent to ${invitee}\\. The link is shown only once:\\n\\S+/invite#bcinv_`));
+      expect(sent.stdout).toMatch(
+        new RegExp(
+          `^Invited ${invitee} as viewer \\(invitation inv_\\w+, until \\S+\\)\\. Sent to ${invitee}\\. The link is shown only once:\\n\\S+/invite#bcinv_`,
+        ),
+      );
       expect(smtp.received.map((m) => m.to)).toEqual([[invitee]]);
 
       await smtp.close();
-      const json = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', `cli2-${invitee}`, '--role', 'viewer', '--json'], env);
+      const json = await runCli(
+        ['operators', 'invite', '--tenant', t.tenantId, '--email', `cli2-${invitee}`, '--role', 'viewer', '--json'],
+        env,
+      );
       expect(json.code, json.stderr).toBe(0);
-      expect(JSON.parse(json.stdout)).toMatchObject({ emailed: false, emailError: expect.stringMatching(/ECONNREFUSED/), state: 'pending' });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        emailed: false,
+        emailError: expect.stringMatching(/ECONNREFUSED/),
+        state: 'pending',
+      });
       const unsent = await runCli(['operators', 'invite', '--tenant', t.tenantId, '--email', `cli3-${invitee}`, '--role', 'viewer'], env);
       expect(unsent.stdout).toMatch(/\)\. The invitation mail was not sent: .*ECONNREFUSED[^\n]*\. The link is shown only once:\n/);
     } finally {

@@ -34,7 +34,10 @@ export function invitationMailText(input: { tenantName: string; role: string; in
     'Open this link to accept (it works once):',
     input.link,
     '',
-    `The link expires on ${input.expiresAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z').replace(/Z$/, ' UTC')}.`,
+    `The link expires on ${input.expiresAt
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, 'Z')
+      .replace(/Z$/, ' UTC')}.`,
     'If you did not expect this invitation, ignore this mail.',
     '',
   ].join('\n');
@@ -45,7 +48,11 @@ export function invitationMailText(input: { tenantName: string; role: string; in
  * invitation is committed and never throws: a mail server that is down or refuses costs the mail, never the
  * invitation (the answer still carries the link). A failure is logged without the password or the token.
  */
-export async function mailInvitation(db: Db, invitation: SentInvitation, env: Record<string, string | undefined> = process.env): Promise<InvitationMailOutcome> {
+export async function mailInvitation(
+  db: Db,
+  invitation: SentInvitation,
+  env: Record<string, string | undefined> = process.env,
+): Promise<InvitationMailOutcome> {
   const config = smtpConfigFromEnv(env);
   if (!config) return { emailed: false, emailError: null };
   try {

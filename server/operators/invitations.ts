@@ -46,7 +46,17 @@ export type InvitationRecord = z.infer<typeof invitationRecord>;
 export const createdInvitation = invitationRecord.extend({ token: z.string(), emailed: z.boolean(), emailError: z.string().nullable() });
 export type CreatedInvitation = z.infer<typeof createdInvitation>;
 
-type Row = { id: string; tenantId: string; email: string; role: string; createdBy: string; createdAt: Date; expiresAt: Date; acceptedAt: Date | null; revokedAt: Date | null };
+type Row = {
+  id: string;
+  tenantId: string;
+  email: string;
+  role: string;
+  createdBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  revokedAt: Date | null;
+};
 const stateOf = (r: Row, now = new Date()): InvitationRecord['state'] =>
   r.acceptedAt ? 'accepted' : r.revokedAt ? 'revoked' : r.expiresAt <= now ? 'expired' : 'pending';
 const toRecord = (r: Row, names: ReadonlyMap<string, string> = new Map()): InvitationRecord => ({
@@ -72,7 +82,11 @@ const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
  * link is also mailed to the invited address once the invitation is committed (`emailed`); a failed send is
  * reported in `emailError` and leaves the invitation as created.
  */
-export async function createInvitation(db: Db, principal: Principal, raw: z.input<typeof createInvitationInput>): Promise<CreatedInvitation> {
+export async function createInvitation(
+  db: Db,
+  principal: Principal,
+  raw: z.input<typeof createInvitationInput>,
+): Promise<CreatedInvitation> {
   const input = createInvitationInput.parse(raw);
   let auditTenantId = input.tenantId;
   try {
@@ -99,12 +113,28 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
       throw new DomainError('ALREADY_EXISTS', `${input.email} is already an operator of this tenant`, { field: 'email' });
     }
     // A SELECT without FROM answers exactly one row.
-    const { expires } = (await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`)[0]!;
+    const { expires } = (
+      await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`
+    )[0]!;
     const row = await tx.invitation.create({
-      data: { id, tenantId: input.tenantId, email: input.email, role: input.role, secretHash: hashTokenSecret(secret), createdBy: principal.actor, expiresAt: expires! },
+      data: {
+        id,
+        tenantId: input.tenantId,
+        email: input.email,
+        role: input.role,
+        secretHash: hashTokenSecret(secret),
+        createdBy: principal.actor,
+        expiresAt: expires!,
+      },
     });
     const data = { invitationId: id, email: input.email, role: input.role };
-    await writeAudit(tx, { tenantId: auditTenantId, actor: principal.actor, action: 'operator.invited', resource: `compute-invitation/${id}`, data: { ...data, tenantId: input.tenantId } });
+    await writeAudit(tx, {
+      tenantId: auditTenantId,
+      actor: principal.actor,
+      action: 'operator.invited',
+      resource: `compute-invitation/${id}`,
+      data: { ...data, tenantId: input.tenantId },
+    });
     await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.invited', data: { ...data, by: principal.actor } });
     return { ...toRecord(row), token: `bcinv_${id}.${secret}` };
   });
@@ -115,44 +145,76 @@ export async function createInvitation(db: Db, principal: Principal, raw: z.inpu
 }
 
 /** A tenant's invitations (`compute:operators:read`), pending ones unless `includeClosed`; never their secrets. */
-export async function listInvitations(db: Db, principal: Principal, input: z.infer<typeof listInvitationsInput>): Promise<InvitationRecord[]> {
+export async function listInvitations(
+  db: Db,
+  principal: Principal,
+  input: z.infer<typeof listInvitationsInput>,
+): Promise<InvitationRecord[]> {
   await authorize(db, principal, 'compute:operators:read', resource.tenant(input.tenantId));
   const rows = await db.invitation.findMany({
-    where: { tenantId: input.tenantId, ...(input.includeClosed ? {} : { acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } }) },
+    where: {
+      tenantId: input.tenantId,
+      ...(input.includeClosed ? {} : { acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } }),
+    },
     orderBy: { createdAt: 'desc' },
   });
-  const names = await operatorNames(db, rows.map((r) => r.createdBy));
+  const names = await operatorNames(
+    db,
+    rows.map((r) => r.createdBy),
+  );
   return rows.map((r) => toRecord(r, names));
 }
 
 /** Revokes a pending invitation at once; revoking twice is not an error, an accepted one stays accepted. */
-export async function revokeInvitation(db: Db, principal: Principal, input: z.infer<typeof revokeInvitationInput>): Promise<InvitationRecord> {
+export async function revokeInvitation(
+  db: Db,
+  principal: Principal,
+  input: z.infer<typeof revokeInvitationInput>,
+): Promise<InvitationRecord> {
   await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
   return db.$transaction(async (tx) => {
-    const [locked] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM invitations WHERE id = ${input.invitationId} AND tenant_id = ${input.tenantId} FOR UPDATE`;
+    const [locked] = await tx.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM invitations WHERE id = ${input.invitationId} AND tenant_id = ${input.tenantId} FOR UPDATE`;
     if (!locked) throw new DomainError('NOT_FOUND', `Invitation ${input.invitationId} not found`);
     const row = await tx.invitation.findUniqueOrThrow({ where: { id: input.invitationId } });
     if (row.acceptedAt || row.revokedAt) return toRecord(row);
     const revoked = await tx.invitation.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
-    await writeAudit(tx, { tenantId: row.tenantId, actor: principal.actor, action: 'operator.invitation-revoked', resource: `compute-invitation/${row.id}`, data: { email: row.email } });
-    await publishEvent(tx, { tenantId: row.tenantId, type: 'operator.invitation-revoked', data: { invitationId: row.id, email: row.email, by: principal.actor } });
+    await writeAudit(tx, {
+      tenantId: row.tenantId,
+      actor: principal.actor,
+      action: 'operator.invitation-revoked',
+      resource: `compute-invitation/${row.id}`,
+      data: { email: row.email },
+    });
+    await publishEvent(tx, {
+      tenantId: row.tenantId,
+      type: 'operator.invitation-revoked',
+      data: { invitationId: row.id, email: row.email, by: principal.actor },
+    });
     return toRecord(revoked);
   });
 }
 
-const unusable = () => new DomainError('NOT_FOUND', 'This invitation link is not valid: it was used, revoked or has expired, or it was mistyped');
+const unusable = () =>
+  new DomainError('NOT_FOUND', 'This invitation link is not valid: it was used, revoked or has expired, or it was mistyped');
 
 /**
  * Accepts an invitation (no session needed: the token is the proof). A new person sets a name and a
  * password; someone who already is an operator proves it with their current password and gains the
  * membership. The invitation is spent in the same transaction (row lock), so a link works exactly once.
  */
-export async function acceptInvitation(db: Db, input: z.infer<typeof acceptInvitationInput>): Promise<{ operatorId: string; email: string; tenantId: string; role: Role }> {
+export async function acceptInvitation(
+  db: Db,
+  input: z.infer<typeof acceptInvitationInput>,
+): Promise<{ operatorId: string; email: string; tenantId: string; role: Role }> {
   const match = TOKEN_PATTERN.exec(input.token.trim());
   if (!match) throw unusable();
   const passwordHash = await hashPassword(input.password);
   return db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<{ id: string; tenant_id: string; email: string; role: string; secret_hash: Uint8Array; usable: boolean }[]>`
+    const [row] = await tx.$queryRaw<
+      { id: string; tenant_id: string; email: string; role: string; secret_hash: Uint8Array; usable: boolean }[]
+    >`
       SELECT id, tenant_id, email, role, secret_hash,
              (accepted_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()) AS usable
         FROM invitations WHERE id = ${match[1]} FOR UPDATE`;
@@ -160,7 +222,9 @@ export async function acceptInvitation(db: Db, input: z.infer<typeof acceptInvit
     let operator = await tx.operator.findUnique({ where: { email: row.email } });
     if (operator) {
       if (!(await verifyPassword(input.password, operator.passwordHash))) {
-        throw new DomainError('INVALID_ARGUMENT', `password: ${row.email} already has an account; give its current password`, { field: 'password' });
+        throw new DomainError('INVALID_ARGUMENT', `password: ${row.email} already has an account; give its current password`, {
+          field: 'password',
+        });
       }
     } else {
       if (!input.name) throw new DomainError('INVALID_ARGUMENT', 'name: give your name', { field: 'name' });

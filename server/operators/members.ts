@@ -49,7 +49,11 @@ const toRecord = (m: MembershipRow): OperatorRecord => ({
 /** The operators of a tenant (`compute:operators:read`, admins), by email. */
 export async function listOperators(db: Db, principal: Principal, input: z.infer<typeof listOperatorsInput>): Promise<OperatorRecord[]> {
   await authorize(db, principal, 'compute:operators:read', resource.tenant(input.tenantId));
-  const rows = await db.membership.findMany({ where: { tenantId: input.tenantId }, include: { operator: true }, orderBy: { operator: { email: 'asc' } } });
+  const rows = await db.membership.findMany({
+    where: { tenantId: input.tenantId },
+    include: { operator: true },
+    orderBy: { operator: { email: 'asc' } },
+  });
   return rows.map(toRecord);
 }
 
@@ -77,12 +81,24 @@ export async function setOperatorRole(db: Db, principal: Principal, input: z.inf
     const current = await lockMembership(tx, input.tenantId, input.operatorId);
     if (current.role === 'admin' && input.role !== 'admin' && current.admins <= 1) throw lastAdmin();
     if (current.role !== input.role) {
-      await tx.membership.update({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } }, data: { role: input.role } });
+      await tx.membership.update({
+        where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } },
+        data: { role: input.role },
+      });
       const data = { operatorId: input.operatorId, from: current.role, to: input.role };
-      await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'operator.role-changed', resource: `compute-operator/${input.operatorId}`, data });
+      await writeAudit(tx, {
+        tenantId: input.tenantId,
+        actor: principal.actor,
+        action: 'operator.role-changed',
+        resource: `compute-operator/${input.operatorId}`,
+        data,
+      });
       await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.role-changed', data: { ...data, by: principal.actor } });
     }
-    const row = await tx.membership.findUniqueOrThrow({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } }, include: { operator: true } });
+    const row = await tx.membership.findUniqueOrThrow({
+      where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } },
+      include: { operator: true },
+    });
     return toRecord(row);
   });
 }
@@ -99,7 +115,13 @@ export async function removeOperator(db: Db, principal: Principal, input: z.infe
     await tx.membership.delete({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } } });
     await tx.operator.update({ where: { id: input.operatorId }, data: { sessionVersion: { increment: 1 } } });
     const data = { operatorId: input.operatorId, role: current.role };
-    await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'operator.removed', resource: `compute-operator/${input.operatorId}`, data });
+    await writeAudit(tx, {
+      tenantId: input.tenantId,
+      actor: principal.actor,
+      action: 'operator.removed',
+      resource: `compute-operator/${input.operatorId}`,
+      data,
+    });
     await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.removed', data: { ...data, by: principal.actor } });
   });
   return { removed: true };

@@ -16,7 +16,14 @@ async function oneTimeOperator() {
   const db = testDb();
   const t = await createTestTenant(db);
   const email = `first-${randomBytes(4).toString('hex')}@example.com`;
-  const { id } = await createOperator(db, { email, name: 'First', password: ONE_TIME, tenantId: t.tenantId, role: 'admin', passwordChangeRequired: true });
+  const { id } = await createOperator(db, {
+    email,
+    name: 'First',
+    password: ONE_TIME,
+    tenantId: t.tenantId,
+    role: 'admin',
+    passwordChangeRequired: true,
+  });
   return { t, email, id };
 }
 
@@ -31,7 +38,10 @@ async function call(claim: { operatorId: string; sessionVersion: number }, kind:
           headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
         });
   const response = await handleTrpcRequest(request, { db: testDb(), sessionOperatorId: async () => claim });
-  return { status: response.status, body: (await response.json()) as { result?: { data: unknown }; error?: { message: string; data: { domainCode: string } } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { result?: { data: unknown }; error?: { message: string; data: { domainCode: string } } },
+  };
 }
 
 describe('a printed one-time password', () => {
@@ -54,9 +64,18 @@ describe('a printed one-time password', () => {
     expect(await testDb().apiKey.count({ where: { tenantId: t.tenantId } })).toBe(0);
 
     // A wrong current password or a short new one changes nothing.
-    expect((await call(claim, 'mutation', 'account.changePassword', { currentPassword: 'wrong-password-123', newPassword: CHOSEN })).body.error?.data.domainCode).toBe('INVALID_ARGUMENT');
-    expect((await call(claim, 'mutation', 'account.changePassword', { currentPassword: ONE_TIME, newPassword: 'short' })).body.error?.data.domainCode).toBe('INVALID_ARGUMENT');
-    expect((await call(claim, 'mutation', 'account.changePassword', { currentPassword: ONE_TIME, newPassword: ONE_TIME })).body.error?.data.domainCode).toBe('INVALID_ARGUMENT');
+    expect(
+      (await call(claim, 'mutation', 'account.changePassword', { currentPassword: 'wrong-password-123', newPassword: CHOSEN })).body.error
+        ?.data.domainCode,
+    ).toBe('INVALID_ARGUMENT');
+    expect(
+      (await call(claim, 'mutation', 'account.changePassword', { currentPassword: ONE_TIME, newPassword: 'short' })).body.error?.data
+        .domainCode,
+    ).toBe('INVALID_ARGUMENT');
+    expect(
+      (await call(claim, 'mutation', 'account.changePassword', { currentPassword: ONE_TIME, newPassword: ONE_TIME })).body.error?.data
+        .domainCode,
+    ).toBe('INVALID_ARGUMENT');
 
     const changed = await call(claim, 'mutation', 'account.changePassword', { currentPassword: ONE_TIME, newPassword: CHOSEN });
     expect(changed).toEqual({ status: 200, body: { result: { data: { changed: true } } } });
@@ -67,7 +86,11 @@ describe('a printed one-time password', () => {
     expect(again).toMatchObject({ id, passwordChangeRequired: false });
     const listed = await call({ operatorId: id, sessionVersion: again!.sessionVersion }, 'query', 'pools.list', { tenantId: t.tenantId });
     expect(listed.status).toBe(200);
-    expect(await testDb().auditEntry.count({ where: { tenantId: t.tenantId, action: 'operator.password-changed', resource: `compute-operator/${id}` } })).toBe(1);
+    expect(
+      await testDb().auditEntry.count({
+        where: { tenantId: t.tenantId, action: 'operator.password-changed', resource: `compute-operator/${id}` },
+      }),
+    ).toBe(1);
   });
 
   it('signs out everywhere through account.signOutEverywhere, refused to API keys', async () => {
@@ -77,10 +100,15 @@ describe('a printed one-time password', () => {
     const { id } = await createOperator(db, { email, name: 'Out', password: CHOSEN, tenantId: t.tenantId, role: 'viewer' });
     const first = { operatorId: id, sessionVersion: (await authenticateOperator(db, email, CHOSEN))!.sessionVersion };
     expect((await call(first, 'query', 'pools.list', { tenantId: t.tenantId })).status).toBe(200);
-    expect(await call(first, 'mutation', 'account.signOutEverywhere', {})).toEqual({ status: 200, body: { result: { data: { signedOut: true } } } });
+    expect(await call(first, 'mutation', 'account.signOutEverywhere', {})).toEqual({
+      status: 200,
+      body: { result: { data: { signedOut: true } } },
+    });
     expect((await call(first, 'query', 'pools.list', { tenantId: t.tenantId })).body.error?.data.domainCode).toBe('UNAUTHENTICATED');
     const { createCaller } = await import('../api/root');
-    await expect(createCaller({ db, principal: { ...t.admin, kind: 'api-key' } }).account.signOutEverywhere()).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(createCaller({ db, principal: { ...t.admin, kind: 'api-key' } }).account.signOutEverywhere()).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
   });
 
   it('is what operators reset-password --local gives: one-time in the same way', async () => {
@@ -92,7 +120,9 @@ describe('a printed one-time password', () => {
     const printed = await resetOperatorPassword(db, email);
     const signedIn = await authenticateOperator(db, email, printed);
     expect(signedIn).toMatchObject({ passwordChangeRequired: true });
-    const refused = await call({ operatorId: id, sessionVersion: signedIn!.sessionVersion }, 'query', 'pools.list', { tenantId: t.tenantId });
+    const refused = await call({ operatorId: id, sessionVersion: signedIn!.sessionVersion }, 'query', 'pools.list', {
+      tenantId: t.tenantId,
+    });
     expect(refused.body.error?.data.domainCode).toBe('ACCESS_DENIED');
   });
 
@@ -101,9 +131,15 @@ describe('a printed one-time password', () => {
     await migrate(url);
     const db = createDb(url, { max: 2 });
     try {
-      const first = await bootstrapFirstStart(db, { secret: 'a-development-secret-0123456789-abcdefghijklmnop', trustDomain: 'dev.example.com', firstAdminEmail: 'ops-lead@example.com' });
+      const first = await bootstrapFirstStart(db, {
+        secret: 'a-development-secret-0123456789-abcdefghijklmnop',
+        trustDomain: 'dev.example.com',
+        firstAdminEmail: 'ops-lead@example.com',
+      });
       expect(first.firstAdmin?.email).toBe('ops-lead@example.com');
-      expect(await authenticateOperator(db, 'ops-lead@example.com', first.firstAdmin!.password)).toMatchObject({ passwordChangeRequired: true });
+      expect(await authenticateOperator(db, 'ops-lead@example.com', first.firstAdmin!.password)).toMatchObject({
+        passwordChangeRequired: true,
+      });
     } finally {
       await db.$disconnect();
     }

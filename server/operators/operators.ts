@@ -24,15 +24,24 @@ export async function createOperator(
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.$transaction(async (tx) => {
-      const operator = await tx.operator.create({ data: { id: newId('op'), email, name: input.name, passwordHash, passwordChangeRequired: input.passwordChangeRequired ?? false } });
+      const operator = await tx.operator.create({
+        data: { id: newId('op'), email, name: input.name, passwordHash, passwordChangeRequired: input.passwordChangeRequired ?? false },
+      });
       await tx.membership.create({ data: { operatorId: operator.id, tenantId: input.tenantId, role: input.role } });
       if (audit) {
-        await writeAudit(tx, { tenantId: input.tenantId, actor: audit.actor, action: 'operator.created', resource: `compute-operator/${operator.id}`, data: { email, role: input.role } });
+        await writeAudit(tx, {
+          tenantId: input.tenantId,
+          actor: audit.actor,
+          action: 'operator.created',
+          resource: `compute-operator/${operator.id}`,
+          data: { email, role: input.role },
+        });
       }
       return { id: operator.id, email };
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `An operator with email ${email} already exists`, { field: 'email' });
+    if (isUniqueViolation(error))
+      throw new DomainError('ALREADY_EXISTS', `An operator with email ${email} already exists`, { field: 'email' });
     throw error;
   }
 }
@@ -49,7 +58,11 @@ export async function createOperatorWithOneTimePassword(
   const password = generatePassword();
   const email = operatorEmail.safeParse(input.email);
   if (!email.success) throw new DomainError('INVALID_ARGUMENT', 'email: not an email address', { field: 'email' });
-  const created = await createOperator(db, { ...input, email: email.data, name: input.name ?? email.data, password, passwordChangeRequired: true }, { actor });
+  const created = await createOperator(
+    db,
+    { ...input, email: email.data, name: input.name ?? email.data, password, passwordChangeRequired: true },
+    { actor },
+  );
   return { ...created, password };
 }
 
@@ -64,7 +77,10 @@ export async function resetOperatorPassword(db: Db, email: string): Promise<stri
   const password = generatePassword();
   const passwordHash = await hashPassword(password);
   // The new session version ends every session signed in under the old password, on every instance.
-  const { count } = await db.operator.updateMany({ where: { email: parsed.data }, data: { passwordHash, passwordChangeRequired: true, sessionVersion: { increment: 1 } } });
+  const { count } = await db.operator.updateMany({
+    where: { email: parsed.data },
+    data: { passwordHash, passwordChangeRequired: true, sessionVersion: { increment: 1 } },
+  });
   if (count === 0) throw new DomainError('NOT_FOUND', `Operator ${parsed.data} not found`);
   // A reset also lifts the sign-in throttle: the recovery path works even for an account under attack.
   await clearSignInThrottle(db, parsed.data);
@@ -86,7 +102,11 @@ export async function loadOperatorPrincipal(db: Db, operatorId: string, claim?: 
   const operator = await db.operator.findUnique({ where: { id: operatorId }, include: { memberships: true } });
   if (!operator) return null;
   if (claim && (claim.operatorId !== operator.id || claim.sessionVersion !== operator.sessionVersion)) return null;
-  const principal = principalOf('operator', operator.id, operator.memberships.map((m) => [m.tenantId, m.role as Role]));
+  const principal = principalOf(
+    'operator',
+    operator.id,
+    operator.memberships.map((m) => [m.tenantId, m.role as Role]),
+  );
   return operator.passwordChangeRequired ? { ...principal, passwordChangeRequired: true } : principal;
 }
 

@@ -24,7 +24,10 @@ async function failTimes(email: string, n: number, address = STRANGER) {
 
 /** Ends a pair's current backoff, as if its wait had passed. */
 async function waitOutBackoff(email: string, address: string) {
-  await testDb().signInThrottle.update({ where: { key: signInThrottleKeys(email, address).pair }, data: { blockedUntil: new Date(Date.now() - 1000) } });
+  await testDb().signInThrottle.update({
+    where: { key: signInThrottleKeys(email, address).pair },
+    data: { blockedUntil: new Date(Date.now() - 1000) },
+  });
 }
 
 async function backoffSeconds(email: string, address: string) {
@@ -59,20 +62,29 @@ describe('sign-in throttling', () => {
       seen.push(await backoffSeconds(email, STRANGER));
     }
     // 60, 120, 240, 480 s, then the 15-minute maximum.
-    expect(seen).toEqual([2, 4, 8, 16, 32, 64, 128].map((k) => Math.min(k * SIGN_IN_THROTTLE.backoffSeconds, SIGN_IN_THROTTLE.maxBackoffSeconds)));
+    expect(seen).toEqual(
+      [2, 4, 8, 16, 32, 64, 128].map((k) => Math.min(k * SIGN_IN_THROTTLE.backoffSeconds, SIGN_IN_THROTTLE.maxBackoffSeconds)),
+    );
   });
 
-  it(`the account has a ceiling of ${SIGN_IN_THROTTLE.accountCeiling} failures from all addresses together`, { timeout: 120_000 }, async () => {
-    const email = await operator();
-    const ceiling = SIGN_IN_THROTTLE.accountCeiling;
-    for (let i = 0; i < ceiling; i += 10) {
-      await Promise.all(Array.from({ length: 10 }, (_, j) => failTimes(email, 1, `192.0.2.${i + j}`)));
-    }
-    await expect(authenticateOperator(testDb(), email, PASSWORD, OWNER)).rejects.toThrow(SignInLockedError);
-    // The window passes: the right password works again.
-    await testDb().signInThrottle.update({ where: { key: signInThrottleKeys(email, '').account }, data: { windowStart: new Date(Date.now() - 16 * 60_000) } });
-    expect(await authenticateOperator(testDb(), email, PASSWORD, OWNER)).toMatchObject({ email });
-  });
+  it(
+    `the account has a ceiling of ${SIGN_IN_THROTTLE.accountCeiling} failures from all addresses together`,
+    { timeout: 120_000 },
+    async () => {
+      const email = await operator();
+      const ceiling = SIGN_IN_THROTTLE.accountCeiling;
+      for (let i = 0; i < ceiling; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => failTimes(email, 1, `192.0.2.${i + j}`)));
+      }
+      await expect(authenticateOperator(testDb(), email, PASSWORD, OWNER)).rejects.toThrow(SignInLockedError);
+      // The window passes: the right password works again.
+      await testDb().signInThrottle.update({
+        where: { key: signInThrottleKeys(email, '').account },
+        data: { windowStart: new Date(Date.now() - 16 * 60_000) },
+      });
+      expect(await authenticateOperator(testDb(), email, PASSWORD, OWNER)).toMatchObject({ email });
+    },
+  );
 
   it('a successful sign-in clears its address, so only consecutive failures count', async () => {
     const email = await operator();
@@ -92,7 +104,9 @@ describe('sign-in throttling', () => {
 
   it('holds against parallel guesses: exactly the free attempts are checked, the rest are refused', async () => {
     const email = await operator();
-    const results = await Promise.allSettled(Array.from({ length: 30 }, () => authenticateOperator(testDb(), email, 'wrong-password-123', STRANGER)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, () => authenticateOperator(testDb(), email, 'wrong-password-123', STRANGER)),
+    );
     expect(results.filter((r) => r.status === 'fulfilled' && r.value === null)).toHaveLength(FREE);
     expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof SignInLockedError)).toHaveLength(30 - FREE);
   });

@@ -46,15 +46,22 @@ export function mappedRoles(groups: readonly string[], roleMap: ReadonlyMap<stri
  * groups map to nothing and who has no invitation: they get `no-access`. All in one transaction, the
  * operator's row locked, so two sign-ins of one person take turns; every change is audited and published.
  */
-export async function signInWithSso(db: Db, identity: SsoIdentity, roleMap: ReadonlyMap<string, readonly GroupMapping[]>): Promise<SsoSignIn> {
+export async function signInWithSso(
+  db: Db,
+  identity: SsoIdentity,
+  roleMap: ReadonlyMap<string, readonly GroupMapping[]>,
+): Promise<SsoSignIn> {
   if (!identity.emailVerified) return { ok: false, reason: 'unverified' };
   const email = operatorEmail.safeParse(identity.email);
   if (!email.success) return { ok: false, reason: 'unverified' };
   const subject = `${identity.issuer} ${identity.subject}`;
   const wanted = mappedRoles(identity.groups, roleMap);
-  const tenants = wanted.size ? await db.tenant.findMany({ where: { name: { in: [...wanted.keys()] } }, select: { id: true, name: true } }) : [];
+  const tenants = wanted.size
+    ? await db.tenant.findMany({ where: { name: { in: [...wanted.keys()] } }, select: { id: true, name: true } })
+    : [];
   for (const name of wanted.keys()) {
-    if (!tenants.some((t) => t.name === name)) logLimited(`oidc-unknown-tenant:${name}`, `BETTER_COMPUTE_OIDC_ROLE_MAP names tenant ${name}, which does not exist`);
+    if (!tenants.some((t) => t.name === name))
+      logLimited(`oidc-unknown-tenant:${name}`, `BETTER_COMPUTE_OIDC_ROLE_MAP names tenant ${name}, which does not exist`);
   }
   const wantedById = new Map(tenants.map((t) => [t.id, wanted.get(t.name)!]));
   const actor = `sso:${identity.issuer}`;
@@ -78,7 +85,13 @@ export async function signInWithSso(db: Db, identity: SsoIdentity, roleMap: Read
 
     if (!operator) {
       const created = await tx.operator.create({
-        data: { id: newId('op'), email: email.data, name: identity.name?.trim() || email.data, passwordHash: NO_PASSWORD, oidcSubject: subject },
+        data: {
+          id: newId('op'),
+          email: email.data,
+          name: identity.name?.trim() || email.data,
+          passwordHash: NO_PASSWORD,
+          oidcSubject: subject,
+        },
       });
       operator = { id: created.id, email: created.email, name: created.name, oidc_subject: subject };
     } else if (!operator.oidc_subject) {
@@ -128,7 +141,13 @@ async function syncSsoMemberships(tx: Tx, operatorId: string, existing: Membersh
 }
 
 /** An invitation for the SSO-verified email, spent as if accepted with a password: a `local` membership. */
-async function acceptBySso(tx: Tx, operatorId: string, email: string, invitation: { id: string; tenant_id: string; role: string }, existing: MembershipRow[]) {
+async function acceptBySso(
+  tx: Tx,
+  operatorId: string,
+  email: string,
+  invitation: { id: string; tenant_id: string; role: string },
+  existing: MembershipRow[],
+) {
   const current = existing.find((m) => m.tenantId === invitation.tenant_id);
   await tx.membership.upsert({
     where: { operatorId_tenantId: { operatorId, tenantId: invitation.tenant_id } },
@@ -139,6 +158,12 @@ async function acceptBySso(tx: Tx, operatorId: string, email: string, invitation
   if (current) current.source = 'local';
   await tx.invitation.update({ where: { id: invitation.id }, data: { acceptedAt: new Date(), acceptedBy: operatorId } });
   const data = { invitationId: invitation.id, operatorId, email, role: invitation.role, via: 'sso' };
-  await writeAudit(tx, { tenantId: invitation.tenant_id, actor: `operator:${operatorId}`, action: 'operator.joined', resource: `compute-operator/${operatorId}`, data });
+  await writeAudit(tx, {
+    tenantId: invitation.tenant_id,
+    actor: `operator:${operatorId}`,
+    action: 'operator.joined',
+    resource: `compute-operator/${operatorId}`,
+    data,
+  });
   await publishEvent(tx, { tenantId: invitation.tenant_id, type: 'operator.joined', data });
 }

@@ -48,7 +48,10 @@ describe('overview.get', () => {
 
     const week = await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '7d' });
     expect(week.hours).toHaveLength(168);
-    expect(week.joins.admitted.map((s) => [s.key, s.counts.reduce((a, b) => a + b)])).toEqual([['discovery', 1], ['join-token', 1]]);
+    expect(week.joins.admitted.map((s) => [s.key, s.counts.reduce((a, b) => a + b)])).toEqual([
+      ['discovery', 1],
+      ['join-token', 1],
+    ]);
     expect(week.joins.pending.map((s) => [s.key, s.counts[167 - 30]])).toEqual([['discovery', 1]]);
   });
 
@@ -75,10 +78,21 @@ describe('overview.get', () => {
     const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' });
     expect(overview.renewals.renewed.reduce((a, b) => a + b)).toBe(1);
     expect(overview.renewals.renewed[23]).toBe(1);
-    expect(overview.queue).toEqual([{ siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, pending: 2, oldestPendingSeconds: expect.any(Number) }]);
+    expect(overview.queue).toEqual([
+      { siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, pending: 2, oldestPendingSeconds: expect.any(Number) },
+    ]);
     expect(overview.queue[0]!.oldestPendingSeconds).toBeGreaterThanOrEqual(1195);
     // Decided after 30, 40, … 120 minutes: the median 75 min, p90 111 min (linear interpolation).
-    expect(overview.decisions).toEqual([{ siteId: u.siteId, siteName: 'site-a', poolId: u.poolId, decided: 10, medianSeconds: expect.any(Number), p90Seconds: expect.any(Number) }]);
+    expect(overview.decisions).toEqual([
+      {
+        siteId: u.siteId,
+        siteName: 'site-a',
+        poolId: u.poolId,
+        decided: 10,
+        medianSeconds: expect.any(Number),
+        p90Seconds: expect.any(Number),
+      },
+    ]);
     expect(Math.abs(overview.decisions[0]!.medianSeconds - 75 * 60)).toBeLessThan(5);
     expect(Math.abs(overview.decisions[0]!.p90Seconds - 111 * 60)).toBeLessThan(5);
     // The node's newest certificate (the 24-hour one from the join outlives the 2-hour one) counts once.
@@ -107,7 +121,13 @@ describe('overview.get', () => {
       suffix,
     );
     // Two sessions of one node (a reconnect whose old session is not yet reported closed) count it once.
-    const sessions: Array<[string, string]> = [[live, 'live'], [twice, 'live'], [twice, 'live'], [deadGateway, 'dead'], [retired, 'live']];
+    const sessions: Array<[string, string]> = [
+      [live, 'live'],
+      [twice, 'live'],
+      [twice, 'live'],
+      [deadGateway, 'dead'],
+      [retired, 'live'],
+    ];
     for (const [i, [nodeId, gateway]] of sessions.entries()) {
       await db().$executeRawUnsafe(
         `INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at) VALUES ($1, $2, 'serial', $3, '0.1.0-test', compute_now())`,
@@ -120,7 +140,9 @@ describe('overview.get', () => {
     const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' });
     expect(overview.connected).toEqual([{ poolId: u.poolId, poolName: u.pool.name, connected: 2, total: 3 }]);
     // Another tenant's view holds none of these.
-    expect((await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '24h' })).connected.every((c) => c.poolId !== u.poolId)).toBe(true);
+    expect((await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '24h' })).connected.every((c) => c.poolId !== u.poolId)).toBe(
+      true,
+    );
   });
 
   it('is decided on the tenant: another tenant is NOT_FOUND', async () => {
@@ -128,7 +150,10 @@ describe('overview.get', () => {
     expect((await failure(getOverview(db(), other.viewer, { tenantId: t.tenantId, range: '24h' }))).code).toBe('NOT_FOUND');
     // Input is parsed by the adapter (docs/architecture.md): the procedure refuses an unknown range.
     const caller = createCaller({ db: db(), principal: t.viewer });
-    expect(await failure(caller.overview.get({ tenantId: t.tenantId, range: '30d' as '7d' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'range' });
+    expect(await failure(caller.overview.get({ tenantId: t.tenantId, range: '30d' as '7d' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'range',
+    });
     expect((await caller.overview.get({ tenantId: t.tenantId })).range).toBe('24h');
   });
 });

@@ -21,7 +21,9 @@ function stack(rows: Array<{ hour: Date; key: string; count: bigint | number }>,
     counts[i]! += n(row.count);
   }
   const total = (c: number[]) => c.reduce((a, b) => a + b, 0);
-  return [...byKey.entries()].map(([key, counts]) => ({ key, counts })).sort((a, b) => total(b.counts) - total(a.counts) || a.key.localeCompare(b.key));
+  return [...byKey.entries()]
+    .map(([key, counts]) => ({ key, counts }))
+    .sort((a, b) => total(b.counts) - total(a.counts) || a.key.localeCompare(b.key));
 }
 
 /**
@@ -74,14 +76,31 @@ export async function getOverview(db: Db, principal: Principal, input: z.infer<t
        GROUP BY p.id, p.name ORDER BY p.name`,
   ]);
   const of = (series: string) => rollup.filter((r) => r.series === series);
-  const flat = (series: string) => stack(of(series).map((r) => ({ ...r, key: '' })), hours)[0]?.counts ?? new Array(span).fill(0);
+  const flat = (series: string) =>
+    stack(
+      of(series).map((r) => ({ ...r, key: '' })),
+      hours,
+    )[0]?.counts ?? new Array(span).fill(0);
   return {
     range: input.range,
     hours: hours.map((h) => h.toISOString()),
     joins: { admitted: stack(of('admitted'), hours), pending: stack(of('pending'), hours), refused: stack(of('refused'), hours) },
     renewals: { renewed: flat('renewed'), refused: stack(of('renew-refused'), hours) },
-    queue: queue.map((q) => ({ siteId: q.site_id, siteName: q.name, poolId: q.pool_id, pending: q.pending, oldestPendingSeconds: q.oldest === null ? null : Math.round(q.oldest) })),
-    decisions: decisions.map((d) => ({ siteId: d.site_id, siteName: d.name, poolId: d.pool_id, decided: d.decided, medianSeconds: Math.round(d.p50), p90Seconds: Math.round(d.p90) })),
+    queue: queue.map((q) => ({
+      siteId: q.site_id,
+      siteName: q.name,
+      poolId: q.pool_id,
+      pending: q.pending,
+      oldestPendingSeconds: q.oldest === null ? null : Math.round(q.oldest),
+    })),
+    decisions: decisions.map((d) => ({
+      siteId: d.site_id,
+      siteName: d.name,
+      poolId: d.pool_id,
+      decided: d.decided,
+      medianSeconds: Math.round(d.p50),
+      p90Seconds: Math.round(d.p90),
+    })),
     expiring: expiring.map((e) => ({ poolId: e.pool_id, poolName: e.name, within1h: e.h1, within6h: e.h6, within24h: e.h24 })),
     connected: connected.map((c) => ({ poolId: c.pool_id, poolName: c.name, connected: c.connected, total: c.total })),
   };

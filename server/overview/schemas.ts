@@ -14,10 +14,35 @@ export const overview = z.object({
   joins: z.object({ admitted: z.array(series), pending: z.array(series), refused: z.array(series) }),
   renewals: z.object({ renewed: z.array(z.number().int()), refused: z.array(series) }),
   /** `poolId`: the site's first live bcd pool, whose queue page lists the site's requests (null: none). */
-  queue: z.array(z.object({ siteId: z.string(), siteName: z.string(), poolId: z.string().nullable(), pending: z.number().int(), oldestPendingSeconds: z.number().nullable() })),
+  queue: z.array(
+    z.object({
+      siteId: z.string(),
+      siteName: z.string(),
+      poolId: z.string().nullable(),
+      pending: z.number().int(),
+      oldestPendingSeconds: z.number().nullable(),
+    }),
+  ),
   /** Decisions of the last 7 days per site: count, median and p90 of created → decided, in seconds. */
-  decisions: z.array(z.object({ siteId: z.string(), siteName: z.string(), poolId: z.string().nullable(), decided: z.number().int(), medianSeconds: z.number(), p90Seconds: z.number() })),
-  expiring: z.array(z.object({ poolId: z.string(), poolName: z.string(), within1h: z.number().int(), within6h: z.number().int(), within24h: z.number().int() })),
+  decisions: z.array(
+    z.object({
+      siteId: z.string(),
+      siteName: z.string(),
+      poolId: z.string().nullable(),
+      decided: z.number().int(),
+      medianSeconds: z.number(),
+      p90Seconds: z.number(),
+    }),
+  ),
+  expiring: z.array(
+    z.object({
+      poolId: z.string(),
+      poolName: z.string(),
+      within1h: z.number().int(),
+      within6h: z.number().int(),
+      within24h: z.number().int(),
+    }),
+  ),
   /**
    * Per pool with nodes that are not retired: how many of them hold a live session (their gateway's lease is
    * live, as `nodes.list` and `pools.counts` read it) out of how many.

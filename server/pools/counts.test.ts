@@ -16,13 +16,16 @@ describe('pools.counts', () => {
     const t = await createTestTenant(db);
     const other = await createTestTenant(db);
     const admin = createCaller({ db, principal: t.admin });
-    const mint = (poolId = t.poolId) => admin.joinTokens.create({ tenantId: t.tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
+    const mint = (poolId = t.poolId) =>
+      admin.joinTokens.create({ tenantId: t.tenantId, poolId, ttlSeconds: 600, idempotencyKey: randomUUID() });
     await mint();
     await mint();
     const revoked = await mint();
     await admin.joinTokens.revoke({ tenantId: t.tenantId, poolId: t.poolId, tokenId: revoked.id });
     const node = (state: string, tenantId = t.tenantId, siteId = t.siteId, poolId = t.poolId) =>
-      db.node.create({ data: { id: newId('node'), tenantId, siteId, poolId, role: 'node', state, trust: 'tenant-controlled', attestor: 'join-token' } });
+      db.node.create({
+        data: { id: newId('node'), tenantId, siteId, poolId, role: 'node', state, trust: 'tenant-controlled', attestor: 'join-token' },
+      });
     await node('ready');
     await node('ready');
     await node('adopting');
@@ -30,7 +33,9 @@ describe('pools.counts', () => {
     const second = await t.newPool();
 
     const { items } = await createCaller({ db, principal: t.viewer }).pools.counts({ tenantId: t.tenantId });
-    expect(items).toEqual([{ poolId: t.poolId, nodesByState: { ready: 2, adopting: 1 }, liveTokens: 2, connectedNodes: 0, pendingRequests: 0 }]);
+    expect(items).toEqual([
+      { poolId: t.poolId, nodesByState: { ready: 2, adopting: 1 }, liveTokens: 2, connectedNodes: 0, pendingRequests: 0 },
+    ]);
     expect(items.find((c) => c.poolId === second)).toBeUndefined();
     expect((await failure(createCaller({ db, principal: other.admin }).pools.counts({ tenantId: t.tenantId }))).code).toBe('NOT_FOUND');
   });
@@ -44,13 +49,23 @@ describe('pools.counts', () => {
     const noDaemon = await t.newPool('none');
     const mac = randomMac();
     const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      keys: generateNodeKeyAndCsr(),
+    });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
     const viewer = createCaller({ db, principal: t.viewer });
-    const pendingOf = async (poolId: string) => (await viewer.pools.counts({ tenantId: t.tenantId })).items.find((c) => c.poolId === poolId)?.pendingRequests ?? 0;
+    const pendingOf = async (poolId: string) =>
+      (await viewer.pools.counts({ tenantId: t.tenantId })).items.find((c) => c.poolId === poolId)?.pendingRequests ?? 0;
 
     expect([await pendingOf(t.poolId), await pendingOf(second), await pendingOf(noDaemon)]).toEqual([1, 1, 0]);
-    await createCaller({ db, principal: t.admin }).joinRequests.reject({ tenantId: t.tenantId, poolId: t.poolId, requestId, reason: 'not ours' });
+    await createCaller({ db, principal: t.admin }).joinRequests.reject({
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      requestId,
+      reason: 'not ours',
+    });
     expect([await pendingOf(t.poolId), await pendingOf(second)]).toEqual([0, 0]);
   });
 });

@@ -50,11 +50,12 @@ export async function countPools(db: Db, principal: Principal, input: z.infer<ty
        GROUP BY n.pool_id`,
   ]);
   const byPool = new Map<string, PoolCounts>();
-  const entry = (poolId: string) => byPool.get(poolId) ?? byPool.set(poolId, { poolId, nodesByState: {}, liveTokens: 0, connectedNodes: 0, pendingRequests: 0 }).get(poolId)!;
+  const entry = (poolId: string) =>
+    byPool.get(poolId) ??
+    byPool.set(poolId, { poolId, nodesByState: {}, liveTokens: 0, connectedNodes: 0, pendingRequests: 0 }).get(poolId)!;
   for (const row of nodes) entry(row.pool_id).nodesByState[row.state] = row.n;
   for (const row of tokens) entry(row.pool_id).liveTokens = row.n;
   for (const row of requests) entry(row.pool_id).pendingRequests = row.n;
   for (const row of connected) entry(row.pool_id).connectedNodes = row.n;
   return { items: [...byPool.values()] };
 }
-

@@ -5,7 +5,10 @@ import { createCaller } from '../api/root';
 import { toDomainError } from '../api/trpc';
 
 async function domainError(promise: Promise<unknown>) {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).not.toBeNull();
   return toDomainError(error)!;
 }
@@ -32,7 +35,10 @@ describe('sites and pools', () => {
     expect((await api.pools.archive({ tenantId: t.tenantId, poolId: pool.id })).archivedAt).toBe(archived.archivedAt);
     expect((await api.pools.list({ tenantId: t.tenantId })).items.map((p) => p.name)).toEqual(['pool-a']);
     expect((await api.pools.list({ tenantId: t.tenantId, includeArchived: true })).items).toHaveLength(2);
-    const audit = await db.auditEntry.findMany({ where: { tenantId: t.tenantId, resource: `compute-pool/${pool.id}` }, orderBy: { id: 'asc' } });
+    const audit = await db.auditEntry.findMany({
+      where: { tenantId: t.tenantId, resource: `compute-pool/${pool.id}` },
+      orderBy: { id: 'asc' },
+    });
     expect(audit.map((a) => [a.action, a.actor])).toEqual([
       ['pool.created', t.admin.actor],
       ['pool.archived', t.admin.actor],
@@ -42,7 +48,9 @@ describe('sites and pools', () => {
   it('refuses a pool in a site of another tenant as NOT_FOUND, naming the field', async () => {
     const db = testDb();
     const [a, b] = await Promise.all([createTestTenant(db), createTestTenant(db)]);
-    const error = await domainError(createCaller({ db, principal: b.admin }).pools.create({ tenantId: b.tenantId, siteId: a.site.id, name: 'x', agent: 'bcd' }));
+    const error = await domainError(
+      createCaller({ db, principal: b.admin }).pools.create({ tenantId: b.tenantId, siteId: a.site.id, name: 'x', agent: 'bcd' }),
+    );
     expect(error).toMatchObject({ code: 'NOT_FOUND', field: 'siteId' });
     expect(await db.pool.count({ where: { ownerTenantId: b.tenantId, name: 'x' } })).toBe(0);
   });
@@ -54,12 +62,22 @@ describe('sites and pools', () => {
     const base = { tenantId: t.tenantId, siteId: t.site.id, agent: 'bcd' as const };
     expect(await domainError(api.pools.create({ ...base, name: 'pool-a' }))).toMatchObject({ code: 'ALREADY_EXISTS', field: 'name' });
     expect(await domainError(api.pools.create({ ...base, name: 'Pool A' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'name' });
-    expect(await domainError(api.pools.create({ ...base, name: 'ok', agent: 'ssh' as never }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'agent' });
-    expect(
-      await domainError(api.pools.create({ ...base, name: 'ok', policy: { joinAttestors: ['password' as never] } })),
-    ).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'policy.joinAttestors.0' });
-    expect(await domainError(api.sites.create({ tenantId: t.tenantId, name: 'site-a' }))).toMatchObject({ code: 'ALREADY_EXISTS', field: 'name' });
-    expect(await domainError(api.sites.create({ tenantId: t.tenantId, name: 'p', kind: 'platform' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'kind' });
+    expect(await domainError(api.pools.create({ ...base, name: 'ok', agent: 'ssh' as never }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'agent',
+    });
+    expect(await domainError(api.pools.create({ ...base, name: 'ok', policy: { joinAttestors: ['password' as never] } }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'policy.joinAttestors.0',
+    });
+    expect(await domainError(api.sites.create({ tenantId: t.tenantId, name: 'site-a' }))).toMatchObject({
+      code: 'ALREADY_EXISTS',
+      field: 'name',
+    });
+    expect(await domainError(api.sites.create({ tenantId: t.tenantId, name: 'p', kind: 'platform' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'kind',
+    });
 
     // A site with live pools cannot be archived; an archived site takes no new pools.
     expect(await domainError(api.sites.archive({ tenantId: t.tenantId, siteId: t.site.id }))).toMatchObject({ code: 'INVALID_STATE' });

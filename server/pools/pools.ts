@@ -7,7 +7,14 @@ import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { editAllowList, MAX_EK_ALLOW_LIST } from '../../protocol/api/tpm-settings';
-import type { createPoolInput, listPoolsInput, PoolPolicy, PoolRecord, poolRefInput, updatePoolInput } from '../../protocol/api/pool-schemas';
+import type {
+  createPoolInput,
+  listPoolsInput,
+  PoolPolicy,
+  PoolRecord,
+  poolRefInput,
+  updatePoolInput,
+} from '../../protocol/api/pool-schemas';
 
 type PoolRow = {
   id: string;
@@ -57,11 +64,18 @@ export async function createPool(db: Db, principal: Principal, input: z.infer<ty
         },
       });
       await projectResource(tx, resource.pool(pool.id), input.tenantId);
-      await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'pool.created', resource: resource.pool(pool.id), data: { name: pool.name, siteId: site.id, agent: pool.agent } });
+      await writeAudit(tx, {
+        tenantId: input.tenantId,
+        actor: principal.actor,
+        action: 'pool.created',
+        resource: resource.pool(pool.id),
+        data: { name: pool.name, siteId: site.id, agent: pool.agent },
+      });
       return toPoolRecord(pool);
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A pool named ${input.name} already exists in site ${site.name}`, { field: 'name' });
+    if (isUniqueViolation(error))
+      throw new DomainError('ALREADY_EXISTS', `A pool named ${input.name} already exists in site ${site.name}`, { field: 'name' });
     throw error;
   }
 }
@@ -100,7 +114,12 @@ export async function archivePool(db: Db, principal: Principal, input: z.infer<t
   if (pool.archivedAt) return toPoolRecord(pool);
   return db.$transaction(async (tx) => {
     const archived = await tx.pool.update({ where: { id: pool.id }, data: { archivedAt: new Date() } });
-    await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'pool.archived', resource: resource.pool(pool.id) });
+    await writeAudit(tx, {
+      tenantId: pool.ownerTenantId,
+      actor: principal.actor,
+      action: 'pool.archived',
+      resource: resource.pool(pool.id),
+    });
     return toPoolRecord(archived);
   });
 }
@@ -116,7 +135,9 @@ export async function updatePool(db: Db, principal: Principal, input: z.infer<ty
   const policy = (pool.policy ?? {}) as PoolPolicy;
   const ekAllowList = editAllowList(policy.tpm?.ekAllowList ?? [], input.tpm.addEkHashes, input.tpm.removeEkHashes);
   if (ekAllowList.length > MAX_EK_ALLOW_LIST) {
-    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a pool lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
+    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a pool lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, {
+      field: 'tpm.addEkHashes',
+    });
   }
   const next: PoolPolicy = { ...policy, tpm: { ...policy.tpm, ekAllowList } };
   return db.$transaction(async (tx) => {

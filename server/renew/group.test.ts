@@ -15,7 +15,10 @@ describe('GroupRunner', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const second = [4, 5].map((n) => group.run(n));
     expect(await Promise.all([...first, ...second])).toEqual([10, 20, 30, 40, 50]);
-    expect(runs).toEqual([[1, 2, 3], [4, 5]]);
+    expect(runs).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     expect(group.stats).toEqual({ runs: 2, calls: 5 });
   });
 

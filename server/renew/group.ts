@@ -34,7 +34,7 @@ export class GroupRunner<I, O> {
   private take() {
     const taken: typeof this.queue = [];
     const held = new Set<string>();
-    for (let i = 0; i < this.queue.length && taken.length < this.maxBatch; ) {
+    for (let i = 0; i < this.queue.length && taken.length < this.maxBatch;) {
       const keys = this.keysOf(this.queue[i]!.item);
       if (keys.some((key) => held.has(key))) {
         i++;

@@ -47,7 +47,8 @@ export function checkKeyAttestation(
   statement: string,
   csr: { csrSha256: string; spkiDer: Buffer },
 ): KeyAttestationVerdict {
-  if (!raw) return { ok: false, reason: 'key-attestation-missing', detail: 'the leaf names a TPM AK and the request carries no keyAttestation' };
+  if (!raw)
+    return { ok: false, reason: 'key-attestation-missing', detail: 'the leaf names a TPM AK and the request carries no keyAttestation' };
   const parsed = keyAttestationSchema.safeParse(raw);
   if (!parsed.success) {
     const field = parsed.error.issues[0]?.path.join('.') || 'keyAttestation';
@@ -56,7 +57,8 @@ export function checkKeyAttestation(
   const attestation = parsed.data;
   try {
     const ak = parseTpmPublic(attestation.akPublic, 'the AK public area');
-    if (akStatementOf(ak) !== statement) return { ok: false, reason: 'key-attestation-ak', detail: `the AK is not the one the leaf names (${statement})` };
+    if (akStatementOf(ak) !== statement)
+      return { ok: false, reason: 'key-attestation-ak', detail: `the AK is not the one the leaf names (${statement})` };
     const nodeKey = parseTpmPublic(attestation.nodeKeyPublic, 'the node key public area');
     checkCertifiedNodeKey(ak, nodeKey, attestation, csr.csrSha256, csr.spkiDer);
     return { ok: true };

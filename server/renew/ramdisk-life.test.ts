@@ -29,23 +29,36 @@ async function ramdisk(t: TestTenant): Promise<{ dir: string; id: LoadedIdentity
   const mac = randomMac();
   await insertKnownNode(t, { macs: [mac] });
   const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
-  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
+  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
+    role: 'discovery',
+    attestor: 'discovery',
+    expectedRole: 'ramdisk',
+  });
   expect(answer.role).toBe('ramdisk');
   return { dir, id: await loadIdentity(dir) };
 }
 
 /** Moves the identity's first issue `seconds` into the past. */
-const ageBy = (nodeId: string, seconds: number) => testDb().$executeRaw`UPDATE nodes SET created_at = created_at - ${seconds}::int * interval '1 second' WHERE id = ${nodeId}`;
+const ageBy = (nodeId: string, seconds: number) =>
+  testDb().$executeRaw`UPDATE nodes SET created_at = created_at - ${seconds}::int * interval '1 second' WHERE id = ${nodeId}`;
 
 const renewOnce = (id: LoadedIdentity) => {
   const next = generateNodeKeyAndCsr();
   const body = buildRenewBody(id, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000));
-  return postToGateway(r.target, { keyPem: id.identity.privateKeyPem, certificatePem: chainToPem([id.identity.certificateChain[0]!]) }, `${BASE}/v1/renew`, body);
+  return postToGateway(
+    r.target,
+    { keyPem: id.identity.privateKeyPem, certificatePem: chainToPem([id.identity.certificateChain[0]!]) },
+    `${BASE}/v1/renew`,
+    body,
+  );
 };
 
 async function refusalReasons(tenantId: string, nodeId: string) {
   const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
-  return events.map((e) => e.data as { reason: string; nodeId: string }).filter((d) => d.nodeId === nodeId).map((d) => d.reason);
+  return events
+    .map((e) => e.data as { reason: string; nodeId: string })
+    .filter((d) => d.nodeId === nodeId)
+    .map((d) => d.reason);
 }
 
 describe("a ramdisk identity's total life", () => {

@@ -13,7 +13,9 @@ export const MIN_RAMDISK_RENEWAL_SECONDS = 60;
  * hand over to the installed operating system, which joins for itself. Null for every other role (their
  * identities renew without a cap); otherwise the cap and the seconds left of it at the database's now.
  */
-export function ramdiskLife(row: Pick<LeafRow, 'role' | 'first_issued_seconds' | 'site_discovery' | 'now_seconds'>): { capSeconds: number; leftSeconds: number } | null {
+export function ramdiskLife(
+  row: Pick<LeafRow, 'role' | 'first_issued_seconds' | 'site_discovery' | 'now_seconds'>,
+): { capSeconds: number; leftSeconds: number } | null {
   if (row.role !== 'ramdisk' || row.first_issued_seconds === null) return null;
   const capSeconds = discoverySettings(row.site_discovery).pendingTtlSeconds;
   return { capSeconds, leftSeconds: Math.floor(row.first_issued_seconds + capSeconds - row.now_seconds) };

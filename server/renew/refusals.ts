@@ -9,7 +9,11 @@ export interface RenewRefusalLimit {
   keyPrefix: string;
 }
 
-export const DEFAULT_RENEW_REFUSAL_LIMIT: RenewRefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'renew-refused' };
+export const DEFAULT_RENEW_REFUSAL_LIMIT: RenewRefusalLimit = {
+  limit: REFUSAL_EVENT_LIMIT,
+  window: REFUSAL_EVENT_WINDOW,
+  keyPrefix: 'renew-refused',
+};
 
 /**
  * Publishes one `security.renew.refused` event through the shared rate limit, in its own statement (the

@@ -64,8 +64,19 @@ describe('renewal through the gateway with real mutual TLS', () => {
     await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
     await writeFile(bodyFile, body);
     const { stdout } = await run('curl', [
-      '-sS', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
-      '-H', 'content-type: application/json', '--data-binary', `@${bodyFile}`, '-w', '\n%{http_code}',
+      '-sS',
+      '--cert',
+      certFile,
+      '--key',
+      path.join(dir, 'node.key'),
+      '--cacert',
+      caFile,
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      `@${bodyFile}`,
+      '-w',
+      '\n%{http_code}',
       `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
     ]);
     const [answer, status] = stdout.split('\n');
@@ -75,9 +86,22 @@ describe('renewal through the gateway with real mutual TLS', () => {
     expect(renewed).toMatchObject({ status: 'renewed', nodeId: current.identity.nodeId, csrSha256: next.csrSha256, role: 'node' });
 
     // The same body again within 120 seconds is a replay: the uniform refusal.
-    const again = await run('curl', ['-sS', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
-      '-H', 'content-type: application/json', '--data-binary', `@${bodyFile}`, '-w', '\n%{http_code}',
-      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`]);
+    const again = await run('curl', [
+      '-sS',
+      '--cert',
+      certFile,
+      '--key',
+      path.join(dir, 'node.key'),
+      '--cacert',
+      caFile,
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      `@${bodyFile}`,
+      '-w',
+      '\n%{http_code}',
+      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
+    ]);
     expect(again.stdout).toBe('{"code":"ACCESS_DENIED","message":"Renew refused"}\n403');
   });
 
@@ -85,7 +109,11 @@ describe('renewal through the gateway with real mutual TLS', () => {
     const t = await createTestTenant(testDb());
     const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
     const checks = await doctorChecks({ identityDir: dir, ...r.target });
-    expect(checks.map((c) => [c.name, c.ok])).toEqual([['identity', true], ['expiry', true], ['gateway', true]]);
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([
+      ['identity', true],
+      ['expiry', true],
+      ['gateway', true],
+    ]);
     const wrongPin = await doctorChecks({ identityDir: dir, ...r.target, servingCaPin: r.h.trust.signingKeyPin });
     expect(wrongPin.find((c) => c.name === 'gateway')).toMatchObject({ ok: false, detail: expect.stringContaining('pinned servingCaPin') });
   });
@@ -99,7 +127,12 @@ describe('restarts', () => {
     await r.stopApi();
     const { postToGateway, chainToPem } = await import('../../agent/renew/gateway-client');
     const next = generateNodeKeyAndCsr();
-    const down = await postToGateway(r.target, { keyPem: before.identity.privateKeyPem, certificatePem: chainToPem([before.identity.certificateChain[0]!]) }, `${BASE}/v1/renew`, buildRenewBody(before, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+    const down = await postToGateway(
+      r.target,
+      { keyPem: before.identity.privateKeyPem, certificatePem: chainToPem([before.identity.certificateChain[0]!]) },
+      `${BASE}/v1/renew`,
+      buildRenewBody(before, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)),
+    );
     expect(down.status).toBe(503);
     expect(JSON.parse(down.body.toString())).toMatchObject({ code: 'INVALID_STATE' });
     const lines: string[] = [];
@@ -141,14 +174,38 @@ describe('dev --sim --renew', () => {
       const { answer } = await joinThroughGateway(r, token!);
       // A short certificate (60 s, issued 40 s ago): past 60% of its life and not yet expired.
       const key = generateNodeKeyAndCsr();
-      const short = issueNodeCertificate(r.h.crypto.nodeCa, { publicKeySpkiDer: key.spkiDer, trustDomain: answer.trustDomain, siteId: answer.siteId, nodeId: answer.nodeId, role: 'node', notBefore: new Date(Date.now() - 40_000), ttlSeconds: 60 });
-      await testDb().nodeCert.create({
-        data: { serial: short.serialHex, nodeId: answer.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(short.der), notBefore: short.notBefore, notAfter: short.notAfter },
+      const short = issueNodeCertificate(r.h.crypto.nodeCa, {
+        publicKeySpkiDer: key.spkiDer,
+        trustDomain: answer.trustDomain,
+        siteId: answer.siteId,
+        nodeId: answer.nodeId,
+        role: 'node',
+        notBefore: new Date(Date.now() - 40_000),
+        ttlSeconds: 60,
       });
-      machines.push(parseIdentity(key.privateKeyPem, { ...answer, certificateChain: [short.der.toString('base64'), answer.certificateChain[1]!] }));
+      await testDb().nodeCert.create({
+        data: {
+          serial: short.serialHex,
+          nodeId: answer.nodeId,
+          identityGeneration: 1,
+          role: 'node',
+          spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()),
+          der: new Uint8Array(short.der),
+          notBefore: short.notBefore,
+          notAfter: short.notAfter,
+        },
+      });
+      machines.push(
+        parseIdentity(key.privateKeyPem, { ...answer, certificateChain: [short.der.toString('base64'), answer.certificateChain[1]!] }),
+      );
     }
     const controller = new AbortController();
-    const stats = await keepRenewing({ machines, target: r.target, signal: controller.signal, onEvent: (_e, _m, s) => s.renewed === 3 && controller.abort() });
+    const stats = await keepRenewing({
+      machines,
+      target: r.target,
+      signal: controller.signal,
+      onEvent: (_e, _m, s) => s.renewed === 3 && controller.abort(),
+    });
     expect(stats).toEqual({ renewed: 3, refused: 0, failed: 0 });
   }, 60_000);
 });

@@ -32,7 +32,10 @@ async function joinedNodes(n: number): Promise<Array<LoadedIdentity & { tenantId
   return nodes;
 }
 
-const clientOf = (id: LoadedIdentity) => ({ keyPem: id.identity.privateKeyPem, certificatePem: chainToPem([id.identity.certificateChain[0]!]) });
+const clientOf = (id: LoadedIdentity) => ({
+  keyPem: id.identity.privateKeyPem,
+  certificatePem: chainToPem([id.identity.certificateChain[0]!]),
+});
 const now = () => Math.floor(Date.now() / 1000);
 const freshBody = (id: LoadedIdentity) => {
   const next = generateNodeKeyAndCsr();
@@ -55,7 +58,11 @@ describe('Renewals that arrive together share one transaction', () => {
     expect(runs).toBeLessThan(8);
     for (const id of nodes) {
       expect(await testDb().nodeCert.count({ where: { nodeId: id.identity.nodeId } })).toBe(2);
-      expect(await testDb().event.count({ where: { tenantId: id.tenantId, type: 'node.connected', data: { path: ['nodeId'], equals: id.identity.nodeId } } })).toBe(1);
+      expect(
+        await testDb().event.count({
+          where: { tenantId: id.tenantId, type: 'node.connected', data: { path: ['nodeId'], equals: id.identity.nodeId } },
+        }),
+      ).toBe(1);
     }
   });
 

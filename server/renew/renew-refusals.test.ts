@@ -29,7 +29,10 @@ async function joinedNode(): Promise<LoadedIdentity & { tenantId: string }> {
   return Object.assign(await loadIdentity(dir), { tenantId: t.tenantId });
 }
 
-const clientOf = (id: LoadedIdentity) => ({ keyPem: id.identity.privateKeyPem, certificatePem: chainToPem([id.identity.certificateChain[0]!]) });
+const clientOf = (id: LoadedIdentity) => ({
+  keyPem: id.identity.privateKeyPem,
+  certificatePem: chainToPem([id.identity.certificateChain[0]!]),
+});
 const freshBody = (id: LoadedIdentity, clientTime = Math.floor(Date.now() / 1000)) => {
   const next = generateNodeKeyAndCsr();
   return buildRenewBody(id, next.csrDer, next.csrSha256, clientTime);
@@ -38,7 +41,10 @@ const freshBody = (id: LoadedIdentity, clientTime = Math.floor(Date.now() / 1000
 /** The reasons of `security.renew.refused` events about `nodeId` (or with no node, in the root tenant). */
 async function reasons(tenantId: string, nodeId: string | null): Promise<string[]> {
   const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
-  return events.map((e) => e.data as { reason: string; nodeId: string | null }).filter((d) => d.nodeId === nodeId).map((d) => d.reason);
+  return events
+    .map((e) => e.data as { reason: string; nodeId: string | null })
+    .filter((d) => d.nodeId === nodeId)
+    .map((d) => d.reason);
 }
 
 async function expectRefused(reply: { status: number; body: Buffer }) {
@@ -58,20 +64,45 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     const id = await joinedNode();
     const key = generateNodeKeyAndCsr();
     const old = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer, trustDomain: r.h.crypto.trustDomain, siteId: id.identity.siteId, nodeId: id.identity.nodeId,
-      role: 'node', notBefore: new Date(Date.now() - 3_600_000), ttlSeconds: 60,
+      publicKeySpkiDer: key.spkiDer,
+      trustDomain: r.h.crypto.trustDomain,
+      siteId: id.identity.siteId,
+      nodeId: id.identity.nodeId,
+      role: 'node',
+      notBefore: new Date(Date.now() - 3_600_000),
+      ttlSeconds: 60,
     });
     await testDb().nodeCert.create({
-      data: { serial: old.serialHex, nodeId: id.identity.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()), der: new Uint8Array(old.der), notBefore: old.notBefore, notAfter: old.notAfter },
+      data: {
+        serial: old.serialHex,
+        nodeId: id.identity.nodeId,
+        identityGeneration: 1,
+        role: 'node',
+        spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()),
+        der: new Uint8Array(old.der),
+        notBefore: old.notBefore,
+        notAfter: old.notAfter,
+      },
     });
-    const expired = { ...id, privateKey: key.privateKey, identity: { ...id.identity, privateKeyPem: key.privateKeyPem, certificateChain: [old.der.toString('base64'), id.identity.certificateChain[1]!] } };
+    const expired = {
+      ...id,
+      privateKey: key.privateKey,
+      identity: {
+        ...id.identity,
+        privateKeyPem: key.privateKeyPem,
+        certificateChain: [old.der.toString('base64'), id.identity.certificateChain[1]!],
+      },
+    };
     await expectRefused(await postToGateway(r.target, clientOf(expired), PATH, freshBody(expired)));
     expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['expired']);
   });
 
   it('a revoked certificate', async () => {
     const id = await joinedNode();
-    await testDb().nodeCert.updateMany({ where: { nodeId: id.identity.nodeId }, data: { revokedAt: new Date(), revocationReason: 'test' } });
+    await testDb().nodeCert.updateMany({
+      where: { nodeId: id.identity.nodeId },
+      data: { revokedAt: new Date(), revocationReason: 'test' },
+    });
     await expectRefused(await postToGateway(r.target, clientOf(id), PATH, freshBody(id)));
     expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['revoked']);
   });
@@ -95,8 +126,17 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     const other = await joinedNode();
     const next = generateNodeKeyAndCsr();
     const clientTime = Math.floor(Date.now() / 1000);
-    const popSig = sign('sha256', renewPopMessage(next.csrSha256, victim.identity.nodeId, clientTime), { key: other.privateKey, dsaEncoding: 'ieee-p1363' });
-    const body = JSON.stringify({ csr: next.csrDer.toString('base64'), chain: [victim.identity.certificateChain[0], victim.identity.certificateChain[1]], clientTime, popSig: popSig.toString('base64url'), keyAttestation: {} });
+    const popSig = sign('sha256', renewPopMessage(next.csrSha256, victim.identity.nodeId, clientTime), {
+      key: other.privateKey,
+      dsaEncoding: 'ieee-p1363',
+    });
+    const body = JSON.stringify({
+      csr: next.csrDer.toString('base64'),
+      chain: [victim.identity.certificateChain[0], victim.identity.certificateChain[1]],
+      clientTime,
+      popSig: popSig.toString('base64url'),
+      keyAttestation: {},
+    });
     await expectRefused(await postToGateway(r.target, clientOf(other), PATH, body));
     expect(await reasons(r.h.rootTenantId, victim.identity.nodeId)).toEqual(['peer-mismatch']);
   });
@@ -105,10 +145,23 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     const id = await joinedNode();
     const key = generateNodeKeyAndCsr();
     const forged = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer, trustDomain: r.h.crypto.trustDomain, siteId: id.identity.siteId, nodeId: id.identity.nodeId,
-      role: 'node', notBefore: new Date(), ttlSeconds: 3600,
+      publicKeySpkiDer: key.spkiDer,
+      trustDomain: r.h.crypto.trustDomain,
+      siteId: id.identity.siteId,
+      nodeId: id.identity.nodeId,
+      role: 'node',
+      notBefore: new Date(),
+      ttlSeconds: 3600,
     });
-    const forgedId = { ...id, privateKey: key.privateKey, identity: { ...id.identity, privateKeyPem: key.privateKeyPem, certificateChain: [forged.der.toString('base64'), id.identity.certificateChain[1]!] } };
+    const forgedId = {
+      ...id,
+      privateKey: key.privateKey,
+      identity: {
+        ...id.identity,
+        privateKeyPem: key.privateKeyPem,
+        certificateChain: [forged.der.toString('base64'), id.identity.certificateChain[1]!],
+      },
+    };
     const before = (await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length;
     await expectRefused(await postToGateway(r.target, clientOf(forgedId), PATH, freshBody(forgedId)));
     expect((await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length).toBe(before + 1);
@@ -171,11 +224,26 @@ describe('Renew refusals: the same bytes, the right reason', () => {
     const forgedKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const attempts: Record<string, string>[] = [
       { [PEER_HEADER]: peer.toString('base64') },
-      vouchHeaders({ key: forgedKey, chainB64: [r.gatewayCert.certificatePem.replace(/-----[^-]+-----|\s/g, ''), r.h.bundle.servingCa.certificatePem.replace(/-----[^-]+-----|\s/g, '')] }, peer, body, PATH),
+      vouchHeaders(
+        {
+          key: forgedKey,
+          chainB64: [
+            r.gatewayCert.certificatePem.replace(/-----[^-]+-----|\s/g, ''),
+            r.h.bundle.servingCa.certificatePem.replace(/-----[^-]+-----|\s/g, ''),
+          ],
+        },
+        peer,
+        body,
+        PATH,
+      ),
     ];
     const before = (await reasons(r.h.rootTenantId, null)).filter((x) => x === 'unvouched').length;
     for (const headers of attempts) {
-      const reply = await fetch(`${r.apiUrl}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body.toString() });
+      const reply = await fetch(`${r.apiUrl}${PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: body.toString(),
+      });
       expect(reply.status).toBe(403);
       expect(await reply.text()).toBe(REFUSED);
     }

@@ -7,7 +7,12 @@ import { parseCsr } from '../join/crypto/csr';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
-import { certificateTtlFor, issueNodeCertificate, MAX_NODE_CERT_TTL_SECONDS, type NodeCertificateRole } from '../pki/issuance/node-certificate';
+import {
+  certificateTtlFor,
+  issueNodeCertificate,
+  MAX_NODE_CERT_TTL_SECONDS,
+  type NodeCertificateRole,
+} from '../pki/issuance/node-certificate';
 import { P256_SPKI_PREFIX } from '../../protocol/p256';
 import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from './key-attestation';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
@@ -60,7 +65,10 @@ const sha256 = (...parts: Uint8Array[]) => {
 
 function publicKeyOf(spkiDer: Buffer): KeyObject {
   const point = spkiDer.subarray(P256_SPKI_PREFIX.length);
-  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65) }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: point.toString('base64url', 1, 33), y: point.toString('base64url', 33, 65) },
+    format: 'jwk',
+  });
 }
 
 /**
@@ -92,7 +100,11 @@ export class RenewService {
     const maxGroup = options.maxGroup ?? 128;
     this.leaves = new GroupRunner((leaves) => this.readLeaves(leaves), maxGroup);
     const writer = new RenewalWriter(options.pool);
-    this.writes = new GroupRunner((renewals) => writer.write(renewals), maxGroup, (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`]);
+    this.writes = new GroupRunner(
+      (renewals) => writer.write(renewals),
+      maxGroup,
+      (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`],
+    );
   }
 
   /** How renewals were grouped so far: leaf queries and write transactions, and the renewals they carried. */
@@ -104,7 +116,8 @@ export class RenewService {
     const started = performance.now();
     let reason = '';
     const answer = await this.answer(call, (refused) => (reason = refused));
-    if (this.options.metrics) recordRenewal(this.options.metrics, answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
+    if (this.options.metrics)
+      recordRenewal(this.options.metrics, answer.status === 200 ? 'renewed' : reason ? 'refused' : 'error', reason, started);
     return answer;
   }
 
@@ -142,7 +155,8 @@ export class RenewService {
     if (!row) throw refuse('certificate-unknown', 'the presented leaf is not a node_certs row');
     if (row.is_revoked) throw refuse('revoked', `certificate ${row.serial} is revoked`, row);
     if (row.is_expired) throw refuse('expired', `certificate ${row.serial} expired`, row);
-    if (row.cert_generation !== row.node_generation) throw refuse('generation', `certificate ${row.serial} is of an older identity generation`, row);
+    if (row.cert_generation !== row.node_generation)
+      throw refuse('generation', `certificate ${row.serial} is of an older identity generation`, row);
     if (row.state === 'retired') throw refuse('node-retired', `node ${row.node_id} is retired`, row);
     if (!peer.equals(request.leaf)) throw refuse('peer-mismatch', 'the mutual-TLS peer is not the presented leaf', row);
     if (Math.abs(request.clientTime - row.now_seconds) > RENEW_CLOCK_SKEW_SECONDS) {
@@ -163,7 +177,12 @@ export class RenewService {
     // A ramdisk identity's total life is capped from its first issue; its renewals never extend it.
     const life = ramdiskLife(row);
     if (life && life.leftSeconds < MIN_RAMDISK_RENEWAL_SECONDS) {
-      throw refuse('ramdisk-lifetime', `the ramdisk identity of node ${row.node_id} reached its total life of ${life.capSeconds} s (the site's pendingTtlSeconds)`, row, true);
+      throw refuse(
+        'ramdisk-lifetime',
+        `the ramdisk identity of node ${row.node_id} reached its total life of ${life.capSeconds} s (the site's pendingTtlSeconds)`,
+        row,
+        true,
+      );
     }
     let csr: ReturnType<typeof parseCsr>;
     try {
@@ -185,7 +204,14 @@ export class RenewService {
     return this.commit({ row, crypto, csr, spkiSha256, proof, statements });
   }
 
-  private async commit(input: { row: LeafRow; crypto: JoinCrypto; csr: { spkiDer: Buffer; csrSha256: string }; spkiSha256: Buffer; proof: Buffer; statements: string[] }): Promise<JoinAnswer> {
+  private async commit(input: {
+    row: LeafRow;
+    crypto: JoinCrypto;
+    csr: { spkiDer: Buffer; csrSha256: string };
+    spkiSha256: Buffer;
+    proof: Buffer;
+    statements: string[];
+  }): Promise<JoinAnswer> {
     const { row, crypto, csr } = input;
     // Issued before the transaction, at the database time the leaf was read: the transaction then only writes,
     // in one statement after the locks, and a refusal there wastes one signature.
@@ -222,7 +248,11 @@ export class RenewService {
   /** One query for the leaves of every renewal that arrived together; null where a leaf is no node_certs row. */
   private async readLeaves(leaves: Buffer[]): Promise<Array<LeafRow | null>> {
     // Named statements: each pooled connection parses and plans them once instead of on every group.
-    const found = await this.options.pool.query<LeafRow>({ name: 'renew-presented-leaves', text: SELECT_PRESENTED_LEAVES, values: [leaves.map((leaf) => sha256(leaf)), leaves] });
+    const found = await this.options.pool.query<LeafRow>({
+      name: 'renew-presented-leaves',
+      text: SELECT_PRESENTED_LEAVES,
+      values: [leaves.map((leaf) => sha256(leaf)), leaves],
+    });
     const byOrd = new Map(found.rows.map((row) => [row.ord, row]));
     return leaves.map((_, i) => byOrd.get(i + 1) ?? null);
   }

@@ -1,7 +1,10 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 // A window other than the shipped 120 s: the SQL and the refusal's wording must follow the constant.
-vi.mock('../../protocol/renew-wire', async (importOriginal) => ({ ...(await importOriginal<typeof import('../../protocol/renew-wire')>()), RENEW_REPLAY_WINDOW_SECONDS: 7 }));
+vi.mock('../../protocol/renew-wire', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../protocol/renew-wire')>()),
+  RENEW_REPLAY_WINDOW_SECONDS: 7,
+}));
 
 describe('the replay window of the renewal SQL', () => {
   // The unit tier shares one module cache between files: load the SQL afresh, under the mock.

@@ -80,13 +80,34 @@ async function tpmBoundNode(): Promise<TpmIdentity> {
   const key = await withStoragePrimary(tpmA, (srk) => createNodeKey(tpmA, srk));
   const spki = p256SpkiOf(key.publicArea);
   const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
-    publicKeySpkiDer: spki, trustDomain: r.h.crypto.trustDomain, siteId: answer.siteId, nodeId: answer.nodeId,
-    role: 'node', notBefore: new Date(Date.now() - 60_000), ttlSeconds: 3600, extraUris: [statementA],
+    publicKeySpkiDer: spki,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: answer.siteId,
+    nodeId: answer.nodeId,
+    role: 'node',
+    notBefore: new Date(Date.now() - 60_000),
+    ttlSeconds: 3600,
+    extraUris: [statementA],
   });
   await testDb().nodeCert.create({
-    data: { serial: cert.serialHex, nodeId: answer.nodeId, identityGeneration: 1, role: 'node', spkiSha256: new Uint8Array(sha256(spki)), der: new Uint8Array(cert.der), notBefore: cert.notBefore, notAfter: cert.notAfter },
+    data: {
+      serial: cert.serialHex,
+      nodeId: answer.nodeId,
+      identityGeneration: 1,
+      role: 'node',
+      spkiSha256: new Uint8Array(sha256(spki)),
+      der: new Uint8Array(cert.der),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    },
   });
-  return { tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId, chain: [cert.der.toString('base64'), answer.certificateChain[1]!], key };
+  return {
+    tenantId: t.tenantId,
+    nodeId: answer.nodeId,
+    siteId: answer.siteId,
+    chain: [cert.der.toString('base64'), answer.certificateChain[1]!],
+    key,
+  };
 }
 
 /**
@@ -98,14 +119,20 @@ async function renew(id: TpmIdentity, csrDer: Buffer, keyAttestation?: TpmKeyAtt
   const message = renewPopMessage(sha256(csrDer).toString('hex'), id.nodeId, clientTime);
   const popSig = await signWithTpmKey(tpmA, id.key, sha256(message));
   const body = Buffer.from(renewBodyJson({ chain: id.chain, csrDer, clientTime, popSig, keyAttestation }));
-  const voucher = { key: createPrivateKey(r.gatewayCert.privateKeyPem), chainB64: [derOfPem(r.gatewayCert.certificatePem), derOfPem(r.h.bundle.servingCa.certificatePem)] as [string, string] };
+  const voucher = {
+    key: createPrivateKey(r.gatewayCert.privateKeyPem),
+    chainB64: [derOfPem(r.gatewayCert.certificatePem), derOfPem(r.h.bundle.servingCa.certificatePem)] as [string, string],
+  };
   const headers = vouchHeaders(voucher, Buffer.from(id.chain[0]!, 'base64'), body, PATH);
   return r.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: PATH });
 }
 
 async function reasons(tenantId: string, nodeId: string): Promise<string[]> {
   const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
-  return events.map((e) => e.data as { reason: string; nodeId: string | null }).filter((d) => d.nodeId === nodeId).map((d) => d.reason);
+  return events
+    .map((e) => e.data as { reason: string; nodeId: string | null })
+    .filter((d) => d.nodeId === nodeId)
+    .map((d) => d.reason);
 }
 
 function expectRefused(answer: { status: number; body: Buffer }) {
@@ -183,12 +210,21 @@ describe('renewal of a TPM-held key (a leaf naming urn:bc:tpm-ak:)', () => {
         await tpmA.flush(akHandle);
       }
     });
-    expectRefused(await renew(id, software.csrDer, {
-      akPublic: akA.publicArea.toString('base64'), nodeKeyPublic: restricted.publicArea.toString('base64'),
-      certifyInfo: certified.attest.toString('base64'), certifySignature: certified.signature.toString('base64'),
-    }));
+    expectRefused(
+      await renew(id, software.csrDer, {
+        akPublic: akA.publicArea.toString('base64'),
+        nodeKeyPublic: restricted.publicArea.toString('base64'),
+        certifyInfo: certified.attest.toString('base64'),
+        certifySignature: certified.signature.toString('base64'),
+      }),
+    );
     // Not base64 at all.
     expectRefused(await renew(id, software.csrDer, { ...made.keyAttestation, certifyInfo: 'not base64!' }));
-    expect(await reasons(id.tenantId, id.nodeId)).toEqual(['node-key-csr', 'key-attestation-qualifying-data', 'node-key-restricted', 'key-attestation-malformed']);
+    expect(await reasons(id.tenantId, id.nodeId)).toEqual([
+      'node-key-csr',
+      'key-attestation-qualifying-data',
+      'node-key-restricted',
+      'key-attestation-malformed',
+    ]);
   });
 });

@@ -113,17 +113,21 @@ export class RenewalWriter {
         // before the connection returns to the pool.
         await client.query(`BEGIN; ${LOCK_NODES.replace('$ids', ids.map((id) => client.escapeLiteral(id)).join(', '))}`);
         const rows = (
-          await client.query<WrittenRow>({ name: 'renew-write', text: WRITE_RENEWALS, values: [
-            renewals.map((r) => r.row.serial),
-            renewals.map((r) => r.proof),
-            renewals.map((r) => r.row.node_id),
-            renewals.map((r) => r.cert.serialHex),
-            renewals.map((r) => r.row.role),
-            renewals.map((r) => r.spkiSha256),
-            renewals.map((r) => r.cert.der),
-            renewals.map((r) => r.cert.notBefore),
-            renewals.map((r) => r.cert.notAfter),
-          ] })
+          await client.query<WrittenRow>({
+            name: 'renew-write',
+            text: WRITE_RENEWALS,
+            values: [
+              renewals.map((r) => r.row.serial),
+              renewals.map((r) => r.proof),
+              renewals.map((r) => r.row.node_id),
+              renewals.map((r) => r.cert.serialHex),
+              renewals.map((r) => r.row.role),
+              renewals.map((r) => r.spkiSha256),
+              renewals.map((r) => r.cert.der),
+              renewals.map((r) => r.cert.notBefore),
+              renewals.map((r) => r.cert.notAfter),
+            ],
+          })
         ).rows;
         outcomes = rows.map(writeOutcome);
         const connected = [...new Set(renewals.filter((_, i) => outcomes[i] === 'issued').map((r) => r.row.node_id))];

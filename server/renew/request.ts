@@ -20,7 +20,8 @@ export interface RenewRequestBody {
 }
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const b64 = (value: unknown, max: number) => (typeof value === 'string' && value.length <= max && B64.test(value) ? Buffer.from(value, 'base64') : null);
+const b64 = (value: unknown, max: number) =>
+  typeof value === 'string' && value.length <= max && B64.test(value) ? Buffer.from(value, 'base64') : null;
 
 /** Parses a Renew body (protocol.md "Renew"); unknown fields are ignored, anything malformed is a refusal. */
 export function parseRenewBody(bytes: Buffer | null): RenewRequestBody {

@@ -14,7 +14,13 @@ const peer = Buffer.from('a peer certificate');
 const body = Buffer.from('{"csr":"..."}');
 const PATH = '/api/compute/v1/renew';
 const check = (h: Record<string, string>, overrides: { body?: Buffer; path?: string; pin?: string; now?: number } = {}) =>
-  vouchedPeer({ vouch: h[VOUCH_HEADER], peer: h[PEER_HEADER] }, overrides.body ?? body, overrides.path ?? PATH, overrides.pin ?? pin, overrides.now);
+  vouchedPeer(
+    { vouch: h[VOUCH_HEADER], peer: h[PEER_HEADER] },
+    overrides.body ?? body,
+    overrides.path ?? PATH,
+    overrides.pin ?? pin,
+    overrides.now,
+  );
 
 describe('gateway vouching', () => {
   it('believes the peer of a fresh assertion that binds this body and path under the pinned serving CA', () => {
@@ -29,7 +35,9 @@ describe('gateway vouching', () => {
     expect(Buffer.from(payload, 'base64url').toString()).toBe(
       JSON.stringify({ chain: voucher.chainB64, peer: sha(peer), body: sha(body), path: '/a "quoted" path', iat: now / 1000 }),
     );
-    expect(JSON.parse(Buffer.from(vouchHeaders(voucher, null, body, PATH, now)[VOUCH_HEADER]!.split('.')[0]!, 'base64url').toString()).peer).toBe('');
+    expect(
+      JSON.parse(Buffer.from(vouchHeaders(voucher, null, body, PATH, now)[VOUCH_HEADER]!.split('.')[0]!, 'base64url').toString()).peer,
+    ).toBe('');
   });
 
   it('refuses another body, another path, another peer, a stale assertion, or another serving CA', () => {
@@ -44,12 +52,22 @@ describe('gateway vouching', () => {
   it('refuses a plain peer header, and an assertion signed by a key the serving CA did not certify', () => {
     expect(check({ [PEER_HEADER]: peer.toString('base64') })).toBeNull();
     const node = issueGatewayCertificate(createPkiBundle({ trustDomain: 'x.example.com' }), { sans: ['localhost'] });
-    const forged = vouchHeaders({ ...voucherFromServingChain(node.chainPem, node.privateKeyPem), chainB64: voucher.chainB64 }, peer, body, PATH);
+    const forged = vouchHeaders(
+      { ...voucherFromServingChain(node.chainPem, node.privateKeyPem), chainB64: voucher.chainB64 },
+      peer,
+      body,
+      PATH,
+    );
     expect(check(forged)).toBeNull();
     // A tampered payload (the peer hash swapped) no longer verifies.
     const [payload, sig] = vouchHeaders(voucher, peer, body, PATH)[VOUCH_HEADER]!.split('.');
     const json = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     json.peer = createHash('sha256').update('another').digest('hex');
-    expect(check({ [VOUCH_HEADER]: `${Buffer.from(JSON.stringify(json)).toString('base64url')}.${sig}`, [PEER_HEADER]: Buffer.from('another').toString('base64') })).toBeNull();
+    expect(
+      check({
+        [VOUCH_HEADER]: `${Buffer.from(JSON.stringify(json)).toString('base64url')}.${sig}`,
+        [PEER_HEADER]: Buffer.from('another').toString('base64'),
+      }),
+    ).toBeNull();
   });
 });

@@ -40,7 +40,14 @@ const assertionHeads = new WeakMap<GatewayVoucher, string>();
  * caller's address as the gateway's socket saw it, is signed with the rest, so the API believes it only
  * when the whole vouching verifies.
  */
-export function vouchHeaders(voucher: GatewayVoucher, peerDer: Buffer | null, body: Buffer, path: string, now = Date.now(), addr?: string): Record<string, string> {
+export function vouchHeaders(
+  voucher: GatewayVoucher,
+  peerDer: Buffer | null,
+  body: Buffer,
+  path: string,
+  now = Date.now(),
+  addr?: string,
+): Record<string, string> {
   // JSON.stringify of an Assertion, with the chain's part (about 1.5 KB, the same on every call) made once.
   let head = assertionHeads.get(voucher);
   if (!head) assertionHeads.set(voucher, (head = JSON.stringify({ chain: voucher.chainB64 }).slice(0, -1)));
@@ -100,13 +107,25 @@ export function vouchedPeer(
  * The caller's address the gateway vouched for on this call (a join it relayed), or null when there is no
  * valid vouching for this body and path, or it names no address.
  */
-export function vouchedClientAddress(vouch: string | undefined, body: Buffer, path: string, servingCaPin: string, now = Date.now()): string | null {
+export function vouchedClientAddress(
+  vouch: string | undefined,
+  body: Buffer,
+  path: string,
+  servingCaPin: string,
+  now = Date.now(),
+): string | null {
   const addr = verifiedAssertion(vouch, body, path, servingCaPin, now)?.addr;
   return typeof addr === 'string' && addr.length > 0 && addr.length <= 64 ? addr : null;
 }
 
 /** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and binds this body and path. */
-function verifiedAssertion(vouch: string | undefined, body: Buffer, path: string, servingCaPin: string, now: number): Partial<Assertion> | null {
+function verifiedAssertion(
+  vouch: string | undefined,
+  body: Buffer,
+  path: string,
+  servingCaPin: string,
+  now: number,
+): Partial<Assertion> | null {
   if (!vouch) return null;
   const [payloadText, sigText, extra] = vouch.split('.');
   if (extra !== undefined || !payloadText || !sigText) return null;

@@ -24,7 +24,8 @@ interface PendingRow {
 }
 
 /** The attestors the pool admits (`policy.joinAttestors`); null admits every attestor. */
-export const admittedAttestors = (pool: ApprovalPool): readonly string[] | null => ((pool.policy ?? {}) as PoolPolicy).joinAttestors ?? null;
+export const admittedAttestors = (pool: ApprovalPool): readonly string[] | null =>
+  ((pool.policy ?? {}) as PoolPolicy).joinAttestors ?? null;
 
 /**
  * Why the approved retry of this request would certainly be refused, in the order the join checks it
@@ -35,11 +36,22 @@ function refusalOf(pool: ApprovalPool, row: PendingRow): { message: string; fiel
   const reboot = 'the machine must boot again to ask with a new token';
   if (row.token_id !== null) {
     if (!row.token_found) return { field: 'requestId', message: `The token of ${request} no longer exists: ${reboot}` };
-    if (row.token_revoked) return { field: 'requestId', message: `The token of ${request} is revoked, so its retry would be refused: ${reboot}` };
-    if (row.token_expired) return { field: 'requestId', message: `The token of ${request} has expired, so its retry would be refused: ${reboot}` };
-    if ((row.token_uses_left ?? 0) <= 0) return { field: 'requestId', message: `The token of ${request} is used up, so its retry would be refused: ${reboot}` };
-    if (row.token_tenant !== pool.ownerTenantId) return { field: 'poolId', message: `Pool ${pool.id} belongs to another tenant than the token of ${request}: its retry would be refused` };
-    if (row.token_site !== pool.siteId) return { field: 'poolId', message: `Pool ${pool.id} is in site ${pool.siteId}, but ${request} came with a token of site ${row.token_site}: its retry would be refused` };
+    if (row.token_revoked)
+      return { field: 'requestId', message: `The token of ${request} is revoked, so its retry would be refused: ${reboot}` };
+    if (row.token_expired)
+      return { field: 'requestId', message: `The token of ${request} has expired, so its retry would be refused: ${reboot}` };
+    if ((row.token_uses_left ?? 0) <= 0)
+      return { field: 'requestId', message: `The token of ${request} is used up, so its retry would be refused: ${reboot}` };
+    if (row.token_tenant !== pool.ownerTenantId)
+      return {
+        field: 'poolId',
+        message: `Pool ${pool.id} belongs to another tenant than the token of ${request}: its retry would be refused`,
+      };
+    if (row.token_site !== pool.siteId)
+      return {
+        field: 'poolId',
+        message: `Pool ${pool.id} is in site ${pool.siteId}, but ${request} came with a token of site ${row.token_site}: its retry would be refused`,
+      };
   }
   const allowed = admittedAttestors(pool);
   if (allowed && !allowed.includes(row.attestor)) {

@@ -24,7 +24,15 @@ export function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
  * lock makes a concurrent second approver re-read the row, so two principals at once admit exactly once and
  * the same principal twice records once.
  */
-export function approveStatement(ids: string[], visible: Prisma.Sql, actor: string, poolId: string, reason: string | null, ttlSeconds: number, guard: Prisma.Sql) {
+export function approveStatement(
+  ids: string[],
+  visible: Prisma.Sql,
+  actor: string,
+  poolId: string,
+  reason: string | null,
+  ttlSeconds: number,
+  guard: Prisma.Sql,
+) {
   const admits = Prisma.sql`(${REQUIRED_APPROVALS} < 2 OR join_requests.first_approved_by IS NOT NULL)`;
   const records = Prisma.sql`(${REQUIRED_APPROVALS} >= 2 AND join_requests.first_approved_by IS NULL)`;
   return Prisma.sql`

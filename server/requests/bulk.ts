@@ -28,6 +28,8 @@ export async function selectMatchingPage(db: Db, visible: Prisma.Sql, matching: 
 
 /** How many requests a bulk decision by filter would still take. */
 export async function countMatching(db: Db, visible: Prisma.Sql, matching: Matching, guard: Prisma.Sql): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM join_requests WHERE ${matchingCondition(visible, matching, guard)}`;
+  const [row] = await db.$queryRaw<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM join_requests WHERE ${matchingCondition(visible, matching, guard)}`;
   return row?.n ?? 0;
 }

@@ -39,8 +39,17 @@ describe('a request and the node it admitted', () => {
 
     const { items: nodes } = await listNodes(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, limit: 100 });
     expect(nodes).toEqual([
-      expect.objectContaining({ id: joined.nodeId, joinRequestId: requestId, hasHardwareKey: true, hardwareKeyTrusted: false, claims: expect.objectContaining({ hostname: 'gpu-b7-12', productSerial: 'SN-B7-12', macs: [mac] }) }),
+      expect.objectContaining({
+        id: joined.nodeId,
+        joinRequestId: requestId,
+        hasHardwareKey: true,
+        hardwareKeyTrusted: false,
+        claims: expect.objectContaining({ hostname: 'gpu-b7-12', productSerial: 'SN-B7-12', macs: [mac] }),
+      }),
     ]);
-    expect(await getNode(db(), t.viewer, { tenantId: t.tenantId, nodeId: joined.nodeId })).toMatchObject({ joinRequestId: requestId, claims: expect.objectContaining({ hostname: 'gpu-b7-12' }) });
+    expect(await getNode(db(), t.viewer, { tenantId: t.tenantId, nodeId: joined.nodeId })).toMatchObject({
+      joinRequestId: requestId,
+      claims: expect.objectContaining({ hostname: 'gpu-b7-12' }),
+    });
   });
 });

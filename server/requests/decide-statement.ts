@@ -33,4 +33,3 @@ export function decideStatement(decision: Decision, ids: string[], visible: Pris
     )
     SELECT ${RECORD_COLUMNS}, (SELECT count(*) FROM notified) AS notified FROM decided`;
 }
-

@@ -36,11 +36,16 @@ import { countMatching, selectMatchingPage } from './bulk';
  * is INVALID_STATE naming the first approver's pool (by ids, before anything is decided; by filter such
  * requests are not chosen).
  */
-export async function approveJoinRequests(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestsInput>): Promise<ApprovedJoinRequests> {
+export async function approveJoinRequests(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof approveJoinRequestsInput>,
+): Promise<ApprovedJoinRequests> {
   const valid = parseInput(approveJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
-  if (pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
+  if (pool.agent !== 'bcd')
+    throw new DomainError('INVALID_STATE', `Pool ${pool.id} runs no daemon: no machine can join it`, { field: 'poolId' });
   const visible = visibleTo(pool);
   const guard = Prisma.sql`${approvableGuard(pool)}`;
   // By filter, only requests whose retry the pool would admit, and that this caller may approve, are chosen.
@@ -52,14 +57,18 @@ export async function approveJoinRequests(db: Db, principal: Principal, input: z
     await assertApprovable(db, pool, ids, visible);
     await assertSamePool(db, pool.id, ids, visible);
   }
-  const rows = await db.$queryRaw<JoinRequestRow[]>(approveStatement(ids, visible, principal.actor, pool.id, valid.reason ?? null, valid.ttlSeconds, guard));
+  const rows = await db.$queryRaw<JoinRequestRow[]>(
+    approveStatement(ids, visible, principal.actor, pool.id, valid.reason ?? null, valid.ttlSeconds, guard),
+  );
   const approved = rows.filter((r) => r.state === 'approved').map(toJoinRequestRecord);
   const recorded = rows.filter((r) => r.state !== 'approved').map(toJoinRequestRecord);
   const done = new Set(rows.map((r) => r.id));
   const rest = ids.filter((id) => !done.has(id));
   const skipped: string[] = [];
   if (rest.length) {
-    const others = await db.$queryRaw<JoinRequestRow[]>`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
+    const others = await db.$queryRaw<
+      JoinRequestRow[]
+    >`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
     const byId = new Map(others.map((r) => [r.id, r]));
     for (const id of rest) {
       const row = byId.get(id);
@@ -96,7 +105,11 @@ const otherPool = (row: JoinRequestRow, poolId: string) =>
  * approval expires. Approving twice returns the approval; any other decided state is INVALID_STATE. On a
  * two-person site the first approval answers the request still pending with `firstApproval` set.
  */
-export async function approveJoinRequest(db: Db, principal: Principal, input: z.input<typeof approveJoinRequestInput>): Promise<JoinRequestRecord> {
+export async function approveJoinRequest(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof approveJoinRequestInput>,
+): Promise<JoinRequestRecord> {
   const valid = parseInput(approveJoinRequestInput, input);
   const { requestId, ...rest } = valid;
   const { approved, recorded } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
@@ -110,7 +123,11 @@ export async function approveJoinRequest(db: Db, principal: Principal, input: z.
  * the next 200 pending requests that match the filter (as approveMany), in one statement. Already rejected
  * ones count as rejected; any other is `skipped`.
  */
-export async function rejectJoinRequests(db: Db, principal: Principal, input: z.input<typeof rejectJoinRequestsInput>): Promise<RejectedJoinRequests> {
+export async function rejectJoinRequests(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof rejectJoinRequestsInput>,
+): Promise<RejectedJoinRequests> {
   const valid = parseInput(rejectJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   const visible = visibleTo(pool);
@@ -123,7 +140,9 @@ export async function rejectJoinRequests(db: Db, principal: Principal, input: z.
       visible,
       principal.actor,
       Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}`,
-      valid.matching ? Prisma.sql`state = 'pending' AND expires_at > compute_now()` : Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
+      valid.matching
+        ? Prisma.sql`state = 'pending' AND expires_at > compute_now()`
+        : Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
     ),
   );
   const rejected = rows.map(toJoinRequestRecord);
@@ -131,7 +150,9 @@ export async function rejectJoinRequests(db: Db, principal: Principal, input: z.
   const rest = ids.filter((id) => !done.has(id));
   const skipped: string[] = [];
   if (rest.length) {
-    const others = await db.$queryRaw<JoinRequestRow[]>`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
+    const others = await db.$queryRaw<
+      JoinRequestRow[]
+    >`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
     const byId = new Map(others.map((r) => [r.id, r]));
     for (const id of rest) {
       const row = byId.get(id);
@@ -147,7 +168,11 @@ export async function rejectJoinRequests(db: Db, principal: Principal, input: z.
  * `joinRequests.reject`: final. It also withdraws an approval the machine has not used yet. Rejecting a
  * rejected request returns it; a consumed or expired one is INVALID_STATE.
  */
-export async function rejectJoinRequest(db: Db, principal: Principal, input: z.input<typeof rejectJoinRequestInput>): Promise<JoinRequestRecord> {
+export async function rejectJoinRequest(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof rejectJoinRequestInput>,
+): Promise<JoinRequestRecord> {
   const valid = parseInput(rejectJoinRequestInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   const visible = visibleTo(pool);
@@ -178,7 +203,11 @@ async function undecidable(db: Db, principal: Principal, ref: { tenantId: string
     const refused = await assertApprovable(db, pool, [row.id], visibleTo(pool)).catch((error: unknown) => error);
     if (refused instanceof DomainError) return refused;
   }
-  return new DomainError('INVALID_STATE', `Join request ${ref.requestId} is ${row.state}: it cannot be ${verb === 'approve' ? 'approved' : 'rejected'}`, {
-    field: 'requestId',
-  });
+  return new DomainError(
+    'INVALID_STATE',
+    `Join request ${ref.requestId} is ${row.state}: it cannot be ${verb === 'approve' ? 'approved' : 'rejected'}`,
+    {
+      field: 'requestId',
+    },
+  );
 }

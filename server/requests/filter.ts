@@ -29,7 +29,9 @@ export function filterCondition(filter: RequestFilter): Prisma.Sql {
   if (filter.vouchedBy) parts.push(Prisma.sql`vouched_by = ${filter.vouchedBy}`);
   if (filter.trustedKey === true) parts.push(Prisma.sql`hardware_key_trusted IS TRUE`);
   if (filter.trustedKey === false) parts.push(Prisma.sql`hardware_key_trusted IS NOT TRUE`);
-  if (filter.minAgeSeconds !== undefined) parts.push(Prisma.sql`created_at <= compute_now() - ${filter.minAgeSeconds}::int * interval '1 second'`);
-  if (filter.maxAgeSeconds !== undefined) parts.push(Prisma.sql`created_at >= compute_now() - ${filter.maxAgeSeconds}::int * interval '1 second'`);
+  if (filter.minAgeSeconds !== undefined)
+    parts.push(Prisma.sql`created_at <= compute_now() - ${filter.minAgeSeconds}::int * interval '1 second'`);
+  if (filter.maxAgeSeconds !== undefined)
+    parts.push(Prisma.sql`created_at >= compute_now() - ${filter.maxAgeSeconds}::int * interval '1 second'`);
   return parts.length ? Prisma.sql`AND ${Prisma.join(parts, ' AND ')}` : Prisma.empty;
 }

@@ -26,15 +26,29 @@ const db = testDb;
 /** A PXE-booted machine: its MAC, claims and one CSR it keeps across retries, and a discovery token for it. */
 async function pxeMachine(t: TestTenant, claims: Partial<HardwareClaims> = {}) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.1.2.3', workflowId: 'wf-9', bootLeaseEpoch: 42 });
-  return { mac, token: created.token!, tokenId: created.id, claims: machineClaims({ macs: [mac], ...claims }), keys: generateNodeKeyAndCsr() };
+  const created = await createDiscoveryToken(db(), t.admin, {
+    tenantId: t.tenantId,
+    siteId: t.siteId,
+    mac,
+    ip: '10.1.2.3',
+    workflowId: 'wf-9',
+    bootLeaseEpoch: 42,
+  });
+  return {
+    mac,
+    token: created.token!,
+    tokenId: created.id,
+    claims: machineClaims({ macs: [mac], ...claims }),
+    keys: generateNodeKeyAndCsr(),
+  };
 }
 type Machine = Awaited<ReturnType<typeof pxeMachine>>;
 
 const join = (m: Machine, keys: NodeKeyAndCsr = m.keys) =>
   agentJoin(h, m.token, m.claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
 const ref = (t: TestTenant, requestId: string) => ({ tenantId: t.tenantId, poolId: t.poolId, requestId });
-const refusals = (t: TestTenant) => db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
+const refusals = (t: TestTenant) =>
+  db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
 
 async function pendingOf(m: Machine) {
   const result = await join(m);
@@ -57,8 +71,17 @@ describe('a PXE machine from the ramdisk to an approved join', () => {
     const { items } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId });
     expect(items).toEqual([
       expect.objectContaining({
-        id: requestId, state: 'pending', attestor: 'discovery', mac: m.mac, ip: '10.1.2.3', workflowId: 'wf-9', bootLeaseEpoch: 42,
-        vouchedBy: t.admin.actor, csrSha256: m.keys.csrSha256, poolId: null, claims: expect.objectContaining({ macs: [m.mac] }),
+        id: requestId,
+        state: 'pending',
+        attestor: 'discovery',
+        mac: m.mac,
+        ip: '10.1.2.3',
+        workflowId: 'wf-9',
+        bootLeaseEpoch: 42,
+        vouchedBy: t.admin.actor,
+        csrSha256: m.keys.csrSha256,
+        poolId: null,
+        claims: expect.objectContaining({ macs: [m.mac] }),
       }),
     ]);
     expect(items[0]!.hardwareKey).toMatch(/^[0-9a-f]{64}$/);
@@ -78,7 +101,14 @@ describe('a PXE machine from the ramdisk to an approved join', () => {
     const pem = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
     writeFileSync(path.join(dir, 'leaf.pem'), pem(leaf!));
     writeFileSync(path.join(dir, 'ca.pem'), pem(ca!));
-    const verified = execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'leaf.pem')]).toString();
+    const verified = execFileSync('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      path.join(dir, 'ca.pem'),
+      path.join(dir, 'leaf.pem'),
+    ]).toString();
     expect(verified.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
 
     const node = await db().node.findUniqueOrThrow({ where: { id: admitted.answer!.nodeId } });
@@ -239,7 +269,9 @@ describe('decisions', () => {
     const id = await pendingOf(m);
     const poolId = await t.newPool();
     await archivePool(db(), t.admin, { tenantId: t.tenantId, poolId });
-    expect(await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId, requestId: id }))).toMatchObject({ code: 'INVALID_STATE' });
+    expect(await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId, requestId: id }))).toMatchObject({
+      code: 'INVALID_STATE',
+    });
   });
 
   it('reads pending and approved requests past their expiry as expired at the database clock, and refuses their CSR', async () => {
@@ -249,7 +281,8 @@ describe('decisions', () => {
     const pending = await pendingOf(a);
     const approved = await pendingOf(b);
     await approveJoinRequest(db(), t.operator, { ...ref(t, approved), ttlSeconds: 60 });
-    await db().$executeRaw`UPDATE join_requests SET expires_at = compute_now() - interval '1 millisecond' WHERE id IN (${pending}, ${approved})`;
+    await db()
+      .$executeRaw`UPDATE join_requests SET expires_at = compute_now() - interval '1 millisecond' WHERE id IN (${pending}, ${approved})`;
     expect((await getJoinRequest(db(), t.viewer, ref(t, pending))).state).toBe('expired');
     expect((await getJoinRequest(db(), t.viewer, ref(t, approved))).state).toBe('expired');
     const expired = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, state: 'expired' });
@@ -258,7 +291,10 @@ describe('decisions', () => {
     expect(await failure(approveJoinRequest(db(), t.operator, ref(t, pending)))).toMatchObject({ code: 'INVALID_STATE' });
     expect((await join(a)).status).toBe(403);
     expect((await join(b)).status).toBe(403);
-    expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual(['discovery:request-expired', 'discovery:request-expired']);
+    expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual([
+      'discovery:request-expired',
+      'discovery:request-expired',
+    ]);
     // A new attempt (another CSR) after expiry is a new request; the old one stays expired.
     const renewed = await join(a, generateNodeKeyAndCsr());
     const renewedId = (renewed.answer as unknown as { requestId: string }).requestId;
@@ -309,17 +345,23 @@ describe('authorization', () => {
       [other.admin, theirs],
       [other.admin, mine],
     ] as const) {
-      expect(await failure(listJoinRequests(db(), principal, { tenantId: input.tenantId, poolId: input.poolId }))).toMatchObject({ code: 'NOT_FOUND' });
+      expect(await failure(listJoinRequests(db(), principal, { tenantId: input.tenantId, poolId: input.poolId }))).toMatchObject({
+        code: 'NOT_FOUND',
+      });
       expect(await failure(getJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
       expect(await failure(approveJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
       expect(await failure(rejectJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
     }
     // Another tenant's own pool does not show this site's requests.
     expect((await listJoinRequests(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, state: 'all' })).items).toEqual([]);
-    expect(await failure(getJoinRequest(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, requestId: id }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(
+      await failure(getJoinRequest(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, requestId: id })),
+    ).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(approveJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(await failure(rejectJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
-    expect(await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac() }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(
+      await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac() })),
+    ).toMatchObject({ code: 'ACCESS_DENIED' });
     expect((await getJoinRequest(db(), t.viewer, mine)).state).toBe('pending');
   });
 });

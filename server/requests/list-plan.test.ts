@@ -15,7 +15,9 @@ describe('joinRequests.list at scale', () => {
         FROM generate_series(1, 5000) AS g`;
     await db.$executeRaw`ANALYZE join_requests`;
     const pool = { id: t.poolId, siteId: t.siteId, ownerTenantId: t.tenantId };
-    const plan = (await db.$queryRaw<{ 'QUERY PLAN': string }[]>`EXPLAIN ${listStatement(pool, 'pending', Prisma.empty, 101)}`).map((r) => r['QUERY PLAN']).join('\n');
+    const plan = (await db.$queryRaw<{ 'QUERY PLAN': string }[]>`EXPLAIN ${listStatement(pool, 'pending', Prisma.empty, 101)}`)
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
     expect(plan).not.toMatch(/Seq Scan on join_requests/);
     expect(plan).toMatch(/Index (Only )?Scan/);
   });

@@ -7,7 +7,13 @@ import { loadPool } from '../pools/pools';
 import { parseInput } from '../../protocol/api/token-schemas';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import { filterCondition, pickFilter, type RequestFilter } from './filter';
-import { getJoinRequestInput, listJoinRequestsInput, REQUEST_PAGE, type JoinRequestPage, type JoinRequestRecord } from '../../protocol/api/join-request-schemas';
+import {
+  getJoinRequestInput,
+  listJoinRequestsInput,
+  REQUEST_PAGE,
+  type JoinRequestPage,
+  type JoinRequestRecord,
+} from '../../protocol/api/join-request-schemas';
 
 /** The stored rows a state filter selects, written so that `pending` (the default) is an index range. */
 function stateCondition(state: string): Prisma.Sql {
@@ -43,7 +49,11 @@ export function listStatement(
 }
 
 /** How many requests of the pool's view match, and the database's time of the count. */
-export function countStatement(pool: { id: string; siteId: string; ownerTenantId: string }, state: string, filter: RequestFilter): Prisma.Sql {
+export function countStatement(
+  pool: { id: string; siteId: string; ownerTenantId: string },
+  state: string,
+  filter: RequestFilter,
+): Prisma.Sql {
   return Prisma.sql`
     SELECT count(*)::int AS total, compute_now() AS as_of FROM join_requests
      WHERE ${visibleTo(pool)} AND ${stateCondition(state)} ${filterCondition(filter)}`;
@@ -56,14 +66,21 @@ export function countStatement(pool: { id: string; siteId: string; ownerTenantId
  * two are merged, so a page costs the same at ten requests or ten thousand. The filter (search, attestor,
  * vouchedBy, trusted key, age) narrows both halves, and `total` counts every match, not just the page.
  */
-export async function listJoinRequests(db: Db, principal: Principal, input: z.input<typeof listJoinRequestsInput>): Promise<JoinRequestPage> {
+export async function listJoinRequests(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof listJoinRequestsInput>,
+): Promise<JoinRequestPage> {
   const valid = parseInput(listJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', valid);
   const limit = valid.limit ?? REQUEST_PAGE.default;
   let after = Prisma.empty;
   if (valid.cursor) {
     const anchor = await selectJoinRequest(db, valid.cursor, visibleTo(pool));
-    if (!anchor) throw new DomainError('INVALID_ARGUMENT', 'cursor: not a request of this pool; pass the nextCursor of a previous page', { field: 'cursor' });
+    if (!anchor)
+      throw new DomainError('INVALID_ARGUMENT', 'cursor: not a request of this pool; pass the nextCursor of a previous page', {
+        field: 'cursor',
+      });
     after = Prisma.sql`AND (created_at, id) < (SELECT created_at, id FROM join_requests WHERE id = ${anchor.id})`;
   }
   const filter = pickFilter(valid);
@@ -72,7 +89,12 @@ export async function listJoinRequests(db: Db, principal: Principal, input: z.in
     db.$queryRaw<{ total: number; as_of: Date }[]>(countStatement(pool, valid.state, filter)),
   ]);
   const items = rows.slice(0, limit).map(toJoinRequestRecord);
-  return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null, total: count!.total, asOf: count!.as_of.toISOString() };
+  return {
+    items,
+    nextCursor: rows.length > limit ? items[items.length - 1]!.id : null,
+    total: count!.total,
+    asOf: count!.as_of.toISOString(),
+  };
 }
 
 /** `joinRequests.get`: one request the pool's operators can see; any other is NOT_FOUND. */

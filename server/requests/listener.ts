@@ -17,6 +17,10 @@ export class JoinRequestListener extends ChannelListener<JoinRequestChange> {
 }
 
 /** The changes of one site's queue for one tenant, as an async iterable that ends with `signal`. */
-export function watchJoinRequests(listener: JoinRequestListener, scope: { tenantId: string; siteId: string }, signal: AbortSignal | undefined): AsyncGenerator<JoinRequestChange> {
+export function watchJoinRequests(
+  listener: JoinRequestListener,
+  scope: { tenantId: string; siteId: string },
+  signal: AbortSignal | undefined,
+): AsyncGenerator<JoinRequestChange> {
   return watchChannel(listener, (change) => change.tenantId === scope.tenantId && change.siteId === scope.siteId, signal);
 }

@@ -36,12 +36,18 @@ describe('joinRequests.onChange', () => {
     // Let the subscription's LISTEN be in place before anything changes.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const otherMac = randomMac();
-    const otherToken = (await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac })).token!;
+    const otherToken = (
+      await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac })
+    ).token!;
     await agentJoin(h, otherToken, machineClaims({ macs: [otherMac] }), { role: 'discovery', attestor: 'discovery' });
 
     const mac = randomMac();
     const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      keys: generateNodeKeyAndCsr(),
+    });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
     await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
     await Promise.race([watch, new Promise((_, reject) => setTimeout(() => reject(new Error('no notification within 10 s')), 10_000))]);
@@ -60,7 +66,8 @@ describe('secrets', () => {
       const tokens: string[] = [];
       for (let i = 0; i < 3; i++) {
         const mac = randomMac();
-        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1' })).token!;
+        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1' }))
+          .token!;
         tokens.push(token);
         const keys = generateNodeKeyAndCsr();
         const claims = machineClaims({ macs: [mac] });
@@ -68,13 +75,19 @@ describe('secrets', () => {
         if (i === 0) {
           const requestId = (first.answer as unknown as { requestId: string }).requestId;
           await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
-          expect((await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys })).status).toBe(200);
+          expect(
+            (await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys })).status,
+          ).toBe(200);
         }
         // A refusal too (another machine's MAC), whose event must carry hashes only.
         await agentJoin(h, token, machineClaims(), { role: 'discovery', attestor: 'discovery' });
       }
       const list = await listJoinRequests(testDb(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, state: 'all' });
-      expect(list.items.map((r) => r.state).sort(), JSON.stringify(list.items.map((r) => [r.mac, r.state, r.csrSha256]))).toEqual(["consumed", "pending", "pending"]);
+      expect(list.items.map((r) => r.state).sort(), JSON.stringify(list.items.map((r) => [r.mac, r.state, r.csrSha256]))).toEqual([
+        'consumed',
+        'pending',
+        'pending',
+      ]);
       await expectNoSecretLeaks(testDb(), tokens, [JSON.stringify(list), ...stderr.lines]);
     } finally {
       stderr.stop();

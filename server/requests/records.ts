@@ -105,7 +105,12 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     tpm: tpmRequestFacts(row.tpm),
     requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
     firstApproval: row.first_approved_by
-      ? { by: row.first_approved_by, byName: row.first_approved_by_name ?? null, at: row.first_approved_at!.toISOString(), poolId: row.first_approval_pool_id }
+      ? {
+          by: row.first_approved_by,
+          byName: row.first_approved_by_name ?? null,
+          at: row.first_approved_at!.toISOString(),
+          poolId: row.first_approval_pool_id,
+        }
       : null,
   };
 }

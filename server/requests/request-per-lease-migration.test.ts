@@ -23,7 +23,8 @@ describe(MIGRATION, () => {
   it('re-keys discovery requests by site and bound MAC and keeps only the newest pending one per lease', async () => {
     url = await createFreshDatabase(name);
     // Every migration before this one, as a database of the previous release holds them.
-    for (const m of await readMigrations()) if (m.name < MIGRATION) cpSync(path.join(MIGRATIONS_DIR, m.name), path.join(before, m.name), { recursive: true });
+    for (const m of await readMigrations())
+      if (m.name < MIGRATION) cpSync(path.join(MIGRATIONS_DIR, m.name), path.join(before, m.name), { recursive: true });
     await migrate(url, { dir: before });
 
     const client = new pg.Client({ connectionString: url });

@@ -30,11 +30,19 @@ async function lease(t: TestTenant) {
 
 /** Claims that differ in everything the caller chooses (product UUID, serials, hostname, extra MACs) but keep the bound MAC. */
 const variation = (mac: string, i: number): HardwareClaims =>
-  machineClaims({ macs: [mac, randomMac()], productUuid: randomUUID(), productSerial: `SN-${i}-${randomUUID().slice(0, 8)}`, boardSerial: `B-${i}`, hostname: `pxe-${i}` });
+  machineClaims({
+    macs: [mac, randomMac()],
+    productUuid: randomUUID(),
+    productSerial: `SN-${i}-${randomUUID().slice(0, 8)}`,
+    boardSerial: `B-${i}`,
+    hostname: `pxe-${i}`,
+  });
 
 const pendingRequests = (t: TestTenant) => db().joinRequest.findMany({ where: { siteId: t.siteId, state: 'pending' } });
 const reasons = async (t: TestTenant) =>
-  (await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { reason: string }).reason);
+  (await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map(
+    (e) => (e.data as { reason: string }).reason,
+  );
 
 describe('one live request per discovery token', () => {
   it('50 claim variations on one token, sent at once to two JoinService instances, leave ONE pending request refreshed by them', async () => {
@@ -42,7 +50,14 @@ describe('one live request per discovery token', () => {
     const m = await lease(t);
     const attempts = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        prepareJoinAttempt({ token: m.token, trust: h.trust, claims: variation(m.mac, i), role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() }),
+        prepareJoinAttempt({
+          token: m.token,
+          trust: h.trust,
+          claims: variation(m.mac, i),
+          role: 'discovery',
+          attestor: 'discovery',
+          keys: generateNodeKeyAndCsr(),
+        }),
       ),
     );
     const pair = createJoinServicePair(h, { maxBatch: 8 });
@@ -50,7 +65,9 @@ describe('one live request per discovery token', () => {
       const answers = await Promise.all(attempts.map((a, i) => pair.services[i % 2]!.join(JSON.parse(a.body))));
       // Every attempt is deferred (none admitted, none refused): each one waits in the same request.
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
-      const ids = new Set(answers.map((a) => JSON.parse(Buffer.from(JSON.parse(a.body.toString()).body, 'base64url').toString()).requestId as string));
+      const ids = new Set(
+        answers.map((a) => JSON.parse(Buffer.from(JSON.parse(a.body.toString()).body, 'base64url').toString()).requestId as string),
+      );
       expect(ids.size).toBe(1);
     } finally {
       await pair.close();
@@ -73,7 +90,11 @@ describe('one live request per discovery token', () => {
     const id = (first.answer as unknown as { requestId: string }).requestId;
     expect((second.answer as unknown as { requestId: string }).requestId).toBe(id);
     const row = await db().joinRequest.findUniqueOrThrow({ where: { id } });
-    expect(row).toMatchObject({ state: 'pending', csrSha256: second.keys.csrSha256, claims: expect.objectContaining({ productUuid: claims.productUuid }) });
+    expect(row).toMatchObject({
+      state: 'pending',
+      csrSha256: second.keys.csrSha256,
+      claims: expect.objectContaining({ productUuid: claims.productUuid }),
+    });
   });
 });
 
@@ -82,7 +103,8 @@ describe("a site's queue cap", () => {
     const t = await createTestTenant(db());
     await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 2 } });
     const [a, b, c] = await Promise.all([lease(t), lease(t), lease(t)]);
-    const joinAs = (m: typeof a, claims = machineClaims({ macs: [m.mac] })) => agentJoin(h, m.token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
+    const joinAs = (m: typeof a, claims = machineClaims({ macs: [m.mac] })) =>
+      agentJoin(h, m.token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
     const first = await joinAs(a);
     expect((await joinAs(b)).answer!.status).toBe('pending');
     const full = await joinAs(c);
@@ -92,7 +114,11 @@ describe("a site's queue cap", () => {
     // A waiting lease is refreshed, not refused.
     expect((await joinAs(a)).answer!.status).toBe('pending');
     expect(await pendingRequests(t)).toHaveLength(2);
-    await rejectJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: (first.answer as unknown as { requestId: string }).requestId });
+    await rejectJoinRequest(db(), t.operator, {
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      requestId: (first.answer as unknown as { requestId: string }).requestId,
+    });
     expect((await joinAs(c)).answer!.status).toBe('pending');
   });
 
@@ -101,7 +127,15 @@ describe("a site's queue cap", () => {
     await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 5 } });
     const leases = await Promise.all(Array.from({ length: 12 }, () => lease(t)));
     const attempts = await Promise.all(
-      leases.map((m) => prepareJoinAttempt({ token: m.token, trust: h.trust, claims: machineClaims({ macs: [m.mac] }), role: 'discovery', attestor: 'discovery' })),
+      leases.map((m) =>
+        prepareJoinAttempt({
+          token: m.token,
+          trust: h.trust,
+          claims: machineClaims({ macs: [m.mac] }),
+          role: 'discovery',
+          attestor: 'discovery',
+        }),
+      ),
     );
     const pair = createJoinServicePair(h, { maxBatch: 2 });
     try {
@@ -116,31 +150,59 @@ describe("a site's queue cap", () => {
 
   it('is a site setting with bounds: sites.update refuses 0 with a message naming the field', async () => {
     const t = await createTestTenant(db());
-    await expect(updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 0 } })).rejects.toThrow(/maxPendingRequests/);
+    await expect(
+      updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 0 } }),
+    ).rejects.toThrow(/maxPendingRequests/);
     const site = await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 3 } });
     expect(site.discovery).toMatchObject({ maxPendingRequests: 3, approval: 'unknown-machines' });
   });
 });
 
 describe('node.join-request.created', () => {
-  it(`is published at most ${CREATED_EVENT_LIMIT.limit} times per site and minute; the next carries how many were suppressed`, { timeout: 120_000 }, async () => {
-    const t = await createTestTenant(db());
-    const n = CREATED_EVENT_LIMIT.limit + 3;
-    const leases = await Promise.all(Array.from({ length: n }, () => lease(t)));
-    const attempts = await Promise.all(
-      leases.map((m) => prepareJoinAttempt({ token: m.token, trust: h.trust, claims: machineClaims({ macs: [m.mac] }), role: 'discovery', attestor: 'discovery' })),
-    );
-    const answers = await Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
-    expect(answers.every((a) => a.status === 200)).toBe(true);
-    expect(await pendingRequests(t)).toHaveLength(n);
-    expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'node.join-request.created' } })).toBe(CREATED_EVENT_LIMIT.limit);
-    // The window restarts: the next event says how many were dropped before it.
-    await db().$executeRaw`UPDATE rate_limits SET window_start = window_start - interval '61 seconds' WHERE key = ${`${CREATED_EVENT_LIMIT.keyPrefix}:${t.tenantId}:${t.siteId}`}`;
-    const late = await lease(t);
-    expect((await agentJoin(h, late.token, machineClaims({ macs: [late.mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' })).answer!.status).toBe('pending');
-    const last = await db().event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'node.join-request.created' }, orderBy: { id: 'desc' } });
-    expect(last.data).toMatchObject({ siteId: t.siteId, attestor: 'discovery', suppressed: 3 });
-  });
+  it(
+    `is published at most ${CREATED_EVENT_LIMIT.limit} times per site and minute; the next carries how many were suppressed`,
+    { timeout: 120_000 },
+    async () => {
+      const t = await createTestTenant(db());
+      const n = CREATED_EVENT_LIMIT.limit + 3;
+      const leases = await Promise.all(Array.from({ length: n }, () => lease(t)));
+      const attempts = await Promise.all(
+        leases.map((m) =>
+          prepareJoinAttempt({
+            token: m.token,
+            trust: h.trust,
+            claims: machineClaims({ macs: [m.mac] }),
+            role: 'discovery',
+            attestor: 'discovery',
+          }),
+        ),
+      );
+      const answers = await Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(await pendingRequests(t)).toHaveLength(n);
+      expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'node.join-request.created' } })).toBe(
+        CREATED_EVENT_LIMIT.limit,
+      );
+      // The window restarts: the next event says how many were dropped before it.
+      await db()
+        .$executeRaw`UPDATE rate_limits SET window_start = window_start - interval '61 seconds' WHERE key = ${`${CREATED_EVENT_LIMIT.keyPrefix}:${t.tenantId}:${t.siteId}`}`;
+      const late = await lease(t);
+      expect(
+        (
+          await agentJoin(h, late.token, machineClaims({ macs: [late.mac] }), {
+            role: 'discovery',
+            attestor: 'discovery',
+            expectedRole: 'ramdisk',
+          })
+        ).answer!.status,
+      ).toBe('pending');
+      const last = await db().event.findFirstOrThrow({
+        where: { tenantId: t.tenantId, type: 'node.join-request.created' },
+        orderBy: { id: 'desc' },
+      });
+      expect(last.data).toMatchObject({ siteId: t.siteId, attestor: 'discovery', suppressed: 3 });
+    },
+  );
 });
 
 afterAll(async () => {

@@ -25,8 +25,16 @@ async function tpmRequest(ekHash: string, tpm: object | null) {
   const id = newId('jreq');
   await testDb().joinRequest.create({
     data: {
-      id, tenantId: t.tenantId, siteId: t.siteId, poolId: null, attestor: 'tpm', state: 'pending', machineKey: `tpm-ek:${ekHash}`,
-      csrSha256: 'c'.repeat(64), expiresAt: new Date(Date.now() + 3_600_000), ...(tpm ? { tpm } : {}),
+      id,
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      poolId: null,
+      attestor: 'tpm',
+      state: 'pending',
+      machineKey: `tpm-ek:${ekHash}`,
+      csrSha256: 'c'.repeat(64),
+      expiresAt: new Date(Date.now() + 3_600_000),
+      ...(tpm ? { tpm } : {}),
     },
   });
   return id;
@@ -35,12 +43,25 @@ async function tpmRequest(ekHash: string, tpm: object | null) {
 describe('a tpm enrollment in the queue', () => {
   it('shows the EK hash, the EK certificate issuer or "no EK certificate", and the AK; other requests show none', async () => {
     const [EK, EK2, EK3] = [0, 1, 2].map(() => randomBytes(32).toString('hex')) as [string, string, string];
-    const withCert = await tpmRequest(EK, { ekHash: EK, ekIssuer: 'CN=Vendor EK CA', ekChainProblem: 'no configured root or given intermediate issued it', akStatement: AK });
+    const withCert = await tpmRequest(EK, {
+      ekHash: EK,
+      ekIssuer: 'CN=Vendor EK CA',
+      ekChainProblem: 'no configured root or given intermediate issued it',
+      akStatement: AK,
+    });
     const without = await tpmRequest(EK2, { ekHash: EK2, ekIssuer: 'no EK certificate', ekChainProblem: null, akStatement: AK });
     const unreadable = await tpmRequest(EK3!, { ekHash: 1 });
-    const { items } = await createCaller({ db: testDb(), principal: t.viewer }).joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId });
+    const { items } = await createCaller({ db: testDb(), principal: t.viewer }).joinRequests.list({
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+    });
     const byId = new Map(items.map((item) => [item.id, item]));
-    expect(byId.get(withCert)!.tpm).toEqual({ ekHash: EK, ekIssuer: 'CN=Vendor EK CA', ekChainProblem: 'no configured root or given intermediate issued it', akStatement: AK });
+    expect(byId.get(withCert)!.tpm).toEqual({
+      ekHash: EK,
+      ekIssuer: 'CN=Vendor EK CA',
+      ekChainProblem: 'no configured root or given intermediate issued it',
+      akStatement: AK,
+    });
     expect(byId.get(without)!.tpm).toMatchObject({ ekIssuer: 'no EK certificate', ekChainProblem: null });
     expect(byId.get(unreadable)!.tpm).toBeNull();
   });
@@ -49,7 +70,10 @@ describe('a tpm enrollment in the queue', () => {
     const EK = randomBytes(32).toString('hex');
     await tpmRequest(EK, { ekHash: EK, ekIssuer: 'no EK certificate', ekChainProblem: null, akStatement: AK });
     const key = (await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'viewer', name: 'tpm queue' }, 'test')).key;
-    const run = await runCliInProcess(['join-requests', 'list', '--tenant', t.tenantId, '--pool', t.poolId], { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key });
+    const run = await runCliInProcess(['join-requests', 'list', '--tenant', t.tenantId, '--pool', t.poolId], {
+      BETTER_COMPUTE_URL: api.url,
+      BETTER_COMPUTE_API_KEY: key,
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(`ek ${EK.slice(0, 16)}… no EK certificate`);
   });

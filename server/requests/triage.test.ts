@@ -20,9 +20,17 @@ const db = testDb;
 
 async function pxe(t: TestTenant, claims: Partial<HardwareClaims>, options: { boot?: boolean } = {}) {
   const mac = randomMac();
-  const token = options.boot ? (await mintDiscoveryToken(t, mac)).token : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+  const token = options.boot
+    ? (await mintDiscoveryToken(t, mac)).token
+    : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
   const keys = generateNodeKeyAndCsr();
-  const join = () => agentJoin(h, token, machineClaims({ macs: [mac], ...claims }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
+  const join = () =>
+    agentJoin(h, token, machineClaims({ macs: [mac], ...claims }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      expectedRole: 'ramdisk',
+      keys,
+    });
   const answer = (await join()).answer as unknown as { status: string; requestId: string };
   expect(answer.status).toBe('pending');
   return { mac, requestId: answer.requestId, join };
@@ -45,7 +53,8 @@ describe('searching and filtering the queue', () => {
     const a = await pxe(t, { hostname: 'gpu-a17', productSerial: 'SN-ALPHA-1', productUuid: '4c4c4544-0031-4d10-8051-b7c04f443432' });
     const b = await pxe(t, { hostname: 'gpu-b02', productSerial: 'SN-BRAVO-2' }, { boot: true });
     const weak = await pxe(t, { hostname: 'weak-01', productSerial: undefined, productUuid: undefined });
-    const ids = async (input: Record<string, unknown>) => (await listJoinRequests(db(), t.viewer, { ...ref, ...input })).items.map((r) => r.id).sort();
+    const ids = async (input: Record<string, unknown>) =>
+      (await listJoinRequests(db(), t.viewer, { ...ref, ...input })).items.map((r) => r.id).sort();
 
     const all = await listJoinRequests(db(), t.viewer, { ...ref, limit: 1 });
     expect(all.items).toHaveLength(1);
@@ -80,7 +89,14 @@ describe('searching and filtering the queue', () => {
     const t = await createTestTenant(db());
     const refused = await failure(listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, search: 'a\u0007b' }));
     expect(refused).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'search' });
-    const both = await failure(approveJoinRequests(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestIds: ['jreq_x'], matching: { createdUpTo: new Date().toISOString() } }));
+    const both = await failure(
+      approveJoinRequests(db(), t.operator, {
+        tenantId: t.tenantId,
+        poolId: t.poolId,
+        requestIds: ['jreq_x'],
+        matching: { createdUpTo: new Date().toISOString() },
+      }),
+    );
     expect(both).toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
@@ -97,18 +113,33 @@ describe('deciding every request that matches', () => {
 
     const pages: { approved: number; remaining: number }[] = [];
     for (;;) {
-      const answer = await approveJoinRequests(db(), t.operator, { ...ref, ttlSeconds: 900, reason: 'rack B7 intake', matching: { search: 'rack-b7', createdUpTo: listed.asOf } });
+      const answer = await approveJoinRequests(db(), t.operator, {
+        ...ref,
+        ttlSeconds: 900,
+        reason: 'rack B7 intake',
+        matching: { search: 'rack-b7', createdUpTo: listed.asOf },
+      });
       pages.push({ approved: answer.approved.length, remaining: answer.remaining });
       if (!answer.remaining || !answer.approved.length) break;
     }
-    expect(pages).toEqual([{ approved: 200, remaining: 250 }, { approved: 200, remaining: 50 }, { approved: 50, remaining: 0 }]);
-    expect(await db().joinRequest.count({ where: { siteId: t.siteId, state: 'approved', poolId: t.poolId, decidedBy: t.operator.actor } })).toBe(450);
+    expect(pages).toEqual([
+      { approved: 200, remaining: 250 },
+      { approved: 200, remaining: 50 },
+      { approved: 50, remaining: 0 },
+    ]);
+    expect(
+      await db().joinRequest.count({ where: { siteId: t.siteId, state: 'approved', poolId: t.poolId, decidedBy: t.operator.actor } }),
+    ).toBe(450);
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'security.join-request.approved' } })).toBe(450);
     expect(await db().auditEntry.count({ where: { tenantId: t.tenantId, action: 'join-request.approved' } })).toBe(450);
     // Arrived after the count the operator confirmed: not decided unseen.
     expect((await db().joinRequest.findUniqueOrThrow({ where: { id: late.requestId } })).state).toBe('pending');
 
-    const rejected = await rejectJoinRequests(db(), t.operator, { ...ref, reason: 'not ours', matching: { search: 'rack-c1', createdUpTo: listed.asOf } });
+    const rejected = await rejectJoinRequests(db(), t.operator, {
+      ...ref,
+      reason: 'not ours',
+      matching: { search: 'rack-c1', createdUpTo: listed.asOf },
+    });
     expect(rejected).toMatchObject({ skipped: [], remaining: 0 });
     expect(rejected.rejected).toHaveLength(30);
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'security.join-request.rejected' } })).toBe(30);

@@ -21,7 +21,9 @@ const db = testDb;
 /** A real operator row (so the queue can name them) with `role` in the tenant. */
 async function operatorNamed(t: TestTenant, name: string, role: 'approver' | 'operator' | 'admin' = 'approver'): Promise<Principal> {
   const id = newId('op');
-  await db().operator.create({ data: { id, email: `${name.toLowerCase()}-${randomBytes(3).toString('hex')}@example.com`, name, passwordHash: 'x' } });
+  await db().operator.create({
+    data: { id, email: `${name.toLowerCase()}-${randomBytes(3).toString('hex')}@example.com`, name, passwordHash: 'x' },
+  });
   await db().membership.create({ data: { operatorId: id, tenantId: t.tenantId, role } });
   return principalOf('operator', id, [[t.tenantId, role]]);
 }
@@ -32,7 +34,8 @@ async function pxeMachine(t: TestTenant) {
   return { mac, token: created.token!, claims: machineClaims({ macs: [mac] }), keys: generateNodeKeyAndCsr() };
 }
 type Machine = Awaited<ReturnType<typeof pxeMachine>>;
-const join = (m: Machine, keys: NodeKeyAndCsr = m.keys) => agentJoin(h, m.token, m.claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
+const join = (m: Machine, keys: NodeKeyAndCsr = m.keys) =>
+  agentJoin(h, m.token, m.claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
 async function pending(m: Machine): Promise<string> {
   const result = await join(m);
   expect(result.answer).toMatchObject({ status: 'pending' });
@@ -45,9 +48,15 @@ async function twoPersonTenant() {
   const t = await createTestTenant(db());
   const before = await createCaller({ db: db(), principal: t.admin }).sites.get({ tenantId: t.tenantId, siteId: t.siteId });
   expect(before.requiredApprovals).toBe(1);
-  const site = await createCaller({ db: db(), principal: t.admin }).sites.update({ tenantId: t.tenantId, siteId: t.siteId, requiredApprovals: 2 });
+  const site = await createCaller({ db: db(), principal: t.admin }).sites.update({
+    tenantId: t.tenantId,
+    siteId: t.siteId,
+    requiredApprovals: 2,
+  });
   expect(site.requiredApprovals).toBe(2);
-  expect(await db().auditEntry.findFirst({ where: { tenantId: t.tenantId, action: 'site.updated' }, orderBy: { id: 'desc' } })).toMatchObject({ data: expect.objectContaining({ requiredApprovals: 2 }) });
+  expect(
+    await db().auditEntry.findFirst({ where: { tenantId: t.tenantId, action: 'site.updated' }, orderBy: { id: 'desc' } }),
+  ).toMatchObject({ data: expect.objectContaining({ requiredApprovals: 2 }) });
   return t;
 }
 
@@ -61,12 +70,27 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
 
     const first = await createCaller({ db: db(), principal: ada }).joinRequests.approve({ ...ref, reason: 'rack B7' });
-    expect(first).toMatchObject({ state: 'pending', requiredApprovals: 2, decidedBy: null, firstApproval: { by: ada.actor, byName: 'Ada', poolId: t.poolId, at: expect.any(String) } });
+    expect(first).toMatchObject({
+      state: 'pending',
+      requiredApprovals: 2,
+      decidedBy: null,
+      firstApproval: { by: ada.actor, byName: 'Ada', poolId: t.poolId, at: expect.any(String) },
+    });
     expect(await count(t, 'node.join-request.approval-recorded')).toBe(1);
     expect(await db().event.findFirst({ where: { tenantId: t.tenantId, type: 'node.join-request.approval-recorded' } })).toMatchObject({
-      data: { requestId, approvedBy: ada.actor, approvals: 1, requiredApprovals: 2, poolId: t.poolId, siteId: t.siteId, attestor: 'discovery' },
+      data: {
+        requestId,
+        approvedBy: ada.actor,
+        approvals: 1,
+        requiredApprovals: 2,
+        poolId: t.poolId,
+        siteId: t.siteId,
+        attestor: 'discovery',
+      },
     });
-    expect(await db().auditEntry.count({ where: { tenantId: t.tenantId, action: 'join-request.approval-recorded', actor: ada.actor } })).toBe(1);
+    expect(
+      await db().auditEntry.count({ where: { tenantId: t.tenantId, action: 'join-request.approval-recorded', actor: ada.actor } }),
+    ).toBe(1);
     // Nothing admitted yet: the retry still waits.
     expect((await join(m)).answer).toMatchObject({ status: 'pending', requestId });
 
@@ -83,10 +107,20 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
 
     // The listing shows 1 of 2 with the first approver's name.
     const { items } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId });
-    expect(items.find((r) => r.id === requestId)).toMatchObject({ state: 'pending', requiredApprovals: 2, firstApproval: { byName: 'Ada' } });
+    expect(items.find((r) => r.id === requestId)).toMatchObject({
+      state: 'pending',
+      requiredApprovals: 2,
+      firstApproval: { byName: 'Ada' },
+    });
 
     const second = await createCaller({ db: db(), principal: bob }).joinRequests.approve({ ...ref, ttlSeconds: 900 });
-    expect(second).toMatchObject({ state: 'approved', decidedBy: bob.actor, decidedByName: 'Bob', poolId: t.poolId, firstApproval: { by: ada.actor, byName: 'Ada' } });
+    expect(second).toMatchObject({
+      state: 'approved',
+      decidedBy: bob.actor,
+      decidedByName: 'Bob',
+      poolId: t.poolId,
+      firstApproval: { by: ada.actor, byName: 'Ada' },
+    });
     expect(await db().event.findFirst({ where: { tenantId: t.tenantId, type: 'security.join-request.approved' } })).toMatchObject({
       data: expect.objectContaining({ requestId, decidedBy: bob.actor, firstApprovedBy: ada.actor }),
     });
@@ -113,10 +147,16 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const [a, b] = [await pxeMachine(t), await pxeMachine(t)];
     const [ra, rb] = [await pending(a), await pending(b)];
     await approveJoinRequest(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, requestId: ra });
-    await expect(approveJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: ra })).resolves.toMatchObject({ state: 'approved', decidedBy: key.actor, firstApproval: { by: ada.actor } });
+    await expect(approveJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: ra })).resolves.toMatchObject({
+      state: 'approved',
+      decidedBy: key.actor,
+      firstApproval: { by: ada.actor },
+    });
     // A first approval does not hold off a rejection, by anyone, even the first approver.
     await approveJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: rb });
-    await expect(rejectJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: rb, reason: 'wrong rack' })).resolves.toMatchObject({ state: 'rejected' });
+    await expect(
+      rejectJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: rb, reason: 'wrong rack' }),
+    ).resolves.toMatchObject({ state: 'rejected' });
     expect((await join(b)).status).toBe(403);
   });
 
@@ -136,7 +176,11 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
 
     const requestId = await pending(await pxeMachine(t));
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
-    const same = await Promise.all([approveJoinRequest(db(), ada, ref), approveJoinRequest(db(), ada, ref), approveJoinRequest(db(), ada, ref)]);
+    const same = await Promise.all([
+      approveJoinRequest(db(), ada, ref),
+      approveJoinRequest(db(), ada, ref),
+      approveJoinRequest(db(), ada, ref),
+    ]);
     expect(same.map((a) => a.state)).toEqual(['pending', 'pending', 'pending']);
     expect(await count(t, 'node.join-request.approval-recorded')).toBe(6);
     expect(await count(t, 'security.join-request.approved')).toBe(5);
@@ -146,7 +190,11 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const t = await twoPersonTenant();
     const [ada, bob] = [await operatorNamed(t, 'Ada'), await operatorNamed(t, 'Bob')];
     const ids = [await pending(await pxeMachine(t)), await pending(await pxeMachine(t))];
-    const byIds = await createCaller({ db: db(), principal: ada }).joinRequests.approveMany({ tenantId: t.tenantId, poolId: t.poolId, requestIds: ids });
+    const byIds = await createCaller({ db: db(), principal: ada }).joinRequests.approveMany({
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      requestIds: ids,
+    });
     expect(byIds).toMatchObject({ approved: [], skipped: [] });
     expect(byIds.recorded.map((r) => r.id).sort()).toEqual([...ids].sort());
 
@@ -157,9 +205,17 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const adaPage = await approveJoinRequests(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, matching });
     expect(adaPage).toMatchObject({ approved: [], remaining: 0 });
     expect(adaPage.recorded.map((r) => r.id)).toEqual([third]);
-    await expect(approveJoinRequests(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, matching })).resolves.toMatchObject({ approved: [], recorded: [], remaining: 0 });
+    await expect(approveJoinRequests(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, matching })).resolves.toMatchObject({
+      approved: [],
+      recorded: [],
+      remaining: 0,
+    });
     // Bob by filter admits all three.
-    const bobPage = await createCaller({ db: db(), principal: bob }).joinRequests.approveMany({ tenantId: t.tenantId, poolId: t.poolId, matching });
+    const bobPage = await createCaller({ db: db(), principal: bob }).joinRequests.approveMany({
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      matching,
+    });
     expect(bobPage.approved.map((r) => r.id).sort()).toEqual([...ids, third].sort());
     expect(bobPage.remaining).toBe(0);
 
@@ -192,7 +248,11 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
   it('leaves one-approval sites as they were: the first approval admits', async () => {
     const t = await createTestTenant(db());
     const requestId = await pending(await pxeMachine(t));
-    await expect(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId })).resolves.toMatchObject({ state: 'approved', requiredApprovals: 1, firstApproval: null });
+    await expect(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId })).resolves.toMatchObject({
+      state: 'approved',
+      requiredApprovals: 1,
+      firstApproval: null,
+    });
     expect(await count(t, 'node.join-request.approval-recorded')).toBe(0);
   });
 });

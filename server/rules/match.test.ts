@@ -6,9 +6,25 @@ const facts: RuleFacts = {
   vouchedMac: '3c:ec:ef:12:34:56',
   vouchedIp: '10.20.1.7',
   vouchedBy: 'module:boot',
-  claims: { hostname: 'gpu-a-01', productSerial: 'SN-77', productUuid: '4C4C4544-0031-4D10-8051-B7C04F443432', gpuUuids: ['GPU-abc'], sysVendor: 'Supermicro', productName: 'SYS-421GE-TNRT' },
+  claims: {
+    hostname: 'gpu-a-01',
+    productSerial: 'SN-77',
+    productUuid: '4C4C4544-0031-4D10-8051-B7C04F443432',
+    gpuUuids: ['GPU-abc'],
+    sysVendor: 'Supermicro',
+    productName: 'SYS-421GE-TNRT',
+  },
 };
-const rule = (over: Partial<RuleInForce>): RuleInForce => ({ id: 'r', name: 'r', action: 'approve', match: { attestor: 'discovery' }, maxAdmissions: null, admissions: 0, validUntil: null, ...over });
+const rule = (over: Partial<RuleInForce>): RuleInForce => ({
+  id: 'r',
+  name: 'r',
+  action: 'approve',
+  match: { attestor: 'discovery' },
+  maxAdmissions: null,
+  admissions: 0,
+  validUntil: null,
+  ...over,
+});
 
 describe('ruleMatches', () => {
   it('matches the vouched MAC by prefix in any notation, the vouched subnet, the voucher and the claims', () => {
@@ -44,18 +60,26 @@ describe('ruleMatches', () => {
     expect(ruleMatches({ hostnamePattern: 'gpu-*', serials: ['other'] }, facts)).toBe(false);
     expect(ruleMatches({}, facts)).toBe(false);
     // Claims never stand in for what the boot step vouched for.
-    expect(ruleMatches({ macPrefixes: ['3c:ec:ef'] }, { ...facts, vouchedMac: null, claims: { ...facts.claims, macs: ['3c:ec:ef:12:34:56'] } })).toBe(false);
+    expect(
+      ruleMatches({ macPrefixes: ['3c:ec:ef'] }, { ...facts, vouchedMac: null, claims: { ...facts.claims, macs: ['3c:ec:ef:12:34:56'] } }),
+    ).toBe(false);
   });
 });
 
 describe('firstMatchingRule', () => {
   it('takes the first rule in order that is in force and has admissions left', () => {
     const used = new Map([['full', 1]]);
-    const rules = [rule({ id: 'expired', validUntil: new Date(0) }), rule({ id: 'full', maxAdmissions: 3, admissions: 2 }), rule({ id: 'next', action: 'leave' })];
+    const rules = [
+      rule({ id: 'expired', validUntil: new Date(0) }),
+      rule({ id: 'full', maxAdmissions: 3, admissions: 2 }),
+      rule({ id: 'next', action: 'leave' }),
+    ];
     expect(firstMatchingRule(rules, facts, new Date(), used)?.id).toBe('next');
     expect(firstMatchingRule(rules, facts, new Date(), new Map())?.id).toBe('full');
   });
   it('skips a disabled rule', () => {
-    expect(firstMatchingRule([rule({ id: 'off', enabled: false }), rule({ id: 'on', action: 'reject' })], facts, null, new Map())?.id).toBe('on');
+    expect(firstMatchingRule([rule({ id: 'off', enabled: false }), rule({ id: 'on', action: 'reject' })], facts, null, new Map())?.id).toBe(
+      'on',
+    );
   });
 });

@@ -70,7 +70,10 @@ const lower = (value: unknown) => (typeof value === 'string' ? value.trim().toLo
 const uuid = (value: unknown) => lower(value)?.replace(/[{}]/g, '') ?? null;
 
 function globToRegExp(pattern: string): RegExp {
-  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`, 'i');
 }
 
@@ -193,11 +196,17 @@ export function ruleMatches(match: RuleMatch, facts: RuleFacts): boolean {
  * The first rule (in the site's order) in force that matches: not past `validUntil`, and an approving rule
  * with admissions left (`used` counts this batch's admissions per rule on top of the stored count).
  */
-export function firstMatchingRule(rules: readonly RuleInForce[], facts: RuleFacts, now: Date | null, used: ReadonlyMap<string, number>): RuleInForce | null {
+export function firstMatchingRule(
+  rules: readonly RuleInForce[],
+  facts: RuleFacts,
+  now: Date | null,
+  used: ReadonlyMap<string, number>,
+): RuleInForce | null {
   for (const rule of rules) {
     if (rule.enabled === false) continue;
     if (now && rule.validUntil && rule.validUntil <= now) continue;
-    if (rule.action === 'approve' && rule.maxAdmissions !== null && rule.admissions + (used.get(rule.id) ?? 0) >= rule.maxAdmissions) continue;
+    if (rule.action === 'approve' && rule.maxAdmissions !== null && rule.admissions + (used.get(rule.id) ?? 0) >= rule.maxAdmissions)
+      continue;
     if (ruleMatches(rule.match, facts)) return rule;
   }
   return null;

@@ -7,7 +7,16 @@ import { newId } from '../ids';
 import { loadSite } from '../sites/sites';
 import { parseInput } from '../../protocol/api/token-schemas';
 import { firstMatchingRule, matchedOn, ruleMatches, type RuleInForce, type RuleMatch } from './match';
-import { createRuleInput, deleteRuleInput, dryRunRuleInput, listRulesInput, moveRuleInput, updateRuleInput, type DryRunAnswer, type RuleRecord } from './schemas';
+import {
+  createRuleInput,
+  deleteRuleInput,
+  dryRunRuleInput,
+  listRulesInput,
+  moveRuleInput,
+  updateRuleInput,
+  type DryRunAnswer,
+  type RuleRecord,
+} from './schemas';
 
 type RuleRow = Awaited<ReturnType<Db['approvalRule']['findFirstOrThrow']>>;
 
@@ -42,8 +51,10 @@ export const inForce = (r: RuleRow): RuleInForce => ({
 async function checkRulePool(db: Db, site: { id: string; ownerTenantId: string }, poolId: string | undefined) {
   if (!poolId) return;
   const pool = await db.pool.findUnique({ where: { id: poolId } });
-  if (!pool || pool.ownerTenantId !== site.ownerTenantId || pool.siteId !== site.id) throw new DomainError('NOT_FOUND', `Pool ${poolId} not found in site ${site.id}`, { field: 'poolId' });
-  if (pool.archivedAt || pool.agent !== 'bcd') throw new DomainError('INVALID_STATE', `Pool ${poolId} is archived or runs no daemon: no machine can join it`, { field: 'poolId' });
+  if (!pool || pool.ownerTenantId !== site.ownerTenantId || pool.siteId !== site.id)
+    throw new DomainError('NOT_FOUND', `Pool ${poolId} not found in site ${site.id}`, { field: 'poolId' });
+  if (pool.archivedAt || pool.agent !== 'bcd')
+    throw new DomainError('INVALID_STATE', `Pool ${poolId} is archived or runs no daemon: no machine can join it`, { field: 'poolId' });
 }
 
 /**
@@ -75,7 +86,13 @@ export async function createRule(db: Db, principal: Principal, input: z.input<ty
         createdBy: principal.actor,
       },
     });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.created', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId } });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'approval-rule.created',
+      resource: `compute-approval-rule/${row.id}`,
+      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId },
+    });
     return toRecord(row);
   });
 }
@@ -111,7 +128,13 @@ export async function updateRule(db: Db, principal: Principal, input: z.input<ty
         ...(valid.enabled === undefined ? {} : { enabled: valid.enabled }),
       },
     });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.updated', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, enabled: row.enabled } });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'approval-rule.updated',
+      resource: `compute-approval-rule/${row.id}`,
+      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, enabled: row.enabled },
+    });
     return toRecord(row);
   });
 }
@@ -134,7 +157,13 @@ export async function moveRule(db: Db, principal: Principal, input: z.input<type
       UPDATE approval_rules r SET position = x.position
         FROM unnest(${order.map((r) => r.id)}::text[]) WITH ORDINALITY AS x(id, position)
        WHERE r.id = x.id AND r.position IS DISTINCT FROM x.position::int`;
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.moved', resource: `compute-approval-rule/${moving.id}`, data: { siteId: site.id, name: moving.name, position: order.indexOf(moving) + 1 } });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'approval-rule.moved',
+      resource: `compute-approval-rule/${moving.id}`,
+      data: { siteId: site.id, name: moving.name, position: order.indexOf(moving) + 1 },
+    });
     return order.map((r, i) => toRecord({ ...r, position: i + 1 }));
   });
 }
@@ -147,7 +176,13 @@ export async function deleteRule(db: Db, principal: Principal, input: z.input<ty
     const row = await tx.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } });
     if (!row) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
     await tx.approvalRule.delete({ where: { id: row.id } });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'approval-rule.deleted', resource: `compute-approval-rule/${row.id}`, data: { siteId: site.id, name: row.name } });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'approval-rule.deleted',
+      resource: `compute-approval-rule/${row.id}`,
+      data: { siteId: site.id, name: row.name },
+    });
     return toRecord(row);
   });
 }
@@ -170,7 +205,18 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
       SELECT id, tenant_id AS "tenantId", site_id AS "siteId", position, name, match, action, pool_id AS "poolId", max_admissions AS "maxAdmissions",
              admissions, valid_until AS "validUntil", enabled, created_by AS "createdBy", created_at AS "createdAt"
         FROM approval_rules WHERE site_id = ${site.id} AND enabled AND (valid_until IS NULL OR valid_until > compute_now()) ORDER BY position, id`,
-    db.$queryRaw<{ id: string; state: string; attestor: string; mac: string | null; ip: string | null; vouched_by: string | null; claims: Record<string, unknown>; created_at: Date }[]>`
+    db.$queryRaw<
+      {
+        id: string;
+        state: string;
+        attestor: string;
+        mac: string | null;
+        ip: string | null;
+        vouched_by: string | null;
+        claims: Record<string, unknown>;
+        created_at: Date;
+      }[]
+    >`
       SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, attestor, mac, ip, vouched_by, claims, created_at
         FROM join_requests
        WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id}
@@ -180,8 +226,18 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
   // An edit keeps the rule's place: only the rules before it decide first. A new rule goes last.
   const editing = valid.ruleId ? await db.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } }) : null;
   if (valid.ruleId && !editing) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
-  const earlier = rules.filter((r) => !editing || (r.position < editing.position || (r.position === editing.position && r.id < editing.id))).map(inForce);
-  const draft: RuleInForce = { id: 'draft', name: valid.name, action: valid.action, match: valid.match, maxAdmissions: valid.maxAdmissions ?? null, admissions: 0, validUntil: null };
+  const earlier = rules
+    .filter((r) => !editing || r.position < editing.position || (r.position === editing.position && r.id < editing.id))
+    .map(inForce);
+  const draft: RuleInForce = {
+    id: 'draft',
+    name: valid.name,
+    action: valid.action,
+    match: valid.match,
+    maxAdmissions: valid.maxAdmissions ?? null,
+    admissions: 0,
+    validUntil: null,
+  };
   let admitted = 0;
   const items: DryRunAnswer['items'] = [];
   for (const r of requests) {
@@ -191,7 +247,15 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
     if (!first && draft.action === 'approve' && draft.maxAdmissions !== null && admitted >= draft.maxAdmissions) continue;
     if (!first && draft.action === 'approve') admitted++;
     const hostname = typeof r.claims?.hostname === 'string' ? r.claims.hostname : null;
-    items.push({ requestId: r.id, state: r.state, createdAt: r.created_at.toISOString(), action: draft.action, decidedEarlierBy: first?.id ?? null, mac: r.mac, hostname });
+    items.push({
+      requestId: r.id,
+      state: r.state,
+      createdAt: r.created_at.toISOString(),
+      action: draft.action,
+      decidedEarlierBy: first?.id ?? null,
+      mac: r.mac,
+      hostname,
+    });
   }
   return { considered: requests.length, items, matchedOn: matchedOn(valid.match) };
 }

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { idOf } from '../../protocol/api/resource-names';
 
-const printable = (max: number) => z.string().min(1).max(max).regex(/^[^\p{Cc}]*$/u, 'must be printable');
+const printable = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[^\p{Cc}]*$/u, 'must be printable');
 const list = (item: z.ZodString) => z.array(item).min(1).max(1_000).optional();
 const cidr = z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'a CIDR block such as 10.20.0.0/16');
 
@@ -53,7 +58,12 @@ export const listRulesInput = z.strictObject({ tenantId: idOf('tnt'), siteId: id
  */
 export const updateRuleInput = z.strictObject({ ...ruleBody, ruleId: idOf('rule') }).refine(poolRule, poolMessage);
 /** Moves a rule to `position` (1 is the first to decide); the others keep their relative order. */
-export const moveRuleInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), ruleId: idOf('rule'), position: z.number().int().min(1).max(10_000) });
+export const moveRuleInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  ruleId: idOf('rule'),
+  position: z.number().int().min(1).max(10_000),
+});
 export const deleteRuleInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site'), ruleId: idOf('rule') });
 
 export const ruleRecord = z

@@ -22,7 +22,14 @@ const ACCEPTANCE = [
   { check: 'min-memory' as const, minGiB: 8, timeoutSeconds: 5 },
   { check: 'gpu-count' as const, min: 0 },
 ];
-const LIFECYCLE = ['node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.passed', 'node.acceptance.failed', 'node.adopted'];
+const LIFECYCLE = [
+  'node.joined',
+  'node.connected',
+  'node.acceptance.started',
+  'node.acceptance.passed',
+  'node.acceptance.failed',
+  'node.adopted',
+];
 
 let r: RenewHarness;
 let signingKey: X509Certificate['publicKey'];
@@ -38,7 +45,9 @@ afterAll(async () => {
 
 async function lifecycleOf(t: TestTenant, nodeId: string) {
   const events = await testDb().event.findMany({ where: { tenantId: t.tenantId, type: { in: LIFECYCLE } }, orderBy: { id: 'asc' } });
-  return events.filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+  return events
+    .filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId)
+    .map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
 }
 const typesOf = async (t: TestTenant, nodeId: string) => (await lifecycleOf(t, nodeId)).map((e) => e.type);
 
@@ -56,7 +65,15 @@ async function joinAndKeepSession(t: TestTenant, probe: MachineProbe, claims: Ha
   const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!, claims);
   const controller = new AbortController();
   loops.push(controller);
-  void runSessionLoop({ identityDir: dir, ...r.target, agentVersion: '0.1.0-acceptance', signingKey, signal: controller.signal, log: () => {}, probe });
+  void runSessionLoop({
+    identityDir: dir,
+    ...r.target,
+    agentVersion: '0.1.0-acceptance',
+    signingKey,
+    signal: controller.signal,
+    log: () => {},
+    probe,
+  });
   return answer.nodeId;
 }
 
@@ -66,7 +83,9 @@ describe('acceptance checks over the session', () => {
     expect(t.pool.acceptanceChecks).toEqual(['identity', 'min-cpus', 'min-memory', 'gpu-count']);
     const claims = machineClaims();
     const nodeId = await joinAndKeepSession(t, machine(claims, { cpus: 8, memoryGiB: 16, gpus: 0 }), claims);
-    await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.passed', 'node.adopted']);
+    await expect
+      .poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 })
+      .toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.passed', 'node.adopted']);
     const events = await lifecycleOf(t, nodeId);
     expect(events[3]!.data.results).toEqual([
       { check: 'identity', passed: true, message: 'identifiers match the join claims' },
@@ -78,7 +97,9 @@ describe('acceptance checks over the session', () => {
     const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
     expect(node.state).toBe('adopted');
     expect(node.conditions.find((c) => c.type === 'AcceptanceFailed')).toBeUndefined();
-    expect(await testDb().auditEntry.count({ where: { resource: `compute-node/${nodeId}`, action: 'node.adopted', actor: 'acceptance' } })).toBe(1);
+    expect(
+      await testDb().auditEntry.count({ where: { resource: `compute-node/${nodeId}`, action: 'node.adopted', actor: 'acceptance' } }),
+    ).toBe(1);
   });
 
   it('a failing machine gets AcceptanceFailed with the failing check, and is adopted after the fix and nodes.recheck', async () => {
@@ -86,21 +107,36 @@ describe('acceptance checks over the session', () => {
     const claims = machineClaims();
     const probe = machine(claims, { cpus: 2, memoryGiB: 16, gpus: 0 });
     const nodeId = await joinAndKeepSession(t, probe, claims);
-    await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.failed']);
+    await expect
+      .poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 })
+      .toEqual(['node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.failed']);
     const failed = (await lifecycleOf(t, nodeId))[3]!;
     expect(failed.data.failed).toEqual(['min-cpus']);
     let node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
     expect(node.state).toBe('adopting');
     const condition = node.conditions.find((c) => c.type === 'AcceptanceFailed')!;
     expect(condition).toMatchObject({ status: true, message: 'Failed: min-cpus (2 CPUs, need at least 4)' });
-    expect(condition.checks!.map((c) => [c.check, c.passed])).toEqual([['identity', true], ['min-cpus', false], ['min-memory', true], ['gpu-count', true]]);
+    expect(condition.checks!.map((c) => [c.check, c.passed])).toEqual([
+      ['identity', true],
+      ['min-cpus', false],
+      ['min-memory', true],
+      ['gpu-count', true],
+    ]);
 
     // A reconnect does not run a failed run again; the operator fixes the machine and asks for a recheck.
     probe.facts.cpus = 8;
     await recheckNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
-    await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toEqual([
-      'node.joined', 'node.connected', 'node.acceptance.started', 'node.acceptance.failed', 'node.acceptance.started', 'node.acceptance.passed', 'node.adopted',
-    ]);
+    await expect
+      .poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 })
+      .toEqual([
+        'node.joined',
+        'node.connected',
+        'node.acceptance.started',
+        'node.acceptance.failed',
+        'node.acceptance.started',
+        'node.acceptance.passed',
+        'node.adopted',
+      ]);
     node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
     expect(node.state).toBe('adopted');
     await expect(recheckNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId })).rejects.toMatchObject({ code: 'INVALID_STATE' });
@@ -109,10 +145,16 @@ describe('acceptance checks over the session', () => {
   it('a machine whose identifiers changed fails identity; nodes.adopt still adopts it by hand', async () => {
     const t = await createTestTenant(testDb(), { pool: { policy: { acceptance: ACCEPTANCE } } });
     const claims = machineClaims();
-    const nodeId = await joinAndKeepSession(t, machine({ ...claims, productSerial: 'SN-SWAPPED' }, { cpus: 8, memoryGiB: 16, gpus: 0 }), claims);
+    const nodeId = await joinAndKeepSession(
+      t,
+      machine({ ...claims, productSerial: 'SN-SWAPPED' }, { cpus: 8, memoryGiB: 16, gpus: 0 }),
+      claims,
+    );
     await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toContain('node.acceptance.failed');
     const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
-    expect(node.conditions.find((c) => c.type === 'AcceptanceFailed')!.message).toBe('Failed: identity (identifiers differ from the join claims: productSerial)');
+    expect(node.conditions.find((c) => c.type === 'AcceptanceFailed')!.message).toBe(
+      'Failed: identity (identifiers differ from the join claims: productSerial)',
+    );
     await adoptNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
     expect((await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId })).state).toBe('adopted');
   });
@@ -127,18 +169,33 @@ describe('acceptance checks over the session', () => {
     expect(again.answer.nodeId).toBe(nodeId);
     const controller = new AbortController();
     loops.push(controller);
-    void runSessionLoop({ identityDir: again.dir, ...r.target, agentVersion: '0.1.0-acceptance', signingKey, signal: controller.signal, log: () => {}, probe });
-    await expect.poll(async () => (await lifecycleOf(t, nodeId)).filter((e) => e.data.identityGeneration === 2).map((e) => e.type), { timeout: 10_000, interval: 100 }).toEqual([
-      'node.joined', 'node.acceptance.started', 'node.acceptance.passed',
-    ]);
-    await expect.poll(async () => (await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId })).state, { timeout: 5_000 }).toBe('adopted');
+    void runSessionLoop({
+      identityDir: again.dir,
+      ...r.target,
+      agentVersion: '0.1.0-acceptance',
+      signingKey,
+      signal: controller.signal,
+      log: () => {},
+      probe,
+    });
+    await expect
+      .poll(async () => (await lifecycleOf(t, nodeId)).filter((e) => e.data.identityGeneration === 2).map((e) => e.type), {
+        timeout: 10_000,
+        interval: 100,
+      })
+      .toEqual(['node.joined', 'node.acceptance.started', 'node.acceptance.passed']);
+    await expect
+      .poll(async () => (await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId })).state, { timeout: 5_000 })
+      .toBe('adopted');
   });
 
   it('a pool without checks adopts at join, as before, and its session asks nothing', async () => {
     const t = await createTestTenant(testDb());
     const claims = machineClaims();
     const nodeId = await joinAndKeepSession(t, machine(claims, { cpus: 1, memoryGiB: 1, gpus: 0 }), claims);
-    await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toEqual(['node.joined', 'node.adopted', 'node.connected']);
+    await expect
+      .poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 })
+      .toEqual(['node.joined', 'node.adopted', 'node.connected']);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await typesOf(t, nodeId)).toEqual(['node.joined', 'node.adopted', 'node.connected']);
     expect(await testDb().nodeAcceptanceRun.count({ where: { nodeId } })).toBe(0);

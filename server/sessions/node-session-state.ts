@@ -25,7 +25,12 @@ export async function sessionStates(db: Db | Tx, nodes: readonly NodeTimes[]): P
       return [
         node.id,
         session
-          ? { connected: true, since: (node.connectedSince ?? session.heartbeat_at).toISOString(), lastHeartbeat: session.heartbeat_at.toISOString(), gatewayId: session.gateway_id }
+          ? {
+              connected: true,
+              since: (node.connectedSince ?? session.heartbeat_at).toISOString(),
+              lastHeartbeat: session.heartbeat_at.toISOString(),
+              gatewayId: session.gateway_id,
+            }
           : { connected: false, since: ended, lastHeartbeat: ended, gatewayId: null },
       ];
     }),

@@ -9,7 +9,11 @@ export interface SessionRefusalLimit {
   keyPrefix: string;
 }
 
-export const DEFAULT_SESSION_REFUSAL_LIMIT: SessionRefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'session-refused' };
+export const DEFAULT_SESSION_REFUSAL_LIMIT: SessionRefusalLimit = {
+  limit: REFUSAL_EVENT_LIMIT,
+  window: REFUSAL_EVENT_WINDOW,
+  keyPrefix: 'session-refused',
+};
 
 /** Publishes one `security.session.refused` event (reason, node, serial; never key material) through the shared limit. */
 export async function recordSessionRefusal(

@@ -42,7 +42,10 @@ async function endedBy(session: AgentSession, change: () => Promise<unknown>): P
   const stats = r.gateway.sessions.stats;
   const before = { calls: stats.leaseCalls, announced: stats.announcedLeaseCalls };
   await change();
-  const ended = await Promise.race([session.ended.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000))]);
+  const ended = await Promise.race([
+    session.ended.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000)),
+  ]);
   expect(ended).toBe(true);
   const announced = stats.announcedLeaseCalls - before.announced;
   const scheduled = stats.leaseCalls - before.calls - announced;
@@ -78,7 +81,11 @@ describe('a session ends when its certificate stops being valid, announced in th
 
     const c = await joined(t);
     const expired = await endedBy(await open(c.identity), () =>
-      testDb().nodeCert.update({ where: { serial: c.identity.leaf.serialNumber.toLowerCase() }, data: { notAfter: new Date(Date.now() - 1_000) } }));
+      testDb().nodeCert.update({
+        where: { serial: c.identity.leaf.serialNumber.toLowerCase() },
+        data: { notAfter: new Date(Date.now() - 1_000) },
+      }),
+    );
     expect(expired).not.toContain('scheduled');
     expect(expired[0]).toBe('announced');
   });

@@ -28,7 +28,10 @@ afterAll(async () => {
 
 const sessionRows = (nodeId: string) => testDb().nodeSession.findMany({ where: { nodeId }, orderBy: { openedAt: 'asc' } });
 async function eventTypes(t: TestTenant, nodeId: string) {
-  const events = await testDb().event.findMany({ where: { tenantId: t.tenantId, type: { in: ['node.connected', 'node.disconnected'] } }, orderBy: { id: 'asc' } });
+  const events = await testDb().event.findMany({
+    where: { tenantId: t.tenantId, type: { in: ['node.connected', 'node.disconnected'] } },
+    orderBy: { id: 'asc' },
+  });
   return events.filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId).map((e) => e.type);
 }
 
@@ -70,7 +73,9 @@ describe('runSessionLoop', () => {
     expect(after.leaf.serialNumber).not.toBe(before.leaf.serialNumber);
     expect(r.gateway.stats.tlsConnections).toBe(connections + 1);
     // The old session is closed once the new one is open: in the end one session, on the new certificate.
-    await expect.poll(async () => (await sessionRows(answer.nodeId)).map((s) => s.certSerial), { timeout: 6_000 }).toEqual([after.leaf.serialNumber.toLowerCase()]);
+    await expect
+      .poll(async () => (await sessionRows(answer.nodeId)).map((s) => s.certSerial), { timeout: 6_000 })
+      .toEqual([after.leaf.serialNumber.toLowerCase()]);
     expect(await eventTypes(t, answer.nodeId)).toEqual(['node.connected']);
 
     loop.controller.abort();
@@ -102,7 +107,13 @@ describe('dev --sim N --sessions (keepSessions)', () => {
     for (let i = 0; i < 5; i++) machines.push(await loadIdentity((await joinThroughGateway(r, (await mintToken(t)).token!)).dir));
     const controller = new AbortController();
     let connected = 0;
-    const done = keepSessions({ machines, target: r.target, agentVersion: '0.1.0-sim', signal: controller.signal, onChange: (s) => (connected = s.connected) });
+    const done = keepSessions({
+      machines,
+      target: r.target,
+      agentVersion: '0.1.0-sim',
+      signal: controller.signal,
+      onChange: (s) => (connected = s.connected),
+    });
     await expect.poll(() => connected, { timeout: 10_000 }).toBe(5);
     const rows = await testDb().nodeSession.findMany({ where: { nodeId: { in: machines.map((m) => m.identity.nodeId) } } });
     expect(new Set(rows.map((row) => row.nodeId)).size).toBe(5);
@@ -110,18 +121,28 @@ describe('dev --sim N --sessions (keepSessions)', () => {
     expect(await done).toMatchObject({ connected: 0, opened: 5, stopped: 5 });
   });
 
-  it("verifies every welcome under the key its join_signing_key_pin names, read through the gateway; another pin opens nothing", async () => {
+  it('verifies every welcome under the key its join_signing_key_pin names, read through the gateway; another pin opens nothing', async () => {
     const t = await createTestTenant(testDb());
     const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
     const run = (pin: string) => {
       const controller = new AbortController();
       const lines: string[] = [];
       const opened: AgentSession[] = [];
-      const exit = runSessionLoop({ identityDir: dir, ...r.target, agentVersion: '0.1.0-loop', joinSigningKeyPin: pin, signal: controller.signal, log: (line) => lines.push(line), onSession: (s) => s && opened.push(s) });
+      const exit = runSessionLoop({
+        identityDir: dir,
+        ...r.target,
+        agentVersion: '0.1.0-loop',
+        joinSigningKeyPin: pin,
+        signal: controller.signal,
+        log: (line) => lines.push(line),
+        onSession: (s) => s && opened.push(s),
+      });
       return { controller, lines, opened, exit };
     };
     const wrong = run(`sha256/${Buffer.alloc(32, 7).toString('base64')}`);
-    await expect.poll(() => wrong.lines.filter((l) => l.includes('does not match join_signing_key_pin')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => wrong.lines.filter((l) => l.includes('does not match join_signing_key_pin')).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(1);
     expect(wrong.opened).toEqual([]);
     expect(await sessionRows(answer.nodeId)).toEqual([]);
     wrong.controller.abort();
@@ -138,7 +159,9 @@ describe('dev --sim N --sessions (keepSessions)', () => {
     const t = await createTestTenant(testDb());
     const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
-    await expect(openSession(r.target, await loadIdentity(dir), { basePath: BASE, agentVersion: '0.1.0-loop', signingKey: other })).rejects.toThrow();
+    await expect(
+      openSession(r.target, await loadIdentity(dir), { basePath: BASE, agentVersion: '0.1.0-loop', signingKey: other }),
+    ).rejects.toThrow();
     // The same session with the right key opens.
     const session = await openSession(r.target, await loadIdentity(dir), { basePath: BASE, agentVersion: '0.1.0-loop', signingKey });
     session.close();

@@ -27,7 +27,9 @@ describe('Hellos that arrive together', () => {
     const identities: LoadedIdentity[] = [];
     for (let i = 0; i < 40; i++) identities.push(await loadIdentity((await joinThroughGateway(r, token, machineClaims())).dir));
     const before = { ...r.sessions.openStats };
-    const sessions: AgentSession[] = await Promise.all(identities.map((identity) => openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-group', signingKey })));
+    const sessions: AgentSession[] = await Promise.all(
+      identities.map((identity) => openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-group', signingKey })),
+    );
     const runs = r.sessions.openStats.runs - before.runs;
     const calls = r.sessions.openStats.calls - before.calls;
     expect(calls).toBe(40);
@@ -36,7 +38,9 @@ describe('Hellos that arrive together', () => {
     const nodeIds = identities.map((identity) => identity.identity.nodeId);
     const rows = await testDb().nodeSession.findMany({ where: { nodeId: { in: nodeIds } } });
     expect(rows.map((row) => row.id).sort()).toEqual(sessions.map((s) => s.welcome.sessionId).sort());
-    const connected = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } })).map((e) => (e.data as { nodeId: string }).nodeId);
+    const connected = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } })).map(
+      (e) => (e.data as { nodeId: string }).nodeId,
+    );
     expect(connected.sort()).toEqual([...nodeIds].sort());
     for (const s of sessions) s.close();
   });
@@ -44,10 +48,12 @@ describe('Hellos that arrive together', () => {
   it("a node's second Hello waits for the next group, and both open with one node.connected", async () => {
     const t = await createTestTenant(testDb());
     const identity = await loadIdentity((await joinThroughGateway(r, (await mintToken(t)).token!, machineClaims())).dir);
-    const [a, b] = await Promise.all([0, 1].map(() => openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-group', signingKey })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-group', signingKey })),
+    );
     expect(a!.welcome.sessionId).not.toBe(b!.welcome.sessionId);
     expect(await testDb().nodeSession.count({ where: { nodeId: identity.identity.nodeId } })).toBe(2);
-    const connected = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } }));
+    const connected = await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } });
     expect(connected).toHaveLength(1);
     a!.close();
     b!.close();

@@ -74,7 +74,11 @@ export class SessionService {
    * a gateway restart thousands arrive within seconds, and one durable commit per Hello held the database
    * (and the console's queries) for seconds. Two Hellos of one node never share a group.
    */
-  private readonly opener = new GroupRunner<OpenRequest, OpenOutcome>((hellos) => this.openGroup(hellos), 128, (hello) => [hello.nodeId]);
+  private readonly opener = new GroupRunner<OpenRequest, OpenOutcome>(
+    (hellos) => this.openGroup(hellos),
+    128,
+    (hello) => [hello.nodeId],
+  );
 
   private decisions = 0;
   private readonly waiting: Array<() => void> = [];
@@ -95,14 +99,25 @@ export class SessionService {
         // revokeIdentity or reclaim that held the lock. The ids come from node_certs rows.
         const ids = [...new Set(hellos.map((h) => h.nodeId))].sort().map((id) => client.escapeLiteral(id));
         await client.query(`BEGIN; SELECT 1 FROM nodes WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
-        const rows = (await client.query<{ session_id: string; opened: boolean; gateway_live: boolean }>({
-          name: 'session-open',
-          text: OPEN_SESSIONS,
-          values: [hellos.map((h) => h.sessionId), hellos.map((h) => h.serial), hellos.map((h) => h.nodeId), hellos.map((h) => h.gatewayId), hellos.map((h) => h.agentVersion)],
-        })).rows;
+        const rows = (
+          await client.query<{ session_id: string; opened: boolean; gateway_live: boolean }>({
+            name: 'session-open',
+            text: OPEN_SESSIONS,
+            values: [
+              hellos.map((h) => h.sessionId),
+              hellos.map((h) => h.serial),
+              hellos.map((h) => h.nodeId),
+              hellos.map((h) => h.gatewayId),
+              hellos.map((h) => h.agentVersion),
+            ],
+          })
+        ).rows;
         await client.query('COMMIT');
         const bySession = new Map(rows.map((r) => [r.session_id, r]));
-        return hellos.map((h) => ({ opened: bySession.get(h.sessionId)?.opened ?? false, gatewayLive: bySession.get(h.sessionId)?.gateway_live ?? false }));
+        return hellos.map((h) => ({
+          opened: bySession.get(h.sessionId)?.opened ?? false,
+          gatewayLive: bySession.get(h.sessionId)?.gateway_live ?? false,
+        }));
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
@@ -154,7 +169,11 @@ export class SessionService {
     const relayed = parseRelayedHello(body);
     if (!relayed) throw new Refused('malformed', null);
     const hello = parseHello(relayed.hello);
-    const found = await this.options.pool.query<LeafRow>({ name: 'session-presented-leaf', text: SELECT_PRESENTED_LEAVES, values: [[sha256(peer)], [peer]] });
+    const found = await this.options.pool.query<LeafRow>({
+      name: 'session-presented-leaf',
+      text: SELECT_PRESENTED_LEAVES,
+      values: [[sha256(peer)], [peer]],
+    });
     const row = found.rows[0] ?? null;
     if (!row) throw new Refused('certificate-unknown', null);
     // The TLS handshake proved the leaf's key: from here on the node's owner hears of a refusal.
@@ -166,19 +185,36 @@ export class SessionService {
     if (hello.nodeId !== row.node_id) throw new Refused('peer-mismatch', row);
 
     const sessionId = newId('sess');
-    const opened = await this.opener.run({ sessionId, serial: row.serial, nodeId: row.node_id, gatewayId: relayed.gatewayId, agentVersion: hello.agentVersion });
+    const opened = await this.opener.run({
+      sessionId,
+      serial: row.serial,
+      nodeId: row.node_id,
+      gatewayId: relayed.gatewayId,
+      agentVersion: hello.agentVersion,
+    });
     if (!opened.gatewayLive) return SESSION_UNAVAILABLE;
     // Lost a race with revokeIdentity, a reclaim or a delete under the lock: refused like any other.
     if (!opened.opened) throw new Refused('standing-changed', row);
     // A pending acceptance run (or the first of this identity generation) is asked at once on the new session.
     await this.options.pool.query({ name: 'session-supersede-runs', text: SUPERSEDE_OLD_RUNS, values: [row.node_id] });
-    const run = (await this.options.pool.query<{ id: string; checks: unknown[] }>({ name: 'session-run-on-hello', text: DELIVER_RUN_ON_HELLO, values: [newRunId(), row.node_id, sessionId] })).rows[0];
+    const run = (
+      await this.options.pool.query<{ id: string; checks: unknown[] }>({
+        name: 'session-run-on-hello',
+        text: DELIVER_RUN_ON_HELLO,
+        values: [newRunId(), row.node_id, sessionId],
+      })
+    ).rows[0];
     const heartbeatSeconds = this.options.settings.heartbeatSeconds;
     const welcome = signEnvelope(
       { status: 'welcome', nodeId: row.node_id, sessionId, serverTime: Math.floor(row.now_seconds), heartbeatSeconds },
       crypto.signingKey,
     );
-    return jsonAnswer({ sessionId, heartbeatSeconds, welcome, ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}) } satisfies HelloAccepted);
+    return jsonAnswer({
+      sessionId,
+      heartbeatSeconds,
+      welcome,
+      ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}),
+    } satisfies HelloAccepted);
   }
 
   /**
@@ -194,9 +230,21 @@ export class SessionService {
       const lease = parseLeaseCall(body);
       if (!lease) return SESSION_REFUSED;
       const { leaseSeconds, refreshMs } = this.options.settings;
-      const renewed = await this.options.pool.query({ name: 'session-lease', text: RENEW_LEASE, values: [lease.gatewayId, `${leaseSeconds} seconds`] });
-      const ended = await this.options.pool.query<{ id: string; invalid: boolean }>({ name: 'session-end', text: END_SESSIONS, values: [lease.gatewayId, lease.closed] });
-      const runs = await this.options.pool.query<{ id: string; checks: unknown[]; session_id: string }>({ name: 'session-runs', text: DELIVER_RUNS_TO_GATEWAY, values: [lease.gatewayId] });
+      const renewed = await this.options.pool.query({
+        name: 'session-lease',
+        text: RENEW_LEASE,
+        values: [lease.gatewayId, `${leaseSeconds} seconds`],
+      });
+      const ended = await this.options.pool.query<{ id: string; invalid: boolean }>({
+        name: 'session-end',
+        text: END_SESSIONS,
+        values: [lease.gatewayId, lease.closed],
+      });
+      const runs = await this.options.pool.query<{ id: string; checks: unknown[]; session_id: string }>({
+        name: 'session-runs',
+        text: DELIVER_RUNS_TO_GATEWAY,
+        values: [lease.gatewayId],
+      });
       const answer: LeaseAnswer = {
         live: renewed.rowCount === 1,
         end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
@@ -234,8 +282,15 @@ export class SessionService {
       const body = call.body ?? Buffer.alloc(0);
       const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
       if (!peer || peer === 'no-peer') return SESSION_REFUSED;
-      const row = (await this.options.pool.query<LeafRow>({ name: 'session-presented-leaf', text: SELECT_PRESENTED_LEAVES, values: [[sha256(peer)], [peer]] })).rows[0];
-      if (!row || row.is_revoked || row.is_expired || row.cert_generation !== row.node_generation || row.state === 'retired') return SESSION_REFUSED;
+      const row = (
+        await this.options.pool.query<LeafRow>({
+          name: 'session-presented-leaf',
+          text: SELECT_PRESENTED_LEAVES,
+          values: [[sha256(peer)], [peer]],
+        })
+      ).rows[0];
+      if (!row || row.is_revoked || row.is_expired || row.cert_generation !== row.node_generation || row.state === 'retired')
+        return SESSION_REFUSED;
       let report;
       try {
         report = acceptanceReport.safeParse(JSON.parse(body.toString('utf8')));
@@ -258,7 +313,11 @@ export class SessionService {
    */
   async sweep(): Promise<number> {
     await this.options.pool.query({ name: 'session-dead-gateways', text: END_DEAD_GATEWAY_SESSIONS });
-    const published = await this.options.pool.query({ name: 'session-disconnected', text: PUBLISH_DISCONNECTED, values: [`${this.options.settings.graceSeconds} seconds`] });
+    const published = await this.options.pool.query({
+      name: 'session-disconnected',
+      text: PUBLISH_DISCONNECTED,
+      values: [`${this.options.settings.graceSeconds} seconds`],
+    });
     if (Math.random() < 0.01) await this.options.pool.query(PRUNE_LEASES);
     return published.rowCount ?? 0;
   }
@@ -267,7 +326,12 @@ export class SessionService {
     try {
       const tenantId = refused.row ? refused.row.tenant_id : await this.options.loadRootTenantId();
       if (!tenantId) return;
-      await recordSessionRefusal(this.options.pool, tenantId, { reason: refused.reason, nodeId: refused.row?.node_id ?? null, serial: refused.row?.serial ?? null }, this.options.refusalLimit);
+      await recordSessionRefusal(
+        this.options.pool,
+        tenantId,
+        { reason: refused.reason, nodeId: refused.row?.node_id ?? null, serial: refused.row?.serial ?? null },
+        this.options.refusalLimit,
+      );
     } catch (error) {
       logError('could not record a session refusal', error);
     }
@@ -280,7 +344,10 @@ export function startSessionSweeper(service: SessionService, intervalMs = servic
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    service.sweep().catch((error) => logError('session sweep failed', error)).finally(() => (running = false));
+    service
+      .sweep()
+      .catch((error) => logError('session sweep failed', error))
+      .finally(() => (running = false));
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -58,7 +58,14 @@ async function joined(t: TestTenant, claims = machineClaims()) {
 
 /** A Hello sent by hand over HTTP/2: status, content type and body bytes (a refusal must be the same bytes). */
 async function rawHello(identity: LoadedIdentity | null, body: string) {
-  const socket = await connectGateway(r.target, identity ? { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) } : undefined, 10_000, ['h2']);
+  const socket = await connectGateway(
+    r.target,
+    identity
+      ? { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) }
+      : undefined,
+    10_000,
+    ['h2'],
+  );
   const connection = http2.connect(r.target.gatewayUrl, { createConnection: () => socket });
   try {
     return await new Promise<{ status: number; type: string; body: Buffer }>((resolve, reject) => {
@@ -78,7 +85,9 @@ async function rawHello(identity: LoadedIdentity | null, body: string) {
 
 async function refusalsOf(reason: string, nodeId: string | null) {
   const events = await testDb().event.findMany({ where: { type: 'security.session.refused' }, orderBy: { id: 'desc' }, take: 50 });
-  return events.filter((e) => (e.data as { reason?: string }).reason === reason && (nodeId === null || (e.data as { nodeId?: string }).nodeId === nodeId));
+  return events.filter(
+    (e) => (e.data as { reason?: string }).reason === reason && (nodeId === null || (e.data as { nodeId?: string }).nodeId === nodeId),
+  );
 }
 
 describe('a session over HTTP/2', () => {
@@ -104,11 +113,20 @@ describe('a session over HTTP/2', () => {
     const detail = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId });
     expect(detail.session).toMatchObject({ connected: true, gatewayId: r.gateway.sessions.id });
     expect(Date.parse(detail.session.lastHeartbeat!)).toBeGreaterThan(Date.now() - 5_000);
-    expect((await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: other.nodeId })).session).toEqual({ connected: false, since: null, lastHeartbeat: null, gatewayId: null });
-    const list = (connected: boolean) => listNodes(testDb(), t.viewer, { tenantId: t.tenantId, connected, limit: 100 }).then((p) => p.items.map((n) => n.id));
+    expect((await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: other.nodeId })).session).toEqual({
+      connected: false,
+      since: null,
+      lastHeartbeat: null,
+      gatewayId: null,
+    });
+    const list = (connected: boolean) =>
+      listNodes(testDb(), t.viewer, { tenantId: t.tenantId, connected, limit: 100 }).then((p) => p.items.map((n) => n.id));
     expect(await list(true)).toEqual([nodeId]);
     expect(await list(false)).toEqual([other.nodeId]);
-    expect((await countPools(testDb(), t.viewer, { tenantId: t.tenantId })).items[0]).toMatchObject({ poolId: t.pool.id, connectedNodes: 1 });
+    expect((await countPools(testDb(), t.viewer, { tenantId: t.tenantId })).items[0]).toMatchObject({
+      poolId: t.pool.id,
+      connectedNodes: 1,
+    });
 
     const events = await eventsOf(t, nodeId, CONNECTION);
     expect(events.map((e) => e.type)).toEqual(['node.connected']);
@@ -131,7 +149,9 @@ describe('a session over HTTP/2', () => {
     // Killed for good: after the report (at most one lease refresh, 2 s here) and the grace (2 s).
     const killedAt = Date.now();
     second.close();
-    await expect.poll(async () => (await eventsOf(t, nodeId, CONNECTION)).map((e) => e.type), { timeout: 15_000, interval: 200 }).toEqual(['node.connected', 'node.disconnected']);
+    await expect
+      .poll(async () => (await eventsOf(t, nodeId, CONNECTION)).map((e) => e.type), { timeout: 15_000, interval: 200 })
+      .toEqual(['node.connected', 'node.disconnected']);
     const [, disconnected] = await eventsOf(t, nodeId, CONNECTION);
     expect(disconnected!.createdAt.getTime() - killedAt).toBeGreaterThanOrEqual(2_000);
     expect(await isConnected(nodeId)).toBe(false);
@@ -163,10 +183,17 @@ describe('a session over HTTP/2', () => {
     const session = await open(identity);
     // As if its lifetime ran out now (the gateway also ends it at notAfter by its own timer).
     const expiredAt = performance.now();
-    await testDb().nodeCert.update({ where: { serial: identity.leaf.serialNumber.toLowerCase() }, data: { notAfter: new Date(Date.now() - 1_000) } });
+    await testDb().nodeCert.update({
+      where: { serial: identity.leaf.serialNumber.toLowerCase() },
+      data: { notAfter: new Date(Date.now() - 1_000) },
+    });
     await session.ended;
     expect(performance.now() - expiredAt).toBeLessThan(5_000);
-    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
+    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({
+      status: 403,
+      type: 'application/json',
+      body: SESSION_REFUSED.body,
+    });
     expect((await refusalsOf('expired', nodeId)).length).toBe(1);
   });
 
@@ -179,10 +206,14 @@ describe('a session over HTTP/2', () => {
     await deleteNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
     await session.ended;
     expect(performance.now() - deletedAt).toBeLessThan(5_000);
-    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
+    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({
+      status: 403,
+      type: 'application/json',
+      body: SESSION_REFUSED.body,
+    });
   });
 
-  it('another node\'s id, an older generation after a reclaim, no certificate and a bad body are refused with the same bytes', async () => {
+  it("another node's id, an older generation after a reclaim, no certificate and a bad body are refused with the same bytes", async () => {
     const t = await createTestTenant(testDb());
     const claims = machineClaims();
     const a = await joined(t, claims);
@@ -194,7 +225,9 @@ describe('a session over HTTP/2', () => {
     expect(await rawHello(null, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0' }))).toEqual(expected);
     expect((await refusalsOf('no-client-certificate', null)).length).toBeGreaterThanOrEqual(1);
     expect(await rawHello(a.identity, '{not json')).toEqual(expected);
-    expect(await rawHello(a.identity, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0', padding: 'x'.repeat(10_000) }))).toEqual(expected);
+    expect(await rawHello(a.identity, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0', padding: 'x'.repeat(10_000) }))).toEqual(
+      expected,
+    );
     expect((await refusalsOf('malformed', a.nodeId)).length).toBe(1);
 
     const old = await open(a.identity);
@@ -210,14 +243,17 @@ describe('a session over HTTP/2', () => {
     fresh.close();
   });
 
-  it('a renewal on the session\'s connection opens no new TLS connection and is decided as any renewal', async () => {
+  it("a renewal on the session's connection opens no new TLS connection and is decided as any renewal", async () => {
     const t = await createTestTenant(testDb());
     const { identity } = await joined(t);
     const session: AgentSession = await open(identity);
     const before = r.gateway.stats.tlsConnections;
     for (let i = 0; i < 3; i++) {
       const next = generateNodeKeyAndCsr();
-      const reply = await session.post(`${BASE}/v1/renew`, buildRenewBody(identity, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+      const reply = await session.post(
+        `${BASE}/v1/renew`,
+        buildRenewBody(identity, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)),
+      );
       expect(reply.status).toBe(200);
       expect(() => checkRenewedAnswer(identity, reply.body, next.spkiDer, next.csrSha256)).not.toThrow();
     }
@@ -236,8 +272,23 @@ describe('a session with curl over HTTP/2 (nghttp2, a client that is not ours)',
     await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
     // curl ends the stream after --max-time (exit 28): what it printed until then is the stream.
     const result = await promisify(execFile)('curl', [
-      '-sS', '--http2', '-N', '--max-time', '3', '-D', '-', '--cert', certFile, '--key', path.join(dir, 'node.key'), '--cacert', caFile,
-      '-H', 'content-type: application/json', '--data-binary', JSON.stringify({ nodeId, agentVersion: 'curl' }),
+      '-sS',
+      '--http2',
+      '-N',
+      '--max-time',
+      '3',
+      '-D',
+      '-',
+      '--cert',
+      certFile,
+      '--key',
+      path.join(dir, 'node.key'),
+      '--cacert',
+      caFile,
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      JSON.stringify({ nodeId, agentVersion: 'curl' }),
       `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/session`,
     ]).catch((error: { stdout: string; code: number }) => ({ stdout: error.stdout, code: error.code }));
     expect(result.stdout).toMatch(/^HTTP\/2 200 ?\r\n/);
@@ -254,14 +305,23 @@ describe('a session over HTTP/1.1', () => {
   it('gets the same welcome and heartbeats', async () => {
     const t = await createTestTenant(testDb());
     const { nodeId, identity } = await joined(t);
-    const socket = await connectGateway(r.target, { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) });
+    const socket = await connectGateway(r.target, {
+      keyPem: identity.identity.privateKeyPem,
+      certificatePem: chainToPem([identity.identity.certificateChain[0]!]),
+    });
     expect(socket.alpnProtocol).toBe('http/1.1');
     const body = JSON.stringify({ nodeId, agentVersion: '0.1.0' });
     const types = await new Promise<string[]>((resolve, reject) => {
       const request = http.request(
-        { method: 'POST', path: `${BASE}/v1/session`, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, createConnection: () => socket },
+        {
+          method: 'POST',
+          path: `${BASE}/v1/session`,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          createConnection: () => socket,
+        },
         (response) => {
-          if (response.statusCode !== 200 || response.headers['content-type'] !== 'text/event-stream') reject(new Error(`answered ${response.statusCode} ${response.headers['content-type']}`));
+          if (response.statusCode !== 200 || response.headers['content-type'] !== 'text/event-stream')
+            reject(new Error(`answered ${response.statusCode} ${response.headers['content-type']}`));
           const reader = new SseReader();
           const seen: string[] = [];
           response.setEncoding('utf8');

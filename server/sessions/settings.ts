@@ -29,7 +29,13 @@ function wholeNumber(env: Record<string, string | undefined>, name: string, min:
 /** Settings from the two seconds that matter; the lease and the timers follow from the grace. */
 export function sessionSettings(heartbeatSeconds: number, graceSeconds: number): SessionSettings {
   const leaseSeconds = Math.min(10, graceSeconds);
-  return { heartbeatSeconds, graceSeconds, leaseSeconds, refreshMs: Math.max(250, Math.floor((leaseSeconds * 1000) / 5)), sweepMs: Math.max(250, Math.min(5_000, Math.floor((graceSeconds * 1000) / 4))) };
+  return {
+    heartbeatSeconds,
+    graceSeconds,
+    leaseSeconds,
+    refreshMs: Math.max(250, Math.floor((leaseSeconds * 1000) / 5)),
+    sweepMs: Math.max(250, Math.min(5_000, Math.floor((graceSeconds * 1000) / 4))),
+  };
 }
 
 /**

@@ -39,7 +39,17 @@ export const siteRecord = z.object({
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
-type SiteRow = { id: string; ownerTenantId: string; name: string; kind: string; createdAt: Date; archivedAt: Date | null; discovery: unknown; requiredApprovals: number; tpm: unknown };
+type SiteRow = {
+  id: string;
+  ownerTenantId: string;
+  name: string;
+  kind: string;
+  createdAt: Date;
+  archivedAt: Date | null;
+  discovery: unknown;
+  requiredApprovals: number;
+  tpm: unknown;
+};
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   id: s.id,
   tenantId: s.ownerTenantId,
@@ -67,11 +77,18 @@ export async function createSite(db: Db, principal: Principal, input: z.infer<ty
     return await db.$transaction(async (tx) => {
       const site = await tx.site.create({ data: { id: newId('site'), ownerTenantId: input.tenantId, name: input.name, kind } });
       await projectResource(tx, resource.site(site.id), input.tenantId);
-      await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'site.created', resource: resource.site(site.id), data: { name: site.name, kind } });
+      await writeAudit(tx, {
+        tenantId: input.tenantId,
+        actor: principal.actor,
+        action: 'site.created',
+        resource: resource.site(site.id),
+        data: { name: site.name, kind },
+      });
       return toSiteRecord(site);
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new DomainError('ALREADY_EXISTS', `A site named ${input.name} already exists in this tenant`, { field: 'name' });
+    if (isUniqueViolation(error))
+      throw new DomainError('ALREADY_EXISTS', `A site named ${input.name} already exists in this tenant`, { field: 'name' });
     throw error;
   }
 }
@@ -86,7 +103,12 @@ export async function listSites(db: Db, principal: Principal, input: z.infer<typ
 }
 
 /** Loads a site the tenant owns, checking ownership again after authorization. */
-export async function loadSite(db: Db, principal: Principal, action: 'compute:sites:read' | 'compute:sites:manage', input: z.infer<typeof siteRefInput>) {
+export async function loadSite(
+  db: Db,
+  principal: Principal,
+  action: 'compute:sites:read' | 'compute:sites:manage',
+  input: z.infer<typeof siteRefInput>,
+) {
   const owner = await authorize(db, principal, action, resource.site(input.siteId));
   const site = owner === input.tenantId ? await db.site.findUnique({ where: { id: input.siteId } }) : null;
   if (!site) throw new DomainError('NOT_FOUND', `Site ${input.siteId} not found`);
@@ -105,7 +127,12 @@ export async function archiveSite(db: Db, principal: Principal, input: z.infer<t
     const live = await tx.pool.count({ where: { siteId: site.id, archivedAt: null } });
     if (live > 0) throw new DomainError('INVALID_STATE', `Site ${site.id} still has ${live} live pool(s); archive them first`);
     const archived = await tx.site.update({ where: { id: site.id }, data: { archivedAt: new Date() } });
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.archived', resource: resource.site(site.id) });
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'site.archived',
+      resource: resource.site(site.id),
+    });
     return toSiteRecord(archived);
   });
 }

@@ -17,7 +17,12 @@ export const updateSiteInput = z.strictObject({
   discovery: z
     .strictObject({
       approval: z.enum(DISCOVERY_APPROVALS).optional(),
-      pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+      pendingTtlSeconds: z
+        .number()
+        .int()
+        .min(60, 'must be at least 60 seconds')
+        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
+        .optional(),
       maxPendingRequests: z
         .number()
         .int()
@@ -30,7 +35,12 @@ export const updateSiteInput = z.strictObject({
   tpm: z
     .strictObject({
       enrollment: z.boolean().optional(),
-      pendingTtlSeconds: z.number().int().min(60, 'must be at least 60 seconds').max(30 * 86_400, 'must be at most 2592000 seconds (30 days)').optional(),
+      pendingTtlSeconds: z
+        .number()
+        .int()
+        .min(60, 'must be at least 60 seconds')
+        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
+        .optional(),
       addEkHashes: z.array(ekHashSchema).max(1000).optional(),
       removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
     })
@@ -56,14 +66,27 @@ export async function updateSite(db: Db, principal: Principal, input: z.input<ty
   const { addEkHashes, removeEkHashes, ...tpmChanges } = valid.tpm ?? {};
   const tpm = { ...current, ...tpmChanges, ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes) };
   if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
-    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, { field: 'tpm.addEkHashes' });
+    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, {
+      field: 'tpm.addEkHashes',
+    });
   }
   return db.$transaction(async (tx) => {
     const requiredApprovals = valid.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
     const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
     // The audit row names the allow-list's changes, not the whole list.
-    const tpmAudit = { enrollment: tpm.enrollment, pendingTtlSeconds: tpm.pendingTtlSeconds, addEkHashes: addEkHashes ?? [], removeEkHashes: removeEkHashes ?? [] };
-    await writeAudit(tx, { tenantId: site.ownerTenantId, actor: principal.actor, action: 'site.updated', resource: resource.site(site.id), data: { discovery, requiredApprovals, tpm: tpmAudit } });
+    const tpmAudit = {
+      enrollment: tpm.enrollment,
+      pendingTtlSeconds: tpm.pendingTtlSeconds,
+      addEkHashes: addEkHashes ?? [],
+      removeEkHashes: removeEkHashes ?? [],
+    };
+    await writeAudit(tx, {
+      tenantId: site.ownerTenantId,
+      actor: principal.actor,
+      action: 'site.updated',
+      resource: resource.site(site.id),
+      data: { discovery, requiredApprovals, tpm: tpmAudit },
+    });
     return toSiteRecord(updated);
   });
 }

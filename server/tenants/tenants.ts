@@ -69,7 +69,13 @@ export async function createTenant(db: Db, principal: Principal, input: z.infer<
     return await db.$transaction(async (tx) => {
       const tenant = await tx.tenant.create({ data: { id: newId('tnt'), name: input.name } });
       await projectResource(tx, resource.tenant(tenant.id), tenant.id);
-      await writeAudit(tx, { tenantId: root.id, actor: principal.actor, action: 'tenant.created', resource: resource.tenant(tenant.id), data: { name: tenant.name } });
+      await writeAudit(tx, {
+        tenantId: root.id,
+        actor: principal.actor,
+        action: 'tenant.created',
+        resource: resource.tenant(tenant.id),
+        data: { name: tenant.name },
+      });
       return toRecord(tenant, principal);
     });
   } catch (error) {

@@ -48,7 +48,18 @@ afterAll(async () => {
 describe('joinTokens.create', () => {
   it('answers the record plus the token, and stores only the SHA-256 of the secret', async () => {
     const created = await create({ maxUses: 3, expect: { serial: 'SN-7701' } });
-    expect(created).toMatchObject({ poolId: t.poolId, siteId: t.siteId, role: 'node', usesLeft: 3, maxUses: 3, expect: { serial: 'SN-7701' }, allowReclaim: false, hosted: null, state: 'live', revokedAt: null });
+    expect(created).toMatchObject({
+      poolId: t.poolId,
+      siteId: t.siteId,
+      role: 'node',
+      usesLeft: 3,
+      maxUses: 3,
+      expect: { serial: 'SN-7701' },
+      allowReclaim: false,
+      hosted: null,
+      state: 'live',
+      revokedAt: null,
+    });
     expect(created.id).toMatch(/^jt_[0-9a-hjkmnp-tv-z]{26}$/);
     const parsed = parseJoinToken(created.token!);
     expect(parsed?.id).toBe(created.id);
@@ -98,7 +109,10 @@ describe('joinTokens.create', () => {
     expect(await refused({ expect: { hostname: 'x' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect' });
     expect(await refused({ expect: { mac: '3c-ec-ef-12-34-56' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.mac' });
     expect(await refused({ expect: { mac: '02:42:ac:11:00:02' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.mac' });
-    expect(await refused({ expect: { gpuUuid: '7d5a1c2e-0b3f-4a6d-9e8c-1f2a3b4c5d6e' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.gpuUuid' });
+    expect(await refused({ expect: { gpuUuid: '7d5a1c2e-0b3f-4a6d-9e8c-1f2a3b4c5d6e' } })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'expect.gpuUuid',
+    });
     expect(await refused({ expect: { productUuid: 'nope' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.productUuid' });
     expect(await refused({ expect: { serial: 'Default string' } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.serial' });
     expect(await refused({ expect: { serial: 7701 } })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'expect.serial' });
@@ -141,9 +155,30 @@ describe('joinTokens.create', () => {
     const pinned = await create({ expect: { mac: '3c:ec:ef:12:34:56' }, hosted: 'kubernetes', maxUses: 2 });
     const events = await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join-token.created' } });
     const eventOf = (id: string) => events.find((e) => (e.data as { tokenId: string }).tokenId === id)!.data;
-    expect(eventOf(plain.id)).toEqual({ tokenId: plain.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 1, expiresAt: plain.expiresAt, pinned: false, actor: operator.actor });
-    expect(eventOf(pinned.id)).toEqual({ tokenId: pinned.id, poolId: t.poolId, siteId: t.siteId, role: 'node', maxUses: 2, expiresAt: pinned.expiresAt, pinned: true, hosted: 'kubernetes', actor: operator.actor });
-    const audit = await db.auditEntry.findFirstOrThrow({ where: { tenantId: t.tenantId, action: 'join-token.created', resource: `compute-join-token/${pinned.id}` } });
+    expect(eventOf(plain.id)).toEqual({
+      tokenId: plain.id,
+      poolId: t.poolId,
+      siteId: t.siteId,
+      role: 'node',
+      maxUses: 1,
+      expiresAt: plain.expiresAt,
+      pinned: false,
+      actor: operator.actor,
+    });
+    expect(eventOf(pinned.id)).toEqual({
+      tokenId: pinned.id,
+      poolId: t.poolId,
+      siteId: t.siteId,
+      role: 'node',
+      maxUses: 2,
+      expiresAt: pinned.expiresAt,
+      pinned: true,
+      hosted: 'kubernetes',
+      actor: operator.actor,
+    });
+    const audit = await db.auditEntry.findFirstOrThrow({
+      where: { tenantId: t.tenantId, action: 'join-token.created', resource: `compute-join-token/${pinned.id}` },
+    });
     expect(audit.actor).toBe(operator.actor);
   });
 
@@ -165,7 +200,11 @@ describe('idempotency', () => {
     expect('token' in retry).toBe(false);
     const { token: _first, ...record } = first;
     expect(retry).toEqual(record);
-    expect(await db.event.count({ where: { tenantId: t.tenantId, type: 'security.join-token.created', data: { path: ['tokenId'], equals: first.id } } })).toBe(1);
+    expect(
+      await db.event.count({
+        where: { tenantId: t.tenantId, type: 'security.join-token.created', data: { path: ['tokenId'], equals: first.id } },
+      }),
+    ).toBe(1);
   });
 
   it('is CONFLICT when the same key asks for a different pool, expect, allowReclaim, hosted or maxUses', async () => {
@@ -196,7 +235,12 @@ describe('idempotency', () => {
     expect(colleague.token).toBeDefined();
     expect(colleague.id).not.toBe(mine.id);
     const other = await createTestTenant(db, { label: 'jt-create-other' });
-    const elsewhere = await createJoinToken(db, other.admin, { tenantId: other.tenantId, poolId: other.poolId, ttlSeconds: 60, idempotencyKey: 'shared-key' });
+    const elsewhere = await createJoinToken(db, other.admin, {
+      tenantId: other.tenantId,
+      poolId: other.poolId,
+      ttlSeconds: 60,
+      idempotencyKey: 'shared-key',
+    });
     expect(elsewhere.token).toBeDefined();
     minted.push(elsewhere.token!);
   });
@@ -206,7 +250,11 @@ describe('idempotency', () => {
     expect(results.filter((r) => r.token !== undefined)).toHaveLength(1);
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
     expect(await db.joinToken.count({ where: { tenantId: t.tenantId, idempotencyKey: 'concurrent' } })).toBe(1);
-    expect(await db.event.count({ where: { tenantId: t.tenantId, type: 'security.join-token.created', data: { path: ['tokenId'], equals: results[0]!.id } } })).toBe(1);
+    expect(
+      await db.event.count({
+        where: { tenantId: t.tenantId, type: 'security.join-token.created', data: { path: ['tokenId'], equals: results[0]!.id } },
+      }),
+    ).toBe(1);
   });
 });
 
@@ -216,7 +264,9 @@ describe('authorization', () => {
     expect((await create({}, t.as('operator'))).token).toBeDefined();
     expect(await refused({}, t.as('viewer'))).toMatchObject({ code: 'ACCESS_DENIED' });
     // Past the router's early check too: the domain function decides on the pool itself.
-    expect(await failure(createJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 60, idempotencyKey: 'v' }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(
+      await failure(createJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 60, idempotencyKey: 'v' })),
+    ).toMatchObject({ code: 'ACCESS_DENIED' });
 
     const other = await createTestTenant(db, { label: 'jt-create-iso' });
     const outsider = other.admin;

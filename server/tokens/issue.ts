@@ -8,7 +8,18 @@ import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../../pr
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
-import { HOSTED_KINDS, idempotencyKey, JOIN_TOKEN_ROLES, maxUses, parseInput, tokenDescription, tokenName, ttlSeconds, type JoinTokenRecord, type JoinTokenRole } from '../../protocol/api/token-schemas';
+import {
+  HOSTED_KINDS,
+  idempotencyKey,
+  JOIN_TOKEN_ROLES,
+  maxUses,
+  parseInput,
+  tokenDescription,
+  tokenName,
+  ttlSeconds,
+  type JoinTokenRecord,
+  type JoinTokenRole,
+} from '../../protocol/api/token-schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
 
 export interface IssueJoinTokenInput {
@@ -62,7 +73,11 @@ const issueInput = z.object({
 
 /** The refusal of a bound MAC that is not a permanent, globally administered unicast MAC, on `field`. */
 export const invalidMac = (field: string) =>
-  new DomainError('INVALID_ARGUMENT', `${field}: must be a permanent, globally administered unicast MAC (aa:bb:cc:dd:ee:ff), not broadcast, multicast, locally administered or all zero`, { field });
+  new DomainError(
+    'INVALID_ARGUMENT',
+    `${field}: must be a permanent, globally administered unicast MAC (aa:bb:cc:dd:ee:ff), not broadcast, multicast, locally administered or all zero`,
+    { field },
+  );
 
 /**
  * Mints a join token of any role inside the caller's transaction: the one server-side minting function
@@ -125,7 +140,12 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
   return { record, token: formatJoinToken(id, secret) };
 }
 
-type Wanted = z.output<typeof issueInput> & { expect: JoinExpect | null; boundMac: string | null; hosted: string | null; idempotencyKey: string | null };
+type Wanted = z.output<typeof issueInput> & {
+  expect: JoinExpect | null;
+  boundMac: string | null;
+  hosted: string | null;
+  idempotencyKey: string | null;
+};
 
 /** Inserts the row unless the idempotency key is taken; true when it inserted. */
 async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, discovery: DiscoveryBootInfo | null): Promise<boolean> {

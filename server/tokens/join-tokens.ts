@@ -26,12 +26,20 @@ import {
  * (`principal.actor`): a retry returns the record without `token` (see issueJoinToken for what conflicts).
  * The answer is the only place the bearer token ever appears.
  */
-export async function createJoinToken(db: Db, principal: Principal, input: z.input<typeof createJoinTokenInput>): Promise<CreatedJoinToken> {
+export async function createJoinToken(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof createJoinTokenInput>,
+): Promise<CreatedJoinToken> {
   const valid = parseInput(createJoinTokenInput, input);
   const pool = await loadPool(db, principal, 'compute:join-tokens:create', { tenantId: valid.tenantId, poolId: valid.poolId });
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
   if (pool.agent !== 'bcd') {
-    throw new DomainError('INVALID_STATE', `Pool ${pool.id} has agent '${pool.agent}': its machines run no daemon, so none can join with a token`, { field: 'poolId' });
+    throw new DomainError(
+      'INVALID_STATE',
+      `Pool ${pool.id} has agent '${pool.agent}': its machines run no daemon, so none can join with a token`,
+      { field: 'poolId' },
+    );
   }
   const { record, token } = await db.$transaction((tx) =>
     issueJoinToken(tx, {
@@ -64,8 +72,14 @@ export async function listJoinTokens(db: Db, principal: Principal, input: z.inpu
   const limit = valid.limit ?? TOKEN_LIMITS.list.default;
   let after = Prisma.empty;
   if (valid.cursor) {
-    const anchor = await db.joinToken.findFirst({ where: { id: valid.cursor, poolId: pool.id, tenantId: pool.ownerTenantId }, select: { id: true } });
-    if (!anchor) throw new DomainError('INVALID_ARGUMENT', 'cursor: not a token of this pool; pass the nextCursor of a previous page', { field: 'cursor' });
+    const anchor = await db.joinToken.findFirst({
+      where: { id: valid.cursor, poolId: pool.id, tenantId: pool.ownerTenantId },
+      select: { id: true },
+    });
+    if (!anchor)
+      throw new DomainError('INVALID_ARGUMENT', 'cursor: not a token of this pool; pass the nextCursor of a previous page', {
+        field: 'cursor',
+      });
     // Keyset on (created_at, id), read from the row itself so the comparison keeps microseconds.
     after = Prisma.sql`AND (created_at, id) < (SELECT created_at, id FROM join_tokens WHERE id = ${anchor.id})`;
   }
@@ -99,7 +113,13 @@ export async function revokeJoinToken(db: Db, principal: Principal, input: z.inp
     if (ended.length === 1) {
       const data = { tokenId: record.id, poolId: record.poolId, siteId: record.siteId, role: record.role, actor: principal.actor };
       await publishEvent(tx, { tenantId: pool.ownerTenantId, type: 'security.join-token.revoked', data });
-      await writeAudit(tx, { tenantId: pool.ownerTenantId, actor: principal.actor, action: 'join-token.revoked', resource: `compute-join-token/${record.id}`, data });
+      await writeAudit(tx, {
+        tenantId: pool.ownerTenantId,
+        actor: principal.actor,
+        action: 'join-token.revoked',
+        resource: `compute-join-token/${record.id}`,
+        data,
+      });
     }
     return record;
   });

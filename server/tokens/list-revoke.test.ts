@@ -15,7 +15,13 @@ let t: TestTenant;
 let keys = 0;
 
 async function mint(poolId = t.poolId, input: Record<string, unknown> = {}) {
-  const created = await createJoinToken(db, t.admin, { tenantId: t.tenantId, poolId, ttlSeconds: 3600, idempotencyKey: `k-${++keys}`, ...input });
+  const created = await createJoinToken(db, t.admin, {
+    tenantId: t.tenantId,
+    poolId,
+    ttlSeconds: 3600,
+    idempotencyKey: `k-${++keys}`,
+    ...input,
+  });
   minted.push(created.token!);
   return created;
 }
@@ -44,7 +50,15 @@ describe('joinTokens.list', () => {
     // Tokens created in one transaction share created_at: the id breaks the tie.
     await db.$transaction(async (tx) => {
       for (let i = 0; i < 2; i++) {
-        const { record, token } = await issueJoinToken(tx, { tenantId: t.tenantId, poolId: pool, siteId: t.siteId, role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' });
+        const { record, token } = await issueJoinToken(tx, {
+          tenantId: t.tenantId,
+          poolId: pool,
+          siteId: t.siteId,
+          role: 'node',
+          ttlSeconds: 600,
+          maxUses: 1,
+          createdBy: 'test',
+        });
         ids.push(record.id);
         minted.push(token!);
       }
@@ -78,12 +92,23 @@ describe('joinTokens.list', () => {
 
   it('holds up to 100 by default and 200 at most', async () => {
     const pool = await t.newPool();
-    await db.$transaction(async (tx) => {
-      for (let i = 0; i < 201; i++) {
-        const { token } = await issueJoinToken(tx, { tenantId: t.tenantId, poolId: pool, siteId: t.siteId, role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' });
-        if (i === 0) minted.push(token!);
-      }
-    }, { timeout: 60_000 });
+    await db.$transaction(
+      async (tx) => {
+        for (let i = 0; i < 201; i++) {
+          const { token } = await issueJoinToken(tx, {
+            tenantId: t.tenantId,
+            poolId: pool,
+            siteId: t.siteId,
+            role: 'node',
+            ttlSeconds: 600,
+            maxUses: 1,
+            createdBy: 'test',
+          });
+          if (i === 0) minted.push(token!);
+        }
+      },
+      { timeout: 60_000 },
+    );
     const first = await list(pool);
     expect(first.items).toHaveLength(100);
     expect(first.nextCursor).toBe(first.items[99]!.id);
@@ -113,8 +138,26 @@ describe('joinTokens.list', () => {
     expect(all.items.find((i) => i.id === usedUp.id)).toMatchObject({ usesLeft: 0, maxUses: 3 });
     for (const item of all.items) {
       expect(Object.keys(item).sort()).toEqual([
-        'allowReclaim', 'createdAt', 'createdBy', 'createdByEmail', 'description', 'expect', 'expiresAt', 'hosted', 'id', 'lastUsedAt', 'maxUses', 'name', 'poolId',
-        'revokedAt', 'revokedBy', 'revokedByEmail', 'role', 'siteId', 'state', 'usesLeft',
+        'allowReclaim',
+        'createdAt',
+        'createdBy',
+        'createdByEmail',
+        'description',
+        'expect',
+        'expiresAt',
+        'hosted',
+        'id',
+        'lastUsedAt',
+        'maxUses',
+        'name',
+        'poolId',
+        'revokedAt',
+        'revokedBy',
+        'revokedByEmail',
+        'role',
+        'siteId',
+        'state',
+        'usesLeft',
       ]);
     }
   });
@@ -138,7 +181,9 @@ describe('joinTokens.list', () => {
     expect((await list(t.poolId, {}, t.as('viewer'))).items.length).toBeGreaterThan(0);
     const other = await createTestTenant(db, { label: 'jt-list-iso' });
     expect(await failure(list(t.poolId, {}, other.admin))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await failure(listJoinTokens(db, other.admin, { tenantId: other.tenantId, poolId: t.poolId }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await failure(listJoinTokens(db, other.admin, { tenantId: other.tenantId, poolId: t.poolId }))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 });
 
@@ -150,9 +195,13 @@ describe('joinTokens.revoke', () => {
     expect(first.revokedAt).not.toBeNull();
     const second = await revoke(t.poolId, token.id);
     expect(second).toEqual(first);
-    const events = await db.event.count({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } });
+    const events = await db.event.count({
+      where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } },
+    });
     expect(events).toBe(1);
-    const audit = await db.auditEntry.findMany({ where: { tenantId: t.tenantId, action: 'join-token.revoked', resource: `compute-join-token/${token.id}` } });
+    const audit = await db.auditEntry.findMany({
+      where: { tenantId: t.tenantId, action: 'join-token.revoked', resource: `compute-join-token/${token.id}` },
+    });
     expect(audit.map((a) => a.actor)).toEqual([t.admin.actor]);
     expect((await list(t.poolId)).items.map((i) => i.id)).not.toContain(token.id);
   });
@@ -161,7 +210,9 @@ describe('joinTokens.revoke', () => {
     const token = await mint();
     expect(token).toMatchObject({ createdBy: t.admin.actor, lastUsedAt: null });
     await revoke(t.poolId, token.id);
-    const event = await db.event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } });
+    const event = await db.event.findFirstOrThrow({
+      where: { tenantId: t.tenantId, type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } },
+    });
     expect((event.data as { actor: string }).actor).toBe(t.admin.actor);
   });
 
@@ -175,12 +226,17 @@ describe('joinTokens.revoke', () => {
     // A second revocation by someone else keeps the first revoker.
     expect(await revoke(t.poolId, token.id)).toMatchObject({ revokedBy: operator.actor });
     expect(await failure(mint(t.poolId, { name: 'bad\u0007name' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'name' });
-    expect(await failure(mint(t.poolId, { description: 'x'.repeat(501) }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'description' });
+    expect(await failure(mint(t.poolId, { description: 'x'.repeat(501) }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'description',
+    });
   });
 
   it('publishes once when revocations race', async () => {
     const token = await mint();
-    const results = await Promise.all(Array.from({ length: 5 }, () => revokeJoinToken(db, t.admin, { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => revokeJoinToken(db, t.admin, { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id })),
+    );
     expect(new Set(results.map((r) => r.revokedAt)).size).toBe(1);
     expect(await db.event.count({ where: { type: 'security.join-token.revoked', data: { path: ['tokenId'], equals: token.id } } })).toBe(1);
   });
@@ -188,7 +244,9 @@ describe('joinTokens.revoke', () => {
   it('lets operators revoke, refuses viewers, and hides tokens of other pools and tenants', async () => {
     const token = await mint();
     expect(await failure(revoke(t.poolId, token.id, t.as('viewer')))).toMatchObject({ code: 'ACCESS_DENIED' });
-    expect(await failure(revokeJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(await failure(revokeJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, tokenId: token.id }))).toMatchObject(
+      { code: 'ACCESS_DENIED' },
+    );
     const otherPool = await t.newPool();
     expect(await failure(revoke(otherPool, token.id))).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(revoke(t.poolId, 'jt_01k5w0000000000000000000000'))).toMatchObject({ code: 'NOT_FOUND' });
@@ -202,20 +260,53 @@ describe('joinTokens.revoke', () => {
 describe('issueJoinToken', () => {
   it('mints the other roles behind one function, with the same bounds', async () => {
     const { record: site, token } = await db.$transaction((tx) =>
-      issueJoinToken(tx, { tenantId: t.tenantId, poolId: null, siteId: t.siteId, role: 'site', ttlSeconds: 600, maxUses: 16, createdBy: 'module:sites' }),
+      issueJoinToken(tx, {
+        tenantId: t.tenantId,
+        poolId: null,
+        siteId: t.siteId,
+        role: 'site',
+        ttlSeconds: 600,
+        maxUses: 16,
+        createdBy: 'module:sites',
+      }),
     );
     minted.push(token!);
     expect(site).toMatchObject({ role: 'site', poolId: null, siteId: t.siteId, maxUses: 16, state: 'live' });
     const discovery = await db.$transaction((tx) =>
-      issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'discovery', ttlSeconds: 600, maxUses: 1, boundMac: '3C-EC-EF-12-34-56', createdBy: 'module:boot', idempotencyKey: 'boot-1' }),
+      issueJoinToken(tx, {
+        tenantId: t.tenantId,
+        poolId: t.poolId,
+        siteId: t.siteId,
+        role: 'discovery',
+        ttlSeconds: 600,
+        maxUses: 1,
+        boundMac: '3C-EC-EF-12-34-56',
+        createdBy: 'module:boot',
+        idempotencyKey: 'boot-1',
+      }),
     );
     minted.push(discovery.token!);
     expect((await db.joinToken.findUniqueOrThrow({ where: { id: discovery.record.id } })).boundMac).toBe('3c:ec:ef:12:34:56');
-    const event = await db.event.findFirstOrThrow({ where: { type: 'security.join-token.created', data: { path: ['tokenId'], equals: discovery.record.id } } });
+    const event = await db.event.findFirstOrThrow({
+      where: { type: 'security.join-token.created', data: { path: ['tokenId'], equals: discovery.record.id } },
+    });
     expect(event.data).toMatchObject({ role: 'discovery', pinned: false });
 
     const issue = (input: Record<string, unknown>) =>
-      failure(db.$transaction((tx) => issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: t.siteId, role: 'provisioned', ttlSeconds: 600, maxUses: 1, createdBy: 'module:deploy', ...input } as never)));
+      failure(
+        db.$transaction((tx) =>
+          issueJoinToken(tx, {
+            tenantId: t.tenantId,
+            poolId: t.poolId,
+            siteId: t.siteId,
+            role: 'provisioned',
+            ttlSeconds: 600,
+            maxUses: 1,
+            createdBy: 'module:deploy',
+            ...input,
+          } as never),
+        ),
+      );
     expect(await issue({ role: 'admin' })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'role' });
     expect(await issue({ ttlSeconds: 59 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });
     expect(await issue({ ttlSeconds: 86_401 })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });
@@ -225,17 +316,29 @@ describe('issueJoinToken', () => {
     for (const boundMac of ['ff:ff:ff:ff:ff:ff', '01:00:5e:00:00:fb', '02:42:ac:11:00:02']) {
       expect(await issue({ boundMac }), boundMac).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'boundMac' });
     }
-    expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'discovery', boundMac: '3c:ec:ef:12:34:57' })).toMatchObject({ code: 'CONFLICT', field: 'boundMac' });
+    expect(
+      await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'discovery', boundMac: '3c:ec:ef:12:34:57' }),
+    ).toMatchObject({ code: 'CONFLICT', field: 'boundMac' });
     expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot' })).toMatchObject({ code: 'CONFLICT', field: 'role' });
   });
 
   it('keeps a database failure from carrying the row (and its hash) into an error', async () => {
-    const error = await db.$transaction((tx) =>
-      issueJoinToken(tx, { tenantId: t.tenantId, poolId: t.poolId, siteId: 'site_doesnotexist', role: 'node', ttlSeconds: 600, maxUses: 1, createdBy: 'test' }),
-    ).then(
-      () => null,
-      (e: unknown) => e as Error,
-    );
+    const error = await db
+      .$transaction((tx) =>
+        issueJoinToken(tx, {
+          tenantId: t.tenantId,
+          poolId: t.poolId,
+          siteId: 'site_doesnotexist',
+          role: 'node',
+          ttlSeconds: 600,
+          maxUses: 1,
+          createdBy: 'test',
+        }),
+      )
+      .then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
     if (!error) throw new Error('expected the insert to fail');
     expect(error).toBeInstanceOf(Error);
     expect(error.message).toMatch(/SQLSTATE 23503/);

@@ -52,9 +52,26 @@ describe('join token secrets', () => {
 
   it('answers cannot carry a hash or anything else the record does not name', () => {
     const record = {
-      id: newId('jt'), poolId: null, siteId: 'site_1', role: 'node', usesLeft: 1, maxUses: 1, expect: null, allowReclaim: false,
-      hosted: null, expiresAt: new Date().toISOString(), createdAt: new Date().toISOString(), revokedAt: null, state: 'live',
-      createdBy: 'op_1', createdByEmail: null, lastUsedAt: null, revokedBy: null, revokedByEmail: null, name: null, description: null,
+      id: newId('jt'),
+      poolId: null,
+      siteId: 'site_1',
+      role: 'node',
+      usesLeft: 1,
+      maxUses: 1,
+      expect: null,
+      allowReclaim: false,
+      hosted: null,
+      expiresAt: new Date().toISOString(),
+      createdAt: new Date().toISOString(),
+      revokedAt: null,
+      state: 'live',
+      createdBy: 'op_1',
+      createdByEmail: null,
+      lastUsedAt: null,
+      revokedBy: null,
+      revokedByEmail: null,
+      name: null,
+      description: null,
     };
     expect(joinTokenRecord.parse(record)).toEqual(record);
     expect(() => joinTokenRecord.parse({ ...record, secretHash: 'ab' })).toThrow();
@@ -70,7 +87,13 @@ describe('the leak check the integration tests use', () => {
     const token = formatJoinToken(newId('jt'), secret);
     const hash = hashTokenSecret(secret);
     expect(findSecretLeak([token], ['nothing here', token.slice(0, 40)])).toBeUndefined();
-    for (const text of [`x ${token} y`, `secret=${secret}`, `\\x${hash.toString('hex').toUpperCase()}`, hash.toString('base64'), `"${hash.toString('base64url')}"`]) {
+    for (const text of [
+      `x ${token} y`,
+      `secret=${secret}`,
+      `\\x${hash.toString('hex').toUpperCase()}`,
+      hash.toString('base64'),
+      `"${hash.toString('base64url')}"`,
+    ]) {
       expect(findSecretLeak([token], ['clean', text])).toBe(text);
     }
   });

@@ -15,14 +15,33 @@ describe('discoveryTokens.create', () => {
   it('mints a single-use discovery token bound to the MAC, recording what the boot step saw and who vouched', async () => {
     const t = await createTestTenant(db());
     const mac = randomMac();
-    const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: mac.toUpperCase(), ip: '10.0.0.9', workflowId: 'wf', bootLeaseEpoch: 5 });
-    expect(created).toMatchObject({ role: 'discovery', maxUses: 1, usesLeft: 1, poolId: null, siteId: t.siteId, token: expect.stringMatching(/^bcjt_/) });
+    const created = await createDiscoveryToken(db(), t.admin, {
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      mac: mac.toUpperCase(),
+      ip: '10.0.0.9',
+      workflowId: 'wf',
+      bootLeaseEpoch: 5,
+    });
+    expect(created).toMatchObject({
+      role: 'discovery',
+      maxUses: 1,
+      usesLeft: 1,
+      poolId: null,
+      siteId: t.siteId,
+      token: expect.stringMatching(/^bcjt_/),
+    });
     const row = await db().joinToken.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.boundMac).toBe(mac);
     expect(row.discovery).toEqual({ ip: '10.0.0.9', workflowId: 'wf', vouchedBy: t.admin.actor, bootLeaseEpoch: 5 });
-    expect(await failure(createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: 'not-a-mac' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'mac' });
+    expect(await failure(createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: 'not-a-mac' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'mac',
+    });
     const other = await createTestTenant(db());
-    expect(await failure(createDiscoveryToken(db(), other.admin, { tenantId: other.tenantId, siteId: t.siteId, mac }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await failure(createDiscoveryToken(db(), other.admin, { tenantId: other.tenantId, siteId: t.siteId, mac }))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 });
 
@@ -46,7 +65,10 @@ describe('discoveryTokens.create refuses MACs a machine never claims', () => {
 describe('siteTokens.create', () => {
   it('mints a site token of at most 16 uses that admits site agents and refuses any other role', async () => {
     const t = await createTestTenant(db());
-    expect(await failure(createSiteToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, maxUses: 17 }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'maxUses' });
+    expect(await failure(createSiteToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, maxUses: 17 }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'maxUses',
+    });
     const created = await createSiteToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, maxUses: 16 });
     expect(created).toMatchObject({ role: 'site', maxUses: 16, poolId: null });
     const joined = await agentJoin(h, created.token!, machineClaims(), { role: 'site', expectedRole: 'site' });
@@ -54,8 +76,12 @@ describe('siteTokens.create', () => {
     expect(joined.answer).toMatchObject({ role: 'site', siteId: t.siteId });
     const asNode = await agentJoin(h, created.token!, machineClaims(), { role: 'node' });
     expect(asNode.status).toBe(403);
-    const reasons = (await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' } })).map((e) => (e.data as { reason: string }).reason);
+    const reasons = (await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' } })).map(
+      (e) => (e.data as { reason: string }).reason,
+    );
     expect(reasons).toEqual(['join-token:role-mismatch']);
-    expect(await failure(createSiteToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId }))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(await failure(createSiteToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId }))).toMatchObject({
+      code: 'ACCESS_DENIED',
+    });
   });
 });

@@ -47,7 +47,11 @@ async function loadManagedSite(db: Db, principal: Principal, tenantId: string, s
  * (the caller's identity). Decided as `compute:sites:manage` on the site. The bearer token is in this
  * answer only, once.
  */
-export async function createDiscoveryToken(db: Db, principal: Principal, input: z.input<typeof createDiscoveryTokenInput>): Promise<CreatedJoinToken> {
+export async function createDiscoveryToken(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof createDiscoveryTokenInput>,
+): Promise<CreatedJoinToken> {
   const valid = parseInput(createDiscoveryTokenInput, input);
   // Checked here so that the error names the field this caller sent (`mac`), not issueJoinToken's `boundMac`.
   if (!isPermanentGlobalMac(valid.mac)) throw invalidMac('mac');
@@ -61,7 +65,12 @@ export async function createDiscoveryToken(db: Db, principal: Principal, input: 
       ttlSeconds: valid.ttlSeconds,
       maxUses: 1,
       boundMac: valid.mac,
-      discovery: { ip: valid.ip ?? null, workflowId: valid.workflowId ?? null, vouchedBy: principal.actor, bootLeaseEpoch: valid.bootLeaseEpoch ?? null },
+      discovery: {
+        ip: valid.ip ?? null,
+        workflowId: valid.workflowId ?? null,
+        vouchedBy: principal.actor,
+        bootLeaseEpoch: valid.bootLeaseEpoch ?? null,
+      },
       createdBy: principal.actor,
       idempotencyKey: valid.idempotencyKey ?? null,
     }),
@@ -70,7 +79,11 @@ export async function createDiscoveryToken(db: Db, principal: Principal, input: 
 }
 
 /** `siteTokens.create`: a `site` token admitting `bcd site` agents into one site, at most 16 uses. */
-export async function createSiteToken(db: Db, principal: Principal, input: z.input<typeof createSiteTokenInput>): Promise<CreatedJoinToken> {
+export async function createSiteToken(
+  db: Db,
+  principal: Principal,
+  input: z.input<typeof createSiteTokenInput>,
+): Promise<CreatedJoinToken> {
   const valid = parseInput(createSiteTokenInput, input);
   const site = await loadManagedSite(db, principal, valid.tenantId, valid.siteId);
   const { record, token } = await db.$transaction((tx) =>

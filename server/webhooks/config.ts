@@ -62,7 +62,8 @@ export function webhookSettingsFromEnv(env: Record<string, string | undefined> =
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new DomainError('INVALID_CONFIG', `${name} must be a whole number from ${min} to ${max}, not ${raw}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new DomainError('INVALID_CONFIG', `${name} must be a whole number from ${min} to ${max}, not ${raw}`);
     (settings[key] as number) = n;
   }
   return settings;

@@ -12,8 +12,19 @@ import type { DeliveryRecord, listDeliveriesInput, redeliverInput, webhookRef } 
 export const WEBHOOK_DELIVERIES_CHANNEL = 'compute_webhook_deliveries';
 
 type Row = {
-  id: string; subscriptionId: string; eventType: string; eventId: bigint | null; state: string; attempts: number; createdAt: Date;
-  nextAttemptAt: Date; lastAttemptAt: Date | null; lastStatus: number | null; lastLatencyMs: number | null; lastError: string | null; deliveredAt: Date | null;
+  id: string;
+  subscriptionId: string;
+  eventType: string;
+  eventId: bigint | null;
+  state: string;
+  attempts: number;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  lastAttemptAt: Date | null;
+  lastStatus: number | null;
+  lastLatencyMs: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
 };
 
 const toRecord = (r: Row): DeliveryRecord => ({
@@ -35,7 +46,10 @@ const toRecord = (r: Row): DeliveryRecord => ({
 const omitBody = { body: false, tenantId: false, retryFrom: false } as const;
 
 async function ownWebhook(db: Db, tenantId: string, webhookId: string) {
-  const sub = await db.webhookSubscription.findFirst({ where: { id: webhookId, tenantId }, select: { id: true, enabled: true, url: true } });
+  const sub = await db.webhookSubscription.findFirst({
+    where: { id: webhookId, tenantId },
+    select: { id: true, enabled: true, url: true },
+  });
   if (!sub) throw new DomainError('NOT_FOUND', `Webhook ${webhookId} not found`);
   return sub;
 }
@@ -66,7 +80,13 @@ export async function redeliver(db: Db, principal: Principal, input: z.infer<typ
        WHERE id = ${input.deliveryId} AND subscription_id = ${input.webhookId}`;
     if (!updated) throw new DomainError('NOT_FOUND', `Delivery ${input.deliveryId} not found`);
     await tx.$executeRaw`SELECT pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')`;
-    await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'webhook.redelivered', resource: `compute-webhook/${input.webhookId}`, data: { deliveryId: input.deliveryId } });
+    await writeAudit(tx, {
+      tenantId: input.tenantId,
+      actor: principal.actor,
+      action: 'webhook.redelivered',
+      resource: `compute-webhook/${input.webhookId}`,
+      data: { deliveryId: input.deliveryId },
+    });
     return toRecord(await tx.webhookDelivery.findUniqueOrThrow({ where: { id: input.deliveryId }, omit: omitBody }));
   });
 }
@@ -82,10 +102,23 @@ export async function sendTestWebhook(db: Db, principal: Principal, input: z.inf
   const id = `msg_${randomUUID().replaceAll('-', '')}`;
   return db.$transaction(async (tx) => {
     const timestamp = (await tx.$queryRaw<{ now: Date }[]>`SELECT now()`)[0]!.now.toISOString();
-    const body = JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp, data: { webhookId: sub.id, tenantId: input.tenantId, requestedBy: principal.actor } });
-    const row = await tx.webhookDelivery.create({ data: { id, subscriptionId: sub.id, tenantId: input.tenantId, eventType: WEBHOOK_TEST_EVENT_TYPE, body }, omit: omitBody });
+    const body = JSON.stringify({
+      type: WEBHOOK_TEST_EVENT_TYPE,
+      timestamp,
+      data: { webhookId: sub.id, tenantId: input.tenantId, requestedBy: principal.actor },
+    });
+    const row = await tx.webhookDelivery.create({
+      data: { id, subscriptionId: sub.id, tenantId: input.tenantId, eventType: WEBHOOK_TEST_EVENT_TYPE, body },
+      omit: omitBody,
+    });
     await tx.$executeRaw`SELECT pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')`;
-    await writeAudit(tx, { tenantId: input.tenantId, actor: principal.actor, action: 'webhook.tested', resource: `compute-webhook/${sub.id}`, data: { deliveryId: id } });
+    await writeAudit(tx, {
+      tenantId: input.tenantId,
+      actor: principal.actor,
+      action: 'webhook.tested',
+      resource: `compute-webhook/${sub.id}`,
+      data: { deliveryId: id },
+    });
     return toRecord(row);
   });
 }

@@ -11,7 +11,13 @@ export async function startWebhookWorker(
   services: Pick<Services, 'pg' | 'databaseUrl' | 'metrics'>,
   env: Record<string, string | undefined> = process.env,
 ): Promise<() => Promise<void>> {
-  const worker = new WebhookWorker({ pool: services.pg, databaseUrl: services.databaseUrl, metrics: services.metrics, settings: webhookSettingsFromEnv(env), secrets: () => serverSecrets(env) });
+  const worker = new WebhookWorker({
+    pool: services.pg,
+    databaseUrl: services.databaseUrl,
+    metrics: services.metrics,
+    settings: webhookSettingsFromEnv(env),
+    secrets: () => serverSecrets(env),
+  });
   await worker.start();
   return () => worker.stop();
 }

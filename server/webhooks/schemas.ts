@@ -56,7 +56,11 @@ export const listDeliveriesInput = z.strictObject({
   state: z.enum(DELIVERY_STATES).optional(),
   limit: z.number().int().min(1).max(500).optional(),
 });
-export const redeliverInput = z.strictObject({ tenantId: idOf('tnt'), webhookId: idOf('wh'), deliveryId: z.string().regex(/^msg_[0-9a-f]{32}$/, 'expected a msg_… id') });
+export const redeliverInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  webhookId: idOf('wh'),
+  deliveryId: z.string().regex(/^msg_[0-9a-f]{32}$/, 'expected a msg_… id'),
+});
 
 export const deliveryRecord = z.object({
   id: z.string(),

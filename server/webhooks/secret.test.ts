@@ -8,9 +8,27 @@ describe('webhook secrets and signatures', () => {
   it('signs as the Standard Webhooks test vector', () => {
     // The specification's reference libraries' vector.
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    expect(signWebhook(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
-    expect(webhookSignatureMatches(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}', 'v1,bm9wZQ== v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=')).toBe(true);
-    expect(webhookSignatureMatches(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265331, '{"test": 2432232314}', 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=')).toBe(false);
+    expect(signWebhook(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
+    expect(
+      webhookSignatureMatches(
+        secret,
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265330,
+        '{"test": 2432232314}',
+        'v1,bm9wZQ== v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+      ),
+    ).toBe(true);
+    expect(
+      webhookSignatureMatches(
+        secret,
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265331,
+        '{"test": 2432232314}',
+        'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+      ),
+    ).toBe(false);
   });
 
   it('makes whsec_ secrets of 32 random bytes', () => {
@@ -42,13 +60,26 @@ describe('webhook settings', () => {
 
   it('reads the environment and refuses values out of range', () => {
     expect(webhookSettingsFromEnv({})).toEqual(DEFAULT_WEBHOOK_SETTINGS);
-    expect(webhookSettingsFromEnv({ BETTER_COMPUTE_WEBHOOK_RETRY_BASE_MS: '50', BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE: 'true' })).toMatchObject({ retryBaseMs: 50, allowPrivate: true });
+    expect(
+      webhookSettingsFromEnv({ BETTER_COMPUTE_WEBHOOK_RETRY_BASE_MS: '50', BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE: 'true' }),
+    ).toMatchObject({ retryBaseMs: 50, allowPrivate: true });
     expect(() => webhookSettingsFromEnv({ BETTER_COMPUTE_WEBHOOK_TIMEOUT_MS: '10s' })).toThrow(/BETTER_COMPUTE_WEBHOOK_TIMEOUT_MS/);
   });
 
   it('checks a subscription URL', () => {
     expect(checkWebhookUrl('https://hooks.example.com/x?y=1', false).toString()).toBe('https://hooks.example.com/x?y=1');
-    for (const bad of ['https://127.0.0.1/', 'http://10.0.0.8/', 'https://169.254.169.254/', 'http://[::1]/', 'http://[fd00::1]/', 'http://localhost:8080/', 'file:///etc/passwd', 'https://a:b@example.com/', 'https://example.com/#x', 'nope']) {
+    for (const bad of [
+      'https://127.0.0.1/',
+      'http://10.0.0.8/',
+      'https://169.254.169.254/',
+      'http://[::1]/',
+      'http://[fd00::1]/',
+      'http://localhost:8080/',
+      'file:///etc/passwd',
+      'https://a:b@example.com/',
+      'https://example.com/#x',
+      'nope',
+    ]) {
       expect(() => checkWebhookUrl(bad, false), bad).toThrow(/url/);
     }
     expect(checkWebhookUrl('http://127.0.0.1:8080/hook', true).toString()).toBe('http://127.0.0.1:8080/hook');

@@ -22,7 +22,9 @@ const keys = new Map<string, Buffer>();
 function keyOf(serverSecret: string): Buffer {
   let key = keys.get(serverSecret);
   if (!key) {
-    key = Buffer.from(hkdfSync('sha256', Buffer.from(serverSecret, 'utf8'), Buffer.alloc(0), 'better-compute webhook signing secret v1', 32));
+    key = Buffer.from(
+      hkdfSync('sha256', Buffer.from(serverSecret, 'utf8'), Buffer.alloc(0), 'better-compute webhook signing secret v1', 32),
+    );
     keys.set(serverSecret, key);
   }
   return key;
@@ -78,7 +80,10 @@ export function openWebhookSecret(sealed: Uint8Array, subscriptionId: string, se
       // the next secret, if any
     }
   }
-  throw new DomainError('INVALID_CONFIG', 'BETTER_COMPUTE_SECRET does not open a stored webhook secret (rotated without BETTER_COMPUTE_PREVIOUS_SECRET?)');
+  throw new DomainError(
+    'INVALID_CONFIG',
+    'BETTER_COMPUTE_SECRET does not open a stored webhook secret (rotated without BETTER_COMPUTE_PREVIOUS_SECRET?)',
+  );
 }
 
 /**

@@ -12,8 +12,18 @@ import { newWebhookSecret, sealWebhookSecret, serverSecrets } from './secret';
 import { checkWebhookUrl } from './target';
 
 type Row = {
-  id: string; tenantId: string; url: string; description: string; eventTypes: string[]; enabled: boolean; disabledReason: string | null;
-  consecutiveFailures: number; failingSince: Date | null; createdBy: string; createdAt: Date; updatedAt: Date;
+  id: string;
+  tenantId: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  consecutiveFailures: number;
+  failingSince: Date | null;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
 };
 
 const toWebhookRecord = (r: Row): WebhookRecord => ({
@@ -32,20 +42,38 @@ const toWebhookRecord = (r: Row): WebhookRecord => ({
 });
 
 const select = {
-  id: true, tenantId: true, url: true, description: true, eventTypes: true, enabled: true, disabledReason: true,
-  consecutiveFailures: true, failingSince: true, createdBy: true, createdAt: true, updatedAt: true,
+  id: true,
+  tenantId: true,
+  url: true,
+  description: true,
+  eventTypes: true,
+  enabled: true,
+  disabledReason: true,
+  consecutiveFailures: true,
+  failingSince: true,
+  createdBy: true,
+  createdAt: true,
+  updatedAt: true,
 } as const;
 
 /** The subscription `webhookId` of `tenantId`, locked for the transaction; NOT_FOUND for another tenant's. */
 async function lockWebhook(tx: Tx, tenantId: string, webhookId: string): Promise<Row> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_subscriptions WHERE id = ${webhookId} AND tenant_id = ${tenantId} FOR UPDATE`;
+  const locked = await tx.$queryRaw<
+    { id: string }[]
+  >`SELECT id FROM webhook_subscriptions WHERE id = ${webhookId} AND tenant_id = ${tenantId} FOR UPDATE`;
   if (!locked.length) throw new DomainError('NOT_FOUND', `Webhook ${webhookId} not found`);
   return tx.webhookSubscription.findUniqueOrThrow({ where: { id: webhookId }, select });
 }
 
 const auditAndPublish = async (tx: Tx, principal: Principal, row: Row, what: string, data: Record<string, unknown> = {}) => {
   const facts = { webhookId: row.id, url: row.url, eventTypes: row.eventTypes, enabled: row.enabled, ...data };
-  await writeAudit(tx, { tenantId: row.tenantId, actor: principal.actor, action: `webhook.${what}`, resource: `compute-webhook/${row.id}`, data: facts });
+  await writeAudit(tx, {
+    tenantId: row.tenantId,
+    actor: principal.actor,
+    action: `webhook.${what}`,
+    resource: `compute-webhook/${row.id}`,
+    data: facts,
+  });
   await publishEvent(tx, { tenantId: row.tenantId, type: `webhook.subscription.${what}`, data: { ...facts, actor: principal.actor } });
 };
 
@@ -62,7 +90,16 @@ export async function createWebhook(db: Db, principal: Principal, input: z.infer
   const sealedSecret = sealWebhookSecret(secret, id, serverSecrets()[0]!);
   return db.$transaction(async (tx) => {
     const row = await tx.webhookSubscription.create({
-      data: { id, tenantId: input.tenantId, url, description: input.description ?? '', eventTypes: input.eventTypes, enabled: input.enabled ?? true, sealedSecret: new Uint8Array(sealedSecret), createdBy: principal.actor },
+      data: {
+        id,
+        tenantId: input.tenantId,
+        url,
+        description: input.description ?? '',
+        eventTypes: input.eventTypes,
+        enabled: input.enabled ?? true,
+        sealedSecret: new Uint8Array(sealedSecret),
+        createdBy: principal.actor,
+      },
       select,
     });
     await auditAndPublish(tx, principal, row, 'created');
@@ -109,7 +146,9 @@ export async function updateWebhook(db: Db, principal: Principal, input: z.infer
       },
       select,
     });
-    await auditAndPublish(tx, principal, row, 'updated', { changed: Object.keys(input).filter((k) => k !== 'tenantId' && k !== 'webhookId') });
+    await auditAndPublish(tx, principal, row, 'updated', {
+      changed: Object.keys(input).filter((k) => k !== 'tenantId' && k !== 'webhookId'),
+    });
     return toWebhookRecord(row);
   });
 }
@@ -135,7 +174,11 @@ export async function rotateWebhookSecret(db: Db, principal: Principal, input: z
   const sealedSecret = sealWebhookSecret(secret, input.webhookId, serverSecrets()[0]!);
   return db.$transaction(async (tx) => {
     await lockWebhook(tx, input.tenantId, input.webhookId);
-    const row = await tx.webhookSubscription.update({ where: { id: input.webhookId }, data: { sealedSecret: new Uint8Array(sealedSecret), updatedAt: new Date() }, select });
+    const row = await tx.webhookSubscription.update({
+      where: { id: input.webhookId },
+      data: { sealedSecret: new Uint8Array(sealedSecret), updatedAt: new Date() },
+      select,
+    });
     await auditAndPublish(tx, principal, row, 'secret-rotated');
     return { ...toWebhookRecord(row), secret };
   });

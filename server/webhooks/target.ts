@@ -24,8 +24,10 @@ export function checkWebhookUrl(value: string, allowPrivate: boolean): URL {
   if (url.hash) throw invalidArgument('url', 'must not have a fragment');
   if (!allowPrivate) {
     const host = bareHost(url);
-    if (net.isIP(host) && !isPublicAddress(host)) throw invalidArgument('url', `${host} is not a public address (set BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE=true to allow it)`);
-    if (/^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host)) throw invalidArgument('url', `${host} is this machine (set BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE=true to allow it)`);
+    if (net.isIP(host) && !isPublicAddress(host))
+      throw invalidArgument('url', `${host} is not a public address (set BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE=true to allow it)`);
+    if (/^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host))
+      throw invalidArgument('url', `${host} is this machine (set BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE=true to allow it)`);
   }
   return url;
 }

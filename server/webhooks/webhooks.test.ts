@@ -53,7 +53,12 @@ class Receiver {
       const path = req.url ?? '/';
       const raw = Buffer.concat(chunks).toString('utf8');
       const secret = this.secrets.get(path) ?? '';
-      this.received.push({ path, id: String(req.headers['webhook-id']), verified: verifyStandardWebhook(secret, req.headers, raw), body: JSON.parse(raw) });
+      this.received.push({
+        path,
+        id: String(req.headers['webhook-id']),
+        verified: verifyStandardWebhook(secret, req.headers, raw),
+        body: JSON.parse(raw),
+      });
       const statuses = this.script.get(path) ?? [200];
       const status = statuses.length > 1 ? statuses.shift()! : statuses[0]!;
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'nope');
@@ -113,7 +118,11 @@ describe('signed webhooks', () => {
   };
   const admin = () => createCaller({ db: testDb(), principal: t.admin });
   const subscribe = async (path: string, eventTypes: string[], tenant = t) => {
-    const created = await createCaller({ db: testDb(), principal: tenant.admin }).webhooks.create({ tenantId: tenant.tenantId, url: receiver.url(path), eventTypes: eventTypes as never });
+    const created = await createCaller({ db: testDb(), principal: tenant.admin }).webhooks.create({
+      tenantId: tenant.tenantId,
+      url: receiver.url(path),
+      eventTypes: eventTypes as never,
+    });
     receiver.secrets.set(path, created.secret);
     return created;
   };
@@ -162,7 +171,10 @@ describe('signed webhooks', () => {
     });
     expect(delivery).toMatchObject({ id: got[0]!.id, attempts: 3, lastStatus: 200, eventType: 'node.joined', nextAttemptAt: null });
     // A success ends the run of failures.
-    expect(await admin().webhooks.get({ tenantId: t.tenantId, webhookId: sub.id })).toMatchObject({ enabled: true, consecutiveFailures: 0 });
+    expect(await admin().webhooks.get({ tenantId: t.tenantId, webhookId: sub.id })).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 0,
+    });
   });
 
   it('sends a subscription only the types it names', async () => {
@@ -209,7 +221,10 @@ describe('signed webhooks', () => {
     await admin().webhooks.update({ tenantId: t.tenantId, webhookId: sub.id, enabled: true });
     const [pending] = (await admin().webhooks.deliveries({ tenantId: t.tenantId, webhookId: sub.id })).items;
     await admin().webhooks.redeliver({ tenantId: t.tenantId, webhookId: sub.id, deliveryId: pending!.id });
-    await until('redelivered', async () => (await admin().webhooks.deliveries({ tenantId: t.tenantId, webhookId: sub.id })).items[0]?.state === 'delivered');
+    await until(
+      'redelivered',
+      async () => (await admin().webhooks.deliveries({ tenantId: t.tenantId, webhookId: sub.id })).items[0]?.state === 'delivered',
+    );
     expect(receiver.at('/down').at(-1)!.id).toBe(pending!.id);
   });
 
@@ -218,7 +233,8 @@ describe('signed webhooks', () => {
     await second.start();
     try {
       const sub = await subscribe('/pair', ['node.connected']);
-      await testDb().$executeRaw`INSERT INTO events (tenant_id, type, data) SELECT ${t.tenantId}, 'node.connected', jsonb_build_object('i', i) FROM generate_series(1, 60) i`;
+      await testDb()
+        .$executeRaw`INSERT INTO events (tenant_id, type, data) SELECT ${t.tenantId}, 'node.connected', jsonb_build_object('i', i) FROM generate_series(1, 60) i`;
       await until('60 deliveries', () => receiver.at('/pair').length >= 60, 60_000);
       await new Promise((r) => setTimeout(r, 500));
       const ids = receiver.at('/pair').map((r) => r.id);
@@ -238,7 +254,11 @@ describe('signed webhooks', () => {
       const pending = async () => {
         const mac = randomMac();
         const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-        const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+        const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
+          role: 'discovery',
+          attestor: 'discovery',
+          keys: generateNodeKeyAndCsr(),
+        });
         return (answer.answer as unknown as { requestId: string }).requestId;
       };
       const [rejected, expiring] = [await pending(), await pending()];
@@ -248,7 +268,9 @@ describe('signed webhooks', () => {
       expect(created[0]).toMatchObject({ verified: true, body: { data: { siteId: t.siteId, attestor: 'discovery' } } });
 
       await admin().joinRequests.reject({ tenantId: t.tenantId, poolId: t.poolId, requestId: rejected, reason: 'not ours' });
-      const decided = await until('the rejection', () => receiver.at('/queue').find((r) => r.body.type === 'security.join-request.rejected'));
+      const decided = await until('the rejection', () =>
+        receiver.at('/queue').find((r) => r.body.type === 'security.join-request.rejected'),
+      );
       expect(decided.body.data).toMatchObject({ requestId: rejected, reason: 'not ours' });
 
       await testDb().$executeRaw`UPDATE join_requests SET expires_at = compute_now() - interval '1 second' WHERE id = ${expiring}`;
@@ -263,7 +285,15 @@ describe('signed webhooks', () => {
 
   it('refuses non-public targets at creation and at delivery, without connecting', async () => {
     delete process.env.BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE;
-    for (const url of ['http://127.0.0.1:9/x', 'https://10.1.2.3/x', 'https://169.254.169.254/latest', 'http://[::1]:9/x', 'http://localhost/x', 'ftp://example.com/x', 'https://u:p@example.com/']) {
+    for (const url of [
+      'http://127.0.0.1:9/x',
+      'https://10.1.2.3/x',
+      'https://169.254.169.254/latest',
+      'http://[::1]:9/x',
+      'http://localhost/x',
+      'ftp://example.com/x',
+      'https://u:p@example.com/',
+    ]) {
       const refused = await failure(admin().webhooks.create({ tenantId: t.tenantId, url, eventTypes: ['node.joined'] }));
       expect(refused, url).toMatchObject({ code: 'INVALID_ARGUMENT' });
       expect(refused.message, url).toMatch(/url/);
@@ -284,7 +314,13 @@ describe('signed webhooks', () => {
     let cleanup: { id: string }[] = [];
     const strict = newWorker({ ...FAST, allowPrivate: false });
     try {
-      const urls = [local.url('/ssrf'), 'http://10.0.0.1/x', 'http://169.254.169.254/latest/meta-data', `http://[::1]:${v6Port || 9}/x`, `http://localhost:${local.port}/x`];
+      const urls = [
+        local.url('/ssrf'),
+        'http://10.0.0.1/x',
+        'http://169.254.169.254/latest/meta-data',
+        `http://[::1]:${v6Port || 9}/x`,
+        `http://localhost:${local.port}/x`,
+      ];
       const subs: { id: string }[] = [];
       cleanup = subs;
       for (const url of urls) subs.push(await admin().webhooks.create({ tenantId: t.tenantId, url, eventTypes: ['node.uncordoned'] }));

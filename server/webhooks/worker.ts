@@ -71,7 +71,15 @@ SELECT tenant_id, 'webhook.subscription.disabled',
                           'consecutiveFailures', consecutive_failures, 'failingSince', failing_since)
   FROM off`;
 
-type Claimed = { id: string; subscription_id: string; tenant_id: string; body: string; attempts: number; url: string; sealed_secret: Buffer };
+type Claimed = {
+  id: string;
+  subscription_id: string;
+  tenant_id: string;
+  body: string;
+  attempts: number;
+  url: string;
+  sealed_secret: Buffer;
+};
 
 interface WebhookWorkerOptions {
   pool: pg.Pool;
@@ -160,7 +168,13 @@ export class WebhookWorker {
       const room = settings.concurrency - this.inFlight;
       // Full: each attempt that ends wakes the worker again, so nothing due is left behind.
       if (room <= 0) return;
-      const claimed = (await pool.query<Claimed>({ name: 'webhook-claim', text: CLAIM, values: [room, settings.timeoutMs + 30_000, this.options.onlyTenants ?? null] })).rows;
+      const claimed = (
+        await pool.query<Claimed>({
+          name: 'webhook-claim',
+          text: CLAIM,
+          values: [room, settings.timeoutMs + 30_000, this.options.onlyTenants ?? null],
+        })
+      ).rows;
       for (const delivery of claimed) {
         this.inFlight++;
         void this.attempt(delivery)
@@ -203,10 +217,21 @@ export class WebhookWorker {
         signal: controller.signal,
       });
       status = answer.status;
-      if (status < 200 || status > 299) error = `HTTP ${status}: ${answer.body.subarray(0, 256).toString('utf8').replace(/[^\x20-\x7e]+/g, ' ').trim()}`.trim();
+      if (status < 200 || status > 299)
+        error = `HTTP ${status}: ${answer.body
+          .subarray(0, 256)
+          .toString('utf8')
+          .replace(/[^\x20-\x7e]+/g, ' ')
+          .trim()}`.trim();
     } catch (caught) {
       refused = caught instanceof AddressRefused;
-      error = refused ? `refused: ${(caught as Error).message}, not a public address` : controller.signal.aborted ? String((controller.signal.reason as Error).message) : caught instanceof Error ? caught.message : String(caught);
+      error = refused
+        ? `refused: ${(caught as Error).message}, not a public address`
+        : controller.signal.aborted
+          ? String((controller.signal.reason as Error).message)
+          : caught instanceof Error
+            ? caught.message
+            : String(caught);
     } finally {
       clearTimeout(timer);
     }
@@ -220,7 +245,11 @@ export class WebhookWorker {
       return;
     }
     const delay = retryDelayMs(settings, delivery.attempts);
-    const failed = await pool.query<{ state: string }>({ name: 'webhook-failed', text: FAILED, values: [delivery.id, started, status, latency, error.slice(0, 500), settings.retryWindowMs, delay] });
+    const failed = await pool.query<{ state: string }>({
+      name: 'webhook-failed',
+      text: FAILED,
+      values: [delivery.id, started, status, latency, error.slice(0, 500), settings.retryWindowMs, delay],
+    });
     const outcome: WebhookOutcome = failed.rows[0]?.state === 'failed' ? 'gave_up' : refused ? 'refused' : 'failed';
     if (this.options.metrics) recordWebhookAttempt(this.options.metrics, outcome);
     await this.countFailure(delivery.subscription_id);
@@ -232,7 +261,11 @@ export class WebhookWorker {
     const batch = this.delivered;
     this.delivered = [];
     this.flushing = this.options.pool
-      .query({ name: 'webhook-delivered', text: DELIVERED, values: [batch.map((b) => b.id), batch.map((b) => b.at), batch.map((b) => b.status), batch.map((b) => b.latency)] })
+      .query({
+        name: 'webhook-delivered',
+        text: DELIVERED,
+        values: [batch.map((b) => b.id), batch.map((b) => b.at), batch.map((b) => b.status), batch.map((b) => b.latency)],
+      })
       .then(
         () => batch.forEach((b) => b.done()),
         (error: unknown) => batch.forEach((b) => b.failed(error)),
@@ -245,7 +278,13 @@ export class WebhookWorker {
 
   private async countFailure(subscriptionId: string): Promise<void> {
     const { settings, pool } = this.options;
-    const counted = (await pool.query<{ enabled: boolean; consecutive_failures: number; failing_long: boolean }>({ name: 'webhook-count-failure', text: COUNT_FAILURE, values: [subscriptionId, settings.disableAfterMs] })).rows[0];
+    const counted = (
+      await pool.query<{ enabled: boolean; consecutive_failures: number; failing_long: boolean }>({
+        name: 'webhook-count-failure',
+        text: COUNT_FAILURE,
+        values: [subscriptionId, settings.disableAfterMs],
+      })
+    ).rows[0];
     if (!counted?.enabled || !counted.failing_long || counted.consecutive_failures < settings.disableMinFailures) return;
     const reason = `every delivery failed for ${Math.round(settings.disableAfterMs / 1000)} s (${counted.consecutive_failures} attempts in a row)`;
     await pool.query({ name: 'webhook-disable', text: DISABLE, values: [subscriptionId, reason] });

@@ -34,7 +34,15 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'bc-go-client-'));
   client = path.join(work, 'go-session-client');
   // No module downloads: the program has no dependency, and the build caches live in this run's directory.
-  const env = { ...process.env, GOFLAGS: '-mod=mod', GOCACHE: path.join(work, 'cache'), GOPATH: path.join(work, 'gopath'), GOPROXY: 'off', GOSUMDB: 'off', CGO_ENABLED: '0' };
+  const env = {
+    ...process.env,
+    GOFLAGS: '-mod=mod',
+    GOCACHE: path.join(work, 'cache'),
+    GOPATH: path.join(work, 'gopath'),
+    GOPROXY: 'off',
+    GOSUMDB: 'off',
+    CGO_ENABLED: '0',
+  };
   await promisify(execFile)('go', ['build', '-o', client, '.'], { cwd: SOURCE, env, timeout: 170_000 });
   r = await createRenewHarness();
 }, 180_000);
@@ -52,13 +60,33 @@ async function joined(t: TestTenant) {
 }
 
 /** Runs the Go client; `whileRunning` gets to look at the database while the session is open. */
-function runClient(node: { certFile: string; keyFile: string }, nodeId: string, heartbeats: number, whileRunning?: () => Promise<void>): Promise<Seen> {
+function runClient(
+  node: { certFile: string; keyFile: string },
+  nodeId: string,
+  heartbeats: number,
+  whileRunning?: () => Promise<void>,
+): Promise<Seen> {
   return new Promise((resolve, reject) => {
     const caFile = path.join(work, 'serving-ca.pem');
     const child = spawn(client, [
-      '-gateway', r.target.gatewayUrl.replace('127.0.0.1', 'localhost'), '-base-path', BASE,
-      '-cert', node.certFile, '-key', node.keyFile, '-ca', caFile,
-      '-node-id', nodeId, '-agent-version', 'go-client/1', '-heartbeats', String(heartbeats), '-timeout', '20s',
+      '-gateway',
+      r.target.gatewayUrl.replace('127.0.0.1', 'localhost'),
+      '-base-path',
+      BASE,
+      '-cert',
+      node.certFile,
+      '-key',
+      node.keyFile,
+      '-ca',
+      caFile,
+      '-node-id',
+      nodeId,
+      '-agent-version',
+      'go-client/1',
+      '-heartbeats',
+      String(heartbeats),
+      '-timeout',
+      '20s',
     ]);
     let stdout = '';
     let stderr = '';
@@ -92,7 +120,11 @@ function verifyWelcome(raw: string) {
   expect(sig.length).toBe(64);
   const key = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
   // The key is the one the agent pinned (join_signing_key_pin): sha256/ + b64 of its SPKI's hash.
-  expect(`sha256/${createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('base64')}`).toBe(r.h.trust.signingKeyPin);
+  expect(
+    `sha256/${createHash('sha256')
+      .update(key.export({ type: 'spki', format: 'der' }))
+      .digest('base64')}`,
+  ).toBe(r.h.trust.signingKeyPin);
   expect(verify('sha256', body, { key, dsaEncoding: 'ieee-p1363' }, sig)).toBe(true);
   const tampered = Buffer.from(body);
   tampered[tampered.length - 2]! ^= 1;
@@ -106,7 +138,9 @@ describe('a Go client (standard library, HTTP/2) speaking the Sessions contract'
     const node = await joined(t);
     let connectedWhileOpen = false;
     const seen = await runClient(node, node.nodeId, 2, async () => {
-      await expect.poll(async () => (await testDb().nodeSession.count({ where: { nodeId: node.nodeId } })) > 0, { timeout: 10_000, interval: 100 }).toBe(true);
+      await expect
+        .poll(async () => (await testDb().nodeSession.count({ where: { nodeId: node.nodeId } })) > 0, { timeout: 10_000, interval: 100 })
+        .toBe(true);
       const rows = await testDb().$queryRaw<Array<{ n: number }>>`
         SELECT count(*)::int AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id
          WHERE s.node_id = ${node.nodeId} AND g.expires_at > now()`;
@@ -131,11 +165,13 @@ describe('a Go client (standard library, HTTP/2) speaking the Sessions contract'
     const session = await testDb().nodeSession.findUnique({ where: { id: welcome.sessionId as string } });
     // Still held, or already ended and reported by the gateway: either way it was this node's, with this version.
     if (session) expect(session).toMatchObject({ nodeId: node.nodeId, agentVersion: 'go-client/1' });
-    const connected = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } })).filter((e) => (e.data as { nodeId?: string }).nodeId === node.nodeId);
+    const connected = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'node.connected' } })).filter(
+      (e) => (e.data as { nodeId?: string }).nodeId === node.nodeId,
+    );
     expect(connected.map((e) => (e.data as { sessionId?: string }).sessionId)).toEqual([welcome.sessionId]);
   });
 
-  it("a Hello naming another node is refused with the uniform bytes, and nothing is opened", async () => {
+  it('a Hello naming another node is refused with the uniform bytes, and nothing is opened', async () => {
     const t = await createTestTenant(testDb());
     const a = await joined(t);
     const b = await joined(t);
@@ -143,7 +179,9 @@ describe('a Go client (standard library, HTTP/2) speaking the Sessions contract'
     expect(seen).toMatchObject({ proto: 'HTTP/2.0', status: 403, contentType: 'application/json', events: [] });
     expect(Buffer.from(seen.bodyB64!, 'base64').toString('utf8')).toBe('{"code":"ACCESS_DENIED","message":"Session refused"}');
     expect(await testDb().nodeSession.count({ where: { nodeId: { in: [a.nodeId, b.nodeId] } } })).toBe(0);
-    const refused = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'security.session.refused' } })).map((e) => e.data as { reason?: string; nodeId?: string });
+    const refused = (await testDb().event.findMany({ where: { tenantId: t.tenantId, type: 'security.session.refused' } })).map(
+      (e) => e.data as { reason?: string; nodeId?: string },
+    );
     expect(refused).toEqual([expect.objectContaining({ reason: 'peer-mismatch', nodeId: a.nodeId })]);
   });
 });

@@ -7,7 +7,15 @@ import { newId } from '../../server/ids';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { randomMac } from '../discovery-harness';
 import { machineClaims } from '../join-harness';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../server-process';
 import { rawHttpClient } from './http-client';
 
 // The review's attacks on the approval queue, replayed from outside against the real server process
@@ -51,7 +59,10 @@ async function discoveryToken(mac: string) {
 
 /** POSTs the attempt to the server's /v1/join and verifies the signed answer as the agent would. */
 async function postJoin(attempt: Awaited<ReturnType<typeof prepareJoinAttempt>>) {
-  const answer = await client.send('POST', `${server.url}/api/compute/v1/join`, { body: attempt.body, headers: { 'content-type': 'application/json' } });
+  const answer = await client.send('POST', `${server.url}/api/compute/v1/join`, {
+    body: attempt.body,
+    headers: { 'content-type': 'application/json' },
+  });
   if (answer.status !== 200) return { status: answer.status, answer: null };
   const verified = verifyJoinAnswer(JSON.parse(answer.body.toString()), {
     signingKeyPin: trust.signingKeyPin,
@@ -69,10 +80,26 @@ describe('the approval queue, from outside', () => {
     const lease = await discoveryToken(randomMac());
     const nodeId = newId('node');
     await database.db.node.create({
-      data: { id: nodeId, tenantId: lease.tenantId, siteId: lease.siteId, poolId: lease.poolId, role: 'node', state: 'adopted', trust: 'platform', claims: { macs: [victimMac] }, attestor: 'join-token' },
+      data: {
+        id: nodeId,
+        tenantId: lease.tenantId,
+        siteId: lease.siteId,
+        poolId: lease.poolId,
+        role: 'node',
+        state: 'adopted',
+        trust: 'platform',
+        claims: { macs: [victimMac] },
+        attestor: 'join-token',
+      },
     });
     const bound = (await database.db.joinToken.findUniqueOrThrow({ where: { id: lease.tokenId } })).boundMac!;
-    const attempt = await prepareJoinAttempt({ token: lease.token, trust, claims: machineClaims({ macs: [bound, victimMac] }), role: 'discovery', attestor: 'discovery' });
+    const attempt = await prepareJoinAttempt({
+      token: lease.token,
+      trust,
+      claims: machineClaims({ macs: [bound, victimMac] }),
+      role: 'discovery',
+      attestor: 'discovery',
+    });
     const result = await postJoin(attempt);
     expect(result.status).toBe(200);
     expect(result.answer).toMatchObject({ status: 'pending', requestId: expect.stringMatching(/^jreq_/) });
@@ -89,7 +116,12 @@ describe('the approval queue, from outside', () => {
         prepareJoinAttempt({
           token: lease.token,
           trust,
-          claims: machineClaims({ macs: [mac, randomMac()], productUuid: randomUUID(), productSerial: `SN-OUT-${i}`, hostname: `pxe-${i}` }),
+          claims: machineClaims({
+            macs: [mac, randomMac()],
+            productUuid: randomUUID(),
+            productSerial: `SN-OUT-${i}`,
+            hostname: `pxe-${i}`,
+          }),
           role: 'discovery',
           attestor: 'discovery',
         }),
@@ -98,7 +130,9 @@ describe('the approval queue, from outside', () => {
     const results = await Promise.all(attempts.map(postJoin));
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(new Set(results.map((r) => r.answer?.requestId)).size).toBe(1);
-    const requests = await database.db.joinRequest.findMany({ where: { siteId: lease.siteId, mac: (await database.db.joinToken.findUniqueOrThrow({ where: { id: lease.tokenId } })).boundMac } });
+    const requests = await database.db.joinRequest.findMany({
+      where: { siteId: lease.siteId, mac: (await database.db.joinToken.findUniqueOrThrow({ where: { id: lease.tokenId } })).boundMac },
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.state).toBe('pending');
     expect(attempts.map((a) => a.keys.csrSha256)).toContain(requests[0]!.csrSha256);

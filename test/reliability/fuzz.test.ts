@@ -6,7 +6,15 @@ import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { createTestTenant } from '../fixtures';
 import { machineClaims } from '../join-harness';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../server-process';
 import { forEachConcurrently, rawHttpClient, type RawAnswer } from './http-client';
 import { mutateBody } from './mutate-body';
 import { runSeed, seededRandom, type SeededRandom } from './seeded-random';
@@ -69,7 +77,9 @@ async function snapshot() {
   const uses = await database.db.$queryRawUnsafe<{ n: number }[]>('SELECT coalesce(sum(uses_left), 0)::int AS n FROM join_tokens');
   out.usesLeft = String(uses[0]!.n);
   // Refusal events are what a refused join is meant to write; every other event would be a change.
-  const events = await database.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM events WHERE type <> 'security.join.refused'");
+  const events = await database.db.$queryRawUnsafe<{ n: number }[]>(
+    "SELECT count(*)::int AS n FROM events WHERE type <> 'security.join.refused'",
+  );
   out.events = String(events[0]!.n);
   return out;
 }
@@ -81,7 +91,16 @@ interface Sent {
   body: Buffer;
 }
 
-const CONTENT_TYPES = ['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json-seq', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json-seq',
+  '',
+];
 
 describe('fuzzed join and REST bodies', () => {
   it(`${JOIN_BODIES + REST_BODIES} bodies: no 5xx, no state change (seed ${seed})`, { timeout: 300_000 }, async () => {
@@ -89,7 +108,15 @@ describe('fuzzed join and REST bodies', () => {
     const random: SeededRandom = seededRandom(seed);
     const home = await defaultPool(db);
     const mint = async (maxUses: number) =>
-      issueJoinToken(db, { tenantId: home.ownerTenantId, poolId: home.id, siteId: home.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'test:fuzz' });
+      issueJoinToken(db, {
+        tenantId: home.ownerTenantId,
+        poolId: home.id,
+        siteId: home.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses,
+        createdBy: 'test:fuzz',
+      });
     const client = rawHttpClient(CONCURRENCY);
     const post = (path: string, body: Buffer | string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
       client.send('POST', `${server.url}/api/compute${path}`, { body, headers });
@@ -123,11 +150,27 @@ describe('fuzzed join and REST bodies', () => {
       // A tenant admin is not a root admin: creating a tenant is refused, whatever the name.
       { path: '/v1/tenants', body: { name: 'fuzz-new-tenant' } },
       { path: `${elsewhere}/sites`, body: { name: 'site-b', kind: 'custom' } },
-      { path: `${T}/pools`, body: { siteId: newId('site'), name: 'pool-b', agent: 'bcd', policy: { joinAttestors: ['join-token'], kubernetes: { platformOperated: false } }, acceptanceChecks: ['gpu-burn'] } },
+      {
+        path: `${T}/pools`,
+        body: {
+          siteId: newId('site'),
+          name: 'pool-b',
+          agent: 'bcd',
+          policy: { joinAttestors: ['join-token'], kubernetes: { platformOperated: false } },
+          acceptanceChecks: ['gpu-burn'],
+        },
+      },
       { path: `${elsewhere}/pools`, body: { siteId: t.siteId, name: 'pool-c', agent: 'none' } },
       {
         path: `${T}/pools/${noPool}/join-tokens`,
-        body: { ttlSeconds: 3600, maxUses: 5, expect: { productUuid: '4c4c4544-0042-3510-8052-b7c04f4d3732', serial: 'SN-1', mac: '3c:ec:ef:00:00:01', gpuUuid: null }, allowReclaim: true, hosted: null, idempotencyKey: 'fuzz-1' },
+        body: {
+          ttlSeconds: 3600,
+          maxUses: 5,
+          expect: { productUuid: '4c4c4544-0042-3510-8052-b7c04f4d3732', serial: 'SN-1', mac: '3c:ec:ef:00:00:01', gpuUuid: null },
+          allowReclaim: true,
+          hosted: null,
+          idempotencyKey: 'fuzz-1',
+        },
       },
       { path: `${elsewhere}/pools/${t.poolId}/join-tokens`, body: { ttlSeconds: 60, maxUses: 1 } },
       { path: `${T}/pools/${t.poolId}/join-tokens/${newId('jt')}/revoke`, body: {} },
@@ -137,7 +180,10 @@ describe('fuzzed join and REST bodies', () => {
       { path: `${T}/api-keys/${newId('ak')}/revoke`, body: {} },
     ];
     for (const base of restBases) {
-      const answer = await post(base.path, JSON.stringify(base.body), { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` });
+      const answer = await post(base.path, JSON.stringify(base.body), {
+        'content-type': 'application/json',
+        authorization: `Bearer ${adminKey}`,
+      });
       expect(answer.status, `${base.path} as it is`).toBeGreaterThanOrEqual(400);
       expect(answer.status, `${base.path} as it is`).toBeLessThan(500);
     }
@@ -173,8 +219,12 @@ describe('fuzzed join and REST bodies', () => {
       if (status >= 500) problem = `answered ${status} ${body.toString('utf8').slice(0, 120)}`;
       // Every refused join answers the same bytes, whatever was wrong with it.
       else if (isJoin && !body.equals(JOIN_REFUSED.body)) problem = `join answered ${status} ${body.toString('utf8').slice(0, 120)}`;
-      else if (!isJoin && !(status >= 400 && typeof safeJson(body)?.code === 'string')) problem = `REST answered ${status} ${body.toString('utf8').slice(0, 120)}`;
-      if (problem) failures.push(`#${i} ${sent.target}: ${sent.description}: ${problem} (body ${sent.body.length} bytes, starts ${JSON.stringify(sent.body.subarray(0, 80).toString('latin1'))})`);
+      else if (!isJoin && !(status >= 400 && typeof safeJson(body)?.code === 'string'))
+        problem = `REST answered ${status} ${body.toString('utf8').slice(0, 120)}`;
+      if (problem)
+        failures.push(
+          `#${i} ${sent.target}: ${sent.description}: ${problem} (body ${sent.body.length} bytes, starts ${JSON.stringify(sent.body.subarray(0, 80).toString('latin1'))})`,
+        );
     });
     client.close();
 

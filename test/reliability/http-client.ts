@@ -12,7 +12,11 @@ export interface RawAnswer {
  */
 export function rawHttpClient(maxSockets: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets });
-  const send = (method: string, url: string, options: { body?: Buffer | string; headers?: Record<string, string> } = {}): Promise<RawAnswer> =>
+  const send = (
+    method: string,
+    url: string,
+    options: { body?: Buffer | string; headers?: Record<string, string> } = {},
+  ): Promise<RawAnswer> =>
     new Promise((resolve, reject) => {
       const body = options.body === undefined ? undefined : Buffer.from(options.body);
       const headers: Record<string, string | number> = { ...options.headers };

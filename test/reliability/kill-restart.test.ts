@@ -5,7 +5,15 @@ import { principalOf } from '../../server/authz/principal';
 import { createPool } from '../../server/pools/pools';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../server-process';
 import { rawHttpClient } from './http-client';
 import { runSeed, seededRandom } from './seeded-random';
 
@@ -57,13 +65,25 @@ describe('SIGKILL during joins', () => {
     const tokens = [];
     for (const [i, maxUses] of MAX_USES.entries()) {
       const pool = await createPool(db, system, { tenantId: home.ownerTenantId, siteId: home.siteId, name: `kill-${i}`, agent: 'bcd' });
-      const issued = await issueJoinToken(db, { tenantId: home.ownerTenantId, poolId: pool.id, siteId: home.siteId, role: 'node', ttlSeconds: 3600, maxUses, createdBy: 'test:kill-restart' });
+      const issued = await issueJoinToken(db, {
+        tenantId: home.ownerTenantId,
+        poolId: pool.id,
+        siteId: home.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses,
+        createdBy: 'test:kill-restart',
+      });
       tokens.push({ id: issued.record.id, token: issued.token!, maxUses, poolId: pool.id });
     }
     const machines: Machine[] = [];
     for (let i = 0; i < JOINS; i++) {
       const token = random.int(0, tokens.length - 1);
-      machines.push({ token, attempt: await prepareJoinAttempt({ token: tokens[token]!.token, trust, claims: machineClaims() }), tries: 0 });
+      machines.push({
+        token,
+        attempt: await prepareJoinAttempt({ token: tokens[token]!.token, trust, claims: machineClaims() }),
+        tries: 0,
+      });
     }
     const killAfter = Array.from({ length: KILLS }, () => random.int(20, JOINS - 50)).sort((a, b) => a - b);
     const killDelayMs = killAfter.map(() => random.int(0, 40));
@@ -78,7 +98,10 @@ describe('SIGKILL during joins', () => {
         machine.tries++;
         if (machine.tries > MAX_TRIES) throw new Error(`a machine got no answer in ${MAX_TRIES} tries`);
         try {
-          const answer = await client.send('POST', `${server.url}/api/compute/v1/join`, { body: machine.attempt.body, headers: { 'content-type': 'application/json' } });
+          const answer = await client.send('POST', `${server.url}/api/compute/v1/join`, {
+            body: machine.attempt.body,
+            headers: { 'content-type': 'application/json' },
+          });
           machine.status = answer.status;
           machine.body = answer.body;
           answered++;
@@ -112,7 +135,10 @@ describe('SIGKILL during joins', () => {
     const statuses = machines.reduce<Record<number, number>>((acc, m) => ({ ...acc, [m.status!]: (acc[m.status!] ?? 0) + 1 }), {});
     const retried = machines.filter((m) => m.tries > 1).length;
     // Each machine ends admitted or refused (a replay of its own lost admission is refused too), never failed.
-    expect(Object.keys(statuses).every((s) => s === '200' || s === '403'), JSON.stringify(statuses)).toBe(true);
+    expect(
+      Object.keys(statuses).every((s) => s === '200' || s === '403'),
+      JSON.stringify(statuses),
+    ).toBe(true);
 
     // Per token: every count that an admission writes agrees with the uses it spent.
     const summary: string[] = [];
@@ -121,10 +147,15 @@ describe('SIGKILL during joins', () => {
       const spent = t.maxUses - (await db.joinToken.findUniqueOrThrow({ where: { id: t.id } })).usesLeft;
       const nodes = await db.node.findMany({ where: { poolId: t.poolId }, select: { id: true } });
       const certs = await db.nodeCert.findMany({ where: { nodeId: { in: nodes.map((n) => n.id) } }, select: { nodeId: true } });
-      const audit = await db.auditEntry.count({ where: { actor: `join-token:${t.id}`, action: { in: ['node.joined', 'node.reclaimed'] } } });
+      const audit = await db.auditEntry.count({
+        where: { actor: `join-token:${t.id}`, action: { in: ['node.joined', 'node.reclaimed'] } },
+      });
       const events = await db.event.count({ where: { type: 'node.joined', data: { path: ['tokenId'], equals: t.id } } });
       const context = `token ${i} (maxUses ${t.maxUses}, ${tried} machines, seed ${seed})`;
-      expect({ nodes: nodes.length, certs: certs.length, nodesWithCert: new Set(certs.map((c) => c.nodeId)).size, audit, events }, context).toEqual({
+      expect(
+        { nodes: nodes.length, certs: certs.length, nodesWithCert: new Set(certs.map((c) => c.nodeId)).size, audit, events },
+        context,
+      ).toEqual({
         nodes: spent,
         certs: spent,
         nodesWithCert: spent,

@@ -12,7 +12,18 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 // serialized text in place of a marker string.
 const RAW = '\u0001raw:';
 
-const HUGE_NUMBERS = ['1e309', '-1e309', '1e-400', '123456789012345678901234567890', '9007199254740993', '-0', '0.0000001', '1.7976931348623157e308', '4294967296', '-2147483649'];
+const HUGE_NUMBERS = [
+  '1e309',
+  '-1e309',
+  '1e-400',
+  '123456789012345678901234567890',
+  '9007199254740993',
+  '-0',
+  '0.0000001',
+  '1.7976931348623157e308',
+  '4294967296',
+  '-2147483649',
+];
 const ODD_STRINGS = [
   '',
   ' ',
@@ -31,8 +42,28 @@ const ODD_STRINGS = [
   '\ufeff',
   'é'.normalize('NFD'),
 ];
-const ODD_KEYS = ['__proto__', 'constructor', 'prototype', '', 'toString', 'hasOwnProperty', 'x'.repeat(300), 'attestation', 'tenantId', 'id'];
-const INVALID_UTF8 = [[0xff], [0xfe, 0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80]];
+const ODD_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  '',
+  'toString',
+  'hasOwnProperty',
+  'x'.repeat(300),
+  'attestation',
+  'tenantId',
+  'id',
+];
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe, 0xff],
+  [0xc0, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xe2, 0x82],
+  [0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+];
 const B64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 function paths(value: Json, prefix: (string | number)[] = []): (string | number)[][] {
@@ -81,7 +112,10 @@ function wrongBase64(random: SeededRandom, text: string): [string, string] {
   const at = random.int(0, Math.max(0, text.length - 1));
   switch (random.int(0, 8)) {
     case 0:
-      return [text.slice(0, at) + random.pick(['!', '*', ' ', '\n', '%', '.', '-', '_', '\u00e9']) + text.slice(at + 1), 'invalid base64 character'];
+      return [
+        text.slice(0, at) + random.pick(['!', '*', ' ', '\n', '%', '.', '-', '_', '\u00e9']) + text.slice(at + 1),
+        'invalid base64 character',
+      ];
     case 1:
       return [text.replace(/=+$/, ''), 'padding removed'];
     case 2:
@@ -94,7 +128,10 @@ function wrongBase64(random: SeededRandom, text: string): [string, string] {
       return [Buffer.from(text).toString('base64'), 'encoded twice'];
     case 6:
       // Valid base64 of the wrong bytes: a flipped character changes what it decodes to.
-      return [text.slice(0, at) + B64_ALPHABET[(B64_ALPHABET.indexOf(text[at] ?? 'A') + 1) % 64] + text.slice(at + 1), 'one character changed (still base64)'];
+      return [
+        text.slice(0, at) + B64_ALPHABET[(B64_ALPHABET.indexOf(text[at] ?? 'A') + 1) % 64] + text.slice(at + 1),
+        'one character changed (still base64)',
+      ];
     case 7:
       return [text.split('.').reverse().join('.'), 'segments reversed'];
     default:
@@ -103,7 +140,8 @@ function wrongBase64(random: SeededRandom, text: string): [string, string] {
 }
 
 /** Nesting `depth` levels deep, as text (JSON.stringify would recurse). */
-const deepNesting = (random: SeededRandom, depth: number) => (random.chance(0.5) ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
+const deepNesting = (random: SeededRandom, depth: number) =>
+  random.chance(0.5) ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 
 function mutateValue(random: SeededRandom, root: Json, base64Fields: ReadonlySet<string>): [Json, string] {
   const all = paths(root);
@@ -114,17 +152,27 @@ function mutateValue(random: SeededRandom, root: Json, base64Fields: ReadonlySet
     case 0:
       return [path.length ? setAt(root, path, undefined) : {}, `deleted ${where}`];
     case 1: {
-      const container = random.pick([[] as (string | number)[], ...all.filter((p) => { const v = getAt(root, p); return v !== null && typeof v === 'object' && !Array.isArray(v); })]);
+      const container = random.pick([
+        [] as (string | number)[],
+        ...all.filter((p) => {
+          const v = getAt(root, p);
+          return v !== null && typeof v === 'object' && !Array.isArray(v);
+        }),
+      ]);
       const key = random.pick(ODD_KEYS);
       const target = (container.length ? getAt(root, container) : root) as Record<string, Json>;
-      if (target && typeof target === 'object' && !Array.isArray(target)) Object.defineProperty(target, key, { value: randomValue(random), enumerable: true, configurable: true, writable: true });
+      if (target && typeof target === 'object' && !Array.isArray(target))
+        Object.defineProperty(target, key, { value: randomValue(random), enumerable: true, configurable: true, writable: true });
       return [root, `unknown field ${JSON.stringify(key.slice(0, 20))} in ${container.join('.') || '(body)'}`];
     }
     case 2:
     case 3: {
       let value = randomValue(random);
       if (typeof value === typeof current && !Array.isArray(value)) value = [value];
-      return [setAt(root, path, value), `type swap at ${where}: ${JSON.stringify(current)?.slice(0, 12)} -> ${JSON.stringify(value).slice(0, 40)}`];
+      return [
+        setAt(root, path, value),
+        `type swap at ${where}: ${JSON.stringify(current)?.slice(0, 12)} -> ${JSON.stringify(value).slice(0, 40)}`,
+      ];
     }
     case 4: {
       const literal = random.pick(HUGE_NUMBERS);
@@ -159,7 +207,10 @@ function mutateValue(random: SeededRandom, root: Json, base64Fields: ReadonlySet
 }
 
 function serialize(value: Json): Buffer {
-  const text = JSON.stringify(value, (_, v) => v).replace(/"\\u0001raw:((?:[^"\\]|\\.)*)"/g, (_, raw: string) => JSON.parse(`"${raw}"`) as string);
+  const text = JSON.stringify(value, (_, v) => v).replace(
+    /"\\u0001raw:((?:[^"\\]|\\.)*)"/g,
+    (_, raw: string) => JSON.parse(`"${raw}"`) as string,
+  );
   return Buffer.from(text, 'utf8');
 }
 
@@ -173,7 +224,10 @@ function mutateBytes(random: SeededRandom, body: Buffer): [Buffer, string] {
       // Inside a string where possible: after an opening quote.
       const quote = body.indexOf('"', at);
       const where = quote >= 0 ? quote + 1 : at;
-      return [Buffer.concat([body.subarray(0, where), Buffer.from(bytes), body.subarray(where)]), `invalid UTF-8 ${Buffer.from(bytes).toString('hex')} at byte ${where}`];
+      return [
+        Buffer.concat([body.subarray(0, where), Buffer.from(bytes), body.subarray(where)]),
+        `invalid UTF-8 ${Buffer.from(bytes).toString('hex')} at byte ${where}`,
+      ];
     }
     case 2: {
       const copy = Buffer.from(body);
@@ -188,7 +242,10 @@ function mutateBytes(random: SeededRandom, body: Buffer): [Buffer, string] {
       const end = body.lastIndexOf('}');
       if (end < 1) return [Buffer.alloc(0), 'empty body'];
       const dup = `,${random.pick(['"sealedToken"', '"csr"', '"claims"', '"name"', '"maxUses"', '"role"', '"__proto__"'])}:${JSON.stringify(randomValue(random))}`;
-      return [Buffer.concat([body.subarray(0, end), Buffer.from(dup.replace(/"\\u0001raw:[^"]*"/g, '1')), body.subarray(end)]), 'duplicate key'];
+      return [
+        Buffer.concat([body.subarray(0, end), Buffer.from(dup.replace(/"\\u0001raw:[^"]*"/g, '1')), body.subarray(end)]),
+        'duplicate key',
+      ];
     }
     case 6:
       return [Buffer.from(body.toString('utf8'), 'utf16le'), 'UTF-16 encoded'];
@@ -204,7 +261,11 @@ function mutateBytes(random: SeededRandom, body: Buffer): [Buffer, string] {
  * long and odd strings, wrong base64 in `base64Fields`, unknown fields, deletions), then, some of the time,
  * byte-level damage (truncation, invalid UTF-8, bit flips, duplicate keys, another encoding).
  */
-export function mutateBody(random: SeededRandom, base: Record<string, unknown>, base64Fields: ReadonlySet<string> = new Set()): MutatedBody {
+export function mutateBody(
+  random: SeededRandom,
+  base: Record<string, unknown>,
+  base64Fields: ReadonlySet<string> = new Set(),
+): MutatedBody {
   let value = structuredClone(base) as Json;
   const steps: string[] = [];
   if (random.chance(0.85)) {

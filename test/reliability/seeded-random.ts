@@ -32,7 +32,8 @@ export function runSeed(): number {
   const configured = process.env.RELIABILITY_SEED;
   if (configured) {
     const seed = Number(configured);
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`RELIABILITY_SEED must be an integer from 0 to 4294967295, not ${configured}`);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+      throw new Error(`RELIABILITY_SEED must be an integer from 0 to 4294967295, not ${configured}`);
     return seed;
   }
   return randomInt(0, 0xffffffff);

@@ -5,7 +5,15 @@ import { bootstrapFirstStart } from '../../server/boot/bootstrap';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
-import { createServerDatabase, defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerDatabase, type ServerProcess } from '../server-process';
+import {
+  createServerDatabase,
+  defaultPool,
+  newServerSecret,
+  serverTrust,
+  startServerProcess,
+  type ServerDatabase,
+  type ServerProcess,
+} from '../server-process';
 import { forEachConcurrently, rawHttpClient } from './http-client';
 
 // Reliability figure (issue 8): two server processes, each with its own connection to one external
@@ -49,7 +57,9 @@ describe('two server processes on one PostgreSQL', () => {
       maxUses: MAX_USES,
       createdBy: 'test:two-servers',
     });
-    const attempts = await Promise.all(Array.from({ length: JOINS }, () => prepareJoinAttempt({ token: token!, trust, claims: machineClaims() })));
+    const attempts = await Promise.all(
+      Array.from({ length: JOINS }, () => prepareJoinAttempt({ token: token!, trust, claims: machineClaims() })),
+    );
 
     const clients = servers.map(() => rawHttpClient(PER_SERVER_CONCURRENCY));
     const answers = new Array<{ server: number; status: number; body: Buffer }>(JOINS);

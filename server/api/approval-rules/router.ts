@@ -1,7 +1,17 @@
 import { requirePermission, router } from '../trpc';
 import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from '../../rules/rules';
 import { z } from 'zod';
-import { createRuleInput, deleteRuleInput, dryRunAnswer, dryRunRuleInput, listRulesInput, moveRuleInput, ruleList, ruleRecord, updateRuleInput } from '../../rules/schemas';
+import {
+  createRuleInput,
+  deleteRuleInput,
+  dryRunAnswer,
+  dryRunRuleInput,
+  listRulesInput,
+  moveRuleInput,
+  ruleList,
+  ruleRecord,
+  updateRuleInput,
+} from '../../rules/schemas';
 
 /** A site's approval rules: decided on the site, like its discovery settings. */
 export const approvalRulesRouter = router({

@@ -1,6 +1,20 @@
 import { requirePermission, router } from '../trpc';
-import { expectedList, importExpectedAnswer, importExpectedInput, importExpectedMachines, listExpectedInput, listExpectedMachines } from '../../expected/expected';
-import { deleteExpectedAnswer, deleteExpectedInput, deleteExpectedMachines, listUnmatchedArrivals, unmatchedAnswer, unmatchedInput } from '../../expected/manage';
+import {
+  expectedList,
+  importExpectedAnswer,
+  importExpectedInput,
+  importExpectedMachines,
+  listExpectedInput,
+  listExpectedMachines,
+} from '../../expected/expected';
+import {
+  deleteExpectedAnswer,
+  deleteExpectedInput,
+  deleteExpectedMachines,
+  listUnmatchedArrivals,
+  unmatchedAnswer,
+  unmatchedInput,
+} from '../../expected/manage';
 
 /** A site's expected machines: imported lists whose machines join without waiting for a person. */
 export const expectedMachinesRouter = router({

@@ -21,7 +21,10 @@ describe('joinRequests.onChange over server-sent events', () => {
     const claim = { operatorId: id, sessionVersion: 1 };
     const subscribe = (input: object, signal?: AbortSignal) =>
       handleTrpcRequest(
-        new Request(`http://console.test/api/trpc/joinRequests.onChange?input=${encodeURIComponent(JSON.stringify(input))}`, { signal, headers: { accept: 'text/event-stream' } }),
+        new Request(`http://console.test/api/trpc/joinRequests.onChange?input=${encodeURIComponent(JSON.stringify(input))}`, {
+          signal,
+          headers: { accept: 'text/event-stream' },
+        }),
         { db, sessionOperatorId: async () => claim },
       );
 
@@ -35,7 +38,11 @@ describe('joinRequests.onChange over server-sent events', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const mac = randomMac();
     const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
-    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', keys: generateNodeKeyAndCsr() });
+    const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
+      role: 'discovery',
+      attestor: 'discovery',
+      keys: generateNodeKeyAndCsr(),
+    });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
     const change = await first;
     expect(change.value).toEqual({ siteId: t.siteId, requestIds: [requestId] });
@@ -43,7 +50,9 @@ describe('joinRequests.onChange over server-sent events', () => {
 
     const other = await createTestTenant(db);
     const refused = await subscribe({ tenantId: other.tenantId, poolId: other.poolId });
-    const error = await readServerSentEvents(refused.body!).next().catch((e: Error) => e);
+    const error = await readServerSentEvents(refused.body!)
+      .next()
+      .catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/not found/i);
   });

@@ -21,7 +21,8 @@ export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
       reauthenticate: ctx.reauthenticate,
       signal,
       authorize: (principal) => loadPool(ctx.db, principal, 'compute:join-tokens:read', input),
-      open: (pool, stop) => watchJoinRequests(processServices().joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
+      open: (pool, stop) =>
+        watchJoinRequests(processServices().joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
     });
     for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds };
   });

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
-import { listOperators, listOperatorsInput, operatorRecord, removeOperator, removeOperatorInput, setOperatorRole, setOperatorRoleInput } from '../../operators/members';
+import {
+  listOperators,
+  listOperatorsInput,
+  operatorRecord,
+  removeOperator,
+  removeOperatorInput,
+  setOperatorRole,
+  setOperatorRoleInput,
+} from '../../operators/members';
 
 /** A tenant's operators: listed, re-roled and removed by its admins (the last admin stays). */
 export const operatorsRouter = router({

@@ -21,7 +21,10 @@ function inputPropertyTypes(procedure: string): PropertyTypes {
   let properties = propertyTypesCache.get(procedure);
   if (!properties) {
     const schema = procedureInput(procedure);
-    properties = (schema ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: PropertyTypes }).properties : undefined) ?? {};
+    properties =
+      (schema
+        ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: PropertyTypes }).properties
+        : undefined) ?? {};
     propertyTypesCache.set(procedure, properties);
   }
   return properties;
@@ -67,7 +70,10 @@ async function readJsonObject(request: Request, ctx: ApiContext, maxBodyBytes: n
     throw new DomainError('INVALID_ARGUMENT', 'The request body is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new DomainError('INVALID_ARGUMENT', `The request body must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+    throw new DomainError(
+      'INVALID_ARGUMENT',
+      `The request body must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`,
+    );
   }
   return parsed as Record<string, unknown>;
 }
@@ -76,7 +82,8 @@ async function readJsonObject(request: Request, ctx: ApiContext, maxBodyBytes: n
 export async function handleRestRequest(request: Request, path: string, ctx: ApiContext): Promise<Response> {
   const match = matchRoute(request.method, path);
   if (!match) return json(404, { code: 'NOT_FOUND', message: `No route ${request.method} ${path}` });
-  if ('allowed' in match) return json(405, { code: 'INVALID_ARGUMENT', message: `Use ${match.allowed.join(' or ')}` }, { allow: match.allowed.join(', ') });
+  if ('allowed' in match)
+    return json(405, { code: 'INVALID_ARGUMENT', message: `Use ${match.allowed.join(' or ')}` }, { allow: match.allowed.join(', ') });
   try {
     // Nothing of an anonymous request is read: no principal, no body (an unauthenticated 200 MB POST
     // answers 401 at once instead of being buffered first).

@@ -12,7 +12,15 @@ import {
   webhookRef,
   webhookWithSecret,
 } from '../../webhooks/schemas';
-import { createWebhook, deleteWebhook, getWebhook, listWebhookEventTypes, listWebhooks, rotateWebhookSecret, updateWebhook } from '../../webhooks/subscriptions';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhookEventTypes,
+  listWebhooks,
+  rotateWebhookSecret,
+  updateWebhook,
+} from '../../webhooks/subscriptions';
 
 /** Webhook subscriptions and their deliveries: admins only (`compute:webhooks:read|manage`). */
 export const webhooksRouter = router({

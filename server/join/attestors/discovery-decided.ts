@@ -90,7 +90,9 @@ export function poolOf(r: PoolColumns): LockedToken['pool'] {
 }
 
 export const serialsOf = (join: PreparedJoin) =>
-  [join.claims.productSerial, join.claims.boardSerial, join.claims.chassisSerial].map((s) => normalizeSerial(s)).filter((s): s is string => s !== null);
+  [join.claims.productSerial, join.claims.boardSerial, join.claims.chassisSerial]
+    .map((s) => normalizeSerial(s))
+    .filter((s): s is string => s !== null);
 
 /** Whether a join is the expected machine: its vouched MAC, or (trusted key only) a serial or the product UUID. */
 export function matchesEntry(entry: ExpectedEntry, token: LockedToken, join: PreparedJoin): boolean {

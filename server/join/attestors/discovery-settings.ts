@@ -11,7 +11,12 @@ export const MAX_PENDING_REQUESTS = { min: 1, max: 100_000, default: 10_000 } as
  */
 export const discoverySettingsSchema = z.strictObject({
   approval: z.enum(DISCOVERY_APPROVALS).default('unknown-machines'),
-  pendingTtlSeconds: z.number().int().min(60).max(30 * 86_400).default(86_400),
+  pendingTtlSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
   maxPendingRequests: z.number().int().min(MAX_PENDING_REQUESTS.min).max(MAX_PENDING_REQUESTS.max).default(MAX_PENDING_REQUESTS.default),
 });
 export type DiscoverySettings = z.output<typeof discoverySettingsSchema>;

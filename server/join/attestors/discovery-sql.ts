@@ -12,7 +12,8 @@ export interface PoolColumns {
 }
 
 /** A row of {@link SELECT_KNOWN_MACHINES}: a known node for join `i`, or a site's count of pending requests. */
-export type KnownMachineRow = { i: number; node_id: string; site: null; pending: null } | { i: null; node_id: null; site: string; pending: number };
+export type KnownMachineRow =
+  { i: number; node_id: string; site: null; pending: null } | { i: null; node_id: null; site: string; pending: number };
 
 /** A row of {@link SELECT_LATEST_REQUESTS}. */
 export interface LatestRequestRow extends PoolColumns {

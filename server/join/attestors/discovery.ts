@@ -17,7 +17,15 @@ import {
   type LatestRequestRow,
   type SiteRuleRow,
 } from './discovery-sql';
-import { matchesEntry, poolOf, serialsOf, writeRuleDecisions, type ExpectedEntry, type LoadedRule, type RuleDecision } from './discovery-decided';
+import {
+  matchesEntry,
+  poolOf,
+  serialsOf,
+  writeRuleDecisions,
+  type ExpectedEntry,
+  type LoadedRule,
+  type RuleDecision,
+} from './discovery-decided';
 import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 import { prepareSealedToken } from './sealed-token';
@@ -248,14 +256,39 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       state.usedExpected.add(entry.id);
       if (replaces) state.expire.push(latest!.id);
       const id = isLive ? latest!.id : newId('jreq');
-      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: 'consumed', ruleId: null, expectedId: entry.id, decidedBy: `import:${entry.importId}`, reason: `expected machine ${entry.id}`, poolId: entry.poolId });
-      state.latest.set(machineKey, { id, state: 'consumed', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: entry.poolId, isExpired: false, pool: entry.pool });
+      state.ruleDecisions.set(join, {
+        join,
+        token: t,
+        id,
+        machineKey,
+        state: 'consumed',
+        ruleId: null,
+        expectedId: entry.id,
+        decidedBy: `import:${entry.importId}`,
+        reason: `expected machine ${entry.id}`,
+        poolId: entry.poolId,
+      });
+      state.latest.set(machineKey, {
+        id,
+        state: 'consumed',
+        csrSha256: join.csr.csrSha256,
+        tokenId: t.id,
+        poolId: entry.poolId,
+        isExpired: false,
+        pool: entry.pool,
+      });
       return verdict;
     }
 
     // The site's approval rules, on what the boot step vouched for and what the machine claims: the first
     // in force that matches decides here, in this join's transaction, so the machine never waits admitted.
-    const facts = { attestor: 'discovery', vouchedMac: t.boundMac, vouchedIp: t.discovery?.ip ?? null, vouchedBy: t.discovery?.vouchedBy ?? null, claims: join.claims as Record<string, unknown> };
+    const facts = {
+      attestor: 'discovery',
+      vouchedMac: t.boundMac,
+      vouchedIp: t.discovery?.ip ?? null,
+      vouchedBy: t.discovery?.vouchedBy ?? null,
+      claims: join.claims as Record<string, unknown>,
+    };
     const rule = firstMatchingRule(state.rules.get(t.siteId) ?? [], facts, null, state.ruleUses) as LoadedRule | null;
     if (rule && rule.action !== 'leave') {
       const id = isLive ? latest!.id : newId('jreq');
@@ -265,8 +298,27 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       if (rule.action === 'approve') state.ruleUses.set(rule.id, (state.ruleUses.get(rule.id) ?? 0) + 1);
       if (replaces) state.expire.push(latest!.id);
       const decided = rule.action === 'approve' ? 'consumed' : 'rejected';
-      state.ruleDecisions.set(join, { join, token: t, id, machineKey, state: decided, ruleId: rule.id, expectedId: null, decidedBy: `rule:${rule.id}`, reason: rule.name, poolId: decided === 'consumed' ? rule.poolId : null });
-      state.latest.set(machineKey, { id, state: decided, csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: rule.poolId, isExpired: false, pool: rule.pool });
+      state.ruleDecisions.set(join, {
+        join,
+        token: t,
+        id,
+        machineKey,
+        state: decided,
+        ruleId: rule.id,
+        expectedId: null,
+        decidedBy: `rule:${rule.id}`,
+        reason: rule.name,
+        poolId: decided === 'consumed' ? rule.poolId : null,
+      });
+      state.latest.set(machineKey, {
+        id,
+        state: decided,
+        csrSha256: join.csr.csrSha256,
+        tokenId: t.id,
+        poolId: rule.poolId,
+        isExpired: false,
+        pool: rule.pool,
+      });
       return verdict;
     }
     if (!isLive) {
@@ -278,7 +330,15 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (replaces) state.expire.push(latest!.id);
     const id = isLive ? latest!.id : newId('jreq');
     state.recorded.set(id, { join, token: t, id, machineKey });
-    state.latest.set(machineKey, { id, state: 'pending', csrSha256: join.csr.csrSha256, tokenId: t.id, poolId: null, isExpired: false, pool: null });
+    state.latest.set(machineKey, {
+      id,
+      state: 'pending',
+      csrSha256: join.csr.csrSha256,
+      tokenId: t.id,
+      poolId: null,
+      isExpired: false,
+      pool: null,
+    });
     return { admitted: false, deferred: true, requestId: id, tenantId: t.tenantId, retryAfterSeconds: RETRY_AFTER_SECONDS };
   },
 

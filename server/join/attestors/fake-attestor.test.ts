@@ -47,11 +47,19 @@ const fake: Attestor<FakeState> = {
   async load(client, joins) {
     const evidence = joins.map((j) => j.evidence as FakeEvidence);
     const [pools, challenges] = await Promise.all([
-      client.query('SELECT id, owner_tenant_id, site_id, policy FROM pools WHERE id = ANY($1::text[]) FOR UPDATE', [evidence.map((e) => e.poolId)]),
-      loadChallenges(client, NAME, evidence.flatMap((e) => (e.nonce ? [e.nonce] : []))),
+      client.query('SELECT id, owner_tenant_id, site_id, policy FROM pools WHERE id = ANY($1::text[]) FOR UPDATE', [
+        evidence.map((e) => e.poolId),
+      ]),
+      loadChallenges(
+        client,
+        NAME,
+        evidence.flatMap((e) => (e.nonce ? [e.nonce] : [])),
+      ),
     ]);
     return {
-      pools: new Map(pools.rows.map((r) => [r.id, { tenantId: r.owner_tenant_id, siteId: r.site_id, joinAttestors: r.policy?.joinAttestors ?? null }])),
+      pools: new Map(
+        pools.rows.map((r) => [r.id, { tenantId: r.owner_tenant_id, siteId: r.site_id, joinAttestors: r.policy?.joinAttestors ?? null }]),
+      ),
       challenges,
       used: [],
     };
@@ -61,9 +69,17 @@ const fake: Attestor<FakeState> = {
     const pool = state.pools.get(evidence.poolId);
     if (!pool) return refuse(`${NAME}:unknown-pool`);
     if (!pool.joinAttestors?.includes(NAME)) return refuse(`${NAME}:pool-attestor`, pool.tenantId);
-    if (!evidence.nonce) return { admitted: false, challenge: true, subject: evidence.poolId, tenantId: pool.tenantId, data: { hint: 'sha256 of fake-answer and the nonce' } };
+    if (!evidence.nonce)
+      return {
+        admitted: false,
+        challenge: true,
+        subject: evidence.poolId,
+        tenantId: pool.tenantId,
+        data: { hint: 'sha256 of fake-answer and the nonce' },
+      };
     state.used.push(evidence.nonce);
-    if (challengeMismatch(state.challenges.get(evidence.nonce), { csrSha256: join.csr.csrSha256, subject: evidence.poolId })) return refuse(`${NAME}:nonce`, pool.tenantId);
+    if (challengeMismatch(state.challenges.get(evidence.nonce), { csrSha256: join.csr.csrSha256, subject: evidence.poolId }))
+      return refuse(`${NAME}:nonce`, pool.tenantId);
     state.challenges.delete(evidence.nonce);
     if (evidence.answer !== answerTo(evidence.nonce)) return refuse(`${NAME}:answer`, pool.tenantId);
     return {
@@ -122,7 +138,10 @@ describe('an attestor registered outside the core', () => {
     // A wrong answer is refused and burns the nonce.
     const wrong = await fakeJoin({ ...base, attestation: { poolId: t.pool.id, nonce: challenge.nonce, answer: 'no' } });
     expect(wrong.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const burnt = await fakeJoin({ ...base, attestation: { poolId: t.pool.id, nonce: challenge.nonce, answer: answerTo(challenge.nonce) } });
+    const burnt = await fakeJoin({
+      ...base,
+      attestation: { poolId: t.pool.id, nonce: challenge.nonce, answer: answerTo(challenge.nonce) },
+    });
     expect(burnt.bytes.equals(JOIN_REFUSED.body)).toBe(true);
     const refusals = await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
     expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual([`${NAME}:answer`, `${NAME}:nonce`]);
@@ -149,11 +168,22 @@ describe('an attestor registered outside the core', () => {
 
     await db.pool.update({ where: { id: t.pool.id }, data: { policy: { joinAttestors: [NAME] } } });
     const one = await fakeJoin({ ...base, attestation: { poolId: t.pool.id } });
-    const { nonce } = verifyJoinChallenge(one.json, { signingKeyPin: h.trust.signingKeyPin, signingCertificateDer: h.trust.signingCertificateDer, csrSha256: keys.csrSha256, attestor: NAME });
+    const { nonce } = verifyJoinChallenge(one.json, {
+      signingKeyPin: h.trust.signingKeyPin,
+      signingCertificateDer: h.trust.signingCertificateDer,
+      csrSha256: keys.csrSha256,
+      attestor: NAME,
+    });
     const other = generateNodeKeyAndCsr();
-    const swapped = await fakeJoin({ ...base, csr: other.csrDer.toString('base64'), attestation: { poolId: t.pool.id, nonce, answer: answerTo(nonce) } });
+    const swapped = await fakeJoin({
+      ...base,
+      csr: other.csrDer.toString('base64'),
+      attestation: { poolId: t.pool.id, nonce, answer: answerTo(nonce) },
+    });
     expect(swapped.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const reasons = (await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { reason: string }).reason);
+    const reasons = (
+      await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })
+    ).map((e) => (e.data as { reason: string }).reason);
     expect(reasons).toEqual([`${NAME}:pool-attestor`, `${NAME}:nonce`]);
   });
 });

@@ -24,7 +24,7 @@ export function decideJoin({ join: candidate, token, existing, rootTenantId }: A
     return refuse('join:placeholder-hardware', tenant);
   }
   // Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
-  const reclaim = candidate.trustedKey ? existing ?? null : null;
+  const reclaim = candidate.trustedKey ? (existing ?? null) : null;
   if (
     reclaim &&
     (!token!.allowReclaim ||
@@ -46,7 +46,7 @@ export function decideJoin({ join: candidate, token, existing, rootTenantId }: A
     siteId: token!.siteId,
     poolId: token!.poolId,
     role: token!.role,
-    certRole: trust === 'tenant-controlled' ? 'node-tenant' : CERT_ROLE_OF_TOKEN[token!.role] ?? token!.role,
+    certRole: trust === 'tenant-controlled' ? 'node-tenant' : (CERT_ROLE_OF_TOKEN[token!.role] ?? token!.role),
     hardwareKeyTrusted: candidate.trustedKey !== null,
     trust,
     state: token!.pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',

@@ -17,4 +17,3 @@ export function prepareSealedToken(attestor: string, request: JoinRequestFields,
   if (!token) throw new JoinRefusal(`${attestor}:malformed`, 'not a bcjt_ token');
   return { token: { id: token.id, sealedAt: seal.iat, secretHash: hashTokenSecret(token.secret) } };
 }
-

@@ -12,10 +12,24 @@ import { JoinRefusal } from './refusal';
 const ECDSA_SHA256 = Buffer.from('300a06082a8648ce3d040302', 'hex');
 
 /** Builds a CSR from parts, signing whatever info it is given. */
-function buildCsr(opts: { key?: KeyObject; spki?: Buffer; version?: Buffer; subject?: Buffer; algorithm?: Buffer; attributes?: Buffer; hash?: string }) {
+function buildCsr(opts: {
+  key?: KeyObject;
+  spki?: Buffer;
+  version?: Buffer;
+  subject?: Buffer;
+  algorithm?: Buffer;
+  attributes?: Buffer;
+  hash?: string;
+}) {
   const key = opts.key ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const spki = opts.spki ?? publicOf(key);
-  const info = tlv(0x30, opts.version ?? Buffer.from('020100', 'hex'), opts.subject ?? tlv(0x30), spki, opts.attributes ?? Buffer.from('a000', 'hex'));
+  const info = tlv(
+    0x30,
+    opts.version ?? Buffer.from('020100', 'hex'),
+    opts.subject ?? tlv(0x30),
+    spki,
+    opts.attributes ?? Buffer.from('a000', 'hex'),
+  );
   const sig = sign(opts.hash ?? 'sha256', info, { key, dsaEncoding: 'der' });
   return tlv(0x30, info, opts.algorithm ?? ECDSA_SHA256, tlv(0x03, Buffer.from([0]), sig));
 }
@@ -40,7 +54,11 @@ function refusal(fn: () => unknown): JoinRefusal {
 describe('parseCsr', () => {
   it('refuses BER anywhere inside, not only at the outer layer: an indefinite-length SET in the subject', () => {
     // SET (indefinite) { SEQUENCE { OID commonName, UTF8String "x" } } end-of-contents, in a definite SEQUENCE.
-    const rdn = Buffer.concat([Buffer.from('3180', 'hex'), tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x0c, Buffer.from('x'))), Buffer.from('0000', 'hex')]);
+    const rdn = Buffer.concat([
+      Buffer.from('3180', 'hex'),
+      tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x0c, Buffer.from('x'))),
+      Buffer.from('0000', 'hex'),
+    ]);
     const ber = buildCsr({ subject: tlv(0x30, rdn) });
     expect(refusal(() => parseCsr(ber)).detail).toBe('indefinite length');
     // The same subject in DER is accepted, so it is the encoding that is refused.
@@ -49,7 +67,10 @@ describe('parseCsr', () => {
   });
 
   it('refuses a constructed string and nesting beyond the depth limit', () => {
-    const constructedString = tlv(0x30, tlv(0x31, tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x2c, tlv(0x0c, Buffer.from('x'))))));
+    const constructedString = tlv(
+      0x30,
+      tlv(0x31, tlv(0x30, tlv(0x06, Buffer.from('550403', 'hex')), tlv(0x2c, tlv(0x0c, Buffer.from('x'))))),
+    );
     expect(refusal(() => parseCsr(buildCsr({ subject: constructedString }))).detail).toBe('constructed string encoding');
     let deep = tlv(0x30);
     for (let i = 0; i < 20; i++) deep = tlv(0x30, deep);
@@ -67,8 +88,20 @@ describe('parseCsr', () => {
   it('parses a CSR OpenSSL made, extensions and all', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'csr-'));
     execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', path.join(dir, 'k.pem')]);
-    execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'k.pem'), '-subj', '/CN=x/O=y', '-addext', 'subjectAltName=DNS:a.example',
-      '-outform', 'DER', '-out', path.join(dir, 'openssl.der')]);
+    execFileSync('openssl', [
+      'req',
+      '-new',
+      '-key',
+      path.join(dir, 'k.pem'),
+      '-subj',
+      '/CN=x/O=y',
+      '-addext',
+      'subjectAltName=DNS:a.example',
+      '-outform',
+      'DER',
+      '-out',
+      path.join(dir, 'openssl.der'),
+    ]);
     const parsed = parseCsr(readFileSync(path.join(dir, 'openssl.der')));
     expect(parsed.spkiDer.length).toBe(91);
   });
@@ -82,8 +115,11 @@ describe('parseCsr', () => {
     const compressed = createPublicKey(key).export({ format: 'jwk' });
     const x = Buffer.from(compressed.x!, 'base64url');
     const y = Buffer.from(compressed.y!, 'base64url');
-    const compressedSpki = tlv(0x30, Buffer.from('301306072a8648ce3d020106082a8648ce3d030107', 'hex'),
-      tlv(0x03, Buffer.from([0, 2 + (y[31]! & 1)]), x));
+    const compressedSpki = tlv(
+      0x30,
+      Buffer.from('301306072a8648ce3d020106082a8648ce3d030107', 'hex'),
+      tlv(0x03, Buffer.from([0, 2 + (y[31]! & 1)]), x),
+    );
     expect(refusal(() => parseCsr(buildCsr({ key, spki: compressedSpki }))).detail).toMatch(/P-256/);
   });
 

@@ -50,7 +50,12 @@ function withPart(jwe: string, index: number, edit: (bytes: Buffer) => void): st
 
 async function joseSeal(header: Record<string, unknown>, parameters?: { apu?: Uint8Array; apv?: Uint8Array }) {
   const encrypt = new CompactEncrypt(new TextEncoder().encode(TOKEN)).setProtectedHeader({
-    alg: 'ECDH-ES+A256KW', enc: 'A256GCM', typ: 'bcjt+jwe', iat: 1_764_432_000, csr: CSR, ...header,
+    alg: 'ECDH-ES+A256KW',
+    enc: 'A256GCM',
+    typ: 'bcjt+jwe',
+    iat: 1_764_432_000,
+    csr: CSR,
+    ...header,
   } as never);
   if (parameters) encrypt.setKeyManagementParameters(parameters);
   return encrypt.encrypt(jwk as never);
@@ -93,12 +98,16 @@ describe('openSeal', () => {
   });
 
   it('refuses an epk that is not a point on P-256', () => {
-    expect(refusedBecause(withHeader(sealed, (h) => {
-      const epk = h.epk as { y: string };
-      const y = Buffer.from(epk.y, 'base64url');
-      y[31]! ^= 1;
-      epk.y = y.toString('base64url');
-    }))).toBe('epk is not a point on P-256');
+    expect(
+      refusedBecause(
+        withHeader(sealed, (h) => {
+          const epk = h.epk as { y: string };
+          const y = Buffer.from(epk.y, 'base64url');
+          y[31]! ^= 1;
+          epk.y = y.toString('base64url');
+        }),
+      ),
+    ).toBe('epk is not a point on P-256');
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' });
     expect(refusedBecause(withHeader(sealed, (h) => (h.epk = p384)))).toMatch(/not a P-256/);
     expect(refusedBecause(withHeader(sealed, (h) => (h.epk = { ...p384, crv: 'P-256' })))).toMatch(/32 bytes/);

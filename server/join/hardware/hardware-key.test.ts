@@ -60,7 +60,9 @@ describe('deriveHardwareKey', () => {
 
   it('has no key when nothing survives', () => {
     expect(deriveHardwareKey({})).toEqual({ key: null, trusted: false, identifiers: 0, hasUuidOrSerial: false });
-    expect(deriveHardwareKey({ productUuid: 'ffffffff-ffff-ffff-ffff-ffffffffffff', productSerial: 'None', macs: ['02:00:00:00:00:01'] }).key).toBeNull();
+    expect(
+      deriveHardwareKey({ productUuid: 'ffffffff-ffff-ffff-ffff-ffffffffffff', productSerial: 'None', macs: ['02:00:00:00:00:01'] }).key,
+    ).toBeNull();
   });
 
   it('separates kinds: a serial equal to a UUID text is a different identifier', () => {

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { DomainError } from '../../../protocol/errors';
 import type { PkiBundle } from './bundle';
 
-const pem = (label: string) =>
-  z.string().regex(new RegExp(`^-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----\\n?$`));
+const pem = (label: string) => z.string().regex(new RegExp(`^-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----\\n?$`));
 const certifiedKey = z.object({ certificatePem: pem('CERTIFICATE'), privateKeyPem: pem('PRIVATE KEY') });
 
 /** The stored shape of a {@link PkiBundle}, version 1. Only shapes: keys and certificates are parsed on use. */

@@ -29,7 +29,8 @@ function caChecks(pem: string, commonName: string) {
 }
 
 const keyOf = (certificatePem: string) =>
-  [bundle.nodeCa, bundle.servingCa, bundle.commandCa, bundle.signingKey].find((pair) => pair.certificatePem === certificatePem)!.privateKeyPem;
+  [bundle.nodeCa, bundle.servingCa, bundle.commandCa, bundle.signingKey].find((pair) => pair.certificatePem === certificatePem)!
+    .privateKeyPem;
 
 describe('createPkiBundle', () => {
   it('is plain JSON of version 1 that survives a round trip and its own schema', () => {
@@ -40,7 +41,17 @@ describe('createPkiBundle', () => {
     expect(copy).toEqual(bundle);
     expect(parsePkiBundle(copy)).toEqual(bundle);
     expect(Object.keys(bundle).sort()).toEqual(
-      ['commandCa', 'commandTrustBundle', 'createdAt', 'encryptionKey', 'nodeCa', 'servingCa', 'signingKey', 'trustDomain', 'version'].sort(),
+      [
+        'commandCa',
+        'commandTrustBundle',
+        'createdAt',
+        'encryptionKey',
+        'nodeCa',
+        'servingCa',
+        'signingKey',
+        'trustDomain',
+        'version',
+      ].sort(),
     );
   });
 
@@ -86,7 +97,9 @@ describe('createPkiBundle', () => {
   });
 
   it('uses a distinct P-256 key for every role', () => {
-    const pems = [bundle.nodeCa, bundle.servingCa, bundle.commandCa, bundle.signingKey, bundle.encryptionKey].map((pair) => pair.privateKeyPem);
+    const pems = [bundle.nodeCa, bundle.servingCa, bundle.commandCa, bundle.signingKey, bundle.encryptionKey].map(
+      (pair) => pair.privateKeyPem,
+    );
     expect(new Set(pems).size).toBe(5);
     for (const pem of pems) {
       expect(pem.startsWith('-----BEGIN PRIVATE KEY-----')).toBe(true);

@@ -44,7 +44,10 @@ describe('sealPkiBundle and openPkiBundle', () => {
   });
 
   it('refuses a wrong secret with the documented error', () => {
-    expectWrongSecret(thrownBy(() => openPkiBundle(sealed, 'correct horse battery stapler, and then some more words')), 'stapler');
+    expectWrongSecret(
+      thrownBy(() => openPkiBundle(sealed, 'correct horse battery stapler, and then some more words')),
+      'stapler',
+    );
   });
 
   it('refuses a tampered header, tag or ciphertext as a failure to open', () => {
@@ -52,7 +55,10 @@ describe('sealPkiBundle and openPkiBundle', () => {
     for (const offset of [7, 9 + 1, 9 + 16 + 1, 9 + 16 + 12 + 1, sealed.length - 1]) {
       const tampered = Buffer.from(sealed);
       tampered[offset]! ^= 0x01;
-      expectWrongSecret(thrownBy(() => openPkiBundle(tampered, secret)), secret);
+      expectWrongSecret(
+        thrownBy(() => openPkiBundle(tampered, secret)),
+        secret,
+      );
     }
   });
 
@@ -68,7 +74,12 @@ describe('sealPkiBundle and openPkiBundle', () => {
 
   it(`refuses to seal under a secret shorter than ${MIN_SECRET_LENGTH} characters or repetitive, without echoing it`, () => {
     // A periodic run of ten letters has enough length and distinct characters, and is still refused (an estimate).
-    for (const weak of ['short-secret-15', 'x'.repeat(16) + '0123456789abcdef', 'ab'.repeat(40), 'abcdefghij'.repeat(5).slice(0, MIN_SECRET_LENGTH)]) {
+    for (const weak of [
+      'short-secret-15',
+      'x'.repeat(16) + '0123456789abcdef',
+      'ab'.repeat(40),
+      'abcdefghij'.repeat(5).slice(0, MIN_SECRET_LENGTH),
+    ]) {
       const error = thrownBy(() => sealPkiBundle(bundle, weak)) as DomainError;
       expect(error.code).toBe('INVALID_ARGUMENT');
       expect(error.field).toBe('BETTER_COMPUTE_SECRET');
@@ -84,11 +95,20 @@ describe('sealPkiBundle and openPkiBundle', () => {
     expect(openPkiBundle(old, 'an-old-16-chars!')).toEqual(bundle);
     expect(sealParameters(old)).toEqual({ logN: 15, r: 8, p: 1 });
     expect(isCurrentSeal(old)).toBe(false);
-    expectWrongSecret(thrownBy(() => openPkiBundle(old, 'an-old-16-chars?')), 'an-old-16-chars?');
+    expectWrongSecret(
+      thrownBy(() => openPkiBundle(old, 'an-old-16-chars?')),
+      'an-old-16-chars?',
+    );
   });
 
   it('refuses a header asking for KDF parameters out of bounds as malformed, before deriving anything', () => {
-    for (const [index, value] of [[6, 30], [6, 14], [7, 0], [8, 0], [8, 200]] as const) {
+    for (const [index, value] of [
+      [6, 30],
+      [6, 14],
+      [7, 0],
+      [8, 0],
+      [8, 200],
+    ] as const) {
       const odd = Buffer.from(sealed);
       odd[index] = value;
       const error = thrownBy(() => openPkiBundle(odd, secret)) as DomainError;

@@ -90,7 +90,9 @@ export function isCurrentSeal(sealed: Uint8Array): boolean {
   return (
     params !== null &&
     bytes.subarray(0, MAGIC_V2.length).equals(MAGIC_V2) &&
-    params.logN >= SEAL_SCRYPT.logN && params.r >= SEAL_SCRYPT.r && params.p >= SEAL_SCRYPT.p
+    params.logN >= SEAL_SCRYPT.logN &&
+    params.r >= SEAL_SCRYPT.r &&
+    params.p >= SEAL_SCRYPT.p
   );
 }
 
@@ -164,8 +166,15 @@ function readLayout(bytes: Buffer): Layout {
 
 function checkParameters({ logN, r, p }: ScryptParameters) {
   const ok =
-    Number.isInteger(logN) && Number.isInteger(r) && Number.isInteger(p) &&
-    logN >= V1_SCRYPT.logN && logN <= MAX_LOG_N && r >= 1 && r <= 32 && p >= 1 && p <= 16 &&
+    Number.isInteger(logN) &&
+    Number.isInteger(r) &&
+    Number.isInteger(p) &&
+    logN >= V1_SCRYPT.logN &&
+    logN <= MAX_LOG_N &&
+    r >= 1 &&
+    r <= 32 &&
+    p >= 1 &&
+    p <= 16 &&
     scryptMemory({ logN, r, p }) <= MAX_SCRYPT_MEMORY;
   if (!ok) throw new DomainError('INVALID_CONFIG', 'scrypt parameters out of bounds');
 }
@@ -174,5 +183,10 @@ const scryptMemory = ({ logN, r }: ScryptParameters) => 128 * r * 2 ** logN;
 
 function deriveKey(secret: string, salt: Buffer, params: ScryptParameters): Buffer {
   // maxmem above scrypt's own need (128 * r * N), which node:crypto's 32 MiB default refuses from N=2^15 on.
-  return scryptSync(Buffer.from(secret, 'utf8'), salt, 32, { N: 2 ** params.logN, r: params.r, p: params.p, maxmem: scryptMemory(params) * 2 });
+  return scryptSync(Buffer.from(secret, 'utf8'), salt, 32, {
+    N: 2 ** params.logN,
+    r: params.r,
+    p: params.p,
+    maxmem: scryptMemory(params) * 2,
+  });
 }

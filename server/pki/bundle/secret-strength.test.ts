@@ -9,7 +9,10 @@ describe('the PKI secret rule', () => {
     ['a run of the alphabet and digits', 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'],
     ['a phrase typed twice', 'my-secret-pass-2024!my-secret-pass-2024!my-secret-pass-2024!'],
     ['a test secret built from runs', 'cli-test-secret-0123456789abcdef-ghijklmnopqrst'],
-    ['a random string over a two-letter alphabet plus a tail', `${[...randomBytes(48)].map((b) => (b & 1 ? 'x' : 'y')).join('')}0123456789`],
+    [
+      'a random string over a two-letter alphabet plus a tail',
+      `${[...randomBytes(48)].map((b) => (b & 1 ? 'x' : 'y')).join('')}0123456789`,
+    ],
   ])('refuses %s as predictable, without repeating it', (_name, secret) => {
     expect(secret.length).toBeGreaterThanOrEqual(43);
     expect(new Set(secret).size).toBeGreaterThanOrEqual(10); // the length and distinct-character rules let these through

@@ -33,7 +33,7 @@ export function estimateSecretBits(secret: string): number {
   const chars = [...secret];
   const literal = Math.log2(Math.max(2, new Set(chars).size));
   let bits = 0;
-  for (let i = 0; i < chars.length; ) {
+  for (let i = 0; i < chars.length;) {
     const repeat = longestEarlierMatch(chars, i);
     const run = runLength(chars, i);
     if (repeat.length >= MIN_REPEAT && repeat.length >= run) {

@@ -1,6 +1,17 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import type { PkiBundle } from './bundle';
-import { basicConstraints, buildCertificate, encodeName, keyIdentifier, KEY_USAGE, keyUsage, OIDS, randomSerial, subjectKeyIdentifier, toPem } from '../ca/x509-build';
+import {
+  basicConstraints,
+  buildCertificate,
+  encodeName,
+  keyIdentifier,
+  KEY_USAGE,
+  keyUsage,
+  OIDS,
+  randomSerial,
+  subjectKeyIdentifier,
+  toPem,
+} from '../ca/x509-build';
 
 const SUBJECT = encodeName([[OIDS.commonName, 'Better Compute JoinService signing key']]);
 

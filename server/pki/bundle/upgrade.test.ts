@@ -45,7 +45,10 @@ function legacyInstall() {
 
 const verifiesAsNodeClient = (bundle: PkiBundle) => {
   try {
-    openssl(['verify', '-purpose', 'sslclient', '-CAfile', '{ca.pem}', '{leaf.pem}'], { 'ca.pem': bundle.nodeCa.certificatePem, 'leaf.pem': bundle.signingKey.certificatePem });
+    openssl(['verify', '-purpose', 'sslclient', '-CAfile', '{ca.pem}', '{leaf.pem}'], {
+      'ca.pem': bundle.nodeCa.certificatePem,
+      'leaf.pem': bundle.signingKey.certificatePem,
+    });
     return true;
   } catch {
     return false;

@@ -48,11 +48,7 @@ export function createRootCa(commonName: string, notBefore: Date, notAfter: Date
     notBefore,
     notAfter,
     spkiDer: keys.spkiDer,
-    extensions: [
-      basicConstraints(true, 0),
-      keyUsage([KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]),
-      subjectKeyIdentifier(keyId),
-    ],
+    extensions: [basicConstraints(true, 0), keyUsage([KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]), subjectKeyIdentifier(keyId)],
     signingKey: keys.privateKey,
   });
   return { key: keys.privateKey, certDer, subject, keyId };

@@ -12,7 +12,10 @@ export function ipAddressBytes(address: string): Buffer {
   let tail: number[] = [];
   const lastColon = text.lastIndexOf(':');
   if (text.slice(lastColon + 1).includes('.')) {
-    tail = text.slice(lastColon + 1).split('.').map(Number);
+    tail = text
+      .slice(lastColon + 1)
+      .split('.')
+      .map(Number);
     text = `${text.slice(0, lastColon + 1)}0:0`;
   }
   const [head, rest] = text.includes('::') ? text.split('::') : [text, undefined];

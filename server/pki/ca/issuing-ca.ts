@@ -63,7 +63,10 @@ export function loadIssuingCa(pair: { certificatePem: string; privateKeyPem: str
 }
 
 /** Parses a certificate and its private key and checks that they belong together and are P-256. */
-export function parsePair(pair: { certificatePem: string; privateKeyPem: string }, what: string): { cert: X509Certificate; key: KeyObject } {
+export function parsePair(
+  pair: { certificatePem: string; privateKeyPem: string },
+  what: string,
+): { cert: X509Certificate; key: KeyObject } {
   let cert: X509Certificate;
   let key: KeyObject;
   try {

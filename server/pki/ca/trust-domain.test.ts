@@ -3,9 +3,8 @@ import { DomainError } from '../../../protocol/errors';
 import { dnsNameProblem, parseTrustDomain } from './trust-domain';
 
 describe('parseTrustDomain', () => {
-  it.each(['compute.example.com', 'a.b', 'x-1.example-2.io', `${'a'.repeat(63)}.com`, 'compute.internal'])(
-    'accepts %s',
-    (name) => expect(parseTrustDomain(name)).toBe(name),
+  it.each(['compute.example.com', 'a.b', 'x-1.example-2.io', `${'a'.repeat(63)}.com`, 'compute.internal'])('accepts %s', (name) =>
+    expect(parseTrustDomain(name)).toBe(name),
   );
 
   it.each([

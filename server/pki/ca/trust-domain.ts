@@ -26,7 +26,9 @@ export function dnsNameProblem(name: string, rules: DnsNameRules): string | unde
   if (name.endsWith('.')) return 'must not end with a dot';
   const labels = name.split('.');
   if (labels.length < rules.minLabels) {
-    return rules.minLabels === 2 ? 'must have at least two labels, such as compute.example.com' : `must have at least ${rules.minLabels} labels`;
+    return rules.minLabels === 2
+      ? 'must have at least two labels, such as compute.example.com'
+      : `must have at least ${rules.minLabels} labels`;
   }
   for (const [index, label] of labels.entries()) {
     if (label === '*' && index === 0 && rules.allowWildcard && labels.length > 2) continue;

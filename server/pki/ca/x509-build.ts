@@ -1,6 +1,19 @@
 import { createHash, randomFillSync, sign, type KeyObject } from 'node:crypto';
 import { childAt, contentOf, readChildren, readRoot } from '../../../protocol/der/reader';
-import { bitString, booleanTrue, explicit, implicit, octetString, oid, sequence, set, smallInteger, time, unsignedInteger, utf8String } from '../../../protocol/der/writer';
+import {
+  bitString,
+  booleanTrue,
+  explicit,
+  implicit,
+  octetString,
+  oid,
+  sequence,
+  set,
+  smallInteger,
+  time,
+  unsignedInteger,
+  utf8String,
+} from '../../../protocol/der/writer';
 import { ipAddressBytes } from './ip-address';
 
 /** Object identifiers the PKI writes. None is under a private arc (1.3.6.1.4.1), so Go's crypto/x509 parses all. */
@@ -62,7 +75,11 @@ export type GeneralName = { type: 'dns' | 'uri' | 'ip'; value: string };
 /** subjectAltName, not critical (every certificate here also has a subject). */
 export function subjectAltName(names: readonly GeneralName[]): Buffer {
   const encoded = names.map(({ type, value }) =>
-    type === 'dns' ? implicit(2, Buffer.from(value, 'latin1')) : type === 'uri' ? implicit(6, Buffer.from(value, 'latin1')) : implicit(7, ipAddressBytes(value)),
+    type === 'dns'
+      ? implicit(2, Buffer.from(value, 'latin1'))
+      : type === 'uri'
+        ? implicit(6, Buffer.from(value, 'latin1'))
+        : implicit(7, ipAddressBytes(value)),
   );
   return extension(OIDS.subjectAltName, false, sequence(...encoded));
 }
@@ -75,8 +92,7 @@ export function keyIdentifier(spkiDer: Buffer): Buffer {
 }
 
 /** subjectKeyIdentifier extension, not critical. */
-export const subjectKeyIdentifier = (keyId: Uint8Array): Buffer =>
-  extension(OIDS.subjectKeyIdentifier, false, octetString(keyId));
+export const subjectKeyIdentifier = (keyId: Uint8Array): Buffer => extension(OIDS.subjectKeyIdentifier, false, octetString(keyId));
 /** authorityKeyIdentifier extension with only keyIdentifier, not critical. */
 export const authorityKeyIdentifier = (keyId: Uint8Array): Buffer =>
   extension(OIDS.authorityKeyIdentifier, false, sequence(implicit(0, keyId)));
@@ -84,7 +100,7 @@ export const authorityKeyIdentifier = (keyId: Uint8Array): Buffer =>
 /** A random positive serial of 16 octets: high bit clear and first octet nonzero, so it encodes in 16. */
 export function randomSerial(): Buffer {
   const serial = randomFillSync(Buffer.allocUnsafe(16));
-  serial[0] = (serial[0]! & 0x7f) || 0x01; // 16 octets were just filled
+  serial[0] = serial[0]! & 0x7f || 0x01; // 16 octets were just filled
   return serial;
 }
 
@@ -124,6 +140,8 @@ export function signTbs(tbs: Buffer, key: KeyObject): Buffer {
 
 /** PEM armor for DER (`CERTIFICATE` unless told). */
 export function toPem(der: Uint8Array, label = 'CERTIFICATE'): string {
-  const body = Buffer.from(der).toString('base64').replace(/.{1,64}/g, '$&\n');
+  const body = Buffer.from(der)
+    .toString('base64')
+    .replace(/.{1,64}/g, '$&\n');
   return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }

@@ -56,7 +56,12 @@ describe('node certificates last at most their lifetime, the backdate included',
     const joined = await agentJoin(r.h, (await mintToken(t)).token!, machineClaims());
     expectLifetime(joined.answer!.certificateChain[0]!, MAX_NODE_CERT_TTL_SECONDS, Date.now());
 
-    const short = new JoinService({ pool: r.h.pool, loadCrypto: async () => r.h.crypto, loadRootTenantId: async () => r.h.rootTenantId, certTtlSeconds: 3_600 });
+    const short = new JoinService({
+      pool: r.h.pool,
+      loadCrypto: async () => r.h.crypto,
+      loadRootTenantId: async () => r.h.rootTenantId,
+      certTtlSeconds: 3_600,
+    });
     const second = await agentJoin({ ...r.h, service: short }, (await mintToken(t)).token!, machineClaims());
     expectLifetime(second.answer!.certificateChain[0]!, 3_600, Date.now());
   });
@@ -88,7 +93,14 @@ describe('node certificates last at most their lifetime, the backdate included',
   it('an approved join request: 7,200 s', async () => {
     const t = await createTestTenant(db());
     const mac = randomMac();
-    const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.1.2.3', workflowId: 'wf-9', bootLeaseEpoch: 42 });
+    const created = await createDiscoveryToken(db(), t.admin, {
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      mac,
+      ip: '10.1.2.3',
+      workflowId: 'wf-9',
+      bootLeaseEpoch: 42,
+    });
     const keys = generateNodeKeyAndCsr();
     const claims = machineClaims({ macs: [mac] });
     const pending = await pxeJoin(created.token!, mac, keys, claims);
@@ -111,7 +123,14 @@ describe('node certificates last at most their lifetime, the backdate included',
     const ramdisk = await pxeJoin((await mintDiscoveryToken(t, mac)).token, mac);
     const ramdiskDir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
     const a = ramdisk.answer!;
-    await writeIdentity(ramdiskDir, { privateKeyPem: ramdisk.keys.privateKeyPem, certificateChain: a.certificateChain, nodeId: a.nodeId, siteId: a.siteId, trustDomain: a.trustDomain, role: a.role });
+    await writeIdentity(ramdiskDir, {
+      privateKeyPem: ramdisk.keys.privateKeyPem,
+      certificateChain: a.certificateChain,
+      nodeId: a.nodeId,
+      siteId: a.siteId,
+      trustDomain: a.trustDomain,
+      role: a.role,
+    });
     expect(await runRenewalLoop({ identityDir: ramdiskDir, ...r.target, once: true, log: () => {} })).toBe(0);
     const renewed = await loadIdentity(ramdiskDir);
     expect(renewed.identity.role).toBe('ramdisk');

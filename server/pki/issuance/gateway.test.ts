@@ -18,13 +18,18 @@ describe('issueGatewayCertificate', () => {
     }).toString();
     expect(out).toContain(': OK');
     expect(() =>
-      openssl(['verify', '-CAfile', '{ca.pem}', '{leaf.pem}'], { 'ca.pem': bundle.nodeCa.certificatePem, 'leaf.pem': issued.certificatePem }),
+      openssl(['verify', '-CAfile', '{ca.pem}', '{leaf.pem}'], {
+        'ca.pem': bundle.nodeCa.certificatePem,
+        'leaf.pem': issued.certificatePem,
+      }),
     ).toThrow();
   });
 
   it('writes the names, usages and validity openssl shows', () => {
     const text = openssl(['x509', '-in', '{leaf.pem}', '-noout', '-text'], { 'leaf.pem': issued.certificatePem }).toString();
-    expect(text).toContain('DNS:gw.eu.example.com, DNS:*.gw.example.com, DNS:localhost, IP Address:10.0.0.7, IP Address:2001:DB8:0:0:0:0:0:1, IP Address:0:0:0:0:0:FFFF:C000:201');
+    expect(text).toContain(
+      'DNS:gw.eu.example.com, DNS:*.gw.example.com, DNS:localhost, IP Address:10.0.0.7, IP Address:2001:DB8:0:0:0:0:0:1, IP Address:0:0:0:0:0:FFFF:C000:201',
+    );
     expect(text).toContain('TLS Web Server Authentication');
     expect(text).toMatch(/Key Usage: critical\s+Digital Signature/);
     expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);

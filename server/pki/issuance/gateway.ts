@@ -69,7 +69,8 @@ export function parseSans(sans: readonly string[]): GeneralName[] {
     const value = raw.trim().toLowerCase();
     if (seen.has(value)) continue;
     seen.add(value);
-    if (value.startsWith('[') || value.includes('%')) throw invalidSan(`${JSON.stringify(raw)} is not a valid IP address (no brackets or zone)`);
+    if (value.startsWith('[') || value.includes('%'))
+      throw invalidSan(`${JSON.stringify(raw)} is not a valid IP address (no brackets or zone)`);
     if (isIP(value) !== 0) {
       names.push({ type: 'ip', value });
       continue;
@@ -84,4 +85,3 @@ export function parseSans(sans: readonly string[]): GeneralName[] {
 function invalidSan(problem: string): DomainError {
   return new DomainError('INVALID_ARGUMENT', `san: ${problem}`, { field: 'san' });
 }
-

@@ -21,7 +21,11 @@ describe('pkiJoinCrypto', () => {
     expect(joinCrypto.nodeCaCertificate).toBe(joinCrypto.nodeCa.certDer.toString('base64'));
     expect(joinCrypto.signingCertificate).toBe(new NodeX509(bundle.signingKey.certificatePem).raw.toString('base64'));
     expect(joinCrypto.commandTrustBundle).toEqual(bundle.commandTrustBundle);
-    expect([joinCrypto.nodeCa.key.type, joinCrypto.signingKey.type, joinCrypto.encryptionKey.type]).toEqual(['private', 'private', 'private']);
+    expect([joinCrypto.nodeCa.key.type, joinCrypto.signingKey.type, joinCrypto.encryptionKey.type]).toEqual([
+      'private',
+      'private',
+      'private',
+    ]);
   });
 
   it('publishes the encryption key as a bare public P-256 JWK whose pin is the pinned one', async () => {
@@ -63,9 +67,15 @@ describe('pkiJoinCrypto', () => {
       [{ ...bundle, nodeCa: { ...bundle.nodeCa, privateKeyPem: other.nodeCa.privateKeyPem } }, /node CA private key does not match/],
       [{ ...bundle, nodeCa: bundle.signingKey }, /node CA certificate is not a CA/],
       // Issued by another deployment's node CA: neither self-signed nor this node CA's.
-      [{ ...bundle, signingKey: withNodeCaIssuedSigningCertificate(other).signingKey }, /signing certificate is neither self-signed nor issued by the node CA/],
+      [
+        { ...bundle, signingKey: withNodeCaIssuedSigningCertificate(other).signingKey },
+        /signing certificate is neither self-signed nor issued by the node CA/,
+      ],
       [{ ...bundle, signingKey: bundle.nodeCa }, /signing certificate must not be a CA certificate/],
-      [{ ...bundle, signingKey: { ...bundle.signingKey, privateKeyPem: other.signingKey.privateKeyPem } }, /signing private key does not match/],
+      [
+        { ...bundle, signingKey: { ...bundle.signingKey, privateKeyPem: other.signingKey.privateKeyPem } },
+        /signing private key does not match/,
+      ],
       [{ ...bundle, encryptionKey: { privateKeyPem: 'garbage' } }, /encryption private key does not parse/],
       [{ ...bundle, commandTrustBundle: ['bm90IGEgY2VydA=='] }, /commandTrustBundle\[0\] is not a certificate/],
     ];
@@ -76,7 +86,10 @@ describe('pkiJoinCrypto', () => {
       expect(error.message).toMatch(message);
       expect(error.message).not.toMatch(/BEGIN|MII/);
     }
-    expect(thrownBy(() => pkiJoinCrypto({ ...bundle, trustDomain: 'nope' }))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'trustDomain' });
+    expect(thrownBy(() => pkiJoinCrypto({ ...bundle, trustDomain: 'nope' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'trustDomain',
+    });
   });
 });
 

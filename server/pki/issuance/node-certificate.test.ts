@@ -67,17 +67,31 @@ describe('issueNodeCertificate', () => {
     expect(cert.signatureAlgorithm).toMatchObject({ name: 'ECDSA', hash: { name: 'SHA-256' } });
     expect(await cert.verify({ publicKey: caCert.publicKey, signatureOnly: true })).toBe(true);
 
-    expect(cert.extensions.map((e) => e.type).sort()).toEqual(['2.5.29.14', '2.5.29.15', '2.5.29.17', '2.5.29.19', '2.5.29.35', '2.5.29.37']);
+    expect(cert.extensions.map((e) => e.type).sort()).toEqual([
+      '2.5.29.14',
+      '2.5.29.15',
+      '2.5.29.17',
+      '2.5.29.19',
+      '2.5.29.35',
+      '2.5.29.37',
+    ]);
     expect(cert.getExtension(x509.BasicConstraintsExtension)).toMatchObject({ ca: false, critical: true });
     expect(cert.getExtension(x509.KeyUsagesExtension)).toMatchObject({ usages: x509.KeyUsageFlags.digitalSignature, critical: true });
-    expect(cert.getExtension(x509.ExtendedKeyUsageExtension)).toMatchObject({ usages: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth], critical: false });
+    expect(cert.getExtension(x509.ExtendedKeyUsageExtension)).toMatchObject({
+      usages: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
+      critical: false,
+    });
     expect(cert.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON()).toEqual([
       { type: 'url', value: spiffeId },
       { type: 'url', value: 'urn:bc:tpm-ak:sha256:0123abcd' },
     ]);
     expect(issued.spiffeId).toBe(spiffeId);
-    expect(cert.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId).toBe(caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId);
-    expect(cert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId).toBe(createHash('sha1').update(nodeKey.subarray(26)).digest('hex'));
+    expect(cert.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId).toBe(
+      caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId,
+    );
+    expect(cert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId).toBe(
+      createHash('sha1').update(nodeKey.subarray(26)).digest('hex'),
+    );
   });
 
   it('carries no private-arc OID and no string but the role and the URIs', () => {
@@ -108,8 +122,15 @@ describe('issueNodeCertificate', () => {
     const late = issue({ notBefore: new Date(end - 3_600_000), ttlSeconds: 86_400 });
     expect(late.notAfter.getTime()).toBe(end);
     expect(parse(late.der).notAfter.getTime()).toBe(end);
-    expect(openssl(['x509', '-in', '{leaf.pem}', '-noout', '-enddate'], { 'leaf.pem': toPem(late.der) }).toString().trim()).toBe(`notAfter=${caNotAfter}`);
-    expect(thrownBy(() => issue({ notBefore: new Date(end) }))).toMatchObject({ code: 'INVALID_CONFIG', message: 'The node CA has expired: it can issue no certificate' });
+    expect(
+      openssl(['x509', '-in', '{leaf.pem}', '-noout', '-enddate'], { 'leaf.pem': toPem(late.der) })
+        .toString()
+        .trim(),
+    ).toBe(`notAfter=${caNotAfter}`);
+    expect(thrownBy(() => issue({ notBefore: new Date(end) }))).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: 'The node CA has expired: it can issue no certificate',
+    });
   });
 
   it('starts early enough for an agent whose clock runs a few minutes behind (openssl verify at its time)', () => {
@@ -131,7 +152,13 @@ describe('issueNodeCertificate', () => {
     expect(text).toMatch(/Key Usage: critical\s+Digital Signature\n/);
     expect(text).toMatch(/Extended Key Usage: \s+TLS Web Server Authentication, TLS Web Client Authentication\n/);
     expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
-    const date = (d: Date) => d.toUTCString().replace(/^\w+, (\d+) (\w+) (\d+) ([\d:]+) GMT$/, (_, day, mon, year, hms) => `${mon} ${String(Number(day)).padStart(2, ' ')} ${hms} ${year} GMT`);
+    const date = (d: Date) =>
+      d
+        .toUTCString()
+        .replace(
+          /^\w+, (\d+) (\w+) (\d+) ([\d:]+) GMT$/,
+          (_, day, mon, year, hms) => `${mon} ${String(Number(day)).padStart(2, ' ')} ${hms} ${year} GMT`,
+        );
     expect(text).toContain(`Not Before: ${date(issued.notBefore)}`);
     expect(text).toContain(`Not After : ${date(issued.notAfter)}`);
     expect(text).toContain('ASN1 OID: prime256v1');
@@ -139,7 +166,13 @@ describe('issueNodeCertificate', () => {
 
   it('counts the backdate inside the lifetime: notAfter − notBefore is ttlSeconds for every role and length', () => {
     const issuance = Math.floor(base.notBefore.getTime() / 1000) * 1000;
-    for (const [role, ttlSeconds, backdate] of [['node', 86_400, 300], ['ramdisk', 7_200, 300], ['node', 3_000, 300], ['node', 60, 6], ['ramdisk', 9, 0]] as const) {
+    for (const [role, ttlSeconds, backdate] of [
+      ['node', 86_400, 300],
+      ['ramdisk', 7_200, 300],
+      ['node', 3_000, 300],
+      ['node', 60, 6],
+      ['ramdisk', 9, 0],
+    ] as const) {
       const c = issue({ role, ttlSeconds });
       expect(c.notAfter.getTime() - c.notBefore.getTime()).toBe(ttlSeconds * 1000);
       // The backdate is five minutes, or a tenth of a short lifetime so that most of it lies after the issuance.
@@ -200,7 +233,8 @@ describe('issueNodeCertificate', () => {
   });
 
   it('refuses names that would change the SPIFFE ID', () => {
-    for (const siteId of ['', 'a/b', '..', 'site?x', 'x'.repeat(129)]) expect(thrownBy(() => issue({ siteId }))).toMatchObject({ field: 'siteId' });
+    for (const siteId of ['', 'a/b', '..', 'site?x', 'x'.repeat(129)])
+      expect(thrownBy(() => issue({ siteId }))).toMatchObject({ field: 'siteId' });
     expect(thrownBy(() => issue({ nodeId: 'node#1' }))).toMatchObject({ field: 'nodeId' });
     expect(thrownBy(() => issue({ trustDomain: 'Compute.example.com' }))).toMatchObject({ field: 'trustDomain' });
     expect(thrownBy(() => issue({ notBefore: new Date(Number.NaN) }))).toMatchObject({ field: 'notBefore' });
@@ -208,7 +242,9 @@ describe('issueNodeCertificate', () => {
 
   it('switches to GeneralizedTime from 2050, as RFC 5280 requires', () => {
     // A node CA valid across 2050 (certificates never outlive their CA).
-    const across2050 = joinCryptoFromBundle(createPkiBundle({ trustDomain: 'compute.example.com', now: new Date('2045-01-01T00:00:00Z') })).nodeCa;
+    const across2050 = joinCryptoFromBundle(
+      createPkiBundle({ trustDomain: 'compute.example.com', now: new Date('2045-01-01T00:00:00Z') }),
+    ).nodeCa;
     const late = issueNodeCertificate(across2050, { ...base, notBefore: new Date('2049-12-31T23:35:00.999Z'), ttlSeconds: 3_600 });
     const c = parse(late.der);
     expect(c.notBefore.toISOString()).toBe('2049-12-31T23:30:00.000Z');
@@ -221,7 +257,9 @@ describe('issueNodeCertificate', () => {
     expect(() => issueNodeCertificate({ key: ca.key, certDer: Buffer.from(ca.certDer) }, base)).not.toThrow();
     const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
     expect(thrownBy(() => issueNodeCertificate({ key: other, certDer: ca.certDer }, base))).toMatchObject({ code: 'INVALID_CONFIG' });
-    expect(thrownBy(() => issueNodeCertificate({ ...ca, subjectDer: Buffer.from('3000', 'hex') }, base))).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect(thrownBy(() => issueNodeCertificate({ ...ca, subjectDer: Buffer.from('3000', 'hex') }, base))).toMatchObject({
+      code: 'INVALID_CONFIG',
+    });
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     expect(thrownBy(() => issueNodeCertificate({ key: rsa, certDer: ca.certDer }, base))).toMatchObject({ code: 'INVALID_CONFIG' });
   });

@@ -114,7 +114,8 @@ export function issueNodeCertificate(ca: NodeCertificateIssuer, request: NodeCer
   const serial = request.serial === undefined ? nextRandomSerial() : checkedSerial(request.serial);
 
   const issuedAt = Math.floor(request.notBefore.getTime() / 1000) * 1000;
-  if (issuedAt >= issuer.notAfter.getTime()) throw new DomainError('INVALID_CONFIG', 'The node CA has expired: it can issue no certificate');
+  if (issuedAt >= issuer.notAfter.getTime())
+    throw new DomainError('INVALID_CONFIG', 'The node CA has expired: it can issue no certificate');
   const notBefore = new Date(issuedAt - nodeCertBackdateSeconds(ttlSeconds) * 1000);
   const notAfter = new Date(Math.min(notBefore.getTime() + ttlSeconds * 1000, issuer.notAfter.getTime()));
   const san = sequence(SAN_OID, octetString(sequence(...uris.map((uri) => tlv(0x86, Buffer.from(uri, 'latin1'))))));
@@ -191,6 +192,6 @@ function nextRandomSerial(): Buffer {
     serialOffset = 0;
   }
   const serial = serialPool.subarray(serialOffset, (serialOffset += 16));
-  serial[0] = (serial[0]! & 0x7f) || 0x01; // a 16-octet slice of the pool
+  serial[0] = serial[0]! & 0x7f || 0x01; // a 16-octet slice of the pool
   return serial;
 }

@@ -8,7 +8,14 @@ import { refuse, type Admission } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import { JOIN_REQUESTS_CHANNEL } from '../discovery-sql';
 import type { Attestor, AttestorInput, AttestorVerdict } from '../types';
-import { decideTpmJoin, TPM_MACHINE_KEY_PREFIX, type TpmBoundNode, type TpmJoinRequestRow, type TpmPoolRow, type TpmSiteRow } from './decide';
+import {
+  decideTpmJoin,
+  TPM_MACHINE_KEY_PREFIX,
+  type TpmBoundNode,
+  type TpmJoinRequestRow,
+  type TpmPoolRow,
+  type TpmSiteRow,
+} from './decide';
 import { ekRootsFromEnvironment } from './ek-certificate';
 import { makeCredential } from './make-credential';
 import { TpmCheckFailure } from './reasons';
@@ -61,7 +68,12 @@ function prepareTpm(request: { body: Readonly<Record<string, unknown>>; csrDer: 
   try {
     const attestation = parseTpmAttestation(request.body.attestation);
     const csr = parseCsr(request.csrDer);
-    const verdict = verifyTpmAttestation(attestation, { csrSha256: request.csrSha256, csrSpki: csr.spkiDer, ekRoots: roots(), now: new Date() });
+    const verdict = verifyTpmAttestation(attestation, {
+      csrSha256: request.csrSha256,
+      csrSpki: csr.spkiDer,
+      ekRoots: roots(),
+      now: new Date(),
+    });
     if (!verdict.ok) throw new JoinRefusal(verdict.reason, verdict.detail);
     const { facts } = verdict;
     if (!attestation.activation) {
@@ -85,7 +97,8 @@ function prepareTpm(request: { body: Readonly<Record<string, unknown>>; csrDer: 
         ekHash: facts.ekHash,
         ekIssuer: facts.ekCertificate?.issuer ?? null,
         ekChainsToRoot: facts.ekCertificate?.chainsToRoot === true,
-        ekChainProblem: facts.ekCertificate && !facts.ekCertificate.chainsToRoot ? (facts.ekCertificate.chainProblem ?? 'does not chain') : null,
+        ekChainProblem:
+          facts.ekCertificate && !facts.ekCertificate.chainsToRoot ? (facts.ekCertificate.chainProblem ?? 'does not chain') : null,
         akStatement: facts.akStatement,
       };
     }
@@ -104,7 +117,17 @@ interface TpmState {
   requests: Map<string, TpmJoinRequestRow>;
   /** Decided this batch: nonces to consume, requests to record, approvals consumed, EKs to bind. */
   used: string[];
-  deferred: Array<{ id: string; tenantId: string; siteId: string; poolId: string | null; machineKey: string; csrSha256: string; ttl: number; tpm: object; claims: object }>;
+  deferred: Array<{
+    id: string;
+    tenantId: string;
+    siteId: string;
+    poolId: string | null;
+    machineKey: string;
+    csrSha256: string;
+    ttl: number;
+    tpm: object;
+    claims: object;
+  }>;
   admitted: Map<PreparedJoin, { ekHash: string; consumesRequestId: string | null }>;
 }
 
@@ -112,18 +135,50 @@ const evidenceOf = (join: PreparedJoin) => join.evidence as TpmEvidence;
 
 async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<TpmState> {
   const second = joins.map(evidenceOf).filter((e): e is Extract<TpmEvidence, { round: 2 }> => e.round === 2);
-  const state: TpmState = { challenges: new Map(), sites: new Map(), pools: new Map(), bound: new Map(), requests: new Map(), used: [], deferred: [], admitted: new Map() };
+  const state: TpmState = {
+    challenges: new Map(),
+    sites: new Map(),
+    pools: new Map(),
+    bound: new Map(),
+    requests: new Map(),
+    used: [],
+    deferred: [],
+    admitted: new Map(),
+  };
   if (!second.length) return state;
-  state.challenges = await loadChallenges(client, 'tpm', second.map((e) => e.nonce));
-  const sites = await client.query(`SELECT id, owner_tenant_id, kind, archived_at IS NOT NULL AS archived, tpm FROM sites WHERE id = ANY($1::text[])`, [[...new Set(second.map((e) => e.siteId))]]);
-  for (const s of sites.rows) state.sites.set(s.id, { id: s.id, ownerTenantId: s.owner_tenant_id, isArchived: s.archived, kind: s.kind, tpm: tpmSiteSettings(s.tpm) });
+  state.challenges = await loadChallenges(
+    client,
+    'tpm',
+    second.map((e) => e.nonce),
+  );
+  const sites = await client.query(
+    `SELECT id, owner_tenant_id, kind, archived_at IS NOT NULL AS archived, tpm FROM sites WHERE id = ANY($1::text[])`,
+    [[...new Set(second.map((e) => e.siteId))]],
+  );
+  for (const s of sites.rows)
+    state.sites.set(s.id, {
+      id: s.id,
+      ownerTenantId: s.owner_tenant_id,
+      isArchived: s.archived,
+      kind: s.kind,
+      tpm: tpmSiteSettings(s.tpm),
+    });
   const ekHashes = [...new Set(second.map((e) => e.ekHash))];
   const bound = await client.query(
     `SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.role, b.ek_sha256 AS tpm_ek_sha256
        FROM tpm_ek_bindings b JOIN nodes n ON n.id = b.node_id WHERE b.ek_sha256 = ANY($1::text[]) ORDER BY n.id FOR UPDATE OF n, b`,
     [ekHashes],
   );
-  for (const n of bound.rows) state.bound.set(n.tpm_ek_sha256, { id: n.id, tenantId: n.tenant_id, siteId: n.site_id, poolId: n.pool_id, state: n.state, identityGeneration: n.identity_generation, role: n.role } as TpmBoundNode);
+  for (const n of bound.rows)
+    state.bound.set(n.tpm_ek_sha256, {
+      id: n.id,
+      tenantId: n.tenant_id,
+      siteId: n.site_id,
+      poolId: n.pool_id,
+      state: n.state,
+      identityGeneration: n.identity_generation,
+      role: n.role,
+    } as TpmBoundNode);
   const requests = await client.query(
     `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired
        FROM join_requests WHERE attestor = 'tpm' AND machine_key = ANY($1::text[]) AND state IN ('pending', 'approved', 'rejected')
@@ -131,8 +186,18 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
     [ekHashes.map((h) => `${TPM_MACHINE_KEY_PREFIX}${h}`)],
   );
   // The newest live request per EK (rows come newest first within each EK).
-  for (const q of requests.rows) if (!state.requests.has(q.machine_key)) state.requests.set(q.machine_key, { id: q.id, state: q.state, csrSha256: q.csr_sha256, poolId: q.pool_id, isExpired: q.is_expired });
-  const poolIds = [...new Set([...second.map((e) => e.poolId), ...[...state.requests.values()].map((q) => q.poolId), ...[...state.bound.values()].map((n) => n.poolId)].filter((id): id is string => Boolean(id)))];
+  for (const q of requests.rows)
+    if (!state.requests.has(q.machine_key))
+      state.requests.set(q.machine_key, { id: q.id, state: q.state, csrSha256: q.csr_sha256, poolId: q.pool_id, isExpired: q.is_expired });
+  const poolIds = [
+    ...new Set(
+      [
+        ...second.map((e) => e.poolId),
+        ...[...state.requests.values()].map((q) => q.poolId),
+        ...[...state.bound.values()].map((n) => n.poolId),
+      ].filter((id): id is string => Boolean(id)),
+    ),
+  ];
   const pools = await client.query(
     `SELECT id, site_id, owner_tenant_id, agent, archived_at IS NOT NULL AS archived, policy, cardinality(acceptance_checks) > 0 AS has_checks FROM pools WHERE id = ANY($1::text[])`,
     [poolIds],
@@ -140,8 +205,14 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
   for (const p of pools.rows) {
     const policy = (p.policy ?? {}) as { joinAttestors?: string[]; tpm?: { ekAllowList?: string[] } };
     state.pools.set(p.id, {
-      id: p.id, siteId: p.site_id, ownerTenantId: p.owner_tenant_id, agent: p.agent, isArchived: p.archived,
-      joinAttestors: policy.joinAttestors ?? null, ekAllowList: policy.tpm?.ekAllowList ?? [], hasChecks: p.has_checks,
+      id: p.id,
+      siteId: p.site_id,
+      ownerTenantId: p.owner_tenant_id,
+      agent: p.agent,
+      isArchived: p.archived,
+      joinAttestors: policy.joinAttestors ?? null,
+      ekAllowList: policy.tpm?.ekAllowList ?? [],
+      hasChecks: p.has_checks,
     });
   }
   return state;
@@ -167,7 +238,14 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
   state.challenges.delete(evidence.nonce);
   const mismatch = challengeMismatch(stored, { csrSha256: join.csr.csrSha256, subject: evidence.subject });
   if (mismatch) {
-    const reason = mismatch === 'unknown' ? 'tpm:challenge-unknown' : mismatch === 'expired' ? 'tpm:challenge-expired' : mismatch === 'csr' ? 'tpm:challenge-csr' : 'tpm:challenge-binding';
+    const reason =
+      mismatch === 'unknown'
+        ? 'tpm:challenge-unknown'
+        : mismatch === 'expired'
+          ? 'tpm:challenge-expired'
+          : mismatch === 'csr'
+            ? 'tpm:challenge-csr'
+            : 'tpm:challenge-binding';
     return refuse(reason);
   }
   const expected = stored!.answerSha256;
@@ -179,7 +257,15 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
   const facts = {
     ekHash: evidence.ekHash,
     akStatement: evidence.akStatement,
-    ekCertificate: evidence.ekIssuer === null ? null : { issuer: evidence.ekIssuer, serialNumber: '', chainsToRoot: evidence.ekChainsToRoot, ...(evidence.ekChainProblem ? { chainProblem: evidence.ekChainProblem } : {}) },
+    ekCertificate:
+      evidence.ekIssuer === null
+        ? null
+        : {
+            issuer: evidence.ekIssuer,
+            serialNumber: '',
+            chainsToRoot: evidence.ekChainsToRoot,
+            ...(evidence.ekChainProblem ? { chainProblem: evidence.ekChainProblem } : {}),
+          },
   } as unknown as VerifiedTpmAttestation;
   const decision = decideTpmJoin({
     facts,
@@ -195,10 +281,23 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
   if (decision.kind === 'refuse') return refuse(decision.reason, decision.tenantId);
   if (decision.kind === 'defer') {
     const id = request?.state === 'pending' && !request.isExpired ? request.id : newId('jreq');
-    state.requests.set(machineKey, { id, state: 'pending', csrSha256: join.csr.csrSha256, poolId: decision.request.poolId, isExpired: false });
+    state.requests.set(machineKey, {
+      id,
+      state: 'pending',
+      csrSha256: join.csr.csrSha256,
+      poolId: decision.request.poolId,
+      isExpired: false,
+    });
     state.deferred.push({
-      id, tenantId: decision.tenantId, siteId: decision.siteId, poolId: decision.request.poolId, machineKey, csrSha256: join.csr.csrSha256,
-      ttl: decision.request.pendingTtlSeconds, tpm: decision.request.tpm, claims: join.claims,
+      id,
+      tenantId: decision.tenantId,
+      siteId: decision.siteId,
+      poolId: decision.request.poolId,
+      machineKey,
+      csrSha256: join.csr.csrSha256,
+      ttl: decision.request.pendingTtlSeconds,
+      tpm: decision.request.tpm,
+      claims: join.claims,
     });
     return { admitted: false, deferred: true, requestId: id, tenantId: decision.tenantId, retryAfterSeconds: RETRY_AFTER_SECONDS };
   }
@@ -209,7 +308,16 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
   state.admitted.set(join, { ekHash: evidence.ekHash, consumesRequestId: decision.consumesRequestId });
   const admission: Admission = {
     admitted: true,
-    reclaim: decision.reclaim ? { id: decision.reclaim.id, tenantId: decision.reclaim.tenantId, siteId: decision.reclaim.siteId, poolId: decision.reclaim.poolId, role: 'node', identityGeneration: decision.reclaim.identityGeneration } : null,
+    reclaim: decision.reclaim
+      ? {
+          id: decision.reclaim.id,
+          tenantId: decision.reclaim.tenantId,
+          siteId: decision.reclaim.siteId,
+          poolId: decision.reclaim.poolId,
+          role: 'node',
+          identityGeneration: decision.reclaim.identityGeneration,
+        }
+      : null,
     tenantId: decision.tenantId,
     siteId: decision.siteId,
     poolId: decision.poolId,
@@ -247,8 +355,15 @@ async function writeTpm(client: pg.PoolClient, state: TpmState, admitted: Readon
   if (state.deferred.length) {
     const d = state.deferred;
     await client.query(WRITE_TPM_REQUESTS_SQL, [
-      d.map((r) => r.id), d.map((r) => r.tenantId), d.map((r) => r.siteId), d.map((r) => r.poolId), d.map((r) => r.machineKey),
-      d.map((r) => JSON.stringify(r.claims)), d.map((r) => r.csrSha256), d.map((r) => JSON.stringify(r.tpm)), d.map((r) => r.ttl),
+      d.map((r) => r.id),
+      d.map((r) => r.tenantId),
+      d.map((r) => r.siteId),
+      d.map((r) => r.poolId),
+      d.map((r) => r.machineKey),
+      d.map((r) => JSON.stringify(r.claims)),
+      d.map((r) => r.csrSha256),
+      d.map((r) => JSON.stringify(r.tpm)),
+      d.map((r) => r.ttl),
     ]);
     wrote = true;
   }

@@ -10,24 +10,57 @@ function facts(ekCertificate: VerifiedTpmAttestation['ekCertificate'] = null): V
   return { ekHash: EK, ek: {} as never, ekCertificate, akName: Buffer.alloc(34), akStatement: STATEMENT, nodeKeySpki: Buffer.alloc(91) };
 }
 const site = (tpm: Partial<TpmSiteRow['tpm']> = {}, extra: Partial<TpmSiteRow> = {}): TpmSiteRow => ({
-  id: 'site_1', ownerTenantId: 'tnt_1', isArchived: false, tpm: { enrollment: true, pendingTtlSeconds: 3600, ekAllowList: [], ...tpm }, ...extra,
+  id: 'site_1',
+  ownerTenantId: 'tnt_1',
+  isArchived: false,
+  tpm: { enrollment: true, pendingTtlSeconds: 3600, ekAllowList: [], ...tpm },
+  ...extra,
 });
 const pool = (extra: Partial<TpmPoolRow> = {}): TpmPoolRow => ({
-  id: 'pool_1', siteId: 'site_1', ownerTenantId: 'tnt_1', agent: 'bcd', isArchived: false, joinAttestors: null, ekAllowList: [], ...extra,
+  id: 'pool_1',
+  siteId: 'site_1',
+  ownerTenantId: 'tnt_1',
+  agent: 'bcd',
+  isArchived: false,
+  joinAttestors: null,
+  ekAllowList: [],
+  ...extra,
 });
 const rooted = { issuer: 'CN=Vendor Root', serialNumber: '01', chainsToRoot: true } as const;
-const unrooted = { issuer: 'CN=Other Vendor', serialNumber: '02', chainsToRoot: false, chainProblem: 'no configured root or given intermediate issued it' } as const;
+const unrooted = {
+  issuer: 'CN=Other Vendor',
+  serialNumber: '02',
+  chainsToRoot: false,
+  chainProblem: 'no configured root or given intermediate issued it',
+} as const;
 
 function decide(input: Partial<TpmDecisionInput>) {
   return decideTpmJoin({
-    facts: facts(), csrSha256: CSR, role: 'node', site: site(), pool: pool(), poolNamed: true, boundNode: null, request: null, approvedPool: null, ...input,
+    facts: facts(),
+    csrSha256: CSR,
+    role: 'node',
+    site: site(),
+    pool: pool(),
+    poolNamed: true,
+    boundNode: null,
+    request: null,
+    approvedPool: null,
+    ...input,
   });
 }
 
 describe('decideTpmJoin', () => {
   it('admits a vendor-rooted EK into the named pool with the AK statement and nodeKey tpm', () => {
     expect(decide({ facts: facts(rooted) })).toEqual({
-      kind: 'admit', by: 'vendor-root', tenantId: 'tnt_1', siteId: 'site_1', poolId: 'pool_1', reclaim: null, consumesRequestId: null, statement: STATEMENT, nodeKey: 'tpm',
+      kind: 'admit',
+      by: 'vendor-root',
+      tenantId: 'tnt_1',
+      siteId: 'site_1',
+      poolId: 'pool_1',
+      reclaim: null,
+      consumesRequestId: null,
+      statement: STATEMENT,
+      nodeKey: 'tpm',
     });
   });
 
@@ -40,13 +73,27 @@ describe('decideTpmJoin', () => {
 
   it('enrolls any other activated EK as a join request keyed by its hash, showing issuer and AK', () => {
     expect(decide({ facts: facts(unrooted) })).toEqual({
-      kind: 'defer', tenantId: 'tnt_1', siteId: 'site_1',
+      kind: 'defer',
+      tenantId: 'tnt_1',
+      siteId: 'site_1',
       request: {
-        attestor: 'tpm', machineKey: `tpm-ek:${EK}`, csrSha256: CSR, pendingTtlSeconds: 3600, poolId: 'pool_1',
-        tpm: { ekHash: EK, ekIssuer: 'CN=Other Vendor', ekChainProblem: 'no configured root or given intermediate issued it', akStatement: STATEMENT },
+        attestor: 'tpm',
+        machineKey: `tpm-ek:${EK}`,
+        csrSha256: CSR,
+        pendingTtlSeconds: 3600,
+        poolId: 'pool_1',
+        tpm: {
+          ekHash: EK,
+          ekIssuer: 'CN=Other Vendor',
+          ekChainProblem: 'no configured root or given intermediate issued it',
+          akStatement: STATEMENT,
+        },
       },
     });
-    expect(decide({ pool: null, poolNamed: false })).toMatchObject({ kind: 'defer', request: { poolId: null, tpm: { ekIssuer: 'no EK certificate', ekChainProblem: null } } });
+    expect(decide({ pool: null, poolNamed: false })).toMatchObject({
+      kind: 'defer',
+      request: { poolId: null, tpm: { ekIssuer: 'no EK certificate', ekChainProblem: null } },
+    });
     // A trusted EK with no pool named waits for an operator to pick the pool.
     expect(decide({ facts: facts(rooted), pool: null, poolNamed: false })).toMatchObject({ kind: 'defer' });
   });
@@ -58,17 +105,33 @@ describe('decideTpmJoin', () => {
 
   it('an approved request for this CSR admits into the approved pool and is consumed; others refuse', () => {
     const approved = { id: 'jreq_1', state: 'approved' as const, csrSha256: CSR, poolId: 'pool_2', isExpired: false };
-    expect(decide({ request: approved, approvedPool: pool({ id: 'pool_2' }) })).toMatchObject({ kind: 'admit', by: 'approval', poolId: 'pool_2', consumesRequestId: 'jreq_1' });
-    expect(decide({ request: { ...approved, csrSha256: 'd'.repeat(64) }, approvedPool: pool() })).toMatchObject({ kind: 'refuse', reason: 'tpm:request' });
+    expect(decide({ request: approved, approvedPool: pool({ id: 'pool_2' }) })).toMatchObject({
+      kind: 'admit',
+      by: 'approval',
+      poolId: 'pool_2',
+      consumesRequestId: 'jreq_1',
+    });
+    expect(decide({ request: { ...approved, csrSha256: 'd'.repeat(64) }, approvedPool: pool() })).toMatchObject({
+      kind: 'refuse',
+      reason: 'tpm:request',
+    });
     expect(decide({ request: { ...approved, state: 'rejected' } })).toMatchObject({ kind: 'refuse', reason: 'tpm:request' });
-    expect(decide({ request: approved, approvedPool: pool({ id: 'pool_2', isArchived: true }) })).toMatchObject({ kind: 'refuse', reason: 'tpm:pool' });
+    expect(decide({ request: approved, approvedPool: pool({ id: 'pool_2', isArchived: true }) })).toMatchObject({
+      kind: 'refuse',
+      reason: 'tpm:pool',
+    });
     // An expired approval is no approval: the machine is enrolled again.
     expect(decide({ request: { ...approved, isExpired: true } })).toMatchObject({ kind: 'defer' });
   });
 
   it('an unchanged EK reclaims its node in its pool; a retired node or another site refuses', () => {
     const bound = { id: 'node_1', tenantId: 'tnt_1', siteId: 'site_1', poolId: 'pool_9', state: 'adopted', identityGeneration: 3 };
-    expect(decide({ boundNode: bound, pool: null, poolNamed: false })).toMatchObject({ kind: 'admit', by: 'reclaim', poolId: 'pool_9', reclaim: bound });
+    expect(decide({ boundNode: bound, pool: null, poolNamed: false })).toMatchObject({
+      kind: 'admit',
+      by: 'reclaim',
+      poolId: 'pool_9',
+      reclaim: bound,
+    });
     expect(decide({ boundNode: { ...bound, state: 'retired' } })).toMatchObject({ kind: 'refuse', reason: 'tpm:reclaim' });
     expect(decide({ boundNode: { ...bound, siteId: 'site_2' } })).toMatchObject({ kind: 'refuse', reason: 'tpm:reclaim' });
   });
@@ -77,7 +140,13 @@ describe('decideTpmJoin', () => {
     expect(decide({ role: 'site' })).toMatchObject({ reason: 'tpm:role' });
     expect(decide({ site: null })).toEqual({ kind: 'refuse', reason: 'tpm:site', tenantId: null });
     expect(decide({ site: site({}, { isArchived: true }) })).toMatchObject({ reason: 'tpm:site' });
-    for (const bad of [{ isArchived: true }, { agent: 'none' }, { siteId: 'site_2' }, { ownerTenantId: 'tnt_2' }, { joinAttestors: ['join-token'] }]) {
+    for (const bad of [
+      { isArchived: true },
+      { agent: 'none' },
+      { siteId: 'site_2' },
+      { ownerTenantId: 'tnt_2' },
+      { joinAttestors: ['join-token'] },
+    ]) {
       expect(decide({ facts: facts(rooted), pool: pool(bad) })).toMatchObject({ kind: 'refuse', reason: 'tpm:pool' });
     }
     expect(decide({ pool: null, poolNamed: true })).toMatchObject({ reason: 'tpm:pool' });

@@ -127,13 +127,27 @@ export function decideTpmJoin(input: TpmDecisionInput): TpmDecision {
   if (!site || site.isArchived) return refuse('tpm:site');
   const tenantId = site.ownerTenantId;
   if (input.poolNamed && (!pool || poolProblem(pool, site))) return refuse('tpm:pool', tenantId);
-  const admit = (by: TpmAdmittedBy, poolId: string, reclaim: TpmBoundNode | null, consumesRequestId: string | null = null): TpmDecision => ({
-    kind: 'admit', by, tenantId, siteId: site.id, poolId, reclaim, consumesRequestId, statement: facts.akStatement, nodeKey: 'tpm',
+  const admit = (
+    by: TpmAdmittedBy,
+    poolId: string,
+    reclaim: TpmBoundNode | null,
+    consumesRequestId: string | null = null,
+  ): TpmDecision => ({
+    kind: 'admit',
+    by,
+    tenantId,
+    siteId: site.id,
+    poolId,
+    reclaim,
+    consumesRequestId,
+    statement: facts.akStatement,
+    nodeKey: 'tpm',
   });
 
   const bound = input.boundNode;
   if (bound) {
-    if (bound.state === 'retired' || bound.siteId !== site.id || bound.tenantId !== tenantId || !bound.poolId) return refuse('tpm:reclaim', tenantId);
+    if (bound.state === 'retired' || bound.siteId !== site.id || bound.tenantId !== tenantId || !bound.poolId)
+      return refuse('tpm:reclaim', tenantId);
     return admit('reclaim', bound.poolId, bound);
   }
 
@@ -167,7 +181,10 @@ export function decideTpmJoin(input: TpmDecisionInput): TpmDecision {
       tpm: {
         ekHash: facts.ekHash,
         ekIssuer: facts.ekCertificate?.issuer ?? 'no EK certificate',
-        ekChainProblem: facts.ekCertificate && !facts.ekCertificate.chainsToRoot ? (facts.ekCertificate.chainProblem ?? 'does not chain to a configured vendor root') : null,
+        ekChainProblem:
+          facts.ekCertificate && !facts.ekCertificate.chainsToRoot
+            ? (facts.ekCertificate.chainProblem ?? 'does not chain to a configured vendor root')
+            : null,
         akStatement: facts.akStatement,
       },
     },

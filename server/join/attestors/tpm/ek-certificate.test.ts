@@ -32,12 +32,21 @@ describe('EK certificate chaining', () => {
       chainsToRoot: true,
       issuer: 'CN=Test TPM Vendor Intermediate',
     });
-    expect(checkEkCertificate(leaf, [], roots(), ek, now)).toMatchObject({ chainsToRoot: false, chainProblem: expect.stringContaining('no configured root') });
+    expect(checkEkCertificate(leaf, [], roots(), ek, now)).toMatchObject({
+      chainsToRoot: false,
+      chainProblem: expect.stringContaining('no configured root'),
+    });
   });
 
   it('reports an expired EK certificate or no roots at all as not chaining (enrollment, not refusal)', async () => {
-    const expired = await issueEkCertificate(root, ekSpki, 'ecc', { notBefore: new Date(Date.now() - 2 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) });
-    expect(checkEkCertificate(expired, [], roots(), ek, now)).toMatchObject({ chainsToRoot: false, chainProblem: expect.stringContaining('validity') });
+    const expired = await issueEkCertificate(root, ekSpki, 'ecc', {
+      notBefore: new Date(Date.now() - 2 * 86_400_000),
+      notAfter: new Date(Date.now() - 86_400_000),
+    });
+    expect(checkEkCertificate(expired, [], roots(), ek, now)).toMatchObject({
+      chainsToRoot: false,
+      chainProblem: expect.stringContaining('validity'),
+    });
     const fresh = await issueEkCertificate(root, ekSpki, 'ecc');
     expect(checkEkCertificate(fresh, [], [], ek, now)).toMatchObject({ chainsToRoot: false, chainProblem: 'no EK roots are configured' });
     expect(checkEkCertificate(fresh, [], roots(), ek, now)).toMatchObject({ chainsToRoot: true });

@@ -92,7 +92,12 @@ export function checkEkCertificate(
   return problem ? { ...facts, chainsToRoot: false, chainProblem: problem } : { ...facts, chainsToRoot: true };
 }
 
-function chainProblem(leaf: X509Certificate, intermediates: X509Certificate[], roots: readonly X509Certificate[], now: Date): string | undefined {
+function chainProblem(
+  leaf: X509Certificate,
+  intermediates: X509Certificate[],
+  roots: readonly X509Certificate[],
+  now: Date,
+): string | undefined {
   if (roots.length === 0) return 'no EK roots are configured';
   let current = leaf;
   const unused = [...intermediates];

@@ -24,7 +24,13 @@ export function kdfa(hash: string, key: Buffer, label: string, contextU: Buffer,
   const blocks: Buffer[] = [];
   let length = 0;
   for (let counter = 1; length * 8 < bits; counter++) {
-    const block = createHmac(hash, key).update(u32(counter)).update(labelBytes(label)).update(contextU).update(contextV).update(u32(bits)).digest();
+    const block = createHmac(hash, key)
+      .update(u32(counter))
+      .update(labelBytes(label))
+      .update(contextU)
+      .update(contextV)
+      .update(u32(bits))
+      .digest();
     blocks.push(block);
     length += block.length;
   }

@@ -41,7 +41,12 @@ export function makeCredential(ek: TpmPublic, objectName: Buffer, credential: Bu
   if (ek.type === 'rsa') {
     seed = randomBytes(hash.size);
     encryptedSecret = publicEncrypt(
-      { key: publicKeyOf(ek), padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash.name, oaepLabel: Buffer.from('IDENTITY\0', 'latin1') },
+      {
+        key: publicKeyOf(ek),
+        padding: constants.RSA_PKCS1_OAEP_PADDING,
+        oaepHash: hash.name,
+        oaepLabel: Buffer.from('IDENTITY\0', 'latin1'),
+      },
       seed,
     );
   } else {

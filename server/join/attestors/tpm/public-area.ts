@@ -47,7 +47,16 @@ export function parseTpmPublic(bytes: Buffer, what: string): TpmPublic {
     const keyBits = r.u16();
     const exponent = r.u32();
     const modulus = r.sized();
-    result = { bytes: Buffer.from(bytes), type: 'rsa', nameAlg, attributes, authPolicy, symmetric, scheme, rsa: { keyBits, exponent, modulus } };
+    result = {
+      bytes: Buffer.from(bytes),
+      type: 'rsa',
+      nameAlg,
+      attributes,
+      authPolicy,
+      symmetric,
+      scheme,
+      rsa: { keyBits, exponent, modulus },
+    };
   } else {
     const curve = r.u16();
     const kdf = r.u16();
@@ -97,13 +106,19 @@ function importPublicKey(key: TpmPublic): KeyObject {
       e.writeUInt32BE(exponent);
       let start = 0;
       while (start < 3 && e[start] === 0) start++;
-      return createPublicKey({ key: { kty: 'RSA', n: key.rsa.modulus.toString('base64url'), e: e.subarray(start).toString('base64url') }, format: 'jwk' });
+      return createPublicKey({
+        key: { kty: 'RSA', n: key.rsa.modulus.toString('base64url'), e: e.subarray(start).toString('base64url') },
+        format: 'jwk',
+      });
     }
     const ecc = key.ecc!;
     const curve = CURVES.get(ecc.curve);
     if (!curve) throw new Error(`curve 0x${ecc.curve.toString(16)} is not supported`);
     if (ecc.x.length !== curve.size || ecc.y.length !== curve.size) throw new Error('coordinates are not the curve size');
-    return createPublicKey({ key: { kty: 'EC', crv: curve.jwk, x: ecc.x.toString('base64url'), y: ecc.y.toString('base64url') }, format: 'jwk' });
+    return createPublicKey({
+      key: { kty: 'EC', crv: curve.jwk, x: ecc.x.toString('base64url'), y: ecc.y.toString('base64url') },
+      format: 'jwk',
+    });
   } catch (error) {
     if (error instanceof TpmCheckFailure) throw error;
     throw new TpmCheckFailure('tpm:attestation', `public key does not import: ${(error as Error).message}`);

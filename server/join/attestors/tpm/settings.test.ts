@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 async function domainError(promise: Promise<unknown>) {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).not.toBeNull();
   return toDomainError(error)!;
 }
@@ -38,8 +41,16 @@ describe('the tpm attestor settings', () => {
 
   it("sites.update edits a site's enrollment and EK allow-list, audited by the hashes changed", async () => {
     const caller = createCaller({ db: testDb(), principal: t.admin });
-    expect((await caller.sites.get({ tenantId: t.tenantId, siteId: t.site.id })).tpm).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [] });
-    const updated = await caller.sites.update({ tenantId: t.tenantId, siteId: t.site.id, tpm: { enrollment: false, addEkHashes: [EK1, EK2] } });
+    expect((await caller.sites.get({ tenantId: t.tenantId, siteId: t.site.id })).tpm).toEqual({
+      enrollment: true,
+      pendingTtlSeconds: 86_400,
+      ekAllowList: [],
+    });
+    const updated = await caller.sites.update({
+      tenantId: t.tenantId,
+      siteId: t.site.id,
+      tpm: { enrollment: false, addEkHashes: [EK1, EK2] },
+    });
     // Hashes are stored lower case, each once; the discovery settings are untouched.
     expect(updated.tpm).toEqual({ enrollment: false, pendingTtlSeconds: 86_400, ekAllowList: [EK1, EK2.toLowerCase()] });
     expect(updated.discovery.approval).toBe('unknown-machines');
@@ -56,17 +67,28 @@ describe('the tpm attestor settings', () => {
 
   it("pools.update edits a pool's policy.tpm.ekAllowList and keeps the rest of its policy", async () => {
     const caller = createCaller({ db: testDb(), principal: t.admin });
-    const pool = await caller.pools.create({ tenantId: t.tenantId, siteId: t.site.id, name: 'tpm-pool', agent: 'bcd', policy: { joinAttestors: ['tpm'] } });
+    const pool = await caller.pools.create({
+      tenantId: t.tenantId,
+      siteId: t.site.id,
+      name: 'tpm-pool',
+      agent: 'bcd',
+      policy: { joinAttestors: ['tpm'] },
+    });
     const updated = await caller.pools.update({ tenantId: t.tenantId, poolId: pool.id, tpm: { addEkHashes: [EK1] } });
     expect(updated.policy).toEqual({ joinAttestors: ['tpm'], tpm: { ekAllowList: [EK1] } });
     expect((await caller.pools.get({ tenantId: t.tenantId, poolId: pool.id })).policy.tpm).toEqual({ ekAllowList: [EK1] });
     await caller.pools.archive({ tenantId: t.tenantId, poolId: pool.id });
-    expect(await domainError(caller.pools.update({ tenantId: t.tenantId, poolId: pool.id, tpm: { removeEkHashes: [EK1] } }))).toMatchObject({ code: 'INVALID_STATE' });
+    expect(await domainError(caller.pools.update({ tenantId: t.tenantId, poolId: pool.id, tpm: { removeEkHashes: [EK1] } }))).toMatchObject(
+      { code: 'INVALID_STATE' },
+    );
   });
 
   it('the CLI edits both through REST', async () => {
     const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: apiKey };
-    const site = await runCliInProcess(['sites', 'update', t.site.id, '--tpm-enrollment', 'on', '--tpm-allow-ek', EK1, '--tpm-pending-ttl', '3600'], env);
+    const site = await runCliInProcess(
+      ['sites', 'update', t.site.id, '--tpm-enrollment', 'on', '--tpm-allow-ek', EK1, '--tpm-pending-ttl', '3600'],
+      env,
+    );
     expect(site.code, site.stderr).toBe(0);
     expect(site.stdout).toContain('tpm: enrollment on, requests wait 3600 s, 2 EK hash(es) allowed');
     const pool = await runCliInProcess(['pools', 'update', t.poolId, '--tpm-allow-ek', EK2, '--tpm-allow-ek', EK1, '--json'], env);

@@ -19,7 +19,12 @@ const reasonOf = (run: () => unknown) => {
 describe('TPM structures on the server', () => {
   it('parses the default EK templates and an AK template field by field', () => {
     const rsa = parseTpmPublic(ekTemplate('rsa'), 'EK');
-    expect(rsa).toMatchObject({ type: 'rsa', nameAlg: 0x000b, attributes: 0x000300b2, symmetric: { algorithm: 0x0006, keyBits: 128, mode: 0x0043 } });
+    expect(rsa).toMatchObject({
+      type: 'rsa',
+      nameAlg: 0x000b,
+      attributes: 0x000300b2,
+      symmetric: { algorithm: 0x0006, keyBits: 128, mode: 0x0043 },
+    });
     expect(rsa.rsa).toMatchObject({ keyBits: 2048, exponent: 0 });
     const ecc = parseTpmPublic(ekTemplate('ecc'), 'EK');
     expect(ecc.ecc).toMatchObject({ curve: 0x0003, kdf: 0x0010 });
@@ -60,7 +65,14 @@ describe('TPM structures on the server', () => {
 });
 
 describe('the tpm attestation wire', () => {
-  const valid = { ekPublic: 'AAE=', akPublic: 'AAE=', nodeKeyPublic: 'AAE=', certifyInfo: 'AAE=', certifySignature: 'AAE=', siteId: 'site_1' };
+  const valid = {
+    ekPublic: 'AAE=',
+    akPublic: 'AAE=',
+    nodeKeyPublic: 'AAE=',
+    certifyInfo: 'AAE=',
+    certifySignature: 'AAE=',
+    siteId: 'site_1',
+  };
 
   it('takes the round-one fields and ignores unknown ones', () => {
     const parsed = parseTpmAttestation({ ...valid, futureField: 1 });

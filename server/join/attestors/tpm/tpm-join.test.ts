@@ -58,7 +58,10 @@ const post: PostJoin = async (body) => r.h.service.joinBody(Buffer.from(body));
 const trust = () => ({ signingKeyPin: r.h.trust.signingKeyPin, signingCertificateDer: r.h.trust.signingCertificateDer });
 
 async function refusals(): Promise<string[]> {
-  const events = await testDb().event.findMany({ where: { type: 'security.join.refused', tenantId: { in: [r.h.rootTenantId, t.tenantId] } }, orderBy: { id: 'asc' } });
+  const events = await testDb().event.findMany({
+    where: { type: 'security.join.refused', tenantId: { in: [r.h.rootTenantId, t.tenantId] } },
+    orderBy: { id: 'asc' },
+  });
   return events.map((e) => (e.data as { reason: string }).reason).filter((reason) => reason.startsWith('tpm:'));
 }
 
@@ -85,17 +88,43 @@ describe('tpm joins through JoinService', () => {
     const node = await testDb().node.findUniqueOrThrow({ where: { id: nodeId } });
     expect(node).toMatchObject({ poolId: t.poolId, identityGeneration: 1 });
     expect(await testDb().tpmEkBinding.findUnique({ where: { ekSha256: listed.tpm!.ekHash } })).toMatchObject({ nodeId });
-    const event = await testDb().event.findFirstOrThrow({ where: { tenantId: t.tenantId, type: 'node.joined', data: { path: ['nodeId'], equals: nodeId } } });
+    const event = await testDb().event.findFirstOrThrow({
+      where: { tenantId: t.tenantId, type: 'node.joined', data: { path: ['nodeId'], equals: nodeId } },
+    });
     expect(event.data).toMatchObject({ attestor: 'tpm', nodeKey: 'tpm' });
-    expect((await caller.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId, state: 'all' })).items.find((q) => q.id === requestId)).toMatchObject({ state: 'consumed', nodeId });
+    expect(
+      (await caller.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId, state: 'all' })).items.find((q) => q.id === requestId),
+    ).toMatchObject({ state: 'consumed', nodeId });
 
     // Renewal: with the AK's attestation of a new TPM key it renews; without it, it is refused.
     const renew = async (keyAttestation: object | undefined, csrDer: Buffer) => {
       const clientTime = Math.floor(Date.now() / 1000);
-      const popSig = await signWithTpmKey(tpm, first.material.nodeKey, sha256(renewPopMessage(sha256(csrDer).toString('hex'), nodeId, clientTime)));
-      const body = Buffer.from(renewBodyJson({ chain: (joined.answer as { certificateChain: string[] }).certificateChain, csrDer, clientTime, popSig, keyAttestation }));
-      const voucher = { key: createPrivateKey(r.gatewayCert.privateKeyPem), chainB64: [r.gatewayCert.certificatePem, r.h.bundle.servingCa.certificatePem].map((pem) => pem.replace(/-----[^-]+-----|\s/g, '')) as [string, string] };
-      const headers = vouchHeaders(voucher, Buffer.from((joined.answer as { certificateChain: string[] }).certificateChain[0]!, 'base64'), body, '/api/compute/v1/renew');
+      const popSig = await signWithTpmKey(
+        tpm,
+        first.material.nodeKey,
+        sha256(renewPopMessage(sha256(csrDer).toString('hex'), nodeId, clientTime)),
+      );
+      const body = Buffer.from(
+        renewBodyJson({
+          chain: (joined.answer as { certificateChain: string[] }).certificateChain,
+          csrDer,
+          clientTime,
+          popSig,
+          keyAttestation,
+        }),
+      );
+      const voucher = {
+        key: createPrivateKey(r.gatewayCert.privateKeyPem),
+        chainB64: [r.gatewayCert.certificatePem, r.h.bundle.servingCa.certificatePem].map((pem) =>
+          pem.replace(/-----[^-]+-----|\s/g, ''),
+        ) as [string, string],
+      };
+      const headers = vouchHeaders(
+        voucher,
+        Buffer.from((joined.answer as { certificateChain: string[] }).certificateChain[0]!, 'base64'),
+        body,
+        '/api/compute/v1/renew',
+      );
       return r.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: '/api/compute/v1/renew' });
     };
     const next = await prepareTpmRenewal(tpm, { ak: first.material.ak, akStatement: listed.tpm!.akStatement });
@@ -128,7 +157,12 @@ describe('tpm joins through JoinService', () => {
     const other = await prepareTpmJoin(tpm, { ekKind: a.ekKind });
     const forged = { ...a, attestation: { ...a.attestation, akPublic: other.attestation.akPublic } };
     expect((await post(tpmJoinBody(forged, input))).status).toBe(403);
-    expect((await refusals()).slice(before)).toEqual(['tpm:challenge-unknown', 'tpm:challenge-csr', 'tpm:activation-secret', 'tpm:attest-signature']);
+    expect((await refusals()).slice(before)).toEqual([
+      'tpm:challenge-unknown',
+      'tpm:challenge-csr',
+      'tpm:activation-secret',
+      'tpm:attest-signature',
+    ]);
   });
 
   it('a vendor-rooted EK joins the named pool with no token; an EK on the site allow-list too', async () => {
@@ -145,8 +179,14 @@ describe('tpm joins through JoinService', () => {
     const listed = await machine();
     const listedEk = await createEndorsementKey(listed, 'ecc');
     await listed.flush(listedEk.handle);
-    await createCaller({ db: testDb(), principal: t.admin }).sites.update({ tenantId: t.tenantId, siteId: t.siteId, tpm: { addEkHashes: [ekHashOf(listedEk.publicArea)] } });
-    expect((await runTpmJoin(listed, { post, trust: trust(), claims, target: { siteId: t.siteId, poolId: t.poolId } })).answer.status).toBe('joined');
+    await createCaller({ db: testDb(), principal: t.admin }).sites.update({
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      tpm: { addEkHashes: [ekHashOf(listedEk.publicArea)] },
+    });
+    expect((await runTpmJoin(listed, { post, trust: trust(), claims, target: { siteId: t.siteId, poolId: t.poolId } })).answer.status).toBe(
+      'joined',
+    );
   });
 
   it('prepares in a preparation thread as on the event loop (the server prepares joins there)', async () => {
@@ -155,9 +195,15 @@ describe('tpm joins through JoinService', () => {
     const threads = new ThreadedPreparer(1);
     try {
       const prepared = await threads.prepare(Buffer.from(tpmJoinBody(material, { claims, target: { siteId: t.siteId } })), r.h.crypto);
-      expect(prepared).toMatchObject({ attestor: 'tpm', token: null, evidence: { round: 1, subject: expect.stringMatching(/^[0-9a-f]{64}:000b[0-9a-f]{64}$/) } });
+      expect(prepared).toMatchObject({
+        attestor: 'tpm',
+        token: null,
+        evidence: { round: 1, subject: expect.stringMatching(/^[0-9a-f]{64}:000b[0-9a-f]{64}$/) },
+      });
       const tampered = { ...material, attestation: { ...material.attestation, certifyInfo: 'AAAA' } };
-      expect(await threads.prepare(Buffer.from(tpmJoinBody(tampered, { claims, target: { siteId: t.siteId } })), r.h.crypto)).toMatchObject({ reason: 'tpm:attestation' });
+      expect(await threads.prepare(Buffer.from(tpmJoinBody(tampered, { claims, target: { siteId: t.siteId } })), r.h.crypto)).toMatchObject(
+        { reason: 'tpm:attestation' },
+      );
     } finally {
       await threads.close();
     }

@@ -47,7 +47,10 @@ afterAll(async () => {
 });
 
 /** Loads `blobs` under the storage primary, runs `use`, and flushes them (swtpm holds only 3 objects). */
-async function withKeys<T, const B extends readonly TpmKeyBlob[]>(blobs: B, use: (handles: { [K in keyof B]: number }) => Promise<T>): Promise<T> {
+async function withKeys<T, const B extends readonly TpmKeyBlob[]>(
+  blobs: B,
+  use: (handles: { [K in keyof B]: number }) => Promise<T>,
+): Promise<T> {
   const handles = await withStoragePrimary(tpm, async (srk) => {
     const loaded: number[] = [];
     for (const blob of blobs) loaded.push(await loadKey(tpm, srk, blob));
@@ -77,31 +80,38 @@ async function newKey(template: Buffer): Promise<TpmKeyBlob> {
  * Round one as bcd makes it: the node key signs its CSR in the TPM, the AK certifies the node key over
  * sha256(`certifyCsr` ?? that CSR). Returns the wire attestation and the CSR as the core parsed it.
  */
-async function roundOne(options: { kind?: EkKind; signer?: TpmKeyBlob; certified?: TpmKeyBlob; certifyOver?: Buffer; schemeless?: boolean } = {}) {
+async function roundOne(
+  options: { kind?: EkKind; signer?: TpmKeyBlob; certified?: TpmKeyBlob; certifyOver?: Buffer; schemeless?: boolean } = {},
+) {
   const signer = options.signer ?? ak;
   const certified = options.certified ?? nodeKey;
   // The EK is read first and flushed: swtpm holds three objects, and the storage primary and two keys fill them.
   const ek = await withEk(options.kind ?? 'ecc', async (loaded) => loaded);
   return withKeys([signer, certified], async ([signerHandle, certifiedHandle]) => {
-      const csr = await createTpmCsr(tpm, certifiedHandle, certified.publicArea, { commonName: 'tpm-node' });
-      const qualifying = options.certifyOver ?? csr.csrDer;
-      const { attest, signature } = await tpm.certify(certifiedHandle, signerHandle, createHash('sha256').update(qualifying).digest(), {
-        ecdsaSha256: options.schemeless,
-      });
-      const body: TpmAttestationBody = {
-        ekPublic: ek.publicArea.toString('base64'),
-        ...(ek.certificate ? { ekCertificate: ek.certificate.toString('base64') } : {}),
-        akPublic: signer.publicArea.toString('base64'),
-        nodeKeyPublic: certified.publicArea.toString('base64'),
-        certifyInfo: attest.toString('base64'),
-        certifySignature: signature.toString('base64'),
-      };
-      return { body, csr: parseCsr(csr.csrDer) };
+    const csr = await createTpmCsr(tpm, certifiedHandle, certified.publicArea, { commonName: 'tpm-node' });
+    const qualifying = options.certifyOver ?? csr.csrDer;
+    const { attest, signature } = await tpm.certify(certifiedHandle, signerHandle, createHash('sha256').update(qualifying).digest(), {
+      ecdsaSha256: options.schemeless,
+    });
+    const body: TpmAttestationBody = {
+      ekPublic: ek.publicArea.toString('base64'),
+      ...(ek.certificate ? { ekCertificate: ek.certificate.toString('base64') } : {}),
+      akPublic: signer.publicArea.toString('base64'),
+      nodeKeyPublic: certified.publicArea.toString('base64'),
+      certifyInfo: attest.toString('base64'),
+      certifySignature: signature.toString('base64'),
+    };
+    return { body, csr: parseCsr(csr.csrDer) };
   });
 }
 
 const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoots: X509Certificate[] = []): TpmVerdict =>
-  verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), { csrSha256: csr.csrSha256, csrSpki: csr.spkiDer, ekRoots, now: new Date() });
+  verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), {
+    csrSha256: csr.csrSha256,
+    csrSpki: csr.spkiDer,
+    ekRoots,
+    now: new Date(),
+  });
 
 const refusal = (verdict: TpmVerdict) => (verdict.ok ? 'verified' : verdict.reason);
 
@@ -162,7 +172,9 @@ describe('a TPM join round trip against swtpm', () => {
     if (!verdict.ok) throw new Error(verdict.reason);
     const otherAk = await newKey(attestationKeyTemplate());
     const challenge = makeCredential(verdict.facts.ek, tpmName(parseTpmPublic(otherAk.publicArea, 'other AK')), Buffer.alloc(32, 7));
-    const attempt = withEk('ecc', (ek) => withKeys([ak], ([akHandle]) => activateChallenge(tpm, { akHandle, ekHandle: ek.handle, ...challenge })));
+    const attempt = withEk('ecc', (ek) =>
+      withKeys([ak], ([akHandle]) => activateChallenge(tpm, { akHandle, ekHandle: ek.handle, ...challenge })),
+    );
     await expect(attempt).rejects.toBeInstanceOf(TpmError);
   });
 
@@ -202,10 +214,20 @@ describe('tampered TPM attestations are refused with their reason', () => {
     const restricted = await newKey(attestationKeyTemplate());
     const ek = await withEk('ecc', async (loaded) => loaded);
     const body = await withKeys([ak, restricted], ([akHandle, keyHandle]) =>
-      certifyNodeKey(tpm, { ek, akHandle, akPublic: ak.publicArea, nodeKeyHandle: keyHandle, nodeKeyPublic: restricted.publicArea, csrDer: Buffer.from('csr') }),
+      certifyNodeKey(tpm, {
+        ek,
+        akHandle,
+        akPublic: ak.publicArea,
+        nodeKeyHandle: keyHandle,
+        nodeKeyPublic: restricted.publicArea,
+        csrDer: Buffer.from('csr'),
+      }),
     );
     const { spkiOf } = await import('./public-area');
-    const csr = { csrSha256: createHash('sha256').update('csr').digest('hex'), spkiDer: spkiOf(parseTpmPublic(restricted.publicArea, 'key')) };
+    const csr = {
+      csrSha256: createHash('sha256').update('csr').digest('hex'),
+      spkiDer: spkiOf(parseTpmPublic(restricted.publicArea, 'key')),
+    };
     expect(refusal(check(body, csr))).toBe('tpm:node-key-restricted');
   });
 
@@ -218,7 +240,14 @@ describe('tampered TPM attestations are refused with their reason', () => {
     ] as const) {
       const key = await newKey(template);
       const body = await withKeys([ak, key], ([akHandle, keyHandle]) =>
-        certifyNodeKey(tpm, { ek, akHandle, akPublic: ak.publicArea, nodeKeyHandle: keyHandle, nodeKeyPublic: key.publicArea, csrDer: Buffer.from('csr') }),
+        certifyNodeKey(tpm, {
+          ek,
+          akHandle,
+          akPublic: ak.publicArea,
+          nodeKeyHandle: keyHandle,
+          nodeKeyPublic: key.publicArea,
+          csrDer: Buffer.from('csr'),
+        }),
       );
       const csr = { csrSha256: createHash('sha256').update('csr').digest('hex'), spkiDer: spkiOf(parseTpmPublic(key.publicArea, 'key')) };
       expect(refusal(check(body, csr))).toBe(reason);

@@ -134,7 +134,8 @@ function checkEk(ek: TpmPublic): void {
   if (!NAME_HASHES.has(ek.nameAlg)) fail('tpm:ek-type', 'the EK name algorithm is not sha256, sha384 or sha512');
   if (ek.type === 'rsa' && ek.rsa!.keyBits !== 2048) fail('tpm:ek-type', 'the RSA EK is not 2048 bits');
   if (ek.type === 'ecc' && !CURVES.has(ek.ecc!.curve)) fail('tpm:ek-type', 'the ECC EK is not P-256 or P-384');
-  if (ek.symmetric?.algorithm !== ALG.aes || ek.symmetric.mode !== ALG.cfb) fail('tpm:ek-type', 'the EK has no AES-CFB symmetric definition');
+  if (ek.symmetric?.algorithm !== ALG.aes || ek.symmetric.mode !== ALG.cfb)
+    fail('tpm:ek-type', 'the EK has no AES-CFB symmetric definition');
   const required = OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.restricted | OBJECT.decrypt;
   if ((ek.attributes & required) !== required || hasAttribute(ek, OBJECT.sign)) {
     fail('tpm:ek-attributes', 'the EK is not a TPM-resident restricted decryption key');
@@ -149,5 +150,7 @@ function checkTpmMade(key: TpmPublic, who: 'ak' | 'node-key'): void {
 }
 
 function isEcdsaP256Sha256(key: TpmPublic): boolean {
-  return key.type === 'ecc' && key.ecc!.curve === CURVE_NIST_P256 && key.scheme?.algorithm === ALG.ecdsa && key.scheme.hashAlg === ALG.sha256;
+  return (
+    key.type === 'ecc' && key.ecc!.curve === CURVE_NIST_P256 && key.scheme?.algorithm === ALG.ecdsa && key.scheme.hashAlg === ALG.sha256
+  );
 }

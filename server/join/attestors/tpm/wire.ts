@@ -36,7 +36,10 @@ export const tpmAttestationSchema = z.object({
   /** The site the machine joins (bcd's config `site`): a tokenless join names it. */
   siteId: z.string().regex(/^site_[A-Za-z0-9_-]{1,64}$/),
   /** The pool, when the install names one; without it an admitted EK still waits for an operator to pick one. */
-  poolId: z.string().regex(/^pool_[A-Za-z0-9_-]{1,64}$/).optional(),
+  poolId: z
+    .string()
+    .regex(/^pool_[A-Za-z0-9_-]{1,64}$/)
+    .optional(),
   activation: z
     .object({
       /** Round one's nonce (protocol.md "Challenge rounds"): 32 bytes, b64url. */

@@ -47,7 +47,11 @@ async function send(body: string) {
   return { status: answer.status, bytes: answer.body, json: JSON.parse(answer.body.toString()) };
 }
 
-const signing = (keys: NodeKeyAndCsr) => ({ signingKeyPin: h.trust.signingKeyPin, signingCertificateDer: h.trust.signingCertificateDer, csrSha256: keys.csrSha256 });
+const signing = (keys: NodeKeyAndCsr) => ({
+  signingKeyPin: h.trust.signingKeyPin,
+  signingCertificateDer: h.trust.signingCertificateDer,
+  csrSha256: keys.csrSha256,
+});
 
 /** Round one for `last` with `keys`; the verified challenge's nonce. */
 async function roundOne(last: LoadedIdentity, keys: NodeKeyAndCsr, claims = machineClaims()) {
@@ -57,12 +61,21 @@ async function roundOne(last: LoadedIdentity, keys: NodeKeyAndCsr, claims = mach
   return verifyJoinChallenge(one.json, { ...signing(keys), attestor: 'x509pop' }).nonce;
 }
 
-function roundTwo(last: LoadedIdentity, keys: NodeKeyAndCsr, nonce: string, options: { proofKeys?: NodeKeyAndCsr; claims?: ReturnType<typeof machineClaims> } = {}) {
+function roundTwo(
+  last: LoadedIdentity,
+  keys: NodeKeyAndCsr,
+  nonce: string,
+  options: { proofKeys?: NodeKeyAndCsr; claims?: ReturnType<typeof machineClaims> } = {},
+) {
   const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
-  const body = JSON.parse(x509popBody({ leafDer, keys, claims: options.claims ?? machineClaims(), role: last.identity.role, lastKey: last.privateKey, nonce }));
+  const body = JSON.parse(
+    x509popBody({ leafDer, keys, claims: options.claims ?? machineClaims(), role: last.identity.role, lastKey: last.privateKey, nonce }),
+  );
   if (options.proofKeys) {
     // The proof made for another CSR, sent with this one.
-    body.attestation.proof = JSON.parse(x509popBody({ leafDer, keys: options.proofKeys, claims: {}, lastKey: last.privateKey, nonce })).attestation.proof;
+    body.attestation.proof = JSON.parse(
+      x509popBody({ leafDer, keys: options.proofKeys, claims: {}, lastKey: last.privateKey, nonce }),
+    ).attestation.proof;
   }
   return send(JSON.stringify(body));
 }
@@ -92,7 +105,13 @@ describe('x509pop re-joins', () => {
       [2, 'node', null],
     ]);
     const joined = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'node.joined' }, orderBy: { id: 'asc' } });
-    expect(joined.at(-1)!.data).toMatchObject({ nodeId, attestor: 'x509pop', reclaim: true, identityGeneration: 2, certificateSerial: certs[1]!.serial });
+    expect(joined.at(-1)!.data).toMatchObject({
+      nodeId,
+      attestor: 'x509pop',
+      reclaim: true,
+      identityGeneration: 2,
+      certificateSerial: certs[1]!.serial,
+    });
     expect(joined.at(-1)!.data).not.toHaveProperty('tokenId');
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'security.certificate-revoked' } })).toBe(1);
     const audit = await db().auditEntry.findFirstOrThrow({ where: { resource: `compute-node/${nodeId}`, action: 'node.reclaimed' } });
@@ -102,20 +121,40 @@ describe('x509pop re-joins', () => {
     // The same round two again: its CSR's key is certified now, so the core refuses it as a replay.
     const replay = await roundTwo(last, keys, nonce);
     expect(replay.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const root = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'desc' }, take: 20 });
-    expect(root.filter((e) => (e.data as { csrSha256: string }).csrSha256 === keys.csrSha256).map((e) => (e.data as { reason: string }).reason)).toEqual(['join:token']);
+    const root = await db().event.findMany({
+      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
+      orderBy: { id: 'desc' },
+      take: 20,
+    });
+    expect(
+      root.filter((e) => (e.data as { csrSha256: string }).csrSha256 === keys.csrSha256).map((e) => (e.data as { reason: string }).reason),
+    ).toEqual(['join:token']);
     // And with a new key and a fresh round one, the old leaf is of an older generation.
     const newer = generateNodeKeyAndCsr();
-    expect((await send(x509popBody({ leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'), keys: newer, claims }))).status).toBe(403);
+    expect(
+      (await send(x509popBody({ leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'), keys: newer, claims }))).status,
+    ).toBe(403);
     expect(await refusalReasons(t)).toEqual(['x509pop:generation']);
   });
 
   it('refuses a certificate that expired 8 days ago, and one that has not expired, at round one', async () => {
     const { t, last, nodeId } = await joinedNode();
-    const fresh = await send(x509popBody({ leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'), keys: generateNodeKeyAndCsr(), claims: machineClaims() }));
+    const fresh = await send(
+      x509popBody({
+        leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'),
+        keys: generateNodeKeyAndCsr(),
+        claims: machineClaims(),
+      }),
+    );
     expect(fresh.bytes.equals(JOIN_REFUSED.body)).toBe(true);
     await expire(nodeId, '8 days');
-    const old = await send(x509popBody({ leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'), keys: generateNodeKeyAndCsr(), claims: machineClaims() }));
+    const old = await send(
+      x509popBody({
+        leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'),
+        keys: generateNodeKeyAndCsr(),
+        claims: machineClaims(),
+      }),
+    );
     expect(old.status).toBe(403);
     expect(old.bytes.equals(JOIN_REFUSED.body)).toBe(true);
     expect(await refusalReasons(t)).toEqual(['x509pop:not-expired', 'x509pop:expired']);
@@ -146,9 +185,15 @@ describe('x509pop re-joins', () => {
     expect((await roundTwo(last, keys, n2)).status).toBe(200);
     expect(await refusalReasons(t)).toEqual(['x509pop:nonce', 'x509pop:nonce']);
     // A proof that does not verify is refused before the database: its event goes to the root tenant.
-    const rootReasons = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused', createdAt: { gte: new Date(Date.now() - 60_000) } } });
+    const rootReasons = await db().event.findMany({
+      where: { tenantId: h.rootTenantId, type: 'security.join.refused', createdAt: { gte: new Date(Date.now() - 60_000) } },
+    });
     expect(rootReasons.map((e) => (e.data as { reason: string; csrSha256: string }).csrSha256)).toContain(keys.csrSha256);
-    expect(rootReasons.filter((e) => (e.data as { csrSha256: string }).csrSha256 === keys.csrSha256).map((e) => (e.data as { reason: string }).reason)).toEqual(['x509pop:proof']);
+    expect(
+      rootReasons
+        .filter((e) => (e.data as { csrSha256: string }).csrSha256 === keys.csrSha256)
+        .map((e) => (e.data as { reason: string }).reason),
+    ).toEqual(['x509pop:proof']);
   });
 
   it('refuses a leaf of an older generation, a revoked node, and a pool whose joinAttestors lacks x509pop', async () => {
@@ -157,21 +202,54 @@ describe('x509pop re-joins', () => {
     const again = await agentJoin(h, reclaimed.token, reclaimed.claims);
     expect(again.status).toBe(200);
     await expire(reclaimed.nodeId, '1 hour');
-    expect((await send(x509popBody({ leafDer: Buffer.from(reclaimed.last.identity.certificateChain[0]!, 'base64'), keys: generateNodeKeyAndCsr(), claims: machineClaims() }))).status).toBe(403);
+    expect(
+      (
+        await send(
+          x509popBody({
+            leafDer: Buffer.from(reclaimed.last.identity.certificateChain[0]!, 'base64'),
+            keys: generateNodeKeyAndCsr(),
+            claims: machineClaims(),
+          }),
+        )
+      ).status,
+    ).toBe(403);
     expect(await refusalReasons(reclaimed.t)).toEqual(['x509pop:generation']);
 
     // Revoked (nodes.revokeIdentity revokes the current certificates).
     const revoked = await joinedNode();
     await expire(revoked.nodeId, '1 hour');
-    await db().$executeRawUnsafe(`UPDATE node_certs SET revoked_at = compute_now(), revocation_reason = 'revoked' WHERE node_id = $1`, revoked.nodeId);
-    expect((await send(x509popBody({ leafDer: Buffer.from(revoked.last.identity.certificateChain[0]!, 'base64'), keys: generateNodeKeyAndCsr(), claims: machineClaims() }))).status).toBe(403);
+    await db().$executeRawUnsafe(
+      `UPDATE node_certs SET revoked_at = compute_now(), revocation_reason = 'revoked' WHERE node_id = $1`,
+      revoked.nodeId,
+    );
+    expect(
+      (
+        await send(
+          x509popBody({
+            leafDer: Buffer.from(revoked.last.identity.certificateChain[0]!, 'base64'),
+            keys: generateNodeKeyAndCsr(),
+            claims: machineClaims(),
+          }),
+        )
+      ).status,
+    ).toBe(403);
     expect(await refusalReasons(revoked.t)).toEqual(['x509pop:revoked']);
 
     // A pool that lists only join-token, and one with no policy at all: x509pop is opt-in.
     for (const policy of [['join-token'], null]) {
       const off = await joinedNode({ policy });
       await expire(off.nodeId, '1 hour');
-      expect((await send(x509popBody({ leafDer: Buffer.from(off.last.identity.certificateChain[0]!, 'base64'), keys: generateNodeKeyAndCsr(), claims: machineClaims() }))).status).toBe(403);
+      expect(
+        (
+          await send(
+            x509popBody({
+              leafDer: Buffer.from(off.last.identity.certificateChain[0]!, 'base64'),
+              keys: generateNodeKeyAndCsr(),
+              claims: machineClaims(),
+            }),
+          )
+        ).status,
+      ).toBe(403);
       expect(await refusalReasons(off.t)).toEqual(['x509pop:pool-attestor']);
     }
   });
@@ -185,7 +263,11 @@ describe('x509pop re-joins', () => {
     forged[forged.length - 1] = forged[forged.length - 1]! ^ 1;
     const answer = await send(x509popBody({ leafDer: forged, keys: generateNodeKeyAndCsr(), claims: machineClaims() }));
     expect(answer.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const events = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'desc' }, take: 5 });
+    const events = await db().event.findMany({
+      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
+      orderBy: { id: 'desc' },
+      take: 5,
+    });
     expect(events.map((e) => (e.data as { reason: string }).reason)).toContain('x509pop:certificate-unknown');
   });
 
@@ -204,7 +286,15 @@ describe('x509pop re-joins', () => {
     const next = generateNodeKeyAndCsr();
     const answer = await send(x509popBody({ leafDer: leaf.der, keys: next, claims: machineClaims() }));
     expect(answer.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const events = await db().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'desc' }, take: 20 });
-    expect(events.filter((e) => (e.data as { csrSha256: string }).csrSha256 === next.csrSha256).map((e) => (e.data as { reason: string }).reason)).toEqual(['x509pop:tpm-bound']);
+    const events = await db().event.findMany({
+      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
+      orderBy: { id: 'desc' },
+      take: 20,
+    });
+    expect(
+      events
+        .filter((e) => (e.data as { csrSha256: string }).csrSha256 === next.csrSha256)
+        .map((e) => (e.data as { reason: string }).reason),
+    ).toEqual(['x509pop:tpm-bound']);
   });
 });

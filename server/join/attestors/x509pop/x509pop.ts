@@ -37,7 +37,14 @@ interface LeafRow {
   trust: NodeTrust;
   hardwareKeyTrusted: boolean;
   nodeGeneration: number;
-  pool: { agent: string; ownerTenantId: string; siteId: string; isArchived: boolean; joinAttestors: string[] | null; hasAcceptanceChecks: boolean } | null;
+  pool: {
+    agent: string;
+    ownerTenantId: string;
+    siteId: string;
+    isArchived: boolean;
+    joinAttestors: string[] | null;
+    hasAcceptanceChecks: boolean;
+  } | null;
 }
 
 /** A row of SELECT_X509POP_LEAVES, as pg returns it. */
@@ -87,9 +94,11 @@ const evidenceOf = (join: PreparedJoin) => join.evidence as X509popEvidence;
 /** Parses `attestation` (round one: `certificate`; round two: also `nonce` and `proof`), verifying the proof. */
 function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: string): X509popEvidence {
   const attestation = body.attestation;
-  if (typeof attestation !== 'object' || attestation === null || Array.isArray(attestation)) throw new JoinRefusal('join:malformed', 'attestation');
+  if (typeof attestation !== 'object' || attestation === null || Array.isArray(attestation))
+    throw new JoinRefusal('join:malformed', 'attestation');
   const { certificate, nonce, proof } = attestation as Record<string, unknown>;
-  if (typeof certificate !== 'string' || certificate.length > 8192 || !B64.test(certificate)) throw new JoinRefusal('join:malformed', 'attestation.certificate');
+  if (typeof certificate !== 'string' || certificate.length > 8192 || !B64.test(certificate))
+    throw new JoinRefusal('join:malformed', 'attestation.certificate');
   const roundTwo = nonce !== undefined || proof !== undefined;
   if (roundTwo && (typeof nonce !== 'string' || !NONCE.test(nonce) || typeof proof !== 'string' || !PROOF.test(proof))) {
     throw new JoinRefusal('join:malformed', 'attestation.nonce and attestation.proof');
@@ -106,12 +115,18 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: stri
   const statements = names.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
   // A TPM-bound identity proves its new key with a TPM2_Certify by its AK (joining.md); until a TPM attestor
   // verifies that, it re-joins by no other means, never downgraded to a proof of possession.
-  if (statements.some((uri) => uri.startsWith(TPM_AK))) throw new JoinRefusal('x509pop:tpm-bound', 'the certificate names a TPM AK: re-join needs key attestation');
+  if (statements.some((uri) => uri.startsWith(TPM_AK)))
+    throw new JoinRefusal('x509pop:tpm-bound', 'the certificate names a TPM AK: re-join needs key attestation');
   if (roundTwo) {
     let proven = false;
     try {
       const key = createPublicKey({ key: names.spkiDer, format: 'der', type: 'spki' });
-      proven = verify('sha256', x509popProofMessage(nonce as string, csrSha256), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(proof as string, 'base64url'));
+      proven = verify(
+        'sha256',
+        x509popProofMessage(nonce as string, csrSha256),
+        { key, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(proof as string, 'base64url'),
+      );
     } catch {
       proven = false;
     }
@@ -145,7 +160,14 @@ function toLeafRow(r: LeafSqlRow): LeafRow {
     hardwareKeyTrusted: r.hardware_key_trusted,
     nodeGeneration: r.node_generation,
     pool: r.p_id
-      ? { agent: r.p_agent, ownerTenantId: r.p_owner, siteId: r.p_site, isArchived: r.p_archived, joinAttestors: policy.joinAttestors ?? null, hasAcceptanceChecks: r.p_checks }
+      ? {
+          agent: r.p_agent,
+          ownerTenantId: r.p_owner,
+          siteId: r.p_site,
+          isArchived: r.p_archived,
+          joinAttestors: policy.joinAttestors ?? null,
+          hasAcceptanceChecks: r.p_checks,
+        }
       : null,
   };
 }
@@ -171,8 +193,14 @@ export const x509popAttestor: Attestor<X509popState> = {
   async load(client, joins) {
     const evidence = joins.map(evidenceOf);
     const [leaves, challenges] = await Promise.all([
-      client.query<LeafSqlRow>(SELECT_X509POP_LEAVES, [[...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex'))]),
-      loadChallenges(client, X509POP, evidence.flatMap((e) => (e.nonce ? [e.nonce] : []))),
+      client.query<LeafSqlRow>(SELECT_X509POP_LEAVES, [
+        [...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex')),
+      ]),
+      loadChallenges(
+        client,
+        X509POP,
+        evidence.flatMap((e) => (e.nonce ? [e.nonce] : [])),
+      ),
     ]);
     return { leaves: new Map(leaves.rows.map((r) => [r.spki_sha256, toLeafRow(r)])), challenges, used: [], claimed: new Set() };
   },
@@ -182,7 +210,8 @@ export const x509popAttestor: Attestor<X509popState> = {
     if (evidence.nonce) state.used.push(evidence.nonce);
     const row = state.leaves.get(evidence.leafSpkiSha256);
     // Byte for byte one of our certificates, naming the node its row belongs to.
-    if (!row || !row.der.equals(Buffer.from(evidence.leafDer, 'base64')) || row.nodeId !== evidence.nodeId) return refuse('x509pop:certificate-unknown');
+    if (!row || !row.der.equals(Buffer.from(evidence.leafDer, 'base64')) || row.nodeId !== evidence.nodeId)
+      return refuse('x509pop:certificate-unknown');
     const tenant = row.tenantId;
     // An older generation's leaf (revoked too, by the reclaim that superseded it) says why first.
     if (row.certGeneration !== row.nodeGeneration || state.claimed.has(row.nodeId)) return refuse('x509pop:generation', tenant);
@@ -194,16 +223,25 @@ export const x509popAttestor: Attestor<X509popState> = {
     if (now.getTime() - row.notAfter.getTime() >= X509POP_REJOIN_WINDOW_SECONDS * 1000) return refuse('x509pop:expired', tenant);
     const pool = row.pool;
     if (!pool || !pool.joinAttestors?.includes(X509POP)) return refuse('x509pop:pool-attestor', tenant);
-    if (pool.agent !== 'bcd' || pool.isArchived || pool.ownerTenantId !== tenant || pool.siteId !== row.siteId) return refuse('x509pop:pool', tenant);
+    if (pool.agent !== 'bcd' || pool.isArchived || pool.ownerTenantId !== tenant || pool.siteId !== row.siteId)
+      return refuse('x509pop:pool', tenant);
 
     if (!evidence.nonce) return { admitted: false, challenge: true, subject: row.nodeId, tenantId: tenant };
-    if (challengeMismatch(state.challenges.get(evidence.nonce), { csrSha256: join.csr.csrSha256, subject: row.nodeId })) return refuse('x509pop:nonce', tenant);
+    if (challengeMismatch(state.challenges.get(evidence.nonce), { csrSha256: join.csr.csrSha256, subject: row.nodeId }))
+      return refuse('x509pop:nonce', tenant);
     // One batch never uses a nonce twice.
     state.challenges.delete(evidence.nonce);
     state.claimed.add(row.nodeId);
     const admission: Admission = {
       admitted: true,
-      reclaim: { id: row.nodeId, tenantId: tenant, siteId: row.siteId, poolId: row.poolId, role: row.role, identityGeneration: row.nodeGeneration },
+      reclaim: {
+        id: row.nodeId,
+        tenantId: tenant,
+        siteId: row.siteId,
+        poolId: row.poolId,
+        role: row.role,
+        identityGeneration: row.nodeGeneration,
+      },
       tenantId: tenant,
       siteId: row.siteId,
       poolId: row.poolId,
