@@ -87,9 +87,7 @@ describe('JoinService: refusals', () => {
   type Case = {
     reason: string;
     routedToToken: boolean;
-    setup: (
-      t: Awaited<ReturnType<typeof createTestTenant>>,
-    ) => Promise<{
+    setup: (t: Awaited<ReturnType<typeof createTestTenant>>) => Promise<{
       token: string;
       claims?: ReturnType<typeof machineClaims>;
       role?: string;
