@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../server/db/client';
 import { testDatabaseUrl } from './db';
 import { serveCompute } from './serve-compute';
+import { createServices } from '../server/boot/services';
+import { normalizedPath } from '../server/boot/http-server';
+import { createAgentEndpoints } from '../server/http/agent-endpoints';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -16,16 +19,30 @@ export interface ApiServer {
   close: () => Promise<void>;
 }
 
-/** The REST API and agent endpoints served in-process from the same function the app uses. */
+/**
+ * The REST API and agent endpoints served in-process: the agent endpoints' own handler (as the boot server
+ * mounts it, with services from the composition root) and, for every other path, the function the app's
+ * compute route calls.
+ */
 export async function startApiServer(db: Db): Promise<ApiServer> {
   const requests: string[] = [];
+  const services = createServices({ databaseUrl: testDatabaseUrl(), db });
+  const agent = createAgentEndpoints(services);
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
+    if (agent(req, res, normalizedPath(req.url) ?? '')) return;
     void serveCompute(db, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await services.close();
+    },
+  };
 }
 
 export interface CliRun {

@@ -227,6 +227,14 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
     const webhook = await api.webhooks.create({ tenantId, url: 'https://hooks.example.com/matrix', eventTypes: ['node.cordoned'] });
     const testDelivery = await api.webhooks.test({ tenantId, webhookId: webhook.id });
     const webhookRef = { tenantId, webhookId: webhook.id };
+    const expected = await api.expectedMachines.import({
+      tenantId,
+      siteId: site.id,
+      format: 'csv',
+      content: `serial\nSN-MATRIX-${suffix}\n`,
+      defaultPoolId: pool.id,
+      preview: false,
+    });
 
     const poolRef = { tenantId, poolId: pool.id };
     const nodeRef = { tenantId, nodeId };
@@ -276,9 +284,13 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['approvalRules.list', siteRef],
       ['approvalRules.dryRun', draftRule],
       ['approvalRules.create', draftRule],
+      ['approvalRules.update', { ...draftRule, ruleId: rule.id }],
+      ['approvalRules.move', { ...siteRef, ruleId: rule.id, position: 1 }],
       ['approvalRules.delete', { ...siteRef, ruleId: rule.id }],
       ['expectedMachines.list', siteRef],
       ['expectedMachines.import', { ...siteRef, format: 'csv', content: 'serial,pool\nSN-1,gpu\n', preview: true }],
+      ['expectedMachines.unmatched', siteRef],
+      ['expectedMachines.delete', { ...siteRef, importId: expected.importId! }],
       ['webhooks.eventTypes', { tenantId }],
       ['webhooks.list', { tenantId }],
       ['webhooks.get', webhookRef],
