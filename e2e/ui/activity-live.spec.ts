@@ -63,10 +63,11 @@ test("a refused join's row names its attestor, role and suppressed count, and co
     .getByRole('row')
     .filter({ has: page.getByRole('button', { name: `Copy CSR hash ${refused.csrSha256}` }) });
   const cells = row.getByRole('cell');
-  // Time, reason, attestor, role, CSR hash, hardware key, suppressed.
+  // Time, reason, attestor, role, caller, CSR hash, hardware key, suppressed.
   await expect(cells.nth(2)).toHaveText(event!.data.attestor);
   await expect(cells.nth(3)).toHaveText(event!.data.role);
-  await expect(cells.nth(6)).toHaveText(String(event!.data.suppressed));
+  await expect(cells.nth(4)).toHaveText(/^[0-9a-f:.]+$/i);
+  await expect(cells.nth(7)).toHaveText(String(event!.data.suppressed));
   await expect(row.getByTitle(event!.data.hardwareKey)).toHaveText(`${event!.data.hardwareKey.slice(0, 12)}…`);
 
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);

@@ -74,5 +74,5 @@ test('each pool links to its nodes and its join requests, and the pages open on 
   await page.goBack();
   await nodesLink.click();
   await expect(page).toHaveURL(new RegExp(`/nodes\\?pool=${poolId}`));
-  await expect(page.getByLabel('Pool')).toHaveValue(poolId);
+  await expect(page.getByRole('combobox', { name: 'Pool', exact: true })).toHaveValue(poolId);
 });

@@ -100,11 +100,12 @@ test('a simulated node connects live, its page shows the session and its checks,
     await expect(session.getByRole('definition').first()).toHaveText('disconnected', { timeout: 30_000 });
     await expect(session).toContainText('Last seen');
     await expect(session.getByRole('definition').last()).toHaveText('none');
-    const events = await trpc<{ items: { type: string }[] }>(page.request, 'query', 'events.list', { tenantId, nodeId, limit: 100 });
-    expect(events.items.map((e) => e.type).filter((type) => /^node\.(connected|disconnected)$/.test(type))).toEqual([
-      'node.disconnected',
-      'node.connected',
-    ]);
+    // The page may turn before the event's transaction is read back: wait for it, then check the order.
+    const sessionEvents = async () =>
+      (await trpc<{ items: { type: string }[] }>(page.request, 'query', 'events.list', { tenantId, nodeId, limit: 100 })).items
+        .map((e) => e.type)
+        .filter((type) => /^node\.(connected|disconnected)$/.test(type));
+    await expect.poll(sessionEvents, { timeout: 15_000 }).toEqual(['node.disconnected', 'node.connected']);
 
     await page.goto(`/nodes?pool=${pool.id}&tenant=${tenantId}&connected=false`);
     await expect(page.getByRole('link', { name: nodeId })).toBeVisible();
