@@ -10,6 +10,7 @@ export async function signInThroughForm(page: Page) {
   await page.getByRole('button', { name: 'Sign in' }).click();
   // The console opens on the tenant's overview.
   await expect(page).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
+  await waitForConsoleReady(page);
 }
 
 /**
@@ -19,6 +20,15 @@ export async function signInThroughForm(page: Page) {
 export async function openConsole(page: Page) {
   await page.goto('/');
   await expect(page).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
+  await waitForConsoleReady(page);
+}
+
+/**
+ * Waits until the console shell is hydrated and has its tenant: the top bar's tenant appears only after the
+ * client has loaded the operator's tenants. A click on a nav link before that can race the hydration.
+ */
+export async function waitForConsoleReady(page: Page) {
+  await expect(page.getByRole('banner').locator('.tenant-current')).toBeVisible();
 }
 
 /** Signs a request context in through next-auth's credentials endpoint; its cookies then carry the session. */

@@ -113,6 +113,7 @@ test.describe('phone', () => {
     await openConsole(page);
     // Sign-in lands on the overview (overview.spec.ts checks it at this width); this test is about Pools.
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Pools', exact: true }).click();
+    await expect(page).toHaveURL(/\/pools(\?|$)/);
     await expect(page.getByRole('heading', { name: 'Pools', level: 1 })).toBeVisible();
     await expectNoSeriousViolations(page, 'phone-pools');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();

@@ -70,7 +70,6 @@ describe('expected machines', () => {
     });
     expect(saved).toMatchObject({ importId: expect.stringMatching(/^imp_/), accepted: 1 });
     const big = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ serial: `BULK-${i}`, hostname: `bulk-${i}` })));
-    const started = Date.now();
     const bulk = await importExpectedMachines(db(), t.admin, {
       ...ref,
       format: 'json',
@@ -79,7 +78,7 @@ describe('expected machines', () => {
       preview: false,
     });
     expect(bulk).toMatchObject({ accepted: 10_000, rejected: [] });
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // Import speed is measured by `npm run bench:join-requests` (tests never assert wall-clock time).
     expect((await listExpectedMachines(db(), t.viewer, { ...ref, state: 'waiting', limit: 5 })).total).toBe(10_001);
 
     // The listed machine boots: its first discovery join is admitted into the entry's pool.
