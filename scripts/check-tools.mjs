@@ -1,4 +1,4 @@
-// The system tools the tests call, checked before `npm test` and `npm run test:soak` run anything. Missing ones
+// The system tools the tests call, checked before `npm test`, `npm run test:soak` and `npm run test:system` run anything. Missing ones
 // are installed when that is possible here (root, apt-get on the PATH: one `apt-get update`, one
 // `apt-get install -y` of all of them); otherwise the run stops at once with the exact command to run, instead
 // of failing halfway through the suite. Plain Node, no dependencies: it runs before anything is known to work.

@@ -34,7 +34,20 @@ export async function createFreshDatabase(name: string): Promise<string> {
   return url.toString();
 }
 
-/** Drops a database made by {@link createFreshDatabase}, closing any connection still open to it. */
+/**
+ * A migrated database `name` of its own on the test cluster (dropped first if a previous run left it): a clone
+ * of the template database that test/global-setup.ts migrated, so it holds exactly what `migrate()` writes,
+ * `_prisma_migrations` included, without running the migrations again. Returns its URL.
+ */
+export async function createMigratedDatabase(name: string): Promise<string> {
+  await onTestCluster(`DROP DATABASE IF EXISTS "${name}"`);
+  await onTestCluster(`CREATE DATABASE "${name}" TEMPLATE "${inject('templateDatabase')}"`);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Drops a database made by {@link createFreshDatabase} or {@link createMigratedDatabase}, closing any connection still open to it. */
 export async function dropDatabase(name: string): Promise<void> {
   await onTestCluster(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }

@@ -4,11 +4,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { JoinTrust } from '../agent/join';
 import { createDb, type Db } from '../server/db/client';
-import { migrate } from '../server/db/migrate';
 import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { loadPki } from '../server/pki/bundle/store';
 import { getRootTenant } from '../server/tenants/tenants';
-import { createFreshDatabase, dropDatabase } from './db';
+import { createMigratedDatabase, dropDatabase } from './db';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const READY = /^listening on (http:\/\/\S+)/;
@@ -106,8 +105,7 @@ export interface ServerDatabase {
  */
 export async function createServerDatabase(label: string): Promise<ServerDatabase> {
   const name = `${label}_${randomBytes(4).toString('hex')}`;
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   const db = createDb(url, { max: 4 });
   return {
     url,

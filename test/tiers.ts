@@ -4,8 +4,9 @@ import path from 'node:path';
 /**
  * Which vitest project (tier) each `*.test.ts` runs in. The rules, in order:
  *
- * - **soak**: the load, kill -9, two-instance and fuzz tests with their full counts (`npm run test:soak`):
- *   the files in {@link SOAK_FILES} and any `*.soak.test.ts`.
+ * - **soak**: the load, kill -9, two-instance and fuzz tests with their full counts, and the few that start the
+ *   product's own processes for a minute or more (`npm run test:soak`, part of `npm run test:system`): the files
+ *   in {@link SOAK_FILES} and any `*.soak.test.ts`.
  * - **integration**: a test whose imports reach (through relative or `@/` imports, transitively) a module in
  *   {@link INTEGRATION_MARKERS}: the test database (`test/db.ts`, the only reader of the database URL that
  *   the integration tier's global setup provides), the embedded PostgreSQL, or a harness that spawns
@@ -21,6 +22,10 @@ export type Tier = 'unit' | 'integration' | 'soak';
 export const SOAK_FILES = [
   'server/join/join-max-uses-load.test.ts',
   'server/join/join-overlap-exactness.test.ts',
+  // Kills a server with SIGKILL and starts it twice more on the orphaned PostgreSQL's data directory.
+  'server/db/stale-postmaster.test.ts',
+  // `npm run dev`: Next's development server compiling routes on first request, on its own embedded PostgreSQL.
+  'scripts/dev.test.ts',
   'test/reliability/fuzz.test.ts',
   'test/reliability/kill-restart.test.ts',
   'test/reliability/two-servers.test.ts',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { runCliInProcess as runCli, startApiServer, type ApiServer } from '../../test/cli';
 import { insertApiKey } from '../../server/api-keys/api-keys';
 import { acceptInvitation } from '../../server/operators/invitations';
 import { testDb } from '../../test/db';

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startApiServer, type ApiServer } from '../../test/cli';
-import { createFreshDatabase, dropDatabase } from '../../test/db';
+import { runCliInProcess as runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { createMigratedDatabase, dropDatabase } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
 import { createDb, type Db } from '../../server/db/client';
-import { migrate } from '../../server/db/migrate';
 import { initPki } from '../../server/pki/bundle/store';
 
 // The install script embeds the PKI's pins and the bundle is a singleton row: a database of this file's own.
@@ -18,8 +17,7 @@ let other: TestTenant;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   db = createDb(url, { max: 4 });
   await initPki(db, { trustDomain: 'compute.example.com', secret });
   process.env.BETTER_COMPUTE_SECRET = secret;

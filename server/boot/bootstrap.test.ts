@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createFreshDatabase } from '../../test/db';
+import { createMigratedDatabase } from '../../test/db';
 import { createDb } from '../db/client';
-import { migrate } from '../db/migrate';
 import { authenticateOperator } from '../operators/operators';
 import { bootstrapFirstStart, FIRST_ADMIN_EMAIL } from './bootstrap';
 
 async function freshDb(name: string) {
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   return createDb(url, { max: 4 });
 }
 

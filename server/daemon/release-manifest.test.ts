@@ -9,13 +9,12 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { digestSource, parseReleasePinsOption } from '../../cli/commands/daemon';
 import { runCli, startApiServer } from '../../test/cli';
-import { createFreshDatabase, dropDatabase } from '../../test/db';
+import { createMigratedDatabase, dropDatabase } from '../../test/db';
 import { insertApiKey } from '../api-keys/api-keys';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
 import { createCaller } from '../api/root';
 import { PRODUCT_VERSION } from '../config/config';
 import { createDb, type Db } from '../db/client';
-import { migrate } from '../db/migrate';
 import { spkiDer, spkiPin } from '../../protocol/pins';
 import { initPki } from '../pki/bundle/store';
 import { MANIFEST_ORIGINS_ENV, MANIFEST_TEST_HTTP_ENV } from './manifest-fetch';
@@ -78,8 +77,7 @@ let probePort: number;
 let probeConnections = 0;
 
 beforeAll(async () => {
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   db = createDb(url, { max: 4 });
   await initPki(db, { trustDomain: 'compute.example.com', secret });
   process.env.BETTER_COMPUTE_SECRET = secret;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startApiServer } from '../../test/cli';
+import { runCliInProcess as runCli, startApiServer } from '../../test/cli';
 import { testDb } from '../../test/db';
 import { insertApiKey } from '../api-keys/api-keys';
 import { captureStderr, createTestTenant } from '../../test/fixtures';

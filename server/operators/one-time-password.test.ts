@@ -5,8 +5,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { handleTrpcRequest } from '../api/trpc-http';
 import { bootstrapFirstStart } from '../boot/bootstrap';
 import { createDb } from '../db/client';
-import { migrate } from '../db/migrate';
-import { createFreshDatabase } from '../../test/db';
+import { createMigratedDatabase } from '../../test/db';
 import { authenticateOperator, createOperator, resetOperatorPassword } from './operators';
 
 const ONE_TIME = 'printed-one-time-password';
@@ -127,8 +126,7 @@ describe('a printed one-time password', () => {
   });
 
   it('is what the first start prints, for the email BETTER_COMPUTE_FIRST_ADMIN_EMAIL names', async () => {
-    const url = await createFreshDatabase('boot_first_admin_email');
-    await migrate(url);
+    const url = await createMigratedDatabase('boot_first_admin_email');
     const db = createDb(url, { max: 2 });
     try {
       const first = await bootstrapFirstStart(db, {

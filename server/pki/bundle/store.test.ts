@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, dropDatabase } from '../../../test/db';
+import { createMigratedDatabase, dropDatabase } from '../../../test/db';
 import { createDb, type Db } from '../../db/client';
-import { migrate } from '../../db/migrate';
 import { DomainError } from '../../../protocol/errors';
 import { hasPki, initPki, loadPki, PKI_BUNDLE_ID } from './store';
 
@@ -12,8 +11,7 @@ const secret = 'a-long-enough-test-secret-0123456789-abcdefghij';
 let db: Db;
 
 beforeAll(async () => {
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   db = createDb(url, { max: 4 });
 });
 

@@ -1,8 +1,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createFreshDatabase, dropDatabase } from '../../../test/db';
+import { createMigratedDatabase, dropDatabase } from '../../../test/db';
 import { createDb, type Db } from '../../db/client';
-import { migrate } from '../../db/migrate';
 import { createPkiBundle, type PkiBundle } from './bundle';
 import { joinCryptoFromBundle } from '../issuance/join-crypto';
 import { installPins } from '../pins-summary';
@@ -19,8 +18,7 @@ const secret = randomBytes(32).toString('base64url');
 let db: Db;
 
 beforeAll(async () => {
-  const url = await createFreshDatabase(name);
-  await migrate(url);
+  const url = await createMigratedDatabase(name);
   db = createDb(url, { max: 4 });
 });
 afterAll(async () => {
