@@ -36,7 +36,13 @@ export default defineConfig({
       // The full-count load, kill -9, two-instance and fuzz tests: `npm run test:soak`.
       {
         extends: true,
-        test: { name: 'soak', include: tiers.soak, globalSetup: ['./test/global-setup.ts'], fileParallelism: true, sequence: { groupOrder: 2 } },
+        test: {
+          name: 'soak',
+          include: tiers.soak,
+          globalSetup: ['./test/global-setup.ts'],
+          fileParallelism: true,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },
