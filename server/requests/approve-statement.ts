@@ -16,6 +16,16 @@ export function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
 }
 
 /**
+ * secondApprovalGuard for a scan over the queue: the two-person sites are read once into a hash rather than
+ * each request's site looked up per row.
+ */
+export function secondApprovalScanGuard(actor: string, poolId: string): Prisma.Sql {
+  return Prisma.sql`(join_requests.site_id NOT IN (SELECT s.id FROM sites s WHERE s.required_approvals >= 2)
+    OR join_requests.first_approved_by IS NULL
+    OR (join_requests.first_approved_by <> ${actor} AND join_requests.first_approval_pool_id = ${poolId}))`;
+}
+
+/**
  * One statement approves: on a one-approval site, or when another principal's first approval is there, the
  * request becomes `approved` (as decideStatement, publishing `security.join-request.approved` with
  * `firstApprovedBy`); on a two-person site without a first approval, the caller's approval is recorded
