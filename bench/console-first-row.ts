@@ -42,11 +42,11 @@ async function freePort(): Promise<number> {
 function ensureBuild(root: string, log: (line: string) => void) {
   if (!existsSync(path.join(root, '.next', 'BUILD_ID'))) {
     log('console: no build in .next; running npm run build…');
-    const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });
     if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal})`);
     return;
   }
-  const server = spawnSync(process.execPath, ['scripts/build-server.mjs'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const server = spawnSync(process.execPath, ['scripts/build-server.mjs'], { cwd: root, stdio: ['ignore', 2, 2] });
   if (server.status !== 0) throw new Error(`scripts/build-server.mjs failed (exit ${server.status ?? server.signal})`);
 }
 

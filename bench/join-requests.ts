@@ -336,7 +336,7 @@ async function main() {
       const content = JSON.stringify(
         Array.from({ length: EXPECTED_MACHINES }, (_, i) => ({
           serial: `EXP-${i}`,
-          mac: `02:ee:${[i >> 16, (i >> 8) & 255, i & 255, 7].map((b) => b.toString(16).padStart(2, '0')).join(':')}`,
+          mac: `58:a2:${[i >> 16, (i >> 8) & 255, i & 255, 7].map((b) => b.toString(16).padStart(2, '0')).join(':')}`,
           hostname: `expected-${i}`,
         })),
       );
@@ -355,6 +355,7 @@ async function main() {
         rows: EXPECTED_MACHINES,
         accepted: answer.accepted,
         rejected: answer.rejected.length,
+        ...(answer.rejected[0] ? { firstRejection: answer.rejected[0] } : {}),
         seconds: round(seconds),
         rowsPerSecond: round(answer.accepted / seconds),
       };
