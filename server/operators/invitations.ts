@@ -85,9 +85,8 @@ const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 export async function createInvitation(
   db: Db,
   principal: Principal,
-  raw: z.input<typeof createInvitationInput>,
+  input: z.infer<typeof createInvitationInput>,
 ): Promise<CreatedInvitation> {
-  const input = createInvitationInput.parse(raw);
   let auditTenantId = input.tenantId;
   try {
     await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
