@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ApiClient } from './client';
 
 /** The command's words after the program's name (`join-tokens list`), as errors name it. */
-export function commandPath(command: Command): string {
+function commandPath(command: Command): string {
   const names: string[] = [];
   for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
   return names.join(' ') || command.name();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** An event as the API answers it (`events.list`). */
-export const eventRecord = z.object({
+const eventRecord = z.object({
   id: z.string(),
   tenantId: z.string(),
   type: z.string(),
