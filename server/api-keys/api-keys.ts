@@ -26,7 +26,6 @@ export const createApiKeyInput = z.strictObject({
 export const listApiKeysInput = z.strictObject({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
 export const revokeApiKeyInput = z.strictObject({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
 
-
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 
 type Row = {

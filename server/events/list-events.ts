@@ -6,7 +6,6 @@ import { idOf, pageDirection } from '../../protocol/api/resource-names';
 import { operatorNames } from '../operators/operator-names';
 import type { EventRecord } from '../../protocol/api/event-schemas';
 
-
 export const listEventsInput = z.strictObject({
   tenantId: idOf('tnt'),
   type: z.string().max(100).optional(),
@@ -24,7 +23,6 @@ export const listEventsInput = z.strictObject({
     .optional(),
   direction: pageDirection,
 });
-
 
 /** A tenant's own events, newest first, optionally of one type; `cursor` is the last id of the previous page. */
 export async function listEvents(

@@ -29,7 +29,6 @@ export const acceptInvitationInput = z.strictObject({
   password: z.string().min(1).max(1024),
 });
 
-
 type Row = {
   id: string;
   tenantId: string;

@@ -12,7 +12,6 @@ export const listOperatorsInput = z.strictObject({ tenantId: idOf('tnt') });
 export const setOperatorRoleInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op'), role: z.enum(ROLES) });
 export const removeOperatorInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op') });
 
-
 type MembershipRow = {
   role: string;
   source: string;

@@ -19,7 +19,6 @@ export const createSiteInput = z.strictObject({
 export const listSitesInput = z.strictObject({ tenantId: idOf('tnt'), includeArchived: z.boolean().optional() });
 export const siteRefInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site') });
 
-
 type SiteRow = {
   id: string;
   ownerTenantId: string;

@@ -31,7 +31,6 @@ export const updateWebhookInput = z.strictObject({
 export const webhookRef = z.strictObject({ tenantId: idOf('tnt'), webhookId: idOf('wh') });
 export const listWebhooksInput = z.strictObject({ tenantId: idOf('tnt') });
 
-
 export const listDeliveriesInput = z.strictObject({
   tenantId: idOf('tnt'),
   webhookId: idOf('wh'),
@@ -43,4 +42,3 @@ export const redeliverInput = z.strictObject({
   webhookId: idOf('wh'),
   deliveryId: z.string().regex(/^msg_[0-9a-f]{32}$/, 'expected a msg_… id'),
 });
-

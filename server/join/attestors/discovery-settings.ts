@@ -3,7 +3,6 @@ import { discoverySettingsSchema, type DiscoverySettings } from '../../../protoc
 
 export { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS } from '../../../protocol/api/discovery-settings';
 
-
 /** The settings stored on a site row, defaults filled in; an unreadable value reads as the defaults. */
 export function discoverySettings(stored: unknown): DiscoverySettings {
   const parsed = discoverySettingsSchema.safeParse(stored ?? {});
