@@ -138,6 +138,21 @@ describe('a server answer of the wrong shape', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('does not skip a changed request whose record is malformed (join-requests watch)', async () => {
+    answers = {
+      'GET /api/trpc/joinRequests.onChange': {
+        type: 'text/event-stream',
+        body: `data: ${JSON.stringify({ siteId: 'site_1', requestIds: ['jr_1'] })}\n\n`,
+      },
+      [`GET /api/compute/v1/tenants/${TENANT}/pools/${POOL}/join-requests/jr_1`]: json({ id: 'jr_1', state: 'waiting' }),
+    };
+    const run = await cli(['join-requests', 'watch', '--tenant', TENANT, '--pool', POOL]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("join-requests watch: the server's answer to joinRequests.get does not have the shape");
+    expect(run.stderr).toContain('state: Invalid option: expected one of');
+    expect(run.stdout).toBe('');
+  });
+
   it('exits the real process with 1 and the same one line', async () => {
     answers = { [`GET /api/compute/v1/tenants/${TENANT}/sites`]: json({ items: [{ id: 'site_1', name: 'x' }] }) };
     const run = await runCli(['sites', 'list', '--tenant', TENANT], env());

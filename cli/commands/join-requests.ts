@@ -3,6 +3,7 @@ import type { JoinRequestRecord } from '../../protocol/api/join-request-schemas'
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
 import type { Answer } from '../api';
+import { MalformedAnswerError } from '../answer';
 import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -251,7 +252,11 @@ export function registerJoinRequestCommands(program: Command) {
       const path = await poolPath(client, opts);
       for await (const change of client.subscribe('joinRequests.onChange', { tenantId, poolId: opts.pool })) {
         for (const id of change.requestIds) {
-          const request = await client.get('joinRequests.get', `${path}/${enc(id)}`).catch(() => null);
+          // A request this pool cannot see (another pool's, decided away) is skipped; a malformed answer is not.
+          const request = await client.get('joinRequests.get', `${path}/${enc(id)}`).catch((error: unknown) => {
+            if (error instanceof MalformedAnswerError) throw error;
+            return null;
+          });
           if (!request) continue;
           if (opts.json) process.stdout.write(JSON.stringify(request) + '\n');
           else
