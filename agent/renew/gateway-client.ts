@@ -56,12 +56,27 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
   const peer = socket.getPeerX509Certificate();
   if (!peer) throw new GatewayTrustError('the gateway presented no certificate');
   const issuer = peer.issuerCertificate;
-  if (!issuer || issuer.raw.equals(peer.raw)) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
-  const cacheKey = `${servingCaPin}|${serverName}|${peer.raw.toString('base64')}|${issuer.raw.toString('base64')}`;
+  return checkGatewayChainDer([peer.raw, ...(issuer && !issuer.raw.equals(peer.raw) ? [issuer.raw] : [])], servingCaPin, serverName, now);
+}
+
+/**
+ * {@link checkGatewayChain} on the chain as DER, leaf first (the certificate after the leaf is the serving CA),
+ * for a TLS client that hands the server's Certificate message over as it came (agent/tls13).
+ */
+export function checkGatewayChainDer(
+  chain: readonly Buffer[],
+  servingCaPin: string,
+  serverName: string,
+  now = new Date(),
+): X509Certificate {
+  const [leafDer, caDer] = chain;
+  if (!leafDer) throw new GatewayTrustError('the gateway presented no certificate');
+  if (!caDer) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
+  const cacheKey = `${servingCaPin}|${serverName}|${leafDer.toString('base64')}|${caDer.toString('base64')}`;
   let checked = checkedChains.get(cacheKey);
   if (!checked) {
-    const leaf = new X509Certificate(peer.raw);
-    const ca = new X509Certificate(issuer.raw);
+    const leaf = new X509Certificate(leafDer);
+    const ca = new X509Certificate(caDer);
     if (spkiPin(ca.publicKey) !== servingCaPin)
       throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin");
     if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError("the gateway's leaf is not signed by the pinned serving CA");
