@@ -12,7 +12,7 @@ import { setAgentLogDefault } from '../request-log';
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
            [--token-file F] [--reset --yes]        the token on standard input unless --token-file
-  bcd node [--config F]                            run the renewal loop (what bcd.service starts)
+  bcd node [--config F] [--tpm T]                  run the renewal loop (what bcd.service starts)
   bcd doctor [--config F]
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
@@ -72,7 +72,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'node':
       return runNode(
-        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values,
+        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' }, tpm: { type: 'string' } } })
+          .values,
         io,
       );
     default:

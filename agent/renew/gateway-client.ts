@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { spkiPin } from '../../protocol/pins';
+import { connectTls13, type Tls13Socket, type TlsClientSigner } from '../tls13/client';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */
@@ -13,11 +14,11 @@ export interface GatewayTarget {
   gatewayServerName?: string;
 }
 
-/** The client identity presented to the gateway (PEM); absent for a probe. */
-export interface ClientIdentity {
-  keyPem: string;
-  certificatePem: string;
-}
+/**
+ * The client identity presented to the gateway: a software key and its certificate (PEM), or a signer for a key
+ * that never leaves its holder (a TPM), which agent/tls13's client uses; absent for a probe.
+ */
+export type ClientIdentity = { keyPem: string; certificatePem: string; signer?: undefined } | { signer: TlsClientSigner };
 
 export class GatewayTrustError extends Error {
   constructor(message: string) {
@@ -91,16 +92,30 @@ export function checkGatewayChainDer(
   return checked.leaf;
 }
 
-/** Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. */
+/**
+ * Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. A client
+ * identity with a `signer` goes through agent/tls13 (TLS 1.3, the CertificateVerify signed by the signer), with
+ * the same chain checks, made before anything is signed.
+ */
 export function connectGateway(
   target: GatewayTarget,
   client?: ClientIdentity,
   timeoutMs = 15_000,
   alpn: string[] = ['http/1.1'],
-): Promise<tls.TLSSocket> {
+): Promise<tls.TLSSocket | Tls13Socket> {
   const url = new URL(target.gatewayUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const serverName = target.gatewayServerName ?? host;
+  if (client?.signer)
+    return connectTls13({
+      host,
+      port: Number(url.port || 443),
+      serverName,
+      alpn,
+      signer: client.signer,
+      timeoutMs,
+      verifyServerChain: (chain) => void checkGatewayChainDer(chain, target.servingCaPin, serverName),
+    });
   return new Promise((resolve, reject) => {
     const socket = tls.connect({
       host,

@@ -77,6 +77,8 @@ export class Tls13Socket extends Duplex {
   private certificateRequest: { context: Buffer; schemes: number[] } | null = null;
   private leafKey: X509Certificate | null = null;
   private processing: Promise<void> = Promise.resolve();
+  /** The alert sent when an error that is not a TlsAlertError ends the connection. */
+  private alertOnFailure: number | null = null;
   private settle: { resolve(): void; reject(error: Error): void } | null = null;
   private readonly clientHello: Buffer;
   private readonly shares: KeyShares;
@@ -93,7 +95,6 @@ export class Tls13Socket extends Duplex {
       this.processing = this.processing.then(() => this.receive(chunk)).catch((error: Error) => this.fail(error));
     });
     socket.on('end', () => {
-      if (process.env.TLS_DEBUG) console.log('end', this.state);
       // A transport that ends without close_notify: the stream ends as Node's TLS client ends it; HTTP's own
       // framing (content-length, chunked, HTTP/2 frames) tells a truncated answer apart.
       this.processing = this.processing.then(() => {
@@ -158,7 +159,6 @@ export class Tls13Socket extends Duplex {
   }
 
   private receiveAlert(fragment: Buffer) {
-    if (process.env.TLS_DEBUG) console.log('alert', fragment);
     if (fragment.length !== 2) throw new TlsAlertError(ALERT.decodeError, 'a malformed alert');
     const description = fragment[1]!;
     if (description === ALERT.closeNotify) {
@@ -223,10 +223,9 @@ export class Tls13Socket extends Duplex {
           this.options.verifyServerChain(this.peerCertificates);
           this.leafKey = new X509Certificate(this.peerCertificates[0]!);
         } catch (error) {
-          const refused = new TlsAlertError(ALERT.badCertificate, (error as Error).message);
-          refused.message = (error as Error).message;
-          (refused as { cause?: unknown }).cause = error;
-          throw refused;
+          // The caller's own error (say, the pin did not match) reaches the caller; the server gets bad_certificate.
+          this.alertOnFailure = ALERT.badCertificate;
+          throw error;
         }
         this.transcript.push(message);
         this.state = 'certificate-verify';
@@ -303,8 +302,9 @@ export class Tls13Socket extends Duplex {
   /** Sends the alert an error names (when the transport is still writable), then tears the connection down. */
   private fail(error: Error) {
     if (this.destroyed) return;
-    if (error instanceof TlsAlertError && this.socket.writable) {
-      const alert = Buffer.from([2, error.alert]);
+    const description = error instanceof TlsAlertError ? error.alert : this.alertOnFailure;
+    if (description !== null && this.socket.writable) {
+      const alert = Buffer.from([2, description]);
       try {
         this.socket.write(this.writer ? this.writer.seal(CONTENT.alert, alert) : plainRecord(CONTENT.alert, alert));
       } catch {
