@@ -63,7 +63,9 @@ export class IdentityLoadError extends Error {
 async function readPair(keyFile: string, identityFile: string, tpm?: { ak: string | null; address?: string }): Promise<NodeLoadedIdentity> {
   const [keyPem, recordText] = await Promise.all([readFile(keyFile, 'utf8'), readFile(identityFile, 'utf8')]);
   const names = { keyFile, identityFile };
-  return tpm && isTpmKeyText(keyPem) ? parseTpmIdentity(keyPem, JSON.parse(recordText), names, tpm) : parseIdentity(keyPem, JSON.parse(recordText), names);
+  return tpm && isTpmKeyText(keyPem)
+    ? parseTpmIdentity(keyPem, JSON.parse(recordText), names, tpm)
+    : parseIdentity(keyPem, JSON.parse(recordText), names);
 }
 
 type IdentityRecord = Parameters<typeof parseIdentity>[1];

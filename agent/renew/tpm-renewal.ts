@@ -11,7 +11,7 @@ import { TPM_AK_FILE, type NodeLoadedIdentity, type TpmLoadedIdentity } from './
 import { chainToPem } from './gateway-client';
 
 /** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
-export interface TpmRenewalParts {
+interface TpmRenewalParts {
   readonly nodeKey: TpmKeyBlob;
   readonly csr: TpmCsr;
   readonly keyAttestation?: TpmKeyAttestationBody;

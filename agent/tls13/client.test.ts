@@ -63,7 +63,12 @@ const serverOptions = {
 /** Answers with what the server saw of the client: its certificate's URI, the protocol, and the body's size. */
 function describePeer(socket: tls.TLSSocket, body: Buffer) {
   const peer = socket.getPeerX509Certificate();
-  return JSON.stringify({ uri: peer?.subjectAltName, protocol: socket.getProtocol(), cipher: socket.getCipher().name, received: body.length });
+  return JSON.stringify({
+    uri: peer?.subjectAltName,
+    protocol: socket.getProtocol(),
+    cipher: socket.getCipher().name,
+    received: body.length,
+  });
 }
 
 const listen = (s: https.Server | http2.Http2SecureServer) =>
@@ -83,7 +88,9 @@ beforeAll(async () => {
   h2server = http2.createSecureServer({ ...serverOptions, allowHTTP1: true }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => res.end(JSON.stringify({ version: req.httpVersion, peer: describePeer(req.socket as tls.TLSSocket, Buffer.concat(chunks)) })));
+    req.on('end', () =>
+      res.end(JSON.stringify({ version: req.httpVersion, peer: describePeer(req.socket as tls.TLSSocket, Buffer.concat(chunks)) })),
+    );
   });
   [port, h2port] = await Promise.all([listen(server), listen(h2server)]);
 });
@@ -138,7 +145,14 @@ describe('the TLS 1.3 client against Node’s TLS server', () => {
 
   it('carries HTTP/2 (ALPN h2) for the session, and HTTP/1.1 when only that is offered', async () => {
     const signer = softwareSigner([node.der], node.privateKey);
-    const socket = await connectTls13({ host: '127.0.0.1', port: h2port, serverName: 'localhost', alpn: ['h2'], signer, verifyServerChain });
+    const socket = await connectTls13({
+      host: '127.0.0.1',
+      port: h2port,
+      serverName: 'localhost',
+      alpn: ['h2'],
+      signer,
+      verifyServerChain,
+    });
     expect(socket.alpnProtocol).toBe('h2');
     const session = http2.connect('https://localhost', { createConnection: () => socket });
     const answer = await new Promise<string>((resolve, reject) => {
@@ -151,7 +165,10 @@ describe('the TLS 1.3 client against Node’s TLS server', () => {
     });
     session.close();
     expect(JSON.parse(answer)).toMatchObject({ version: '2.0' });
-    expect(JSON.parse(JSON.parse(answer).peer)).toMatchObject({ uri: 'URI:spiffe://compute.example.com/site/site-1/node/node-a', received: 5 });
+    expect(JSON.parse(JSON.parse(answer).peer)).toMatchObject({
+      uri: 'URI:spiffe://compute.example.com/site/site-1/node/node-a',
+      received: 5,
+    });
 
     const h1 = await connectTls13({ host: '127.0.0.1', port: h2port, alpn: ['http/1.1'], signer, verifyServerChain });
     expect(h1.alpnProtocol).toBe('http/1.1');
@@ -162,10 +179,20 @@ describe('the TLS 1.3 client against Node’s TLS server', () => {
     const signer = softwareSigner([node.der], node.privateKey);
     const otherPin = spkiPin(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
     await expect(
-      connectTls13({ host: '127.0.0.1', port, signer, verifyServerChain: (chain) => void checkGatewayChainDer(chain, otherPin, '127.0.0.1') }),
+      connectTls13({
+        host: '127.0.0.1',
+        port,
+        signer,
+        verifyServerChain: (chain) => void checkGatewayChainDer(chain, otherPin, '127.0.0.1'),
+      }),
     ).rejects.toThrow(/does not match the pinned servingCaPin/);
     await expect(
-      connectTls13({ host: '127.0.0.1', port, signer, verifyServerChain: (chain) => void checkGatewayChainDer(chain, servingCaPin, 'gateway.example') }),
+      connectTls13({
+        host: '127.0.0.1',
+        port,
+        signer,
+        verifyServerChain: (chain) => void checkGatewayChainDer(chain, servingCaPin, 'gateway.example'),
+      }),
     ).rejects.toThrow(/does not name gateway.example/);
     expect(signer.calls).toBe(0);
   });
@@ -176,8 +203,20 @@ describe('the TLS 1.3 client against Node’s TLS server', () => {
     await expect(signedByAnother.then((socket) => post(socket, Buffer.from('x')))).rejects.toThrow(/alert 51 \(decrypt_error\)/);
     // A self-made certificate for the same key: not under the node CA.
     const { X509CertificateGenerator } = await import('../../test/pki/x509');
-    const webKey = await crypto.subtle.importKey('pkcs8', node.privateKey.export({ type: 'pkcs8', format: 'der' }), { name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign']);
-    const webPublic = await crypto.subtle.importKey('spki', new X509Certificate(node.der).publicKey.export({ type: 'spki', format: 'der' }), { name: 'ECDSA', namedCurve: 'P-256' }, true, ['verify']);
+    const webKey = await crypto.subtle.importKey(
+      'pkcs8',
+      node.privateKey.export({ type: 'pkcs8', format: 'der' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      false,
+      ['sign'],
+    );
+    const webPublic = await crypto.subtle.importKey(
+      'spki',
+      new X509Certificate(node.der).publicKey.export({ type: 'spki', format: 'der' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      true,
+      ['verify'],
+    );
     const selfMade = await X509CertificateGenerator.createSelfSigned({
       name: 'CN=not a node',
       keys: { privateKey: webKey, publicKey: webPublic },
@@ -185,7 +224,12 @@ describe('the TLS 1.3 client against Node’s TLS server', () => {
       notBefore: new Date(Date.now() - 60_000),
       notAfter: new Date(Date.now() + 3_600_000),
     });
-    const outsider = connectTls13({ host: '127.0.0.1', port, signer: softwareSigner([Buffer.from(selfMade.rawData)], node.privateKey), verifyServerChain });
+    const outsider = connectTls13({
+      host: '127.0.0.1',
+      port,
+      signer: softwareSigner([Buffer.from(selfMade.rawData)], node.privateKey),
+      verifyServerChain,
+    });
     // Node's server drops a connection whose certificate does not chain (no alert): the request never reaches it.
     const answered = requests;
     await expect(outsider.then((socket) => post(socket, Buffer.from('x')))).rejects.toThrow(/socket hang up|alert/);

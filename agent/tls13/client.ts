@@ -33,7 +33,7 @@ export interface TlsClientSigner {
   sign(content: Buffer): Promise<Buffer>;
 }
 
-export interface Tls13ConnectOptions {
+interface Tls13ConnectOptions {
   host: string;
   port: number;
   /** SNI, sent when it is a DNS name (not an IP address). */

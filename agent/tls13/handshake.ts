@@ -1,6 +1,15 @@
-import { createECDH, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes, verify, constants, type KeyObject } from 'node:crypto';
+import {
+  createECDH,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  randomBytes,
+  verify,
+  constants,
+  type KeyObject,
+} from 'node:crypto';
 import { ALERT, TlsAlertError } from './alerts';
-import { extension, readExtensions, u16, vector16, vector8, WireReader } from './wire';
+import { extension, readExtensions, u16, vector16, vector24, vector8, WireReader } from './wire';
 
 /** HandshakeType (RFC 8446 §4). */
 export const HANDSHAKE = {
@@ -25,7 +34,7 @@ const EXT = {
 } as const;
 
 const TLS13 = 0x0304;
-export const TLS_AES_128_GCM_SHA256 = 0x1301;
+const TLS_AES_128_GCM_SHA256 = 0x1301;
 const GROUP = { x25519: 0x001d, secp256r1: 0x0017 } as const;
 
 /** SignatureScheme values (§4.2.3). */
@@ -197,14 +206,7 @@ export function readCertificate(body: Buffer): Buffer[] {
 
 /** A Certificate message of the client: the request's context, then each DER certificate without extensions. */
 export const certificateBody = (context: Buffer, chain: readonly Buffer[]) =>
-  Buffer.concat([vector8(context), vector24Of(chain.map((der) => Buffer.concat([vector24Of([der]), vector16()])))]);
-
-const vector24Of = (parts: Buffer[]) => {
-  const body = Buffer.concat(parts);
-  const length = Buffer.alloc(3);
-  length.writeUIntBE(body.length, 0, 3);
-  return Buffer.concat([length, body]);
-};
+  Buffer.concat([vector8(context), vector24(...chain.map((der) => Buffer.concat([vector24(der), vector16()])))]);
 
 /** The content a CertificateVerify signs (§4.4.3): 64 spaces, the context string, a zero byte, the transcript hash. */
 export const certificateVerifyContent = (side: 'server' | 'client', transcriptHash: Buffer) =>
@@ -225,7 +227,8 @@ export function verifyServerCertificateVerify(body: Buffer, leafKey: KeyObject, 
   const key = rule.pss
     ? { key: leafKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
     : { key: leafKey, dsaEncoding: 'der' as const };
-  if (!verify(rule.hash, content, key, signature)) throw new TlsAlertError(ALERT.decryptError, "the server's CertificateVerify does not verify");
+  if (!verify(rule.hash, content, key, signature))
+    throw new TlsAlertError(ALERT.decryptError, "the server's CertificateVerify does not verify");
 }
 
 /** The client's CertificateVerify message body. */

@@ -22,9 +22,15 @@ describe('TLS 1.3 key schedule (RFC 8448 §3)', () => {
     expect(s.clientHandshakeTraffic.toString('hex')).toBe('b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21');
     expect(s.serverHandshakeTraffic.toString('hex')).toBe('b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38');
     const server = trafficKeys(s.serverHandshakeTraffic);
-    expect([server.key.toString('hex'), server.iv.toString('hex')]).toEqual(['3fce516009c21727d0f2e4e86ee403bc', '5d313eb2671276ee13000b30']);
+    expect([server.key.toString('hex'), server.iv.toString('hex')]).toEqual([
+      '3fce516009c21727d0f2e4e86ee403bc',
+      '5d313eb2671276ee13000b30',
+    ]);
     const client = trafficKeys(s.clientHandshakeTraffic);
-    expect([client.key.toString('hex'), client.iv.toString('hex')]).toEqual(['dbfaa693d1762c5b666af5d950258d01', '5bd3c71b836e0b76bb73265f']);
+    expect([client.key.toString('hex'), client.iv.toString('hex')]).toEqual([
+      'dbfaa693d1762c5b666af5d950258d01',
+      '5bd3c71b836e0b76bb73265f',
+    ]);
     expect(hkdfExpandLabel(s.serverHandshakeTraffic, 'finished', Buffer.alloc(0), 32).toString('hex')).toBe(
       '008d3b66f816ea559f96b537e885c31fc068bf492c652f01f288a1d8cdc19fc8',
     );
@@ -52,13 +58,15 @@ describe('TLS 1.3 key schedule (RFC 8448 §3)', () => {
     secp256r1.generateKeys();
     // The trace's ClientHello has an empty legacy_session_id: byte 34 is its length.
     const clientHello = Buffer.alloc(40);
-    expect(readServerHello(SERVER_HELLO_BODY, clientHello, { x25519: { privateKey, publicRaw: CLIENT_X25519_PUBLIC }, secp256r1 })).toEqual(SHARED);
+    expect(readServerHello(SERVER_HELLO_BODY, clientHello, { x25519: { privateKey, publicRaw: CLIENT_X25519_PUBLIC }, secp256r1 })).toEqual(
+      SHARED,
+    );
     // Any change to the echoed session id, the suite or the version is refused.
     const otherSession = Buffer.from(clientHello);
     otherSession[34] = 1;
-    expect(() => readServerHello(SERVER_HELLO_BODY, otherSession, { x25519: { privateKey, publicRaw: CLIENT_X25519_PUBLIC }, secp256r1 })).toThrow(
-      /session id/,
-    );
+    expect(() =>
+      readServerHello(SERVER_HELLO_BODY, otherSession, { x25519: { privateKey, publicRaw: CLIENT_X25519_PUBLIC }, secp256r1 }),
+    ).toThrow(/session id/);
     const otherSuite = Buffer.from(SERVER_HELLO_BODY);
     otherSuite[35] = 0x02;
     expect(() => readServerHello(otherSuite, clientHello, { x25519: { privateKey, publicRaw: CLIENT_X25519_PUBLIC }, secp256r1 })).toThrow(

@@ -4,17 +4,17 @@ import { createHash, createHmac } from 'node:crypto';
  * The TLS 1.3 key schedule (RFC 8446 §7.1) for SHA-256, the hash of TLS_AES_128_GCM_SHA256, the one suite this
  * client offers.
  */
-export const HASH = 'sha256';
-export const HASH_LENGTH = 32;
+const HASH = 'sha256';
+const HASH_LENGTH = 32;
 
 export const hash = (data: Buffer): Buffer => createHash(HASH).update(data).digest();
-export const hmac = (key: Buffer, data: Buffer): Buffer => createHmac(HASH, key).update(data).digest();
+const hmac = (key: Buffer, data: Buffer): Buffer => createHmac(HASH, key).update(data).digest();
 
 /** HKDF-Extract(salt, IKM) (RFC 5869 §2.2). */
-export const hkdfExtract = (salt: Buffer, ikm: Buffer): Buffer => hmac(salt.length ? salt : Buffer.alloc(HASH_LENGTH), ikm);
+const hkdfExtract = (salt: Buffer, ikm: Buffer): Buffer => hmac(salt.length ? salt : Buffer.alloc(HASH_LENGTH), ikm);
 
 /** HKDF-Expand(PRK, info, L) (RFC 5869 §2.3). */
-export function hkdfExpand(prk: Buffer, info: Buffer, length: number): Buffer {
+function hkdfExpand(prk: Buffer, info: Buffer, length: number): Buffer {
   const blocks: Buffer[] = [];
   let previous: Buffer = Buffer.alloc(0);
   for (let i = 1, total = 0; total < length; i++) {
@@ -38,7 +38,7 @@ export function hkdfExpandLabel(secret: Buffer, label: string, context: Buffer, 
 }
 
 /** Derive-Secret(Secret, Label, Messages), given the transcript hash of Messages. */
-export const deriveSecret = (secret: Buffer, label: string, transcriptHash: Buffer): Buffer =>
+const deriveSecret = (secret: Buffer, label: string, transcriptHash: Buffer): Buffer =>
   hkdfExpandLabel(secret, label, transcriptHash, HASH_LENGTH);
 
 const EMPTY_HASH = hash(Buffer.alloc(0));

@@ -7,7 +7,7 @@ import { loadKey, withStoragePrimary, type TpmKeyBlob } from './keys';
 import { derEcdsaSignature } from './signature';
 
 /** TPM2_Sign of a sha256 `digest` by the TPM key `blob`, as a DER `ECDSA-Sig-Value`. */
-export async function signDigestDer(tpm: TpmClient, blob: TpmKeyBlob, digest: Buffer): Promise<Buffer> {
+async function signDigestDer(tpm: TpmClient, blob: TpmKeyBlob, digest: Buffer): Promise<Buffer> {
   const handle = await withStoragePrimary(tpm, (srk) => loadKey(tpm, srk, blob));
   try {
     return derEcdsaSignature(await tpm.signDigest(handle, digest));
