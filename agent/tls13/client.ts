@@ -77,6 +77,8 @@ export class Tls13Socket extends Duplex {
   private certificateRequest: { context: Buffer; schemes: number[] } | null = null;
   private leafKey: X509Certificate | null = null;
   private processing: Promise<void> = Promise.resolve();
+  /** The server's close_notify, or the transport's end, was seen: the readable side has ended. */
+  private readEnded = false;
   /** The alert sent when an error that is not a TlsAlertError ends the connection. */
   private alertOnFailure: number | null = null;
   private settle: { resolve(): void; reject(error: Error): void } | null = null;
@@ -99,11 +101,17 @@ export class Tls13Socket extends Duplex {
       // framing (content-length, chunked, HTTP/2 frames) tells a truncated answer apart.
       this.processing = this.processing.then(() => {
         if (this.state !== 'connected') this.fail(new Error('TLS: the server closed the connection during the handshake'));
-        else this.push(null);
+        else this.endReadable();
       });
     });
     socket.on('error', (error) => this.fail(error));
-    socket.on('close', () => this.destroy());
+    // After the records already received are handled: the reader sees every byte before the end.
+    socket.on('close', () => {
+      this.processing = this.processing.then(() => {
+        if (this.state !== 'connected') this.fail(new Error('TLS: the connection closed during the handshake'));
+        else this.endReadable();
+      });
+    });
   }
 
   /** Connects, runs the handshake, and resolves once it completed (the server verified and our Finished sent). */
@@ -152,17 +160,25 @@ export class Tls13Socket extends Duplex {
       else if (record.type === CONTENT.applicationData) {
         if (this.state !== 'connected' && this.state !== 'signing')
           throw new TlsAlertError(ALERT.unexpectedMessage, 'application data during the handshake');
-        if (record.fragment.length) this.push(record.fragment);
+        if (this.readEnded) throw new TlsAlertError(ALERT.unexpectedMessage, 'data after close_notify');
+        // Backpressure: the transport pauses until the reader asks for more (_read).
+        if (record.fragment.length && !this.push(record.fragment)) this.socket.pause();
       } else throw new TlsAlertError(ALERT.unexpectedMessage, `a record of type ${record.type}`);
       if (this.destroyed) return;
     }
+  }
+
+  private endReadable() {
+    if (this.readEnded) return;
+    this.readEnded = true;
+    this.push(null);
   }
 
   private receiveAlert(fragment: Buffer) {
     if (fragment.length !== 2) throw new TlsAlertError(ALERT.decodeError, 'a malformed alert');
     const description = fragment[1]!;
     if (description === ALERT.closeNotify) {
-      this.push(null);
+      this.endReadable();
       return;
     }
     if (description === 90) return; // user_canceled: a warning, close_notify follows
