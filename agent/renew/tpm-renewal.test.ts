@@ -4,18 +4,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { renewPopMessage } from '../../protocol/renew-wire';
-import { issueNodeCertificate } from '../../server/pki/issuance/node-certificate';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, createRenewHarness, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
-import { writeIdentity } from '../identity-store';
+import { makeAk, tpmBoundNode as tpmBoundNodeIn } from '../../test/tpm-node';
 import { TpmError } from '../tpm/client';
 import { withTpm } from '../tpm/identify';
-import { createAttestationKey, createNodeKey, encodeKeyBlob, withStoragePrimary, type TpmKeyBlob } from '../tpm/keys';
+import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
-import { akStatementOfName, prepareTpmRenewal, signWithTpmKey, TpmRenewalError } from '../tpm/renewal';
+import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError } from '../tpm/renewal';
 import { postToGateway } from './gateway-client';
 import { loadNodeIdentity, TPM_AK_FILE, type TpmLoadedIdentity } from './identity';
 import { RENEWAL_EXIT, runRenewalLoop } from './loop';
@@ -35,17 +32,6 @@ let statementA: string;
 let akB: TpmKeyBlob;
 let statementB: string;
 
-/** An AK made in the TPM at `address`, and the statement a certified `tpm` join writes for it. */
-const makeAk = (address: string) =>
-  withTpm(address, (tpm) =>
-    withStoragePrimary(tpm, async (srk): Promise<[TpmKeyBlob, string]> => {
-      const blob = await createAttestationKey(tpm, srk);
-      const { handle, name } = await tpm.load(srk, blob.privateBlob, blob.publicArea);
-      await tpm.flush(handle);
-      return [blob, akStatementOfName(name)];
-    }),
-  );
-
 beforeAll(async () => {
   r = await createRenewHarness();
   [swtpmA, swtpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
@@ -58,52 +44,7 @@ afterAll(async () => {
   await r?.close();
 });
 
-/**
- * A bcd data directory of a TPM-bound node: joined through the gateway, then its certificate replaced by one for
- * a key in TPM A naming AK A (what an admitted `tpm` join writes), node.key the key's blob and tpm-ak.key AK A's.
- */
-async function tpmBoundNode() {
-  const t = await createTestTenant(testDb());
-  const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
-  const key = await withTpm(swtpmA.address, (tpm) => withStoragePrimary(tpm, (srk) => createNodeKey(tpm, srk)));
-  const spki = p256SpkiOf(key.publicArea);
-  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
-    publicKeySpkiDer: spki,
-    trustDomain: r.h.crypto.trustDomain,
-    siteId: answer.siteId,
-    nodeId: answer.nodeId,
-    role: 'node',
-    notBefore: new Date(Date.now() - 60_000),
-    ttlSeconds: 3600,
-    extraUris: [statementA],
-  });
-  await testDb().nodeCert.create({
-    data: {
-      serial: cert.serialHex,
-      nodeId: answer.nodeId,
-      identityGeneration: 1,
-      role: 'node',
-      spkiSha256: new Uint8Array(sha256(spki)),
-      der: new Uint8Array(cert.der),
-      notBefore: cert.notBefore,
-      notAfter: cert.notAfter,
-    },
-  });
-  await writeIdentity(
-    dir,
-    {
-      privateKeyPem: encodeKeyBlob(key),
-      certificateChain: [cert.der.toString('base64'), answer.certificateChain[1]!],
-      nodeId: answer.nodeId,
-      siteId: answer.siteId,
-      trustDomain: answer.trustDomain,
-      role: 'node',
-    },
-    { reset: true },
-  );
-  await writeFile(path.join(dir, TPM_AK_FILE), encodeKeyBlob(akA), { mode: 0o600 });
-  return { dir, tenantId: t.tenantId, nodeId: answer.nodeId, key };
-}
+const tpmBoundNode = () => tpmBoundNodeIn(r, swtpmA.address, { blob: akA, statement: statementA });
 
 async function reasons(tenantId: string, nodeId: string): Promise<string[]> {
   const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
