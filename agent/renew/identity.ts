@@ -100,6 +100,8 @@ export function parseIdentity(
   names = { keyFile: 'the key', identityFile: 'the identity' },
 ): LoadedIdentity {
   const parsed = parseRecord(keyPem, record, names.identityFile);
+  // Said plainly rather than as OpenSSL's decoder error: only loadNodeIdentity (bcd node) signs through the TPM.
+  if (isTpmKeyText(keyPem)) throw new IdentityLoadError(`${names.keyFile} holds a key in the TPM, which only bcd node can use`);
   const privateKey = createPrivateKey(keyPem);
   if (!parsed.leaf.checkPrivateKey(privateKey))
     throw new IdentityLoadError(`${names.keyFile} is not the key of the certificate in ${names.identityFile}`);

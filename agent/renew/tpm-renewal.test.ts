@@ -14,7 +14,7 @@ import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
 import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError } from '../tpm/renewal';
 import { postToGateway } from './gateway-client';
-import { loadNodeIdentity, TPM_AK_FILE, type TpmLoadedIdentity } from './identity';
+import { loadIdentity, loadNodeIdentity, TPM_AK_FILE, type TpmLoadedIdentity } from './identity';
 import { RENEWAL_EXIT, runRenewalLoop } from './loop';
 import { renewBodyJson, renewIdentity } from './renew';
 import { clientIdentityOf } from './tpm-renewal';
@@ -106,6 +106,11 @@ describe('bcd with a TPM-held node key, through the real gateway', () => {
     const stopped = await startSwtpm();
     await stopped.stop();
     await expect(renewIdentity(await load(node.dir, stopped.address), r.target)).rejects.toThrow(/cannot open the TPM/);
+    // The software-key loader says what the file is; bcd node's loader refuses a blob the leaf does not certify.
+    await expect(loadIdentity(node.dir)).rejects.toThrow(/holds a key in the TPM, which only bcd node can use/);
+    await writeFile(path.join(node.dir, 'node.key'), encodeKeyBlob(akA));
+    await expect(load(node.dir)).rejects.toThrow(/is not the key of the certificate/);
+    await writeFile(path.join(node.dir, 'node.key'), before);
     // Nothing reached the control plane, and nothing changed on disk.
     expect(await reasons(node.tenantId, node.nodeId)).toEqual([]);
     expect(await readFile(path.join(node.dir, 'node.key'), 'utf8')).toBe(before);
