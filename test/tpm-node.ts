@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { writeIdentity } from '../agent/identity-store';
-import { TPM_AK_FILE } from '../agent/renew/identity';
 import { withTpm } from '../agent/tpm/identify';
 import { createAttestationKey, createNodeKey, encodeKeyBlob, withStoragePrimary, type TpmKeyBlob } from '../agent/tpm/keys';
 import { p256SpkiOf } from '../agent/tpm/public-area';
@@ -27,7 +24,7 @@ export const makeAk = (address: string) =>
 /**
  * A bcd data directory of a TPM-bound node: joined through the gateway with a token, then its certificate replaced
  * by one for a key made in the TPM at `address` that names `ak` (what an admitted `tpm` join writes: issued by the
- * node CA and recorded in node_certs), `node.key` that key's blob and `tpm-ak.key` the AK's.
+ * node CA and recorded in node_certs), `node.key` that key's blob and `ak.key` the AK's.
  */
 export async function tpmBoundNode(r: RenewHarness, address: string, ak: { blob: TpmKeyBlob; statement: string }, dir?: string) {
   const t = await createTestTenant(testDb());
@@ -68,8 +65,7 @@ export async function tpmBoundNode(r: RenewHarness, address: string, ak: { blob:
       trustDomain: answer.trustDomain,
       role: 'node',
     },
-    { reset: true },
+    { reset: true, akKey: encodeKeyBlob(ak.blob) },
   );
-  await writeFile(path.join(identityDir, TPM_AK_FILE), encodeKeyBlob(ak.blob), { mode: 0o600 });
   return { dir: identityDir, tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId, key };
 }

@@ -1,21 +1,23 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { IDENTITY_FILE, identityRecordText, NODE_KEY_FILE, syncDirectory, writeTemporary, type NodeIdentity } from '../identity-store';
+import {
+  AK_KEY_FILE,
+  IDENTITY_FILE,
+  identityRecordText,
+  NODE_KEY_FILE,
+  syncDirectory,
+  writeTemporary,
+  type NodeIdentity,
+} from '../identity-store';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { decodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
 
-/**
- * The file beside `node.key` that holds a TPM-bound identity's AK blob (`bcd-tpm-key v1`, as `node.key`): a
- * renewal of a leaf naming `urn:bc:tpm-ak:` loads it to certify the next key. Renewals never rewrite it.
- */
-export const TPM_AK_FILE = 'tpm-ak.key';
-
 /** A node key held in a TPM: its blob (what `node.key` holds), the AK the leaf names, and where the TPM is. */
 export interface TpmHeldKey {
   readonly nodeKey: TpmKeyBlob;
-  /** The AK's blob, when the identity directory holds one ({@link TPM_AK_FILE}). */
+  /** The AK's blob, when the identity directory holds one ({@link AK_KEY_FILE}). */
   readonly ak: TpmKeyBlob | null;
   /** The leaf's `urn:bc:tpm-ak:` statement, or null when the join did not certify the key. */
   readonly akStatement: string | null;
@@ -153,10 +155,10 @@ export async function loadIdentity(dir: string): Promise<LoadedIdentity> {
 
 /**
  * {@link loadIdentity} for `bcd node`: a `node.key` holding a TPM key blob loads as a {@link TpmLoadedIdentity}
- * (with the AK blob of {@link TPM_AK_FILE} when present), to be used through the TPM at `options.tpm`.
+ * (with the AK blob of {@link AK_KEY_FILE} when present), to be used through the TPM at `options.tpm`.
  */
 export async function loadNodeIdentity(dir: string, options: { tpm?: string } = {}): Promise<NodeLoadedIdentity> {
-  const ak = await readFile(path.join(dir, TPM_AK_FILE), 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const ak = await readFile(path.join(dir, AK_KEY_FILE), 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
   });

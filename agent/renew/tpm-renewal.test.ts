@@ -14,7 +14,8 @@ import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
 import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError } from '../tpm/renewal';
 import { postToGateway } from './gateway-client';
-import { loadIdentity, loadNodeIdentity, TPM_AK_FILE, type TpmLoadedIdentity } from './identity';
+import { AK_KEY_FILE } from '../identity-store';
+import { loadIdentity, loadNodeIdentity, type TpmLoadedIdentity } from './identity';
 import { RENEWAL_EXIT, runRenewalLoop } from './loop';
 import { renewBodyJson, renewIdentity } from './renew';
 import { clientIdentityOf } from './tpm-renewal';
@@ -98,11 +99,11 @@ describe('bcd with a TPM-held node key, through the real gateway', () => {
     // TPM B cannot load AK A's blob.
     await expect(renewIdentity(await load(node.dir, swtpmB.address), r.target)).rejects.toBeInstanceOf(TpmError);
     // TPM B's own AK loads, and is not the AK the leaf names.
-    await writeFile(path.join(node.dir, TPM_AK_FILE), encodeKeyBlob(akB));
+    await writeFile(path.join(node.dir, AK_KEY_FILE), encodeKeyBlob(akB));
     await expect(renewIdentity(await load(node.dir, swtpmB.address), r.target)).rejects.toThrow(TpmRenewalError);
     await expect(renewIdentity(await load(node.dir, swtpmB.address), r.target)).rejects.toThrow(/not the TPM the node joined with/);
     // No TPM at all where bcd looks.
-    await writeFile(path.join(node.dir, TPM_AK_FILE), encodeKeyBlob(akA));
+    await writeFile(path.join(node.dir, AK_KEY_FILE), encodeKeyBlob(akA));
     const stopped = await startSwtpm();
     await stopped.stop();
     await expect(renewIdentity(await load(node.dir, stopped.address), r.target)).rejects.toThrow(/cannot open the TPM/);

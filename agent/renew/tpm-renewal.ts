@@ -7,7 +7,8 @@ import { createNodeKey, encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyB
 import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError, type TpmKeyAttestationBody } from '../tpm/renewal';
 import { tpmTlsSigner } from '../tpm/tls-signer';
 import type { ClientIdentity } from './gateway-client';
-import { TPM_AK_FILE, type NodeLoadedIdentity, type TpmLoadedIdentity } from './identity';
+import { AK_KEY_FILE } from '../identity-store';
+import type { NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { chainToPem } from './gateway-client';
 
 /** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
@@ -47,7 +48,7 @@ export async function prepareTpmRenewalParts(current: TpmLoadedIdentity, now: ()
     if (akStatement) {
       if (!ak)
         throw new TpmRenewalError(
-          `the certificate names ${akStatement}, but the identity directory holds no ${TPM_AK_FILE}: the renewal needs that AK`,
+          `the certificate names ${akStatement}, but the identity directory holds no ${AK_KEY_FILE}: the renewal needs that AK`,
         );
       next = await prepareTpmRenewal(tpm, { ak, akStatement });
     } else {
