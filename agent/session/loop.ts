@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { JOIN_AGAIN, RENEWAL_EXIT, type RenewalOptions } from '../renew/loop';
-import { loadIdentity, replaceIdentity, type LoadedIdentity } from '../renew/identity';
+import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from '../renew/identity';
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
@@ -38,7 +38,7 @@ export interface SessionLoopOptions extends RenewalOptions {
   /** Called when the session opens (with it) or ends (null); `dev --sim` counts with it. */
   onSession?: (session: AgentSession | null) => void;
   /** Where the identity lives: `identityDir` on disk unless given (`dev --sim` keeps it in memory). */
-  store?: { load(): Promise<LoadedIdentity>; replace(identity: LoadedIdentity): Promise<void> };
+  store?: { load(): Promise<NodeLoadedIdentity>; replace(identity: NodeLoadedIdentity): Promise<void> };
   /** What acceptance checks measure: this Linux machine unless given. */
   probe?: MachineProbe;
   /** When to renew a certificate (tests shorten it); about 60% of its lifetime by default. */
@@ -59,11 +59,11 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
   const log = options.log ?? ((line: string) => console.error(line));
   const joinAgain = options.joinAgain ?? JOIN_AGAIN;
   const store = options.store ?? {
-    load: () => loadIdentity(options.identityDir),
-    replace: (identity: LoadedIdentity) =>
+    load: () => loadNodeIdentity(options.identityDir, { tpm: options.tpm }),
+    replace: (identity: NodeLoadedIdentity) =>
       replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
   };
-  let current: LoadedIdentity;
+  let current: NodeLoadedIdentity;
   try {
     current = await store.load();
   } catch (error) {
@@ -88,7 +88,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     ));
   };
   let signingKey = options.signingKey;
-  const open = async (identity: LoadedIdentity) => {
+  const open = async (identity: NodeLoadedIdentity) => {
     // Fetched once, on the first Hello (a failure is retried as a connection failure is).
     if (!signingKey && options.joinSigningKeyPin) signingKey = await fetchWelcomeKey(options, options.joinSigningKeyPin);
     return openSession(options, identity, {
