@@ -6,7 +6,7 @@
  * to them over the IPC channel:
  *
  *   parent → client: { type: 'identities', items: [{ keyPem, record }] }   (then more, in batches)
- *                    { type: 'start', target, startJitterMs }               open the sessions
+ *                    { type: 'start', target, startJitterMs, concurrentOpens }   open the sessions
  *                    { type: 'prepare', indices }                           make the renewals' keys and CSRs
  *                    { type: 'renew', id, index }                           renew machine `index` on its session
  *                    { type: 'stop' }                                       close everything and exit
@@ -18,11 +18,11 @@ import type { GatewayTarget } from '../agent/renew/gateway-client';
 import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
 import { renewIdentity } from '../agent/renew/renew';
 import { runSessionLoop } from '../agent/session/loop';
-import type { AgentSession } from '../agent/session/session-client';
+import { openSession, type AgentSession } from '../agent/session/session-client';
 
 type Message =
   | { type: 'identities'; items: Array<{ keyPem: string; record: Parameters<typeof parseIdentity>[1] }> }
-  | { type: 'start'; target: GatewayTarget & { basePath: string }; startJitterMs: number }
+  | { type: 'start'; target: GatewayTarget & { basePath: string }; startJitterMs: number; concurrentOpens: number }
   | { type: 'prepare'; indices: number[] }
   | { type: 'renew'; id: number; index: number }
   | { type: 'stop' };
@@ -37,6 +37,27 @@ setMaxListeners(0, controller.signal);
 let target: (GatewayTarget & { basePath: string }) | null = null;
 let loops: Array<Promise<number>> = [];
 
+/**
+ * At most `limit` sessions being opened at once by this process. Real agents are each on their own machine;
+ * here a few processes stand in for thousands, and on a shared 2-core machine one that starts every
+ * handshake at once completes none of them within the timeouts (each waits for all the others' turns).
+ */
+function boundedOpen(limit: number): typeof openSession {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (...args) => {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await openSession(...args);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
 process.on('message', (message: Message) => {
   switch (message.type) {
     case 'identities':
@@ -45,6 +66,7 @@ process.on('message', (message: Message) => {
       return;
     case 'start':
       target = message.target;
+      const open = boundedOpen(message.concurrentOpens);
       loops = identities.map((identity, i) => {
         current.push(null);
         return runSessionLoop({
@@ -54,6 +76,7 @@ process.on('message', (message: Message) => {
           signal: controller.signal,
           log: () => {},
           startJitterMs: message.startJitterMs,
+          openSession: open,
           store: { load: async () => identity, replace: async () => {} },
           // No renewal by the loops during the run: the renewal phase times its own.
           renewalDelay: () => 24 * 3_600_000,

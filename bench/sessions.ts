@@ -18,6 +18,7 @@
  *
  * Options: --sessions 10000 --clients 4 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
  *          --start-jitter 5 (seconds: the agents' first-session jitter; 0 opens every session at once)
+ *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     'idle-seconds': { type: 'string', default: '30' },
     clients: { type: 'string', default: '4' },
     'start-jitter': { type: 'string', default: '5' },
+    'client-opens': { type: 'string', default: '16' },
   },
 });
 const clientCount = Math.max(1, Number(values.clients));
@@ -92,6 +94,7 @@ interface Client {
 
 function startClient(): Promise<Client> {
   const child = fork('bench/sessions-client.ts', [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.on('error', () => {});
   const waiting = new Map<string, Array<(m: { error?: string }) => void>>();
   child.on('message', (m: { type: string; id?: number; error?: string }) => {
     const key = m.id === undefined ? m.type : `${m.type}:${m.id}`;
@@ -173,6 +176,13 @@ async function main() {
   const children: ChildProcess[] = [];
   let gateway: ChildProcess | null = null;
   const clients: Client[] = [];
+  let cleaning: Promise<void> | undefined;
+  // Interrupted (Ctrl-C, or a kill of this process): the children and the database go too.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void cleanup().finally(() => process.exit(130));
+    });
   // The gateway holds a descriptor per session, plus its listener, its API connections and PostgreSQL's.
   if (hardOpenFiles() < sessions + 300)
     throw new Error(
@@ -214,6 +224,8 @@ async function main() {
       g.stdout!.resume();
       return g;
     };
+    // Every lease of this run started after this (the gateway's first one included).
+    const runStarted = new Date(Date.now() - 5_000);
     gateway = await startGateway();
     const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -281,10 +293,9 @@ async function main() {
       );
     const startJitterMs = Number(values['start-jitter']) * 1000;
     log(`Opening ${identities.length} sessions (first-session jitter ${startJitterMs / 1000} s)…`);
-    const openStarted = new Date(Date.now() - 60_000);
     const openCpu = { server: serverCpu(), clients: clientCpu() };
-    for (const c of clients) c.child.send({ type: 'start', target, startJitterMs });
-    const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(openStarted));
+    for (const c of clients) c.child.send({ type: 'start', target, startJitterMs, concurrentOpens: Number(values['client-opens']) });
+    const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(runStarted));
     const openServerMs = ((serverCpu() - openCpu.server) / identities.length) * 1000;
     log(`all ${identities.length} sessions open after ${openSeconds.toFixed(1)} s`);
 
@@ -407,11 +418,20 @@ async function main() {
     );
     await db.$disconnect();
   } finally {
-    for (const c of clients) if (c.child.exitCode === null) c.child.send({ type: 'stop' });
+    await cleanup();
+  }
+
+  /** Stops the children and the database once, whoever asks first (the end of the run or a signal). */
+  function cleanup(): Promise<void> {
+    return (cleaning ??= stopEverything());
+  }
+  async function stopEverything() {
+    for (const c of clients) if (c.child.exitCode === null && c.child.connected) c.child.send({ type: 'stop' }, () => {});
     for (const child of [...clients.map((c) => c.child), ...children, ...(gateway ? [gateway] : [])]) {
       if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
-        await new Promise((resolve) => child.once('exit', resolve));
+        await exited;
       }
     }
     await database.stop();

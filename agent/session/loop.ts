@@ -70,6 +70,11 @@ export interface SessionLoopOptions extends RenewalOptions {
    * unless the environment says) when absent. Reconnects have their own backoff.
    */
   startJitterMs?: number;
+  /**
+   * Opens a session ({@link openSession} unless given): `bench:sessions` wraps it so that one client process
+   * standing in for thousands of machines makes a bounded number of handshakes at once.
+   */
+  openSession?: typeof openSession;
 }
 
 /**
@@ -119,7 +124,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
   const open = async (identity: LoadedIdentity) => {
     // Fetched once, on the first Hello (a failure is retried as a connection failure is).
     if (!signingKey && options.joinSigningKeyPin) signingKey = await fetchWelcomeKey(options, options.joinSigningKeyPin);
-    return openSession(options, identity, {
+    return (options.openSession ?? openSession)(options, identity, {
       basePath: options.basePath,
       agentVersion: options.agentVersion,
       signingKey,
