@@ -5,7 +5,7 @@ import path from 'node:path';
 
 /** What a joined agent keeps: its key and the identity JoinService issued for it. */
 export interface NodeIdentity {
-  /** PKCS#8 PEM of the node key. */
+  /** PKCS#8 PEM of the node key, or for a key held in the TPM its `bcd-tpm-key v1` blob (agent/tpm/keys.ts). */
   readonly privateKeyPem: string;
   /** b64 DER, leaf first, as in the join answer. */
   readonly certificateChain: readonly string[];
@@ -19,6 +19,11 @@ export interface NodeIdentity {
 export const NODE_KEY_FILE = 'node.key';
 /** The identity record in the data directory (0600). */
 export const IDENTITY_FILE = 'identity.json';
+/**
+ * The TPM attestation key of a `tpm` join (a `bcd-tpm-key v1` blob, 0600): the AK its certificate names, which
+ * every renewal's key attestation must be made with (docs/tpm-attestation.md).
+ */
+const AK_KEY_FILE = 'ak.key';
 
 /**
  * Every file of an identity that `--reset` moves aside: the pair, the `.previous` pair a renewal keeps
@@ -31,6 +36,7 @@ export const RESET_FILES: readonly string[] = [
   `${IDENTITY_FILE}.previous`,
   `${NODE_KEY_FILE}.previous`,
   `${NODE_KEY_FILE}.next`,
+  AK_KEY_FILE,
   'journal.db',
 ];
 
@@ -68,14 +74,18 @@ async function install(temporary: string, file: string): Promise<void> {
 /**
  * Stores a joined agent's identity in `dir` (made 0700, whether it is created or already exists): `node.key` (the PKCS#8 key) and
  * `identity.json` (node, site, trust domain, role and the certificate chain), both 0600 and each written
- * atomically (a flushed temporary file, then linked into place), the key first so an identity never names
- * a key that is not on disk. An existing `identity.json` or `node.key` is never overwritten unless `reset`
+ * atomically (a flushed temporary file, then linked into place), the key first (and a TPM join's `ak.key`
+ * next) so an identity never names a key that is not on disk. An existing `identity.json` or `node.key` is never overwritten unless `reset`
  * is set; every file of the old identity ({@link RESET_FILES}) is then kept as `<name>.reset-<UTC time>`, as
  * `bcd join --reset` does.
  *
  * @throws Error when an identity exists and `reset` is not set.
  */
-export async function writeIdentity(dir: string, identity: NodeIdentity, options: { reset?: boolean; now?: Date } = {}): Promise<void> {
+export async function writeIdentity(
+  dir: string,
+  identity: NodeIdentity,
+  options: { reset?: boolean; now?: Date; /** `ak.key`'s text, for a TPM-held identity. */ akKey?: string } = {},
+): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode applies only to a directory it creates (and passes through the umask): a directory that
   // already existed, say 0755 from a package, would expose the key's name and the identity to other users.
@@ -102,6 +112,8 @@ export async function writeIdentity(dir: string, identity: NodeIdentity, options
 
   const temporaryKey = await writeTemporary(keyFile, identity.privateKeyPem);
   await install(temporaryKey, keyFile);
+  if (options.akKey !== undefined)
+    await install(await writeTemporary(path.join(dir, AK_KEY_FILE), options.akKey), path.join(dir, AK_KEY_FILE));
   const temporaryIdentity = await writeTemporary(identityFile, identityRecordText(identity));
   await install(temporaryIdentity, identityFile);
   await syncDirectory(dir);

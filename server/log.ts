@@ -26,8 +26,35 @@ export function logLevelEnabled(level: Exclude<LogLevel, 'silent'>): boolean {
   return LEVELS.indexOf(level) >= threshold;
 }
 
+let stopping = false;
+
+/**
+ * The process is stopping (a signal arrived): the database may be going away with it (Ctrl-C reaches the
+ * embedded PostgreSQL too), so connection failures from then on are expected and not logged as errors.
+ */
+export function markStopping() {
+  stopping = true;
+}
+
+export function isStopping(): boolean {
+  return stopping;
+}
+
+export function logWarn(message: string, fields: Record<string, unknown> = {}) {
+  if (!logLevelEnabled('warn')) return;
+  process.stderr.write(redact(JSON.stringify({ level: 'warn', time: new Date().toISOString(), message, ...fields })) + '\n');
+}
+
+/** A failure that only says the database connection went away (PostgreSQL's admin_shutdown, a closed socket). */
+function isConnectionGone(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (error as { code?: unknown }).code === '57P01' || /Connection terminated|ECONNRESET|ECONNREFUSED/.test(error.message);
+}
+
 export function logError(message: string, error?: unknown) {
   if (!logLevelEnabled('error')) return;
+  // Stopping takes the database down too (the embedded one gets the same Ctrl-C): not an error worth a line.
+  if (stopping && isConnectionGone(error)) return;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error ?? '');
   process.stderr.write(redact(JSON.stringify({ level: 'error', time: new Date().toISOString(), message, error: detail })) + '\n');
 }

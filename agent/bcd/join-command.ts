@@ -1,83 +1,33 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { readLinuxClaims } from '../claims-linux';
 import { joinWithToken } from '../join';
-import { configFromWellKnown } from './bootstrap-config';
-import { formatConfigToml, parseConfigToml, writeFileAtomic, type BcdConfig } from './config-toml';
-import { bcdPaths, joinKeyPathFor } from './paths';
-import { readStoredIdentity } from './read-identity';
-import { pinnedFetch } from './pinned-fetch';
+import { JOIN_ATTESTORS, joinSetup, UsageError, writeBootstrapConfig, type CommandIo, type JoinArgs, type JoinSetup } from './join-setup';
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
+import { runTpmJoinCommand } from './tpm-join-command';
 
-export interface JoinArgs {
-  config?: string;
-  server?: string;
-  servingCaPin?: string;
-  joinSigningPin?: string;
-  joinEncryptionPin?: string;
-  tokenFile?: string;
-  reset?: boolean;
-  yes?: boolean;
-}
-
-export interface CommandIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  stdin?: NodeJS.ReadableStream;
-  env?: NodeJS.ProcessEnv;
-  fetch?: typeof fetch;
-}
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-async function readConfig(file: string): Promise<BcdConfig | null> {
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  return text === null ? null : parseConfigToml(text, file);
-}
+export { UsageError, type CommandIo, type JoinArgs } from './join-setup';
 
 /**
  * `bcd join`: the pinned configuration (config.toml, or with none, `--server` and the three pins checked
  * against the well-known document), then the token (standard input, or `--token-file`), then the join, which
  * writes the identity only after the answer verified. A machine that already holds an identity answers
- * `already joined` before the token is read, so the token is not spent. Returns the exit code.
+ * `already joined` before the token is read, so the token is not spent. With `--attestor tpm` there is no
+ * token: the TPM attests the machine (agent/bcd/tpm-join-command.ts). Returns the exit code.
  */
 export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
-  const paths = bcdPaths(io.env);
-  const configPath = args.config ?? paths.config;
-  const jwkPath = joinKeyPathFor(configPath);
-  if (args.reset && !args.yes) throw new UsageError('--reset moves the current identity aside; confirm with --reset --yes');
-  const existing = await readConfig(configPath);
-  if (!existing) {
-    if (!args.server) throw new UsageError(`There is no ${configPath}; join with --server URL and the three pins from the install`);
-    if (!args.servingCaPin || !args.joinSigningPin || !args.joinEncryptionPin) {
-      throw new UsageError('Without config.toml, --server needs --serving-ca-pin, --join-signing-pin and --join-encryption-pin');
-    }
-  }
+  const attestor = args.attestor ?? 'join-token';
+  if (!(JOIN_ATTESTORS as readonly string[]).includes(attestor))
+    throw new UsageError(`--attestor is one of ${JOIN_ATTESTORS.join(', ')}, not ${attestor}`);
+  if (attestor === 'tpm' && args.tokenFile) throw new UsageError('a tpm join takes no token: drop --token-file');
+  if (attestor !== 'tpm' && (args.site || args.pool || args.tpm || args.noWait))
+    throw new UsageError('--site, --pool, --tpm and --no-wait are for --attestor tpm; a token names its pool');
+  const setup = await joinSetup(args, io);
+  if (!setup) return 0;
+  return attestor === 'tpm' ? runTpmJoinCommand(args, io, setup) : runTokenJoin(args, io, setup);
+}
 
-  const stored = args.reset ? null : await readStoredIdentity(paths.identityDir);
-  if (stored) {
-    io.out(`already joined: node ${stored.identity.nodeId} (site ${stored.identity.siteId}); to join again: bcd join --reset --yes`);
-    return 0;
-  }
+async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Promise<number> {
+  const { paths, jwkPath, serverUrl, doFetch, pins } = setup;
   const token = args.tokenFile ? await readTokenFile(args.tokenFile) : await readTokenFromStdin(io.stdin);
-
-  const serverUrl = (args.server ?? existing!.gatewayUrl).replace(/\/+$/, '');
-  // Without --server the join goes to the gateway, authenticated by the serving CA pin rather than the system's CAs.
-  const viaGateway = !args.server && serverUrl.startsWith('https://');
-  const doFetch = io.fetch ?? (viaGateway ? pinnedFetch({ servingCaPin: existing!.servingCaSpkiPin }) : undefined);
-  const bootstrap = existing
-    ? null
-    : await configFromWellKnown({
-        serverUrl,
-        pins: { servingCaPin: args.servingCaPin!, joinSigningPin: args.joinSigningPin!, joinEncryptionPin: args.joinEncryptionPin! },
-        fetch: io.fetch,
-      });
-  const pins = existing ?? bootstrap!.config;
   const answer = await joinWithToken({
     serverUrl,
     token,
@@ -96,12 +46,7 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
     io.out(`join request ${answer.requestId} awaits approval; run bcd join again in ${answer.retryAfterSeconds}s`);
     return 3;
   }
-  if (bootstrap) {
-    // Written only now: a failed join leaves no configuration naming an identity that does not exist.
-    await mkdir(path.dirname(configPath), { recursive: true, mode: 0o755 });
-    await writeFileAtomic(jwkPath, `${JSON.stringify(bootstrap.encryptionJwk)}\n`, 0o644);
-    await writeFileAtomic(configPath, formatConfigToml({ ...bootstrap.config, site: answer.siteId }), 0o600);
-  }
+  await writeBootstrapConfig(setup, answer.siteId);
   io.out(`joined: node ${answer.nodeId} in site ${answer.siteId} (${paths.identityDir})`);
   return 0;
 }

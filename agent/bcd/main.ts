@@ -12,6 +12,9 @@ import { setAgentLogDefault } from '../request-log';
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
            [--token-file F] [--reset --yes]        the token on standard input unless --token-file
+  bcd join --attestor tpm [--site SITE] [--pool POOL] [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT] [--no-wait]
+           [--config F | --server URL and the three pins] [--reset --yes]
+                                                   no token: the TPM attests this machine; waits for approval
   bcd node [--config F]                            run the renewal loop (what bcd.service starts)
   bcd doctor [--config F]
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
@@ -41,6 +44,11 @@ async function main(argv: string[]): Promise<number> {
           'token-file': { type: 'string' },
           reset: { type: 'boolean' },
           yes: { type: 'boolean' },
+          attestor: { type: 'string' },
+          site: { type: 'string' },
+          pool: { type: 'string' },
+          tpm: { type: 'string' },
+          'no-wait': { type: 'boolean' },
         },
       });
       return runJoin(
@@ -53,6 +61,11 @@ async function main(argv: string[]): Promise<number> {
           tokenFile: values['token-file'],
           reset: values.reset,
           yes: values.yes,
+          attestor: values.attestor,
+          site: values.site,
+          pool: values.pool,
+          tpm: values.tpm,
+          noWait: values['no-wait'],
         },
         io,
       );

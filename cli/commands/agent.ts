@@ -12,6 +12,8 @@ import { resolveJoinTrust } from '../../agent/join';
 import { RENEWAL_EXIT } from '../../agent/renew/loop';
 import { rejoinExpiredIdentity, runWithX509popRejoin } from '../../agent/x509pop';
 import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
+import { readStoredIdentity } from '../../agent/bcd/read-identity';
+import { joinWithTpm, TpmJoinRefused } from '../../agent/tpm/tpm-join-flow';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
 
@@ -47,6 +49,57 @@ const withGateway = (command: Command) =>
     .option('--serving-ca-pin <pin>', "the serving CA's pin, sha256/… (default: $BETTER_COMPUTE_SERVING_CA_PIN)")
     .option('--gateway-server-name <name>', "the name the gateway's certificate must carry (default: the URL's host)");
 
+interface AgentJoinOpts {
+  identityDir: string;
+  joinSigningKeyPin?: string;
+  joinEncryptionKeyPin?: string;
+  attestor: string;
+  site?: string;
+  pool?: string;
+  tpm?: string;
+  wait: boolean;
+  reset?: boolean;
+  yes?: boolean;
+}
+
+/**
+ * `agent join --attestor tpm`: the same tokenless join as `bcd join --attestor tpm` (agent/tpm/tpm-join-flow.ts),
+ * standard input unread. Waits for an operator unless --no-wait (then exit 3, and the next run resumes the same
+ * request); the uniform refusal is ACCESS_DENIED.
+ */
+async function agentTpmJoin(opts: AgentJoinOpts, serverUrl: string, pins: { joinSigningKeyPin: string; joinEncryptionKeyPin: string }) {
+  if (!opts.site) throw new DomainError('INVALID_ARGUMENT', 'A tpm join names its site: --site SITE', { field: 'site' });
+  if (!opts.reset && (await readStoredIdentity(opts.identityDir).catch(() => true)))
+    throw new DomainError('INVALID_STATE', `${opts.identityDir} already holds an identity; join again with --reset --yes`);
+  const trust = await resolveJoinTrust({ serverUrl, pins });
+  const say = (line: string) => void process.stdout.write(`${line}\n`);
+  let outcome: Awaited<ReturnType<typeof joinWithTpm>>;
+  try {
+    outcome = await joinWithTpm({
+      serverUrl,
+      trust,
+      claims: await readLinuxClaims(),
+      target: { siteId: opts.site, ...(opts.pool ? { poolId: opts.pool } : {}) },
+      identityDir: opts.identityDir,
+      tpmAddress: opts.tpm ?? process.env.BCD_TPM,
+      reset: opts.reset,
+      wait: opts.wait,
+      onPending: (wait) =>
+        say(
+          `Waiting for approval (join request ${wait.requestId}); give an operator the EK hash ${wait.ekHash}` +
+            (opts.wait ? `; retrying every ${wait.retryAfterSeconds}s` : '; run the same command again to resume it'),
+        ),
+      log: (line) => void process.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    if (error instanceof TpmJoinRefused)
+      throw new DomainError('ACCESS_DENIED', `${error.message} (the server gives every refusal this answer)`);
+    throw error;
+  }
+  if (outcome.status === 'pending') return exitWhenFlushed(3);
+  say(`Joined as node ${outcome.answer.nodeId} (site ${outcome.answer.siteId}, role ${outcome.answer.role}); its key is held by the TPM`);
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -59,41 +112,48 @@ export function registerAgentCommands(program: Command) {
   agent.hook('preAction', () => setAgentLogDefault('info'));
   agent
     .command('join')
-    .description('Join this machine with a join token read from standard input')
+    .description('Join this machine with a join token read from standard input, or with --attestor tpm and no token')
     .option('--identity-dir <dir>', 'where node.key and identity.json are written', DEFAULT_IDENTITY_DIR)
     .option('--join-signing-key-pin <pin>', 'join_signing_key_pin (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)')
     .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
+    .option('--attestor <name>', 'join-token (the token on standard input) or tpm (no token: the TPM attests this machine)', 'join-token')
+    .option('--site <site>', 'with --attestor tpm: the site to join')
+    .option('--pool <pool>', 'with --attestor tpm: the pool to land in (else the operator who approves picks one)')
+    .option('--tpm <address>', 'with --attestor tpm: the TPM, a device or swtpm:HOST:PORT (default: $BCD_TPM, else /dev/tpmrm0)')
+    .option('--no-wait', 'with --attestor tpm: when the join must wait for approval, exit at once (3) instead of retrying')
     .option('--reset', 'move the existing identity aside (<name>.reset-<UTC time>) and join again')
     .option('--yes', 'confirm --reset')
-    .action(
-      async (
-        opts: { identityDir: string; joinSigningKeyPin?: string; joinEncryptionKeyPin?: string; reset?: boolean; yes?: boolean },
-        cmd: Command,
-      ) => {
-        if (opts.reset && !opts.yes)
-          throw new DomainError('INVALID_ARGUMENT', "--reset replaces this machine's identity; confirm with --yes", { field: 'yes' });
-        const serverUrl = (cmd.optsWithGlobals() as { server?: string }).server ?? process.env.BETTER_COMPUTE_URL;
-        const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
-        const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
-        if (!serverUrl)
-          throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL', { field: 'server' });
-        if (!joinSigningKeyPin || !joinEncryptionKeyPin)
-          throw new DomainError('INVALID_ARGUMENT', 'Pass both join pins (better-compute pki show prints them)', { field: 'pins' });
-        const token = await readStdin();
-        if (!token) throw new DomainError('INVALID_ARGUMENT', 'Pass the join token on standard input', { field: 'token' });
-        const answer = await joinWithToken({
-          serverUrl: serverUrl.replace(/\/+$/, ''),
-          token,
-          claims: await readLinuxClaims(),
-          pins: { joinSigningKeyPin, joinEncryptionKeyPin },
-          identityDir: opts.identityDir,
-          reset: opts.reset,
+    .action(async (opts: AgentJoinOpts, cmd: Command) => {
+      if (opts.reset && !opts.yes)
+        throw new DomainError('INVALID_ARGUMENT', "--reset replaces this machine's identity; confirm with --yes", { field: 'yes' });
+      if (opts.attestor !== 'join-token' && opts.attestor !== 'tpm')
+        throw new DomainError('INVALID_ARGUMENT', `--attestor is join-token or tpm, not ${opts.attestor}`, { field: 'attestor' });
+      const serverUrl = (cmd.optsWithGlobals() as { server?: string }).server ?? process.env.BETTER_COMPUTE_URL;
+      const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
+      const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+      if (!serverUrl) throw new DomainError('INVALID_ARGUMENT', 'Name the server with --server or BETTER_COMPUTE_URL', { field: 'server' });
+      if (!joinSigningKeyPin || !joinEncryptionKeyPin)
+        throw new DomainError('INVALID_ARGUMENT', 'Pass both join pins (better-compute pki show prints them)', { field: 'pins' });
+      const server = serverUrl.replace(/\/+$/, '');
+      if (opts.attestor === 'tpm') return agentTpmJoin(opts, server, { joinSigningKeyPin, joinEncryptionKeyPin });
+      if (opts.site || opts.pool || opts.tpm || !opts.wait)
+        throw new DomainError('INVALID_ARGUMENT', '--site, --pool, --tpm and --no-wait are for --attestor tpm; a token names its pool', {
+          field: 'attestor',
         });
-        if (answer.status === 'pending')
-          process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
-        else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
-      },
-    );
+      const token = await readStdin();
+      if (!token) throw new DomainError('INVALID_ARGUMENT', 'Pass the join token on standard input', { field: 'token' });
+      const answer = await joinWithToken({
+        serverUrl: server,
+        token,
+        claims: await readLinuxClaims(),
+        pins: { joinSigningKeyPin, joinEncryptionKeyPin },
+        identityDir: opts.identityDir,
+        reset: opts.reset,
+      });
+      if (answer.status === 'pending')
+        process.stdout.write(`Waiting for approval (join request ${answer.requestId}); run the same command again later\n`);
+      else process.stdout.write(`Joined as node ${answer.nodeId} (site ${answer.siteId}, role ${answer.role})\n`);
+    });
   withGateway(
     agent
       .command('run')

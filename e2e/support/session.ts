@@ -27,7 +27,7 @@ export async function openConsole(page: Page) {
  * Waits until the console shell is hydrated and has its tenant: the top bar's tenant appears only after the
  * client has loaded the operator's tenants. A click on a nav link before that can race the hydration.
  */
-export async function waitForConsoleReady(page: Page) {
+async function waitForConsoleReady(page: Page) {
   await expect(page.getByRole('banner').locator('.tenant-current')).toBeVisible();
 }
 

@@ -17,6 +17,7 @@ import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
 import { upgradeStoredPki } from '../pki/bundle/upgrade';
 import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
+import { markStopping } from '../log';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
@@ -58,6 +59,7 @@ async function main(options: ServerProcessOptions) {
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
+    markStopping();
     say('Stopping…');
     await stopGateway?.().catch(() => {});
     await stopHttp?.().catch(() => {});

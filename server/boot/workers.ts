@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import http from 'node:http';
 import { listen, startHttpServer, type NodeHandler } from './http-server';
 import type { Services } from './services';
+import { markStopping } from '../log';
 
 /**
  * How many server processes share the port: BETTER_COMPUTE_WORKERS (default 1). Each runs the console, the
@@ -66,8 +67,12 @@ export async function startWorkers(port: number, count: number, log: (line: stri
 export async function runWorker(console?: (services: Services) => NodeHandler) {
   try {
     const { stop } = await startHttpServer({ port: Number(process.env.PORT), databaseUrl: process.env.DATABASE_URL!, console });
-    process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
-    process.on('SIGINT', () => {}); // the primary decides when to stop
+    process.on('SIGTERM', () => {
+      markStopping();
+      void stop().finally(() => process.exit(0));
+    });
+    // The primary decides when to stop; a Ctrl-C reaches PostgreSQL too, so its connections may go first.
+    process.on('SIGINT', () => markStopping());
     process.send?.({ ready: true });
   } catch (error) {
     process.send?.({ error: error instanceof Error ? error.message : String(error) });

@@ -46,7 +46,16 @@ const nodeIdOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/
 /** The tRPC procedures as the console calls them (nodes.list, nodes.adopt, nodes.revokeIdentity). */
 const api = () => createCaller({ db: database.db, principal: admin });
 const newToken = async (poolId: string) =>
-  (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: `adopt-flow-${++tokens}` })).token!;
+  (
+    await createJoinToken(database.db, admin, {
+      tenantId,
+      poolId,
+      ttlSeconds: 3600,
+      idempotencyKey: `adopt-flow-${++tokens}`,
+      maxUses: 1,
+      allowReclaim: false,
+    })
+  ).token!;
 
 /** Installs bcd on a new machine with the generated script and a token of `poolId`; answers the prefix root. */
 async function installedMachine(poolId = checkedPoolId) {

@@ -80,14 +80,14 @@ const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
  * admin may also invite the FIRST admin of a tenant nobody can act in yet (no members, no API keys), as
  * with its first API key; after that the tenant's own admins decide. With BETTER_COMPUTE_SMTP_URL set, the
  * link is also mailed to the invited address once the invitation is committed (`emailed`); a failed send is
- * reported in `emailError` and leaves the invitation as created.
+ * reported in `emailError` and leaves the invitation as created. `input` is `createInvitationInput`'s output:
+ * its email already trimmed and lower-cased, the form stored and looked up by SSO sign-in.
  */
 export async function createInvitation(
   db: Db,
   principal: Principal,
-  raw: z.input<typeof createInvitationInput>,
+  input: z.infer<typeof createInvitationInput>,
 ): Promise<CreatedInvitation> {
-  const input = createInvitationInput.parse(raw);
   let auditTenantId = input.tenantId;
   try {
     await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));

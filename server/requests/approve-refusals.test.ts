@@ -22,7 +22,7 @@ const db = testDb;
 
 async function pendingRequest(t: TestTenant) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   const keys = generateNodeKeyAndCsr();
   const join = () =>
     agentJoin(h, created.token!, machineClaims({ macs: [mac] }), {
@@ -112,7 +112,7 @@ describe('approving into a pool that would refuse the machine', () => {
     ).toMatchObject({ code: 'NOT_FOUND' });
     // A request refreshed by a token of site B (as rows keyed by the claims' hardware key could be): the
     // approved retry would present that token into a pool of site A, and the join refuses (join:site).
-    const other = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, mac: randomMac() });
+    const other = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, mac: randomMac(), ttlSeconds: 3600 });
     await db().joinRequest.update({ where: { id: r.requestId }, data: { tokenId: other.id } });
     const refused = await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }));
     expect(refused).toMatchObject({ code: 'INVALID_STATE', field: 'poolId' });

@@ -22,7 +22,7 @@ describe('a request and the node it admitted', () => {
   it('name each other, and the node keeps the hostname, serial and MACs it joined with', async () => {
     const t = await createTestTenant(db());
     const mac = randomMac();
-    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const claims = machineClaims({ macs: [mac], hostname: 'gpu-b7-12', productSerial: 'SN-B7-12' });
     const keys = generateNodeKeyAndCsr();
     const join = () => agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });

@@ -33,6 +33,7 @@ async function pxeMachine(t: TestTenant, claims: Partial<HardwareClaims> = {}) {
     ip: '10.1.2.3',
     workflowId: 'wf-9',
     bootLeaseEpoch: 42,
+    ttlSeconds: 3600,
   });
   return {
     mac,
@@ -308,7 +309,7 @@ describe('decisions', () => {
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
     await rejectJoinRequest(db(), t.operator, ref(t, id));
-    const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac });
+    const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac, ttlSeconds: 3600 });
     const again = await join({ ...m, token: reboot.token!, tokenId: reboot.id }, generateNodeKeyAndCsr());
     expect(again.answer!.status).toBe('pending');
     expect((again.answer as unknown as { requestId: string }).requestId).not.toBe(id);
@@ -360,7 +361,7 @@ describe('authorization', () => {
     expect(await failure(approveJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(await failure(rejectJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(
-      await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac() })),
+      await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac(), ttlSeconds: 3600 })),
     ).toMatchObject({ code: 'ACCESS_DENIED' });
     expect((await getJoinRequest(db(), t.viewer, mine)).state).toBe('pending');
   });

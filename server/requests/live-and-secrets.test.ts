@@ -37,12 +37,12 @@ describe('joinRequests.onChange', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const otherMac = randomMac();
     const otherToken = (
-      await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac })
+      await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac, ttlSeconds: 3600 })
     ).token!;
     await agentJoin(h, otherToken, machineClaims({ macs: [otherMac] }), { role: 'discovery', attestor: 'discovery' });
 
     const mac = randomMac();
-    const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
       role: 'discovery',
       attestor: 'discovery',
@@ -66,8 +66,9 @@ describe('secrets', () => {
       const tokens: string[] = [];
       for (let i = 0; i < 3; i++) {
         const mac = randomMac();
-        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1' }))
-          .token!;
+        const token = (
+          await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1', ttlSeconds: 3600 })
+        ).token!;
         tokens.push(token);
         const keys = generateNodeKeyAndCsr();
         const claims = machineClaims({ macs: [mac] });

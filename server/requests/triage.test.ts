@@ -22,7 +22,7 @@ async function pxe(t: TestTenant, claims: Partial<HardwareClaims>, options: { bo
   const mac = randomMac();
   const token = options.boot
     ? (await mintDiscoveryToken(t, mac)).token
-    : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
   const keys = generateNodeKeyAndCsr();
   const join = () =>
     agentJoin(h, token, machineClaims({ macs: [mac], ...claims }), {

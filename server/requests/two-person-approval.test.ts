@@ -30,7 +30,7 @@ async function operatorNamed(t: TestTenant, name: string, role: 'approver' | 'op
 
 async function pxeMachine(t: TestTenant) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   return { mac, token: created.token!, claims: machineClaims({ macs: [mac] }), keys: generateNodeKeyAndCsr() };
 }
 type Machine = Awaited<ReturnType<typeof pxeMachine>>;

@@ -100,6 +100,7 @@ describe('node certificates last at most their lifetime, the backdate included',
       ip: '10.1.2.3',
       workflowId: 'wf-9',
       bootLeaseEpoch: 42,
+      ttlSeconds: 3600,
     });
     const keys = generateNodeKeyAndCsr();
     const claims = machineClaims({ macs: [mac] });
