@@ -64,7 +64,7 @@ process.on('message', (message: Message) => {
       for (const item of message.items) identities.push(parseIdentity(item.keyPem, item.record));
       send({ type: 'loaded', count: identities.length });
       return;
-    case 'start':
+    case 'start': {
       target = message.target;
       const open = boundedOpen(message.concurrentOpens);
       loops = identities.map((identity, i) => {
@@ -84,6 +84,7 @@ process.on('message', (message: Message) => {
         });
       });
       return;
+    }
     case 'prepare':
       for (const index of message.indices) nextKeys.set(index, generateNodeKeyAndCsr());
       send({ type: 'prepared' });
