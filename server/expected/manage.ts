@@ -5,6 +5,7 @@ import { writeAudit } from '../events/publish';
 import { DomainError } from '../../protocol/errors';
 import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
+import type { unmatchedAnswer } from '../../protocol/api/expected-schemas';
 
 export const deleteExpectedInput = z
   .strictObject({
@@ -15,7 +16,6 @@ export const deleteExpectedInput = z
     importId: idOf('imp').optional(),
   })
   .refine((v) => (v.ids === undefined) !== (v.importId === undefined), { message: 'name either ids or importId', path: ['ids'] });
-export const deleteExpectedAnswer = z.object({ deleted: z.number().int() }).strict();
 
 /**
  * `expectedMachines.delete` (`compute:sites:manage`): removes entries that have not arrived (an arrived
@@ -52,24 +52,6 @@ export const unmatchedInput = z.strictObject({
   siteId: idOf('site'),
   limit: z.number().int().min(1).max(200).default(100),
 });
-export const unmatchedAnswer = z
-  .object({
-    items: z.array(
-      z
-        .object({
-          requestId: z.string(),
-          state: z.string(),
-          mac: z.string().nullable(),
-          hostname: z.string().nullable(),
-          serial: z.string().nullable(),
-          productUuid: z.string().nullable(),
-          decidedBy: z.string().nullable(),
-          createdAt: z.string(),
-        })
-        .strict(),
-    ),
-  })
-  .strict();
 
 /**
  * `expectedMachines.unmatched` (`compute:sites:read`): discovery arrivals of the last 7 days that no expected

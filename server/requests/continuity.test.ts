@@ -29,7 +29,7 @@ describe('a request and the node it admitted', () => {
     const requestId = ((await join()).answer as unknown as { requestId: string }).requestId;
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
     expect((await getJoinRequest(db(), t.viewer, ref)).nodeId).toBeNull();
-    await approveJoinRequest(db(), t.operator, ref);
+    await approveJoinRequest(db(), t.operator, { ...ref, ttlSeconds: 3600 });
     const joined = (await join()).answer as unknown as { status: string; nodeId: string };
     expect(joined.status).toBe('joined');
 

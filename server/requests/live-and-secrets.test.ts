@@ -49,7 +49,7 @@ describe('joinRequests.onChange', () => {
       keys: generateNodeKeyAndCsr(),
     });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
-    await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
+    await approveJoinRequest(testDb(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId });
     await Promise.race([watch, new Promise((_, reject) => setTimeout(() => reject(new Error('no notification within 10 s')), 10_000))]);
     expect(seen).toEqual([
       { tenantId: t.tenantId, siteId: t.siteId, requestIds: [requestId] },
@@ -75,7 +75,7 @@ describe('secrets', () => {
         const first = await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', keys });
         if (i === 0) {
           const requestId = (first.answer as unknown as { requestId: string }).requestId;
-          await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
+          await approveJoinRequest(testDb(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId });
           expect(
             (await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys })).status,
           ).toBe(200);

@@ -162,7 +162,7 @@ describe('approval rules', () => {
     const smcRequest = (await answerOf(smc)).requestId!;
     // The queue's search covers the claimed vendor and model.
     const search = (text: string) =>
-      listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, search: text }).then((page) =>
+      listJoinRequests(db(), t.viewer, { state: 'pending', tenantId: t.tenantId, poolId: t.poolId, search: text }).then((page) =>
         page.items.map((i) => i.id),
       );
     expect(await search('poweredge R760')).toEqual([dellRequest]);

@@ -7,7 +7,8 @@ import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
 import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
-import { loadSite, toSiteRecord, type SiteRecord } from './sites';
+import { loadSite, toSiteRecord } from './sites';
+import type { SiteRecord } from '../../protocol/api/site-schemas';
 
 export const updateSiteInput = z.strictObject({
   tenantId: idOf('tnt'),
