@@ -38,7 +38,9 @@ let script: string;
 let tokens = 0;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-adopt-'));
 
-const env = (root: string, PATH = '/usr/bin:/bin') => ({ PATH, BCD_ROOT: root }) as unknown as NodeJS.ProcessEnv;
+// bcd opens its first session at once here (it waits up to 5 s by default).
+const env = (root: string, PATH = '/usr/bin:/bin') =>
+  ({ PATH, BCD_ROOT: root, BETTER_COMPUTE_SESSION_START_JITTER_SECONDS: '0' }) as unknown as NodeJS.ProcessEnv;
 const bcdOf = (root: string) => path.join(root, 'usr/local/bin/bcd');
 const nodeIdOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).nodeId as string;
 /** The tRPC procedures as the console calls them (nodes.list, nodes.adopt, nodes.revokeIdentity). */
