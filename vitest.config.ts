@@ -13,6 +13,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Agents open their first session after a random wait of up to 5 s (agent/session/loop.ts); tests open
+    // theirs at once, and so do the agent processes they start (which inherit this environment).
+    env: { BETTER_COMPUTE_SESSION_START_JITTER_SECONDS: '0' },
     projects: [
       // No database: pure logic, parsers, crypto, a few short openssl/sh calls. The files share their worker
       // process (isolate: false): a fresh process per file cost about a second each on these machines, 79 s

@@ -23,7 +23,7 @@ export const IDENTITY_FILE = 'identity.json';
  * The TPM attestation key of a `tpm` join (a `bcd-tpm-key v1` blob, 0600): the AK its certificate names, which
  * every renewal's key attestation must be made with (docs/tpm-attestation.md).
  */
-const AK_KEY_FILE = 'ak.key';
+export const AK_KEY_FILE = 'ak.key';
 
 /**
  * Every file of an identity that `--reset` moves aside: the pair, the `.previous` pair a renewal keeps

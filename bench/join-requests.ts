@@ -21,7 +21,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareJoinAttempt } from '../agent/join';
@@ -40,13 +42,17 @@ import { createPkiBundle } from '../server/pki/bundle/bundle';
 import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { createPool } from '../server/pools/pools';
 import { approveJoinRequests } from '../server/requests/decisions';
-import { listJoinRequests } from '../server/requests/list';
+import { countStatement, listJoinRequests, listStatement } from '../server/requests/list';
+import { visibleTo } from '../server/requests/records';
+import { Prisma } from '../server/db/generated/client';
 import { createSite } from '../server/sites/sites';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { issueJoinToken } from '../server/tokens/issue';
 import { createRule } from '../server/rules/rules';
 import { readFileSync } from 'node:fs';
 import { treeCpuSeconds } from './cpu';
+import { measureConsoleFirstRow } from './console-first-row';
+import { importExpectedMachines } from '../server/expected/expected';
 
 const { values } = parseArgs({
   options: {
@@ -54,12 +60,21 @@ const { values } = parseArgs({
     agents: { type: 'string', default: '64' },
     lists: { type: 'string', default: '200' },
     'rule-machines': { type: 'string', default: '2000' },
+    explain: { type: 'boolean', default: false },
+    'console-navigations': { type: 'string', default: '10' },
+    'expected-machines': { type: 'string', default: '10000' },
+    'webhook-seconds': { type: 'string', default: '30' },
   },
 });
 const N = Number(values.machines);
 const AGENTS = Number(values.agents);
 const LISTS = Number(values.lists);
 const RULE_MACHINES = Number(values['rule-machines']);
+const CONSOLE_NAVIGATIONS = Number(values['console-navigations']);
+const EXPECTED_MACHINES = Number(values['expected-machines']);
+const WEBHOOK_SECONDS = Number(values['webhook-seconds']);
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const loadAverage = () => loadavg().map((n) => round(n));
 const log = (line: string) => process.stderr.write(line + '\n');
 const round = (n: number) => Math.round(n * 100) / 100;
 
@@ -70,6 +85,7 @@ function cpuNow(postmaster: number) {
 }
 
 async function main() {
+  const loadAtStart = loadAverage();
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-jr-'));
   const database = await startEmbeddedDatabase(dir);
   try {
@@ -170,11 +186,19 @@ async function main() {
     const other = Object.fromEntries(Object.entries(recorded.statuses).filter(([status]) => status !== '200'));
     const recordSeconds = recorded.seconds;
 
+    if (values.explain)
+      await explainQueue(db, { ...target, ownerTenantId: tenantId }).catch((error: Error) => log(`explain: ${error.message}`));
+    if (process.env.BENCH_HOLD_DB) {
+      // Profiling: the filled database stays up for psql until this process is interrupted.
+      log(`holding the database: ${database.url} pool ${target.id} site ${site.id} tenant ${tenantId}`);
+      await new Promise((resolve) => process.once('SIGINT', resolve));
+    }
+
     log(`listing the first page ${LISTS} times…`);
     const listMs: number[] = [];
     for (let i = 0; i < LISTS; i++) {
       const s = performance.now();
-      await listJoinRequests(db, admin, { tenantId, poolId: target.id });
+      await listJoinRequests(db, admin, { tenantId, poolId: target.id, state: 'pending' });
       listMs.push(performance.now() - s);
     }
 
@@ -184,24 +208,46 @@ async function main() {
     const vendorMs: number[] = [];
     let vendorTotal = 0;
     let searchTotal = 0;
-    const someMac = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, limit: 1 })).items[0]?.mac ?? '3c:ec:ef';
+    const someMac =
+      (await listJoinRequests(db, admin, { tenantId, poolId: target.id, state: 'pending', limit: 1 })).items[0]?.mac ?? '3c:ec:ef';
     for (let i = 0; i < LISTS; i++) {
       let s = performance.now();
-      searchTotal = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, search: 'sim-1' })).total;
+      searchTotal = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, state: 'pending', search: 'sim-1' })).total;
       searchMs.push(performance.now() - s);
       s = performance.now();
-      await listJoinRequests(db, admin, { tenantId, poolId: target.id, search: someMac.replaceAll(':', '-').toUpperCase() });
+      await listJoinRequests(db, admin, {
+        tenantId,
+        poolId: target.id,
+        state: 'pending',
+        search: someMac.replaceAll(':', '-').toUpperCase(),
+      });
       macMs.push(performance.now() - s);
       s = performance.now();
-      vendorTotal = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, search: 'poweredge r760' })).total;
+      vendorTotal = (await listJoinRequests(db, admin, { tenantId, poolId: target.id, state: 'pending', search: 'poweredge r760' })).total;
       vendorMs.push(performance.now() - s);
+    }
+
+    // The console: the production server on this database, Chromium signed in, /join-requests with N pending.
+    let consoleFirstRow: Awaited<ReturnType<typeof measureConsoleFirstRow>> | { skipped: string } = { skipped: '--console-navigations 0' };
+    if (CONSOLE_NAVIGATIONS > 0) {
+      log(`the console's first row with ${N} pending, ${CONSOLE_NAVIGATIONS} navigations (production server, Chromium)…`);
+      consoleFirstRow = await measureConsoleFirstRow({
+        root: repoRoot,
+        db,
+        databaseUrl: database.url,
+        tenantId,
+        poolId: target.id,
+        navigations: CONSOLE_NAVIGATIONS,
+        searches: ['sim-1'],
+        log,
+      });
     }
 
     log(`approving all ${N} by filter, 200 per call…`);
     let approved = 0;
     let calls = 0;
     const t1 = performance.now();
-    const { asOf, total } = await listJoinRequests(db, admin, { tenantId, poolId: target.id, limit: 1 });
+    const { asOf, total } = await listJoinRequests(db, admin, { tenantId, poolId: target.id, state: 'pending', limit: 1 });
     for (;;) {
       const answer = await approveJoinRequests(db, admin, {
         tenantId,
@@ -283,7 +329,73 @@ async function main() {
     const ruledCost = perJoin(phases.ruled);
     const admitCost = perJoin({ joins: RULE_MACHINES, ...admitted });
 
+    // Expected machines: one import of EXPECTED_MACHINES rows (the console and the CLI send parts of 2,000).
+    let expectedImport: Record<string, unknown> = { skipped: '--expected-machines 0' };
+    if (EXPECTED_MACHINES > 0) {
+      log(`importing ${EXPECTED_MACHINES} expected machines in one call…`);
+      const content = JSON.stringify(
+        Array.from({ length: EXPECTED_MACHINES }, (_, i) => ({
+          serial: `EXP-${i}`,
+          mac: `58:a2:${[i >> 16, (i >> 8) & 255, i & 255, 7].map((b) => b.toString(16).padStart(2, '0')).join(':')}`,
+          hostname: `expected-${i}`,
+        })),
+      );
+      const started = performance.now();
+      const answer = await importExpectedMachines(db, admin, {
+        tenantId,
+        siteId: admitting.id,
+        format: 'json',
+        content,
+        defaultPoolId: admitPool.id,
+        preview: false,
+        rowOffset: 0,
+      });
+      const seconds = (performance.now() - started) / 1000;
+      expectedImport = {
+        rows: EXPECTED_MACHINES,
+        accepted: answer.accepted,
+        rejected: answer.rejected.length,
+        ...(answer.rejected[0] ? { firstRejection: answer.rejected[0] } : {}),
+        seconds: round(seconds),
+        rowsPerSecond: round(answer.accepted / seconds),
+      };
+    }
+
+    // Webhooks at 100 events/s: bench/webhooks.ts's latency phase (its own database), in this run.
+    let webhooks: Record<string, unknown> = { skipped: '--webhook-seconds 0' };
+    if (WEBHOOK_SECONDS > 0) {
+      log(`webhooks: 100 events/s for ${WEBHOOK_SECONDS} s (bench/webhooks.ts --joins 0)…`);
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'bench/webhooks.ts', '--rate', '100', '--seconds', String(WEBHOOK_SECONDS), '--joins', '0'],
+        { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * 1024 * 1024 },
+      );
+      webhooks =
+        child.status === 0
+          ? (JSON.parse(child.stdout) as { latency: Record<string, unknown> }).latency
+          : { failed: child.status ?? child.signal };
+    }
+
+    const searchP99 = Math.max(percentile(searchMs, 99), percentile(macMs, 99), percentile(vendorMs, 99));
+    const firstRow = 'skipped' in consoleFirstRow ? null : consoleFirstRow['no search'];
+    const ruleOverhead = (ruledCost.cpuMsPerJoin.total / bareCost.cpuMsPerJoin.total - 1) * 100;
+    const webhookP99 = typeof webhooks.p99Ms === 'number' ? webhooks.p99Ms : null;
+    const goal = (value: number | null, target: number, unit: string) => ({
+      value: value === null ? null : round(value),
+      goal: `≤ ${target} ${unit}`,
+      met: value === null ? null : value <= target,
+    });
     const result = {
+      loadAverage: { atStart: loadAtStart, atEnd: loadAverage() },
+      goals: {
+        pendingAnswersPerSecond: round(pending / recordSeconds),
+        firstPageWithSearchP99Ms: goal(searchP99, 100, 'ms'),
+        consoleFirstRowP99Ms: goal(firstRow ? firstRow.p99Ms : null, 1500, 'ms'),
+        decideAllByFilterSeconds: goal(approveSeconds, 10, 's'),
+        ruleCpuOverheadPercent: goal(ruleOverhead, 10, '%'),
+        webhookDeliveryP99Ms: goal(webhookP99, 2000, 'ms'),
+        expectedImportRowsPerSecond: expectedImport.rowsPerSecond ?? null,
+      },
       machines: N,
       agents: AGENTS,
       prepareThreads: threads,
@@ -316,6 +428,9 @@ async function main() {
         ruleOverheadPercent: round((ruledCost.cpuMsPerJoin.total / bareCost.cpuMsPerJoin.total - 1) * 100),
         admittedByRule: admitCost,
       },
+      consoleFirstRow,
+      expectedImport,
+      webhooks,
     };
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     await preparer?.close();
@@ -325,6 +440,25 @@ async function main() {
     await database.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** `--explain`: EXPLAIN ANALYZE of the queue's statements at N pending, printed to stderr. */
+async function explainQueue(db: ReturnType<typeof createDb>, pool: { id: string; siteId: string; ownerTenantId: string }) {
+  const visible = visibleTo(pool);
+  const asOf = new Date().toISOString();
+  const show = async (label: string, statement: Prisma.Sql) => {
+    const rows = await db.$queryRawUnsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, ...statement.values);
+    log(`--- ${label}\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+  };
+  for (const search of [undefined, 'sim-1', '3c-ec-ef', 'poweredge r760']) {
+    const filter = search ? { search } : {};
+    await show(`page, search ${search ?? '(none)'}`, listStatement(pool, 'pending', Prisma.empty, 101, filter));
+    await show(`count, search ${search ?? '(none)'}`, countStatement(pool, 'pending', filter));
+  }
+  await show(
+    'matching page',
+    Prisma.sql`SELECT id FROM join_requests WHERE ${visible} AND state = 'pending' AND expires_at > compute_now() AND created_at <= ${new Date(asOf)}::timestamptz ORDER BY created_at, id LIMIT 200`,
+  );
 }
 
 main().catch((error) => {

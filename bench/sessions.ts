@@ -11,25 +11,26 @@
  * Never asserts a speed: the goals (RSS <= 1 GiB, idle CPU <= 10% of a core, back within 2 min, list p99 <=
  * 500 ms, a renewal at most twice a join) are printed beside the figures.
  *
- * Options: --sessions 10000 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
+ * The sessions are kept by `--clients` client processes (bench/sessions-client.ts), each holding its share on
+ * its own event loop and descriptor table; the joins and the console lists run here. Every process raises
+ * its soft descriptor limit to the hard one (Node does at start): the gateway needs one descriptor per session
+ * and a few hundred more, so `ulimit -Hn` must exceed `--sessions` by about 300 (checked before the run).
+ *
+ * Options: --sessions 10000 --clients 4 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
+ *          --start-jitter 5 (seconds: the agents' first-session jitter; 0 opens every session at once)
+ *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { setMaxListeners } from 'node:events';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { JoinTrust } from '../agent/join';
 import { prepareAttempts } from '../agent/sim/simulate';
 import { percentile } from '../agent/sim/percentiles';
 import { postToGateway } from '../agent/renew/gateway-client';
-import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
-import { renewIdentity } from '../agent/renew/renew';
-import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
-import { runSessionLoop } from '../agent/session/loop';
-import type { AgentSession } from '../agent/session/session-client';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { insertApiKey } from '../server/api-keys/api-keys';
 import { bootstrapFirstStart } from '../server/boot/bootstrap';
@@ -50,8 +51,12 @@ const { values } = parseArgs({
     renewals: { type: 'string', default: '2000' },
     heartbeat: { type: 'string', default: '30' },
     'idle-seconds': { type: 'string', default: '30' },
+    clients: { type: 'string', default: '4' },
+    'start-jitter': { type: 'string', default: '5' },
+    'client-opens': { type: 'string', default: '16' },
   },
 });
+const clientCount = Math.max(1, Number(values.clients));
 const sessions = Number(values.sessions);
 const agents = Number(values.agents);
 const renewals = Math.min(Number(values.renewals), sessions);
@@ -68,6 +73,45 @@ function startChild(script: string, env: Record<string, string>, ready: string):
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve(child));
+  });
+}
+
+/** This process's hard limit of open files (what Node raises every process's soft limit to). */
+const hardOpenFiles = () => {
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
+  const hard = line?.split(/\s+/)[4];
+  return hard === undefined || hard === 'unlimited' ? Infinity : Number(hard);
+};
+
+/** A forked client process (bench/sessions-client.ts) and its calls. */
+interface Client {
+  child: ChildProcess;
+  /** Sends a message and resolves with the first answer of type `answer` (renewals: of that id). */
+  call(message: object, answer: string, id?: number): Promise<{ error?: string }>;
+}
+
+function startClient(): Promise<Client> {
+  const child = fork('bench/sessions-client.ts', [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.on('error', () => {});
+  const waiting = new Map<string, Array<(m: { error?: string }) => void>>();
+  child.on('message', (m: { type: string; id?: number; error?: string }) => {
+    const key = m.id === undefined ? m.type : `${m.type}:${m.id}`;
+    waiting.get(key)?.shift()?.(m);
+  });
+  const client: Client = {
+    child,
+    call: (message, answer, id) =>
+      new Promise((resolve) => {
+        const key = id === undefined ? answer : `${answer}:${id}`;
+        waiting.set(key, [...(waiting.get(key) ?? []), resolve]);
+        child.send(message);
+      }),
+  };
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`a client process exited (${code})`)));
+    waiting.set('started', [() => resolve(client)]);
   });
 }
 
@@ -131,9 +175,19 @@ async function main() {
   const database = await startEmbeddedDatabase(dir);
   const children: ChildProcess[] = [];
   let gateway: ChildProcess | null = null;
-  const controller = new AbortController();
-  // Every session loop listens on the one signal.
-  setMaxListeners(0, controller.signal);
+  const clients: Client[] = [];
+  let cleaning: Promise<void> | undefined;
+  // Interrupted (Ctrl-C, or a kill of this process): the children and the database go too.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  // The gateway holds a descriptor per session, plus its listener, its API connections and PostgreSQL's.
+  if (hardOpenFiles() < sessions + 300)
+    throw new Error(
+      `${sessions} sessions need about ${sessions + 300} open files in the gateway process; the hard limit is ${hardOpenFiles()} (raise it with ulimit -Hn as root, or run fewer sessions)`,
+    );
   try {
     await migrate(database.url);
     const db = createDb(database.url, { max: 4 });
@@ -170,6 +224,8 @@ async function main() {
       g.stdout!.resume();
       return g;
     };
+    // Every lease of this run started after this (the gateway's first one included).
+    const runStarted = new Date(Date.now() - 5_000);
     gateway = await startGateway();
     const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -196,7 +252,7 @@ async function main() {
       ...(await prepareAttempts(await mint(warm), warm, trust)),
       ...(await prepareAttempts(await mint(Math.min(10_000, sessions + 100)), sessions, trust)),
     ];
-    const identities: LoadedIdentity[] = [];
+    const identities: Array<{ keyPem: string; record: IssuedAnswer }> = [];
     const joinOne = async (index: number) => {
       const attempt = attempts[index]!;
       const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
@@ -208,7 +264,7 @@ async function main() {
         publicKeySpkiDer: attempt.keys.spkiDer,
         expectedRole: 'node',
       }) as IssuedAnswer;
-      if (index >= warm) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
+      if (index >= warm) identities.push({ keyPem: attempt.keys.privateKeyPem, record: answer });
     };
     await drive(warm, warm, joinOne);
     log(`Joining ${sessions} machines through the gateway (${agents} at a time)…`);
@@ -217,8 +273,16 @@ async function main() {
     const joinServerMs = ((serverCpu() - before) / joinResult.ok) * 1000;
     log(`joins: ${JSON.stringify(joinResult)}, server CPU ${joinServerMs.toFixed(2)} ms per join`);
 
-    // Sessions, each kept by the agent's loop; `current[i]` is machine i's open session.
-    const current: Array<AgentSession | null> = identities.map(() => null);
+    // Sessions, each kept by the agent's loop in a client process: machine i is client (i % clients)'s
+    // machine floor(i / clients).
+    log(`Starting ${clientCount} client processes…`);
+    for (let c = 0; c < clientCount; c++) clients.push(await startClient());
+    for (let c = 0; c < clientCount; c++) {
+      const share = identities.filter((_, i) => i % clientCount === c);
+      for (let from = 0; from < share.length; from += 500)
+        await clients[c]!.call({ type: 'identities', items: share.slice(from, from + 500) }, 'loaded');
+    }
+    const clientCpu = () => clients.reduce((sum, c) => sum + treeCpuSeconds(c.child.pid!), 0);
     const liveSessions = async (since: Date) =>
       Number(
         (
@@ -227,43 +291,49 @@ async function main() {
           >`SELECT count(*) AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id WHERE g.expires_at > now() AND g.started_at >= ${since}`
         )[0]!.n,
       );
-    log(`Opening ${identities.length} sessions…`);
-    const openStarted = new Date(Date.now() - 60_000);
-    const loops = identities.map((identity, i) =>
-      runSessionLoop({
-        identityDir: '(memory)',
-        ...target,
-        agentVersion: 'bench',
-        signal: controller.signal,
-        log: () => {},
-        store: { load: async () => identity, replace: async () => {} },
-        // No renewal by the loops during the run: the renewal phase below times its own.
-        renewalDelay: () => 24 * 3_600_000,
-        onSession: (s) => (current[i] = s),
-      }),
-    );
-    const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(openStarted));
+    const startJitterMs = Number(values['start-jitter']) * 1000;
+    log(`Opening ${identities.length} sessions (first-session jitter ${startJitterMs / 1000} s)…`);
+    const openCpu = { server: serverCpu(), clients: clientCpu() };
+    for (const c of clients) c.child.send({ type: 'start', target, startJitterMs, concurrentOpens: Number(values['client-opens']) });
+    const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(runStarted));
+    const openServerMs = ((serverCpu() - openCpu.server) / identities.length) * 1000;
     log(`all ${identities.length} sessions open after ${openSeconds.toFixed(1)} s`);
 
     // Idle: heartbeats and lease renewals only.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const gatewayBefore = treeCpuSeconds(gateway.pid!);
+    const clientsBefore = clientCpu();
     const idleStarted = performance.now();
     await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-    const idleCpuPercent = ((treeCpuSeconds(gateway.pid!) - gatewayBefore) / ((performance.now() - idleStarted) / 1000)) * 100;
+    const idleElapsed = (performance.now() - idleStarted) / 1000;
+    const idleCpuPercent = ((treeCpuSeconds(gateway.pid!) - gatewayBefore) / idleElapsed) * 100;
+    const clientIdlePercent = ((clientCpu() - clientsBefore) / idleElapsed) * 100;
     const rss = rssMiB(gateway.pid!);
     log(`gateway idle: RSS ${rss} MiB, CPU ${idleCpuPercent.toFixed(1)}% of a core`);
 
     // Renewals on the open sessions' connections: one per session (a connection is authenticated by the
-    // certificate it was opened with), `agents` at a time.
+    // certificate it was opened with), `agents` at a time, each made by the client process holding it.
     log(`Making ${renewals} keys and CSRs…`);
-    const nextKeys: NodeKeyAndCsr[] = Array.from({ length: renewals }, () => generateNodeKeyAndCsr());
+    await Promise.all(
+      clients.map((c, ci) =>
+        c.call(
+          {
+            type: 'prepare',
+            indices: Array.from({ length: renewals }, (_, i) => i)
+              .filter((i) => i % clientCount === ci)
+              .map((i) => Math.floor(i / clientCount)),
+          },
+          'prepared',
+        ),
+      ),
+    );
     log(`Renewing ${renewals} times on session connections (${agents} at a time)…`);
     before = serverCpu();
+    let renewId = 0;
     const renewResult = await drive(renewals, agents, async (i) => {
-      const session = current[i];
-      if (!session) throw new Error(`machine ${i} has no session`);
-      await renewIdentity(identities[i]!, target, Date.now, nextKeys[i], (pathname, body) => session.post(pathname, body));
+      const id = renewId++;
+      const reply = await clients[i % clientCount]!.call({ type: 'renew', id, index: Math.floor(i / clientCount) }, 'renewed', id);
+      if (reply.error) throw new Error(reply.error);
     });
     const renewServerMs = ((serverCpu() - before) / renewResult.ok) * 1000;
     log(`renewals: ${JSON.stringify(renewResult)}, server CPU ${renewServerMs.toFixed(2)} ms per renewal`);
@@ -286,23 +356,36 @@ async function main() {
     }
     log('Restarting the gateway…');
     const listLatencies: number[] = [];
+    let listFailures = 0;
     let listing = true;
     const lister = (async () => {
       while (listing) {
         const t0 = performance.now();
         if ((await list()) === 200) listLatencies.push(performance.now() - t0);
+        else listFailures++;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     })();
     const restartedAt = new Date();
-    const cpuBeforeRestart = serverCpu();
+    const stormBefore = { api: treeCpuSeconds(api.pid!), pg: treeCpuSeconds(postmaster), clients: clientCpu() };
+    const loadBefore = loadavg()[0]!;
     const old = gateway;
     old.kill('SIGTERM');
     await new Promise((resolve) => old.once('exit', resolve));
     gateway = await startGateway();
     const backSeconds = await waitFor('sessions back', identities.length, () => liveSessions(restartedAt));
     // The old gateway's CPU is gone with it: this counts the API, PostgreSQL and the new gateway.
-    const helloServerMs = ((serverCpu() - cpuBeforeRestart) / identities.length) * 1000;
+    const storm = {
+      api: treeCpuSeconds(api.pid!) - stormBefore.api,
+      pg: treeCpuSeconds(postmaster) - stormBefore.pg,
+      gateway: treeCpuSeconds(gateway.pid!),
+      clients: clientCpu() - stormBefore.clients,
+    };
+    const helloServerMs = ((storm.api + storm.pg + storm.gateway) / identities.length) * 1000;
+    const perReconnect = (seconds: number) => ((seconds / identities.length) * 1000).toFixed(2);
+    log(
+      `storm CPU per reconnect: gateway ${perReconnect(storm.gateway)} ms, API ${perReconnect(storm.api)} ms, PostgreSQL ${perReconnect(storm.pg)} ms, clients ${perReconnect(storm.clients)} ms; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`,
+    );
     listing = false;
     await lister;
     const rssAfter = rssMiB(gateway.pid!);
@@ -316,26 +399,39 @@ async function main() {
     process.stdout.write(
       `joins through the gateway     ${joinResult.perSecond} joins/s, p50 ${joinResult.p50} ms, p99 ${joinResult.p99} ms (ok ${joinResult.ok}, failed ${joinResult.failed}); server CPU ${joinServerMs.toFixed(2)} ms per join\n`,
     );
-    process.stdout.write(`sessions opened               all ${identities.length} in ${openSeconds.toFixed(1)} s\n`);
     process.stdout.write(
-      `gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%)\n`,
+      `sessions opened               all ${identities.length} in ${openSeconds.toFixed(1)} s (first-session jitter ${startJitterMs / 1000} s, ${clientCount} client processes); server CPU about ${openServerMs.toFixed(2)} ms per session opened\n`,
+    );
+    process.stdout.write(
+      `gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%); the client processes ${clientIdlePercent.toFixed(1)}% of a core\n`,
     );
     process.stdout.write(
       `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
     );
     process.stdout.write(
-      `gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello); gateway RSS after ${rssAfter} MiB\n`,
+      `gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists, ${listFailures} failed (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello: gateway ${perReconnect(storm.gateway)}, API ${perReconnect(storm.api)}, PostgreSQL ${perReconnect(storm.pg)}; the clients ${perReconnect(storm.clients)}); gateway RSS after ${rssAfter} MiB\n`,
     );
-    controller.abort();
-    for (const s of current) s?.close();
-    await Promise.all(loops);
+    process.stdout.write(
+      `load average (1, 5, 15 min)  ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(', ')}\n`,
+    );
     await db.$disconnect();
   } finally {
-    controller.abort();
-    for (const child of gateway ? [...children, gateway] : children) {
+    await cleanup();
+  }
+
+  /** Stops the children and the database once, whoever asks first (the end of the run or a signal). */
+  function cleanup(): Promise<void> {
+    return (cleaning ??= stopEverything());
+  }
+  async function stopEverything() {
+    for (const c of clients) if (c.child.exitCode === null && c.child.connected) c.child.send({ type: 'stop' }, () => {});
+    for (const child of [...clients.map((c) => c.child), ...children, ...(gateway ? [gateway] : [])]) {
       if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
-        await new Promise((resolve) => child.once('exit', resolve));
+        await exited;
       }
     }
     await database.stop();

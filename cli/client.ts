@@ -2,16 +2,31 @@ import { BASE_PATH } from '../server/config/config';
 import { DomainError } from '../protocol/errors';
 import { isDomainCode } from './errors';
 import { readServerSentEvents } from './sse';
+import {
+  API,
+  pathFits,
+  SUBSCRIPTIONS,
+  type Answer,
+  type GetProcedure,
+  type PostProcedure,
+  type Procedure,
+  type Subscription,
+  type SubscriptionEvent,
+} from './api';
+import { parseAnswer } from './answer';
 
 export interface RemoteOptions {
   server?: string;
   apiKey?: string;
+  /** The command line's command (`join-tokens list`), named in an error about a malformed answer. */
+  command?: string;
 }
 
 /** Talks to a running server's REST API with an API key (flags win over BETTER_COMPUTE_URL / _API_KEY). */
 export class ApiClient {
   readonly baseUrl: string;
   private readonly apiKey: string;
+  private readonly command: string;
 
   constructor(options: RemoteOptions) {
     const server = options.server ?? process.env.BETTER_COMPUTE_URL;
@@ -21,12 +36,33 @@ export class ApiClient {
     if (!apiKey) throw new DomainError('INVALID_ARGUMENT', 'Pass an API key with --api-key or BETTER_COMPUTE_API_KEY');
     this.baseUrl = server.replace(/\/+$/, '') + BASE_PATH;
     this.apiKey = apiKey;
+    this.command = options.command ?? 'better-compute';
   }
 
-  async request<T>(method: 'GET' | 'POST', path: string, body?: Record<string, unknown>): Promise<T> {
+  /** GET a REST route of `procedure`; the answer is parsed with the procedure's output schema (cli/api.ts). */
+  get<P extends GetProcedure>(
+    procedure: P,
+    path: string,
+    query: Record<string, string | number | boolean | undefined> = {},
+  ): Promise<Answer<P>> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+    return this.call(procedure, path, params.toString());
+  }
+
+  /** POST to a REST route of `procedure`; the answer is parsed with the procedure's output schema (cli/api.ts). */
+  post<P extends PostProcedure>(procedure: P, path: string, body: Record<string, unknown> = {}): Promise<Answer<P>> {
+    return this.call(procedure, path, '', body);
+  }
+
+  private async call<P extends Procedure>(procedure: P, path: string, query: string, body?: Record<string, unknown>): Promise<Answer<P>> {
+    const { method, path: template, output } = API[procedure];
+    // A command's path that is not its procedure's route is a mistake in the CLI, caught before anything is sent.
+    if (!pathFits(template, path)) throw new Error(`${this.command}: ${path} is not a path of ${procedure} (${template})`);
+    const url = this.baseUrl + path + (query ? `?${query}` : '');
     let response: Response;
     try {
-      response = await fetch(this.baseUrl + path, {
+      response = await fetch(url, {
         method,
         headers: { authorization: `Bearer ${this.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
@@ -49,32 +85,25 @@ export class ApiClient {
       if (isDomainCode(error?.code)) throw new DomainError(error.code, error.message ?? error.code, { field: error.field });
       throw new Error(`The server answered ${response.status}: ${error?.message ?? text.slice(0, 200)}`);
     }
-    return parsed as T;
-  }
-
-  get<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}): Promise<T> {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-    const qs = params.toString();
-    return this.request<T>('GET', qs ? `${path}?${qs}` : path);
-  }
-
-  post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
-    return this.request<T>('POST', path, body);
+    return parseAnswer(this.command, procedure, output, parsed) as Answer<P>;
   }
 
   /**
-   * Follows a tRPC subscription over server-sent events (`/api/trpc/<path>`), yielding each event's data
-   * until the server ends it or `signal` aborts.
+   * Follows a tRPC subscription over server-sent events (`/api/trpc/<path>`), yielding each event's data,
+   * parsed with the subscription's event schema (cli/api.ts), until the server ends it or `signal` aborts.
    */
-  async *subscribe<T>(procedure: string, input: unknown, signal?: AbortSignal): AsyncGenerator<T> {
+  async *subscribe<S extends Subscription>(procedure: S, input: unknown, signal?: AbortSignal): AsyncGenerator<SubscriptionEvent<S>> {
     const root = this.baseUrl.slice(0, this.baseUrl.length - BASE_PATH.length);
     const url = `${root}/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`;
     // The server closes a stream at its lifetime cap (the caller is then decided afresh): subscribe again.
     for (;;) {
       const response = await fetch(url, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
       if (!response.ok || !response.body) throw new Error(`The server answered ${response.status} to the subscription`);
-      if ((yield* readServerSentEvents<T>(response.body)) === 'return' || signal?.aborted) return;
+      const events = readServerSentEvents(response.body);
+      let next = await events.next();
+      for (; !next.done; next = await events.next())
+        yield parseAnswer(this.command, procedure, SUBSCRIPTIONS[procedure], next.value) as SubscriptionEvent<S>;
+      if (next.value === 'return' || signal?.aborted) return;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
@@ -87,14 +116,14 @@ export class ApiClient {
   async tenantId(ref?: string): Promise<string> {
     if (ref === undefined) return this.ownTenantId();
     if (ref.startsWith('tnt_')) return ref;
-    const { items } = await this.get<{ items: { id: string; name: string }[] }>('/v1/tenants');
+    const { items } = await this.get('tenants.list', '/v1/tenants');
     const tenant = items.find((t) => t.name === ref);
     if (!tenant) throw new DomainError('NOT_FOUND', `Tenant ${ref} not found`);
     return tenant.id;
   }
 
   private async ownTenantId(): Promise<string> {
-    const { items } = await this.get<{ items: { id: string; isMember: boolean }[] }>('/v1/tenants');
+    const { items } = await this.get('tenants.list', '/v1/tenants');
     const own = items.filter((t) => t.isMember);
     if (own.length !== 1) throw new DomainError('INVALID_ARGUMENT', 'Name the tenant with --tenant', { field: 'tenant' });
     return own[0]!.id;

@@ -295,6 +295,8 @@ async function main() {
   // disconnected within seconds rather than the default half minute.
   env.BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS ||= '2';
   env.BETTER_COMPUTE_SESSION_GRACE_SECONDS ||= '3';
+  // The simulated agents open their first session at once (agents wait up to 5 s by default).
+  env.BETTER_COMPUTE_SESSION_START_JITTER_SECONDS ||= '0';
   // The gateway on a free port too, so two runs on one machine (or a developer's `npm start`) do not collide.
   if (!env.BETTER_COMPUTE_GATEWAY_PORT) env.BETTER_COMPUTE_GATEWAY_PORT = String(await freePort());
   const port = await freePort();

@@ -8,7 +8,8 @@ import { principalOf, type Principal } from '../server/authz/principal';
 import { newId } from '../server/ids';
 import { createPool } from '../server/pools/pools';
 import type { PoolRecord } from '../protocol/api/pool-schemas';
-import { createSite, type SiteRecord } from '../server/sites/sites';
+import { createSite } from '../server/sites/sites';
+import type { SiteRecord } from '../protocol/api/site-schemas';
 import { hashTokenSecret, parseJoinToken } from '../server/tokens/secret';
 
 export interface TestTenant {

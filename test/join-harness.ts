@@ -123,6 +123,7 @@ export async function mintToken(t: TestTenant, input: Partial<Parameters<typeof 
     poolId: t.pool.id,
     ttlSeconds: 3600,
     maxUses: 1,
+    allowReclaim: false,
     idempotencyKey: randomUUID(),
     ...input,
   });

@@ -15,7 +15,7 @@ const USAGE = `usage:
   bcd join --attestor tpm [--site SITE] [--pool POOL] [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT] [--no-wait]
            [--config F | --server URL and the three pins] [--reset --yes]
                                                    no token: the TPM attests this machine; waits for approval
-  bcd node [--config F]                            run the renewal loop (what bcd.service starts)
+  bcd node [--config F] [--tpm T]                  run the renewal loop (what bcd.service starts)
   bcd doctor [--config F]
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
@@ -85,7 +85,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'node':
       return runNode(
-        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' } } }).values,
+        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' }, tpm: { type: 'string' } } })
+          .values,
         io,
       );
     default:

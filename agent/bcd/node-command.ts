@@ -19,9 +19,10 @@ export const BCD_JOIN_AGAIN = 'join again as root: bcd join --reset --yes, then 
 
 /**
  * `bcd node`: the session with config.toml's gateway and pin, renewing on it, until SIGTERM (what bcd.service
- * runs); `--once` renews once on a connection of its own and exits.
+ * runs); `--once` renews once on a connection of its own and exits. A TPM-held node key (node.key holding a TPM key
+ * blob) renews and holds its session through the TPM named by `--tpm` / `BCD_TPM`.
  */
-export async function runNode(args: { config?: string; once?: boolean }, io: CommandIo): Promise<number> {
+export async function runNode(args: { config?: string; once?: boolean; tpm?: string }, io: CommandIo): Promise<number> {
   const paths = bcdPaths(io.env);
   const configPath = args.config ?? paths.config;
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
@@ -30,6 +31,8 @@ export async function runNode(args: { config?: string; once?: boolean }, io: Com
   const options = {
     ...renewalOptionsFromConfig(config, paths.identityDir),
     joinAgain: BCD_JOIN_AGAIN,
+    // Used only when node.key holds a TPM key blob: that key's TPM (/dev/tpmrm0 unless named).
+    tpm: args.tpm ?? (io.env ?? process.env).BCD_TPM,
     signal: controller.signal,
     log: io.out,
   };

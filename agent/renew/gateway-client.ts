@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { spkiPin } from '../../protocol/pins';
+import { connectTls13, type Tls13Socket, type TlsClientSigner } from '../tls13/client';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */
@@ -13,11 +14,11 @@ export interface GatewayTarget {
   gatewayServerName?: string;
 }
 
-/** The client identity presented to the gateway (PEM); absent for a probe. */
-export interface ClientIdentity {
-  keyPem: string;
-  certificatePem: string;
-}
+/**
+ * The client identity presented to the gateway: a software key and its certificate (PEM), or a signer for a key
+ * that never leaves its holder (a TPM), which agent/tls13's client uses; absent for a probe.
+ */
+export type ClientIdentity = { keyPem: string; certificatePem: string; signer?: undefined } | { signer: TlsClientSigner };
 
 export class GatewayTrustError extends Error {
   constructor(message: string) {
@@ -56,12 +57,27 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
   const peer = socket.getPeerX509Certificate();
   if (!peer) throw new GatewayTrustError('the gateway presented no certificate');
   const issuer = peer.issuerCertificate;
-  if (!issuer || issuer.raw.equals(peer.raw)) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
-  const cacheKey = `${servingCaPin}|${serverName}|${peer.raw.toString('base64')}|${issuer.raw.toString('base64')}`;
+  return checkGatewayChainDer([peer.raw, ...(issuer && !issuer.raw.equals(peer.raw) ? [issuer.raw] : [])], servingCaPin, serverName, now);
+}
+
+/**
+ * {@link checkGatewayChain} on the chain as DER, leaf first (the certificate after the leaf is the serving CA),
+ * for a TLS client that hands the server's Certificate message over as it came (agent/tls13).
+ */
+export function checkGatewayChainDer(
+  chain: readonly Buffer[],
+  servingCaPin: string,
+  serverName: string,
+  now = new Date(),
+): X509Certificate {
+  const [leafDer, caDer] = chain;
+  if (!leafDer) throw new GatewayTrustError('the gateway presented no certificate');
+  if (!caDer) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
+  const cacheKey = `${servingCaPin}|${serverName}|${leafDer.toString('base64')}|${caDer.toString('base64')}`;
   let checked = checkedChains.get(cacheKey);
   if (!checked) {
-    const leaf = new X509Certificate(peer.raw);
-    const ca = new X509Certificate(issuer.raw);
+    const leaf = new X509Certificate(leafDer);
+    const ca = new X509Certificate(caDer);
     if (spkiPin(ca.publicKey) !== servingCaPin)
       throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin");
     if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError("the gateway's leaf is not signed by the pinned serving CA");
@@ -76,16 +92,30 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
   return checked.leaf;
 }
 
-/** Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. */
+/**
+ * Opens a TLS connection to the gateway and checks its chain before any byte of a request is sent. A client
+ * identity with a `signer` goes through agent/tls13 (TLS 1.3, the CertificateVerify signed by the signer), with
+ * the same chain checks, made before anything is signed.
+ */
 export function connectGateway(
   target: GatewayTarget,
   client?: ClientIdentity,
   timeoutMs = 15_000,
   alpn: string[] = ['http/1.1'],
-): Promise<tls.TLSSocket> {
+): Promise<tls.TLSSocket | Tls13Socket> {
   const url = new URL(target.gatewayUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const serverName = target.gatewayServerName ?? host;
+  if (client?.signer)
+    return connectTls13({
+      host,
+      port: Number(url.port || 443),
+      serverName,
+      alpn,
+      signer: client.signer,
+      timeoutMs,
+      verifyServerChain: (chain) => void checkGatewayChainDer(chain, target.servingCaPin, serverName),
+    });
   return new Promise((resolve, reject) => {
     const socket = tls.connect({
       host,

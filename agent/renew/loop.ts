@@ -1,5 +1,5 @@
 import { connectGateway, type GatewayTarget } from './gateway-client';
-import { loadIdentity, replaceIdentity, type LoadedIdentity } from './identity';
+import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from './identity';
 import { RenewRefusedError, renewOnce } from './renew';
 import { backoffMs, renewalDelayMs, sleep } from './schedule';
 
@@ -13,6 +13,8 @@ export interface RenewalOptions {
   log?: (line: string) => void;
   /** What to tell the operator when the identity is revoked or expired (bcd names its own command). */
   joinAgain?: string;
+  /** The TPM of a TPM-held node key (`--tpm` / `BCD_TPM`: a device or `swtpm:HOST:PORT`); /dev/tpmrm0 when absent. */
+  tpm?: string;
 }
 
 /** Exit codes of `agent run`. */
@@ -42,9 +44,9 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
   let failures = 0;
   for (;;) {
     if (options.signal?.aborted) return RENEWAL_EXIT.stopped;
-    let current: LoadedIdentity;
+    let current: NodeLoadedIdentity;
     try {
-      current = await loadIdentity(options.identityDir);
+      current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
     } catch (error) {
       log(`agent: no usable identity in ${options.identityDir} (${(error as Error).message}); join first: better-compute agent join`);
       return RENEWAL_EXIT.noIdentity;
@@ -99,9 +101,9 @@ export interface DoctorCheck {
  */
 export async function doctorChecks(options: RenewalOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
-  let current: LoadedIdentity | null = null;
+  let current: NodeLoadedIdentity | null = null;
   try {
-    current = await loadIdentity(options.identityDir);
+    current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
     checks.push({ name: 'identity', ok: true, detail: `${current.spiffeId} (role ${current.identity.role})` });
   } catch (error) {
     checks.push({ name: 'identity', ok: false, detail: `no usable identity in ${options.identityDir}: ${(error as Error).message}` });

@@ -4,8 +4,9 @@ import type { NodeIdentity } from '../identity-store';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
 import { DEFAULT_BASE_PATH } from '../join';
 import { renewPopMessage } from '../../protocol/renew-wire';
-import { chainToPem, postToGateway, type GatewayTarget } from './gateway-client';
-import type { LoadedIdentity } from './identity';
+import { postToGateway, type GatewayTarget } from './gateway-client';
+import type { LoadedIdentity, NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
+import { clientIdentityOf, prepareTpmRenewalParts, renewedTpmIdentity } from './tpm-renewal';
 
 /** The gateway answered the uniform refusal: the identity may be revoked, expired, or the proof stale. */
 export class RenewRefusedError extends Error {
@@ -59,7 +60,7 @@ export function renewBodyJson(input: {
  * after it, and the same single role. The envelope's body is read as the join answer body.
  */
 export function checkRenewedAnswer(
-  current: LoadedIdentity,
+  current: NodeLoadedIdentity,
   answer: Buffer,
   newSpkiDer: Buffer,
   csrSha256: string,
@@ -97,33 +98,74 @@ export function checkRenewedAnswer(
   return { chain: chain as string[], leaf };
 }
 
+type PostRenew = (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>;
+
+/** Sends a Renew body: on a session's HTTP/2 connection when one is given (no new TLS handshake), else on its own. */
+async function sendRenew(current: NodeLoadedIdentity, target: GatewayTarget & { basePath?: string }, body: string, post?: PostRenew) {
+  const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`;
+  const answer = post ? await post(pathname, body) : await postToGateway(target, clientIdentityOf(current), pathname, body);
+  if (answer.status === 403) throw new RenewRefusedError();
+  if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
+  return answer;
+}
+
+/**
+ * A renewal of a TPM-held key: the next key, its attestation and the proof are all made in the TPM first
+ * (prepareTpmRenewalParts throws, and nothing is sent, when the TPM is unavailable or its AK is not the leaf's),
+ * then sent with mutual TLS whose CertificateVerify the TPM signs.
+ */
+async function renewTpmIdentity(
+  current: TpmLoadedIdentity,
+  target: GatewayTarget & { basePath?: string },
+  now: () => number,
+  post?: PostRenew,
+): Promise<TpmLoadedIdentity> {
+  const parts = await prepareTpmRenewalParts(current, now);
+  const body = renewBodyJson({
+    chain: current.identity.certificateChain,
+    csrDer: parts.csr.csrDer,
+    clientTime: parts.clientTime,
+    popSig: parts.popSig,
+    keyAttestation: parts.keyAttestation,
+  });
+  const answer = await sendRenew(current, target, body, post);
+  return renewedTpmIdentity(current, parts, checkRenewedAnswer(current, answer.body, parts.csr.spkiDer, parts.csr.csrSha256));
+}
+
 /**
  * One renewal through the gateway: a new P-256 key and CSR (`next`, made now unless given), the proof by the
  * current key made now, mutual TLS with the current certificate, and the answer checked. Returns the new
  * identity, loaded (its key and leaf already parsed and checked, so it can renew in turn); writes nothing.
+ * A TPM-held identity renews through its TPM instead (`next` is then ignored: the TPM makes the next key).
  *
- * @throws RenewRefusedError on the uniform 403; RenewRetryableError (or a network error) otherwise.
+ * @throws RenewRefusedError on the uniform 403; RenewRetryableError (or a network error) otherwise; for a
+ *   TPM-held key, TpmRenewalError or TpmError before anything is sent.
  */
 export async function renewIdentity(
   current: LoadedIdentity,
   target: GatewayTarget & { basePath?: string },
+  now?: () => number,
+  next?: NodeKeyAndCsr,
+  post?: PostRenew,
+): Promise<LoadedIdentity>;
+export async function renewIdentity(
+  current: NodeLoadedIdentity,
+  target: GatewayTarget & { basePath?: string },
+  now?: () => number,
+  next?: NodeKeyAndCsr,
+  post?: PostRenew,
+): Promise<NodeLoadedIdentity>;
+export async function renewIdentity(
+  current: NodeLoadedIdentity,
+  target: GatewayTarget & { basePath?: string },
   now: () => number = Date.now,
-  next: NodeKeyAndCsr = generateNodeKeyAndCsr(),
-  post?: (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>,
-): Promise<LoadedIdentity> {
+  nextKey?: NodeKeyAndCsr,
+  post?: PostRenew,
+): Promise<NodeLoadedIdentity> {
+  if (current.tpm) return renewTpmIdentity(current, target, now, post);
+  const next = nextKey ?? generateNodeKeyAndCsr();
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
-  const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`;
-  // On a session's HTTP/2 connection when one is given (no new TLS handshake), else on a connection of its own.
-  const answer = post
-    ? await post(pathname, body)
-    : await postToGateway(
-        target,
-        { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
-        pathname,
-        body,
-      );
-  if (answer.status === 403) throw new RenewRefusedError();
-  if (answer.status !== 200) throw new RenewRetryableError(`the gateway answered ${answer.status}`);
+  const answer = await sendRenew(current, target, body, post);
   const { chain, leaf } = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
   return {
     // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
@@ -145,7 +187,7 @@ export async function renewIdentity(
 
 /** {@link renewIdentity}, answering the new identity's record (what the agent stores). */
 export async function renewOnce(
-  current: LoadedIdentity,
+  current: NodeLoadedIdentity,
   target: GatewayTarget & { basePath?: string },
   now: () => number = Date.now,
 ): Promise<NodeIdentity> {

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { JOIN_AGAIN, RENEWAL_EXIT, type RenewalOptions } from '../renew/loop';
-import { loadIdentity, replaceIdentity, type LoadedIdentity } from '../renew/identity';
+import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from '../renew/identity';
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
@@ -17,6 +17,28 @@ const REFUSALS_BEFORE_GIVING_UP = 3;
  * or two of the gateway's return.
  */
 export const RECONNECT_CAP_MS = 30_000;
+
+/**
+ * The most the first session waits, unless the options or BETTER_COMPUTE_SESSION_START_JITTER_SECONDS say
+ * otherwise: agents that start together (a rack powered on, a fleet's agents restarted by one rollout, machines
+ * that joined in one burst) would otherwise all make their TLS handshake and Hello in the same second.
+ */
+export const SESSION_START_JITTER_MS = 5_000;
+const START_JITTER_ENV = 'BETTER_COMPUTE_SESSION_START_JITTER_SECONDS';
+
+/**
+ * The first session's jitter bound in ms from BETTER_COMPUTE_SESSION_START_JITTER_SECONDS (0 to 300; 0 opens it
+ * at once, as tests do), {@link SESSION_START_JITTER_MS} when unset.
+ *
+ * @throws Error naming the variable when the value is not a whole number from 0 to 300.
+ */
+export function sessionStartJitterMs(env: Record<string, string | undefined> = process.env): number {
+  const value = env[START_JITTER_ENV];
+  if (value === undefined || value === '') return SESSION_START_JITTER_MS;
+  if (!/^\d+$/.test(value) || Number(value) > 300)
+    throw new Error(`${START_JITTER_ENV} must be a whole number from 0 to 300, not ${value}`);
+  return Number(value) * 1000;
+}
 
 /** Full jitter: a random wait in [0, step), the step doubling from 1 s up to `capMs`. */
 export function reconnectDelayMs(attempt: number, capMs = RECONNECT_CAP_MS, random: () => number = Math.random): number {
@@ -38,16 +60,26 @@ export interface SessionLoopOptions extends RenewalOptions {
   /** Called when the session opens (with it) or ends (null); `dev --sim` counts with it. */
   onSession?: (session: AgentSession | null) => void;
   /** Where the identity lives: `identityDir` on disk unless given (`dev --sim` keeps it in memory). */
-  store?: { load(): Promise<LoadedIdentity>; replace(identity: LoadedIdentity): Promise<void> };
+  store?: { load(): Promise<NodeLoadedIdentity>; replace(identity: NodeLoadedIdentity): Promise<void> };
   /** What acceptance checks measure: this Linux machine unless given. */
   probe?: MachineProbe;
   /** When to renew a certificate (tests shorten it); about 60% of its lifetime by default. */
   renewalDelay?: typeof renewalDelayMs;
+  /**
+   * The first session opens after a random wait in [0, startJitterMs); {@link sessionStartJitterMs} (5 s
+   * unless the environment says) when absent. Reconnects have their own backoff.
+   */
+  startJitterMs?: number;
+  /**
+   * Opens a session ({@link openSession} unless given): `bench:sessions` wraps it so that one client process
+   * standing in for thousands of machines makes a bounded number of handshakes at once.
+   */
+  openSession?: typeof openSession;
 }
 
 /**
  * `agent run` / `bcd node`: keeps one session open with the current certificate, and the identity fresh.
- * Opens the session at once (right after a join), reconnects with capped, jittered exponential backoff when it
+ * Opens the session after a short random wait (`startJitterMs`, so agents started together spread out), reconnects with capped, jittered exponential backoff when it
  * ends, and at about 60% of the certificate's lifetime renews on the session's HTTP/2 connection (no new TLS
  * handshake), installs the new identity atomically, opens a session with the new certificate and only then
  * closes the old one.
@@ -59,11 +91,12 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
   const log = options.log ?? ((line: string) => console.error(line));
   const joinAgain = options.joinAgain ?? JOIN_AGAIN;
   const store = options.store ?? {
-    load: () => loadIdentity(options.identityDir),
-    replace: (identity: LoadedIdentity) =>
+    load: () => loadNodeIdentity(options.identityDir, { tpm: options.tpm }),
+    replace: (identity: NodeLoadedIdentity) =>
       replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
   };
-  let current: LoadedIdentity;
+  const startJitterMs = options.startJitterMs ?? sessionStartJitterMs();
+  let current: NodeLoadedIdentity;
   try {
     current = await store.load();
   } catch (error) {
@@ -88,10 +121,10 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     ));
   };
   let signingKey = options.signingKey;
-  const open = async (identity: LoadedIdentity) => {
+  const open = async (identity: NodeLoadedIdentity) => {
     // Fetched once, on the first Hello (a failure is retried as a connection failure is).
     if (!signingKey && options.joinSigningKeyPin) signingKey = await fetchWelcomeKey(options, options.joinSigningKeyPin);
-    return openSession(options, identity, {
+    return (options.openSession ?? openSession)(options, identity, {
       basePath: options.basePath,
       agentVersion: options.agentVersion,
       signingKey,
@@ -144,6 +177,10 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     await state(null, new Date());
     return RENEWAL_EXIT.stopped;
   };
+
+  // The first session waits a random part of the start jitter; reconnects wait by their own backoff below.
+  const firstWaitMs = Math.floor(Math.random() * startJitterMs);
+  if (firstWaitMs > 0 && !(await sleep(firstWaitMs, options.signal))) return stop();
 
   for (;;) {
     if (options.signal?.aborted) return stop();

@@ -2,8 +2,9 @@ import http2 from 'node:http2';
 import type { KeyObject } from 'node:crypto';
 import { verifyEnvelope } from '../../protocol/envelope';
 import { DEFAULT_BASE_PATH } from '../join';
-import { chainToPem, connectGateway, type GatewayTarget } from '../renew/gateway-client';
-import type { LoadedIdentity } from '../renew/identity';
+import { connectGateway, type GatewayTarget } from '../renew/gateway-client';
+import type { NodeLoadedIdentity } from '../renew/identity';
+import { clientIdentityOf } from '../renew/tpm-renewal';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 import { SseReader, type ServerEvent } from './sse';
 
@@ -65,7 +66,7 @@ function readAll(stream: http2.ClientHttp2Stream): Promise<Buffer> {
  * @throws SessionRefusedError on the uniform 403; Error on anything else (a 503 while the API restarts, a
  *   network error, a welcome that does not check out): retry with backoff.
  */
-export async function openSession(target: GatewayTarget, current: LoadedIdentity, options: OpenSessionOptions): Promise<AgentSession> {
+export async function openSession(target: GatewayTarget, current: NodeLoadedIdentity, options: OpenSessionOptions): Promise<AgentSession> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   // The Hello's line is written when its answer's head arrives (or it fails): the stream itself stays open.
@@ -75,12 +76,8 @@ export async function openSession(target: GatewayTarget, current: LoadedIdentity
     if (!helloLogged) logAgentRequest({ ...hello, status });
     helloLogged = true;
   };
-  const socket = await connectGateway(
-    target,
-    { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([current.identity.certificateChain[0]!]) },
-    timeoutMs,
-    ['h2'],
-  ).catch((error: unknown) => {
+  // A TPM-held key signs the handshake in the TPM (agent/tls13); the session runs the same over either socket.
+  const socket = await connectGateway(target, clientIdentityOf(current), timeoutMs, ['h2']).catch((error: unknown) => {
     logHello(null);
     throw error;
   });

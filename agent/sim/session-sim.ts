@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { GatewayTarget } from '../renew/gateway-client';
-import type { LoadedIdentity } from '../renew/identity';
+import type { LoadedIdentity, NodeLoadedIdentity } from '../renew/identity';
 import { runSessionLoop } from '../session/loop';
 
 export interface SessionSimStats {
@@ -32,7 +32,7 @@ export async function keepSessions(options: {
   setMaxListeners(0, options.signal);
   await Promise.all(
     options.machines.map(async (initial) => {
-      let current = initial;
+      let current: NodeLoadedIdentity = initial;
       let open = false;
       await runSessionLoop({
         identityDir: '(memory)',

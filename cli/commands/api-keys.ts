@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { insertApiKey, type ApiKeyRecord } from '../../server/api-keys/api-keys';
+import { insertApiKey } from '../../server/api-keys/api-keys';
+import type { ApiKeyRecord } from '../../protocol/api/api-key-schemas';
 import { ROLES, type Role } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { resolveTenant } from '../../server/tenants/tenants';
@@ -30,7 +31,7 @@ async function createKey(opts: CreateOpts, cmd: Command): Promise<ApiKeyRecord &
   }
   const client = clientFor(cmd);
   const tenantId = await client.tenantId(opts.tenant);
-  return client.post(`/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name, ...ttl });
+  return client.post('apiKeys.create', `/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name, ...ttl });
 }
 
 export function registerApiKeyCommands(program: Command) {
@@ -66,7 +67,7 @@ export function registerApiKeyCommands(program: Command) {
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: ApiKeyRecord[] }>(`/v1/tenants/${enc(tenantId)}/api-keys`, { includeRevoked: opts.all });
+      const { items } = await client.get('apiKeys.list', `/v1/tenants/${enc(tenantId)}/api-keys`, { includeRevoked: opts.all });
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (k) => k.id],
@@ -87,7 +88,7 @@ export function registerApiKeyCommands(program: Command) {
       if (apiKeyId.includes('.')) throw new DomainError('INVALID_ARGUMENT', 'Pass the key id (ak_…), not the key itself');
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const key = await client.post<ApiKeyRecord>(`/v1/tenants/${enc(tenantId)}/api-keys/${enc(apiKeyId)}/revoke`);
+      const key = await client.post('apiKeys.revoke', `/v1/tenants/${enc(tenantId)}/api-keys/${enc(apiKeyId)}/revoke`);
       process.stdout.write(`Revoked API key ${key.id}\n`);
     });
 }

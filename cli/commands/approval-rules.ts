@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { DryRunAnswer, RuleRecord } from '../../server/rules/schemas';
+import type { RuleRecord } from '../../server/rules/schemas';
 import { DomainError } from '../../protocol/errors';
 import type { ApiClient } from '../client';
 import { clientFor } from '../context';
@@ -119,7 +119,7 @@ const printRules = (items: RuleRecord[]) =>
   );
 
 async function findRule(client: ApiClient, path: string, ruleId: string): Promise<RuleRecord> {
-  const { items } = await client.get<{ items: RuleRecord[] }>(path);
+  const { items } = await client.get('approvalRules.list', path);
   const rule = items.find((r) => r.id === ruleId);
   if (!rule) throw new DomainError('NOT_FOUND', `Rule ${ruleId} not found`);
   return rule;
@@ -141,7 +141,7 @@ export function registerApprovalRuleCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; site: string; json?: boolean }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
-      const { items } = await client.get<{ items: RuleRecord[] }>(path);
+      const { items } = await client.get('approvalRules.list', path);
       if (opts.json) return printJson(items);
       printRules(items);
     });
@@ -150,7 +150,7 @@ export function registerApprovalRuleCommands(program: Command) {
     .option('--disabled', 'create it switched off')
     .action(async (opts: RuleOptions & { disabled?: boolean }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
-      const rule = await client.post<RuleRecord>(path, { ...bodyOf({ ...opts, enabled: opts.disabled ? false : undefined }) });
+      const rule = await client.post('approvalRules.create', path, { ...bodyOf({ ...opts, enabled: opts.disabled ? false : undefined }) });
       if (opts.json) return printJson(rule);
       process.stdout.write(`Created rule ${rule.name} (${rule.id}) at position ${rule.position}\n`);
     });
@@ -165,7 +165,11 @@ export function registerApprovalRuleCommands(program: Command) {
       const current = await findRule(client, path, ruleId);
       const base = opts.clearMatch ? { ...current, match: {} } : current;
       const enabled = opts.enable ? true : opts.disable ? false : undefined;
-      const rule = await client.post<RuleRecord>(`${path}/${encodeURIComponent(ruleId)}/update`, bodyOf({ ...opts, enabled }, base));
+      const rule = await client.post(
+        'approvalRules.update',
+        `${path}/${encodeURIComponent(ruleId)}/update`,
+        bodyOf({ ...opts, enabled }, base),
+      );
       if (opts.json) return printJson(rule);
       process.stdout.write(`Updated rule ${rule.name} (${rule.id})${rule.enabled ? '' : ', disabled'}\n`);
     });
@@ -179,7 +183,7 @@ export function registerApprovalRuleCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (ruleId: string, opts: { tenant?: string; site: string; position: number; json?: boolean }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
-      const { items } = await client.post<{ items: RuleRecord[] }>(`${path}/${encodeURIComponent(ruleId)}/move`, {
+      const { items } = await client.post('approvalRules.move', `${path}/${encodeURIComponent(ruleId)}/move`, {
         position: opts.position,
       });
       if (opts.json) return printJson(items);
@@ -194,7 +198,7 @@ export function registerApprovalRuleCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (ruleId: string, opts: { tenant?: string; site: string; json?: boolean }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
-      const rule = await client.post<RuleRecord>(`${path}/${encodeURIComponent(ruleId)}/delete`, {});
+      const rule = await client.post('approvalRules.delete', `${path}/${encodeURIComponent(ruleId)}/delete`, {});
       if (opts.json) return printJson(rule);
       process.stdout.write(`Deleted rule ${rule.name} (${rule.id})\n`);
     });
@@ -206,7 +210,7 @@ export function registerApprovalRuleCommands(program: Command) {
     .action(async (opts: RuleOptions & { rule?: string }, cmd: Command) => {
       const { client, path } = await scope(cmd, opts);
       const base = opts.rule ? await findRule(client, path, opts.rule) : undefined;
-      const answer = await client.post<DryRunAnswer>(`${path}/dry-run`, {
+      const answer = await client.post('approvalRules.dryRun', `${path}/dry-run`, {
         ...bodyOf(opts, base),
         ...(opts.rule ? { ruleId: opts.rule } : {}),
       });

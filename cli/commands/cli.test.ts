@@ -173,6 +173,8 @@ describe('the agent against a served well-known document', { timeout: 120_000 },
       poolId: t.pool.id,
       ttlSeconds: 600,
       idempotencyKey: `agent-${Date.now()}`,
+      maxUses: 1,
+      allowReclaim: false,
     });
     const identityDir = await mkdtemp(path.join(tmpdir(), 'bc-identity-'));
     const answer = await joinWithToken({
@@ -193,6 +195,8 @@ describe('the agent against a served well-known document', { timeout: 120_000 },
       poolId: t.pool.id,
       ttlSeconds: 600,
       idempotencyKey: `agent2-${Date.now()}`,
+      maxUses: 1,
+      allowReclaim: false,
     });
     await expect(
       joinWithToken({

@@ -77,7 +77,7 @@ export function registerDaemonCommands(program: Command) {
         const digests = digestSource(opts);
         const client = clientFor(cmd);
         const tenantId = await client.tenantId(opts.tenant);
-        const answer = await client.post<{ script: string }>(`/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/install-script`, {
+        const answer = await client.post('daemon.installScript', `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/install-script`, {
           siteId: opts.site,
           gatewayUrl: opts.gatewayUrl,
           baseUrl: opts.baseUrl,

@@ -25,13 +25,17 @@ export async function simulatePxe(options: {
   const machines: PxeMachine[] = [];
   for (let i = 0; i < options.count; i++) {
     const machine = newPxeMachine(i);
-    const created = await client.post<{ token?: string }>(`/v1/tenants/${enc(tenantId)}/sites/${enc(options.site)}/discovery-tokens`, {
-      mac: machine.mac,
-      ip: `10.99.${Math.floor(i / 250)}.${(i % 250) + 1}`,
-      workflowId: 'dev-sim-pxe',
-      bootLeaseEpoch: 1,
-      idempotencyKey: `dev-sim-pxe-${randomUUID()}`,
-    });
+    const created = await client.post(
+      'discoveryTokens.create',
+      `/v1/tenants/${enc(tenantId)}/sites/${enc(options.site)}/discovery-tokens`,
+      {
+        mac: machine.mac,
+        ip: `10.99.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+        workflowId: 'dev-sim-pxe',
+        bootLeaseEpoch: 1,
+        idempotencyKey: `dev-sim-pxe-${randomUUID()}`,
+      },
+    );
     machines.push({ ...machine, token: created.token! });
   }
   const waiting = new Set<number>();

@@ -111,14 +111,11 @@ export function registerDevCommands(program: Command) {
         if (!token) {
           if (!opts.tenant || !opts.pool) throw new DomainError('INVALID_ARGUMENT', 'Pass --token, or --tenant and --pool to create one');
           const tenantId = await client.tenantId(opts.tenant);
-          const created = await client.post<{ token?: string; id: string }>(
-            `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`,
-            {
-              ttlSeconds: 3600,
-              maxUses: opts.sim,
-              idempotencyKey: `dev-sim-${randomUUID()}`,
-            },
-          );
+          const created = await client.post('joinTokens.create', `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`, {
+            ttlSeconds: 3600,
+            maxUses: opts.sim,
+            idempotencyKey: `dev-sim-${randomUUID()}`,
+          });
           token = created.token!;
           process.stderr.write(`Created join token ${created.id} with ${opts.sim} uses.\n`);
         }

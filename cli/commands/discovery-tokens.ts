@@ -35,7 +35,7 @@ export function registerDiscoveryTokenCommands(program: Command) {
       ...(opts.bootLeaseEpoch !== undefined ? { bootLeaseEpoch: opts.bootLeaseEpoch } : {}),
       ...tokenFileBody(opts),
     };
-    await createTokenToFile(client, sitePath(tenantId, opts.site, 'discovery-tokens'), body, {
+    await createTokenToFile(client, 'discoveryTokens.create', sitePath(tenantId, opts.site, 'discovery-tokens'), body, {
       out: opts.out,
       json: opts.json,
       kind: 'discovery',

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { EventRecord } from '../../server/events/list-events';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { wholeNumber } from '../options';
@@ -18,7 +17,7 @@ export function registerEventCommands(program: Command) {
     .action(async (opts: { tenant: string; type?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const page = await client.get<{ items: EventRecord[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/events`, {
+      const page = await client.get('events.list', `/v1/tenants/${enc(tenantId)}/events`, {
         type: opts.type,
         limit: opts.limit,
         cursor: opts.cursor,

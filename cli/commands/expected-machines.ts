@@ -2,29 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { formatOfName, splitImport } from '../../protocol/api/expected-import-parts';
+import type { Answer } from '../api';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { sitePath } from './site-scoped-tokens';
-
-interface ImportAnswer {
-  importId: string | null;
-  accepted: number;
-  rejected: { row: number; reason: string }[];
-  sample: Record<string, unknown>[];
-}
-interface ExpectedItem {
-  id: string;
-  importId: string;
-  serial: string | null;
-  productUuid: string | null;
-  mac: string | null;
-  gpuUuid: string | null;
-  poolId: string;
-  hostname: string | null;
-  expiresAt: string | null;
-  arrivedAt: string | null;
-  requestId: string | null;
-}
 
 const scopeOptions = (command: Command) =>
   command
@@ -62,7 +43,7 @@ export function registerExpectedMachineCommands(program: Command) {
         // Sent in parts of 2,000 rows, so a large file shows progress and no call nears the body limit.
         const parts = splitImport(format, content);
         const total = parts.reduce((n, p) => n + p.rows, 0);
-        const answer: ImportAnswer = { importId: null, accepted: 0, rejected: [], sample: [] };
+        const answer: Answer<'expectedMachines.import'> = { importId: null, accepted: 0, rejected: [], sample: [] };
         let sent = 0;
         for (const part of parts) {
           const body = {
@@ -73,7 +54,7 @@ export function registerExpectedMachineCommands(program: Command) {
             ...(opts.pool ? { defaultPoolId: opts.pool } : {}),
             ...(answer.importId ? { importId: answer.importId } : {}),
           };
-          const reply = await client.post<ImportAnswer>(`${path}/import`, body);
+          const reply = await client.post('expectedMachines.import', `${path}/import`, body);
           answer.importId = reply.importId ?? answer.importId;
           answer.accepted += reply.accepted;
           answer.rejected.push(...reply.rejected);
@@ -100,7 +81,7 @@ export function registerExpectedMachineCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; site: string; arrived?: boolean; limit: number; json?: boolean }, cmd: Command) => {
       const { client, path } = await pathOf(cmd, opts);
-      const page = await client.get<{ total: number; items: ExpectedItem[] }>(path, {
+      const page = await client.get('expectedMachines.list', path, {
         state: opts.arrived ? 'arrived' : 'waiting',
         limit: opts.limit,
       });
@@ -126,17 +107,7 @@ export function registerExpectedMachineCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; site: string; json?: boolean }, cmd: Command) => {
       const { client, path } = await pathOf(cmd, opts);
-      const { items } = await client.get<{
-        items: {
-          requestId: string;
-          state: string;
-          mac: string | null;
-          hostname: string | null;
-          serial: string | null;
-          decidedBy: string | null;
-          createdAt: string;
-        }[];
-      }>(`${path}/unmatched`);
+      const { items } = await client.get('expectedMachines.unmatched', `${path}/unmatched`);
       if (opts.json) return printJson(items);
       printTable(
         items,
@@ -159,7 +130,7 @@ export function registerExpectedMachineCommands(program: Command) {
     .action(async (ids: string[], opts: { tenant?: string; site: string; import?: string; json?: boolean }, cmd: Command) => {
       if (!ids.length === !opts.import) throw new DomainError('INVALID_ARGUMENT', 'Name expected machine ids or --import, not both');
       const { client, path } = await pathOf(cmd, opts);
-      const answer = await client.post<{ deleted: number }>(`${path}/delete`, ids.length ? { ids } : { importId: opts.import });
+      const answer = await client.post('expectedMachines.delete', `${path}/delete`, ids.length ? { ids } : { importId: opts.import });
       if (opts.json) return printJson(answer);
       process.stdout.write(`Deleted ${answer.deleted} expected machines\n`);
     });

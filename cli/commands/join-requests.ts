@@ -1,12 +1,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type {
-  ApprovedJoinRequests,
-  JoinRequestPage,
-  JoinRequestRecord,
-  RejectedJoinRequests,
-} from '../../protocol/api/join-request-schemas';
+import type { JoinRequestRecord } from '../../protocol/api/join-request-schemas';
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
+import type { Answer } from '../api';
+import { MalformedAnswerError } from '../answer';
 import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -28,7 +25,7 @@ async function listAll(client: ApiClient, path: string, state: string, filter: R
   const items: JoinRequestRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.get<JoinRequestPage>(path, { state, limit: 200, cursor, ...filter });
+    const page = await client.get('joinRequests.list', path, { state, limit: 200, cursor, ...filter });
     items.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
@@ -79,20 +76,21 @@ function filterOf(opts: FilterOpts): RequestFilter {
  * Decides every pending request that matches the filter, a page of 200 per call, on the server: only those
  * counted before the first call (`createdUpTo`), so a machine arriving meanwhile is not decided unseen.
  */
-async function decideAllMatching<T extends { skipped: string[]; remaining: number }>(
+async function decideAllMatching<P extends 'joinRequests.approveMany' | 'joinRequests.rejectMany'>(
   client: ApiClient,
   path: string,
-  verb: 'approve' | 'reject',
+  procedure: P,
   filter: RequestFilter,
   body: Record<string, unknown>,
-  decided: (answer: T) => JoinRequestRecord[],
+  decided: (answer: Answer<P>) => JoinRequestRecord[],
 ) {
-  const first = await client.get<JoinRequestPage>(path, { state: 'pending', limit: 1, ...filter });
+  const verb = procedure === 'joinRequests.approveMany' ? 'approve' : 'reject';
+  const first = await client.get('joinRequests.list', path, { state: 'pending', limit: 1, ...filter });
   const bar = progressBar(verb === 'approve' ? 'Approving' : 'Rejecting', first.total);
   const done: JoinRequestRecord[] = [];
   const skipped: string[] = [];
   for (;;) {
-    const answer = await client.post<T>(`${path}/${verb}`, { ...body, matching: { ...filter, createdUpTo: first.asOf } });
+    const answer = await client.post(procedure, `${path}/${verb}`, { ...body, matching: { ...filter, createdUpTo: first.asOf } });
     done.push(...decided(answer));
     skipped.push(...answer.skipped);
     bar.update(Math.min(done.length, first.total));
@@ -151,7 +149,7 @@ export function registerJoinRequestCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (requestId: string, opts: Ref & { json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
-      const request = await client.get<JoinRequestRecord>(`${await poolPath(client, opts)}/${enc(requestId)}`);
+      const request = await client.get('joinRequests.get', `${await poolPath(client, opts)}/${enc(requestId)}`);
       if (opts.json) return printJson(request);
       for (const [k, v] of Object.entries(request))
         process.stdout.write(`${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : (v ?? '-')}\n`);
@@ -176,7 +174,7 @@ export function registerJoinRequestCommands(program: Command) {
         const path = await poolPath(client, opts);
         const decision = { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.reason ? { reason: opts.reason } : {}) };
         if (requestId) {
-          const approved = await client.post<JoinRequestRecord>(`${path}/${enc(requestId)}/approve`, decision);
+          const approved = await client.post('joinRequests.approve', `${path}/${enc(requestId)}/approve`, decision);
           if (opts.json) return printJson(approved);
           if (approved.state === 'pending') {
             process.stdout.write(
@@ -186,7 +184,7 @@ export function registerJoinRequestCommands(program: Command) {
           return;
         }
         // On a two-person site a first approval leaves the request pending (`recorded`): it moved all the same.
-        const all = await decideAllMatching<ApprovedJoinRequests>(client, path, 'approve', filter, decision, (a) => [
+        const all = await decideAllMatching(client, path, 'joinRequests.approveMany', filter, decision, (a) => [
           ...a.approved,
           ...a.recorded,
         ]);
@@ -222,10 +220,10 @@ export function registerJoinRequestCommands(program: Command) {
         const client = clientFor(cmd);
         const path = await poolPath(client, opts);
         if (!requestId) {
-          const { done: rejected, skipped } = await decideAllMatching<RejectedJoinRequests>(
+          const { done: rejected, skipped } = await decideAllMatching(
             client,
             path,
-            'reject',
+            'joinRequests.rejectMany',
             filter,
             opts.reason ? { reason: opts.reason } : {},
             (a) => a.rejected,
@@ -236,7 +234,8 @@ export function registerJoinRequestCommands(program: Command) {
           );
           return;
         }
-        const rejected = await client.post<JoinRequestRecord>(
+        const rejected = await client.post(
+          'joinRequests.reject',
           `${path}/${enc(requestId)}/reject`,
           opts.reason ? { reason: opts.reason } : {},
         );
@@ -251,9 +250,13 @@ export function registerJoinRequestCommands(program: Command) {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const path = await poolPath(client, opts);
-      for await (const change of client.subscribe<{ requestIds: string[] }>('joinRequests.onChange', { tenantId, poolId: opts.pool })) {
+      for await (const change of client.subscribe('joinRequests.onChange', { tenantId, poolId: opts.pool })) {
         for (const id of change.requestIds) {
-          const request = await client.get<JoinRequestRecord>(`${path}/${enc(id)}`).catch(() => null);
+          // A request this pool cannot see (another pool's, decided away) is skipped; a malformed answer is not.
+          const request = await client.get('joinRequests.get', `${path}/${enc(id)}`).catch((error: unknown) => {
+            if (error instanceof MalformedAnswerError) throw error;
+            return null;
+          });
           if (!request) continue;
           if (opts.json) process.stdout.write(JSON.stringify(request) + '\n');
           else

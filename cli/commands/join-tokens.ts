@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DomainError } from '../../protocol/errors';
-import type { CreatedJoinToken, JoinTokenPage, JoinTokenRecord } from '../../protocol/api/token-schemas';
+import type { CreatedJoinToken, JoinTokenRecord } from '../../protocol/api/token-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -94,7 +94,7 @@ export function registerJoinTokenCommands(program: Command) {
       const client = clientFor(cmd);
       const create = async () => {
         const tenantId = await client.tenantId(opts.tenant);
-        return client.post<CreatedJoinToken>(`/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`, createBody(opts));
+        return client.post('joinTokens.create', `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/join-tokens`, createBody(opts));
       };
       if (opts.out) {
         let created: CreatedJoinToken | undefined;
@@ -139,7 +139,7 @@ export function registerJoinTokenCommands(program: Command) {
       const items: JoinTokenRecord[] = [];
       let cursor: string | undefined;
       do {
-        const page = await client.get<JoinTokenPage>(path, { includeInactive: opts.all || undefined, limit: 200, cursor });
+        const page = await client.get('joinTokens.list', path, { includeInactive: opts.all || undefined, limit: 200, cursor });
         items.push(...page.items);
         cursor = page.nextCursor ?? undefined;
       } while (cursor);
@@ -170,7 +170,7 @@ export function registerJoinTokenCommands(program: Command) {
       }
       const client = clientFor(cmd);
       const path = `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/pools/${enc(opts.pool)}/join-tokens/${enc(tokenId)}/revoke`;
-      const token = await client.post<JoinTokenRecord>(path);
+      const token = await client.post('joinTokens.revoke', path);
       process.stdout.write(`Revoked join token ${token.id} (at ${token.revokedAt})\n`);
     });
 }

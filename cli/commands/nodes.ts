@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { NodeDetail, NodeSummary } from '../../protocol/api/node-schemas';
+import type { NodeDetail } from '../../protocol/api/node-schemas';
 import { certificateStanding } from '../../protocol/api/certificate-standing';
 import { DomainError } from '../../protocol/errors';
 import { enc } from '../client';
@@ -60,7 +60,7 @@ export function registerNodeCommands(program: Command) {
       ) => {
         const client = clientFor(cmd);
         const tenantId = await client.tenantId(opts.tenant);
-        const page = await client.get<{ items: NodeSummary[]; nextCursor: string | null }>(`/v1/tenants/${enc(tenantId)}/nodes`, {
+        const page = await client.get('nodes.list', `/v1/tenants/${enc(tenantId)}/nodes`, {
           poolId: opts.pool,
           siteId: opts.site,
           state: opts.state,
@@ -86,17 +86,17 @@ export function registerNodeCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (nodeId: string, opts: { tenant?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
-      const node = await client.get<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}`);
+      const node = await client.get('nodes.get', `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}`);
       if (opts.json) printJson(node);
       else printWithCertificates(node);
     });
-  for (const [name, path, description] of [
-    ['adopt', 'adopt', 'Adopt a node that is still adopting'],
-    ['recheck', 'recheck', "Run the pool's acceptance checks on an adopting node again (a pass adopts it)"],
-    ['cordon', 'cordon', 'Cordon a node: it takes no new work'],
-    ['uncordon', 'uncordon', 'Uncordon a node'],
-    ['revoke-identity', 'revoke-identity', 'Revoke every certificate of a node; it must join again'],
-    ['delete', 'delete', 'Delete a cordoned node (needs --yes); the machine can then join as new'],
+  for (const [name, procedure, description] of [
+    ['adopt', 'nodes.adopt', 'Adopt a node that is still adopting'],
+    ['recheck', 'nodes.recheck', "Run the pool's acceptance checks on an adopting node again (a pass adopts it)"],
+    ['cordon', 'nodes.cordon', 'Cordon a node: it takes no new work'],
+    ['uncordon', 'nodes.uncordon', 'Uncordon a node'],
+    ['revoke-identity', 'nodes.revokeIdentity', 'Revoke every certificate of a node; it must join again'],
+    ['delete', 'nodes.delete', 'Delete a cordoned node (needs --yes); the machine can then join as new'],
   ] as const) {
     const command = nodes
       .command(`${name} <nodeId>`)
@@ -108,7 +108,7 @@ export function registerNodeCommands(program: Command) {
       if (name === 'delete' && !opts.yes)
         throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
       const client = clientFor(cmd);
-      const node = await client.post<NodeDetail>(`/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${path}`, {});
+      const node = await client.post(procedure, `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${name}`, {});
       if (opts.json) printJson(node);
       else printDetail(node);
     });

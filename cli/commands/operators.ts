@@ -2,8 +2,6 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { ROLES, type Role } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { createOperatorWithOneTimePassword, resetOperatorPassword } from '../../server/operators/operators';
-import type { CreatedInvitation, InvitationRecord } from '../../server/operators/invitations';
-import type { OperatorRecord } from '../../server/operators/members';
 import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
 import { clientFor } from '../context';
@@ -32,7 +30,7 @@ export function registerOperatorCommands(program: Command) {
     .action(async (opts: { tenant: string; email: string; role: Role; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const created = await client.post<CreatedInvitation>(`/v1/tenants/${enc(tenantId)}/invitations`, {
+      const created = await client.post('invitations.create', `/v1/tenants/${enc(tenantId)}/invitations`, {
         email: opts.email,
         role: opts.role,
       });
@@ -51,7 +49,7 @@ export function registerOperatorCommands(program: Command) {
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: OperatorRecord[] }>(`/v1/tenants/${enc(tenantId)}/operators`);
+      const { items } = await client.get('operators.list', `/v1/tenants/${enc(tenantId)}/operators`);
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (o) => o.id],
@@ -71,7 +69,7 @@ export function registerOperatorCommands(program: Command) {
     .action(async (operatorId: string, opts: { tenant: string; role: Role; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const changed = await client.post<OperatorRecord>(`/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/role`, {
+      const changed = await client.post('operators.setRole', `/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/role`, {
         role: opts.role,
       });
       if (opts.json) return printJson(changed);
@@ -84,7 +82,7 @@ export function registerOperatorCommands(program: Command) {
     .action(async (operatorId: string, opts: { tenant: string }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      await client.post(`/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/remove`);
+      await client.post('operators.remove', `/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/remove`);
       process.stdout.write(`Removed ${operatorId}\n`);
     });
   operators
@@ -133,7 +131,7 @@ export function registerInvitationCommands(program: Command) {
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: InvitationRecord[] }>(`/v1/tenants/${enc(tenantId)}/invitations`, {
+      const { items } = await client.get('invitations.list', `/v1/tenants/${enc(tenantId)}/invitations`, {
         includeClosed: opts.all,
       });
       if (opts.json) return printJson(items);
@@ -153,7 +151,7 @@ export function registerInvitationCommands(program: Command) {
     .action(async (invitationId: string, opts: { tenant: string }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const revoked = await client.post<InvitationRecord>(`/v1/tenants/${enc(tenantId)}/invitations/${enc(invitationId)}/revoke`);
+      const revoked = await client.post('invitations.revoke', `/v1/tenants/${enc(tenantId)}/invitations/${enc(invitationId)}/revoke`);
       process.stdout.write(`Revoked invitation ${revoked.id} (${revoked.state})\n`);
     });
 }

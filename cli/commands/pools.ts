@@ -62,7 +62,7 @@ export function registerPoolCommands(program: Command) {
         const policy: Record<string, unknown> = {};
         if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
         if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
-        const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools`, {
+        const pool = await client.post('pools.create', `/v1/tenants/${enc(tenantId)}/pools`, {
           siteId: opts.site,
           name: opts.name,
           agent: opts.agent,
@@ -83,7 +83,7 @@ export function registerPoolCommands(program: Command) {
     .action(async (opts: { tenant: string; site?: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: PoolRecord[] }>(`/v1/tenants/${enc(tenantId)}/pools`, {
+      const { items } = await client.get('pools.list', `/v1/tenants/${enc(tenantId)}/pools`, {
         siteId: opts.site,
         includeArchived: opts.all,
       });
@@ -96,7 +96,12 @@ export function registerPoolCommands(program: Command) {
         ['archived', (p) => p.archivedAt],
       ]);
     });
-  addGetAndArchive<PoolRecord>(pools, { noun: 'pool', collection: 'pools', print: printPool });
+  addGetAndArchive(pools, {
+    noun: 'pool',
+    collection: 'pools',
+    procedures: { get: 'pools.get', archive: 'pools.archive' },
+    print: printPool,
+  });
   pools
     .command('update <poolId>')
     .description("Edit a pool's TPM EK allow-list: listed TPMs join this pool without an operator")
@@ -108,7 +113,7 @@ export function registerPoolCommands(program: Command) {
       async (poolId: string, opts: { tenant?: string; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
         const client = clientFor(cmd);
         const tenantId = await client.tenantId(opts.tenant);
-        const pool = await client.post<PoolRecord>(`/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
+        const pool = await client.post('pools.update', `/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
           tpm: { addEkHashes: opts.tpmAllowEk, removeEkHashes: opts.tpmDisallowEk },
         });
         if (opts.json) return printJson(pool);

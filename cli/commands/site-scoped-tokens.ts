@@ -12,13 +12,14 @@ import { parseTtl } from './join-tokens';
  */
 export async function createTokenToFile(
   client: ApiClient,
+  procedure: 'discoveryTokens.create' | 'siteTokens.create',
   path: string,
   body: Record<string, unknown>,
   opts: { out: string; json?: boolean; kind: string },
 ) {
   let created: CreatedJoinToken | undefined;
   await writeNewSecretFile(opts.out, async () => {
-    created = await client.post<CreatedJoinToken>(path, body);
+    created = await client.post(procedure, path, body);
     if (created.token === undefined) {
       throw new DomainError(
         'INVALID_STATE',

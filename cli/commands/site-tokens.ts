@@ -26,6 +26,10 @@ export function registerSiteTokenCommands(program: Command) {
     const client = clientFor(cmd);
     const tenantId = await client.tenantId(opts.tenant);
     const body = { ...(opts.maxUses !== undefined ? { maxUses: opts.maxUses } : {}), ...tokenFileBody(opts) };
-    await createTokenToFile(client, sitePath(tenantId, opts.site, 'site-tokens'), body, { out: opts.out, json: opts.json, kind: 'site' });
+    await createTokenToFile(client, 'siteTokens.create', sitePath(tenantId, opts.site, 'site-tokens'), body, {
+      out: opts.out,
+      json: opts.json,
+      kind: 'site',
+    });
   });
 }

@@ -1,5 +1,4 @@
 import { type Command, Option } from 'commander';
-import type { SiteRecord } from '../../server/sites/sites';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -17,7 +16,7 @@ export function registerSiteCommands(program: Command) {
     .action(async (opts: { tenant: string; name: string; kind?: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites`, {
+      const site = await client.post('sites.create', `/v1/tenants/${enc(tenantId)}/sites`, {
         name: opts.name,
         ...(opts.kind ? { kind: opts.kind } : {}),
       });
@@ -33,7 +32,7 @@ export function registerSiteCommands(program: Command) {
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: SiteRecord[] }>(`/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
+      const { items } = await client.get('sites.list', `/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (s) => s.id],
@@ -43,9 +42,10 @@ export function registerSiteCommands(program: Command) {
         ['archived', (s) => s.archivedAt],
       ]);
     });
-  addGetAndArchive<SiteRecord>(sites, {
+  addGetAndArchive(sites, {
     noun: 'site',
     collection: 'sites',
+    procedures: { get: 'sites.get', archive: 'sites.archive' },
     archiveNote: ' (its pools must be archived first)',
     print: (site) =>
       printTable(
@@ -120,7 +120,7 @@ export function registerSiteCommands(program: Command) {
           ...(opts.tpmDisallowEk.length ? { removeEkHashes: opts.tpmDisallowEk } : {}),
         };
         const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
-        const site = await client.post<SiteRecord>(`/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, {
+        const site = await client.post('sites.update', `/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, {
           discovery,
           ...approvals,
           ...(Object.keys(tpm).length ? { tpm } : {}),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { TenantRecord } from '../../server/tenants/tenants';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 
@@ -11,7 +10,7 @@ export function registerTenantCommands(program: Command) {
     .requiredOption('--name <name>', 'lower-case name, e.g. acme')
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; json?: boolean }, cmd: Command) => {
-      const tenant = await clientFor(cmd).post<TenantRecord>('/v1/tenants', { name: opts.name });
+      const tenant = await clientFor(cmd).post('tenants.create', '/v1/tenants', { name: opts.name });
       if (opts.json) printJson(tenant);
       else process.stdout.write(`Created tenant ${tenant.name} (${tenant.id})\n`);
     });
@@ -20,7 +19,7 @@ export function registerTenantCommands(program: Command) {
     .description('List the tenants you can see')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const { items } = await clientFor(cmd).get<{ items: TenantRecord[] }>('/v1/tenants');
+      const { items } = await clientFor(cmd).get('tenants.list', '/v1/tenants');
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (t) => t.id],

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { WEBHOOK_EVENT_TYPES } from '../../server/events/event-types';
-import type { DeliveryRecord, WebhookRecord } from '../../server/webhooks/schemas';
+import type { WebhookRecord } from '../../protocol/api/webhook-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { wholeNumber } from '../options';
@@ -57,7 +57,7 @@ export function registerWebhookCommands(program: Command) {
         const client = clientFor(cmd);
         const tenantId = await client.tenantId(opts.tenant);
         const create = () =>
-          client.post<WithSecret>(base(tenantId), {
+          client.post('webhooks.create', base(tenantId), {
             url: opts.url,
             eventTypes: opts.events,
             description: opts.description,
@@ -77,7 +77,7 @@ export function registerWebhookCommands(program: Command) {
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: WebhookRecord[] }>(base(tenantId));
+      const { items } = await client.get('webhooks.list', base(tenantId));
       if (opts.json) return printJson(items);
       printTable(items, [
         ['id', (w) => w.id],
@@ -96,7 +96,7 @@ export function registerWebhookCommands(program: Command) {
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: string[] }>(`${base(tenantId)}/event-types`);
+      const { items } = await client.get('webhooks.eventTypes', `${base(tenantId)}/event-types`);
       if (opts.json) return printJson(items);
       process.stdout.write(items.map((t) => `${t}\n`).join(''));
     });
@@ -132,9 +132,9 @@ export function registerWebhookCommands(program: Command) {
         const changes = { url: opts.url, eventTypes: opts.events, description: opts.description, enabled: opts.enabled };
         let record: WebhookRecord | undefined;
         if (Object.values(changes).some((v) => v !== undefined))
-          record = await client.post<WebhookRecord>(`${base(tenantId)}/${enc(webhookId)}/update`, changes);
+          record = await client.post('webhooks.update', `${base(tenantId)}/${enc(webhookId)}/update`, changes);
         if (opts.rotateSecret) {
-          const rotate = () => client.post<WithSecret>(`${base(tenantId)}/${enc(webhookId)}/rotate-secret`);
+          const rotate = () => client.post('webhooks.rotateSecret', `${base(tenantId)}/${enc(webhookId)}/rotate-secret`);
           let rotated: WithSecret | undefined;
           if (opts.out) await writeNewSecretFile(opts.out, async () => (rotated = await rotate()).secret);
           else rotated = await rotate();
@@ -156,7 +156,7 @@ export function registerWebhookCommands(program: Command) {
     .action(async (webhookId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const record = await client.post<WebhookRecord>(`${base(tenantId)}/${enc(webhookId)}/delete`);
+      const record = await client.post('webhooks.delete', `${base(tenantId)}/${enc(webhookId)}/delete`);
       if (opts.json) return printJson(record);
       process.stdout.write(`Deleted webhook ${record.id}\n`);
     });
@@ -169,7 +169,7 @@ export function registerWebhookCommands(program: Command) {
     .action(async (webhookId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const delivery = await client.post<DeliveryRecord>(`${base(tenantId)}/${enc(webhookId)}/test`);
+      const delivery = await client.post('webhooks.test', `${base(tenantId)}/${enc(webhookId)}/test`);
       if (opts.json) return printJson(delivery);
       process.stdout.write(`Queued test delivery ${delivery.id}; see \`better-compute webhooks deliveries ${webhookId}\`\n`);
     });
@@ -184,7 +184,7 @@ export function registerWebhookCommands(program: Command) {
     .action(async (webhookId: string, opts: { tenant: string; state?: string; limit?: number; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get<{ items: DeliveryRecord[] }>(`${base(tenantId)}/${enc(webhookId)}/deliveries`, {
+      const { items } = await client.get('webhooks.deliveries', `${base(tenantId)}/${enc(webhookId)}/deliveries`, {
         state: opts.state,
         limit: opts.limit,
       });
@@ -210,7 +210,10 @@ export function registerWebhookCommands(program: Command) {
     .action(async (webhookId: string, deliveryId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      const delivery = await client.post<DeliveryRecord>(`${base(tenantId)}/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`);
+      const delivery = await client.post(
+        'webhooks.redeliver',
+        `${base(tenantId)}/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`,
+      );
       if (opts.json) return printJson(delivery);
       process.stdout.write(`Queued delivery ${delivery.id} again\n`);
     });

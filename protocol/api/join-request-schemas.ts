@@ -153,3 +153,7 @@ export const rejectedJoinRequests = z
   .object({ rejected: z.array(joinRequestRecord), skipped: z.array(z.string()), remaining: z.number().int() })
   .strict();
 export type RejectedJoinRequests = z.infer<typeof rejectedJoinRequests>;
+
+/** One event of `joinRequests.onChange`: the requests of the pool's queue that changed (re-read them with `get`). */
+export const joinRequestChange = z.object({ siteId: z.string(), requestIds: z.array(z.string()) });
+export type JoinRequestChange = z.infer<typeof joinRequestChange>;

@@ -57,3 +57,4 @@ export const poolRecord = z.object({
   archivedAt: z.string().nullable(),
 });
 export type PoolRecord = z.infer<typeof poolRecord>;
+export const poolList = z.object({ items: z.array(poolRecord) });

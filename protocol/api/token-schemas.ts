@@ -140,8 +140,9 @@ export const joinTokenPage = z.object({ items: z.array(joinTokenRecord), nextCur
 export type JoinTokenPage = z.infer<typeof joinTokenPage>;
 
 /**
- * Parses domain input with its schema, so a domain function called directly (not through tRPC) still
- * refuses bad input with INVALID_ARGUMENT naming the field, as the API does.
+ * Parses input with its schema at an edge that is not a procedure (issueJoinToken, which the bootstrap and
+ * the CLI's local commands reach), refusing bad input with INVALID_ARGUMENT naming the field, as the API does.
+ * A domain function behind a procedure takes the parsed value instead (docs/architecture.md).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);

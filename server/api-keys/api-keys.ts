@@ -7,6 +7,7 @@ import { authorize, resource } from '../authz/authorize';
 import { ROLES, type Role } from '../../protocol/api/permissions';
 import { principalOf, type Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
+import type { ApiKeyRecord } from '../../protocol/api/api-key-schemas';
 import { getRootTenant } from '../tenants/tenants';
 import { hashTokenSecret, newTokenSecret, tokenSecretMatches } from '../tokens/secret';
 
@@ -24,23 +25,6 @@ export const createApiKeyInput = z.strictObject({
 });
 export const listApiKeysInput = z.strictObject({ tenantId: idOf('tnt'), includeRevoked: z.boolean().optional() });
 export const revokeApiKeyInput = z.strictObject({ tenantId: idOf('tnt'), apiKeyId: idOf('ak') });
-
-export const apiKeyRecord = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  role: z.enum(ROLES),
-  name: z.string(),
-  createdBy: z.string(),
-  /** The creating operator's email, when an operator created it (else null: an API key, the CLI on the server). */
-  createdByEmail: z.string().nullable(),
-  /** The creating operator's name, else email; null when no operator created it. */
-  createdByName: z.string().nullable(),
-  createdAt: z.string(),
-  revokedAt: z.string().nullable(),
-  expiresAt: z.string().nullable(),
-  lastUsedAt: z.string().nullable(),
-});
-export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
 const KEY_PATTERN = /^bcak_(ak_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
 

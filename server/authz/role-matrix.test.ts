@@ -123,7 +123,7 @@ describe('an approver', () => {
     const t = await createTestTenant(db);
     const pending = async () => {
       const mac = randomMac();
-      const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+      const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
       const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
         role: 'discovery',
         attestor: 'discovery',

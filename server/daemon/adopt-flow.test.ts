@@ -38,13 +38,24 @@ let script: string;
 let tokens = 0;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-adopt-'));
 
-const env = (root: string, PATH = '/usr/bin:/bin') => ({ PATH, BCD_ROOT: root }) as unknown as NodeJS.ProcessEnv;
+// bcd opens its first session at once here (it waits up to 5 s by default).
+const env = (root: string, PATH = '/usr/bin:/bin') =>
+  ({ PATH, BCD_ROOT: root, BETTER_COMPUTE_SESSION_START_JITTER_SECONDS: '0' }) as unknown as NodeJS.ProcessEnv;
 const bcdOf = (root: string) => path.join(root, 'usr/local/bin/bcd');
 const nodeIdOf = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).nodeId as string;
 /** The tRPC procedures as the console calls them (nodes.list, nodes.adopt, nodes.revokeIdentity). */
 const api = () => createCaller({ db: database.db, principal: admin });
 const newToken = async (poolId: string) =>
-  (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: `adopt-flow-${++tokens}` })).token!;
+  (
+    await createJoinToken(database.db, admin, {
+      tenantId,
+      poolId,
+      ttlSeconds: 3600,
+      idempotencyKey: `adopt-flow-${++tokens}`,
+      maxUses: 1,
+      allowReclaim: false,
+    })
+  ).token!;
 
 /** Installs bcd on a new machine with the generated script and a token of `poolId`; answers the prefix root. */
 async function installedMachine(poolId = checkedPoolId) {

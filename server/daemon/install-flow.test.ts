@@ -44,6 +44,7 @@ const newToken = async () =>
       ttlSeconds: 3600,
       allowReclaim: true,
       idempotencyKey: `install-flow-${++tokens}`,
+      maxUses: 1,
     })
   ).token!;
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');

@@ -77,8 +77,16 @@ afterAll(async () => {
 describe('bcd node with a certificate that expired while the machine was offline', () => {
   it('re-joins with x509pop by itself, keeps its node, and renews on the new identity', { timeout: 240_000 }, async () => {
     const root = newRoot();
-    const token = (await createJoinToken(database.db, admin, { tenantId, poolId, ttlSeconds: 3600, idempotencyKey: 'x509pop-flow-1' }))
-      .token!;
+    const token = (
+      await createJoinToken(database.db, admin, {
+        tenantId,
+        poolId,
+        ttlSeconds: 3600,
+        idempotencyKey: 'x509pop-flow-1',
+        maxUses: 1,
+        allowReclaim: false,
+      })
+    ).token!;
     const installed = await run('sh', [script], { env: env(root), input: `${token}\n` });
     expect(installed.code, installed.stderr).toBe(0);
     const before = identityOf(root);

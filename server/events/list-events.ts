@@ -4,20 +4,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf, pageDirection } from '../../protocol/api/resource-names';
 import { operatorNames } from '../operators/operator-names';
-
-export const eventRecord = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  type: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
-  /**
-   * The people behind the operator actors (`operator:op_…`) the data names (`by`, `actor`, `decidedBy`,
-   * `createdBy`, …): actor → name, else email. Operators that no longer exist are left out.
-   */
-  actorNames: z.record(z.string(), z.string()),
-});
-export type EventRecord = z.infer<typeof eventRecord>;
+import type { EventRecord } from '../../protocol/api/event-schemas';
 
 export const listEventsInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -36,8 +23,6 @@ export const listEventsInput = z.strictObject({
     .optional(),
   direction: pageDirection,
 });
-
-export const eventPage = z.object({ items: z.array(eventRecord), nextCursor: z.string().nullable() });
 
 /** A tenant's own events, newest first, optionally of one type; `cursor` is the last id of the previous page. */
 export async function listEvents(

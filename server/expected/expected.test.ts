@@ -82,7 +82,7 @@ describe('expected machines', () => {
     expect((await listExpectedMachines(db(), t.viewer, { ...ref, state: 'waiting', limit: 5 })).total).toBe(10_001);
 
     // The listed machine boots: its first discovery join is admitted into the entry's pool.
-    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const joined = await agentJoin(h, token, machineClaims({ macs: [mac], productSerial: 'SN-EXP-1' }), {
       role: 'discovery',
       attestor: 'discovery',
@@ -100,7 +100,9 @@ describe('expected machines', () => {
 
     // A machine nobody listed still waits.
     const stranger = randomMac();
-    const strangerToken = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: stranger })).token!;
+    const strangerToken = (
+      await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: stranger, ttlSeconds: 3600 })
+    ).token!;
     const waits = await agentJoin(h, strangerToken, machineClaims({ macs: [stranger] }), {
       role: 'discovery',
       attestor: 'discovery',

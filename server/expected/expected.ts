@@ -7,6 +7,7 @@ import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
 import { parseExpectedMachines } from './parse';
+import type { expectedList, importExpectedAnswer } from '../../protocol/api/expected-schemas';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */
 export const IMPORT_MAX_ROWS = 20_000;
@@ -27,56 +28,12 @@ export const importExpectedInput = z.strictObject({
   rowOffset: z.number().int().min(0).max(1_000_000).default(0),
   importId: idOf('imp').optional(),
 });
-export const importExpectedAnswer = z
-  .object({
-    importId: z.string().nullable(),
-    accepted: z.number().int(),
-    rejected: z.array(z.object({ row: z.number().int(), reason: z.string() }).strict()),
-    /** The first accepted rows, as they will be stored. */
-    sample: z.array(
-      z
-        .object({
-          row: z.number().int(),
-          serial: z.string().nullable(),
-          productUuid: z.string().nullable(),
-          mac: z.string().nullable(),
-          gpuUuid: z.string().nullable(),
-          poolId: z.string().nullable(),
-          hostname: z.string().nullable(),
-          expiresAt: z.string().nullable(),
-        })
-        .strict(),
-    ),
-  })
-  .strict();
 export const listExpectedInput = z.strictObject({
   tenantId: idOf('tnt'),
   siteId: idOf('site'),
   state: z.enum(['waiting', 'arrived']).default('waiting'),
   limit: z.number().int().min(1).max(200).default(100),
 });
-export const expectedList = z
-  .object({
-    total: z.number().int(),
-    items: z.array(
-      z
-        .object({
-          id: z.string(),
-          importId: z.string(),
-          serial: z.string().nullable(),
-          productUuid: z.string().nullable(),
-          mac: z.string().nullable(),
-          gpuUuid: z.string().nullable(),
-          poolId: z.string(),
-          hostname: z.string().nullable(),
-          expiresAt: z.string().nullable(),
-          arrivedAt: z.string().nullable(),
-          requestId: z.string().nullable(),
-        })
-        .strict(),
-    ),
-  })
-  .strict();
 
 /**
  * `expectedMachines.import` (`compute:sites:manage`): parses a CSV or JSON list of expected machines and,

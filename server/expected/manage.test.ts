@@ -79,7 +79,7 @@ describe('expected machines: parts, deletion and unmatched arrivals', () => {
 
     // The first listed machine arrives and joins; the deleted one and a stranger wait, listed as unmatched.
     const join = async (mac: string) => {
-      const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+      const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
       return agentJoin(h, token, machineClaims({ macs: [mac], hostname: `host-${mac.slice(-2)}` }), {
         role: 'discovery',
         attestor: 'discovery',
@@ -91,7 +91,7 @@ describe('expected machines: parts, deletion and unmatched arrivals', () => {
     expect((await join(macs[1]!)).answer).toMatchObject({ status: 'pending' });
     const stranger = randomMac();
     expect((await join(stranger)).answer).toMatchObject({ status: 'pending' });
-    const unmatched = await listUnmatchedArrivals(db(), t.viewer, ref);
+    const unmatched = await listUnmatchedArrivals(db(), t.viewer, { ...ref, limit: 100 });
     expect(unmatched.items.map((i) => i.mac).sort()).toEqual([macs[1], stranger].sort());
     expect(unmatched.items[0]).toMatchObject({ state: 'pending', decidedBy: null, hostname: expect.stringMatching(/^host-/) });
 

@@ -5,7 +5,7 @@ import { writeAudit } from '../events/publish';
 import { DomainError } from '../../protocol/errors';
 import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../../protocol/api/token-schemas';
+import type { unmatchedAnswer } from '../../protocol/api/expected-schemas';
 
 export const deleteExpectedInput = z
   .strictObject({
@@ -16,34 +16,32 @@ export const deleteExpectedInput = z
     importId: idOf('imp').optional(),
   })
   .refine((v) => (v.ids === undefined) !== (v.importId === undefined), { message: 'name either ids or importId', path: ['ids'] });
-export const deleteExpectedAnswer = z.object({ deleted: z.number().int() }).strict();
 
 /**
  * `expectedMachines.delete` (`compute:sites:manage`): removes entries that have not arrived (an arrived
  * entry is the record of a decision and stays). Unknown ids are NOT_FOUND only when none was deleted.
  */
-export async function deleteExpectedMachines(db: Db, principal: Principal, input: z.input<typeof deleteExpectedInput>) {
-  const valid = parseInput(deleteExpectedInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+export async function deleteExpectedMachines(db: Db, principal: Principal, input: z.infer<typeof deleteExpectedInput>) {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
   return db.$transaction(async (tx) => {
     const where = {
       siteId: site.id,
       tenantId: site.ownerTenantId,
       arrivedAt: null,
-      ...(valid.ids ? { id: { in: valid.ids } } : { importId: valid.importId! }),
+      ...(input.ids ? { id: { in: input.ids } } : { importId: input.importId! }),
     };
     const { count } = await tx.expectedMachine.deleteMany({ where });
     if (!count)
       throw new DomainError(
         'NOT_FOUND',
-        valid.ids ? 'No such expected machine waiting in this site' : `Import ${valid.importId} has no waiting machine in this site`,
+        input.ids ? 'No such expected machine waiting in this site' : `Import ${input.importId} has no waiting machine in this site`,
       );
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
       actor: principal.actor,
       action: 'expected-machines.deleted',
       resource: `compute-site/${site.id}`,
-      data: { deleted: count, importId: valid.importId ?? null },
+      data: { deleted: count, importId: input.importId ?? null },
     });
     return { deleted: count };
   });
@@ -54,24 +52,6 @@ export const unmatchedInput = z.strictObject({
   siteId: idOf('site'),
   limit: z.number().int().min(1).max(200).default(100),
 });
-export const unmatchedAnswer = z
-  .object({
-    items: z.array(
-      z
-        .object({
-          requestId: z.string(),
-          state: z.string(),
-          mac: z.string().nullable(),
-          hostname: z.string().nullable(),
-          serial: z.string().nullable(),
-          productUuid: z.string().nullable(),
-          decidedBy: z.string().nullable(),
-          createdAt: z.string(),
-        })
-        .strict(),
-    ),
-  })
-  .strict();
 
 /**
  * `expectedMachines.unmatched` (`compute:sites:read`): discovery arrivals of the last 7 days that no expected
@@ -80,10 +60,9 @@ export const unmatchedAnswer = z
 export async function listUnmatchedArrivals(
   db: Db,
   principal: Principal,
-  input: z.input<typeof unmatchedInput>,
+  input: z.infer<typeof unmatchedInput>,
 ): Promise<z.infer<typeof unmatchedAnswer>> {
-  const valid = parseInput(unmatchedInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:read', valid);
+  const site = await loadSite(db, principal, 'compute:sites:read', input);
   const rows = await db.$queryRaw<
     { id: string; state: string; mac: string | null; claims: Record<string, unknown> | null; decided_by: string | null; created_at: Date }[]
   >`
@@ -91,7 +70,7 @@ export async function listUnmatchedArrivals(
       FROM join_requests
      WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id} AND attestor = 'discovery'
        AND created_at > compute_now() - interval '7 days' AND (decided_by IS NULL OR decided_by NOT LIKE 'import:%')
-     ORDER BY created_at DESC, id LIMIT ${valid.limit}`;
+     ORDER BY created_at DESC, id LIMIT ${input.limit}`;
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
     items: rows.map((r) => ({

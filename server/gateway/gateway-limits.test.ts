@@ -105,6 +105,37 @@ describe('the gateway process caps its connections', () => {
   });
 });
 
+describe('the gateway process caps the handshakes under way', () => {
+  let gateway: SpawnedGateway;
+  beforeAll(async () => {
+    gateway = await spawnGateway({ credentials, apiUrl, env: { BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES: '2' } });
+  }, 60_000);
+  afterAll(() => gateway?.stop());
+
+  it('closes a socket at accept while maxHandshakes have not finished theirs, and keeps finished connections open', async () => {
+    // A finished handshake does not count: this connection stays open through the test.
+    const finished = await new Promise<tls.TLSSocket>((resolve) => {
+      const socket = tls.connect(
+        { port: gateway.port, host: '127.0.0.1', servername: 'localhost', ca: bundle.servingCa.certificatePem },
+        () => resolve(socket),
+      );
+      socket.on('error', () => {});
+    });
+    const stalled = [await silentSocket(gateway.port), await silentSocket(gateway.port)];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const third = await silentSocket(gateway.port);
+    expect(await closedWithin(third, 2_000)).not.toBeNull();
+    expect(await handshake(gateway.port)).toMatchObject({ error: expect.any(String) });
+    expect(stalled.every((s) => !s.destroyed)).toBe(true);
+    expect(finished.destroyed).toBe(false);
+
+    stalled.pop()!.destroy();
+    await expect.poll(() => handshake(gateway.port), { timeout: 5_000 }).toMatchObject({ protocol: 'TLSv1.3' });
+    stalled.forEach((s) => s.destroy());
+    finished.destroy();
+  });
+});
+
 describe('header and request timeouts after the handshake', () => {
   let server: GatewayServer;
   let port: number;
@@ -162,5 +193,10 @@ describe('gatewayLimitsFromEnv', () => {
       );
     }
     expect(() => gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: '0' })).toThrow(/BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS/);
+    expect(gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES: '64' })).toEqual({ ...GATEWAY_LIMITS, maxHandshakes: 64 });
+    expect(GATEWAY_LIMITS.maxHandshakes).toBe(256);
+    expect(() => gatewayLimitsFromEnv({ BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES: '0' })).toThrow(
+      'BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES must be a whole number from 1 to 100000, not 0',
+    );
   });
 });

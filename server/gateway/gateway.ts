@@ -1,5 +1,6 @@
 import http from 'node:http';
 import http2 from 'node:http2';
+import type net from 'node:net';
 import type tls from 'node:tls';
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../protocol/certificate-names';
@@ -87,10 +88,13 @@ function stdoutLines(): (line: string) => void {
   };
 }
 
-/** The gateway's server, with its sessions and the count of TLS connections it accepted. */
+/**
+ * The gateway's server, with its sessions, the count of TLS connections it accepted and of sockets it closed
+ * at accept because `maxHandshakes` handshakes were already under way.
+ */
 export type GatewayServer = http2.Http2SecureServer & {
   sessions: SessionHub;
-  stats: { tlsConnections: number };
+  stats: { tlsConnections: number; handshakesRefused: number };
   shutdown(): Promise<void>;
 };
 
@@ -177,8 +181,12 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     return { ended, close: () => close() };
   };
   const sessions = new SessionHub(relayToApi, options.basePath, watchApi);
-  const stats = { tlsConnections: 0 };
+  const stats = { tlsConnections: 0, handshakesRefused: 0 };
   const sockets = new Set<tls.TLSSocket>();
+  // Sockets accepted whose handshake has not finished, by their peer's address and port (unique among open
+  // connections, and the same on the raw socket and on the TLS socket over it).
+  const handshaking = new Map<string, net.Socket>();
+  const peerKey = (socket: net.Socket) => `${socket.remoteAddress}:${socket.remotePort}`;
 
   const server = http2.createSecureServer(
     {
@@ -279,7 +287,22 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   });
   server.sessions = sessions;
   server.stats = stats;
+  // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the
+  // client retries later (agents with their jittered backoff).
+  server.prependListener('connection', (raw: net.Socket) => {
+    if (handshaking.size >= limits.maxHandshakes) {
+      stats.handshakesRefused += 1;
+      raw.destroy();
+      return;
+    }
+    const key = peerKey(raw);
+    handshaking.set(key, raw);
+    raw.once('close', () => {
+      if (handshaking.get(key) === raw) handshaking.delete(key);
+    });
+  });
   server.on('secureConnection', (socket: tls.TLSSocket) => {
+    handshaking.delete(peerKey(socket));
     stats.tlsConnections += 1;
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));

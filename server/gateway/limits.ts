@@ -2,8 +2,9 @@
  * The gateway's connection bounds. It faces the network with mutual TLS, so a client that opens sockets and
  * never finishes a handshake, or trickles a request, must cost it a bounded amount: the handshake has
  * `handshakeMs`, then the API's bounds apply (server/boot/http-server.ts HTTP_TIMEOUTS: 20 s for the headers,
- * 60 s for the whole request, checked every second), and at most `maxConnections` sockets are open at once
- * (a socket past the cap is closed at accept, before any TLS work).
+ * 60 s for the whole request, checked every second), at most `maxConnections` sockets are open at once
+ * (a socket past the cap is closed at accept, before any TLS work), and at most `maxHandshakes` of them are
+ * in their TLS handshake at once (one more is closed at accept too).
  */
 export interface GatewayLimits {
   handshakeMs: number;
@@ -11,6 +12,13 @@ export interface GatewayLimits {
   requestMs: number;
   checkIntervalMs: number;
   maxConnections: number;
+  /**
+   * TLS handshakes under way at once. After a gateway restart a whole fleet reconnects within seconds: past
+   * what the gateway completes within the handshake timeout, every handshake it starts times out after
+   * costing it its work, the agents retry, and the storm feeds itself. Closing the extra sockets at accept
+   * costs nearly nothing; the agents retry with their jittered backoff.
+   */
+  maxHandshakes: number;
 }
 
 export const GATEWAY_LIMITS: GatewayLimits = {
@@ -21,6 +29,9 @@ export const GATEWAY_LIMITS: GatewayLimits = {
   // An agent holds a connection for one call (a join or a renewal); ten thousand in flight is far above a
   // fleet's renewal rate and far below the descriptors Node raises its limit to.
   maxConnections: 10_000,
+  // A handshake costs the gateway about 1 to 3 ms of CPU on these machines: 256 at once is well inside the
+  // handshake timeout, and leaves room for the API and the console on a shared machine.
+  maxHandshakes: 256,
 };
 
 /**
@@ -49,16 +60,19 @@ function wholeNumber(env: Record<string, string | undefined>, name: string, min:
 
 /**
  * The limits the environment sets: BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS (1 to 120, default 10) and
- * BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS (1 to 1,000,000, default 10,000); the rest are {@link GATEWAY_LIMITS}.
+ * BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS (1 to 1,000,000, default 10,000) and BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES
+ * (1 to 100,000, default 256); the rest are {@link GATEWAY_LIMITS}.
  *
  * @throws Error naming the variable when a value is out of range.
  */
 export function gatewayLimitsFromEnv(env: Record<string, string | undefined> = process.env): GatewayLimits {
   const handshakeSeconds = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS', 1, 120);
   const maxConnections = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS', 1, 1_000_000);
+  const maxHandshakes = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES', 1, 100_000);
   return {
     ...GATEWAY_LIMITS,
     ...(handshakeSeconds === undefined ? {} : { handshakeMs: handshakeSeconds * 1000 }),
     ...(maxConnections === undefined ? {} : { maxConnections }),
+    ...(maxHandshakes === undefined ? {} : { maxHandshakes }),
   };
 }

@@ -38,6 +38,13 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
  * also serve the console: in bench:sessions an unbounded storm held a console list for seconds.
  */
 export const MAX_HELLOS_IN_FLIGHT = 16;
+/**
+ * Hellos waiting for one of those slots. Past this many, a Hello is answered at once with the retryable 503
+ * (SESSION_UNAVAILABLE), which the agent retries with its jittered backoff: a Hello that waits longer than
+ * the agent's welcome timeout (15 s) is wasted work (its handshake included), and a queue that grows without
+ * bound in a reconnect storm turns every Hello into one of those.
+ */
+export const MAX_HELLOS_WAITING = 1024;
 const newGatewayId = () => `gw_${randomBytes(12).toString('hex')}`;
 // setTimeout's ceiling (about 24.8 days); a certificate lives at most a day.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -64,8 +71,11 @@ export class SessionHub {
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private watching: { close(): void } | null = null;
-  /** Lease calls made, and how many of them an announcement on the watch stream asked for. */
-  readonly stats = { leaseCalls: 0, announcedLeaseCalls: 0, watchesOpened: 0 };
+  /**
+   * Lease calls made, how many of them an announcement on the watch stream asked for, and Hellos answered
+   * "retry" because {@link MAX_HELLOS_WAITING} were already waiting.
+   */
+  readonly stats = { leaseCalls: 0, announcedLeaseCalls: 0, watchesOpened: 0, hellosShed: 0 };
 
   constructor(
     private readonly post: ApiPost,
@@ -217,6 +227,14 @@ export class SessionHub {
     }
     const relayed = Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, hello: body.toString('utf8') }));
     let reply: { status: number; body: Buffer };
+    if (this.hellosInFlight >= MAX_HELLOS_IN_FLIGHT && this.waitingHellos.length >= MAX_HELLOS_WAITING) {
+      this.stats.hellosShed += 1;
+      if (!res.destroyed)
+        res
+          .writeHead(SESSION_UNAVAILABLE.status, { ...JSON_HEADERS, 'content-length': SESSION_UNAVAILABLE.body.length })
+          .end(SESSION_UNAVAILABLE.body);
+      return;
+    }
     // A released slot passes straight to the next waiting Hello, so the count never overshoots.
     if (this.hellosInFlight >= MAX_HELLOS_IN_FLIGHT) await new Promise<void>((resolve) => this.waitingHellos.push(resolve));
     else this.hellosInFlight++;

@@ -150,6 +150,8 @@ describe('GET /metrics on the API', () => {
         poolId: pool.id,
         ttlSeconds: 3600,
         idempotencyKey: 'metrics-1',
+        maxUses: 1,
+        allowReclaim: false,
       })
     ).token!;
     const admitted = await join(token);
@@ -225,6 +227,7 @@ describe('GET /metrics on the API', () => {
       ttlSeconds: 3600,
       maxUses: 5,
       idempotencyKey: 'metrics-2',
+      allowReclaim: false,
     });
 
     // Shared gauges are cached for 5 s per instance: scrape until the snapshot is newer than the sequence.

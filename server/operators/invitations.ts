@@ -14,6 +14,7 @@ import { operatorNames } from './operator-names';
 import { MIN_PASSWORD_LENGTH } from './change-password';
 import { hashPassword, verifyPassword } from './password';
 import { mailInvitation, type InvitationMailOutcome } from './invitation-mail';
+import type { CreatedInvitation, InvitationRecord } from '../../protocol/api/operator-schemas';
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_DAYS = 7;
@@ -27,24 +28,6 @@ export const acceptInvitationInput = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
   password: z.string().min(1).max(1024),
 });
-
-export const invitationRecord = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  email: z.string(),
-  role: z.enum(ROLES),
-  state: z.enum(['pending', 'accepted', 'revoked', 'expired']),
-  createdBy: z.string(),
-  /** Who invited, as the console shows them: the operator's name, else email; null for other actors. */
-  createdByName: z.string().nullable(),
-  createdAt: z.string(),
-  expiresAt: z.string(),
-  acceptedAt: z.string().nullable(),
-});
-export type InvitationRecord = z.infer<typeof invitationRecord>;
-/** The answer of `create`: the record, its one-time token, and whether the link also went out by mail. */
-export const createdInvitation = invitationRecord.extend({ token: z.string(), emailed: z.boolean(), emailError: z.string().nullable() });
-export type CreatedInvitation = z.infer<typeof createdInvitation>;
 
 type Row = {
   id: string;
@@ -80,14 +63,14 @@ const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
  * admin may also invite the FIRST admin of a tenant nobody can act in yet (no members, no API keys), as
  * with its first API key; after that the tenant's own admins decide. With BETTER_COMPUTE_SMTP_URL set, the
  * link is also mailed to the invited address once the invitation is committed (`emailed`); a failed send is
- * reported in `emailError` and leaves the invitation as created.
+ * reported in `emailError` and leaves the invitation as created. `input` is `createInvitationInput`'s output:
+ * its email already trimmed and lower-cased, the form stored and looked up by SSO sign-in.
  */
 export async function createInvitation(
   db: Db,
   principal: Principal,
-  raw: z.input<typeof createInvitationInput>,
+  input: z.infer<typeof createInvitationInput>,
 ): Promise<CreatedInvitation> {
-  const input = createInvitationInput.parse(raw);
   let auditTenantId = input.tenantId;
   try {
     await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));

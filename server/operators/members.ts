@@ -6,24 +6,11 @@ import { authorize, resource } from '../authz/authorize';
 import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
+import type { OperatorRecord } from '../../protocol/api/operator-schemas';
 
 export const listOperatorsInput = z.strictObject({ tenantId: idOf('tnt') });
 export const setOperatorRoleInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op'), role: z.enum(ROLES) });
 export const removeOperatorInput = z.strictObject({ tenantId: idOf('tnt'), operatorId: idOf('op') });
-
-export const operatorRecord = z.object({
-  id: z.string(),
-  email: z.string(),
-  name: z.string(),
-  role: z.enum(ROLES),
-  /** How the operator signs in: a password, single sign-on (OpenID Connect), or either. */
-  signIn: z.enum(['password', 'sso', 'password-and-sso']),
-  /** `sso`: the membership follows the OpenID provider's groups at each sign-in; `local`: admins manage it. */
-  source: z.enum(['local', 'sso']),
-  lastSignInAt: z.string().nullable(),
-  memberSince: z.string(),
-});
-export type OperatorRecord = z.infer<typeof operatorRecord>;
 
 type MembershipRow = {
   role: string;

@@ -48,7 +48,7 @@ describe('pools.counts', () => {
     const second = await t.newPool();
     const noDaemon = await t.newPool('none');
     const mac = randomMac();
-    const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
       role: 'discovery',
       attestor: 'discovery',

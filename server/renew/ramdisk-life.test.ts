@@ -28,7 +28,7 @@ afterAll(async () => {
 async function ramdisk(t: TestTenant): Promise<{ dir: string; id: LoadedIdentity }> {
   const mac = randomMac();
   await insertKnownNode(t, { macs: [mac] });
-  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
     role: 'discovery',
     attestor: 'discovery',

@@ -22,7 +22,7 @@ const db = testDb;
 
 async function pendingRequest(t: TestTenant) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   const keys = generateNodeKeyAndCsr();
   const join = () =>
     agentJoin(h, created.token!, machineClaims({ macs: [mac] }), {
@@ -52,13 +52,13 @@ describe('approving into a pool that would refuse the machine', () => {
     const r = await pendingRequest(t);
     const tokensOnly = await poolWith(t, ['join-token']);
     const refused = await failure(
-      approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: tokensOnly.id, requestId: r.requestId }),
+      approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: tokensOnly.id, requestId: r.requestId }),
     );
     expect(refused).toMatchObject({ code: 'INVALID_STATE', field: 'poolId' });
     expect(refused.message).toContain('policy.joinAttestors');
     expect(refused.message).toContain('discovery');
     const many = await failure(
-      approveJoinRequests(db(), t.operator, { tenantId: t.tenantId, poolId: tokensOnly.id, requestIds: [r.requestId] }),
+      approveJoinRequests(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: tokensOnly.id, requestIds: [r.requestId] }),
     );
     expect(many).toMatchObject({ code: 'INVALID_STATE', field: 'poolId' });
     expect((await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId })).state).toBe(
@@ -68,7 +68,12 @@ describe('approving into a pool that would refuse the machine', () => {
 
     const withDiscovery = await poolWith(t, ['join-token', 'discovery']);
     expect(
-      await approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: withDiscovery.id, requestId: r.requestId }),
+      await approveJoinRequest(db(), t.operator, {
+        ttlSeconds: 3600,
+        tenantId: t.tenantId,
+        poolId: withDiscovery.id,
+        requestId: r.requestId,
+      }),
     ).toMatchObject({ state: 'approved', poolId: withDiscovery.id });
     expect((await r.join()).answer!.status).toBe('joined');
   });
@@ -78,7 +83,12 @@ describe('approving into a pool that would refuse the machine', () => {
     const [a, b] = [await pendingRequest(t), await pendingRequest(t)];
     const tpmOnly = await poolWith(t, ['tpm']);
     const refused = await failure(
-      approveJoinRequests(db(), t.operator, { tenantId: t.tenantId, poolId: tpmOnly.id, requestIds: [a.requestId, b.requestId] }),
+      approveJoinRequests(db(), t.operator, {
+        ttlSeconds: 3600,
+        tenantId: t.tenantId,
+        poolId: tpmOnly.id,
+        requestIds: [a.requestId, b.requestId],
+      }),
     );
     expect(refused.code).toBe('INVALID_STATE');
     expect(refused.message).toContain('and 1 more');
@@ -95,7 +105,7 @@ describe('approving into a pool that would refuse the machine', () => {
       const r = await pendingRequest(t);
       await spoil(r.tokenId);
       const refused = await failure(
-        approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }),
+        approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }),
       );
       expect(refused).toMatchObject({ code: 'INVALID_STATE', field: 'requestId' });
       expect(refused.message).toMatch(/revoked|expired|used up/);
@@ -108,13 +118,17 @@ describe('approving into a pool that would refuse the machine', () => {
     const siteB = await createSite(db(), t.admin, { tenantId: t.tenantId, name: 'site-b' });
     const poolB = await createPool(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, name: 'pool-b', agent: 'bcd' });
     expect(
-      await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: poolB.id, requestId: r.requestId })),
+      await failure(
+        approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: poolB.id, requestId: r.requestId }),
+      ),
     ).toMatchObject({ code: 'NOT_FOUND' });
     // A request refreshed by a token of site B (as rows keyed by the claims' hardware key could be): the
     // approved retry would present that token into a pool of site A, and the join refuses (join:site).
-    const other = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, mac: randomMac() });
+    const other = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, mac: randomMac(), ttlSeconds: 3600 });
     await db().joinRequest.update({ where: { id: r.requestId }, data: { tokenId: other.id } });
-    const refused = await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }));
+    const refused = await failure(
+      approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }),
+    );
     expect(refused).toMatchObject({ code: 'INVALID_STATE', field: 'poolId' });
     expect(refused.message).toContain(siteB.id);
   });
@@ -124,10 +138,19 @@ describe('approving into a pool that would refuse the machine', () => {
     const r = await pendingRequest(t);
     const poolId = await t.newPool();
     await archivePool(db(), t.admin, { tenantId: t.tenantId, poolId });
-    expect(await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId, requestId: r.requestId }))).toMatchObject({
+    expect(
+      await failure(approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId, requestId: r.requestId })),
+    ).toMatchObject({
       code: 'INVALID_STATE',
     });
-    const first = await approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId });
-    expect(await approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId })).toEqual(first);
+    const first = await approveJoinRequest(db(), t.operator, {
+      ttlSeconds: 3600,
+      tenantId: t.tenantId,
+      poolId: t.poolId,
+      requestId: r.requestId,
+    });
+    expect(
+      await approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: r.requestId }),
+    ).toEqual(first);
   });
 });

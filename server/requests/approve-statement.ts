@@ -10,8 +10,18 @@ export const REQUIRED_APPROVALS = Prisma.sql`(SELECT s.required_approvals FROM s
  * one with no approval yet, or one whose first approval is another principal's into the same pool. A caller
  * cannot confirm its own approval, and the second approval cannot move the machine to another pool.
  */
-export function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
+function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
   return Prisma.sql`(${REQUIRED_APPROVALS} < 2 OR join_requests.first_approved_by IS NULL
+    OR (join_requests.first_approved_by <> ${actor} AND join_requests.first_approval_pool_id = ${poolId}))`;
+}
+
+/**
+ * secondApprovalGuard for a scan over the queue: the two-person sites are read once into a hash rather than
+ * each request's site looked up per row.
+ */
+export function secondApprovalScanGuard(actor: string, poolId: string): Prisma.Sql {
+  return Prisma.sql`(join_requests.site_id NOT IN (SELECT s.id FROM sites s WHERE s.required_approvals >= 2)
+    OR join_requests.first_approved_by IS NULL
     OR (join_requests.first_approved_by <> ${actor} AND join_requests.first_approval_pool_id = ${poolId}))`;
 }
 

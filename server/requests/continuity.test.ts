@@ -22,14 +22,14 @@ describe('a request and the node it admitted', () => {
   it('name each other, and the node keeps the hostname, serial and MACs it joined with', async () => {
     const t = await createTestTenant(db());
     const mac = randomMac();
-    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const claims = machineClaims({ macs: [mac], hostname: 'gpu-b7-12', productSerial: 'SN-B7-12' });
     const keys = generateNodeKeyAndCsr();
     const join = () => agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
     const requestId = ((await join()).answer as unknown as { requestId: string }).requestId;
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
     expect((await getJoinRequest(db(), t.viewer, ref)).nodeId).toBeNull();
-    await approveJoinRequest(db(), t.operator, ref);
+    await approveJoinRequest(db(), t.operator, { ...ref, ttlSeconds: 3600 });
     const joined = (await join()).answer as unknown as { status: string; nodeId: string };
     expect(joined.status).toBe('joined');
 

@@ -4,10 +4,9 @@ import { Prisma } from '../db/generated/client';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../../protocol/api/token-schemas';
 import { decideStatement } from './decide-statement';
-import { REQUIRED_APPROVALS, approveStatement, secondApprovalGuard } from './approve-statement';
-import { approvableGuard, assertApprovable } from './approvable';
+import { REQUIRED_APPROVALS, approveStatement, secondApprovalScanGuard } from './approve-statement';
+import { approvableGuard, approvableScanGuard, assertApprovable } from './approvable';
 import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import {
   approveJoinRequestInput,
@@ -39,9 +38,8 @@ import { countMatching, selectMatchingPage } from './bulk';
 export async function approveJoinRequests(
   db: Db,
   principal: Principal,
-  input: z.input<typeof approveJoinRequestsInput>,
+  valid: z.infer<typeof approveJoinRequestsInput>,
 ): Promise<ApprovedJoinRequests> {
-  const valid = parseInput(approveJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
   if (pool.agent !== 'bcd')
@@ -49,9 +47,9 @@ export async function approveJoinRequests(
   const visible = visibleTo(pool);
   const guard = Prisma.sql`${approvableGuard(pool)}`;
   // By filter, only requests whose retry the pool would admit, and that this caller may approve, are chosen.
-  const selectable = Prisma.sql`${guard} AND ${secondApprovalGuard(principal.actor, pool.id)}`;
+  const selectable = Prisma.sql`${approvableScanGuard(pool)} AND ${secondApprovalScanGuard(principal.actor, pool.id)}`;
   // By id, a request whose retry would be refused, or whose first approval chose another pool, refuses the call.
-  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, selectable) : [...new Set(valid.requestIds!)];
+  const ids = valid.matching ? await selectMatchingPage(db, pool, valid.matching, selectable) : [...new Set(valid.requestIds!)];
   if (!ids.length) return { approved: [], recorded: [], skipped: [], remaining: 0 };
   if (!valid.matching) {
     await assertApprovable(db, pool, ids, visible);
@@ -79,7 +77,7 @@ export async function approveJoinRequests(
       else skipped.push(id);
     }
   }
-  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, selectable) : 0;
+  const remaining = valid.matching ? await countMatching(db, pool, valid.matching, selectable) : 0;
   return { approved, recorded, skipped, remaining };
 }
 
@@ -108,9 +106,8 @@ const otherPool = (row: JoinRequestRow, poolId: string) =>
 export async function approveJoinRequest(
   db: Db,
   principal: Principal,
-  input: z.input<typeof approveJoinRequestInput>,
+  valid: z.infer<typeof approveJoinRequestInput>,
 ): Promise<JoinRequestRecord> {
-  const valid = parseInput(approveJoinRequestInput, input);
   const { requestId, ...rest } = valid;
   const { approved, recorded } = await approveJoinRequests(db, principal, { ...rest, requestIds: [requestId] });
   const answer = approved[0] ?? recorded[0];
@@ -126,12 +123,11 @@ export async function approveJoinRequest(
 export async function rejectJoinRequests(
   db: Db,
   principal: Principal,
-  input: z.input<typeof rejectJoinRequestsInput>,
+  valid: z.infer<typeof rejectJoinRequestsInput>,
 ): Promise<RejectedJoinRequests> {
-  const valid = parseInput(rejectJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   const visible = visibleTo(pool);
-  const ids = valid.matching ? await selectMatchingPage(db, visible, valid.matching, Prisma.sql`TRUE`) : [...new Set(valid.requestIds!)];
+  const ids = valid.matching ? await selectMatchingPage(db, pool, valid.matching, Prisma.sql`TRUE`) : [...new Set(valid.requestIds!)];
   if (!ids.length) return { rejected: [], skipped: [], remaining: 0 };
   const rows = await db.$queryRaw<JoinRequestRow[]>(
     decideStatement(
@@ -160,7 +156,7 @@ export async function rejectJoinRequests(
       else skipped.push(id);
     }
   }
-  const remaining = valid.matching ? await countMatching(db, visible, valid.matching, Prisma.sql`TRUE`) : 0;
+  const remaining = valid.matching ? await countMatching(db, pool, valid.matching, Prisma.sql`TRUE`) : 0;
   return { rejected, skipped, remaining };
 }
 
@@ -171,9 +167,8 @@ export async function rejectJoinRequests(
 export async function rejectJoinRequest(
   db: Db,
   principal: Principal,
-  input: z.input<typeof rejectJoinRequestInput>,
+  valid: z.infer<typeof rejectJoinRequestInput>,
 ): Promise<JoinRequestRecord> {
-  const valid = parseInput(rejectJoinRequestInput, input);
   const pool = await loadPool(db, principal, 'compute:join-requests:decide', valid);
   const visible = visibleTo(pool);
   const [row] = await db.$queryRaw<JoinRequestRow[]>(

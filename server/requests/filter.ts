@@ -1,5 +1,6 @@
 import { Prisma } from '../db/generated/client';
 import type { RequestFilter } from '../../protocol/api/join-request-filter';
+import { NOW_ONCE } from './records';
 
 export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } from '../../protocol/api/join-request-filter';
 
@@ -30,8 +31,8 @@ export function filterCondition(filter: RequestFilter): Prisma.Sql {
   if (filter.trustedKey === true) parts.push(Prisma.sql`hardware_key_trusted IS TRUE`);
   if (filter.trustedKey === false) parts.push(Prisma.sql`hardware_key_trusted IS NOT TRUE`);
   if (filter.minAgeSeconds !== undefined)
-    parts.push(Prisma.sql`created_at <= compute_now() - ${filter.minAgeSeconds}::int * interval '1 second'`);
+    parts.push(Prisma.sql`created_at <= ${NOW_ONCE} - ${filter.minAgeSeconds}::int * interval '1 second'`);
   if (filter.maxAgeSeconds !== undefined)
-    parts.push(Prisma.sql`created_at >= compute_now() - ${filter.maxAgeSeconds}::int * interval '1 second'`);
+    parts.push(Prisma.sql`created_at >= ${NOW_ONCE} - ${filter.maxAgeSeconds}::int * interval '1 second'`);
   return parts.length ? Prisma.sql`AND ${Prisma.join(parts, ' AND ')}` : Prisma.empty;
 }

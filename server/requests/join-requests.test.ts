@@ -33,6 +33,7 @@ async function pxeMachine(t: TestTenant, claims: Partial<HardwareClaims> = {}) {
     ip: '10.1.2.3',
     workflowId: 'wf-9',
     bootLeaseEpoch: 42,
+    ttlSeconds: 3600,
   });
   return {
     mac,
@@ -68,7 +69,7 @@ describe('a PXE machine from the ramdisk to an approved join', () => {
     // The same CSR keeps getting the same request.
     expect(await pendingOf(m)).toBe(requestId);
 
-    const { items } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId });
+    const { items } = await listJoinRequests(db(), t.viewer, { state: 'pending', tenantId: t.tenantId, poolId: t.poolId });
     expect(items).toEqual([
       expect.objectContaining({
         id: requestId,
@@ -228,7 +229,7 @@ describe('one request per machine', () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
-    await approveJoinRequest(db(), t.operator, ref(t, id));
+    await approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 });
     expect((await join(m, generateNodeKeyAndCsr())).status).toBe(403);
     expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual(['discovery:csr-mismatch']);
     expect((await join(m)).answer!.status).toBe('joined');
@@ -243,7 +244,9 @@ describe('decisions', () => {
     const rejected = await rejectJoinRequest(db(), t.operator, { ...ref(t, id), reason: 'unknown serial' });
     expect(rejected).toMatchObject({ state: 'rejected', reason: 'unknown serial', decidedBy: t.operator.actor });
     expect((await rejectJoinRequest(db(), t.operator, ref(t, id))).state).toBe('rejected');
-    expect(await failure(approveJoinRequest(db(), t.operator, ref(t, id)))).toMatchObject({ code: 'INVALID_STATE' });
+    expect(await failure(approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 }))).toMatchObject({
+      code: 'INVALID_STATE',
+    });
     expect((await join(m)).status).toBe(403);
     // Another CSR with the same token is refused too: the rejection holds the token.
     expect((await join(m, generateNodeKeyAndCsr())).status).toBe(403);
@@ -255,8 +258,8 @@ describe('decisions', () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
-    const first = await approveJoinRequest(db(), t.operator, ref(t, id));
-    const second = await approveJoinRequest(db(), t.operator, ref(t, id));
+    const first = await approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 });
+    const second = await approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 });
     expect(second).toEqual(first);
     await rejectJoinRequest(db(), t.operator, ref(t, id));
     expect((await join(m)).status).toBe(403);
@@ -269,7 +272,9 @@ describe('decisions', () => {
     const id = await pendingOf(m);
     const poolId = await t.newPool();
     await archivePool(db(), t.admin, { tenantId: t.tenantId, poolId });
-    expect(await failure(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId, requestId: id }))).toMatchObject({
+    expect(
+      await failure(approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId, requestId: id })),
+    ).toMatchObject({
       code: 'INVALID_STATE',
     });
   });
@@ -287,8 +292,10 @@ describe('decisions', () => {
     expect((await getJoinRequest(db(), t.viewer, ref(t, approved))).state).toBe('expired');
     const expired = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, state: 'expired' });
     expect(expired.items.map((r) => r.id).sort()).toEqual([pending, approved].sort());
-    expect((await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId })).items).toEqual([]);
-    expect(await failure(approveJoinRequest(db(), t.operator, ref(t, pending)))).toMatchObject({ code: 'INVALID_STATE' });
+    expect((await listJoinRequests(db(), t.viewer, { state: 'pending', tenantId: t.tenantId, poolId: t.poolId })).items).toEqual([]);
+    expect(await failure(approveJoinRequest(db(), t.operator, { ...ref(t, pending), ttlSeconds: 3600 }))).toMatchObject({
+      code: 'INVALID_STATE',
+    });
     expect((await join(a)).status).toBe(403);
     expect((await join(b)).status).toBe(403);
     expect((await refusals(t)).map((e) => (e.data as { reason: string }).reason)).toEqual([
@@ -308,7 +315,7 @@ describe('decisions', () => {
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
     await rejectJoinRequest(db(), t.operator, ref(t, id));
-    const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac });
+    const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac, ttlSeconds: 3600 });
     const again = await join({ ...m, token: reboot.token!, tokenId: reboot.id }, generateNodeKeyAndCsr());
     expect(again.answer!.status).toBe('pending');
     expect((again.answer as unknown as { requestId: string }).requestId).not.toBe(id);
@@ -320,7 +327,9 @@ describe('races', () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
-    const decisions = await Promise.all(Array.from({ length: 20 }, () => approveJoinRequest(db(), t.operator, ref(t, id))));
+    const decisions = await Promise.all(
+      Array.from({ length: 20 }, () => approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 })),
+    );
     expect(new Set(decisions.map((d) => d.decidedAt)).size).toBe(1);
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'security.join-request.approved' } })).toBe(1);
 
@@ -345,11 +354,13 @@ describe('authorization', () => {
       [other.admin, theirs],
       [other.admin, mine],
     ] as const) {
-      expect(await failure(listJoinRequests(db(), principal, { tenantId: input.tenantId, poolId: input.poolId }))).toMatchObject({
+      expect(
+        await failure(listJoinRequests(db(), principal, { state: 'pending', tenantId: input.tenantId, poolId: input.poolId })),
+      ).toMatchObject({
         code: 'NOT_FOUND',
       });
       expect(await failure(getJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
-      expect(await failure(approveJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
+      expect(await failure(approveJoinRequest(db(), principal, { ...input, ttlSeconds: 3600 }))).toMatchObject({ code: 'NOT_FOUND' });
       expect(await failure(rejectJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
     }
     // Another tenant's own pool does not show this site's requests.
@@ -357,10 +368,10 @@ describe('authorization', () => {
     expect(
       await failure(getJoinRequest(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, requestId: id })),
     ).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await failure(approveJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(await failure(approveJoinRequest(db(), t.viewer, { ...mine, ttlSeconds: 3600 }))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(await failure(rejectJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(
-      await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac() })),
+      await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac(), ttlSeconds: 3600 })),
     ).toMatchObject({ code: 'ACCESS_DENIED' });
     expect((await getJoinRequest(db(), t.viewer, mine)).state).toBe('pending');
   });

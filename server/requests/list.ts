@@ -4,8 +4,7 @@ import { Prisma } from '../db/generated/client';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { parseInput } from '../../protocol/api/token-schemas';
-import { RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
+import { NOW_ONCE, RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
 import { filterCondition, pickFilter, type RequestFilter } from './filter';
 import {
   getJoinRequestInput,
@@ -20,9 +19,9 @@ function stateCondition(state: string): Prisma.Sql {
   switch (state) {
     case 'pending':
     case 'approved':
-      return Prisma.sql`state = ${state} AND expires_at > compute_now()`;
+      return Prisma.sql`state = ${state} AND expires_at > ${NOW_ONCE}`;
     case 'expired':
-      return Prisma.sql`(state = 'expired' OR (state IN ('pending', 'approved') AND expires_at <= compute_now()))`;
+      return Prisma.sql`(state = 'expired' OR (state IN ('pending', 'approved') AND expires_at <= ${NOW_ONCE}))`;
     case 'all':
       return Prisma.sql`TRUE`;
     default:
@@ -69,9 +68,8 @@ export function countStatement(
 export async function listJoinRequests(
   db: Db,
   principal: Principal,
-  input: z.input<typeof listJoinRequestsInput>,
+  valid: z.infer<typeof listJoinRequestsInput>,
 ): Promise<JoinRequestPage> {
-  const valid = parseInput(listJoinRequestsInput, input);
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', valid);
   const limit = valid.limit ?? REQUEST_PAGE.default;
   let after = Prisma.empty;
@@ -98,8 +96,7 @@ export async function listJoinRequests(
 }
 
 /** `joinRequests.get`: one request the pool's operators can see; any other is NOT_FOUND. */
-export async function getJoinRequest(db: Db, principal: Principal, input: z.input<typeof getJoinRequestInput>): Promise<JoinRequestRecord> {
-  const valid = parseInput(getJoinRequestInput, input);
+export async function getJoinRequest(db: Db, principal: Principal, valid: z.infer<typeof getJoinRequestInput>): Promise<JoinRequestRecord> {
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', valid);
   const row = await selectJoinRequest(db, valid.requestId, visibleTo(pool));
   if (!row) throw new DomainError('NOT_FOUND', `Join request ${valid.requestId} not found`);

@@ -37,19 +37,19 @@ describe('joinRequests.onChange', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const otherMac = randomMac();
     const otherToken = (
-      await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac })
+      await createDiscoveryToken(testDb(), other.admin, { tenantId: other.tenantId, siteId: other.siteId, mac: otherMac, ttlSeconds: 3600 })
     ).token!;
     await agentJoin(h, otherToken, machineClaims({ macs: [otherMac] }), { role: 'discovery', attestor: 'discovery' });
 
     const mac = randomMac();
-    const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
       role: 'discovery',
       attestor: 'discovery',
       keys: generateNodeKeyAndCsr(),
     });
     const requestId = (pending.answer as unknown as { requestId: string }).requestId;
-    await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
+    await approveJoinRequest(testDb(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId });
     await Promise.race([watch, new Promise((_, reject) => setTimeout(() => reject(new Error('no notification within 10 s')), 10_000))]);
     expect(seen).toEqual([
       { tenantId: t.tenantId, siteId: t.siteId, requestIds: [requestId] },
@@ -66,15 +66,16 @@ describe('secrets', () => {
       const tokens: string[] = [];
       for (let i = 0; i < 3; i++) {
         const mac = randomMac();
-        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1' }))
-          .token!;
+        const token = (
+          await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ip: '10.0.0.1', ttlSeconds: 3600 })
+        ).token!;
         tokens.push(token);
         const keys = generateNodeKeyAndCsr();
         const claims = machineClaims({ macs: [mac] });
         const first = await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', keys });
         if (i === 0) {
           const requestId = (first.answer as unknown as { requestId: string }).requestId;
-          await approveJoinRequest(testDb(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
+          await approveJoinRequest(testDb(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId });
           expect(
             (await agentJoin(h, token, claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys })).status,
           ).toBe(200);

@@ -17,6 +17,13 @@ function isHardwareKeyTrusted(claims: Record<string, unknown>): boolean {
   }
 }
 
+/**
+ * The database's clock read once per statement (an InitPlan), for conditions a scan evaluates on every row:
+ * `compute_now()` itself is STABLE, not constant, so PostgreSQL would read the setting and cast it again for
+ * each of 10,000 rows (about half of a count's time).
+ */
+export const NOW_ONCE = Prisma.sql`(SELECT compute_now())`;
+
 /** The state a request reads as: pending or approved past its expiry (database clock) is `expired`. */
 export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END`;
 

@@ -24,7 +24,7 @@ const db = testDb;
 
 async function lease(t: TestTenant) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   return { mac, token: created.token!, tokenId: created.id };
 }
 
@@ -147,15 +147,6 @@ describe("a site's queue cap", () => {
     }
     expect(await pendingRequests(t)).toHaveLength(5);
   });
-
-  it('is a site setting with bounds: sites.update refuses 0 with a message naming the field', async () => {
-    const t = await createTestTenant(db());
-    await expect(
-      updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 0 } }),
-    ).rejects.toThrow(/maxPendingRequests/);
-    const site = await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, discovery: { maxPendingRequests: 3 } });
-    expect(site.discovery).toMatchObject({ maxPendingRequests: 3, approval: 'unknown-machines' });
-  });
 });
 
 describe('node.join-request.created', () => {
@@ -165,7 +156,8 @@ describe('node.join-request.created', () => {
     async () => {
       const t = await createTestTenant(db());
       const n = CREATED_EVENT_LIMIT.limit + 3;
-      // One after another: 63 setup transactions at once outwait Prisma's 2 s for a pooled connection on a busy machine.
+      // Tokens are minted one after another: their transactions are set-up, not what is under test, and 63 at
+      // once wait on the shared client's connections long enough to time out on a loaded machine.
       const leases: Awaited<ReturnType<typeof lease>>[] = [];
       for (let i = 0; i < n; i++) leases.push(await lease(t));
       const attempts = await Promise.all(

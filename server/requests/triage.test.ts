@@ -8,6 +8,7 @@ import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { approveJoinRequests, rejectJoinRequests } from './decisions';
 import { listJoinRequests } from './list';
+import { createCaller } from '../api/root';
 
 // The queue at fleet scale: a search and filters decided in SQL with the total they match, and bulk
 // decisions by filter, a page of 200 per call, until nothing that matched the confirmed count is left.
@@ -22,7 +23,7 @@ async function pxe(t: TestTenant, claims: Partial<HardwareClaims>, options: { bo
   const mac = randomMac();
   const token = options.boot
     ? (await mintDiscoveryToken(t, mac)).token
-    : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    : (await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
   const keys = generateNodeKeyAndCsr();
   const join = () =>
     agentJoin(h, token, machineClaims({ macs: [mac], ...claims }), {
@@ -54,9 +55,9 @@ describe('searching and filtering the queue', () => {
     const b = await pxe(t, { hostname: 'gpu-b02', productSerial: 'SN-BRAVO-2' }, { boot: true });
     const weak = await pxe(t, { hostname: 'weak-01', productSerial: undefined, productUuid: undefined });
     const ids = async (input: Record<string, unknown>) =>
-      (await listJoinRequests(db(), t.viewer, { ...ref, ...input })).items.map((r) => r.id).sort();
+      (await listJoinRequests(db(), t.viewer, { state: 'pending', ...ref, ...input })).items.map((r) => r.id).sort();
 
-    const all = await listJoinRequests(db(), t.viewer, { ...ref, limit: 1 });
+    const all = await listJoinRequests(db(), t.viewer, { state: 'pending', ...ref, limit: 1 });
     expect(all.items).toHaveLength(1);
     expect(all.total).toBe(3);
     expect(Date.parse(all.asOf)).toBeGreaterThan(Date.now() - 60_000);
@@ -74,9 +75,16 @@ describe('searching and filtering the queue', () => {
     expect(await ids({ attestor: 'tpm' })).toEqual([]);
     expect(await ids({ attestor: 'discovery', trustedKey: false })).toEqual([weak.requestId]);
     expect(await ids({ trustedKey: true })).toEqual([a.requestId, b.requestId].sort());
-    const page = await listJoinRequests(db(), t.viewer, { ...ref, trustedKey: true, search: 'gpu', limit: 1 });
+    const page = await listJoinRequests(db(), t.viewer, { state: 'pending', ...ref, trustedKey: true, search: 'gpu', limit: 1 });
     expect(page).toMatchObject({ total: 2, nextCursor: page.items[0]!.id });
-    const next = await listJoinRequests(db(), t.viewer, { ...ref, trustedKey: true, search: 'gpu', limit: 1, cursor: page.nextCursor! });
+    const next = await listJoinRequests(db(), t.viewer, {
+      state: 'pending',
+      ...ref,
+      trustedKey: true,
+      search: 'gpu',
+      limit: 1,
+      cursor: page.nextCursor!,
+    });
     expect(next.items.map((r) => r.id)).not.toContain(page.items[0]!.id);
     expect(next).toMatchObject({ total: 2, nextCursor: null });
 
@@ -87,10 +95,13 @@ describe('searching and filtering the queue', () => {
 
   it('refuses a filter it cannot read, naming the field', async () => {
     const t = await createTestTenant(db());
-    const refused = await failure(listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, search: 'a\u0007b' }));
+    // Input is parsed by the adapter (docs/architecture.md): the procedures refuse, the domain functions trust.
+    const viewer = createCaller({ db: db(), principal: t.viewer });
+    const operator = createCaller({ db: db(), principal: t.operator });
+    const refused = await failure(viewer.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId, search: 'a\u0007b' }));
     expect(refused).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'search' });
     const both = await failure(
-      approveJoinRequests(db(), t.operator, {
+      operator.joinRequests.approveMany({
         tenantId: t.tenantId,
         poolId: t.poolId,
         requestIds: ['jreq_x'],
@@ -98,6 +109,27 @@ describe('searching and filtering the queue', () => {
       }),
     );
     expect(both).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await failure(operator.joinRequests.rejectMany({ tenantId: t.tenantId, poolId: t.poolId }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(
+      await failure(operator.joinRequests.approve({ tenantId: t.tenantId, poolId: t.poolId, requestId: 'jreq_x', ttlSeconds: 59 })),
+    ).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });
+  });
+
+  it('applies the defaults in the procedure: pending requests, a page of 100, an approval of one hour', async () => {
+    const t = await createTestTenant(db());
+    const a = await pxe(t, { hostname: 'dflt-a' });
+    const viewer = createCaller({ db: db(), principal: t.viewer });
+    const operator = createCaller({ db: db(), principal: t.operator });
+    const ref = { tenantId: t.tenantId, poolId: t.poolId };
+    expect((await viewer.joinRequests.list({ ...ref, search: '  DFLT-A  ' })).items.map((r) => r.id)).toEqual([a.requestId]);
+    const approved = await operator.joinRequests.approve({ ...ref, requestId: a.requestId });
+    const lifetime = Date.parse(approved.expiresAt) - Date.parse(approved.decidedAt!);
+    expect(lifetime).toBeGreaterThan(3_590_000);
+    expect(lifetime).toBeLessThanOrEqual(3_600_000);
+    expect((await viewer.joinRequests.list(ref)).items).toEqual([]);
+    expect((await viewer.joinRequests.list({ ...ref, state: 'approved' })).items.map((r) => r.id)).toEqual([a.requestId]);
   });
 });
 
@@ -107,7 +139,7 @@ describe('deciding every request that matches', () => {
     const ref = { tenantId: t.tenantId, poolId: t.poolId };
     await bulkInsert(t, 450, 'rack-b7');
     await bulkInsert(t, 30, 'rack-c1');
-    const listed = await listJoinRequests(db(), t.viewer, { ...ref, search: 'rack-b7', limit: 50 });
+    const listed = await listJoinRequests(db(), t.viewer, { state: 'pending', ...ref, search: 'rack-b7', limit: 50 });
     expect(listed.total).toBe(450);
     const late = await pxe(t, { hostname: 'rack-b7-late' });
 
@@ -143,7 +175,7 @@ describe('deciding every request that matches', () => {
     expect(rejected).toMatchObject({ skipped: [], remaining: 0 });
     expect(rejected.rejected).toHaveLength(30);
     expect(await db().event.count({ where: { tenantId: t.tenantId, type: 'security.join-request.rejected' } })).toBe(30);
-    const left = await listJoinRequests(db(), t.viewer, ref);
+    const left = await listJoinRequests(db(), t.viewer, { ...ref, state: 'pending' });
     expect(left.items.map((r) => r.id)).toEqual([late.requestId]);
   });
 
@@ -154,14 +186,22 @@ describe('deciding every request that matches', () => {
     const revoked = await pxe(t, { hostname: 'edge-2' });
     const { tokenId } = (await db().joinRequest.findUniqueOrThrow({ where: { id: revoked.requestId } })) as { tokenId: string };
     await db().joinToken.update({ where: { id: tokenId }, data: { revokedAt: new Date() } });
-    const { asOf } = await listJoinRequests(db(), t.viewer, ref);
+    const { asOf } = await listJoinRequests(db(), t.viewer, { ...ref, state: 'pending' });
 
-    const first = await approveJoinRequests(db(), t.operator, { ...ref, matching: { search: 'edge', createdUpTo: asOf } });
+    const first = await approveJoinRequests(db(), t.operator, {
+      ttlSeconds: 3600,
+      ...ref,
+      matching: { search: 'edge', createdUpTo: asOf },
+    });
     expect(first.approved.map((r) => r.id)).toEqual([good.requestId]);
     expect(first.remaining).toBe(0);
     expect((await good.join()).answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
     expect((await db().joinRequest.findUniqueOrThrow({ where: { id: revoked.requestId } })).state).toBe('pending');
-    const again = await approveJoinRequests(db(), t.operator, { ...ref, matching: { search: 'edge', createdUpTo: asOf } });
+    const again = await approveJoinRequests(db(), t.operator, {
+      ttlSeconds: 3600,
+      ...ref,
+      matching: { search: 'edge', createdUpTo: asOf },
+    });
     expect(again).toEqual({ approved: [], recorded: [], skipped: [], remaining: 0 });
   });
 });

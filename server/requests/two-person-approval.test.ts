@@ -30,7 +30,7 @@ async function operatorNamed(t: TestTenant, name: string, role: 'approver' | 'op
 
 async function pxeMachine(t: TestTenant) {
   const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac });
+  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
   return { mac, token: created.token!, claims: machineClaims({ macs: [mac] }), keys: generateNodeKeyAndCsr() };
 }
 type Machine = Awaited<ReturnType<typeof pxeMachine>>;
@@ -95,7 +95,10 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     expect((await join(m)).answer).toMatchObject({ status: 'pending', requestId });
 
     // The same principal again: still 1 of 2, nothing new published.
-    await expect(approveJoinRequest(db(), ada, ref)).resolves.toMatchObject({ state: 'pending', firstApproval: { by: ada.actor } });
+    await expect(approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 })).resolves.toMatchObject({
+      state: 'pending',
+      firstApproval: { by: ada.actor },
+    });
     expect(await count(t, 'node.join-request.approval-recorded')).toBe(1);
     expect(await count(t, 'security.join-request.approved')).toBe(0);
 
@@ -106,7 +109,7 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     expect(refused.message).toContain(`Ada approved it into pool ${t.poolId}`);
 
     // The listing shows 1 of 2 with the first approver's name.
-    const { items } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId });
+    const { items } = await listJoinRequests(db(), t.viewer, { state: 'pending', tenantId: t.tenantId, poolId: t.poolId });
     expect(items.find((r) => r.id === requestId)).toMatchObject({
       state: 'pending',
       requiredApprovals: 2,
@@ -146,14 +149,16 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const key = principalOf('api-key', newId('ak'), [[t.tenantId, 'approver']]);
     const [a, b] = [await pxeMachine(t), await pxeMachine(t)];
     const [ra, rb] = [await pending(a), await pending(b)];
-    await approveJoinRequest(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, requestId: ra });
-    await expect(approveJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: ra })).resolves.toMatchObject({
+    await approveJoinRequest(db(), ada, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: ra });
+    await expect(
+      approveJoinRequest(db(), key, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: ra }),
+    ).resolves.toMatchObject({
       state: 'approved',
       decidedBy: key.actor,
       firstApproval: { by: ada.actor },
     });
     // A first approval does not hold off a rejection, by anyone, even the first approver.
-    await approveJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: rb });
+    await approveJoinRequest(db(), key, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: rb });
     await expect(
       rejectJoinRequest(db(), key, { tenantId: t.tenantId, poolId: t.poolId, requestId: rb, reason: 'wrong rack' }),
     ).resolves.toMatchObject({ state: 'rejected' });
@@ -166,7 +171,10 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     for (let round = 0; round < 5; round++) {
       const requestId = await pending(await pxeMachine(t));
       const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
-      const answers = await Promise.all([approveJoinRequest(db(), ada, ref), approveJoinRequest(db(), bob, ref)]);
+      const answers = await Promise.all([
+        approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 }),
+        approveJoinRequest(db(), bob, { ...ref, ttlSeconds: 3600 }),
+      ]);
       // One recorded the first approval, the other's admitted (in either order).
       expect(answers.map((a) => a.state).sort()).toEqual(['approved', 'pending']);
       expect((await getJoinRequest(db(), t.viewer, ref)).state).toBe('approved');
@@ -177,9 +185,9 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const requestId = await pending(await pxeMachine(t));
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
     const same = await Promise.all([
-      approveJoinRequest(db(), ada, ref),
-      approveJoinRequest(db(), ada, ref),
-      approveJoinRequest(db(), ada, ref),
+      approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 }),
+      approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 }),
+      approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 }),
     ]);
     expect(same.map((a) => a.state)).toEqual(['pending', 'pending', 'pending']);
     expect(await count(t, 'node.join-request.approval-recorded')).toBe(6);
@@ -199,13 +207,15 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     expect(byIds.recorded.map((r) => r.id).sort()).toEqual([...ids].sort());
 
     const third = await pending(await pxeMachine(t));
-    const { asOf } = await listJoinRequests(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId });
+    const { asOf } = await listJoinRequests(db(), t.viewer, { state: 'pending', tenantId: t.tenantId, poolId: t.poolId });
     const matching = { createdUpTo: asOf };
     // Ada by filter: only the third is hers to approve; then nothing is left for her.
-    const adaPage = await approveJoinRequests(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, matching });
+    const adaPage = await approveJoinRequests(db(), ada, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, matching });
     expect(adaPage).toMatchObject({ approved: [], remaining: 0 });
     expect(adaPage.recorded.map((r) => r.id)).toEqual([third]);
-    await expect(approveJoinRequests(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, matching })).resolves.toMatchObject({
+    await expect(
+      approveJoinRequests(db(), ada, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, matching }),
+    ).resolves.toMatchObject({
       approved: [],
       recorded: [],
       remaining: 0,
@@ -221,10 +231,12 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
 
     // By ids into another pool than the first approval: the whole call is refused, nothing decided.
     const fourth = await pending(await pxeMachine(t));
-    await approveJoinRequest(db(), ada, { tenantId: t.tenantId, poolId: t.poolId, requestId: fourth });
+    await approveJoinRequest(db(), ada, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId: fourth });
     const fifth = await pending(await pxeMachine(t));
     const otherPool = await t.newPool();
-    const refused = await failure(approveJoinRequests(db(), bob, { tenantId: t.tenantId, poolId: otherPool, requestIds: [fifth, fourth] }));
+    const refused = await failure(
+      approveJoinRequests(db(), bob, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: otherPool, requestIds: [fifth, fourth] }),
+    );
     expect(refused).toMatchObject({ code: 'INVALID_STATE', field: 'poolId' });
     expect((await getJoinRequest(db(), t.viewer, { tenantId: t.tenantId, poolId: t.poolId, requestId: fifth })).firstApproval).toBeNull();
   });
@@ -235,20 +247,25 @@ describe('two-person approval (a site with requiredApprovals 2)', () => {
     const m = await pxeMachine(t);
     const requestId = await pending(m);
     const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId };
-    await approveJoinRequest(db(), ada, ref);
+    await approveJoinRequest(db(), ada, { ...ref, ttlSeconds: 3600 });
     // The same CSR keeps it; a new one (another key) drops it: Ada approved what the old request showed.
     await join(m);
     expect((await getJoinRequest(db(), t.viewer, ref)).firstApproval).toMatchObject({ by: ada.actor });
     const renewed = { ...m, keys: generateNodeKeyAndCsr() };
     expect(await pending(renewed)).toBe(requestId);
     expect((await getJoinRequest(db(), t.viewer, ref)).firstApproval).toBeNull();
-    await expect(approveJoinRequest(db(), bob, ref)).resolves.toMatchObject({ state: 'pending', firstApproval: { by: bob.actor } });
+    await expect(approveJoinRequest(db(), bob, { ...ref, ttlSeconds: 3600 })).resolves.toMatchObject({
+      state: 'pending',
+      firstApproval: { by: bob.actor },
+    });
   });
 
   it('leaves one-approval sites as they were: the first approval admits', async () => {
     const t = await createTestTenant(db());
     const requestId = await pending(await pxeMachine(t));
-    await expect(approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId })).resolves.toMatchObject({
+    await expect(
+      approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId }),
+    ).resolves.toMatchObject({
       state: 'approved',
       requiredApprovals: 1,
       firstApproval: null,

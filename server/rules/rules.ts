@@ -5,7 +5,6 @@ import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { loadSite } from '../sites/sites';
-import { parseInput } from '../../protocol/api/token-schemas';
 import { firstMatchingRule, matchedOn, ruleMatches, type RuleInForce, type RuleMatch } from './match';
 import {
   createRuleInput,
@@ -62,10 +61,9 @@ async function checkRulePool(db: Db, site: { id: string; ownerTenantId: string }
  * From the next discovery join on, the first rule in force that matches decides it in the join's own
  * transaction (approve into its pool, reject, or leave it for a person).
  */
-export async function createRule(db: Db, principal: Principal, input: z.input<typeof createRuleInput>): Promise<RuleRecord> {
-  const valid = parseInput(createRuleInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
-  await checkRulePool(db, site, valid.poolId);
+export async function createRule(db: Db, principal: Principal, input: z.infer<typeof createRuleInput>): Promise<RuleRecord> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
+  await checkRulePool(db, site, input.poolId);
   return db.$transaction(async (tx) => {
     // The site's rules are ordered by position; a row lock on the site serializes two appends.
     await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
@@ -76,13 +74,13 @@ export async function createRule(db: Db, principal: Principal, input: z.input<ty
         tenantId: site.ownerTenantId,
         siteId: site.id,
         position: (last?.position ?? 0) + 1,
-        name: valid.name,
-        match: valid.match,
-        action: valid.action,
-        poolId: valid.poolId ?? null,
-        maxAdmissions: valid.maxAdmissions ?? null,
-        validUntil: valid.validUntil ? new Date(valid.validUntil) : null,
-        enabled: valid.enabled ?? true,
+        name: input.name,
+        match: input.match,
+        action: input.action,
+        poolId: input.poolId ?? null,
+        maxAdmissions: input.maxAdmissions ?? null,
+        validUntil: input.validUntil ? new Date(input.validUntil) : null,
+        enabled: input.enabled ?? true,
         createdBy: principal.actor,
       },
     });
@@ -98,9 +96,8 @@ export async function createRule(db: Db, principal: Principal, input: z.input<ty
 }
 
 /** `approvalRules.list` (`compute:sites:read`): the site's rules in the order they decide. */
-export async function listRules(db: Db, principal: Principal, input: z.input<typeof listRulesInput>) {
-  const valid = parseInput(listRulesInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:read', valid);
+export async function listRules(db: Db, principal: Principal, input: z.infer<typeof listRulesInput>) {
+  const site = await loadSite(db, principal, 'compute:sites:read', input);
   const rows = await db.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
   return { items: rows.map(toRecord) };
 }
@@ -109,23 +106,22 @@ export async function listRules(db: Db, principal: Principal, input: z.input<typ
  * `approvalRules.update` (`compute:sites:manage`): replaces the rule's name, conditions, action, pool and
  * limits (and `enabled` when given); its place and its admission count stay. Decides from the next join on.
  */
-export async function updateRule(db: Db, principal: Principal, input: z.input<typeof updateRuleInput>): Promise<RuleRecord> {
-  const valid = parseInput(updateRuleInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
-  await checkRulePool(db, site, valid.poolId);
+export async function updateRule(db: Db, principal: Principal, input: z.infer<typeof updateRuleInput>): Promise<RuleRecord> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
+  await checkRulePool(db, site, input.poolId);
   return db.$transaction(async (tx) => {
-    const found = await tx.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } });
-    if (!found) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    const found = await tx.approvalRule.findFirst({ where: { id: input.ruleId, siteId: site.id } });
+    if (!found) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
     const row = await tx.approvalRule.update({
       where: { id: found.id },
       data: {
-        name: valid.name,
-        match: valid.match,
-        action: valid.action,
-        poolId: valid.poolId ?? null,
-        maxAdmissions: valid.maxAdmissions ?? null,
-        validUntil: valid.validUntil ? new Date(valid.validUntil) : null,
-        ...(valid.enabled === undefined ? {} : { enabled: valid.enabled }),
+        name: input.name,
+        match: input.match,
+        action: input.action,
+        poolId: input.poolId ?? null,
+        maxAdmissions: input.maxAdmissions ?? null,
+        validUntil: input.validUntil ? new Date(input.validUntil) : null,
+        ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
       },
     });
     await writeAudit(tx, {
@@ -143,16 +139,15 @@ export async function updateRule(db: Db, principal: Principal, input: z.input<ty
  * `approvalRules.move` (`compute:sites:manage`): puts the rule at `position` (1-based; past the end means
  * last) and renumbers the site's rules 1..n, under the site's row lock so two moves never interleave.
  */
-export async function moveRule(db: Db, principal: Principal, input: z.input<typeof moveRuleInput>): Promise<RuleRecord[]> {
-  const valid = parseInput(moveRuleInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+export async function moveRule(db: Db, principal: Principal, input: z.infer<typeof moveRuleInput>): Promise<RuleRecord[]> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
   return db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
     const rows = await tx.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
-    const moving = rows.find((r) => r.id === valid.ruleId);
-    if (!moving) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    const moving = rows.find((r) => r.id === input.ruleId);
+    if (!moving) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
     const order = rows.filter((r) => r !== moving);
-    order.splice(Math.min(valid.position, rows.length) - 1, 0, moving);
+    order.splice(Math.min(input.position, rows.length) - 1, 0, moving);
     await tx.$executeRaw`
       UPDATE approval_rules r SET position = x.position
         FROM unnest(${order.map((r) => r.id)}::text[]) WITH ORDINALITY AS x(id, position)
@@ -169,12 +164,11 @@ export async function moveRule(db: Db, principal: Principal, input: z.input<type
 }
 
 /** `approvalRules.delete` (`compute:sites:manage`): the rule stops deciding at once. Deleting twice is NOT_FOUND. */
-export async function deleteRule(db: Db, principal: Principal, input: z.input<typeof deleteRuleInput>): Promise<RuleRecord> {
-  const valid = parseInput(deleteRuleInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+export async function deleteRule(db: Db, principal: Principal, input: z.infer<typeof deleteRuleInput>): Promise<RuleRecord> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
   return db.$transaction(async (tx) => {
-    const row = await tx.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } });
-    if (!row) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+    const row = await tx.approvalRule.findFirst({ where: { id: input.ruleId, siteId: site.id } });
+    if (!row) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
     await tx.approvalRule.delete({ where: { id: row.id } });
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
@@ -196,10 +190,9 @@ const DRY_RUN_DAYS = 7;
  * requests it would decide, and those an earlier rule of the site would take first. Decided exactly as the
  * join decides: on the vouched MAC, IP and voucher, and the claims.
  */
-export async function dryRunRule(db: Db, principal: Principal, input: z.input<typeof dryRunRuleInput>): Promise<DryRunAnswer> {
-  const valid = parseInput(dryRunRuleInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
-  await checkRulePool(db, site, valid.poolId);
+export async function dryRunRule(db: Db, principal: Principal, input: z.infer<typeof dryRunRuleInput>): Promise<DryRunAnswer> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
+  await checkRulePool(db, site, input.poolId);
   const [rules, requests] = await Promise.all([
     db.$queryRaw<RuleRow[]>`
       SELECT id, tenant_id AS "tenantId", site_id AS "siteId", position, name, match, action, pool_id AS "poolId", max_admissions AS "maxAdmissions",
@@ -224,17 +217,17 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
        ORDER BY created_at, id`,
   ]);
   // An edit keeps the rule's place: only the rules before it decide first. A new rule goes last.
-  const editing = valid.ruleId ? await db.approvalRule.findFirst({ where: { id: valid.ruleId, siteId: site.id } }) : null;
-  if (valid.ruleId && !editing) throw new DomainError('NOT_FOUND', `Rule ${valid.ruleId} not found`);
+  const editing = input.ruleId ? await db.approvalRule.findFirst({ where: { id: input.ruleId, siteId: site.id } }) : null;
+  if (input.ruleId && !editing) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
   const earlier = rules
     .filter((r) => !editing || r.position < editing.position || (r.position === editing.position && r.id < editing.id))
     .map(inForce);
   const draft: RuleInForce = {
     id: 'draft',
-    name: valid.name,
-    action: valid.action,
-    match: valid.match,
-    maxAdmissions: valid.maxAdmissions ?? null,
+    name: input.name,
+    action: input.action,
+    match: input.match,
+    maxAdmissions: input.maxAdmissions ?? null,
     admissions: 0,
     validUntil: null,
   };
@@ -257,5 +250,5 @@ export async function dryRunRule(db: Db, principal: Principal, input: z.input<ty
       hostname,
     });
   }
-  return { considered: requests.length, items, matchedOn: matchedOn(valid.match) };
+  return { considered: requests.length, items, matchedOn: matchedOn(input.match) };
 }

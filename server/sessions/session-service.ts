@@ -24,6 +24,11 @@ export interface SessionServiceOptions {
   loadRootTenantId: () => Promise<string | null>;
   settings: SessionSettings;
   refusalLimit?: SessionRefusalLimit;
+  /**
+   * This process's event-loop lag now, in ms ({@link eventLoopLag} unless given; tests inject one): above
+   * {@link HELLO_LAG_MS}, at most {@link MAX_HELLO_DECISIONS_LAGGING} Hellos are decided at once.
+   */
+  lagMs?: () => number;
 }
 
 /** What the HTTP layer hands over, as for a renewal: the body, the gateway's headers and the path. */
@@ -45,6 +50,32 @@ class Refused extends Error {
 
 /** Hello decisions under way at once in one API process (each gateway also relays at most 16 at once). */
 export const MAX_HELLO_DECISIONS = 32;
+/**
+ * Hello decisions under way at once while this process's event loop lags more than {@link HELLO_LAG_MS}: the
+ * console's lists and the operators' calls share that event loop, and in a reconnect storm 32 Hellos at once
+ * kept it tens to hundreds of milliseconds behind, which a list of a dozen queries paid at every step. The
+ * Hellos wait their turn instead (the gateway answers the retryable 503 when too many wait there).
+ */
+export const MAX_HELLO_DECISIONS_LAGGING = 8;
+export const HELLO_LAG_MS = 40;
+
+/**
+ * The event loop's lag: how late a 50 ms timer fired, the most over its last few firings (about 250 ms),
+ * measured from the first call on; 0 until then. One probe per process, unref'd.
+ */
+function eventLoopLag(): number {
+  if (!lagProbe) {
+    const probe = { samples: [0, 0, 0, 0, 0], next: 0, expected: performance.now() + 50 };
+    setInterval(() => {
+      const now = performance.now();
+      probe.samples[probe.next++ % probe.samples.length] = Math.max(0, now - probe.expected);
+      probe.expected = now + 50;
+    }, 50).unref();
+    lagProbe = probe;
+  }
+  return Math.max(...lagProbe.samples);
+}
+let lagProbe: { samples: number[]; next: number; expected: number } | undefined;
 
 interface OpenRequest {
   sessionId: string;
@@ -82,8 +113,35 @@ export class SessionService {
 
   private decisions = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly lagMs: () => number;
+  private pumpTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly options: SessionServiceOptions) {}
+  constructor(private readonly options: SessionServiceOptions) {
+    this.lagMs = options.lagMs ?? eventLoopLag;
+  }
+
+  /** Hello decisions allowed at once now: fewer while the event loop lags. */
+  private decisionLimit() {
+    return this.lagMs() > HELLO_LAG_MS ? MAX_HELLO_DECISIONS_LAGGING : MAX_HELLO_DECISIONS;
+  }
+
+  /**
+   * Starts waiting Hellos while the limit allows; while some still wait, looks again shortly (the limit
+   * rises when the lag passes, with no decision finishing to notice it).
+   */
+  private pump() {
+    while (this.waiting.length > 0 && this.decisions < this.decisionLimit()) {
+      this.decisions++;
+      this.waiting.shift()!();
+    }
+    if (this.waiting.length > 0 && !this.pumpTimer) {
+      this.pumpTimer = setTimeout(() => {
+        this.pumpTimer = null;
+        this.pump();
+      }, 50);
+      this.pumpTimer.unref();
+    }
+  }
 
   /** Groups run and Hellos they opened, for the benchmark. */
   get openStats() {
@@ -133,16 +191,22 @@ export class SessionService {
 
   /** A Hello relayed by a gateway. Every refusal is {@link SESSION_REFUSED} and a `security.session.refused` event. */
   async hello(call: SessionCall): Promise<JoinAnswer> {
-    // At most MAX_HELLO_DECISIONS at once, whatever the number of gateways: the rest wait their turn here, so
-    // a reconnect storm leaves the database pool and the event loop to the console's queries too.
-    if (this.decisions >= MAX_HELLO_DECISIONS) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.decisions++;
+    // At most MAX_HELLO_DECISIONS at once (MAX_HELLO_DECISIONS_LAGGING while the event loop lags), whatever
+    // the number of gateways: the rest wait their turn here, so a reconnect storm leaves the database pool and
+    // the event loop to the console's queries too. A waiting Hello is started by pump(), which counts it.
+    if (this.waiting.length > 0 || this.decisions >= this.decisionLimit()) {
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        this.pump();
+      });
+    } else {
+      this.decisions++;
+    }
     try {
       return await this.decide(call);
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.decisions--;
+      this.decisions--;
+      this.pump();
     }
   }
 

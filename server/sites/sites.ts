@@ -7,10 +7,9 @@ import { idOf, resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { discoverySettings, discoverySettingsSchema } from '../join/attestors/discovery-settings';
-import { tpmSiteSettings, tpmSiteSettingsSchema } from '../join/attestors/tpm/settings';
-
-export const SITE_KINDS = ['platform', 'custom'] as const;
+import { discoverySettings } from '../join/attestors/discovery-settings';
+import { tpmSiteSettings } from '../join/attestors/tpm/settings';
+import { SITE_KINDS, type SiteRecord } from '../../protocol/api/site-schemas';
 
 export const createSiteInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -19,25 +18,6 @@ export const createSiteInput = z.strictObject({
 });
 export const listSitesInput = z.strictObject({ tenantId: idOf('tnt'), includeArchived: z.boolean().optional() });
 export const siteRefInput = z.strictObject({ tenantId: idOf('tnt'), siteId: idOf('site') });
-
-export const siteRecord = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  name: z.string(),
-  kind: z.enum(SITE_KINDS),
-  createdAt: z.string(),
-  archivedAt: z.string().nullable(),
-  /** The discovery attestor's settings for this site, defaults filled in. */
-  discovery: discoverySettingsSchema,
-  /**
-   * How many different principals must approve a join request of this site before it admits: 1, or 2 for
-   * two-person approval (the first approval is recorded and the request stays pending until a second one).
-   */
-  requiredApprovals: z.union([z.literal(1), z.literal(2)]),
-  /** The tpm attestor's settings for this site (enrollment, the EK allow-list), defaults filled in. */
-  tpm: tpmSiteSettingsSchema,
-});
-export type SiteRecord = z.infer<typeof siteRecord>;
 
 type SiteRow = {
   id: string;

@@ -7,8 +7,8 @@ import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
 import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
-import { parseInput } from '../../protocol/api/token-schemas';
-import { loadSite, toSiteRecord, type SiteRecord } from './sites';
+import { loadSite, toSiteRecord } from './sites';
+import type { SiteRecord } from '../../protocol/api/site-schemas';
 
 export const updateSiteInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -57,13 +57,12 @@ export const updateSiteInput = z.strictObject({
  * new settings; a first approval already recorded stays recorded. `tpm`: whether an unlisted TPM waits in the
  * queue (`enrollment`), how long, and the EK hashes admitted without an operator (`addEkHashes`, `removeEkHashes`).
  */
-export async function updateSite(db: Db, principal: Principal, input: z.input<typeof updateSiteInput>): Promise<SiteRecord> {
-  const valid = parseInput(updateSiteInput, input);
-  const site = await loadSite(db, principal, 'compute:sites:manage', valid);
+export async function updateSite(db: Db, principal: Principal, input: z.infer<typeof updateSiteInput>): Promise<SiteRecord> {
+  const site = await loadSite(db, principal, 'compute:sites:manage', input);
   if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
-  const discovery = { ...discoverySettings(site.discovery), ...valid.discovery };
+  const discovery = { ...discoverySettings(site.discovery), ...input.discovery };
   const current = tpmSiteSettings(site.tpm);
-  const { addEkHashes, removeEkHashes, ...tpmChanges } = valid.tpm ?? {};
+  const { addEkHashes, removeEkHashes, ...tpmChanges } = input.tpm ?? {};
   const tpm = { ...current, ...tpmChanges, ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes) };
   if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
     throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, {
@@ -71,7 +70,7 @@ export async function updateSite(db: Db, principal: Principal, input: z.input<ty
     });
   }
   return db.$transaction(async (tx) => {
-    const requiredApprovals = valid.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
+    const requiredApprovals = input.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
     const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
     // The audit row names the allow-list's changes, not the whole list.
     const tpmAudit = {

@@ -5,24 +5,13 @@ import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
-import { ROLES } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
+import type { TenantRecord } from '../../protocol/api/tenant-schemas';
 import { writeAudit } from '../events/publish';
 
 export const ROOT_TENANT_NAME = 'root';
 
 export const createTenantInput = z.strictObject({ name: resourceName });
-export const tenantRecord = z.object({
-  id: z.string(),
-  name: z.string(),
-  isRoot: z.boolean(),
-  createdAt: z.string(),
-  /** Whether the caller belongs to the tenant (and so can act in it), not only see it. */
-  isMember: z.boolean(),
-  /** The caller's role in the tenant, so the console can leave out controls the role may not use (the server refuses them anyway). */
-  role: z.enum(ROLES).nullable(),
-});
-export type TenantRecord = z.infer<typeof tenantRecord>;
 
 const toRecord = (t: { id: string; name: string; isRoot: boolean; createdAt: Date }, principal?: Principal): TenantRecord => ({
   id: t.id,

@@ -240,6 +240,8 @@ describe('idempotency', () => {
       poolId: other.poolId,
       ttlSeconds: 60,
       idempotencyKey: 'shared-key',
+      maxUses: 1,
+      allowReclaim: false,
     });
     expect(elsewhere.token).toBeDefined();
     minted.push(elsewhere.token!);
@@ -265,7 +267,16 @@ describe('authorization', () => {
     expect(await refused({}, t.as('viewer'))).toMatchObject({ code: 'ACCESS_DENIED' });
     // Past the router's early check too: the domain function decides on the pool itself.
     expect(
-      await failure(createJoinToken(db, t.as('viewer'), { tenantId: t.tenantId, poolId: t.poolId, ttlSeconds: 60, idempotencyKey: 'v' })),
+      await failure(
+        createJoinToken(db, t.as('viewer'), {
+          tenantId: t.tenantId,
+          poolId: t.poolId,
+          ttlSeconds: 60,
+          idempotencyKey: 'v',
+          maxUses: 1,
+          allowReclaim: false,
+        }),
+      ),
     ).toMatchObject({ code: 'ACCESS_DENIED' });
 
     const other = await createTestTenant(db, { label: 'jt-create-iso' });

@@ -10,7 +10,6 @@ import { LIVE_CONDITION, selectJoinToken, selectJoinTokens, toJoinTokenRecord } 
 import {
   createJoinTokenInput,
   listJoinTokensInput,
-  parseInput,
   revokeJoinTokenInput,
   TOKEN_LIMITS,
   type CreatedJoinToken,
@@ -29,10 +28,9 @@ import {
 export async function createJoinToken(
   db: Db,
   principal: Principal,
-  input: z.input<typeof createJoinTokenInput>,
+  input: z.infer<typeof createJoinTokenInput>,
 ): Promise<CreatedJoinToken> {
-  const valid = parseInput(createJoinTokenInput, input);
-  const pool = await loadPool(db, principal, 'compute:join-tokens:create', { tenantId: valid.tenantId, poolId: valid.poolId });
+  const pool = await loadPool(db, principal, 'compute:join-tokens:create', { tenantId: input.tenantId, poolId: input.poolId });
   if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived: no machine can join it`, { field: 'poolId' });
   if (pool.agent !== 'bcd') {
     throw new DomainError(
@@ -47,15 +45,15 @@ export async function createJoinToken(
       poolId: pool.id,
       siteId: pool.siteId,
       role: 'node',
-      ttlSeconds: valid.ttlSeconds,
-      maxUses: valid.maxUses,
-      expect: valid.expect ?? null,
-      allowReclaim: valid.allowReclaim,
-      hosted: valid.hosted ?? null,
+      ttlSeconds: input.ttlSeconds,
+      maxUses: input.maxUses,
+      expect: input.expect ?? null,
+      allowReclaim: input.allowReclaim,
+      hosted: input.hosted ?? null,
       createdBy: principal.actor,
-      idempotencyKey: valid.idempotencyKey,
-      name: valid.name ?? null,
-      description: valid.description ?? null,
+      idempotencyKey: input.idempotencyKey,
+      name: input.name ?? null,
+      description: input.description ?? null,
     }),
   );
   return token === undefined ? record : { ...record, token };
@@ -66,14 +64,13 @@ export async function createJoinToken(
  * database clock, a use left), newest first; `includeInactive` adds revoked, expired and used-up ones.
  * Pages of `limit` (1 to 200, default 100); `nextCursor` is the id of the page's last token.
  */
-export async function listJoinTokens(db: Db, principal: Principal, input: z.input<typeof listJoinTokensInput>): Promise<JoinTokenPage> {
-  const valid = parseInput(listJoinTokensInput, input);
-  const pool = await loadPool(db, principal, 'compute:join-tokens:read', { tenantId: valid.tenantId, poolId: valid.poolId });
-  const limit = valid.limit ?? TOKEN_LIMITS.list.default;
+export async function listJoinTokens(db: Db, principal: Principal, input: z.infer<typeof listJoinTokensInput>): Promise<JoinTokenPage> {
+  const pool = await loadPool(db, principal, 'compute:join-tokens:read', { tenantId: input.tenantId, poolId: input.poolId });
+  const limit = input.limit ?? TOKEN_LIMITS.list.default;
   let after = Prisma.empty;
-  if (valid.cursor) {
+  if (input.cursor) {
     const anchor = await db.joinToken.findFirst({
-      where: { id: valid.cursor, poolId: pool.id, tenantId: pool.ownerTenantId },
+      where: { id: input.cursor, poolId: pool.id, tenantId: pool.ownerTenantId },
       select: { id: true },
     });
     if (!anchor)
@@ -85,7 +82,7 @@ export async function listJoinTokens(db: Db, principal: Principal, input: z.inpu
   }
   const rows = await selectJoinTokens(
     db,
-    Prisma.sql`tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} ${valid.includeInactive ? Prisma.empty : Prisma.sql`AND ${LIVE_CONDITION}`} ${after}`,
+    Prisma.sql`tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} ${input.includeInactive ? Prisma.empty : Prisma.sql`AND ${LIVE_CONDITION}`} ${after}`,
     Prisma.sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
   );
   const page = rows.slice(0, limit).map(toJoinTokenRecord);
@@ -97,17 +94,16 @@ export async function listJoinTokens(db: Db, principal: Principal, input: z.inpu
  * returns it unchanged; only the revocation that ends it publishes `security.join-token.revoked` and
  * writes the audit row, even when two revocations race.
  */
-export async function revokeJoinToken(db: Db, principal: Principal, input: z.input<typeof revokeJoinTokenInput>): Promise<JoinTokenRecord> {
-  const valid = parseInput(revokeJoinTokenInput, input);
-  const pool = await loadPool(db, principal, 'compute:join-tokens:revoke', { tenantId: valid.tenantId, poolId: valid.poolId });
+export async function revokeJoinToken(db: Db, principal: Principal, input: z.infer<typeof revokeJoinTokenInput>): Promise<JoinTokenRecord> {
+  const pool = await loadPool(db, principal, 'compute:join-tokens:revoke', { tenantId: input.tenantId, poolId: input.poolId });
   return db.$transaction(async (tx) => {
     const ended = await tx.$queryRaw<{ id: string }[]>`
       UPDATE join_tokens SET revoked_at = compute_now(), revoked_by = ${principal.actor}
-      WHERE id = ${valid.tokenId} AND tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} AND revoked_at IS NULL
+      WHERE id = ${input.tokenId} AND tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} AND revoked_at IS NULL
       RETURNING id`;
-    const row = await selectJoinToken(tx, valid.tokenId);
+    const row = await selectJoinToken(tx, input.tokenId);
     if (!row || row.tenant_id !== pool.ownerTenantId || row.pool_id !== pool.id) {
-      throw new DomainError('NOT_FOUND', `Join token ${valid.tokenId} not found in pool ${pool.id}`);
+      throw new DomainError('NOT_FOUND', `Join token ${input.tokenId} not found in pool ${pool.id}`);
     }
     const record = toJoinTokenRecord(row);
     if (ended.length === 1) {

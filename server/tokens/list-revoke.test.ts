@@ -20,6 +20,8 @@ async function mint(poolId = t.poolId, input: Record<string, unknown> = {}) {
     poolId,
     ttlSeconds: 3600,
     idempotencyKey: `k-${++keys}`,
+    maxUses: 1,
+    allowReclaim: false,
     ...input,
   });
   minted.push(created.token!);

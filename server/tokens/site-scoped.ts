@@ -6,7 +6,7 @@ import type { Principal } from '../authz/principal';
 import { idOf } from '../../protocol/api/resource-names';
 import { isPermanentGlobalMac } from '../../protocol/hardware-claims';
 import { invalidMac, issueJoinToken } from './issue';
-import { createdJoinToken, idempotencyKey, parseInput, ttlSeconds, type CreatedJoinToken } from '../../protocol/api/token-schemas';
+import { createdJoinToken, idempotencyKey, ttlSeconds, type CreatedJoinToken } from '../../protocol/api/token-schemas';
 
 /** At most 16 uses for a site token (joining.md "Token roles"). */
 export const SITE_TOKEN_MAX_USES = 16;
@@ -50,29 +50,28 @@ async function loadManagedSite(db: Db, principal: Principal, tenantId: string, s
 export async function createDiscoveryToken(
   db: Db,
   principal: Principal,
-  input: z.input<typeof createDiscoveryTokenInput>,
+  input: z.infer<typeof createDiscoveryTokenInput>,
 ): Promise<CreatedJoinToken> {
-  const valid = parseInput(createDiscoveryTokenInput, input);
   // Checked here so that the error names the field this caller sent (`mac`), not issueJoinToken's `boundMac`.
-  if (!isPermanentGlobalMac(valid.mac)) throw invalidMac('mac');
-  const site = await loadManagedSite(db, principal, valid.tenantId, valid.siteId);
+  if (!isPermanentGlobalMac(input.mac)) throw invalidMac('mac');
+  const site = await loadManagedSite(db, principal, input.tenantId, input.siteId);
   const { record, token } = await db.$transaction((tx) =>
     issueJoinToken(tx, {
       tenantId: site.ownerTenantId,
       poolId: null,
       siteId: site.id,
       role: 'discovery',
-      ttlSeconds: valid.ttlSeconds,
+      ttlSeconds: input.ttlSeconds,
       maxUses: 1,
-      boundMac: valid.mac,
+      boundMac: input.mac,
       discovery: {
-        ip: valid.ip ?? null,
-        workflowId: valid.workflowId ?? null,
+        ip: input.ip ?? null,
+        workflowId: input.workflowId ?? null,
         vouchedBy: principal.actor,
-        bootLeaseEpoch: valid.bootLeaseEpoch ?? null,
+        bootLeaseEpoch: input.bootLeaseEpoch ?? null,
       },
       createdBy: principal.actor,
-      idempotencyKey: valid.idempotencyKey ?? null,
+      idempotencyKey: input.idempotencyKey ?? null,
     }),
   );
   return token === undefined ? record : { ...record, token };
@@ -82,20 +81,19 @@ export async function createDiscoveryToken(
 export async function createSiteToken(
   db: Db,
   principal: Principal,
-  input: z.input<typeof createSiteTokenInput>,
+  input: z.infer<typeof createSiteTokenInput>,
 ): Promise<CreatedJoinToken> {
-  const valid = parseInput(createSiteTokenInput, input);
-  const site = await loadManagedSite(db, principal, valid.tenantId, valid.siteId);
+  const site = await loadManagedSite(db, principal, input.tenantId, input.siteId);
   const { record, token } = await db.$transaction((tx) =>
     issueJoinToken(tx, {
       tenantId: site.ownerTenantId,
       poolId: null,
       siteId: site.id,
       role: 'site',
-      ttlSeconds: valid.ttlSeconds,
-      maxUses: valid.maxUses,
+      ttlSeconds: input.ttlSeconds,
+      maxUses: input.maxUses,
       createdBy: principal.actor,
-      idempotencyKey: valid.idempotencyKey ?? null,
+      idempotencyKey: input.idempotencyKey ?? null,
     }),
   );
   return token === undefined ? record : { ...record, token };

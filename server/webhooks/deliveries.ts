@@ -6,7 +6,8 @@ import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { WEBHOOK_TEST_EVENT_TYPE } from '../events/event-types';
-import type { DeliveryRecord, listDeliveriesInput, redeliverInput, webhookRef } from './schemas';
+import type { listDeliveriesInput, redeliverInput, webhookRef } from './schemas';
+import type { DeliveryRecord } from '../../protocol/api/webhook-schemas';
 
 /** The channel the outbox trigger and these functions NOTIFY; every instance's delivery worker LISTENs. */
 export const WEBHOOK_DELIVERIES_CHANNEL = 'compute_webhook_deliveries';

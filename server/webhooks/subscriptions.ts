@@ -7,7 +7,8 @@ import type { Principal } from '../authz/principal';
 import { WEBHOOK_EVENT_TYPES } from '../events/event-types';
 import { publishEvent, writeAudit } from '../events/publish';
 import { allowsPrivateTargets } from './config';
-import type { createWebhookInput, listWebhooksInput, updateWebhookInput, webhookRef, WebhookRecord } from './schemas';
+import type { createWebhookInput, listWebhooksInput, updateWebhookInput, webhookRef } from './schemas';
+import type { WebhookRecord } from '../../protocol/api/webhook-schemas';
 import { newWebhookSecret, sealWebhookSecret, serverSecrets } from './secret';
 import { checkWebhookUrl } from './target';
 

@@ -253,7 +253,8 @@ describe('signed webhooks', () => {
       await subscribe('/queue', ['node.join-request.created', 'security.join-request.rejected', 'node.join-request.expired']);
       const pending = async () => {
         const mac = randomMac();
-        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+        const token = (await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 }))
+          .token!;
         const answer = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
           role: 'discovery',
           attestor: 'discovery',

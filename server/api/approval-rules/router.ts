@@ -1,6 +1,5 @@
 import { requirePermission, router } from '../trpc';
 import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from '../../rules/rules';
-import { z } from 'zod';
 import {
   createRuleInput,
   deleteRuleInput,
@@ -29,7 +28,7 @@ export const approvalRulesRouter = router({
     .mutation(({ ctx, input }) => updateRule(ctx.db, ctx.principal, input)),
   move: requirePermission('compute:sites:manage')
     .input(moveRuleInput)
-    .output(z.object({ items: z.array(ruleRecord) }).strict())
+    .output(ruleList)
     .mutation(async ({ ctx, input }) => ({ items: await moveRule(ctx.db, ctx.principal, input) })),
   delete: requirePermission('compute:sites:manage')
     .input(deleteRuleInput)

@@ -1,6 +1,7 @@
 import { requirePermission, router } from '../trpc';
 import { authorize, resource } from '../../authz/authorize';
-import { eventPage, listEvents, listEventsInput } from '../../events/list-events';
+import { listEvents, listEventsInput } from '../../events/list-events';
+import { eventPage } from '../../../protocol/api/event-schemas';
 import { watchEvents } from '../../events/listener';
 import { processServices } from '../../boot/services';
 import { guardedStream } from '../live-streams';

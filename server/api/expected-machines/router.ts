@@ -1,20 +1,7 @@
 import { requirePermission, router } from '../trpc';
-import {
-  expectedList,
-  importExpectedAnswer,
-  importExpectedInput,
-  importExpectedMachines,
-  listExpectedInput,
-  listExpectedMachines,
-} from '../../expected/expected';
-import {
-  deleteExpectedAnswer,
-  deleteExpectedInput,
-  deleteExpectedMachines,
-  listUnmatchedArrivals,
-  unmatchedAnswer,
-  unmatchedInput,
-} from '../../expected/manage';
+import { importExpectedInput, importExpectedMachines, listExpectedInput, listExpectedMachines } from '../../expected/expected';
+import { deleteExpectedInput, deleteExpectedMachines, listUnmatchedArrivals, unmatchedInput } from '../../expected/manage';
+import { deleteExpectedAnswer, expectedList, importExpectedAnswer, unmatchedAnswer } from '../../../protocol/api/expected-schemas';
 
 /** A site's expected machines: imported lists whose machines join without waiting for a person. */
 export const expectedMachinesRouter = router({

@@ -6,13 +6,12 @@ import {
   acceptInvitationInput,
   createInvitation,
   createInvitationInput,
-  createdInvitation,
-  invitationRecord,
   listInvitations,
   listInvitationsInput,
   revokeInvitation,
   revokeInvitationInput,
 } from '../../operators/invitations';
+import { createdInvitation, invitationList, invitationRecord } from '../../../protocol/api/operator-schemas';
 
 /** Invitations to a tenant: one-time links an admin hands out; `accept` needs no session (the link is the proof). */
 export const invitationsRouter = router({
@@ -22,7 +21,7 @@ export const invitationsRouter = router({
     .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:operators:read')
     .input(listInvitationsInput)
-    .output(z.object({ items: z.array(invitationRecord) }))
+    .output(invitationList)
     .query(async ({ ctx, input }) => ({ items: await listInvitations(ctx.db, ctx.principal, input) })),
   revoke: requirePermission('compute:operators:manage')
     .input(revokeInvitationInput)

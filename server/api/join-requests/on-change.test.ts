@@ -37,7 +37,7 @@ describe('joinRequests.onChange over server-sent events', () => {
     // The subscription's LISTEN is in place once the stream started; give it a moment.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const mac = randomMac();
-    const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac })).token!;
+    const token = (await createDiscoveryToken(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 })).token!;
     const pending = await agentJoin(h, token, machineClaims({ macs: [mac] }), {
       role: 'discovery',
       attestor: 'discovery',

@@ -3,7 +3,7 @@ import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { watchJoinRequests } from '../../requests/listener';
 import { processServices } from '../../boot/services';
-import { getJoinRequestInput } from '../../../protocol/api/join-request-schemas';
+import { getJoinRequestInput, type JoinRequestChange } from '../../../protocol/api/join-request-schemas';
 
 const onChangeInput = getJoinRequestInput.omit({ requestId: true });
 
@@ -24,5 +24,5 @@ export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
       open: (pool, stop) =>
         watchJoinRequests(processServices().joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
     });
-    for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds };
+    for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds } satisfies JoinRequestChange;
   });

@@ -1,20 +1,19 @@
-import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import {
   listOperators,
   listOperatorsInput,
-  operatorRecord,
   removeOperator,
   removeOperatorInput,
   setOperatorRole,
   setOperatorRoleInput,
 } from '../../operators/members';
+import { operatorList, operatorRecord, operatorRemoved } from '../../../protocol/api/operator-schemas';
 
 /** A tenant's operators: listed, re-roled and removed by its admins (the last admin stays). */
 export const operatorsRouter = router({
   list: requirePermission('compute:operators:read')
     .input(listOperatorsInput)
-    .output(z.object({ items: z.array(operatorRecord) }))
+    .output(operatorList)
     .query(async ({ ctx, input }) => ({ items: await listOperators(ctx.db, ctx.principal, input) })),
   setRole: requirePermission('compute:operators:manage')
     .input(setOperatorRoleInput)
@@ -22,6 +21,6 @@ export const operatorsRouter = router({
     .mutation(({ ctx, input }) => setOperatorRole(ctx.db, ctx.principal, input)),
   remove: requirePermission('compute:operators:manage')
     .input(removeOperatorInput)
-    .output(z.object({ removed: z.literal(true) }))
+    .output(operatorRemoved)
     .mutation(({ ctx, input }) => removeOperator(ctx.db, ctx.principal, input)),
 });

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { archivePool, createPool, getPool, listPools, updatePool } from '../../pools/pools';
-import { createPoolInput, listPoolsInput, poolRecord, poolRefInput, updatePoolInput } from '../../../protocol/api/pool-schemas';
+import { createPoolInput, listPoolsInput, poolList, poolRecord, poolRefInput, updatePoolInput } from '../../../protocol/api/pool-schemas';
 import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
 
 export const poolsRouter = router({
@@ -11,7 +10,7 @@ export const poolsRouter = router({
     .mutation(({ ctx, input }) => createPool(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:pools:read')
     .input(listPoolsInput)
-    .output(z.object({ items: z.array(poolRecord) }))
+    .output(poolList)
     .query(async ({ ctx, input }) => ({ items: await listPools(ctx.db, ctx.principal, input) })),
   get: requirePermission('compute:pools:read')
     .input(poolRefInput)

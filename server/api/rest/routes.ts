@@ -1,3 +1,6 @@
+import type { AnyTRPCMutationProcedure, AnyTRPCQueryProcedure } from '@trpc/server';
+import type { AppRouter } from '../root';
+
 /**
  * The REST surface for automation: each route is an adapter over one tRPC procedure, so both APIs share
  * validation, authorization and the error model. Path parameters and the query (GET) or JSON body
@@ -12,9 +15,46 @@ export interface RestRoute {
   maxBodyBytes?: number;
 }
 
+type Procedures = AppRouter['_def']['record'];
+type Group = keyof Procedures & string;
+/** Every procedure of the router as `group.name`. */
+type ProcedurePath = { [G in Group]: `${G}.${keyof Procedures[G] & string}` }[Group];
+type ProcedureAt<P extends ProcedurePath> = P extends `${infer G extends Group}.${infer N}`
+  ? N extends keyof Procedures[G]
+    ? Procedures[G][N]
+    : never
+  : never;
+/** A query is read with GET, a mutation with POST; a subscription has no REST route. */
+type MethodOf<P extends ProcedurePath> =
+  ProcedureAt<P> extends AnyTRPCQueryProcedure ? 'GET' : ProcedureAt<P> extends AnyTRPCMutationProcedure ? 'POST' : never;
+type InputOf<P extends ProcedurePath> = ProcedureAt<P>['_def']['$types']['input'];
+/** The `{name}` parameters of a path. */
+type PathParams<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}` ? Name | PathParams<Rest> : never;
+/** The parameters that are not a field of the procedure's input taking text (the handler merges them in). */
+type StrayParams<P extends ProcedurePath, Path extends string> = Exclude<
+  PathParams<Path>,
+  { [K in keyof InputOf<P> & string]: [Extract<InputOf<P>[K], string>] extends [never] ? never : K }[keyof InputOf<P> & string]
+>;
+
+/** A route as written: its procedure must exist, and its method be the procedure's. */
+type RouteSpec = { [P in ProcedurePath]: Omit<RestRoute, 'method' | 'procedure'> & { method: MethodOf<P>; procedure: P } }[ProcedurePath];
+/** Each route's path, or the message naming its parameters that its procedure's input lacks. */
+type CheckedPaths<R extends readonly RouteSpec[]> = {
+  [I in keyof R]: R[I] extends { procedure: infer P extends ProcedurePath; path: infer Path extends string }
+    ? [StrayParams<P, Path>] extends [never]
+      ? R[I]
+      : R[I] & { error: `${Path}: {${StrayParams<P, Path>}} is not a text field of ${P}'s input` }
+    : R[I];
+};
+
+/** The route table, checked by `tsc` against the router (routes.test.ts shows what fails to compile). */
+export function restRoutes<const R extends readonly RouteSpec[]>(routes: R & CheckedPaths<R>): readonly RestRoute[] {
+  return routes;
+}
+
 const T = '/v1/tenants/{tenantId}';
 
-export const REST_ROUTES: RestRoute[] = [
+export const REST_ROUTES = restRoutes([
   { method: 'GET', path: '/v1/tenants', procedure: 'tenants.list', summary: 'List the tenants you can see' },
   { method: 'POST', path: '/v1/tenants', procedure: 'tenants.create', summary: 'Create a tenant' },
   { method: 'GET', path: `${T}/sites`, procedure: 'sites.list', summary: "List a tenant's sites" },
@@ -253,7 +293,7 @@ export const REST_ROUTES: RestRoute[] = [
     procedure: 'webhooks.redeliver',
     summary: 'Send a delivery again, under the same webhook-id',
   },
-];
+]);
 
 /** The status of a success: 201 for a POST that creates, else 200. */
 export function successStatus(route: RestRoute): 200 | 201 {

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
-import { archiveSite, createSite, createSiteInput, getSite, listSites, listSitesInput, siteRecord, siteRefInput } from '../../sites/sites';
+import { archiveSite, createSite, createSiteInput, getSite, listSites, listSitesInput, siteRefInput } from '../../sites/sites';
+import { siteList, siteRecord } from '../../../protocol/api/site-schemas';
 import { updateSite, updateSiteInput } from '../../sites/update';
 
 export const sitesRouter = router({
@@ -10,7 +10,7 @@ export const sitesRouter = router({
     .mutation(({ ctx, input }) => createSite(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:sites:read')
     .input(listSitesInput)
-    .output(z.object({ items: z.array(siteRecord) }))
+    .output(siteList)
     .query(async ({ ctx, input }) => ({ items: await listSites(ctx.db, ctx.principal, input) })),
   get: requirePermission('compute:sites:read')
     .input(siteRefInput)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
-import { createTenant, createTenantInput, listTenants, tenantRecord } from '../../tenants/tenants';
+import { createTenant, createTenantInput, listTenants } from '../../tenants/tenants';
+import { tenantList, tenantRecord } from '../../../protocol/api/tenant-schemas';
 
 export const tenantsRouter = router({
   create: requirePermission('compute:tenants:manage')
@@ -9,6 +10,6 @@ export const tenantsRouter = router({
     .mutation(({ ctx, input }) => createTenant(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:tenants:read')
     .input(z.object({}).optional())
-    .output(z.object({ items: z.array(tenantRecord) }))
+    .output(tenantList)
     .query(async ({ ctx }) => ({ items: await listTenants(ctx.db, ctx.principal) })),
 });

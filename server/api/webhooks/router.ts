@@ -1,17 +1,21 @@
-import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
 import { listDeliveries, redeliver, sendTestWebhook } from '../../webhooks/deliveries';
 import {
   createWebhookInput,
-  deliveryRecord,
   listDeliveriesInput,
   listWebhooksInput,
   redeliverInput,
   updateWebhookInput,
-  webhookRecord,
   webhookRef,
-  webhookWithSecret,
 } from '../../webhooks/schemas';
+import {
+  deliveryList,
+  deliveryRecord,
+  webhookEventTypeList,
+  webhookList,
+  webhookRecord,
+  webhookWithSecret,
+} from '../../../protocol/api/webhook-schemas';
 import {
   createWebhook,
   deleteWebhook,
@@ -26,7 +30,7 @@ import {
 export const webhooksRouter = router({
   eventTypes: requirePermission('compute:webhooks:read')
     .input(listWebhooksInput)
-    .output(z.object({ items: z.array(z.string()) }))
+    .output(webhookEventTypeList)
     .query(async ({ ctx, input }) => ({ items: await listWebhookEventTypes(ctx.db, ctx.principal, input) })),
   create: requirePermission('compute:webhooks:manage')
     .input(createWebhookInput)
@@ -34,7 +38,7 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) => createWebhook(ctx.db, ctx.principal, input)),
   list: requirePermission('compute:webhooks:read')
     .input(listWebhooksInput)
-    .output(z.object({ items: z.array(webhookRecord) }))
+    .output(webhookList)
     .query(async ({ ctx, input }) => ({ items: await listWebhooks(ctx.db, ctx.principal, input) })),
   get: requirePermission('compute:webhooks:read')
     .input(webhookRef)
@@ -58,7 +62,7 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) => sendTestWebhook(ctx.db, ctx.principal, input)),
   deliveries: requirePermission('compute:webhooks:read')
     .input(listDeliveriesInput)
-    .output(z.object({ items: z.array(deliveryRecord) }))
+    .output(deliveryList)
     .query(async ({ ctx, input }) => ({ items: await listDeliveries(ctx.db, ctx.principal, input) })),
   redeliver: requirePermission('compute:webhooks:manage')
     .input(redeliverInput)

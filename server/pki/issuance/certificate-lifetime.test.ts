@@ -100,13 +100,14 @@ describe('node certificates last at most their lifetime, the backdate included',
       ip: '10.1.2.3',
       workflowId: 'wf-9',
       bootLeaseEpoch: 42,
+      ttlSeconds: 3600,
     });
     const keys = generateNodeKeyAndCsr();
     const claims = machineClaims({ macs: [mac] });
     const pending = await pxeJoin(created.token!, mac, keys, claims);
     const requestId = (pending.answer as unknown as { status: string; requestId: string }).requestId;
     expect(pending.answer).toMatchObject({ status: 'pending' });
-    await approveJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId });
+    await approveJoinRequest(db(), t.operator, { ttlSeconds: 3600, tenantId: t.tenantId, poolId: t.poolId, requestId });
     const admitted = await pxeJoin(created.token!, mac, keys, claims);
     expect(admitted.answer).toMatchObject({ status: 'joined', role: 'ramdisk' });
     expectLifetime(admitted.answer!.certificateChain[0]!, MAX_RAMDISK_CERT_TTL_SECONDS, Date.now());

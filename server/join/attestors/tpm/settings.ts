@@ -5,6 +5,5 @@ export {
   MAX_EK_ALLOW_LIST,
   tpmPoolPolicySchema,
   tpmSiteSettings,
-  tpmSiteSettingsSchema,
   type TpmSiteSettings,
 } from '../../../../protocol/api/tpm-settings';

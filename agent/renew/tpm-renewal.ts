@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { renewPopMessage } from '../../protocol/renew-wire';
+import type { TpmCsr } from '../tpm/csr';
+import { createTpmCsr } from '../tpm/csr';
+import { withTpm } from '../tpm/identify';
+import { createNodeKey, encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from '../tpm/keys';
+import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError, type TpmKeyAttestationBody } from '../tpm/renewal';
+import { tpmTlsSigner } from '../tpm/tls-signer';
+import type { ClientIdentity } from './gateway-client';
+import { AK_KEY_FILE } from '../identity-store';
+import type { NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
+import { chainToPem } from './gateway-client';
+
+/** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
+interface TpmRenewalParts {
+  readonly nodeKey: TpmKeyBlob;
+  readonly csr: TpmCsr;
+  readonly keyAttestation?: TpmKeyAttestationBody;
+  readonly clientTime: number;
+  readonly popSig: Buffer;
+}
+
+/** The next key of a leaf without an AK statement: made in the TPM all the same, proved by possession only. */
+async function nextUnattestedKey(tpm: Parameters<typeof prepareTpmRenewal>[0]) {
+  return withStoragePrimary(tpm, async (srk) => {
+    const nodeKey = await createNodeKey(tpm, srk);
+    const handle = await loadKey(tpm, srk, nodeKey);
+    try {
+      return { nodeKey, csr: await createTpmCsr(tpm, handle, nodeKey.publicArea) };
+    } finally {
+      await tpm.flush(handle);
+    }
+  });
+}
+
+/**
+ * Everything a renewal of a TPM-held key needs, in one session with the TPM: the next node key and its CSR
+ * (signed in the TPM), the AK's Certify of it when the leaf names an AK (`urn:bc:tpm-ak:`), and the proof of
+ * possession by the current key. It throws, so nothing is sent, when the TPM cannot be opened, the leaf names an
+ * AK and no AK blob is kept, the blob does not load (a cleared or replaced TPM), or the TPM's AK is another.
+ *
+ * @throws TpmRenewalError, TpmError, or the TPM's transport error.
+ */
+export async function prepareTpmRenewalParts(current: TpmLoadedIdentity, now: () => number): Promise<TpmRenewalParts> {
+  const { ak, akStatement, nodeKey, address } = current.tpm;
+  return withTpm(address, async (tpm) => {
+    let next: { nodeKey: TpmKeyBlob; csr: TpmCsr; keyAttestation?: TpmKeyAttestationBody };
+    if (akStatement) {
+      if (!ak)
+        throw new TpmRenewalError(
+          `the certificate names ${akStatement}, but the identity directory holds no ${AK_KEY_FILE}: the renewal needs that AK`,
+        );
+      next = await prepareTpmRenewal(tpm, { ak, akStatement });
+    } else {
+      next = await nextUnattestedKey(tpm);
+    }
+    const clientTime = Math.floor(now() / 1000);
+    const message = renewPopMessage(next.csr.csrSha256, current.identity.nodeId, clientTime);
+    const popSig = await signWithTpmKey(tpm, nodeKey, createHash('sha256').update(message).digest());
+    return { ...next, clientTime, popSig };
+  });
+}
+
+/** The renewed identity of a TPM-held key: `node.key` becomes the next key's blob; the AK stays. */
+export function renewedTpmIdentity(
+  current: TpmLoadedIdentity,
+  parts: TpmRenewalParts,
+  renewed: { chain: string[]; leaf: TpmLoadedIdentity['leaf'] },
+): TpmLoadedIdentity {
+  return {
+    ...current,
+    identity: { ...current.identity, privateKeyPem: encodeKeyBlob(parts.nodeKey), certificateChain: renewed.chain },
+    tpm: { ...current.tpm, nodeKey: parts.nodeKey },
+    leaf: renewed.leaf,
+    notBefore: new Date(renewed.leaf.validFrom),
+    notAfter: new Date(renewed.leaf.validTo),
+  };
+}
+
+/**
+ * What the gateway's mutual TLS presents for an identity: the PEM key and leaf, or, for a TPM-held key, a signer
+ * that has the TPM sign the TLS 1.3 CertificateVerify (agent/tls13).
+ */
+export function clientIdentityOf(current: NodeLoadedIdentity): ClientIdentity {
+  const leaf = current.identity.certificateChain[0]!;
+  if (current.tpm) return { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) };
+  return { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
+}

@@ -1,0 +1,113 @@
+/**
+ * A client process of `bench:sessions`: keeps the sessions of its share of the machines, each with the agent's
+ * own session loop (agent/session/loop.ts), identities in memory, and renews on those sessions' connections
+ * when the benchmark asks. Several of these share the machines so that no one client process holds ten
+ * thousand TLS connections on one event loop (and one descriptor table); the benchmark forks them and talks
+ * to them over the IPC channel:
+ *
+ *   parent → client: { type: 'identities', items: [{ keyPem, record }] }   (then more, in batches)
+ *                    { type: 'start', target, startJitterMs, concurrentOpens }   open the sessions
+ *                    { type: 'prepare', indices }                           make the renewals' keys and CSRs
+ *                    { type: 'renew', id, index }                           renew machine `index` on its session
+ *                    { type: 'stop' }                                       close everything and exit
+ *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error? }
+ */
+import { setMaxListeners } from 'node:events';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
+import type { GatewayTarget } from '../agent/renew/gateway-client';
+import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
+import { renewIdentity } from '../agent/renew/renew';
+import { runSessionLoop } from '../agent/session/loop';
+import { openSession, type AgentSession } from '../agent/session/session-client';
+
+type Message =
+  | { type: 'identities'; items: Array<{ keyPem: string; record: Parameters<typeof parseIdentity>[1] }> }
+  | { type: 'start'; target: GatewayTarget & { basePath: string }; startJitterMs: number; concurrentOpens: number }
+  | { type: 'prepare'; indices: number[] }
+  | { type: 'renew'; id: number; index: number }
+  | { type: 'stop' };
+
+const send = (message: object) => process.send!(message);
+const identities: LoadedIdentity[] = [];
+const current: Array<AgentSession | null> = [];
+const nextKeys = new Map<number, NodeKeyAndCsr>();
+const controller = new AbortController();
+// Every session loop of this process listens on the one signal.
+setMaxListeners(0, controller.signal);
+let target: (GatewayTarget & { basePath: string }) | null = null;
+let loops: Array<Promise<number>> = [];
+
+/**
+ * At most `limit` sessions being opened at once by this process. Real agents are each on their own machine;
+ * here a few processes stand in for thousands, and on a shared 2-core machine one that starts every
+ * handshake at once completes none of them within the timeouts (each waits for all the others' turns).
+ */
+function boundedOpen(limit: number): typeof openSession {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (...args) => {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await openSession(...args);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+process.on('message', (message: Message) => {
+  switch (message.type) {
+    case 'identities':
+      for (const item of message.items) identities.push(parseIdentity(item.keyPem, item.record));
+      send({ type: 'loaded', count: identities.length });
+      return;
+    case 'start': {
+      target = message.target;
+      const open = boundedOpen(message.concurrentOpens);
+      loops = identities.map((identity, i) => {
+        current.push(null);
+        return runSessionLoop({
+          identityDir: '(memory)',
+          ...message.target,
+          agentVersion: 'bench',
+          signal: controller.signal,
+          log: () => {},
+          startJitterMs: message.startJitterMs,
+          openSession: open,
+          store: { load: async () => identity, replace: async () => {} },
+          // No renewal by the loops during the run: the renewal phase times its own.
+          renewalDelay: () => 24 * 3_600_000,
+          onSession: (s) => (current[i] = s),
+        });
+      });
+      return;
+    }
+    case 'prepare':
+      for (const index of message.indices) nextKeys.set(index, generateNodeKeyAndCsr());
+      send({ type: 'prepared' });
+      return;
+    case 'renew': {
+      const session = current[message.index];
+      const done = (error?: string) => send({ type: 'renewed', id: message.id, ...(error ? { error } : {}) });
+      if (!session || !target) return done(`machine ${message.index} has no session`);
+      renewIdentity(identities[message.index]!, target, Date.now, nextKeys.get(message.index), (pathname, body) =>
+        session.post(pathname, body),
+      ).then(
+        () => done(),
+        (error: Error) => done(error.message),
+      );
+      return;
+    }
+    case 'stop':
+      controller.abort();
+      for (const s of current) s?.close();
+      void Promise.all(loops).finally(() => process.exit(0));
+      return;
+    default:
+      message satisfies never;
+  }
+});
+send({ type: 'started' });

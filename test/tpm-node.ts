@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { writeIdentity } from '../agent/identity-store';
+import { withTpm } from '../agent/tpm/identify';
+import { createAttestationKey, createNodeKey, encodeKeyBlob, withStoragePrimary, type TpmKeyBlob } from '../agent/tpm/keys';
+import { p256SpkiOf } from '../agent/tpm/public-area';
+import { akStatementOfName } from '../agent/tpm/renewal';
+import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
+import { testDb } from './db';
+import { createTestTenant } from './fixtures';
+import { mintToken } from './join-harness';
+import { joinThroughGateway, type RenewHarness } from './renew-harness';
+
+/** An AK made in the TPM at `address` (`swtpm:HOST:PORT`), and the statement a certified `tpm` join writes for it. */
+export const makeAk = (address: string) =>
+  withTpm(address, (tpm) =>
+    withStoragePrimary(tpm, async (srk): Promise<[TpmKeyBlob, string]> => {
+      const blob = await createAttestationKey(tpm, srk);
+      const { handle, name } = await tpm.load(srk, blob.privateBlob, blob.publicArea);
+      await tpm.flush(handle);
+      return [blob, akStatementOfName(name)];
+    }),
+  );
+
+/**
+ * A bcd data directory of a TPM-bound node: joined through the gateway with a token, then its certificate replaced
+ * by one for a key made in the TPM at `address` that names `ak` (what an admitted `tpm` join writes: issued by the
+ * node CA and recorded in node_certs), `node.key` that key's blob and `ak.key` the AK's.
+ */
+export async function tpmBoundNode(r: RenewHarness, address: string, ak: { blob: TpmKeyBlob; statement: string }, dir?: string) {
+  const t = await createTestTenant(testDb());
+  const joined = await joinThroughGateway(r, (await mintToken(t)).token!);
+  const { answer } = joined;
+  const key = await withTpm(address, (tpm) => withStoragePrimary(tpm, (srk) => createNodeKey(tpm, srk)));
+  const spki = p256SpkiOf(key.publicArea);
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: spki,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: answer.siteId,
+    nodeId: answer.nodeId,
+    role: 'node',
+    notBefore: new Date(Date.now() - 60_000),
+    ttlSeconds: 3600,
+    extraUris: [ak.statement],
+  });
+  await testDb().nodeCert.create({
+    data: {
+      serial: cert.serialHex,
+      nodeId: answer.nodeId,
+      identityGeneration: 1,
+      role: 'node',
+      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
+      der: new Uint8Array(cert.der),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    },
+  });
+  const identityDir = dir ?? joined.dir;
+  await writeIdentity(
+    identityDir,
+    {
+      privateKeyPem: encodeKeyBlob(key),
+      certificateChain: [cert.der.toString('base64'), answer.certificateChain[1]!],
+      nodeId: answer.nodeId,
+      siteId: answer.siteId,
+      trustDomain: answer.trustDomain,
+      role: 'node',
+    },
+    { reset: true, akKey: encodeKeyBlob(ak.blob) },
+  );
+  return { dir: identityDir, tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId, key };
+}
