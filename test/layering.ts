@@ -20,7 +20,7 @@ import ts from 'typescript';
  * stream reader; an agent test builds a real PKI with the server's code). Every other rule holds for them.
  */
 
-export interface ImportEdge {
+interface ImportEdge {
   /** The importing file, relative to the root (POSIX). */
   file: string;
   line: number;
@@ -31,7 +31,7 @@ export interface ImportEdge {
   typeOnly: boolean;
 }
 
-export interface Exception {
+interface Exception {
   file: string;
   target: string;
   reason: string;
@@ -40,7 +40,7 @@ export interface Exception {
 /**
  * Imports that break a rule on purpose. Keep this tiny, and give each a reason.
  */
-export const EXCEPTIONS: Exception[] = [
+const EXCEPTIONS: Exception[] = [
   {
     file: 'server/boot/http-server.ts',
     target: 'next',

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Provider } from 'oidc-provider';
 
 /** A person the test provider knows, by login: the claims its ID tokens carry. */
-export interface TestPerson {
+interface TestPerson {
   email: string;
   email_verified: boolean;
   name?: string;
@@ -103,7 +103,7 @@ class CookieJar {
   }
 }
 
-export interface SsoSignInResult {
+interface SsoSignInResult {
   /** Where the console sent the browser after the provider's callback. */
   location: string;
   /** The console's session cookie header (`next-auth.session-token=…`), or null when none was set. */

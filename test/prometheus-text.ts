@@ -4,7 +4,7 @@
  * a family declared twice, a duplicate series, a bad escape, histogram buckets that are not cumulative or
  * whose +Inf bucket is not the count).
  */
-export interface Sample {
+interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;
@@ -150,7 +150,3 @@ export function sampleValue(families: Map<string, Family>, name: string, labels:
   }
   return 0;
 }
-
-/** Every series of `name`. */
-export const seriesOf = (families: Map<string, Family>, name: string): Sample[] =>
-  [...families.values()].flatMap((f) => f.samples.filter((s) => s.name === name));

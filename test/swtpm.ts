@@ -19,7 +19,7 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
 /** Fails loudly, never skips: the TPM tests are part of the suite, and `npm test` installs swtpm. */
-export function requireSwtpm(): void {
+function requireSwtpm(): void {
   const probe = spawnSync('swtpm', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new Error('swtpm is not installed, and the TPM tests need it: apt-get install -y swtpm swtpm-tools');

@@ -17,9 +17,9 @@ import path from 'node:path';
  * A new ordinary test file lands in unit or integration by itself; only soak is a list. `test/tiers.test.ts`
  * checks that vitest runs every test file of the tree in exactly one project.
  */
-export type Tier = 'unit' | 'integration' | 'soak';
+type Tier = 'unit' | 'integration' | 'soak';
 
-export const SOAK_FILES = [
+const SOAK_FILES = [
   'server/join/join-max-uses-load.test.ts',
   'server/join/join-overlap-exactness.test.ts',
   // Kills a server with SIGKILL and starts it twice more on the orphaned PostgreSQL's data directory.
@@ -31,7 +31,7 @@ export const SOAK_FILES = [
   'test/reliability/two-servers.test.ts',
 ];
 
-export const INTEGRATION_MARKERS = [
+const INTEGRATION_MARKERS = [
   'test/db.ts',
   'server/db/embedded.ts',
   'test/server-process.ts',
@@ -45,7 +45,7 @@ export const INTEGRATION_MARKERS = [
 const SKIPPED = new Set(['node_modules', '.git', '.next', '.data', '.build', '.cache', 'dist', 'e2e', 'test-results']);
 
 /** Every `*.test.ts` under `root`, as POSIX paths relative to it, sorted. */
-export function findTestFiles(root: string, dir = ''): string[] {
+function findTestFiles(root: string, dir = ''): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
     const rel = dir ? `${dir}/${entry.name}` : entry.name;

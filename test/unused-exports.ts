@@ -10,17 +10,24 @@ import { resolveSpecifier, sourceFiles } from './layering';
  * `import * as`, `export * from` and a dynamic `import()` use every export of their module.
  *
  * Exempt: the exports Next reads by convention from app/ (pages, layouts, route handlers, their `metadata`,
- * `dynamic` and the like) and proxy.ts, and the default export of tool configuration files.
+ * `dynamic` and the like) and proxy.ts, and the default export of tool configuration files. A module a tool
+ * configuration names by path for the tool to load (vitest's `globalSetup`) counts as used whole, like a
+ * dynamic `import()` of it.
  */
+
+/** Configuration keys whose string values are paths of modules the tool loads (and reads exports of). */
+const TOOL_LOADED_MODULE_KEYS = new Set(['globalSetup']);
+
+const isToolConfigFile = (file: string) => /^(next|vitest|playwright|prisma)\.config\.ts$/.test(file);
 
 /** Files whose exports a framework or tool reads by name. */
 const isConventionFile = (file: string) =>
   (/^app\//.test(file) && /\/(page|layout|route|not-found|error|loading|template|default|global-error)\.tsx?$/.test(file)) ||
   /^app\/(sitemap|robots|manifest|icon|opengraph-image)\.tsx?$/.test(file) ||
   file === 'proxy.ts' ||
-  /^(next|vitest|playwright|prisma)\.config\.ts$/.test(file);
+  isToolConfigFile(file);
 
-export interface UnusedExport {
+interface UnusedExport {
   file: string;
   name: string;
   line: number;
@@ -59,6 +66,14 @@ function factsOf(root: string, file: string): FileFacts {
     }
     ts.forEachChild(node, visit);
   };
+  // `globalSetup: ['./test/global-setup.ts']` (or one string): the tool imports that module by its path.
+  const visitConfig = (node: ts.Node) => {
+    if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && TOOL_LOADED_MODULE_KEYS.has(node.name.text)) {
+      const values = ts.isArrayLiteralExpression(node.initializer) ? [...node.initializer.elements] : [node.initializer];
+      for (const value of values) if (ts.isStringLiteralLike(value)) use(value, ['*']);
+    }
+    ts.forEachChild(node, visitConfig);
+  };
 
   for (const statement of sf.statements) {
     if (ts.isImportDeclaration(statement)) {
@@ -96,6 +111,7 @@ function factsOf(root: string, file: string): FileFacts {
   }
   // import() expressions and types can sit anywhere; only a file that writes one needs the whole tree walked.
   if (/\bimport\s*\(/.test(source)) sf.statements.forEach(visit);
+  if (isToolConfigFile(file)) sf.statements.forEach(visitConfig);
   return { exports, uses };
 }
 

@@ -1,7 +1,7 @@
 import type { SeededRandom } from './seeded-random';
 
 /** A generated request body and how it was made (enough to read a failure; the seed replays it exactly). */
-export interface MutatedBody {
+interface MutatedBody {
   body: Buffer;
   description: string;
 }
