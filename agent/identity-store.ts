@@ -30,7 +30,7 @@ export const AK_KEY_FILE = 'ak.key';
  * (agent/renew/identity.ts, PREVIOUS_SUFFIX), and the next key and journal joining.md names, so nothing of
  * the old identity stays where a later load could pair it with the new one.
  */
-export const RESET_FILES: readonly string[] = [
+const RESET_FILES: readonly string[] = [
   IDENTITY_FILE,
   NODE_KEY_FILE,
   `${IDENTITY_FILE}.previous`,

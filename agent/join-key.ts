@@ -4,7 +4,7 @@ import { spkiPin } from '../protocol/pins';
 import type { EncryptionJwk } from './seal-token';
 
 /** Where to find the JoinService encryption key, and the pin it must match. */
-export interface LoadJoinEncryptionKeyOptions {
+interface LoadJoinEncryptionKeyOptions {
   /** `join-encryption.jwk`, written by the install script; skipped when absent. */
   readonly jwkPath?: string;
   /** `join_encryption_key_pin`: `sha256/` + base64 of the SHA-256 of the key's SPKI DER. */
@@ -22,7 +22,7 @@ export interface LoadJoinEncryptionKeyOptions {
 }
 
 /** The pinned JoinService encryption key and where it came from. */
-export interface JoinEncryptionKey {
+interface JoinEncryptionKey {
   readonly jwk: EncryptionJwk;
   readonly source: 'file' | 'well-known';
 }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type AgentLogLevel = (typeof LEVELS)[number];
+type AgentLogLevel = (typeof LEVELS)[number];
 
 // `warn` unless an entry point says otherwise: a library caller (a test, `dev --sim` with thousands of
 // simulated agents) stays quiet; bcd and `better-compute agent` choose `info`.
@@ -33,7 +33,7 @@ const enabled = (level: Exclude<AgentLogLevel, 'silent'>) => LEVELS.indexOf(leve
 
 export const newAgentRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
 
-export interface AgentRequestLine {
+interface AgentRequestLine {
   requestId: string;
   method: string;
   /** A path or a URL: only its path is logged. */

@@ -40,7 +40,7 @@ export interface PendingAnswer {
  * Round one of a challenge round (protocol.md "Challenge rounds"): answer it by sending the same request with
  * the nonce (and what the attestor asks) in `attestation`, before `expiresAt`.
  */
-export interface ChallengeAnswer {
+interface ChallengeAnswer {
   readonly status: 'challenge';
   readonly attestor: string;
   readonly nonce: string;
@@ -50,7 +50,7 @@ export interface ChallengeAnswer {
 }
 
 /** What the agent knows independently of the answer. */
-export interface VerifyJoinAnswerOptions {
+interface VerifyJoinAnswerOptions {
   /** `join_signing_key_pin`: the pin of the join-signing key's SPKI. */
   readonly signingKeyPin: string;
   /** `join.signingCertificate` of the well-known document, DER. Its key must match the pin. */

@@ -6,7 +6,7 @@ const TICKS = 100; // USER_HZ on Linux
  * CPU seconds (user + system) a process has used so far, with those of its children that exited and were
  * reaped (PostgreSQL backends of closed connections), from /proc; 0 when unreadable.
  */
-export function processCpuSeconds(pid: number): number {
+function processCpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS;

@@ -5,7 +5,7 @@ import { newId } from '../server/ids';
 import { formatJoinToken, newTokenSecret, parseJoinToken } from '../server/tokens/secret';
 
 /** Medians of the two refusals an outsider can tell apart only by timing, if at all. */
-export interface RefusalTiming {
+interface RefusalTiming {
   samples: number;
   /** A well-formed token whose id does not exist. */
   unknownIdMedianMs: number;

@@ -15,7 +15,7 @@ import {
 } from './api';
 import { parseAnswer } from './answer';
 
-export interface RemoteOptions {
+interface RemoteOptions {
   server?: string;
   apiKey?: string;
   /** The command line's command (`join-tokens list`), named in an error about a malformed answer. */

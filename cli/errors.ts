@@ -2,7 +2,7 @@ import { ERROR_MAP, EXIT_INTERNAL } from '../server/error-map';
 import { DomainError, DOMAIN_ERROR_CODES, type DomainErrorCode } from '../protocol/errors';
 
 /** An error the CLI reports as one line on stderr, exiting with the code the error table gives. */
-export function exitCodeOf(error: unknown): number {
+function exitCodeOf(error: unknown): number {
   if (error instanceof DomainError) return ERROR_MAP[error.code].exit;
   if (error && typeof error === 'object' && 'code' in error && (error as { code: string }).code === 'commander.invalidArgument') return 2;
   return EXIT_INTERNAL;

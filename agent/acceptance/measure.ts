@@ -10,7 +10,7 @@ export interface MachineProbe {
   gpus(): Promise<number>;
 }
 
-export const linuxProbe: MachineProbe = {
+const linuxProbe: MachineProbe = {
   claims: () => readLinuxClaims(),
   cpus: async () => os.availableParallelism(),
   memoryBytes: async () => os.totalmem(),
@@ -18,7 +18,7 @@ export const linuxProbe: MachineProbe = {
 };
 
 /** One measurement as bcd reports it (protocol/acceptance-checks.ts decides). */
-export interface Measurement {
+interface Measurement {
   check: string;
   value?: unknown;
   error?: string;

@@ -5,7 +5,7 @@ import type { EncryptionJwk } from '../seal-token';
 import type { BcdConfig } from './config-toml';
 
 /** The three pins a host build of bcd needs before it trusts a well-known document. */
-export interface InstallPins {
+interface InstallPins {
   servingCaPin: string;
   joinSigningPin: string;
   joinEncryptionPin: string;

@@ -8,7 +8,7 @@ import { bcdPaths, joinKeyPathFor } from './paths';
 import { readStoredIdentity } from './read-identity';
 import { versionLine } from './version';
 
-export interface DoctorCheck {
+interface DoctorCheck {
   name: string;
   ok: boolean;
   detail: string;

@@ -4,7 +4,7 @@ import { JOIN_ATTESTORS, joinSetup, UsageError, writeBootstrapConfig, type Comma
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
 import { runTpmJoinCommand } from './tpm-join-command';
 
-export { UsageError, type CommandIo, type JoinArgs } from './join-setup';
+export { UsageError, type CommandIo } from './join-setup';
 
 /**
  * `bcd join`: the pinned configuration (config.toml, or with none, `--server` and the three pins checked

@@ -15,7 +15,7 @@ import { rejoinExpiredIdentity, runWithX509popRejoin } from '../x509pop';
 import { pinnedFetch } from './pinned-fetch';
 
 /** What a revoked or expired identity tells the operator of a bcd machine. */
-export const BCD_JOIN_AGAIN = 'join again as root: bcd join --reset --yes, then bcd join';
+const BCD_JOIN_AGAIN = 'join again as root: bcd join --reset --yes, then bcd join';
 
 /**
  * `bcd node`: the session with config.toml's gateway and pin, renewing on it, until SIGTERM (what bcd.service

@@ -5,7 +5,7 @@ import type { BcdConfig } from './config-toml';
  * `bcd node` and the gateway part of `bcd doctor` pass exactly this. The gateway's TLS name defaults to the
  * URL's host; a gateway reached by IP address is named by that address, as its certificate's SAN carries it.
  */
-export interface RenewalLoopOptions {
+interface RenewalLoopOptions {
   identityDir: string;
   gatewayUrl: string;
   servingCaPin: string;

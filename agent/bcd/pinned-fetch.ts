@@ -10,12 +10,7 @@ import { spkiPin } from '../../protocol/pins';
  * the gateway sent has the pinned key, it issued and signed the leaf, and the leaf is current and names
  * `serverName`. The system's CAs play no part. Returns why the chain is refused, or null.
  */
-export function pinnedChainProblem(
-  peer: DetailedPeerCertificate,
-  servingCaPin: string,
-  serverName: string,
-  now = new Date(),
-): string | null {
+function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string, serverName: string, now = new Date()): string | null {
   const chain: X509Certificate[] = [];
   for (let cert: DetailedPeerCertificate | undefined = peer; cert?.raw && chain.length < 8; cert = cert.issuerCertificate) {
     chain.push(new X509Certificate(cert.raw));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { IDENTITY_FILE, NODE_KEY_FILE } from '../identity-store';
 
 /** identity.json as writeIdentity stores it. */
-export interface StoredIdentity {
+interface StoredIdentity {
   nodeId: string;
   siteId: string;
   trustDomain: string;

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 
 /** The most a token file may hold: a bearer is about 90 bytes; anything larger is not a token file. */
-export const MAX_TOKEN_FILE_BYTES = 4096;
+const MAX_TOKEN_FILE_BYTES = 4096;
 // The bearer form of server/tokens/secret.ts; bcd checks only the shape, JoinService the rest.
 const TOKEN_SHAPE = /^bcjt_[A-Za-z0-9_.-]+$/;
 

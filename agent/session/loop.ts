@@ -45,7 +45,7 @@ export function reconnectDelayMs(attempt: number, capMs = RECONNECT_CAP_MS, rand
   return Math.floor(random() * Math.min(capMs, 1000 * 2 ** Math.min(Math.max(attempt, 0), 20)));
 }
 
-export interface SessionLoopOptions extends RenewalOptions {
+interface SessionLoopOptions extends RenewalOptions {
   signal?: AbortSignal;
   agentVersion: string;
   /** The join-signing key; when given, every welcome must verify under it. */

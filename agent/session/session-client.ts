@@ -17,7 +17,7 @@ export class SessionRefusedError extends Error {
 }
 
 /** The `welcome` body (protocol.md "Sessions"). */
-export interface Welcome {
+interface Welcome {
   status: 'welcome';
   nodeId: string;
   sessionId: string;
@@ -39,7 +39,7 @@ export interface AgentSession {
   close(): void;
 }
 
-export interface OpenSessionOptions {
+interface OpenSessionOptions {
   basePath?: string;
   agentVersion: string;
   /** The join-signing key (its pin is in the agent's config); when given, the welcome must verify under it. */

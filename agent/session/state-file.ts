@@ -2,7 +2,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** What `agent run` / `bcd node` last knew of its session, for `doctor` (a separate process). */
-export interface SessionStateRecord {
+interface SessionStateRecord {
   connected: boolean;
   /** Connected: when this session began; disconnected: when the last one ended (null: none yet). */
   since: string | null;
@@ -14,7 +14,7 @@ export interface SessionStateRecord {
   pid: number;
 }
 
-export const SESSION_STATE_FILE = 'session.json';
+const SESSION_STATE_FILE = 'session.json';
 
 /** Writes the record atomically (a temporary file, then a rename); a failure is not the session's concern. */
 export async function writeSessionState(dir: string, record: Omit<SessionStateRecord, 'updatedAt' | 'pid'>): Promise<void> {
@@ -30,7 +30,7 @@ export async function writeSessionState(dir: string, record: Omit<SessionStateRe
   }
 }
 
-export async function readSessionState(dir: string): Promise<SessionStateRecord | null> {
+async function readSessionState(dir: string): Promise<SessionStateRecord | null> {
   try {
     return JSON.parse(await readFile(path.join(dir, SESSION_STATE_FILE), 'utf8')) as SessionStateRecord;
   } catch {

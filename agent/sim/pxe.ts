@@ -13,9 +13,9 @@ export interface PxeMachine {
   keys: NodeKeyAndCsr;
 }
 
-export type PxeOutcome = { kind: 'joined'; nodeId: string } | { kind: 'refused' } | { kind: 'failed'; message: string };
+type PxeOutcome = { kind: 'joined'; nodeId: string } | { kind: 'refused' } | { kind: 'failed'; message: string };
 
-export interface PxeEvents {
+interface PxeEvents {
   onPending?: (machine: PxeMachine, requestId: string, retryAfterSeconds: number) => void;
   onDone?: (machine: PxeMachine, outcome: PxeOutcome) => void;
 }

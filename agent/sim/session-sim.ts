@@ -4,7 +4,7 @@ import type { GatewayTarget } from '../renew/gateway-client';
 import type { LoadedIdentity, NodeLoadedIdentity } from '../renew/identity';
 import { runSessionLoop } from '../session/loop';
 
-export interface SessionSimStats {
+interface SessionSimStats {
   /** Machines with a session open now. */
   connected: number;
   /** Sessions opened so far (reconnects and moves after a renewal included). */

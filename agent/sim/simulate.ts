@@ -16,7 +16,7 @@ export function simulatedClaims(index: number): HardwareClaims {
   };
 }
 
-export interface SimulationResult {
+interface SimulationResult {
   admitted: number;
   refused: number;
   failed: number;

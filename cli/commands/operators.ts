@@ -14,7 +14,7 @@ const role = (value: string): Role => {
 };
 
 /** The console link that opens an invitation: the token rides in the fragment, which no server log records. */
-export const invitationLink = (serverUrl: string, token: string) => `${new URL(serverUrl).origin}/invite#${token}`;
+const invitationLink = (serverUrl: string, token: string) => `${new URL(serverUrl).origin}/invite#${token}`;
 
 export function registerOperatorCommands(program: Command) {
   const operators = program

@@ -67,5 +67,3 @@ export function withTokenFileOptions(command: Command): Command {
 export function tokenFileBody(opts: SiteScopedTokenOptions) {
   return { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.key ? { idempotencyKey: opts.key } : {}) };
 }
-
-export type { Command };

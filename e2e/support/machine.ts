@@ -13,7 +13,7 @@ export function machineClaims() {
 }
 
 /** The agent's trust, as bcd resolves it from the well-known document. */
-export async function joinTrust(request: APIRequestContext): Promise<JoinTrust> {
+async function joinTrust(request: APIRequestContext): Promise<JoinTrust> {
   const doc = await (await request.get('/api/compute/.well-known/better-compute')).json();
   return {
     encryptionJwk: doc.join.encryptionJwk,

@@ -12,7 +12,7 @@ import path from 'node:path';
  * Only the `context` fixture (and so `page`) carries it; `browser.newContext()` still starts signed out.
  */
 export const ROLES = ['admin'] as const;
-export type Role = (typeof ROLES)[number];
+type Role = (typeof ROLES)[number];
 
 /** The storageState file of a role signed in by the setup project. Holds a session cookie: never log it. */
 export function roleState(role: Role): string {
