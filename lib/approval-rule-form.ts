@@ -4,7 +4,7 @@
  * sends (the server checks again, and its message shows under the field it names).
  */
 
-export type RuleAction = 'approve' | 'reject' | 'leave';
+type RuleAction = 'approve' | 'reject' | 'leave';
 
 /** The conditions, in the order the form shows them; `source` is where the value a join is matched on comes from. */
 export const CONDITIONS = [
@@ -46,7 +46,7 @@ export const CONDITIONS = [
   { key: 'vendors', label: 'Vendor', source: 'claimed', list: true, placeholder: 'Supermicro', hint: 'DMI sys_vendor, with wildcards.' },
   { key: 'models', label: 'Model', source: 'claimed', list: true, placeholder: 'SYS-421GE-*', hint: 'DMI product_name, with wildcards.' },
 ] as const;
-export type ConditionKey = (typeof CONDITIONS)[number]['key'];
+type ConditionKey = (typeof CONDITIONS)[number]['key'];
 
 export interface RuleFormValues {
   name: string;
@@ -60,7 +60,7 @@ export interface RuleFormValues {
   enabled: boolean;
 }
 
-export const EMPTY_CONDITIONS = Object.fromEntries(CONDITIONS.map((c) => [c.key, ''])) as Record<ConditionKey, string>;
+const EMPTY_CONDITIONS = Object.fromEntries(CONDITIONS.map((c) => [c.key, ''])) as Record<ConditionKey, string>;
 export const INITIAL_RULE_VALUES: RuleFormValues = {
   name: '',
   action: 'approve',

@@ -18,7 +18,7 @@ export function originOf(value: string): string {
   }
 }
 
-export type InstallScriptField = 'gatewayUrl' | 'baseUrl';
+type InstallScriptField = 'gatewayUrl' | 'baseUrl';
 export type InstallScriptFieldErrors = Partial<Record<InstallScriptField, string>>;
 
 /**

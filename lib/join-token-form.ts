@@ -7,7 +7,7 @@ export type JoinToken = inferRouterOutputs<AppRouter>['joinTokens']['list']['ite
 export type JoinTokenState = JoinToken['state'];
 export type CreateJoinTokenInput = inferRouterInputs<AppRouter>['joinTokens']['create'];
 type ExpectInput = NonNullable<CreateJoinTokenInput['expect']>;
-export type ExpectKey = keyof ExpectInput & keyof NonNullable<JoinToken['expect']>;
+type ExpectKey = keyof ExpectInput & keyof NonNullable<JoinToken['expect']>;
 
 /** The lifetimes offered in the form; anything else from 60 to 86,400 seconds is a custom TTL. */
 export const TTL_PRESETS = [

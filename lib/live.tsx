@@ -6,7 +6,7 @@ import { useEffect, useRef } from 'react';
 import { useTRPC } from './trpc';
 
 /** A pool whose join-request queue the server announces (`joinRequests.onChange`). */
-export interface LivePool {
+interface LivePool {
   tenantId: string;
   poolId: string;
 }

@@ -31,11 +31,11 @@ export interface PoolFormValues {
 export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptanceChecks' | 'tpmEkAllowList';
 
 /** The EK hashes of the allow-list field, in the order typed. */
-export function parseEkHashList(text: string): string[] {
+function parseEkHashList(text: string): string[] {
   return text.split(/[\s,]+/).filter(Boolean);
 }
 
-export function parseCheckList(text: string): string[] {
+function parseCheckList(text: string): string[] {
   return text
     .split(',')
     .map((check) => check.trim())

@@ -3,7 +3,7 @@
  * plain words with what an operator can do about each. The agent is only ever told "Join refused"; this is
  * where the operator learns why.
  */
-export interface RefusalExplanation {
+interface RefusalExplanation {
   meaning: string;
   action: string;
 }

@@ -6,7 +6,7 @@ import type { Tenant } from './api-types';
 import { TENANT_PARAM } from './tenant-url';
 import { useTRPC } from './trpc';
 
-export type TenantSelection =
+type TenantSelection =
   | { status: 'loading' }
   | ({ status: 'error'; message: string } & TenantSelectionError)
   | { status: 'none' }
@@ -14,7 +14,7 @@ export type TenantSelection =
   | { status: 'ready'; tenant: Tenant; tenants: Tenant[] };
 
 /** What the error state of the selection offers: the failure and a way to try again. */
-export type TenantSelectionError = { error: unknown; retry: () => void };
+type TenantSelectionError = { error: unknown; retry: () => void };
 
 /**
  * The tenant the console shows: `?tenant=` (an id or a name) when given, else the operator's first tenant.

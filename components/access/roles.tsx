@@ -1,6 +1,6 @@
 import { ROLES, type Role } from '@/protocol/api/permissions';
 
-export { ROLES, type Role };
+export type { Role };
 
 /** What each role may do, in the words of the console's role pickers. */
 export const ROLE_HINTS: Record<Role, string> = {

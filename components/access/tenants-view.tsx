@@ -14,7 +14,7 @@ import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { InvitationLinkDialog } from './operators-view';
 
 /** Whether the caller administers the root tenant: only they create tenants and invite a tenant's first admin. */
-export const isRootAdmin = (tenants: readonly Tenant[]) => tenants.some((t) => t.isRoot && t.role === 'admin');
+const isRootAdmin = (tenants: readonly Tenant[]) => tenants.some((t) => t.isRoot && t.role === 'admin');
 
 /** Access › Tenants, for root admins: every tenant, a new one, and a new tenant's first admin. */
 export function TenantsView() {

@@ -26,7 +26,7 @@ function hrefFor(key: string, value: string, data: Record<string, unknown>, tena
 }
 
 /** `csrSha256` → `CSR SHA-256`: the data's keys as words. */
-export function labelOf(key: string): string {
+function labelOf(key: string): string {
   const special: Record<string, string> = {
     csrSha256: 'CSR SHA-256',
     tokenId: 'token',

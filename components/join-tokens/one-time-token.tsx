@@ -16,7 +16,7 @@ export interface MintedToken {
 }
 
 /** The file name the CLI's `join-tokens create --out` suggests, and the one install-bcd.sh reads from stdin. */
-export const TOKEN_FILE_NAME = 'join-token';
+const TOKEN_FILE_NAME = 'join-token';
 
 /**
  * The token right after it was minted. It is held in React state only (never the query cache, the URL,

@@ -16,7 +16,7 @@ const PAGE_SIZE = 50;
 const REFUSED = 'security.join.refused';
 
 /** The time ranges offered, as `?range=`; none means all time. */
-export const RANGES = [
+const RANGES = [
   { value: '1h', label: 'Last hour', ms: 3_600_000 },
   { value: '24h', label: 'Last 24 hours', ms: 86_400_000 },
   { value: '7d', label: 'Last 7 days', ms: 7 * 86_400_000 },

@@ -1,6 +1,6 @@
 import { useId, type ReactNode } from 'react';
 
-export interface ControlProps {
+interface ControlProps {
   id: string;
   'aria-invalid': boolean | undefined;
   'aria-describedby': string | undefined;

@@ -1,7 +1,7 @@
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** `2026-12-01 03:04:05` in the browser's time zone, to the second. */
-export function formatLocalSeconds(date: Date): string {
+function formatLocalSeconds(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
