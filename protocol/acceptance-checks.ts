@@ -13,9 +13,7 @@ export const acceptanceCheckSpec = z.discriminatedUnion('check', [
   z.strictObject({ check: z.literal('min-memory'), minGiB: z.number().positive().max(1_000_000), timeoutSeconds }),
   z.strictObject({ check: z.literal('gpu-count'), min: z.number().int().min(0).max(1_024), timeoutSeconds }),
 ]);
-export type AcceptanceCheckSpec = z.infer<typeof acceptanceCheckSpec>;
-export const ACCEPTANCE_CHECKS = ['identity', 'min-cpus', 'min-memory', 'gpu-count'] as const;
-export const DEFAULT_CHECK_TIMEOUT_SECONDS = 30;
+type AcceptanceCheckSpec = z.infer<typeof acceptanceCheckSpec>;
 
 /** What bcd measured for one check: its value, or why it could not (timed out, failed). */
 export const measurementSchema = z.object({
@@ -23,7 +21,7 @@ export const measurementSchema = z.object({
   value: z.unknown().optional(),
   error: z.string().max(500).optional(),
 });
-export type Measurement = z.infer<typeof measurementSchema>;
+type Measurement = z.infer<typeof measurementSchema>;
 
 /** One check's verdict, as the run, the events and the AcceptanceFailed condition carry it. */
 export interface CheckResult {

@@ -2,7 +2,7 @@ import { DerError, childAt, contentOf, encodingOf, expectElement, readChildren, 
 import { TAG } from './der/tags';
 
 /** What the agent checks in an issued leaf: the key it certifies and the names it carries. */
-export interface LeafNames {
+interface LeafNames {
   /** DER SubjectPublicKeyInfo, byte for byte as in the certificate. */
   readonly spkiDer: Buffer;
   /** URI SANs in certificate order. */

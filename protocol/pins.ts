@@ -2,7 +2,7 @@ import { createHash, createPublicKey, KeyObject, X509Certificate } from 'node:cr
 import { DomainError } from './errors';
 
 /** What {@link spkiPin} accepts: DER SubjectPublicKeyInfo bytes, a node:crypto key, a WebCrypto key, or PEM. */
-export type PinnableKey = Uint8Array | KeyObject | CryptoKey | string;
+type PinnableKey = Uint8Array | KeyObject | CryptoKey | string;
 
 /**
  * The HPKP-form pin of a public key: `sha256/` + standard base64 (with padding) of the SHA-256 of its DER

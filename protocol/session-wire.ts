@@ -28,7 +28,7 @@ export const SESSION_ACCEPTANCE_PATH = '/v1/session/acceptance';
 export const SESSION_WATCH_PATH = '/v1/session/watch';
 
 /** An acceptance run the control plane asks of a node (the `acceptance` event's data). */
-export interface AcceptanceAsk {
+interface AcceptanceAsk {
   runId: string;
   checks: unknown[];
 }

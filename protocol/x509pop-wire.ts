@@ -12,7 +12,7 @@ export const X509POP = 'x509pop';
 export const X509POP_REJOIN_WINDOW_SECONDS = 7 * 86_400;
 
 /** Domain separation of the proof: no other signature a node key makes (renew-pop, session) has these bytes. */
-export const X509POP_PROOF_LABEL = 'bc-x509pop-rejoin-v1';
+const X509POP_PROOF_LABEL = 'bc-x509pop-rejoin-v1';
 
 /**
  * The exact bytes `proof` signs: UTF-8 of `bc-x509pop-rejoin-v1\n<nonce>\n<csrSha256>`, the nonce as the
@@ -21,12 +21,4 @@ export const X509POP_PROOF_LABEL = 'bc-x509pop-rejoin-v1';
  */
 export function x509popProofMessage(nonce: string, csrSha256: string): Buffer {
   return Buffer.from(`${X509POP_PROOF_LABEL}\n${nonce}\n${csrSha256}`, 'utf8');
-}
-
-/** `attestation` of an x509pop join: round one carries only the certificate; round two adds nonce and proof. */
-export interface X509popAttestation {
-  /** The node's last leaf certificate, b64 DER, exactly as issued. */
-  certificate: string;
-  nonce?: string;
-  proof?: string;
 }

@@ -37,8 +37,8 @@ export const requestFilterFields = {
   /** Only requests that asked at most this many seconds ago. */
   maxAgeSeconds: z.number().int().min(0).max(MAX_AGE_SECONDS).optional(),
 };
-export const requestFilter = z.strictObject(requestFilterFields);
-export type RequestFilter = z.infer<typeof requestFilter>;
+/** The filter as `z.strictObject(requestFilterFields)` parses it (the schemas that take it add their own fields). */
+export type RequestFilter = z.infer<z.ZodObject<typeof requestFilterFields, z.core.$strict>>;
 
 /** The filter fields of a parsed input, without its other fields (pool, cursor, state, limit). */
 export function pickFilter(input: RequestFilter & Record<string, unknown>): RequestFilter {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { idOf } from './resource-names';
 import { requestFilterFields } from './join-request-filter';
 
-export const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
+const JOIN_REQUEST_STATES = ['pending', 'approved', 'rejected', 'expired', 'consumed'] as const;
 export type JoinRequestState = (typeof JOIN_REQUEST_STATES)[number];
 
 /** Approval lifetime bounds (joining.md): 60 to 86,400 seconds, one hour by default. */

@@ -8,7 +8,7 @@ import { idOf, pageDirection } from './resource-names';
  * renewal (the gateway writes heartbeats on the same clock); while disconnected, both are when its last
  * session ended (null: it never had one).
  */
-export const nodeSessionState = z.object({
+const nodeSessionState = z.object({
   connected: z.boolean(),
   since: z.string().nullable(),
   lastHeartbeat: z.string().nullable(),
@@ -35,7 +35,7 @@ export const listNodesInput = z.strictObject({
 
 export const nodeRefInput = z.strictObject({ tenantId: idOf('tnt'), nodeId: idOf('node') });
 
-export const nodeSummary = z.object({
+const nodeSummary = z.object({
   id: z.string(),
   tenantId: z.string(),
   siteId: z.string(),
@@ -51,9 +51,9 @@ export const nodeSummary = z.object({
 });
 
 /** One acceptance check's verdict in the last run. */
-export const acceptanceCheckResult = z.object({ check: z.string(), passed: z.boolean(), message: z.string() });
+const acceptanceCheckResult = z.object({ check: z.string(), passed: z.boolean(), message: z.string() });
 
-export const nodeCondition = z.object({
+const nodeCondition = z.object({
   type: z.string(),
   status: z.boolean(),
   message: z.string(),
@@ -62,7 +62,7 @@ export const nodeCondition = z.object({
 });
 
 /** What a list row shows besides the summary: trust, the token it joined with, its current certificate. */
-export const nodeIdentity = z.object({
+const nodeIdentity = z.object({
   hardwareKeyTrusted: z.boolean(),
   /** Whether the node row holds a hardware key at all (a ramdisk's never does; its installed OS joins with one). */
   hasHardwareKey: z.boolean(),
@@ -82,10 +82,10 @@ export const nodeIdentity = z.object({
 });
 
 /** How a certificate came to be: by a join, by a reclaim (a join that replaced the identity), or by a renewal. */
-export const CERTIFICATE_ISSUANCES = ['join', 'reclaim', 'renewal'] as const;
+const CERTIFICATE_ISSUANCES = ['join', 'reclaim', 'renewal'] as const;
 
 /** One row of a node's certificate history (never the DER or the key hash). */
-export const nodeCertificateRecord = z.object({
+const nodeCertificateRecord = z.object({
   serial: z.string(),
   notBefore: z.string(),
   notAfter: z.string(),
@@ -109,7 +109,7 @@ export const nodeDetail = nodeSummary.extend({
   certificateCount: z.number().int(),
 });
 
-export const nodeListItem = nodeSummary.extend(nodeIdentity.shape);
+const nodeListItem = nodeSummary.extend(nodeIdentity.shape);
 export const nodeList = z.object({ items: z.array(nodeListItem), nextCursor: z.string().nullable() });
 export const revokeResult = nodeDetail.extend({ revokedSerials: z.array(z.string()) });
 

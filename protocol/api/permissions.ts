@@ -3,7 +3,7 @@ export const ROLES = ['admin', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Every action the API decides, in the spec's names. */
-export const ACTIONS = [
+const ACTIONS = [
   'compute:tenants:read',
   'compute:tenants:manage',
   'compute:sites:read',

@@ -3,10 +3,10 @@ import { idOf, resourceName } from './resource-names';
 import { acceptanceCheckSpec } from '../acceptance-checks';
 import { ekHashSchema, tpmPoolPolicySchema } from './tpm-settings';
 
-export const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
+const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;
 
-export const poolPolicy = z
+const poolPolicy = z
   .object({
     joinAttestors: z.array(z.enum(ATTESTORS)).min(1).max(ATTESTORS.length).optional(),
     kubernetes: z.object({ platformOperated: z.boolean().optional() }).strict().optional(),

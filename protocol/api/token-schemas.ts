@@ -6,7 +6,7 @@ import { pageDirection, idOf } from './resource-names';
 export const JOIN_TOKEN_ROLES = ['node', 'site', 'provisioned', 'discovery'] as const;
 export type JoinTokenRole = (typeof JOIN_TOKEN_ROLES)[number];
 
-export const JOIN_TOKEN_STATES = ['live', 'revoked', 'expired', 'used-up'] as const;
+const JOIN_TOKEN_STATES = ['live', 'revoked', 'expired', 'used-up'] as const;
 export type JoinTokenState = (typeof JOIN_TOKEN_STATES)[number];
 
 export const HOSTED_KINDS = ['kubernetes'] as const;
@@ -44,7 +44,7 @@ export const idempotencyKey = z
  * `expect` as sent. Only the shape is checked here; `normalizeExpect` (protocol/api/join-expect.ts)
  * decides the forms (mac `aa:bb:cc:dd:ee:ff`, gpuUuid `GPU-…`, at least one identifier) and normalizes them.
  */
-export const joinExpectInput = z
+const joinExpectInput = z
   .object({
     productUuid: z.string().max(64).nullish(),
     serial: z.string().max(256).nullish(),
@@ -76,7 +76,6 @@ export const createJoinTokenInput = z.strictObject({
   hosted: z.enum(HOSTED_KINDS).nullish(),
   idempotencyKey,
 });
-export type CreateJoinTokenInput = z.input<typeof createJoinTokenInput>;
 
 export const listJoinTokensInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -95,7 +94,7 @@ export const listJoinTokensInput = z.strictObject({
 
 export const revokeJoinTokenInput = z.strictObject({ tenantId: idOf('tnt'), poolId: idOf('pool'), tokenId: idOf('jt') });
 
-export const joinExpectRecord = z
+const joinExpectRecord = z
   .object({ productUuid: z.string().optional(), serial: z.string().optional(), mac: z.string().optional(), gpuUuid: z.string().optional() })
   .strict();
 

@@ -102,7 +102,7 @@ export function encodingOf(buf: Buffer, element: DerElement): Buffer {
 }
 
 /** How deeply {@link checkDerTree} follows constructed elements; a CSR or certificate nests about 7 deep. */
-export const MAX_DER_DEPTH = 16;
+const MAX_DER_DEPTH = 16;
 
 /**
  * Checks the whole tree under `element`, not only its outer layer: every constructed element's children are

@@ -2,7 +2,7 @@ import { Prisma } from '../db/generated/client';
 import type { RequestFilter } from '../../protocol/api/join-request-filter';
 import { NOW_ONCE } from './records';
 
-export { pickFilter, requestFilter, requestFilterFields, type RequestFilter } from '../../protocol/api/join-request-filter';
+export { pickFilter, type RequestFilter } from '../../protocol/api/join-request-filter';
 
 /** `%`, `_` and `\` stand for themselves in the search text. */
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
