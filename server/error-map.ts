@@ -23,7 +23,7 @@ export const ERROR_MAP: Record<
 export const EXIT_INTERNAL = 1;
 
 /** The JSON body every REST error answers with. */
-export interface ErrorBody {
+interface ErrorBody {
   code: DomainErrorCode | 'INTERNAL';
   message: string;
   field?: string;

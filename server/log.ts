@@ -14,7 +14,7 @@ export function redact(text: string): string {
 }
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LEVELS)[number];
+type LogLevel = (typeof LEVELS)[number];
 
 /**
  * BETTER_COMPUTE_LOG_LEVEL: the least severe level written (`debug`, `info`, `warn`, `error`, or `silent`);

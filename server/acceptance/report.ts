@@ -8,9 +8,9 @@ export const acceptanceReport = z.object({
   runId: z.string().regex(/^acc_[a-z0-9]{1,40}$/),
   measurements: z.array(measurementSchema).max(32),
 });
-export type AcceptanceReport = z.infer<typeof acceptanceReport>;
+type AcceptanceReport = z.infer<typeof acceptanceReport>;
 
-export type ReportOutcome = { state: 'passed' | 'failed'; results: CheckResult[] } | 'unknown-run';
+type ReportOutcome = { state: 'passed' | 'failed'; results: CheckResult[] } | 'unknown-run';
 
 /**
  * Finishes the node's pending run with bcd's measurements, under the node's row lock: decides each check,

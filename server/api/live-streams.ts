@@ -13,7 +13,7 @@ import { DomainError } from '../../protocol/errors';
  * - `BETTER_COMPUTE_STREAMS_PER_PRINCIPAL` (1 to 1,000, default 16): open streams per caller (operator or
  *   API key) and server process; one more is refused with INVALID_STATE.
  */
-export interface LiveStreamLimits {
+interface LiveStreamLimits {
   recheckMs: number;
   cacheMs: number;
   maxLifetimeMs: number;
@@ -45,10 +45,7 @@ export function liveStreamLimits(env: Record<string, string | undefined> = proce
 // instance, which bounds one caller's share of a process, the resource the limit protects.
 const openStreams = new Map<string, number>();
 
-/** How many streams a caller holds open in this process (for tests and diagnostics). */
-export const openStreamCount = (principal: Pick<Principal, 'kind' | 'id'>) => openStreams.get(`${principal.kind}:${principal.id}`) ?? 0;
-
-export interface GuardedStreamOptions<S, T> {
+interface GuardedStreamOptions<S, T> {
   /** The caller as the stream's request decided it. */
   principal: Principal;
   /** Decides the caller afresh (null: the key or session has ended); absent for in-process callers. */

@@ -15,9 +15,9 @@ import { sessionVersionOf } from './session-claim';
 const CredentialsProvider = (CredentialsImport as unknown as { default?: typeof CredentialsImport }).default ?? CredentialsImport;
 
 /** The next-auth id of the OpenID Connect provider: its callback is `/api/auth/callback/oidc`. */
-export const OIDC_PROVIDER_ID = 'oidc';
+const OIDC_PROVIDER_ID = 'oidc';
 /** Where a person whose groups give no access lands (app/no-access). */
-export const NO_ACCESS_PATH = '/no-access';
+const NO_ACCESS_PATH = '/no-access';
 
 type IdTokenClaims = Record<string, unknown> & { sub: string; email?: unknown; email_verified?: unknown; name?: unknown };
 
@@ -51,7 +51,7 @@ const groupsOf = (claims: Record<string, unknown> | undefined, claim: string): s
 };
 
 /** Whether the console's public URL is https: its cookies are then `Secure` (and `__Secure-` named). */
-export const isHttpsPublicUrl = (publicUrl = process.env.NEXTAUTH_URL) => publicUrl?.toLowerCase().startsWith('https://') ?? false;
+const isHttpsPublicUrl = (publicUrl = process.env.NEXTAUTH_URL) => publicUrl?.toLowerCase().startsWith('https://') ?? false;
 
 /**
  * next-auth's own log lines. An invalid or expired session cookie (JWT_SESSION_ERROR) is something any

@@ -4,7 +4,7 @@ import { sessionClaimOf } from '@/server/auth/session-claim';
 import { processServices } from '@/server/boot/services';
 import { loadSessionPrincipal, type SessionClaim } from '@/server/operators/operators';
 
-export interface SignedInOperator {
+interface SignedInOperator {
   id: string;
   email: string;
   name: string | null;

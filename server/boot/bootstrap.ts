@@ -10,11 +10,11 @@ import { hasPki, initPki } from '../pki/bundle/store';
 export const FIRST_ADMIN_EMAIL = 'admin@better-compute.local';
 
 /** The first admin's email: BETTER_COMPUTE_FIRST_ADMIN_EMAIL (checked at start), else the default. */
-export function firstAdminEmail(env: Record<string, string | undefined> = process.env): string {
+function firstAdminEmail(env: Record<string, string | undefined> = process.env): string {
   return env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL?.trim().toLowerCase() || FIRST_ADMIN_EMAIL;
 }
 
-export interface FirstStartResult {
+interface FirstStartResult {
   rootTenantId: string;
   createdPki: boolean;
   /** Set only on the start that created the first admin: the password is shown this once. */

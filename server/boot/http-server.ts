@@ -101,7 +101,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
 export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
 
 /** What the boot server answers with besides Next: the agent endpoints' services and the metrics registry. */
-export type BootServices = AgentEndpointServices & Pick<Services, 'metricsRegistry'>;
+type BootServices = AgentEndpointServices & Pick<Services, 'metricsRegistry'>;
 
 /**
  * The server in front of Next: security headers on every answer, refusals in the error model for what Next

@@ -50,7 +50,7 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export interface ServiceOptions {
+interface ServiceOptions {
   databaseUrl: string;
   env?: Env;
   /** Where joins are prepared (the server's worker threads); the calling thread by default. */

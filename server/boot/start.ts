@@ -21,7 +21,7 @@ import { markStopping } from '../log';
 
 const say = (line: string) => process.stdout.write(line + '\n');
 
-export interface ServerProcessOptions {
+interface ServerProcessOptions {
   /** Next's development server instead of the production build (one process, never node:cluster workers). */
   dev?: boolean;
   /**

@@ -5,7 +5,7 @@ export const BASE_PATH = '/api/compute';
 
 export const PRODUCT_VERSION: string = packageJson.version;
 
-export interface GatewayConfig {
+interface GatewayConfig {
   url: string;
   serverName?: string;
 }

@@ -15,7 +15,7 @@ import type { InstallScriptInput } from '../../protocol/api/daemon-schemas';
 const MANIFEST_ACTION = 'compute:join-tokens:create' as const;
 
 /** The digests in `dir/<version>/SHA256SUMS` (what build:bcd writes), by arch. */
-export async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
+async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
   const text = await readFile(path.join(dir, version, 'SHA256SUMS'), 'utf8').catch(() => '');
   const digests: Record<string, string> = {};
   for (const line of text.split('\n')) {

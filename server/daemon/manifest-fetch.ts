@@ -8,7 +8,7 @@ import { logLimited } from '../log';
 import { isLoopbackAddress, isPublicAddress } from './public-address';
 
 export const MANIFEST_MAX_BYTES = 64 * 1024;
-export const MANIFEST_TIMEOUT_MS = 10_000;
+const MANIFEST_TIMEOUT_MS = 10_000;
 
 /** The origins (besides this server's own downloads) that the generator may fetch release manifests from. */
 export const MANIFEST_ORIGINS_ENV = 'BETTER_COMPUTE_RELEASE_MANIFEST_ORIGINS';

@@ -11,7 +11,7 @@ import { fetchManifestBytes } from './manifest-fetch';
  * scripts/release-manifest.mjs writes it. The generator trusts it only through a pin of its key, so the script it writes holds digests that the
  * release key vouched for, and no secret.
  */
-export { MANIFEST_MAX_BYTES, MANIFEST_TIMEOUT_MS } from './manifest-fetch';
+export { MANIFEST_MAX_BYTES } from './manifest-fetch';
 
 const b64 = z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'standard base64');
 const envelopeSchema = z.object({ payload: b64, signature: b64, publicKey: b64 });
@@ -25,7 +25,7 @@ const payloadSchema = z.object({
   artifacts: z.object({ 'linux-amd64': artifactSchema.optional(), 'linux-arm64': artifactSchema.optional() }),
 });
 export type ReleasePayload = z.infer<typeof payloadSchema>;
-export type ReleaseDigests = { amd64?: string; arm64?: string };
+type ReleaseDigests = { amd64?: string; arm64?: string };
 
 const URL_FIELD = 'releaseManifestUrl';
 const PINS_FIELD = 'releasePins';
@@ -36,7 +36,7 @@ const PINS_FIELD = 'releasePins';
  *
  * @throws DomainError INVALID_ARGUMENT with field `releasePins` (pin mismatch) or `releaseManifestUrl` (the rest).
  */
-export function verifyReleaseManifest(bytes: Buffer, pins: readonly string[], version: string): ReleaseDigests {
+function verifyReleaseManifest(bytes: Buffer, pins: readonly string[], version: string): ReleaseDigests {
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));

@@ -1,5 +1,5 @@
 /** A byte range of a file, inclusive, as HTTP counts it. */
-export interface ByteRange {
+interface ByteRange {
   start: number;
   end: number;
 }

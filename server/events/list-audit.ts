@@ -4,7 +4,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf, pageDirection } from '../../protocol/api/resource-names';
 
-export const auditRecord = z.object({
+const auditRecord = z.object({
   id: z.string(),
   /** Who did it, as `operator:op_…`, `api-key:ak_…` or `local:…`. */
   actor: z.string(),
@@ -21,7 +21,7 @@ export const auditRecord = z.object({
   actorNames: z.record(z.string(), z.string()),
   createdAt: z.string(),
 });
-export type AuditRecord = z.infer<typeof auditRecord>;
+type AuditRecord = z.infer<typeof auditRecord>;
 
 export const listAuditInput = z.strictObject({
   tenantId: idOf('tnt'),

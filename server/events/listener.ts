@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { ChannelListener, jsonPayload, watchChannel } from '../db/listen';
 
 /** The channel the `events_notify` trigger announces new events on (migration 20261201050000). */
-export const EVENTS_CHANNEL = 'compute_events';
+const EVENTS_CHANNEL = 'compute_events';
 
 /** A tenant has new events; subscribers re-read their lists. */
-export const eventsChange = z.object({ tenantId: z.string() });
+const eventsChange = z.object({ tenantId: z.string() });
 export type EventsChange = z.infer<typeof eventsChange>;
 
 export class EventsListener extends ChannelListener<EventsChange> {

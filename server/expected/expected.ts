@@ -10,7 +10,7 @@ import { parseExpectedMachines } from './parse';
 import type { expectedList, importExpectedAnswer } from '../../protocol/api/expected-schemas';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */
-export const IMPORT_MAX_ROWS = 20_000;
+const IMPORT_MAX_ROWS = 20_000;
 
 export const importExpectedInput = z.strictObject({
   tenantId: idOf('tnt'),

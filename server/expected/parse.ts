@@ -8,7 +8,7 @@ import {
 } from '../../protocol/hardware-claims';
 
 /** One expected machine, in comparison form. */
-export interface ExpectedRow {
+interface ExpectedRow {
   row: number;
   serial: string | null;
   productUuid: string | null;
@@ -18,7 +18,7 @@ export interface ExpectedRow {
   hostname: string | null;
   expiresAt: string | null;
 }
-export interface RejectedRow {
+interface RejectedRow {
   row: number;
   reason: string;
 }

@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Where a gateway's credentials live: the serving chain (leaf, serving CA), its key, and the node CA. */
-export interface GatewayFiles {
+interface GatewayFiles {
   chain: string;
   key: string;
   nodeCa: string;

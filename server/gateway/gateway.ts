@@ -22,7 +22,7 @@ import { SessionHub, type ApiWatch } from './session-hub';
  * session-hub.ts). It speaks HTTP/2 (ALPN `h2`) and HTTP/1.1, so an agent renews on its session's connection. It holds no JoinService key: its only
  * key is its own serving key, which can vouch for a peer but neither open a seal nor issue a certificate.
  */
-export interface GatewayOptions {
+interface GatewayOptions {
   /** PEM: the leaf, then the serving CA. */
   servingChainPem: string;
   /** PEM PKCS#8 of the leaf's key. */

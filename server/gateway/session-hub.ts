@@ -12,7 +12,7 @@ import {
 } from '../../protocol/session-wire';
 
 /** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
-export type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
+type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
 
 /**
  * A long-lived call to the API with the gateway's vouching (for no peer), whose answer is a stream of events:

@@ -25,11 +25,11 @@ import { joinCallerAddress } from '../join/caller-address';
 import type { PkiRuntime } from '../join/join-runtime';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
-export const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 
-export const JOIN_PATH = `${BASE_PATH}/v1/join`;
-export const RENEW_PATH = `${BASE_PATH}/v1/renew`;
-export const WELL_KNOWN_PATH = `${BASE_PATH}/.well-known/better-compute`;
+const JOIN_PATH = `${BASE_PATH}/v1/join`;
+const RENEW_PATH = `${BASE_PATH}/v1/renew`;
+const WELL_KNOWN_PATH = `${BASE_PATH}/.well-known/better-compute`;
 const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
 const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
@@ -53,7 +53,7 @@ export interface AgentEndpointServices {
 }
 
 /** Takes a request on an agent path and answers it; false when `pathname` is not one (the caller serves it). */
-export type AgentEndpoints = (req: http.IncomingMessage, res: http.ServerResponse, pathname: string) => boolean;
+type AgentEndpoints = (req: http.IncomingMessage, res: http.ServerResponse, pathname: string) => boolean;
 
 /** The paths whose answers carry no request-id header: protocol.md fixes the join's and renewal's headers. */
 export const hasFixedHeaders = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;

@@ -20,7 +20,7 @@ export class HttpRefusal extends DomainError {
   }
 }
 
-export const bodyTooLarge = (limit: number) => new HttpRefusal(413, `The request body is larger than ${limit} bytes`);
+const bodyTooLarge = (limit: number) => new HttpRefusal(413, `The request body is larger than ${limit} bytes`);
 
 /**
  * True only for the media type `application/json`, optionally with a `charset` parameter. A prefix test
@@ -82,7 +82,7 @@ export function readNodeBody(req: http.IncomingMessage, limit: number): Promise<
  * A web Request's body up to `limit` bytes; null when it declares or streams more. Reading stops at the
  * limit (the stream is cancelled), and a declared length over it is refused before a byte is read.
  */
-export async function readRequestBody(request: Request, limit: number): Promise<Buffer | null> {
+async function readRequestBody(request: Request, limit: number): Promise<Buffer | null> {
   if (Number(request.headers.get('content-length') ?? 0) > limit) return null;
   if (!request.body) return Buffer.alloc(0);
   const kept = new CappedChunks(limit);

@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from '../api/rest/openapi';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
 
-export interface ComputeHandlerDeps {
+interface ComputeHandlerDeps {
   db: Db;
   /** The console session's claim (operator and session version), unchecked; the API context checks it. */
   sessionOperatorId: () => Promise<SessionClaim | null>;

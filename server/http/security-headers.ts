@@ -3,7 +3,7 @@
  * refusal) writes its own. The console's pages replace the fallback CSP with one that carries a per-request
  * nonce (proxy.ts); everything else keeps these.
  */
-export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /** The console's policy: scripts only from us or carrying the request's nonce; nobody may frame it. */
 export function consoleCsp(nonce?: string, options: { dev?: boolean } = {}): string {

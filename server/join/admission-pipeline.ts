@@ -15,7 +15,7 @@ export interface QueuedJoin {
  * Runs one batch: admits it and resolves every entry (never rejects). Calls `decided` once the batch holds
  * its locks and has decided, so the next batch may start while this one writes and commits.
  */
-export type RunBatch = (batch: QueuedJoin[], decided: () => void) => Promise<void>;
+type RunBatch = (batch: QueuedJoin[], decided: () => void) => Promise<void>;
 
 /** What the pipeline did so far, for the benchmark's profile. */
 export interface PipelineStats {

@@ -89,7 +89,7 @@ export interface LockedTokenJson {
 }
 
 /** One row of `nodes` in {@link READ_ADMISSION_SQL}. */
-export interface KnownNodeJson {
+interface KnownNodeJson {
   id: string;
   tenant_id: string;
   site_id: string;

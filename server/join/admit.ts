@@ -31,7 +31,7 @@ export type AdmitOutcome =
   /** A database failure: nothing was written, the agent may retry. */
   | { kind: 'error' };
 
-export interface JoinedBody {
+interface JoinedBody {
   status: 'joined';
   nodeId: string;
   certificateChain: string[];
@@ -42,7 +42,7 @@ export interface JoinedBody {
   role: string;
 }
 
-export interface PendingBody {
+interface PendingBody {
   status: 'pending';
   requestId: string;
   retryAfterSeconds: number;
@@ -50,7 +50,7 @@ export interface PendingBody {
 }
 
 /** The signed answer of a challenge round's first round (protocol.md "Challenge rounds"). */
-export interface ChallengeBody {
+interface ChallengeBody {
   status: 'challenge';
   attestor: string;
   /** 32 random bytes, b64url: single use, bound to this attestor, this CSR and the join's subject. */

@@ -15,7 +15,7 @@ export const MAX_CHALLENGE_TTL_SECONDS = 600;
 export const newNonce = (): string => randomBytes(32).toString('base64url');
 
 /** What the store keeps of a nonce. */
-export const nonceSha256 = (nonce: string): Buffer => createHash('sha256').update(nonce, 'utf8').digest();
+const nonceSha256 = (nonce: string): Buffer => createHash('sha256').update(nonce, 'utf8').digest();
 
 /** A nonce as the store issues it (round one). */
 export interface IssuedChallenge {

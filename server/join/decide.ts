@@ -46,7 +46,7 @@ export interface ExistingNode {
   identityGeneration: number;
 }
 
-export interface JoinCandidate {
+interface JoinCandidate {
   /** The bearer token's SHA-256 secret hash, compared in constant time with the token row's. */
   token: { secretHash: Buffer } | null;
   role: string;

@@ -29,7 +29,7 @@ export interface RefusalLimit {
   keyPrefix: string;
 }
 
-export const DEFAULT_REFUSAL_LIMIT: RefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'join-refused' };
+const DEFAULT_REFUSAL_LIMIT: RefusalLimit = { limit: REFUSAL_EVENT_LIMIT, window: REFUSAL_EVENT_WINDOW, keyPrefix: 'join-refused' };
 
 /**
  * The rate-limit key of a refusal: per attestor and reason, and per event stream (tenant), so refusals

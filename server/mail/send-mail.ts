@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import type { SmtpConfig } from './smtp-config';
 
-export interface PlainMail {
+interface PlainMail {
   to: string;
   subject: string;
   text: string;

@@ -1,7 +1,7 @@
 import { DomainError } from '../../protocol/errors';
 
-export const SMTP_URL_ENV = 'BETTER_COMPUTE_SMTP_URL';
-export const SMTP_FROM_ENV = 'BETTER_COMPUTE_SMTP_FROM';
+const SMTP_URL_ENV = 'BETTER_COMPUTE_SMTP_URL';
+const SMTP_FROM_ENV = 'BETTER_COMPUTE_SMTP_FROM';
 
 /** Where invitation mail goes out: parsed from BETTER_COMPUTE_SMTP_URL and BETTER_COMPUTE_SMTP_FROM. */
 export interface SmtpConfig {

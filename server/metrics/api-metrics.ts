@@ -3,8 +3,8 @@ import { BATCH_SIZE_BUCKETS, LATENCY_BUCKETS } from './buckets';
 import { attestorLabel, reasonLabel, roleLabel } from './labels';
 
 /** The join outcomes `better_compute_joins_total` counts; `error` is a server-side failure (500/503), not a refusal. */
-export type JoinOutcome = 'admitted' | 'pending' | 'challenge' | 'refused' | 'conflict' | 'error';
-export type RenewalOutcome = 'renewed' | 'refused' | 'error';
+type JoinOutcome = 'admitted' | 'pending' | 'challenge' | 'refused' | 'conflict' | 'error';
+type RenewalOutcome = 'renewed' | 'refused' | 'error';
 /** One webhook delivery attempt: 2xx, another answer or no answer (retried), retries over, or the target refused (SSRF). */
 export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up' | 'refused';
 

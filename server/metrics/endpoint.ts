@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 /** Where Prometheus scrapes: the API's port and the gateway's. */
 export const METRICS_PATH = '/metrics';
 
-export type MetricsAccess = 'disabled' | 'allowed' | 'denied';
+type MetricsAccess = 'disabled' | 'allowed' | 'denied';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -14,7 +14,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
  * bearer of exactly that token. Both sides are hashed first, so the comparison is constant-time whatever
  * the lengths.
  */
-export function metricsAccess(authorization: string | undefined, configured = process.env.BETTER_COMPUTE_METRICS_TOKEN): MetricsAccess {
+function metricsAccess(authorization: string | undefined, configured = process.env.BETTER_COMPUTE_METRICS_TOKEN): MetricsAccess {
   if (!configured) return 'disabled';
   const match = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
   const presented = match?.[1] ?? '';

@@ -13,7 +13,7 @@ const REASON = /^(?:[a-z0-9-]{1,32}:)?[a-z0-9-]{1,48}$/;
 const MAX_REASONS = 128;
 const seenReasons = new Set<string>();
 
-export const OTHER = 'other';
+const OTHER = 'other';
 
 export const attestorLabel = (attestor: string | null | undefined): string => (attestor && ATTESTORS.has(attestor) ? attestor : OTHER);
 

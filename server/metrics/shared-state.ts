@@ -6,7 +6,7 @@ import { EXPIRY_WINDOWS, WAIT_BUCKETS } from './buckets';
  * the same numbers. Each read is a handful of grouped queries over indexed columns; `SharedStateReader`
  * caches one snapshot for a few seconds so N scrapers cost one read.
  */
-export interface SharedState {
+interface SharedState {
   joinRequests: Array<{ site: string; state: string; count: number }>;
   oldestPending: Array<{ site: string; seconds: number }>;
   /** Per site and decision (approved|rejected|expired): cumulative counts per WAIT_BUCKETS bound, count and sum. */

@@ -2,7 +2,7 @@ import type { Db, Tx } from '../db/client';
 import { CERTIFICATE_HISTORY_LIMIT, type NodeCertificateRecord } from '../../protocol/api/node-schemas';
 
 /** The audit entries a join writes for a node (one per join), newest first: the first names the token. */
-export type JoinAuditRow = { actor: string; action: string; data: unknown };
+type JoinAuditRow = { actor: string; action: string; data: unknown };
 
 /**
  * A node's certificates, newest first, with how each was issued. Only two writers insert `node_certs` rows:

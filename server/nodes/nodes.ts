@@ -18,7 +18,7 @@ import { decidedByLabel } from '../requests/records';
 
 type NodeRow = Awaited<ReturnType<Db['node']['findUniqueOrThrow']>>;
 
-export const toNodeSummary = (n: NodeRow): NodeSummary => ({
+const toNodeSummary = (n: NodeRow): NodeSummary => ({
   id: n.id,
   tenantId: n.tenantId,
   siteId: n.siteId,

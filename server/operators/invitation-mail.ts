@@ -22,12 +22,12 @@ interface SentInvitation {
 }
 
 /** The console link of an invitation, on NEXTAUTH_URL's origin (the token rides in the fragment). */
-export function invitationMailLink(token: string, env: Record<string, string | undefined> = process.env): string {
+function invitationMailLink(token: string, env: Record<string, string | undefined> = process.env): string {
   return `${consoleOrigin(env.NEXTAUTH_URL) ?? `http://localhost:${env.PORT || 3000}`}/invite#${token}`;
 }
 
 /** The mail's plain text: who invited whom to which tenant with which role, the link and its expiry. */
-export function invitationMailText(input: { tenantName: string; role: string; inviter: string; link: string; expiresAt: string }): string {
+function invitationMailText(input: { tenantName: string; role: string; inviter: string; link: string; expiresAt: string }): string {
   return [
     `${input.inviter} invited you to the tenant ${input.tenantName} on Better Compute, as ${input.role}.`,
     '',

@@ -17,7 +17,7 @@ import { mailInvitation, type InvitationMailOutcome } from './invitation-mail';
 import type { CreatedInvitation, InvitationRecord } from '../../protocol/api/operator-schemas';
 
 /** How long an invitation link works. */
-export const INVITATION_TTL_DAYS = 7;
+const INVITATION_TTL_DAYS = 7;
 
 export const createInvitationInput = z.strictObject({ tenantId: idOf('tnt'), email: operatorEmail, role: z.enum(ROLES) });
 export const listInvitationsInput = z.strictObject({ tenantId: idOf('tnt'), includeClosed: z.boolean().optional() });

@@ -7,7 +7,7 @@ import { logLimited } from '../log';
 import { operatorEmail } from './email';
 
 /** What the OpenID provider said about the person, from a verified ID token. */
-export interface SsoIdentity {
+interface SsoIdentity {
   issuer: string;
   subject: string;
   email: string;
@@ -16,7 +16,7 @@ export interface SsoIdentity {
   groups: readonly string[];
 }
 
-export type SsoSignIn =
+type SsoSignIn =
   | { ok: true; operatorId: string; email: string; name: string; sessionVersion: number }
   /** `unverified`: the provider did not vouch for the email; `no-access`: no group maps and no invitation or other membership. */
   | { ok: false; reason: 'unverified' | 'no-access' };

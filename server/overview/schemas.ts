@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idOf } from '../../protocol/api/resource-names';
 
-export const OVERVIEW_RANGES = ['24h', '7d'] as const;
+const OVERVIEW_RANGES = ['24h', '7d'] as const;
 export const overviewInput = z.strictObject({ tenantId: idOf('tnt'), range: z.enum(OVERVIEW_RANGES).default('24h') });
 
 /** One stacked part of a chart: a key (attestor or reason) and its count per hour, aligned with `hours`. */

@@ -7,7 +7,7 @@ import { LIVE_CONDITION } from '../tokens/records';
 
 export const poolCountsInput = z.strictObject({ tenantId: idOf('tnt') });
 
-export const poolCounts = z.object({
+const poolCounts = z.object({
   poolId: z.string(),
   /** Nodes by state (`adopting`, `ready`, …); states with no node are left out. */
   nodesByState: z.record(z.string(), z.number().int()),

@@ -31,7 +31,7 @@ function renewReasonOf(reason: TpmRefusalReason): string {
   return 'key-attestation-malformed';
 }
 
-export type KeyAttestationVerdict = { ok: true } | { ok: false; reason: string; detail: string };
+type KeyAttestationVerdict = { ok: true } | { ok: false; reason: string; detail: string };
 
 /**
  * Checks a renewal's key attestation for a leaf that names a TPM AK (`statement`, read from the presented leaf

@@ -9,7 +9,7 @@ export interface RenewRefusalLimit {
   keyPrefix: string;
 }
 
-export const DEFAULT_RENEW_REFUSAL_LIMIT: RenewRefusalLimit = {
+const DEFAULT_RENEW_REFUSAL_LIMIT: RenewRefusalLimit = {
   limit: REFUSAL_EVENT_LIMIT,
   window: REFUSAL_EVENT_WINDOW,
   keyPrefix: 'renew-refused',

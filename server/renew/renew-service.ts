@@ -25,7 +25,7 @@ import { vouchedPeer } from './vouch';
 import { recordRenewal, type ApiMetrics } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../protocol/renew-wire';
 
-export interface RenewServiceOptions {
+interface RenewServiceOptions {
   pool: pg.Pool;
   /** JoinService's keys and the serving CA pin (which gateway vouching must chain to); null when absent. */
   loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
@@ -39,7 +39,7 @@ export interface RenewServiceOptions {
 }
 
 /** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
-export interface RenewCall {
+interface RenewCall {
   body: Buffer | null;
   vouch: string | undefined;
   peer: string | undefined;

@@ -11,7 +11,7 @@ export class RenewRefusal extends Error {
   }
 }
 
-export interface RenewRequestBody {
+interface RenewRequestBody {
   csr: Buffer;
   leaf: Buffer;
   clientTime: number;

@@ -11,7 +11,7 @@ import { spkiPin } from '../../protocol/pins';
 export const VOUCH_HEADER = 'x-bc-gateway-vouch';
 export const PEER_HEADER = 'x-bc-peer-certificate';
 /** How long an assertion is believed (both ways, for clock skew between gateway and API). */
-export const VOUCH_MAX_AGE_SECONDS = 30;
+const VOUCH_MAX_AGE_SECONDS = 30;
 
 interface Assertion {
   /** The gateway's certificate and the serving CA, b64 DER. */

@@ -5,7 +5,7 @@ import type { PoolPolicy } from '../../protocol/api/pool-schemas';
 import { NOW_ONCE } from './records';
 
 /** The pool an approval would admit into, as loadPool read it. */
-export interface ApprovalPool {
+interface ApprovalPool {
   id: string;
   siteId: string;
   ownerTenantId: string;
@@ -25,8 +25,7 @@ interface PendingRow {
 }
 
 /** The attestors the pool admits (`policy.joinAttestors`); null admits every attestor. */
-export const admittedAttestors = (pool: ApprovalPool): readonly string[] | null =>
-  ((pool.policy ?? {}) as PoolPolicy).joinAttestors ?? null;
+const admittedAttestors = (pool: ApprovalPool): readonly string[] | null => ((pool.policy ?? {}) as PoolPolicy).joinAttestors ?? null;
 
 /**
  * Why the approved retry of this request would certainly be refused, in the order the join checks it

@@ -2,7 +2,7 @@ import { Prisma } from '../db/generated/client';
 import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
 import { RECORD_COLUMNS } from './records';
 
-export type Decision = 'approved' | 'rejected';
+type Decision = 'approved' | 'rejected';
 
 /**
  * One statement decides, publishes `security.join-request.<decision>`, writes the audit row naming the

@@ -3,7 +3,7 @@ import { ChannelListener, jsonPayload, watchChannel } from '../db/listen';
 import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
 
 /** What every change of a queue announces; subscribers re-read the requests it names. */
-export const joinRequestChange = z.object({ tenantId: z.string(), siteId: z.string(), requestIds: z.array(z.string()) });
+const joinRequestChange = z.object({ tenantId: z.string(), siteId: z.string(), requestIds: z.array(z.string()) });
 export type JoinRequestChange = z.infer<typeof joinRequestChange>;
 
 /**

@@ -25,7 +25,7 @@ function isHardwareKeyTrusted(claims: Record<string, unknown>): boolean {
 export const NOW_ONCE = Prisma.sql`(SELECT compute_now())`;
 
 /** The state a request reads as: pending or approved past its expiry (database clock) is `expired`. */
-export const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END`;
+const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END`;
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,

@@ -21,7 +21,7 @@ export interface RuleMatch {
 }
 
 /** Where each condition's value comes from: what the boot step vouched for, or the machine's own claims. */
-export const MATCH_SOURCES: Record<keyof RuleMatch, 'vouched' | 'claimed'> = {
+const MATCH_SOURCES: Record<keyof RuleMatch, 'vouched' | 'claimed'> = {
   attestor: 'vouched',
   macPrefixes: 'vouched',
   subnets: 'vouched',

@@ -35,7 +35,7 @@ const toRecord = (r: RuleRow): RuleRecord => ({
   createdAt: r.createdAt.toISOString(),
 });
 
-export const inForce = (r: RuleRow): RuleInForce => ({
+const inForce = (r: RuleRow): RuleInForce => ({
   id: r.id,
   name: r.name,
   action: r.action as RuleInForce['action'],

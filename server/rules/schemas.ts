@@ -11,7 +11,7 @@ const list = (item: z.ZodString) => z.array(item).min(1).max(1_000).optional();
 const cidr = z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'a CIDR block such as 10.20.0.0/16');
 
 /** What a rule matches on (server/rules/match.ts); at least one condition. */
-export const ruleMatch = z
+const ruleMatch = z
   .strictObject({
     macPrefixes: list(z.string().regex(/^[0-9a-fA-F]{2}([:-]?[0-9a-fA-F]{2}){0,5}$/, 'a MAC or a prefix of one, such as 3c:ec:ef')),
     serials: list(printable(128)),
@@ -26,7 +26,7 @@ export const ruleMatch = z
   })
   .refine((m) => Object.values(m).some((v) => v !== undefined), { message: 'name at least one condition' });
 
-export const RULE_ACTIONS = ['approve', 'reject', 'leave'] as const;
+const RULE_ACTIONS = ['approve', 'reject', 'leave'] as const;
 
 const ruleBody = {
   tenantId: idOf('tnt'),

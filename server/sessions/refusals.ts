@@ -9,7 +9,7 @@ export interface SessionRefusalLimit {
   keyPrefix: string;
 }
 
-export const DEFAULT_SESSION_REFUSAL_LIMIT: SessionRefusalLimit = {
+const DEFAULT_SESSION_REFUSAL_LIMIT: SessionRefusalLimit = {
   limit: REFUSAL_EVENT_LIMIT,
   window: REFUSAL_EVENT_WINDOW,
   keyPrefix: 'session-refused',

@@ -17,7 +17,7 @@ import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } fro
 import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
 import { GroupRunner } from '../renew/group';
 
-export interface SessionServiceOptions {
+interface SessionServiceOptions {
   pool: pg.Pool;
   /** JoinService's keys (the welcome is signed with the join-signing key) and the serving CA pin. */
   loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
@@ -32,7 +32,7 @@ export interface SessionServiceOptions {
 }
 
 /** What the HTTP layer hands over, as for a renewal: the body, the gateway's headers and the path. */
-export interface SessionCall {
+interface SessionCall {
   body: Buffer | null;
   vouch: string | undefined;
   peer: string | undefined;

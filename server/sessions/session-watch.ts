@@ -6,10 +6,10 @@ import { ChannelListener, jsonPayload } from '../db/listen';
 import { sseEvent } from '../../protocol/session-wire';
 
 /** The channel the session-end triggers announce on (migration 20261202160000). */
-export const SESSIONS_CHANNEL = 'compute_sessions';
+const SESSIONS_CHANNEL = 'compute_sessions';
 
 /** Gateways that hold a session whose certificate just stopped being valid: they make a lease call now. */
-export const sessionsChange = z.object({ gatewayIds: z.array(z.string()) });
+const sessionsChange = z.object({ gatewayIds: z.array(z.string()) });
 export type SessionsChange = z.infer<typeof sessionsChange>;
 
 export class SessionsListener extends ChannelListener<SessionsChange> {
@@ -19,7 +19,7 @@ export class SessionsListener extends ChannelListener<SessionsChange> {
 }
 
 /** How often an idle watch stream carries a comment, so no proxy or idle timer in between closes it. */
-export const WATCH_PING_MS = 15_000;
+const WATCH_PING_MS = 15_000;
 
 /**
  * A gateway's watch stream (Server-Sent Events): `ready` once LISTEN is in place, then `refresh` each time a

@@ -15,8 +15,8 @@ export interface SessionSettings {
   sweepMs: number;
 }
 
-export const DEFAULT_HEARTBEAT_SECONDS = 30;
-export const DEFAULT_GRACE_SECONDS = 30;
+const DEFAULT_HEARTBEAT_SECONDS = 30;
+const DEFAULT_GRACE_SECONDS = 30;
 
 function wholeNumber(env: Record<string, string | undefined>, name: string, min: number, max: number, fallback: number): number {
   const value = env[name];

@@ -22,7 +22,7 @@ import {
 } from '../../protocol/api/token-schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
 
-export interface IssueJoinTokenInput {
+interface IssueJoinTokenInput {
   tenantId: string;
   /** The pool the token admits into; null for tokens scoped to a site alone (`site` role). */
   poolId: string | null;
@@ -49,7 +49,7 @@ export interface IssueJoinTokenInput {
   description?: string | null;
 }
 
-export interface IssuedJoinToken {
+interface IssuedJoinToken {
   record: JoinTokenRecord;
   /** The bearer `bcjt_<id>.<secret>`; present only when this call minted the token, never on a replay. */
   token?: string;

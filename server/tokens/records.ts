@@ -23,7 +23,7 @@ const RECORD_COLUMNS = Prisma.sql`
 export const LIVE_CONDITION = Prisma.sql`revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0`;
 
 /** A join_tokens row as RECORD_COLUMNS reads it, plus what idempotency compares. */
-export interface JoinTokenRow {
+interface JoinTokenRow {
   id: string;
   pool_id: string | null;
   site_id: string;

@@ -7,7 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 const BEARER = /^bcjt_(jt_[0-9a-hjkmnp-tv-z]{26})\.([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])$/;
 
-export interface ParsedJoinToken {
+interface ParsedJoinToken {
   id: string;
   secret: string;
 }

@@ -6,10 +6,10 @@ import type { Principal } from '../authz/principal';
 import { idOf } from '../../protocol/api/resource-names';
 import { isPermanentGlobalMac } from '../../protocol/hardware-claims';
 import { invalidMac, issueJoinToken } from './issue';
-import { createdJoinToken, idempotencyKey, ttlSeconds, type CreatedJoinToken } from '../../protocol/api/token-schemas';
+import { idempotencyKey, ttlSeconds, type CreatedJoinToken } from '../../protocol/api/token-schemas';
 
 /** At most 16 uses for a site token (joining.md "Token roles"). */
-export const SITE_TOKEN_MAX_USES = 16;
+const SITE_TOKEN_MAX_USES = 16;
 
 export const createDiscoveryTokenInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -29,8 +29,6 @@ export const createSiteTokenInput = z.strictObject({
   maxUses: z.number().int().min(1).max(SITE_TOKEN_MAX_USES, `must be at most ${SITE_TOKEN_MAX_USES}`).default(1),
   idempotencyKey: idempotencyKey.optional(),
 });
-
-export { createdJoinToken as createdSiteScopedToken };
 
 /** The caller's site, decided as `compute:sites:manage`; another tenant's or an unknown site is NOT_FOUND. */
 async function loadManagedSite(db: Db, principal: Principal, tenantId: string, siteId: string) {

@@ -6,7 +6,7 @@ import type { AppRouter } from '../root';
  * validation, authorization and the error model. Path parameters and the query (GET) or JSON body
  * (POST) are merged into the procedure's input.
  */
-export interface RestRoute {
+interface RestRoute {
   method: 'GET' | 'POST';
   path: string;
   procedure: string;
@@ -300,7 +300,7 @@ export function successStatus(route: RestRoute): 200 | 201 {
   return route.method === 'POST' && route.procedure.endsWith('.create') ? 201 : 200;
 }
 
-export interface RouteMatch {
+interface RouteMatch {
   route: RestRoute;
   params: Record<string, string>;
 }

@@ -32,7 +32,7 @@ import { prepareSealedToken } from './sealed-token';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';
 
 /** How long the agent waits before it retries a deferred join. */
-export const RETRY_AFTER_SECONDS = 30;
+const RETRY_AFTER_SECONDS = 30;
 
 /** A machine's latest join request, as the admission transaction locked it. */
 interface LatestRequest {
@@ -53,7 +53,7 @@ interface RecordedRequest {
   machineKey: string;
 }
 
-export interface DiscoveryState {
+interface DiscoveryState {
   /** Each site's approval rules in force, in order. */
   rules: Map<string, LoadedRule[]>;
   /** Admissions this batch's rules made, per rule, on top of their stored counts. */
@@ -78,7 +78,7 @@ export interface DiscoveryState {
  * Never by the claims, which the caller writes: varying them must not open a second request, so one token
  * (one lease) holds at most one live request, and a newer attempt refreshes it whatever it claims.
  */
-export function machineKeyOf(token: LockedToken): string | null {
+function machineKeyOf(token: LockedToken): string | null {
   return token.boundMac ? `mac:${token.siteId}:${token.boundMac}` : null;
 }
 

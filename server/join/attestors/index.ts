@@ -5,8 +5,6 @@ import { PROTOCOL_ATTESTORS } from './names';
 import type { Attestor } from './types';
 import { x509popAttestor } from './x509pop/x509pop';
 
-export { DEFAULT_ATTESTOR, PROTOCOL_ATTESTORS } from './names';
-
 /** Each attestor has its own state type: the registry holds them all. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each attestor has its own state type
 type AnyAttestor = Attestor<any>;

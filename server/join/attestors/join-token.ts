@@ -10,7 +10,7 @@ import type { Attestor, AttestorInput } from './types';
  * the pool, and the pool's attestor policy. Pure: the caller holds the token row's lock and applies the
  * decision (consuming one use) only when it admits.
  */
-export function decideJoin({ join: candidate, token, existing, rootTenantId }: AttestorInput): Admission | Refusal {
+function decideJoin({ join: candidate, token, existing, rootTenantId }: AttestorInput): Admission | Refusal {
   const refused = checkToken('join-token', candidate, token);
   if (refused) return refused;
   const tenant = token!.tenantId;

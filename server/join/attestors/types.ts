@@ -15,7 +15,7 @@ export type AttestorVerdict = Admission | Refusal | Deferral | Challenge;
  * admission transaction with `write`), and the agent gets the signed `pending` answer. Nothing is issued
  * and no token is spent.
  */
-export interface Deferral {
+interface Deferral {
   admitted: false;
   deferred: true;
   requestId: string;
@@ -31,7 +31,7 @@ export interface Deferral {
  * what the attestor asks of it) in its `attestation`; the attestor then finds the stored row through
  * `loadChallenges` and consumes it in `write` (see ../challenges.ts).
  */
-export interface Challenge {
+interface Challenge {
   admitted: false;
   challenge: true;
   /** What the nonce is bound to besides the CSR and the attestor (a node id, an EK hash). */

@@ -24,7 +24,7 @@ const MAX_PARTY_INFO_BYTES = 256;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** What opening a seal needs: the JoinService encryption key and the hash of the CSR sent with the seal. */
-export interface OpenSealOptions {
+interface OpenSealOptions {
   /** The P-256 private key of `join.encryptionJwk`. */
   readonly encryptionKey: KeyObject;
   /** Lowercase hex SHA-256 of the request's CSR DER (`parseCsr(...).csrSha256`). */
@@ -56,7 +56,7 @@ export function openSeal(compactJwe: string, options: OpenSealOptions): string {
 }
 
 /** An opened seal: the bearer token and the header's `iat`, which the admission checks against the database clock. */
-export interface OpenedSeal {
+interface OpenedSeal {
   token: string;
   /** The protected header's `iat`, Unix seconds. */
   iat: number;

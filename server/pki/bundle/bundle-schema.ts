@@ -6,7 +6,7 @@ const pem = (label: string) => z.string().regex(new RegExp(`^-----BEGIN ${label}
 const certifiedKey = z.object({ certificatePem: pem('CERTIFICATE'), privateKeyPem: pem('PRIVATE KEY') });
 
 /** The stored shape of a {@link PkiBundle}, version 1. Only shapes: keys and certificates are parsed on use. */
-export const pkiBundleSchema = z.object({
+const pkiBundleSchema = z.object({
   version: z.literal(1),
   trustDomain: z.string().min(1),
   createdAt: z.iso.datetime(),

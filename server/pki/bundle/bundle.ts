@@ -5,7 +5,7 @@ import { parseTrustDomain } from '../ca/trust-domain';
 import { toPem } from '../ca/x509-build';
 
 /** A certificate and its private key. */
-export interface PkiCertifiedKey {
+interface PkiCertifiedKey {
   /** The certificate, PEM (`-----BEGIN CERTIFICATE-----`). */
   certificatePem: string;
   /** The private key, PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`). */
@@ -42,7 +42,7 @@ export interface PkiBundle {
 /** How long the roots and the JoinService signing certificate last: ten years. */
 export const PKI_VALIDITY_DAYS = 3650;
 /** Validity starts this long before `now`, so a machine whose clock runs behind still accepts the roots. */
-export const PKI_BACKDATE_SECONDS = 3600;
+const PKI_BACKDATE_SECONDS = 3600;
 
 const DAY_MS = 86_400_000;
 

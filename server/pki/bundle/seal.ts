@@ -23,7 +23,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** scrypt's cost parameters: N = 2^logN, block size r, parallelism p. */
-export interface ScryptParameters {
+interface ScryptParameters {
   logN: number;
   r: number;
   p: number;

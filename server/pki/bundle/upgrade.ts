@@ -6,7 +6,7 @@ import { rotateSigningCertificate } from './signing-certificate';
 import { PKI_BUNDLE_ID } from './store';
 
 /** What {@link upgradeStoredPki} changed. */
-export interface PkiUpgrade {
+interface PkiUpgrade {
   bundle: PkiBundle;
   /** The row was written again: a new seal (current layout and KDF parameters, or the new secret). */
   resealed: boolean;

@@ -13,7 +13,7 @@ import {
 } from './x509-build';
 
 /** A P-256 key pair as node:crypto objects plus the public key's DER SubjectPublicKeyInfo. */
-export interface EcKeyPair {
+interface EcKeyPair {
   privateKey: KeyObject;
   publicKey: KeyObject;
   spkiDer: Buffer;
@@ -55,7 +55,7 @@ export function createRootCa(commonName: string, notBefore: Date, notAfter: Date
 }
 
 /** What {@link issueLeaf} needs besides the CA. */
-export interface LeafRequest {
+interface LeafRequest {
   subject: Buffer;
   spkiDer: Buffer;
   notBefore: Date;

@@ -7,7 +7,7 @@ import { keyIdentifier } from './x509-build';
 const SKI_OID = Buffer.from([0x55, 0x1d, 0x0e]);
 
 /** The parts of a CA certificate its children copy: the subject Name's exact DER, its SPKI and key identifier. */
-export interface CaIdentity {
+interface CaIdentity {
   subject: Buffer;
   spkiDer: Buffer;
   /** The subjectKeyIdentifier extension's value, or the SHA-1 of the key bits when the CA has none. */

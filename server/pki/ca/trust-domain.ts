@@ -3,7 +3,7 @@ import { DomainError } from '../../../protocol/errors';
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Options for {@link dnsNameProblem}. */
-export interface DnsNameRules {
+interface DnsNameRules {
   /** Fewest labels the name must have (a trust domain needs two: `compute.example.com`, not `localhost`). */
   minLabels: number;
   /** Allows `*` as the whole leftmost label (a wildcard certificate name). */

@@ -42,7 +42,7 @@ export function encodeName(attributes: ReadonlyArray<readonly [oid: string, valu
 }
 
 /** An Extension: `SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING }`. */
-export function extension(type: string, critical: boolean, value: Uint8Array): Buffer {
+function extension(type: string, critical: boolean, value: Uint8Array): Buffer {
   return critical ? sequence(oid(type), booleanTrue(), octetString(value)) : sequence(oid(type), octetString(value));
 }
 
@@ -105,7 +105,7 @@ export function randomSerial(): Buffer {
 }
 
 /** What {@link buildCertificate} signs. */
-export interface CertificateFields {
+interface CertificateFields {
   serial: Uint8Array;
   issuer: Buffer;
   subject: Buffer;

@@ -7,7 +7,7 @@ import { dnsNameProblem } from '../ca/trust-domain';
 import { encodeName, extendedKeyUsage, OIDS, subjectAltName, toPem, type GeneralName } from '../ca/x509-build';
 
 /** A gateway's TLS identity, all PEM. */
-export interface GatewayCertificate {
+interface GatewayCertificate {
   /** The leaf certificate. */
   certificatePem: string;
   /** Its P-256 private key, PKCS#8. */
@@ -17,7 +17,7 @@ export interface GatewayCertificate {
 }
 
 /** Default and largest lifetime of a gateway certificate. */
-export const GATEWAY_TTL_DAYS = { default: 365, max: 825 } as const;
+const GATEWAY_TTL_DAYS = { default: 365, max: 825 } as const;
 const MAX_SANS = 100;
 const BACKDATE_MS = 5 * 60_000;
 
@@ -59,7 +59,7 @@ export function issueGatewayCertificate(
 }
 
 /** Validates and normalizes the gateway's names: IP literals become iPAddress, the rest dNSName. */
-export function parseSans(sans: readonly string[]): GeneralName[] {
+function parseSans(sans: readonly string[]): GeneralName[] {
   if (!Array.isArray(sans) || sans.length === 0) throw invalidSan('name at least one host name or IP address');
   if (sans.length > MAX_SANS) throw invalidSan(`at most ${MAX_SANS} names`);
   const seen = new Set<string>();

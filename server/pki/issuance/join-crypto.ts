@@ -39,7 +39,7 @@ export interface JoinCrypto {
 }
 
 /** What `pkiJoinCrypto` takes: PEM as the PKI bundle stores it (a PkiBundle itself fits). */
-export interface JoinCryptoInput {
+interface JoinCryptoInput {
   trustDomain: string;
   nodeCa: { certificatePem: string; privateKeyPem: string };
   signingKey: { certificatePem: string; privateKeyPem: string };
@@ -99,7 +99,7 @@ export function joinCryptoFromBundle(bundle: PkiBundle): JoinCrypto {
 }
 
 /** The well-known document's `join` section, exactly as `protocol.md` fixes it; public material only. */
-export interface WellKnownJoinSection {
+interface WellKnownJoinSection {
   encryptionJwk: PublicEcJwk;
   encryptionKeyPin: string;
   signingCertificate: string;

@@ -17,7 +17,7 @@ export interface NodeCertificateIssuer {
 }
 
 /** What every node certificate from one CA shares, encoded once. */
-export interface PreparedIssuer {
+interface PreparedIssuer {
   certDer: Buffer;
   issuerName: Buffer;
   /** basicConstraints cA=false, keyUsage digitalSignature (both critical), EKU serverAuth and clientAuth, authorityKeyIdentifier. */

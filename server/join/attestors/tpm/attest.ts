@@ -6,7 +6,7 @@ import { TpmCheckFailure } from './reasons';
 import { StructureReader } from './structure-reader';
 
 /** A parsed TPMS_ATTEST (Part 2 §10.12.12). `certified` is set for TPM_ST_ATTEST_CERTIFY only. */
-export interface TpmAttest {
+interface TpmAttest {
   readonly magic: number;
   readonly type: number;
   readonly qualifiedSigner: Buffer;
@@ -43,13 +43,13 @@ export function parseTpmAttest(bytes: Buffer): TpmAttest {
 }
 
 /** A TPMT_SIGNATURE made with ECDSA (the only AK scheme accepted): the hash and the two integers. */
-export interface EcdsaSignature {
+interface EcdsaSignature {
   readonly hashAlg: number;
   readonly r: Buffer;
   readonly s: Buffer;
 }
 
-export function parseEcdsaSignature(bytes: Buffer, what: string): EcdsaSignature {
+function parseEcdsaSignature(bytes: Buffer, what: string): EcdsaSignature {
   const reader = new StructureReader(bytes, what);
   const sigAlg = reader.u16();
   if (sigAlg !== ALG.ecdsa) throw new TpmCheckFailure('tpm:attest-signature', `${what} is not ECDSA (0x${sigAlg.toString(16)})`);
@@ -61,7 +61,7 @@ export function parseEcdsaSignature(bytes: Buffer, what: string): EcdsaSignature
 }
 
 /** `r || s`, each left-padded to the curve size: the IEEE P1363 form node:crypto verifies. */
-export function p1363Of(signature: EcdsaSignature, size: number): Buffer | undefined {
+function p1363Of(signature: EcdsaSignature, size: number): Buffer | undefined {
   const pad = (v: Buffer) => {
     let start = 0;
     while (start < v.length - 1 && v[start] === 0) start++;

@@ -24,7 +24,7 @@ import { verifyTpmAttestation, type VerifiedTpmAttestation } from './verify';
 import { parseTpmAttestation } from './wire';
 
 /** How long a credential challenge can be answered. */
-export const TPM_CHALLENGE_TTL_SECONDS = 60;
+const TPM_CHALLENGE_TTL_SECONDS = 60;
 const RETRY_AFTER_SECONDS = 30;
 
 /** What preparation proved, as plain JSON (it crosses from a preparation thread). */

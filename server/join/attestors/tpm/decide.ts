@@ -58,9 +58,9 @@ export interface TpmDecisionInput {
 }
 
 /** Why the machine is trusted without (or with) a person: what the event and the audit row say. */
-export type TpmAdmittedBy = 'vendor-root' | 'site-allow-list' | 'pool-allow-list' | 'approval' | 'reclaim';
+type TpmAdmittedBy = 'vendor-root' | 'site-allow-list' | 'pool-allow-list' | 'approval' | 'reclaim';
 
-export type TpmDecision =
+type TpmDecision =
   | {
       readonly kind: 'admit';
       readonly by: TpmAdmittedBy;
@@ -79,7 +79,7 @@ export type TpmDecision =
   | { readonly kind: 'refuse'; readonly reason: TpmRefusalReason; readonly tenantId: string | null };
 
 /** The join request an enrollment records or refreshes: what the queue shows an operator. */
-export interface TpmEnrollment {
+interface TpmEnrollment {
   readonly attestor: 'tpm';
   /** `tpm-ek:<ekHash>`: one pending request per EK. */
   readonly machineKey: string;

@@ -5,7 +5,7 @@ import { publicKeyOf, type TpmPublic } from './public-area';
 import { TpmCheckFailure } from './reasons';
 
 /** What TPM2_ActivateCredential takes: the TPM2B_ID_OBJECT's and the TPM2B_ENCRYPTED_SECRET's contents. */
-export interface CredentialChallenge {
+interface CredentialChallenge {
   readonly credentialBlob: Buffer;
   readonly encryptedSecret: Buffer;
 }

@@ -7,7 +7,7 @@ import { TpmCheckFailure, type TpmRefusalReason } from './reasons';
 import type { TpmAttestationWire } from './wire';
 
 /** What a TPM join's round one is checked against besides its attestation. */
-export interface TpmCheckContext {
+interface TpmCheckContext {
   /** Lowercase hex sha256 of the join's CSR (already parsed and self-signature checked by the core). */
   readonly csrSha256: string;
   /** The CSR's DER SubjectPublicKeyInfo. */
@@ -97,7 +97,7 @@ export function akStatementOf(ak: TpmPublic): string {
 }
 
 /** A TPM2_Certify of a key by an AK, as it travels (the Certify fields of a join's or a renewal's attestation). */
-export interface CertifyWire {
+interface CertifyWire {
   readonly certifyInfo: Buffer;
   readonly certifySignature: Buffer;
 }

@@ -25,7 +25,7 @@ const CERTIFICATE_MAX = 4096;
  * when the TPM has one, and always its public area, which MakeCredential needs), the AK's and the node key's
  * public areas, and TPM2_Certify of the node key by the AK; round two adds the activated secret.
  */
-export const tpmAttestationSchema = z.object({
+const tpmAttestationSchema = z.object({
   ekPublic: b64(PUBLIC_AREA_MAX),
   ekCertificate: b64(CERTIFICATE_MAX).optional(),
   ekIntermediates: z.array(b64(CERTIFICATE_MAX)).max(4).optional(),
