@@ -85,7 +85,10 @@ async function refusals(csrSha256: string): Promise<string[]> {
     where: { tenantId: r.h.rootTenantId, type: 'security.join.refused' },
     orderBy: { id: 'asc' },
   });
-  return events.map((e) => e.data as { reason: string; csrSha256: string }).filter((d) => d.csrSha256 === csrSha256).map((d) => d.reason);
+  return events
+    .map((e) => e.data as { reason: string; csrSha256: string })
+    .filter((d) => d.csrSha256 === csrSha256)
+    .map((d) => d.reason);
 }
 
 describe('an expired TPM-bound identity re-joining with x509pop', () => {

@@ -121,9 +121,7 @@ export async function sendX509popRejoin(options: {
 }): Promise<{ answer: IssuedAnswer; keys: RejoinKeys }> {
   const last = options.last;
   const software = options.keys ?? (last.tpm ? null : generateNodeKeyAndCsr());
-  const keys: RejoinKeys = software
-    ? { ...software, keyText: software.privateKeyPem }
-    : await nextTpmRejoinKeys(last as TpmLoadedIdentity);
+  const keys: RejoinKeys = software ? { ...software, keyText: software.privateKeyPem } : await nextTpmRejoinKeys(last as TpmLoadedIdentity);
   const doFetch = loggedFetch(options.fetch ?? fetch);
   const url = `${options.serverUrl}${options.basePath ?? DEFAULT_BASE_PATH}/v1/join`;
   const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
@@ -135,13 +133,10 @@ export async function sendX509popRejoin(options: {
     csrSha256: keys.csrSha256,
   };
   const challenge = verifyJoinChallenge((await post(url, x509popBody(base), doFetch)) as never, { ...trust, attestor: X509POP });
-  const proof = last.tpm
-    ? { proof: await tpmProof(last, challenge.nonce, keys.csrSha256) }
-    : { lastKey: last.privateKey };
+  const proof = last.tpm ? { proof: await tpmProof(last, challenge.nonce, keys.csrSha256) } : { lastKey: last.privateKey };
   const answered = await post(url, x509popBody({ ...base, ...proof, nonce: challenge.nonce }), doFetch);
   const answer = verifyJoinAnswer(answered as never, { ...trust, publicKeySpkiDer: keys.spkiDer, expectedRole: role });
-  if (answer.status !== 'joined' || answer.nodeId !== last.identity.nodeId)
-    throw new Error('the x509pop re-join answered another node');
+  if (answer.status !== 'joined' || answer.nodeId !== last.identity.nodeId) throw new Error('the x509pop re-join answered another node');
   return { answer, keys };
 }
 

@@ -203,7 +203,8 @@ function toLeafRow(r: LeafSqlRow): LeafRow {
  * a node_certs row of the node's current identity generation, unrevoked, expired less than 7 days ago, the
  * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
  * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
- * revoked, the certificate keeping the old one's role and statements. Every refusal has its own reason.
+ * revoked, the certificate keeping the old one's role and statements. A leaf naming a TPM AK also needs that
+ * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Every refusal has its own reason.
  */
 export const x509popAttestor: Attestor<X509popState> = {
   name: X509POP,
