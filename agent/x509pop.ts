@@ -1,10 +1,14 @@
-import { sign, type KeyObject } from 'node:crypto';
+import { createHash, sign, type KeyObject } from 'node:crypto';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../protocol/x509pop-wire';
 import { writeIdentity } from './identity-store';
 import { DEFAULT_BASE_PATH, JoinRefusedError, type JoinTrust } from './join';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
-import { loadIdentity, type LoadedIdentity } from './renew/identity';
+import { loadNodeIdentity, type NodeLoadedIdentity, type TpmLoadedIdentity } from './renew/identity';
+import { nextTpmKey } from './renew/tpm-renewal';
+import { withTpm } from './tpm/identify';
+import { encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from './tpm/keys';
+import { signWithTpmKey, type TpmKeyAttestationBody } from './tpm/renewal';
 import { loggedFetch } from './request-log';
 import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './verify-answer';
 
@@ -18,24 +22,34 @@ export function isWithinRejoinWindow(notAfter: Date, now: Date = new Date()): bo
   return since > 0 && since < X509POP_REJOIN_WINDOW_SECONDS * 1000;
 }
 
-/** The body of either round: round two adds the nonce and the proof by the last key over (nonce, CSR hash). */
+/**
+ * The body of either round: round two adds the nonce and the proof by the last key over (nonce, CSR hash),
+ * made here with `lastKey` or given as `proof` (a TPM-held last key signs it in the TPM). `keyAttestation` (a
+ * TPM-bound leaf's, in both rounds) is the AK's Certify of the new key.
+ */
 export function x509popBody(options: {
   leafDer: Buffer;
-  keys: NodeKeyAndCsr;
+  keys: Pick<NodeKeyAndCsr, 'csrDer' | 'csrSha256'>;
   claims: HardwareClaims;
   role?: string;
   lastKey?: KeyObject;
+  proof?: Buffer;
   nonce?: string;
+  keyAttestation?: TpmKeyAttestationBody;
 }): string {
-  const attestation: Record<string, string> = { certificate: options.leafDer.toString('base64') };
+  const attestation: Record<string, unknown> = { certificate: options.leafDer.toString('base64') };
   if (options.nonce) {
-    if (!options.lastKey) throw new Error('round two needs the last key');
+    if (!options.lastKey && !options.proof) throw new Error('round two needs the last key');
     attestation.nonce = options.nonce;
-    attestation.proof = sign('sha256', x509popProofMessage(options.nonce, options.keys.csrSha256), {
-      key: options.lastKey,
-      dsaEncoding: 'ieee-p1363',
-    }).toString('base64url');
+    attestation.proof = (
+      options.proof ??
+      sign('sha256', x509popProofMessage(options.nonce, options.keys.csrSha256), {
+        key: options.lastKey!,
+        dsaEncoding: 'ieee-p1363',
+      })
+    ).toString('base64url');
   }
+  if (options.keyAttestation) attestation.keyAttestation = options.keyAttestation;
   return JSON.stringify({
     csr: options.keys.csrDer.toString('base64'),
     claims: options.claims,
@@ -44,6 +58,35 @@ export function x509popBody(options: {
     attestation,
   });
 }
+
+/** The next key of an x509pop re-join: a software key, or for a TPM-held last key the TPM's next key. */
+interface RejoinKeys {
+  csrDer: Buffer;
+  csrSha256: string;
+  spkiDer: Buffer;
+  /** `node.key`'s next text: the PKCS#8 PEM, or the TPM key blob. */
+  keyText: string;
+  keyAttestation?: TpmKeyAttestationBody;
+}
+
+/**
+ * A TPM-held last key's re-join, before anything is sent: in one session with the TPM, the last key must load
+ * (a cleared or replaced TPM fails here), then the next key, its CSR and, for a leaf naming an AK, that AK's
+ * Certify of it (agent/renew/tpm-renewal.ts, as at renewal). Throws when the TPM is unavailable or is another.
+ */
+async function nextTpmRejoinKeys(last: TpmLoadedIdentity): Promise<RejoinKeys & { nodeKey: TpmKeyBlob }> {
+  return withTpm(last.tpm.address, async (tpm) => {
+    await withStoragePrimary(tpm, async (srk) => tpm.flush(await loadKey(tpm, srk, last.tpm.nodeKey)));
+    const next = await nextTpmKey(tpm, last.tpm);
+    return { ...next.csr, keyText: encodeKeyBlob(next.nodeKey), nodeKey: next.nodeKey, keyAttestation: next.keyAttestation };
+  });
+}
+
+/** Round two's proof by a TPM-held last key, signed in the TPM. */
+const tpmProof = (last: TpmLoadedIdentity, nonce: string, csrSha256: string) =>
+  withTpm(last.tpm.address, (tpm) =>
+    signWithTpmKey(tpm, last.tpm.nodeKey, createHash('sha256').update(x509popProofMessage(nonce, csrSha256)).digest()),
+  );
 
 async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
   const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -63,42 +106,47 @@ async function post(url: string, body: string, doFetch: typeof fetch): Promise<u
 /**
  * Both rounds of an x509pop re-join with `last` (the expired identity): a new key and CSR, round one with
  * the last leaf, the signed challenge verified, round two with the proof, the answer verified in the
- * protocol's order. Writes nothing. A refusal is a JoinRefusedError.
+ * protocol's order. A TPM-held last key makes the next key in the TPM and signs the proof there, and a leaf
+ * naming an AK sends that AK's Certify of the next key in both rounds: when the TPM cannot do that, this throws
+ * before anything is sent. Writes nothing. A refusal is a JoinRefusedError.
  */
 export async function sendX509popRejoin(options: {
   serverUrl: string;
   basePath?: string;
   trust: JoinTrust;
-  last: LoadedIdentity;
+  last: NodeLoadedIdentity;
   claims: HardwareClaims;
   keys?: NodeKeyAndCsr;
   fetch?: typeof fetch;
-}): Promise<{ answer: IssuedAnswer; keys: NodeKeyAndCsr }> {
+}): Promise<{ answer: IssuedAnswer; keys: RejoinKeys }> {
+  const last = options.last;
+  const software = options.keys ?? (last.tpm ? null : generateNodeKeyAndCsr());
+  const keys: RejoinKeys = software ? { ...software, keyText: software.privateKeyPem } : await nextTpmRejoinKeys(last as TpmLoadedIdentity);
   const doFetch = loggedFetch(options.fetch ?? fetch);
   const url = `${options.serverUrl}${options.basePath ?? DEFAULT_BASE_PATH}/v1/join`;
-  const keys = options.keys ?? generateNodeKeyAndCsr();
-  const leafDer = Buffer.from(options.last.identity.certificateChain[0]!, 'base64');
-  const role = options.last.identity.role;
-  const base = { leafDer, keys, claims: options.claims, role };
+  const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
+  const role = last.identity.role;
+  const base = { leafDer, keys, claims: options.claims, role, keyAttestation: keys.keyAttestation };
   const trust = {
     signingKeyPin: options.trust.signingKeyPin,
     signingCertificateDer: options.trust.signingCertificateDer,
     csrSha256: keys.csrSha256,
   };
   const challenge = verifyJoinChallenge((await post(url, x509popBody(base), doFetch)) as never, { ...trust, attestor: X509POP });
-  const answered = await post(url, x509popBody({ ...base, lastKey: options.last.privateKey, nonce: challenge.nonce }), doFetch);
+  const proof = last.tpm ? { proof: await tpmProof(last, challenge.nonce, keys.csrSha256) } : { lastKey: last.privateKey };
+  const answered = await post(url, x509popBody({ ...base, ...proof, nonce: challenge.nonce }), doFetch);
   const answer = verifyJoinAnswer(answered as never, { ...trust, publicKeySpkiDer: keys.spkiDer, expectedRole: role });
-  if (answer.status !== 'joined' || answer.nodeId !== options.last.identity.nodeId)
-    throw new Error('the x509pop re-join answered another node');
+  if (answer.status !== 'joined' || answer.nodeId !== last.identity.nodeId) throw new Error('the x509pop re-join answered another node');
   return { answer, keys };
 }
 
 /**
  * `bcd` and `better-compute agent run` on an identity whose certificate expired: when it expired less than
  * 7 days ago (by this machine's clock), re-join with x509pop and replace the identity in `identityDir` (the
- * old files renamed `<name>.reset-<time>`, as `--reset` does). Returns the new identity's answer, or null when
- * the identity is not within the window (nothing was sent). A refusal is a JoinRefusedError: the operator
- * then re-joins with a token.
+ * old files renamed `<name>.reset-<time>`, as `--reset` does; a TPM-held identity keeps its `ak.key`). Returns
+ * the new identity's answer, or null when the identity is not within the window (nothing was sent). A refusal
+ * is a JoinRefusedError: the operator then re-joins with a token. `tpm` is the TPM of a TPM-held key
+ * (`--tpm` / `BCD_TPM`; /dev/tpmrm0 when absent).
  */
 export async function rejoinExpiredIdentity(options: {
   serverUrl: string;
@@ -106,23 +154,24 @@ export async function rejoinExpiredIdentity(options: {
   trust: JoinTrust;
   identityDir: string;
   claims: HardwareClaims;
+  tpm?: string;
   now?: Date;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | null> {
-  const last = await loadIdentity(options.identityDir);
+  const last = await loadNodeIdentity(options.identityDir, options.tpm ? { tpm: options.tpm } : {});
   if (!isWithinRejoinWindow(last.notAfter, options.now)) return null;
   const { answer, keys } = await sendX509popRejoin({ ...options, last });
   await writeIdentity(
     options.identityDir,
     {
-      privateKeyPem: keys.privateKeyPem,
+      privateKeyPem: keys.keyText,
       certificateChain: answer.certificateChain,
       nodeId: answer.nodeId,
       siteId: answer.siteId,
       trustDomain: answer.trustDomain,
       role: answer.role,
     },
-    { reset: true },
+    { reset: true, ...(last.tpm?.ak ? { akKey: encodeKeyBlob(last.tpm.ak) } : {}) },
   );
   return answer;
 }
@@ -152,9 +201,9 @@ export async function runWithX509popRejoin(options: {
       return false;
     }
   };
-  let last: LoadedIdentity | null = null;
+  let last: NodeLoadedIdentity | null = null;
   try {
-    last = await loadIdentity(options.identityDir);
+    last = await loadNodeIdentity(options.identityDir);
   } catch {
     // The loop reports an identity that does not load.
   }

@@ -24,9 +24,16 @@ export const makeAk = (address: string) =>
 /**
  * A bcd data directory of a TPM-bound node: joined through the gateway with a token, then its certificate replaced
  * by one for a key made in the TPM at `address` that names `ak` (what an admitted `tpm` join writes: issued by the
- * node CA and recorded in node_certs), `node.key` that key's blob and `ak.key` the AK's.
+ * node CA and recorded in node_certs), `node.key` that key's blob and `ak.key` the AK's. The certificate starts a
+ * minute ago and lasts an hour unless `validity` says otherwise.
  */
-export async function tpmBoundNode(r: RenewHarness, address: string, ak: { blob: TpmKeyBlob; statement: string }, dir?: string) {
+export async function tpmBoundNode(
+  r: RenewHarness,
+  address: string,
+  ak: { blob: TpmKeyBlob; statement: string },
+  dir?: string,
+  validity: { notBefore: Date; ttlSeconds: number } = { notBefore: new Date(Date.now() - 60_000), ttlSeconds: 3600 },
+) {
   const t = await createTestTenant(testDb());
   const joined = await joinThroughGateway(r, (await mintToken(t)).token!);
   const { answer } = joined;
@@ -38,8 +45,7 @@ export async function tpmBoundNode(r: RenewHarness, address: string, ak: { blob:
     siteId: answer.siteId,
     nodeId: answer.nodeId,
     role: 'node',
-    notBefore: new Date(Date.now() - 60_000),
-    ttlSeconds: 3600,
+    ...validity,
     extraUris: [ak.statement],
   });
   await testDb().nodeCert.create({

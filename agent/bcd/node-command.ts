@@ -50,7 +50,8 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
       fetch: doFetch,
     });
     const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
-    return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, fetch: doFetch });
+    // A TPM-held last key signs its proof, and makes the next key, in the same TPM as the renewals.
+    return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, tpm: options.tpm, fetch: doFetch });
   };
   // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
   const run = () =>

@@ -34,6 +34,23 @@ async function nextUnattestedKey(tpm: Parameters<typeof prepareTpmRenewal>[0]) {
 }
 
 /**
+ * The next node key of a TPM-held identity, its CSR signed in the TPM, and, when the leaf names an AK, that AK's
+ * Certify of it over sha256(csr): what a renewal and an x509pop re-join send. Throws when the leaf names an AK and
+ * no AK blob is kept, the blob does not load, or the TPM's AK is another.
+ */
+export async function nextTpmKey(
+  tpm: Parameters<typeof prepareTpmRenewal>[0],
+  { ak, akStatement }: Pick<TpmLoadedIdentity['tpm'], 'ak' | 'akStatement'>,
+): Promise<{ nodeKey: TpmKeyBlob; csr: TpmCsr; keyAttestation?: TpmKeyAttestationBody }> {
+  if (!akStatement) return nextUnattestedKey(tpm);
+  if (!ak)
+    throw new TpmRenewalError(
+      `the certificate names ${akStatement}, but the identity directory holds no ${AK_KEY_FILE}: the renewal needs that AK`,
+    );
+  return prepareTpmRenewal(tpm, { ak, akStatement });
+}
+
+/**
  * Everything a renewal of a TPM-held key needs, in one session with the TPM: the next node key and its CSR
  * (signed in the TPM), the AK's Certify of it when the leaf names an AK (`urn:bc:tpm-ak:`), and the proof of
  * possession by the current key. It throws, so nothing is sent, when the TPM cannot be opened, the leaf names an
@@ -42,18 +59,9 @@ async function nextUnattestedKey(tpm: Parameters<typeof prepareTpmRenewal>[0]) {
  * @throws TpmRenewalError, TpmError, or the TPM's transport error.
  */
 export async function prepareTpmRenewalParts(current: TpmLoadedIdentity, now: () => number): Promise<TpmRenewalParts> {
-  const { ak, akStatement, nodeKey, address } = current.tpm;
+  const { nodeKey, address } = current.tpm;
   return withTpm(address, async (tpm) => {
-    let next: { nodeKey: TpmKeyBlob; csr: TpmCsr; keyAttestation?: TpmKeyAttestationBody };
-    if (akStatement) {
-      if (!ak)
-        throw new TpmRenewalError(
-          `the certificate names ${akStatement}, but the identity directory holds no ${AK_KEY_FILE}: the renewal needs that AK`,
-        );
-      next = await prepareTpmRenewal(tpm, { ak, akStatement });
-    } else {
-      next = await nextUnattestedKey(tpm);
-    }
+    const next = await nextTpmKey(tpm, current.tpm);
     const clientTime = Math.floor(now() / 1000);
     const message = renewPopMessage(next.csr.csrSha256, current.identity.nodeId, clientTime);
     const popSig = await signWithTpmKey(tpm, nodeKey, createHash('sha256').update(message).digest());

@@ -7,6 +7,7 @@ import { buildBcdForTests, newMachineRoot, run } from '../../test/bcd-build';
 import { BASE, createRenewHarness, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { makeAk, tpmBoundNode } from '../../test/tpm-node';
+import { encodeKeyBlob } from '../../agent/tpm/keys';
 import { installPins } from '../pki/pins-summary';
 import { testDb } from '../../test/db';
 
@@ -28,17 +29,25 @@ afterAll(async () => {
   await r?.close();
 });
 
-/** A machine root with config.toml naming the harness's gateway and pins, and a TPM-bound identity. */
-async function machine() {
+/**
+ * A machine root with config.toml naming the harness's gateway and pins, and a TPM-bound identity; `expired`: its
+ * certificate ended an hour ago, in a pool that lists x509pop (the gateway's URL as an install script writes it).
+ */
+async function machine(options: { expired?: boolean } = {}) {
   const root = newMachineRoot();
   const identityDir = path.join(root, 'var/lib/bcd');
   mkdirSync(path.join(root, 'etc/bcd'), { recursive: true });
-  const node = await tpmBoundNode(r, swtpm.address, ak, identityDir);
+  const validity = options.expired ? { notBefore: new Date(Date.now() - 2 * 3_600_000), ttlSeconds: 3600 } : undefined;
+  const node = await tpmBoundNode(r, swtpm.address, ak, identityDir, validity);
+  if (options.expired) {
+    const { poolId } = await testDb().node.findUniqueOrThrow({ where: { id: node.nodeId } });
+    await testDb().pool.update({ where: { id: poolId! }, data: { policy: { joinAttestors: ['join-token', 'x509pop'] } } });
+  }
   const pins = installPins(r.h.bundle);
   writeFileSync(
     path.join(root, 'etc/bcd/config.toml'),
     formatConfigToml({
-      gatewayUrl: `${r.target.gatewayUrl}${BASE}`,
+      gatewayUrl: options.expired ? r.target.gatewayUrl : `${r.target.gatewayUrl}${BASE}`,
       site: node.siteId,
       servingCaSpkiPin: pins.servingCaPin,
       joinSigningKeyPin: pins.joinSigningKeyPin,
@@ -77,6 +86,44 @@ describe('bcd node with a TPM-held key', () => {
     expect(out).toContain('renewal failed: cannot open the TPM at swtpm:127.0.0.1:1');
     expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toBe(before);
     expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(2);
+  });
+
+  it('re-joins an expired identity with x509pop and key attestation by itself, then renews', { timeout: 120_000 }, async () => {
+    const m = await machine({ expired: true });
+    const before = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    const result = await run(bcd.binary, ['node', '--once', '--tpm', swtpm.address], { env: env(m.root) });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain(`re-joined with x509pop as node ${m.nodeId}`);
+    expect(result.stdout).toContain('renewed spiffe://');
+    const after = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    expect(after).toMatch(/^bcd-tpm-key v1\n/);
+    expect(after).not.toBe(before);
+    expect(readFileSync(path.join(m.identityDir, 'ak.key'), 'utf8')).toBe(encodeKeyBlob(ak.blob));
+    expect((await testDb().node.findUniqueOrThrow({ where: { id: m.nodeId } })).identityGeneration).toBe(2);
+    // The token join's and the TPM-bound one (both reclaimed), the re-join's, and the renewal's.
+    const certs = await testDb().nodeCert.findMany({ where: { nodeId: m.nodeId }, orderBy: { createdAt: 'asc' } });
+    expect(certs.map((c) => [c.identityGeneration, c.revocationReason])).toEqual([
+      [1, 'reclaimed'],
+      [1, 'reclaimed'],
+      [2, null],
+      [2, null],
+    ]);
+    const joined = await testDb().event.findMany({ where: { tenantId: m.tenantId, type: 'node.joined' }, orderBy: { id: 'asc' } });
+    expect(joined.map((e) => e.data)).toMatchObject([{ attestor: 'join-token' }, { attestor: 'x509pop', nodeKey: 'tpm' }]);
+  });
+
+  it('fails the re-join of an expired identity loudly, sending nothing, when BCD_TPM names no TPM', { timeout: 120_000 }, async () => {
+    const m = await machine({ expired: true });
+    const before = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    const sent = () => Promise.all([testDb().joinChallenge.count(), testDb().event.count({ where: { type: 'security.join.refused' } })]);
+    const quiet = await sent();
+    const result = await run(bcd.binary, ['node', '--once'], { env: env(m.root, { BCD_TPM: 'swtpm:127.0.0.1:1' }) });
+    expect(result.code, result.stdout + result.stderr).not.toBe(0);
+    expect(result.stdout).toContain('the x509pop re-join failed: cannot open the TPM at swtpm:127.0.0.1:1');
+    expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toBe(before);
+    expect((await testDb().node.findUniqueOrThrow({ where: { id: m.nodeId } })).identityGeneration).toBe(1);
+    // No round one reached JoinService: it issued no challenge and refused nothing.
+    expect(await sent()).toEqual(quiet);
   });
 
   it('opens its session through the gateway and is connected', { timeout: 120_000 }, async () => {

@@ -271,7 +271,7 @@ describe('x509pop re-joins', () => {
     expect(events.map((e) => (e.data as { reason: string }).reason)).toContain('x509pop:certificate-unknown');
   });
 
-  it('refuses a TPM-bound identity (a leaf naming a TPM AK) until key attestation is supported', async () => {
+  it('refuses a TPM-bound identity (a leaf naming a TPM AK) without key attestation, in round one', async () => {
     const keys = generateNodeKeyAndCsr();
     const leaf = issueNodeCertificate(h.crypto.nodeCa, {
       publicKeySpkiDer: keys.spkiDer,
@@ -286,6 +286,12 @@ describe('x509pop re-joins', () => {
     const next = generateNodeKeyAndCsr();
     const answer = await send(x509popBody({ leafDer: leaf.der, keys: next, claims: machineClaims() }));
     expect(answer.bytes.equals(JOIN_REFUSED.body)).toBe(true);
+    // `{}` is as missing as no field; a field of another shape is malformed.
+    const empty = JSON.parse(x509popBody({ leafDer: leaf.der, keys: next, claims: machineClaims() }));
+    empty.attestation.keyAttestation = {};
+    expect((await send(JSON.stringify(empty))).bytes.equals(JOIN_REFUSED.body)).toBe(true);
+    empty.attestation.keyAttestation = 'certify';
+    expect((await send(JSON.stringify(empty))).bytes.equals(JOIN_REFUSED.body)).toBe(true);
     const events = await db().event.findMany({
       where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
       orderBy: { id: 'desc' },
@@ -295,6 +301,6 @@ describe('x509pop re-joins', () => {
       events
         .filter((e) => (e.data as { csrSha256: string }).csrSha256 === next.csrSha256)
         .map((e) => (e.data as { reason: string }).reason),
-    ).toEqual(['x509pop:tpm-bound']);
+    ).toEqual(['x509pop:key-attestation-malformed', 'x509pop:key-attestation-missing', 'x509pop:key-attestation-missing']);
   });
 });

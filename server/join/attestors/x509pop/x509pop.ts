@@ -1,7 +1,9 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readLeafNames } from '../../../../protocol/certificate-names';
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../../challenges';
+import { parseCsr } from '../../crypto/csr';
 import { JoinRefusal } from '../../crypto/refusal';
+import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../../../renew/key-attestation';
 import { refuse, type Admission, type NodeTrust } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';
@@ -19,6 +21,8 @@ export interface X509popEvidence {
   statements: string[];
   /** Round two: the nonce whose proof verified under the leaf's key over this request's CSR hash. */
   nonce: string | null;
+  /** The leaf names a TPM AK and that AK certified the new key (the only way such a leaf gets this far). */
+  keyAttested: boolean;
 }
 
 interface LeafRow {
@@ -87,16 +91,35 @@ const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
 const PROOF = /^[A-Za-z0-9_-]{86}$/;
 const SPIFFE_NODE = /^spiffe:\/\/[^/]+\/site\/[^/]+\/node\/([^/]+)$/;
-const TPM_AK = 'urn:bc:tpm-ak:';
 
 const evidenceOf = (join: PreparedJoin) => join.evidence as X509popEvidence;
 
-/** Parses `attestation` (round one: `certificate`; round two: also `nonce` and `proof`), verifying the proof. */
-function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: string): X509popEvidence {
+/**
+ * A leaf naming a TPM AK (`urn:bc:tpm-ak:`) re-joins only when `attestation.keyAttestation` is that AK's
+ * TPM2_Certify of the new CSR's key over sha256(csr), checked exactly as at renewal (server/renew/key-attestation.ts).
+ * The statement comes from the presented leaf, which decide() then matches byte for byte to its node_certs row, so
+ * a node can neither drop it nor re-join with a key outside its TPM: never downgraded to a proof of possession.
+ */
+function checkTpmBoundLeaf(keyAttestation: unknown, statement: string, csrDer: Buffer, csrSha256: string): void {
+  // Absent, null and `{}` (what a software node's renewal sends) are all missing; any other shape is malformed.
+  const absent =
+    keyAttestation === undefined ||
+    keyAttestation === null ||
+    (typeof keyAttestation === 'object' && !Array.isArray(keyAttestation) && Object.keys(keyAttestation).length === 0);
+  const raw = absent ? null : (keyAttestation as Record<string, unknown>);
+  const verdict = checkKeyAttestation(raw, statement, { csrSha256, spkiDer: parseCsr(csrDer).spkiDer });
+  if (!verdict.ok) throw new JoinRefusal(`x509pop:${verdict.reason}`, verdict.detail);
+}
+
+/**
+ * Parses `attestation` (round one: `certificate`; round two: also `nonce` and `proof`; both rounds, for a leaf
+ * naming a TPM AK: `keyAttestation`), verifying the proof and the key attestation.
+ */
+function prepareX509pop(body: Readonly<Record<string, unknown>>, csrDer: Buffer, csrSha256: string): X509popEvidence {
   const attestation = body.attestation;
   if (typeof attestation !== 'object' || attestation === null || Array.isArray(attestation))
     throw new JoinRefusal('join:malformed', 'attestation');
-  const { certificate, nonce, proof } = attestation as Record<string, unknown>;
+  const { certificate, nonce, proof, keyAttestation } = attestation as Record<string, unknown>;
   if (typeof certificate !== 'string' || certificate.length > 8192 || !B64.test(certificate))
     throw new JoinRefusal('join:malformed', 'attestation.certificate');
   const roundTwo = nonce !== undefined || proof !== undefined;
@@ -113,10 +136,6 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: stri
   const nodeId = SPIFFE_NODE.exec(names.uris[0] ?? '')?.[1];
   if (!nodeId) throw new JoinRefusal('x509pop:certificate', 'the certificate names no node');
   const statements = names.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
-  // A TPM-bound identity proves its new key with a TPM2_Certify by its AK (joining.md); until a TPM attestor
-  // verifies that, it re-joins by no other means, never downgraded to a proof of possession.
-  if (statements.some((uri) => uri.startsWith(TPM_AK)))
-    throw new JoinRefusal('x509pop:tpm-bound', 'the certificate names a TPM AK: re-join needs key attestation');
   if (roundTwo) {
     let proven = false;
     try {
@@ -132,12 +151,16 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrSha256: stri
     }
     if (!proven) throw new JoinRefusal('x509pop:proof', 'the proof does not verify under the certificate key over this CSR');
   }
+  // Checked in round one too, so a request that round two would refuse gets no nonce.
+  const akStatement = statements.find((uri) => uri.startsWith(TPM_AK_STATEMENT_PREFIX));
+  if (akStatement) checkTpmBoundLeaf(keyAttestation, akStatement, csrDer, csrSha256);
   return {
     leafDer: der.toString('base64'),
     leafSpkiSha256: createHash('sha256').update(names.spkiDer).digest('hex'),
     nodeId,
     statements,
     nonce: roundTwo ? (nonce as string) : null,
+    keyAttested: akStatement !== undefined,
   };
 }
 
@@ -180,12 +203,13 @@ function toLeafRow(r: LeafSqlRow): LeafRow {
  * a node_certs row of the node's current identity generation, unrevoked, expired less than 7 days ago, the
  * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
  * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
- * revoked, the certificate keeping the old one's role and statements. Every refusal has its own reason.
+ * revoked, the certificate keeping the old one's role and statements. A leaf naming a TPM AK also needs that
+ * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Every refusal has its own reason.
  */
 export const x509popAttestor: Attestor<X509popState> = {
   name: X509POP,
 
-  prepare: (request) => ({ token: null, evidence: prepareX509pop(request.body, request.csrSha256) }),
+  prepare: (request) => ({ token: null, evidence: prepareX509pop(request.body, request.csrDer, request.csrSha256) }),
 
   // Two re-joins of one node are never decided by two batches at once.
   holdKeys: (join) => [`node:${evidenceOf(join).nodeId}`],
@@ -252,6 +276,7 @@ export const x509popAttestor: Attestor<X509popState> = {
       state: pool.hasAcceptanceChecks ? 'adopting' : 'adopted',
       actor: `${X509POP}:${row.serial}`,
       ...(evidence.statements.length ? { statements: evidence.statements } : {}),
+      ...(evidence.keyAttested ? { nodeKey: 'tpm' as const } : {}),
     };
     return admission;
   },
