@@ -17,7 +17,7 @@ import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './veri
 // a new key, keeping its node.
 
 /** Whether a certificate that ended at `notAfter` may re-join with x509pop at `now` (the agent's clock). */
-export function isWithinRejoinWindow(notAfter: Date, now: Date = new Date()): boolean {
+function isWithinRejoinWindow(notAfter: Date, now: Date = new Date()): boolean {
   const since = now.getTime() - notAfter.getTime();
   return since > 0 && since < X509POP_REJOIN_WINDOW_SECONDS * 1000;
 }

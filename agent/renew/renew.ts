@@ -17,7 +17,7 @@ export class RenewRefusedError extends Error {
 }
 
 /** Any other answer that is not a renewal (5xx while the API restarts, a malformed answer): retry later. */
-export class RenewRetryableError extends Error {
+class RenewRetryableError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'RenewRetryableError';

@@ -20,7 +20,7 @@ export class TpmError extends Error {
 }
 
 /** One authorization of a command (Part 1 §18: the password session, or a policy session bcd started). */
-export interface Authorization {
+interface Authorization {
   handle: number;
   attributes: number;
   hmac: Buffer;
@@ -30,13 +30,13 @@ export interface Authorization {
 export const PASSWORD: Authorization = { handle: RH.passwordSession, attributes: 0x01, hmac: Buffer.alloc(0) };
 
 /** What a command answered: its output handles, then a reader positioned on its parameters. */
-export interface TpmResponse {
+interface TpmResponse {
   handles: number[];
   params: TpmReader;
 }
 
 /** A loaded object's public area (TPMT_PUBLIC, without the TPM2B size) and Name. */
-export interface LoadedPublic {
+interface LoadedPublic {
   publicArea: Buffer;
   name: Buffer;
 }

@@ -19,7 +19,7 @@ const CERT_INDEX: Record<EkKind, number> = { rsa: EK_CERT_NV_INDEX.rsa2048, ecc:
  * Reads the EK certificate of `kind` from its NV index (TCG EK Credential Profile §2.2.1.5), or undefined when
  * the index is not defined. Some TPMs pad the index after the DER; only the certificate's own length is kept.
  */
-export async function readEkCertificate(tpm: TpmClient, kind: EkKind): Promise<Buffer | undefined> {
+async function readEkCertificate(tpm: TpmClient, kind: EkKind): Promise<Buffer | undefined> {
   const size = await nvDataSize(tpm, CERT_INDEX[kind]);
   if (size === undefined || size === 0) return undefined;
   const bytes = await nvReadAll(tpm, CERT_INDEX[kind], size);

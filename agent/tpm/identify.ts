@@ -6,7 +6,7 @@ import type { EkKind } from './templates';
 import { parseTpmAddress } from './transport';
 
 /** What an operator needs to allow-list a machine's TPM: its EK hash, and whether a vendor certified the EK. */
-export interface TpmIdentity {
+interface TpmIdentity {
   readonly ekKind: EkKind;
   /** Hex SHA-256 of the EK's DER SubjectPublicKeyInfo: the value sites' and pools' allow-lists hold. */
   readonly ekHash: string;

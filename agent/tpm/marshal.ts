@@ -43,7 +43,7 @@ export class TpmWriter {
 }
 
 /** A TPM structure that does not fit its buffer. */
-export class TpmFormatError extends Error {
+class TpmFormatError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'TpmFormatError';

@@ -7,7 +7,7 @@ import { TpmReader } from './marshal';
  * The uncompressed point of an ECC P-256 TPMT_PUBLIC the TPM returned (Part 2 §12.2.4), read field by field:
  * bcd needs it for the CSR's SubjectPublicKeyInfo. Anything else (RSA, another curve, trailing bytes) throws.
  */
-export function p256PointOf(publicArea: Buffer): Buffer {
+function p256PointOf(publicArea: Buffer): Buffer {
   const r = new TpmReader(publicArea);
   if (r.u16() !== ALG.ecc) throw new Error('the TPM key is not an ECC key');
   r.u16(); // nameAlg

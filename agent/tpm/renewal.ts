@@ -13,7 +13,7 @@ export interface TpmKeyAttestationBody {
 }
 
 /** What a renewal of a TPM-bound identity sends and keeps: the next node key (its blob is the next `node.key`). */
-export interface TpmRenewalMaterial {
+interface TpmRenewalMaterial {
   readonly nodeKey: TpmKeyBlob;
   readonly csr: TpmCsr;
   readonly keyAttestation: TpmKeyAttestationBody;

@@ -8,7 +8,7 @@ import { TpmWriter } from './marshal';
  */
 
 /** PolicySecret(TPM_RH_ENDORSEMENT) with sha256: the authPolicy of both default EK templates. */
-export const EK_AUTH_POLICY = Buffer.from('837197674484b3f81a90cc8d46a5d724fd52d76e06520b64f2a1da1b331469aa', 'hex');
+const EK_AUTH_POLICY = Buffer.from('837197674484b3f81a90cc8d46a5d724fd52d76e06520b64f2a1da1b331469aa', 'hex');
 
 /** The EK: a restricted decryption key used only through its policy (adminWithPolicy, no userWithAuth). */
 const EK_ATTRIBUTES =

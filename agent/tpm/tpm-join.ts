@@ -10,7 +10,7 @@ export interface TpmJoinTarget {
 }
 
 /** Round one's answer, after its signature and CSR hash verified. */
-export interface TpmChallenge {
+interface TpmChallenge {
   /** Round one's nonce, which round two returns (protocol.md "Challenge rounds"). */
   readonly nonce: string;
   readonly credentialBlob: Buffer;

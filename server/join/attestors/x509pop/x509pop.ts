@@ -11,7 +11,7 @@ import { SELECT_X509POP_LEAVES } from './sql';
 import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../../../../protocol/x509pop-wire';
 
 /** What preparation proved of an x509pop join (plain JSON: it crosses threads). */
-export interface X509popEvidence {
+interface X509popEvidence {
   /** The presented leaf, b64 DER, and its key's SHA-256 (hex), which finds its node_certs row. */
   leafDer: string;
   leafSpkiSha256: string;
