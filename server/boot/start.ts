@@ -13,7 +13,7 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { startHttpServer, type NodeHandler } from './http-server';
 import type { Services } from './services';
-import { checkPortFree, runWorker, startWorkers, workerCount } from './workers';
+import { checkPortFree, runWorker, startWorkers, tellWorkersStopping, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
 import { upgradeStoredPki } from '../pki/bundle/upgrade';
 import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
@@ -60,6 +60,7 @@ async function main(options: ServerProcessOptions) {
     if (shuttingDown) return;
     shuttingDown = true;
     markStopping();
+    tellWorkersStopping();
     say('Stopping…');
     await stopGateway?.().catch(() => {});
     await stopHttp?.().catch(() => {});

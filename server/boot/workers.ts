@@ -64,6 +64,16 @@ export async function startWorkers(port: number, count: number, log: (line: stri
 }
 
 /** The worker side: serve on the shared port, then tell the primary. */
+/**
+ * Tells every server worker the process is stopping, before anything else happens: the embedded PostgreSQL
+ * stops on the same signal (its exit hook), so the workers' connections may drop before their own SIGTERM.
+ */
+export function tellWorkersStopping() {
+  for (const worker of Object.values(cluster.workers ?? {})) {
+    if (worker && !worker.isDead()) worker.send({ stopping: true }, () => {});
+  }
+}
+
 export async function runWorker(console?: (services: Services) => NodeHandler) {
   try {
     const { stop } = await startHttpServer({ port: Number(process.env.PORT), databaseUrl: process.env.DATABASE_URL!, console });
@@ -73,6 +83,9 @@ export async function runWorker(console?: (services: Services) => NodeHandler) {
     });
     // The primary decides when to stop; a Ctrl-C reaches PostgreSQL too, so its connections may go first.
     process.on('SIGINT', () => markStopping());
+    process.on('message', (message: unknown) => {
+      if (typeof message === 'object' && message !== null && (message as { stopping?: unknown }).stopping === true) markStopping();
+    });
     process.send?.({ ready: true });
   } catch (error) {
     process.send?.({ error: error instanceof Error ? error.message : String(error) });
