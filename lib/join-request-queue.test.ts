@@ -7,8 +7,12 @@ import {
   decidedElsewhere,
   hardwareKeyWording,
   machineSummary,
+  joinablePools,
   mergeRows,
+  nextQueuePage,
   queueFilterOf,
+  queueListInput,
+  queuePoolOf,
   toQueueFilter,
 } from './join-request-queue';
 
@@ -218,5 +222,37 @@ describe('a dense row and the hardware key wording', () => {
     // A ramdisk node holds the key untrusted on purpose; it does not read as a weak machine.
     expect(hardwareKeyWording(true, false, true).label).toBe('key left to the OS');
     expect(hardwareKeyWording(true, true, true).label).toBe('trusted key');
+  });
+});
+
+describe("the queue's pool and list input, shared by the page and the server's prefetch", () => {
+  const pools = [
+    { id: 'pool_none', agent: 'none', archivedAt: null },
+    { id: 'pool_old', agent: 'bcd', archivedAt: '2026-11-01T00:00:00Z' },
+    { id: 'pool_a', agent: 'bcd', archivedAt: null },
+    { id: 'pool_b', agent: 'bcd', archivedAt: null },
+  ];
+  it('offers only live bcd pools; ?pool= chooses among them, else the first', () => {
+    const joinable = joinablePools(pools);
+    expect(joinable.map((p) => p.id)).toEqual(['pool_a', 'pool_b']);
+    expect(queuePoolOf(joinable, null)?.id).toBe('pool_a');
+    expect(queuePoolOf(joinable, 'pool_b')?.id).toBe('pool_b');
+    // An archived pool or one without the daemon is "not found", never silently replaced by another.
+    expect(queuePoolOf(joinable, 'pool_old')).toBeUndefined();
+    expect(queuePoolOf(joinable, 'pool_gone')).toBeUndefined();
+  });
+  it('builds the first page of 100 from the state and the filters, and reads on while there is a cursor', () => {
+    const ref = { tenantId: 'tnt_1', poolId: 'pool_a' };
+    expect(queueListInput(ref, 'pending', {})).toEqual({ ...ref, state: 'pending', limit: 100 });
+    const { filter } = queueFilterOf({ q: ' rack-7 ', attestor: null, vouchedBy: null, trusted: 'yes', olderThan: null, newerThan: null });
+    expect(queueListInput(ref, toQueueFilter('all'), filter)).toEqual({
+      ...ref,
+      state: 'all',
+      limit: 100,
+      search: 'rack-7',
+      trustedKey: true,
+    });
+    expect(nextQueuePage({ nextCursor: 'c1' })).toBe('c1');
+    expect(nextQueuePage({ nextCursor: null })).toBeUndefined();
   });
 });

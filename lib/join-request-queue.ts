@@ -223,3 +223,32 @@ export function hardwareKeyWording(
   if (hasKey) return { label: 'untrusted key', tone: 'warn', title: 'Fewer than two identifiers made the hardware key' };
   return { label: 'no key', tone: 'none', title: 'No identifier survived to make a hardware key' };
 }
+
+/** Every URL parameter the queue page reads: the pool, the state filter, a request to show first, the search and filters. */
+export const QUEUE_PARAMS = ['pool', 'state', 'request', ...QUEUE_FILTER_PARAMS] as const;
+
+/** How many requests a page of the queue holds. */
+const QUEUE_PAGE_SIZE = 100;
+
+/** The pools a request can be approved into: their machines run the daemon and they are not archived. */
+export function joinablePools<P extends Pick<PickablePool, 'agent' | 'archivedAt'>>(pools: readonly P[]): P[] {
+  return pools.filter((pool) => pool.agent === 'bcd' && !pool.archivedAt);
+}
+
+/** The pool whose queue the page shows: `?pool=` (undefined when it is not one of `joinable`), else the first. */
+export function queuePoolOf<P extends { id: string }>(joinable: readonly P[], poolParam: string | null): P | undefined {
+  return poolParam ? joinable.find((p) => p.id === poolParam) : joinable[0];
+}
+
+/**
+ * The first page's input of the queue's `joinRequests.list` (the infinite query's key), from the pool, the state
+ * filter and the search and filters (`toQueueFilter` and `queueFilterOf` of the URL). The page in the browser
+ * and the server's prefetch (app/(console)/join-requests/prefetch.ts) both build it here, so the query the
+ * server reads ahead is the one the page asks for.
+ */
+export function queueListInput(ref: { tenantId: string; poolId: string }, state: QueueFilter, matching: RequestFilter) {
+  return { ...ref, state, limit: QUEUE_PAGE_SIZE, ...matching };
+}
+
+/** The cursor of the queue's next page, or none (the infinite query's `getNextPageParam`). */
+export const nextQueuePage = (page: { nextCursor: string | null }) => page.nextCursor ?? undefined;

@@ -1,6 +1,6 @@
 'use client';
 
-import { useQueryClient, type QueryFilters } from '@tanstack/react-query';
+import { useQueryClient, type Query, type QueryFilters } from '@tanstack/react-query';
 import { useSubscription } from '@trpc/tanstack-react-query';
 import { useEffect, useRef } from 'react';
 import { useTRPC } from './trpc';
@@ -42,10 +42,21 @@ export function useLiveRefresh(
     const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
     for (const filter of list) void queryClient.invalidateQueries(filter);
   };
+  // A list read before the stream was up may have missed an announcement: the server read the queue ahead
+  // for the page's first render (app/(console)/join-requests/prefetch.ts) before the browser could listen,
+  // and a read in the browser can race the connection. Such lists are read again once the stream starts
+  // (and restarts); one read after it started is not.
+  const reReadIfReadBefore = (startedAt: number) => {
+    const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
+    const readBefore = (query: Query) => query.state.status === 'success' && query.state.dataUpdatedAt < startedAt;
+    for (const filter of list)
+      void queryClient.invalidateQueries({ ...filter, predicate: (query) => readBefore(query) && (filter.predicate?.(query) ?? true) });
+  };
   const pool = options.joinRequestsOf ?? null;
   useSubscription(
     trpc.joinRequests.onChange.subscriptionOptions(pool ?? { tenantId: 'tnt_none', poolId: 'pool_none' }, {
       enabled: pool !== null,
+      onStarted: () => reReadIfReadBefore(Date.now()),
       onData: (change) => {
         onJoinRequestsRef.current?.(change.requestIds);
         const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];

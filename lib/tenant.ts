@@ -2,16 +2,11 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { useSearchParams } from 'next/navigation';
-import type { Tenant } from './api-types';
+import { selectTenant, TENANTS_STALE_MS, type SelectedTenant } from './tenant-selection';
 import { TENANT_PARAM } from './tenant-url';
 import { useTRPC } from './trpc';
 
-type TenantSelection =
-  | { status: 'loading' }
-  | ({ status: 'error'; message: string } & TenantSelectionError)
-  | { status: 'none' }
-  | { status: 'unknown'; requested: string }
-  | { status: 'ready'; tenant: Tenant; tenants: Tenant[] };
+type TenantSelection = { status: 'loading' } | ({ status: 'error'; message: string } & TenantSelectionError) | SelectedTenant;
 
 /** What the error state of the selection offers: the failure and a way to try again. */
 type TenantSelectionError = { error: unknown; retry: () => void };
@@ -23,14 +18,9 @@ type TenantSelectionError = { error: unknown; retry: () => void };
 export function useTenantSelection(): TenantSelection {
   const trpc = useTRPC();
   const requested = useSearchParams().get(TENANT_PARAM);
-  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
+  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: TENANTS_STALE_MS }));
   if (tenants.isPending) return { status: 'loading' };
   if (tenants.isError)
     return { status: 'error', message: tenants.error.message, error: tenants.error, retry: () => void tenants.refetch() };
-  // Root admins also see tenants they only administer from outside; the console works inside a tenant.
-  const items = tenants.data.items.filter((t) => t.isMember);
-  if (items.length === 0) return { status: 'none' };
-  if (!requested) return { status: 'ready', tenant: items[0]!, tenants: items };
-  const tenant = items.find((t) => t.id === requested) ?? items.find((t) => t.name === requested);
-  return tenant ? { status: 'ready', tenant, tenants: items } : { status: 'unknown', requested };
+  return selectTenant(tenants.data.items, requested);
 }

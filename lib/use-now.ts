@@ -1,8 +1,11 @@
 'use client';
 
-import { useEffect, useState } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
 
-/** The clock for "in 42 min", read every `intervalMs` (a minute by default). Tables render only in the browser, after their query. */
+/**
+ * The clock for "in 42 min", read every `intervalMs` (a minute by default). It is the browser's clock: a table
+ * the server renders too (the join-request queue) shows what depends on it only once {@link useHydrated}.
+ */
 export function useNow(intervalMs = 60_000): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -10,4 +13,19 @@ export function useNow(intervalMs = 60_000): number {
     return () => clearInterval(timer);
   }, [intervalMs]);
   return now;
+}
+
+const noSubscription = () => () => {};
+
+/**
+ * False on the server and while React hydrates the server's HTML, true after (and at once for a component
+ * first rendered in the browser). What differs between the server and the browser (the clock, the time zone,
+ * the locale) is rendered only when true, so hydration meets the same HTML the server sent.
+ */
+export function useHydrated(): boolean {
+  return useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
 }

@@ -5,6 +5,7 @@ import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
 import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
+import { useHydrated } from '@/lib/use-now';
 
 const SECTIONS = [
   {
@@ -49,7 +50,9 @@ export function ConsoleNav() {
   const tenant = useSearchParams().get(TENANT_PARAM);
   const trpc = useTRPC();
   const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: 60_000 }));
-  const isRootAdmin = tenants.data?.items.some((t) => t.isRoot && t.role === 'admin') ?? false;
+  // Once hydrated, as the tenant switcher: the server renders the shell before any page has the tenants.
+  const isHydrated = useHydrated();
+  const isRootAdmin = isHydrated && (tenants.data?.items.some((t) => t.isRoot && t.role === 'admin') ?? false);
   return (
     <nav className="sidenav" aria-label="Console">
       {SECTIONS.map((section) => (

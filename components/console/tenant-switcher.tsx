@@ -2,6 +2,7 @@
 
 import { usePathname, useRouter } from 'next/navigation';
 import { useTenantSelection } from '@/lib/tenant';
+import { useHydrated } from '@/lib/use-now';
 import { withTenant } from '@/lib/tenant-url';
 
 /** Shows the current tenant; a select when the operator belongs to several. The choice lives in `?tenant=`. */
@@ -9,7 +10,10 @@ export function TenantSwitcher() {
   const selection = useTenantSelection();
   const router = useRouter();
   const pathname = usePathname();
-  if (selection.status !== 'ready') return null;
+  // The server renders the shell before a page has read the tenants (the queue reads them ahead, after): the
+  // switcher shows once hydrated, so the browser's first render matches the server's whatever the cache holds.
+  const isHydrated = useHydrated();
+  if (!isHydrated || selection.status !== 'ready') return null;
   const { tenant, tenants } = selection;
   if (tenants.length < 2) {
     return (

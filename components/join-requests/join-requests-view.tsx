@@ -11,10 +11,14 @@ import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import {
   QUEUE_FILTERS,
-  QUEUE_FILTER_PARAMS,
+  QUEUE_PARAMS,
   isFiltered,
+  joinablePools as joinableOf,
   mergeRows,
+  nextQueuePage,
   queueFilterOf,
+  queueListInput,
+  queuePoolOf,
   toQueueFilter,
   type QueueFilter,
 } from '@/lib/join-request-queue';
@@ -22,7 +26,7 @@ import type { RequestFilter } from '@/protocol/api/join-request-filter';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
-import { useNow } from '@/lib/use-now';
+import { useHydrated, useNow } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { QueueFilters } from './queue-filters';
@@ -35,18 +39,21 @@ export function JoinRequestsView() {
 /** The join requests of one pool's site (`?pool=`, else the first bcd pool), filtered by `?state=`. */
 function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
-  const [params, setParams] = useUrlParams(['pool', 'state', 'request', ...QUEUE_FILTER_PARAMS] as const);
+  const [params, setParams] = useUrlParams(QUEUE_PARAMS);
   const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   // Requests are approved into a pool whose machines run the daemon; the others cannot take a join.
-  const joinablePools = pools.data?.items.filter((pool) => pool.agent === 'bcd' && !pool.archivedAt) ?? [];
-  const pool: Pool | undefined = params.pool ? joinablePools.find((p) => p.id === params.pool) : joinablePools[0];
+  const joinablePools = joinableOf(pools.data?.items ?? []);
+  const pool: Pool | undefined = queuePoolOf(joinablePools, params.pool);
   const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
   const filter = toQueueFilter(params.state);
   const { filter: matching, ignored } = queueFilterOf(params);
+  // The server renders the queue with its rows (the page's prefetch); its controls do nothing until the page's
+  // scripts run, so they stay disabled until then rather than drop a click or a key.
+  const isHydrated = useHydrated();
 
   return (
-    <>
+    <fieldset className="until-hydrated" disabled={!isHydrated}>
       <PageHeader
         title="Join requests"
         description={
@@ -111,7 +118,7 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
           initialRequest={params.request}
         />
       )}
-    </>
+    </fieldset>
   );
 }
 
@@ -136,11 +143,9 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
   const client = useTRPCClient();
   const queryClient = useQueryClient();
   const ref = { tenantId: tenant.id, poolId: pool.id };
+  // The same query (key and input) the server may have read ahead for the first render (./prefetch in the page).
   const list = useInfiniteQuery(
-    trpc.joinRequests.list.infiniteQueryOptions(
-      { ...ref, state: filter, limit: 100, ...matching },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined },
-    ),
+    trpc.joinRequests.list.infiniteQueryOptions(queueListInput(ref, filter, matching), { getNextPageParam: nextQueuePage }),
   );
   // Decisions this page learned of (its own, and others' on rows it shows), kept until the filter changes.
   const [known, setKnown] = useState<Map<string, JoinRequestRecord>>(new Map());
@@ -167,7 +172,9 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
     },
   });
 
-  const now = useNow(30_000);
+  // Ages and expiries read the browser's clock, which the server-rendered HTML cannot: they appear once hydrated.
+  const clock = useNow(30_000);
+  const now = useHydrated() ? clock : null;
 
   const headingId = `queue-${pool.id}`;
   return (

@@ -9,7 +9,7 @@ import { withTenant } from '@/lib/tenant-url';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 /** Everything a request holds: the attestor's view, the full claims, the CSR hash and the decision. */
-export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number; tenantId: string }) {
+export function RequestDetail({ request, now, tenantId }: { request: JoinRequestRecord; now: number | null; tenantId: string }) {
   const claims = claimEntries(request.claims);
   const known = new Set([
     'hostname',
@@ -89,11 +89,12 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
         )}
         <dt>Asked</dt>
         <dd>
-          <LocalTime iso={request.createdAt} /> <span className="cell-sub">{formatAge(request.createdAt, now)}</span>
+          <LocalTime iso={request.createdAt} /> <span className="cell-sub">{now === null ? null : formatAge(request.createdAt, now)}</span>
         </dd>
         <dt>Expires</dt>
         <dd>
-          <LocalTime iso={request.expiresAt} /> <span className="cell-sub">{formatRelative(request.expiresAt, now)}</span>
+          <LocalTime iso={request.expiresAt} />{' '}
+          <span className="cell-sub">{now === null ? null : formatRelative(request.expiresAt, now)}</span>
         </dd>
         {request.requiredApprovals === 2 && (
           <>

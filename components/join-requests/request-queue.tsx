@@ -15,7 +15,8 @@ import { RequestRow } from './request-row';
 interface RequestQueueProps {
   rows: JoinRequestRecord[];
   initialRequest: string | null;
-  now: number;
+  /** The browser's clock, null until hydrated (RequestRow). */
+  now: number | null;
   pool: Pool;
   sitePools: Pool[];
   tenant: Tenant;

@@ -6,7 +6,8 @@ import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 interface RequestRowProps {
   row: JoinRequestRecord;
-  now: number;
+  /** The browser's clock; null while the server's HTML is hydrated (ages and expiries are left blank then). */
+  now: number | null;
   isCurrent: boolean;
   isSelected: boolean;
   canDecide: boolean;
@@ -96,13 +97,21 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
       <td className="cell-line cell-time" data-label="Asked">
         <time
           dateTime={row.createdAt}
-          title={`${new Date(row.createdAt).toLocaleString()} (${row.createdAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`}
+          title={
+            now === null
+              ? undefined
+              : `${new Date(row.createdAt).toLocaleString()} (${row.createdAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`
+          }
         >
-          {formatAge(row.createdAt, now)}
+          {now === null ? null : formatAge(row.createdAt, now)}
         </time>
       </td>
       <td className="cell-line cell-time" data-label="Expires">
-        {isOpen ? <span title={row.expiresAt}>expires {formatRelative(row.expiresAt, now)}</span> : <span className="muted">—</span>}
+        {isOpen ? (
+          <span title={row.expiresAt}>{now === null ? null : `expires ${formatRelative(row.expiresAt, now)}`}</span>
+        ) : (
+          <span className="muted">—</span>
+        )}
       </td>
       {canDecide && (
         <td className="row-actions">

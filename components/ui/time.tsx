@@ -1,3 +1,7 @@
+'use client';
+
+import { useHydrated } from '@/lib/use-now';
+
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** `2026-12-01 03:04:05` in the browser's time zone, to the second. */
@@ -5,19 +9,21 @@ function formatLocalSeconds(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
-/** A moment in local time with seconds; the UTC value on hover, and in `dateTime` for machines. */
+/**
+ * A moment in local time with seconds; the UTC value on hover, and in `dateTime` for machines. The server does
+ * not know the browser's time zone: HTML it renders (and hydration) shows the UTC value until hydrated.
+ */
 export function LocalTime({ iso }: { iso: string }) {
+  const isHydrated = useHydrated();
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return <>{iso}</>;
+  const utc = date
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
   return (
-    <time
-      dateTime={iso}
-      title={`${date
-        .toISOString()
-        .replace('T', ' ')
-        .replace(/\.\d+Z$/, ' UTC')}`}
-    >
-      {formatLocalSeconds(date)}
+    <time dateTime={iso} title={utc}>
+      {isHydrated ? formatLocalSeconds(date) : utc}
     </time>
   );
 }

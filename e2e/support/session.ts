@@ -1,5 +1,5 @@
-import { expect, type APIRequestContext, type Page } from '@playwright/test';
-import { adminCredentials } from './env';
+import { expect, type APIRequestContext, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { adminCredentials, uniqueName } from './env';
 
 /** Signs in through the console's own form, as an operator would. */
 export async function signInThroughForm(page: Page) {
@@ -60,7 +60,9 @@ export async function trpc<T>(request: APIRequestContext, kind: 'query' | 'mutat
 /**
  * Makes the console believe the signed-in operator is a viewer: the console reads the role from
  * `tenants.list`, whose answer this rewrites. The server still holds the real role, so a spec checks what the
- * page hides with this and what the server refuses with a real viewer's key.
+ * page hides with this and what the server refuses with a real viewer's key. It works only where the browser
+ * asks for `tenants.list` itself: a page the server renders with its queries (the join-request queue) has
+ * them already; sign a real operator in there (`signInNewOperator`).
  */
 export async function showConsoleAsViewer(page: Page) {
   await page.route('**/api/trpc/**tenants.list**', async (route) => {
@@ -69,4 +71,32 @@ export async function showConsoleAsViewer(page: Page) {
     for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
     await route.fulfill({ response, json: body });
   });
+}
+
+/**
+ * A new operator of `tenantId` with `role` (invited and accepted over the admin's `admin` request context),
+ * signed in through the form in a browser context of its own, which the caller closes.
+ */
+export async function signInNewOperator(
+  browser: Browser,
+  admin: APIRequestContext,
+  options: { baseURL: string; tenantId: string; role: 'viewer' | 'operator' | 'approver' | 'admin' },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const email = `${uniqueName(options.role)}@example.com`;
+  const password = `${options.role}-${Math.random().toString(36).slice(2)}-pw`;
+  const invitation = await trpc<{ token: string }>(admin, 'mutation', 'invitations.create', {
+    tenantId: options.tenantId,
+    email,
+    role: options.role,
+  });
+  await trpc(admin, 'mutation', 'invitations.accept', { token: invitation.token, name: `New ${options.role}`, password });
+  // Signed out, whatever storageState the spec's `test.use` gives new contexts.
+  const context = await browser.newContext({ baseURL: options.baseURL, storageState: { cookies: [], origins: [] } });
+  const page = await context.newPage();
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/^[^?]*:\/\/[^/]+\/(\?|$)/);
+  return { context, page };
 }

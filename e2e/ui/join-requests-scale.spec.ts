@@ -65,7 +65,9 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     await expect(page.getByRole('searchbox', { name: /Search by MAC/ })).toHaveValue('sim-1');
     await expect(page.getByTestId('queue-count')).toHaveText('111 pending requests matching (100 shown)');
 
-    // Keyboard triage far down the page: the toolbar and the detail panel stay on screen.
+    // Keyboard triage far down the page: the toolbar and the detail panel stay on screen. The reloaded page
+    // arrives rendered by the server; its controls (and the shortcuts) work once its scripts ran.
+    await expect(page.getByRole('searchbox', { name: /Search by MAC/ })).toBeEnabled();
     await page.getByRole('searchbox', { name: /Search by MAC/ }).blur();
     for (let i = 0; i < 40; i++) await page.keyboard.press('j');
     const order = await page

@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { newScope, openQueue, requestRow, waitingRequests } from '../support/queue';
-import { showConsoleAsViewer, openConsole, trpc } from '../support/session';
+import { openConsole, signInNewOperator, trpc } from '../support/session';
 import { roleState } from '../support/roles';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
@@ -106,7 +106,12 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
   }
 });
 
-test('a viewer sees the queue without decision controls, and its forged approve is refused', async ({ page, playwright, baseURL }) => {
+test('a viewer sees the queue without decision controls, and its forged approve is refused', async ({
+  page,
+  browser,
+  playwright,
+  baseURL,
+}) => {
   test.setTimeout(180_000);
   await openConsole(page);
   const scope = await newScope(page.request);
@@ -115,25 +120,87 @@ test('a viewer sees the queue without decision controls, and its forged approve 
     role: 'viewer',
     name: uniqueName('jr-viewer'),
   });
-  // This page is told viewer; the forged call below checks the server.
-  await showConsoleAsViewer(page);
-  await openQueue(page, scope);
+  // A real viewer of the tenant, in a browser of its own: the queue is rendered on the server with its role.
+  const viewer = await signInNewOperator(browser, page.request, { baseURL: baseURL!, tenantId: scope.tenantId, role: 'viewer' });
   const sim = startCli(['dev', '--sim', '1', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
   try {
+    await openQueue(viewer.page, scope);
     const [id] = await waitingRequests(sim, 1);
-    await expect(row(page, id!)).toBeVisible({ timeout: 15_000 });
-    await expect(page.getByRole('button', { name: /^(Approve|Reject)/ })).toHaveCount(0);
-    await page.keyboard.press('a');
-    await expect(page.getByRole('dialog', { name: /^Approve/ })).toHaveCount(0);
+    await expect(row(viewer.page, id!)).toBeVisible({ timeout: 15_000 });
+    await expect(viewer.page.getByRole('button', { name: /^(Approve|Reject)/ })).toHaveCount(0);
+    await viewer.page.keyboard.press('a');
+    await expect(viewer.page.getByRole('dialog', { name: /^Approve/ })).toHaveCount(0);
+    // A reload renders the row on the server, for the viewer, without the controls too.
+    await viewer.page.reload();
+    await expect(row(viewer.page, id!)).toBeVisible();
+    await expect(viewer.page.getByRole('button', { name: /^(Approve|Reject)/ })).toHaveCount(0);
 
-    const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
-    const forged = await viewer.post('/api/trpc/joinRequests.approve', {
+    const forgery = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
+    const forged = await forgery.post('/api/trpc/joinRequests.approve', {
       data: { tenantId: scope.tenantId, poolId: scope.poolId, requestId: id },
     });
     expect(forged.status()).toBe(403);
-    await viewer.dispose();
-    await expect(row(page, id!)).toHaveAttribute('data-state', 'pending');
+    await forgery.dispose();
+    await expect(row(viewer.page, id!)).toHaveAttribute('data-state', 'pending');
   } finally {
     sim.kill();
+    await viewer.context.close();
+  }
+});
+
+test("the queue's first page is in the server's HTML, and hydrates without a mismatch in another time zone", async ({
+  browser,
+  page,
+  baseURL,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page);
+  const scope = await newScope(page.request);
+  const sim = startCli(['dev', '--sim', '2', '--pxe', '--tenant', scope.tenantId, '--site', scope.siteId], scope.apiKey);
+  // A browser whose clock reads another zone and locale than the server's: what depends on them must wait for hydration.
+  const context = await browser.newContext({
+    baseURL,
+    storageState: await page.context().storageState(),
+    timezoneId: 'Pacific/Chatham',
+    locale: 'de-DE',
+  });
+  try {
+    const ids = await waitingRequests(sim, 2);
+    const address = `/join-requests?pool=${scope.poolId}&tenant=${scope.tenantId}`;
+    // The HTML itself, as the session's cookies fetch it: the rows are there before any script runs.
+    const html = await (await page.request.get(address)).text();
+    for (const id of ids) expect(html).toContain(`id="request-row-${id}"`);
+    expect(html).toMatch(/data-testid="queue-count">2(<!-- -->)? (<!-- -->)?pending (<!-- -->)?requests</);
+
+    const queue = await context.newPage();
+    const problems: string[] = [];
+    queue.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    queue.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()}`);
+    });
+    const reads: string[] = [];
+    queue.on('request', (request) => {
+      const path = /\/api\/trpc\/([^?]+)/.exec(decodeURIComponent(request.url()))?.[1];
+      if (path && request.method() === 'GET') reads.push(...path.split(','));
+    });
+    await queue.goto(address);
+    for (const id of ids) await expect(row(queue, id)).toBeVisible();
+    // Hydrated: the controls work and the ages, read from the browser's clock, are filled in.
+    await expect(queue.getByRole('button', { name: 'Approve', exact: true })).toBeEnabled();
+    await expect(row(queue, ids[0]!).locator('time')).toHaveText(/just now|\d+ min ago/);
+    await expect(
+      queue
+        .getByRole('region', { name: /^Request / })
+        .locator('time')
+        .first(),
+    ).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(problems.filter((text) => /hydrat|did not match|didn't match|#418|#423|#425/i.test(text))).toEqual([]);
+    // The hydrated queries count as fresh: the browser reads neither the sites nor the pools again, and the list at
+    // most once (when its live stream starts). The shell's tenant switcher may read the tenants for itself.
+    expect(reads.filter((path) => path === 'sites.list' || path === 'pools.list')).toEqual([]);
+    expect(reads.filter((path) => path === 'joinRequests.list').length).toBeLessThanOrEqual(1);
+  } finally {
+    sim.kill();
+    await context.close();
   }
 });
