@@ -12,7 +12,6 @@
  *                    { type: 'stop' }                                       close everything and exit
  *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error? }
  */
-import { setMaxListeners } from 'node:events';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
 import type { GatewayTarget } from '../agent/renew/gateway-client';
 import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
@@ -31,9 +30,9 @@ const send = (message: object) => process.send!(message);
 const identities: LoadedIdentity[] = [];
 const current: Array<AgentSession | null> = [];
 const nextKeys = new Map<number, NodeKeyAndCsr>();
-const controller = new AbortController();
-// Every session loop of this process listens on the one signal.
-setMaxListeners(0, controller.signal);
+// One signal per session loop, as each real agent has its own: thousands of loops listening on one signal made
+// every listener added (each wait of each loop) walk all the others'.
+const controllers: AbortController[] = [];
 let target: (GatewayTarget & { basePath: string }) | null = null;
 let loops: Array<Promise<number>> = [];
 
@@ -69,6 +68,8 @@ process.on('message', (message: Message) => {
       const open = boundedOpen(message.concurrentOpens);
       loops = identities.map((identity, i) => {
         current.push(null);
+        const controller = new AbortController();
+        controllers.push(controller);
         return runSessionLoop({
           identityDir: '(memory)',
           ...message.target,
@@ -102,7 +103,7 @@ process.on('message', (message: Message) => {
       return;
     }
     case 'stop':
-      controller.abort();
+      for (const controller of controllers) controller.abort();
       for (const s of current) s?.close();
       void Promise.all(loops).finally(() => process.exit(0));
       return;

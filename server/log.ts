@@ -40,9 +40,10 @@ export function isStopping(): boolean {
   return stopping;
 }
 
-export function logWarn(message: string, fields: Record<string, unknown> = {}) {
+/** A warn line: `fields` follow the message; `now` (epoch ms) is the line's time, the current time by default. */
+export function logWarn(message: string, fields: Record<string, unknown> = {}, now = Date.now()) {
   if (!logLevelEnabled('warn')) return;
-  process.stderr.write(redact(JSON.stringify({ level: 'warn', time: new Date().toISOString(), message, ...fields })) + '\n');
+  process.stderr.write(redact(JSON.stringify({ level: 'warn', time: new Date(now).toISOString(), message, ...fields })) + '\n');
 }
 
 /** A failure that only says the database connection went away (PostgreSQL's admin_shutdown, a closed socket). */
@@ -77,7 +78,5 @@ export function logLimited(key: string, message: string, now = Date.now()) {
   const suppressed = entry?.suppressed ?? 0;
   if (limited.size > 1000) limited.clear(); // keys are a small fixed set; this only bounds a mistake
   limited.set(key, { until: now + LIMITED_WINDOW_MS, suppressed: 0 });
-  const line: Record<string, unknown> = { level: 'warn', time: new Date(now).toISOString(), message };
-  if (suppressed) line.suppressed = suppressed;
-  process.stderr.write(redact(JSON.stringify(line)) + '\n');
+  logWarn(message, suppressed ? { suppressed } : {}, now);
 }

@@ -3,12 +3,17 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { JoinTrust } from '../agent/join';
 import type { Db } from '../server/db/client';
 import { testDatabaseUrl } from './db';
+import { createTestTenant, type TestTenant } from './fixtures';
 import { serveCompute } from './serve-compute';
+import { insertApiKey } from '../server/api-keys/api-keys';
 import { createServices } from '../server/boot/services';
 import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import { hasPki, initPki } from '../server/pki/bundle/store';
+import { ensureRootTenant } from '../server/tenants/tenants';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -42,6 +47,52 @@ export async function startApiServer(db: Db): Promise<ApiServer> {
       await new Promise<void>((r) => server.close(() => r()));
       await services.close();
     },
+  };
+}
+
+/** The secret of the one PKI the CLI test files share in the test database; random, as the secret rule demands. */
+export const CLI_SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
+
+interface CliApi {
+  api: ApiServer;
+  /** A tenant of the file's own ({@link createTestTenant}). */
+  t: TestTenant;
+  /** The CLI's environment to call `api` as the tenant: its URL and an API key of the tenant. */
+  env: { BETTER_COMPUTE_URL: string; BETTER_COMPUTE_API_KEY: string };
+}
+
+/**
+ * The setup the CLI test files share: the in-process API server on `db`, a new tenant (`label` prefixes its
+ * names) and an API key of it with `role`. With `sharedPki`, first what the join commands need: DATABASE_URL
+ * and BETTER_COMPUTE_SECRET set (the in-process server's services read them like the real server's), the root
+ * tenant, and the shared PKI ({@link CLI_SECRET}), made by whichever file gets there first. The caller closes
+ * `api`.
+ */
+export async function startCliApi(
+  db: Db,
+  options: { label?: string; role?: 'admin' | 'operator'; sharedPki?: boolean } = {},
+): Promise<CliApi> {
+  if (options.sharedPki) {
+    process.env.DATABASE_URL = testDatabaseUrl();
+    process.env.BETTER_COMPUTE_SECRET = CLI_SECRET;
+    await ensureRootTenant(db);
+    if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: CLI_SECRET }).catch(() => {});
+  }
+  const api = await startApiServer(db);
+  const t = await createTestTenant(db, { label: options.label });
+  const { key } = await insertApiKey(db, { tenantId: t.tenantId, role: options.role ?? 'admin', name: 'cli' }, 'test');
+  return { api, t, env: { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key } };
+}
+
+/** The agent's trust in the server at `url`, from its well-known document (as bcd resolves it on first use). */
+export async function trustOf(url: string): Promise<JoinTrust> {
+  const doc = (await (await fetch(`${url}/api/compute/.well-known/better-compute`)).json()) as {
+    join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
+  };
+  return {
+    encryptionJwk: doc.join.encryptionJwk,
+    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
+    signingKeyPin: doc.join.signingKeyPin,
   };
 }
 

@@ -22,6 +22,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Every line the server wrote to stderr (its log), in order. */
   log: string[];
+  /** Every line the server wrote to stdout (what the start says: migrations, re-seals, warnings), in order. */
+  output: string[];
   /** Resolves when the process has exited. */
   exited: Promise<void>;
   /** SIGKILL (or `signal`), and waits for the exit. */
@@ -63,6 +65,7 @@ export function startServerProcess(options: {
   });
   running.add(child);
   const log: string[] = [];
+  const output: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => log.push(line));
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -80,11 +83,12 @@ export function startServerProcess(options: {
       reject(new Error(`the server did not start within ${START_TIMEOUT_MS / 1000} s; its log:\n${log.join('\n')}`));
     }, START_TIMEOUT_MS);
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
       const ready = READY.exec(line);
       if (!ready) return;
       clearTimeout(timer);
       const url = ready[1]!;
-      resolve({ url, port: Number(new URL(url).port), child, log, exited, stop });
+      resolve({ url, port: Number(new URL(url).port), child, log, output, exited, stop });
     });
     void exited.then(() => {
       clearTimeout(timer);

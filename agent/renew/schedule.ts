@@ -13,16 +13,27 @@ export function backoffMs(attempt: number, capMs = 300_000, random: () => number
 
 /** Resolves after `ms`, or at once (false) when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
+  return cancellableSleep(ms, signal).slept;
+}
+
+/**
+ * {@link sleep} that its caller can also call off: `cancel()` clears the timer and the listener on `signal` and
+ * resolves `slept` with false. A wait raced against something else must be cancelled when the other side wins,
+ * or its timer and listener stay behind until it fires (hours, for a wait until the next renewal).
+ */
+export function cancellableSleep(ms: number, signal?: AbortSignal): { slept: Promise<boolean>; cancel(): void } {
+  if (signal?.aborted) return { slept: Promise.resolve(false), cancel: () => {} };
+  let finish: (slept: boolean) => void = () => {};
+  const slept = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => finish(true), ms);
+    const onAbort = () => finish(false);
+    finish = (value) => {
       clearTimeout(timer);
-      resolve(false);
+      signal?.removeEventListener('abort', onAbort);
+      finish = () => {};
+      resolve(value);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+  return { slept, cancel: () => finish(false) };
 }

@@ -85,12 +85,21 @@ export function renewedTpmIdentity(
   };
 }
 
+// One client identity per loaded identity, so that its TLS context is made once (gateway-client.ts).
+const clientIdentities = new WeakMap<NodeLoadedIdentity, ClientIdentity>();
+
 /**
  * What the gateway's mutual TLS presents for an identity: the PEM key and leaf, or, for a TPM-held key, a signer
  * that has the TPM sign the TLS 1.3 CertificateVerify (agent/tls13).
  */
 export function clientIdentityOf(current: NodeLoadedIdentity): ClientIdentity {
-  const leaf = current.identity.certificateChain[0]!;
-  if (current.tpm) return { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) };
-  return { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
+  let client = clientIdentities.get(current);
+  if (!client) {
+    const leaf = current.identity.certificateChain[0]!;
+    client = current.tpm
+      ? { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
+      : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
+    clientIdentities.set(current, client);
+  }
+  return client;
 }

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { JOIN_AGAIN, RENEWAL_EXIT, type RenewalOptions } from '../renew/loop';
 import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from '../renew/identity';
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
-import { backoffMs, renewalDelayMs, sleep } from '../renew/schedule';
+import { backoffMs, cancellableSleep, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
 import { fetchWelcomeKey } from './welcome-key';
 import { writeSessionState } from './state-file';
@@ -217,10 +217,14 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       }
     }
     const open_ = session;
+    // The wait until the renewal is called off when the session ends first: a node whose connection drops
+    // often would otherwise keep one timer and one abort listener per reconnect until its renewal.
+    const untilRenewal = cancellableSleep(Math.max(0, renewAt - Date.now()), options.signal);
     const outcome = await Promise.race([
       open_.ended.then(() => 'ended' as const),
-      sleep(Math.max(0, renewAt - Date.now()), options.signal).then((slept) => (slept ? ('renew' as const) : ('stopped' as const))),
+      untilRenewal.slept.then((slept) => (slept ? ('renew' as const) : ('stopped' as const))),
     ]);
+    untilRenewal.cancel();
     if (outcome === 'stopped') return stop();
     if (outcome === 'ended') {
       session = null;

@@ -4,15 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JoinTrust } from '../../agent/join';
 import { newPxeMachine, runPxeMachine, type PxeMachine } from '../../agent/sim/pxe';
-import { runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
-import { testDatabaseUrl, testDb } from '../../test/db';
-import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
-import { insertApiKey } from '../../server/api-keys/api-keys';
-import { hasPki, initPki } from '../../server/pki/bundle/store';
-import { ensureRootTenant } from '../../server/tenants/tenants';
+import { trustOf, runCliInProcess, startCliApi, type ApiServer } from '../../test/cli';
+import { testDb } from '../../test/db';
+import { captureStderr, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 
-// The CLI test files share one PKI in the test database; the secret is the one they all use.
-const SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
 const db = testDb();
 const stderr = captureStderr();
 let api: ApiServer;
@@ -24,25 +19,9 @@ const outputs: string[] = [];
 const minted: string[] = [];
 
 beforeAll(async () => {
-  process.env.DATABASE_URL = testDatabaseUrl();
-  process.env.BETTER_COMPUTE_SECRET = SECRET;
-  await ensureRootTenant(db);
-  if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
-  api = await startApiServer(db);
-  t = await createTestTenant(db, { label: 'rules-cli' });
-  env = {
-    BETTER_COMPUTE_URL: api.url,
-    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
-  };
+  ({ api, t, env } = await startCliApi(db, { label: 'rules-cli', sharedPki: true }));
   dir = await mkdtemp(path.join(tmpdir(), 'rules-cli-'));
-  const doc = (await (await fetch(`${api.url}/api/compute/.well-known/better-compute`)).json()) as {
-    join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
-  };
-  trust = {
-    encryptionJwk: doc.join.encryptionJwk,
-    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
-    signingKeyPin: doc.join.signingKeyPin,
-  };
+  trust = await trustOf(api.url);
 });
 afterAll(async () => {
   stderr.stop();

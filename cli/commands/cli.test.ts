@@ -2,31 +2,18 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runCliInProcess as cli, startApiServer } from '../../test/cli';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { CLI_SECRET as SECRET, runCli, runCliInProcess as cli, startCliApi, type ApiServer } from '../../test/cli';
+import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
-import { ensureRootTenant } from '../../server/tenants/tenants';
-import { hasPki, initPki } from '../../server/pki/bundle/store';
 
-// Shared by the CLI test files (one PKI in the test database); random, as the secret rule demands.
-const SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
-let api: Awaited<ReturnType<typeof startApiServer>>;
+let api: ApiServer;
 let t: TestTenant;
 let env: Record<string, string>;
 let dir: string;
 
 beforeAll(async () => {
-  const db = testDb();
-  // The in-process server's JoinService reads DATABASE_URL and BETTER_COMPUTE_SECRET like the real one.
-  process.env.DATABASE_URL = testDatabaseUrl();
-  process.env.BETTER_COMPUTE_SECRET = SECRET;
-  await ensureRootTenant(db);
-  if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
-  api = await startApiServer(db);
-  t = await createTestTenant(db);
-  const { key } = await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test');
-  env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+  ({ api, t, env } = await startCliApi(testDb(), { sharedPki: true }));
   dir = await mkdtemp(path.join(tmpdir(), 'bc-cli-'));
 });
 afterAll(async () => api?.close());

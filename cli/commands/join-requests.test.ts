@@ -2,17 +2,12 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JoinTrust } from '../../agent/join';
 import { newPxeMachine, runPxeMachines } from '../../agent/sim/pxe';
-import { runCli, runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { runCli, runCliInProcess, startCliApi, trustOf, type ApiServer } from '../../test/cli';
+import { testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
-import { hasPki, initPki } from '../../server/pki/bundle/store';
-import { ensureRootTenant } from '../../server/tenants/tenants';
 
-// Shared by the CLI test files (one PKI in the test database); random, as the secret rule demands.
-const SECRET = 'cli-test-BTnO8SPfCgC-VYKWIk2JfVeW4vs1pyEn0mK4PuOB6Gc';
 const db = testDb();
 const stderr = captureStderr();
 let api: ApiServer;
@@ -23,16 +18,7 @@ const outputs: string[] = [];
 const minted: string[] = [];
 
 beforeAll(async () => {
-  process.env.DATABASE_URL = testDatabaseUrl();
-  process.env.BETTER_COMPUTE_SECRET = SECRET;
-  await ensureRootTenant(db);
-  if (!(await hasPki(db))) await initPki(db, { trustDomain: 'cli.example.com', secret: SECRET }).catch(() => {});
-  api = await startApiServer(db);
-  t = await createTestTenant(db, { label: 'jr-cli' });
-  env = {
-    BETTER_COMPUTE_URL: api.url,
-    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
-  };
+  ({ api, t, env } = await startCliApi(db, { label: 'jr-cli', sharedPki: true }));
   dir = await mkdtemp(path.join(tmpdir(), 'jr-cli-'));
 });
 afterAll(async () => {
@@ -49,17 +35,6 @@ async function cli(args: string[]) {
   return run;
 }
 const scope = () => ['--tenant', t.tenantId, '--pool', t.poolId];
-
-async function trustOf(url: string): Promise<JoinTrust> {
-  const doc = (await (await fetch(`${url}/api/compute/.well-known/better-compute`)).json()) as {
-    join: { encryptionJwk: JoinTrust['encryptionJwk']; signingCertificate: string; signingKeyPin: string };
-  };
-  return {
-    encryptionJwk: doc.join.encryptionJwk,
-    signingCertificateDer: Buffer.from(doc.join.signingCertificate, 'base64'),
-    signingKeyPin: doc.join.signingKeyPin,
-  };
-}
 
 describe('better-compute join-requests and discovery-tokens', { timeout: 120_000 }, () => {
   it('mints discovery tokens to 0600 files, lists waiting PXE machines as JSON, approves them all, and they join', async () => {

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliInProcess, startApiServer, type ApiServer, type CliRun } from '../../test/cli';
+import { runCliInProcess, startCliApi, type ApiServer, type CliRun } from '../../test/cli';
 import { testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
-import { insertApiKey } from '../../server/api-keys/api-keys';
 import { parseJoinToken } from '../../server/tokens/secret';
 import { parseTtl } from './join-tokens';
 
@@ -40,7 +39,7 @@ const outputs: string[] = [];
 /** Every request the in-process server served. */
 let requests: string[] = [];
 let api: ApiServer;
-let apiKey: string;
+let env: Record<string, string>;
 let t: TestTenant;
 let dir: string;
 
@@ -49,7 +48,7 @@ let dir: string;
  * against the in-process server, keeping what it wrote for the leak check.
  */
 async function cli(args: string[], options: { printsToken?: boolean } = {}): Promise<CliRun> {
-  const run = await runCliInProcess(args, { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: apiKey });
+  const run = await runCliInProcess(args, env);
   outputs.push(run.stderr);
   if (!options.printsToken) outputs.push(run.stdout);
   return run;
@@ -58,11 +57,9 @@ async function cli(args: string[], options: { printsToken?: boolean } = {}): Pro
 const scope = () => ['--tenant', t.tenantId, '--pool', t.poolId];
 
 beforeAll(async () => {
-  t = await createTestTenant(db, { label: 'jt-cli' });
-  apiKey = (await insertApiKey(db, { tenantId: t.tenantId, role: 'operator', name: 'cli test' }, 'test')).key;
-  dir = await mkdtemp(path.join(tmpdir(), 'jt-cli-'));
-  api = await startApiServer(db);
+  ({ api, t, env } = await startCliApi(db, { label: 'jt-cli', role: 'operator' }));
   requests = api.requests;
+  dir = await mkdtemp(path.join(tmpdir(), 'jt-cli-'));
 });
 
 afterAll(async () => {

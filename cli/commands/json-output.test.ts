@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { runCli, startCliApi, type ApiServer } from '../../test/cli';
 import { testDatabaseUrl, testDb } from '../../test/db';
-import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { insertApiKey } from '../../server/api-keys/api-keys';
+import type { TestTenant } from '../../test/fixtures';
 import { newId } from '../../server/ids';
 
 const db = testDb();
@@ -13,12 +12,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   process.env.DATABASE_URL = testDatabaseUrl();
-  api = await startApiServer(db);
-  t = await createTestTenant(db, { label: 'json-cli' });
-  env = {
-    BETTER_COMPUTE_URL: api.url,
-    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test')).key,
-  };
+  ({ api, t, env } = await startCliApi(db, { label: 'json-cli' }));
 });
 afterAll(async () => {
   await api?.close();

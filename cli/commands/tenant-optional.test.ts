@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliInProcess as runCli, startApiServer, type ApiServer } from '../../test/cli';
+import { runCliInProcess as runCli, startCliApi, type ApiServer } from '../../test/cli';
 import { createMigratedDatabase, dropDatabase } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { insertApiKey } from '../../server/api-keys/api-keys';
 import { createDb, type Db } from '../../server/db/client';
 import { initPki } from '../../server/pki/bundle/store';
 
@@ -21,13 +20,8 @@ beforeAll(async () => {
   db = createDb(url, { max: 4 });
   await initPki(db, { trustDomain: 'compute.example.com', secret });
   process.env.BETTER_COMPUTE_SECRET = secret;
-  api = await startApiServer(db);
-  t = await createTestTenant(db, { label: 'opt' });
+  ({ api, t, env } = await startCliApi(db, { label: 'opt', role: 'operator' }));
   other = await createTestTenant(db, { label: 'opt-other' });
-  env = {
-    BETTER_COMPUTE_URL: api.url,
-    BETTER_COMPUTE_API_KEY: (await insertApiKey(db, { tenantId: t.tenantId, role: 'operator', name: 'cli' }, 'test')).key,
-  };
 }, 180_000);
 afterAll(async () => {
   await api?.close();

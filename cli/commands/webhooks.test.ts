@@ -6,20 +6,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertApiKey } from '../../server/api-keys/api-keys';
 import { createPgPool } from '../../server/db/pg';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/config';
 import { serverSecrets, webhookSignatureMatches } from '../../server/webhooks/secret';
 import { WebhookWorker } from '../../server/webhooks/worker';
-import { runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
+import { runCliInProcess, startCliApi, type ApiServer } from '../../test/cli';
 import { testDatabaseUrl, testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
+import type { TestTenant } from '../../test/fixtures';
 
 describe('better-compute webhooks', { timeout: 180_000 }, () => {
   let api: ApiServer;
   let pool: pg.Pool;
   let worker: WebhookWorker;
-  let t: Awaited<ReturnType<typeof createTestTenant>>;
+  let t: TestTenant;
+  let env: Record<string, string>;
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,10 +34,9 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
   beforeAll(async () => {
     process.env.BETTER_COMPUTE_SECRET = randomBytes(32).toString('base64url');
     process.env.BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE = 'true';
-    api = await startApiServer(testDb());
+    ({ api, t, env } = await startCliApi(testDb()));
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     pool = createPgPool(testDatabaseUrl(), 2);
-    t = await createTestTenant(testDb());
     worker = new WebhookWorker({
       pool,
       databaseUrl: testDatabaseUrl(),
@@ -58,8 +57,6 @@ describe('better-compute webhooks', { timeout: 180_000 }, () => {
   });
 
   it('create --out, list, update, test, deliveries, redeliver and delete, with --json', async () => {
-    const { key } = await insertApiKey(testDb(), { tenantId: t.tenantId, role: 'admin', name: 'cli' }, 'test');
-    const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
     const cli = (...args: string[]) => runCliInProcess(args, env);
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli`;
     const out = path.join(tmpdir(), `webhook-secret-${randomBytes(4).toString('hex')}`);

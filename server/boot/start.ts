@@ -16,6 +16,7 @@ import type { Services } from './services';
 import { checkPortFree, runWorker, startWorkers, tellWorkersStopping, workerCount } from './workers';
 import { checkSecret, checkStartupConfig } from './startup-config';
 import { upgradeStoredPki } from '../pki/bundle/upgrade';
+import { resealWebhookSecrets } from '../webhooks/reseal';
 import { ensureDevGatewayCredentials, startGatewayProcess } from './dev-gateway';
 import { markStopping } from '../log';
 
@@ -107,12 +108,25 @@ async function main(options: ServerProcessOptions) {
     if (first.createdPki) say('Created a development PKI (better-compute pki show prints its pins).');
     // A secret that cannot open the stored PKI would leave every join INVALID_CONFIG: refuse to start. A bundle
     // from an older release is brought up to date here, before any worker loads it (see upgradeStoredPki).
-    const upgrade = await upgradeStoredPki(db, { secret, previousSecret: process.env.BETTER_COMPUTE_PREVIOUS_SECRET || undefined });
+    const previousSecret = process.env.BETTER_COMPUTE_PREVIOUS_SECRET || undefined;
+    const upgrade = await upgradeStoredPki(db, { secret, previousSecret });
     if (upgrade.rotatedSigningCertificate)
       say('Replaced the JoinService signing certificate with a self-signed one for the same key (the pins are unchanged).');
-    if (upgrade.changedSecret)
-      say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET; BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed.');
+    if (upgrade.changedSecret) say('Re-sealed the PKI bundle under the new BETTER_COMPUTE_SECRET.');
     else if (upgrade.resealed) say('Re-sealed the PKI bundle with the current key derivation (scrypt N=2^17).');
+    // Webhook signing secrets sealed under the previous secret move to the current one (same plaintext, so
+    // receivers keep theirs); a failure stops the start, so a start that got this far left none behind.
+    if (previousSecret && previousSecret !== secret) {
+      const webhooks = await resealWebhookSecrets(db, { secret, previousSecret });
+      say(
+        `Webhook signing secrets: re-sealed ${webhooks.resealed} under the new BETTER_COMPUTE_SECRET, ${webhooks.current} already under it.`,
+      );
+      for (const id of webhooks.unreadable)
+        say(
+          `WARNING: webhook subscription ${id}: its signing secret opens under neither BETTER_COMPUTE_SECRET nor BETTER_COMPUTE_PREVIOUS_SECRET; left as is (its deliveries fail until \`better-compute webhooks update ${id} --rotate-secret\`).`,
+        );
+      say('BETTER_COMPUTE_PREVIOUS_SECRET is no longer needed: unset it (give every instance the new secret).');
+    }
 
     // The gateway (BETTER_COMPUTE_GATEWAY_PORT, 8443; 0 turns it off) runs as its own process with only its
     // own credentials; the well-known document publishes it, so the URL is set before the workers start.

@@ -3,16 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
-import { reservePort, startTestGateway } from '../../test/gateway-process';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
+import { newMachineRoot as newRoot, run, startBcdServer, type BcdBuild, type BcdServer } from '../../test/bcd-build';
+import { defaultPool, newServerSecret, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { createCaller } from '../api/root';
 import { createPool } from '../pools/pools';
@@ -28,9 +20,9 @@ const secret = newServerSecret();
 const NO_NODE = '/nonexistent';
 let database: ServerDatabase;
 let server: ServerProcess;
-let gateway: Awaited<ReturnType<typeof startTestGateway>> | undefined;
 let gatewayUrl: string;
-let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
+let bcd: BcdBuild;
+let started: BcdServer | undefined;
 let admin: Principal;
 let tenantId: string;
 let checkedPoolId: string;
@@ -71,16 +63,8 @@ async function lifecycleOf(nodeId: string) {
 }
 
 beforeAll(async () => {
-  const gatewayPort = await reservePort();
-  gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
-  [bcd, database] = await Promise.all([buildBcdForTests(), createServerDatabase('adopt_flow')]);
-  server = await startServerProcess({
-    databaseUrl: database.url,
-    secret,
-    env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: gatewayUrl },
-  });
-  gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
-
+  started = await startBcdServer('adopt_flow', secret);
+  ({ bcd, database, server, gatewayUrl } = started);
   process.env.BETTER_COMPUTE_SECRET = secret; // generateInstallScript reads the PKI like the server does
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;
@@ -105,10 +89,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await server?.stop();
-  await database?.close();
-  if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  await started?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -1,18 +1,10 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
-import { reservePort, startTestGateway } from '../../test/gateway-process';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
+import { newMachineRoot as newRoot, run, startBcdServer, type BcdBuild, type BcdServer } from '../../test/bcd-build';
+import { defaultPool, newServerSecret, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { loadPki } from '../pki/bundle/store';
 import { installPins } from '../pki/pins-summary';
@@ -28,8 +20,9 @@ const secret = newServerSecret();
 const PATH = '/usr/bin:/bin';
 let database: ServerDatabase;
 let server: ServerProcess;
-let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
+let gatewayUrl: string;
+let bcd: BcdBuild;
+let started: BcdServer | undefined;
 let admin: Principal;
 let pool: { id: string; ownerTenantId: string; siteId: string };
 let goodScript: string;
@@ -54,7 +47,7 @@ async function scriptFile(sha256: { amd64?: string }) {
   const { script } = await generateInstallScript(
     database.db,
     admin,
-    { tenantId: pool.ownerTenantId, poolId: pool.id, gatewayUrl: gateway.url, baseUrl: server.url, bcdVersion: bcd.version, sha256 },
+    { tenantId: pool.ownerTenantId, poolId: pool.id, gatewayUrl, baseUrl: server.url, bcdVersion: bcd.version, sha256 },
     bcd.dir,
   );
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'bcd-script-')), 'install-bcd.sh');
@@ -73,16 +66,9 @@ const installed = (root: string) => path.join(root, 'usr/local/bin/bcd');
 const nodeId = (root: string) => JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')).nodeId as string;
 
 beforeAll(async () => {
-  bcd = await buildBcdForTests();
-  database = await createServerDatabase('install_flow');
   // A real gateway: bcd doctor checks that it answers under the pinned serving CA.
-  const gatewayPort = await reservePort();
-  server = await startServerProcess({
-    databaseUrl: database.url,
-    secret,
-    env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: `https://127.0.0.1:${gatewayPort}` },
-  });
-  gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
+  started = await startBcdServer('install_flow', secret);
+  ({ bcd, database, server, gatewayUrl } = started);
   process.env.BETTER_COMPUTE_SECRET = secret; // generateInstallScript reads the PKI like the server does
   pool = await defaultPool(database.db);
   admin = principalOf('local', 'install-flow-test', [[pool.ownerTenantId, 'admin']]);
@@ -91,10 +77,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await server?.stop();
-  await database?.close();
-  if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  await started?.stop();
 });
 
 describe('the install script, before any download', () => {
@@ -224,7 +207,7 @@ describe('the documented way back: bcd join --config /etc/bcd/config.toml --rese
       const before = Object.fromEntries(readdirSync(bcdDir).map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]));
 
       // The gateway serves the well-known document the join reads, the same bytes as the API's.
-      const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gateway.url}/api/compute/.well-known/better-compute`);
+      const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gatewayUrl}/api/compute/.well-known/better-compute`);
       expect(viaGateway.status).toBe(200);
       expect(await viaGateway.json()).toEqual(await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json());
 
@@ -315,7 +298,7 @@ describe('bcd join from the well-known document', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(existsSync(file)).toBe(false);
       const config = readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
-      expect(config).toContain(`gateway_url = "${gateway.url}"`);
+      expect(config).toContain(`gateway_url = "${gatewayUrl}"`);
       expect(config).toContain(`site = "${pool.siteId}"`);
       expect(config).toContain(`serving_ca_spki_pin = "${pins.servingCaPin}"`);
       expect(mode(path.join(root, 'etc/bcd/config.toml'))).toBe('600');

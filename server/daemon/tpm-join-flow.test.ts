@@ -8,16 +8,9 @@ import { createEndorsementKey } from '../../agent/tpm/endorsement';
 import { ekHashOf } from '../../agent/tpm/identify';
 import { parseTpmAddress } from '../../agent/tpm/transport';
 import { readLeafNames } from '../../protocol/certificate-names';
-import { buildBcdForTests, newMachineRoot, run, type Run } from '../../test/bcd-build';
+import { newMachineRoot, run, startBcdServer, type BcdBuild, type BcdServer, type Run } from '../../test/bcd-build';
 import { runCli } from '../../test/cli';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
+import { defaultPool, newServerSecret, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test/tpm-provision';
 import { createCaller } from '../api/root';
@@ -32,7 +25,8 @@ import { parseTpmPublic, spkiOf } from '../join/attestors/tpm/public-area';
 const secret = newServerSecret();
 let database: ServerDatabase;
 let server: ServerProcess;
-let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
+let bcd: BcdBuild;
+let started: BcdServer | undefined;
 let admin: Principal;
 let tenantId: string;
 let siteId: string;
@@ -44,13 +38,9 @@ const tpms: Swtpm[] = [];
 
 beforeAll(async () => {
   writeFileSync(path.join(rootsDir, 'vendor.pem'), (await vendor).pem);
-  [bcd, database] = await Promise.all([buildBcdForTests(), createServerDatabase('tpm_join_flow')]);
-  server = await startServerProcess({
-    databaseUrl: database.url,
-    secret,
-    // The well-known document names a gateway (bcd's bootstrap needs one); the joins go to the API directly.
-    env: { BETTER_COMPUTE_TPM_EK_ROOTS: rootsDir, BETTER_COMPUTE_GATEWAY_URL: 'https://127.0.0.1:9' },
-  });
+  // No gateway: the joins go to the API directly.
+  started = await startBcdServer('tpm_join_flow', secret, { gateway: false, env: { BETTER_COMPUTE_TPM_EK_ROOTS: rootsDir } });
+  ({ bcd, database, server } = started);
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;
   siteId = pool.siteId;
@@ -65,9 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const tpm of tpms) await tpm.stop();
-  await server?.stop();
-  await database?.close();
-  if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  await started?.stop();
   rmSync(rootsDir, { recursive: true, force: true });
 });
 

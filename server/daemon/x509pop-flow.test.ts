@@ -3,16 +3,8 @@ import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot as newRoot, run } from '../../test/bcd-build';
-import { reservePort, startTestGateway } from '../../test/gateway-process';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
+import { newMachineRoot as newRoot, run, startBcdServer, type BcdBuild, type BcdServer } from '../../test/bcd-build';
+import { defaultPool, newServerSecret, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { principalOf, type Principal } from '../authz/principal';
 import { createPool } from '../pools/pools';
 import { createJoinToken } from '../tokens/join-tokens';
@@ -27,8 +19,8 @@ const secret = newServerSecret();
 const NO_NODE = '/nonexistent';
 let database: ServerDatabase;
 let server: ServerProcess;
-let gateway: Awaited<ReturnType<typeof startTestGateway>> | undefined;
-let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;
+let bcd: BcdBuild;
+let started: BcdServer | undefined;
 let admin: Principal;
 let tenantId: string;
 let poolId: string;
@@ -41,15 +33,9 @@ const identityOf = (root: string) =>
   JSON.parse(readFileSync(path.join(root, 'var/lib/bcd/identity.json'), 'utf8')) as { nodeId: string; certificateChain: string[] };
 
 beforeAll(async () => {
-  const gatewayPort = await reservePort();
-  const gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
-  [bcd, database] = await Promise.all([buildBcdForTests(), createServerDatabase('x509pop_flow')]);
-  server = await startServerProcess({
-    databaseUrl: database.url,
-    secret,
-    env: { BETTER_COMPUTE_DOWNLOADS_DIR: bcd.dir, BETTER_COMPUTE_GATEWAY_URL: gatewayUrl, BETTER_COMPUTE_CERT_TTL_SECONDS: '60' },
-  });
-  gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
+  started = await startBcdServer('x509pop_flow', secret, { env: { BETTER_COMPUTE_CERT_TTL_SECONDS: '60' } });
+  ({ bcd, database, server } = started);
+  const { gatewayUrl } = started;
   process.env.BETTER_COMPUTE_SECRET = secret;
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;
@@ -67,10 +53,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await server?.stop();
-  await database?.close();
-  if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  await started?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
