@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pendingTtlSecondsSchema } from './discovery-settings';
 
 /** An EK hash: the lowercase hex SHA-256 of the EK's DER SubjectPublicKeyInfo (docs/tpm-attestation.md). */
 export const ekHashSchema = z
@@ -15,12 +16,7 @@ export const MAX_EK_ALLOW_LIST = 10_000;
  */
 export const tpmSiteSettingsSchema = z.strictObject({
   enrollment: z.boolean().default(true),
-  pendingTtlSeconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 86_400)
-    .default(86_400),
+  pendingTtlSeconds: pendingTtlSecondsSchema,
   ekAllowList: z
     .array(z.string().regex(/^[0-9a-f]{64}$/))
     .max(MAX_EK_ALLOW_LIST)
