@@ -1,10 +1,8 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { createServerDatabase, newServerSecret, startServerProcess, type ServerDatabase } from '../../test/server-process';
+import { Receiver, until } from '../../test/webhook-receiver';
 import { createCaller } from '../api/root';
 import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
@@ -13,57 +11,6 @@ import { DEFAULT_WEBHOOK_SETTINGS } from './config';
 import { resealWebhookSecrets } from './reseal';
 import { openWebhookSecret } from './secret';
 import { WebhookWorker } from './worker';
-
-/** The receiver's own Standard Webhooks check (HMAC-SHA256 keyed with the base64 after `whsec_`), sharing no server code. */
-function verifies(secret: string, headers: http.IncomingHttpHeaders, body: string): boolean {
-  const [id, timestamp, signatures] = [headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature']];
-  if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return false;
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
-    .update(`${id}.${timestamp}.${body}`)
-    .digest();
-  return signatures.split(' ').some((entry) => {
-    const given = Buffer.from(entry.slice('v1,'.length), 'base64');
-    return entry.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
-  });
-}
-
-/** A receiver on 127.0.0.1 that checks every request against the secret its path was given at creation. */
-class Receiver {
-  readonly secrets = new Map<string, string>();
-  readonly received: { path: string; verified: boolean }[] = [];
-  private server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = req.url ?? '/';
-      this.received.push({
-        path,
-        verified: verifies(this.secrets.get(path) ?? 'whsec_', req.headers, Buffer.concat(chunks).toString('utf8')),
-      });
-      res.writeHead(200).end('ok');
-    });
-  });
-  port = 0;
-  async start() {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-  url = (path: string) => `http://127.0.0.1:${this.port}${path}`;
-  close() {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
-async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const opensUnder = (row: { id: string; sealedSecret: Uint8Array }, secret: string) => {
   try {
@@ -168,14 +115,20 @@ describe('re-sealing webhook secrets under a new BETTER_COMPUTE_SECRET', { timeo
     await worker.start();
     try {
       await publishEvent(db, { tenantId: t.tenantId, type: 'node.joined', data: { nodeId: 'node_reseal' } });
-      const got = await until('a delivery to each moved subscription', () =>
-        subs.every((s) => receiver.received.some((r) => r.path === s.path)) ? receiver.received : null,
+      const got = await until(
+        'a delivery to each moved subscription',
+        () => (subs.every((s) => receiver.received.some((r) => r.path === s.path)) ? receiver.received : null),
+        30_000,
       );
       for (const sub of subs) expect(got.filter((r) => r.path === sub.path).map((r) => r.verified)).toEqual([true]);
-      const failed = await until('the late subscription’s attempt', async () => {
-        const rows = await db.webhookDelivery.findMany({ where: { subscriptionId: { in: [late.id, unknown.id] } } });
-        return rows.length === 2 && rows.every((r) => r.lastError) ? rows : null;
-      });
+      const failed = await until(
+        'the late subscription’s attempt',
+        async () => {
+          const rows = await db.webhookDelivery.findMany({ where: { subscriptionId: { in: [late.id, unknown.id] } } });
+          return rows.length === 2 && rows.every((r) => r.lastError) ? rows : null;
+        },
+        30_000,
+      );
       for (const row of failed) expect(row.lastError).toMatch(/does not open a stored webhook secret/);
       expect(receiver.received.some((r) => r.path === '/late' || r.path === '/unknown')).toBe(false);
     } finally {
