@@ -7,9 +7,9 @@ import { JOIN_REFUSED } from '../protocol/join-wire';
 import { x509popProofMessage } from '../protocol/x509pop-wire';
 import { testDb } from '../test/db';
 import { machineClaims } from '../test/join-harness';
-import { BASE, createRenewHarness, type RenewHarness } from '../test/renew-harness';
+import { BASE, type RenewHarness } from '../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../test/swtpm';
-import { makeAk, tpmBoundNode } from '../test/tpm-node';
+import { startTwoTpms, tpmBoundNode, type TwoTpms } from '../test/tpm-node';
 import { pinnedFetch } from './bcd/pinned-fetch';
 import { generateNodeKeyAndCsr } from './keys';
 import { postToGateway } from './renew/gateway-client';
@@ -33,17 +33,14 @@ let statementA: string;
 let akB: TpmKeyBlob;
 let statementB: string;
 
+let tpms: TwoTpms;
+
 beforeAll(async () => {
-  r = await createRenewHarness();
-  [swtpmA, swtpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
-  [akA, statementA] = await makeAk(swtpmA.address);
-  [akB, statementB] = await makeAk(swtpmB.address);
+  tpms = await startTwoTpms();
+  ({ r, swtpmA, swtpmB, akA, statementA, akB, statementB } = tpms);
 });
 
-afterAll(async () => {
-  await Promise.all([swtpmA?.stop(), swtpmB?.stop()]);
-  await r?.close();
-});
+afterAll(() => tpms?.stop());
 
 /** A TPM-bound node (TPM A, AK A) whose certificate expired an hour ago, in a pool that lists x509pop. */
 async function expiredTpmNode() {

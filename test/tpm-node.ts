@@ -8,7 +8,8 @@ import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { testDb } from './db';
 import { createTestTenant } from './fixtures';
 import { mintToken } from './join-harness';
-import { joinThroughGateway, type RenewHarness } from './renew-harness';
+import { createRenewHarness, joinThroughGateway, type RenewHarness } from './renew-harness';
+import { startSwtpm, type Swtpm } from './swtpm';
 
 /** An AK made in the TPM at `address` (`swtpm:HOST:PORT`), and the statement a certified `tpm` join writes for it. */
 export const makeAk = (address: string) =>
@@ -20,6 +21,48 @@ export const makeAk = (address: string) =>
       return [blob, akStatementOfName(name)];
     }),
   );
+
+/** A renew harness and two swtpm TPMs, A and B, each with an AK: two machines, each its own TPM. */
+export interface TwoTpms {
+  r: RenewHarness;
+  swtpmA: Swtpm;
+  swtpmB: Swtpm;
+  akA: TpmKeyBlob;
+  statementA: string;
+  akB: TpmKeyBlob;
+  statementB: string;
+  /** Stops both TPMs, then the harness. */
+  stop(): Promise<void>;
+}
+
+export async function startTwoTpms(): Promise<TwoTpms> {
+  const r = await createRenewHarness();
+  const [swtpmA, swtpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
+  const [akA, statementA] = await makeAk(swtpmA.address);
+  const [akB, statementB] = await makeAk(swtpmB.address);
+  return {
+    r,
+    swtpmA,
+    swtpmB,
+    akA,
+    statementA,
+    akB,
+    statementB,
+    stop: async () => {
+      await Promise.all([swtpmA.stop(), swtpmB.stop()]);
+      await r.close();
+    },
+  };
+}
+
+/** The reasons of the `security.renew.refused` events that name `nodeId`, oldest first. */
+export async function renewRefusalReasons(tenantId: string, nodeId: string): Promise<string[]> {
+  const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
+  return events
+    .map((e) => e.data as { reason: string; nodeId: string | null })
+    .filter((d) => d.nodeId === nodeId)
+    .map((d) => d.reason);
+}
 
 /**
  * A bcd data directory of a TPM-bound node: joined through the gateway with a token, then its certificate replaced

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { renewPopMessage } from '../../protocol/renew-wire';
-import { testDb } from '../../test/db';
-import { BASE, createRenewHarness, type RenewHarness } from '../../test/renew-harness';
+import { BASE, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
-import { makeAk, tpmBoundNode as tpmBoundNodeIn } from '../../test/tpm-node';
+import { renewRefusalReasons as reasons, startTwoTpms, tpmBoundNode as tpmBoundNodeIn, type TwoTpms } from '../../test/tpm-node';
 import { TpmError } from '../tpm/client';
 import { withTpm } from '../tpm/identify';
 import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
@@ -33,27 +32,16 @@ let statementA: string;
 let akB: TpmKeyBlob;
 let statementB: string;
 
+let tpms: TwoTpms;
+
 beforeAll(async () => {
-  r = await createRenewHarness();
-  [swtpmA, swtpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
-  [akA, statementA] = await makeAk(swtpmA.address);
-  [akB, statementB] = await makeAk(swtpmB.address);
+  tpms = await startTwoTpms();
+  ({ r, swtpmA, swtpmB, akA, statementA, akB, statementB } = tpms);
 });
 
-afterAll(async () => {
-  await Promise.all([swtpmA?.stop(), swtpmB?.stop()]);
-  await r?.close();
-});
+afterAll(() => tpms?.stop());
 
 const tpmBoundNode = () => tpmBoundNodeIn(r, swtpmA.address, { blob: akA, statement: statementA });
-
-async function reasons(tenantId: string, nodeId: string): Promise<string[]> {
-  const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
-  return events
-    .map((e) => e.data as { reason: string; nodeId: string | null })
-    .filter((d) => d.nodeId === nodeId)
-    .map((d) => d.reason);
-}
 
 const load = (dir: string, address = swtpmA.address) => loadNodeIdentity(dir, { tpm: address }) as Promise<TpmLoadedIdentity>;
 

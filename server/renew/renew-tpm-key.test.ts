@@ -16,6 +16,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
+import { renewRefusalReasons as reasons } from '../../test/tpm-node';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from './vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
@@ -125,14 +126,6 @@ async function renew(id: TpmIdentity, csrDer: Buffer, keyAttestation?: TpmKeyAtt
   };
   const headers = vouchHeaders(voucher, Buffer.from(id.chain[0]!, 'base64'), body, PATH);
   return r.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: PATH });
-}
-
-async function reasons(tenantId: string, nodeId: string): Promise<string[]> {
-  const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
-  return events
-    .map((e) => e.data as { reason: string; nodeId: string | null })
-    .filter((d) => d.nodeId === nodeId)
-    .map((d) => d.reason);
 }
 
 function expectRefused(answer: { status: number; body: Buffer }) {
