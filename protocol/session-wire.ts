@@ -8,6 +8,21 @@ export const MAX_HELLO_BODY_BYTES = 4 * 1024;
 /** The protocol's ceiling on `heartbeatSeconds` and on the disconnect grace. */
 export const MAX_HEARTBEAT_SECONDS = 60;
 export const MAX_GRACE_SECONDS = 60;
+/**
+ * The protocol's ceiling on a node's live sessions: a Hello beyond a node's limit ends its oldest session, so
+ * moving to a new connection always works and a copied certificate cannot pile up streams.
+ */
+export const MAX_SESSIONS_PER_NODE = 4;
+/** The data of the `end` event the gateway writes before it ends a session the control plane ended. */
+export interface SessionEnd {
+  /** `replaced`: a newer Hello of the same node took its place (the node holds at most its limit of sessions). */
+  reason: 'replaced';
+  message: string;
+}
+export const SESSION_REPLACED: SessionEnd = {
+  reason: 'replaced',
+  message: 'A newer session of this node replaced this one (a node holds at most a few sessions at once)',
+};
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
@@ -63,6 +78,8 @@ export interface LeaseAnswer {
   /** False when the lease had expired: the gateway ends every session and starts over with a new id. */
   live: boolean;
   end: string[];
+  /** Of `end`, those a newer session of their node replaced: the gateway says so on the stream before ending it. */
+  replaced?: string[];
   refreshMs: number;
   /** Acceptance runs to ask on sessions this gateway holds. */
   run?: Array<{ sessionId: string; acceptance: AcceptanceAsk }>;

@@ -132,6 +132,9 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         if (event.type === 'heartbeat' && on === session) void state(on, on.since, true);
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
         if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
+        // The server says why it ends the session (a newer session of this node replaced it); the loop reconnects.
+        if (event.type === 'end')
+          log(`agent: the control plane ended session ${on.welcome.sessionId}: ${String((event.data as { message?: unknown })?.message)}`);
       },
     });
   };

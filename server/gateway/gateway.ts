@@ -206,6 +206,8 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
       // sixth of the gateway's TLS cost per connection in bench:renew.
       secureOptions: constants.SSL_OP_NO_TICKET,
+      // Streams at once per HTTP/2 connection (limits.ts): Node's default is unbounded.
+      settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
     },
     (req: GatewayRequest, res: GatewayResponse) => {
       const started = performance.now();
@@ -279,7 +281,8 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     },
   ) as GatewayServer;
   // HTTP/1.1 connections take the API's header and request bounds (the http2 server hands them to Node's
-  // HTTP/1 server code, which reads these fields); HTTP/2 streams are bounded by the handshake and connection limits.
+  // HTTP/1 server code, which reads these fields); HTTP/2 streams are bounded by the handshake and connection
+  // limits and by maxConcurrentStreams per connection.
   Object.assign(server, {
     headersTimeout: limits.headersMs,
     requestTimeout: limits.requestMs,

@@ -19,6 +19,13 @@ export interface GatewayLimits {
    * costs nearly nothing; the agents retry with their jittered backoff.
    */
   maxHandshakes: number;
+  /**
+   * HTTP/2 streams open at once on one connection (the `SETTINGS_MAX_CONCURRENT_STREAMS` the gateway announces;
+   * a stream past it is refused with `REFUSED_STREAM`, or the connection with `GOAWAY` once the client
+   * acknowledged the setting). An agent needs a handful: its session, a renewal, an acceptance report, a command
+   * result; Node's own default is unbounded, which let one certificate hold hundreds of streams on one connection.
+   */
+  maxConcurrentStreams: number;
 }
 
 export const GATEWAY_LIMITS: GatewayLimits = {
@@ -32,6 +39,7 @@ export const GATEWAY_LIMITS: GatewayLimits = {
   // A handshake costs the gateway about 1 to 3 ms of CPU on these machines: 256 at once is well inside the
   // handshake timeout, and leaves room for the API and the console on a shared machine.
   maxHandshakes: 256,
+  maxConcurrentStreams: 32,
 };
 
 /**
@@ -60,8 +68,9 @@ function wholeNumber(env: Record<string, string | undefined>, name: string, min:
 
 /**
  * The limits the environment sets: BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS (1 to 120, default 10) and
- * BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS (1 to 1,000,000, default 10,000) and BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES
- * (1 to 100,000, default 256); the rest are {@link GATEWAY_LIMITS}.
+ * BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS (1 to 1,000,000, default 10,000), BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES
+ * (1 to 100,000, default 256) and BETTER_COMPUTE_GATEWAY_MAX_STREAMS (8 to 1,000, default 32: HTTP/2 streams
+ * at once per connection); the rest are {@link GATEWAY_LIMITS}.
  *
  * @throws Error naming the variable when a value is out of range.
  */
@@ -69,10 +78,12 @@ export function gatewayLimitsFromEnv(env: Record<string, string | undefined> = p
   const handshakeSeconds = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS', 1, 120);
   const maxConnections = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS', 1, 1_000_000);
   const maxHandshakes = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_HANDSHAKES', 1, 100_000);
+  const maxConcurrentStreams = wholeNumber(env, 'BETTER_COMPUTE_GATEWAY_MAX_STREAMS', 8, 1_000);
   return {
     ...GATEWAY_LIMITS,
     ...(handshakeSeconds === undefined ? {} : { handshakeMs: handshakeSeconds * 1000 }),
     ...(maxConnections === undefined ? {} : { maxConnections }),
     ...(maxHandshakes === undefined ? {} : { maxHandshakes }),
+    ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
   };
 }

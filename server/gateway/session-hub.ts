@@ -4,6 +4,7 @@ import type { Http2ServerResponse } from 'node:http2';
 import {
   SESSION_LEASE_PATH,
   SESSION_PATH,
+  SESSION_REPLACED,
   SESSION_UNAVAILABLE,
   SESSION_WATCH_PATH,
   sseEvent,
@@ -194,6 +195,8 @@ export class SessionHub {
       this.watching?.close();
       return this.leaseCall();
     }
+    // A replaced session hears why before its stream ends (an `end` event, which an agent that does not know it ignores).
+    for (const id of answer.replaced ?? []) this.streams.get(id)?.write(sseEvent('end', SESSION_REPLACED));
     for (const id of answer.end) this.end(id, true);
     for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
     if (this.closed.length >= 1500) return this.leaseCall();

@@ -12,7 +12,7 @@ import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
 // NOTIFYs, the API relays it on the gateway's watch stream, and the gateway makes its lease call at once. The
 // gateway's scheduled lease call comes only every two minutes here, so a session that ends within seconds was
 // ended by the announcement; the counters say which lease calls ran, in what order.
-const SLOW_POLL = { heartbeatSeconds: 1, graceSeconds: 2, leaseSeconds: 600, refreshMs: 120_000, sweepMs: 500 };
+const SLOW_POLL = { heartbeatSeconds: 1, graceSeconds: 2, leaseSeconds: 600, refreshMs: 120_000, sweepMs: 500, maxSessionsPerNode: 3 };
 
 let r: RenewHarness;
 let signingKey: X509Certificate['publicKey'];

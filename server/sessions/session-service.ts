@@ -167,6 +167,7 @@ export class SessionService {
               hellos.map((h) => h.nodeId),
               hellos.map((h) => h.gatewayId),
               hellos.map((h) => h.agentVersion),
+              this.options.settings.maxSessionsPerNode,
             ],
           })
         ).rows;
@@ -299,7 +300,7 @@ export class SessionService {
         text: RENEW_LEASE,
         values: [lease.gatewayId, `${leaseSeconds} seconds`],
       });
-      const ended = await this.options.pool.query<{ id: string; invalid: boolean }>({
+      const ended = await this.options.pool.query<{ id: string; invalid: boolean; replaced: boolean }>({
         name: 'session-end',
         text: END_SESSIONS,
         values: [lease.gatewayId, lease.closed],
@@ -312,6 +313,7 @@ export class SessionService {
       const answer: LeaseAnswer = {
         live: renewed.rowCount === 1,
         end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
+        replaced: ended.rows.filter((r) => r.replaced).map((r) => r.id),
         refreshMs,
         run: runs.rows.map((r) => ({ sessionId: r.session_id, acceptance: { runId: r.id, checks: r.checks } })),
       };

@@ -7,9 +7,14 @@
  * in a pool with acceptance checks, publishes `node.acceptance.started` after it. The node then counts as
  * contacted for its generation, so its renewals publish nothing more (first-contact.ts).
  *
+ * A node holds at most $6 sessions: an opened Hello marks the node's sessions beyond the newest $6 − 1 replaced
+ * (oldest first), and the gateways that hold them hear it (the `node_sessions_replaced` trigger announces it;
+ * their lease call ends them). The node's row lock serializes this between groups and API instances, and this
+ * statement's snapshot, taken after the lock, sees every session a concurrent group committed.
+ *
  * $1 session ids, $2 leaf serials, $3 node ids, $4 gateway ids, $5 agent versions (arrays, one entry per
- * Hello). Answers one row per Hello, in no particular order: its session id, whether it opened, and whether
- * its gateway's lease is live.
+ * Hello), $6 the sessions a node may hold. Answers one row per Hello, in no particular order: its session id,
+ * whether it opened, and whether its gateway's lease is live.
  */
 export const OPEN_SESSIONS = `
 WITH hello AS (
@@ -27,6 +32,16 @@ WITH hello AS (
    WHERE c.revoked_at IS NULL AND c.not_after > compute_now()
      AND c.identity_generation = n.identity_generation AND n.state <> 'retired'
      AND h.gateway_id IN (SELECT gateway_id FROM live_gateway)
+), ranked AS (
+  SELECT o.id, row_number() OVER (PARTITION BY o.node_id ORDER BY o.opened_at DESC, o.id DESC) AS newer
+    FROM node_sessions o
+   WHERE o.node_id IN (SELECT id FROM node) AND o.replaced_at IS NULL
+), replaced AS (
+  -- A session row locked now is being deleted (a lease call or the sweep ending it, which then waits for this
+  -- node's lock): skipped, since it is ending anyway, rather than waited for, which would deadlock.
+  UPDATE node_sessions s SET replaced_at = compute_now()
+   WHERE s.id IN (SELECT l.id FROM node_sessions l WHERE l.id IN (SELECT id FROM ranked WHERE newer >= $6::int) FOR UPDATE SKIP LOCKED)
+  RETURNING s.id
 ), opened AS (
   INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at)
   SELECT session_id, id, serial, gateway_id, agent_version, compute_now() FROM node
@@ -53,7 +68,8 @@ WITH hello AS (
 )
 SELECT h.session_id, h.session_id IN (SELECT id FROM opened) AS opened,
        h.gateway_id IN (SELECT gateway_id FROM live_gateway) AS gateway_live,
-       (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM published)::int AS published
+       (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM published)::int AS published,
+       (SELECT count(*) FROM replaced)::int AS replaced
   FROM hello h`;
 
 /**
@@ -69,18 +85,19 @@ ON CONFLICT (gateway_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at, exp
 RETURNING 1`;
 
 /**
- * Sessions that ended: those the gateway reports closed, and those whose certificate stopped being valid
- * (revoked, expired, superseded by a reclaim) or whose node was retired. Each is deleted and its node records
- * when its last session ended. Answers the ids the gateway must end. $1 gateway id, $2 closed ids.
+ * Sessions that ended: those the gateway reports closed, those whose certificate stopped being valid
+ * (revoked, expired, superseded by a reclaim) or whose node was retired, and those a newer session of their node
+ * replaced. Each is deleted and its node records when its last session ended. Answers the ids the gateway must
+ * end (`invalid`), and of those the replaced ones (`replaced`). $1 gateway id, $2 closed ids.
  */
 export const END_SESSIONS = `
 WITH invalid AS (
-  SELECT s.id FROM node_sessions s
+  SELECT s.id, s.replaced_at IS NOT NULL AS replaced FROM node_sessions s
     JOIN nodes n ON n.id = s.node_id
     LEFT JOIN node_certs c ON c.serial = s.cert_serial
    WHERE s.gateway_id = $1
      AND (c.serial IS NULL OR c.revoked_at IS NOT NULL OR c.not_after <= compute_now()
-          OR c.identity_generation <> n.identity_generation OR n.state = 'retired')
+          OR c.identity_generation <> n.identity_generation OR n.state = 'retired' OR s.replaced_at IS NOT NULL)
 ), gone AS (
   DELETE FROM node_sessions s
    WHERE s.gateway_id = $1 AND (s.id = ANY($2::text[]) OR s.id IN (SELECT id FROM invalid))
@@ -90,7 +107,9 @@ WITH invalid AS (
    WHERE n.id IN (SELECT node_id FROM gone)
   RETURNING n.id
 )
-SELECT g.id, g.id IN (SELECT id FROM invalid) AS invalid, (SELECT count(*) FROM ended)::int AS nodes FROM gone g`;
+SELECT g.id, g.id IN (SELECT id FROM invalid) AS invalid, g.id IN (SELECT id FROM invalid WHERE replaced) AS replaced,
+       (SELECT count(*) FROM ended)::int AS nodes
+  FROM gone g`;
 
 /**
  * The sessions of gateways whose lease expired end at the gateway's last heartbeat (the last moment anyone
