@@ -55,7 +55,10 @@ describe('expected machines', () => {
     expect(preview.rejected).toEqual([
       { row: 2, reason: 'serial: a firmware placeholder never matches' },
       { row: 3, reason: 'mac: not a permanent, globally administered MAC' },
-      { row: 4, reason: 'pool: pool_nosuch is not a live bcd pool of this site' },
+      {
+        row: 4,
+        reason: `pool: "pool_nosuch" is not a pool of site ${t.site.name} (${t.siteId}); expected the name or id of a pool of this site that runs bcd`,
+      },
       { row: 5, reason: 'names no identifier (serial, productUuid, mac or gpuUuid)' },
     ]);
     expect(preview.sample[0]).toMatchObject({ serial: 'sn-exp-1', mac, poolId: other, hostname: 'gpu-e-01' });

@@ -6,7 +6,7 @@ import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
 import { loadSite } from '../sites/sites';
-import { parseExpectedMachines } from './parse';
+import { parseExpectedMachines, resolvePool, type PoolChoice } from './parse';
 import type { expectedList, importExpectedAnswer } from '../../protocol/api/expected-schemas';
 
 /** At most this many rows per import; tRPC and REST bodies are capped at 1 MiB anyway. */
@@ -17,8 +17,8 @@ export const importExpectedInput = z.strictObject({
   siteId: idOf('site'),
   format: z.enum(['csv', 'json']),
   content: z.string().min(1).max(1_048_576),
-  /** The pool of rows that name none. */
-  defaultPoolId: idOf('pool').optional(),
+  /** The pool of rows that name none: its id or its name. */
+  defaultPoolId: z.string().trim().min(1).max(200).optional(),
   /** true: parse and answer the preview, save nothing. */
   preview: z.boolean().default(false),
   /**
@@ -46,14 +46,22 @@ export async function importExpectedMachines(
   input: z.infer<typeof importExpectedInput>,
 ): Promise<z.infer<typeof importExpectedAnswer>> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
-  const pools = await db.pool.findMany({
-    where: { siteId: site.id, ownerTenantId: site.ownerTenantId, agent: 'bcd', archivedAt: null },
-    select: { id: true },
-  });
-  const known = new Set(pools.map((p) => p.id));
-  if (input.defaultPoolId && !known.has(input.defaultPoolId))
-    throw new DomainError('NOT_FOUND', `Pool ${input.defaultPoolId} is not a live bcd pool of site ${site.id}`, { field: 'defaultPoolId' });
-  const parsed = parseExpectedMachines(input.format, input.content, known, input.defaultPoolId ?? null);
+  const pools: PoolChoice[] = (
+    await db.pool.findMany({
+      where: { siteId: site.id, ownerTenantId: site.ownerTenantId },
+      select: { id: true, name: true, agent: true, archivedAt: true },
+    })
+  ).map((p) => ({
+    id: p.id,
+    name: p.name,
+    // Expected machines join through discovery, which boots bcd: only a live bcd pool can take them.
+    unusable: p.archivedAt ? 'is archived' : p.agent !== 'bcd' ? `runs ${p.agent}, not bcd` : null,
+  }));
+  const siteName = `${site.name} (${site.id})`;
+  const defaultPool = input.defaultPoolId ? resolvePool(input.defaultPoolId, pools, siteName) : null;
+  if (defaultPool && 'reason' in defaultPool)
+    throw new DomainError('NOT_FOUND', `Default ${defaultPool.reason}`, { field: 'defaultPoolId' });
+  const parsed = parseExpectedMachines(input.format, input.content, pools, defaultPool?.poolId ?? null, siteName);
   const { error } = parsed;
   const accepted = parsed.accepted.map((r) => ({ ...r, row: r.row + input.rowOffset }));
   const rejected = parsed.rejected.map((r) => ({ ...r, row: r.row + input.rowOffset }));
