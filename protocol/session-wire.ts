@@ -14,7 +14,7 @@ export const MAX_GRACE_SECONDS = 60;
  */
 export const MAX_SESSIONS_PER_NODE = 4;
 /** The data of the `end` event the gateway writes before it ends a session the control plane ended. */
-export interface SessionEnd {
+interface SessionEnd {
   /** `replaced`: a newer Hello of the same node took its place (the node holds at most its limit of sessions). */
   reason: 'replaced';
   message: string;

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { formatOfName, splitImport } from '../../protocol/api/expected-import-parts';
+import { CSV_LINE_BREAK, csvRow } from '../../lib/csv';
 import type { Answer } from '../api';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -25,7 +26,7 @@ export function registerExpectedMachineCommands(program: Command) {
       .command('import <file>')
       .description('Import a CSV (header: serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array'),
   )
-    .option('--pool <poolId>', 'the pool of rows that name none')
+    .option('--pool <pool>', 'the pool (name or id) of rows that name none')
     .addOption(new Option('--format <format>', 'csv or json (default: from the file name)').choices(['csv', 'json']))
     .option('--dry-run', 'show what would be imported and the rejected rows; save nothing')
     .option('--json', 'print JSON')
@@ -79,29 +80,63 @@ export function registerExpectedMachineCommands(program: Command) {
     .option('--arrived', 'the machines that arrived, with the request that admitted them')
     .option('--limit <n>', 'at most this many (1 to 200)', (v) => Number(v), 100)
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant?: string; site: string; arrived?: boolean; limit: number; json?: boolean }, cmd: Command) => {
-      const { client, path } = await pathOf(cmd, opts);
-      const page = await client.get('expectedMachines.list', path, {
-        state: opts.arrived ? 'arrived' : 'waiting',
-        limit: opts.limit,
-      });
-      if (opts.json) return printJson(page);
-      printTable(
-        page.items,
-        [
-          ['id', (i) => i.id],
-          ['serial', (i) => i.serial],
-          ['product uuid', (i) => i.productUuid],
-          ['mac', (i) => i.mac],
-          ['gpu uuid', (i) => i.gpuUuid],
-          ['pool', (i) => i.poolId],
-          ['hostname', (i) => i.hostname],
-          [opts.arrived ? 'arrived' : 'expires', (i) => (opts.arrived ? i.arrivedAt : i.expiresAt)],
-        ],
-        opts.arrived ? 'No expected machine has arrived.' : 'No expected machine is waiting.',
-      );
-      if (page.total > page.items.length) process.stdout.write(`${page.items.length} of ${page.total} shown\n`);
-    });
+    .option('--csv', "print CSV (safe to open in a spreadsheet: a value that starts like a formula is prefixed with ')")
+    .action(
+      async (opts: { tenant?: string; site: string; arrived?: boolean; limit: number; json?: boolean; csv?: boolean }, cmd: Command) => {
+        const { client, path } = await pathOf(cmd, opts);
+        const page = await client.get('expectedMachines.list', path, {
+          state: opts.arrived ? 'arrived' : 'waiting',
+          limit: opts.limit,
+        });
+        if (opts.json) return printJson(page);
+        if (opts.csv) {
+          const header = [
+            'id',
+            'importId',
+            'serial',
+            'productUuid',
+            'mac',
+            'gpuUuid',
+            'pool',
+            'hostname',
+            'expiresAt',
+            'arrivedAt',
+            'requestId',
+          ];
+          const rows = page.items.map((i) =>
+            csvRow([
+              i.id,
+              i.importId,
+              i.serial,
+              i.productUuid,
+              i.mac,
+              i.gpuUuid,
+              i.poolId,
+              i.hostname,
+              i.expiresAt,
+              i.arrivedAt,
+              i.requestId,
+            ]),
+          );
+          return void process.stdout.write([csvRow(header), ...rows].join(CSV_LINE_BREAK) + CSV_LINE_BREAK);
+        }
+        printTable(
+          page.items,
+          [
+            ['id', (i) => i.id],
+            ['serial', (i) => i.serial],
+            ['product uuid', (i) => i.productUuid],
+            ['mac', (i) => i.mac],
+            ['gpu uuid', (i) => i.gpuUuid],
+            ['pool', (i) => i.poolId],
+            ['hostname', (i) => i.hostname],
+            [opts.arrived ? 'arrived' : 'expires', (i) => (opts.arrived ? i.arrivedAt : i.expiresAt)],
+          ],
+          opts.arrived ? 'No expected machine has arrived.' : 'No expected machine is waiting.',
+        );
+        if (page.total > page.items.length) process.stdout.write(`${page.items.length} of ${page.total} shown\n`);
+      },
+    );
 
   scopeOptions(expected.command('unmatched').description('Discovery arrivals of the last 7 days that no expected machine admitted'))
     .option('--json', 'print JSON')
