@@ -209,7 +209,7 @@ function ImportOutcome({ outcome }: { outcome: Outcome }) {
               {outcome.rejected.slice(0, 200).map((r) => (
                 <tr key={r.row}>
                   <td className="cell-number">{r.row}</td>
-                  <td>{r.reason}</td>
+                  <td className="cell-wrap">{r.reason}</td>
                 </tr>
               ))}
             </tbody>
