@@ -1,12 +1,14 @@
 /**
- * The console's first row: the production server (`.build/server/main.mjs`, Next's build in `.next`) on the
+ * The console's first useful content (bench:console for every page, bench:join-requests for the queue's first
+ * row): the production server (`.build/server/main.mjs`, Next's build in `.next`) on the
  * benchmark's database, Debian's Chromium signed in as an admin of the benchmark's tenant, and the time from
- * the navigation to /join-requests to the first request row on screen, over several navigations.
+ * the navigation to a page to its first useful content on screen (the queue's first request row, a list's
+ * first row), over several navigations.
  *
  * The time is read in the page: `performance.now()` (milliseconds since the navigation started, the document's
- * time origin) at the first animation frame that shows a row with a size. The wall time from Playwright's
+ * time origin) at the first animation frame that shows the content with a size. The wall time from Playwright's
  * `goto` to that moment is reported beside it. Each navigation is a full page load (a new document), as when
- * an operator opens the queue from a link or reloads it; a warm-up navigation comes first (Next compiles
+ * an operator opens a page from a link or reloads it; a warm-up navigation comes first (Next compiles
  * nothing at run time, but the server's caches and Chromium's disk cache start cold).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -94,9 +96,10 @@ async function stopServer(child: ChildProcess, exited: Promise<string>) {
   if (stopped === 'timeout') process.kill(-child.pid!, 'SIGKILL');
 }
 
-interface FirstRowResult {
+interface FirstContentResult {
   navigations: number;
-  pending: string;
+  /** What the page said at the warm-up (the queue's "N pending"), when the probe names an element to read. */
+  pending?: string;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -107,20 +110,29 @@ interface FirstRowResult {
   domContentLoadedP50Ms: number;
 }
 
+/** One console page to load: its address (path and query) and the element that is its first useful content. */
+export interface ConsolePageProbe {
+  name: string;
+  path: string;
+  /** A CSS selector; the first matching element with a size on screen counts as the page's first useful content. */
+  selector: string;
+  /** `data-testid` of an element whose text is reported from the warm-up load. */
+  noteTestId?: string;
+}
+
 /**
- * Measures the first row of /join-requests for `navigations` page loads (after one warm-up), signed in as a
- * new admin of `tenantId`. `search` adds the console's search (`q=`) to the address.
+ * Measures each page's first useful content for `navigations` page loads (after one warm-up each), signed in
+ * as a new admin of `tenantId`: the production server on `databaseUrl`, Debian's Chromium at 1440×900.
  */
-export async function measureConsoleFirstRow(options: {
+export async function measureConsolePages(options: {
   root: string;
   db: Db;
   databaseUrl: string;
   tenantId: string;
-  poolId: string;
   navigations: number;
-  searches?: string[];
+  pages: ConsolePageProbe[];
   log: (line: string) => void;
-}): Promise<Record<string, FirstRowResult>> {
+}): Promise<Record<string, FirstContentResult>> {
   const { root, db, log } = options;
   ensureBuild(root, log);
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM} (apt-get install -y chromium, or set E2E_CHROMIUM)`);
@@ -132,37 +144,60 @@ export async function measureConsoleFirstRow(options: {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    // From the document's start, before any script of the page or of Playwright: the first animation frame at
+    // which each probe's element is in the document with a size (Playwright's own polling starts later, by as
+    // much as its driver waits for a core on a busy machine).
+    await page.addInitScript(
+      (selectors: string[]) => {
+        const seen: Record<string, number> = {};
+        (window as unknown as { __firstSeen: Record<string, number> }).__firstSeen = seen;
+        let scheduled = false;
+        const look = () => {
+          scheduled = false;
+          for (const selector of selectors) {
+            const element = seen[selector] === undefined ? document.querySelector(selector) : null;
+            if (element && element.getBoundingClientRect().height > 0) seen[selector] = performance.now();
+          }
+        };
+        new MutationObserver(() => {
+          if (scheduled) return;
+          scheduled = true;
+          requestAnimationFrame(look);
+        }).observe(document, { childList: true, subtree: true });
+      },
+      [...new Set(options.pages.map((probe) => probe.selector))],
+    );
     await page.goto(`${server.url}/login`);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL((url) => url.pathname === '/', { timeout: 60_000 });
-    const results: Record<string, FirstRowResult> = {};
-    for (const search of [undefined, ...(options.searches ?? [])]) {
-      const query = new URLSearchParams({ pool: options.poolId, tenant: options.tenantId, ...(search ? { q: search } : {}) });
-      const address = `${server.url}/join-requests?${query}`;
+    const results: Record<string, FirstContentResult> = {};
+    for (const probe of options.pages) {
+      const address = `${server.url}${probe.path}`;
       const inPage: number[] = [];
       const wall: number[] = [];
       const documents: number[] = [];
       const domLoaded: number[] = [];
-      let pending = '';
+      let note: string | undefined;
       for (let i = 0; i <= options.navigations; i++) {
         const started = performance.now();
         await page.goto(address, { waitUntil: 'commit' });
         const shown = await page.waitForFunction(
           (selector) => {
-            const row = document.querySelector(selector);
-            if (!row || row.getBoundingClientRect().height === 0) return false;
+            const element = document.querySelector(selector);
+            if (!element || element.getBoundingClientRect().height === 0) return false;
             const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
-            return { at: performance.now(), document: nav?.responseEnd ?? 0, loaded: nav?.domContentLoadedEventEnd ?? 0 };
+            const seenAt = (window as unknown as { __firstSeen?: Record<string, number> }).__firstSeen?.[selector];
+            return { at: seenAt ?? performance.now(), document: nav?.responseEnd ?? 0, loaded: nav?.domContentLoadedEventEnd ?? 0 };
           },
-          ROW,
+          probe.selector,
           { polling: 'raf', timeout: 60_000 },
         );
         const { at, document: documentAt, loaded } = (await shown.jsonValue()) as { at: number; document: number; loaded: number };
         const ended = performance.now();
         if (i === 0) {
-          pending = (await page.getByTestId('queue-count').textContent({ timeout: 60_000 })) ?? '';
+          if (probe.noteTestId) note = (await page.getByTestId(probe.noteTestId).textContent({ timeout: 60_000 })) ?? '';
           continue; // the warm-up
         }
         inPage.push(at);
@@ -171,9 +206,9 @@ export async function measureConsoleFirstRow(options: {
         wall.push(ended - started);
       }
       const round = (n: number) => Math.round(n * 10) / 10;
-      results[search ? `search ${search}` : 'no search'] = {
+      results[probe.name] = {
         navigations: options.navigations,
-        pending,
+        ...(note === undefined ? {} : { pending: note }),
         p50Ms: round(percentile(inPage, 50)),
         p99Ms: round(percentile(inPage, 99)),
         maxMs: round(Math.max(...inPage)),
@@ -182,7 +217,7 @@ export async function measureConsoleFirstRow(options: {
         documentP50Ms: round(percentile(documents, 50)),
         domContentLoadedP50Ms: round(percentile(domLoaded, 50)),
       };
-      log(`  console ${search ?? '(no search)'}: ${JSON.stringify(results[search ? `search ${search}` : 'no search'])}`);
+      log(`  console ${probe.name}: ${JSON.stringify(results[probe.name])}`);
     }
     return results;
   } finally {
@@ -190,4 +225,27 @@ export async function measureConsoleFirstRow(options: {
     await stopServer(server.child, server.exited);
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Measures the first row of /join-requests for `navigations` page loads (after one warm-up), signed in as a
+ * new admin of `tenantId`. `search` adds the console's search (`q=`) to the address.
+ */
+export function measureConsoleFirstRow(options: {
+  root: string;
+  db: Db;
+  databaseUrl: string;
+  tenantId: string;
+  poolId: string;
+  navigations: number;
+  searches?: string[];
+  log: (line: string) => void;
+}): Promise<Record<string, FirstContentResult>> {
+  const pages = [undefined, ...(options.searches ?? [])].map((search) => ({
+    name: search ? `search ${search}` : 'no search',
+    path: `/join-requests?${new URLSearchParams({ pool: options.poolId, tenant: options.tenantId, ...(search ? { q: search } : {}) })}`,
+    selector: ROW,
+    noteTestId: 'queue-count',
+  }));
+  return measureConsolePages({ ...options, pages });
 }

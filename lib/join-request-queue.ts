@@ -243,7 +243,7 @@ export function queuePoolOf<P extends { id: string }>(joinable: readonly P[], po
 /**
  * The first page's input of the queue's `joinRequests.list` (the infinite query's key), from the pool, the state
  * filter and the search and filters (`toQueueFilter` and `queueFilterOf` of the URL). The page in the browser
- * and the server's prefetch (app/(console)/join-requests/prefetch.ts) both build it here, so the query the
+ * and the server's prefetch (app/(console)/page-readers.ts) both build it here, so the query the
  * server reads ahead is the one the page asks for.
  */
 export function queueListInput(ref: { tenantId: string; poolId: string }, state: QueueFilter, matching: RequestFilter) {

@@ -42,8 +42,8 @@ export function useLiveRefresh(
     const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
     for (const filter of list) void queryClient.invalidateQueries(filter);
   };
-  // A list read before the stream was up may have missed an announcement: the server read the queue ahead
-  // for the page's first render (app/(console)/join-requests/prefetch.ts) before the browser could listen,
+  // A list read before the stream was up may have missed an announcement: the server read the page's lists
+  // ahead for its first render (app/(console)/page-readers.ts) before the browser could listen,
   // and a read in the browser can race the connection. Such lists are read again once the stream starts
   // (and restarts); one read after it started is not.
   const reReadIfReadBefore = (startedAt: number) => {
@@ -72,6 +72,7 @@ export function useLiveRefresh(
   useSubscription(
     trpc.events.onChange.subscriptionOptions(tenantId ? { tenantId } : { tenantId: 'tnt_none' }, {
       enabled: tenantId !== null,
+      onStarted: () => reReadIfReadBefore(Date.now()),
       onData: () => {
         // Throttled: the first announcement re-reads a moment later, and the ones meanwhile ride along.
         if (pendingRefresh.current) return;

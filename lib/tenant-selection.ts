@@ -10,7 +10,7 @@ export type SelectedTenant =
 /**
  * `?tenant=` (an id or a name) when given, else the operator's first tenant. A `?tenant=` the operator cannot
  * see is reported as such rather than silently replaced by another tenant. The browser and the server's
- * prefetch (app/(console)/join-requests/prefetch.ts) choose with this one function, so they read the same queries.
+ * prefetch (app/(console)/page-readers.ts) choose with this one function, so they read the same queries.
  */
 export function selectTenant(listed: readonly Tenant[], requested: string | null): SelectedTenant {
   // Root admins also see tenants they only administer from outside; the console works inside a tenant.

@@ -15,6 +15,16 @@ export function useNow(intervalMs = 60_000): number {
   return now;
 }
 
+/**
+ * The clock for relative times ("5 min ago") in data the server may have rendered: until hydrated, the moment
+ * the data was read (a query's `dataUpdatedAt`, the same in the server's render and the browser's first, since
+ * the browser is handed the server's read), then the browser's clock as {@link useNow} reads it.
+ */
+export function useNowSince(readAt: number, intervalMs = 60_000): number {
+  const now = useNow(intervalMs);
+  return useHydrated() ? now : readAt;
+}
+
 const noSubscription = () => () => {};
 
 /**

@@ -3,14 +3,20 @@ import Link from 'next/link';
 import { redirect } from 'next/navigation';
 import { Suspense, type ReactNode } from 'react';
 import { ConsoleNav } from '@/components/console/console-nav';
+import { HydrateQueries } from '@/components/console/hydrate-queries';
 import { SignOutButton } from '@/components/console/sign-out-button';
 import { TenantSwitcher } from '@/components/console/tenant-switcher';
 import { loginUrl, RETURN_PATH_HEADER, SESSION_COOKIE_NAMES } from '@/lib/login-url';
 import { getSignedInOperator } from '@/server/auth/session';
+import { prefetchConsolePage } from './prefetch';
 
-/** Every console page needs a signed-in operator; the check runs on the server, before anything renders. */
+/**
+ * Every console page needs a signed-in operator; the check runs on the server, before anything renders. The
+ * operator's tenants are read meanwhile, so the shell (tenant switcher, nav) and every page's tenant arrive in
+ * the HTML rather than after a "Loading tenants…"; the pages read their own queries (./prefetch.tsx).
+ */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
-  const operator = await getSignedInOperator();
+  const [operator, tenants] = await Promise.all([getSignedInOperator(), prefetchConsolePage(new URLSearchParams())]);
   if (!operator) {
     // Back to the page asked for after sign-in; a session cookie that no longer counts means it expired or was ended.
     const cookieStore = await cookies();
@@ -19,6 +25,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   }
   // A printed one-time password allows nothing but choosing a new one (the API refuses the rest regardless).
   if (operator.passwordChangeRequired) redirect('/choose-password');
+  // Each part that shows the tenants is handed them (its Suspense boundary may hydrate before the others).
   // DOM order is the tab order: brand, tenant, nav, then the account block (placed in the top bar by CSS), then the page.
   return (
     <div className="shell">
@@ -31,11 +38,15 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           Better Compute
         </Link>
         <Suspense>
-          <TenantSwitcher />
+          <HydrateQueries state={tenants}>
+            <TenantSwitcher />
+          </HydrateQueries>
         </Suspense>
       </header>
       <Suspense>
-        <ConsoleNav />
+        <HydrateQueries state={tenants}>
+          <ConsoleNav />
+        </HydrateQueries>
       </Suspense>
       <div className="account">
         <div className="operator" role="group" aria-label="Signed-in operator">
@@ -47,7 +58,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         <SignOutButton />
       </div>
       <main id="main" className="content">
-        {children}
+        <HydrateQueries state={tenants}>{children}</HydrateQueries>
       </main>
     </div>
   );

@@ -7,12 +7,11 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { EventDetails } from '@/components/events/event-details';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
+import { auditListInput, nextListPage } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
-
-const PAGE_SIZE = 50;
 
 export function AuditView() {
   return <TenantGate>{(tenant) => <TenantAudit key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -38,15 +37,10 @@ function TenantAudit({ tenant }: { tenant: Tenant }) {
   const actorId = useId();
   const actionId = useId();
   const audit = useInfiniteQuery(
-    trpc.audit.list.infiniteQueryOptions(
-      {
-        tenantId: tenant.id,
-        limit: PAGE_SIZE,
-        ...(params.actor ? { actor: params.actor } : {}),
-        ...(params.action ? { action: params.action } : {}),
-      },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
-    ),
+    trpc.audit.list.infiniteQueryOptions(auditListInput(tenant.id, params), {
+      getNextPageParam: nextListPage,
+      placeholderData: keepPreviousData,
+    }),
   );
   useLiveRefresh(trpc.audit.list.pathFilter(), { eventsOf: tenant.id });
   const items = audit.data?.pages.flatMap((page) => page.items) ?? [];

@@ -5,13 +5,12 @@ import { useId } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
+import { eventsListInput, nextListPage } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
 import { EventsTable } from './events-table';
-
-const PAGE_SIZE = 50;
 
 /** The event types the server publishes, for the type filter (the CLI's `events list --type`). */
 export const EVENT_TYPES = [
@@ -68,10 +67,7 @@ function TenantEvents({ tenant }: { tenant: Tenant }) {
   const type = params.type ?? '';
   const filterId = useId();
   const events = useInfiniteQuery(
-    trpc.events.list.infiniteQueryOptions(
-      { tenantId: tenant.id, limit: PAGE_SIZE, ...(type ? { type } : {}) },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined },
-    ),
+    trpc.events.list.infiniteQueryOptions(eventsListInput(tenant.id, params), { getNextPageParam: nextListPage }),
   );
   useLiveRefresh(trpc.events.list.pathFilter(), { eventsOf: tenant.id });
   const items = events.data?.pages.flatMap((page) => page.items) ?? [];

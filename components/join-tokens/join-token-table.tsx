@@ -4,15 +4,14 @@ import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { formatTimestamp } from '@/components/ui/format';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
+import { joinTokensListInput, nextListPage } from '@/lib/console-page-inputs';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { expectEntries, formatAge, formatRelative, type JoinToken, type JoinTokenState } from '@/lib/join-token-form';
 import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
-import { useNow } from '@/lib/use-now';
+import { useNowSince } from '@/lib/use-now';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
-
-const PAGE_SIZE = 50;
 
 const STATE_LABELS: Record<JoinTokenState, string> = { live: 'Live', revoked: 'Revoked', expired: 'Expired', 'used-up': 'Used up' };
 
@@ -26,14 +25,14 @@ interface JoinTokenTableProps {
 /** A pool's tokens, newest first, a page at a time; live ones only unless `includeInactive`. */
 export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: JoinTokenTableProps) {
   const trpc = useTRPC();
-  const now = useNow();
   const tokens = useInfiniteQuery(
     trpc.joinTokens.list.infiniteQueryOptions(
-      { tenantId: tenant.id, poolId: pool.id, includeInactive, limit: PAGE_SIZE },
+      joinTokensListInput(tenant.id, pool.id, includeInactive),
       // Toggling "Show inactive" keeps the rows on screen until the other list arrives.
-      { getNextPageParam: (page) => page.nextCursor ?? undefined, placeholderData: keepPreviousData },
+      { getNextPageParam: nextListPage, placeholderData: keepPreviousData },
     ),
   );
+  const now = useNowSince(tokens.dataUpdatedAt);
   // A join spends a use, another operator may revoke: both happen away from this page.
   useLiveRefresh(trpc.joinTokens.list.pathFilter(), { eventsOf: tenant.id });
   // What the operator's own revoke did, said once the list shows it.

@@ -8,12 +8,13 @@ import { EventsTable } from '@/components/events/events-table';
 import { HardwareKeyBadge } from '@/components/join-requests/request-row';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
+import { nextListPage, nodeEventsInput } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { claimEntries } from '@/lib/join-request-queue';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
-import { useNow } from '@/lib/use-now';
+import { useNowSince } from '@/lib/use-now';
 import { CertificateHistory } from './certificate-history';
 import { NodeActions } from './node-actions';
 import { SessionDetails } from './session-state';
@@ -27,13 +28,10 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
   const trpc = useTRPC();
   const node = useQuery(trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId }));
   const events = useInfiniteQuery(
-    trpc.events.list.infiniteQueryOptions(
-      { tenantId: tenant.id, nodeId, limit: 50 },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined },
-    ),
+    trpc.events.list.infiniteQueryOptions(nodeEventsInput(tenant.id, nodeId), { getNextPageParam: nextListPage }),
   );
   useLiveRefresh([trpc.nodes.get.pathFilter(), trpc.events.list.pathFilter()], { eventsOf: tenant.id });
-  const now = useNow();
+  const now = useNowSince(node.dataUpdatedAt);
   const back = (
     <Link href={withTenant(node.data?.poolId ? `/nodes?pool=${node.data.poolId}` : '/nodes', tenant.id)} className="btn btn-small">
       All nodes

@@ -7,13 +7,14 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { HardwareKeyBadge } from '@/components/join-requests/request-row';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
+import { nextListPage, nodesListInput } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { machineSummary } from '@/lib/join-request-queue';
 import { formatRelative } from '@/lib/join-token-form';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
-import { useNow } from '@/lib/use-now';
+import { useNowSince } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NODE_STATES, type NodeListItem } from '@/protocol/api/node-schemas';
 import { SessionCell } from './session-state';
@@ -22,26 +23,18 @@ export function NodesView() {
   return <TenantGate>{(tenant) => <TenantNodes key={tenant.id} tenant={tenant} />}</TenantGate>;
 }
 
-type NodeState = (typeof NODE_STATES)[number];
-
 /** The tenant's nodes, one table per pool (and its site), filtered by `?pool=`, `?state=` and `?connected=`. */
 function TenantNodes({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
   const [params, setParams] = useUrlParams(['pool', 'state', 'connected'] as const);
   const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
   const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
-  const state = (NODE_STATES as readonly string[]).includes(params.state ?? '') ? (params.state as NodeState) : undefined;
-  const poolId = params.pool?.startsWith('pool_') ? params.pool : undefined;
-  const connected = params.connected === 'true' ? true : params.connected === 'false' ? false : undefined;
-  const nodes = useInfiniteQuery(
-    trpc.nodes.list.infiniteQueryOptions(
-      { tenantId: tenant.id, poolId, state, connected, limit: 100 },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined },
-    ),
-  );
+  const input = nodesListInput(tenant.id, params);
+  const { poolId, state, connected } = input;
+  const nodes = useInfiniteQuery(trpc.nodes.list.infiniteQueryOptions(input, { getNextPageParam: nextListPage }));
   // A machine joins, renews or is revoked away from this page: re-read on return (no announcement yet).
   useLiveRefresh(trpc.nodes.list.pathFilter(), { eventsOf: tenant.id });
-  const now = useNow();
+  const now = useNowSince(nodes.dataUpdatedAt);
   const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
   const poolById = new Map(pools.data?.items.map((pool) => [pool.id, pool]));
   const items = nodes.data?.pages.flatMap((page) => page.items) ?? [];

@@ -5,6 +5,7 @@ import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import { overviewRange } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { formatSeconds, joinSeries, renewalSeries, type Overview, type OverviewRange, type StackMode } from '@/lib/overview-series';
@@ -34,7 +35,7 @@ export function OverviewView() {
 function TenantOverview({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
   const [params, setParams] = useUrlParams(['range', 'stack'] as const);
-  const range = RANGES.find((r) => r.value === params.range)?.value ?? '24h';
+  const range = overviewRange(params.range);
   const stack = STACKS.find((s) => s.value === params.stack)?.value ?? 'outcome';
   const overview = useQuery(trpc.overview.get.queryOptions({ tenantId: tenant.id, range }));
   // Joins, refusals, decisions and renewals all write events: the page re-reads when any instance announces one.

@@ -1,5 +1,6 @@
 import Link from 'next/link';
 import { useId } from 'react';
+import { useHydrated } from '@/lib/use-now';
 import { hourLabel, seriesTotal, type ChartSeries, type OverviewRange } from '@/lib/overview-series';
 
 const WIDTH = 720;
@@ -24,6 +25,7 @@ export function StackedBars({
   unit: string;
 }) {
   const id = useId();
+  const label = useHourLabel(range);
   const totals = hours.map((_, i) => series.reduce((sum, s) => sum + (s.counts[i] ?? 0), 0));
   const max = Math.max(1, ...totals);
   const slot = WIDTH / hours.length;
@@ -46,7 +48,7 @@ export function StackedBars({
             let y = HEIGHT;
             return (
               <g key={h}>
-                <title>{`${hourLabel(h, range)}: ${series.map((s) => `${s.label} ${s.counts[i] ?? 0}`).join(', ')}`}</title>
+                <title>{`${label(h)}: ${series.map((s) => `${s.label} ${s.counts[i] ?? 0}`).join(', ')}`}</title>
                 {series.map((s) => {
                   const value = s.counts[i] ?? 0;
                   if (!value) return null;
@@ -71,7 +73,7 @@ export function StackedBars({
       <div className="chart-ticks" aria-hidden="true">
         {ticks.map(({ h, i }) => (
           <span key={h} style={{ left: `${(i / hours.length) * 100}%` }}>
-            {hourLabel(h, range)}
+            {label(h)}
           </span>
         ))}
       </div>
@@ -101,7 +103,7 @@ export function StackedBars({
         <tbody>
           {rows.map(({ h, i }) => (
             <tr key={h}>
-              <th scope="row">{hourLabel(h, range)}</th>
+              <th scope="row">{label(h)}</th>
               {series.map((s) => (
                 <td key={s.key}>{s.counts[i] ?? 0}</td>
               ))}
@@ -111,4 +113,13 @@ export function StackedBars({
       </table>
     </figure>
   );
+}
+
+/**
+ * An hour's label: local time in the browser's locale once hydrated; until then (the server's render, and
+ * hydration meeting it) the UTC hour, which reads the same wherever the page is rendered.
+ */
+function useHourLabel(range: OverviewRange): (iso: string) => string {
+  const isHydrated = useHydrated();
+  return (iso) => (isHydrated ? hourLabel(iso, range) : `${range === '7d' ? `${iso.slice(5, 10)} ` : ''}${iso.slice(11, 16)} UTC`);
 }

@@ -6,14 +6,12 @@ import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime, ShortHash } from '@/components/ui/time';
+import { nextListPage, refusedJoinsInput } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
 import { explainRefusal, REFUSAL_REASONS } from '@/lib/refusal-reasons';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
-
-const PAGE_SIZE = 50;
-const REFUSED = 'security.join.refused';
 
 /** The time ranges offered, as `?range=`; none means all time. */
 const RANGES = [
@@ -52,10 +50,7 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
   const reasonId = useId();
   const rangeId = useId();
   const refusals = useInfiniteQuery(
-    trpc.events.list.infiniteQueryOptions(
-      { tenantId: tenant.id, type: REFUSED, limit: PAGE_SIZE, ...(reason ? { reason } : {}), ...(since ? { since } : {}) },
-      { getNextPageParam: (page) => page.nextCursor ?? undefined },
-    ),
+    trpc.events.list.infiniteQueryOptions(refusedJoinsInput(tenant.id, params, since), { getNextPageParam: nextListPage }),
   );
   useLiveRefresh(trpc.events.list.pathFilter(), { eventsOf: tenant.id });
   const items = refusals.data?.pages.flatMap((page) => page.items) ?? [];

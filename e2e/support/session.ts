@@ -58,22 +58,6 @@ export async function trpc<T>(request: APIRequestContext, kind: 'query' | 'mutat
 }
 
 /**
- * Makes the console believe the signed-in operator is a viewer: the console reads the role from
- * `tenants.list`, whose answer this rewrites. The server still holds the real role, so a spec checks what the
- * page hides with this and what the server refuses with a real viewer's key. It works only where the browser
- * asks for `tenants.list` itself: a page the server renders with its queries (the join-request queue) has
- * them already; sign a real operator in there (`signInNewOperator`).
- */
-export async function showConsoleAsViewer(page: Page) {
-  await page.route('**/api/trpc/**tenants.list**', async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const answer of Array.isArray(body) ? body : [body]) for (const tenant of answer.result?.data?.items ?? []) tenant.role = 'viewer';
-    await route.fulfill({ response, json: body });
-  });
-}
-
-/**
  * A new operator of `tenantId` with `role` (invited and accepted over the admin's `admin` request context),
  * signed in through the form in a browser context of its own, which the caller closes.
  */

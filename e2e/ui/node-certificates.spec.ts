@@ -8,7 +8,7 @@ import { joinWithToken } from '../../agent/join';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
 import { joinMachine, machineClaims } from '../support/machine';
-import { showConsoleAsViewer, openConsole, trpc } from '../support/session';
+import { openConsole, signInNewOperator, trpc } from '../support/session';
 import { roleState } from '../support/roles';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
@@ -108,6 +108,7 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
 /** A viewer reads a node's page, certificates included, with no lifecycle action; the server refuses its forged call. */
 test("a viewer sees a node's certificates but no lifecycle action, and its forged revoke is refused", async ({
   page,
+  browser,
   playwright,
   baseURL,
 }) => {
@@ -122,11 +123,16 @@ test("a viewer sees a node's certificates but no lifecycle action, and its forge
     role: 'viewer',
     name: uniqueName('node-viewer'),
   });
-  // This page is told viewer; the forged call below checks the server.
-  await showConsoleAsViewer(page);
-  await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
-  await expect(page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveCount(1);
-  await expect(page.getByRole('button', { name: new RegExp(`node ${nodeId}$`) })).toHaveCount(0);
+  // A real viewer of the tenant (the node page arrives rendered by the server with its role); the forged call
+  // below checks the server.
+  const viewerPage = await signInNewOperator(browser, page.request, { baseURL: baseURL!, tenantId, role: 'viewer' });
+  try {
+    await viewerPage.page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+    await expect(viewerPage.page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveCount(1);
+    await expect(viewerPage.page.getByRole('button', { name: new RegExp(`node ${nodeId}$`) })).toHaveCount(0);
+  } finally {
+    await viewerPage.context.close();
+  }
 
   const viewer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
   const forged = await viewer.post('/api/trpc/nodes.revokeIdentity', { data: { tenantId, nodeId } });

@@ -1,8 +1,14 @@
 import type { Metadata } from 'next';
 import { TenantsView } from '@/components/access/tenants-view';
+import { PrefetchedPage, type SearchParams } from '../../prefetch';
 
 export const metadata: Metadata = { title: 'Tenants' };
 
-export default function TenantsPage() {
-  return <TenantsView />;
+/** Every tenant, from the operator's tenants that every page reads ahead. */
+export default function TenantsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  return (
+    <PrefetchedPage searchParams={searchParams} loading="Loading tenants…">
+      <TenantsView />
+    </PrefetchedPage>
+  );
 }
