@@ -55,6 +55,8 @@ export function registerSiteCommands(program: Command) {
           ['name', (s) => s.name],
           ['kind', (s) => s.kind],
           ['approvals', (s) => String(s.requiredApprovals)],
+          // Off unless the site turns it on: an unlisted TPM is refused, not queued.
+          ['tpm enrollment', (s) => (s.tpm.enrollment ? 'on' : 'off')],
           ['created', (s) => s.createdAt],
           ['archived', (s) => s.archivedAt],
         ],

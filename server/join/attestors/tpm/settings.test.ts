@@ -107,6 +107,8 @@ describe('the tpm attestor settings', () => {
     expect(site.stdout).toContain('tpm: enrollment on (unlisted TPMs wait in the queue), requests wait 3600 s, 2 EK hash(es) allowed');
     const off = await runCliInProcess(['sites', 'update', t.site.id, '--tpm-enrollment', 'off'], env);
     expect(off.stdout).toContain('tpm: enrollment off (unlisted TPMs are refused)');
+    const shown = await runCliInProcess(['sites', 'get', t.site.id], env);
+    expect(shown.stdout).toMatch(/TPM ENROLLMENT[\s\S]*\soff\s/);
     const help = await runCliInProcess(['sites', 'update', '--help'], env);
     expect(help.stdout).toContain('off (the default)');
     const pool = await runCliInProcess(['pools', 'update', t.poolId, '--tpm-allow-ek', EK2, '--tpm-allow-ek', EK1, '--json'], env);
