@@ -4,7 +4,14 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLAIM_LIMITS, isPermanentGlobalMac, normalizeGpuUuid, normalizeMac, type HardwareClaims } from '../protocol/hardware-claims';
+import {
+  CLAIM_LIMITS,
+  UNPRINTABLE_CLAIM,
+  isPermanentGlobalMac,
+  normalizeGpuUuid,
+  normalizeMac,
+  type HardwareClaims,
+} from '../protocol/hardware-claims';
 
 const run = promisify(execFile);
 const NVIDIA_SMI_DIRS = ['usr/bin', 'usr/local/bin', 'bin', 'usr/local/nvidia/bin'];
@@ -13,7 +20,7 @@ const NVIDIA_SMI_DIRS = ['usr/bin', 'usr/local/bin', 'bin', 'usr/local/nvidia/bi
 async function readValue(file: string, max: number = CLAIM_LIMITS.serial): Promise<string | undefined> {
   try {
     const value = (await readFile(file, 'utf8')).replaceAll('\u0000', '').trim();
-    return value.length > 0 && value.length <= max && !/[\u0000-\u001f\u007f]/.test(value) ? value : undefined;
+    return value.length > 0 && value.length <= max && !UNPRINTABLE_CLAIM.test(value) ? value : undefined;
   } catch {
     return undefined; // product_serial and friends are root-only; an unreadable value is simply not claimed
   }

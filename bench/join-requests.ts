@@ -37,6 +37,7 @@ import { startEmbeddedDatabase } from '../server/db/embedded';
 import { migrate } from '../server/db/migrate';
 import { newId } from '../server/ids';
 import { JoinService } from '../server/join/join-service';
+import { DEFAULT_NEW_REQUEST_LIMITS } from '../server/join/request-admission';
 import { joinThreadCount, ThreadedPreparer } from '../server/join/prepare-worker-pool';
 import { createPkiBundle } from '../server/pki/bundle/bundle';
 import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
@@ -109,7 +110,15 @@ async function main() {
     };
     const threads = joinThreadCount();
     const preparer = threads > 0 ? new ThreadedPreparer(threads) : undefined;
-    const service = new JoinService({ pool, loadCrypto: async () => crypto, loadRootTenantId: async () => root.id, preparer });
+    // The queue at scale is filled far faster than the per-site limit on new requests allows a real site.
+    const requestLimits = { ...DEFAULT_NEW_REQUEST_LIMITS, perSite: 1_000_000, perAddress: 1_000_000 };
+    const service = new JoinService({
+      pool,
+      loadCrypto: async () => crypto,
+      loadRootTenantId: async () => root.id,
+      preparer,
+      requestLimits,
+    });
 
     /** Discovery tokens for `count` new PXE machines of `siteId`, and their sealed joins (agent work: not measured). */
     const sealJoins = async (siteId: string, count: number, first: number) => {

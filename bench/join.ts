@@ -109,6 +109,9 @@ async function main() {
           PORT: String(port),
           NODE_ENV: 'production',
           BETTER_COMPUTE_JOIN_STATS: '1',
+          // Every simulated PXE machine joins from this one address, far past the per-address limit on new requests.
+          BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS: '1000000',
+          BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE: '1000000',
           BETTER_COMPUTE_GATEWAY_PORT: '0',
         },
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -51,6 +51,7 @@ function request(
     requiredApprovals: 1,
     firstApproval: null,
     tpm: null,
+    ekCertified: null,
     ...extra,
   };
 }

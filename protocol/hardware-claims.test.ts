@@ -40,6 +40,30 @@ describe('hardwareClaimsSchema', () => {
     expect(hardwareClaimsSchema.safeParse({ macs: [42] }).success).toBe(false);
     expect(hardwareClaimsSchema.safeParse({ macs: 'aa:bb' }).success).toBe(false);
   });
+
+  it('refuses characters that make a claim read other than it is: C1 controls, bidirectional and zero-width format characters, separators', () => {
+    for (const hostname of [
+      'evil\u202egnp.exe',
+      'a\u2066b\u2069',
+      'node\u200b01',
+      '\ufeffnode',
+      'a\u0085b',
+      'a\u009bb',
+      'a\u2028b',
+      'a\u2029b',
+    ]) {
+      expect(hardwareClaimsSchema.safeParse({ hostname }).success, JSON.stringify(hostname)).toBe(false);
+    }
+    for (const field of ['productUuid', 'productSerial', 'boardSerial', 'chassisSerial', 'hostname', 'sysVendor', 'productName'] as const) {
+      expect(hardwareClaimsSchema.safeParse({ [field]: 'x\u202ey' }).success, field).toBe(false);
+    }
+    expect(hardwareClaimsSchema.safeParse({ macs: ['3c:ec:ef:12:34:56', '3c:ec\u200b:ef:12:34:57'] }).success).toBe(false);
+    expect(hardwareClaimsSchema.safeParse({ gpuUuids: ['GPU-\u2066x'] }).success).toBe(false);
+    // What real firmware writes stays accepted: plain text, a no-break space, markup-looking text shown as text.
+    expect(
+      hardwareClaimsSchema.safeParse({ hostname: '<b>node-01</b>', productName: 'SYS-421GE\u00a0TNRT', sysVendor: 'Supermicro' }).success,
+    ).toBe(true);
+  });
 });
 
 describe('normalizers', () => {

@@ -5,12 +5,18 @@ export const CLAIM_LIMITS = { uuid: 64, serial: 128, mac: 32, hostname: 253, mac
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-// Control characters have no place in firmware strings and would garble logs and the console.
+/**
+ * Characters no claim may hold: control characters (C0 and C1), format characters (bidirectional overrides and
+ * isolates, zero-width joiners, the byte-order mark) and line or paragraph separators. Firmware strings have no
+ * use for them; they would garble logs, and would let a claim read in the console other than it is.
+ */
+export const UNPRINTABLE_CLAIM = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
 const printable = (max: number) =>
   z
     .string()
     .max(max)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, 'contains control characters')
+    .refine((value) => !UNPRINTABLE_CLAIM.test(value), 'contains control or format characters')
     // A lone surrogate cannot be stored as JSON text in PostgreSQL; it is never a real identifier.
     .refine((value) => !LONE_SURROGATE.test(value), 'is not well-formed Unicode');
 

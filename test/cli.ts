@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ import { createTestTenant, type TestTenant } from './fixtures';
 import { serveCompute } from './serve-compute';
 import { insertApiKey } from '../server/api-keys/api-keys';
 import { createServices } from '../server/boot/services';
+import { DEFAULT_NEW_REQUEST_LIMITS } from '../server/join/request-admission';
 import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/http/agent-endpoints';
 import { hasPki, initPki } from '../server/pki/bundle/store';
@@ -31,7 +33,9 @@ export interface ApiServer {
  */
 export async function startApiServer(db: Db): Promise<ApiServer> {
   const requests: string[] = [];
-  const services = createServices({ databaseUrl: testDatabaseUrl(), db });
+  // New-join-request windows of its own: every test's machines join from 127.0.0.1 into the one database.
+  const requestLimits = { ...DEFAULT_NEW_REQUEST_LIMITS, keyPrefix: `test-${randomBytes(4).toString('hex')}-requests` };
+  const services = createServices({ databaseUrl: testDatabaseUrl(), db, requestLimits });
   const agent = createAgentEndpoints(services);
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);

@@ -6,6 +6,7 @@ import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { JoinService } from '../server/join/join-service';
 import type { JoinPreparer } from '../server/join/prepare';
+import { DEFAULT_NEW_REQUEST_LIMITS, type NewRequestLimits } from '../server/join/request-admission';
 import { createServices, type Services } from '../server/boot/services';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle/bundle';
 import { installPins } from '../server/pki/pins-summary';
@@ -33,7 +34,9 @@ export interface JoinHarness {
  * and refusal rate-limit keys of their own (`limit` joins' refusal events per minute; renewals and sessions
  * 1,000, so their tests never meet the limit). `pool` is the services' pool; ending it ends them.
  */
-export async function createJoinHarness(options: { limit?: number; sessions?: SessionSettings } = {}): Promise<JoinHarness> {
+export async function createJoinHarness(
+  options: { limit?: number; sessions?: SessionSettings; requestLimits?: Partial<NewRequestLimits> } = {},
+): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
   const servingCaPin = installPins(bundle).servingCaPin;
@@ -54,6 +57,8 @@ export async function createJoinHarness(options: { limit?: number; sessions?: Se
     },
     // Short heartbeats and grace by default, so the tests see them within seconds.
     sessionSettings: options.sessions ?? sessionSettings(1, 2),
+    // New-request windows of its own (the defaults otherwise), so other tests' joins never fill them.
+    requestLimits: { ...DEFAULT_NEW_REQUEST_LIMITS, keyPrefix: `${keyPrefix}-requests`, ...options.requestLimits },
   });
   const { pg: pool, join: service } = services;
   const trust: JoinTrust = {
@@ -71,7 +76,7 @@ export async function createJoinHarness(options: { limit?: number; sessions?: Se
  */
 export function createJoinServicePair(
   h: JoinHarness,
-  options: { maxBatch: number; refusalLimit?: number; preparer?: JoinPreparer },
+  options: { maxBatch: number; refusalLimit?: number; preparer?: JoinPreparer; requestLimits?: Partial<NewRequestLimits> },
 ): { services: [JoinService, JoinService]; close: () => Promise<void> } {
   const keyPrefix = `exact-${randomBytes(4).toString('hex')}`;
   const made: Services[] = [];
@@ -86,6 +91,8 @@ export function createJoinServicePair(
       maxBatch: options.maxBatch,
       refusalLimits: { join: { limit: options.refusalLimit ?? 60, window: '60 seconds', keyPrefix } },
       preparer: options.preparer,
+      // One new-request key space for both, as the database shares it between instances.
+      requestLimits: { ...DEFAULT_NEW_REQUEST_LIMITS, keyPrefix: `${keyPrefix}-requests`, ...options.requestLimits },
     });
     made.push(services);
     return services.join;

@@ -55,6 +55,8 @@ export function registerSiteCommands(program: Command) {
           ['name', (s) => s.name],
           ['kind', (s) => s.kind],
           ['approvals', (s) => String(s.requiredApprovals)],
+          // Off unless the site turns it on: an unlisted TPM is refused, not queued.
+          ['tpm enrollment', (s) => (s.tpm.enrollment ? 'on' : 'off')],
           ['created', (s) => s.createdAt],
           ['archived', (s) => s.archivedAt],
         ],
@@ -75,7 +77,7 @@ export function registerSiteCommands(program: Command) {
     .addOption(
       new Option(
         '--tpm-enrollment <on|off>',
-        'on: an activated TPM whose EK is neither vendor-rooted nor listed waits in the queue; off: it is refused',
+        'on: an activated TPM whose EK is neither vendor-rooted nor listed waits in the queue; off (the default): it is refused (vendor-rooted and listed EKs join either way)',
       ).choices(['on', 'off']),
     )
     .option('--tpm-pending-ttl <seconds>', "how long a TPM's join request waits for a decision, in seconds", (v) => Number(v))
@@ -131,7 +133,7 @@ export function registerSiteCommands(program: Command) {
             `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
         );
         process.stdout.write(
-          `  tpm: enrollment ${site.tpm.enrollment ? 'on' : 'off'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`,
+          `  tpm: enrollment ${site.tpm.enrollment ? 'on (unlisted TPMs wait in the queue)' : 'off (unlisted TPMs are refused)'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`,
         );
       },
     );

@@ -32,6 +32,12 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
         <span className="badge">{site.kind}</span>
         {site.archivedAt && <span className="badge badge-muted">archived</span>}
         {site.requiredApprovals === 2 && <span className="badge">two-person approval</span>}
+        {/* Off unless the site turns it on (sites update --tpm-enrollment on): then any TPM may wait in its queue. */}
+        {site.tpm.enrollment && (
+          <span className="badge" title="A TPM that is neither vendor-rooted nor listed may ask to join; it waits in the queue">
+            TPM enrollment on
+          </span>
+        )}
         <code className="id" title="Site id">
           {site.id}
         </code>

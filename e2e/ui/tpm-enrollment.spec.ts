@@ -90,6 +90,8 @@ test('TPM join requests show the EK hash, its certificate issuer or none, and th
   test.setTimeout(180_000);
   await openConsole(page);
   const scope = await newScope(page.request);
+  // Enrollment is off unless the site turns it on: this one does, so unlisted TPMs wait in its queue.
+  await trpc(page.request, 'mutation', 'sites.update', { tenantId: scope.tenantId, siteId: scope.siteId, tpm: { enrollment: true } });
   await openQueue(page, scope);
   const vendor = await createEkRoot('CN=E2E Unknown TPM Vendor,O=Better Compute Tests');
   const machines = [await tpmMachine(vendor), await tpmMachine()];

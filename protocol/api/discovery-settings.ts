@@ -15,7 +15,8 @@ export const pendingTtlSecondsSchema = z
 
 /**
  * A site's `discovery` settings; absent keys take the defaults (`unknown-machines`, 86,400 seconds, at most
- * 10,000 pending requests: a full queue refuses new machines, `discovery:queue-full`, until one is decided).
+ * 10,000 pending requests). `maxPendingRequests` is the site's cap on pending requests of every attestor: a full
+ * queue refuses new machines (`discovery:queue-full`, `tpm:queue-full`) until one is decided.
  */
 export const discoverySettingsSchema = z.strictObject({
   approval: z.enum(DISCOVERY_APPROVALS).default('unknown-machines'),

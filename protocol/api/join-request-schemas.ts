@@ -109,6 +109,11 @@ export const joinRequestRecord = z
     clientAddress: z.string().nullable(),
     /** A `tpm` enrollment's EK and AK; null for every other attestor. */
     tpm: tpmRequestFactsSchema.nullable(),
+    /**
+     * A `tpm` request's EK certificate chains to a configured vendor root (true); false when the EK has no
+     * certificate or one that does not chain (anyone can make such a TPM in software); null for every other attestor.
+     */
+    ekCertified: z.boolean().nullable(),
     /** The site's setting: 2 when the request needs approvals by two different principals. */
     requiredApprovals: z.union([z.literal(1), z.literal(2)]),
     /**

@@ -11,11 +11,13 @@ export const ekHashSchema = z
 export const MAX_EK_ALLOW_LIST = 10_000;
 
 /**
- * A site's `tpm` settings; absent keys take the defaults: `enrollment` true (an activated TPM whose EK neither
- * chains to a vendor root nor is listed waits in the queue), requests wait 86,400 seconds, nothing listed.
+ * A site's `tpm` settings; absent keys take the defaults: `enrollment` false (an activated TPM whose EK neither
+ * chains to a vendor root nor is listed is refused, `tpm:enrollment`, until the site turns enrollment on: a
+ * tokenless join names only a site id, which every node certificate of the site carries), requests wait 86,400
+ * seconds, nothing listed. A vendor-rooted or listed EK joins whatever `enrollment` says.
  */
 export const tpmSiteSettingsSchema = z.strictObject({
-  enrollment: z.boolean().default(true),
+  enrollment: z.boolean().default(false),
   pendingTtlSeconds: pendingTtlSecondsSchema,
   ekAllowList: z
     .array(z.string().regex(/^[0-9a-f]{64}$/))

@@ -18,6 +18,8 @@ import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
+import { newRequestLimitsFromEnv } from '../config/join-request-limits';
+import type { NewRequestLimits } from '../join/request-admission';
 
 type Env = Record<string, string | undefined>;
 
@@ -66,6 +68,8 @@ interface ServiceOptions {
   sessionSettings?: SessionSettings;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
+  /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
+  requestLimits?: NewRequestLimits;
 }
 
 const certTtl = (env: Env) => (env.BETTER_COMPUTE_CERT_TTL_SECONDS ? Number(env.BETTER_COMPUTE_CERT_TTL_SECONDS) : undefined);
@@ -87,6 +91,7 @@ export function createServices(options: ServiceOptions): Services {
     maxInFlight: joinInFlight(env),
     maxBatch: options.maxBatch,
     refusalLimit: options.refusalLimits?.join,
+    requestLimits: options.requestLimits ?? newRequestLimitsFromEnv(env),
   });
   const renew = new RenewService({
     ...common,

@@ -11,6 +11,7 @@ import { liveStreamLimits } from '../api/live-streams';
 import { operatorEmail } from '../operators/email';
 import { oidcConfigFromEnv, passwordSignInForEveryone } from '../auth/oidc-config';
 import { smtpConfigFromEnv } from '../mail/smtp-config';
+import { newRequestLimitsFromEnv } from '../config/join-request-limits';
 
 /**
  * Checks the settings read later on hot paths (the certificate lifetime, the gateway URL, the worker
@@ -43,6 +44,11 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   if (secret !== undefined && secret !== '') checkSecret(secret, 'BETTER_COMPUTE_SECRET');
   workerCount(env);
   joinThreadCount(env);
+  try {
+    newRequestLimitsFromEnv(env);
+  } catch (error) {
+    throw new DomainError('INVALID_CONFIG', (error as Error).message);
+  }
   // The gateway child reads these itself; checked here too, so a bad value stops `npm start` rather than a
   // gateway that exits and restarts every second.
   try {

@@ -45,6 +45,8 @@ beforeAll(async () => {
   tenantId = pool.ownerTenantId;
   siteId = pool.siteId;
   poolId = pool.id;
+  // Enrollment is off unless a site turns it on: this one does, so unlisted EKs wait in its queue.
+  await database.db.site.update({ where: { id: siteId }, data: { tpm: { enrollment: true } } });
   admin = principalOf('local', 'tpm-join-flow-test', [[tenantId, 'admin']]);
   const doc = (await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json()) as {
     gateway: { servingCaPin: string };

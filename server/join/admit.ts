@@ -19,6 +19,7 @@ import {
   type LockedTokenJson,
 } from './admit-sql';
 import type { CertificateHints } from './presign';
+import { DEFAULT_NEW_REQUEST_LIMITS, loadRequestAdmission, writeRequestAdmission, type NewRequestLimits } from './request-admission';
 
 export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
@@ -78,6 +79,8 @@ export interface AdmitDeps {
    * uniform refusal, so a caller without a good token learns nothing about the machine.
    */
   racedJoins?: ReadonlySet<PreparedJoin>;
+  /** The new-join-request rate limits (DEFAULT_NEW_REQUEST_LIMITS when absent). */
+  requestLimits?: NewRequestLimits;
   /** Called once the batch holds its locks and has decided: the next batch may start meanwhile. */
   onDecided?: () => void;
 }
@@ -169,6 +172,15 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     }
     const certified = new Set(row.certified);
 
+    // The queues the batch's joins may wait in, locked before any attestor reads its requests.
+    const requests = await loadRequestAdmission(
+      client,
+      joins.flatMap((join) => {
+        const siteId = attestorNamed(join.attestor)!.queueSite?.(join, tokens) ?? null;
+        return siteId ? [{ join, siteId }] : [];
+      }),
+      deps.requestLimits ?? DEFAULT_NEW_REQUEST_LIMITS,
+    );
     // Attestors with rows of their own read them only when the batch holds a join naming them.
     const states = new Map<Attestor<unknown>, unknown>();
     for (const name of new Set(joins.map((j) => j.attestor))) {
@@ -205,7 +217,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
       const attestor = attestorNamed(join.attestor)!;
       const decision = attestor.decide(
-        { join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore },
+        { join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore, requests },
         states.get(attestor),
       );
       if (isDeferral(decision)) {
@@ -305,6 +317,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     try {
       const admitted = new Map(rows.map((r) => [r.join, r.nodeId]));
       for (const [attestor, state] of states) wrote = (await attestor.write(client, state, admitted)) || wrote;
+      wrote = (await writeRequestAdmission(client, requests)) || wrote;
       if (challenges.length) {
         const expiries = await insertChallenges(
           client,

@@ -10,6 +10,7 @@ import { CertificateHints } from './presign';
 import { RaceWindow } from './races';
 import { AdmissionPipeline, type PipelineStats, type QueuedJoin } from './admission-pipeline';
 import { recordRefusals, type RefusalLimit, type RefusalRecord } from './refusals';
+import type { NewRequestLimits } from './request-admission';
 import { JOIN_CONFLICT, JOIN_FAILED, JOIN_REFUSED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { recordJoin, type ApiMetrics, type JoinTally } from '../metrics/api-metrics';
 
@@ -34,6 +35,8 @@ export interface JoinServiceOptions {
   minOverlapBatch?: number;
   /** The refusal-event rate limit (60 per attestor and reason per minute). */
   refusalLimit?: RefusalLimit;
+  /** The new-join-request rate limits of every deferring attestor (DEFAULT_NEW_REQUEST_LIMITS). */
+  requestLimits?: NewRequestLimits;
   /** Where `joinBody` prepares requests (worker threads in the server); on the calling thread by default. */
   preparer?: JoinPreparer;
   /** Where joins, batches and suppressed refusal events are counted (the composition root's registry); none by default. */
@@ -189,6 +192,7 @@ export class JoinService {
         hints: this.hints,
         racedJoins,
         onDecided: decided,
+        ...(this.options.requestLimits ? { requestLimits: this.options.requestLimits } : {}),
       };
       const outcomes = await this.admit(
         batch.map((p) => p.join),

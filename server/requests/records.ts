@@ -29,7 +29,7 @@ const EFFECTIVE_STATE = Prisma.sql`CASE WHEN state IN ('pending', 'approved') AN
 
 export const RECORD_COLUMNS = Prisma.sql`
   id, ${EFFECTIVE_STATE} AS state, attestor, claims, hardware_key, mac, ip, workflow_id, vouched_by, boot_lease_epoch, csr_sha256,
-  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, tpm, client_address,
+  site_id, created_at, expires_at, decided_at, decided_by, reason, pool_id, consumed_at, tenant_id, hardware_key_trusted, node_id, tpm, ek_certified, client_address,
   (SELECT COALESCE(NULLIF(o.name, ''), o.email) FROM operators o
     WHERE decided_by LIKE 'operator:%' AND o.id = substr(decided_by, 10)) AS decided_by_name,
   first_approved_by, first_approved_at, first_approval_pool_id,
@@ -66,6 +66,8 @@ export interface JoinRequestRow {
   client_address: string | null;
   /** A tpm enrollment's facts (tpmRequestFacts); null for other attestors. */
   tpm: unknown;
+  /** Written by the tpm attestor (and backfilled from `tpm`); null for other attestors. */
+  ek_certified: boolean | null;
   first_approved_by: string | null;
   first_approved_at: Date | null;
   first_approval_pool_id: string | null;
@@ -110,6 +112,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     nodeId: row.node_id,
     clientAddress: row.client_address ?? null,
     tpm: tpmRequestFacts(row.tpm),
+    ekCertified: row.attestor === 'tpm' ? row.ek_certified === true : null,
     requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
     firstApproval: row.first_approved_by
       ? {

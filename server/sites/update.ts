@@ -63,7 +63,12 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
   const discovery = { ...discoverySettings(site.discovery), ...input.discovery };
   const current = tpmSiteSettings(site.tpm);
   const { addEkHashes, removeEkHashes, ...tpmChanges } = input.tpm ?? {};
-  const tpm = { ...current, ...tpmChanges, ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes) };
+  // Only what was set is stored (a default left unset follows the product's default, e.g. enrollment off).
+  const tpm = {
+    ...explicitTpmSettings(site.tpm, current),
+    ...tpmChanges,
+    ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes),
+  };
   if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
     throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, {
       field: 'tpm.addEkHashes',
@@ -73,9 +78,10 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
     const requiredApprovals = input.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
     const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
     // The audit row names the allow-list's changes, not the whole list.
+    const effective = tpmSiteSettings(tpm);
     const tpmAudit = {
-      enrollment: tpm.enrollment,
-      pendingTtlSeconds: tpm.pendingTtlSeconds,
+      enrollment: effective.enrollment,
+      pendingTtlSeconds: effective.pendingTtlSeconds,
       addEkHashes: addEkHashes ?? [],
       removeEkHashes: removeEkHashes ?? [],
     };
@@ -88,4 +94,13 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
     });
     return toSiteRecord(updated);
   });
+}
+
+/** The `tpm` keys a site's row sets itself (read through `current`, the settings with defaults filled in). */
+function explicitTpmSettings(stored: unknown, current: ReturnType<typeof tpmSiteSettings>): Partial<ReturnType<typeof tpmSiteSettings>> {
+  const raw = stored !== null && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
+  return {
+    ...('enrollment' in raw ? { enrollment: current.enrollment } : {}),
+    ...('pendingTtlSeconds' in raw ? { pendingTtlSeconds: current.pendingTtlSeconds } : {}),
+  };
 }

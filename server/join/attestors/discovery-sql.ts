@@ -11,9 +11,11 @@ export interface PoolColumns {
   p_checks: boolean;
 }
 
-/** A row of {@link SELECT_KNOWN_MACHINES}: a known node for join `i`, or a site's count of pending requests. */
-export type KnownMachineRow =
-  { i: number; node_id: string; site: null; pending: null } | { i: null; node_id: null; site: string; pending: number };
+/** A row of {@link SELECT_KNOWN_MACHINES}: a known node for join `i`. */
+export interface KnownMachineRow {
+  i: number;
+  node_id: string;
+}
 
 /** A row of {@link SELECT_LATEST_REQUESTS}. */
 export interface LatestRequestRow extends PoolColumns {
@@ -50,38 +52,25 @@ export interface ExpectedMachineRow extends PoolColumns {
 /** The channel every change of a join-request queue is announced on (payload: tenant, site, request ids). */
 export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
 
-/**
- * Serializes the discovery joins of a site across every API instance, so that the cap on pending requests
- * and "one live request per lease" hold under concurrency: a transaction-level advisory lock per site, taken
- * in the sorted order the caller passes the sites in (two batches cannot deadlock) and after the tokens' and
- * nodes' row locks, which every batch takes first. It is its own statement, sent before SELECT_KNOWN_MACHINES
- * counts the pending requests: a statement that waited for the lock would count with its older snapshot.
- */
-export const LOCK_SITE_QUEUES = `
-SELECT pg_advisory_xact_lock(hashtextextended('join-requests:' || s.site, 0))
-  FROM (SELECT site FROM unnest($1::text[]) WITH ORDINALITY AS u(site, ord) ORDER BY ord) s`;
+// The site queues a discovery batch reads under (LOCK_SITE_QUEUES) are locked by the core before the
+// attestor's load: ../request-admission-sql.ts.
 
 /**
- * Which of the batch's machines are known (protocol.md "Discovery joins"), and (rows with `site`) how many
- * live requests each site of the batch holds, read under LOCK_SITE_QUEUES: the token's bound MAC (12 hex
+ * Which of the batch's machines are known (protocol.md "Discovery joins"), read under LOCK_SITE_QUEUES: the token's bound MAC (12 hex
  * digits), which the boot step vouched for, is a permanent MAC of a node of the token's site. Claims alone
  * never make a machine known. The matched node (one whose trusted hardware key is also the join's first, so
  * the event names the most likely machine) is an index lookup (the `nodes_macs` GIN index); `i` is the
  * join's index in the batch.
  */
 export const SELECT_KNOWN_MACHINES = `
-SELECT k.i, m.id AS node_id, NULL::text AS site, NULL::int AS pending
+SELECT k.i, m.id AS node_id
   FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[]) AS k(i, site, mac, hk)
   CROSS JOIN LATERAL (
     SELECT n.id FROM nodes n
      WHERE compute_node_macs(n.claims) @> ARRAY[k.mac] AND n.site_id = k.site
      ORDER BY (k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk) DESC, n.id
      LIMIT 1
-  ) m
-UNION ALL
-SELECT NULL, NULL, s.site,
-       (SELECT count(*) FROM join_requests j WHERE j.site_id = s.site AND j.state = 'pending' AND j.expires_at > compute_now())::int
-  FROM unnest($5::text[]) AS s(site)`;
+  ) m`;
 
 /**
  * Each machine's latest request, locked (machine keys in sorted order, so concurrent batches cannot

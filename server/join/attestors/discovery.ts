@@ -6,7 +6,6 @@ import { firstMatchingRule, type RuleMatch } from '../../rules/match';
 import {
   CREATED_EVENT_LIMIT,
   EXPIRE_REQUESTS,
-  LOCK_SITE_QUEUES,
   SELECT_KNOWN_MACHINES,
   SELECT_LATEST_REQUESTS,
   SELECT_EXPECTED_MACHINES,
@@ -65,8 +64,6 @@ interface DiscoveryState {
   /** Joins whose token's bound MAC is a permanent MAC of a node of the token's site, with that node's id. */
   known: Map<PreparedJoin, string>;
   latest: Map<string, LatestRequest>;
-  /** Live pending requests per site, counted under the site's lock; decide adds the ones it records. */
-  pending: Map<string, number>;
   expire: string[];
   recorded: Map<string, RecordedRequest>;
   /** The approval each admitted join uses. */
@@ -92,8 +89,9 @@ const macDigits = (mac: string) => mac.replaceAll(':', '');
  * permanent MAC of a node of the site; claims alone never count) under `unknown-machines` is admitted at
  * once and published as `node.join-request.auto-admitted`, naming the node it matched; any other
  * machine is admitted only by the retry whose CSR hash an operator approved (consuming the approval), and
- * waits in a join request otherwise (one per lease, refreshed by newer attempts; a site whose
- * `maxPendingRequests` are waiting refuses new ones, `discovery:queue-full`). A rejected request refuses
+ * waits in a join request otherwise (one per lease, refreshed by newer attempts; a new one is admitted by the
+ * rule every deferring attestor shares, ../request-admission.ts: `discovery:queue-full` when the site's
+ * `maxPendingRequests` wait, `discovery:rate-limited` past the new-request rate limits). A rejected request refuses
  * its token; an expired or consumed one refuses its CSR.
  */
 export const discoveryAttestor: Attestor<DiscoveryState> = {
@@ -105,6 +103,13 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
   // at most one batch in flight holds discovery joins.
   holdKeys: () => ['attestor:discovery'],
 
+  // The site's queue is locked by the core before `load` (LOCK_SITE_QUEUES): the rules, the expected machines
+  // and the requests below are read under it.
+  queueSite: (join, tokens) => {
+    const token = tokens.get(join.token?.id ?? '');
+    return token?.role === 'discovery' && token.boundMac ? token.siteId : null;
+  },
+
   async load(client, joins, tokens) {
     const state: DiscoveryState = {
       rules: new Map(),
@@ -114,7 +119,6 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       usedExpected: new Set(),
       known: new Map(),
       latest: new Map(),
-      pending: new Map(),
       expire: [],
       recorded: new Map(),
       consumes: new Map(),
@@ -123,15 +127,13 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (!mine.length) return state;
     const bound = mine.filter((j) => tokens.get(j.token?.id ?? '')!.boundMac);
     const sites = [...new Set(bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId))].sort();
-    // Sent together (one wait): the lock statement runs first, so the count and the rules are read under it.
-    const [, known, rules, expected] = await Promise.all([
-      client.query(LOCK_SITE_QUEUES, [sites]),
+    // Sent together (one wait), under the site locks the core took (LOCK_SITE_QUEUES).
+    const [known, rules, expected] = await Promise.all([
       client.query<KnownMachineRow>(SELECT_KNOWN_MACHINES, [
         bound.map((_, i) => i),
         bound.map((j) => tokens.get(j.token?.id ?? '')!.siteId),
         bound.map((j) => macDigits(tokens.get(j.token?.id ?? '')!.boundMac!)),
         bound.map((j) => j.trustedKey),
-        sites,
       ]),
       client.query<SiteRuleRow>(SELECT_SITE_RULES, [sites]),
       // Serials and the product UUID count only for a trusted hardware key; the vouched MAC always does.
@@ -167,10 +169,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       });
       state.rules.set(r.site_id, list);
     }
-    for (const row of known.rows) {
-      if (row.site !== null) state.pending.set(row.site, row.pending);
-      else state.known.set(bound[row.i]!, row.node_id);
-    }
+    for (const row of known.rows) state.known.set(bound[row.i]!, row.node_id);
     const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? '')!)).filter((k): k is string => k !== null))].sort();
     for (const r of (await client.query<LatestRequestRow>(SELECT_LATEST_REQUESTS, [keys])).rows) {
       const policy = r.p_policy ?? {};
@@ -197,7 +196,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     return state;
   },
 
-  decide({ join, token, rootTenantId }, state): AttestorVerdict {
+  decide({ join, token, rootTenantId, requests }, state): AttestorVerdict {
     const refused = checkToken('discovery', join, token);
     if (refused) return refused;
     const t = token!;
@@ -322,10 +321,9 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       return verdict;
     }
     if (!isLive) {
-      // A new request needs room in the site's queue; a refresh of the lease's live request never does.
-      const waiting = state.pending.get(t.siteId) ?? 0;
-      if (waiting >= settings.maxPendingRequests) return refuse('discovery:queue-full', t.tenantId);
-      state.pending.set(t.siteId, waiting + 1);
+      // A new request needs room in the site's queue and its rate limits; a refresh of the lease's live request never does.
+      const refused = requests.admitNew('discovery', t.siteId, join.clientAddress);
+      if (refused) return refuse(refused, t.tenantId);
     }
     if (replaces) state.expire.push(latest!.id);
     const id = isLive ? latest!.id : newId('jreq');

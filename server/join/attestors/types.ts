@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import type { Admission, ExistingNode, LockedToken, Refusal } from '../decide';
 import type { PreparedJoin } from '../prepare';
+import type { RequestAdmission } from '../request-admission';
 
 // The attestor seam. JoinService's core (prepare.ts, admit.ts, join-service.ts, admission-pipeline.ts) knows
 // attestors only through this interface and the registry in ./index.ts; everything an attestor needs of the
@@ -62,6 +63,12 @@ export interface AttestorInput {
   rootTenantId: string | null;
   /** The database's time for this batch (compute_now()). */
   now: Date;
+  /**
+   * The shared admission rule for a NEW join request (the site's cap, the new-request rate limits): a deferring
+   * attestor asks it before it records one, and refuses with the reason it answers. Refreshing the machine's
+   * live request is not a new request.
+   */
+  requests: RequestAdmission;
 }
 
 /** A join's request as the core parsed it: the fields every attestor shares. */
@@ -102,11 +109,13 @@ export interface AttestorPrepared {
  *    of the body and do its cryptography. Throws a JoinRefusal (`join:malformed`, `<name>:<reason>`) to
  *    refuse. The core then verifies the CSR's self-signature, derives the hardware key and hands the
  *    admission a PreparedJoin.
- * 2. `load(client, joins, tokens)` inside the batch's admission transaction, only when the batch holds a join
+ * 2. `queueSite(join, tokens)` for a deferring attestor: the site a new join request would wait in; the core
+ *    locks those sites' queues and loads the shared admission rule (../request-admission.ts).
+ *    `load(client, joins, tokens)` inside the batch's admission transaction, only when the batch holds a join
  *    naming this attestor (so other attestors pay no round trip): read and lock its own rows (and its
  *    challenges: ../challenges.ts).
  * 3. `decide(input, state)` per join, in arrival order, pure over the locked rows and the state: admit, defer
- *    (a join request), challenge (round one of a challenge round), or refuse with a reason. An admission
+ *    (a join request; a new one only once `input.requests.admitNew` agreed), challenge (round one of a challenge round), or refuse with a reason. An admission
  *    into a pool must respect the pool's `policy.joinAttestors` (checkPool in ../decide.ts).
  * 4. `write(client, state, admitted)` after every join of the batch was decided: deferrals, consumed
  *    approvals or challenges; returns whether it wrote (the transaction then commits even if nothing was
@@ -120,6 +129,12 @@ export interface Attestor<State = unknown> {
    * key and the trusted machine (AdmissionPipeline): e.g. `node:<id>` for a join that names an existing node.
    */
   holdKeys?(join: PreparedJoin): string[];
+  /**
+   * The site whose queue this join may record a new join request in, or null when it cannot defer: the core
+   * then locks that site's queue and loads its new-request windows before `load` (../request-admission.ts),
+   * so `decide` can ask `input.requests`. Deferring attestors declare it; the others leave it out.
+   */
+  queueSite?(join: PreparedJoin, tokens: ReadonlyMap<string, LockedToken>): string | null;
   load(client: pg.PoolClient, joins: PreparedJoin[], tokens: ReadonlyMap<string, LockedToken>): Promise<State>;
   decide(input: AttestorInput, state: State): AttestorVerdict;
   write(client: pg.PoolClient, state: State, admitted: ReadonlyMap<PreparedJoin, string>): Promise<boolean>;

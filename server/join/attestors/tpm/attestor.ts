@@ -126,7 +126,9 @@ interface TpmState {
     csrSha256: string;
     ttl: number;
     tpm: object;
+    ekCertified: boolean;
     claims: object;
+    clientAddress: string | null;
   }>;
   admitted: Map<PreparedJoin, { ekHash: string; consumesRequestId: string | null }>;
 }
@@ -280,7 +282,13 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
   });
   if (decision.kind === 'refuse') return refuse(decision.reason, decision.tenantId);
   if (decision.kind === 'defer') {
-    const id = request?.state === 'pending' && !request.isExpired ? request.id : newId('jreq');
+    const isLive = request?.state === 'pending' && !request.isExpired;
+    // A new enrollment needs room in the site's queue and its rate limits; a refresh of the EK's live request never does.
+    if (!isLive) {
+      const refused = input.requests.admitNew('tpm', decision.siteId, join.clientAddress);
+      if (refused) return refuse(refused, decision.tenantId);
+    }
+    const id = isLive ? request.id : newId('jreq');
     state.requests.set(machineKey, {
       id,
       state: 'pending',
@@ -297,7 +305,9 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
       csrSha256: join.csr.csrSha256,
       ttl: decision.request.pendingTtlSeconds,
       tpm: decision.request.tpm,
+      ekCertified: decision.request.ekCertified,
       claims: join.claims,
+      clientAddress: join.clientAddress ?? null,
     });
     return { admitted: false, deferred: true, requestId: id, tenantId: decision.tenantId, retryAfterSeconds: RETRY_AFTER_SECONDS };
   }
@@ -335,11 +345,14 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
 
 const WRITE_TPM_REQUESTS_SQL = `
 WITH recorded AS (
-  INSERT INTO join_requests (id, tenant_id, site_id, pool_id, attestor, state, machine_key, claims, csr_sha256, tpm, expires_at, created_at)
-  SELECT id, tenant, site, pool, 'tpm', 'pending', mk, claims, csr, tpm, compute_now() + ttl * interval '1 second', date_trunc('milliseconds', compute_now())
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::jsonb[], $9::int[])
-      AS x(id, tenant, site, pool, mk, claims, csr, tpm, ttl)
-  ON CONFLICT (id) DO UPDATE SET csr_sha256 = EXCLUDED.csr_sha256, tpm = EXCLUDED.tpm, claims = EXCLUDED.claims, expires_at = EXCLUDED.expires_at
+  INSERT INTO join_requests (id, tenant_id, site_id, pool_id, attestor, state, machine_key, claims, csr_sha256, tpm, ek_certified, expires_at, created_at,
+                             client_address)
+  SELECT id, tenant, site, pool, 'tpm', 'pending', mk, claims, csr, tpm, ekc, compute_now() + ttl * interval '1 second',
+         date_trunc('milliseconds', compute_now()), caddr
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::jsonb[], $9::int[], $10::bool[], $11::text[])
+      AS x(id, tenant, site, pool, mk, claims, csr, tpm, ttl, ekc, caddr)
+  ON CONFLICT (id) DO UPDATE SET csr_sha256 = EXCLUDED.csr_sha256, tpm = EXCLUDED.tpm, ek_certified = EXCLUDED.ek_certified, claims = EXCLUDED.claims,
+         expires_at = EXCLUDED.expires_at, client_address = EXCLUDED.client_address
    WHERE join_requests.state = 'pending'
   RETURNING id, tenant_id, site_id
 )
@@ -364,6 +377,8 @@ async function writeTpm(client: pg.PoolClient, state: TpmState, admitted: Readon
       d.map((r) => r.csrSha256),
       d.map((r) => JSON.stringify(r.tpm)),
       d.map((r) => r.ttl),
+      d.map((r) => r.ekCertified),
+      d.map((r) => r.clientAddress),
     ]);
     wrote = true;
   }
@@ -403,6 +418,11 @@ export const tpmAttestor: Attestor<TpmState> = {
   holdKeys: (join) => {
     const evidence = evidenceOf(join);
     return evidence.round === 2 ? [`tpm-ek:${evidence.ekHash}`] : [];
+  },
+  // Round two may enroll the EK in the site it names: the core locks that site's queue before `load`.
+  queueSite: (join) => {
+    const evidence = evidenceOf(join);
+    return evidence.round === 2 ? evidence.siteId : null;
   },
   load: (client, joins) => loadTpm(client, joins),
   decide: decideTpm,

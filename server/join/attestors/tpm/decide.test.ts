@@ -82,6 +82,7 @@ describe('decideTpmJoin', () => {
         csrSha256: CSR,
         pendingTtlSeconds: 3600,
         poolId: 'pool_1',
+        ekCertified: false,
         tpm: {
           ekHash: EK,
           ekIssuer: 'CN=Other Vendor',
@@ -95,7 +96,7 @@ describe('decideTpmJoin', () => {
       request: { poolId: null, tpm: { ekIssuer: 'no EK certificate', ekChainProblem: null } },
     });
     // A trusted EK with no pool named waits for an operator to pick the pool.
-    expect(decide({ facts: facts(rooted), pool: null, poolNamed: false })).toMatchObject({ kind: 'defer' });
+    expect(decide({ facts: facts(rooted), pool: null, poolNamed: false })).toMatchObject({ kind: 'defer', request: { ekCertified: true } });
   });
 
   it("refuses an unlisted EK when the site's enrollment is off, but not a trusted one", () => {

@@ -87,6 +87,8 @@ interface TpmEnrollment {
   readonly pendingTtlSeconds: number;
   /** The pool the join named, which the operator may change at approval. */
   readonly poolId: string | null;
+  /** The EK certificate chains to a configured vendor root (the request's `ekCertified`). */
+  readonly ekCertified: boolean;
   readonly tpm: {
     readonly ekHash: string;
     /** The EK certificate's issuer, or "no EK certificate". */
@@ -178,6 +180,7 @@ export function decideTpmJoin(input: TpmDecisionInput): TpmDecision {
       csrSha256: input.csrSha256,
       pendingTtlSeconds: site.tpm.pendingTtlSeconds,
       poolId: pool?.id ?? null,
+      ekCertified: vendorRooted,
       tpm: {
         ekHash: facts.ekHash,
         ekIssuer: facts.ekCertificate?.issuer ?? 'no EK certificate',

@@ -34,7 +34,9 @@ export type TpmRefusalReason =
   | 'tpm:site' // the named site is missing, archived or another tenant's
   | 'tpm:pool' // the named pool is missing, archived, runs no daemon, is in another site, or refuses tpm joins
   | 'tpm:role' // a tpm join asks for a role other than node
-  | 'tpm:enrollment' // neither vendor-rooted nor listed, and the site's enrollment is off
+  | 'tpm:enrollment' // neither vendor-rooted nor listed, and the site's enrollment is off (the default)
+  | 'tpm:queue-full' // a new enrollment, and the site's maxPendingRequests already wait (../../request-admission.ts)
+  | 'tpm:rate-limited' // a new enrollment past the new-request rate limit of the site or of the source address
   | 'tpm:request' // the EK's join request was rejected or expired, or approved for another CSR
   | 'tpm:reclaim'; // the EK's node is retired or in another site
 

@@ -33,36 +33,50 @@ async function domainError(promise: Promise<unknown>) {
 }
 
 describe('the tpm attestor settings', () => {
-  it('defaults: enrollment on, a day to wait, nothing listed; an unreadable value reads as the defaults', () => {
-    expect(tpmSiteSettings({})).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [] });
-    expect(tpmSiteSettings({ enrollment: 'yes' })).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [] });
+  it('defaults: enrollment off, a day to wait, nothing listed; an unreadable value reads as the defaults', () => {
+    expect(tpmSiteSettings({})).toEqual({ enrollment: false, pendingTtlSeconds: 86_400, ekAllowList: [] });
+    expect(tpmSiteSettings({ enrollment: 'yes' })).toEqual({ enrollment: false, pendingTtlSeconds: 86_400, ekAllowList: [] });
+    expect(tpmSiteSettings({ enrollment: true })).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [] });
     expect(editAllowList(['x', 'y'], ['y', 'z', 'z'], ['x'])).toEqual(['y', 'z']);
   });
 
   it("sites.update edits a site's enrollment and EK allow-list, audited by the hashes changed", async () => {
     const caller = createCaller({ db: testDb(), principal: t.admin });
     expect((await caller.sites.get({ tenantId: t.tenantId, siteId: t.site.id })).tpm).toEqual({
-      enrollment: true,
+      enrollment: false,
       pendingTtlSeconds: 86_400,
       ekAllowList: [],
     });
     const updated = await caller.sites.update({
       tenantId: t.tenantId,
       siteId: t.site.id,
-      tpm: { enrollment: false, addEkHashes: [EK1, EK2] },
+      tpm: { enrollment: true, addEkHashes: [EK1, EK2] },
     });
     // Hashes are stored lower case, each once; the discovery settings are untouched.
-    expect(updated.tpm).toEqual({ enrollment: false, pendingTtlSeconds: 86_400, ekAllowList: [EK1, EK2.toLowerCase()] });
+    expect(updated.tpm).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [EK1, EK2.toLowerCase()] });
     expect(updated.discovery.approval).toBe('unknown-machines');
     const removed = await caller.sites.update({ tenantId: t.tenantId, siteId: t.site.id, tpm: { removeEkHashes: [EK1] } });
-    expect(removed.tpm).toEqual({ enrollment: false, pendingTtlSeconds: 86_400, ekAllowList: [EK2.toLowerCase()] });
+    expect(removed.tpm).toEqual({ enrollment: true, pendingTtlSeconds: 86_400, ekAllowList: [EK2.toLowerCase()] });
     const bad = await domainError(caller.sites.update({ tenantId: t.tenantId, siteId: t.site.id, tpm: { addEkHashes: ['sha256/abc'] } }));
     expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'tpm.addEkHashes.0' });
     const audit = await testDb().auditEntry.findMany({ where: { tenantId: t.tenantId, action: 'site.updated' }, orderBy: { id: 'asc' } });
     expect(audit.map((a) => (a.data as { tpm: unknown }).tpm)).toEqual([
-      { enrollment: false, pendingTtlSeconds: 86_400, addEkHashes: [EK1, EK2.toLowerCase()], removeEkHashes: [] },
-      { enrollment: false, pendingTtlSeconds: 86_400, addEkHashes: [], removeEkHashes: [EK1] },
+      { enrollment: true, pendingTtlSeconds: 86_400, addEkHashes: [EK1, EK2.toLowerCase()], removeEkHashes: [] },
+      { enrollment: true, pendingTtlSeconds: 86_400, addEkHashes: [], removeEkHashes: [EK1] },
     ]);
+  });
+
+  it('a site updated for anything else stores no tpm default: its enrollment follows the default (off)', async () => {
+    const other = await createTestTenant(testDb(), { label: 'tpm-settings-implicit' });
+    const caller = createCaller({ db: testDb(), principal: other.admin });
+    await caller.sites.update({ tenantId: other.tenantId, siteId: other.site.id, discovery: { maxPendingRequests: 50 } });
+    const row = await testDb().site.findUniqueOrThrow({ where: { id: other.site.id } });
+    expect(row.tpm).toEqual({ ekAllowList: [] });
+    expect((await caller.sites.get({ tenantId: other.tenantId, siteId: other.site.id })).tpm.enrollment).toBe(false);
+    await caller.sites.update({ tenantId: other.tenantId, siteId: other.site.id, tpm: { enrollment: true } });
+    await caller.sites.update({ tenantId: other.tenantId, siteId: other.site.id, discovery: { maxPendingRequests: 60 } });
+    // An explicit setting is kept by later updates of other settings.
+    expect((await testDb().site.findUniqueOrThrow({ where: { id: other.site.id } })).tpm).toEqual({ enrollment: true, ekAllowList: [] });
   });
 
   it("pools.update edits a pool's policy.tpm.ekAllowList and keeps the rest of its policy", async () => {
@@ -90,7 +104,13 @@ describe('the tpm attestor settings', () => {
       env,
     );
     expect(site.code, site.stderr).toBe(0);
-    expect(site.stdout).toContain('tpm: enrollment on, requests wait 3600 s, 2 EK hash(es) allowed');
+    expect(site.stdout).toContain('tpm: enrollment on (unlisted TPMs wait in the queue), requests wait 3600 s, 2 EK hash(es) allowed');
+    const off = await runCliInProcess(['sites', 'update', t.site.id, '--tpm-enrollment', 'off'], env);
+    expect(off.stdout).toContain('tpm: enrollment off (unlisted TPMs are refused)');
+    const shown = await runCliInProcess(['sites', 'get', t.site.id], env);
+    expect(shown.stdout).toMatch(/TPM ENROLLMENT[\s\S]*\soff\s/);
+    const help = await runCliInProcess(['sites', 'update', '--help'], env);
+    expect(help.stdout).toContain('off (the default)');
     const pool = await runCliInProcess(['pools', 'update', t.poolId, '--tpm-allow-ek', EK2, '--tpm-allow-ek', EK1, '--json'], env);
     expect(pool.code, pool.stderr).toBe(0);
     expect(JSON.parse(pool.stdout).policy.tpm).toEqual({ ekAllowList: [EK2.toLowerCase(), EK1] });

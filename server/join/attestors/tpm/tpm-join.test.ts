@@ -35,6 +35,8 @@ const tpms: Array<{ swtpm: Swtpm; tpm?: TpmClient }> = [];
 beforeAll(async () => {
   r = await createRenewHarness();
   t = await createTestTenant(testDb(), { label: 'tpm-join' });
+  // Enrollment is off unless a site turns it on: this site does, so unlisted EKs wait in its queue.
+  await testDb().site.update({ where: { id: t.siteId }, data: { tpm: { enrollment: true } } });
   rootsDir = mkdtempSync(join(tmpdir(), 'bc-ek-roots-'));
 });
 afterAll(async () => {
@@ -76,7 +78,7 @@ describe('tpm joins through JoinService', () => {
     const requestId = (first.answer as { requestId: string }).requestId;
     const caller = createCaller({ db: testDb(), principal: t.admin });
     const listed = (await caller.joinRequests.list({ tenantId: t.tenantId, poolId: t.poolId })).items.find((q) => q.id === requestId)!;
-    expect(listed).toMatchObject({ attestor: 'tpm', tpm: { ekIssuer: 'no EK certificate', ekChainProblem: null } });
+    expect(listed).toMatchObject({ attestor: 'tpm', tpm: { ekIssuer: 'no EK certificate', ekChainProblem: null }, ekCertified: false });
     expect(listed.tpm!.akStatement).toMatch(/^urn:bc:tpm-ak:sha256:[0-9a-f]{64}$/);
     await caller.joinRequests.approve({ tenantId: t.tenantId, poolId: t.poolId, requestId });
 

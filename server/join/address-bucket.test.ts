@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { addressBucket } from './request-admission';
+
+describe('addressBucket (what one source address counts as for new join requests)', () => {
+  it('counts an IPv4 address as itself, an IPv4-mapped one too', () => {
+    expect(addressBucket('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressBucket('::ffff:203.0.113.7')).toBe('203.0.113.7');
+  });
+
+  it('counts every IPv6 address of one /64 as one, however it is written', () => {
+    const one = addressBucket('2001:db8:1:2::1');
+    expect(one).toBe('2001:db8:1:2::/64');
+    for (const other of ['2001:db8:1:2:ffff:ffff:ffff:fffe', '2001:0DB8:0001:0002:0:0:0:9', '2001:db8:1:2:0:0:1.2.3.4']) {
+      expect(addressBucket(other), other).toBe(one);
+    }
+    expect(addressBucket('2001:db8:1:3::1')).not.toBe(one);
+    expect(addressBucket('::1')).toBe('0:0:0:0::/64');
+  });
+
+  it('keeps anything that is not an address as it is', () => {
+    expect(addressBucket('unknown')).toBe('unknown');
+  });
+});

@@ -1,0 +1,140 @@
+import { isIPv6 } from 'node:net';
+import type pg from 'pg';
+import { discoverySettings } from './attestors/discovery-settings';
+import type { PreparedJoin } from './prepare';
+import { COUNT_REQUEST_RATES, LOCK_REQUEST_RATES, LOCK_SITE_QUEUES, SELECT_SITE_QUEUES } from './request-admission-sql';
+
+// The one admission rule of every deferring attestor (discovery, tpm, and any later one) for a NEW join request:
+// the site's queue has room (`maxPendingRequests`) and the new-request rate limits, per site and per source
+// address, have room (kept in `rate_limits`, so every API instance counts the same windows). A refresh of the
+// machine's live request is not a new request and never asks. The attestor calls `admitNew` from `decide`
+// through AttestorInput.requests; the core loads the state once per batch (sites the attestors name through
+// Attestor.queueSite) and writes the counts once the attestors wrote their requests.
+
+/** How many new join requests may be made per window; the refusal is `<attestor>:rate-limited`. */
+export interface NewRequestLimits {
+  /** New requests per source address (every site together) and window. */
+  perAddress: number;
+  /** New requests per site (every source together) and window. */
+  perSite: number;
+  windowSeconds: number;
+  /** Prefix of the rate-limit keys; tests isolate themselves with their own. */
+  keyPrefix: string;
+}
+
+export const DEFAULT_NEW_REQUEST_LIMITS: NewRequestLimits = {
+  perAddress: 20,
+  perSite: 300,
+  windowSeconds: 60,
+  keyPrefix: 'join-request-new',
+};
+
+/** What a deferring attestor asks before it records a new join request. */
+export interface RequestAdmission {
+  /**
+   * Whether a new join request of `attestor` may wait in `siteId`'s queue: null (room, now counted) or the
+   * refusal reason, `<attestor>:queue-full` (the site's `maxPendingRequests` wait) or `<attestor>:rate-limited`
+   * (the site's or the source address's window is full). A join without a source address (an in-process
+   * caller, never an HTTP one) counts against the site only.
+   *
+   * @throws Error when the attestor did not name `siteId` through Attestor.queueSite (a programming error).
+   */
+  admitNew(attestor: string, siteId: string, clientAddress: string | undefined): string | null;
+}
+
+interface SiteQueue {
+  pending: number;
+  cap: number;
+}
+
+const siteKey = (limits: NewRequestLimits, siteId: string) => `${limits.keyPrefix}:site:${siteId}`;
+const addressKey = (limits: NewRequestLimits, address: string) => `${limits.keyPrefix}:address:${addressBucket(address)}`;
+
+/**
+ * What one source address counts as: an IPv4 address itself (an IPv4-mapped IPv6 one too), and an IPv6 address
+ * by its /64, which one host is commonly given whole (a caller could otherwise take a new address per request).
+ * Anything else (not an address) counts as itself.
+ */
+export function addressBucket(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (isIPv6(address)) return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
+  return address;
+}
+
+/** The eight hextets of an IPv6 address (as isIPv6 accepts it), lower case, without leading zeros. */
+function expandIPv6(address: string): string[] {
+  // A trailing dotted quad (::ffff:1.2.3.4) stands for the last two hextets: only the first four are read.
+  const words = (text: string) => (text ? text.split(':').flatMap((w) => (w.includes('.') ? ['0', '0'] : [w])) : []);
+  const [head = '', tail] = address.toLowerCase().split('::') as [string, string | undefined];
+  const left = words(head);
+  const right = tail === undefined ? [] : words(tail);
+  const zeros = Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...zeros, ...right].map((w) => Number.parseInt(w, 16).toString(16));
+}
+
+class SiteQueues implements RequestAdmission {
+  /** New requests this batch counted, per rate-limit key. */
+  readonly counted = new Map<string, number>();
+
+  constructor(
+    private readonly limits: NewRequestLimits,
+    private readonly sites: Map<string, SiteQueue>,
+    private readonly used: Map<string, number>,
+  ) {}
+
+  admitNew(attestor: string, siteId: string, clientAddress: string | undefined): string | null {
+    const site = this.sites.get(siteId);
+    if (!site) throw new Error(`site ${siteId} was not loaded for new join requests: its attestor must name it in queueSite`);
+    if (site.pending >= site.cap) return `${attestor}:queue-full`;
+    const keys: Array<[string, number]> = [[siteKey(this.limits, siteId), this.limits.perSite]];
+    if (clientAddress) keys.push([addressKey(this.limits, clientAddress), this.limits.perAddress]);
+    if (keys.some(([key, limit]) => (this.used.get(key) ?? 0) >= limit)) return `${attestor}:rate-limited`;
+    site.pending += 1;
+    for (const [key] of keys) {
+      this.used.set(key, (this.used.get(key) ?? 0) + 1);
+      this.counted.set(key, (this.counted.get(key) ?? 0) + 1);
+    }
+    return null;
+  }
+}
+
+/** Nothing in the batch may wait in a queue. */
+const NO_QUEUES: RequestAdmission = {
+  admitNew: (_attestor, siteId) => {
+    throw new Error(`site ${siteId} was not loaded for new join requests: its attestor must name it in queueSite`);
+  },
+};
+
+/**
+ * Locks the queues of the sites the batch's joins may wait in (LOCK_SITE_QUEUES, sorted), counts their
+ * pending requests, and locks and reads the new-request windows of those sites and of the joins' source
+ * addresses, inside the admission transaction and after its row locks. `queued` pairs each join that may
+ * record a request with its site.
+ */
+export async function loadRequestAdmission(
+  client: pg.PoolClient,
+  queued: ReadonlyArray<{ join: PreparedJoin; siteId: string }>,
+  limits: NewRequestLimits,
+): Promise<RequestAdmission> {
+  if (!queued.length) return NO_QUEUES;
+  const sites = [...new Set(queued.map((q) => q.siteId))].sort();
+  const addresses = [...new Set(queued.flatMap((q) => (q.join.clientAddress ? [q.join.clientAddress] : [])))];
+  const keys = [...sites.map((s) => siteKey(limits, s)), ...addresses.map((a) => addressKey(limits, a))].sort();
+  // Sent together (one wait): the lock statement runs first, so the count is read under it.
+  const [, queues, windows] = await Promise.all([
+    client.query(LOCK_SITE_QUEUES, [sites]),
+    client.query<{ id: string; discovery: unknown; pending: number }>(SELECT_SITE_QUEUES, [sites]),
+    client.query<{ key: string; count: number }>(LOCK_REQUEST_RATES, [keys, `${limits.windowSeconds} seconds`]),
+  ]);
+  const loaded = new Map(queues.rows.map((r) => [r.id, { pending: r.pending, cap: discoverySettings(r.discovery).maxPendingRequests }]));
+  return new SiteQueues(limits, loaded, new Map(windows.rows.map((r) => [r.key, r.count])));
+}
+
+/** Counts the new requests the batch recorded into their windows; whether it wrote. */
+export async function writeRequestAdmission(client: pg.PoolClient, admission: RequestAdmission): Promise<boolean> {
+  const counted = admission instanceof SiteQueues ? [...admission.counted] : [];
+  if (!counted.length) return false;
+  await client.query(COUNT_REQUEST_RATES, [counted.map(([key]) => key), counted.map(([, n]) => n)]);
+  return true;
+}
