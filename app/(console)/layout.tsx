@@ -7,6 +7,7 @@ import { SignOutButton } from '@/components/console/sign-out-button';
 import { TenantSwitcher } from '@/components/console/tenant-switcher';
 import { loginUrl, RETURN_PATH_HEADER, SESSION_COOKIE_NAMES } from '@/lib/login-url';
 import { getSignedInOperator } from '@/server/auth/session';
+import '@/components/console/shell.css';
 
 /** Every console page needs a signed-in operator; the check runs on the server, before anything renders. */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
