@@ -38,7 +38,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       <Suspense>
         <ConsoleNav />
       </Suspense>
-      <div className="account">
+      <section className="account" aria-label="Account">
         <div className="operator" role="group" aria-label="Signed-in operator">
           <Link href="/account" className="operator-name" aria-label={`Account of ${operator.name || operator.email}`}>
             {operator.name || operator.email}
@@ -46,7 +46,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           {operator.name && <span className="operator-email">{operator.email}</span>}
         </div>
         <SignOutButton />
-      </div>
+      </section>
       <main id="main" className="content">
         {children}
       </main>

@@ -235,10 +235,14 @@ test.describe('phone, 390×844', () => {
     const links = ['Overview', 'Pools', 'Join tokens', 'Join requests', 'Nodes', 'Refused joins', 'Events', 'Audit'];
     for (const name of links) {
       const link = nav(page).getByRole('link', { name, exact: true });
+      // The links are behind the Menu button on a phone.
+      await nav(page).getByRole('button', { name: 'Menu' }).click();
       await expect(link).toBeInViewport();
       await link.click();
       await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+      await nav(page).getByRole('button', { name: 'Menu' }).click();
       await expect(link).toHaveAttribute('aria-current', 'page');
+      await nav(page).getByRole('button', { name: 'Menu' }).click();
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       // On failure, name the elements that stick out, to say what to fix.
       const wide =
