@@ -199,7 +199,7 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
         empty="This tenant has no API keys."
       >
         {(items) => (
-          <TableScroll label="API keys">
+          <TableScroll label="API keys table">
             <table className="table">
               <thead>
                 <tr>

@@ -49,7 +49,7 @@ export function TenantsView() {
       <section className="panel" aria-label="Tenants">
         <QueryStates query={tenants} items={items} loading="Loading tenants…" what="the tenants" empty="No tenants yet.">
           {(rows) => (
-            <TableScroll label="Tenants">
+            <TableScroll label="Tenants table">
               <table className="table">
                 <thead>
                   <tr>

@@ -172,7 +172,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Arrivals that matched nothing">
-            <TableScroll label="Arrivals that matched nothing">
+            <TableScroll label="Unmatched arrivals">
               <table className="table">
                 <thead>
                   <tr>

@@ -23,7 +23,7 @@ const ISSUED_BY: Record<NodeCertificateRecord['issuedBy'], string> = { join: 'jo
 /** A node's certificates, newest first: what issued each, its validity in words, and where it stands now. */
 export function CertificateHistory({ certificates, total, now }: { certificates: NodeCertificateRecord[]; total: number; now: number }) {
   return (
-    <TableScroll label="Certificates">
+    <TableScroll label="Certificate history">
       <table className="table">
         {total > certificates.length && (
           <caption className="muted">

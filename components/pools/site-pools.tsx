@@ -44,7 +44,7 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
       {pools.length === 0 ? (
         <p className="panel-empty">No pools in this site.</p>
       ) : (
-        <TableScroll label={`Pools in site ${site.name}`}>
+        <TableScroll label={`Pools of ${site.name}`}>
           <table className="table">
             <caption className="visually-hidden">Pools in site {site.name}</caption>
             <thead>

@@ -86,7 +86,7 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Sites">
-            <TableScroll label="Sites">
+            <TableScroll label="Sites table">
               <table className="table">
                 <thead>
                   <tr>

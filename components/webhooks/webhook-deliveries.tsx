@@ -36,7 +36,7 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
         empty="No deliveries yet: send a test event, or wait for one of its events."
       >
         {(items) => (
-          <TableScroll label="Deliveries">
+          <TableScroll label="Delivery log">
             <table className="table">
               <thead>
                 <tr>

@@ -14,12 +14,14 @@ export interface ConsoleSeed {
   nodeId: string;
   tokenId: string;
   requestId: string;
+  /** Stops the simulated PXE machine that waits on the pending request. */
+  stop: () => void;
 }
 
 /**
  * A new site and bcd pool of the root tenant with a live join token, a joined node, a refused join (a revoked
- * token's), an approval rule and a pending join request (a simulated PXE machine that waits, then is stopped:
- * its request keeps waiting), over the admin's request context.
+ * token's), an approval rule and a pending join request (a simulated PXE machine that keeps waiting until
+ * `stop`), over the admin's request context.
  */
 export async function seedConsole(request: APIRequestContext): Promise<ConsoleSeed> {
   const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(request, 'query', 'tenants.list', {});
@@ -62,10 +64,11 @@ export async function seedConsole(request: APIRequestContext): Promise<ConsoleSe
   let requestId: string;
   try {
     [requestId] = (await waitingRequests(sim, 1)) as [string];
-  } finally {
+  } catch (error) {
     sim.kill();
+    throw error;
   }
-  return { tenantId, siteId: site.id, poolId: pool.id, nodeId: nodes[0]!.id, tokenId: live.id, requestId };
+  return { tenantId, siteId: site.id, poolId: pool.id, nodeId: nodes[0]!.id, tokenId: live.id, requestId, stop: sim.kill };
 }
 
 /** Every page of the console, with the seeded site, pool and node where a page shows one at a time. */

@@ -65,3 +65,15 @@ export async function layoutProblems(page: Page): Promise<string[]> {
     return problems;
   });
 }
+
+/** The problems of one page in short: alike ones (differing only in names and sizes) once, the first as example, with their count. */
+export function summarize(problems: string[]): string[] {
+  const groups = new Map<string, { example: string; n: number }>();
+  for (const problem of problems) {
+    const key = problem.replace(/“[^”]*”/g, '“…”').replace(/\d+/g, 'N');
+    const group = groups.get(key);
+    if (group) group.n += 1;
+    else groups.set(key, { example: problem, n: 1 });
+  }
+  return [...groups.values()].map(({ example, n }) => (n > 1 ? `${example} (and ${n - 1} alike)` : example));
+}

@@ -207,6 +207,7 @@ test.describe('every page, at moderate impact and worse', () => {
     seed = await seedConsole(context.request);
     await context.close();
   });
+  test.afterAll(() => seed?.stop());
 
   for (const viewport of [
     { width: 1440, height: 900 },

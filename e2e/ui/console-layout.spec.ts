@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { consolePages, followNav, openPage, seedConsole, type ConsoleSeed } from '../support/console-pages';
-import { layoutProblems } from '../support/layout-check';
+import { layoutProblems, summarize } from '../support/layout-check';
 import { roleState } from '../support/roles';
 
 test.use({ storageState: roleState('admin') });
@@ -12,6 +12,7 @@ test.beforeAll(async ({ browser }) => {
   seed = await seedConsole(context.request);
   await context.close();
 });
+test.afterAll(() => seed?.stop());
 
 const SIZES = [
   { name: 'desktop', viewport: { width: 1440, height: 900 } },
@@ -29,7 +30,7 @@ for (const size of SIZES) {
         for (const { path, heading } of consolePages(seed)) {
           await openPage(page, path, heading);
           const problems = await layoutProblems(page);
-          if (problems.length) failures[path.replace(/[?&]tenant=[^&]*/, '')] = problems;
+          if (problems.length) failures[path.replace(/[?&]tenant=[^&]*/, '')] = summarize(problems);
         }
         expect(failures).toEqual({});
       });
