@@ -10,20 +10,21 @@ const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
   agent: 'bcd',
   joinAttestors: [],
   platformOperated: false,
-  acceptanceChecks: '',
+  acceptance: {},
   tpmEkAllowList: '',
   ...over,
 });
 
 describe('validatePoolForm', () => {
   it('finds nothing wrong with a good pool', () => {
-    expect(validatePoolForm(TENANT, values({ acceptanceChecks: 'gpu-burn, nccl-allreduce' }))).toEqual({});
+    expect(validatePoolForm(TENANT, values({ acceptance: { identity: '', 'gpu-count': '8', 'min-memory': '0.5' } }))).toEqual({});
   });
 
-  it('reports the name and a bad check at once, the check named as typed', () => {
-    const errors = validatePoolForm(TENANT, values({ name: 'Bad Name!', acceptanceChecks: 'gpu-burn, GPU Burn' }));
-    expect(Object.keys(errors).sort()).toEqual(['acceptanceChecks', 'name']);
-    expect(errors.acceptanceChecks).toBe('“GPU Burn”: use a check name like gpu-burn');
+  it('reports the name and a bad threshold at once, the check named', () => {
+    const errors = validatePoolForm(TENANT, values({ name: 'Bad Name!', acceptance: { identity: '', 'min-cpus': '0' } }));
+    expect(Object.keys(errors).sort()).toEqual(['acceptance', 'name']);
+    expect(errors.acceptance).toMatch(/^min-cpus: /);
+    expect(validatePoolForm(TENANT, values({ acceptance: { 'gpu-count': '' } })).acceptance).toMatch(/^gpu-count: /);
     expect(errors.name).not.toMatch(/^name: /);
   });
 

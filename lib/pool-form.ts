@@ -1,3 +1,4 @@
+import { BUILT_IN_CHECKS, type BuiltInCheck } from '@/protocol/acceptance-checks';
 import type { CreatePoolInput, JoinAttestor, PoolAgent } from './api-types';
 import { fieldMessage, type ApiError } from './api-errors';
 
@@ -16,30 +17,54 @@ export const POOL_AGENT_HINTS: Record<PoolAgent, string> = {
 };
 export const POOL_AGENTS = Object.keys(POOL_AGENT_HINTS) as PoolAgent[];
 
+/** The checks bcd runs (protocol/acceptance-checks.ts), each with what it measures and its threshold's unit. */
+export const ACCEPTANCE_CHECKS: Record<BuiltInCheck, { hint: string; threshold: { label: string; initial: string } | null }> = {
+  identity: { hint: 'its product UUID, serials, MACs and GPUs still match what it joined with', threshold: null },
+  'min-cpus': { hint: 'at least this many CPUs', threshold: { label: 'Minimum CPUs', initial: '8' } },
+  'min-memory': { hint: 'at least this much memory', threshold: { label: 'Minimum memory (GiB)', initial: '64' } },
+  'gpu-count': { hint: 'at least this many GPUs', threshold: { label: 'Minimum GPUs', initial: '8' } },
+};
+export { BUILT_IN_CHECKS };
+
 export interface PoolFormValues {
   siteId: string;
   name: string;
   agent: PoolAgent;
   joinAttestors: JoinAttestor[];
   platformOperated: boolean;
-  /** As typed: names separated by commas. */
-  acceptanceChecks: string;
+  /** The ticked acceptance checks, each with its threshold as typed ('' for a check without one). */
+  acceptance: Partial<Record<BuiltInCheck, string>>;
   /** As typed: EK hashes (hex SHA-256 of the EK public key) separated by commas, spaces or lines. */
   tpmEkAllowList: string;
 }
 
-export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptanceChecks' | 'tpmEkAllowList';
+export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptance' | 'tpmEkAllowList';
 
 /** The EK hashes of the allow-list field, in the order typed. */
 function parseEkHashList(text: string): string[] {
   return text.split(/[\s,]+/).filter(Boolean);
 }
 
-function parseCheckList(text: string): string[] {
-  return text
-    .split(',')
-    .map((check) => check.trim())
-    .filter(Boolean);
+type CheckSpec = NonNullable<NonNullable<CreatePoolInput['policy']>['acceptance']>[number];
+
+/** A threshold as typed; an empty one is sent as NaN so the server's schema names the field. */
+const threshold = (text: string | undefined) => (text?.trim() ? Number(text) : Number.NaN);
+
+function toCheckSpec(check: BuiltInCheck, text: string | undefined): CheckSpec {
+  switch (check) {
+    case 'identity':
+      return { check };
+    case 'min-memory':
+      return { check, minGiB: threshold(text) };
+    case 'min-cpus':
+    case 'gpu-count':
+      return { check, min: threshold(text) };
+  }
+}
+
+/** The ticked checks, in the order the agent lists them. */
+function tickedChecks(values: PoolFormValues): BuiltInCheck[] {
+  return BUILT_IN_CHECKS.filter((check) => values.acceptance[check] !== undefined);
 }
 
 /**
@@ -52,22 +77,23 @@ export function toCreatePoolInput(tenantId: string, values: PoolFormValues): Cre
   if (values.platformOperated) policy.kubernetes = { platformOperated: true };
   const ekHashes = parseEkHashList(values.tpmEkAllowList ?? '');
   if (ekHashes.length) policy.tpm = { ekAllowList: ekHashes };
-  const checks = parseCheckList(values.acceptanceChecks);
+  const checks = tickedChecks(values);
+  if (checks.length) policy.acceptance = checks.map((check) => toCheckSpec(check, values.acceptance[check]));
   return {
     tenantId,
     siteId: values.siteId,
     name: values.name.trim(),
     agent: values.agent,
     ...(Object.keys(policy).length ? { policy } : {}),
-    ...(checks.length ? { acceptanceChecks: checks } : {}),
   };
 }
 
-/** Which form field a server error is about (`acceptanceChecks.2` → acceptanceChecks); null for the form as a whole. */
+/** Which form field a server error is about (`policy.acceptance.2.min` → acceptance); null for the form as a whole. */
 export function formFieldOf(serverField: string | null): PoolFormField | null {
   if (!serverField) return null;
   const [head, second] = serverField.split('.');
-  if (head === 'siteId' || head === 'name' || head === 'agent' || head === 'acceptanceChecks') return head;
+  if (head === 'siteId' || head === 'name' || head === 'agent') return head;
+  if (head === 'acceptanceChecks' || (head === 'policy' && second === 'acceptance')) return 'acceptance';
   if (head === 'policy' && second === 'joinAttestors') return 'joinAttestors';
   if (head === 'policy' && second === 'kubernetes') return 'platformOperated';
   if (head === 'policy' && second === 'tpm') return 'tpmEkAllowList';
@@ -76,13 +102,13 @@ export function formFieldOf(serverField: string | null): PoolFormField | null {
 
 /**
  * The message to show next to a field. For one bad acceptance check the server names its index; the
- * operator typed a list, so the message names the check instead.
+ * operator ticked checks, so the message names the check instead.
  */
 export function poolFieldMessage(error: ApiError, values: PoolFormValues): string {
   const ekIndex = /^policy\.tpm\.ekAllowList\.(\d+)$/.exec(error.field ?? '')?.[1];
   const ekHash = ekIndex === undefined ? undefined : parseEkHashList(values.tpmEkAllowList ?? '')[Number(ekIndex)];
   if (ekHash !== undefined) return `“${ekHash}”: ${fieldMessage(error)}`;
-  const index = /^acceptanceChecks\.(\d+)$/.exec(error.field ?? '')?.[1];
-  const check = index === undefined ? undefined : parseCheckList(values.acceptanceChecks)[Number(index)];
-  return check === undefined ? fieldMessage(error) : `“${check}”: ${fieldMessage(error)}`;
+  const index = /^policy\.acceptance\.(\d+)/.exec(error.field ?? '')?.[1];
+  const check = index === undefined ? undefined : tickedChecks(values)[Number(index)];
+  return check === undefined ? fieldMessage(error) : `${check}: ${fieldMessage(error)}`;
 }

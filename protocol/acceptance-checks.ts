@@ -14,6 +14,9 @@ export const acceptanceCheckSpec = z.discriminatedUnion('check', [
   z.strictObject({ check: z.literal('gpu-count'), min: z.number().int().min(0).max(1_024), timeoutSeconds }),
 ]);
 type AcceptanceCheckSpec = z.infer<typeof acceptanceCheckSpec>;
+export type BuiltInCheck = AcceptanceCheckSpec['check'];
+/** The names of the checks bcd runs: a pool lists no other (nothing would run it and its nodes would wait). */
+export const BUILT_IN_CHECKS = acceptanceCheckSpec.options.map((option) => option.shape.check.value) as readonly BuiltInCheck[];
 
 /** What bcd measured for one check: its value, or why it could not (timed out, failed). */
 export const measurementSchema = z.object({

@@ -8,6 +8,7 @@ import { SignOutButton } from '@/components/console/sign-out-button';
 import { TenantSwitcher } from '@/components/console/tenant-switcher';
 import { loginUrl, RETURN_PATH_HEADER, SESSION_COOKIE_NAMES } from '@/lib/login-url';
 import { getSignedInOperator } from '@/server/auth/session';
+import '@/components/console/shell.css';
 import { prefetchConsolePage } from './prefetch';
 
 /**
@@ -48,7 +49,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           <ConsoleNav />
         </HydrateQueries>
       </Suspense>
-      <div className="account">
+      <section className="account" aria-label="Account">
         <div className="operator" role="group" aria-label="Signed-in operator">
           <Link href="/account" className="operator-name" aria-label={`Account of ${operator.name || operator.email}`}>
             {operator.name || operator.email}
@@ -56,7 +57,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           {operator.name && <span className="operator-email">{operator.email}</span>}
         </div>
         <SignOutButton />
-      </div>
+      </section>
       <main id="main" className="content">
         <HydrateQueries state={tenants}>{children}</HydrateQueries>
       </main>

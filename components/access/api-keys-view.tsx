@@ -15,6 +15,7 @@ import { can } from '@/lib/can';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { OneTimeSecretDialog } from './one-time-secret';
 import { ROLE_HINTS, RoleSelect, type Role } from './roles';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 /** The expiry choices of a new key; the server takes 1 hour to 400 days, or none. */
 const EXPIRY_CHOICES = [
@@ -198,7 +199,7 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
         empty="This tenant has no API keys."
       >
         {(items) => (
-          <div className="table-scroll">
+          <TableScroll label="API keys table">
             <table className="table">
               <thead>
                 <tr>
@@ -254,7 +255,7 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryStates>
     </section>

@@ -14,6 +14,7 @@ import { useTRPC } from '@/lib/trpc';
 import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { OneTimeSecretDialog } from './one-time-secret';
 import { RoleSelect, type Role } from './roles';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 const SIGN_IN_LABELS = { password: 'password', sso: 'single sign-on', 'password-and-sso': 'password or single sign-on' } as const;
 
@@ -120,7 +121,7 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
         empty="This tenant has no operators."
       >
         {(items) => (
-          <div className="table-scroll">
+          <TableScroll label="Operators">
             <table className="table">
               <thead>
                 <tr>
@@ -159,7 +160,7 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryStates>
     </section>
@@ -238,7 +239,7 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
         empty="No invitation is waiting."
       >
         {(items) => (
-          <div className="table-scroll">
+          <TableScroll label="Invitations">
             <table className="table">
               <thead>
                 <tr>
@@ -284,7 +285,7 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryStates>
     </section>

@@ -12,6 +12,7 @@ import type { Tenant } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
 import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { InvitationLinkDialog } from './operators-view';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 /** Whether the caller administers the root tenant: only they create tenants and invite a tenant's first admin. */
 const isRootAdmin = (tenants: readonly Tenant[]) => tenants.some((t) => t.isRoot && t.role === 'admin');
@@ -48,7 +49,7 @@ export function TenantsView() {
       <section className="panel" aria-label="Tenants">
         <QueryStates query={tenants} items={items} loading="Loading tenants…" what="the tenants" empty="No tenants yet.">
           {(rows) => (
-            <div className="table-scroll">
+            <TableScroll label="Tenants table">
               <table className="table">
                 <thead>
                   <tr>
@@ -87,7 +88,7 @@ export function TenantsView() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )}
         </QueryStates>
       </section>

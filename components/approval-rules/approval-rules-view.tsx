@@ -9,11 +9,13 @@ import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Tenant } from '@/lib/api-types';
+import { can } from '@/lib/can';
 import { describeMatch, INITIAL_RULE_VALUES, toRuleInput, toRuleValues } from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
 import type { RuleRecord } from '@/server/rules/schemas';
 import { RuleForm } from './rule-form';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 export function ApprovalRulesView() {
   return <TenantGate>{(tenant) => <TenantApprovalRules key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -51,6 +53,8 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
     onSettled: refresh,
   });
   const actionError = move.error ?? toggle.error;
+  // Rules are site settings: only a role that manages sites is offered to change them.
+  const canManage = can(tenant, 'compute:sites:manage');
 
   return (
     <>
@@ -80,9 +84,11 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
                 ))}
               </select>
             </div>
-            <button type="button" className="btn btn-primary" disabled={!scope} onClick={() => setEditing('new')}>
-              New rule
-            </button>
+            {canManage && (
+              <button type="button" className="btn btn-primary" disabled={!scope} onClick={() => setEditing('new')}>
+                New rule
+              </button>
+            )}
           </>
         }
       />
@@ -91,7 +97,7 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
           {toApiError(actionError).message}
         </p>
       )}
-      {scope && editing && (
+      {scope && editing && canManage && (
         <RuleForm
           key={editing === 'new' ? 'new' : editing.id}
           scope={scope}
@@ -110,7 +116,7 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Rules">
-            <div className="table-scroll">
+            <TableScroll label="Rules, in order">
               <table className="table">
                 <thead>
                   <tr>
@@ -121,9 +127,11 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
                     <th scope="col">Admitted</th>
                     <th scope="col">Valid until</th>
                     <th scope="col">State</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
+                    {canManage && (
+                      <th scope="col">
+                        <span className="visually-hidden">Actions</span>
+                      </th>
+                    )}
                   </tr>
                 </thead>
                 <tbody>
@@ -149,60 +157,62 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
                       </td>
                       <td>{rule.validUntil ? <LocalTime iso={rule.validUntil} /> : <span className="muted">no end</span>}</td>
                       <td>{rule.enabled ? 'enabled' : <span className="muted">disabled</span>}</td>
-                      <td className="cell-actions">
-                        <button
-                          type="button"
-                          className="btn btn-small btn-quiet"
-                          aria-label={`Move ${rule.name} up`}
-                          disabled={index === 0 || move.isPending}
-                          onClick={() => move.mutate({ ruleId: rule.id, position: index })}
-                        >
-                          ↑
-                        </button>
-                        <button
-                          type="button"
-                          className="btn btn-small btn-quiet"
-                          aria-label={`Move ${rule.name} down`}
-                          disabled={index === items.length - 1 || move.isPending}
-                          onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}
-                        >
-                          ↓
-                        </button>
-                        <button
-                          type="button"
-                          className="btn btn-small btn-quiet"
-                          aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`}
-                          disabled={toggle.isPending}
-                          onClick={() => toggle.mutate(rule)}
-                        >
-                          {rule.enabled ? 'Disable' : 'Enable'}
-                        </button>
-                        <button
-                          type="button"
-                          className="btn btn-small btn-quiet"
-                          aria-label={`Edit ${rule.name}`}
-                          onClick={() => setEditing(rule)}
-                        >
-                          Edit
-                        </button>
-                        <ConfirmButton
-                          label="Delete"
-                          ariaLabel={`Delete ${rule.name}`}
-                          title={`Delete rule ${rule.name}?`}
-                          confirmLabel="Delete rule"
-                          pendingLabel="Deleting…"
-                          mutation={remove}
-                          errorMessage={(error) => toApiError(error).message}
-                          onConfirm={(close) => remove.mutate(rule.id, { onSuccess: close })}
-                        >
-                          It stops deciding at once. Requests it decided keep their decision.
-                        </ConfirmButton>
-                      </td>
+                      {canManage && (
+                        <td className="cell-actions">
+                          <button
+                            type="button"
+                            className="btn btn-small btn-quiet"
+                            aria-label={`Move ${rule.name} up`}
+                            disabled={index === 0 || move.isPending}
+                            onClick={() => move.mutate({ ruleId: rule.id, position: index })}
+                          >
+                            ↑
+                          </button>
+                          <button
+                            type="button"
+                            className="btn btn-small btn-quiet"
+                            aria-label={`Move ${rule.name} down`}
+                            disabled={index === items.length - 1 || move.isPending}
+                            onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}
+                          >
+                            ↓
+                          </button>
+                          <button
+                            type="button"
+                            className="btn btn-small btn-quiet"
+                            aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`}
+                            disabled={toggle.isPending}
+                            onClick={() => toggle.mutate(rule)}
+                          >
+                            {rule.enabled ? 'Disable' : 'Enable'}
+                          </button>
+                          <button
+                            type="button"
+                            className="btn btn-small btn-quiet"
+                            aria-label={`Edit ${rule.name}`}
+                            onClick={() => setEditing(rule)}
+                          >
+                            Edit
+                          </button>
+                          <ConfirmButton
+                            label="Delete"
+                            ariaLabel={`Delete ${rule.name}`}
+                            title={`Delete rule ${rule.name}?`}
+                            confirmLabel="Delete rule"
+                            pendingLabel="Deleting…"
+                            mutation={remove}
+                            errorMessage={(error) => toApiError(error).message}
+                            onConfirm={(close) => remove.mutate(rule.id, { onSuccess: close })}
+                          >
+                            It stops deciding at once. Requests it decided keep their decision.
+                          </ConfirmButton>
+                        </td>
+                      )}
                     </tr>
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           </section>
         )}
       </QueryStates>

@@ -16,6 +16,7 @@ import {
 } from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { DryRunAnswer, RuleRecord } from '@/server/rules/schemas';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 const SOURCE_WORDS = { vouched: 'vouched for by the boot step', claimed: "the machine's own claim" } as const;
 const FIELD_LABELS: Record<string, string> = Object.fromEntries(CONDITIONS.map((c) => [c.key, c.label]));
@@ -256,7 +257,7 @@ function DryRunResult({ answer }: { answer: DryRunAnswer }) {
       {answer.items.length === 0 ? (
         <p className="muted">No pending request, nor any of the last 7 days, matches.</p>
       ) : (
-        <div className="table-scroll">
+        <TableScroll label="Matching requests">
           <table className="table">
             <thead>
               <tr>
@@ -281,7 +282,7 @@ function DryRunResult({ answer }: { answer: DryRunAnswer }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );

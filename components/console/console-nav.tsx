@@ -3,6 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { TENANT_PARAM, withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useHydrated } from '@/lib/use-now';
@@ -13,6 +14,7 @@ const SECTIONS = [
     items: [
       { href: '/', label: 'Overview' },
       { href: '/pools', label: 'Pools' },
+      { href: '/sites', label: 'Sites' },
     ],
   },
   {
@@ -45,6 +47,10 @@ const SECTIONS = [
   },
 ];
 
+/**
+ * The console's navigation. On a phone (CSS, max-width 720px) the sections fold behind a Menu button, a
+ * disclosure: Escape closes it and puts focus back on the button, and following a link closes it.
+ */
 export function ConsoleNav() {
   const pathname = usePathname();
   const tenant = useSearchParams().get(TENANT_PARAM);
@@ -53,27 +59,57 @@ export function ConsoleNav() {
   // Once hydrated, as the tenant switcher: the server renders the shell before any page has the tenants.
   const isHydrated = useHydrated();
   const isRootAdmin = isHydrated && (tenants.data?.items.some((t) => t.isRoot && t.role === 'admin') ?? false);
+  const [isOpen, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  // A new page closes the menu (the link was followed).
+  useEffect(() => setOpen(false), [pathname]);
+
+  function onKeyDown(event: KeyboardEvent<HTMLElement>) {
+    if (event.key !== 'Escape' || !isOpen) return;
+    event.stopPropagation();
+    setOpen(false);
+    toggle.current?.focus();
+  }
+
   return (
-    <nav className="sidenav" aria-label="Console">
-      {SECTIONS.map((section) => (
-        <div key={section.heading} className="sidenav-section">
-          <p className="sidenav-heading">{section.heading}</p>
-          <ul>
-            {section.items
-              .filter((item) => !('rootOnly' in item) || isRootAdmin)
-              .map((item) => {
-                const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
-                return (
-                  <li key={item.href}>
-                    <Link href={withTenant(item.href, tenant)} aria-current={isActive ? 'page' : undefined} className="sidenav-link">
-                      {item.label}
-                    </Link>
-                  </li>
-                );
-              })}
-          </ul>
-        </div>
-      ))}
+    <nav className="sidenav" aria-label="Console" data-open={isOpen ? 'true' : undefined} onKeyDown={onKeyDown}>
+      <button
+        ref={toggle}
+        type="button"
+        className="sidenav-toggle"
+        aria-expanded={isOpen}
+        aria-controls="console-nav-sections"
+        onClick={() => setOpen((open) => !open)}
+      >
+        <span className="sidenav-toggle-icon" aria-hidden="true" />
+        Menu
+      </button>
+      <div id="console-nav-sections" className="sidenav-sections">
+        {SECTIONS.map((section) => (
+          <div key={section.heading} className="sidenav-section">
+            <p className="sidenav-heading">{section.heading}</p>
+            <ul>
+              {section.items
+                .filter((item) => !('rootOnly' in item) || isRootAdmin)
+                .map((item) => {
+                  const isActive = pathname === item.href || (item.href !== '/' && pathname.startsWith(`${item.href}/`));
+                  return (
+                    <li key={item.href}>
+                      <Link
+                        href={withTenant(item.href, tenant)}
+                        aria-current={isActive ? 'page' : undefined}
+                        className="sidenav-link"
+                        onClick={() => setOpen(false)}
+                      >
+                        {item.label}
+                      </Link>
+                    </li>
+                  );
+                })}
+            </ul>
+          </div>
+        ))}
+      </div>
     </nav>
   );
 }

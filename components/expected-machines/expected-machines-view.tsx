@@ -7,10 +7,12 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
+import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
 import { ImportPanel } from './import-panel';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 export function ExpectedMachinesView() {
   return <TenantGate>{(tenant) => <TenantExpectedMachines key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -58,9 +60,11 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
                 ))}
               </select>
             </div>
-            <button type="button" className="btn btn-primary" disabled={!siteId} onClick={() => setImporting(true)}>
-              Import
-            </button>
+            {can(tenant, 'compute:sites:manage') && (
+              <button type="button" className="btn btn-primary" disabled={!siteId} onClick={() => setImporting(true)}>
+                Import
+              </button>
+            )}
           </>
         }
       />
@@ -83,7 +87,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Not arrived yet">
-            <div className="table-scroll">
+            <TableScroll label="Machines not arrived yet">
               <table className="table">
                 <thead>
                   <tr>
@@ -110,7 +114,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
             {waiting.data && waiting.data.total > items.length && (
               <p className="field-hint">
                 The newest {items.length} of {waiting.data.total} are shown.
@@ -130,7 +134,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Arrived">
-            <div className="table-scroll">
+            <TableScroll label="Arrived machines">
               <table className="table">
                 <thead>
                   <tr>
@@ -153,7 +157,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           </section>
         )}
       </QueryStates>
@@ -168,7 +172,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       >
         {(items) => (
           <section className="panel" aria-label="Arrivals that matched nothing">
-            <div className="table-scroll">
+            <TableScroll label="Unmatched arrivals">
               <table className="table">
                 <thead>
                   <tr>
@@ -200,7 +204,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           </section>
         )}
       </QueryStates>

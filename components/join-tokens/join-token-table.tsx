@@ -12,6 +12,7 @@ import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useNowSince } from '@/lib/use-now';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 const STATE_LABELS: Record<JoinTokenState, string> = { live: 'Live', revoked: 'Revoked', expired: 'Expired', 'used-up': 'Used up' };
 
@@ -77,7 +78,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
             : 'No live join tokens. Create one to let a machine join this pool.'}
         </p>
       ) : (
-        <div className={`table-scroll${tokens.isPlaceholderData ? ' is-stale' : ''}`}>
+        <TableScroll label={`Join tokens of pool ${pool.name}`} stale={tokens.isPlaceholderData}>
           <table className="table">
             <caption className="visually-hidden">Join tokens of pool {pool.name}</caption>
             <thead>
@@ -108,7 +109,7 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <LoadMore query={tokens} label="Load more" />
     </section>

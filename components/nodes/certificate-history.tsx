@@ -2,6 +2,7 @@ import { LocalTime } from '@/components/ui/time';
 import { formatRelative } from '@/lib/join-token-form';
 import { certificateStanding, type CertificateStanding } from '@/protocol/api/certificate-standing';
 import type { NodeCertificateRecord } from '@/protocol/api/node-schemas';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 const BADGES: Record<CertificateStanding, { label: string; className: string; hint: string }> = {
   current: { label: 'current', className: 'badge badge-success', hint: 'The certificate the node holds now' },
@@ -22,7 +23,7 @@ const ISSUED_BY: Record<NodeCertificateRecord['issuedBy'], string> = { join: 'jo
 /** A node's certificates, newest first: what issued each, its validity in words, and where it stands now. */
 export function CertificateHistory({ certificates, total, now }: { certificates: NodeCertificateRecord[]; total: number; now: number }) {
   return (
-    <div className="table-scroll">
+    <TableScroll label="Certificate history">
       <table className="table">
         {total > certificates.length && (
           <caption className="muted">
@@ -80,6 +81,6 @@ export function CertificateHistory({ certificates, total, now }: { certificates:
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -18,6 +18,7 @@ import { useNowSince } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NODE_STATES, type NodeListItem } from '@/protocol/api/node-schemas';
 import { SessionCell } from './session-state';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 export function NodesView() {
   return <TenantGate>{(tenant) => <TenantNodes key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -139,7 +140,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
 
 function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: string; now: number }) {
   return (
-    <div className="table-scroll">
+    <TableScroll label="Nodes">
       <table className="table">
         <thead>
           <tr>
@@ -220,6 +221,6 @@ function NodeTable({ nodes, tenantId, now }: { nodes: NodeListItem[]; tenantId: 
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

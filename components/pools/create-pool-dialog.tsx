@@ -7,6 +7,8 @@ import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Site } from '@/lib/api-types';
 import {
+  ACCEPTANCE_CHECKS,
+  BUILT_IN_CHECKS,
   formFieldOf,
   JOIN_ATTESTOR_HINTS,
   JOIN_ATTESTORS,
@@ -52,7 +54,7 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
     agent: 'bcd',
     joinAttestors: [],
     platformOperated: false,
-    acceptanceChecks: '',
+    acceptance: {},
     tpmEkAllowList: '',
   });
   const create = useMutation(
@@ -171,22 +173,43 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
         />
       </ChoiceGroup>
 
-      <Field
-        label="Acceptance checks"
+      <ChoiceGroup
+        legend="Acceptance checks"
         optional
-        error={errorFor('acceptanceChecks')}
-        hint="Comma-separated check names, e.g. gpu-burn, nccl-allreduce. New nodes run them before adoption."
+        error={errorFor('acceptance')}
+        hint="What bcd measures on a new node before it is adopted; a node that fails one stays adopting."
       >
-        {(control) => (
-          <input
-            {...control}
-            value={values.acceptanceChecks}
-            onChange={(event) => update('acceptanceChecks', event.target.value)}
-            autoComplete="off"
-            spellCheck={false}
-          />
-        )}
-      </Field>
+        {BUILT_IN_CHECKS.map((check) => {
+          const { hint, threshold } = ACCEPTANCE_CHECKS[check];
+          const value = values.acceptance[check];
+          return (
+            <div key={check} className="choice-with-input">
+              <Choice
+                label={<code>{check}</code>}
+                hint={hint}
+                checked={value !== undefined}
+                onChange={(checked) => {
+                  const next = { ...values.acceptance };
+                  if (checked) next[check] = threshold?.initial ?? '';
+                  else delete next[check];
+                  update('acceptance', next);
+                }}
+              />
+              {threshold && value !== undefined && (
+                <input
+                  type="number"
+                  className="choice-input"
+                  aria-label={threshold.label}
+                  min={check === 'gpu-count' ? 0 : 1}
+                  step={check === 'min-memory' ? 'any' : 1}
+                  value={value}
+                  onChange={(event) => update('acceptance', { ...values.acceptance, [check]: event.target.value })}
+                />
+              )}
+            </div>
+          );
+        })}
+      </ChoiceGroup>
 
       <Field
         label="TPM EK allow-list"

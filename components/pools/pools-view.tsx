@@ -1,6 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
@@ -8,6 +9,7 @@ import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
+import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { CreatePoolDialog } from './create-pool-dialog';
 import { SitePools } from './site-pools';
@@ -84,8 +86,8 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
         <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
       ) : sites.data.items.length === 0 ? (
         <div className="callout">
-          <strong>This tenant has no sites yet.</strong> A pool lives in a site; create a site through the API (
-          <code>POST /api/compute/v1/tenants/{'{tenantId}'}/sites</code>) first.
+          <strong>This tenant has no sites yet.</strong> A pool lives in a site: create one on{' '}
+          <Link href={withTenant('/sites', tenant.id)}>Sites</Link> first.
         </div>
       ) : (
         sites.data.items.map((site) => (

@@ -6,6 +6,7 @@ import { formatTimestamp } from '@/components/ui/format';
 import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
 import { SiteApprovalsButton } from './site-approvals-button';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 /** One site and its pools, as a table. */
 interface SitePoolsProps {
@@ -49,7 +50,7 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
       {pools.length === 0 ? (
         <p className="panel-empty">No pools in this site.</p>
       ) : (
-        <div className="table-scroll">
+        <TableScroll label={`Pools of ${site.name}`}>
           <table className="table">
             <caption className="visually-hidden">Pools in site {site.name}</caption>
             <thead>
@@ -73,7 +74,7 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );

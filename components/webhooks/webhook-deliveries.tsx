@@ -5,6 +5,7 @@ import { QueryStates } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import { useTRPC } from '@/lib/trpc';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 /** A subscription's deliveries, newest first: status, attempts, the last answer and its latency, the next attempt. */
 export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; webhookId: string }) {
@@ -35,7 +36,7 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
         empty="No deliveries yet: send a test event, or wait for one of its events."
       >
         {(items) => (
-          <div className="table-scroll">
+          <TableScroll label="Delivery log">
             <table className="table">
               <thead>
                 <tr>
@@ -81,7 +82,7 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryStates>
     </section>

@@ -15,6 +15,7 @@ import { can } from '@/lib/can';
 import { useTRPC } from '@/lib/trpc';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookForm } from './webhook-form';
+import { TableScroll } from '@/components/ui/table-scroll';
 
 export type Webhook = Outputs['webhooks']['list']['items'][number];
 
@@ -140,7 +141,7 @@ function WebhookTable({
         empty="This tenant has no webhooks."
       >
         {(items) => (
-          <div className="table-scroll">
+          <TableScroll label="Webhooks">
             <table className="table">
               <thead>
                 <tr>
@@ -258,7 +259,7 @@ function WebhookTable({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryStates>
     </section>

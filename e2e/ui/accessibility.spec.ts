@@ -6,6 +6,7 @@ import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
 import { openConsole, trpc } from '../support/session';
 import { roleState } from '../support/roles';
+import { consolePages, followNav, openPage, seedConsole, type ConsoleSeed } from '../support/console-pages';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
 test.use({ storageState: roleState('admin') });
@@ -112,11 +113,11 @@ test.describe('phone', () => {
     test.setTimeout(90_000);
     await openConsole(page);
     // Sign-in lands on the overview (overview.spec.ts checks it at this width); this test is about Pools.
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Pools', exact: true }).click();
+    await followNav(page, 'Pools');
     await expect(page).toHaveURL(/\/pools(\?|$)/);
     await expect(page.getByRole('heading', { name: 'Pools', level: 1 })).toBeVisible();
     await expectNoSeriousViolations(page, 'phone-pools');
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Join tokens' }).click();
+    await followNav(page, 'Join tokens');
     await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
     await expectNoSeriousViolations(page, 'phone-join-tokens');
   });
@@ -181,5 +182,89 @@ test('the join-requests queue with requests in it, and its dialogs', async ({ pa
     await expectNoSeriousViolations(page, 'join-requests-shortcuts');
   } finally {
     sim.kill();
+  }
+});
+
+/** axe at moderate impact and worse (the `region` rule among them): every violation, named with where. */
+async function moderateViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
+}
+
+test.describe('every page, at moderate impact and worse', () => {
+  let seed: ConsoleSeed;
+  test.beforeAll(async ({ browser }) => {
+    test.setTimeout(120_000);
+    const context = await browser.newContext({ storageState: roleState('admin'), baseURL: process.env.E2E_BASE_URL });
+    seed = await seedConsole(context.request);
+    await context.close();
+  });
+  test.afterAll(() => seed?.stop());
+
+  for (const viewport of [
+    { width: 1440, height: 900 },
+    { width: 390, height: 844 },
+  ]) {
+    test.describe(`${viewport.width}×${viewport.height}`, () => {
+      test.use({ viewport });
+
+      test('every console page', async ({ page }) => {
+        test.setTimeout(300_000);
+        const failures: Record<string, string[]> = {};
+        for (const { path, heading } of consolePages(seed)) {
+          await openPage(page, path, heading);
+          const violations = await moderateViolations(page);
+          if (violations.length) failures[path.replace(/[?&]tenant=[^&]*/, '')] = violations;
+        }
+        expect(failures).toEqual({});
+      });
+
+      test('open dialogs are scanned too', async ({ page }) => {
+        test.setTimeout(180_000);
+        const failures: Record<string, string[]> = {};
+        const scan = async (name: string) => {
+          const violations = await moderateViolations(page);
+          if (violations.length) failures[name] = violations;
+        };
+        await openPage(page, `/pools?tenant=${seed.tenantId}`, 'Pools');
+        await page.getByRole('button', { name: 'Create pool' }).click();
+        await expect(page.getByRole('dialog', { name: 'Create pool' })).toBeVisible();
+        await scan('create pool');
+        await page.keyboard.press('Escape');
+
+        await openPage(page, `/sites?tenant=${seed.tenantId}`, 'Sites');
+        await page.getByRole('button', { name: 'Create site' }).click();
+        await expect(page.getByRole('dialog', { name: 'Create site' })).toBeVisible();
+        await scan('create site');
+        await page.keyboard.press('Escape');
+        await page
+          .getByRole('button', { name: /^Settings of site walk-site-/ })
+          .first()
+          .click();
+        await expect(page.getByRole('dialog', { name: /^Settings of site / })).toBeVisible();
+        await scan('site settings');
+        await page.keyboard.press('Escape');
+
+        await openPage(page, `/join-tokens?pool=${seed.poolId}&tenant=${seed.tenantId}`, 'Join tokens');
+        await page.getByRole('button', { name: 'Create join token' }).click();
+        await expect(page.getByRole('dialog', { name: 'Create join token' })).toBeVisible();
+        await scan('create join token');
+        await page.keyboard.press('Escape');
+
+        await openPage(page, `/nodes/${seed.nodeId}?tenant=${seed.tenantId}`, `Node ${seed.nodeId}`);
+        await page.getByRole('button', { name: `Cordon node ${seed.nodeId}` }).click();
+        await expect(page.getByRole('dialog', { name: /Cordon/ })).toBeVisible();
+        await scan('cordon node');
+        expect(failures).toEqual({});
+      });
+    });
   }
 });

@@ -42,14 +42,19 @@ test('a pool created through the dialog is listed with its policy', async ({ pag
   await dialog.getByRole('checkbox', { name: /join-token/ }).check();
   await dialog.getByRole('checkbox', { name: /tpm/ }).check();
   await dialog.getByRole('checkbox', { name: /Platform-operated/ }).check();
-  await dialog.getByLabel('Acceptance checks').fill('gpu-burn, nccl-allreduce');
+  // Only the checks the agent runs are offered, each with its threshold.
+  const checks = dialog.getByRole('group', { name: /Acceptance checks/ });
+  await expect(checks.getByRole('checkbox')).toHaveCount(4);
+  await checks.getByRole('checkbox', { name: /identity/ }).check();
+  await checks.getByRole('checkbox', { name: /gpu-count/ }).check();
+  await checks.getByLabel('Minimum GPUs').fill('4');
   await dialog.getByRole('button', { name: 'Create pool' }).click();
 
   await expect(dialog).toBeHidden();
   await expect(page.getByRole('status')).toContainText(`Pool ${name} created in site default.`);
   const row = poolRow(page, 'default', name);
   await expect(row).toBeVisible();
-  for (const text of ['join-token', 'tpm', 'k8s platform-operated', 'gpu-burn', 'nccl-allreduce']) {
+  for (const text of ['join-token', 'tpm', 'k8s platform-operated', 'identity', 'gpu-count']) {
     await expect(row.getByText(text, { exact: true })).toBeVisible();
   }
 });
@@ -64,13 +69,15 @@ test('the server’s errors show next to the field they are about', async ({ pag
   await expect(name).toHaveAccessibleDescription(/A pool named default already exists in site default/);
   await expect(dialog).toBeVisible();
 
-  // Editing the field clears its error; a bad acceptance check is reported on the checks field, by name.
+  // Editing the field clears its error; a bad threshold is reported on the checks group, by the check's name.
   await name.fill(uniqueName('e2e'));
   await expect(name).not.toHaveAttribute('aria-invalid', 'true');
-  const checks = dialog.getByLabel('Acceptance checks');
-  await checks.fill('gpu-burn, Not_Valid');
+  const checks = dialog.getByRole('group', { name: /Acceptance checks/ });
+  await checks.getByRole('checkbox', { name: /min-cpus/ }).check();
+  await checks.getByLabel('Minimum CPUs').fill('0');
   await dialog.getByRole('button', { name: 'Create pool' }).click();
-  await expect(checks).toHaveAccessibleDescription(/“Not_Valid”: use a check name like gpu-burn/);
+  await expect(checks).toHaveAttribute('aria-invalid', 'true');
+  await expect(checks.getByRole('alert')).toHaveText(/^min-cpus: /);
 
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(dialog).toBeHidden();

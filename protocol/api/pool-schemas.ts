@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { idOf, resourceName } from './resource-names';
-import { acceptanceCheckSpec } from '../acceptance-checks';
+import { acceptanceCheckSpec, BUILT_IN_CHECKS } from '../acceptance-checks';
 import { ekHashSchema, tpmPoolPolicySchema } from './tpm-settings';
 
 const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
@@ -18,17 +18,40 @@ const poolPolicy = z
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicy>;
 
-export const createPoolInput = z.strictObject({
-  tenantId: idOf('tnt'),
-  siteId: idOf('site'),
-  name: resourceName,
-  agent: z.enum(POOL_AGENTS),
-  policy: poolPolicy.optional(),
-  acceptanceChecks: z
-    .array(z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'use a check name like gpu-burn'))
-    .max(32)
-    .optional(),
-});
+const builtInList = BUILT_IN_CHECKS.join(', ');
+/**
+ * `acceptanceChecks` names checks the agent runs, and each needs its settings in `policy.acceptance` (that is
+ * what the agent is sent); a name the agent does not run would leave every new node of the pool waiting.
+ */
+export const createPoolInput = z
+  .strictObject({
+    tenantId: idOf('tnt'),
+    siteId: idOf('site'),
+    name: resourceName,
+    agent: z.enum(POOL_AGENTS),
+    policy: poolPolicy.optional(),
+    acceptanceChecks: z
+      .array(
+        z
+          .string()
+          .max(64)
+          .refine((name) => (BUILT_IN_CHECKS as readonly string[]).includes(name), `the agent runs only these checks: ${builtInList}`),
+      )
+      .max(32)
+      .optional(),
+  })
+  .superRefine((input, ctx) => {
+    const configured = new Set((input.policy?.acceptance ?? []).map((spec) => spec.check));
+    (input.acceptanceChecks ?? []).forEach((name, index) => {
+      if ((BUILT_IN_CHECKS as readonly string[]).includes(name) && !configured.has(name as never)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['acceptanceChecks', index],
+          message: `${name} needs its settings in policy.acceptance, which is what the agent is sent`,
+        });
+      }
+    });
+  });
 export const listPoolsInput = z.strictObject({
   tenantId: idOf('tnt'),
   siteId: idOf('site').optional(),

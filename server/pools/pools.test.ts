@@ -23,11 +23,20 @@ describe('sites and pools', () => {
       siteId: t.site.id,
       name: 'gpu-a100',
       agent: 'bcd',
-      policy: { joinAttestors: ['join-token', 'tpm'], kubernetes: { platformOperated: true } },
-      acceptanceChecks: ['gpu-burn'],
+      policy: {
+        joinAttestors: ['join-token', 'tpm'],
+        kubernetes: { platformOperated: true },
+        acceptance: [{ check: 'gpu-count', min: 8 }],
+      },
+      acceptanceChecks: ['gpu-count'],
     });
     expect(pool).toMatchObject({ name: 'gpu-a100', agent: 'bcd', siteId: t.site.id, tenantId: t.tenantId, archivedAt: null });
-    expect(pool.policy).toEqual({ joinAttestors: ['join-token', 'tpm'], kubernetes: { platformOperated: true } });
+    expect(pool.acceptanceChecks).toEqual(['gpu-count']);
+    expect(pool.policy).toEqual({
+      joinAttestors: ['join-token', 'tpm'],
+      kubernetes: { platformOperated: true },
+      acceptance: [{ check: 'gpu-count', min: 8 }],
+    });
     expect((await api.pools.list({ tenantId: t.tenantId })).items.map((p) => p.name).sort()).toEqual(['gpu-a100', 'pool-a']);
     const archived = await api.pools.archive({ tenantId: t.tenantId, poolId: pool.id });
     expect(archived.archivedAt).not.toBeNull();
@@ -78,6 +87,21 @@ describe('sites and pools', () => {
       code: 'INVALID_ARGUMENT',
       field: 'kind',
     });
+
+    // Only checks the agent runs, each with its settings: a name nothing runs would leave every new node adopting.
+    const unknownCheck = await domainError(api.pools.create({ ...base, name: 'burn', acceptanceChecks: ['gpu-burn'] }));
+    expect(unknownCheck).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'acceptanceChecks.0' });
+    expect(unknownCheck.message).toContain('identity, min-cpus, min-memory, gpu-count');
+    expect(await domainError(api.pools.create({ ...base, name: 'bare', acceptanceChecks: ['min-cpus'] }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: 'acceptanceChecks.0',
+    });
+    expect(
+      await domainError(
+        api.pools.create({ ...base, name: 'burn2', policy: { acceptance: [{ check: 'gpu-burn' as never, min: 1 } as never] } }),
+      ),
+    ).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await db.pool.count({ where: { ownerTenantId: t.tenantId, name: { in: ['burn', 'bare', 'burn2'] } } })).toBe(0);
 
     // A site with live pools cannot be archived; an archived site takes no new pools.
     expect(await domainError(api.sites.archive({ tenantId: t.tenantId, siteId: t.site.id }))).toMatchObject({ code: 'INVALID_STATE' });

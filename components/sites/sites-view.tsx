@@ -1,0 +1,176 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { PageHeader } from '@/components/console/page-header';
+import { TenantGate } from '@/components/console/tenant-gate';
+import { ConfirmButton } from '@/components/ui/confirm-dialog';
+import { QueryStates } from '@/components/ui/query-state';
+import { TableScroll } from '@/components/ui/table-scroll';
+import { toApiError } from '@/lib/api-errors';
+import type { Site, Tenant } from '@/lib/api-types';
+import { can } from '@/lib/can';
+import { useLiveRefresh } from '@/lib/live';
+import { useTRPC } from '@/lib/trpc';
+import { CreateSiteDialog } from './create-site-dialog';
+import { SiteSettingsDialog } from './site-settings-dialog';
+
+export function SitesView() {
+  return <TenantGate>{(tenant) => <TenantSites key={tenant.id} tenant={tenant} />}</TenantGate>;
+}
+
+const hours = (seconds: number) => `${Math.round((seconds / 3600) * 100) / 100} h`;
+
+/** The tenant's sites with their join settings; admins create sites and edit the settings. */
+function TenantSites({ tenant }: { tenant: Tenant }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [showArchived, setShowArchived] = useState(false);
+  const [isCreating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<Site | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id, includeArchived: showArchived }));
+  useLiveRefresh([trpc.sites.list.pathFilter()], { eventsOf: tenant.id });
+  const canManage = can(tenant, 'compute:sites:manage');
+  const archive = useMutation(
+    trpc.sites.archive.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.sites.pathFilter()) }),
+  );
+
+  return (
+    <>
+      <PageHeader
+        title="Sites"
+        description={
+          <>
+            Where machines join from: each site holds pools, a join queue and its own settings for PXE and TPM machines. Tenant{' '}
+            <strong>{tenant.name}</strong>.
+          </>
+        }
+        actions={
+          <>
+            <label className="toggle">
+              <input type="checkbox" checked={showArchived} onChange={(event) => setShowArchived(event.target.checked)} />
+              Show archived
+            </label>
+            {canManage && (
+              <button
+                type="button"
+                className="btn btn-primary"
+                onClick={() => {
+                  setNotice(null);
+                  setCreating(true);
+                }}
+              >
+                Create site
+              </button>
+            )}
+          </>
+        }
+      />
+      <div role="status" aria-live="polite" className="notice-slot">
+        {notice && (
+          <p className="callout callout-success">
+            {notice}{' '}
+            <button type="button" className="link-button" onClick={() => setNotice(null)}>
+              Dismiss
+            </button>
+          </p>
+        )}
+      </div>
+      <QueryStates
+        query={sites}
+        items={sites.data?.items ?? []}
+        loading="Loading sites…"
+        what="sites"
+        empty="This tenant has no sites yet."
+      >
+        {(items) => (
+          <section className="panel" aria-label="Sites">
+            <TableScroll label="Sites table">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Site</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">PXE machines</th>
+                    <th scope="col">Queue</th>
+                    <th scope="col">TPM enrollment</th>
+                    <th scope="col">Approvals</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((site) => (
+                    <tr key={site.id} className={site.archivedAt ? 'row-archived' : undefined}>
+                      <th scope="row" className="cell-name">
+                        <span className="pool-name">{site.name}</span>
+                        <code className="id">{site.id}</code>
+                      </th>
+                      <td>{site.kind}</td>
+                      <td>{site.discovery.approval === 'always' ? 'held for a person' : 'known ones admitted'}</td>
+                      <td>
+                        at most {site.discovery.maxPendingRequests.toLocaleString('en')}
+                        <span className="cell-sub">wait {hours(site.discovery.pendingTtlSeconds)}</span>
+                      </td>
+                      <td>
+                        {site.tpm.enrollment ? 'on' : 'off'}
+                        <span className="cell-sub">wait {hours(site.tpm.pendingTtlSeconds)}</span>
+                      </td>
+                      <td>{site.requiredApprovals === 2 ? 'two people' : 'one'}</td>
+                      <td>
+                        {site.archivedAt ? (
+                          <span className="status status-archived">Archived</span>
+                        ) : (
+                          <span className="status status-active">Active</span>
+                        )}
+                      </td>
+                      <td className="cell-actions">
+                        {canManage && !site.archivedAt && (
+                          <>
+                            <button
+                              type="button"
+                              className="btn btn-small btn-quiet"
+                              aria-label={`Settings of site ${site.name}`}
+                              onClick={() => setEditing(site)}
+                            >
+                              Settings
+                            </button>
+                            <ConfirmButton
+                              label="Archive"
+                              ariaLabel={`Archive site ${site.name}`}
+                              title={`Archive site ${site.name}?`}
+                              confirmLabel="Archive site"
+                              pendingLabel="Archiving…"
+                              mutation={archive}
+                              errorMessage={(error) => toApiError(error).message}
+                              onConfirm={(close) => archive.mutate({ tenantId: tenant.id, siteId: site.id }, { onSuccess: close })}
+                            >
+                              <p>It takes no new pools and no new joins. A site with live pools cannot be archived: archive them first.</p>
+                            </ConfirmButton>
+                          </>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+          </section>
+        )}
+      </QueryStates>
+      <CreateSiteDialog
+        open={isCreating}
+        tenantId={tenant.id}
+        onClose={() => setCreating(false)}
+        onCreated={(site) => {
+          setCreating(false);
+          setNotice(`Site ${site.name} created. Its settings are the defaults; change them with Settings.`);
+        }}
+      />
+      <SiteSettingsDialog site={editing} tenantId={tenant.id} onClose={() => setEditing(null)} />
+    </>
+  );
+}
