@@ -96,6 +96,10 @@ export const readPools: TenantPageReader = ({ trpc, queryClient, tenant }) => {
   ]);
 };
 
+export const readSites: TenantPageReader = ({ trpc, queryClient, tenant }) =>
+  // The page's first view leaves archived sites out.
+  prefetch(queryClient, [trpc.sites.list.queryOptions({ tenantId: tenant.id, includeArchived: false })]);
+
 export const readJoinTokens: TenantPageReader = async (read) => {
   const pool = queuePoolOf(joinablePools((await sitesAndPools(read)).pools), read.params.get('pool'));
   if (pool)

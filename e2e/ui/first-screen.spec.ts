@@ -78,6 +78,7 @@ function pages(f: Fixture): { path: string; shows: string }[] {
   return [
     { path: `/?${t}`, shows: f.siteName },
     { path: `/pools?${t}`, shows: f.poolName },
+    { path: `/sites?${t}`, shows: f.siteName },
     { path: `/join-tokens?pool=${f.poolId}&${t}`, shows: f.tokenId },
     { path: `/join-requests?pool=${f.poolId}&${t}`, shows: 'No machine is waiting' },
     { path: `/nodes?pool=${f.poolId}&${t}`, shows: f.nodeId },

@@ -29,6 +29,7 @@ import {
   readOperators,
   readOverview,
   readPools,
+  readSites,
   readRefusedJoins,
   readWebhooks,
   type TenantPageReader,
@@ -131,6 +132,7 @@ describe("each console page's read-ahead", () => {
           browserKeys.pools.counts.queryKey({ tenantId }),
         ],
       ],
+      ['sites', readSites, '', [browserKeys.sites.list.queryKey({ tenantId, includeArchived: false })]],
       [
         'join tokens',
         readJoinTokens,
