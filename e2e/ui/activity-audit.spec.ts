@@ -39,6 +39,8 @@ for (const viewport of [
       test.use({ storageState: roleState('admin'), viewport, colorScheme });
 
       test('audit rows stay short, details read as fields, filters stay in the URL, the export is the filtered CSV', async ({ page }) => {
+        // Several page loads and a download, on a machine that may be shared with other runs.
+        test.setTimeout(120_000);
         const { tenantId, tokenId } = await createdToken(page.request);
         await openConsole(page);
         await page.goto(`/audit?tenant=${tenantId}`);
