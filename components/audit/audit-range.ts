@@ -6,7 +6,7 @@ export const AUDIT_RANGES = [
   { value: '30d', label: 'Last 30 days', ms: 30 * 86_400_000 },
 ] as const;
 
-export interface AuditRangeParams {
+interface AuditRangeParams {
   range: string | null;
   from: string | null;
   to: string | null;

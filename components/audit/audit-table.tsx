@@ -4,7 +4,7 @@ import { Fragment, useState } from 'react';
 import { EventDetails } from '@/components/events/event-details';
 import { LocalTime } from '@/components/ui/time';
 
-export interface AuditEntry {
+interface AuditEntry {
   id: string;
   actor: string;
   actorEmail: string | null;

@@ -7,9 +7,9 @@ import { idOf } from '../../protocol/api/resource-names';
 import { operatorNames } from '../operators/operator-names';
 
 /** At most this many values per facet, the most frequent first. */
-export const AUDIT_FACET_LIMIT = 100;
+const AUDIT_FACET_LIMIT = 100;
 /** The facets count the newest this many entries of the range: one page view reads a bounded number of rows. */
-export const AUDIT_FACET_SCAN = 50_000;
+const AUDIT_FACET_SCAN = 50_000;
 
 export const auditFacetsInput = z.strictObject({
   tenantId: idOf('tnt'),

@@ -8,9 +8,9 @@ import { csvRow } from './audit-csv';
 /** At most this many entries per export, newest first: a longer history is exported a time range at a time. */
 export const AUDIT_EXPORT_MAX_ROWS = 100_000;
 /** Entries read per query: the export holds one batch in memory, whatever the number of rows. */
-export const AUDIT_EXPORT_BATCH = 1_000;
+const AUDIT_EXPORT_BATCH = 1_000;
 
-export const AUDIT_CSV_HEADER = ['time', 'actor', 'actor_name', 'actor_email', 'action', 'resource', 'reason', 'details'] as const;
+const AUDIT_CSV_HEADER = ['time', 'actor', 'actor_name', 'actor_email', 'action', 'resource', 'reason', 'details'] as const;
 
 /**
  * The CSV of a tenant's audit log under `filter` (`compute:audit:read` on the tenant, as `audit.list`),
