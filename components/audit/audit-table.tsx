@@ -65,8 +65,8 @@ export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId:
                 <td>
                   <code>{entry.resource}</code>
                 </td>
-                <td className="audit-reason" title={entry.reason ?? undefined}>
-                  {entry.reason ?? <span className="muted">none given</span>}
+                <td className="audit-reason-cell" title={entry.reason ?? undefined}>
+                  {entry.reason ? <span className="audit-reason">{entry.reason}</span> : <span className="muted">none given</span>}
                 </td>
                 <td>
                   {fields ? (
