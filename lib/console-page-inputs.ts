@@ -54,13 +54,21 @@ export function refusedJoinsInput(tenantId: string, params: { reason: string | n
   };
 }
 
-/** The audit page's list, narrowed by `?actor=` and `?action=`. */
-export function auditListInput(tenantId: string, params: { actor: string | null; action: string | null }) {
+/**
+ * The audit page's list: `?action=` and `?actor=` match exactly (the page's facets), within the time range's
+ * `bounds` (none when the page shows all time).
+ */
+export function auditListInput(
+  tenantId: string,
+  params: { actor: string | null; action: string | null },
+  bounds: { since?: string; until?: string } = {},
+) {
   return {
     tenantId,
     limit: LIST_PAGE_SIZE,
-    ...(params.actor ? { actor: params.actor } : {}),
-    ...(params.action ? { action: params.action } : {}),
+    ...(params.action ? { actionEquals: params.action } : {}),
+    ...(params.actor ? { actorEquals: params.actor } : {}),
+    ...bounds,
   };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatSeconds, joinSeries, renewalSeries, type Overview } from './overview-series';
+import { explainRefusal } from './refusal-reasons';
 
 const hours = Array.from({ length: 4 }, (_, i) => new Date(Date.UTC(2026, 11, 1, i)).toISOString());
 const overview = (over: Partial<Overview['joins']> = {}): Overview => ({
@@ -51,6 +52,10 @@ describe('the overview charts', () => {
       '2 other',
     ]);
     expect(byReason[0]!.href).toBe('/refused-joins?reason=join-token:r0');
+    // The legend says each reason in words, as the refused-joins page explains it.
+    const named = joinSeries(overview({ refused: [{ key: 'tpm:enrollment', counts: [1, 0, 0, 0] }] }), 'reason', href);
+    expect(named[0]!.description).toBe(explainRefusal('tpm:enrollment').meaning);
+    expect(named[0]!.description).not.toMatch(/does not know/);
     expect(byReason.at(-1)).toMatchObject({ counts: [3, 0, 0, 0], href: undefined });
   });
 

@@ -1,4 +1,5 @@
 import type { Overview } from './api-types';
+import { explainRefusal } from './refusal-reasons';
 
 export type { Overview };
 
@@ -15,6 +16,8 @@ export interface ChartSeries {
   tone: string;
   /** The list this part summarizes, when there is one. */
   href?: string;
+  /** What the part is, in words, beside its label in the legend (a refusal reason's meaning). */
+  description?: string;
 }
 
 const MAX_PARTS = 6;
@@ -27,11 +30,17 @@ function foldParts(
   parts: Array<{ key: string; counts: number[] }>,
   width: number,
   href: (key: string) => string | undefined,
+  describe: (key: string) => string | undefined = () => undefined,
 ): ChartSeries[] {
   const sorted = [...parts].sort((a, b) => total(b.counts) - total(a.counts) || a.key.localeCompare(b.key));
-  const kept = sorted
-    .slice(0, MAX_PARTS)
-    .map((p, i) => ({ key: p.key, label: p.key || 'unknown', counts: p.counts, tone: `tone-${i}`, href: href(p.key) }));
+  const kept: ChartSeries[] = sorted.slice(0, MAX_PARTS).map((p, i) => ({
+    key: p.key,
+    label: p.key || 'unknown',
+    counts: p.counts,
+    tone: `tone-${i}`,
+    href: href(p.key),
+    description: describe(p.key),
+  }));
   const rest = sorted.slice(MAX_PARTS);
   if (rest.length)
     kept.push({
@@ -65,7 +74,13 @@ export function joinSeries(o: Overview, mode: StackMode, refusedHref: (reason?: 
       () => undefined,
     );
   }
-  return foldParts(o.joins.refused, width, (reason) => refusedHref(reason));
+  // Each reason in words: the refused-joins page's explanation of it.
+  return foldParts(
+    o.joins.refused,
+    width,
+    (reason) => refusedHref(reason),
+    (reason) => explainRefusal(reason).meaning,
+  );
 }
 
 /** Renewals and refused renewals per hour. */

@@ -12,10 +12,16 @@ const sources = (dir: string): string[] =>
     return file.endsWith('.ts') && !file.endsWith('.test.ts') ? [readFileSync(file, 'utf8')] : [];
   });
 
+const PREFIXES = '(?:join|join-token|discovery|x509pop|tpm)';
+
 /**
- * The reasons the join code can record: every literal `reason: '<prefix>:…'` and `refuse('<prefix>:…')`, and
- * the token rules every token-carrying attestor applies (`checkToken('<attestor>', …)` refusing
- * `${attestor}:<rule>`), one reason per attestor and rule.
+ * The reasons the server can record, collected from its sources as the event-types test collects event types:
+ * - every literal `'<prefix>:<rule>'` (quoted or in backticks, code or TSDoc naming what a path refuses), for
+ *   the prefixes `join`, `join-token`, `discovery`, `x509pop` and `tpm`;
+ * - `<prefix>:${name}-<rule>` templates, once per value of the string union the same file gives `name`
+ *   (the TPM's `tpm:${who}-fixed-tpm` for `who: 'ak' | 'node-key'`);
+ * - the rules a token-carrying attestor applies through `checkToken('<attestor>', …)` (and any other
+ *   `${attestor}:<rule>` template), once per such attestor.
  */
 function reasonsInServer(dir: string): Set<string> {
   const found = new Set<string>();
@@ -23,10 +29,15 @@ function reasonsInServer(dir: string): Set<string> {
   const attestors = new Set<string>();
   const tokenRules = new Set<string>();
   for (const text of texts) {
-    for (const match of text.matchAll(/(?:reason: |refuse\(|JoinRefusal\()'((?:join|join-token|discovery|x509pop):[a-z-]+)'/g))
-      found.add(match[1]!);
+    for (const match of text.matchAll(new RegExp(`['\`](${PREFIXES}:[a-z][a-z-]*[a-z])['\`]`, 'g'))) found.add(match[1]!);
+    for (const match of text.matchAll(new RegExp(`\`(${PREFIXES}):\\$\\{(\\w+)\\}([a-z-]*)\``, 'g'))) {
+      const [, prefix, name, rest] = match;
+      const union = new RegExp(`\\b${name}: ((?:'[a-z-]+'(?: \\| )?)+)`).exec(text);
+      expect(union, `the values of ${name} in ${match[0]}`).not.toBeNull();
+      for (const value of union![1]!.matchAll(/'([a-z-]+)'/g)) found.add(`${prefix}:${value[1]}${rest}`);
+    }
     for (const match of text.matchAll(/checkToken\('([a-z-]+)'/g)) attestors.add(match[1]!);
-    for (const match of text.matchAll(/refuse\(`\$\{attestor\}:([a-z-]+)`/g)) tokenRules.add(match[1]!);
+    for (const match of text.matchAll(/`\$\{attestor\}:([a-z-]+)`/g)) tokenRules.add(match[1]!);
   }
   expect(attestors.size, 'attestors calling checkToken').toBeGreaterThan(1);
   expect(tokenRules.size, 'token rules of checkToken').toBeGreaterThan(4);
@@ -35,11 +46,31 @@ function reasonsInServer(dir: string): Set<string> {
 }
 
 describe('refusal reasons', () => {
-  it('explain every reason the join code can record', () => {
-    const server = reasonsInServer(path.resolve(__dirname, '../server/join'));
-    expect(server.size).toBeGreaterThan(10);
-    const missing = [...server].filter((reason) => !(reason in REFUSAL_REASONS));
-    expect(missing).toEqual([]);
+  it('explain every reason the server can record, for every attestor', () => {
+    const server = reasonsInServer(path.resolve(__dirname, '../server'));
+    for (const prefix of ['join', 'join-token', 'discovery', 'x509pop', 'tpm'])
+      expect([...server].filter((reason) => reason.startsWith(`${prefix}:`)).length, prefix).toBeGreaterThan(3);
+    expect(server).toContain('tpm:ak-fixed-tpm');
+    expect(server).toContain('tpm:node-key-sensitive-data-origin');
+    const unexplained = [...server].filter((reason) => /does not know/.test(explainRefusal(reason).meaning)).sort();
+    expect(unexplained).toEqual([]);
+  });
+
+  it('explain the admission rules every deferring attestor shares, whatever the attestor', () => {
+    for (const reason of [
+      'discovery:queue-full',
+      'tpm:queue-full',
+      'discovery:rate-limited',
+      'tpm:rate-limited',
+      'tpm:enrollment-off',
+      'tpm:claims',
+      'discovery:claims-too-large',
+      'tpm:claims-malformed',
+    ])
+      expect(explainRefusal(reason).meaning, reason).not.toMatch(/does not know/);
+    expect(explainRefusal('tpm:queue-full').meaning).toMatch(/queue is full/);
+    expect(explainRefusal('tpm:rate-limited').action).toMatch(/ask again/);
+    expect(explainRefusal('nothing:queue-full').meaning).toMatch(/does not know/);
   });
 
   it('cover the spec’s refusals table', () => {
@@ -65,6 +96,7 @@ describe('refusal reasons', () => {
 
   it('still says something for a reason it does not know', () => {
     expect(explainRefusal('tpm:quote').meaning).toMatch(/does not know/);
+    expect(explainRefusal('tpm:ak-restricted').meaning).not.toMatch(/does not know/);
     expect(explainRefusal('join-token:revoked').action).toMatch(/new token/);
   });
 });

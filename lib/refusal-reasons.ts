@@ -3,12 +3,60 @@
  * plain words with what an operator can do about each. The agent is only ever told "Join refused"; this is
  * where the operator learns why.
  */
+import { TPM_REFUSAL_REASONS } from './refusal-reasons-tpm';
+
 interface RefusalExplanation {
   meaning: string;
   action: string;
 }
 
+/** The attestors whose reasons the console explains; `join:` is the join's own checks, before any attestor. */
+const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
+
+/**
+ * The admission rules every attestor of a kind shares (the queue cap, the per-site and per-address rate limit,
+ * the bounds on claims, TPM enrollment): one explanation per rule, whichever attestor refused.
+ */
+const SHARED_RULES: Record<string, RefusalExplanation> = {
+  'queue-full': {
+    meaning:
+      "The site's join request queue is full: as many requests as the site's maxPendingRequests wait for a decision, so this new machine was not queued.",
+    action:
+      'Approve or reject waiting requests (Join requests page), or raise the cap: better-compute sites update <site> --max-pending <count>. The machine asks again on its next attempt.',
+  },
+  'rate-limited': {
+    meaning:
+      'Too many new join requests came from this site or from this source address within the rate limit’s window, so this one was not recorded.',
+    action:
+      'Nothing if a batch of machines is booting: they ask again and are queued once the window passes. If one address floods the site, find and stop it (the Caller column).',
+  },
+  'enrollment-off': {
+    meaning: 'The site does not enroll machines it does not already trust, so this unknown machine was refused instead of queued.',
+    action:
+      'If the machine should join, turn enrollment on for the site (sites update --tpm-enrollment on), or allow-list its EK hash (--tpm-allow-ek).',
+  },
+  claims: {
+    meaning: 'The machine’s claims are malformed or over the limits (too long, too many values): they were not stored.',
+    action: 'Update bcd to a current release; a machine reporting hundreds of disks or interfaces needs a newer agent that trims them.',
+  },
+};
+SHARED_RULES['claims-too-large'] = SHARED_RULES.claims!;
+SHARED_RULES['claims-malformed'] = SHARED_RULES.claims!;
+SHARED_RULES['malformed-claims'] = SHARED_RULES.claims!;
+
 export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
+  ...TPM_REFUSAL_REASONS,
+  'tpm:queue-full': SHARED_RULES['queue-full']!,
+  'tpm:rate-limited': SHARED_RULES['rate-limited']!,
+  'tpm:enrollment-off': SHARED_RULES['enrollment-off']!,
+  'tpm:claims': SHARED_RULES.claims!,
+  'discovery:rate-limited': SHARED_RULES['rate-limited']!,
+  'discovery:claims': SHARED_RULES.claims!,
+  'join:claims': SHARED_RULES.claims!,
+  'join:attestor': {
+    meaning: 'The machine asked to join with an attestor this server does not run.',
+    action: 'Use an attestor the installation offers (join-token, discovery, tpm or x509pop); update bcd if it names an unknown one.',
+  },
   'join-token:malformed': {
     meaning: 'What the machine sent is not a join token at all.',
     action: 'Check how the token reaches the machine (BCD_JOIN_TOKEN or standard input): it may be cut off or have extra characters.',
@@ -75,6 +123,10 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action:
       "Check the site's boot step: it must mint a discovery token for each PXE lease (discoveryTokens.create) and hand that one to the ramdisk.",
   },
+  'discovery:malformed': {
+    meaning: 'What the ramdisk sent as its discovery token is not a token at all.',
+    action: "Check the site's boot step: it must hand the ramdisk the whole bcjt_ token it minted for the lease, without extra characters.",
+  },
   'discovery:secret-mismatch': {
     meaning: 'A discovery token id that exists, with a secret that is not its own: a copied or forged token.',
     action:
@@ -116,8 +168,7 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action: "Reboot the machine into the ramdisk to ask again, and approve within the site's pending TTL (or with a longer approval TTL).",
   },
   'discovery:queue-full': {
-    meaning:
-      "The site's join request queue is full: as many requests as the site's maxPendingRequests wait for a decision, so this new machine was not queued.",
+    ...SHARED_RULES['queue-full']!,
     action:
       'Approve or reject waiting requests (Join requests page), or raise the cap: better-compute sites update <site> --max-pending <count>. The machine asks again on its next PXE boot.',
   },
@@ -186,8 +237,13 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
 
 /** The explanation of `reason`; an unknown reason still says what to read. */
 export function explainRefusal(reason: string): RefusalExplanation {
+  const known = REFUSAL_REASONS[reason];
+  if (known) return known;
+  const colon = reason.indexOf(':');
+  const [attestor, rule] = [reason.slice(0, colon), reason.slice(colon + 1)];
+  const shared = colon > 0 && (ATTESTORS as readonly string[]).includes(attestor) ? SHARED_RULES[rule] : undefined;
   return (
-    REFUSAL_REASONS[reason] ?? {
+    shared ?? {
       meaning: 'A reason this console does not know yet.',
       action: 'See the refusals table of the joining guide for this reason.',
     }

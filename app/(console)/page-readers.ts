@@ -149,11 +149,14 @@ export const readEvents: TenantPageReader = ({ trpc, queryClient, tenant, params
   prefetch(queryClient, [], [trpc.events.list.infiniteQueryOptions(eventsListInput(tenant.id, paramsOf(params, ['type'])), paged)]);
 
 export const readAudit: TenantPageReader = ({ trpc, queryClient, tenant, params }) =>
-  prefetch(
-    queryClient,
-    [],
-    [trpc.audit.list.infiniteQueryOptions(auditListInput(tenant.id, paramsOf(params, ['actor', 'action'])), paged)],
-  );
+  // A time range starts at the browser's clock, which the server cannot know: that list is the browser's to read.
+  params.get('range')
+    ? Promise.resolve()
+    : prefetch(
+        queryClient,
+        [trpc.audit.facets.queryOptions({ tenantId: tenant.id })],
+        [trpc.audit.list.infiniteQueryOptions(auditListInput(tenant.id, paramsOf(params, ['actor', 'action'])), paged)],
+      );
 
 export const readApprovalRules: TenantPageReader = async (read) => {
   const siteId = pageSiteOf(read.params.get('site'), (await sitesAndPools(read)).sites);

@@ -8,4 +8,10 @@ describe('the events page type filter', () => {
     expect(published.size).toBeGreaterThan(10);
     expect([...published].filter((type) => !(EVENT_TYPES as readonly string[]).includes(type)).sort()).toEqual([]);
   });
+
+  it('lists each type once', () => {
+    const seen = new Set<string>();
+    const repeated = EVENT_TYPES.filter((type) => seen.size === seen.add(type).size);
+    expect(repeated).toEqual([]);
+  });
 });

@@ -26,8 +26,6 @@ export const EVENT_TYPES = [
   'node.join-request.created',
   'node.join-request.approval-recorded',
   'node.join-request.expired',
-  'node.connected',
-  'node.acceptance.started',
   'node.cordoned',
   'node.uncordoned',
   'node.identity-revoked',

@@ -83,6 +83,7 @@ export function StackedBars({
             <span className={`chart-swatch ${s.tone}`} aria-hidden="true" />
             {s.href ? <Link href={s.href}>{s.label}</Link> : <span>{s.label}</span>}
             <span className="chart-legend-total">{seriesTotal(s.counts)}</span>
+            {s.description && <span className="chart-legend-description">{s.description}</span>}
           </li>
         ))}
       </ul>

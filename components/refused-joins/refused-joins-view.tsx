@@ -78,11 +78,13 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
           </label>
           <select id={reasonId} value={reason} onChange={(event) => setParams({ reason: event.target.value || null })}>
             <option value="">All reasons</option>
-            {Object.keys(REFUSAL_REASONS).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
+            {Object.keys(REFUSAL_REASONS)
+              .sort()
+              .map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
           </select>
         </div>
         <div className="field">

@@ -129,6 +129,10 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
   await expect(panel(page, 'Joins per hour').getByRole('table', { name: /Refused joins by reason, per hour/ })).toBeAttached();
   const first = panel(page, 'Joins per hour').getByRole('listitem').getByRole('link').first();
   const reason = (await first.textContent())!;
+  // The legend names each reason in words too (the refused-joins page's explanation), not only its code.
+  const words = panel(page, 'Joins per hour').getByRole('listitem').first().locator('.chart-legend-description');
+  await expect(words).toHaveText(/\w+ \w+ \w+/);
+  await expect(words).not.toHaveText(/does not know/);
   await expect(first).toHaveAttribute('href', new RegExp(`/refused-joins\\?reason=${encodeURIComponent(reason)}&range=7d`));
   await first.click();
   await expect(page.getByRole('heading', { name: 'Refused joins', level: 1 })).toBeVisible();

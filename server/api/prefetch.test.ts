@@ -183,8 +183,13 @@ describe("each console page's read-ahead", () => {
         'audit',
         readAudit,
         '?actor=someone',
-        [browserKeys.audit.list.infiniteQueryKey(auditListInput(tenantId, { actor: 'someone', action: null }))],
+        [
+          browserKeys.audit.facets.queryKey({ tenantId }),
+          browserKeys.audit.list.infiniteQueryKey(auditListInput(tenantId, { actor: 'someone', action: null })),
+        ],
       ],
+      // A range starts at the browser's clock: the list is left to the browser.
+      ['audit in a range', readAudit, '?range=24h', []],
       ['approval rules', readApprovalRules, '', [sites, pools, browserKeys.approvalRules.list.queryKey(scope)]],
       [
         'expected machines',

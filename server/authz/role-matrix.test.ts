@@ -259,6 +259,7 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['events.list', { tenantId }],
       ['events.onChange', { tenantId }],
       ['audit.list', { tenantId }],
+      ['audit.facets', { tenantId }],
       ['overview.get', { tenantId }],
       ['nodes.list', { tenantId }],
       ['nodes.get', nodeRef],

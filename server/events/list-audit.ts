@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { idOf, pageDirection } from '../../protocol/api/resource-names';
+import { pageDirection } from '../../protocol/api/resource-names';
+import { auditFilterFields, auditWhere } from './audit-filter';
 
 const auditRecord = z.object({
   id: z.string(),
@@ -24,11 +25,7 @@ const auditRecord = z.object({
 type AuditRecord = z.infer<typeof auditRecord>;
 
 export const listAuditInput = z.strictObject({
-  tenantId: idOf('tnt'),
-  /** Part of the actor (`operator:op_…`) or of the operator's email, any case. */
-  actor: z.string().trim().max(200).optional(),
-  /** Part of the action (`join-token.`, `revoked`), any case. */
-  action: z.string().trim().max(100).optional(),
+  ...auditFilterFields,
   limit: z.number().int().min(1).max(200).optional(),
   cursor: z
     .string()
@@ -41,7 +38,8 @@ export const auditPage = z.object({ items: z.array(auditRecord), nextCursor: z.s
 
 /**
  * A tenant's audit log, newest first: who did what to which resource, when, and why. `actor` and `action`
- * narrow it by substring; an actor search also matches the email of the operator behind `operator:` actors.
+ * narrow it by substring (an actor search also matches the email of the operator behind `operator:` actors),
+ * `actionEquals` and `actorEquals` to one value, `since` and `until` to a time range.
  */
 export async function listAudit(
   db: Db,
@@ -50,23 +48,23 @@ export async function listAudit(
 ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
   await authorize(db, principal, 'compute:audit:read', resource.tenant(input.tenantId));
   const limit = input.limit ?? 100;
-  const actorSearch = input.actor?.trim();
-  const operatorIds = actorSearch
-    ? (await db.operator.findMany({ where: { email: { contains: actorSearch, mode: 'insensitive' } }, select: { id: true } })).map(
-        (o) => `operator:${o.id}`,
-      )
-    : [];
+  const where = await auditWhere(db, input);
   const rows = await db.auditEntry.findMany({
-    where: {
-      tenantId: input.tenantId,
-      ...(actorSearch ? { OR: [{ actor: { contains: actorSearch, mode: 'insensitive' } }, { actor: { in: operatorIds } }] } : {}),
-      ...(input.action?.trim() ? { action: { contains: input.action.trim(), mode: 'insensitive' } } : {}),
-      ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}),
-    },
+    where: { ...where, ...(input.cursor ? { id: { lt: BigInt(input.cursor) } } : {}) },
     orderBy: { id: 'desc' },
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
+  return {
+    items: await toAuditRecords(db, page),
+    nextCursor: rows.length > limit ? page[page.length - 1]!.id.toString() : null,
+  };
+}
+
+export type AuditRow = Awaited<ReturnType<Db['auditEntry']['findMany']>>[number];
+
+/** Audit rows as the API answers them, with the names and emails of the operators they name (one query). */
+export async function toAuditRecords(db: Db, page: AuditRow[]): Promise<AuditRecord[]> {
   const inData = (data: unknown) =>
     data && typeof data === 'object'
       ? Object.values(data).filter((v): v is string => typeof v === 'string' && v.startsWith('operator:op_'))
@@ -76,22 +74,19 @@ export async function listAudit(
   const operators = await db.operator.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } });
   const emails = new Map(operators.map((o) => [`operator:${o.id}`, o.email]));
   const names = new Map(operators.map((o) => [`operator:${o.id}`, o.name.trim() || o.email]));
-  return {
-    items: page.map((r) => {
-      const data = (r.data ?? {}) as Record<string, unknown>;
-      return {
-        id: r.id.toString(),
-        actor: r.actor,
-        actorEmail: emails.get(r.actor) ?? null,
-        actorName: names.get(r.actor) ?? null,
-        action: r.action,
-        resource: r.resource,
-        reason: typeof data.reason === 'string' ? data.reason : null,
-        data,
-        actorNames: Object.fromEntries(inData(data).flatMap((a) => (names.has(a) ? [[a, names.get(a)!]] : []))),
-        createdAt: r.createdAt.toISOString(),
-      };
-    }),
-    nextCursor: rows.length > limit ? page[page.length - 1]!.id.toString() : null,
-  };
+  return page.map((r) => {
+    const data = (r.data ?? {}) as Record<string, unknown>;
+    return {
+      id: r.id.toString(),
+      actor: r.actor,
+      actorEmail: emails.get(r.actor) ?? null,
+      actorName: names.get(r.actor) ?? null,
+      action: r.action,
+      resource: r.resource,
+      reason: typeof data.reason === 'string' ? data.reason : null,
+      data,
+      actorNames: Object.fromEntries(inData(data).flatMap((a) => (names.has(a) ? [[a, names.get(a)!]] : []))),
+      createdAt: r.createdAt.toISOString(),
+    };
+  });
 }

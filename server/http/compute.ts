@@ -5,6 +5,7 @@ import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
+import { AUDIT_EXPORT_PATH, handleAuditExport } from './audit-export';
 
 interface ComputeHandlerDeps {
   db: Db;
@@ -37,6 +38,16 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
   if (!(COMPUTE_METHODS as readonly string[]).includes(request.method)) return methodNotAllowed(request.method, COMPUTE_METHODS);
   if (!url.pathname.startsWith(BASE_PATH + '/')) return json(404, { code: 'NOT_FOUND', message: 'Not found' });
   const path = url.pathname.slice(BASE_PATH.length);
+  // The audit export streams CSV rather than answering one procedure's JSON (server/http/audit-export.ts).
+  const auditExport = AUDIT_EXPORT_PATH.exec(path);
+  if (auditExport) {
+    try {
+      const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);
+      return await handleAuditExport(request, decodeURIComponent(auditExport[1]!), ctx);
+    } catch (error) {
+      return errorResponse(error);
+    }
+  }
   if (request.method === 'HEAD') {
     // HEAD is GET without the body, for the REST reads too (a HEAD request carries no body to read).
     const answer = await handleComputeRequest(new Request(request.url, { method: 'GET', headers: request.headers }), deps);

@@ -5,6 +5,9 @@ import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarnes
 import { createCaller } from '../api/root';
 import { getOverview } from './overview';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
+import { CREATED_EVENT_LIMIT } from '../join/attestors/discovery-sql';
+import { createDiscoveryToken } from '../tokens/site-scoped';
+import { randomMac } from '../../test/discovery-harness';
 
 // The overview's numbers: real joins through JoinService (node.joined, a refusal, fed into the rollup by the
 // triggers of migration 20261202070000_overview_rollup), plus a history seeded at known hours.
@@ -31,9 +34,15 @@ describe('overview.get', () => {
          ($1, 'security.join.refused', '{"attestor":"join-token","reason":"join-token:expired","suppressed":4}', ${hoursAgo(3)}),
          ($1, 'security.join.refused', '{"attestor":"join-token","reason":"join-token:expired","suppressed":0}', ${hoursAgo(3)}),
          ($1, 'node.joined', '{"attestor":"discovery"}', ${hoursAgo(30)}),
-         ($1, 'node.join-request.created', '{"attestor":"discovery"}', ${hoursAgo(30)}),
          ($1, 'security.renew.refused', '{"reason":"revoked","suppressed":1}', ${hoursAgo(1)})`,
       t.tenantId,
+    );
+    // A join request is counted from its row (its event is rate-limited).
+    await db().$executeRawUnsafe(
+      `INSERT INTO join_requests (id, tenant_id, site_id, attestor, state, machine_key, csr_sha256, expires_at, created_at)
+       VALUES ('jreq_ov30h' || $1, $1, $2, 'discovery', 'expired', 'mk-ov30h' || $1, md5($1), ${hoursAgo(29)}, ${hoursAgo(30)})`,
+      t.tenantId,
+      t.siteId,
     );
     const day = await getOverview(db(), t.viewer, { tenantId: t.tenantId, range: '24h' });
     expect(day.hours).toHaveLength(24);
@@ -101,6 +110,36 @@ describe('overview.get', () => {
     await revokeNodeIdentity(db(), u.admin, { tenantId: u.tenantId, nodeId: joined.answer!.nodeId });
     expect((await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' })).expiring).toEqual([]);
     expect((await db().node.findUniqueOrThrow({ where: { id: joined.answer!.nodeId } })).certNotAfter).toBeNull();
+  });
+
+  it('counts pending join requests from their rows, whatever the rate limit of their events recorded', async () => {
+    const u = await createTestTenant(db());
+    // The site's node.join-request.created events are spent for this window: none of these requests gets one.
+    await db().$executeRawUnsafe(
+      `SELECT rate_limit_hit($1, $2, $3::interval) FROM generate_series(1, $2)`,
+      `${CREATED_EVENT_LIMIT.keyPrefix}:${u.tenantId}:${u.siteId}`,
+      CREATED_EVENT_LIMIT.limit,
+      CREATED_EVENT_LIMIT.window,
+    );
+    const n = 5;
+    const ask = (token: string, mac: string) =>
+      agentJoin(h, token, machineClaims({ macs: [mac] }), { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk' });
+    const leases: Array<{ token: string; mac: string }> = [];
+    for (let i = 0; i < n; i++) {
+      const mac = randomMac();
+      const lease = await createDiscoveryToken(db(), u.admin, { tenantId: u.tenantId, siteId: u.siteId, mac, ttlSeconds: 3600 });
+      leases.push({ token: lease.token!, mac });
+      expect((await ask(lease.token!, mac)).answer!.status).toBe('pending');
+    }
+    // A machine asking again refreshes its request: still one row, counted once.
+    expect((await ask(leases[0]!.token, leases[0]!.mac)).answer!.status).toBe('pending');
+    const rows = await db().joinRequest.count({ where: { tenantId: u.tenantId, state: 'pending' } });
+    expect(rows).toBe(n);
+    expect(await db().event.count({ where: { tenantId: u.tenantId, type: 'node.join-request.created' } })).toBe(0);
+
+    const overview = await getOverview(db(), u.viewer, { tenantId: u.tenantId, range: '24h' });
+    expect(overview.queue.map((q) => q.pending)).toEqual([rows]);
+    expect(overview.joins.pending.map((s) => [s.key, s.counts.reduce((a, b) => a + b)])).toEqual([['discovery', rows]]);
   });
 
   it('counts connected nodes per pool: sessions under a live gateway lease, out of the nodes not retired', async () => {

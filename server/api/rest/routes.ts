@@ -88,6 +88,8 @@ export const REST_ROUTES = restRoutes([
   { method: 'POST', path: `${T}/api-keys`, procedure: 'apiKeys.create', summary: 'Create an API key (shown once)' },
   { method: 'POST', path: `${T}/api-keys/{apiKeyId}/revoke`, procedure: 'apiKeys.revoke', summary: 'Revoke an API key' },
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
+  { method: 'GET', path: `${T}/audit`, procedure: 'audit.list', summary: "List a tenant's audit log" },
+  { method: 'GET', path: `${T}/audit/facets`, procedure: 'audit.facets', summary: "The actions and actors of a tenant's audit log" },
   { method: 'GET', path: `${T}/nodes`, procedure: 'nodes.list', summary: "List a tenant's nodes (by pool, site, state; paged)" },
   {
     method: 'GET',
