@@ -4,6 +4,7 @@ import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
 import { EventsListener } from '../events/listener';
 import { buildWellKnownDocument } from '../http/well-known';
+import { createRequestLimits, type RequestLimitOverrides, type RequestLimits } from '../http/request-limits';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';
 import type { JoinPreparer } from '../join/prepare';
@@ -37,6 +38,8 @@ export interface Services {
   renew: RenewService;
   sessions: SessionService;
   metrics: ApiMetrics;
+  /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
+  requestLimits: RequestLimits;
   /** The well-known document (protocol.md), with this process's PKI. */
   wellKnown(): Promise<Record<string, unknown>>;
   /** The registry GET /metrics serves: `metrics` plus the shared gauges. */
@@ -64,6 +67,8 @@ interface ServiceOptions {
   /** Tests: refusal-event rate limits with keys of their own. */
   refusalLimits?: { join?: RefusalLimit; renew?: RenewRefusalLimit; sessions?: SessionRefusalLimit };
   sessionSettings?: SessionSettings;
+  /** Tests: request limits with numbers and keys of their own. */
+  requestLimits?: RequestLimitOverrides;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
 }
@@ -115,6 +120,7 @@ export function createServices(options: ServiceOptions): Services {
     renew,
     sessions,
     metrics,
+    requestLimits: createRequestLimits(pool, env, options.requestLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),
     metricsRegistry: registry,
     eventsListener: () => (events ??= new EventsListener(options.databaseUrl)),
