@@ -8,7 +8,8 @@ import { readNodeBody } from '../http/body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
-import { relayWellKnown, wellKnownPath } from './well-known';
+import { WellKnownRelay, wellKnownPath } from './well-known';
+import { addressSubject } from '../http/shared-rate-limit';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { newRequestId, REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
@@ -37,6 +38,8 @@ interface GatewayOptions {
   maxBodyBytes?: number;
   /** Timeouts and the connection cap; {@link GATEWAY_LIMITS} for what is absent. */
   limits?: Partial<GatewayLimits>;
+  /** Well-known documents per client address and minute, in this process (600). */
+  wellKnownPerAddress?: number;
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -116,6 +119,12 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
+  const wellKnown = new WellKnownRelay({
+    api,
+    agent,
+    path: wellKnownPath(options.basePath),
+    perAddress: options.wellKnownPerAddress ?? 600,
+  });
 
   /** One call to the API with the vouching for `peer`; rejects when the API cannot be reached. */
   const relayToApi = (pathname: string, body: Buffer, peer: Buffer | null, requestId = newRequestId(), callerAddress?: string) =>
@@ -242,7 +251,11 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       });
       // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
       if (pathname === wellKnownPath(options.basePath))
-        return relayWellKnown(req as http.IncomingMessage, res as http.ServerResponse, { api, agent, path: pathname });
+        return wellKnown.serve(
+          req as http.IncomingMessage,
+          res as http.ServerResponse,
+          addressSubject(callerAddressOf(socket.remoteAddress) ?? 'unknown'),
+        );
       if (pathname === METRICS_PATH)
         return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
