@@ -33,7 +33,9 @@ export interface JoinHarness {
  * and refusal rate-limit keys of their own (`limit` joins' refusal events per minute; renewals and sessions
  * 1,000, so their tests never meet the limit). `pool` is the services' pool; ending it ends them.
  */
-export async function createJoinHarness(options: { limit?: number; sessions?: SessionSettings } = {}): Promise<JoinHarness> {
+export async function createJoinHarness(
+  options: { limit?: number; sessions?: SessionSettings; env?: Record<string, string> } = {},
+): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
   const servingCaPin = installPins(bundle).servingCaPin;
@@ -43,7 +45,7 @@ export async function createJoinHarness(options: { limit?: number; sessions?: Se
   const services = createServices({
     databaseUrl: testDatabaseUrl(),
     db: testDb(),
-    env: {},
+    env: options.env ?? {},
     pgPoolMax: 8,
     pki: { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
     rootTenantId: async () => root.id,

@@ -15,6 +15,7 @@ import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics';
 import { JoinRequestListener } from '../requests/listener';
 import type { RenewRefusalLimit } from '../renew/refusals';
 import { RenewService } from '../renew/renew-service';
+import { renewalsPerNodePerHour } from '../renew/renew-limit';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
@@ -97,6 +98,7 @@ export function createServices(options: ServiceOptions): Services {
     ...common,
     loadRuntime: () => pki.load(),
     certTtlSeconds: certTtl(env),
+    renewalsPerHour: renewalsPerNodePerHour(env, certTtl(env)),
     refusalLimit: options.refusalLimits?.renew,
   });
   const sessions = new SessionService({
