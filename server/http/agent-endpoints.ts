@@ -5,7 +5,7 @@ import type { JoinService } from '../join/join-service';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protocol/join-wire';
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
-import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
 import {
@@ -97,12 +97,20 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
           services.renew.renew({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: RENEW_PATH }),
         );
       }
-      if (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH) {
-        return answerAgent(req, res, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : MAX_LEASE_BODY_BYTES, 'session', (body) => {
-          const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
-          if (pathname === HELLO_PATH) return services.sessions.hello(call);
-          return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
+      if (pathname === HELLO_PATH) {
+        return answerAgent(req, res, MAX_HELLO_BODY_BYTES * 2, 'session', (body) =>
+          services.sessions.hello({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname }),
+        );
+      }
+      if (pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH) {
+        void refuseUnvouched(req, res, pathname, services).then((refused) => {
+          if (refused) return;
+          answerAgent(req, res, MAX_LEASE_BODY_BYTES, 'session', (body) => {
+            const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
+            return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
+          });
         });
+        return true;
       }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
       return false;
@@ -118,6 +126,26 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
     }
     return false;
   };
+}
+
+/**
+ * The gateway-only paths whose bodies may be large (lease, acceptance, watch: 8 MiB) check the vouching's
+ * signature, chain, age and path before reading a byte of the body: a caller without a gateway's vouching gets
+ * the uniform session refusal at once, and the connection closes, so the rest of its body is never read. Only
+ * the body's hash is left for the service to check. Answers and returns true when it refused; without a PKI,
+ * leaves the answer to the service.
+ */
+async function refuseUnvouched(req: http.IncomingMessage, res: http.ServerResponse, path: string, services: AgentEndpointServices) {
+  try {
+    const pki = await services.pki.load();
+    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, pki.servingCaPin)) return false;
+  } catch (error) {
+    logError('session request failed', error);
+  }
+  res
+    .writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, connection: 'close', 'content-length': SESSION_REFUSED.body.length })
+    .end(SESSION_REFUSED.body);
+  return true;
 }
 
 /** Reads the body under `limit` (null past it: the service answers its uniform refusal) and writes the answer. */
@@ -152,6 +180,7 @@ function answerAgent(
  */
 async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse, services: AgentEndpointServices) {
   try {
+    if (await refuseUnvouched(req, res, WATCH_PATH, services)) return;
     const body = await readNodeBody(req, MAX_LEASE_BODY_BYTES);
     const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: WATCH_PATH };
     const gatewayId = await services.sessions.authorizeWatch(call);
