@@ -136,7 +136,14 @@ async function main() {
     const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
     const api = await startChild(
       'bench/renew-api.ts',
-      { DATABASE_URL: database.url, BETTER_COMPUTE_SECRET: secret, PORT: String(apiPort), NODE_ENV: 'production' },
+      {
+        DATABASE_URL: database.url,
+        BETTER_COMPUTE_SECRET: secret,
+        PORT: String(apiPort),
+        NODE_ENV: 'production',
+        // Each agent renews its one node far more often than an hour's limit allows: the bench measures throughput.
+        BETTER_COMPUTE_RENEWALS_PER_NODE_PER_HOUR: '100000',
+      },
       'api is running',
     );
     children.push(api);

@@ -229,6 +229,11 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     meaning: "The node's pool is archived, runs no daemon, or no longer matches the node's tenant and site.",
     action: 'Join the machine with a token into a live pool.',
   },
+  'x509pop:rate-limited': {
+    meaning: 'Too many x509pop re-joins started from this address in the last minute (BETTER_COMPUTE_X509POP_PER_ADDRESS).',
+    action:
+      'Nothing, if many machines behind one address are coming back at once: they retry. Otherwise look for whoever is flooding from it.',
+  },
   'x509pop:nonce': {
     meaning: 'The re-join answered a challenge that is unknown, already used, expired, or issued for another request.',
     action: 'Nothing: the agent starts the re-join again. Repeated ones may be a replay attempt.',

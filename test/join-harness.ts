@@ -35,7 +35,7 @@ export interface JoinHarness {
  * 1,000, so their tests never meet the limit). `pool` is the services' pool; ending it ends them.
  */
 export async function createJoinHarness(
-  options: { limit?: number; sessions?: SessionSettings; requestLimits?: Partial<NewRequestLimits> } = {},
+  options: { limit?: number; sessions?: SessionSettings; requestLimits?: Partial<NewRequestLimits>; env?: Record<string, string> } = {},
 ): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
@@ -46,7 +46,7 @@ export async function createJoinHarness(
   const services = createServices({
     databaseUrl: testDatabaseUrl(),
     db: testDb(),
-    env: {},
+    env: options.env ?? {},
     pgPoolMax: 8,
     pki: { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
     rootTenantId: async () => root.id,

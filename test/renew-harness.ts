@@ -52,8 +52,10 @@ const close = (server: http.Server | GatewayServer) =>
       });
 
 /** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
-export async function createRenewHarness(options: { sessions?: SessionSettings } = {}): Promise<RenewHarness> {
-  const h = await createJoinHarness({ sessions: options.sessions });
+export async function createRenewHarness(
+  options: { sessions?: SessionSettings; env?: Record<string, string> } = {},
+): Promise<RenewHarness> {
+  const h = await createJoinHarness({ sessions: options.sessions, env: options.env });
   const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;
   const stopSweeper = startSessionSweeper(sessions);

@@ -4,6 +4,7 @@ import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
 import { EventsListener } from '../events/listener';
 import { buildWellKnownDocument } from '../http/well-known';
+import { createRequestLimits, type RequestLimitOverrides, type RequestLimits } from '../http/request-limits';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';
 import type { JoinPreparer } from '../join/prepare';
@@ -14,6 +15,7 @@ import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics';
 import { JoinRequestListener } from '../requests/listener';
 import type { RenewRefusalLimit } from '../renew/refusals';
 import { RenewService } from '../renew/renew-service';
+import { renewalsPerNodePerHour } from '../renew/renew-limit';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
@@ -39,6 +41,8 @@ export interface Services {
   renew: RenewService;
   sessions: SessionService;
   metrics: ApiMetrics;
+  /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
+  requestLimits: RequestLimits;
   /** The well-known document (protocol.md), with this process's PKI. */
   wellKnown(): Promise<Record<string, unknown>>;
   /** The registry GET /metrics serves: `metrics` plus the shared gauges. */
@@ -66,6 +70,8 @@ interface ServiceOptions {
   /** Tests: refusal-event rate limits with keys of their own. */
   refusalLimits?: { join?: RefusalLimit; renew?: RenewRefusalLimit; sessions?: SessionRefusalLimit };
   sessionSettings?: SessionSettings;
+  /** Tests: request limits with numbers and keys of their own. */
+  requestLimits?: RequestLimitOverrides;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
   /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
@@ -97,6 +103,7 @@ export function createServices(options: ServiceOptions): Services {
     ...common,
     loadRuntime: () => pki.load(),
     certTtlSeconds: certTtl(env),
+    renewalsPerHour: renewalsPerNodePerHour(env, certTtl(env)),
     refusalLimit: options.refusalLimits?.renew,
   });
   const sessions = new SessionService({
@@ -120,6 +127,7 @@ export function createServices(options: ServiceOptions): Services {
     renew,
     sessions,
     metrics,
+    requestLimits: createRequestLimits(pool, env, options.requestLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),
     metricsRegistry: registry,
     eventsListener: () => (events ??= new EventsListener(options.databaseUrl)),

@@ -8,12 +8,16 @@ import { readNodeBody } from '../http/body';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
-import { relayWellKnown, wellKnownPath } from './well-known';
+import { WellKnownRelay, wellKnownPath } from './well-known';
+import { addressSubject } from '../http/shared-rate-limit';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
-import { newRequestId, REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
+import { REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../../protocol/session-wire';
+import { JOIN_REFUSED } from '../../protocol/join-wire';
+import { RENEW_REFUSED } from '../../protocol/renew-wire';
 import { SessionHub, type ApiWatch } from './session-hub';
+import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
 
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
@@ -37,9 +41,14 @@ interface GatewayOptions {
   maxBodyBytes?: number;
   /** Timeouts and the connection cap; {@link GATEWAY_LIMITS} for what is absent. */
   limits?: Partial<GatewayLimits>;
+  /** Sockets to the API and calls that may wait for one ({@link RELAY_BOUNDS}). */
+  relay?: Partial<RelayBounds>;
+  /** Well-known documents per client address and minute, in this process (600). */
+  wellKnownPerAddress?: number;
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+const RELAY_BUSY = { code: 'INVALID_STATE', message: 'The control plane is busy; retry' };
 type GatewayRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type GatewayResponse = http.ServerResponse | http2.Http2ServerResponse;
 const answer = (res: GatewayResponse, status: number, body: object, extra: Record<string, string> = {}) => {
@@ -94,6 +103,8 @@ function stdoutLines(): (line: string) => void {
  */
 export type GatewayServer = http2.Http2SecureServer & {
   sessions: SessionHub;
+  /** The relay's calls to the API (its `pending` count). */
+  relay: ApiRelay;
   stats: { tlsConnections: number; handshakesRefused: number };
   shutdown(): Promise<void>;
 };
@@ -103,7 +114,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const voucher = voucherFromServingChain(options.servingChainPem, options.servingKeyPem);
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const relay = new ApiRelay(api, voucher, { ...RELAY_BOUNDS, ...options.relay });
+  const relayToApi = relay.call;
+  const agent = relay.agent;
   const paths = new Set([
     `${options.basePath}/v1/join`,
     `${options.basePath}/v1/renew`,
@@ -112,35 +125,18 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   ]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
   const joinPath = `${options.basePath}/v1/join`;
+  const renewPath = `${options.basePath}/v1/renew`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
+  const wellKnown = new WellKnownRelay({
+    api,
+    agent,
+    path: wellKnownPath(options.basePath),
+    perAddress: options.wellKnownPerAddress ?? 600,
+  });
 
-  /** One call to the API with the vouching for `peer`; rejects when the API cannot be reached. */
-  const relayToApi = (pathname: string, body: Buffer, peer: Buffer | null, requestId = newRequestId(), callerAddress?: string) =>
-    new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-      // The caller's address goes inside the signed vouching: the API records it for joins, and believes it
-      // only from a gateway of the pinned serving CA.
-      const headers = {
-        ...vouchHeaders(voucher, peer, body, pathname, Date.now(), callerAddress),
-        'content-type': 'application/json',
-        'content-length': String(body.length),
-        [REQUEST_ID_HEADER]: requestId,
-      };
-      const relay = http.request(
-        { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent, timeout: 60_000 },
-        (upstream) => {
-          const chunks: Buffer[] = [];
-          upstream.on('data', (chunk: Buffer) => chunks.push(chunk));
-          upstream.on('end', () => resolve({ status: upstream.statusCode ?? 502, body: Buffer.concat(chunks) }));
-          upstream.on('error', reject);
-        },
-      );
-      relay.on('timeout', () => relay.destroy(new Error('timeout')));
-      relay.on('error', reject);
-      relay.end(body);
-    });
   /**
    * The watch stream (session-hub.ts): its own connection, outside the relay's pool, read as Server-Sent
    * Events of which only the `event:` lines matter.
@@ -244,20 +240,26 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       });
       // An installed bcd knows only the gateway: it reads the join keys here, and checks them against its pins.
       if (pathname === wellKnownPath(options.basePath))
-        return relayWellKnown(req as http.IncomingMessage, res as http.ServerResponse, { api, agent, path: pathname });
+        return wellKnown.serve(
+          req as http.IncomingMessage,
+          res as http.ServerResponse,
+          addressSubject(callerAddressOf(socket.remoteAddress) ?? 'unknown'),
+        );
       if (pathname === METRICS_PATH)
         return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
       if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       const isHello = pathname === sessionPath;
+      // Past the relay's waiting bound a call is answered at once, before its body is read (Hellos have the
+      // session hub's own bounds).
+      if (!isHello && relay.full) return answer(res, 503, RELAY_BUSY, { 'retry-after': '2' });
       void readNodeBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
         (body) => {
-          // An oversized Hello is refused like any other (the uniform bytes); other calls keep their 413.
-          if (!body && isHello)
-            return void res
-              .writeHead(SESSION_REFUSED.status, { ...HEADERS, 'content-length': SESSION_REFUSED.body.length })
-              .end(SESSION_REFUSED.body);
-          if (!body) return answer(res, 413, { code: 'INVALID_ARGUMENT', message: 'The body is too large' });
+          // An oversized body is refused like any other call of its path (protocol.md: the uniform bytes).
+          if (!body) {
+            const refused = pathname === joinPath ? JOIN_REFUSED : pathname === renewPath ? RENEW_REFUSED : SESSION_REFUSED;
+            return void res.writeHead(refused.status, { ...HEADERS, 'content-length': refused.body.length }).end(refused.body);
+          }
           if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
           relayToApi(
             pathname,
@@ -289,6 +291,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     connectionsCheckingInterval: limits.checkIntervalMs,
   });
   server.sessions = sessions;
+  server.relay = relay;
   server.stats = stats;
   // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the
   // client retries later (agents with their jittered backoff).

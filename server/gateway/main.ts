@@ -7,11 +7,13 @@ import { BASE_PATH } from '../config/config';
 import { createGateway } from './gateway';
 import { gatewayFilesIn, readGatewayFiles } from './files';
 import { gatewayLimitsFromEnv } from './limits';
+import { requestLimitSettings } from '../http/request-limit-settings';
 
 export async function runGateway(options: { dir: string; port: number; apiUrl: string; host?: string }): Promise<() => Promise<void>> {
   const limits = gatewayLimitsFromEnv();
   const credentials = await readGatewayFiles(gatewayFilesIn(options.dir));
-  const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits });
+  const wellKnownPerAddress = requestLimitSettings().wellKnown.perAddress;
+  const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits, wellKnownPerAddress });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());

@@ -5,7 +5,7 @@ import type { JoinService } from '../join/join-service';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protocol/join-wire';
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
-import { PEER_HEADER, VOUCH_HEADER } from '../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
 import {
@@ -23,6 +23,9 @@ import { isClientAbort } from './client-abort';
 import { clientAddressOf, trustedProxies } from './client-address';
 import { joinCallerAddress } from '../join/caller-address';
 import type { PkiRuntime } from '../join/join-runtime';
+import type { RequestLimits } from './request-limits';
+import { addressSubject, type RateVerdict } from './shared-rate-limit';
+import { tooManyRequests } from './answer-later';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -48,6 +51,8 @@ export interface AgentEndpointServices {
   sessionsListener: () => ChannelListener<SessionsChange>;
   /** The well-known document (server/http/well-known.ts). */
   wellKnown: () => Promise<Record<string, unknown>>;
+  /** The shared limits of the downloads and the well-known document. */
+  requestLimits: RequestLimits;
   /** Where bcd builds are served from, asked per request (downloadsDir reads BETTER_COMPUTE_DOWNLOADS_DIR); the working directory's by default. */
   downloadsDir?: () => string;
 }
@@ -57,6 +62,10 @@ type AgentEndpoints = (req: http.IncomingMessage, res: http.ServerResponse, path
 
 /** The paths whose answers carry no request-id header: protocol.md fixes the join's and renewal's headers. */
 export const hasFixedHeaders = (pathname: string | null) => pathname === JOIN_PATH || pathname === RENEW_PATH;
+
+/** The socket's peer, or a trusted proxy's client (BETTER_COMPUTE_TRUSTED_PROXIES). */
+const directAddress = (req: http.IncomingMessage) =>
+  clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
 
 const gatewayHeader = (req: http.IncomingMessage, name: string) =>
   typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined;
@@ -77,8 +86,9 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
         return answerAgent(req, res, MAX_JOIN_BODY_BYTES, 'join', async (body) => {
           // Where the join came from, for its join request or refusal event: the socket (or a trusted proxy's
           // word), or the caller the gateway vouched for when it relayed this very body.
-          const direct = clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
-          const caller = await joinCallerAddress(direct, gatewayHeader(req, VOUCH_HEADER), body, JOIN_PATH, () => services.pki.load());
+          const caller = await joinCallerAddress(directAddress(req), gatewayHeader(req, VOUCH_HEADER), body, JOIN_PATH, () =>
+            services.pki.load(),
+          );
           return services.join.joinBody(body, caller);
         });
       }
@@ -87,27 +97,55 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
           services.renew.renew({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: RENEW_PATH }),
         );
       }
-      if (pathname === HELLO_PATH || pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH) {
-        return answerAgent(req, res, pathname === HELLO_PATH ? MAX_HELLO_BODY_BYTES * 2 : MAX_LEASE_BODY_BYTES, 'session', (body) => {
-          const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
-          if (pathname === HELLO_PATH) return services.sessions.hello(call);
-          return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
+      if (pathname === HELLO_PATH) {
+        return answerAgent(req, res, MAX_HELLO_BODY_BYTES * 2, 'session', (body) =>
+          services.sessions.hello({ body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname }),
+        );
+      }
+      if (pathname === LEASE_PATH || pathname === ACCEPTANCE_PATH) {
+        void refuseUnvouched(req, res, pathname, services).then((refused) => {
+          if (refused) return;
+          answerAgent(req, res, MAX_LEASE_BODY_BYTES, 'session', (body) => {
+            const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
+            return pathname === ACCEPTANCE_PATH ? services.sessions.acceptance(call) : services.sessions.lease(call);
+          });
         });
+        return true;
       }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      void serveWellKnown(req, res, services.wellKnown);
+      void serveWellKnown(req, res, services.wellKnown, () => services.requestLimits.wellKnown.hit(addressSubject(directAddress(req))));
       return true;
     }
     // bcd downloads are files: served here, streamed, whether or not Next has loaded.
     if (isDownloadPath(pathname)) {
-      void serveDownload(req, res, pathname, downloads());
+      void services.requestLimits.downloads.serve(req, res, directAddress(req), () => serveDownload(req, res, pathname, downloads()));
       return true;
     }
     return false;
   };
+}
+
+/**
+ * The gateway-only paths whose bodies may be large (lease, acceptance, watch: 8 MiB) check the vouching's
+ * signature, chain, age and path before reading a byte of the body: a caller without a gateway's vouching gets
+ * the uniform session refusal at once, and the connection closes, so the rest of its body is never read. Only
+ * the body's hash is left for the service to check. Answers and returns true when it refused; without a PKI,
+ * leaves the answer to the service.
+ */
+async function refuseUnvouched(req: http.IncomingMessage, res: http.ServerResponse, path: string, services: AgentEndpointServices) {
+  try {
+    const pki = await services.pki.load();
+    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, pki.servingCaPin)) return false;
+  } catch (error) {
+    logError('session request failed', error);
+  }
+  res
+    .writeHead(SESSION_REFUSED.status, { ...JOIN_HEADERS, connection: 'close', 'content-length': SESSION_REFUSED.body.length })
+    .end(SESSION_REFUSED.body);
+  return true;
 }
 
 /** Reads the body under `limit` (null past it: the service answers its uniform refusal) and writes the answer. */
@@ -142,6 +180,7 @@ function answerAgent(
  */
 async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse, services: AgentEndpointServices) {
   try {
+    if (await refuseUnvouched(req, res, WATCH_PATH, services)) return;
     const body = await readNodeBody(req, MAX_LEASE_BODY_BYTES);
     const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: WATCH_PATH };
     const gatewayId = await services.sessions.authorizeWatch(call);
@@ -155,9 +194,24 @@ async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse
   }
 }
 
-/** The well-known document with its length (so HEAD, which answers GET's headers, names it too); public for a minute. */
-async function serveWellKnown(req: http.IncomingMessage, res: http.ServerResponse, build: () => Promise<Record<string, unknown>>) {
+/**
+ * The well-known document with its length (so HEAD, which answers GET's headers, names it too); public for a
+ * minute. Each call first takes one hit of the shared per-address limit (`limit`), a 429 with retry-after past
+ * it. The document itself costs no database work, but one indexed `rate_limit_hit()` per call is small next
+ * to the call's own HTTP (and TLS) work, and it makes the limit exact across instances; a refused address is
+ * then remembered by the process until its window ends, so a flood past the limit stays off the database.
+ * The gateway's relay answers from its own short cache (server/gateway/well-known.ts), so the API sees at most
+ * one call per gateway process every few seconds, whatever reaches the gateway.
+ */
+async function serveWellKnown(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  build: () => Promise<Record<string, unknown>>,
+  limit: () => Promise<RateVerdict>,
+) {
   try {
+    const verdict = await limit();
+    if (!verdict.allowed) return void tooManyRequests(res, verdict.retryAfterSeconds);
     const bytes = Buffer.from(JSON.stringify(await build()));
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length, 'cache-control': 'public, max-age=60' });
     res.end(req.method === 'HEAD' ? undefined : bytes);

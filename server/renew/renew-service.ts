@@ -19,6 +19,7 @@ import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
 import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
+import { renewalsPerNodePerHour } from './renew-limit';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
 import { vouchedPeer } from './vouch';
@@ -36,6 +37,8 @@ interface RenewServiceOptions {
   maxGroup?: number;
   /** Where renewals are counted (the composition root's registry); none by default. */
   metrics?: ApiMetrics;
+  /** Certificates one node may be issued per hour (renew-limit.ts); derived from `certTtlSeconds` by default. */
+  renewalsPerHour?: number;
 }
 
 /** What the HTTP layer hands over: the body, the gateway's headers and the path the call was made to. */
@@ -79,6 +82,8 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * the protocol's bytes (the CSR's hash); a `ramdisk` identity within its total life (ramdisk-life.ts, which also
  * caps the new certificate's notAfter); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
  * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for RENEW_REPLAY_WINDOW_SECONDS (120 s), the key never certified.
+ * Before the CSR and again under the lock: the node was issued fewer than `renewalsPerHour` certificates in the
+ * last hour (`rate-limited`).
  * Every refusal answers the same bytes and publishes `security.renew.refused` with the reason.
  *
  * Renewals that arrive together share their database work (a group commit): one query reads their leaves,
@@ -87,6 +92,7 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  */
 export class RenewService {
   private readonly certTtlSeconds: number;
+  private readonly renewalsPerHour: number;
   /** Presented leaves, read for every renewal that arrives together in one query. */
   readonly leaves: GroupRunner<Buffer, LeafRow | null>;
   /**
@@ -97,13 +103,15 @@ export class RenewService {
 
   constructor(private readonly options: RenewServiceOptions) {
     this.certTtlSeconds = options.certTtlSeconds ?? MAX_NODE_CERT_TTL_SECONDS;
+    this.renewalsPerHour = options.renewalsPerHour ?? renewalsPerNodePerHour({}, this.certTtlSeconds);
     const maxGroup = options.maxGroup ?? 128;
     this.leaves = new GroupRunner((leaves) => this.readLeaves(leaves), maxGroup);
-    const writer = new RenewalWriter(options.pool);
+    const writer = new RenewalWriter(options.pool, this.renewalsPerHour);
+    // One group never holds two renewals of one node either: the per-node limit is counted after the node's lock.
     this.writes = new GroupRunner(
       (renewals) => writer.write(renewals),
       maxGroup,
-      (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`],
+      (r) => [`proof:${r.proof.toString('hex')}`, `key:${r.spkiSha256.toString('hex')}`, `node:${r.row.node_id}`],
     );
   }
 
@@ -180,6 +188,16 @@ export class RenewService {
       throw refuse(
         'ramdisk-lifetime',
         `the ramdisk identity of node ${row.node_id} reached its total life of ${life.capSeconds} s (the site's pendingTtlSeconds)`,
+        row,
+        true,
+      );
+    }
+    // The per-node limit, from the node_certs rows issuance wrote (no write of its own); checked again, exactly,
+    // after the node's lock in the write. After the proof: only the node's owner hears of it.
+    if (row.issued_last_hour >= this.renewalsPerHour) {
+      throw refuse(
+        'rate-limited',
+        `node ${row.node_id} was issued ${row.issued_last_hour} certificates in the last hour (at most ${this.renewalsPerHour})`,
         row,
         true,
       );

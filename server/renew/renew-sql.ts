@@ -4,11 +4,15 @@ import { RENEW_REPLAY_WINDOW_SECONDS } from '../../protocol/renew-wire';
 // the statement text (the statements are named prepared statements with fixed parameter lists).
 const REPLAY_WINDOW = `interval '${Math.trunc(RENEW_REPLAY_WINDOW_SECONDS)} seconds'`;
 
+/** The window of the per-node renewal limit (renew-limit.ts): certificates issued to a node within it count. */
+const ISSUE_WINDOW = `interval '1 hour'`;
+
 /**
  * The presented leaves of a group of renewals, each found by the hash of its bytes (an index) and then
  * compared byte for byte, with its node; `ord` is the 1-based position of the leaf in the arrays. For a
  * `ramdisk` leaf also when its identity was first issued (the node row's creation, at its join) and the site's
- * discovery settings, which cap the identity's total life (ramdisk-life.ts).
+ * discovery settings, which cap the identity's total life (ramdisk-life.ts). `issued_last_hour`: the node's
+ * certificates written in the last hour (its `node_certs` rows, by the node_id index), for the per-node limit.
  */
 export const SELECT_PRESENTED_LEAVES = `
 SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
@@ -16,7 +20,8 @@ SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_gen
        n.identity_generation AS node_generation, n.state, n.tenant_id, n.site_id,
        extract(epoch FROM compute_now())::float8 AS now_seconds,
        CASE WHEN c.role = 'ramdisk' THEN extract(epoch FROM n.created_at)::float8 END AS first_issued_seconds,
-       CASE WHEN c.role = 'ramdisk' THEN (SELECT s.discovery FROM sites s WHERE s.id = n.site_id) END AS site_discovery
+       CASE WHEN c.role = 'ramdisk' THEN (SELECT s.discovery FROM sites s WHERE s.id = n.site_id) END AS site_discovery,
+       (SELECT count(*) FROM node_certs h WHERE h.node_id = c.node_id AND h.created_at > compute_now() - ${ISSUE_WINDOW})::int AS issued_last_hour
   FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS i(hash, der, ord)
   JOIN node_certs c ON sha256(c.der) = i.hash AND c.der = i.der
   JOIN nodes n ON n.id = c.node_id`;
@@ -33,7 +38,9 @@ export const LOCK_NODES = `SELECT 1 FROM nodes WHERE id IN ($ids) ORDER BY id FO
  * a lock would keep its older snapshot of node_certs, so the standing is read here, after them). For each
  * renewal: the leaf is still live (unrevoked, unexpired, of the node's generation, the node not retired);
  * the proof was not used within RENEW_REPLAY_WINDOW_SECONDS (`replayed`); the new key was never certified
- * (`key_used`). Only a renewal that passes all three records its proof (an older row is taken over;
+ * (`key_used`); the node was issued fewer than `$10` certificates in the last hour (`over_limit`: the count is
+ * read after the node's lock, and one group never holds two renewals of one node, so the limit is exact across
+ * instances). Only a renewal that passes all four records its proof (an older row is taken over;
  * concurrent uses of one proof by another instance wait on its key and see the first, `fresh` false) and
  * its certificate (the unique index decides a race on the key with another instance), so a refused renewal
  * writes nothing, as when each renewal had its own transaction. The
@@ -49,11 +56,12 @@ WITH item AS (
          NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
               OR n.state = 'retired') AS live,
          EXISTS (SELECT 1 FROM renew_proofs r WHERE r.proof_sha256 = i.proof AND r.used_at > compute_now() - ${REPLAY_WINDOW}) AS replayed,
-         EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki) AS key_used
+         EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki) AS key_used,
+         (SELECT count(*) FROM node_certs h WHERE h.node_id = i.node_id AND h.created_at > compute_now() - ${ISSUE_WINDOW}) >= $10::int AS over_limit
     FROM item i JOIN node_certs c ON c.serial = i.leaf_serial JOIN nodes n ON n.id = c.node_id
 ), proof AS (
   INSERT INTO renew_proofs (proof_sha256, node_id, used_at)
-  SELECT i.proof, i.node_id, compute_now() FROM item i JOIN standing s ON s.ord = i.ord WHERE s.live AND NOT s.key_used
+  SELECT i.proof, i.node_id, compute_now() FROM item i JOIN standing s ON s.ord = i.ord WHERE s.live AND NOT s.key_used AND NOT s.over_limit
   ON CONFLICT (proof_sha256) DO UPDATE SET used_at = EXCLUDED.used_at, node_id = EXCLUDED.node_id
    WHERE renew_proofs.used_at <= compute_now() - ${REPLAY_WINDOW}
   RETURNING proof_sha256
@@ -65,6 +73,7 @@ WITH item AS (
   RETURNING serial
 )
 SELECT COALESCE(s.live, false) AS live, COALESCE(s.replayed, false) AS replayed, COALESCE(s.key_used, false) AS key_used,
+       COALESCE(s.over_limit, false) AS over_limit,
        i.proof IN (SELECT proof_sha256 FROM proof) AS fresh, i.serial IN (SELECT serial FROM cert) AS issued
   FROM item i LEFT JOIN standing s ON s.ord = i.ord
  ORDER BY i.ord`;

@@ -24,6 +24,8 @@ export interface LeafRow {
   first_issued_seconds: number | null;
   /** `ramdisk` leaves only: the site's stored discovery settings (discoverySettings), else null. */
   site_discovery: unknown;
+  /** The node's certificates written in the last hour (the per-node renewal limit counts them). */
+  issued_last_hour: number;
 }
 
 /** A renewal that passed every check that needs no lock, with its certificate signed. */
@@ -38,17 +40,19 @@ interface WrittenRow {
   live: boolean;
   replayed: boolean;
   key_used: boolean;
+  over_limit: boolean;
   fresh: boolean;
   issued: boolean;
 }
 
-export type WriteOutcome = 'issued' | 'revoked' | 'replay' | 'key-reused' | 'key-raced' | 'failed';
+export type WriteOutcome = 'issued' | 'revoked' | 'replay' | 'key-reused' | 'rate-limited' | 'key-raced' | 'failed';
 
 /** The refusals the write decides, in the order the checks apply (the reason, then the event's detail). */
 export const WRITE_REFUSALS: Record<Exclude<WriteOutcome, 'issued' | 'failed'>, [string, string]> = {
   revoked: ['revoked', 'the identity was revoked, replaced or retired meanwhile'],
   replay: ['replay', `the same proof was used in the last ${RENEW_REPLAY_WINDOW_SECONDS} seconds`],
   'key-reused': ['key-reused', 'the CSR key was certified before'],
+  'rate-limited': ['rate-limited', 'the node reached its certificates per hour meanwhile'],
   'key-raced': ['key-reused', 'the CSR key was certified concurrently'],
 };
 
@@ -56,6 +60,7 @@ function writeOutcome(row: WrittenRow): WriteOutcome {
   if (!row.live) return 'revoked';
   if (row.replayed) return 'replay';
   if (row.key_used) return 'key-reused';
+  if (row.over_limit) return 'rate-limited';
   // Not recorded though unused when the statement began: another instance used the proof meanwhile.
   if (!row.fresh) return 'replay';
   return row.issued ? 'issued' : 'key-raced';
@@ -75,7 +80,11 @@ class CommitFailed extends Error {
 export class RenewalWriter {
   private calls = 0;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Certificates one node may be issued per hour (renew-limit.ts). */
+    private readonly perNodePerHour: number,
+  ) {}
 
   /**
    * Writes a group; when its transaction fails before COMMIT, writes its renewals one by one (a unique
@@ -126,6 +135,7 @@ export class RenewalWriter {
               renewals.map((r) => r.cert.der),
               renewals.map((r) => r.cert.notBefore),
               renewals.map((r) => r.cert.notAfter),
+              this.perNodePerHour,
             ],
           })
         ).rows;

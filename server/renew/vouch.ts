@@ -118,6 +118,15 @@ export function vouchedClientAddress(
   return typeof addr === 'string' && addr.length > 0 && addr.length <= 64 ? addr : null;
 }
 
+/**
+ * True when the vouching could hold for some body: it verifies under a gateway chain of the pinned serving CA,
+ * is fresh and names this path; only the body's hash is left to check. The API asks this before it reads a
+ * large body, so a caller without a gateway's vouching is refused without sending it.
+ */
+export function vouchHoldsBeforeBody(vouch: string | undefined, path: string, servingCaPin: string, now = Date.now()): boolean {
+  return signedAssertion(vouch, path, servingCaPin, now) !== null;
+}
+
 /** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and binds this body and path. */
 function verifiedAssertion(
   vouch: string | undefined,
@@ -126,6 +135,12 @@ function verifiedAssertion(
   servingCaPin: string,
   now: number,
 ): Partial<Assertion> | null {
+  const assertion = signedAssertion(vouch, path, servingCaPin, now);
+  return assertion && assertion.body === sha256(body) ? assertion : null;
+}
+
+/** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and names this path. */
+function signedAssertion(vouch: string | undefined, path: string, servingCaPin: string, now: number): Partial<Assertion> | null {
   if (!vouch) return null;
   const [payloadText, sigText, extra] = vouch.split('.');
   if (extra !== undefined || !payloadText || !sigText) return null;
@@ -146,6 +161,6 @@ function verifiedAssertion(
   }
   if (!key || !verify('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }, sig)) return null;
   if (typeof assertion.iat !== 'number' || Math.abs(now / 1000 - assertion.iat) > VOUCH_MAX_AGE_SECONDS) return null;
-  if (assertion.path !== path || assertion.body !== sha256(body)) return null;
+  if (assertion.path !== path) return null;
   return assertion;
 }

@@ -4,10 +4,12 @@ import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChalle
 import { parseCsr } from '../../crypto/csr';
 import { JoinRefusal } from '../../crypto/refusal';
 import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../../../renew/key-attestation';
-import { refuse, type Admission, type NodeTrust } from '../../decide';
+import { refuse, type Admission } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';
 import { SELECT_X509POP_LEAVES } from './sql';
+import { toLeafRow, type LeafRow, type LeafSqlRow } from './rows';
+import { hitRoundOneLimit } from './rate-limit';
 import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../../../../protocol/x509pop-wire';
 
 /** What preparation proved of an x509pop join (plain JSON: it crosses threads). */
@@ -25,59 +27,6 @@ interface X509popEvidence {
   keyAttested: boolean;
 }
 
-interface LeafRow {
-  serial: string;
-  der: Buffer;
-  certGeneration: number;
-  certRole: string;
-  isRevoked: boolean;
-  notAfter: Date;
-  nodeId: string;
-  tenantId: string;
-  siteId: string;
-  poolId: string | null;
-  role: string;
-  state: string;
-  trust: NodeTrust;
-  hardwareKeyTrusted: boolean;
-  nodeGeneration: number;
-  pool: {
-    agent: string;
-    ownerTenantId: string;
-    siteId: string;
-    isArchived: boolean;
-    joinAttestors: string[] | null;
-    hasAcceptanceChecks: boolean;
-  } | null;
-}
-
-/** A row of SELECT_X509POP_LEAVES, as pg returns it. */
-interface LeafSqlRow {
-  spki_sha256: string;
-  serial: string;
-  der: Buffer;
-  cert_generation: number;
-  cert_role: string;
-  is_revoked: boolean;
-  not_after: Date;
-  node_id: string;
-  tenant_id: string;
-  site_id: string;
-  pool_id: string | null;
-  role: string;
-  state: string;
-  trust: NodeTrust;
-  hardware_key_trusted: boolean;
-  node_generation: number;
-  p_id: string | null;
-  p_agent: string;
-  p_owner: string;
-  p_site: string;
-  p_archived: boolean;
-  p_policy: { joinAttestors?: string[] } | null;
-  p_checks: boolean;
-}
-
 interface X509popState {
   leaves: Map<string, LeafRow>;
   challenges: Map<string, StoredChallenge>;
@@ -85,6 +34,8 @@ interface X509popState {
   used: string[];
   /** Nodes this batch already re-admitted: a second re-join of one node finds its leaf superseded. */
   claimed: Set<string>;
+  /** Round ones whose source address went past its limit (hitRoundOneLimit). */
+  rateLimited: Set<PreparedJoin>;
 }
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -164,37 +115,6 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrDer: Buffer,
   };
 }
 
-function toLeafRow(r: LeafSqlRow): LeafRow {
-  const policy = r.p_policy ?? {};
-  return {
-    serial: r.serial,
-    der: r.der,
-    certGeneration: r.cert_generation,
-    certRole: r.cert_role,
-    isRevoked: r.is_revoked,
-    notAfter: r.not_after,
-    nodeId: r.node_id,
-    tenantId: r.tenant_id,
-    siteId: r.site_id,
-    poolId: r.pool_id,
-    role: r.role,
-    state: r.state,
-    trust: r.trust,
-    hardwareKeyTrusted: r.hardware_key_trusted,
-    nodeGeneration: r.node_generation,
-    pool: r.p_id
-      ? {
-          agent: r.p_agent,
-          ownerTenantId: r.p_owner,
-          siteId: r.p_site,
-          isArchived: r.p_archived,
-          joinAttestors: policy.joinAttestors ?? null,
-          hasAcceptanceChecks: r.p_checks,
-        }
-      : null,
-  };
-}
-
 /**
  * The `x509pop` attestor: a node whose certificate expired while it was offline re-joins with it (joining.md,
  * Renewal), proving possession of its last key in a challenge round. Round one presents the last leaf and the
@@ -204,7 +124,8 @@ function toLeafRow(r: LeafSqlRow): LeafRow {
  * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
  * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
  * revoked, the certificate keeping the old one's role and statements. A leaf naming a TPM AK also needs that
- * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Every refusal has its own reason.
+ * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Round one is limited per source
+ * address (rate-limit.ts; `x509pop:rate-limited`, before anything else is decided). Every refusal has its own reason.
  */
 export const x509popAttestor: Attestor<X509popState> = {
   name: X509POP,
@@ -216,6 +137,14 @@ export const x509popAttestor: Attestor<X509popState> = {
 
   async load(client, joins) {
     const evidence = joins.map(evidenceOf);
+    // Round one costs a nonce row and a signed answer: each source address gets a shared number per minute.
+    // Taken first, so the rate_limits rows are locked before the nodes, in every batch.
+    const roundOne = joins.filter((join, i) => !evidence[i]!.nonce && join.clientAddress);
+    const refused = await hitRoundOneLimit(
+      client,
+      roundOne.map((join) => join.clientAddress!),
+    );
+    const rateLimited = new Set(roundOne.filter((_, i) => refused.has(i)));
     const [leaves, challenges] = await Promise.all([
       client.query<LeafSqlRow>(SELECT_X509POP_LEAVES, [
         [...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex')),
@@ -226,12 +155,19 @@ export const x509popAttestor: Attestor<X509popState> = {
         evidence.flatMap((e) => (e.nonce ? [e.nonce] : [])),
       ),
     ]);
-    return { leaves: new Map(leaves.rows.map((r) => [r.spki_sha256, toLeafRow(r)])), challenges, used: [], claimed: new Set() };
+    return {
+      leaves: new Map(leaves.rows.map((r) => [r.spki_sha256, toLeafRow(r)])),
+      challenges,
+      used: [],
+      claimed: new Set(),
+      rateLimited,
+    };
   },
 
   decide({ join, now }, state): AttestorVerdict {
     const evidence = evidenceOf(join);
     if (evidence.nonce) state.used.push(evidence.nonce);
+    if (state.rateLimited.has(join)) return refuse('x509pop:rate-limited');
     const row = state.leaves.get(evidence.leafSpkiSha256);
     // Byte for byte one of our certificates, naming the node its row belongs to.
     if (!row || !row.der.equals(Buffer.from(evidence.leafDer, 'base64')) || row.nodeId !== evidence.nodeId)

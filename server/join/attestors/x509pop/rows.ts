@@ -1,0 +1,87 @@
+import type { NodeTrust } from '../../decide';
+
+/** A presented leaf's node_certs row, its node and the node's pool, as the x509pop attestor decides on them. */
+export interface LeafRow {
+  serial: string;
+  der: Buffer;
+  certGeneration: number;
+  certRole: string;
+  isRevoked: boolean;
+  notAfter: Date;
+  nodeId: string;
+  tenantId: string;
+  siteId: string;
+  poolId: string | null;
+  role: string;
+  state: string;
+  trust: NodeTrust;
+  hardwareKeyTrusted: boolean;
+  nodeGeneration: number;
+  pool: {
+    agent: string;
+    ownerTenantId: string;
+    siteId: string;
+    isArchived: boolean;
+    joinAttestors: string[] | null;
+    hasAcceptanceChecks: boolean;
+  } | null;
+}
+
+/** A row of SELECT_X509POP_LEAVES, as pg returns it. */
+export interface LeafSqlRow {
+  spki_sha256: string;
+  serial: string;
+  der: Buffer;
+  cert_generation: number;
+  cert_role: string;
+  is_revoked: boolean;
+  not_after: Date;
+  node_id: string;
+  tenant_id: string;
+  site_id: string;
+  pool_id: string | null;
+  role: string;
+  state: string;
+  trust: NodeTrust;
+  hardware_key_trusted: boolean;
+  node_generation: number;
+  p_id: string | null;
+  p_agent: string;
+  p_owner: string;
+  p_site: string;
+  p_archived: boolean;
+  p_policy: { joinAttestors?: string[] } | null;
+  p_checks: boolean;
+}
+
+/** A row of SELECT_X509POP_LEAVES as the attestor reads it. */
+export function toLeafRow(r: LeafSqlRow): LeafRow {
+  const policy = r.p_policy ?? {};
+  return {
+    serial: r.serial,
+    der: r.der,
+    certGeneration: r.cert_generation,
+    certRole: r.cert_role,
+    isRevoked: r.is_revoked,
+    notAfter: r.not_after,
+    nodeId: r.node_id,
+    tenantId: r.tenant_id,
+    siteId: r.site_id,
+    poolId: r.pool_id,
+    role: r.role,
+    state: r.state,
+    trust: r.trust,
+    hardwareKeyTrusted: r.hardware_key_trusted,
+    nodeGeneration: r.node_generation,
+    pool: r.p_id
+      ? {
+          agent: r.p_agent,
+          ownerTenantId: r.p_owner,
+          siteId: r.p_site,
+          isArchived: r.p_archived,
+          joinAttestors: policy.joinAttestors ?? null,
+          hasAcceptanceChecks: r.p_checks,
+        }
+      : null,
+  };
+}
