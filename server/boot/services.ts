@@ -42,7 +42,7 @@ export interface Services {
   sessions: SessionService;
   metrics: ApiMetrics;
   /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
-  requestLimits: RequestLimits;
+  endpointLimits: RequestLimits;
   /** The well-known document (protocol.md), with this process's PKI. */
   wellKnown(): Promise<Record<string, unknown>>;
   /** The registry GET /metrics serves: `metrics` plus the shared gauges. */
@@ -70,8 +70,8 @@ interface ServiceOptions {
   /** Tests: refusal-event rate limits with keys of their own. */
   refusalLimits?: { join?: RefusalLimit; renew?: RenewRefusalLimit; sessions?: SessionRefusalLimit };
   sessionSettings?: SessionSettings;
-  /** Tests: request limits with numbers and keys of their own. */
-  requestLimits?: RequestLimitOverrides;
+  /** Tests: the downloads' and the well-known document's request limits, with numbers and keys of their own. */
+  endpointLimits?: RequestLimitOverrides;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
   /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
@@ -127,7 +127,7 @@ export function createServices(options: ServiceOptions): Services {
     renew,
     sessions,
     metrics,
-    requestLimits: createRequestLimits(pool, env, options.requestLimits),
+    endpointLimits: createRequestLimits(pool, env, options.endpointLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),
     metricsRegistry: registry,
     eventsListener: () => (events ??= new EventsListener(options.databaseUrl)),

@@ -31,7 +31,7 @@ afterAll(async () => {
 
 /** A boot server (the production one) over the test database, with download limits of its own. */
 async function startServer(downloads: RequestLimitOverrides['downloads']) {
-  const services = createServices({ databaseUrl: testDatabaseUrl(), requestLimits: { downloads }, pgPoolMax: 4 });
+  const services = createServices({ databaseUrl: testDatabaseUrl(), endpointLimits: { downloads }, pgPoolMax: 4 });
   const server = createBootServer({ ...services, downloadsDir: () => dir }, () => async (_req, res) => void res.writeHead(418).end());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   opened.push({ server, services });
@@ -77,7 +77,7 @@ describe('bcd download limits', () => {
     expect(await busy.json()).toMatchObject({ code: 'INVALID_STATE' });
     // A slot frees when its download ends.
     held[0]!.request.destroy();
-    await expect.poll(() => server.services.requestLimits.downloads.inFlight).toBe(1);
+    await expect.poll(() => server.services.endpointLimits.downloads.inFlight).toBe(1);
     expect((await fetch(`${server.url}/linux-amd64`)).status).toBe(200);
     held[1]!.request.destroy();
   });
@@ -86,7 +86,7 @@ describe('bcd download limits', () => {
     const server = await startServer({ keyPrefix: `dl-idle-${randomUUID()}`, limit: 1000, maxConcurrent: 1, idleMs: 500 });
     const stalled = await stalledDownload(server.url);
     expect(stalled.status).toBe(200);
-    await expect.poll(() => server.services.requestLimits.downloads.inFlight, { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => server.services.endpointLimits.downloads.inFlight, { timeout: 15_000 }).toBe(0);
     expect((await fetch(`${server.url}/linux-amd64`)).status).toBe(200);
     // What the client gets when it reads again is a cut-off body, not the file.
     let received = 0;

@@ -52,7 +52,7 @@ export interface AgentEndpointServices {
   /** The well-known document (server/http/well-known.ts). */
   wellKnown: () => Promise<Record<string, unknown>>;
   /** The shared limits of the downloads and the well-known document. */
-  requestLimits: RequestLimits;
+  endpointLimits: RequestLimits;
   /** Where bcd builds are served from, asked per request (downloadsDir reads BETTER_COMPUTE_DOWNLOADS_DIR); the working directory's by default. */
   downloadsDir?: () => string;
 }
@@ -116,12 +116,12 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      void serveWellKnown(req, res, services.wellKnown, () => services.requestLimits.wellKnown.hit(addressSubject(directAddress(req))));
+      void serveWellKnown(req, res, services.wellKnown, () => services.endpointLimits.wellKnown.hit(addressSubject(directAddress(req))));
       return true;
     }
     // bcd downloads are files: served here, streamed, whether or not Next has loaded.
     if (isDownloadPath(pathname)) {
-      void services.requestLimits.downloads.serve(req, res, directAddress(req), () => serveDownload(req, res, pathname, downloads()));
+      void services.endpointLimits.downloads.serve(req, res, directAddress(req), () => serveDownload(req, res, pathname, downloads()));
       return true;
     }
     return false;

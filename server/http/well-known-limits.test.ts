@@ -18,7 +18,7 @@ afterAll(async () => {
 
 /** A boot server over the test database with a well-known limit of its own; counts the documents it builds. */
 async function startApi(wellKnown: { keyPrefix: string; limit: number }) {
-  const services: Services = createServices({ databaseUrl: testDatabaseUrl(), requestLimits: { wellKnown }, pgPoolMax: 4 });
+  const services: Services = createServices({ databaseUrl: testDatabaseUrl(), endpointLimits: { wellKnown }, pgPoolMax: 4 });
   const built = { count: 0 };
   const server = createBootServer(
     {
