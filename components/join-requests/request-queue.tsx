@@ -126,7 +126,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         for (const id of answer.skipped) await explain(id);
       } else {
         // One call for the whole selection, as for approvals.
-        const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason });
+        const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason: decision.reason });
         decided.push(...answer.rejected);
         if (answer.rejected.length)
           said.unshift(`Rejected ${answer.rejected.length === 1 ? 'the request' : `${answer.rejected.length} requests`}.`);
@@ -166,7 +166,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           ? await client.joinRequests.approveMany
               .mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason })
               .then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
-          : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason }).then((a) => [a.rejected, a.remaining] as const);
+          : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason: decision.reason }).then((a) => [a.rejected, a.remaining] as const);
       decided.push(...page);
       done += page.length;
       setProgress({ done: Math.min(done, total), total });

@@ -37,7 +37,14 @@ export const approveJoinRequestInput = z.strictObject({
     .default(APPROVAL_TTL.default),
   reason: reason.optional(),
 });
-export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: reason.optional() });
+/** A rejection is final, so it carries a reason: required, and not only spaces. */
+const rejectionReason = z
+  .string({ error: 'a rejection is final: say why (a reason is required)' })
+  .trim()
+  .min(1, 'a rejection is final: say why (a reason is required)')
+  .max(500)
+  .regex(/^[^\p{Cc}]*$/u, 'must be printable');
+export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: rejectionReason });
 
 /**
  * The pending requests a bulk decision takes: the pool's view narrowed by the queue's filter, and only those
@@ -119,6 +126,11 @@ export const joinRequestRecord = z
       .object({ by: z.string(), byName: z.string().nullable(), at: z.string(), poolId: z.string().nullable() })
       .strict()
       .nullable(),
+    /**
+     * How many approvals the request has so far: 0 or 1 while pending (1 of `requiredApprovals` on a two-person
+     * site: recorded, not yet effective), `requiredApprovals` once approved.
+     */
+    approvals: z.number().int().min(0).max(2),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
