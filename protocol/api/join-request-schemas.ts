@@ -131,6 +131,8 @@ export const joinRequestRecord = z
      * site: recorded, not yet effective), `requiredApprovals` once approved.
      */
     approvals: z.number().int().min(0).max(2),
+    /** A `tpm` enrollment: true when its EK certificate chains to a configured vendor root, false when not; null otherwise. */
+    ekCertified: z.boolean().nullable().optional(),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
@@ -143,6 +145,11 @@ export const joinRequestPage = z
     total: z.number().int(),
     /** The database's time of the listing: a bulk decision's `createdUpTo`. */
     asOf: z.string(),
+    /**
+     * Of the `total` requests that match, how many are `tpm` enrollments whose EK is not vendor-certified: what
+     * a bulk approval of every match names in its confirmation.
+     */
+    notVendorCertified: z.number().int().optional(),
   })
   .strict();
 export type JoinRequestPage = z.infer<typeof joinRequestPage>;

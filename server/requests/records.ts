@@ -120,6 +120,7 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
         }
       : null,
     approvals: approvalsOf(row),
+    ekCertified: row.attestor === 'tpm' ? isEkCertified(tpmRequestFacts(row.tpm)) : null,
   };
 }
 
@@ -128,6 +129,18 @@ function approvalsOf(row: JoinRequestRow): number {
   const decidedApproval = row.decided_by !== null && row.state !== 'rejected' && row.state !== 'pending' ? 1 : 0;
   return Math.min(2, (row.first_approved_by ? 1 : 0) + decidedApproval);
 }
+
+/** A tpm enrollment's EK is vendor-certified when it had a certificate that chained to a configured vendor root. */
+function isEkCertified(facts: JoinRequestRecord['tpm']): boolean {
+  return facts !== null && facts.ekIssuer !== NO_EK_CERTIFICATE && facts.ekChainProblem === null;
+}
+
+/** The `ekIssuer` the tpm attestor stores when the TPM sent no EK certificate. */
+const NO_EK_CERTIFICATE = 'no EK certificate';
+
+/** SQL: the row is a tpm enrollment whose EK is not vendor-certified (isEkCertified, in the database). */
+export const EK_NOT_CERTIFIED = Prisma.sql`(attestor = 'tpm' AND (tpm IS NULL OR tpm->>'ekIssuer' IS NULL
+  OR tpm->>'ekIssuer' = ${NO_EK_CERTIFICATE} OR tpm->>'ekChainProblem' IS NOT NULL))`;
 
 /** A stored `tpm` column as the record shows it; anything unreadable is shown as absent rather than failing the list. */
 function tpmRequestFacts(stored: unknown): JoinRequestRecord['tpm'] {
