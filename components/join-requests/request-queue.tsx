@@ -26,7 +26,7 @@ interface RequestQueueProps {
    * The pending queue's filter with the server's count of every match and the time of that count: what
    * "select all matching" decides, on the server, in pages of 200. Null outside the pending view.
    */
-  matching: { filter: RequestFilter; total: number; asOf: string; isFiltered: boolean } | null;
+  matching: { filter: RequestFilter; total: number; asOf: string; isFiltered: boolean; notVendorCertified?: number } | null;
 }
 
 /** Which requests an action can still take: approve takes pending ones, reject also withdraws an approval. */
@@ -51,6 +51,14 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   // Every request that matches the filter on the server, not only the rows loaded here.
   const [isAllMatching, setAllMatching] = useState(false);
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
+  // The row whose id button takes the focus once a dialog closes, so the keyboard stays in the list.
+  const [focusRow, setFocusRow] = useState<string | null>(null);
+  useEffect(() => {
+    if (!focusRow) return;
+    // Runs after the dialog's own effect closed it (a child's effects run first), so nothing takes it back.
+    document.getElementById(`request-row-${focusRow}`)?.querySelector<HTMLElement>('.link-button')?.focus();
+    setFocusRow(null);
+  }, [focusRow]);
   const current = rows.find((row) => row.id === cursor) ?? rows[0] ?? null;
   const selectedRows = rows.filter((row) => selected.has(row.id));
   const allSelected = rows.length > 0 && selectedRows.length === rows.length;
@@ -60,6 +68,34 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   // every match, the loaded rows stand for them (the server skips any whose retry the pool would refuse).
   const offeredPools = approvablePools(sitePools, matchingCount !== null ? rows : rows.filter((row) => targets.includes(row.id)));
   const defaultPoolId = offeredPools.some((p) => p.id === pool.id) ? pool.id : (offeredPools[0]?.id ?? '');
+  const notVendorCertified =
+    matchingCount !== null
+      ? (matching?.notVendorCertified ?? rows.filter((row) => row.ekCertified === false).length)
+      : rows.filter((row) => targets.includes(row.id) && row.ekCertified === false).length;
+
+  /** After a decision, the next row still waiting below the decided ones (else the current row) takes the cursor and focus. */
+  function moveOn(decidedIds: ReadonlySet<string>) {
+    const last = Math.max(-1, ...order.map((id, index) => (decidedIds.has(id) ? index : -1)));
+    const waiting = (id: string) => !decidedIds.has(id) && rows.find((row) => row.id === id)?.state === 'pending';
+    const next = order.slice(last + 1).find(waiting) ?? order.slice(0, last + 1).find(waiting) ?? current?.id ?? order[0] ?? null;
+    if (next) {
+      setCursor(next);
+      setFocusRow(next);
+    }
+  }
+
+  /** A click on a row's id shows its detail: under the table (narrower than 1680 px), scrolled into view if out of it. */
+  function showDetail() {
+    requestAnimationFrame(() => {
+      const detail = document.querySelector<HTMLElement>('.request-detail');
+      if (detail && detail.getBoundingClientRect().top >= window.innerHeight) detail.scrollIntoView({ block: 'nearest' });
+    });
+  }
+
+  function close() {
+    setAction(null);
+    if (current) setFocusRow(current.id);
+  }
 
   function select(next: Set<string>) {
     setSelected(next);
@@ -115,9 +151,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           reason,
         });
         decided.push(...answer.approved, ...answer.recorded);
-        if (answer.recorded.length)
+        const [first] = answer.recorded;
+        if (first)
           said.unshift(
-            `Recorded your approval of ${answer.recorded.length === 1 ? `request ${answer.recorded[0]!.id}` : `${answer.recorded.length} requests`} (1 of 2): another operator must approve into the same pool.`,
+            `Recorded your approval of ${answer.recorded.length === 1 ? `request ${first.id}` : `${answer.recorded.length} requests`} (${first.approvals} of ${first.requiredApprovals}): not yet effective. Another person must approve ${answer.recorded.length === 1 ? 'it' : 'them'} into the same pool.`,
           );
         if (answer.approved.length)
           said.unshift(
@@ -136,6 +173,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       setNotices((before) => [...said, ...before.filter((text) => !said.includes(text))]);
       select(new Set());
       setAction(null);
+      moveOn(new Set([...targets, ...decided.map((record) => record.id)]));
     } catch (failure) {
       if (decided.length) onDecided(decided);
       setError(toApiError(failure).message);
@@ -166,7 +204,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           ? await client.joinRequests.approveMany
               .mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason })
               .then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
-          : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason: decision.reason }).then((a) => [a.rejected, a.remaining] as const);
+          : await client.joinRequests.rejectMany
+              .mutate({ ...ref, matching: by, reason: decision.reason })
+              .then((a) => [a.rejected, a.remaining] as const);
       decided.push(...page);
       done += page.length;
       setProgress({ done: Math.min(done, total), total });
@@ -177,7 +217,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       `${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`,
     );
     const recorded = decided.filter((r) => r.state === 'pending').length;
-    if (recorded) said.push(`${recorded} of them need a second approval (1 of 2): another operator must approve them into the same pool.`);
+    if (recorded)
+      said.push(
+        `Recorded your approval of ${recorded} of them (1 of 2): not yet effective. Another person must approve them into the same pool.`,
+      );
     if (done < total)
       said.push(
         `${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), or you approved them first already, and were left as they are.`,
@@ -276,6 +319,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
                 <th scope="col" className="col-machine" title="What the machine says about itself">
                   Claimed
                 </th>
+                <th scope="col" className="col-mac" title="The MAC the boot step vouched for (the discovery token's lease)">
+                  Boot MAC
+                </th>
                 <th scope="col" className="col-vouched" title="What the boot step vouched for: the lease's IP and who minted the token">
                   Boot step (IP · by)
                 </th>
@@ -298,7 +344,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
                   isCurrent={row.id === current?.id}
                   isSelected={isAllMatching || selected.has(row.id)}
                   canDecide={canDecide}
-                  onFocus={() => setCursor(row.id)}
+                  onFocus={() => {
+                    setCursor(row.id);
+                    showDetail();
+                  }}
                   onSelect={(shift) => {
                     select(clickSelection(order, selected, anchor, row.id, shift));
                     setAnchor(row.id);
@@ -319,13 +368,14 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         action={action}
         count={matchingCount ?? targets.length}
         isAllMatching={matchingCount !== null}
+        notVendorCertified={notVendorCertified}
         progress={progress}
         pools={offeredPools}
         defaultPoolId={defaultPoolId}
         isPending={isPending}
         error={error}
         onDecide={(decision) => void decide(decision)}
-        onClose={() => setAction(null)}
+        onClose={close}
       />
       <Dialog open={isHelpOpen} onClose={() => setHelpOpen(false)} title="Keyboard shortcuts" size="small">
         <dl className="details dialog-body">
