@@ -106,7 +106,7 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     };
     const set = await as(first, ['sites', 'update', two.siteId, '--tenant', two.tenantId, '--two-person-approval']);
     expect(set.code, set.stderr).toBe(0);
-    expect(set.stdout).toContain('two approvals (by different operators or API keys) per request');
+    expect(set.stdout).toContain('two approvals (by two different people) per request');
     const listed = await as(first, ['sites', 'list', '--tenant', two.tenantId, '--json']);
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: two.siteId, requiredApprovals: 2 })]);
     const scoped = ['--tenant', two.tenantId, '--pool', two.poolId];

@@ -1,15 +1,15 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
-import { Dialog } from '@/components/ui/dialog';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
-import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
+import { approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { useTRPCClient } from '@/lib/trpc';
 import type { RequestFilter } from '@/protocol/api/join-request-filter';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
 import { RequestDetail } from './request-detail';
+import { QueueActions, QueueTableHead, ShortcutsDialog } from './queue-parts';
 import { RequestRow } from './request-row';
 
 interface RequestQueueProps {
@@ -267,33 +267,25 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           ))}
         </p>
         {canDecide && (
-          <div className="queue-actions">
-            <span className="muted" data-testid="queue-selection">
-              {matchingCount !== null
+          <QueueActions
+            selection={
+              matchingCount !== null
                 ? `All ${matchingCount} matching selected`
                 : selectedRows.length
                   ? `${selectedRows.length} selected`
                   : current
                     ? `Current: ${current.id}`
-                    : ''}
-            </span>
-            {canSelectMatching && !isAllMatching && (
-              <button type="button" className="btn btn-small btn-quiet" onClick={() => setAllMatching(true)}>
-                Select all {matching.total} {matching.isFiltered ? 'matching' : 'pending'}
-              </button>
-            )}
-            {isAllMatching && (
-              <button type="button" className="btn btn-small btn-quiet-neutral" onClick={() => select(new Set())}>
-                Clear selection
-              </button>
-            )}
-            <button type="button" className="btn btn-small btn-primary" onClick={() => open('approve')} aria-keyshortcuts="a">
-              {matchingCount !== null ? `Approve ${matchingCount}` : selectedRows.length > 1 ? `Approve ${selectedRows.length}` : 'Approve'}
-            </button>
-            <button type="button" className="btn btn-small btn-danger" onClick={() => open('reject')} aria-keyshortcuts="r">
-              {matchingCount !== null ? `Reject ${matchingCount}` : selectedRows.length > 1 ? `Reject ${selectedRows.length}` : 'Reject'}
-            </button>
-          </div>
+                    : ''
+            }
+            count={matchingCount ?? (selectedRows.length > 1 ? selectedRows.length : null)}
+            selectMatching={
+              canSelectMatching && !isAllMatching ? `Select all ${matching.total} ${matching.isFiltered ? 'matching' : 'pending'}` : null
+            }
+            isAllMatching={isAllMatching}
+            onSelectMatching={() => setAllMatching(true)}
+            onClear={() => select(new Set())}
+            onDecide={open}
+          />
         )}
         <button type="button" className="btn btn-small btn-quiet-neutral" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
           Keyboard shortcuts
@@ -303,38 +295,11 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         <div className="table-scroll">
           <table className="table">
             <caption className="visually-hidden">Join requests of site {pool.siteId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select all requests on this page"
-                    checked={allSelected}
-                    onChange={() => select(allSelected ? new Set() : new Set(order))}
-                  />
-                </th>
-                <th scope="col">Request</th>
-                <th scope="col">State</th>
-                <th scope="col">Attestor</th>
-                <th scope="col" className="col-machine" title="What the machine says about itself">
-                  Claimed
-                </th>
-                <th scope="col" className="col-mac" title="The MAC the boot step vouched for (the discovery token's lease)">
-                  Boot MAC
-                </th>
-                <th scope="col" className="col-vouched" title="What the boot step vouched for: the lease's IP and who minted the token">
-                  Boot step (IP · by)
-                </th>
-                <th scope="col">Hardware key</th>
-                <th scope="col">Asked</th>
-                <th scope="col">Expires</th>
-                {canDecide && (
-                  <th scope="col" className="row-actions">
-                    Decide
-                  </th>
-                )}
-              </tr>
-            </thead>
+            <QueueTableHead
+              allSelected={allSelected}
+              canDecide={canDecide}
+              onSelectAll={() => select(allSelected ? new Set() : new Set(order))}
+            />
             <tbody>
               {rows.map((row) => (
                 <RequestRow
@@ -377,23 +342,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         onDecide={(decision) => void decide(decision)}
         onClose={close}
       />
-      <Dialog open={isHelpOpen} onClose={() => setHelpOpen(false)} title="Keyboard shortcuts" size="small">
-        <dl className="details dialog-body">
-          {QUEUE_SHORTCUTS.map((shortcut) => (
-            <div key={shortcut.key}>
-              <dt>
-                <kbd>{shortcut.key}</kbd>
-              </dt>
-              <dd>{shortcut.does}</dd>
-            </div>
-          ))}
-        </dl>
-        <footer className="dialog-footer">
-          <button type="button" className="btn" onClick={() => setHelpOpen(false)} data-autofocus>
-            Close
-          </button>
-        </footer>
-      </Dialog>
+      <ShortcutsDialog open={isHelpOpen} onClose={() => setHelpOpen(false)} />
     </>
   );
 }

@@ -97,7 +97,7 @@ for (const scheme of ['light', 'dark'] as const) {
       await page.setViewportSize({ width: 1440, height: 900 });
       const { request, stop } = await oneWaitingMachine(page);
       try {
-        await requestRow(page, request.id).getByRole('button', { name: request.id }).click();
+        await requestRow(page, request.id).getByRole('button', { name: request.id, exact: true }).click();
         await expectReadableDetail(page, request, 280);
         await expectReadableRow(page, request);
         // The panel stays beside the list at this width, in view while triaging.
@@ -118,7 +118,7 @@ for (const scheme of ['light', 'dark'] as const) {
       await page.setViewportSize({ width: 390, height: 844 });
       const { request, stop } = await oneWaitingMachine(page);
       try {
-        await requestRow(page, request.id).getByRole('button', { name: request.id }).click();
+        await requestRow(page, request.id).getByRole('button', { name: request.id, exact: true }).click();
         await expectReadableDetail(page, request, 240);
         await expectReadableRow(page, request);
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);

@@ -116,7 +116,7 @@ export const joinRequestRecord = z
     clientAddress: z.string().nullable(),
     /** A `tpm` enrollment's EK and AK; null for every other attestor. */
     tpm: tpmRequestFactsSchema.nullable(),
-    /** The site's setting: 2 when the request needs approvals by two different principals. */
+    /** The site's setting: 2 when the request needs approvals by two different people (a key acts as its creator). */
     requiredApprovals: z.union([z.literal(1), z.literal(2)]),
     /**
      * The first of two approvals (who, as the console names them, when, into which pool); null when none was

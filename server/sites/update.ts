@@ -45,7 +45,7 @@ export const updateSiteInput = z.strictObject({
       removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
     })
     .optional(),
-  /** 2: every join request of the site needs approvals by two different principals; 1 (the default): one. */
+  /** 2: every join request of the site needs approvals by two different people; 1 (the default): one. */
   requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
 });
 
