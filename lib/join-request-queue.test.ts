@@ -50,6 +50,7 @@ function request(
     clientAddress: null,
     requiredApprovals: 1,
     firstApproval: null,
+    approvals: 0,
     tpm: null,
     ekCertified: null,
     ...extra,

@@ -52,6 +52,25 @@ export function useLiveRefresh(
     for (const filter of list)
       void queryClient.invalidateQueries({ ...filter, predicate: (query) => readBefore(query) && (filter.predicate?.(query) ?? true) });
   };
+  // Announcements can come faster than a list is read (a fleet joining on a bulk approval): re-reading with each
+  // one, cancelling the read before, would starve the list and leave its count stale. One read at a time instead,
+  // and one more after it when announcements arrived meanwhile, so the last change is always read.
+  const reading = useRef<{ isRunning: boolean; isDirty: boolean }>({ isRunning: false, isDirty: false });
+  const reReadCoalesced = async () => {
+    const state = reading.current;
+    state.isDirty = true;
+    if (state.isRunning) return;
+    state.isRunning = true;
+    try {
+      while (state.isDirty) {
+        state.isDirty = false;
+        const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
+        await Promise.all(list.map((filter) => queryClient.invalidateQueries(filter, { cancelRefetch: false })));
+      }
+    } finally {
+      state.isRunning = false;
+    }
+  };
   const pool = options.joinRequestsOf ?? null;
   useSubscription(
     trpc.joinRequests.onChange.subscriptionOptions(pool ?? { tenantId: 'tnt_none', poolId: 'pool_none' }, {
@@ -59,8 +78,7 @@ export function useLiveRefresh(
       onStarted: () => reReadIfReadBefore(Date.now()),
       onData: (change) => {
         onJoinRequestsRef.current?.(change.requestIds);
-        const list = Array.isArray(filtersRef.current) ? filtersRef.current : [filtersRef.current];
-        for (const filter of list) void queryClient.invalidateQueries(filter);
+        void reReadCoalesced();
       },
       onError: reReadOnStreamEnd,
     }),

@@ -7,6 +7,7 @@ import { runCli, runCliInProcess, startCliApi, trustOf, type ApiServer } from '.
 import { testDb } from '../../test/db';
 import { captureStderr, createTestTenant, expectNoSecretLeaks, type TestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../../server/api-keys/api-keys';
+import { BASE_PATH } from '../../server/config/config';
 
 const db = testDb();
 const stderr = captureStderr();
@@ -92,7 +93,8 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
 
   it('sites update --two-person-approval: one key records 1 of 2, a second key admits, and the machine joins', async () => {
     const two = await createTestTenant(db, { label: 'jr-two' });
-    const keyOf = async (name: string) => (await insertApiKey(db, { tenantId: two.tenantId, role: 'admin', name }, 'test')).key;
+    // Two people's keys: a key acts as the person who created it.
+    const keyOf = async (name: string) => (await insertApiKey(db, { tenantId: two.tenantId, role: 'admin', name }, `test:${name}`)).key;
     const [first, second] = [
       { ...env, BETTER_COMPUTE_API_KEY: await keyOf('first') },
       { ...env, BETTER_COMPUTE_API_KEY: await keyOf('second') },
@@ -104,7 +106,7 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
     };
     const set = await as(first, ['sites', 'update', two.siteId, '--tenant', two.tenantId, '--two-person-approval']);
     expect(set.code, set.stderr).toBe(0);
-    expect(set.stdout).toContain('two approvals (by different operators or API keys) per request');
+    expect(set.stdout).toContain('two approvals (by two different people) per request');
     const listed = await as(first, ['sites', 'list', '--tenant', two.tenantId, '--json']);
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: two.siteId, requiredApprovals: 2 })]);
     const scoped = ['--tenant', two.tenantId, '--pool', two.poolId];
@@ -146,6 +148,22 @@ describe('better-compute join-requests and discovery-tokens', { timeout: 120_000
       await new Promise((r) => setTimeout(r, 200));
       id = JSON.parse((await cli(['join-requests', 'list', ...scope(), '--json'])).stdout)[0]?.id;
     }
+    // A rejection is final, so it carries a reason: the CLI asks for one, and the API refuses a blank one.
+    for (const reasonless of [[], ['--reason', '   ']]) {
+      const refused = await cli(['join-requests', 'reject', id!, ...scope(), ...reasonless]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--reason/);
+    }
+    for (const body of [{}, { reason: '  ' }]) {
+      const rest = await fetch(`${api.url}${BASE_PATH}/v1/tenants/${t.tenantId}/pools/${t.poolId}/join-requests/${id}/reject`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${env.BETTER_COMPUTE_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(rest.status).toBe(400);
+      expect(await rest.text()).toMatch(/reason/);
+    }
+    expect(JSON.parse((await cli(['join-requests', 'get', id!, ...scope(), '--json'])).stdout)).toMatchObject({ state: 'pending' });
     const rejected = await cli(['join-requests', 'reject', id!, ...scope(), '--reason', 'unknown serial', '--json']);
     expect(JSON.parse(rejected.stdout)).toMatchObject({ state: 'rejected', reason: 'unknown serial' });
     expect(await running).toEqual([{ kind: 'refused' }]);

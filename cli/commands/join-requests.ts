@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { JoinRequestRecord } from '../../protocol/api/join-request-schemas';
+import { DomainError } from '../../protocol/errors';
 import type { RequestFilter } from '../../server/requests/filter';
 import { parseLifetime } from '../../lib/duration';
 import type { Answer } from '../api';
@@ -178,7 +179,7 @@ export function registerJoinRequestCommands(program: Command) {
           if (opts.json) return printJson(approved);
           if (approved.state === 'pending') {
             process.stdout.write(
-              `Recorded your approval of ${approved.id} (1 of 2): its site needs a second approval, by another operator or API key, into ${approved.firstApproval?.poolId}\n`,
+              `Recorded your approval of ${approved.id} (${approved.approvals} of ${approved.requiredApprovals}), not yet effective: its site needs a second approval by another person (not your session or any of your keys) into ${approved.firstApproval?.poolId}\n`,
             );
           } else process.stdout.write(`Approved ${approved.id} into ${approved.poolId} until ${approved.expiresAt}\n`);
           return;
@@ -205,7 +206,7 @@ export function registerJoinRequestCommands(program: Command) {
     withRef(requests.command('reject [requestId]').description('Reject a request (or --all-pending; also withdraws an unused approval)')),
   )
     .option('--all-pending', 'reject every pending request the pool sees (narrowed by the filters), a page (200) per call')
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why (required: a rejection is final; kept in the audit log and shown in the queue)')
     .option('--json', 'print JSON')
     .action(
       async (
@@ -217,6 +218,9 @@ export function registerJoinRequestCommands(program: Command) {
         const filter = filterOf(opts);
         if (requestId && Object.keys(filter).length)
           throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+        const reason = opts.reason?.trim();
+        // Said on stderr (exit 2), before anything is sent: a rejection is final, so it carries a reason.
+        if (!reason) throw new DomainError('INVALID_ARGUMENT', 'a rejection is final: say why with --reason <text>', { field: 'reason' });
         const client = clientFor(cmd);
         const path = await poolPath(client, opts);
         if (!requestId) {
@@ -225,7 +229,7 @@ export function registerJoinRequestCommands(program: Command) {
             path,
             'joinRequests.rejectMany',
             filter,
-            opts.reason ? { reason: opts.reason } : {},
+            { reason },
             (a) => a.rejected,
           );
           if (opts.json) return printJson({ rejected, skipped });
@@ -234,11 +238,7 @@ export function registerJoinRequestCommands(program: Command) {
           );
           return;
         }
-        const rejected = await client.post(
-          'joinRequests.reject',
-          `${path}/${enc(requestId)}/reject`,
-          opts.reason ? { reason: opts.reason } : {},
-        );
+        const rejected = await client.post('joinRequests.reject', `${path}/${enc(requestId)}/reject`, { reason });
         if (opts.json) return printJson(rejected);
         process.stdout.write(`Rejected ${rejected.id}\n`);
       },

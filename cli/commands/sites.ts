@@ -88,7 +88,7 @@ export function registerSiteCommands(program: Command) {
       [],
     )
     .option('--tpm-disallow-ek <hash>', 'remove an EK hash from the allow-list; repeatable', collect, [])
-    .option('--two-person-approval', 'every join request needs approvals by two different operators or API keys')
+    .option('--two-person-approval', 'every join request needs approvals by two different people (a key acts as its creator)')
     .option('--no-two-person-approval', 'one approval admits (the default)')
     .option('--json', 'print JSON')
     .action(
@@ -130,7 +130,7 @@ export function registerSiteCommands(program: Command) {
         if (opts.json) return printJson(site);
         process.stdout.write(
           `Site ${site.id}: discovery approval ${site.discovery.approval}, requests wait ${site.discovery.pendingTtlSeconds} s, at most ${site.discovery.maxPendingRequests} at once, ` +
-            `${site.requiredApprovals === 2 ? 'two approvals (by different operators or API keys) per request' : 'one approval per request'}\n`,
+            `${site.requiredApprovals === 2 ? 'two approvals (by two different people) per request' : 'one approval per request'}\n`,
         );
         process.stdout.write(
           `  tpm: enrollment ${site.tpm.enrollment ? 'on (unlisted TPMs wait in the queue)' : 'off (unlisted TPMs are refused)'}, requests wait ${site.tpm.pendingTtlSeconds} s, ${site.tpm.ekAllowList.length} EK hash(es) allowed\n`,

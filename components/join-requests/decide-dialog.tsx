@@ -23,6 +23,8 @@ interface DecideDialogProps {
   isAllMatching?: boolean;
   /** While a decision of every match runs: how many are decided of how many. */
   progress?: { done: number; total: number } | null;
+  /** Of the requests decided, how many are tpm enrollments whose EK is not vendor-certified (named before approving). */
+  notVendorCertified?: number;
   /** The pools the join would admit the requests into (approvablePools): the only ones offered. */
   pools: Pool[];
   defaultPoolId: string;
@@ -32,11 +34,12 @@ interface DecideDialogProps {
   onClose: () => void;
 }
 
-/** Approve (pool, lifetime with presets, reason) or reject (reason) one request or a selection. */
+/** Approve (pool, lifetime with presets, optional reason) or reject (a required reason) one request or a selection. */
 export function DecideDialog({
   action,
   count,
   isAllMatching,
+  notVendorCertified,
   progress,
   pools,
   defaultPoolId,
@@ -55,6 +58,7 @@ export function DecideDialog({
           action={action}
           count={count}
           isAllMatching={isAllMatching}
+          notVendorCertified={notVendorCertified}
           progress={progress}
           pools={pools}
           defaultPoolId={defaultPoolId}
@@ -72,6 +76,7 @@ function DecideForm({
   action,
   count,
   isAllMatching,
+  notVendorCertified = 0,
   progress,
   pools,
   defaultPoolId,
@@ -83,11 +88,19 @@ function DecideForm({
   const [poolId, setPoolId] = useState(defaultPoolId);
   const [ttlSeconds, setTtl] = useState<number>(APPROVAL_TTL.default);
   const [reason, setReason] = useState('');
+  // A rejection is final, so it carries a reason: the form says so rather than send one without.
+  const [isReasonMissing, setReasonMissing] = useState(false);
   const isApprove = action === 'approve';
   return (
     <form
+      noValidate
       onSubmit={(event) => {
         event.preventDefault();
+        if (!isApprove && !reason.trim()) {
+          setReasonMissing(true);
+          event.currentTarget.querySelector<HTMLInputElement>('input[name="reason"]')?.focus();
+          return;
+        }
         onDecide({ action, poolId, ttlSeconds, reason: reason.trim() });
       }}
     >
@@ -101,6 +114,15 @@ function DecideForm({
           <p className="callout" data-testid="decide-all-matching">
             This {isApprove ? 'approves' : 'rejects'} all {count} pending requests that match the search and filters, including those not
             loaded on this page. It cannot be undone.
+          </p>
+        )}
+        {isApprove && notVendorCertified > 0 && (
+          <p className="callout callout-warn" data-testid="decide-not-certified">
+            {notVendorCertified === count && count === 1
+              ? 'This request is'
+              : `${notVendorCertified} of ${isAllMatching ? 'these' : 'the selected'} ${count} requests ${notVendorCertified === 1 ? 'is a' : 'are'}`}{' '}
+            TPM enrollment{notVendorCertified === 1 ? '' : 's'} whose EK is not vendor-certified: no TPM maker vouches that{' '}
+            {notVendorCertified === 1 ? 'it is a real TPM' : 'they are real TPMs'}.
           </p>
         )}
         {progress && (
@@ -143,12 +165,23 @@ function DecideForm({
             </fieldset>
           </>
         )}
-        <Field label="Reason" optional hint="Recorded in the audit log and shown with the decision.">
+        <Field
+          label="Reason"
+          optional={isApprove}
+          error={isReasonMissing && !reason.trim() ? 'Say why: a rejection is final, so it needs a reason.' : undefined}
+          hint={
+            isApprove
+              ? 'Recorded in the audit log and shown with the decision.'
+              : 'Required. Recorded in the audit log and shown with the rejection.'
+          }
+        >
           {(control) => (
             <input
               {...control}
+              name="reason"
               type="text"
               maxLength={500}
+              required={!isApprove}
               value={reason}
               onChange={(event) => setReason(event.target.value)}
               data-autofocus

@@ -220,7 +220,15 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
           tenant={tenant}
           canDecide={can(tenant, 'compute:join-requests:decide')}
           matching={
-            filter === 'pending' && firstPage ? { filter: matching, total, asOf: firstPage.asOf, isFiltered: isFiltered(matching) } : null
+            filter === 'pending' && firstPage
+              ? {
+                  filter: matching,
+                  total,
+                  asOf: firstPage.asOf,
+                  isFiltered: isFiltered(matching),
+                  notVendorCertified: firstPage.notVendorCertified,
+                }
+              : null
           }
           onDecided={(records) => {
             remember(records);

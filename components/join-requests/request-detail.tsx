@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { claimEntries } from '@/lib/join-request-queue';
-import { HardwareKeyBadge } from './request-row';
+import { EkNotCertifiedBadge, HardwareKeyBadge } from './request-row';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { withTenant } from '@/lib/tenant-url';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
@@ -30,7 +30,9 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
           <span className="panel-eyebrow">Request </span>
           <code>{request.id}</code>
         </h2>
-        <span className={`status status-${request.state}`}>{request.state}</span>
+        <span className={`status status-${request.state} detail-state`} data-testid="detail-state">
+          {request.state}
+        </span>
       </header>
       <dl className="details">
         <dt>Attestor</dt>
@@ -67,6 +69,11 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
                 {request.tpm.ekIssuer === 'no EK certificate' ? 'no EK certificate' : `EK certificate issued by ${request.tpm.ekIssuer}`}
               </span>
               {request.tpm.ekChainProblem && <span className="cell-sub">not vendor-rooted: {request.tpm.ekChainProblem}</span>}
+              {request.ekCertified === false && (
+                <span className="cell-sub">
+                  <EkNotCertifiedBadge />
+                </span>
+              )}
             </dd>
             <dt>TPM attestation key</dt>
             <dd>
@@ -100,11 +107,12 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
           <>
             <dt>Approvals</dt>
             <dd>
-              {request.state === 'pending'
-                ? `${request.firstApproval ? 1 : 0} of 2`
-                : request.state === 'approved' || request.state === 'consumed'
-                  ? '2 of 2'
-                  : 'two needed'}
+              {request.state === 'pending' || request.state === 'approved' || request.state === 'consumed'
+                ? `${request.approvals} of ${request.requiredApprovals}`
+                : 'two needed'}
+              {request.state === 'pending' && request.approvals > 0 && (
+                <span className="cell-sub">recorded, not yet effective: another person must approve it into the same pool</span>
+              )}
               {request.firstApproval && (
                 <span className="cell-sub">
                   first by {request.firstApproval.byName ?? request.firstApproval.by} at <LocalTime iso={request.firstApproval.at} />
@@ -138,8 +146,14 @@ export function RequestDetail({ request, now, tenantId }: { request: JoinRequest
           </>
         )}
       </dl>
-      {/* Rules and people should weigh these apart: the boot step vouched for the MAC, IP and voucher above. */}
-      <h3 className="detail-heading">Claimed by the machine (not vouched for)</h3>
+      {/* Rules and people should weigh these apart: the boot step vouched for the MAC, IP and voucher above.
+          Claims are the machine's own words: always rendered as text, never as markup or links. */}
+      <h3 className="detail-heading">
+        Claims{' '}
+        <span className="badge badge-warn" data-testid="claims-unverified">
+          reported by the machine, unverified
+        </span>
+      </h3>
       {claims.length + other.length === 0 ? (
         <p className="muted">The machine reported no claims.</p>
       ) : (

@@ -1,15 +1,15 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
-import { Dialog } from '@/components/ui/dialog';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
-import { QUEUE_SHORTCUTS, approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
+import { approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
 import { useTRPCClient } from '@/lib/trpc';
 import type { RequestFilter } from '@/protocol/api/join-request-filter';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 import { DecideDialog, type Decision } from './decide-dialog';
 import { RequestDetail } from './request-detail';
+import { QueueActions, QueueTableHead, ShortcutsDialog } from './queue-parts';
 import { RequestRow } from './request-row';
 
 interface RequestQueueProps {
@@ -26,7 +26,7 @@ interface RequestQueueProps {
    * The pending queue's filter with the server's count of every match and the time of that count: what
    * "select all matching" decides, on the server, in pages of 200. Null outside the pending view.
    */
-  matching: { filter: RequestFilter; total: number; asOf: string; isFiltered: boolean } | null;
+  matching: { filter: RequestFilter; total: number; asOf: string; isFiltered: boolean; notVendorCertified?: number } | null;
 }
 
 /** Which requests an action can still take: approve takes pending ones, reject also withdraws an approval. */
@@ -51,6 +51,14 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   // Every request that matches the filter on the server, not only the rows loaded here.
   const [isAllMatching, setAllMatching] = useState(false);
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
+  // The row whose id button takes the focus once a dialog closes, so the keyboard stays in the list.
+  const [focusRow, setFocusRow] = useState<string | null>(null);
+  useEffect(() => {
+    if (!focusRow) return;
+    // Runs after the dialog's own effect closed it (a child's effects run first), so nothing takes it back.
+    document.getElementById(`request-row-${focusRow}`)?.querySelector<HTMLElement>('.link-button')?.focus();
+    setFocusRow(null);
+  }, [focusRow]);
   const current = rows.find((row) => row.id === cursor) ?? rows[0] ?? null;
   const selectedRows = rows.filter((row) => selected.has(row.id));
   const allSelected = rows.length > 0 && selectedRows.length === rows.length;
@@ -60,6 +68,34 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   // every match, the loaded rows stand for them (the server skips any whose retry the pool would refuse).
   const offeredPools = approvablePools(sitePools, matchingCount !== null ? rows : rows.filter((row) => targets.includes(row.id)));
   const defaultPoolId = offeredPools.some((p) => p.id === pool.id) ? pool.id : (offeredPools[0]?.id ?? '');
+  const notVendorCertified =
+    matchingCount !== null
+      ? (matching?.notVendorCertified ?? rows.filter((row) => row.ekCertified === false).length)
+      : rows.filter((row) => targets.includes(row.id) && row.ekCertified === false).length;
+
+  /** After a decision, the next row still waiting below the decided ones (else the current row) takes the cursor and focus. */
+  function moveOn(decidedIds: ReadonlySet<string>) {
+    const last = Math.max(-1, ...order.map((id, index) => (decidedIds.has(id) ? index : -1)));
+    const waiting = (id: string) => !decidedIds.has(id) && rows.find((row) => row.id === id)?.state === 'pending';
+    const next = order.slice(last + 1).find(waiting) ?? order.slice(0, last + 1).find(waiting) ?? current?.id ?? order[0] ?? null;
+    if (next) {
+      setCursor(next);
+      setFocusRow(next);
+    }
+  }
+
+  /** A click on a row's id shows its detail: under the table (narrower than 1680 px), scrolled into view if out of it. */
+  function showDetail() {
+    requestAnimationFrame(() => {
+      const detail = document.querySelector<HTMLElement>('.request-detail');
+      if (detail && detail.getBoundingClientRect().top >= window.innerHeight) detail.scrollIntoView({ block: 'nearest' });
+    });
+  }
+
+  function close() {
+    setAction(null);
+    if (current) setFocusRow(current.id);
+  }
 
   function select(next: Set<string>) {
     setSelected(next);
@@ -115,9 +151,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           reason,
         });
         decided.push(...answer.approved, ...answer.recorded);
-        if (answer.recorded.length)
+        const [first] = answer.recorded;
+        if (first)
           said.unshift(
-            `Recorded your approval of ${answer.recorded.length === 1 ? `request ${answer.recorded[0]!.id}` : `${answer.recorded.length} requests`} (1 of 2): another operator must approve into the same pool.`,
+            `Recorded your approval of ${answer.recorded.length === 1 ? `request ${first.id}` : `${answer.recorded.length} requests`} (${first.approvals} of ${first.requiredApprovals}): not yet effective. Another person must approve ${answer.recorded.length === 1 ? 'it' : 'them'} into the same pool.`,
           );
         if (answer.approved.length)
           said.unshift(
@@ -126,7 +163,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         for (const id of answer.skipped) await explain(id);
       } else {
         // One call for the whole selection, as for approvals.
-        const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason });
+        const answer = await client.joinRequests.rejectMany.mutate({ ...ref, requestIds: targets, reason: decision.reason });
         decided.push(...answer.rejected);
         if (answer.rejected.length)
           said.unshift(`Rejected ${answer.rejected.length === 1 ? 'the request' : `${answer.rejected.length} requests`}.`);
@@ -136,6 +173,7 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       setNotices((before) => [...said, ...before.filter((text) => !said.includes(text))]);
       select(new Set());
       setAction(null);
+      moveOn(new Set([...targets, ...decided.map((record) => record.id)]));
     } catch (failure) {
       if (decided.length) onDecided(decided);
       setError(toApiError(failure).message);
@@ -166,7 +204,9 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           ? await client.joinRequests.approveMany
               .mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason })
               .then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
-          : await client.joinRequests.rejectMany.mutate({ ...ref, matching: by, reason }).then((a) => [a.rejected, a.remaining] as const);
+          : await client.joinRequests.rejectMany
+              .mutate({ ...ref, matching: by, reason: decision.reason })
+              .then((a) => [a.rejected, a.remaining] as const);
       decided.push(...page);
       done += page.length;
       setProgress({ done: Math.min(done, total), total });
@@ -177,7 +217,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
       `${verb} ${done} of ${total} matching requests${decision.action === 'approve' ? ` into pool ${sitePools.find((p) => p.id === decision.poolId)?.name ?? decision.poolId}` : ''}.`,
     );
     const recorded = decided.filter((r) => r.state === 'pending').length;
-    if (recorded) said.push(`${recorded} of them need a second approval (1 of 2): another operator must approve them into the same pool.`);
+    if (recorded)
+      said.push(
+        `Recorded your approval of ${recorded} of them (1 of 2): not yet effective. Another person must approve them into the same pool.`,
+      );
     if (done < total)
       said.push(
         `${total - done} were decided elsewhere, expired, or would be refused on retry (their token or the pool's policy), or you approved them first already, and were left as they are.`,
@@ -224,33 +267,25 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
           ))}
         </p>
         {canDecide && (
-          <div className="queue-actions">
-            <span className="muted" data-testid="queue-selection">
-              {matchingCount !== null
+          <QueueActions
+            selection={
+              matchingCount !== null
                 ? `All ${matchingCount} matching selected`
                 : selectedRows.length
                   ? `${selectedRows.length} selected`
                   : current
                     ? `Current: ${current.id}`
-                    : ''}
-            </span>
-            {canSelectMatching && !isAllMatching && (
-              <button type="button" className="btn btn-small btn-quiet" onClick={() => setAllMatching(true)}>
-                Select all {matching.total} {matching.isFiltered ? 'matching' : 'pending'}
-              </button>
-            )}
-            {isAllMatching && (
-              <button type="button" className="btn btn-small btn-quiet-neutral" onClick={() => select(new Set())}>
-                Clear selection
-              </button>
-            )}
-            <button type="button" className="btn btn-small btn-primary" onClick={() => open('approve')} aria-keyshortcuts="a">
-              {matchingCount !== null ? `Approve ${matchingCount}` : selectedRows.length > 1 ? `Approve ${selectedRows.length}` : 'Approve'}
-            </button>
-            <button type="button" className="btn btn-small btn-danger" onClick={() => open('reject')} aria-keyshortcuts="r">
-              {matchingCount !== null ? `Reject ${matchingCount}` : selectedRows.length > 1 ? `Reject ${selectedRows.length}` : 'Reject'}
-            </button>
-          </div>
+                    : ''
+            }
+            count={matchingCount ?? (selectedRows.length > 1 ? selectedRows.length : null)}
+            selectMatching={
+              canSelectMatching && !isAllMatching ? `Select all ${matching.total} ${matching.isFiltered ? 'matching' : 'pending'}` : null
+            }
+            isAllMatching={isAllMatching}
+            onSelectMatching={() => setAllMatching(true)}
+            onClear={() => select(new Set())}
+            onDecide={open}
+          />
         )}
         <button type="button" className="btn btn-small btn-quiet-neutral" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
           Keyboard shortcuts
@@ -260,35 +295,11 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         <div className="table-scroll">
           <table className="table">
             <caption className="visually-hidden">Join requests of site {pool.siteId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select all requests on this page"
-                    checked={allSelected}
-                    onChange={() => select(allSelected ? new Set() : new Set(order))}
-                  />
-                </th>
-                <th scope="col">Request</th>
-                <th scope="col">State</th>
-                <th scope="col">Attestor</th>
-                <th scope="col" className="col-machine" title="What the machine says about itself">
-                  Claimed
-                </th>
-                <th scope="col" className="col-vouched" title="What the boot step vouched for: the lease's IP and who minted the token">
-                  Boot step (IP · by)
-                </th>
-                <th scope="col">Hardware key</th>
-                <th scope="col">Asked</th>
-                <th scope="col">Expires</th>
-                {canDecide && (
-                  <th scope="col" className="row-actions">
-                    Decide
-                  </th>
-                )}
-              </tr>
-            </thead>
+            <QueueTableHead
+              allSelected={allSelected}
+              canDecide={canDecide}
+              onSelectAll={() => select(allSelected ? new Set() : new Set(order))}
+            />
             <tbody>
               {rows.map((row) => (
                 <RequestRow
@@ -298,7 +309,10 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
                   isCurrent={row.id === current?.id}
                   isSelected={isAllMatching || selected.has(row.id)}
                   canDecide={canDecide}
-                  onFocus={() => setCursor(row.id)}
+                  onFocus={() => {
+                    setCursor(row.id);
+                    showDetail();
+                  }}
                   onSelect={(shift) => {
                     select(clickSelection(order, selected, anchor, row.id, shift));
                     setAnchor(row.id);
@@ -319,31 +333,16 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
         action={action}
         count={matchingCount ?? targets.length}
         isAllMatching={matchingCount !== null}
+        notVendorCertified={notVendorCertified}
         progress={progress}
         pools={offeredPools}
         defaultPoolId={defaultPoolId}
         isPending={isPending}
         error={error}
         onDecide={(decision) => void decide(decision)}
-        onClose={() => setAction(null)}
+        onClose={close}
       />
-      <Dialog open={isHelpOpen} onClose={() => setHelpOpen(false)} title="Keyboard shortcuts" size="small">
-        <dl className="details dialog-body">
-          {QUEUE_SHORTCUTS.map((shortcut) => (
-            <div key={shortcut.key}>
-              <dt>
-                <kbd>{shortcut.key}</kbd>
-              </dt>
-              <dd>{shortcut.does}</dd>
-            </div>
-          ))}
-        </dl>
-        <footer className="dialog-footer">
-          <button type="button" className="btn" onClick={() => setHelpOpen(false)} data-autofocus>
-            Close
-          </button>
-        </footer>
-      </Dialog>
+      <ShortcutsDialog open={isHelpOpen} onClose={() => setHelpOpen(false)} />
     </>
   );
 }

@@ -31,6 +31,18 @@ export function HardwareKeyBadge({ hasKey, isTrusted, isRamdisk }: { hasKey: boo
   );
 }
 
+/** A tpm enrollment whose EK certificate does not chain to a configured vendor root (or that sent none). */
+export function EkNotCertifiedBadge() {
+  return (
+    <span
+      className="badge badge-warn ek-uncertified"
+      title="The TPM's endorsement key has no certificate from a configured TPM vendor root: nothing but this request vouches that it is a real TPM"
+    >
+      EK not vendor-certified
+    </span>
+  );
+}
+
 /**
  * One request on one line (dense: every column fits at 1280 px); the full claims are in the detail panel.
  * At phone width the same row is laid out as a card (CSS), with its own Approve and Reject.
@@ -80,9 +92,13 @@ export function RequestRow({ row, now, isCurrent, isSelected, canDecide, onFocus
       </td>
       <td className="cell-line" data-label="Attestor">
         {row.attestor}
+        {row.ekCertified === false && <EkNotCertifiedBadge />}
       </td>
       <td className="cell-line cell-machine" data-label="Claimed" title={machine || undefined}>
         {machine || <span className="muted">no claims</span>}
+      </td>
+      <td className="cell-line cell-mac" data-label="Boot MAC" data-testid="vouched-mac">
+        {row.mac ? <code>{row.mac}</code> : <span className="muted">none</span>}
       </td>
       <td
         className="cell-line cell-vouched"

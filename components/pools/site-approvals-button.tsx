@@ -31,14 +31,14 @@ export function SiteApprovalsButton({ site, tenantId }: { site: Site; tenantId: 
     >
       {isTwo ? (
         <p>
-          One approval by any operator will admit a waiting machine again. Approvals already recorded as “1 of 2” admit on the next
-          approval.
+          One approval by any operator will admit a machine again. Only while no join request of this site waits: approve those with two
+          people, reject them or let them expire first, so nobody lowers the rule to let a waiting machine through alone.
         </p>
       ) : (
         <p>
-          Every join request of this site will need approvals by two different operators or API keys: the first is recorded and the request
-          waits, “1 of 2”, until someone else approves it into the same pool. A rejection still decides at once. Approval rules and
-          expected-machine imports are not affected.
+          Every join request of this site will need approvals by two different people (an API key counts as the person who created it): the
+          first is recorded and the request waits, “1 of 2”, until someone else approves it into the same pool. A rejection still decides at
+          once. Approval rules and expected-machine imports are not affected.
         </p>
       )}
     </ConfirmButton>

@@ -91,6 +91,8 @@ test('200 waiting machines: dense rows, server search, keyboard triage, select a
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden({ timeout: 30_000 });
     await expect(page.getByRole('status').filter({ hasText: 'Approved 111 of 111 matching requests' })).toBeVisible();
+    // The page's count follows: nothing that matched still waits.
+    await expect(page.getByTestId('queue-count')).toHaveText('0 pending requests matching');
     expect(approveCalls.length).toBe(1);
     expect(await pendingTotal(page, scope)).toBe(89);
     expect(await pendingTotal(page, scope, 'sim-1')).toBe(0);
@@ -176,6 +178,11 @@ test('at 390 px the queue is cards with Approve and Reject on each; the theme fo
       .getByRole('button', { name: `Reject request ${second!.id}` })
       .click();
     const reject = page.getByRole('dialog', { name: 'Reject request' });
+    // Not without a reason: the dialog stays, saying why, and the request stays pending.
+    await reject.getByRole('button', { name: 'Reject' }).click();
+    await expect(reject.getByRole('alert')).toContainText('a rejection is final');
+    await expect(requestRow(page, second!.id)).toHaveAttribute('data-state', 'pending');
+    await reject.getByLabel('Reason').fill('not ours');
     await reject.getByRole('button', { name: 'Reject' }).click();
     await expect(reject).toBeHidden();
     await expect(requestRow(page, second!.id)).toHaveAttribute('data-state', 'rejected');

@@ -83,10 +83,25 @@ test('a bulk reject of two by keyboard; a request the CLI decides meanwhile upda
     await expect(page.getByText('2 selected')).toBeVisible();
     await page.keyboard.press('r');
     const dialog = page.getByRole('dialog', { name: 'Reject 2 requests' });
+    // A rejection is final, so it carries a reason: without one the dialog says so and sends nothing.
+    const rejectCalls: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('joinRequests.reject')) rejectCalls.push(request.url());
+    });
+    await dialog.getByLabel('Reason').press('Enter');
+    await expect(dialog.getByRole('alert')).toContainText('a rejection is final');
+    await dialog.getByLabel('Reason').fill('   ');
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await expect(dialog).toBeVisible();
+    expect(rejectCalls).toEqual([]);
     await dialog.getByLabel('Reason').fill('not our hardware');
     await dialog.getByLabel('Reason').press('Enter');
     await expect(dialog).toBeHidden();
     for (const id of order.slice(0, 2)) await expect(row(page, id)).toHaveAttribute('data-state', 'rejected');
+    // The count follows the decision, and the keyboard is back in the list, on the next row still waiting.
+    await expect(page.getByTestId('queue-count')).toHaveText('1 pending request');
+    await expect(row(page, order[2]!).getByRole('button', { name: order[2]! })).toBeFocused();
+    await expect(page.getByText(`Current: ${order[2]}`)).toBeVisible();
 
     // Another operator, on the CLI, rejects the third: the open page shows it without a reload.
     const third = order[2]!;

@@ -109,6 +109,16 @@ test('TPM join requests show the EK hash, its certificate issuer or none, and th
 
     // Both arrive without a reload.
     for (const id of ids) await expect(requestRow(page, id)).toBeVisible({ timeout: 15_000 });
+    // Neither EK chains to a vendor root on this server: each row says so, and approving both names how many.
+    for (const id of ids) await expect(requestRow(page, id)).toContainText('EK not vendor-certified');
+    await page.getByRole('checkbox', { name: 'Select all requests on this page' }).check();
+    await page.getByRole('button', { name: 'Approve 2' }).click();
+    const both = page.getByRole('dialog', { name: 'Approve 2 requests' });
+    await expect(both.getByTestId('decide-not-certified')).toContainText(
+      '2 of the selected 2 requests are TPM enrollments whose EK is not vendor-certified',
+    );
+    await both.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('checkbox', { name: 'Select all requests on this page' }).uncheck();
 
     await requestRow(page, bareId).getByRole('button', { name: bareId }).click();
     const bareDetail = page.getByRole('region', { name: `Request ${bareId}` });

@@ -58,10 +58,18 @@ test('operator A approves (1 of 2, named), operator B approves, and the machine 
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expect(dialog).toBeHidden();
     await expect(page.getByRole('status').filter({ hasText: `Recorded your approval of request ${id} (1 of 2)` })).toBeVisible();
+    // Told plainly that it is recorded, not yet effective, in words the server's answer backs (approvals so far).
+    await expect(page.getByRole('status')).toContainText('not yet effective');
+    await expect(page.getByRole('dialog')).toHaveCount(0);
+    // A's own API key (the scope's key, minted in A's session) is A too: it cannot be the second approval.
+    const own = startCli(['join-requests', 'approve', id!, '--tenant', scope.tenantId, '--pool', scope.poolId], scope.apiKey);
+    expect(await own.done, own.stderr.join('\n')).toBe(0);
+    expect(own.stdout.join('\n')).toContain(`Recorded your approval of ${id} (1 of 2), not yet effective`);
     await expect(row).toHaveAttribute('data-state', 'pending');
     await expect(row.getByTestId('approvals')).toHaveText(`1 of 2 · ${nameOfA}`);
     const detail = page.getByRole('region', { name: `Request ${id}` });
     await expect(detail).toContainText('1 of 2');
+    await expect(detail).toContainText('recorded, not yet effective');
     await expect(detail).toContainText(`first by ${nameOfA}`);
     // Not admitted: the machine still waits.
     expect(sim.stdout.some((line) => /joined as node_/.test(line))).toBe(false);

@@ -37,7 +37,14 @@ export const approveJoinRequestInput = z.strictObject({
     .default(APPROVAL_TTL.default),
   reason: reason.optional(),
 });
-export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: reason.optional() });
+/** A rejection is final, so it carries a reason: required, and not only spaces. */
+const rejectionReason = z
+  .string({ error: 'a rejection is final: say why (a reason is required)' })
+  .trim()
+  .min(1, 'a rejection is final: say why (a reason is required)')
+  .max(500)
+  .regex(/^[^\p{Cc}]*$/u, 'must be printable');
+export const rejectJoinRequestInput = z.strictObject({ ...poolRef, requestId: idOf('jreq'), reason: rejectionReason });
 
 /**
  * The pending requests a bulk decision takes: the pool's view narrowed by the queue's filter, and only those
@@ -114,7 +121,7 @@ export const joinRequestRecord = z
      * certificate or one that does not chain (anyone can make such a TPM in software); null for every other attestor.
      */
     ekCertified: z.boolean().nullable(),
-    /** The site's setting: 2 when the request needs approvals by two different principals. */
+    /** The site's setting: 2 when the request needs approvals by two different people (a key acts as its creator). */
     requiredApprovals: z.union([z.literal(1), z.literal(2)]),
     /**
      * The first of two approvals (who, as the console names them, when, into which pool); null when none was
@@ -124,6 +131,11 @@ export const joinRequestRecord = z
       .object({ by: z.string(), byName: z.string().nullable(), at: z.string(), poolId: z.string().nullable() })
       .strict()
       .nullable(),
+    /**
+     * How many approvals the request has so far: 0 or 1 while pending (1 of `requiredApprovals` on a two-person
+     * site: recorded, not yet effective), `requiredApprovals` once approved.
+     */
+    approvals: z.number().int().min(0).max(2),
   })
   .strict();
 export type JoinRequestRecord = z.infer<typeof joinRequestRecord>;
@@ -136,6 +148,11 @@ export const joinRequestPage = z
     total: z.number().int(),
     /** The database's time of the listing: a bulk decision's `createdUpTo`. */
     asOf: z.string(),
+    /**
+     * Of the `total` requests that match, how many are `tpm` enrollments whose EK is not vendor-certified: what
+     * a bulk approval of every match names in its confirmation.
+     */
+    notVendorCertified: z.number().int().optional(),
   })
   .strict();
 export type JoinRequestPage = z.infer<typeof joinRequestPage>;

@@ -1,18 +1,20 @@
 import { Prisma } from '../db/generated/client';
 import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
 import { RECORD_COLUMNS } from './records';
+import { samePersonActors } from './same-person-sql';
 
 /** The request's site setting, read in the deciding statement itself (1 or 2 approvals). */
 export const REQUIRED_APPROVALS = Prisma.sql`(SELECT s.required_approvals FROM sites s WHERE s.id = join_requests.site_id)`;
 
 /**
  * Which pending requests `actor` may approve into `poolId`: any on a one-approval site; on a two-person site,
- * one with no approval yet, or one whose first approval is another principal's into the same pool. A caller
- * cannot confirm its own approval, and the second approval cannot move the machine to another pool.
+ * one with no approval yet, or one whose first approval is another person's into the same pool. A caller
+ * cannot confirm its own approval, through a session or any key of theirs (samePersonActors), and the second
+ * approval cannot move the machine to another pool.
  */
 function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
   return Prisma.sql`(${REQUIRED_APPROVALS} < 2 OR join_requests.first_approved_by IS NULL
-    OR (join_requests.first_approved_by <> ${actor} AND join_requests.first_approval_pool_id = ${poolId}))`;
+    OR (join_requests.first_approved_by NOT IN ${samePersonActors(actor)} AND join_requests.first_approval_pool_id = ${poolId}))`;
 }
 
 /**
@@ -22,17 +24,17 @@ function secondApprovalGuard(actor: string, poolId: string): Prisma.Sql {
 export function secondApprovalScanGuard(actor: string, poolId: string): Prisma.Sql {
   return Prisma.sql`(join_requests.site_id NOT IN (SELECT s.id FROM sites s WHERE s.required_approvals >= 2)
     OR join_requests.first_approved_by IS NULL
-    OR (join_requests.first_approved_by <> ${actor} AND join_requests.first_approval_pool_id = ${poolId}))`;
+    OR (join_requests.first_approved_by NOT IN ${samePersonActors(actor)} AND join_requests.first_approval_pool_id = ${poolId}))`;
 }
 
 /**
- * One statement approves: on a one-approval site, or when another principal's first approval is there, the
+ * One statement approves: on a one-approval site, or when another person's first approval is there, the
  * request becomes `approved` (as decideStatement, publishing `security.join-request.approved` with
  * `firstApprovedBy`); on a two-person site without a first approval, the caller's approval is recorded
  * (`first_approved_by`, `_at`, `first_approval_pool_id`), the request stays pending, and
  * `node.join-request.approval-recorded` is published and audited. Both NOTIFY the queue. Race-safe: the row
- * lock makes a concurrent second approver re-read the row, so two principals at once admit exactly once and
- * the same principal twice records once.
+ * lock makes a concurrent second approver re-read the row, so two people at once admit exactly once and
+ * the same person twice (through any of their identities) records once.
  */
 export function approveStatement(
   ids: string[],

@@ -18,6 +18,7 @@ import {
   type RejectedJoinRequests,
 } from '../../protocol/api/join-request-schemas';
 import { countMatching, selectMatchingPage } from './bulk';
+import { samePersonActors } from './same-person-sql';
 
 /**
  * Approves pending requests into the pool for `ttlSeconds` (60 to 86,400, default 3,600), one statement
@@ -30,8 +31,9 @@ import { countMatching, selectMatchingPage } from './bulk';
  * answers how many still match (`remaining`): the caller repeats until it is 0.
  *
  * On a site with `requiredApprovals` 2, the first approval of a request is only recorded (`recorded`: who,
- * when, into which pool; still pending, 1 of 2); another principal's approval into the same pool admits it.
- * The same principal approving again stays 1 of 2 (`recorded` again); a second approval into another pool
+ * when, into which pool; still pending, 1 of 2); another person's approval into the same pool admits it. A key
+ * acts as the person who created it: the same person approving again, by session or any of their keys, stays
+ * 1 of 2 (`recorded` again); a second approval into another pool
  * is INVALID_STATE naming the first approver's pool (by ids, before anything is decided; by filter such
  * requests are not chosen).
  */
@@ -68,17 +70,25 @@ export async function approveJoinRequests(
       JoinRequestRow[]
     >`SELECT ${RECORD_COLUMNS} FROM join_requests WHERE id = ANY(${rest}::text[]) AND ${visible}`;
     const byId = new Map(others.map((r) => [r.id, r]));
+    const mine = await identitiesOf(db, principal.actor);
     for (const id of rest) {
       const row = byId.get(id);
       // The other operator's approval into this pool is the answer this call would have given.
       if (row && row.state === 'approved' && row.pool_id === pool.id) approved.push(toJoinRequestRecord(row));
-      // This caller's own first approval, recorded before: still 1 of 2.
-      else if (row && row.state === 'pending' && row.first_approved_by === principal.actor) recorded.push(toJoinRequestRecord(row));
+      // This caller's own first approval (by session or any of their keys), recorded before: still 1 of 2.
+      else if (row && row.state === 'pending' && row.first_approved_by && mine.has(row.first_approved_by))
+        recorded.push(toJoinRequestRecord(row));
       else skipped.push(id);
     }
   }
   const remaining = valid.matching ? await countMatching(db, pool, valid.matching, selectable) : 0;
   return { approved, recorded, skipped, remaining };
+}
+
+/** The actors that are the same person as `actor` (their session and every key minted under them). */
+async function identitiesOf(db: Db, actor: string): Promise<Set<string>> {
+  const rows = await db.$queryRaw<{ actor: string }[]>`SELECT actor FROM ${samePersonActors(actor)} AS person`;
+  return new Set(rows.map((r) => r.actor));
 }
 
 /** Refuses (INVALID_STATE) a second approval into another pool than the first approver chose. */
@@ -135,7 +145,7 @@ export async function rejectJoinRequests(
       ids,
       visible,
       principal.actor,
-      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}`,
+      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason}`,
       valid.matching
         ? Prisma.sql`state = 'pending' AND expires_at > compute_now()`
         : Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
@@ -177,7 +187,7 @@ export async function rejectJoinRequest(
       [valid.requestId],
       visible,
       principal.actor,
-      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason ?? null}`,
+      Prisma.sql`pool_id = ${pool.id}, reason = ${valid.reason}`,
       Prisma.sql`state IN ('pending', 'approved') AND expires_at > compute_now()`,
     ),
   );

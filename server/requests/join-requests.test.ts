@@ -243,7 +243,7 @@ describe('decisions', () => {
     const id = await pendingOf(m);
     const rejected = await rejectJoinRequest(db(), t.operator, { ...ref(t, id), reason: 'unknown serial' });
     expect(rejected).toMatchObject({ state: 'rejected', reason: 'unknown serial', decidedBy: t.operator.actor });
-    expect((await rejectJoinRequest(db(), t.operator, ref(t, id))).state).toBe('rejected');
+    expect((await rejectJoinRequest(db(), t.operator, { ...ref(t, id), reason: 'unknown serial' })).state).toBe('rejected');
     expect(await failure(approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 }))).toMatchObject({
       code: 'INVALID_STATE',
     });
@@ -261,7 +261,7 @@ describe('decisions', () => {
     const first = await approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 });
     const second = await approveJoinRequest(db(), t.operator, { ...ref(t, id), ttlSeconds: 3600 });
     expect(second).toEqual(first);
-    await rejectJoinRequest(db(), t.operator, ref(t, id));
+    await rejectJoinRequest(db(), t.operator, { ...ref(t, id), reason: 'withdrawn' });
     expect((await join(m)).status).toBe(403);
     expect(await db().node.count({ where: { siteId: t.siteId } })).toBe(0);
   });
@@ -314,7 +314,7 @@ describe('decisions', () => {
     const t = await createTestTenant(db());
     const m = await pxeMachine(t);
     const id = await pendingOf(m);
-    await rejectJoinRequest(db(), t.operator, ref(t, id));
+    await rejectJoinRequest(db(), t.operator, { ...ref(t, id), reason: 'unknown serial' });
     const reboot = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac: m.mac, ttlSeconds: 3600 });
     const again = await join({ ...m, token: reboot.token!, tokenId: reboot.id }, generateNodeKeyAndCsr());
     expect(again.answer!.status).toBe('pending');
@@ -361,7 +361,7 @@ describe('authorization', () => {
       });
       expect(await failure(getJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
       expect(await failure(approveJoinRequest(db(), principal, { ...input, ttlSeconds: 3600 }))).toMatchObject({ code: 'NOT_FOUND' });
-      expect(await failure(rejectJoinRequest(db(), principal, input))).toMatchObject({ code: 'NOT_FOUND' });
+      expect(await failure(rejectJoinRequest(db(), principal, { ...input, reason: 'not ours' }))).toMatchObject({ code: 'NOT_FOUND' });
     }
     // Another tenant's own pool does not show this site's requests.
     expect((await listJoinRequests(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, state: 'all' })).items).toEqual([]);
@@ -369,7 +369,7 @@ describe('authorization', () => {
       await failure(getJoinRequest(db(), other.admin, { tenantId: other.tenantId, poolId: other.poolId, requestId: id })),
     ).toMatchObject({ code: 'NOT_FOUND' });
     expect(await failure(approveJoinRequest(db(), t.viewer, { ...mine, ttlSeconds: 3600 }))).toMatchObject({ code: 'ACCESS_DENIED' });
-    expect(await failure(rejectJoinRequest(db(), t.viewer, mine))).toMatchObject({ code: 'ACCESS_DENIED' });
+    expect(await failure(rejectJoinRequest(db(), t.viewer, { ...mine, reason: 'not ours' }))).toMatchObject({ code: 'ACCESS_DENIED' });
     expect(
       await failure(createDiscoveryToken(db(), t.operator, { tenantId: t.tenantId, siteId: t.siteId, mac: randomMac(), ttlSeconds: 3600 })),
     ).toMatchObject({ code: 'ACCESS_DENIED' });

@@ -4,7 +4,15 @@ import { Prisma } from '../db/generated/client';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { loadPool } from '../pools/pools';
-import { NOW_ONCE, RECORD_COLUMNS, selectJoinRequest, toJoinRequestRecord, visibleTo, type JoinRequestRow } from './records';
+import {
+  EK_NOT_CERTIFIED,
+  NOW_ONCE,
+  RECORD_COLUMNS,
+  selectJoinRequest,
+  toJoinRequestRecord,
+  visibleTo,
+  type JoinRequestRow,
+} from './records';
 import { filterCondition, pickFilter, type RequestFilter } from './filter';
 import {
   getJoinRequestInput,
@@ -54,7 +62,8 @@ export function countStatement(
   filter: RequestFilter,
 ): Prisma.Sql {
   return Prisma.sql`
-    SELECT count(*)::int AS total, compute_now() AS as_of FROM join_requests
+    SELECT count(*)::int AS total, (count(*) FILTER (WHERE ${EK_NOT_CERTIFIED}))::int AS not_vendor_certified,
+           compute_now() AS as_of FROM join_requests
      WHERE ${visibleTo(pool)} AND ${stateCondition(state)} ${filterCondition(filter)}`;
 }
 
@@ -84,7 +93,7 @@ export async function listJoinRequests(
   const filter = pickFilter(valid);
   const [rows, [count]] = await Promise.all([
     db.$queryRaw<JoinRequestRow[]>(listStatement(pool, valid.state, after, limit + 1, filter)),
-    db.$queryRaw<{ total: number; as_of: Date }[]>(countStatement(pool, valid.state, filter)),
+    db.$queryRaw<{ total: number; not_vendor_certified: number; as_of: Date }[]>(countStatement(pool, valid.state, filter)),
   ]);
   const items = rows.slice(0, limit).map(toJoinRequestRecord);
   return {
@@ -92,6 +101,7 @@ export async function listJoinRequests(
     nextCursor: rows.length > limit ? items[items.length - 1]!.id : null,
     total: count!.total,
     asOf: count!.as_of.toISOString(),
+    notVendorCertified: count!.not_vendor_certified,
   };
 }
 

@@ -122,8 +122,18 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
           poolId: row.first_approval_pool_id,
         }
       : null,
+    approvals: approvalsOf(row),
   };
 }
+
+/** The approvals a request holds: its recorded first approval, and the deciding one unless it was a rejection. */
+function approvalsOf(row: JoinRequestRow): number {
+  const decidedApproval = row.decided_by !== null && row.state !== 'rejected' && row.state !== 'pending' ? 1 : 0;
+  return Math.min(2, (row.first_approved_by ? 1 : 0) + decidedApproval);
+}
+
+/** SQL: the row is a tpm enrollment whose EK is not vendor-certified (the `ek_certified` column the tpm attestor writes). */
+export const EK_NOT_CERTIFIED = Prisma.sql`(attestor = 'tpm' AND ek_certified IS NOT TRUE)`;
 
 /** A stored `tpm` column as the record shows it; anything unreadable is shown as absent rather than failing the list. */
 function tpmRequestFacts(stored: unknown): JoinRequestRecord['tpm'] {

@@ -118,6 +118,7 @@ describe("a site's queue cap", () => {
       tenantId: t.tenantId,
       poolId: t.poolId,
       requestId: (first.answer as unknown as { requestId: string }).requestId,
+      reason: 'unknown machine',
     });
     expect((await joinAs(c)).answer!.status).toBe('pending');
   });

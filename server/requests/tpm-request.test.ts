@@ -66,6 +66,44 @@ describe('a tpm enrollment in the queue', () => {
     expect(byId.get(unreadable)!.tpm).toBeNull();
   });
 
+  it('says which EKs are not vendor-certified, row by row and counted over every match for a bulk approval', async () => {
+    const tenant = await createTestTenant(testDb(), { label: 'tpm-ek-certified' });
+    const at = async (ekHash: string, tpm: object | null, attestor = 'tpm') => {
+      const id = newId('jreq');
+      await testDb().joinRequest.create({
+        data: {
+          id,
+          tenantId: tenant.tenantId,
+          siteId: tenant.siteId,
+          attestor,
+          state: 'pending',
+          machineKey: `tpm-ek:${ekHash}`,
+          csrSha256: 'c'.repeat(64),
+          expiresAt: new Date(Date.now() + 3_600_000),
+          ...(tpm ? { tpm } : {}),
+        },
+      });
+      return id;
+    };
+    const [EK, EK2, EK3] = [0, 1, 2].map(() => randomBytes(32).toString('hex')) as [string, string, string];
+    const rooted = await at(EK, { ekHash: EK, ekIssuer: 'CN=Vendor EK CA', ekChainProblem: null, akStatement: AK });
+    const unrooted = await at(EK2, { ekHash: EK2, ekIssuer: 'CN=Vendor EK CA', ekChainProblem: 'expired', akStatement: AK });
+    const bare = await at(EK3, { ekHash: EK3, ekIssuer: 'no EK certificate', ekChainProblem: null, akStatement: AK });
+    const discovery = await at(randomBytes(8).toString('hex'), null, 'discovery');
+    const page = await createCaller({ db: testDb(), principal: tenant.viewer }).joinRequests.list({
+      tenantId: tenant.tenantId,
+      poolId: tenant.poolId,
+    });
+    const byId = new Map(page.items.map((item) => [item.id, item.ekCertified]));
+    expect(Object.fromEntries([rooted, unrooted, bare, discovery].map((id) => [id, byId.get(id)]))).toEqual({
+      [rooted]: true,
+      [unrooted]: false,
+      [bare]: false,
+      [discovery]: null,
+    });
+    expect(page).toMatchObject({ total: 4, notVendorCertified: 2 });
+  });
+
   it('the CLI lists the EK beside the claims', async () => {
     const EK = randomBytes(32).toString('hex');
     await tpmRequest(EK, { ekHash: EK, ekIssuer: 'no EK certificate', ekChainProblem: null, akStatement: AK });

@@ -109,9 +109,29 @@ describe('searching and filtering the queue', () => {
       }),
     );
     expect(both).toMatchObject({ code: 'INVALID_ARGUMENT' });
-    expect(await failure(operator.joinRequests.rejectMany({ tenantId: t.tenantId, poolId: t.poolId }))).toMatchObject({
+    expect(await failure(operator.joinRequests.rejectMany({ tenantId: t.tenantId, poolId: t.poolId, reason: 'not ours' }))).toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+    // A rejection is final, so it carries a reason: absent or blank is refused, one request or many.
+    const unreasoned = { tenantId: t.tenantId, poolId: t.poolId, requestId: 'jreq_x' } as {
+      tenantId: string;
+      poolId: string;
+      requestId: string;
+      reason: string;
+    };
+    for (const reason of [undefined, '', '   ']) {
+      const one = await failure(operator.joinRequests.reject({ ...unreasoned, ...(reason === undefined ? {} : { reason }) }));
+      expect(one).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'reason' });
+      expect(one.message).toMatch(/reason is required/);
+      const many = { tenantId: t.tenantId, poolId: t.poolId, requestIds: ['jreq_x'] } as {
+        tenantId: string;
+        poolId: string;
+        requestIds: string[];
+        reason: string;
+      };
+      const refusedMany = await failure(operator.joinRequests.rejectMany({ ...many, ...(reason === undefined ? {} : { reason }) }));
+      expect(refusedMany).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'reason' });
+    }
     expect(
       await failure(operator.joinRequests.approve({ tenantId: t.tenantId, poolId: t.poolId, requestId: 'jreq_x', ttlSeconds: 59 })),
     ).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'ttlSeconds' });

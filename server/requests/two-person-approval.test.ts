@@ -1,14 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../../agent/keys';
 import { testDb } from '../../test/db';
 import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
-import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../test/join-harness';
-import { randomMac } from '../../test/discovery-harness';
+import { createJoinHarness, type JoinHarness } from '../../test/join-harness';
+import { operatorNamed, pendingRequest, pxeJoin, pxeMachine, twoPersonTenant, type PxeMachine } from '../../test/two-person-harness';
 import { createCaller } from '../api/root';
-import { principalOf, type Principal } from '../authz/principal';
+import { principalOf } from '../authz/principal';
 import { newId } from '../ids';
-import { createDiscoveryToken } from '../tokens/site-scoped';
 import { approveJoinRequest, approveJoinRequests, rejectJoinRequest } from './decisions';
 import { getJoinRequest, listJoinRequests } from './list';
 
@@ -18,47 +16,9 @@ beforeAll(async () => {
 });
 const db = testDb;
 
-/** A real operator row (so the queue can name them) with `role` in the tenant. */
-async function operatorNamed(t: TestTenant, name: string, role: 'approver' | 'operator' | 'admin' = 'approver'): Promise<Principal> {
-  const id = newId('op');
-  await db().operator.create({
-    data: { id, email: `${name.toLowerCase()}-${randomBytes(3).toString('hex')}@example.com`, name, passwordHash: 'x' },
-  });
-  await db().membership.create({ data: { operatorId: id, tenantId: t.tenantId, role } });
-  return principalOf('operator', id, [[t.tenantId, role]]);
-}
-
-async function pxeMachine(t: TestTenant) {
-  const mac = randomMac();
-  const created = await createDiscoveryToken(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
-  return { mac, token: created.token!, claims: machineClaims({ macs: [mac] }), keys: generateNodeKeyAndCsr() };
-}
-type Machine = Awaited<ReturnType<typeof pxeMachine>>;
-const join = (m: Machine, keys: NodeKeyAndCsr = m.keys) =>
-  agentJoin(h, m.token, m.claims, { role: 'discovery', attestor: 'discovery', expectedRole: 'ramdisk', keys });
-async function pending(m: Machine): Promise<string> {
-  const result = await join(m);
-  expect(result.answer).toMatchObject({ status: 'pending' });
-  return (result.answer as unknown as { requestId: string }).requestId;
-}
+const join = (m: PxeMachine, keys?: NodeKeyAndCsr) => pxeJoin(h, m, keys);
+const pending = (m: PxeMachine) => pendingRequest(h, m);
 const count = (t: TestTenant, type: string) => db().event.count({ where: { tenantId: t.tenantId, type } });
-
-/** A tenant whose site needs two approvals, set through tRPC's sites.update. */
-async function twoPersonTenant() {
-  const t = await createTestTenant(db());
-  const before = await createCaller({ db: db(), principal: t.admin }).sites.get({ tenantId: t.tenantId, siteId: t.siteId });
-  expect(before.requiredApprovals).toBe(1);
-  const site = await createCaller({ db: db(), principal: t.admin }).sites.update({
-    tenantId: t.tenantId,
-    siteId: t.siteId,
-    requiredApprovals: 2,
-  });
-  expect(site.requiredApprovals).toBe(2);
-  expect(
-    await db().auditEntry.findFirst({ where: { tenantId: t.tenantId, action: 'site.updated' }, orderBy: { id: 'desc' } }),
-  ).toMatchObject({ data: expect.objectContaining({ requiredApprovals: 2 }) });
-  return t;
-}
 
 describe('two-person approval (a site with requiredApprovals 2)', () => {
   it('records the first approval (1 of 2, who and when), refuses the same principal and another pool, and admits on a second principal', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { DomainError } from '../../protocol/errors';
 import { idOf } from '../../protocol/api/resource-names';
 import { resource } from '../authz/authorize';
@@ -45,7 +45,7 @@ export const updateSiteInput = z.strictObject({
       removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
     })
     .optional(),
-  /** 2: every join request of the site needs approvals by two different principals; 1 (the default): one. */
+  /** 2: every join request of the site needs approvals by two different people; 1 (the default): one. */
   requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
 });
 
@@ -56,6 +56,8 @@ export const updateSiteInput = z.strictObject({
  * and `requiredApprovals` (2: two-person approval of its join requests). Later joins and decisions read the
  * new settings; a first approval already recorded stays recorded. `tpm`: whether an unlisted TPM waits in the
  * queue (`enrollment`), how long, and the EK hashes admitted without an operator (`addEkHashes`, `removeEkHashes`).
+ * Lowering `requiredApprovals` from 2 to 1 is INVALID_STATE while any request of the site waits (pending, with
+ * or without a first approval): one person cannot lower the rule to push a waiting machine through alone.
  */
 export async function updateSite(db: Db, principal: Principal, input: z.infer<typeof updateSiteInput>): Promise<SiteRecord> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
@@ -76,6 +78,7 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
   }
   return db.$transaction(async (tx) => {
     const requiredApprovals = input.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
+    if (requiredApprovals < 2) await assertNothingWaitsForTwo(tx, site.id);
     const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
     // The audit row names the allow-list's changes, not the whole list.
     const effective = tpmSiteSettings(tpm);
@@ -103,4 +106,25 @@ function explicitTpmSettings(stored: unknown, current: ReturnType<typeof tpmSite
     ...('enrollment' in raw ? { enrollment: current.enrollment } : {}),
     ...('pendingTtlSeconds' in raw ? { pendingTtlSeconds: current.pendingTtlSeconds } : {}),
   };
+}
+
+/**
+ * Refuses (INVALID_STATE) going down to one approval while the site has live pending requests that asked under
+ * two-person approval. The site's row is locked first, so an approval deciding under the old setting and this
+ * change take turns.
+ */
+async function assertNothingWaitsForTwo(tx: Tx, siteId: string): Promise<void> {
+  const [site] = await tx.$queryRaw<{ required_approvals: number }[]>`
+    SELECT required_approvals FROM sites WHERE id = ${siteId} FOR UPDATE`;
+  if (!site || site.required_approvals < 2) return;
+  const [waiting] = await tx.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM join_requests WHERE site_id = ${siteId} AND state = 'pending' AND expires_at > compute_now()`;
+  const n = waiting?.n ?? 0;
+  if (n > 0) {
+    throw new DomainError(
+      'INVALID_STATE',
+      `Site ${siteId} has ${n} join request${n === 1 ? '' : 's'} waiting for two approvals: approve (by two people) or reject ${n === 1 ? 'it' : 'them'}, or let ${n === 1 ? 'it' : 'them'} expire, before lowering requiredApprovals to 1`,
+      { field: 'requiredApprovals' },
+    );
+  }
 }
