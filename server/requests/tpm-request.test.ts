@@ -68,7 +68,8 @@ describe('a tpm enrollment in the queue', () => {
 
   it('says which EKs are not vendor-certified, row by row and counted over every match for a bulk approval', async () => {
     const tenant = await createTestTenant(testDb(), { label: 'tpm-ek-certified' });
-    const at = async (ekHash: string, tpm: object | null, attestor = 'tpm') => {
+    // ekCertified as the tpm attestor writes it: true only for an EK certificate that chained to a vendor root.
+    const at = async (ekHash: string, tpm: { ekChainProblem: string | null; ekIssuer: string } | null, attestor = 'tpm') => {
       const id = newId('jreq');
       await testDb().joinRequest.create({
         data: {
@@ -80,7 +81,7 @@ describe('a tpm enrollment in the queue', () => {
           machineKey: `tpm-ek:${ekHash}`,
           csrSha256: 'c'.repeat(64),
           expiresAt: new Date(Date.now() + 3_600_000),
-          ...(tpm ? { tpm } : {}),
+          ...(tpm ? { tpm, ekCertified: tpm.ekIssuer !== 'no EK certificate' && tpm.ekChainProblem === null } : {}),
         },
       });
       return id;
