@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { updateSiteInput } from '@/server/sites/update';
+import { updateSiteInput } from '@/protocol/api/site-schemas';
 import { siteFieldOf, toSiteSettingsValues, toUpdateSiteInput } from './site-form';
 
 const TENANT = 'tnt_01jz0000000000000000000000';

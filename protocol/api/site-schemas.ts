@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { discoverySettingsSchema } from './discovery-settings';
-import { tpmSiteSettingsSchema } from './tpm-settings';
+import { DISCOVERY_APPROVALS, discoverySettingsSchema, MAX_PENDING_REQUESTS } from './discovery-settings';
+import { idOf } from './resource-names';
+import { ekHashSchema, tpmSiteSettingsSchema } from './tpm-settings';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
@@ -25,3 +26,43 @@ export const siteRecord = z.object({
 export type SiteRecord = z.infer<typeof siteRecord>;
 
 export const siteList = z.object({ items: z.array(siteRecord) });
+
+/** `sites.update`'s input: what an operator may change on a live site. */
+export const updateSiteInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  siteId: idOf('site'),
+  /** The discovery attestor's settings; absent keys keep their current values. */
+  discovery: z
+    .strictObject({
+      approval: z.enum(DISCOVERY_APPROVALS).optional(),
+      pendingTtlSeconds: z
+        .number()
+        .int()
+        .min(60, 'must be at least 60 seconds')
+        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
+        .optional(),
+      maxPendingRequests: z
+        .number()
+        .int()
+        .min(MAX_PENDING_REQUESTS.min, `must be at least ${MAX_PENDING_REQUESTS.min}`)
+        .max(MAX_PENDING_REQUESTS.max, `must be at most ${MAX_PENDING_REQUESTS.max}`)
+        .optional(),
+    })
+    .optional(),
+  /** The tpm attestor's settings; absent keys keep their current values, the allow-list is edited in place. */
+  tpm: z
+    .strictObject({
+      enrollment: z.boolean().optional(),
+      pendingTtlSeconds: z
+        .number()
+        .int()
+        .min(60, 'must be at least 60 seconds')
+        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
+        .optional(),
+      addEkHashes: z.array(ekHashSchema).max(1000).optional(),
+      removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
+    })
+    .optional(),
+  /** 2: every join request of the site needs approvals by two different people; 1 (the default): one. */
+  requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
+});

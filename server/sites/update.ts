@@ -1,53 +1,13 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
 import { DomainError } from '../../protocol/errors';
-import { idOf } from '../../protocol/api/resource-names';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS, discoverySettings } from '../join/attestors/discovery-settings';
-import { editAllowList, ekHashSchema, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
+import { discoverySettings } from '../join/attestors/discovery-settings';
+import { editAllowList, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
 import { loadSite, toSiteRecord } from './sites';
-import type { SiteRecord } from '../../protocol/api/site-schemas';
-
-export const updateSiteInput = z.strictObject({
-  tenantId: idOf('tnt'),
-  siteId: idOf('site'),
-  /** The discovery attestor's settings; absent keys keep their current values. */
-  discovery: z
-    .strictObject({
-      approval: z.enum(DISCOVERY_APPROVALS).optional(),
-      pendingTtlSeconds: z
-        .number()
-        .int()
-        .min(60, 'must be at least 60 seconds')
-        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
-        .optional(),
-      maxPendingRequests: z
-        .number()
-        .int()
-        .min(MAX_PENDING_REQUESTS.min, `must be at least ${MAX_PENDING_REQUESTS.min}`)
-        .max(MAX_PENDING_REQUESTS.max, `must be at most ${MAX_PENDING_REQUESTS.max}`)
-        .optional(),
-    })
-    .optional(),
-  /** The tpm attestor's settings; absent keys keep their current values, the allow-list is edited in place. */
-  tpm: z
-    .strictObject({
-      enrollment: z.boolean().optional(),
-      pendingTtlSeconds: z
-        .number()
-        .int()
-        .min(60, 'must be at least 60 seconds')
-        .max(30 * 86_400, 'must be at most 2592000 seconds (30 days)')
-        .optional(),
-      addEkHashes: z.array(ekHashSchema).max(1000).optional(),
-      removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
-    })
-    .optional(),
-  /** 2: every join request of the site needs approvals by two different people; 1 (the default): one. */
-  requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),
-});
+import type { SiteRecord, updateSiteInput } from '../../protocol/api/site-schemas';
 
 /**
  * `sites.update` (`compute:sites:manage`): changes a live site's discovery settings (`approval`:

@@ -1,7 +1,8 @@
 import { requirePermission, router } from '../trpc';
 import { archiveSite, createSite, createSiteInput, getSite, listSites, listSitesInput, siteRefInput } from '../../sites/sites';
 import { siteList, siteRecord } from '../../../protocol/api/site-schemas';
-import { updateSite, updateSiteInput } from '../../sites/update';
+import { updateSiteInput } from '../../../protocol/api/site-schemas';
+import { updateSite } from '../../sites/update';
 
 export const sitesRouter = router({
   create: requirePermission('compute:sites:manage')

@@ -1,8 +1,6 @@
 // The settings' schema lives in protocol/ (the site record the API answers carries them).
 import { discoverySettingsSchema, type DiscoverySettings } from '../../../protocol/api/discovery-settings';
 
-export { DISCOVERY_APPROVALS, MAX_PENDING_REQUESTS } from '../../../protocol/api/discovery-settings';
-
 /** The settings stored on a site row, defaults filled in; an unreadable value reads as the defaults. */
 export function discoverySettings(stored: unknown): DiscoverySettings {
   const parsed = discoverySettingsSchema.safeParse(stored ?? {});
