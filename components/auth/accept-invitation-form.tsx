@@ -29,7 +29,18 @@ export function AcceptInvitationForm() {
   const [loadError, setLoadError] = useState<string | null>(null);
   const [errors, setErrors] = useState<Errors>({});
   const [isPending, setPending] = useState(false);
-  useEffect(() => setToken(decodeURIComponent(window.location.hash.replace(/^#/, '')) || ''), []);
+  useEffect(() => {
+    // Another link pasted into the address bar changes only the fragment: read it afresh.
+    const read = () => {
+      setDetails(null);
+      setLoadError(null);
+      setErrors({});
+      setToken(decodeURIComponent(window.location.hash.replace(/^#/, '')) || '');
+    };
+    read();
+    window.addEventListener('hashchange', read);
+    return () => window.removeEventListener('hashchange', read);
+  }, []);
   useEffect(() => {
     if (!token) return;
     let current = true;

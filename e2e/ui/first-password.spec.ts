@@ -35,6 +35,8 @@ function oneTimeOperator(): { email: string; password: string } {
 }
 
 test('a one-time password must be replaced before anything else, in the browser', async ({ page }) => {
+  // Two sign-ins and a password change, each a 32 MiB scrypt, on a machine other tests share.
+  test.setTimeout(60_000);
   const { email, password } = oneTimeOperator();
   await page.goto('/login?callbackUrl=%2Fevents');
   await page.getByLabel('Email').fill(email);

@@ -77,15 +77,21 @@ for (const size of SIZES) {
     const { items } = await trpc<{ items: Tenant[] }>(admin, 'query', 'tenants.list', {});
     const root = items.find((t) => t.isRoot)!;
     const email = `shown-${size.width}-${Date.now().toString(36)}@example.com`;
-    const invitation = await trpc<{ token: string; createdByName: string | null }>(admin, 'mutation', 'invitations.create', {
+    const invitation = await trpc<{ id: string; token: string }>(admin, 'mutation', 'invitations.create', {
       tenantId: root.id,
       email,
       role: 'approver',
     });
+    // Who invited, as the console names them (the list carries the inviter's name).
+    const listed = await trpc<{ items: { id: string; createdByName: string | null }[] }>(admin, 'query', 'invitations.list', {
+      tenantId: root.id,
+    });
+    const inviter = listed.items.find((i) => i.id === invitation.id)!.createdByName;
+    expect(inviter).toBeTruthy();
 
     await page.goto(`/invite#${invitation.token}`);
     const details = page.getByRole('definition');
-    await expect(details).toHaveText([root.name, /^approver/, invitation.createdByName ?? 'an administrator', email]);
+    await expect(details).toHaveText([root.name, /^approver/, inviter!, email]);
     await expect(page.getByRole('term')).toHaveText(['Tenant', 'Role', 'Invited by', 'Email']);
     await expectNoOverflow(page, size.width);
 
@@ -114,7 +120,7 @@ test.describe('inviting an email twice', () => {
     test(`warns in the invite dialog and replaces the pending link only when asked (${size.width}×${size.height})`, async ({ page }) => {
       await page.setViewportSize(size);
       await openConsole(page);
-      await page.goto('/operators');
+      await page.goto('/access/operators');
       await expect(page.getByRole('heading', { name: 'Operators', level: 1 })).toBeVisible();
       const email = `twice-${size.width}-${Date.now().toString(36)}@example.com`;
       const inviteOnce = async () => {

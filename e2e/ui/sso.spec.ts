@@ -25,7 +25,6 @@ test.beforeAll(async ({ playwright, baseURL }) => {
     people: {
       'sso-op': { email: 'sso-op@example.com', email_verified: true, name: 'Sso Operator', groups: ['sso-operators', 'unmapped'] },
       'sso-nobody': { email: 'sso-nobody@example.com', email_verified: true, name: 'Nobody', groups: ['marketing'] },
-      'sso-pw': { email: 'sso-pw@example.com', email_verified: true, name: 'Has Password', groups: ['sso-operators'] },
     },
   });
   // The tenant the role map names: created by the root admin, who is no member of it (SSO gives the memberships).
@@ -122,7 +121,9 @@ for (const size of [
     test.setTimeout(90_000);
     // The account exists with a password of its own (an invitation accepted with one).
     const email = `sso-pw-${size.width}-${Date.now().toString(36)}@example.com`;
-    idp.people.set('sso-pw', { email, email_verified: true, name: 'Has Password', groups: ['sso-operators'] });
+    // A login of its own per size: once linked, the provider's subject signs in as that account.
+    const login = `sso-pw-${size.width}`;
+    idp.people.set(login, { email, email_verified: true, name: 'Has Password', groups: ['sso-operators'] });
     const admin = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { origin: baseURL! } });
     await signInOverHttp(admin);
     const { items } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(admin, 'query', 'tenants.list', {});
@@ -134,7 +135,7 @@ for (const size of [
 
     const { page, close } = await freshPage(browser);
     await page.setViewportSize(size);
-    await signInWithProvider(page, 'sso-pw');
+    await signInWithProvider(page, login);
     await expect(page).toHaveURL(/\/link-sso#bcsso_/);
     await expect(page.getByRole('heading', { name: 'Link single sign-on to your account' })).toBeVisible();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
@@ -151,7 +152,7 @@ for (const size of [
 
     // From now on single sign-on signs in as that account, with its own membership and the mapped one.
     const next = await freshPage(browser);
-    await signInWithProvider(next.page, 'sso-pw');
+    await signInWithProvider(next.page, login);
     await expect(next.page.getByRole('group', { name: 'Signed-in operator' })).toContainText('Has Password');
     const tenants = await trpc<{ items: { name: string; role: string | null; isMember: boolean }[] }>(
       next.page.request,
