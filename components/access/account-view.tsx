@@ -9,8 +9,7 @@ import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import { markSigningOut } from '@/lib/login-url';
 import { useTRPCClient } from '@/lib/trpc';
-
-const MIN_LENGTH = 12;
+import { MIN_PASSWORD_LENGTH, newPasswordErrors, type NewPasswordField } from '@/components/auth/new-password-errors';
 
 /** The signed-in operator's own account: a new password, and ending every session. */
 export function AccountView({ email, name, hasPassword }: { email: string; name: string | null; hasPassword: boolean }) {
@@ -38,7 +37,8 @@ export function AccountView({ email, name, hasPassword }: { email: string; name:
 
 function ChangePasswordPanel({ email }: { email: string }) {
   const client = useTRPCClient();
-  const [error, setError] = useState<{ field: 'currentPassword' | 'newPassword' | 'repeat' | null; text: string } | null>(null);
+  // Every field's problem at once; `form` is what is not about one field.
+  const [errors, setErrors] = useState<Partial<Record<NewPasswordField | 'form', string>>>({});
   const change = useMutation({
     mutationFn: async ({ currentPassword, newPassword }: { currentPassword: string; newPassword: string }) => {
       await client.account.changePassword.mutate({ currentPassword, newPassword });
@@ -48,10 +48,13 @@ function ChangePasswordPanel({ email }: { email: string }) {
     },
     onError: (cause) => {
       const api = toApiError(cause);
-      setError({
-        field: api.field === 'currentPassword' || api.field === 'newPassword' ? api.field : null,
-        text: api.field === 'currentPassword' ? 'That is not your current password.' : api.message,
-      });
+      setErrors(
+        api.field === 'currentPassword'
+          ? { current: 'That is not your current password.' }
+          : api.field === 'newPassword'
+            ? { new: api.message.replace(/^newPassword: /, '') }
+            : { form: api.message },
+      );
     },
   });
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -59,37 +62,33 @@ function ChangePasswordPanel({ email }: { email: string }) {
     const form = new FormData(event.currentTarget);
     const currentPassword = String(form.get('currentPassword') ?? '');
     const newPassword = String(form.get('newPassword') ?? '');
-    if (!currentPassword) return setError({ field: 'currentPassword', text: 'Give your current password.' });
-    if (newPassword.length < MIN_LENGTH) return setError({ field: 'newPassword', text: `Use at least ${MIN_LENGTH} characters.` });
-    if (newPassword !== String(form.get('repeatPassword') ?? ''))
-      return setError({ field: 'repeat', text: 'The two new passwords differ.' });
-    setError(null);
-    change.mutate({ currentPassword, newPassword });
+    const found = newPasswordErrors({ current: currentPassword, newPassword, repeat: String(form.get('repeatPassword') ?? '') });
+    setErrors(found);
+    if (Object.keys(found).length === 0) change.mutate({ currentPassword, newPassword });
   }
-  const errorFor = (field: 'currentPassword' | 'newPassword' | 'repeat') => (error?.field === field ? error.text : null);
   return (
     <section className="panel" aria-labelledby="password-heading">
       <header className="panel-header">
         <h2 id="password-heading">Change password</h2>
       </header>
       <form className="form panel-body" onSubmit={onSubmit} aria-busy={change.isPending} noValidate>
-        {error && error.field === null && (
+        {errors.form && (
           <p className="form-error" role="alert">
-            {error.text}
+            {errors.form}
           </p>
         )}
         <input type="hidden" name="username" autoComplete="username" value={email} readOnly />
-        <Field label="Current password" error={errorFor('currentPassword')}>
+        <Field label="Current password" error={errors.current}>
           {(control) => <input {...control} name="currentPassword" type="password" autoComplete="current-password" />}
         </Field>
         <Field
           label="New password"
-          error={errorFor('newPassword')}
-          hint={`At least ${MIN_LENGTH} characters. Every session of yours ends; this browser signs in again.`}
+          error={errors.new}
+          hint={`At least ${MIN_PASSWORD_LENGTH} characters. Every session of yours ends; this browser signs in again.`}
         >
           {(control) => <input {...control} name="newPassword" type="password" autoComplete="new-password" />}
         </Field>
-        <Field label="Repeat the new password" error={errorFor('repeat')}>
+        <Field label="Repeat the new password" error={errors.repeat}>
           {(control) => <input {...control} name="repeatPassword" type="password" autoComplete="new-password" />}
         </Field>
         <div>

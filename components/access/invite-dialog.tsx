@@ -71,8 +71,14 @@ function InviteForm({
   const [role, setRole] = useState<Role>(fixedRole ?? 'viewer');
   const invite = useMutation({
     mutationKey: trpc.invitations.create.mutationKey(),
-    mutationFn: async () => {
-      const { token, ...record } = await client.invitations.create.mutate({ tenantId, email: email.trim(), role });
+    // `replacePending`: the person confirmed replacing the email's pending invitation with a new link.
+    mutationFn: async ({ replacePending }: { replacePending: boolean }) => {
+      const { token, ...record } = await client.invitations.create.mutate({
+        tenantId,
+        email: email.trim(),
+        role,
+        ...(replacePending ? { replacePending } : {}),
+      });
       await queryClient.invalidateQueries(trpc.invitations.list.pathFilter());
       onCreated({
         email: record.email,
@@ -86,9 +92,11 @@ function InviteForm({
     },
   });
   const error = invite.error ? toApiError(invite.error) : null;
+  // The email already has a pending invitation: say so, and offer to replace it rather than making a second link.
+  const isPendingAlready = error?.domainCode === 'CONFLICT' && error.field === 'email';
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
-    if (!invite.isPending) invite.mutate();
+    if (!invite.isPending) invite.mutate({ replacePending: false });
   };
   return (
     <form className="form" onSubmit={onSubmit} aria-busy={invite.isPending} noValidate>
@@ -119,16 +127,36 @@ function InviteForm({
       </Field>
       {!fixedRole && (
         <Field label="Role" hint={ROLE_HINTS[role]}>
-          {(control) => <RoleSelect {...control} value={role} onChange={setRole} />}
+          {(control) => (
+            <RoleSelect
+              {...control}
+              value={role}
+              onChange={(next) => {
+                setRole(next);
+                invite.reset();
+              }}
+            />
+          )}
         </Field>
       )}
       <footer className="dialog-footer">
         <button type="button" className="btn" onClick={onClose} disabled={invite.isPending}>
           Cancel
         </button>
-        <button type="submit" className="btn btn-primary" disabled={invite.isPending || !email.trim()}>
-          {invite.isPending ? 'Inviting…' : 'Create invitation link'}
-        </button>
+        {isPendingAlready ? (
+          <button
+            type="button"
+            className="btn btn-primary"
+            disabled={invite.isPending}
+            onClick={() => invite.mutate({ replacePending: true })}
+          >
+            {invite.isPending ? 'Inviting…' : 'Revoke the old link and invite again'}
+          </button>
+        ) : (
+          <button type="submit" className="btn btn-primary" disabled={invite.isPending || !email.trim()}>
+            {invite.isPending ? 'Inviting…' : 'Create invitation link'}
+          </button>
+        )}
       </footer>
     </form>
   );

@@ -3,10 +3,10 @@
 import { TRPCClientError } from '@trpc/client';
 import { signIn, signOut } from 'next-auth/react';
 import { useState, type FormEvent } from 'react';
+import { Field } from '@/components/ui/field';
 import { markSigningOut } from '@/lib/login-url';
 import { useTRPCClient } from '@/lib/trpc';
-
-const MIN_LENGTH = 12;
+import { MIN_PASSWORD_LENGTH, newPasswordErrors, type NewPasswordField } from './new-password-errors';
 
 /**
  * The one-time password's only use: set a new one. The change ends every session of the operator (this one
@@ -14,7 +14,8 @@ const MIN_LENGTH = 12;
  */
 export function ChoosePasswordForm({ email }: { email: string }) {
   const client = useTRPCClient();
-  const [error, setError] = useState<{ field: 'current' | 'new' | 'repeat' | null; text: string } | null>(null);
+  // Every field's problem at once; `form` is what is not about one field (the server unreachable, say).
+  const [errors, setErrors] = useState<Partial<Record<NewPasswordField | 'form', string>>>({});
   const [isPending, setPending] = useState(false);
 
   // Handles its own failures (shown on the form); the form's handler starts it and does not wait.
@@ -23,24 +24,23 @@ export function ChoosePasswordForm({ email }: { email: string }) {
     const form = new FormData(event.currentTarget);
     const currentPassword = String(form.get('currentPassword') ?? '');
     const newPassword = String(form.get('newPassword') ?? '');
-    if (newPassword.length < MIN_LENGTH) return setError({ field: 'new', text: `Use at least ${MIN_LENGTH} characters.` });
-    if (newPassword !== String(form.get('repeatPassword') ?? ''))
-      return setError({ field: 'repeat', text: 'The two new passwords differ.' });
+    const found = newPasswordErrors({ current: currentPassword, newPassword, repeat: String(form.get('repeatPassword') ?? '') });
+    if (found.current) found.current = 'Give the one-time password you signed in with.';
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
     setPending(true);
-    setError(null);
     try {
       await client.account.changePassword.mutate({ currentPassword, newPassword });
     } catch (cause) {
       const field = cause instanceof TRPCClientError ? (cause.data as { field?: string } | undefined)?.field : undefined;
-      setError({
-        field: field === 'currentPassword' ? 'current' : field === 'newPassword' ? 'new' : null,
-        text:
-          field === 'currentPassword'
-            ? 'That is not the one-time password you signed in with.'
-            : cause instanceof Error
-              ? cause.message
-              : 'Could not change the password.',
-      });
+      const text = cause instanceof Error ? cause.message.replace(/^\w+: /, '') : 'Could not change the password.';
+      setErrors(
+        field === 'currentPassword'
+          ? { current: 'That is not the one-time password you signed in with.' }
+          : field === 'newPassword'
+            ? { new: text }
+            : { form: text },
+      );
       setPending(false);
       return;
     }
@@ -49,60 +49,25 @@ export function ChoosePasswordForm({ email }: { email: string }) {
     window.location.assign(result?.ok && !result.error ? '/' : '/login');
   }
 
-  const invalid = (field: 'current' | 'new' | 'repeat') => (error?.field === field ? true : undefined);
   return (
     <form className="login-form" onSubmit={(event) => void onSubmit(event)} noValidate>
-      {error && (
+      {errors.form && (
         <p className="form-error" role="alert">
-          {error.text}
+          {errors.form}
         </p>
       )}
       <input type="hidden" name="username" autoComplete="username" value={email} readOnly />
-      <div className="field">
-        <label htmlFor="current-password" className="field-label">
-          One-time password
-        </label>
-        <input
-          id="current-password"
-          name="currentPassword"
-          type="password"
-          autoComplete="current-password"
-          required
-          autoFocus
-          aria-invalid={invalid('current')}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="new-password" className="field-label">
-          New password
-        </label>
-        <input
-          id="new-password"
-          name="newPassword"
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={MIN_LENGTH}
-          aria-invalid={invalid('new')}
-          aria-describedby="new-password-hint"
-        />
-        <span id="new-password-hint" className="field-hint">
-          At least {MIN_LENGTH} characters.
-        </span>
-      </div>
-      <div className="field">
-        <label htmlFor="repeat-password" className="field-label">
-          Repeat the new password
-        </label>
-        <input
-          id="repeat-password"
-          name="repeatPassword"
-          type="password"
-          autoComplete="new-password"
-          required
-          aria-invalid={invalid('repeat')}
-        />
-      </div>
+      <Field label="One-time password" error={errors.current}>
+        {(control) => <input {...control} name="currentPassword" type="password" autoComplete="current-password" required autoFocus />}
+      </Field>
+      <Field label="New password" error={errors.new} hint={`At least ${MIN_PASSWORD_LENGTH} characters.`}>
+        {(control) => (
+          <input {...control} name="newPassword" type="password" autoComplete="new-password" required minLength={MIN_PASSWORD_LENGTH} />
+        )}
+      </Field>
+      <Field label="Repeat the new password" error={errors.repeat}>
+        {(control) => <input {...control} name="repeatPassword" type="password" autoComplete="new-password" required />}
+      </Field>
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Saving…' : 'Set the new password'}
       </button>

@@ -49,7 +49,9 @@ export function LoginForm({ destination }: { destination: string }) {
           ? 'Wrong email or password.'
           : result?.error === 'TooManyFailedSignIns'
             ? 'Too many failed sign-ins for this email from this address: wait a few minutes and try again, or reset the password with better-compute operators reset-password --local.'
-            : 'Sign-in failed. Try again in a moment.',
+            : result?.error === 'PasswordChecksBusy'
+              ? 'Too many password checks at once (from your address or on this server): try again in a moment.'
+              : 'Sign-in failed. Try again in a moment.',
       );
       // A rejected password is not left on the page; the operator types it again.
       if (passwordRef.current) {

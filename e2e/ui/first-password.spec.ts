@@ -35,6 +35,8 @@ function oneTimeOperator(): { email: string; password: string } {
 }
 
 test('a one-time password must be replaced before anything else, in the browser', async ({ page }) => {
+  // Two sign-ins and a password change, each a 32 MiB scrypt, on a machine other tests share.
+  test.setTimeout(60_000);
   const { email, password } = oneTimeOperator();
   await page.goto('/login?callbackUrl=%2Fevents');
   await page.getByLabel('Email').fill(email);
@@ -53,6 +55,17 @@ test('a one-time password must be replaced before anything else, in the browser'
   // The form's own checks, then the server's: a wrong one-time password is named as such.
   const chosen = `chosen-${Math.random().toString(36).slice(2)}-pw`;
   const alert = page.getByRole('main').getByRole('alert');
+  // Every problem at once, each under its field.
+  await page.getByLabel('New password', { exact: true }).fill('short');
+  await page.getByLabel('Repeat the new password').fill('shorter');
+  await page.getByRole('button', { name: 'Set the new password' }).click();
+  await expect(alert).toHaveText([
+    'Give the one-time password you signed in with.',
+    'Use at least 12 characters.',
+    'The two new passwords differ.',
+  ]);
+  await expect(page.getByLabel('One-time password')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByLabel('Repeat the new password')).toHaveAttribute('aria-invalid', 'true');
   await page.getByLabel('One-time password').fill(password);
   await page.getByLabel('New password', { exact: true }).fill('short');
   await page.getByLabel('Repeat the new password').fill('short');

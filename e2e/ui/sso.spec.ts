@@ -108,3 +108,59 @@ test('a group removed at the provider removes the membership at the next sign-in
   await close();
   idp.people.get('sso-op')!.groups = ['sso-operators'];
 });
+
+for (const size of [
+  { width: 1440, height: 900 },
+  { width: 390, height: 844 },
+]) {
+  test(`an account with a password is linked only by its password, never by the email alone (${size.width}×${size.height})`, async ({
+    browser,
+    playwright,
+    baseURL,
+  }) => {
+    test.setTimeout(90_000);
+    // The account exists with a password of its own (an invitation accepted with one).
+    const email = `sso-pw-${size.width}-${Date.now().toString(36)}@example.com`;
+    // A login of its own per size: once linked, the provider's subject signs in as that account.
+    const login = `sso-pw-${size.width}`;
+    idp.people.set(login, { email, email_verified: true, name: 'Has Password', groups: ['sso-operators'] });
+    const admin = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { origin: baseURL! } });
+    await signInOverHttp(admin);
+    const { items } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(admin, 'query', 'tenants.list', {});
+    const root = items.find((t) => t.isRoot)!;
+    const invitation = await trpc<{ token: string }>(admin, 'mutation', 'invitations.create', { tenantId: root.id, email, role: 'viewer' });
+    const password = `has-password-${Math.random().toString(36).slice(2)}`;
+    await trpc(admin, 'mutation', 'invitations.accept', { token: invitation.token, name: 'Has Password', password });
+    await admin.dispose();
+
+    const { page, close } = await freshPage(browser);
+    await page.setViewportSize(size);
+    await signInWithProvider(page, login);
+    await expect(page).toHaveURL(/\/link-sso#bcsso_/);
+    await expect(page.getByRole('heading', { name: 'Link single sign-on to your account' })).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+    // No session was made by the email alone.
+    expect((await page.request.get(`/api/trpc/tenants.list?input=${encodeURIComponent('{}')}`)).status()).toBe(401);
+
+    await page.getByLabel('Password of your account').fill('not-the-password');
+    await page.getByRole('button', { name: 'Link single sign-on' }).click();
+    await expect(page.getByRole('main').getByRole('alert')).toHaveText('That is not the password of this account.');
+    await page.getByLabel('Password of your account').fill(password);
+    await page.getByRole('button', { name: 'Link single sign-on' }).click();
+    await expect(page.getByRole('status')).toContainText(`Single sign-on is linked to ${email}`);
+    await close();
+
+    // From now on single sign-on signs in as that account, with its own membership and the mapped one.
+    const next = await freshPage(browser);
+    await signInWithProvider(next.page, login);
+    await expect(next.page.getByRole('group', { name: 'Signed-in operator' })).toContainText('Has Password');
+    const tenants = await trpc<{ items: { name: string; role: string | null; isMember: boolean }[] }>(
+      next.page.request,
+      'query',
+      'tenants.list',
+      {},
+    );
+    expect(tenants.items.filter((t) => t.isMember).length).toBe(2);
+    await next.close();
+  });
+}

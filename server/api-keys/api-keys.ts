@@ -82,11 +82,13 @@ export async function insertApiKey(
       // Only a tenant nobody can act in yet takes a key from outside; the row lock makes two such
       // requests take turns, so exactly one first key is minted.
       await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${input.tenantId} FOR UPDATE`;
-      const [keys, members] = await Promise.all([
+      const [keys, members, invitations] = await Promise.all([
         tx.apiKey.count({ where: { tenantId: input.tenantId } }),
         tx.membership.count({ where: { tenantId: input.tenantId } }),
+        // A pending first-admin invitation is a way in already: the root admin gets one, not both.
+        tx.invitation.count({ where: { tenantId: input.tenantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } } }),
       ]);
-      if (keys + members > 0) throw firstKeyOf.refusal;
+      if (keys + members + invitations > 0) throw firstKeyOf.refusal;
       await writeAudit(tx, {
         tenantId: firstKeyOf.rootTenantId,
         actor: createdBy,
@@ -128,7 +130,7 @@ export async function createApiKey(db: Db, principal: Principal, input: z.infer<
     // Root admins see every tenant, so saying why hides nothing from them.
     const refusal = new DomainError(
       'ACCESS_DENIED',
-      `Tenant ${tenant.name} already has members or API keys: only its own admins create its API keys`,
+      `Tenant ${tenant.name} already has members or API keys (or a pending invitation): only its own admins create its API keys`,
     );
     return insertApiKey(db, input, principal.actor, { rootTenantId: root.id, refusal });
   }

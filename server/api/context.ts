@@ -4,6 +4,7 @@ import { authenticateApiKey } from '../api-keys/api-keys';
 import { loadSessionPrincipal, type SessionClaim } from '../operators/operators';
 import type { ApiContext } from './trpc';
 import { notePrincipal } from '../metrics/request-log';
+import { clientAddressFromHeaders } from '../http/client-address';
 
 /**
  * Builds the API context of a request: an `Authorization: Bearer` API key, else the console session's
@@ -14,6 +15,7 @@ export async function createApiContext(
   headers: Headers,
   sessionOperatorId: () => Promise<SessionClaim | null>,
 ): Promise<ApiContext> {
+  const clientAddress = clientAddressFromHeaders(headers);
   const authorization = headers.get('authorization');
   if (authorization) {
     const [scheme, value] = authorization.split(' ', 2);
@@ -21,15 +23,18 @@ export async function createApiContext(
     if (!principal)
       return {
         db,
+        clientAddress,
         principal: null,
         authError: new DomainError('UNAUTHENTICATED', 'The API key is not valid (revoked, mistyped or not an API key)'),
       };
     notePrincipal(principal.actor);
     // A live stream decides its caller again while it runs (server/api/live-streams.ts).
-    return { db, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
+    return { db, clientAddress, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
   }
   const claim = await sessionOperatorId();
   const principal = claim ? await loadSessionPrincipal(db, claim) : null;
   notePrincipal(principal?.actor);
-  return principal && claim ? { db, principal, reauthenticate: () => loadSessionPrincipal(db, claim) } : { db, principal: null };
+  return principal && claim
+    ? { db, clientAddress, principal, reauthenticate: () => loadSessionPrincipal(db, claim) }
+    : { db, clientAddress, principal: null };
 }

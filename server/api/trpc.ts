@@ -15,6 +15,8 @@ export interface ApiContext {
   authError?: DomainError;
   /** Decides the request's caller again, fresh from PostgreSQL (null once it has ended); for live streams. */
   reauthenticate?: () => Promise<Principal | null>;
+  /** The client address the boot server decided on (server/http/client-address.ts); throttles key on it. */
+  clientAddress?: string;
 }
 
 export interface ApiMeta {

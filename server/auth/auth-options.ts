@@ -18,6 +18,8 @@ const CredentialsProvider = (CredentialsImport as unknown as { default?: typeof 
 const OIDC_PROVIDER_ID = 'oidc';
 /** Where a person whose groups give no access lands (app/no-access). */
 const NO_ACCESS_PATH = '/no-access';
+/** Where a person lands whose verified email is an existing account's that must prove its password to link (app/link-sso). */
+const LINK_SSO_PATH = '/link-sso';
 
 type IdTokenClaims = Record<string, unknown> & { sub: string; email?: unknown; email_verified?: unknown; name?: unknown };
 
@@ -125,7 +127,9 @@ export function createAuthOptions(
           },
           oidc.roleMap,
         );
-        if (!result.ok) return `${NO_ACCESS_PATH}?reason=${result.reason}`;
+        // The link token rides in the fragment, which the browser never sends to a server or a log.
+        if (!result.ok)
+          return result.reason === 'link-required' ? `${LINK_SSO_PATH}#${result.linkToken}` : `${NO_ACCESS_PATH}?reason=${result.reason}`;
         Object.assign(user, { id: result.operatorId, email: result.email, name: result.name, sessionVersion: result.sessionVersion });
         return true;
       },

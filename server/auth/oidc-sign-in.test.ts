@@ -39,6 +39,7 @@ beforeAll(async () => {
       bob: { email: 'bob@example.com', email_verified: true, name: 'Bob', groups: ['marketing'] },
       carol: { email: 'carol@example.com', email_verified: false, name: 'Carol', groups: ['platform-admins'] },
       dave: { email: 'dave@example.com', email_verified: true, name: 'Dave', groups: [] },
+      frank: { email: 'frank@example.com', email_verified: true, name: 'Frank', groups: ['platform-admins'] },
     },
   });
   server = await startServerProcess({
@@ -74,6 +75,19 @@ afterAll(async () => {
 });
 
 const tenantId = async (name: string) => (await database.db.tenant.findUniqueOrThrow({ where: { name } })).id;
+
+/** A tRPC mutation over HTTP without a session, as the link page calls it. */
+async function trpcMutation(path: string, input: unknown) {
+  const response = await fetch(`${consoleUrl}/api/trpc/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as { result?: { data: unknown }; error?: { message?: string; data?: { domainCode?: string } } },
+  };
+}
 
 /** tRPC over HTTP with the session cookie, as the console's browser calls it. */
 async function trpcQuery(cookie: string, path: string, input: unknown) {
@@ -170,6 +184,58 @@ describe('single sign-on through a real OpenID provider', () => {
     // The invitation's membership is the admins' to manage: no group keeps it, and the next sign-in keeps it.
     expect((await signInThroughProvider(consoleUrl, 'dave')).sessionCookie).not.toBeNull();
     expect(await database.db.membership.count({ where: { operatorId: operator.id } })).toBe(1);
+  }, 60_000);
+
+  it('never takes over an account with a password by email: its password links it first, then SSO signs in as it', async () => {
+    const password = `frank-${randomBytes(8).toString('hex')}`;
+    const frank = await createOperator(database.db, {
+      email: 'frank@example.com',
+      name: 'Frank',
+      password,
+      tenantId: await tenantId(lab),
+      role: 'viewer',
+    });
+    const first = await signInThroughProvider(consoleUrl, 'frank');
+    expect(first.sessionCookie).toBeNull();
+    expect(first.location).toMatch(new RegExp(`^${consoleUrl}/link-sso#bcsso_ssl_[0-9a-z]{26}\\.[A-Za-z0-9_-]{43}$`));
+    const token = first.location.split('#')[1]!;
+    // Nothing changed on the account: not linked, no membership from the provider's groups.
+    const untouched = await database.db.operator.findUniqueOrThrow({ where: { id: frank.id }, include: { memberships: true } });
+    expect(untouched.oidcSubject).toBeNull();
+    expect(untouched.memberships.map((m) => m.tenantId)).toEqual([await tenantId(lab)]);
+
+    const wrong = await trpcMutation('account.linkSso', { token, password: 'not-franks-password' });
+    expect(wrong.body.error?.data?.domainCode).toBe('INVALID_ARGUMENT');
+    expect((await database.db.operator.findUniqueOrThrow({ where: { id: frank.id } })).oidcSubject).toBeNull();
+    const linked = await trpcMutation('account.linkSso', { token, password });
+    expect(linked.body.result?.data).toEqual({ email: 'frank@example.com' });
+    expect((await trpcMutation('account.linkSso', { token, password })).body.error?.data?.domainCode).toBe('NOT_FOUND');
+
+    const after = await signInThroughProvider(consoleUrl, 'frank');
+    expect(after.sessionCookie).not.toBeNull();
+    const operator = await database.db.operator.findUniqueOrThrow({ where: { id: frank.id }, include: { memberships: true } });
+    expect(operator.oidcSubject).toBe(`${provider.issuer} frank`);
+    expect(operator.memberships.map((m) => [m.tenantId, m.role]).sort()).toEqual(
+      [
+        [await tenantId(lab), 'viewer'],
+        [await tenantId(team), 'admin'],
+      ].sort(),
+    );
+  }, 90_000);
+
+  it('never links a root admin by email: the sign-in makes no session and the account stays unlinked', async () => {
+    const root = (await getRootTenant(database.db))!;
+    const admin = await database.db.membership.findFirstOrThrow({
+      where: { tenantId: root.id, role: 'admin' },
+      include: { operator: true },
+    });
+    provider.people.set('mallory', { email: admin.operator.email, email_verified: true, name: 'Mallory', groups: ['platform-admins'] });
+    const attempt = await signInThroughProvider(consoleUrl, 'mallory');
+    expect(attempt.sessionCookie).toBeNull();
+    expect(attempt.location).toContain('/link-sso#bcsso_');
+    const operator = await database.db.operator.findUniqueOrThrow({ where: { id: admin.operatorId }, include: { memberships: true } });
+    expect(operator.oidcSubject).toBeNull();
+    expect(operator.memberships.map((m) => m.tenantId)).toEqual([root.id]);
   }, 60_000);
 
   it('checks state: a callback whose state the browser did not start is refused without a session', async () => {

@@ -47,7 +47,7 @@ const ALLOWED_MUTATIONS: Record<Role, string[] | 'all'> = {
   admin: 'all',
 };
 /** Open to every signed-in caller (the own account), or to anyone (an invitation link is its own proof). */
-const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invitations.accept'];
+const EVERYONE = ['account.changePassword', 'account.signOutEverywhere', 'invitations.accept', 'invitations.describe', 'account.linkSso'];
 /** Queries only admins may make: who is in the tenant, and the tenant's webhooks. */
 const ADMIN_QUERIES = ['operators.list', 'invitations.list', 'webhooks.eventTypes', 'webhooks.list', 'webhooks.get', 'webhooks.deliveries'];
 /** Mutations only admins may make, named so that a change of the permission table shows here. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
@@ -8,26 +8,26 @@ import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { getRootTenant } from '../tenants/tenants';
-import { hashTokenSecret, newTokenSecret, tokenSecretMatches } from '../tokens/secret';
+import { hashTokenSecret, newTokenSecret } from '../tokens/secret';
 import { operatorEmail } from './email';
 import { operatorNames } from './operator-names';
-import { MIN_PASSWORD_LENGTH } from './change-password';
-import { hashPassword, verifyPassword } from './password';
 import { mailInvitation, type InvitationMailOutcome } from './invitation-mail';
 import type { CreatedInvitation, InvitationRecord } from '../../protocol/api/operator-schemas';
 
 /** How long an invitation link works. */
 const INVITATION_TTL_DAYS = 7;
 
-export const createInvitationInput = z.strictObject({ tenantId: idOf('tnt'), email: operatorEmail, role: z.enum(ROLES) });
+export { acceptInvitation, acceptInvitationInput, describeInvitation, describeInvitationInput } from './accept-invitation';
+
+export const createInvitationInput = z.strictObject({
+  tenantId: idOf('tnt'),
+  email: operatorEmail,
+  role: z.enum(ROLES),
+  /** Revoke a pending invitation of the same email in this tenant and invite again (a new link); without it, CONFLICT. */
+  replacePending: z.boolean().optional(),
+});
 export const listInvitationsInput = z.strictObject({ tenantId: idOf('tnt'), includeClosed: z.boolean().optional() });
 export const revokeInvitationInput = z.strictObject({ tenantId: idOf('tnt'), invitationId: idOf('inv') });
-export const acceptInvitationInput = z.strictObject({
-  token: z.string().min(1).max(200),
-  /** A new operator's name and password; an existing operator gives their current password instead. */
-  name: z.string().trim().min(1).max(100).optional(),
-  password: z.string().min(1).max(1024),
-});
 
 type Row = {
   id: string;
@@ -55,46 +55,61 @@ const toRecord = (r: Row, names: ReadonlyMap<string, string> = new Map()): Invit
   acceptedAt: r.acceptedAt?.toISOString() ?? null,
 });
 
-const TOKEN_PATTERN = /^bcinv_(inv_[0-9a-z]{26})\.([A-Za-z0-9_-]{43})$/;
-
 /**
  * Invites a person by email with a role in a tenant (`compute:operators:manage`). The answer carries the
  * one-time token `bcinv_<id>.<secret>` (shown once; only its SHA-256 is stored), valid 7 days. A root tenant
- * admin may also invite the FIRST admin of a tenant nobody can act in yet (no members, no API keys), as
- * with its first API key; after that the tenant's own admins decide. With BETTER_COMPUTE_SMTP_URL set, the
- * link is also mailed to the invited address once the invitation is committed (`emailed`); a failed send is
- * reported in `emailError` and leaves the invitation as created. `input` is `createInvitationInput`'s output:
- * its email already trimmed and lower-cased, the form stored and looked up by SSO sign-in.
+ * admin may also invite the FIRST admin of a tenant nobody can act in yet (no members, no API keys, no
+ * pending invitation), counted under the tenant's row lock as the first API key is, so at most one such way
+ * in exists; that invitation is refused at acceptance once the tenant has an admin of its own. After that
+ * the tenant's own admins decide. An email that is already a member is ALREADY_EXISTS; one with a pending
+ * invitation is CONFLICT unless `replacePending` (the old link is revoked, a new one made). With
+ * BETTER_COMPUTE_SMTP_URL set, the link is also mailed to the invited address once the invitation is
+ * committed (`emailed`); a failed send is reported in `emailError` and leaves the invitation as created.
+ * `input` is `createInvitationInput`'s output: its email already trimmed and lower-cased, the form stored and
+ * looked up by SSO sign-in.
  */
 export async function createInvitation(
   db: Db,
   principal: Principal,
   input: z.infer<typeof createInvitationInput>,
 ): Promise<CreatedInvitation> {
-  let auditTenantId = input.tenantId;
+  let firstAdminOf: { rootTenantId: string; refusal: DomainError; staged: DomainError } | null = null;
   try {
     await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
   } catch (error) {
     const root = await getRootTenant(db);
     if (!root || root.id === input.tenantId || principal.memberships.get(root.id) !== 'admin' || input.role !== 'admin') throw error;
-    const [tenant, members, keys] = await Promise.all([
-      db.tenant.findUnique({ where: { id: input.tenantId } }),
-      db.membership.count({ where: { tenantId: input.tenantId } }),
-      db.apiKey.count({ where: { tenantId: input.tenantId } }),
-    ]);
+    const tenant = await db.tenant.findUnique({ where: { id: input.tenantId } });
     if (!tenant) throw error;
     // Root admins see every tenant, so saying why hides nothing from them.
-    if (members + keys > 0) {
-      throw new DomainError('ACCESS_DENIED', `Tenant ${tenant.name} already has members or API keys: only its own admins invite operators`);
-    }
-    auditTenantId = root.id;
+    const refusal = new DomainError(
+      'ACCESS_DENIED',
+      `Tenant ${tenant.name} already has members or API keys: only its own admins invite operators`,
+    );
+    const staged = new DomainError(
+      'ACCESS_DENIED',
+      `Tenant ${tenant.name} already has a pending invitation for its first admin: revoke it before staging another`,
+    );
+    firstAdminOf = { rootTenantId: root.id, refusal, staged };
   }
   const id = newId('inv');
   const secret = newTokenSecret();
   const created = await db.$transaction(async (tx) => {
+    // The tenant's row lock: first-admin invitations, first API keys and acceptances of one tenant take turns.
+    await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${input.tenantId} FOR UPDATE`;
+    if (firstAdminOf) {
+      const [members, keys, pending] = await Promise.all([
+        tx.membership.count({ where: { tenantId: input.tenantId } }),
+        tx.apiKey.count({ where: { tenantId: input.tenantId } }),
+        tx.invitation.count({ where: { tenantId: input.tenantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } } }),
+      ]);
+      if (members + keys > 0) throw firstAdminOf.refusal;
+      if (pending > 0) throw firstAdminOf.staged;
+    }
     if (await tx.membership.findFirst({ where: { tenantId: input.tenantId, operator: { email: input.email } } })) {
       throw new DomainError('ALREADY_EXISTS', `${input.email} is already an operator of this tenant`, { field: 'email' });
     }
+    await settlePendingInvitation(tx, principal, input);
     // A SELECT without FROM answers exactly one row.
     const { expires } = (
       await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`
@@ -108,11 +123,12 @@ export async function createInvitation(
         secretHash: hashTokenSecret(secret),
         createdBy: principal.actor,
         expiresAt: expires!,
+        forFirstAdmin: firstAdminOf !== null,
       },
     });
     const data = { invitationId: id, email: input.email, role: input.role };
     await writeAudit(tx, {
-      tenantId: auditTenantId,
+      tenantId: firstAdminOf?.rootTenantId ?? input.tenantId,
       actor: principal.actor,
       action: 'operator.invited',
       resource: `compute-invitation/${id}`,
@@ -125,6 +141,36 @@ export async function createInvitation(
   // cannot undo the invitation.
   const mail: InvitationMailOutcome = await mailInvitation(db, created);
   return { ...created, ...mail };
+}
+
+/** A pending invitation of the same email in the tenant: CONFLICT, or revoked first when the caller asked to replace it. */
+async function settlePendingInvitation(tx: Tx, principal: Principal, input: z.infer<typeof createInvitationInput>) {
+  const pending = await tx.invitation.findMany({
+    where: { tenantId: input.tenantId, email: input.email, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+  });
+  if (pending.length === 0) return;
+  if (!input.replacePending) {
+    throw new DomainError(
+      'CONFLICT',
+      `${input.email} already has a pending invitation to this tenant (until ${pending[0]!.expiresAt.toISOString()}): revoke it, or invite again to replace it with a new link`,
+      { field: 'email' },
+    );
+  }
+  for (const old of pending) {
+    await tx.invitation.update({ where: { id: old.id }, data: { revokedAt: new Date() } });
+    await writeAudit(tx, {
+      tenantId: old.tenantId,
+      actor: principal.actor,
+      action: 'operator.invitation-revoked',
+      resource: `compute-invitation/${old.id}`,
+      data: { email: old.email, replaced: true },
+    });
+    await publishEvent(tx, {
+      tenantId: old.tenantId,
+      type: 'operator.invitation-revoked',
+      data: { invitationId: old.id, email: old.email, by: principal.actor },
+    });
+  }
 }
 
 /** A tenant's invitations (`compute:operators:read`), pending ones unless `includeClosed`; never their secrets. */
@@ -176,56 +222,5 @@ export async function revokeInvitation(
       data: { invitationId: row.id, email: row.email, by: principal.actor },
     });
     return toRecord(revoked);
-  });
-}
-
-const unusable = () =>
-  new DomainError('NOT_FOUND', 'This invitation link is not valid: it was used, revoked or has expired, or it was mistyped');
-
-/**
- * Accepts an invitation (no session needed: the token is the proof). A new person sets a name and a
- * password; someone who already is an operator proves it with their current password and gains the
- * membership. The invitation is spent in the same transaction (row lock), so a link works exactly once.
- */
-export async function acceptInvitation(
-  db: Db,
-  input: z.infer<typeof acceptInvitationInput>,
-): Promise<{ operatorId: string; email: string; tenantId: string; role: Role }> {
-  const match = TOKEN_PATTERN.exec(input.token.trim());
-  if (!match) throw unusable();
-  const passwordHash = await hashPassword(input.password);
-  return db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<
-      { id: string; tenant_id: string; email: string; role: string; secret_hash: Uint8Array; usable: boolean }[]
-    >`
-      SELECT id, tenant_id, email, role, secret_hash,
-             (accepted_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()) AS usable
-        FROM invitations WHERE id = ${match[1]} FOR UPDATE`;
-    if (!row || !tokenSecretMatches(row.secret_hash, match[2]!) || !row.usable) throw unusable();
-    let operator = await tx.operator.findUnique({ where: { email: row.email } });
-    if (operator) {
-      if (!(await verifyPassword(input.password, operator.passwordHash))) {
-        throw new DomainError('INVALID_ARGUMENT', `password: ${row.email} already has an account; give its current password`, {
-          field: 'password',
-        });
-      }
-    } else {
-      if (!input.name) throw new DomainError('INVALID_ARGUMENT', 'name: give your name', { field: 'name' });
-      if (input.password.length < MIN_PASSWORD_LENGTH) {
-        throw new DomainError('INVALID_ARGUMENT', `password: use at least ${MIN_PASSWORD_LENGTH} characters`, { field: 'password' });
-      }
-      operator = await tx.operator.create({ data: { id: newId('op'), email: row.email, name: input.name, passwordHash } });
-    }
-    await tx.membership.upsert({
-      where: { operatorId_tenantId: { operatorId: operator.id, tenantId: row.tenant_id } },
-      create: { operatorId: operator.id, tenantId: row.tenant_id, role: row.role },
-      update: { role: row.role },
-    });
-    await tx.invitation.update({ where: { id: row.id }, data: { acceptedAt: new Date(), acceptedBy: operator.id } });
-    const actor = `operator:${operator.id}`;
-    const data = { invitationId: row.id, operatorId: operator.id, email: row.email, role: row.role };
-    await writeAudit(tx, { tenantId: row.tenant_id, actor, action: 'operator.joined', resource: `compute-operator/${operator.id}`, data });
-    await publishEvent(tx, { tenantId: row.tenant_id, type: 'operator.joined', data });
-    return { operatorId: operator.id, email: row.email, tenantId: row.tenant_id, role: row.role as Role };
   });
 }

@@ -51,9 +51,11 @@ describe('invitations', () => {
     expect(await failure(acceptInvitation(db, { token: forged, name: 'New One', password: PASSWORD }))).toMatchObject({
       code: 'NOT_FOUND',
     });
+    // Without a name, a new person is answered as a wrong password would be: nothing tells whether an account exists.
     expect(await failure(acceptInvitation(db, { token: invitation.token, password: PASSWORD }))).toMatchObject({
       code: 'INVALID_ARGUMENT',
-      field: 'name',
+      field: 'password',
+      message: expect.stringContaining('give your name and a new password'),
     });
 
     const accepted = await acceptInvitation(db, { token: invitation.token, name: 'New One', password: PASSWORD });

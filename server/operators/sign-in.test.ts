@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator, resetOperatorPassword } from './operators';
-import { signInThrottleKeys } from './sign-in';
+import { signInAddressKey, signInThrottleKeys } from './sign-in';
 
 const PASSWORD = 'correct-horse-battery-staple';
 const STRANGER = '203.0.113.7';
 const OWNER = '198.51.100.20';
+const EXTRA_ADDRESSES: string[] = [];
 const FREE = SIGN_IN_THROTTLE.freeFailures;
 
 async function operator() {
@@ -36,6 +37,12 @@ async function backoffSeconds(email: string, address: string) {
 }
 
 describe('sign-in throttling', () => {
+  // These tests share their addresses; each starts with the addresses' own ceiling unspent (it has its own test).
+  beforeEach(async () => {
+    const keys = [STRANGER, OWNER, ...EXTRA_ADDRESSES].map(signInAddressKey);
+    await testDb().$executeRaw`DELETE FROM rate_limits WHERE key = ANY(${keys})`;
+  });
+
   it(`a stranger's ${FREE} bad attempts lock only the stranger's address: the right password from another address still works`, async () => {
     const email = await operator();
     await failTimes(email, FREE, STRANGER);

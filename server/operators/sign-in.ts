@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/client';
 import { operatorEmail } from './email';
+import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword, verifyPassword } from './password';
 
 /**
@@ -10,7 +11,10 @@ import { hashPassword, verifyPassword } from './password';
  * - a pair gets `freeFailures` failures; each further one blocks that pair for `backoffSeconds` doubled per
  *   failure, at most `maxBackoffSeconds`; a pair with no failure for `forgetAfter` starts over;
  * - an account takes at most `accountCeiling` failures per `accountWindow` from all addresses together
- *   (an attacker needs many addresses to reach it, and the window bounds how long it holds).
+ *   (an attacker needs many addresses to reach it, and the window bounds how long it holds);
+ * - a client address takes at most `addressCeiling` failures per `addressWindow` over all the emails it
+ *   tries (rate_limits, `rate_limit_hit()`), so guessing with ever-new emails, each with a fresh pair, is
+ *   bounded too; a success gives its attempt back, so many operators behind one NAT are not held up.
  *
  * Counted in PostgreSQL (sign_in_throttles, `sign_in_attempt()`), so every instance shares the counts and
  * parallel guesses cannot slip past; a successful sign-in clears its pair, and a password reset the account.
@@ -24,6 +28,8 @@ export const SIGN_IN_THROTTLE = {
   forgetAfter: '1 hour',
   accountCeiling: 100,
   accountWindow: '15 minutes',
+  addressCeiling: 50,
+  addressWindowSeconds: 15 * 60,
 } as const;
 
 /** Too many failed sign-ins for this account (from this address); its message is what next-auth hands the form. */
@@ -44,6 +50,38 @@ export function signInThrottleKeys(email: string, clientAddress: string): { acco
   return { account: `account:${account}`, pair: `pair:${account}:${hash(`${canonical}\n${clientAddress}`)}` };
 }
 
+/** The per-address key in rate_limits (every email together): a hash, so the table holds no client address. */
+export const signInAddressKey = (clientAddress: string) => `sign-in-address:${hash(clientAddress)}`;
+
+/**
+ * Counts one password check against the client address (every email together), before it runs.
+ *
+ * @throws SignInLockedError when the address reached its ceiling for the window.
+ */
+async function countAddressAttempt(db: Db, clientAddress: string): Promise<void> {
+  // `unknown`: a request the boot server did not see (tests, the CLI in-process); no address to count.
+  if (clientAddress === 'unknown') return;
+  const t = SIGN_IN_THROTTLE;
+  const key = signInAddressKey(clientAddress);
+  const [hit] = await db.$queryRaw<{ allowed: boolean }[]>`
+    SELECT allowed FROM rate_limit_hit(${key}, ${t.addressCeiling}::integer, make_interval(secs => ${t.addressWindowSeconds}))`;
+  if (hit?.allowed) return;
+  const [left] = await db.$queryRaw<{ seconds: number }[]>`
+    SELECT GREATEST(1, ceil(extract(epoch FROM window_start + make_interval(secs => ${t.addressWindowSeconds}) - compute_now())))::integer AS seconds
+      FROM rate_limits WHERE key = ${key}`;
+  throw new SignInLockedError(left?.seconds ?? t.addressWindowSeconds);
+}
+
+/** Gives an attempt back to the address, the account and the pair: it succeeded, or no password was checked. */
+async function giveAttemptBack(db: Db, keys: { account: string; pair: string }, clientAddress: string, clearPair: boolean) {
+  if (clearPair) await db.$executeRaw`DELETE FROM sign_in_throttles WHERE key = ${keys.pair}`;
+  else await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.pair}`;
+  await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.account}`;
+  if (clientAddress !== 'unknown') {
+    await db.$executeRaw`UPDATE rate_limits SET count = GREATEST(count - 1, 0) WHERE key = ${signInAddressKey(clientAddress)}`;
+  }
+}
+
 /** Forgets an account's failures from every address (a password reset: the recovery path). */
 export async function clearSignInThrottle(db: Db, email: string): Promise<void> {
   const { account } = signInThrottleKeys(email, '');
@@ -53,12 +91,18 @@ export async function clearSignInThrottle(db: Db, email: string): Promise<void> 
 
 // Compared against when the email is unknown, so a missing account costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined;
+const dummyPasswordHash = () =>
+  hashPassword('not-a-real-password').catch((error: unknown) => {
+    dummyHash = undefined; // a busy moment is not remembered
+    throw error;
+  });
 
 /**
  * Checks an operator's credentials; null for a wrong email or password alike.
  *
- * @throws SignInLockedError when this (account, address) is backing off or the account reached its ceiling;
- *   no password is checked then.
+ * @throws SignInLockedError when this (account, address) is backing off, or the account or the address
+ *   reached its ceiling; no password is checked then.
+ * @throws PasswordHashingBusyError when too many password checks run at once (the attempt is given back).
  */
 export async function authenticateOperator(
   db: Db,
@@ -70,6 +114,7 @@ export async function authenticateOperator(
   if (!parsed.success) return null;
   const keys = signInThrottleKeys(parsed.data, clientAddress);
   const t = SIGN_IN_THROTTLE;
+  await countAddressAttempt(db, clientAddress);
   // Counted before the password is checked, as a failure until it succeeds (row locks), so concurrent guesses share the limit.
   const [attempt] = await db.$queryRaw<{ allowed: boolean; retry_after_seconds: number }[]>`
     SELECT allowed, retry_after_seconds FROM sign_in_attempt(${keys.account}, ${keys.pair},
@@ -77,9 +122,16 @@ export async function authenticateOperator(
       ${t.forgetAfter}::interval, ${t.accountCeiling}::integer, ${t.accountWindow}::interval)`;
   if (!attempt?.allowed) throw new SignInLockedError(attempt?.retry_after_seconds ?? 0);
   const operator = await db.operator.findUnique({ where: { email: parsed.data } });
-  const valid = operator
-    ? await verifyPassword(password, operator.passwordHash)
-    : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password'))), false);
+  let valid: boolean;
+  try {
+    valid = operator
+      ? await verifyPassword(password, operator.passwordHash, { address: clientAddress })
+      : (await verifyPassword(password, await (dummyHash ??= dummyPasswordHash()), { address: clientAddress }), false);
+  } catch (error) {
+    // Refused before any password was checked: not a failed guess.
+    if (error instanceof PasswordHashingBusyError) await giveAttemptBack(db, keys, clientAddress, false);
+    throw error;
+  }
   if (!operator || !valid) {
     // Forgotten counters of any account go with the next failure, so the table holds only live ones.
     await db.$executeRaw`DELETE FROM sign_in_throttles
@@ -87,9 +139,8 @@ export async function authenticateOperator(
         AND window_start <= compute_now() - ${t.accountWindow}::interval`;
     return null;
   }
-  // The right password clears its own address and takes its attempt back from the account's count.
-  await db.$executeRaw`DELETE FROM sign_in_throttles WHERE key = ${keys.pair}`;
-  await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.account}`;
+  // The right password clears its own address and takes its attempt back from the account's and address's counts.
+  await giveAttemptBack(db, keys, clientAddress, true);
   await db.$executeRaw`UPDATE operators SET last_sign_in_at = compute_now() WHERE id = ${operator.id}`;
   return {
     id: operator.id,

@@ -5,6 +5,7 @@ import type { GroupMapping } from '../auth/oidc-config';
 import { publishEvent, writeAudit } from '../events/publish';
 import { logLimited } from '../log';
 import { operatorEmail } from './email';
+import { needsExplicitSsoLink, stageSsoLink } from './sso-link';
 
 /** What the OpenID provider said about the person, from a verified ID token. */
 interface SsoIdentity {
@@ -19,7 +20,9 @@ interface SsoIdentity {
 type SsoSignIn =
   | { ok: true; operatorId: string; email: string; name: string; sessionVersion: number }
   /** `unverified`: the provider did not vouch for the email; `no-access`: no group maps and no invitation or other membership. */
-  | { ok: false; reason: 'unverified' | 'no-access' };
+  | { ok: false; reason: 'unverified' | 'no-access' }
+  /** An operator with a password (or a root admin) has the email: its password must complete `linkToken` first. */
+  | { ok: false; reason: 'link-required'; linkToken: string };
 
 /** Operators never sign in with this as a password: verifyPassword refuses anything not `scrypt$…`. */
 const NO_PASSWORD = 'sso-only';
@@ -42,7 +45,9 @@ export function mappedRoles(groups: readonly string[], roleMap: ReadonlyMap<stri
  * Signs a person in through OpenID Connect. The provider is the authority on SSO memberships: each sign-in
  * creates, re-roles and removes the operator's `sso` memberships to match the groups (a group removed at the
  * provider removes its membership now). `local` memberships (invitations, the first admin) stay as admins
- * set them. A pending invitation for the same verified email is accepted here too. Nobody is created whose
+ * set them. A pending invitation for the same verified email is accepted here too. An existing operator is
+ * found by its linked subject; by the verified email only when it has no password of its own and is no root
+ * admin; otherwise the sign-in stages a link the account's password completes (sso-link.ts). Nobody is created whose
  * groups map to nothing and who has no invitation: they get `no-access`. All in one transaction, the
  * operator's row locked, so two sign-ins of one person take turns; every change is audited and published.
  */
@@ -75,6 +80,10 @@ export async function signInWithSso(
         SELECT id, email, name, oidc_subject FROM operators WHERE email = ${email.data} FOR UPDATE`;
       // Another subject already holds this email: the provider re-issued it to someone else. Not the same person.
       if (operator?.oidc_subject && operator.oidc_subject !== subject) return { ok: false, reason: 'no-access' } as const;
+      // The email alone never takes over an account with a password, or a root admin: its password links it.
+      if (operator && !operator.oidc_subject && (await needsExplicitSsoLink(tx, operator.id))) {
+        return { ok: false, reason: 'link-required', linkToken: await stageSsoLink(tx, operator.id, subject) } as const;
+      }
     }
     const invitations = await tx.$queryRaw<{ id: string; tenant_id: string; role: string }[]>`
       SELECT id, tenant_id, role FROM invitations

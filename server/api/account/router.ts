@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { authenticatedProcedure, router } from '../trpc';
+import { authenticatedProcedure, publicProcedure, router } from '../trpc';
+import { completeSsoLink, completeSsoLinkInput } from '../../operators/sso-link';
 import { DomainError } from '../../../protocol/errors';
 import { changeOwnPassword, changePasswordInput } from '../../operators/change-password';
 import { endOperatorSessions } from '../../operators/operators';
@@ -23,4 +24,13 @@ export const accountRouter = router({
       await endOperatorSessions(ctx.db, ctx.principal.id);
       return { signedOut: true as const };
     }),
+  /**
+   * `account.linkSso`: completes a single sign-on link staged by a sign-in whose verified email is an existing
+   * account's, with that account's password (through the sign-in throttle). No session: the one-time link
+   * token and the password are the proof.
+   */
+  linkSso: publicProcedure
+    .input(completeSsoLinkInput)
+    .output(z.object({ email: z.string() }))
+    .mutation(({ ctx, input }) => completeSsoLink(ctx.db, input, ctx.clientAddress)),
 });

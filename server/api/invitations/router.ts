@@ -4,6 +4,8 @@ import { ROLES } from '../../../protocol/api/permissions';
 import {
   acceptInvitation,
   acceptInvitationInput,
+  describeInvitation,
+  describeInvitationInput,
   createInvitation,
   createInvitationInput,
   listInvitations,
@@ -30,5 +32,15 @@ export const invitationsRouter = router({
   accept: publicProcedure
     .input(acceptInvitationInput)
     .output(z.object({ operatorId: z.string(), email: z.string(), tenantId: z.string(), role: z.enum(ROLES) }))
-    .mutation(({ ctx, input }) => acceptInvitation(ctx.db, input)),
+    .mutation(({ ctx, input }) => acceptInvitation(ctx.db, input, ctx.clientAddress)),
+  /**
+   * What a usable link is for (tenant, role, inviter, email), before accepting; anything else is NOT_FOUND.
+   * A mutation so the token travels in the body, never in a URL a log could keep.
+   */
+  describe: publicProcedure
+    .input(describeInvitationInput)
+    .output(
+      z.object({ tenantName: z.string(), role: z.enum(ROLES), email: z.string(), invitedBy: z.string().nullable(), expiresAt: z.string() }),
+    )
+    .mutation(({ input, ctx }) => describeInvitation(ctx.db, input)),
 });
