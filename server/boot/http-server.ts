@@ -15,6 +15,7 @@ import { serveApiMetrics } from '../metrics/api-endpoint';
 import { withRequestLog } from '../metrics/request-log';
 import { CLIENT_ADDRESS_HEADER, clientAddressOf, trustedProxies } from '../http/client-address';
 import { startSessionSweeper } from '../sessions/session-service';
+import { startRateLimitSweeper } from '../db/rate-limit-sweep';
 import { endSessionWatches } from '../sessions/session-watch';
 import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
 import { startWebhookWorker } from '../webhooks/runtime';
@@ -190,6 +191,8 @@ export async function startHttpServer(options: {
   let handle: NodeHandler | undefined = options.console?.(services);
   // Every instance sweeps: node.disconnected must follow a dead gateway even when no gateway calls in.
   const stopSweeper = startSessionSweeper(services.sessions);
+  // Every instance sweeps rate_limits rows whose window ended an hour ago (SKIP LOCKED: instances never wait).
+  const stopRateLimitSweeper = startRateLimitSweeper(services.pg);
   // Every instance delivers webhooks: claims with SKIP LOCKED share the outbox among them. Not the tests'
   // server processes (`console`): test files share one database, and a worker there would claim the deliveries
   // of the tests that run their own tenant-scoped workers (server/webhooks/).
@@ -209,6 +212,7 @@ export async function startHttpServer(options: {
     services,
     stop: async () => {
       stopSweeper();
+      stopRateLimitSweeper();
       await stopWebhooks();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Watch streams never end by themselves: close() would wait for the gateways.

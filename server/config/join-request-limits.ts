@@ -13,7 +13,8 @@ function perMinute(env: Record<string, string | undefined>, name: string, fallba
 /**
  * The new-join-request rate limits every deferring attestor (discovery, tpm) shares, per minute:
  * BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS (per source address, default 20) and
- * BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE (per site, default 300), 1 to 1,000,000 each.
+ * BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE (per site, default 300), and the tokenless challenges (a tpm join's
+ * round one) per source address, BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS (default 30), 1 to 1,000,000 each.
  *
  * @throws Error naming the variable when a value is out of range.
  */
@@ -22,5 +23,6 @@ export function newRequestLimitsFromEnv(env: Record<string, string | undefined> 
     ...DEFAULT_NEW_REQUEST_LIMITS,
     perAddress: perMinute(env, 'BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS', DEFAULT_NEW_REQUEST_LIMITS.perAddress),
     perSite: perMinute(env, 'BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE', DEFAULT_NEW_REQUEST_LIMITS.perSite),
+    challengesPerAddress: perMinute(env, 'BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS', DEFAULT_NEW_REQUEST_LIMITS.challengesPerAddress),
   };
 }

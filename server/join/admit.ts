@@ -19,7 +19,13 @@ import {
   type LockedTokenJson,
 } from './admit-sql';
 import type { CertificateHints } from './presign';
-import { DEFAULT_NEW_REQUEST_LIMITS, loadRequestAdmission, writeRequestAdmission, type NewRequestLimits } from './request-admission';
+import {
+  DEFAULT_NEW_REQUEST_LIMITS,
+  admitChallenges,
+  loadRequestAdmission,
+  writeRequestAdmission,
+  type NewRequestLimits,
+} from './request-admission';
 
 export type AdmitOutcome =
   | { kind: 'joined'; body: JoinedBody }
@@ -312,6 +318,16 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         },
       });
     }
+    // A challenge issued without a token (a tpm round one) must have room in its source address's window.
+    const tokenless = challenges.filter((c) => !joins[c.index]!.token);
+    const room = await admitChallenges(
+      client,
+      tokenless.map((c) => joins[c.index]!.clientAddress),
+      deps.requestLimits ?? DEFAULT_NEW_REQUEST_LIMITS,
+    );
+    const limited = new Set(tokenless.filter((_, i) => !room[i]));
+    for (const c of limited) outcomes[c.index] = { kind: 'refused', reason: `${c.issued.attestor}:rate-limited`, tenantId: null };
+    if (limited.size) challenges.splice(0, challenges.length, ...challenges.filter((c) => !limited.has(c)));
     deps.onDecided?.();
     let wrote = false;
     try {

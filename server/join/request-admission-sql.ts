@@ -35,3 +35,13 @@ RETURNING key, count`;
 /** Counts the batch's new requests into the windows LOCK_REQUEST_RATES locked. */
 export const COUNT_REQUEST_RATES = `
 UPDATE rate_limits r SET count = r.count + u.n FROM unnest($1::text[], $2::int[]) AS u(k, n) WHERE r.key = u.k`;
+
+/**
+ * One `rate_limit_hit` per key, in the order given (the caller sorts them, so two batches lock in one order):
+ * whether each hit had room. $1 keys (one per challenge, repeated), $2 limit, $3 window.
+ */
+export const HIT_CHALLENGE_RATES = `
+SELECT u.ord, h.allowed
+  FROM (SELECT k, ord FROM unnest($1::text[]) WITH ORDINALITY AS u(k, ord) ORDER BY ord) u
+ CROSS JOIN LATERAL rate_limit_hit(u.k, $2::int, $3::interval) h
+ ORDER BY u.ord`;

@@ -2,7 +2,13 @@ import { isIPv6 } from 'node:net';
 import type pg from 'pg';
 import { discoverySettings } from './attestors/discovery-settings';
 import type { PreparedJoin } from './prepare';
-import { COUNT_REQUEST_RATES, LOCK_REQUEST_RATES, LOCK_SITE_QUEUES, SELECT_SITE_QUEUES } from './request-admission-sql';
+import {
+  COUNT_REQUEST_RATES,
+  HIT_CHALLENGE_RATES,
+  LOCK_REQUEST_RATES,
+  LOCK_SITE_QUEUES,
+  SELECT_SITE_QUEUES,
+} from './request-admission-sql';
 
 // The one admission rule of every deferring attestor (discovery, tpm, and any later one) for a NEW join request:
 // the site's queue has room (`maxPendingRequests`) and the new-request rate limits, per site and per source
@@ -18,6 +24,11 @@ export interface NewRequestLimits {
   /** New requests per site (every source together) and window. */
   perSite: number;
   windowSeconds: number;
+  /**
+   * Challenges (a round one: a stored nonce, and a TPM's MakeCredential) issued without a token, per source
+   * address and window; the refusal is `<attestor>:rate-limited`.
+   */
+  challengesPerAddress: number;
   /** Prefix of the rate-limit keys; tests isolate themselves with their own. */
   keyPrefix: string;
 }
@@ -26,6 +37,7 @@ export const DEFAULT_NEW_REQUEST_LIMITS: NewRequestLimits = {
   perAddress: 20,
   perSite: 300,
   windowSeconds: 60,
+  challengesPerAddress: 30,
   keyPrefix: 'join-request-new',
 };
 
@@ -137,4 +149,28 @@ export async function writeRequestAdmission(client: pg.PoolClient, admission: Re
   if (!counted.length) return false;
   await client.query(COUNT_REQUEST_RATES, [counted.map(([key]) => key), counted.map(([, n]) => n)]);
   return true;
+}
+
+/**
+ * Counts the challenges a batch is about to issue without a token into their source addresses' windows
+ * (`rate_limit_hit`, in the admission transaction, in sorted key order after the new-request locks) and
+ * answers, per challenge in the order given, whether it may be issued. A challenge without a source address
+ * (an in-process caller) is not counted.
+ */
+export async function admitChallenges(
+  client: pg.PoolClient,
+  clientAddresses: ReadonlyArray<string | undefined>,
+  limits: NewRequestLimits,
+): Promise<boolean[]> {
+  const allowed = clientAddresses.map(() => true);
+  const keyed = clientAddresses.flatMap((a, i) => (a ? [{ key: `${limits.keyPrefix}:challenge:address:${addressBucket(a)}`, i }] : []));
+  if (!keyed.length) return allowed;
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.i - b.i));
+  const result = await client.query<{ ord: string; allowed: boolean }>(HIT_CHALLENGE_RATES, [
+    keyed.map((k) => k.key),
+    limits.challengesPerAddress,
+    `${limits.windowSeconds} seconds`,
+  ]);
+  for (const r of result.rows) allowed[keyed[Number(r.ord) - 1]!.i] = r.allowed;
+  return allowed;
 }

@@ -36,7 +36,7 @@ export type TpmRefusalReason =
   | 'tpm:role' // a tpm join asks for a role other than node
   | 'tpm:enrollment' // neither vendor-rooted nor listed, and the site's enrollment is off (the default)
   | 'tpm:queue-full' // a new enrollment, and the site's maxPendingRequests already wait (../../request-admission.ts)
-  | 'tpm:rate-limited' // a new enrollment past the new-request rate limit of the site or of the source address
+  | 'tpm:rate-limited' // a new enrollment past the new-request rate limits, or round one past the address's challenge limit
   | 'tpm:request' // the EK's join request was rejected or expired, or approved for another CSR
   | 'tpm:reclaim'; // the EK's node is retired or in another site
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TpmClient } from '../../../../agent/tpm/client';
-import { runTpmJoin, TpmJoinError, type PostJoin } from '../../../../agent/tpm/tpm-join';
+import { runTpmJoin, tpmJoinBody, TpmJoinError, type PostJoin } from '../../../../agent/tpm/tpm-join';
+import { prepareTpmJoin } from '../../../../agent/tpm/join-material';
 import { parseTpmAddress } from '../../../../agent/tpm/transport';
 import type { TpmJoinMaterial } from '../../../../agent/tpm/join-material';
 import { testDb } from '../../../../test/db';
@@ -199,5 +200,36 @@ describe('the tpm queue against a flood', () => {
       ekCertified: false,
       clientAddress: '192.0.2.31',
     });
+  });
+
+  it('bounds round one (the credential challenge) per source address across two instances, an IPv6 /64 as one', async () => {
+    const t = await createTestTenant(testDb(), { label: 'tpm-challenge-flood' });
+    const [tpm] = await machines(1);
+    const material = await prepareTpmJoin(tpm!);
+    // Round one needs no token and no enrollment: the same attestation, sent again and again, is a new challenge each time.
+    const body = Buffer.from(tpmJoinBody(material, { claims, target: { siteId: t.siteId } }));
+    const pair = createJoinServicePair(h, { maxBatch: 2, refusalLimit: 1, requestLimits: { challengesPerAddress: 4 } });
+    const stored = () => testDb().joinChallenge.count({ where: { attestor: 'tpm', csrSha256: material.csr.csrSha256 } });
+    try {
+      // Ten at once from addresses of one /64: four challenges, six uniform refusals.
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => pair.services[i % 2]!.joinBody(body, `2001:db8:7:1::${(i + 1).toString(16)}`)),
+      );
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(4);
+      expect(answers.filter((a) => a.status === 403)).toHaveLength(6);
+      expect(await stored()).toBe(4);
+      // Another address has a window of its own.
+      expect((await pair.services[0].joinBody(body, '198.51.100.77')).status).toBe(200);
+      expect(await stored()).toBe(5);
+    } finally {
+      await pair.close();
+    }
+    // The refusals are events of the root tenant (no token), one per reason and minute: the rest are suppressed.
+    const events = (
+      await testDb().event.findMany({ where: { tenantId: h.rootTenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })
+    )
+      .map((e) => e.data as { reason: string; suppressed: number; clientAddress?: string; attestor: string })
+      .filter((e) => e.clientAddress?.startsWith('2001:db8:7:1::'));
+    expect(events).toEqual([expect.objectContaining({ attestor: 'tpm', reason: 'tpm:rate-limited', suppressed: 0 })]);
   });
 });
