@@ -6,16 +6,16 @@ import { logError } from '../log';
 // window anyway), so a sweep deletes those rows, in small batches. Every API instance runs it.
 
 /** Older than every window kept in `rate_limits` (the longest is a minute), so a sweep never ends a live one. */
-export const RATE_LIMIT_RETENTION = '1 hour';
-export const RATE_LIMIT_SWEEP_BATCH = 1_000;
+const RATE_LIMIT_RETENTION = '1 hour';
+const RATE_LIMIT_SWEEP_BATCH = 1_000;
 /** How often each instance sweeps. */
-export const RATE_LIMIT_SWEEP_MS = 5 * 60_000;
+const RATE_LIMIT_SWEEP_MS = 5 * 60_000;
 
 /**
  * One batch: up to $2 rows whose window started more than $1 ago. Rows another transaction holds (a hit being
  * counted, another instance's sweep) are skipped, never waited for.
  */
-export const SWEEP_RATE_LIMITS = `
+const SWEEP_RATE_LIMITS = `
 DELETE FROM rate_limits WHERE ctid IN (
   SELECT ctid FROM rate_limits WHERE window_start < compute_now() - $1::interval LIMIT $2 FOR UPDATE SKIP LOCKED)`;
 

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { answerLater } from '../http/answer-later';
-import { addressSubject, type SharedRateLimit } from '../http/shared-rate-limit';
+import { addressBucket } from '../http/address-bucket';
+import type { SharedRateLimit } from '../http/shared-rate-limit';
 
 /** The per-process bounds of the downloads (request-limits.ts reads them from the environment). */
 interface DownloadBounds {
@@ -45,7 +46,7 @@ export class DownloadGate {
     };
     res.once('close', release);
     try {
-      const verdict = await this.perAddress.hit(addressSubject(address));
+      const verdict = await this.perAddress.hit(addressBucket(address));
       if (!verdict.allowed) {
         return answerLater(
           res,

@@ -3,7 +3,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { auditWhere, type AuditFilter } from './audit-filter';
 import { toAuditRecords, type AuditRow } from './list-audit';
-import { csvRow } from './audit-csv';
+import { CSV_LINE_BREAK, csvRow } from '../../lib/csv';
 
 /** At most this many entries per export, newest first: a longer history is exported a time range at a time. */
 export const AUDIT_EXPORT_MAX_ROWS = 100_000;
@@ -16,7 +16,7 @@ const AUDIT_CSV_HEADER = ['time', 'actor', 'actor_name', 'actor_email', 'action'
  * The CSV of a tenant's audit log under `filter` (`compute:audit:read` on the tenant, as `audit.list`),
  * newest first. The caller is authorized before this returns, so a refusal is an error, not an empty file;
  * the rows are then read a batch at a time (keyset on the id) as the consumer pulls, at most
- * AUDIT_EXPORT_MAX_ROWS. Every field is spreadsheet-safe (audit-csv.ts).
+ * AUDIT_EXPORT_MAX_ROWS. Every field is spreadsheet-safe (lib/csv.ts).
  */
 export async function exportAuditCsv(
   db: Db,
@@ -29,7 +29,7 @@ export async function exportAuditCsv(
   const maxRows = options.maxRows ?? AUDIT_EXPORT_MAX_ROWS;
   const batch = options.batch ?? AUDIT_EXPORT_BATCH;
   return (async function* rows() {
-    yield csvRow(AUDIT_CSV_HEADER);
+    yield csvRow(AUDIT_CSV_HEADER) + CSV_LINE_BREAK;
     let written = 0;
     let before: bigint | null = null;
     while (written < maxRows) {
@@ -41,16 +41,17 @@ export async function exportAuditCsv(
       if (!page.length) return;
       let chunk = '';
       for (const entry of await toAuditRecords(db, page)) {
-        chunk += csvRow([
-          entry.createdAt,
-          entry.actor,
-          entry.actorName,
-          entry.actorEmail,
-          entry.action,
-          entry.resource,
-          entry.reason,
-          JSON.stringify(entry.data),
-        ]);
+        chunk +=
+          csvRow([
+            entry.createdAt,
+            entry.actor,
+            entry.actorName,
+            entry.actorEmail,
+            entry.action,
+            entry.resource,
+            entry.reason,
+            JSON.stringify(entry.data),
+          ]) + CSV_LINE_BREAK;
       }
       yield chunk;
       written += page.length;

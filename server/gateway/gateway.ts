@@ -9,7 +9,7 @@ import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
 import { WellKnownRelay, wellKnownPath } from './well-known';
-import { addressSubject } from '../http/shared-rate-limit';
+import { addressBucket } from '../http/address-bucket';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
@@ -243,7 +243,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
         return wellKnown.serve(
           req as http.IncomingMessage,
           res as http.ServerResponse,
-          addressSubject(callerAddressOf(socket.remoteAddress) ?? 'unknown'),
+          addressBucket(callerAddressOf(socket.remoteAddress) ?? 'unknown'),
         );
       if (pathname === METRICS_PATH)
         return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);

@@ -24,7 +24,8 @@ import { clientAddressOf, trustedProxies } from './client-address';
 import { joinCallerAddress } from '../join/caller-address';
 import type { PkiRuntime } from '../join/join-runtime';
 import type { RequestLimits } from './request-limits';
-import { addressSubject, type RateVerdict } from './shared-rate-limit';
+import { addressBucket } from './address-bucket';
+import type { RateVerdict } from './shared-rate-limit';
 import { tooManyRequests } from './answer-later';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
@@ -116,7 +117,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      void serveWellKnown(req, res, services.wellKnown, () => services.endpointLimits.wellKnown.hit(addressSubject(directAddress(req))));
+      void serveWellKnown(req, res, services.wellKnown, () => services.endpointLimits.wellKnown.hit(addressBucket(directAddress(req))));
       return true;
     }
     // bcd downloads are files: served here, streamed, whether or not Next has loaded.

@@ -9,14 +9,3 @@ SELECT h.allowed,
        GREATEST(1, ceil(extract(epoch FROM (COALESCE(r.window_start, compute_now()) + $3::interval - compute_now()))))::int AS retry_after
   FROM rate_limit_hit($1::text, $2::int, $3::interval) h
   LEFT JOIN rate_limits r ON r.key = $1::text`;
-
-/**
- * Forgets the keys of one limit whose window ended: a new address must not leave a row behind forever. A row
- * whose window ended counts as a fresh window anyway, so deleting it changes no decision. At most 1,000 rows
- * per call (the sweep runs again on a later hit).
- */
-export const SWEEP_RATE_LIMITS = `
-DELETE FROM rate_limits WHERE key IN (
-  SELECT key FROM rate_limits
-   WHERE left(key, length($1::text)) = $1::text AND window_start <= compute_now() - $2::interval
-   LIMIT 1000)`;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { DomainError } from '../../../../protocol/errors';
-import { addressSubject } from '../../../http/shared-rate-limit';
+import { addressBucket } from '../../../http/address-bucket';
 import { HIT_X509POP_ADDRESSES } from './sql';
 
 /** The window of the round-one limit. */
@@ -32,7 +32,7 @@ export async function hitRoundOneLimit(client: pg.ClientBase, addresses: string[
   if (!addresses.length) return new Set();
   // Sorted by key, so two batches lock the rate_limits rows in one order.
   const order = addresses
-    .map((address, i) => ({ key: `${KEY_PREFIX}:${addressSubject(address)}`, i }))
+    .map((address, i) => ({ key: `${KEY_PREFIX}:${addressBucket(address)}`, i }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.i - b.i));
   const { rows } = await client.query<{ ord: number; allowed: boolean }>(HIT_X509POP_ADDRESSES, [order.map((o) => o.key), limit, WINDOW]);
   return new Set(rows.filter((r) => !r.allowed).map((r) => order[r.ord - 1]!.i));

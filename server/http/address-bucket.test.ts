@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressBucket } from './request-admission';
+import { addressBucket } from './address-bucket';
 
 describe('addressBucket (what one source address counts as for new join requests)', () => {
   it('counts an IPv4 address as itself, an IPv4-mapped one too', () => {
@@ -18,6 +18,16 @@ describe('addressBucket (what one source address counts as for new join requests
   });
 
   it('keeps anything that is not an address as it is', () => {
+    expect(addressBucket('unknown')).toBe('unknown');
+  });
+});
+
+describe('addressBucket, as the endpoint limits count an address', () => {
+  it('keeps an IPv4 address and counts an IPv6 address by its /64', () => {
+    expect(addressBucket('10.1.2.3')).toBe('10.1.2.3');
+    expect(addressBucket('2001:db8:0:1::5')).toBe('2001:db8:0:1::/64');
+    expect(addressBucket('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');
+    expect(addressBucket('fe80::')).toBe('fe80:0:0:0::/64');
     expect(addressBucket('unknown')).toBe('unknown');
   });
 });
