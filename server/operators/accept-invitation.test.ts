@@ -6,6 +6,7 @@ import { createCaller } from '../api/root';
 import { createApiKey } from '../api-keys/api-keys';
 import { principalOf } from '../authz/principal';
 import { ensureRootTenant } from '../tenants/tenants';
+import { INVITATION_LINKS_PER_ADDRESS } from './accept-invitation';
 import { acceptInvitation, createInvitation, describeInvitation } from './invitations';
 import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator, loadOperatorPrincipal } from './operators';
 
@@ -92,6 +93,23 @@ describe('accepting an invitation', () => {
     }
     await acceptInvitation(db, { token: invitation.token, name: 'Shown', password: PASSWORD });
     expect(await failure(describeInvitation(db, { token: invitation.token }))).toMatchObject({ code: 'NOT_FOUND' });
+  }, 60_000);
+
+  it('lets one address try a bounded number of unusable links a minute, describe and accept together', async () => {
+    const db = testDb();
+    const from = address();
+    const bogus = () => `bcinv_inv_${randomBytes(13).toString('hex')}.${randomBytes(32).toString('base64url')}`;
+    const answers = [];
+    for (let i = 0; i < INVITATION_LINKS_PER_ADDRESS + 5; i++) {
+      const attempt =
+        i % 2 ? describeInvitation(db, { token: bogus() }, from) : acceptInvitation(db, { token: bogus(), password: PASSWORD }, from);
+      answers.push(await failure(attempt));
+    }
+    expect(answers.slice(0, INVITATION_LINKS_PER_ADDRESS).every((a) => a.code === 'NOT_FOUND')).toBe(true);
+    for (const a of answers.slice(INVITATION_LINKS_PER_ADDRESS))
+      expect(a).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('Too many invitation links') });
+    // Another address is counted on its own.
+    expect(await failure(describeInvitation(db, { token: bogus() }, address()))).toMatchObject({ code: 'NOT_FOUND' });
   }, 60_000);
 });
 

@@ -10,6 +10,7 @@ import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword } from './password';
 import { SignInLockedError, authenticateOperator } from './sign-in';
 import { operatorNames } from './operator-names';
+import { addressBucket } from '../http/address-bucket';
 
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(200),
@@ -50,6 +51,34 @@ const notAccepted = () =>
 const busy = () =>
   new DomainError('INVALID_STATE', 'Too many password checks at once (from your address or on this server): try again in a moment');
 
+/** Unusable invitation links one client address may try (describe or accept) per minute, every instance together. */
+export const INVITATION_LINKS_PER_ADDRESS = 30;
+const LINK_WINDOW_SECONDS = 60;
+
+/**
+ * The shared count (PostgreSQL `rate_limits`, through `rate_limit_hit`) of invitation links a client address tried
+ * that named no usable invitation. A usable link is never counted: its holder's password tries have the sign-in
+ * throttle. `unknown` (a caller the boot server did not see: tests, the CLI in-process) is not counted.
+ */
+const linkKey = (clientAddress: string) => `invitation-link:${addressBucket(clientAddress)}`;
+
+/** Refuses, before the link is read, an address whose window already holds its share of unusable links. */
+async function assertLinkLookupsLeft(db: Db, clientAddress: string): Promise<void> {
+  if (clientAddress === 'unknown') return;
+  const [full] = await db.$queryRaw<{ full: boolean }[]>`
+    SELECT count >= ${INVITATION_LINKS_PER_ADDRESS} AS full FROM rate_limits
+     WHERE key = ${linkKey(clientAddress)} AND window_start > compute_now() - make_interval(secs => ${LINK_WINDOW_SECONDS})`;
+  if (full?.full)
+    throw new DomainError('INVALID_STATE', 'Too many invitation links tried from your address: wait a minute, then open the link again');
+}
+
+/** Counts one unusable link against the address; the error to answer with. */
+async function countUnusableLink(db: Db, clientAddress: string): Promise<DomainError> {
+  if (clientAddress !== 'unknown')
+    await db.$queryRaw`SELECT allowed FROM rate_limit_hit(${linkKey(clientAddress)}, ${INVITATION_LINKS_PER_ADDRESS}::integer, make_interval(secs => ${LINK_WINDOW_SECONDS}))`;
+  return unusable();
+}
+
 /**
  * The invitation a token names, when the token is exactly one of ours, its secret matches (constant time)
  * and it is still usable; else null. Nothing costly runs before this answers.
@@ -77,9 +106,11 @@ async function findUsableInvitation(db: Db | Tx, token: string, lock: boolean): 
 export async function describeInvitation(
   db: Db,
   input: z.infer<typeof describeInvitationInput>,
+  clientAddress = 'unknown',
 ): Promise<{ tenantName: string; role: Role; email: string; invitedBy: string | null; expiresAt: string }> {
+  await assertLinkLookupsLeft(db, clientAddress);
   const row = await findUsableInvitation(db, input.token, false);
-  if (!row) throw unusable();
+  if (!row) throw await countUnusableLink(db, clientAddress);
   const [tenant, names] = await Promise.all([
     db.tenant.findUniqueOrThrow({ where: { id: row.tenant_id }, select: { name: true } }),
     operatorNames(db, [row.created_by]),
@@ -124,8 +155,9 @@ export async function acceptInvitation(
   input: z.infer<typeof acceptInvitationInput>,
   clientAddress = 'unknown',
 ): Promise<{ operatorId: string; email: string; tenantId: string; role: Role }> {
+  await assertLinkLookupsLeft(db, clientAddress);
   const invitation = await findUsableInvitation(db, input.token, false);
-  if (!invitation) throw unusable();
+  if (!invitation) throw await countUnusableLink(db, clientAddress);
   const exists = (await db.operator.count({ where: { email: invitation.email } })) > 0;
   let passwordHash: string | null = null;
   let provenId: string | null = null;

@@ -42,5 +42,5 @@ export const invitationsRouter = router({
     .output(
       z.object({ tenantName: z.string(), role: z.enum(ROLES), email: z.string(), invitedBy: z.string().nullable(), expiresAt: z.string() }),
     )
-    .mutation(({ input, ctx }) => describeInvitation(ctx.db, input)),
+    .mutation(({ input, ctx }) => describeInvitation(ctx.db, input, ctx.clientAddress)),
 });
