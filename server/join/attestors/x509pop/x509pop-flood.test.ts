@@ -11,13 +11,15 @@ import { BASE, createRenewHarness, type RenewHarness } from '../../../../test/re
 import { JOIN_REFUSED } from '../../../../protocol/join-wire';
 import { voucherFromServingChain } from '../../../gateway/gateway';
 import { vouchHeaders } from '../../../renew/vouch';
-import { x509popPerAddress } from './rate-limit';
+import { newRequestLimitsFromEnv } from '../../../config/join-request-limits';
 
 const PATH = `${BASE}/v1/join`;
-const LIMIT = x509popPerAddress({});
+// The core's one limit on challenges issued without a token, at its default setting
+// (BETTER_COMPUTE_CHALLENGES_PER_ADDRESS unset), given to the harness's JoinService as the server reads it.
+const LIMIT = newRequestLimitsFromEnv({}).challengesPerAddress;
 let r: RenewHarness;
 beforeAll(async () => {
-  r = await createRenewHarness();
+  r = await createRenewHarness({ requestLimits: { challengesPerAddress: LIMIT } });
 });
 afterAll(async () => {
   await r?.close();
@@ -38,7 +40,7 @@ async function expiredNode(): Promise<LoadedIdentity> {
 
 /**
  * Posts a join to the API as the gateway relays it: with the gateway's signed vouching naming `address` as the
- * caller (documentation addresses no other test uses, so the shared limit is this test's alone).
+ * caller (documentation addresses; the harness keys its rate limits apart from every other test's).
  */
 async function relayedJoin(body: string, address: string) {
   const voucher = voucherFromServingChain(r.gatewayCert.chainPem, r.gatewayCert.privateKeyPem);
