@@ -230,7 +230,7 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     action: 'Join the machine with a token into a live pool.',
   },
   'x509pop:rate-limited': {
-    meaning: 'Too many x509pop re-joins started from this address in the last minute (BETTER_COMPUTE_X509POP_PER_ADDRESS).',
+    meaning: 'Too many x509pop re-joins started from this address in the last minute (BETTER_COMPUTE_CHALLENGES_PER_ADDRESS).',
     action:
       'Nothing, if many machines behind one address are coming back at once: they retry. Otherwise look for whoever is flooding from it.',
   },

@@ -48,10 +48,10 @@ delete env.NEXTAUTH_URL;
 // e2e/ui/webhooks.spec.ts receives deliveries on 127.0.0.1, which production refuses.
 env.BETTER_COMPUTE_WEBHOOK_ALLOW_PRIVATE = 'true';
 // Every simulated machine of every spec joins from 127.0.0.1 (e2e/ui/join-requests-scale.spec.ts alone makes 200
-// new requests in a minute): the per-address limits on new join requests and tpm challenges would hold them back.
+// new requests in a minute): the per-address limits on new join requests and tokenless challenges would hold them back.
 env.BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS ||= '100000';
 env.BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE ||= '100000';
-env.BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS ||= '100000';
+env.BETTER_COMPUTE_CHALLENGES_PER_ADDRESS ||= '100000';
 
 const secrets = new Set();
 const redact = (text) => {

@@ -16,6 +16,7 @@ import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/http/agent-endpoints';
 import { startSessionSweeper, type SessionService } from '../server/sessions/session-service';
 import type { SessionSettings } from '../server/sessions/settings';
+import type { NewRequestLimits } from '../server/join/request-admission';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 
@@ -53,9 +54,9 @@ const close = (server: http.Server | GatewayServer) =>
 
 /** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
 export async function createRenewHarness(
-  options: { sessions?: SessionSettings; env?: Record<string, string> } = {},
+  options: { sessions?: SessionSettings; env?: Record<string, string>; requestLimits?: Partial<NewRequestLimits> } = {},
 ): Promise<RenewHarness> {
-  const h = await createJoinHarness({ sessions: options.sessions, env: options.env });
+  const h = await createJoinHarness({ sessions: options.sessions, env: options.env, requestLimits: options.requestLimits });
   const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;
   const stopSweeper = startSessionSweeper(sessions);

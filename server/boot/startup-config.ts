@@ -10,7 +10,6 @@ import { parseTrustedProxies } from '../http/client-address';
 import { liveStreamLimits } from '../api/live-streams';
 import { requestLimitSettings } from '../http/request-limit-settings';
 import { renewalsPerNodePerHour } from '../renew/renew-limit';
-import { x509popPerAddress } from '../join/attestors/x509pop/rate-limit';
 import { operatorEmail } from '../operators/email';
 import { oidcConfigFromEnv, passwordSignInForEveryone } from '../auth/oidc-config';
 import { smtpConfigFromEnv } from '../mail/smtp-config';
@@ -65,7 +64,6 @@ export function checkStartupConfig(env: Record<string, string | undefined> = pro
   liveStreamLimits(env);
   requestLimitSettings(env);
   renewalsPerNodePerHour(env);
-  x509popPerAddress(env);
   const firstAdmin = env.BETTER_COMPUTE_FIRST_ADMIN_EMAIL;
   if (firstAdmin !== undefined && firstAdmin !== '' && !operatorEmail.safeParse(firstAdmin).success) {
     throw new DomainError('INVALID_CONFIG', `BETTER_COMPUTE_FIRST_ADMIN_EMAIL must be an email address, not ${firstAdmin}`);

@@ -10,9 +10,9 @@ describe('the new-join-request rate limits', () => {
     ).toMatchObject({ perAddress: 5, perSite: 1000 });
   });
 
-  it('allow 30 tokenless tpm challenges per source address a minute by default, and read the variable', () => {
-    expect(newRequestLimitsFromEnv({})).toMatchObject({ challengesPerAddress: 30 });
-    expect(newRequestLimitsFromEnv({ BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS: '7' })).toMatchObject({ challengesPerAddress: 7 });
+  it('allow 60 challenges without a token per source address a minute by default, and read the variable', () => {
+    expect(newRequestLimitsFromEnv({})).toMatchObject({ challengesPerAddress: 60 });
+    expect(newRequestLimitsFromEnv({ BETTER_COMPUTE_CHALLENGES_PER_ADDRESS: '7' })).toMatchObject({ challengesPerAddress: 7 });
   });
 
   it('stop the start on a value out of range, naming the variable', () => {
@@ -21,9 +21,7 @@ describe('the new-join-request rate limits', () => {
         /BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS/,
       );
       expect(() => checkStartupConfig({ BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE: value })).toThrow(/BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE/);
-      expect(() => checkStartupConfig({ BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS: value })).toThrow(
-        /BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS/,
-      );
+      expect(() => checkStartupConfig({ BETTER_COMPUTE_CHALLENGES_PER_ADDRESS: value })).toThrow(/BETTER_COMPUTE_CHALLENGES_PER_ADDRESS/);
     }
   });
 });

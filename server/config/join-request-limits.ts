@@ -13,8 +13,9 @@ function perMinute(env: Record<string, string | undefined>, name: string, fallba
 /**
  * The new-join-request rate limits every deferring attestor (discovery, tpm) shares, per minute:
  * BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS (per source address, default 20) and
- * BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE (per site, default 300), and the tokenless challenges (a tpm join's
- * round one) per source address, BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS (default 30), 1 to 1,000,000 each.
+ * BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE (per site, default 300), and the challenges issued without a token (the
+ * first round of a challenge round: tpm and x509pop round one) per source address,
+ * BETTER_COMPUTE_CHALLENGES_PER_ADDRESS (default 60), 1 to 1,000,000 each.
  *
  * @throws Error naming the variable when a value is out of range.
  */
@@ -23,6 +24,6 @@ export function newRequestLimitsFromEnv(env: Record<string, string | undefined> 
     ...DEFAULT_NEW_REQUEST_LIMITS,
     perAddress: perMinute(env, 'BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS', DEFAULT_NEW_REQUEST_LIMITS.perAddress),
     perSite: perMinute(env, 'BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE', DEFAULT_NEW_REQUEST_LIMITS.perSite),
-    challengesPerAddress: perMinute(env, 'BETTER_COMPUTE_TPM_CHALLENGES_PER_ADDRESS', DEFAULT_NEW_REQUEST_LIMITS.challengesPerAddress),
+    challengesPerAddress: perMinute(env, 'BETTER_COMPUTE_CHALLENGES_PER_ADDRESS', DEFAULT_NEW_REQUEST_LIMITS.challengesPerAddress),
   };
 }

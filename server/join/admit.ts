@@ -318,7 +318,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         },
       });
     }
-    // A challenge issued without a token (a tpm round one) must have room in its source address's window.
+    // A challenge issued without a token (any attestor's round one) must have room in its source address's window.
     const tokenless = challenges.filter((c) => !joins[c.index]!.token);
     const room = await admitChallenges(
       client,

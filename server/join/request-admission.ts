@@ -25,8 +25,8 @@ export interface NewRequestLimits {
   perSite: number;
   windowSeconds: number;
   /**
-   * Challenges (a round one: a stored nonce, and a TPM's MakeCredential) issued without a token, per source
-   * address and window; the refusal is `<attestor>:rate-limited`.
+   * Challenges issued without a token (any attestor's round one: a stored nonce and a signed answer), per
+   * source address and window; the refusal is `<attestor>:rate-limited`.
    */
   challengesPerAddress: number;
   /** Prefix of the rate-limit keys; tests isolate themselves with their own. */
@@ -37,7 +37,7 @@ export const DEFAULT_NEW_REQUEST_LIMITS: NewRequestLimits = {
   perAddress: 20,
   perSite: 300,
   windowSeconds: 60,
-  challengesPerAddress: 30,
+  challengesPerAddress: 60,
   keyPrefix: 'join-request-new',
 };
 

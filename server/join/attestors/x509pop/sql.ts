@@ -19,13 +19,3 @@ SELECT c.serial, encode(c.spki_sha256, 'hex') AS spki_sha256, c.der, c.identity_
  WHERE c.spki_sha256 = ANY($1::bytea[])
  ORDER BY n.id
    FOR UPDATE OF n`;
-
-/**
- * One hit per round-one join of the batch on its source address's shared limit (`rate_limit_hit()`, migration
- * 20261129020000_join_service), keys in the given order (sorted by the caller, so two batches take the rows'
- * locks in one order); `allowed` per key, in order.
- */
-export const HIT_X509POP_ADDRESSES = `
-SELECT k.ord::int AS ord, (rate_limit_hit(k.key, $2::int, $3::interval)).allowed
-  FROM unnest($1::text[]) WITH ORDINALITY AS k(key, ord)
- ORDER BY k.ord`;

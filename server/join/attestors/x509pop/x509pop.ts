@@ -9,7 +9,6 @@ import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';
 import { SELECT_X509POP_LEAVES } from './sql';
 import { toLeafRow, type LeafRow, type LeafSqlRow } from './rows';
-import { hitRoundOneLimit } from './rate-limit';
 import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../../../../protocol/x509pop-wire';
 
 /** What preparation proved of an x509pop join (plain JSON: it crosses threads). */
@@ -34,8 +33,6 @@ interface X509popState {
   used: string[];
   /** Nodes this batch already re-admitted: a second re-join of one node finds its leaf superseded. */
   claimed: Set<string>;
-  /** Round ones whose source address went past its limit (hitRoundOneLimit). */
-  rateLimited: Set<PreparedJoin>;
 }
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -124,8 +121,9 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrDer: Buffer,
  * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
  * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
  * revoked, the certificate keeping the old one's role and statements. A leaf naming a TPM AK also needs that
- * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Round one is limited per source
- * address (rate-limit.ts; `x509pop:rate-limited`, before anything else is decided). Every refusal has its own reason.
+ * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Round one needs no token, so the
+ * join core limits its challenges per source address (`admitChallenges`; `x509pop:rate-limited`). Every refusal
+ * has its own reason.
  */
 export const x509popAttestor: Attestor<X509popState> = {
   name: X509POP,
@@ -137,14 +135,6 @@ export const x509popAttestor: Attestor<X509popState> = {
 
   async load(client, joins) {
     const evidence = joins.map(evidenceOf);
-    // Round one costs a nonce row and a signed answer: each source address gets a shared number per minute.
-    // Taken first, so the rate_limits rows are locked before the nodes, in every batch.
-    const roundOne = joins.filter((join, i) => !evidence[i]!.nonce && join.clientAddress);
-    const refused = await hitRoundOneLimit(
-      client,
-      roundOne.map((join) => join.clientAddress!),
-    );
-    const rateLimited = new Set(roundOne.filter((_, i) => refused.has(i)));
     const [leaves, challenges] = await Promise.all([
       client.query<LeafSqlRow>(SELECT_X509POP_LEAVES, [
         [...new Set(evidence.map((e) => e.leafSpkiSha256))].map((h) => Buffer.from(h, 'hex')),
@@ -160,14 +150,12 @@ export const x509popAttestor: Attestor<X509popState> = {
       challenges,
       used: [],
       claimed: new Set(),
-      rateLimited,
     };
   },
 
   decide({ join, now }, state): AttestorVerdict {
     const evidence = evidenceOf(join);
     if (evidence.nonce) state.used.push(evidence.nonce);
-    if (state.rateLimited.has(join)) return refuse('x509pop:rate-limited');
     const row = state.leaves.get(evidence.leafSpkiSha256);
     // Byte for byte one of our certificates, naming the node its row belongs to.
     if (!row || !row.der.equals(Buffer.from(evidence.leafDer, 'base64')) || row.nodeId !== evidence.nodeId)
