@@ -69,7 +69,11 @@ describe('a tpm enrollment in the queue', () => {
   it('says which EKs are not vendor-certified, row by row and counted over every match for a bulk approval', async () => {
     const tenant = await createTestTenant(testDb(), { label: 'tpm-ek-certified' });
     // ekCertified as the tpm attestor writes it: true only for an EK certificate that chained to a vendor root.
-    const at = async (ekHash: string, tpm: { ekChainProblem: string | null; ekIssuer: string } | null, attestor = 'tpm') => {
+    const at = async (
+      ekHash: string,
+      tpm: ({ ekChainProblem: string | null; ekIssuer: string } & Record<string, string | null>) | null,
+      attestor = 'tpm',
+    ) => {
       const id = newId('jreq');
       await testDb().joinRequest.create({
         data: {
