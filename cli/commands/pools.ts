@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { DomainError } from '../../protocol/errors';
-import { POOL_AGENTS, type PoolRecord } from '../../protocol/api/pool-schemas';
+import { acceptanceCheckSpec, BUILT_IN_CHECKS } from '../../protocol/acceptance-checks';
+import { POOL_AGENTS, type PoolPolicy, type PoolRecord } from '../../protocol/api/pool-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
@@ -11,6 +12,38 @@ const list = (value: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+type AcceptanceSpec = NonNullable<PoolPolicy['acceptance']>[number];
+
+/** What each check's value is, for `--acceptance-check` (the settings the agent is sent in `policy.acceptance`). */
+const CHECK_VALUES: Record<(typeof BUILT_IN_CHECKS)[number], { usage: string; field: 'min' | 'minGiB' | null }> = {
+  identity: { usage: 'identity', field: null },
+  'min-cpus': { usage: 'min-cpus=<CPUs>', field: 'min' },
+  'min-memory': { usage: 'min-memory=<GiB>', field: 'minGiB' },
+  'gpu-count': { usage: 'gpu-count=<GPUs>', field: 'min' },
+};
+const CHECK_USAGE = Object.values(CHECK_VALUES)
+  .map((c) => c.usage)
+  .join(', ');
+
+/**
+ * One `--acceptance-check` (repeatable): `identity`, or a check with its threshold, e.g. `min-cpus=8`,
+ * `min-memory=64` (GiB), `gpu-count=8`. Added to the ones before it; a check named twice is refused.
+ */
+export function parseAcceptanceCheck(value: string, previous: AcceptanceSpec[] = []): AcceptanceSpec[] {
+  const [name = '', threshold, ...rest] = value.trim().split('=');
+  const known = (BUILT_IN_CHECKS as readonly string[]).includes(name) ? CHECK_VALUES[name as keyof typeof CHECK_VALUES] : null;
+  if (!known) throw new InvalidArgumentError(`"${name}" is not a check the agent runs; expected one of: ${CHECK_USAGE}`);
+  if (previous.some((spec) => spec.check === name)) throw new InvalidArgumentError(`${name} is given more than once`);
+  if (!known.field) {
+    if (threshold !== undefined) throw new InvalidArgumentError(`${name} takes no value; expected ${known.usage}`);
+    return [...previous, acceptanceCheckSpec.parse({ check: name })];
+  }
+  const number = threshold?.trim() && !rest.length ? Number(threshold) : Number.NaN;
+  const parsed = acceptanceCheckSpec.safeParse({ check: name, [known.field]: number });
+  if (!parsed.success) throw new InvalidArgumentError(`${name} needs a valid number; expected ${known.usage}`);
+  return [...previous, parsed.data];
+}
 
 function printPool(pool: PoolRecord) {
   printTable(
@@ -38,7 +71,11 @@ export function registerPoolCommands(program: Command) {
     .option('--agent <agent>', 'bcd (machines run the daemon) or none', 'bcd')
     .option('--join-attestors <list>', 'comma-separated attestors the pool accepts (policy.joinAttestors)', list)
     .option('--platform-operated', 'policy.kubernetes.platformOperated: true')
-    .option('--acceptance-checks <list>', 'comma-separated acceptance checks', list)
+    .option(
+      '--acceptance-check <check[=value]>',
+      `an acceptance check the agent runs, with its threshold (policy.acceptance); repeatable: ${CHECK_USAGE}`,
+      parseAcceptanceCheck,
+    )
     .option('--json', 'print JSON')
     .action(
       async (
@@ -49,7 +86,7 @@ export function registerPoolCommands(program: Command) {
           agent: string;
           joinAttestors?: string[];
           platformOperated?: boolean;
-          acceptanceChecks?: string[];
+          acceptanceCheck?: AcceptanceSpec[];
           json?: boolean;
         },
         cmd: Command,
@@ -62,12 +99,13 @@ export function registerPoolCommands(program: Command) {
         const policy: Record<string, unknown> = {};
         if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
         if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
+        // The server names the pool's checks from their settings (pools.create's acceptanceChecks alone is refused).
+        if (opts.acceptanceCheck?.length) policy.acceptance = opts.acceptanceCheck;
         const pool = await client.post('pools.create', `/v1/tenants/${enc(tenantId)}/pools`, {
           siteId: opts.site,
           name: opts.name,
           agent: opts.agent,
           policy,
-          ...(opts.acceptanceChecks ? { acceptanceChecks: opts.acceptanceChecks } : {}),
         });
         if (opts.json) printJson(pool);
         else process.stdout.write(`Created pool ${pool.name} (${pool.id})\n`);

@@ -55,14 +55,14 @@ export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId:
                 <td className="cell-time">
                   <LocalTime iso={entry.createdAt} />
                 </td>
-                <td title={entry.actor}>
+                <td className="audit-cut" title={entry.actor}>
                   {entry.actorName ?? <code>{entry.actor}</code>}
                   {entry.actorEmail && entry.actorEmail !== entry.actorName && <span className="cell-sub">{entry.actorEmail}</span>}
                 </td>
                 <td>
                   <code>{entry.action}</code>
                 </td>
-                <td>
+                <td className="audit-cut" title={entry.resource}>
                   <code>{entry.resource}</code>
                 </td>
                 <td className="audit-reason-cell" title={entry.reason ?? undefined}>

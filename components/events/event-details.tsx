@@ -46,6 +46,13 @@ function valueText(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** An event's data in one line of text: its values, operators by name, for a row that must stay one line. */
+export function eventSummary(data: Record<string, unknown>, actorNames: Record<string, string> = {}): string {
+  return Object.values(data)
+    .map((value) => (typeof value === 'string' && actorNames[value]) || valueText(value))
+    .join(' · ');
+}
+
 /** An event's data as labelled fields, ids linked to their pages, instead of raw JSON. */
 export function EventDetails({
   data,

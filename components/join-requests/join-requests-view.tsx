@@ -149,6 +149,8 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
   );
   // Decisions this page learned of (its own, and others' on rows it shows), kept until the filter changes.
   const [known, setKnown] = useState<Map<string, JoinRequestRecord>>(new Map());
+  // The queue's last result in words, kept here so that a moment without rows (the queue unmounted) loses none.
+  const [notices, setNotices] = useState<string[]>([]);
   const remember = (records: JoinRequestRecord[]) =>
     setKnown((current) => {
       const next = new Map(current);
@@ -230,6 +232,8 @@ function PoolQueue({ tenant, pool, sitePools, siteName, filter, matching, initia
                 }
               : null
           }
+          notices={notices}
+          onNotices={setNotices}
           onDecided={(records) => {
             remember(records);
             void queryClient.invalidateQueries(trpc.joinRequests.list.pathFilter());

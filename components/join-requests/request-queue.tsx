@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type Dispatch, type SetStateAction } from 'react';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
 import { approvablePools, clickSelection, decidedElsewhere, isTypingTarget } from '@/lib/join-request-queue';
@@ -23,6 +23,13 @@ interface RequestQueueProps {
   canDecide: boolean;
   onDecided: (records: JoinRequestRecord[]) => void;
   /**
+   * What the last action did, in words (the toolbar's status). Kept by the list around this queue: a bulk
+   * decision makes machines join while it runs, and a re-read of the list in between may show no row for a
+   * moment, which unmounts this queue; its result must still be said when the rows come back.
+   */
+  notices: string[];
+  onNotices: Dispatch<SetStateAction<string[]>>;
+  /**
    * The pending queue's filter with the server's count of every match and the time of that count: what
    * "select all matching" decides, on the server, in pages of 200. Null outside the pending view.
    */
@@ -34,7 +41,19 @@ const actionable = (action: 'approve' | 'reject', row: JoinRequestRecord) =>
   row.state === 'pending' || (action === 'reject' && row.state === 'approved');
 
 /** The rows with selection (click, shift-click, select all), keyboard shortcuts, the detail panel and decisions. */
-export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenant, canDecide, onDecided, matching }: RequestQueueProps) {
+export function RequestQueue({
+  rows,
+  initialRequest,
+  now,
+  pool,
+  sitePools,
+  tenant,
+  canDecide,
+  onDecided,
+  notices,
+  onNotices: setNotices,
+  matching,
+}: RequestQueueProps) {
   const client = useTRPCClient();
   const order = rows.map((row) => row.id);
   const [cursor, setCursor] = useState<string | null>(
@@ -46,7 +65,6 @@ export function RequestQueue({ rows, initialRequest, now, pool, sitePools, tenan
   const [targets, setTargets] = useState<string[]>([]);
   const [isPending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [notices, setNotices] = useState<string[]>([]);
   const [isHelpOpen, setHelpOpen] = useState(false);
   // Every request that matches the filter on the server, not only the rows loaded here.
   const [isAllMatching, setAllMatching] = useState(false);

@@ -146,8 +146,12 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
                         </td>
                         <td className="cell-wrap">
                           <code>{data.reason ?? 'unknown'}</code>
-                          <span className="reason-meaning">{explained.meaning}</span>
-                          <span className="reason-action">What to do: {explained.action}</span>
+                          <span className="reason-meaning" title={explained.meaning}>
+                            {explained.meaning}
+                          </span>
+                          <span className="reason-action" title={`What to do: ${explained.action}`}>
+                            What to do: {explained.action}
+                          </span>
                         </td>
                         <td>{data.attestor ?? '—'}</td>
                         <td>{data.role ?? '—'}</td>

@@ -90,18 +90,21 @@ test('a join shows on the open events page without a reload, its node, pool and 
   const nodeId = items[0]!.id;
 
   // Arrives live (events.onChange over SSE re-reads the list): no reload, no click.
-  const row = region.getByRole('row').filter({ hasText: nodeId });
+  const row = region.locator('tr.event-row').filter({ hasText: nodeId });
   await expect(row).toBeVisible({ timeout: 15_000 });
-  await expect(row.getByRole('link', { name: nodeId })).toHaveAttribute('href', new RegExp(`/nodes/${nodeId}\\?tenant=${tenantId}$`));
-  await expect(row.getByRole('link', { name: poolId })).toHaveAttribute(
+  // One line per event; the data opens below the row, its ids linked.
+  await row.getByRole('button', { name: /Show details/ }).click();
+  const details = row.locator('xpath=following-sibling::tr[1]');
+  await expect(details.getByRole('link', { name: nodeId })).toHaveAttribute('href', new RegExp(`/nodes/${nodeId}\\?tenant=${tenantId}$`));
+  await expect(details.getByRole('link', { name: poolId })).toHaveAttribute(
     'href',
     new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`),
   );
-  await expect(row.getByRole('link', { name: token.id })).toHaveAttribute(
+  await expect(details.getByRole('link', { name: token.id })).toHaveAttribute(
     'href',
     new RegExp(`/join-tokens\\?pool=${poolId}&tenant=${tenantId}$`),
   );
-  await row.getByRole('link', { name: nodeId }).click();
+  await details.getByRole('link', { name: nodeId }).click();
   await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
 });
 
@@ -129,8 +132,11 @@ test("a token's created event names who created it", async ({ page }) => {
   const { tenantId, mint } = await freshPool(page);
   const token = await mint();
   await page.goto(`/events?tenant=${tenantId}&type=security.join-token.created`);
-  const row = page.getByRole('region', { name: 'Events' }).getByRole('row').filter({ hasText: token.id });
+  const row = page.getByRole('region', { name: 'Events' }).locator('tr.event-row').filter({ hasText: token.id });
+  await row.getByRole('button', { name: /Show details/ }).click();
+  const details = row.locator('xpath=following-sibling::tr[1]');
   // The operator by name (the first admin's), never by id.
-  await expect(row.getByText('First admin', { exact: true })).toBeVisible();
-  await expect(row.getByText(/^operator:/)).toHaveCount(0);
+  await expect(details.getByText('First admin', { exact: true })).toBeVisible();
+  await expect(details.getByText(/^operator:/)).toHaveCount(0);
+  await expect(row.getByText(/operator:/)).toHaveCount(0);
 });

@@ -82,16 +82,20 @@ test('events: a type filter in the URL, details as fields with links, naming who
   await nav(page).getByRole('link', { name: 'Events' }).click();
   await page.getByLabel('Type').selectOption('security.join-token.revoked');
   await expect(page).toHaveURL(/type=security\.join-token\.revoked/);
-  const row = page.getByRole('region', { name: 'Events' }).getByRole('row').filter({ hasText: token.id });
-  await expect(row.getByRole('link', { name: token.id })).toHaveAttribute('href', /\/join-tokens\?pool=pool_/);
+  const row = page.getByRole('region', { name: 'Events' }).locator('tr.event-row').filter({ hasText: token.id });
+  // One line per event; the data opens below the row, as fields with links.
+  await row.getByRole('button', { name: /Show details/ }).click();
+  const details = row.locator('xpath=following-sibling::tr[1]');
+  await expect(details.getByRole('link', { name: token.id })).toHaveAttribute('href', /\/join-tokens\?pool=pool_/);
   // The operator by name (the first admin's), never by id.
-  await expect(row.getByText('First admin', { exact: true })).toBeVisible();
-  await expect(row.getByText(/^operator:/)).toHaveCount(0);
-  await expect(row.getByText('{')).toHaveCount(0);
+  await expect(details.getByText('First admin', { exact: true })).toBeVisible();
+  await expect(row.getByText(/operator:/)).toHaveCount(0);
+  await expect(details.getByText(/^operator:/)).toHaveCount(0);
+  await expect(details.getByText('{')).toHaveCount(0);
   await expect(row.locator('time')).toHaveText(/:\d\d:\d\d$/);
   // Only that type is listed.
-  await expect(page.getByRole('region', { name: 'Events' }).locator('tbody td:nth-child(2)')).toHaveText(
-    Array(await page.getByRole('region', { name: 'Events' }).locator('tbody tr').count()).fill('security.join-token.revoked'),
+  await expect(page.getByRole('region', { name: 'Events' }).locator('tr.event-row td:nth-child(2)')).toHaveText(
+    Array(await page.getByRole('region', { name: 'Events' }).locator('tr.event-row').count()).fill('security.join-token.revoked'),
   );
 });
 

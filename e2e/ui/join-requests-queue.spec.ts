@@ -161,8 +161,9 @@ test('rows show what the machine claims; select all, shift-click ranges, the sta
 
     // The approval's event links to the request: the queue opens on it, whatever its state now.
     await page.goto(`/events?tenant=${scope.tenantId}&type=security.join-request.approved`);
-    const event = page.getByRole('region', { name: 'Events' }).getByRole('row').filter({ hasText: order[0]! });
-    await event.getByRole('link', { name: order[0]! }).click();
+    const event = page.getByRole('region', { name: 'Events' }).locator('tr.event-row').filter({ hasText: order[0]! });
+    await event.getByRole('button', { name: /Show details/ }).click();
+    await event.locator('xpath=following-sibling::tr[1]').getByRole('link', { name: order[0]! }).click();
     await expect(page).toHaveURL(new RegExp(`/join-requests\\?.*request=${order[0]}`));
     await expect(page.getByRole('region', { name: `Request ${order[0]}` })).toContainText('into the other pool');
   } finally {
