@@ -13,7 +13,7 @@ const LIST_PAGE_SIZE = 50;
 const NODES_PAGE_SIZE = 100;
 
 /** The refusal event the refused-joins page lists. */
-export const REFUSED_EVENT_TYPE = 'security.join.refused';
+const REFUSED_EVENT_TYPE = 'security.join.refused';
 
 /** The cursor of a paged list's next page, or none (an infinite query's `getNextPageParam`). */
 export const nextListPage = (page: { nextCursor: string | null }) => page.nextCursor ?? undefined;

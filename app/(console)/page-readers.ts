@@ -38,7 +38,7 @@ import type { AppRouter } from '@/server/api/root';
 type Trpc = TRPCOptionsProxy<AppRouter>;
 
 /** What a page's reader gets: the console's query options, the server's query client, the tenant shown and the URL. */
-export interface TenantPageRead {
+interface TenantPageRead {
   trpc: Trpc;
   queryClient: QueryClient;
   tenant: Tenant;
