@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { updateSiteInput } from '@/server/sites/update';
-import { siteFieldOf, toSiteSettingsValues, toUpdateSiteInput } from './site-form';
+import { updateSiteInput } from './update';
+import { siteFieldOf, toSiteSettingsValues, toUpdateSiteInput } from '@/lib/site-form';
 
 const TENANT = 'tnt_01jz0000000000000000000000';
 const SITE = 'site_01jz0000000000000000000000';

@@ -33,10 +33,10 @@ import {
   readRefusedJoins,
   readWebhooks,
   type TenantPageReader,
-} from '../../app/(console)/page-readers';
-import { createOperator, endOperatorSessions } from '../operators/operators';
-import { prefetchAsConsole, type PrefetchReader } from './prefetch';
-import type { AppRouter } from './root';
+} from './page-readers';
+import { createOperator, endOperatorSessions } from '../../server/operators/operators';
+import { prefetchAsConsole, type PrefetchReader } from '../../server/api/prefetch';
+import type { AppRouter } from '../../server/api/root';
 
 /** The keys the console's own proxy (the browser's, over a client that is never called) gives the same inputs. */
 const browserKeys = createTRPCOptionsProxy<AppRouter>({
