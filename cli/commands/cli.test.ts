@@ -75,7 +75,9 @@ describe('better-compute', { timeout: 120_000 }, () => {
     const siteArchived = await cli(['sites', 'archive', siteId, '--tenant', t.tenantId, '--json'], env);
     expect(JSON.parse(siteArchived.stdout)).toMatchObject({ id: siteId, name: 'dc2', archivedAt: expect.any(String) });
     const shown = await cli(['sites', 'get', siteId, '--tenant', t.tenantId], env);
+    // TPM enrollment is off unless the site turns it on, and the table says so.
     expect(shown.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+KIND\s+APPROVALS\s+TPM ENROLLMENT\s+CREATED\s+ARCHIVED$/);
+    expect(shown.stdout.split('\n')[1]).toMatch(new RegExp(`^${siteId}\\s+dc2\\s+\\S+\\s+1\\s+off\\s`));
   });
 
   it('refuses a viewer, a bad key and an unreachable server with distinct exit codes', async () => {
