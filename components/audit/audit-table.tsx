@@ -68,7 +68,7 @@ export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId:
                 <td className="audit-reason-cell" title={entry.reason ?? undefined}>
                   {entry.reason ? <span className="audit-reason">{entry.reason}</span> : <span className="muted">none given</span>}
                 </td>
-                <td>
+                <td className="cell-actions">
                   {fields ? (
                     <button
                       type="button"

@@ -57,7 +57,7 @@ export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId
                   <td className="event-summary-cell" title={summary || undefined}>
                     {summary ? <span className="event-summary">{summary}</span> : <span className="muted">no details</span>}
                   </td>
-                  <td>
+                  <td className="cell-actions">
                     {fields ? (
                       <button
                         type="button"
