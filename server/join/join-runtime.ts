@@ -1,9 +1,11 @@
+import type { KeyObject } from 'node:crypto';
 import type { Db } from '../db/client';
 import { logError } from '../log';
 import { joinCryptoFromBundle, type JoinCrypto } from '../pki/issuance/join-crypto';
 import { installPins } from '../pki/pins-summary';
 import { hasPki, loadPki } from '../pki/bundle/store';
 import { getRootTenant } from '../tenants/tenants';
+import type { TrustState } from '../pki/rotation/trust-state';
 
 const RETRY_MISSING_MS = 5_000;
 
@@ -11,6 +13,12 @@ const RETRY_MISSING_MS = 5_000;
 export interface PkiRuntime {
   crypto: JoinCrypto;
   servingCaPin: string;
+  /** Every key trusted at the current trust version (rotations); `trustStateOf` fills it in when absent. */
+  trust?: TrustState;
+  /** The serving CA in use (PEM), which issues the gateways' certificates; set by the PKI source. */
+  servingCa?: { certificatePem: string; privateKeyPem: string };
+  /** The command-signing key in use (its certificate is first in the trust state's commandTrustBundle). */
+  commandSigningKey?: KeyObject;
 }
 
 /**
