@@ -219,7 +219,12 @@ describe('a gateway process follows a rotation without a restart', () => {
 
   it('has replaced its files on disk: a matching key (0600) and chain of the new CA, both node CAs, nothing half-written', async () => {
     const files = gatewayFilesIn(gateway.dir);
-    const stored = await readGatewayFiles(files);
+    // The files are written after the live swap: wait (bounded) until the chain on disk is the new CA's.
+    let stored = await readGatewayFiles(files);
+    for (let waited = 0; caPinOf(stored.servingChainPem) !== rotating.pins.nextServingCa && waited < 20_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stored = await readGatewayFiles(files);
+    }
     expect(caPinOf(stored.servingChainPem)).toBe(rotating.pins.nextServingCa);
     expect(() => voucherFromServingChain(stored.servingChainPem, stored.servingKeyPem)).not.toThrow();
     expect(
