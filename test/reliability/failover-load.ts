@@ -35,7 +35,7 @@ export interface Call {
   from?: string;
 }
 
-export const serialOf = (chain: readonly string[]) => new X509Certificate(Buffer.from(chain[0]!, 'base64')).serialNumber.toLowerCase();
+const serialOf = (chain: readonly string[]) => new X509Certificate(Buffer.from(chain[0]!, 'base64')).serialNumber.toLowerCase();
 
 /** One join attempt through `target`, recorded; a 200 is verified as the agent verifies it. */
 export async function joinOnce(

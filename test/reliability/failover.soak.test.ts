@@ -37,6 +37,13 @@ const AFTER_RECOVERY_MS = 5_000;
 /** The product must answer again within this of the promotion. */
 const RECOVERY_BOUND_MS = 30_000;
 
+/**
+ * FAILOVER_DRILL_REPLICATION=async runs the same drill on asynchronous replication, to see what it loses: the
+ * acknowledged-and-lost counts and the admissions past maxUses are then printed, not asserted (they are what
+ * asynchronous replication allows); everything else is still checked.
+ */
+const SYNCHRONOUS = process.env.FAILOVER_DRILL_REPLICATION !== 'async';
+
 const secret = newServerSecret();
 const say = (line: string) => process.stdout.write(`failover: ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,7 +59,7 @@ const sessionLoops = new AbortController();
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  ha = await startHaPostgres({ say });
+  ha = await startHaPostgres({ say, synchronous: SYNCHRONOUS });
   const admin = new pg.Client({ connectionString: ha.url });
   admin.on('error', () => {});
   await admin.connect();
@@ -135,7 +142,7 @@ async function newLeaderAfter(old: HaMember, timeoutMs: number): Promise<HaMembe
   throw new Error(`no member took over within ${timeoutMs / 1000} s`);
 }
 
-describe('the PostgreSQL primary killed under load (Patroni, synchronous replication, HAProxy)', () => {
+describe(`the PostgreSQL primary killed under load (Patroni, ${SYNCHRONOUS ? 'synchronous' : 'asynchronous'} replication, HAProxy)`, () => {
   it('loses nothing acknowledged, admits no token past maxUses, and serves again on its own', { timeout: 240_000 }, async () => {
     const big = await token(10_000);
     const small = await token(SMALL_MAX_USES);
@@ -148,6 +155,7 @@ describe('the PostgreSQL primary killed under load (Patroni, synchronous replica
     const sessionNodes: string[] = [];
     const opened = new Map<string, number>();
     const ended = new Map<string, number>();
+    const lastOpenedAt = new Map<string, number>();
     for (let i = 0; i < SESSION_NODES; i++) {
       const machine = await joinedMachine(targets[i % 2]!, big.token, trust, calls);
       dirs.push(machine.dir);
@@ -165,6 +173,7 @@ describe('the PostgreSQL primary killed under load (Patroni, synchronous replica
         onSession: (session) => {
           const counter = session ? opened : ended;
           counter.set(nodeId, (counter.get(nodeId) ?? 0) + 1);
+          if (session) lastOpenedAt.set(nodeId, Date.now());
         },
       });
     }
@@ -206,6 +215,11 @@ describe('the PostgreSQL primary killed under load (Patroni, synchronous replica
     // A bound on the whole drill, not a figure: the load stops by itself once joins succeed again.
     setTimeout(() => (stopAt = Math.min(stopAt, Date.now())), 90_000).unref();
     await load;
+    // Every process of the product is still running: none died of the database's failure.
+    expect(
+      apis.map((a) => a.child.exitCode ?? a.child.signalCode),
+      'API processes that exited during the failover',
+    ).toEqual([null, null]);
 
     // The window: kill to the first join that was sent after the kill and admitted.
     const joins = calls.filter((c) => c.kind === 'join');
@@ -229,10 +243,11 @@ describe('the PostgreSQL primary killed under load (Patroni, synchronous replica
     expect(new Set(serials).size).toBe(serials.length);
     const rows = await db.nodeCert.findMany({ where: { serial: { in: serials } }, select: { serial: true, nodeId: true } });
     const stored = new Map(rows.map((r) => [r.serial.toLowerCase(), r.nodeId]));
-    const missing = admitted.filter((c) => stored.get(c.serial!) !== c.nodeId);
-    expect(missing.map((c) => `${c.kind} ${c.nodeId} ${c.serial}`)).toEqual([]);
+    const missing = admitted.filter((c) => stored.get(c.serial!) !== c.nodeId).map((c) => `${c.kind} ${c.nodeId} ${c.serial}`);
     const joinedNodes = admitted.filter((c) => c.kind === 'join').map((c) => c.nodeId!);
-    expect(await db.node.count({ where: { id: { in: joinedNodes } } })).toBe(joinedNodes.length);
+    const lostNodes = joinedNodes.length - (await db.node.count({ where: { id: { in: joinedNodes } } }));
+    say(`acknowledged and lost: ${missing.length} of ${admitted.length} certificates, ${lostNodes} of ${joinedNodes.length} nodes`);
+    if (SYNCHRONOUS) expect({ missing, lostNodes }).toEqual({ missing: [], lostNodes: 0 });
 
     // Refusals: the token with uses to spare refused nothing; every refusal is the uniform bytes.
     expect(joins.filter((c) => c.status === 403)).toEqual([]);
@@ -248,17 +263,17 @@ describe('the PostgreSQL primary killed under load (Patroni, synchronous replica
     const spent = await db.auditEntry.count({ where: { actor: `join-token:${small.id}`, action: 'node.joined' } });
     say(`small token: ${smallAdmitted} joins answered 200, ${spent} nodes joined with it, maxUses ${SMALL_MAX_USES}`);
     expect(spent).toBe(SMALL_MAX_USES);
-    expect(smallAdmitted).toBeLessThanOrEqual(SMALL_MAX_USES);
+    // Asynchronous replication may lose a spend that was answered 200, and the token then admits it again.
+    if (SYNCHRONOUS) expect(smallAdmitted).toBeLessThanOrEqual(SMALL_MAX_USES);
     expect((await db.joinToken.findUniqueOrThrow({ where: { id: small.id } })).usesLeft).toBe(0);
 
     // Sessions come back without an operator: every agent connected again, as both API instances see it.
-    const back = Date.now();
     for (const api of apis) await expect.poll(() => connectedSeenBy(api), { timeout: 90_000, interval: 500 }).toEqual(sessionNodes);
+    const reopened = sessionNodes.filter((id) => (ended.get(id) ?? 0) > 0);
     say(
-      `sessions: ${[...ended.values()].reduce((a, b) => a + b, 0)} ended during the drill, all ${SESSION_NODES} connected again ` +
-        `${Date.now() - killedAt} ms after the kill (${Date.now() - back} ms after the checks began)`,
+      `sessions: ${reopened.length} of ${SESSION_NODES} ended by the failover and reopened by their agents, the last ` +
+        `${Math.max(...reopened.map((id) => lastOpenedAt.get(id)!)) - killedAt} ms after the kill`,
     );
-    // Every process of the product is still running: none died of the database's failure.
     for (const api of apis) expect(api.child.exitCode).toBeNull();
     for (const [i, target] of targets.entries())
       expect((await joinOnce(target, big.token, trust, calls)).call.status, `gateway ${i} after the failover`).toBe(200);

@@ -4,6 +4,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { reservePort } from '../gateway-process';
+import { haproxyConfigFor, patroniConfig, type HaMember } from './ha-postgres-config';
 
 /**
  * A highly available PostgreSQL 15 from Debian's packages, all of it under one temporary directory on free
@@ -13,22 +14,7 @@ import { reservePort } from '../gateway-process';
  * the `postgres` user that the postgresql-15 package created.
  */
 
-export const PG_BIN = process.env.BETTER_COMPUTE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-
-/**
- * Patroni's timings. A crashed primary is failed over at once (`primary_start_timeout: 0`: Patroni demotes it
- * instead of restarting it in place, when a synchronous standby is there to take over); its loop runs every
- * second and the leader key lives 10 s, so a whole member that dies is replaced within about 10 s.
- */
-const DCS = { ttl: 10, loop_wait: 1, retry_timeout: 4, maximum_lag_on_failover: 1_048_576, primary_start_timeout: 0 };
-
-export interface HaMember {
-  name: string;
-  pgPort: number;
-  apiPort: number;
-  dataDir: string;
-  log: string[];
-}
+export type { HaMember } from './ha-postgres-config';
 
 export interface HaPostgres {
   /** The application's URL: through HAProxy, to the current primary. */
@@ -168,46 +154,7 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
     for (const member of members) {
       const dir = path.dirname(member.dataDir);
       mkdirSync(dir, { mode: 0o700 });
-      const config = {
-        scope: 'better-compute',
-        namespace: '/drill/',
-        name: member.name,
-        log: { level: 'INFO' },
-        restapi: { listen: `127.0.0.1:${member.apiPort}`, connect_address: `127.0.0.1:${member.apiPort}` },
-        etcd3: { hosts: [`127.0.0.1:${etcdClient}`] },
-        bootstrap: {
-          dcs: {
-            ...DCS,
-            synchronous_mode: options.synchronous ?? true,
-            postgresql: {
-              use_pg_rewind: true,
-              use_slots: true,
-              parameters: { wal_log_hints: 'on', max_connections: 200, password_encryption: 'scram-sha-256' },
-            },
-          },
-          initdb: [{ encoding: 'UTF8' }, { locale: 'C' }, 'data-checksums'],
-        },
-        postgresql: {
-          listen: `127.0.0.1:${member.pgPort}`,
-          connect_address: `127.0.0.1:${member.pgPort}`,
-          data_dir: member.dataDir,
-          bin_dir: PG_BIN,
-          pgpass: path.join(dir, 'pgpass'),
-          authentication: {
-            superuser: { username: 'postgres', password: superPassword },
-            replication: { username: 'replicator', password: superPassword },
-            rewind: { username: 'postgres', password: superPassword },
-          },
-          pg_hba: [
-            'local all all trust',
-            'host replication replicator 127.0.0.1/32 scram-sha-256',
-            'host all all 127.0.0.1/32 scram-sha-256',
-          ],
-          parameters: { unix_socket_directories: dir },
-        },
-        watchdog: { mode: 'off' },
-        tags: { nofailover: false, noloadbalance: false, clonefrom: false, nosync: false },
-      };
+      const config = patroniConfig({ member, etcdClient, synchronous: options.synchronous ?? true, password: superPassword });
       // YAML is a superset of JSON: Patroni reads this as its configuration file.
       writeFileSync(path.join(dir, 'patroni.yml'), JSON.stringify(config, null, 2), { mode: 0o600 });
       chownTree(dir, as);
@@ -224,26 +171,7 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
       `pg1 to stream as the ${synchronous ? 'synchronous' : 'asynchronous'} standby`,
     );
 
-    const haproxyConfig = [
-      'global',
-      '    maxconn 1000',
-      'defaults',
-      '    mode tcp',
-      '    retries 2',
-      '    timeout client 30m',
-      '    timeout server 30m',
-      '    timeout connect 2s',
-      '    timeout check 2s',
-      'listen postgres',
-      `    bind 127.0.0.1:${proxyPort}`,
-      '    option httpchk GET /primary',
-      '    http-check expect status 200',
-      // Every 500 ms, one failed check takes a member out and one good one puts it in; the sessions to a
-      // member marked down are cut, so no client stays on a demoted primary.
-      '    default-server inter 500ms fall 1 rise 1 on-marked-down shutdown-sessions',
-      ...members.map((m) => `    server ${m.name} 127.0.0.1:${m.pgPort} maxconn 400 check port ${m.apiPort}`),
-      '',
-    ].join('\n');
+    const haproxyConfig = haproxyConfigFor(members, proxyPort);
     writeFileSync(path.join(root, 'haproxy.cfg'), haproxyConfig);
     chownTree(root, as);
     start('haproxy', 'haproxy', ['-db', '-f', path.join(root, 'haproxy.cfg')]);
