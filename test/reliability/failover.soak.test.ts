@@ -43,6 +43,11 @@ const RECOVERY_BOUND_MS = 30_000;
  * asynchronous replication allows); everything else is still checked.
  */
 const SYNCHRONOUS = process.env.FAILOVER_DRILL_REPLICATION !== 'async';
+/**
+ * FAILOVER_DRILL_KILL=member kills the primary's Patroni with its PostgreSQL, as a host that dies: nobody releases
+ * the leader key, and the standby takes over when it expires (Patroni's `ttl`).
+ */
+const KILL_MEMBER = process.env.FAILOVER_DRILL_KILL === 'member';
 
 const secret = newServerSecret();
 const say = (line: string) => process.stdout.write(`failover: ${line}\n`);
@@ -208,8 +213,8 @@ describe(`the PostgreSQL primary killed under load (Patroni, ${SYNCHRONOUS ? 'sy
       .poll(() => calls.filter((c) => c.kind === 'join' && c.status === 200).length, { timeout: 60_000, interval: 50 })
       .toBeGreaterThan(RENEWING_NODES + SESSION_NODES + 20);
     killedAt = Date.now();
-    const pid = ha.killPostgres(primary);
-    say(`SIGKILL to ${primary.name}'s PostgreSQL (postmaster ${pid}) after ${calls.length} calls`);
+    const pid = KILL_MEMBER ? ha.killMember(primary) : ha.killPostgres(primary);
+    say(`SIGKILL to ${primary.name}'s ${KILL_MEMBER ? 'Patroni and ' : ''}PostgreSQL (postmaster ${pid}) after ${calls.length} calls`);
     const promoted = await newLeaderAfter(primary, 60_000);
     const promotedAt = Date.now();
     // A bound on the whole drill, not a figure: the load stops by itself once joins succeed again.

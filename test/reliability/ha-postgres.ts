@@ -28,6 +28,8 @@ export interface HaPostgres {
   cluster(): Promise<{ members: Array<{ name: string; role: string; state: string; lag?: number | string }> } | null>;
   /** SIGKILL of the member's whole PostgreSQL (the postmaster and every backend), its Patroni left running. */
   killPostgres(member: HaMember): number;
+  /** The whole member lost at once, as a host that dies: SIGKILL of its Patroni and of its PostgreSQL. */
+  killMember(member: HaMember): number;
   stop(): Promise<void>;
 }
 
@@ -160,10 +162,11 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
       chownTree(dir, as);
     }
     // The first member bootstraps the cluster alone; the second then clones it (pg_basebackup) and streams.
-    start('pg0', 'patroni', [path.join(root, 'pg0', 'patroni.yml')]);
+    const patronis = new Map<string, ChildProcess>();
+    patronis.set('pg0', start('pg0', 'patroni', [path.join(root, 'pg0', 'patroni.yml')]));
     const api = (m: HaMember, p: string) => getJson(`http://127.0.0.1:${m.apiPort}${p}`);
     await until(async () => (await api(members[0]!, '/primary'))?.status === 200, 90_000, 'pg0 to bootstrap as the primary');
-    start('pg1', 'patroni', [path.join(root, 'pg1', 'patroni.yml')]);
+    patronis.set('pg1', start('pg1', 'patroni', [path.join(root, 'pg1', 'patroni.yml')]));
     const synchronous = options.synchronous ?? true;
     await until(
       async () => (await api(members[1]!, synchronous ? '/sync' : '/replica'))?.status === 200,
@@ -220,6 +223,11 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
         // postmaster and every backend at once, as a crash of the server would.
         process.kill(-group, 'SIGKILL');
         return postmasterPid(member)!;
+      },
+      killMember(member) {
+        // Patroni first, so it cannot react to its PostgreSQL's death; nobody then releases the leader key.
+        process.kill(-patronis.get(member.name)!.pid!, 'SIGKILL');
+        return this.killPostgres(member);
       },
       stop,
     };
