@@ -22,8 +22,6 @@ export interface HaPostgres {
   members: HaMember[];
   /** The member Patroni calls the leader now (asks each REST API), or undefined while there is none. */
   leader(): Promise<HaMember | undefined>;
-  /** What each member's REST API says about itself (`role`, `state`, `timeline`), keyed by name. */
-  status(): Promise<Record<string, { role?: string; state?: string; timeline?: number } | null>>;
   /** `patronictl list`-like: the cluster as the leader's REST API sees it (sync_standby included). */
   cluster(): Promise<{ members: Array<{ name: string; role: string; state: string; lag?: number | string }> } | null>;
   /** SIGKILL of the member's whole PostgreSQL (the postmaster and every backend), its Patroni left running. */
@@ -192,19 +190,17 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
       `ha-postgres: etcd :${etcdClient}, ${members.map((m) => `${m.name} :${m.pgPort} (api :${m.apiPort})`).join(', ')}, haproxy :${proxyPort}`,
     );
 
-    const status: HaPostgres['status'] = async () =>
-      Object.fromEntries(
-        await Promise.all(
-          members.map(async (m) => [
-            m.name,
-            ((await api(m, '/patroni'))?.body ?? null) as { role?: string; state?: string; timeline?: number } | null,
-          ]),
-        ),
-      );
+    const killPostgres = (member: HaMember) => {
+      const group = postgresGroup(member);
+      if (!group) throw new Error(`${member.name} has no running postmaster`);
+      // Patroni starts PostgreSQL in a session of its own (setsid): one kill of that group reaches the
+      // postmaster and every backend at once, as a crash of the server would.
+      process.kill(-group, 'SIGKILL');
+      return postmasterPid(member)!;
+    };
     return {
       url,
       members,
-      status,
       async leader() {
         for (const m of members) if ((await api(m, '/leader'))?.status === 200) return m;
         return undefined;
@@ -216,18 +212,11 @@ export async function startHaPostgres(options: { synchronous?: boolean; say?: (l
         }
         return null;
       },
-      killPostgres(member) {
-        const group = postgresGroup(member);
-        if (!group) throw new Error(`${member.name} has no running postmaster`);
-        // Patroni starts PostgreSQL in a session of its own (setsid): one kill of that group reaches the
-        // postmaster and every backend at once, as a crash of the server would.
-        process.kill(-group, 'SIGKILL');
-        return postmasterPid(member)!;
-      },
+      killPostgres,
       killMember(member) {
         // Patroni first, so it cannot react to its PostgreSQL's death; nobody then releases the leader key.
         process.kill(-patronis.get(member.name)!.pid!, 'SIGKILL');
-        return this.killPostgres(member);
+        return killPostgres(member);
       },
       stop,
     };
