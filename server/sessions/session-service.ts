@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { signEnvelope } from '../../protocol/envelope';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { signTrusted, trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
 import { vouchedPeer } from '../renew/vouch';
@@ -20,7 +20,7 @@ import { GroupRunner } from '../renew/group';
 interface SessionServiceOptions {
   pool: pg.Pool;
   /** JoinService's keys (the welcome is signed with the join-signing key) and the serving CA pin. */
-  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string; trust?: TrustState } | null>;
   loadRootTenantId: () => Promise<string | null>;
   settings: SessionSettings;
   refusalLimit?: SessionRefusalLimit;
@@ -215,7 +215,7 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
-      return await this.open(call, runtime.crypto, runtime.servingCaPin);
+      return await this.open(call, trustStateOf(runtime));
     } catch (error) {
       if (error instanceof Refused) {
         await this.publishRefusal(error);
@@ -226,9 +226,9 @@ export class SessionService {
     }
   }
 
-  private async open(call: SessionCall, crypto: JoinCrypto, servingCaPin: string): Promise<JoinAnswer> {
+  private async open(call: SessionCall, trust: TrustState): Promise<JoinAnswer> {
     const body = call.body ?? Buffer.alloc(0);
-    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trust.servingCaPins);
     if (peer === 'no-peer') throw new Refused('no-client-certificate', null);
     if (!peer) throw new Refused('unvouched', null);
     const relayed = parseRelayedHello(body);
@@ -270,10 +270,13 @@ export class SessionService {
       })
     ).rows[0];
     const heartbeatSeconds = this.options.settings.heartbeatSeconds;
-    const welcome = signEnvelope(
-      { status: 'welcome', nodeId: row.node_id, sessionId, serverTime: Math.floor(row.now_seconds), heartbeatSeconds },
-      crypto.signingKey,
-    );
+    const welcome = signTrusted(trust, {
+      status: 'welcome',
+      nodeId: row.node_id,
+      sessionId,
+      serverTime: Math.floor(row.now_seconds),
+      heartbeatSeconds,
+    });
     return jsonAnswer({
       sessionId,
       heartbeatSeconds,
@@ -291,7 +294,8 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return SESSION_REFUSED;
+      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+        return SESSION_REFUSED;
       const lease = parseLeaseCall(body);
       if (!lease) return SESSION_REFUSED;
       const { leaseSeconds, refreshMs } = this.options.settings;
@@ -332,7 +336,8 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return null;
     const body = call.body ?? Buffer.alloc(0);
-    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return null;
+    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+      return null;
     return parseLeaseCall(body)?.gatewayId ?? null;
   }
 
@@ -346,7 +351,7 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
+      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins);
       if (!peer || peer === 'no-peer') return SESSION_REFUSED;
       const row = (
         await this.options.pool.query<LeafRow>({
