@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { signEnvelope } from '../protocol/envelope';
+import { signEnvelope, type SignedEnvelope } from '../protocol/envelope';
 import { spkiPin } from '../protocol/pins';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle/bundle';
 import { installPins } from '../server/pki/pins-summary';
@@ -45,7 +45,7 @@ export function trustBody(nodeId: string, version: number, generations: TrustGen
 }
 
 /** A signed envelope of `body`: `sig` by the first signer, and `sigs` by every signer when there are several. */
-export function signedBy(body: object, signers: TrustGeneration[]) {
+export function signedBy(body: object, signers: TrustGeneration[]): SignedEnvelope & { sigs?: { pin: string; sig: string }[] } {
   const envelope = signEnvelope(body, signers[0]!.signingKey);
   if (signers.length < 2) return envelope;
   const bytes = Buffer.from(envelope.body, 'base64url');

@@ -19,7 +19,7 @@ export interface TrustSet {
 
 /** The pins an install wrote (config.toml, or the CLI agent's options): the root of every later set. */
 export interface InstallPins {
-  readonly servingCaPin: string;
+  readonly servingCaPin?: string;
   readonly joinSigningKeyPin?: string;
   readonly joinEncryptionKeyPin?: string;
 }
@@ -39,7 +39,7 @@ export function installTrustSet(
 ): TrustSet {
   return {
     version: 0,
-    servingCaPins: [pins.servingCaPin],
+    servingCaPins: pins.servingCaPin ? [pins.servingCaPin] : [],
     joinSigningKeyPins: pins.joinSigningKeyPin ? [pins.joinSigningKeyPin] : [],
     joinEncryptionKeyPins: pins.joinEncryptionKeyPin ? [pins.joinEncryptionKeyPin] : [],
     joinEncryptionJwks: extra.joinEncryptionJwk ? [extra.joinEncryptionJwk] : [],
