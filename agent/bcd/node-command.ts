@@ -65,7 +65,17 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
     });
     const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
     // A TPM-held last key signs its proof, and makes the next key, in the same TPM as the renewals.
-    return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, tpm: options.tpm, fetch: doFetch });
+    const answer = await rejoinExpiredIdentity({
+      serverUrl,
+      trust,
+      identityDir: paths.identityDir,
+      claims,
+      tpm: options.tpm,
+      fetch: doFetch,
+    });
+    // Verified under a trusted key: its trust set is stored as a trust event's would be.
+    if (answer?.trust !== undefined) await held.acceptAnswerTrust(answer.trust, answer, 'x509pop re-join answer');
+    return answer;
   };
   // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
   const run = () =>

@@ -194,13 +194,16 @@ export function registerAgentCommands(program: Command) {
         const serverUrl = options.gatewayUrl.replace(/\/+$/, '');
         const doFetch = serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: options.servingCaPin, trust }) : undefined;
         const keys = await resolveJoinTrust({ serverUrl, pins: { joinSigningKeyPin, joinEncryptionKeyPin }, fetch: doFetch, trust });
-        return rejoinExpiredIdentity({
+        const answer = await rejoinExpiredIdentity({
           serverUrl,
           trust: keys,
           identityDir: opts.identityDir,
           claims: await readLinuxClaims(),
           fetch: doFetch,
         });
+        // Verified under a trusted key: its trust set is stored as a trust event's would be.
+        if (answer?.trust !== undefined) await trust.acceptAnswerTrust(answer.trust, answer, 'x509pop re-join answer');
+        return answer;
       };
       await exitWhenFlushed(
         await runWithX509popRejoin({ identityDir: opts.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log }),
