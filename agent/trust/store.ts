@@ -26,7 +26,7 @@ interface TrustFile extends TrustSet {
 }
 
 /** Test seam: runs after the temporary file is flushed and before it is renamed over trust.json. */
-export interface TrustWriteHooks {
+interface TrustWriteHooks {
   beforeRename?: () => void | Promise<void>;
 }
 
@@ -34,7 +34,7 @@ export interface TrustWriteHooks {
  * Writes trust.json atomically: a new 0600 file beside it, flushed, renamed over it, then the directory
  * flushed. A crash at any point leaves the old file or the new one, never a mix.
  */
-export async function writeTrustFile(dir: string, set: TrustSet, installPins: InstallPins, hooks: TrustWriteHooks = {}): Promise<void> {
+async function writeTrustFile(dir: string, set: TrustSet, installPins: InstallPins, hooks: TrustWriteHooks = {}): Promise<void> {
   const file = path.join(dir, TRUST_FILE);
   const record: TrustFile = { format: 1, ...copy(set), installPins, updatedAt: new Date().toISOString() };
   const temporary = await writeTemporary(file, `${JSON.stringify(record, null, 2)}\n`);
