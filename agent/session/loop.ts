@@ -153,8 +153,8 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       await fetchWelcomeKeys(target, trust);
       keysFetchedAt = version;
     } catch (error) {
+      // Not marked as read: the next Hello or trust event tries again.
       if (trust.signingKeys().size === 0) throw error;
-      keysFetchedAt = version;
       log(`agent: could not read the signing keys of trust set version ${version}: ${(error as Error).message}`);
     }
   };
@@ -163,11 +163,15 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     fetching ??= fetchKeys().finally(() => (fetching = null));
     return fetching;
   };
-  const onTrust = async (data: unknown) => {
-    // A trusted pin whose key is not known yet may be the one that signed: its key is read first.
-    await refreshKeys().catch(() => {});
-    if (await trust.acceptEvent(data, current.identity.nodeId)) await refreshKeys().catch(() => {});
-  };
+  // Trust events are handled one after the other, each with the keys the previous one led to: a set that drops
+  // the old signing key, signed by the new key only, may follow at once the set that introduced the new key.
+  let trustEvents: Promise<void> = Promise.resolve();
+  const onTrust = (data: unknown) =>
+    (trustEvents = trustEvents.then(async () => {
+      // A trusted pin whose key is not known yet may be the one that signed: its key is read first.
+      await refreshKeys().catch(() => {});
+      if (await trust.acceptEvent(data, current.identity.nodeId)) await refreshKeys().catch(() => {});
+    }));
   const open = async (identity: NodeLoadedIdentity) => {
     const verify = trust.set.joinSigningKeyPins.length > 0;
     if (verify) await refreshKeys();

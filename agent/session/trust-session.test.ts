@@ -163,10 +163,13 @@ describe('the session loop and trust rotation', () => {
             ['trust', signedBy(trustBody(NODE, 7, [stranger]), [stranger])],
             ['trust', signedBy(trustBody('node_other', 7, [stranger]), [old])],
             ['trust', signedBy(trustBody(NODE, 2, [next, old]), [old, next])],
+            // At once the set that drops the old keys, signed by the new key only: its key is read from join.next.
+            ['trust', signedBy(trustBody(NODE, 3, [next]), [next])],
           ]
         : [];
+    g.wellKnown = { join: { signingCertificate: old.signingCertificate, next: { signingCertificate: next.signingCertificate } } };
     const loop = startLoop(g, trust);
-    await until(() => trust.version === 2, 'trust version 2');
+    await until(() => trust.version === 3, 'trust version 3');
     expect(g.hellos[0]!.trustVersion).toBe(0);
     expect(g.hellos[0]).not.toHaveProperty('commandKinds');
     expect(lines).toContain('agent: ignored a trust set from trust event: the envelope is not signed by a trusted join signing key');
@@ -174,8 +177,8 @@ describe('the session loop and trust rotation', () => {
     expect(lines.filter((line) => line.startsWith('agent: ignored'))).toHaveLength(2);
     expect((await stat(path.join(dir, TRUST_FILE))).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(path.join(dir, TRUST_FILE), 'utf8'))).toMatchObject({
-      version: 2,
-      servingCaPins: [next.servingCaPin, old.servingCaPin],
+      version: 3,
+      servingCaPins: [next.servingCaPin],
     });
 
     // The serving CA and the signing key are switched: a gateway of the new CA, welcomes signed by the new key only.
@@ -195,7 +198,7 @@ describe('the session loop and trust rotation', () => {
       () => lines.slice(opened).some((line) => line.startsWith(`agent: session sess_0 open through ${g2.url}`)),
       'a session with the new gateway',
     );
-    expect(g2.hellos[0]!.trustVersion).toBe(2);
+    expect(g2.hellos[0]!.trustVersion).toBe(3);
     expect(await moved.stop()).toBe(0);
   });
 
