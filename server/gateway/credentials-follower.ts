@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../../agent/keys';
+import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../../protocol/node-key';
 import {
   GATEWAY_CREDENTIALS_PATH,
   parseGatewayCredentialsAnswer,
