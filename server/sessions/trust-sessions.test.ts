@@ -29,6 +29,7 @@ class SwappablePki {
   loadCrypto = async () => this.runtime.crypto;
   onChange(listener: (runtime: PkiRuntime) => void) {
     this.listeners.push(listener);
+    return () => void this.listeners.splice(this.listeners.indexOf(listener), 1);
   }
   /** The same keys at trust version `version`. */
   bump(version: number) {
