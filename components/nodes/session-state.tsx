@@ -61,8 +61,6 @@ export function SessionDetails({
           <span className="muted">none</span>
         )}
       </dd>
-      <dt>Gateway</dt>
-      <dd>{session.gatewayId ? <code>{session.gatewayId}</code> : <span className="muted">none</span>}</dd>
       <dt>Trust set</dt>
       <dd>
         {trust.version ? (
@@ -79,6 +77,8 @@ export function SessionDetails({
           <span className="muted">{trust.version === 0 ? 'none held' : 'not reported yet'}</span>
         )}
       </dd>
+      <dt>Gateway</dt>
+      <dd>{session.gatewayId ? <code>{session.gatewayId}</code> : <span className="muted">none</span>}</dd>
     </dl>
   );
 }
