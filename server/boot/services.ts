@@ -21,6 +21,8 @@ import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
 import { newRequestLimitsFromEnv } from '../config/join-request-limits';
+import { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
+import { SharedRateLimit, type RateLimitRule } from '../http/shared-rate-limit';
 import type { NewRequestLimits } from '../join/request-admission';
 
 type Env = Record<string, string | undefined>;
@@ -40,6 +42,8 @@ export interface Services {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** A gateway's credentials call: its trust version, node CAs and next serving chain. */
+  gatewayCredentials: GatewayCredentialsService;
   metrics: ApiMetrics;
   /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
   endpointLimits: RequestLimits;
@@ -72,6 +76,8 @@ interface ServiceOptions {
   sessionSettings?: SessionSettings;
   /** Tests: the downloads' and the well-known document's request limits, with numbers and keys of their own. */
   endpointLimits?: RequestLimitOverrides;
+  /** Tests: the per-gateway limit of credentials calls, with numbers and keys of their own. */
+  gatewayCredentialsLimit?: Partial<RateLimitRule>;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
   /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
@@ -113,6 +119,17 @@ export function createServices(options: ServiceOptions): Services {
     settings: options.sessionSettings ?? sessionSettingsFromEnv(env),
     refusalLimit: options.refusalLimits?.sessions,
   });
+  // A gateway asks every few seconds (server/gateway/credentials-follower.ts): 20 a minute. The limit leaves room
+  // for a few gateways that share one certificate.
+  const gatewayCredentials = new GatewayCredentialsService({
+    loadRuntime: () => pki.load(),
+    limit: new SharedRateLimit(pool, {
+      keyPrefix: 'gateway-credentials',
+      limit: 120,
+      windowSeconds: 60,
+      ...options.gatewayCredentialsLimit,
+    }),
+  });
   const registry = apiRegistry(metrics, pool);
   let events: EventsListener | undefined;
   let joinRequests: JoinRequestListener | undefined;
@@ -126,6 +143,7 @@ export function createServices(options: ServiceOptions): Services {
     join,
     renew,
     sessions,
+    gatewayCredentials,
     metrics,
     endpointLimits: createRequestLimits(pool, env, options.endpointLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),

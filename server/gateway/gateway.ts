@@ -26,13 +26,17 @@ import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
  * session-hub.ts). It speaks HTTP/2 (ALPN `h2`) and HTTP/1.1, so an agent renews on its session's connection. It holds no JoinService key: its only
  * key is its own serving key, which can vouch for a peer but neither open a seal nor issue a certificate.
  */
-interface GatewayOptions {
+/** The gateway's credentials: what its directory holds (files.ts), and what a rotation replaces live. */
+export interface GatewayCredentials {
   /** PEM: the leaf, then the serving CA. */
   servingChainPem: string;
   /** PEM PKCS#8 of the leaf's key. */
   servingKeyPem: string;
-  /** PEM of the node CA that client certificates must chain to. */
+  /** PEM of every node CA that client certificates may chain to (two while the node CA rotates). */
   nodeCaPem: string;
+}
+
+interface GatewayOptions extends GatewayCredentials {
   /** Where the API listens, e.g. http://127.0.0.1:3000. */
   apiUrl: string;
   basePath: string;
@@ -103,6 +107,14 @@ function stdoutLines(): (line: string) => void {
  */
 export type GatewayServer = http2.Http2SecureServer & {
   sessions: SessionHub;
+  /** The credentials served now. */
+  credentials(): GatewayCredentials;
+  /**
+   * Serves new credentials from the next handshake on: the TLS context (chain, key, the node CAs asked for),
+   * the vouching credential and the node CAs a client certificate is checked against. Connections and
+   * sessions already open keep theirs. Throws, changing nothing, when the key does not match the chain.
+   */
+  updateCredentials(next: GatewayCredentials): void;
   /** The relay's calls to the API (its `pending` count). */
   relay: ApiRelay;
   stats: { tlsConnections: number; handshakesRefused: number };
@@ -112,6 +124,11 @@ export type GatewayServer = http2.Http2SecureServer & {
 /** Creates the gateway's server (not yet listening): HTTP/2 and HTTP/1.1 over TLS on one port. */
 export function createGateway(options: GatewayOptions): GatewayServer {
   const voucher = voucherFromServingChain(options.servingChainPem, options.servingKeyPem);
+  let credentials: GatewayCredentials = {
+    servingChainPem: options.servingChainPem,
+    servingKeyPem: options.servingKeyPem,
+    nodeCaPem: options.nodeCaPem,
+  };
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
   const relay = new ApiRelay(api, voucher, { ...RELAY_BOUNDS, ...options.relay });
@@ -127,7 +144,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const joinPath = `${options.basePath}/v1/join`;
   const renewPath = `${options.basePath}/v1/renew`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
-  const nodeCas = certificatesOf(options.nodeCaPem);
+  let nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
   const wellKnown = new WellKnownRelay({
@@ -145,7 +162,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     let close = () => {};
     const ended = new Promise<void>((resolve) => {
       const headers = {
-        ...vouchHeaders(voucher, null, body, pathname),
+        ...vouchHeaders(relay.currentVoucher, null, body, pathname),
         'content-type': 'application/json',
         'content-length': String(body.length),
       };
@@ -187,21 +204,13 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const server = http2.createSecureServer(
     {
       allowHTTP1: true,
-      cert: options.servingChainPem,
-      key: options.servingKeyPem,
-      ca: options.nodeCaPem,
+      ...secureContextOptions(credentials),
       requestCert: true,
       // Joins have no certificate yet; a presented one is believed only when `authorized` (it chains to the node CA).
       rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
-      ciphers: GATEWAY_CIPHERS,
       // A socket that has not finished its handshake in time is closed (tlsClientError below); after the
       // handshake, the header and request bounds take over.
       handshakeTimeout: limits.handshakeMs,
-      // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
-      // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
-      // sixth of the gateway's TLS cost per connection in bench:renew.
-      secureOptions: constants.SSL_OP_NO_TICKET,
       // Streams at once per HTTP/2 connection (limits.ts): Node's default is unbounded.
       settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
     },
@@ -291,6 +300,17 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     connectionsCheckingInterval: limits.checkIntervalMs,
   });
   server.sessions = sessions;
+  server.credentials = () => credentials;
+  server.updateCredentials = (next) => {
+    const nextVoucher = voucherFromServingChain(next.servingChainPem, next.servingKeyPem);
+    const nextNodeCas = certificatesOf(next.nodeCaPem);
+    if (nextNodeCas.length === 0) throw new Error('The gateway needs at least one node CA');
+    // Every option of the context again: setSecureContext replaces the whole context, ciphers and tickets included.
+    server.setSecureContext(secureContextOptions(next));
+    relay.setVoucher(nextVoucher);
+    nodeCas = nextNodeCas;
+    credentials = { ...next };
+  };
   server.relay = relay;
   server.stats = stats;
   // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the
@@ -326,6 +346,21 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
+}
+
+/** The TLS context of the gateway's handshakes: its chain and key, the node CAs it asks for, its protocol bounds. */
+function secureContextOptions(credentials: GatewayCredentials): tls.SecureContextOptions {
+  return {
+    cert: credentials.servingChainPem,
+    key: credentials.servingKeyPem,
+    ca: credentials.nodeCaPem,
+    minVersion: 'TLSv1.2',
+    ciphers: GATEWAY_CIPHERS,
+    // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
+    // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
+    // sixth of the gateway's TLS cost per connection in bench:renew.
+    secureOptions: constants.SSL_OP_NO_TICKET,
+  };
 }
 
 /** The socket's peer as the API records it: IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
