@@ -19,6 +19,7 @@ import { renewalsPerNodePerHour } from '../renew/renew-limit';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
+import { followTrustChanges } from '../sessions/trust-delivery';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
 import { newRequestLimitsFromEnv } from '../config/join-request-limits';
 import { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
@@ -134,6 +135,8 @@ export function createServices(options: ServiceOptions): Services {
   let events: EventsListener | undefined;
   let joinRequests: JoinRequestListener | undefined;
   let sessionEnds: SessionsListener | undefined;
+  // A new trust set reaches every open session: the gateways watching this process make a lease call now.
+  followTrustChanges(pki, () => sessionEnds?.announceToEveryGateway());
   return {
     databaseUrl: options.databaseUrl,
     db,

@@ -199,7 +199,9 @@ export class SessionHub {
     for (const id of answer.replaced ?? []) this.streams.get(id)?.write(sseEvent('end', SESSION_REPLACED));
     for (const id of answer.end) this.end(id, true);
     for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
-    if (this.closed.length >= 1500) return this.leaseCall();
+    for (const set of answer.trust ?? []) this.streams.get(set.sessionId)?.write(sseEvent('trust', set.event));
+    // More trust sets are due (a change reaches every session in consecutive calls), or more closed to report.
+    if (answer.more || this.closed.length >= 1500) return this.leaseCall();
   }
 
   private end(id: string, byApi: boolean) {
@@ -263,6 +265,8 @@ export class SessionHub {
     // Both response kinds write the same way; their write() overloads differ only in types.
     const write = (text: string) => (res as ServerResponse).write(text);
     write(sseEvent('welcome', accepted.welcome));
+    // The agent holds an older trust set: the server's follows the welcome at once.
+    if (accepted.trust) write(sseEvent('trust', accepted.trust));
     const stream: Stream = {
       res,
       write,
