@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { joinWithToken } from '../../agent/join';
 import { runSessionLoop } from '../../agent/session/loop';
+import { TrustStore } from '../../agent/trust/store';
 import { spkiPin } from '../../protocol/pins';
 import { principalOf } from '../../server/authz/principal';
 import { generateInstallScript } from '../../server/daemon/generate';
@@ -92,6 +93,10 @@ export function failuresAfterFirstSession(node: FleetNode): string[] {
     .filter((line) => /could not open the session|renewal failed|refused|could not move the session/.test(line));
 }
 
+/** The trust set an agent holds, as `agent run` opens it: trust.json in the identity directory, grown from the install's pins. */
+export const openTrust = (identityDir: string, pins: InstallPins, log: (line: string) => void) =>
+  TrustStore.open({ dir: identityDir, install: pins, log });
+
 /**
  * A machine running the CLI agent (`better-compute agent join`, then `agent run`'s session loop in this process,
  * identity and trust set on disk in a directory of its own), joined with `token` through API `api` with the pins
@@ -123,18 +128,24 @@ export async function joinAgentNode(
     running: () => loop !== undefined && !ended,
     start() {
       if (loop) return;
-      controller = new AbortController();
+      const signal = (controller = new AbortController()).signal;
       ended = false;
-      loop = runSessionLoop({
-        identityDir,
-        gatewayUrl,
-        servingCaPin: options.pins.servingCaPin,
-        joinSigningKeyPin: options.pins.joinSigningKeyPin,
-        agentVersion: '0.1.0',
-        startJitterMs: 0,
-        signal: controller.signal,
-        log: (line) => void lines.push(line),
-      }).finally(() => (ended = true));
+      const log = (line: string) => void lines.push(line);
+      loop = openTrust(identityDir, options.pins, log)
+        .then((trust) =>
+          runSessionLoop({
+            identityDir,
+            trust,
+            gatewayUrl,
+            servingCaPin: options.pins.servingCaPin,
+            joinSigningKeyPin: options.pins.joinSigningKeyPin,
+            agentVersion: '0.1.0',
+            startJitterMs: 0,
+            signal,
+            log,
+          }),
+        )
+        .finally(() => (ended = true));
     },
     async stop() {
       if (!loop) return null;
