@@ -38,7 +38,15 @@ export interface Services {
   db: Db;
   /** The hot paths' node-postgres pool (joins, renewals, sessions, the shared gauges). */
   pg: pg.Pool;
-  pki: { load(): Promise<PkiRuntime | null>; loadCrypto(): Promise<JoinCrypto | null> };
+  /**
+   * The PKI at run time. Read `load()` per call (never keep a runtime across calls): it changes with every
+   * rotation step. `onChange` (the process's PkiSource has it) tells of every new runtime within seconds.
+   */
+  pki: {
+    load(): Promise<PkiRuntime | null>;
+    loadCrypto(): Promise<JoinCrypto | null>;
+    onChange?(listener: (runtime: PkiRuntime) => void): () => void;
+  };
   rootTenantId(): Promise<string | null>;
   join: JoinService;
   renew: RenewService;
@@ -92,7 +100,8 @@ export function createServices(options: ServiceOptions): Services {
   const env = options.env ?? process.env;
   const db = options.db ?? createDb(options.databaseUrl);
   const pool = createPgPool(options.databaseUrl, options.pgPoolMax);
-  const pki = options.pki ?? new PkiSource(db, () => env.BETTER_COMPUTE_SECRET);
+  const source = options.pki ? null : new PkiSource(db, () => env.BETTER_COMPUTE_SECRET, { databaseUrl: options.databaseUrl });
+  const pki = options.pki ?? source!;
   const rootTenantId = options.rootTenantId ?? rootTenantIdOf(db);
   const metrics = createApiMetrics();
   const common = { pool, loadRootTenantId: rootTenantId, metrics };
@@ -155,7 +164,7 @@ export function createServices(options: ServiceOptions): Services {
     joinRequestListener: () => (joinRequests ??= new JoinRequestListener(options.databaseUrl)),
     sessionsListener: () => (sessionEnds ??= new SessionsListener(options.databaseUrl)),
     async close() {
-      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close()]);
+      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close(), source?.close()]);
       await pool.end();
       if (!options.db) await db.$disconnect();
     },

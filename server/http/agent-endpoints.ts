@@ -6,6 +6,7 @@ import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protoco
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
+import { trustStateOf } from '../pki/rotation/trust-state';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
 import {
@@ -149,7 +150,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
 async function refuseUnvouched(req: http.IncomingMessage, res: http.ServerResponse, path: string, services: AgentEndpointServices) {
   try {
     const pki = await services.pki.load();
-    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, pki.servingCaPin)) return false;
+    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, trustStateOf(pki).servingCaPins)) return false;
   } catch (error) {
     logError('session request failed', error);
   }

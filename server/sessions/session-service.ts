@@ -222,7 +222,7 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
-      return await this.open(call, runtime.servingCaPin, trustStateOf(runtime));
+      return await this.open(call, trustStateOf(runtime));
     } catch (error) {
       if (error instanceof Refused) {
         await this.publishRefusal(error);
@@ -233,9 +233,9 @@ export class SessionService {
     }
   }
 
-  private async open(call: SessionCall, servingCaPin: string, trust: TrustState): Promise<JoinAnswer> {
+  private async open(call: SessionCall, trust: TrustState): Promise<JoinAnswer> {
     const body = call.body ?? Buffer.alloc(0);
-    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trust.servingCaPins);
     if (peer === 'no-peer') throw new Refused('no-client-certificate', null);
     if (!peer) throw new Refused('unvouched', null);
     const relayed = parseRelayedHello(body);
@@ -307,7 +307,8 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return SESSION_REFUSED;
+      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+        return SESSION_REFUSED;
       const lease = parseLeaseCall(body);
       if (!lease) return SESSION_REFUSED;
       const { leaseSeconds, refreshMs } = this.options.settings;
@@ -352,7 +353,8 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return null;
     const body = call.body ?? Buffer.alloc(0);
-    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return null;
+    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+      return null;
     return parseLeaseCall(body)?.gatewayId ?? null;
   }
 
@@ -366,7 +368,7 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
+      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins);
       if (!peer || peer === 'no-peer') return SESSION_REFUSED;
       const row = (
         await this.options.pool.query<LeafRow>({
