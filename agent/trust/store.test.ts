@@ -147,7 +147,9 @@ describe('TrustStore', () => {
     learnFromWellKnown(store, { join: { encryptionJwk: next.encryptionJwk, next: { encryptionJwk: stranger.encryptionJwk } } });
     expect(store.sealingJwk()).toEqual(next.encryptionJwk);
     expect(store.set.joinEncryptionJwks).not.toContainEqual(stranger.encryptionJwk);
+    const before = lines.length;
     expect(await store.acceptAnswerTrust({ ...pins, version: 4 }, {}, 'renewal answer')).toBe(false);
+    expect(lines.length).toBe(before);
   });
 
   it('sets aside a trust.json that is unreadable or grew from other install pins, with one line', async () => {

@@ -240,6 +240,8 @@ export class TrustStore {
     return this.#serially(async () => {
       const set = parseTrustSet(trust, { pinsOnly: true });
       if (typeof set === 'string') return this.#ignore(source, `malformed: ${set}`);
+      // Every answer carries the set: one the agent holds already is nothing to report.
+      if (set.version <= this.#set.version) return false;
       return this.#apply(
         {
           ...set,
