@@ -101,14 +101,21 @@ export function trustSetBody(trust: TrustState, nodeId: string): TrustSetBody {
   };
 }
 
-/** A join or renewal answer's `trust`. */
+const answerTrusts = new WeakMap<TrustState, JoinAnswerTrust>();
+
+/** A join or renewal answer's `trust`, made once per trust state (every answer of a version shares it). */
 export function joinAnswerTrust(trust: TrustState): JoinAnswerTrust {
-  return {
-    version: trust.version,
-    servingCaPins: trust.servingCaPins,
-    joinSigningKeyPins: trust.signingKeys.map((k) => k.pin),
-    joinEncryptionKeyPins: trust.encryptionKeys.map((k) => k.pin),
-  };
+  let answer = answerTrusts.get(trust);
+  if (!answer) {
+    answer = {
+      version: trust.version,
+      servingCaPins: trust.servingCaPins,
+      joinSigningKeyPins: trust.signingKeys.map((k) => k.pin),
+      joinEncryptionKeyPins: trust.encryptionKeys.map((k) => k.pin),
+    };
+    answerTrusts.set(trust, answer);
+  }
+  return answer;
 }
 
 /** A signed envelope that may carry one signature per trusted signing key (protocol.md "Answers"). */
