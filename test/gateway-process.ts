@@ -61,6 +61,8 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface SpawnedGateway {
   url: string;
   port: number;
+  /** Its credentials directory (removed by `stop`). */
+  dir: string;
   /** Its stdout, a line each: the call log (`{"gateway":"call",…}`) and the start line. */
   lines: string[];
   /** SIGTERM (or `signal`: SIGKILL for a gateway that dies without a word), and waits for the exit. */
@@ -117,6 +119,7 @@ export async function spawnGateway(options: {
   return {
     url: `https://127.0.0.1:${port}`,
     port,
+    dir,
     lines,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {

@@ -33,7 +33,7 @@ export async function ensureDevGatewayCredentials(
   db: Db,
   secret: string,
   dataDir: string,
-  loadRuntime: () => Promise<PkiRuntime | null> = () => new PkiSource(db, () => secret).load(),
+  loadRuntime: () => Promise<PkiRuntime | null> = () => openPkiRuntimeOnce(db, secret),
 ): Promise<string> {
   const dir = path.join(dataDir, 'gateway');
   const files = gatewayFilesIn(dir);
@@ -54,6 +54,16 @@ export async function ensureDevGatewayCredentials(
     await writeGatewayFiles(files, { chainPem: stored.servingChainPem, keyPem: stored.servingKeyPem, nodeCaPem });
   }
   return dir;
+}
+
+/** The PKI at run time, opened once; a source that follows changes (LISTEN, polling) is closed again. */
+async function openPkiRuntimeOnce(db: Db, secret: string): Promise<PkiRuntime | null> {
+  const source = new PkiSource(db, () => secret);
+  try {
+    return await source.load();
+  } finally {
+    await (source as { close?: () => Promise<void> | void }).close?.();
+  }
 }
 
 const sameCertificates = (a: string, b: string) =>
