@@ -65,9 +65,9 @@ interface RelayedEnvelope {
 }
 
 /** The largest `trustVersion` a Hello may report (PostgreSQL's integer). */
-export const MAX_TRUST_VERSION = 2 ** 31 - 1;
+const MAX_TRUST_VERSION = 2 ** 31 - 1;
 /** At most this many `commandKinds` in a Hello, each a short name (protocol.md "Commands"). */
-export const MAX_COMMAND_KINDS = 32;
+const MAX_COMMAND_KINDS = 32;
 const COMMAND_KIND = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /**

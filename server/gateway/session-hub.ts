@@ -57,7 +57,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * the API says to end it. It keeps no session state of its own that anyone else believes: its lease in
  * PostgreSQL, renewed by {@link SessionHub.refresh} every few seconds, is what makes its sessions count, and the
  * same call reports the sessions that closed here and hears which to end (a revoked certificate, a reclaim, a
- * retired node).
+ * retired node) and which sessions to send a new trust set (a `trust` event; `more` in the answer: call again).
  */
 export class SessionHub {
   private gatewayId = newGatewayId();

@@ -13,6 +13,7 @@ import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { createGateway, type GatewayServer } from '../gateway/gateway';
 import type { PkiRuntime } from '../join/join-runtime';
+import { getNode } from '../nodes/nodes';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { trustStateOf, type TrustSetBody } from '../pki/rotation/trust-state';
 import { deliverTrust } from './trust-delivery';
@@ -28,6 +29,7 @@ class SwappablePki {
   loadCrypto = async () => this.runtime.crypto;
   onChange(listener: (runtime: PkiRuntime) => void) {
     this.listeners.push(listener);
+    return () => void this.listeners.splice(this.listeners.indexOf(listener), 1);
   }
   /** The same keys at trust version `version`. */
   bump(version: number) {
@@ -146,6 +148,11 @@ describe('Hello and the trust set', () => {
     const row = await recorded(nodeId);
     expect(row.trustVersion).toBe(3);
     expect(row.trustVersionAt!.getTime()).toBeGreaterThan(before.getTime());
+    // What the node page shows.
+    expect(await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId })).toMatchObject({
+      trustVersion: 3,
+      trustVersionAt: row.trustVersionAt!.toISOString(),
+    });
 
     // A Hello with no trustVersion holds none: it hears the set too.
     const none = await helloWith(identity, { nodeId, agentVersion: '0.1.0' });
