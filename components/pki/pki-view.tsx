@@ -8,6 +8,7 @@ import type { Outputs } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
 import { PKI_KEY_KIND_LABELS } from '@/protocol/api/pki-rotation-schemas';
 import { RotationStepButton } from './rotation-step';
+import './pki.css';
 
 export type KeyStatus = Outputs['pki']['rotation']['status']['keys'][number];
 
@@ -62,7 +63,7 @@ function KeyPanel({ status }: { status: KeyStatus }) {
   const headingId = `pki-${status.kind}`;
   const { trustVersion, nodesReady, nodesTotal } = status.readiness;
   return (
-    <section className="panel" aria-labelledby={headingId} data-testid={`pki-key-${status.kind}`}>
+    <section className="panel pki-key" aria-labelledby={headingId} data-testid={`pki-key-${status.kind}`}>
       <header className="panel-header">
         <h2 id={headingId}>{label}</h2>
         <RotationStepButton status={status} />

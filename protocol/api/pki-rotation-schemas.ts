@@ -56,7 +56,7 @@ export const retireRotationInput = z
 const count = z.number().int().min(0);
 
 /** One key's rotation state (`pki.rotation.status`, and in each step's answer). */
-export const keyRotationStatus = z.object({
+const keyRotationStatus = z.object({
   kind,
   phase: z.enum(['idle', 'prepared', 'active']),
   since: z.string(),
@@ -78,4 +78,3 @@ export const rotationStepRecord = z.object({
   trustVersion: count,
   status: keyRotationStatus,
 });
-export type RotationStepRecord = z.infer<typeof rotationStepRecord>;
