@@ -176,8 +176,8 @@ export function servedCaPin(gateway: SpawnedGateway): Promise<string> {
 /** The pin of a b64 DER certificate's key. */
 export const certificatePin = (b64Der: string) => spkiPin(new X509Certificate(Buffer.from(b64Der, 'base64')).publicKey);
 
-/** A join token of the default pool with `maxUses` uses. */
-export async function newJoinToken(d: RotationDeployment, maxUses = 1): Promise<string> {
+/** A join token of the default pool with `maxUses` uses; `allowReclaim` for a machine that joins again. */
+export async function newJoinToken(d: RotationDeployment, maxUses = 1, options: { allowReclaim?: boolean } = {}): Promise<string> {
   const { token } = await issueJoinToken(d.database.db, {
     tenantId: d.pool.ownerTenantId,
     poolId: d.pool.id,
@@ -185,6 +185,7 @@ export async function newJoinToken(d: RotationDeployment, maxUses = 1): Promise<
     role: 'node',
     ttlSeconds: 3600,
     maxUses,
+    allowReclaim: options.allowReclaim,
     createdBy: 'test:rotation',
   });
   return token!;

@@ -57,13 +57,22 @@ async function disconnected(node: FleetNode) {
   await expect.poll(() => sessionsOf(node), { timeout: 60_000, interval: 250 }).toBe(0);
 }
 
-/** Runbook: `bcd join --reset --yes` with a new token, then bcd node; the machine connects again. */
+/**
+ * The operator guide's way back for a machine that slept through a join-signing rotation (which these did, with
+ * the serving CA's or the node CA's): a script generated after the rotation, run with a new token (it answers
+ * `already joined` and writes the new pins), then `bcd join --config /etc/bcd/config.toml --reset --yes` with that
+ * token (through the gateway, under the new pins), then bcd node; the machine connects again.
+ */
 async function rejoin(node: FleetNode & { root: string }) {
+  // The same machine joins again: the token lets it reclaim its node.
+  const token = await newJoinToken(d, 1, { allowReclaim: true });
+  const script = await installScriptFile(d, bcd);
+  const repinned = await run('sh', [script], { env: bcdEnv(node.root), input: `${token}\n` });
+  expect(repinned.code, repinned.stdout + repinned.stderr).toBe(0);
+  expect(repinned.stdout).toMatch(/already joined/);
   const bin = path.join(node.root, 'usr/local/bin/bcd');
-  const joined = await run(bin, ['join', '--reset', '--yes', '--server', d.apis[0]!.url], {
-    env: bcdEnv(node.root),
-    input: await newJoinToken(d),
-  });
+  const config = path.join(node.root, 'etc/bcd/config.toml');
+  const joined = await run(bin, ['join', '--config', config, '--reset', '--yes'], { env: bcdEnv(node.root), input: token });
   expect(joined.code, joined.stdout + joined.stderr).toBe(0);
   const again = await bcdNodeOf(node.root);
   machines.push(again);
@@ -147,6 +156,7 @@ describe('machines offline during a rotation', () => {
       const back = await rejoin(sleeper);
       expect(await heldTrustVersion(back.identityDir)).toBe(final);
       expect(await issuingCaPin(back.identityDir)).toBe(newNodeCa);
+      expect(back.nodeId).toBe(sleeper.nodeId);
     }
   });
 });
