@@ -208,3 +208,16 @@ export async function reportedTrustVersions(d: RotationDeployment, nodeIds: stri
 
 /** How many events of `type` the deployment published. */
 export const eventCount = (d: RotationDeployment, type: string) => d.database.db.event.count({ where: { type } });
+
+/**
+ * Waits until `check` answers true (polling every `intervalMs`), for hooks where expect.poll is not available.
+ *
+ * @throws Error naming `what` when it did not within `timeoutMs`.
+ */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 500): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

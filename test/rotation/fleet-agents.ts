@@ -130,7 +130,7 @@ export async function joinAgentNode(
       if (loop) return;
       const signal = (controller = new AbortController()).signal;
       ended = false;
-      const log = (line: string) => void lines.push(line);
+      const log = (line: string) => void lines.push(`${new Date().toISOString()} ${line}`);
       loop = openTrust(identityDir, options.pins, log)
         .then((trust) =>
           runSessionLoop({
