@@ -147,7 +147,7 @@ interface JoinKeys {
 }
 
 /** The well-known document (protocol.md "The well-known document") as the fields these tests read. */
-export interface WellKnownDocument {
+interface WellKnownDocument {
   join: JoinKeys & { next?: JoinKeys };
   gateway: { url: string; serverName: string; servingCaPin: string; servingCaPins?: string[] };
 }
@@ -205,9 +205,6 @@ export async function reportedTrustVersions(d: RotationDeployment, nodeIds: stri
   );
   return new Map(rows.map((r) => [r.id, r.v === null ? null : Number(r.v)]));
 }
-
-/** How many events of `type` the deployment published. */
-export const eventCount = (d: RotationDeployment, type: string) => d.database.db.event.count({ where: { type } });
 
 /**
  * Waits until `check` answers true (polling every `intervalMs`), for hooks where expect.poll is not available.

@@ -20,7 +20,7 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
 /** What a machine was installed with: the pins of the well-known document at the time. */
-export interface InstallPins {
+interface InstallPins {
   servingCaPin: string;
   joinSigningKeyPin: string;
   joinEncryptionKeyPin: string;
@@ -189,7 +189,7 @@ export const bcdEnv = (root: string) =>
   ({ PATH: '/usr/bin:/bin', BCD_ROOT: root, BETTER_COMPUTE_SESSION_START_JITTER_SECONDS: '0' }) as unknown as NodeJS.ProcessEnv;
 
 /** Where bcd keeps identity.json and trust.json on a machine whose `/` is `root`. */
-export const bcdStateDir = (root: string) => path.join(root, 'var/lib/bcd');
+const bcdStateDir = (root: string) => path.join(root, 'var/lib/bcd');
 
 /** A machine installed by `script` with `token` (sh install-bcd.sh under a BCD_ROOT prefix), not yet running bcd node. */
 export async function installBcdNode(script: string, token: string): Promise<FleetNode & { root: string }> {

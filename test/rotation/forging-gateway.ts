@@ -7,7 +7,7 @@ import type { PkiBundle } from '../../server/pki/bundle/bundle';
 import { BASE } from './deployment';
 
 /** An SSE event the forging gateway sends on a session: its type and its data (JSON). */
-export interface ForgedEvent {
+interface ForgedEvent {
   event: string;
   data: object;
 }

@@ -4,7 +4,7 @@ import { certificatePin, BASE, newJoinToken, wellKnownOf, type RotationDeploymen
 import { machineClaims } from '../join-harness';
 
 /** What a join answer says about the trust of the instance that made it. */
-export interface ProbedJoin {
+interface ProbedJoin {
   /** The pin of the node CA that issued the certificate. */
   nodeCaPin: string;
   /** The pins of `commandTrustBundle`, in order. */
