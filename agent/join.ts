@@ -62,11 +62,10 @@ export async function resolveJoinTrust(options: {
   if (!doc.join?.signingCertificate) throw new Error('The server publishes no join signing certificate (is pki.join configured?)');
   learnFromWellKnown(store, doc);
   const keys = store.signingKeys();
-  const [first] = keys.keys();
-  if (first === undefined) {
-    throw new Error('The join signing certificate of the well-known document does not match join_signing_key_pin');
-  }
-  const signingCertificateDer = signingCertificateOf(doc, keys.get(first)!);
+  if (keys.size === 0) throw new Error('The join signing certificate of the well-known document does not match join_signing_key_pin');
+  // The pin and certificate of one trusted key the document publishes, for callers that want a single key.
+  const published = [...keys].map(([pin, key]) => ({ pin, der: signingCertificateOf(doc, key) }));
+  const { pin: first, der: signingCertificateDer } = published.find((k) => k.der.length > 0) ?? published[0]!;
 
   let encryptionJwk: EncryptionJwk | null = null;
   if (store.version === 0) {

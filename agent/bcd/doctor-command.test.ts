@@ -71,7 +71,7 @@ describe('bcd doctor: identity', () => {
 describe('bcd doctor: trust', () => {
   it('prints the trust version held and its pins, from trust.json beside the identity', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'doctor-trust-'));
-    const env = { BCD_ROOT: root };
+    const env = { ...process.env, BCD_ROOT: root };
     const paths = bcdPaths(env);
     const [old, next] = [trustGeneration(), trustGeneration()];
     const config = {
@@ -84,7 +84,7 @@ describe('bcd doctor: trust', () => {
     await mkdir(path.dirname(paths.config), { recursive: true });
     await writeFile(paths.config, formatConfigToml(config), { mode: 0o600 });
     const out: string[] = [];
-    const io = { out: (line: string) => out.push(line), err: () => {}, env };
+    const io = { out: (line: string) => void out.push(line), err: () => {}, env };
     await runDoctor({}, io);
     expect(out.find((line) => line.includes(' trust '))).toMatch(/^ok {3}trust {5}version 0 \(no trust\.json yet/);
     await mkdir(paths.identityDir, { recursive: true });

@@ -17,7 +17,7 @@ import { TrustStore } from '../trust/store';
 import { trustCheck } from '../trust/doctor';
 
 /** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
-export const installPinsOf = (config: BcdConfig) => ({
+const installPinsOf = (config: BcdConfig) => ({
   servingCaPin: config.servingCaSpkiPin,
   joinSigningKeyPin: config.joinSigningKeyPin,
   joinEncryptionKeyPin: config.joinEncryptionKeyPin,

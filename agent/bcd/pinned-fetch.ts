@@ -8,8 +8,8 @@ import type { TrustStore } from '../trust/store';
 
 /**
  * Checks a gateway's TLS chain against the serving CA pins, as daemons authenticate the gateway: some certificate
- * the gateway sent has a pinned key (config.toml's, or one of the trust set's), it issued and signed the leaf,
- * and the leaf is current and names `serverName`. The system's CAs play no part. Returns why the chain is
+ * the gateway sent has a pinned key (config.toml's, or one of the trust set's), it issued and signed the leaf
+ * (or the CA that did, and so on up), and the leaf is current and names `serverName`. The system's CAs play no part. Returns why the chain is
  * refused, or null.
  */
 function pinnedChainProblem(
@@ -25,10 +25,18 @@ function pinnedChainProblem(
   }
   const [leaf] = chain;
   if (!leaf) return 'the gateway sent no certificate';
-  // The first certificate after the leaf with a trusted key: the leaf's issuer, checked below.
-  const ca = chain.slice(1).find((cert) => servingCaPins.includes(spkiPin(cert.publicKey)) && leaf.checkIssued(cert));
-  if (!ca) return 'no certificate the gateway sent has the key of serving_ca_spki_pin or of the trust set (does it send its full chain?)';
-  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return 'the gateway certificate is not signed by the pinned serving CA';
+  const trusted = (cert: X509Certificate) => servingCaPins.includes(spkiPin(cert.publicKey));
+  if (!chain.slice(1).some(trusted))
+    return 'no certificate the gateway sent has the key of serving_ca_spki_pin or of the trust set (does it send its full chain?)';
+  // Up from the leaf, each CA issued and signed the certificate before it, until one with a trusted key (the
+  // serving CA, or the old serving CA that certified a new one).
+  let child = leaf;
+  for (const ca of chain.slice(1)) {
+    if (!ca.ca || !child.checkIssued(ca) || !child.verify(ca.publicKey))
+      return 'the gateway certificate is not signed by the pinned serving CA';
+    if (trusted(ca)) break;
+    child = ca;
+  }
   if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo))
     return `the gateway certificate is not valid now (${leaf.validFrom} to ${leaf.validTo})`;
   const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);

@@ -56,10 +56,15 @@ function assertValidNow(checked: { from: Date; to: Date }, now: Date) {
   if (now < checked.from || now > checked.to) throw new GatewayTrustError("the gateway's certificate is not valid now");
 }
 
+/** The most certificates of a presented chain that are looked at (leaf, serving CA, a cross-signing CA or two). */
+const MAX_CHAIN = 4;
+
 /**
- * Checks the gateway's presented chain against the pins, without trusting any system CA: the certificate after
- * the leaf is a CA whose key has one of the pins `servingCaPins` (the trust set's, or the one of config.toml),
- * the leaf verifies under it, is valid now and names `serverName` (dNSName or iPAddress).
+ * Checks the gateway's presented chain against the pins, without trusting any system CA: walking up from the
+ * leaf, each certificate is a CA that issued and signed the one before, until one whose key has a pin of
+ * `servingCaPins` (the trust set's, or the one of config.toml); the leaf is valid now and names `serverName`
+ * (dNSName or iPAddress). The serving CA normally follows the leaf directly; a CA between them (the new serving
+ * CA certified by the old one) is followed too.
  *
  * @throws GatewayTrustError saying which check failed.
  */
@@ -73,8 +78,14 @@ export function checkGatewayChain(
   // certificates, which cost a tenth of an agent's CPU per renewal in bench:renew.
   const peer = socket.getPeerX509Certificate();
   if (!peer) throw new GatewayTrustError('the gateway presented no certificate');
-  const issuer = peer.issuerCertificate;
-  return checkGatewayChainDer([peer.raw, ...(issuer && !issuer.raw.equals(peer.raw) ? [issuer.raw] : [])], servingCaPins, serverName, now);
+  const chain = [peer.raw];
+  for (
+    let cert = peer.issuerCertificate;
+    cert && chain.length < MAX_CHAIN && !chain.some((c) => c.equals(cert!.raw));
+    cert = cert.issuerCertificate
+  )
+    chain.push(cert.raw);
+  return checkGatewayChainDer(chain, servingCaPins, serverName, now);
 }
 
 /**
@@ -91,14 +102,28 @@ export function checkGatewayChainDer(
   const [leafDer, caDer] = chain;
   if (!leafDer) throw new GatewayTrustError('the gateway presented no certificate');
   if (!caDer) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
-  const cacheKey = `${pins.join(',')}|${serverName}|${leafDer.toString('base64')}|${caDer.toString('base64')}`;
+  const cacheKey = `${pins.join(',')}|${serverName}|${chain
+    .slice(0, MAX_CHAIN)
+    .map((der) => der.toString('base64'))
+    .join('|')}`;
   let checked = checkedChains.get(cacheKey);
   if (!checked) {
     const leaf = new X509Certificate(leafDer);
-    const ca = new X509Certificate(caDer);
-    if (!pins.includes(spkiPin(ca.publicKey)))
-      throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin or a serving CA pin of the trust set");
-    if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError("the gateway's leaf is not signed by the pinned serving CA");
+    let child = leaf;
+    for (let i = 1; ; i++) {
+      const der = chain[i];
+      if (!der || i >= MAX_CHAIN)
+        throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin or a serving CA pin of the trust set");
+      const ca = new X509Certificate(der);
+      if (!ca.ca || !child.checkIssued(ca) || !child.verify(ca.publicKey))
+        throw new GatewayTrustError(
+          i === 1 && !pins.includes(spkiPin(ca.publicKey))
+            ? "the gateway's serving CA does not match the pinned servingCaPin or a serving CA pin of the trust set"
+            : "the gateway's leaf is not signed by the pinned serving CA",
+        );
+      if (pins.includes(spkiPin(ca.publicKey))) break;
+      child = ca;
+    }
     checked = { leaf, from: new Date(leaf.validFrom), to: new Date(leaf.validTo) };
     assertValidNow(checked, now);
     const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);

@@ -4,9 +4,8 @@ import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from '../r
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, cancellableSleep, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
-import { fetchWelcomeKeys } from './welcome-key';
-import { TrustStore } from '../trust/store';
-import { spkiPin } from '../../protocol/pins';
+import { sessionTrust } from './session-trust';
+import type { TrustStore } from '../trust/store';
 import { writeSessionState } from './state-file';
 import { DEFAULT_BASE_PATH } from '../join';
 import { measureChecks, type MachineProbe } from '../acceptance/measure';
@@ -129,45 +128,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       }),
     ));
   };
-  const trust =
-    options.trust ??
-    (await TrustStore.open({
-      dir: null,
-      install: {
-        servingCaPin: options.servingCaPin,
-        joinSigningKeyPin: options.joinSigningKeyPin ?? (options.signingKey ? spkiPin(options.signingKey) : undefined),
-      },
-      log,
-    }));
-  if (options.signingKey) trust.learnSigningKey(options.signingKey);
-  // Every connection (sessions, renewals, the well-known document) checks the gateway under the set's pins.
-  const target = { ...options, trust };
-  // The keys of the set's signing pins come from the well-known document: fetched on the first Hello (a
-  // failure is retried as a connection failure is), and again once after each set that names a pin whose key
-  // is not known yet, so an envelope signed only by a new key verifies before the old key is dropped.
-  let keysFetchedAt = -1;
-  let fetching: Promise<void> | null = null;
-  const fetchKeys = async () => {
-    const version = trust.version;
-    try {
-      await fetchWelcomeKeys(target, trust);
-      keysFetchedAt = version;
-    } catch (error) {
-      if (trust.signingKeys().size === 0) throw error;
-      keysFetchedAt = version;
-      log(`agent: could not read the signing keys of trust set version ${version}: ${(error as Error).message}`);
-    }
-  };
-  const refreshKeys = (): Promise<void> => {
-    if (!trust.lacksSigningKeys() || keysFetchedAt === trust.version) return Promise.resolve();
-    fetching ??= fetchKeys().finally(() => (fetching = null));
-    return fetching;
-  };
-  const onTrust = async (data: unknown) => {
-    // A trusted pin whose key is not known yet may be the one that signed: its key is read first.
-    await refreshKeys().catch(() => {});
-    if (await trust.acceptEvent(data, current.identity.nodeId)) await refreshKeys().catch(() => {});
-  };
+  const { trust, target, refreshKeys, onTrust } = await sessionTrust(options, log, () => current.identity.nodeId);
   const open = async (identity: NodeLoadedIdentity) => {
     const verify = trust.set.joinSigningKeyPins.length > 0;
     if (verify) await refreshKeys();

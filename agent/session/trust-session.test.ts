@@ -1,91 +1,21 @@
 import { createPublicKey } from 'node:crypto';
-import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signedBy, trustBody, trustGeneration, type TrustGeneration } from '../../test/trust-fixture';
-import { issueGatewayCertificate } from '../../server/pki/issuance/gateway';
+import { DOMAIN, FakeGateway, joinedNode, NODE, SITE } from '../../test/trust-gateway';
 import { issueNodeCertificate } from '../../server/pki/issuance/node-certificate';
 import { joinCryptoFromBundle } from '../../server/pki/issuance/join-crypto';
 import { parseCsr } from '../../server/join/crypto/csr';
-import { writeIdentity } from '../identity-store';
-import { generateNodeKeyAndCsr } from '../keys';
 import { connectGateway } from '../renew/gateway-client';
 import { TRUST_FILE, TrustStore } from '../trust/store';
 import { runSessionLoop } from './loop';
 
-const DOMAIN = 'rotation.example.com';
-const NODE = 'node_trust1';
-const SITE = 'site_trust1';
 const old: TrustGeneration = trustGeneration(DOMAIN);
 const next: TrustGeneration = trustGeneration(DOMAIN);
 const stranger: TrustGeneration = trustGeneration(DOMAIN);
 const install = { servingCaPin: old.servingCaPin, joinSigningKeyPin: old.signingPin, joinEncryptionKeyPin: old.encryptionPin };
-
-/**
- * A gateway as far as an agent sees it (protocol.md "Sessions"): the well-known document, Hello answered with an
- * event stream whose events the test scripts (signed here with the bundles' own keys), and renewals.
- */
-class FakeGateway {
-  server!: http2.Http2SecureServer;
-  url = '';
-  hellos: Array<{ trustVersion?: number; commandKinds?: unknown }> = [];
-  /** The events after the welcome, per Hello (by its index). */
-  events: (hello: number) => Array<[string, object]> = () => [];
-  welcomeSigners: TrustGeneration[] = [old];
-  wellKnown: object = { join: { signingCertificate: old.signingCertificate, encryptionJwk: old.encryptionJwk } };
-  renew: ((body: { csr: string }) => object) | null = null;
-  streams: http2.ServerHttp2Stream[] = [];
-  sessions = new Set<http2.ServerHttp2Session>();
-
-  async start(serving: TrustGeneration) {
-    const cert = issueGatewayCertificate(serving.bundle, { sans: ['127.0.0.1'] });
-    this.server = http2.createSecureServer({
-      cert: cert.chainPem,
-      key: cert.privateKeyPem,
-      allowHTTP1: true,
-      requestCert: true,
-      rejectUnauthorized: false,
-    });
-    this.server.on('session', (session) => {
-      this.sessions.add(session);
-      session.once('close', () => this.sessions.delete(session));
-    });
-    this.server.on('request', (req, res) => {
-      let text = '';
-      req.on('data', (chunk: Buffer) => (text += chunk));
-      req.on('end', () => {
-        if (req.url === '/api/compute/.well-known/better-compute') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.wellKnown));
-        } else if (req.url === '/api/compute/v1/session') {
-          const index = this.hellos.push(JSON.parse(text)) - 1;
-          res.writeHead(200, { 'content-type': 'text/event-stream' });
-          const welcome = { status: 'welcome', nodeId: NODE, sessionId: `sess_${index}`, serverTime: 0, heartbeatSeconds: 30 };
-          res.write(`event: welcome\ndata: ${JSON.stringify(signedBy(welcome, this.welcomeSigners))}\n\n`);
-          for (const [type, data] of this.events(index)) res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
-          this.streams.push(res.stream);
-        } else if (req.url === '/api/compute/v1/renew' && this.renew) {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.renew(JSON.parse(text))));
-        } else res.writeHead(404).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  /** Ends every open session stream (the agent reconnects). */
-  endSessions() {
-    for (const stream of this.streams.splice(0)) stream.close();
-  }
-
-  async stop() {
-    this.endSessions();
-    for (const session of this.sessions) session.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 const gateways: FakeGateway[] = [];
 let dir: string;
@@ -100,33 +30,10 @@ afterEach(async () => {
 });
 
 async function gateway(serving: TrustGeneration) {
-  const g = new FakeGateway();
+  const g = new FakeGateway(old);
   await g.start(serving);
   gateways.push(g);
   return g;
-}
-
-/** A node identity issued by `issuer`'s node CA, written to `dir`. */
-async function joinedNode(issuer: TrustGeneration) {
-  const keys = generateNodeKeyAndCsr();
-  const crypto = joinCryptoFromBundle(issuer.bundle);
-  const leaf = issueNodeCertificate(crypto.nodeCa, {
-    role: 'node',
-    trustDomain: DOMAIN,
-    siteId: SITE,
-    nodeId: NODE,
-    publicKeySpkiDer: keys.spkiDer,
-    notBefore: new Date(),
-    ttlSeconds: 3600,
-  });
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: [leaf.der.toString('base64'), crypto.nodeCaCertificate],
-    nodeId: NODE,
-    siteId: SITE,
-    trustDomain: DOMAIN,
-    role: 'node',
-  });
 }
 
 const until = async (condition: () => boolean, what: string) => {
@@ -153,7 +60,7 @@ function startLoop(g: FakeGateway, trust: TrustStore, renewalDelay: () => number
 
 describe('the session loop and trust rotation', () => {
   it('applies a trust event from the gateway, ignores a forged one, then follows the new serving CA and signing key', async () => {
-    await joinedNode(old);
+    await joinedNode(dir, old);
     const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
     const g = await gateway(old);
     // After the welcome: a set signed by a stranger, one for another node, then the real one (sig by the old key).
@@ -163,10 +70,13 @@ describe('the session loop and trust rotation', () => {
             ['trust', signedBy(trustBody(NODE, 7, [stranger]), [stranger])],
             ['trust', signedBy(trustBody('node_other', 7, [stranger]), [old])],
             ['trust', signedBy(trustBody(NODE, 2, [next, old]), [old, next])],
+            // At once the set that drops the old keys, signed by the new key only: its key is read from join.next.
+            ['trust', signedBy(trustBody(NODE, 3, [next]), [next])],
           ]
         : [];
+    g.wellKnown = { join: { signingCertificate: old.signingCertificate, next: { signingCertificate: next.signingCertificate } } };
     const loop = startLoop(g, trust);
-    await until(() => trust.version === 2, 'trust version 2');
+    await until(() => trust.version === 3, 'trust version 3');
     expect(g.hellos[0]!.trustVersion).toBe(0);
     expect(g.hellos[0]).not.toHaveProperty('commandKinds');
     expect(lines).toContain('agent: ignored a trust set from trust event: the envelope is not signed by a trusted join signing key');
@@ -174,8 +84,8 @@ describe('the session loop and trust rotation', () => {
     expect(lines.filter((line) => line.startsWith('agent: ignored'))).toHaveLength(2);
     expect((await stat(path.join(dir, TRUST_FILE))).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(path.join(dir, TRUST_FILE), 'utf8'))).toMatchObject({
-      version: 2,
-      servingCaPins: [next.servingCaPin, old.servingCaPin],
+      version: 3,
+      servingCaPins: [next.servingCaPin],
     });
 
     // The serving CA and the signing key are switched: a gateway of the new CA, welcomes signed by the new key only.
@@ -195,12 +105,12 @@ describe('the session loop and trust rotation', () => {
       () => lines.slice(opened).some((line) => line.startsWith(`agent: session sess_0 open through ${g2.url}`)),
       'a session with the new gateway',
     );
-    expect(g2.hellos[0]!.trustVersion).toBe(2);
+    expect(g2.hellos[0]!.trustVersion).toBe(3);
     expect(await moved.stop()).toBe(0);
   });
 
   it('a fresh agent of the old pins cannot open a session with a gateway of the new serving CA', async () => {
-    await joinedNode(old);
+    await joinedNode(dir, old);
     const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
     const g = await gateway(next);
     const loop = startLoop(g, trust);
@@ -211,7 +121,7 @@ describe('the session loop and trust rotation', () => {
   });
 
   it('renews onto a new node CA only in an answer signed by a trusted key, and stores the trust it carries', async () => {
-    await joinedNode(old);
+    await joinedNode(dir, old);
     const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
     trust.learnSigningKey(createPublicKey(old.signingKey));
     expect(await trust.acceptEvent(signedBy(trustBody(NODE, 2, [old, next]), [old]), NODE)).toBe(true);

@@ -5,6 +5,9 @@ import { connectGateway, type GatewayTarget } from '../renew/gateway-client';
 import type { TrustStore } from '../trust/store';
 import { learnFromWellKnown } from '../trust/well-known';
 
+/** Reads of the well-known document under way, by gateway and base path. */
+const reading = new Map<string, Promise<unknown>>();
+
 /** Reads the well-known document through the gateway (its chain checked against the pins before anything is sent). */
 async function fetchWellKnown(target: GatewayTarget & { basePath?: string }, timeoutMs: number): Promise<unknown> {
   const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/.well-known/better-compute`;
@@ -56,8 +59,15 @@ export async function fetchWelcomeKeys(
   trust: TrustStore,
   timeoutMs = 15_000,
 ): Promise<ReadonlyMap<string, KeyObject>> {
-  const document = await fetchWellKnown(target, timeoutMs);
-  learnFromWellKnown(trust, document);
+  // Agents of one process asking at once (simulated agents after a trust event) share one read of the document:
+  // what it publishes is checked against each one's pins, so who fetched it does not matter.
+  const key = `${target.gatewayUrl}${target.basePath ?? DEFAULT_BASE_PATH}`;
+  let pending = reading.get(key);
+  if (!pending) {
+    pending = fetchWellKnown(target, timeoutMs).finally(() => reading.delete(key));
+    reading.set(key, pending);
+  }
+  learnFromWellKnown(trust, await pending);
   const keys = trust.signingKeys();
   if (keys.size === 0)
     throw new Error(

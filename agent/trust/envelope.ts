@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { verifyEnvelope } from '../../protocol/envelope';
 
 /** A signed envelope as protocol.md "Answers" has it: `sig` by the key in use and, in a rotation, `sigs`. */
-export interface TrustedEnvelope {
+interface TrustedEnvelope {
   readonly body: string;
   readonly sig: string;
   readonly sigs?: ReadonlyArray<{ readonly pin: string; readonly sig: string }>;

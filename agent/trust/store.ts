@@ -26,7 +26,7 @@ interface TrustFile extends TrustSet {
 }
 
 /** Test seam: runs after the temporary file is flushed and before it is renamed over trust.json. */
-export interface TrustWriteHooks {
+interface TrustWriteHooks {
   beforeRename?: () => void | Promise<void>;
 }
 
@@ -34,7 +34,7 @@ export interface TrustWriteHooks {
  * Writes trust.json atomically: a new 0600 file beside it, flushed, renamed over it, then the directory
  * flushed. A crash at any point leaves the old file or the new one, never a mix.
  */
-export async function writeTrustFile(dir: string, set: TrustSet, installPins: InstallPins, hooks: TrustWriteHooks = {}): Promise<void> {
+async function writeTrustFile(dir: string, set: TrustSet, installPins: InstallPins, hooks: TrustWriteHooks = {}): Promise<void> {
   const file = path.join(dir, TRUST_FILE);
   const record: TrustFile = { format: 1, ...copy(set), installPins, updatedAt: new Date().toISOString() };
   const temporary = await writeTemporary(file, `${JSON.stringify(record, null, 2)}\n`);
@@ -112,8 +112,13 @@ export class TrustStore {
   readonly #dir: string | null;
   readonly #log: (line: string) => void;
   readonly #hooks: TrustWriteHooks;
-  /** Signing keys learned (from the well-known document or given), by pin; only trusted pins are used. */
-  readonly #keys = new Map<string, KeyObject>();
+  /**
+   * Signing public keys learned (from the well-known document or given), by pin, shared by every store of the
+   * process: a pin is the hash of its key, so a key found here is the key of that pin whoever learned it, and
+   * a store uses it only for a pin its set trusts. Thousands of simulated agents then read the well-known
+   * document once, not once each.
+   */
+  static readonly #keys = new Map<string, KeyObject>();
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: OpenTrustStoreOptions, set: TrustSet, installPins: InstallPins) {
@@ -171,7 +176,7 @@ export class TrustStore {
   signingKeys(): ReadonlyMap<string, KeyObject> {
     const keys = new Map<string, KeyObject>();
     for (const pin of this.#set.joinSigningKeyPins) {
-      const key = this.#keys.get(pin);
+      const key = TrustStore.#keys.get(pin);
       if (key) keys.set(pin, key);
     }
     return keys;
@@ -179,14 +184,18 @@ export class TrustStore {
 
   /** Whether a trusted signing pin has no known key yet (the well-known document publishes it). */
   lacksSigningKeys(): boolean {
-    return this.#set.joinSigningKeyPins.some((pin) => !this.#keys.has(pin));
+    return this.#set.joinSigningKeyPins.some((pin) => !TrustStore.#keys.has(pin));
   }
 
   /** Keeps a signing public key when its pin is trusted; returns whether it was. */
   learnSigningKey(key: KeyObject): boolean {
     const pin = spkiPin(key);
     if (!this.#set.joinSigningKeyPins.includes(pin)) return false;
-    this.#keys.set(pin, key);
+    if (!TrustStore.#keys.has(pin)) {
+      // A rotation trusts two keys at a time; a long-lived process keeps only the recent ones.
+      if (TrustStore.#keys.size >= 64) TrustStore.#keys.delete(TrustStore.#keys.keys().next().value!);
+      TrustStore.#keys.set(pin, key);
+    }
     return true;
   }
 

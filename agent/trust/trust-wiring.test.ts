@@ -1,4 +1,5 @@
-import { createPublicKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, webcrypto, X509Certificate } from 'node:crypto';
+import * as x509 from '../../test/pki/x509';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -57,6 +58,56 @@ describe('gateway chains under the trust set', () => {
     expect(() => checkGatewayChainDer(chain, [old.servingCaPin], '127.0.0.1')).toThrow(/serving CA does not match/);
     const store = await rotatedStore();
     expect(checkGatewayChainDer(chain, store.servingCaPins(), '127.0.0.1').checkIP('127.0.0.1')).toBe('127.0.0.1');
+  });
+});
+
+describe('a serving CA certified by the one pinned', () => {
+  it('is followed up to the pinned CA, and a CA that did not issue the one before stops the walk', async () => {
+    const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+    const subtle = webcrypto.subtle;
+    const der = (pem: string) => Buffer.from(new X509Certificate(pem).raw);
+    const publicKey = await subtle.importKey(
+      'spki',
+      createPublicKey(next.bundle.servingCa.certificatePem).export({ type: 'spki', format: 'der' }),
+      ALG,
+      true,
+      ['verify'],
+    );
+    const signingKey = await subtle.importKey(
+      'pkcs8',
+      createPrivateKey(old.bundle.servingCa.privateKeyPem).export({ type: 'pkcs8', format: 'der' }),
+      ALG,
+      false,
+      ['sign'],
+    );
+    const cross = await x509.X509CertificateGenerator.create(
+      {
+        serialNumber: '0c05',
+        subject: new X509Certificate(next.bundle.servingCa.certificatePem).subject.replace(/\n/g, ', '),
+        issuer: new X509Certificate(old.bundle.servingCa.certificatePem).subject.replace(/\n/g, ', '),
+        notBefore: new Date(Date.now() - 3_600_000),
+        notAfter: new Date(Date.now() + 86_400_000),
+        signingAlgorithm: ALG,
+        publicKey,
+        signingKey,
+        extensions: [
+          new x509.BasicConstraintsExtension(true, undefined, true),
+          await x509.SubjectKeyIdentifierExtension.create(publicKey, false, webcrypto as unknown as Crypto),
+        ],
+      },
+      webcrypto as unknown as Crypto,
+    );
+    const leaf = issueGatewayCertificate(next.bundle, { sans: ['127.0.0.1'] });
+    const crossDer = Buffer.from(cross.rawData);
+    const chain = [der(leaf.certificatePem), crossDer, der(old.bundle.servingCa.certificatePem)];
+    expect(checkGatewayChainDer(chain, [old.servingCaPin], '127.0.0.1').checkIP('127.0.0.1')).toBe('127.0.0.1');
+    // Without the certificate that links them, or with the leaf's own CA in its place under another pin, it is refused.
+    expect(() => checkGatewayChainDer([chain[0]!, chain[2]!], [old.servingCaPin], '127.0.0.1')).toThrow(
+      /not signed by the pinned serving CA/,
+    );
+    expect(() => checkGatewayChainDer([chain[0]!, der(next.bundle.servingCa.certificatePem)], [old.servingCaPin], '127.0.0.1')).toThrow(
+      /serving CA does not match/,
+    );
   });
 });
 

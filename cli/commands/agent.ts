@@ -46,7 +46,7 @@ function gatewayOptions(opts: GatewayOpts) {
 
 const withGateway = (command: Command) =>
   command
-    .option('--identity-dir <dir>', 'where node.key and identity.json live', DEFAULT_IDENTITY_DIR)
+    .option('--identity-dir <dir>', 'where node.key, identity.json and trust.json (the trust set held) live', DEFAULT_IDENTITY_DIR)
     .option('--gateway-url <url>', 'the gateway, e.g. https://localhost:8443 (default: $BETTER_COMPUTE_GATEWAY_URL)')
     .option('--serving-ca-pin <pin>', "the serving CA's pin, sha256/… (default: $BETTER_COMPUTE_SERVING_CA_PIN)")
     .option('--gateway-server-name <name>', "the name the gateway's certificate must carry (default: the URL's host)");
@@ -115,7 +115,7 @@ export function registerAgentCommands(program: Command) {
   agent
     .command('join')
     .description('Join this machine with a join token read from standard input, or with --attestor tpm and no token')
-    .option('--identity-dir <dir>', 'where node.key and identity.json are written', DEFAULT_IDENTITY_DIR)
+    .option('--identity-dir <dir>', 'where node.key, identity.json and trust.json are written', DEFAULT_IDENTITY_DIR)
     .option('--join-signing-key-pin <pin>', 'join_signing_key_pin (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)')
     .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
     .option('--attestor <name>', 'join-token (the token on standard input) or tpm (no token: the TPM attests this machine)', 'join-token')
