@@ -100,7 +100,7 @@ export function createServices(options: ServiceOptions): Services {
   const env = options.env ?? process.env;
   const db = options.db ?? createDb(options.databaseUrl);
   const pool = createPgPool(options.databaseUrl, options.pgPoolMax);
-  const source = options.pki ? null : new PkiSource(db, () => env.BETTER_COMPUTE_SECRET, { databaseUrl: options.databaseUrl });
+  const source = options.pki ? null : new PkiSource(db, () => env.BETTER_COMPUTE_SECRET, { databaseUrl: options.databaseUrl, watch: true });
   const pki = options.pki ?? source!;
   const rootTenantId = options.rootTenantId ?? rootTenantIdOf(db);
   const metrics = createApiMetrics();

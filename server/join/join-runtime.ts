@@ -38,8 +38,9 @@ export const PKI_POLL_MS = 2_000;
  * database once a runtime is loaded: when the last check is older than {@link PKI_POLL_MS} it starts one in the
  * background (one small query) and answers with the runtime it holds; a changed version opens the bundle again
  * (scrypt, about 0.3 s) and swaps in a new runtime, built once per version. While anyone listens
- * (`onChange`), the source also checks every {@link PKI_POLL_MS} by itself and, given `databaseUrl`, LISTENs on
- * `pki_changed`, so every instance follows a step within seconds.
+ * (`onChange`), or from the first load with `watch` (a server process's source), the source also checks every
+ * {@link PKI_POLL_MS} by itself and, given `databaseUrl`, LISTENs on `pki_changed`, so every instance follows
+ * a step within seconds.
  */
 export class PkiSource {
   private value: PkiRuntime | null = null;
@@ -55,10 +56,17 @@ export class PkiSource {
   constructor(
     private readonly db: Db,
     private readonly secret: () => string | undefined = () => process.env.BETTER_COMPUTE_SECRET,
-    private readonly options: { databaseUrl?: string; pollMs?: number } = {},
+    private readonly options: {
+      /** Where to LISTEN on `pki_changed` (none: polling only). */
+      databaseUrl?: string;
+      pollMs?: number;
+      /** Check every `pollMs` and on `pki_changed` from the first load on, listeners or not (a server's source). */
+      watch?: boolean;
+    } = {},
   ) {}
 
   async load(): Promise<PkiRuntime | null> {
+    if (this.options.watch) this.startWatching();
     if (this.value) {
       if (Date.now() - this.at >= (this.options.pollMs ?? PKI_POLL_MS)) void this.check();
       return this.value;
@@ -77,6 +85,8 @@ export class PkiSource {
    * and the runtime held is kept.
    */
   check(): Promise<PkiRuntime | null> {
+    // A PKI that would not open is tried again only every few seconds (as `load` does), not on every check.
+    if (!this.value && this.at && Date.now() - this.at < RETRY_MISSING_MS) return Promise.resolve(null);
     this.checking ??= (async () => {
       try {
         const row = await this.db.pkiBundle.findUnique({ where: { id: PKI_BUNDLE_ID }, select: { trustVersion: true } });
@@ -101,6 +111,14 @@ export class PkiSource {
    */
   onChange(listener: (runtime: PkiRuntime) => void): () => void {
     this.listeners.add(listener);
+    this.startWatching();
+    return () => {
+      this.listeners.delete(listener);
+      if (!this.listeners.size && !this.options.watch) void this.close();
+    };
+  }
+
+  private startWatching() {
     if (!this.timer) {
       this.timer = setInterval(() => void this.check(), this.options.pollMs ?? PKI_POLL_MS);
       this.timer.unref();
@@ -109,13 +127,9 @@ export class PkiSource {
       this.channel = new ChannelListener(this.options.databaseUrl, PKI_CHANGED_CHANNEL, (payload) => payload);
       this.channel.subscribe(() => void this.check()).catch((error: unknown) => logError('could not LISTEN on pki_changed', error));
     }
-    return () => {
-      this.listeners.delete(listener);
-      if (!this.listeners.size) void this.close();
-    };
   }
 
-  /** Stops the checks and the LISTEN (the runtime held stays). */
+  /** Stops the checks and the LISTEN (the runtime held stays; a later load or listener starts them again). */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;

@@ -5,11 +5,12 @@ import { createTestTenant, failure } from '../../../test/fixtures';
 import { principalOf } from '../../authz/principal';
 import { createDb, type Db } from '../../db/client';
 import { newId } from '../../ids';
-import { PkiSource, type PkiRuntime } from '../../join/join-runtime';
+import { loadPkiRuntime, PkiSource, type PkiRuntime } from '../../join/join-runtime';
 import { ensureRootTenant } from '../../tenants/tenants';
 import { spkiPin } from '../../../protocol/pins';
 import { initPki, loadPki } from '../bundle/store';
 import { installPins } from '../pins-summary';
+import { generateInstallScript } from '../../daemon/generate';
 import { activateRotation, prepareRotation, retireRotation, rotationStatus } from './rotation';
 
 // The bundle is a singleton row, so this file works in a database of its own.
@@ -94,6 +95,13 @@ describe('trust rotation steps', { timeout: 180_000 }, () => {
       pins.joinEncryptionKeyPin,
       pins.nodeCaPin,
     ]);
+    // A CLI run whose secret is not in the environment (the data directory's) passes it.
+    delete process.env.BETTER_COMPUTE_SECRET;
+    try {
+      expect((await rotationStatus(db, root, { secret })).keys.map((k) => k.currentPin)).toEqual(status.keys.map((k) => k.currentPin));
+    } finally {
+      process.env.BETTER_COMPUTE_SECRET = secret;
+    }
     expect((await failure(activateRotation(db, root, { kind: 'join-signing', ...step }))).code).toBe('INVALID_STATE');
     expect((await failure(retireRotation(db, root, { kind: 'join-signing', ...step }))).code).toBe('INVALID_STATE');
     expect((await db.pkiBundle.findFirstOrThrow()).trustVersion).toBe(1);
@@ -183,6 +191,8 @@ describe('trust rotation steps', { timeout: 180_000 }, () => {
     const source = new PkiSource(other, () => secret, { databaseUrl: url });
     try {
       const before = (await source.load())!;
+      // This process's own runtime (the console's, which generates install scripts), loaded before the steps.
+      expect((await loadPkiRuntime(db))!.servingCaPin).toBe(pins.servingCaPin);
       expect(before.trust!.servingCaPins).toEqual([pins.servingCaPin]);
       const seen: PkiRuntime[] = [];
       const unsubscribe = source.onChange((runtime) => seen.push(runtime));
@@ -207,6 +217,23 @@ describe('trust rotation steps', { timeout: 180_000 }, () => {
       const firstCommandCa = new X509Certificate(Buffer.from(active.trust!.commandTrustBundle[0]!, 'base64'));
       expect(spkiPin(createPublicKey(active.commandSigningKey!))).toBe(spkiPin(firstCommandCa.publicKey));
       unsubscribe();
+
+      // An install script generated after the activation embeds the new pin, though this process loaded the
+      // PKI (for the status) before the step.
+      const t = await createTestTenant(db);
+      const { script } = await generateInstallScript(
+        db,
+        t.admin,
+        {
+          tenantId: t.tenantId,
+          poolId: t.poolId,
+          gatewayUrl: 'https://gw.example.com',
+          baseUrl: 'https://compute.example.com',
+          sha256: { amd64: 'a'.repeat(64) },
+        },
+        '/nonexistent',
+      );
+      expect(script).toContain(`serving_ca_spki_pin = "${nextPin}"`);
     } finally {
       await source.close();
       await other.$disconnect();

@@ -62,8 +62,8 @@ async function rotationUnderWay(db: Db, kind: PkiKeyKind, phase: 'prepared' | 'a
   return row;
 }
 
-async function stepResult(db: Db, principal: Principal, kind: PkiKeyKind, phase: RotationPhase, trustVersion: number) {
-  return { kind, phase, trustVersion, status: await keyStatus(db, principal, kind) };
+async function stepResult(db: Db, principal: Principal, kind: PkiKeyKind, phase: RotationPhase, trustVersion: number, secret: string) {
+  return { kind, phase, trustVersion, status: await keyStatus(db, principal, kind, secret) };
 }
 
 /**
@@ -109,7 +109,7 @@ export async function prepareRotation(
       return { pin: previousPin, nextPin, imported: input.from !== undefined };
     },
   });
-  return stepResult(db, principal, kind, 'prepared', version);
+  return stepResult(db, principal, kind, 'prepared', version, input.secret);
 }
 
 /**
@@ -140,7 +140,7 @@ export async function activateRotation(
       return { pin: rotation.nextPin, previousPin: rotation.previousPin };
     },
   });
-  return stepResult(db, principal, kind, 'active', version);
+  return stepResult(db, principal, kind, 'active', version, input.secret);
 }
 
 /**
@@ -194,11 +194,15 @@ export async function retireRotation(
       };
     },
   });
-  return stepResult(db, principal, kind, 'retired', version);
+  return stepResult(db, principal, kind, 'retired', version, input.secret);
 }
 
-/** Every key's phase, pins and readiness. Root admins only. */
-export async function rotationStatus(db: Db, principal: Principal): Promise<RotationStatus> {
+/**
+ * Every key's phase, pins and readiness. Root admins only. The pin of a key never rotated comes from the
+ * process's loaded PKI (BETTER_COMPUTE_SECRET), or, given `secret` (a CLI run with the data directory's secret),
+ * from the bundle opened with it.
+ */
+export async function rotationStatus(db: Db, principal: Principal, options: { secret?: string } = {}): Promise<RotationStatus> {
   await requireRootAdmin(db, principal);
-  return readRotationStatus(db);
+  return readRotationStatus(db, undefined, options.secret);
 }

@@ -3,7 +3,7 @@ import { DomainError } from '../../../protocol/errors';
 import { spkiPin } from '../../../protocol/pins';
 import type { Db } from '../../db/client';
 import type { Principal } from '../../authz/principal';
-import { loadPkiRuntime } from '../../join/join-runtime';
+import { loadPkiRuntime, PkiSource } from '../../join/join-runtime';
 import { PKI_BUNDLE_ID } from '../bundle/store';
 import { PKI_KEY_KINDS, type PkiKeyKind } from './kinds';
 import type { KeyRotationStatus, RotationStatus } from './rotation';
@@ -76,7 +76,7 @@ async function statusOf(
  * the trust version it last reported is at least the step's: for `activate`, the version `prepare` made (the
  * set that holds the new key); for `retire`, the version `activate` made; for `prepare`, the current one.
  */
-export async function readRotationStatus(db: Db, only?: PkiKeyKind): Promise<RotationStatus> {
+export async function readRotationStatus(db: Db, only?: PkiKeyKind, secret?: string): Promise<RotationStatus> {
   const bundle = await db.pkiBundle.findUnique({ where: { id: PKI_BUNDLE_ID }, select: { trustVersion: true, createdAt: true } });
   if (!bundle) throw new DomainError('INVALID_CONFIG', 'No PKI bundle: run better-compute pki init --trust-domain <domain> first');
   const kinds = only ? [only] : PKI_KEY_KINDS;
@@ -86,7 +86,7 @@ export async function readRotationStatus(db: Db, only?: PkiKeyKind): Promise<Rot
     trustVersion: bundle.trustVersion,
     createdAt: bundle.createdAt,
     trust: () =>
-      (trust ??= loadPkiRuntime(db).then((runtime) => {
+      (trust ??= (secret ? new PkiSource(db, () => secret).load() : loadPkiRuntime(db)).then((runtime) => {
         if (!runtime) throw new DomainError('INVALID_CONFIG', 'The PKI cannot be opened here (is BETTER_COMPUTE_SECRET set?)');
         return trustStateOf(runtime);
       })),
@@ -105,7 +105,7 @@ export async function readRotationStatus(db: Db, only?: PkiKeyKind): Promise<Rot
 }
 
 /** One key's status, for a step's result (the caller is a root admin: the step checked). */
-export async function keyStatus(db: Db, principal: Principal, kind: PkiKeyKind): Promise<KeyRotationStatus> {
+export async function keyStatus(db: Db, principal: Principal, kind: PkiKeyKind, secret?: string): Promise<KeyRotationStatus> {
   await requireRootAdmin(db, principal);
-  return (await readRotationStatus(db, kind)).keys[0]!;
+  return (await readRotationStatus(db, kind, secret)).keys[0]!;
 }
