@@ -5,7 +5,7 @@ import {
   parseGatewayCredentialsAnswer,
   type GatewayCredentialsAnswer,
 } from '../../protocol/gateway-credentials-wire';
-import type { GatewayCredentials } from './gateway';
+import type { GatewayCredentials } from './credentials';
 import { certificatesOf } from './peer';
 
 /** How often a gateway asks the API for its credentials (and at once on start). */

@@ -147,6 +147,8 @@ describe('a gateway process follows a rotation without a restart', () => {
 
   it('accepts client certificates of the new node CA once it is prepared, and of the old one still', async () => {
     rotating.phase = 'before';
+    // The call is the gateway's own, to the API: an agent cannot make it through the gateway.
+    expect((await postToGateway(target(), undefined, `${BASE}/v1/gateway/credentials`, '{}')).status).toBe(404);
     node = await joinNode();
     const early = nextClient();
     expect(await peerSeen(early.client)).toBe('-');
@@ -179,6 +181,23 @@ describe('a gateway process follows a rotation without a restart', () => {
     await expect.poll(() => handshakeVerifiesUnder(rotating.pins.nextServingCa), FOLLOW).toBe(true);
     servedPin = rotating.pins.nextServingCa;
     expect(await handshakeVerifiesUnder(rotating.pins.oldServingCa)).toBe(false);
+
+    // A new connection still speaks HTTP/2: the swapped context keeps the server's protocols.
+    const fresh = tls.connect({ host: '127.0.0.1', port: gateway.port, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+    await once(fresh, 'secureConnect');
+    expect(fresh.alpnProtocol).toBe('h2');
+    expect(fresh.getPeerX509Certificate()!.verify(new X509Certificate(rotating.next.servingCa.certificatePem).publicKey)).toBe(true);
+    fresh.destroy();
+    // And its TLS bounds: a TLS 1.2 suite without AEAD is still refused.
+    const weak = tls.connect({
+      host: '127.0.0.1',
+      port: gateway.port,
+      rejectUnauthorized: false,
+      maxVersion: 'TLSv1.2',
+      ciphers: 'ECDHE-ECDSA-AES128-SHA',
+    });
+    await expect(once(weak, 'secureConnect')).rejects.toThrow();
+    weak.destroy();
 
     // The session opened before the swap is still up, on the chain it was opened with.
     expect(session.closed || session.destroyed).toBe(false);

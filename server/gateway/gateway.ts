@@ -2,12 +2,12 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type net from 'node:net';
 import type tls from 'node:tls';
-import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { readNodeBody } from '../http/body';
 import { certificatesOf, isNodeCertificate } from './peer';
-import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
-import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
+import { vouchHeaders } from '../renew/vouch';
+import { secureContextOptions, voucherFromServingChain, type GatewayCredentials } from './credentials';
 import { WellKnownRelay, wellKnownPath } from './well-known';
 import { addressBucket } from '../http/address-bucket';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
@@ -19,6 +19,8 @@ import { RENEW_REFUSED } from '../../protocol/renew-wire';
 import { SessionHub, type ApiWatch } from './session-hub';
 import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
 
+export { voucherFromServingChain, type GatewayCredentials };
+
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
  * a client certificate and verifies it against the node CA, and relays `/v1/join` and `/v1/renew` under
@@ -26,16 +28,6 @@ import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
  * session-hub.ts). It speaks HTTP/2 (ALPN `h2`) and HTTP/1.1, so an agent renews on its session's connection. It holds no JoinService key: its only
  * key is its own serving key, which can vouch for a peer but neither open a seal nor issue a certificate.
  */
-/** The gateway's credentials: what its directory holds (files.ts), and what a rotation replaces live. */
-export interface GatewayCredentials {
-  /** PEM: the leaf, then the serving CA. */
-  servingChainPem: string;
-  /** PEM PKCS#8 of the leaf's key. */
-  servingKeyPem: string;
-  /** PEM of every node CA that client certificates may chain to (two while the node CA rotates). */
-  nodeCaPem: string;
-}
-
 interface GatewayOptions extends GatewayCredentials {
   /** Where the API listens, e.g. http://127.0.0.1:3000. */
   apiUrl: string;
@@ -59,21 +51,6 @@ const answer = (res: GatewayResponse, status: number, body: object, extra: Recor
   const bytes = Buffer.from(JSON.stringify(body));
   res.writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
 };
-
-function splitPem(pem: string): Buffer[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) =>
-    Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'),
-  );
-}
-
-/** The vouching credential: the serving key and the chain JoinService checks against the serving CA pin. */
-export function voucherFromServingChain(chainPem: string, keyPem: string): GatewayVoucher {
-  const chain = splitPem(chainPem);
-  if (chain.length < 2) throw new Error('The gateway chain must hold the leaf and then the serving CA');
-  const key = createPrivateKey(keyPem);
-  if (!new X509Certificate(chain[0]!).checkPrivateKey(key)) throw new Error('The gateway key does not match its certificate');
-  return { key, chainB64: [chain[0]!.toString('base64'), chain[chain.length - 1]!.toString('base64')] };
-}
 
 /** The peer's SPIFFE ID for the log (its first URI SAN), or '-' when none was presented or verified. */
 function peerName(raw: Buffer | undefined): string {
@@ -346,21 +323,6 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
-}
-
-/** The TLS context of the gateway's handshakes: its chain and key, the node CAs it asks for, its protocol bounds. */
-function secureContextOptions(credentials: GatewayCredentials): tls.SecureContextOptions {
-  return {
-    cert: credentials.servingChainPem,
-    key: credentials.servingKeyPem,
-    ca: credentials.nodeCaPem,
-    minVersion: 'TLSv1.2',
-    ciphers: GATEWAY_CIPHERS,
-    // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
-    // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
-    // sixth of the gateway's TLS cost per connection in bench:renew.
-    secureOptions: constants.SSL_OP_NO_TICKET,
-  };
 }
 
 /** The socket's peer as the API records it: IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
