@@ -92,18 +92,23 @@ describe('machines offline during a rotation', () => {
     await connected(catchingUp);
     await connected(nodeCaSleeper);
 
-    // A whole serving CA rotation while one machine is off; the others hold each new set before the next step.
+    // A whole serving CA rotation while one machine is off; the others hold each new set before the next step,
+    // and the gateway serves a chain from the new CA before the old one is retired (the operator's check: a
+    // gateway still on the old CA's leaf after --retire could no longer vouch for anything).
+    let servingCa = '';
     for (const step of ['prepare', 'activate', 'retire'] as const) {
       const version = await rotate(d, 'serving-ca', step);
+      if (step === 'prepare') servingCa = (await rotationStatusOf(d)).keys.find((k) => k.kind === 'serving-ca')!.otherPin!;
+      if (step === 'activate') await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(servingCa);
       await expect
         .poll(() => Promise.all([catchingUp, nodeCaSleeper].map((m) => heldTrustVersion(m.identityDir))), {
           timeout: 60_000,
           interval: 250,
+          message: [...catchingUp.lines, ...nodeCaSleeper.lines].join('\n'),
         })
         .toEqual([version, version]);
     }
-    const servingCa = (await rotationStatusOf(d)).keys.find((k) => k.kind === 'serving-ca')!.currentPin;
-    await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(servingCa);
+    expect((await rotationStatusOf(d)).keys.find((k) => k.kind === 'serving-ca')!.currentPin).toBe(servingCa);
 
     // Both running machines go off right after a renewal, so their certificates outlive what follows.
     for (const m of [catchingUp, nodeCaSleeper]) {
