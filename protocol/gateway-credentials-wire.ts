@@ -16,7 +16,7 @@ const MAX_NODE_CAS = 8;
 /** A certificate is at most this many base64 characters (a CA of ours is under 1 KiB of DER). */
 const MAX_CERTIFICATE_B64 = 16 * 1024;
 
-export interface GatewayCredentialsCall {
+interface GatewayCredentialsCall {
   /** b64 DER PKCS#10 for the key the gateway would serve next. */
   csr: string;
   /** The trust version the gateway holds (0 before its first answer). */

@@ -7,7 +7,7 @@ import { installPins } from '../server/pki/pins-summary';
 import { trustStateOf } from '../server/pki/rotation/trust-state';
 
 /** Where a test's rotation of the serving CA and the node CA stands (both move together here). */
-export type RotationPhase = 'before' | 'prepared' | 'activated' | 'retired';
+type RotationPhase = 'before' | 'prepared' | 'activated' | 'retired';
 
 /** A PKI at run time that a test moves through a rotation, as the PKI source would after each step. */
 export interface RotatingPki {

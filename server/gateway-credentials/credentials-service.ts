@@ -17,7 +17,7 @@ import type { RateVerdict } from '../http/shared-rate-limit';
 const RENEW_BEFORE_MS = 86_400_000;
 
 /** A vouched call as the API received it: the body (null past the cap), the gateway's headers, the path. */
-export interface GatewayCredentialsRequest {
+interface GatewayCredentialsRequest {
   body: Buffer | null;
   vouch: string | undefined;
   peer: string | undefined;
@@ -25,7 +25,7 @@ export interface GatewayCredentialsRequest {
 }
 
 /** What the route writes: status, body, and `retryAfterSeconds` for a 429. */
-export interface GatewayCredentialsReply {
+interface GatewayCredentialsReply {
   status: number;
   body: Buffer;
   retryAfterSeconds?: number;

@@ -9,7 +9,7 @@ import type { GatewayCredentials } from './credentials';
 import { certificatesOf } from './peer';
 
 /** How often a gateway asks the API for its credentials (and at once on start). */
-export const CREDENTIALS_POLL_MS = 3_000;
+const CREDENTIALS_POLL_MS = 3_000;
 
 const RATE_LIMITED_WAIT_MS = 10_000;
 

@@ -43,7 +43,7 @@ export interface RotationStatus {
 }
 
 /** The outcome of a step: the key's new state and the trust version it made. */
-export interface RotationStepResult {
+interface RotationStepResult {
   kind: PkiKeyKind;
   phase: RotationPhase;
   trustVersion: number;

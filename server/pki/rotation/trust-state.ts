@@ -18,7 +18,7 @@ export interface TrustedEncryptionKey {
 }
 
 /** A node CA whose certificates the gateway and JoinService accept (standard base64 DER), with its pin. */
-export interface TrustedNodeCa {
+interface TrustedNodeCa {
   pin: string;
   certificate: string;
 }
