@@ -36,7 +36,7 @@ export type Rule =
   | 'tighten'
   | 'truncate';
 
-export interface Violation {
+interface Violation {
   rule: Rule;
   /** The statement, whitespace collapsed (bodies of functions shown as `$…$`). */
   statement: string;
@@ -46,7 +46,7 @@ export interface Violation {
  * The top-level statements of a migration: comments removed, string and dollar-quoted bodies kept opaque
  * (a function body's `DROP` or `;` is not a statement of the migration), whitespace collapsed.
  */
-export function splitStatements(sql: string): string[] {
+function splitStatements(sql: string): string[] {
   const statements: string[] = [];
   let current = '';
   for (let i = 0; i < sql.length;) {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 }).trim();
 
-export interface PreviousRelease {
+interface PreviousRelease {
   commit: string;
   /** `<short hash> <date> <subject>` */
   describe: string;

@@ -174,7 +174,7 @@ describe.skipIf('skip' in release)(
       await sleep(PHASE_MS);
       // The new release's migrations, applied while the previous release serves (as a new instance's start does).
       marks.migrating = Date.now();
-      const result = await timed('apply the new migrations under load', () => migrate(databaseUrl));
+      const result = await timed('apply the new migrations under load', () => migrate(databaseUrl, { log: say }));
       marks.migrated = Date.now();
       expect(result.applied).toEqual(previous.newMigrations);
       await sleep(PHASE_MS);
