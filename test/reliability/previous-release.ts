@@ -23,6 +23,17 @@ interface PreviousRelease {
   newMigrations: string[];
 }
 
+/**
+ * What node_modules holds for a package.json and its lock: the declared dependencies and every locked package.
+ * The package's own name, version, `private`, `engines` or scripts may differ between releases.
+ */
+function dependencies(packageJson: string, lockJson: string): string {
+  const pkg = JSON.parse(packageJson) as Record<string, unknown>;
+  const lock = JSON.parse(lockJson) as { packages?: Record<string, unknown> };
+  const locked = Object.entries(lock.packages ?? {}).filter(([key]) => key !== '');
+  return JSON.stringify([pkg.dependencies, pkg.devDependencies, pkg.optionalDependencies, pkg.overrides, locked]);
+}
+
 /** Finds the previous release, or says why it cannot be used here. */
 export function findPreviousRelease(): PreviousRelease | { skip: string } {
   try {
@@ -49,12 +60,15 @@ export function findPreviousRelease(): PreviousRelease | { skip: string } {
   } catch {
     return { skip: `the previous release ${commit.slice(0, 12)} has no migrations or no test/server-main.ts to run` };
   }
-  for (const file of ['package.json', 'package-lock.json']) {
-    if (git('show', `${commit}:${file}`) !== readFileSync(path.join(ROOT, file), 'utf8').trim())
-      return {
-        skip: `the previous release ${commit.slice(0, 12)} has other dependencies (${file} differs): this checkout's node_modules cannot run it`,
-      };
-  }
+  const theirs = dependencies(git('show', `${commit}:package.json`), git('show', `${commit}:package-lock.json`));
+  const ours = dependencies(
+    readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
+    readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'),
+  );
+  if (theirs !== ours)
+    return {
+      skip: `the previous release ${commit.slice(0, 12)} has other dependencies (package.json or package-lock.json): this checkout's node_modules cannot run it`,
+    };
   const old = new Set(git('ls-tree', '--name-only', `${commit}:prisma/migrations`).split('\n'));
   // This tree's migrations as `migrate()` reads them (uncommitted ones included).
   const current = readdirSync(path.join(ROOT, 'prisma/migrations'), { withFileTypes: true })
