@@ -46,9 +46,11 @@ export function startServerProcess(options: {
   secret: string;
   port?: number;
   env?: Record<string, string>;
+  /** Another tree to run test/server-main.ts from (the rolling-upgrade drill's previous release). */
+  root?: string;
 }): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/server-main.ts'], {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     env: {
       ...process.env,
       // None: the server starts its embedded PostgreSQL under BETTER_COMPUTE_DATA_DIR, as npm start does.

@@ -58,4 +58,37 @@ describe('migrate', () => {
     await writeFile(path.join(dir, '001_ok', 'migration.sql'), 'CREATE TABLE a (id bigint);');
     await expect(migrate(url, { dir })).rejects.toThrow(/edited after it was applied/);
   });
+
+  it('lets go of a lock it waits for under load, so the tables stay readable, and applies the migration later', async () => {
+    const url = await createFreshDatabase('mig_lock');
+    const dir = await mkdtemp(path.join(tmpdir(), 'mig-'));
+    await mkdir(path.join(dir, '001_table'));
+    await writeFile(path.join(dir, '001_table', 'migration.sql'), 'CREATE TABLE t (id int); INSERT INTO t VALUES (1);');
+    await migrate(url, { dir });
+    await mkdir(path.join(dir, '002_column'));
+    await writeFile(path.join(dir, '002_column', 'migration.sql'), 'ALTER TABLE t ADD COLUMN note TEXT;');
+
+    // A long transaction of a running release holds the table; the migration's ALTER TABLE must wait for it.
+    const holder = new pg.Client({ connectionString: url });
+    const reader = new pg.Client({ connectionString: url });
+    await Promise.all([holder.connect(), reader.connect()]);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT * FROM t');
+      const log: string[] = [];
+      const migrating = migrate(url, { dir, lockTimeoutMs: 200, log: (line) => log.push(line) });
+      await expect.poll(() => log.some((line) => line.includes('retrying')), { timeout: 10_000 }).toBe(true);
+      // A waiting ALTER TABLE queues every later reader of the table behind it; one that lets go does not.
+      const read = reader.query('SELECT count(*) FROM t');
+      const answered = await Promise.race([read.then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]);
+      expect(answered, 'a reader of the table stayed blocked behind the waiting migration').toBe(true);
+      await holder.query('COMMIT');
+      expect((await migrating).applied).toEqual(['002_column']);
+    } finally {
+      await holder.end().catch(() => {});
+      await reader.end().catch(() => {});
+    }
+    const columns = await query<{ column_name: string }>(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 't'");
+    expect(columns.map((c) => c.column_name).sort()).toEqual(['id', 'note']);
+  });
 });

@@ -21,6 +21,17 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "applied_steps_count" INTEGER NOT NULL DEFAULT 0
 )`;
 
+/**
+ * How long one statement of a migration waits for a table lock before the migration lets go and tries again. A
+ * migration runs while the previous release serves (a rolling upgrade): an `ALTER TABLE` waiting behind one long
+ * transaction would otherwise queue every later query on that table behind it, and stop the service.
+ */
+const LOCK_TIMEOUT_MS = 2_000;
+/** Tries of one migration that gave up on a lock or lost a deadlock, before the start fails. */
+const LOCK_ATTEMPTS = 30;
+/** lock_not_available (lock_timeout), deadlock_detected. */
+const LOCK_ERRORS = new Set(['55P03', '40P01']);
+
 interface MigrationFile {
   name: string;
   sql: string;
@@ -44,12 +55,15 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFil
 /**
  * Applies pending migrations in name order under Prisma's advisory lock, recording each in
  * `_prisma_migrations` as Prisma Migrate does. Each migration runs in its own transaction, so a failing
- * one leaves nothing half-applied; an applied migration whose file changed is refused.
+ * one leaves nothing half-applied; an applied migration whose file changed is refused. A migration that waits
+ * longer than `lockTimeoutMs` for a lock, or loses a deadlock, to the instances serving meanwhile is rolled
+ * back and tried again a little later.
  */
 export async function migrate(
   databaseUrl: string,
-  options: { dir?: string; log?: (line: string) => void } = {},
+  options: { dir?: string; log?: (line: string) => void; lockTimeoutMs?: number } = {},
 ): Promise<{ applied: string[] }> {
+  const lockTimeoutMs = options.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
   const migrations = await readMigrations(options.dir);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -80,19 +94,30 @@ export async function migrate(
         continue;
       }
       options.log?.(`applying migration ${migration.name}`);
-      const id = randomUUID();
-      try {
-        await client.query('BEGIN');
-        await client.query(migration.sql);
-        await client.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
-           VALUES ($1, $2, $3, now(), now(), 1)`,
-          [id, migration.checksum, migration.name],
-        );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await client.query('BEGIN');
+          await client.query(`SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`);
+          await client.query(migration.sql);
+          await client.query(
+            `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+             VALUES ($1, $2, $3, now(), now(), 1)`,
+            [randomUUID(), migration.checksum, migration.name],
+          );
+          await client.query('COMMIT');
+          break;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          const code = (error as { code?: string }).code;
+          if (code && LOCK_ERRORS.has(code) && attempt < LOCK_ATTEMPTS) {
+            // Rolled back whole: the tables are free again for the running instances until the next try.
+            const wait = Math.min(5_000, 250 * attempt);
+            options.log?.(`migration ${migration.name} could not take its locks under load (${code}); retrying in ${wait} ms`);
+            await new Promise((resolve) => setTimeout(resolve, wait));
+            continue;
+          }
+          throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+        }
       }
       applied.push(migration.name);
     }
