@@ -6,6 +6,7 @@
 //   .build/server/main.mjs            from server/boot/main.ts (also what node:cluster workers run)
 //   .build/server/prepare-worker.mjs  from server/join/prepare-worker.ts (the join preparation threads)
 //   .build/server/gateway.mjs         from server/gateway/main.ts (the gateway process npm start runs)
+//   .build/server/cli.mjs             from cli/main.ts (the CLI of an installed release, which has no sources)
 // They sit two folders below the project root, like server/boot/main.ts, so every path the server resolves
 // from `import.meta.url` (the migrations, the project root, the thread entry) resolves the same way.
 import { build } from 'esbuild';
@@ -23,7 +24,12 @@ export async function buildServer() {
   try {
     await build({
       absWorkingDir: root,
-      entryPoints: { main: 'server/boot/main.ts', 'prepare-worker': 'server/join/prepare-worker.ts', gateway: 'server/gateway/main.ts' },
+      entryPoints: {
+        main: 'server/boot/main.ts',
+        'prepare-worker': 'server/join/prepare-worker.ts',
+        gateway: 'server/gateway/main.ts',
+        cli: 'cli/main.ts',
+      },
       outdir: staging,
       outExtension: { '.js': '.mjs' },
       bundle: true,

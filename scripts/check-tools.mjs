@@ -21,6 +21,7 @@ export const TOOLS = [
   { name: 'patroni', pkg: 'patroni', why: 'the PostgreSQL failover drill' },
   { name: 'etcd', pkg: 'etcd-server', why: 'the PostgreSQL failover drill' },
   { name: 'haproxy', pkg: 'haproxy', why: 'the PostgreSQL failover drill' },
+  { name: 'systemd-analyze', pkg: 'systemd', why: 'the release test (systemd-analyze verify of deploy/systemd)' },
 ];
 
 /** Where Playwright looks for Chromium (playwright.config.ts) unless E2E_CHROMIUM names another. */

@@ -1,6 +1,10 @@
 // Generates the Prisma client after install. The schema engine cannot be downloaded everywhere, and
 // `prisma generate` only needs PRISMA_SCHEMA_ENGINE_BINARY to name an existing file, so point it at node.
+// An installed release (npm pack) has the client compiled into .build/server and ships no schema: nothing to do.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+if (!existsSync('prisma/schema.prisma')) process.exit(0);
 
 const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' };
 env.PRISMA_SCHEMA_ENGINE_BINARY ||= process.execPath;
