@@ -78,10 +78,12 @@ export async function spawnGateway(options: {
   credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
   apiUrl: string;
   env?: Record<string, string>;
+  /** Listen on this port (a gateway started again where its agents already point); a free one otherwise. */
+  port?: number;
 }): Promise<SpawnedGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));
   await writeGatewayFiles(gatewayFilesIn(dir), options.credentials);
-  const port = await reservePort();
+  const port = options.port ?? (await reservePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,295 @@
+import { copyFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
+import { generateNodeKeyAndCsr } from '../../agent/keys';
+import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import type { LoadedIdentity } from '../../agent/renew/identity';
+import { runSessionLoop } from '../../agent/session/loop';
+import { openSession, SessionRefusedError } from '../../agent/session/session-client';
+import { verifyJoinAnswer } from '../../agent/verify-answer';
+import { RENEW_REFUSED } from '../../protocol/renew-wire';
+import { insertApiKey } from '../../server/api-keys/api-keys';
+import { principalOf } from '../../server/authz/principal';
+import { bootstrapFirstStart } from '../../server/boot/bootstrap';
+import { createDb, type Db } from '../../server/db/client';
+import { migrate } from '../../server/db/migrate';
+import { newId } from '../../server/ids';
+import { loadPki } from '../../server/pki/bundle/store';
+import { issueGatewayCertificate } from '../../server/pki/issuance/gateway';
+import { installPins } from '../../server/pki/pins-summary';
+import { approveJoinRequest } from '../../server/requests/decisions';
+import { issueJoinToken } from '../../server/tokens/issue';
+import { randomMac } from '../discovery-harness';
+import { spawnGateway, type SpawnedGateway } from '../gateway-process';
+import { machineClaims } from '../join-harness';
+import { defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerProcess } from '../server-process';
+import { BASE, joinedMachine, joinOnce, keepRunning, renewOnceRecorded, type Call } from './failover-load';
+import { chownTree, runAs } from './ha-postgres';
+import { startPgCluster, type PgCluster } from './pg-cluster';
+
+// The backup and restore drill: a running instance on PostgreSQL 15 with joined nodes, open sessions and a
+// queued join request is dumped with pg_dump (custom format) while it serves joins; the dump is restored into
+// an empty database on a new cluster, and the product is started on it with the same BETTER_COMPUTE_SECRET. Nodes
+// renew with their certificates from before the backup, sessions come back on their own, the queued request is
+// approved and the machine admitted. What was issued after the dump is unknown to the restored database: those
+// renewals and sessions are refused until the machine joins again. A start with another secret refuses to run.
+// Prints the dump's size and time and the restore's time.
+
+const NODES = 8;
+const SESSION_NODES = 3;
+const DATABASE = 'better_compute';
+const secret = newServerSecret();
+const env = { BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: '1', BETTER_COMPUTE_SESSION_GRACE_SECONDS: '3' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const say = (line: string) => process.stdout.write(`backup: ${line}\n`);
+
+let source: PgCluster;
+let restored: PgCluster;
+let sourceDb: Db;
+let restoredDb: Db;
+const servers: ServerProcess[] = [];
+const gateways: SpawnedGateway[] = [];
+const sessionLoops = new AbortController();
+let credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
+let trust: JoinTrust;
+let target: GatewayTarget;
+let tenantId: string;
+let apiKey: string;
+let bigToken: string;
+/** Machines joined before the dump; those past SESSION_NODES renewed once before it too. */
+const machines: LoadedIdentity[] = [];
+const sessionNodes: string[] = [];
+/** A machine that renewed after the dump, and one that joined after it: the restored database knows neither certificate. */
+let renewedAfter: LoadedIdentity;
+let joinedAfter: LoadedIdentity;
+let pending: { token: string; mac: string; keys: ReturnType<typeof generateNodeKeyAndCsr>; requestId: string };
+const joinsDuringDump: Call[] = [];
+let bundleRows: unknown[];
+const figures: string[] = [];
+const dirs: string[] = [];
+
+async function createDatabase(url: string) {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${DATABASE}`).finally(() => admin.end());
+}
+
+async function discoveryJoin(keys: ReturnType<typeof generateNodeKeyAndCsr>) {
+  const attempt = await prepareJoinAttempt({
+    token: pending.token,
+    trust,
+    claims: machineClaims({ macs: [pending.mac] }),
+    role: 'discovery',
+    attestor: 'discovery',
+    keys,
+  });
+  const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body, 15_000);
+  expect(reply.status, reply.body.toString()).toBe(200);
+  return verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+    signingKeyPin: trust.signingKeyPin,
+    signingCertificateDer: trust.signingCertificateDer,
+    csrSha256: keys.csrSha256,
+    publicKeySpkiDer: keys.spkiDer,
+    expectedRole: 'ramdisk',
+  }) as unknown as { status: string; requestId?: string; nodeId?: string; role?: string };
+}
+
+/** The connected nodes as `api` answers them (REST), or null while it cannot. */
+async function connectedSeenBy(api: ServerProcess): Promise<string[] | null> {
+  const answer = await fetch(`${api.url}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(5_000),
+  }).catch(() => null);
+  if (answer?.status !== 200) return null;
+  return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
+}
+
+beforeAll(async () => {
+  source = await startPgCluster();
+  await createDatabase(source.url);
+  await migrate(source.urlOf(DATABASE));
+  sourceDb = createDb(source.urlOf(DATABASE), { max: 4 });
+  await bootstrapFirstStart(sourceDb, { secret, trustDomain: 'backup.example.com' });
+  servers.push(await startServerProcess({ databaseUrl: source.urlOf(DATABASE), secret, env }));
+  const bundle = await loadPki(sourceDb, secret);
+  const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
+  credentials = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
+  gateways.push(await spawnGateway({ credentials, apiUrl: servers[0]!.url }));
+  target = { gatewayUrl: gateways[0]!.url, servingCaPin: installPins(bundle).servingCaPin };
+  trust = await serverTrust(sourceDb, secret);
+  const pool = await defaultPool(sourceDb);
+  tenantId = pool.ownerTenantId;
+  process.env.BETTER_COMPUTE_LOG_LEVEL = 'error';
+  apiKey = (await insertApiKey(sourceDb, { tenantId, role: 'viewer', name: 'drill' }, 'test:backup')).key;
+  const issue = (role: 'node' | 'discovery', boundMac?: string) =>
+    issueJoinToken(sourceDb, {
+      tenantId,
+      poolId: role === 'node' ? pool.id : null,
+      siteId: pool.siteId,
+      role,
+      ttlSeconds: 3600,
+      maxUses: role === 'node' ? 1_000 : 1,
+      ...(boundMac && { boundMac, discovery: { ip: '10.1.2.3', workflowId: 'wf-backup', vouchedBy: 'module:boot', bootLeaseEpoch: 1 } }),
+      createdBy: 'test:backup',
+    });
+  bigToken = (await issue('node')).token!;
+  const calls: Call[] = [];
+  for (let i = 0; i < NODES; i++) {
+    const machine = await joinedMachine(target, bigToken, trust, calls);
+    dirs.push(machine.dir);
+    if (i < SESSION_NODES) {
+      sessionNodes.push(machine.identity.identity.nodeId);
+      void runSessionLoop({
+        identityDir: machine.dir,
+        ...target,
+        basePath: BASE,
+        agentVersion: '0.1.0',
+        signal: sessionLoops.signal,
+        startJitterMs: 0,
+        log: () => {},
+      });
+      machines.push(machine.identity);
+    } else machines.push(await renewOnceRecorded(machine.identity, target, calls));
+  }
+  expect(calls.map((c) => c.status)).toEqual(calls.map(() => 200));
+  sessionNodes.sort();
+  for (const start = Date.now(); (await connectedSeenBy(servers[0]!))?.join() !== sessionNodes.join(); await sleep(250))
+    if (Date.now() - start > 30_000) throw new Error('the sessions did not open before the backup');
+  const mac = randomMac();
+  pending = { token: (await issue('discovery', mac)).token!, mac, keys: generateNodeKeyAndCsr(), requestId: '' };
+  const queued = await discoveryJoin(pending.keys);
+  expect(queued.status).toBe('pending');
+  pending.requestId = queued.requestId!;
+
+  // The backup, taken while the instance serves joins.
+  const dumpFile = path.join(source.root, 'better-compute.dump');
+  const databaseBytes = (await sourceDb.$queryRaw<[{ size: bigint }]>`SELECT pg_database_size(current_database()) AS size`)[0].size;
+  let dumping = true;
+  const load = keepRunning(
+    2,
+    () => !dumping,
+    async () => void (await joinOnce(target, bigToken, trust, joinsDuringDump)),
+  );
+  const dumpStart = performance.now();
+  await source.run('pg_dump', ['--format=custom', `--file=${dumpFile}`, `--dbname=${source.urlOf(DATABASE)}`]);
+  const dumpMs = performance.now() - dumpStart;
+  dumping = false;
+  await load;
+  bundleRows = await sourceDb.$queryRaw`SELECT * FROM pki_bundles ORDER BY 1`;
+  figures.push(
+    `database ${(Number(databaseBytes) / 2 ** 20).toFixed(1)} MiB; pg_dump --format=custom ${(statSync(dumpFile).size / 1024).toFixed(0)} KiB ` +
+      `in ${dumpMs.toFixed(0)} ms while ${joinsDuringDump.length} joins were sent`,
+  );
+
+  // After the backup: one machine renews, another joins. Then the host is lost.
+  renewedAfter = await renewOnceRecorded(machines[NODES - 1]!, target, calls);
+  expect(renewedAfter.leaf.serialNumber).not.toBe(machines[NODES - 1]!.leaf.serialNumber);
+  const late = await joinedMachine(target, bigToken, trust, calls);
+  dirs.push(late.dir);
+  joinedAfter = late.identity;
+  await gateways[0]!.stop('SIGKILL');
+  await servers[0]!.stop();
+  await sourceDb.$disconnect();
+
+  restored = await startPgCluster();
+  await createDatabase(restored.url);
+  const copy = path.join(restored.root, 'better-compute.dump');
+  copyFileSync(dumpFile, copy);
+  chownTree(restored.root, runAs());
+  await source.stop();
+  const restoreStart = performance.now();
+  await restored.run('pg_restore', ['--exit-on-error', '--no-owner', `--dbname=${restored.urlOf(DATABASE)}`, copy]);
+  figures.push(`pg_restore into an empty database on a new cluster: ${(performance.now() - restoreStart).toFixed(0)} ms`);
+  restoredDb = createDb(restored.urlOf(DATABASE), { max: 4 });
+}, 240_000);
+
+afterAll(async () => {
+  sessionLoops.abort();
+  await Promise.all(gateways.map((g) => g.stop('SIGKILL')));
+  await Promise.all(servers.map((s) => s.stop()));
+  await sourceDb?.$disconnect().catch(() => {});
+  await restoredDb?.$disconnect().catch(() => {});
+  await source?.stop();
+  await restored?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const line of figures) say(line);
+}, 60_000);
+
+describe('a pg_dump of a running instance, restored into a fresh database', () => {
+  it('refuses to start with another BETTER_COMPUTE_SECRET, says why, and changes nothing', { timeout: 90_000 }, async () => {
+    const start = startServerProcess({ databaseUrl: restored.urlOf(DATABASE), secret: newServerSecret(), env });
+    const error = await start.then(
+      (started) => {
+        servers.push(started);
+        return null;
+      },
+      (e: Error) => e,
+    );
+    expect(error?.message).toContain('Could not start: BETTER_COMPUTE_SECRET does not open the PKI bundle (wrong secret?)');
+    expect(await restoredDb.$queryRaw`SELECT * FROM pki_bundles ORDER BY 1`).toEqual(bundleRows);
+  });
+
+  it(
+    'serves with the same secret: renewals, sessions and the queued request; later certificates are refused',
+    { timeout: 150_000 },
+    async () => {
+      // Another NEXTAUTH_SECRET: it only signs console sign-ins, which end; agents and API keys do not use it.
+      const api = await startServerProcess({
+        databaseUrl: restored.urlOf(DATABASE),
+        secret,
+        env: { ...env, NEXTAUTH_SECRET: newServerSecret() },
+      });
+      servers.push(api);
+      const startedAt = Date.now();
+      // The gateway's directory is not part of the backup: a new serving certificate from the restored PKI, at the
+      // address the agents use (they pin the serving CA, which the dump holds).
+      const bundle = await loadPki(restoredDb, secret);
+      const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
+      const fresh = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
+      expect(fresh.chainPem).not.toBe(credentials.chainPem);
+      gateways.push(await spawnGateway({ credentials: fresh, apiUrl: api.url, port: gateways[0]!.port }));
+
+      const admittedDuring = joinsDuringDump.filter((c) => c.status === 200);
+      const kept = await restoredDb.node.count({ where: { id: { in: admittedDuring.map((c) => c.nodeId!) } } });
+      figures.push(`joins answered 200 while pg_dump ran: ${admittedDuring.length}, of which in the dump: ${kept}`);
+      // The dump is one snapshot: the token's uses left match the nodes it joined, and each node has its certificate.
+      const token = await restoredDb.joinToken.findFirstOrThrow({ where: { role: 'node', poolId: { not: null } } });
+      const joined = await restoredDb.auditEntry.count({ where: { actor: `join-token:${token.id}`, action: 'node.joined' } });
+      expect(token.usesLeft).toBe(token.maxUses - joined);
+      expect(await restoredDb.node.count({ where: { role: 'node', certs: { none: {} } } })).toBe(0);
+
+      // Every machine renews with the certificate it held at the backup; the new certificates are the restored database's.
+      const calls: Call[] = [];
+      for (const machine of machines.slice(SESSION_NODES, NODES - 1)) await renewOnceRecorded(machine, target, calls);
+      expect(calls.map((c) => c.status)).toEqual(calls.map(() => 200));
+      expect(await restoredDb.nodeCert.count({ where: { serial: { in: calls.map((c) => c.serial!) } } })).toBe(calls.length);
+
+      // The agents' sessions come back by themselves, to the gateway at the same address.
+      await expect.poll(() => connectedSeenBy(api), { timeout: 60_000, interval: 250 }).toEqual(sessionNodes);
+      figures.push(`every session open again ${Date.now() - startedAt} ms after the restored instance listened`);
+
+      // The queued request is still pending; approved on the restored instance, the same machine is admitted.
+      const admin = principalOf('operator', newId('op'), [[tenantId, 'admin']]);
+      const pool = await defaultPool(restoredDb);
+      expect((await restoredDb.joinRequest.findUniqueOrThrow({ where: { id: pending.requestId } })).state).toBe('pending');
+      await approveJoinRequest(restoredDb, admin, { tenantId, poolId: pool.id, requestId: pending.requestId, ttlSeconds: 3600 });
+      const admitted = await discoveryJoin(pending.keys);
+      expect(admitted).toMatchObject({ status: 'joined', role: 'ramdisk' });
+      expect(await restoredDb.node.count({ where: { id: admitted.nodeId } })).toBe(1);
+
+      // Issued after the backup, unknown to the restored database: renewals and sessions are refused, uniformly.
+      const refused: Call[] = [];
+      for (const machine of [renewedAfter, joinedAfter]) await renewOnceRecorded(machine, target, refused);
+      expect(refused.map((c) => c.status)).toEqual([403, 403]);
+      for (const c of refused) expect(c.body.equals(RENEW_REFUSED.body)).toBe(true);
+      for (const machine of [renewedAfter, joinedAfter])
+        await expect(openSession(target, machine, { basePath: BASE, agentVersion: '0.1.0' })).rejects.toBeInstanceOf(SessionRefusedError);
+      // Until the machine joins again: then it renews like any other.
+      const rejoined = await joinedMachine(target, bigToken, trust, calls);
+      dirs.push(rejoined.dir);
+      expect((await renewOnceRecorded(rejoined.identity, target, calls)).leaf.serialNumber).not.toBe(rejoined.identity.leaf.serialNumber);
+    },
+  );
+});
