@@ -203,6 +203,13 @@ beforeAll(async () => {
   await restored.run('pg_restore', ['--exit-on-error', '--no-owner', `--dbname=${restored.urlOf(DATABASE)}`, copy]);
   figures.push(`pg_restore into an empty database on a new cluster: ${(performance.now() - restoreStart).toFixed(0)} ms`);
   restoredDb = createDb(restored.urlOf(DATABASE), { max: 4 });
+  const [nodes, certs, events, audit] = await Promise.all([
+    restoredDb.node.count(),
+    restoredDb.nodeCert.count(),
+    restoredDb.event.count(),
+    restoredDb.auditEntry.count(),
+  ]);
+  figures.push(`restored: ${nodes} nodes, ${certs} certificates, ${events} events, ${audit} audit entries`);
 }, 240_000);
 
 afterAll(async () => {
@@ -280,10 +287,25 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       expect(await restoredDb.node.count({ where: { id: admitted.nodeId } })).toBe(1);
 
       // Issued after the backup, unknown to the restored database: renewals and sessions are refused, uniformly.
+      const lastEvent = (await restoredDb.event.aggregate({ _max: { id: true } }))._max.id ?? 0n;
       const refused: Call[] = [];
       for (const machine of [renewedAfter, joinedAfter]) await renewOnceRecorded(machine, target, refused);
       expect(refused.map((c) => c.status)).toEqual([403, 403]);
       for (const c of refused) expect(c.body.equals(RENEW_REFUSED.body)).toBe(true);
+      // What the operator finds them by: security.renew.refused with reason certificate-unknown (naming nothing, as
+      // the caller proved nothing), and the gateway's call log, which names each peer's node.
+      const refusals = () =>
+        restoredDb.event
+          .findMany({ where: { type: 'security.renew.refused', id: { gt: lastEvent } } })
+          .then((events) => events.map((e) => (e.data as { reason: string }).reason));
+      await expect.poll(refusals).toEqual(['certificate-unknown', 'certificate-unknown']);
+      const refusedPeers = gateways[1]!.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { peer?: string; path: string; status: number })
+        .filter((l) => l.path.endsWith('/v1/renew') && l.status === 403)
+        .map((l) => l.peer);
+      for (const machine of [renewedAfter, joinedAfter])
+        expect(refusedPeers).toContainEqual(expect.stringContaining(machine.identity.nodeId));
       for (const machine of [renewedAfter, joinedAfter])
         await expect(openSession(target, machine, { basePath: BASE, agentVersion: '0.1.0' })).rejects.toBeInstanceOf(SessionRefusedError);
       // Until the machine joins again: then it renews like any other.
