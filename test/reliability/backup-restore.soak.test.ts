@@ -61,6 +61,8 @@ let bigToken: string;
 /** Machines joined before the dump; those past SESSION_NODES renewed once before it too. */
 const machines: LoadedIdentity[] = [];
 const sessionNodes: string[] = [];
+/** Each machine's hardware claims, as it sends them on every join. */
+const claimsOf: Array<ReturnType<typeof machineClaims>> = [];
 /** A machine that renewed after the dump, and one that joined after it: the restored database knows neither certificate. */
 let renewedAfter: LoadedIdentity;
 let joinedAfter: LoadedIdentity;
@@ -137,7 +139,8 @@ beforeAll(async () => {
   bigToken = (await issue('node')).token!;
   const calls: Call[] = [];
   for (let i = 0; i < NODES; i++) {
-    const machine = await joinedMachine(target, bigToken, trust, calls);
+    claimsOf.push(machineClaims());
+    const machine = await joinedMachine(target, bigToken, trust, calls, claimsOf[i]);
     dirs.push(machine.dir);
     if (i < SESSION_NODES) {
       sessionNodes.push(machine.identity.identity.nodeId);
@@ -186,7 +189,8 @@ beforeAll(async () => {
   // After the backup: one machine renews, another joins. Then the host is lost.
   renewedAfter = await renewOnceRecorded(machines[NODES - 1]!, target, calls);
   expect(renewedAfter.leaf.serialNumber).not.toBe(machines[NODES - 1]!.leaf.serialNumber);
-  const late = await joinedMachine(target, bigToken, trust, calls);
+  claimsOf.push(machineClaims());
+  const late = await joinedMachine(target, bigToken, trust, calls, claimsOf[NODES]);
   dirs.push(late.dir);
   joinedAfter = late.identity;
   await gateways[0]!.stop('SIGKILL');
@@ -308,10 +312,30 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
         expect(refusedPeers).toContainEqual(expect.stringContaining(machine.identity.nodeId));
       for (const machine of [renewedAfter, joinedAfter])
         await expect(openSession(target, machine, { basePath: BASE, agentVersion: '0.1.0' })).rejects.toBeInstanceOf(SessionRefusedError);
-      // Until the machine joins again: then it renews like any other.
-      const rejoined = await joinedMachine(target, bigToken, trust, calls);
-      dirs.push(rejoined.dir);
-      expect((await renewOnceRecorded(rejoined.identity, target, calls)).leaf.serialNumber).not.toBe(rejoined.identity.leaf.serialNumber);
+      // Until the machine joins again. The one that renewed after the backup is a known machine with a new key:
+      // a plain token refuses it (reclaim), a token with allowReclaim gives it its node back, a generation up.
+      const refusedJoins: Call[] = [];
+      await joinOnce(target, bigToken, trust, refusedJoins, claimsOf[NODES - 1]);
+      expect(refusedJoins.map((c) => c.status)).toEqual([403]);
+      const { token: reclaimToken } = await issueJoinToken(restoredDb, {
+        tenantId,
+        poolId: pool.id,
+        siteId: pool.siteId,
+        role: 'node',
+        ttlSeconds: 3600,
+        maxUses: 10,
+        allowReclaim: true,
+        createdBy: 'test:backup',
+      });
+      const reclaimed = await joinedMachine(target, reclaimToken!, trust, calls, claimsOf[NODES - 1]);
+      dirs.push(reclaimed.dir);
+      expect(reclaimed.identity.identity.nodeId).toBe(renewedAfter.identity.nodeId);
+      // The one that joined after the backup is unknown hardware: any token joins it, as a new node.
+      const joinedAgain = await joinedMachine(target, bigToken, trust, calls, claimsOf[NODES]);
+      dirs.push(joinedAgain.dir);
+      expect(joinedAgain.identity.identity.nodeId).not.toBe(joinedAfter.identity.nodeId);
+      for (const machine of [reclaimed, joinedAgain])
+        expect((await renewOnceRecorded(machine.identity, target, calls)).leaf.serialNumber).not.toBe(machine.identity.leaf.serialNumber);
     },
   );
 });
