@@ -31,7 +31,7 @@ export interface HaPostgres {
   stop(): Promise<void>;
 }
 
-export interface RunAs {
+interface RunAs {
   uid?: number;
   gid?: number;
 }

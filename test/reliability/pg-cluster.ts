@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -7,7 +7,7 @@ import { reservePort } from '../gateway-process';
 import { chownTree, runAs } from './ha-postgres';
 
 /** PostgreSQL 15's programs (Debian's postgresql-15), as the failover drill reads them. */
-export const PG_BIN = process.env.BETTER_COMPUTE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const PG_BIN = process.env.BETTER_COMPUTE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 export interface PgCluster {
   /** The superuser's URL of the `postgres` database. */
@@ -27,6 +27,8 @@ export interface PgCluster {
  * the postmaster; trust authentication on 127.0.0.1 only). As root, it runs as the `postgres` user.
  */
 export async function startPgCluster(): Promise<PgCluster> {
+  if (!existsSync(path.join(PG_BIN, 'pg_dump')))
+    throw new Error(`no PostgreSQL 15 in ${PG_BIN}: apt-get install postgresql-15, or set BETTER_COMPUTE_PG_BIN to another bin directory`);
   const as = runAs();
   const root = mkdtempSync(path.join(tmpdir(), 'bc-pg-'));
   chownTree(root, as);
