@@ -1,4 +1,5 @@
-import { copyFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,8 +231,18 @@ afterAll(async () => {
 }, 60_000);
 
 describe('a pg_dump of a running instance, restored into a fresh database', () => {
-  it('refuses to start with another BETTER_COMPUTE_SECRET, says why, and changes nothing', { timeout: 90_000 }, async () => {
-    const start = startServerProcess({ databaseUrl: restored.urlOf(DATABASE), secret: newServerSecret(), env });
+  it.each([
+    ['another BETTER_COMPUTE_SECRET', {}],
+    // Forgotten on the new host: the start then makes a development secret in its data directory.
+    ['no BETTER_COMPUTE_SECRET', { BETTER_COMPUTE_SECRET: '' }],
+  ] as const)('refuses to start with %s, says why, and changes nothing', { timeout: 90_000 }, async (_, unset) => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bc-restore-data-'));
+    dirs.push(dataDir);
+    const start = startServerProcess({
+      databaseUrl: restored.urlOf(DATABASE),
+      secret: newServerSecret(),
+      env: { ...env, BETTER_COMPUTE_DATA_DIR: dataDir, ...unset },
+    });
     const error = await start.then(
       (started) => {
         servers.push(started);
@@ -240,6 +251,7 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       (e: Error) => e,
     );
     expect(error?.message).toContain('Could not start: BETTER_COMPUTE_SECRET does not open the PKI bundle (wrong secret?)');
+    expect(existsSync(path.join(dataDir, 'secret'))).toBe('BETTER_COMPUTE_SECRET' in unset);
     expect(await restoredDb.$queryRaw`SELECT * FROM pki_bundles ORDER BY 1`).toEqual(bundleRows);
   });
 
@@ -279,7 +291,7 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       expect(await restoredDb.nodeCert.count({ where: { serial: { in: calls.map((c) => c.serial!) } } })).toBe(calls.length);
 
       // The agents' sessions come back by themselves, to the gateway at the same address.
-      await expect.poll(() => connectedSeenBy(api), { timeout: 60_000, interval: 250 }).toEqual(sessionNodes);
+      await expect.poll(() => connectedSeenBy(api), { timeout: 90_000, interval: 250 }).toEqual(sessionNodes);
       figures.push(`every session open again ${Date.now() - startedAt} ms after the restored instance listened`);
 
       // The queued request is still pending; approved on the restored instance, the same machine is admitted.
