@@ -1,34 +1,35 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
+import type { JoinTrust } from '../../agent/join';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
-import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import type { GatewayTarget } from '../../agent/renew/gateway-client';
 import type { LoadedIdentity } from '../../agent/renew/identity';
 import { runSessionLoop } from '../../agent/session/loop';
 import { openSession, SessionRefusedError } from '../../agent/session/session-client';
-import { verifyJoinAnswer } from '../../agent/verify-answer';
 import { RENEW_REFUSED } from '../../protocol/renew-wire';
-import { insertApiKey } from '../../server/api-keys/api-keys';
 import { principalOf } from '../../server/authz/principal';
-import { bootstrapFirstStart } from '../../server/boot/bootstrap';
 import { createDb, type Db } from '../../server/db/client';
-import { migrate } from '../../server/db/migrate';
 import { newId } from '../../server/ids';
 import { loadPki } from '../../server/pki/bundle/store';
-import { issueGatewayCertificate } from '../../server/pki/issuance/gateway';
-import { installPins } from '../../server/pki/pins-summary';
 import { approveJoinRequest } from '../../server/requests/decisions';
-import { issueJoinToken } from '../../server/tokens/issue';
 import { randomMac } from '../discovery-harness';
 import { spawnGateway, type SpawnedGateway } from '../gateway-process';
 import { machineClaims } from '../join-harness';
-import { defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerProcess } from '../server-process';
-import { BASE, joinedMachine, joinOnce, keepRunning, renewOnceRecorded, type Call } from './failover-load';
+import { defaultPool, newServerSecret, startServerProcess, type ServerProcess } from '../server-process';
+import {
+  BASE,
+  connectedSeenBy as connectedNodes,
+  joinedMachine,
+  joinOnce,
+  keepRunning,
+  renewOnceRecorded,
+  type Call,
+} from './failover-load';
 import { chownTree, runAs } from './ha-postgres';
 import { startPgCluster, type PgCluster } from './pg-cluster';
+import { DATABASE, discoveryJoin, gatewayCredentials, issueToken, startServingInstance, type ServingInstance } from './backup-drill';
 
 // The backup and restore drill: a running instance on PostgreSQL 15 with joined nodes, open sessions and a
 // queued join request is dumped with pg_dump (custom format) while it serves joins; the dump is restored into
@@ -41,7 +42,6 @@ import { startPgCluster, type PgCluster } from './pg-cluster';
 /** BACKUP_DRILL_NODES=N joins N machines before the backup instead (a larger dump to measure). */
 const NODES = Number(process.env.BACKUP_DRILL_NODES) || 8;
 const SESSION_NODES = 3;
-const DATABASE = 'better_compute';
 const secret = newServerSecret();
 const env = { BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: '1', BETTER_COMPUTE_SESSION_GRACE_SECONDS: '3' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,8 +54,8 @@ let restoredDb: Db;
 const servers: ServerProcess[] = [];
 const gateways: SpawnedGateway[] = [];
 const sessionLoops = new AbortController();
-let credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
 let trust: JoinTrust;
+let oldCredentials: ServingInstance['credentials'];
 let target: GatewayTarget;
 let tenantId: string;
 let apiKey: string;
@@ -74,71 +74,16 @@ let bundleRows: unknown[];
 const figures: string[] = [];
 const dirs: string[] = [];
 
-async function createDatabase(url: string) {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${DATABASE}`).finally(() => admin.end());
-}
-
-async function discoveryJoin(keys: ReturnType<typeof generateNodeKeyAndCsr>) {
-  const attempt = await prepareJoinAttempt({
-    token: pending.token,
-    trust,
-    claims: machineClaims({ macs: [pending.mac] }),
-    role: 'discovery',
-    attestor: 'discovery',
-    keys,
-  });
-  const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body, 15_000);
-  expect(reply.status, reply.body.toString()).toBe(200);
-  return verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    signingKeyPin: trust.signingKeyPin,
-    signingCertificateDer: trust.signingCertificateDer,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'ramdisk',
-  }) as unknown as { status: string; requestId?: string; nodeId?: string; role?: string };
-}
-
 /** The connected nodes as `api` answers them (REST), or null while it cannot. */
-async function connectedSeenBy(api: ServerProcess): Promise<string[] | null> {
-  const answer = await fetch(`${api.url}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-    signal: AbortSignal.timeout(5_000),
-  }).catch(() => null);
-  if (answer?.status !== 200) return null;
-  return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
-}
+const connectedSeenBy = (api: ServerProcess) => connectedNodes(api.url, tenantId, apiKey);
 
 beforeAll(async () => {
-  source = await startPgCluster();
-  await createDatabase(source.url);
-  await migrate(source.urlOf(DATABASE));
-  sourceDb = createDb(source.urlOf(DATABASE), { max: 4 });
-  await bootstrapFirstStart(sourceDb, { secret, trustDomain: 'backup.example.com' });
-  servers.push(await startServerProcess({ databaseUrl: source.urlOf(DATABASE), secret, env }));
-  const bundle = await loadPki(sourceDb, secret);
-  const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-  credentials = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
-  gateways.push(await spawnGateway({ credentials, apiUrl: servers[0]!.url }));
-  target = { gatewayUrl: gateways[0]!.url, servingCaPin: installPins(bundle).servingCaPin };
-  trust = await serverTrust(sourceDb, secret);
-  const pool = await defaultPool(sourceDb);
-  tenantId = pool.ownerTenantId;
+  const first = await startServingInstance(secret, env);
+  ({ cluster: source, db: sourceDb, trust, target, tenantId, apiKey, credentials: oldCredentials } = first);
+  servers.push(first.server);
+  gateways.push(first.gateway);
   process.env.BETTER_COMPUTE_LOG_LEVEL = 'error';
-  apiKey = (await insertApiKey(sourceDb, { tenantId, role: 'viewer', name: 'drill' }, 'test:backup')).key;
-  const issue = (role: 'node' | 'discovery', boundMac?: string) =>
-    issueJoinToken(sourceDb, {
-      tenantId,
-      poolId: role === 'node' ? pool.id : null,
-      siteId: pool.siteId,
-      role,
-      ttlSeconds: 3600,
-      maxUses: role === 'node' ? 1_000 : 1,
-      ...(boundMac && { boundMac, discovery: { ip: '10.1.2.3', workflowId: 'wf-backup', vouchedBy: 'module:boot', bootLeaseEpoch: 1 } }),
-      createdBy: 'test:backup',
-    });
-  bigToken = (await issue('node')).token!;
+  bigToken = await issueToken(sourceDb);
   const calls: Call[] = [];
   for (let i = 0; i < NODES; i++) {
     claimsOf.push(machineClaims());
@@ -163,8 +108,8 @@ beforeAll(async () => {
   for (const start = Date.now(); (await connectedSeenBy(servers[0]!))?.join() !== sessionNodes.join(); await sleep(250))
     if (Date.now() - start > 30_000) throw new Error('the sessions did not open before the backup');
   const mac = randomMac();
-  pending = { token: (await issue('discovery', mac)).token!, mac, keys: generateNodeKeyAndCsr(), requestId: '' };
-  const queued = await discoveryJoin(pending.keys);
+  pending = { token: await issueToken(sourceDb, { discoveryMac: mac }), mac, keys: generateNodeKeyAndCsr(), requestId: '' };
+  const queued = await discoveryJoin(target, trust, pending, pending.keys);
   expect(queued.status).toBe('pending');
   pending.requestId = queued.requestId!;
 
@@ -200,7 +145,7 @@ beforeAll(async () => {
   await sourceDb.$disconnect();
 
   restored = await startPgCluster();
-  await createDatabase(restored.url);
+  await restored.createDatabase(DATABASE);
   const copy = path.join(restored.root, 'better-compute.dump');
   copyFileSync(dumpFile, copy);
   chownTree(restored.root, runAs());
@@ -269,10 +214,8 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       const startedAt = Date.now();
       // The gateway's directory is not part of the backup: a new serving certificate from the restored PKI, at the
       // address the agents use (they pin the serving CA, which the dump holds).
-      const bundle = await loadPki(restoredDb, secret);
-      const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-      const fresh = { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem };
-      expect(fresh.chainPem).not.toBe(credentials.chainPem);
+      const fresh = gatewayCredentials(await loadPki(restoredDb, secret));
+      expect(fresh.chainPem).not.toBe(oldCredentials.chainPem);
       gateways.push(await spawnGateway({ credentials: fresh, apiUrl: api.url, port: gateways[0]!.port }));
 
       const admittedDuring = joinsDuringDump.filter((c) => c.status === 200);
@@ -299,7 +242,7 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       const pool = await defaultPool(restoredDb);
       expect((await restoredDb.joinRequest.findUniqueOrThrow({ where: { id: pending.requestId } })).state).toBe('pending');
       await approveJoinRequest(restoredDb, admin, { tenantId, poolId: pool.id, requestId: pending.requestId, ttlSeconds: 3600 });
-      const admitted = await discoveryJoin(pending.keys);
+      const admitted = await discoveryJoin(target, trust, pending, pending.keys);
       expect(admitted).toMatchObject({ status: 'joined', role: 'ramdisk' });
       expect(await restoredDb.node.count({ where: { id: admitted.nodeId } })).toBe(1);
 
@@ -330,17 +273,8 @@ describe('a pg_dump of a running instance, restored into a fresh database', () =
       const refusedJoins: Call[] = [];
       await joinOnce(target, bigToken, trust, refusedJoins, claimsOf[NODES - 1]);
       expect(refusedJoins.map((c) => c.status)).toEqual([403]);
-      const { token: reclaimToken } = await issueJoinToken(restoredDb, {
-        tenantId,
-        poolId: pool.id,
-        siteId: pool.siteId,
-        role: 'node',
-        ttlSeconds: 3600,
-        maxUses: 10,
-        allowReclaim: true,
-        createdBy: 'test:backup',
-      });
-      const reclaimed = await joinedMachine(target, reclaimToken!, trust, calls, claimsOf[NODES - 1]);
+      const reclaimToken = await issueToken(restoredDb, { allowReclaim: true });
+      const reclaimed = await joinedMachine(target, reclaimToken, trust, calls, claimsOf[NODES - 1]);
       dirs.push(reclaimed.dir);
       expect(reclaimed.identity.identity.nodeId).toBe(renewedAfter.identity.nodeId);
       // The one that joined after the backup is unknown hardware: any token joins it, as a new node.

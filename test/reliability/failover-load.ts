@@ -131,3 +131,17 @@ export async function keepRunning(workers: number, stop: () => boolean, task: (w
     }),
   );
 }
+
+/** The connected nodes of `tenantId` as the API at `apiUrl` answers them (REST, with `apiKey`), or null while it cannot. */
+export async function connectedSeenBy(apiUrl: string, tenantId: string, apiKey: string): Promise<string[] | null> {
+  try {
+    const answer = await fetch(`${apiUrl}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    if (answer.status !== 200) return null;
+    return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
+  } catch {
+    return null;
+  }
+}

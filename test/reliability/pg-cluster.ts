@@ -14,6 +14,8 @@ export interface PgCluster {
   url: string;
   /** The URL of database `name` on this cluster. */
   urlOf(name: string): string;
+  /** Creates the empty database `name`. */
+  createDatabase(name: string): Promise<void>;
   /** Runs one of PostgreSQL's programs (pg_dump, pg_restore, …) as the cluster's owner; rejects on failure. */
   run(program: string, args: string[]): Promise<void>;
   /** The cluster's temporary directory (its owner can write there: dump files go here). */
@@ -81,5 +83,10 @@ export async function startPgCluster(): Promise<PgCluster> {
       throw new Error(`PostgreSQL did not start within 30 s:\n${log.slice(-20).join('\n')}`);
     }
   }
-  return { url: urlOf('postgres'), urlOf, run, root, stop };
+  const createDatabase = async (name: string) => {
+    const admin = new pg.Client({ connectionString: urlOf('postgres') });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`).finally(() => admin.end());
+  };
+  return { url: urlOf('postgres'), urlOf, createDatabase, run, root, stop };
 }
