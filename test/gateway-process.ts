@@ -78,7 +78,10 @@ export async function spawnGateway(options: {
   credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
   apiUrl: string;
   env?: Record<string, string>;
-  /** A port reserved beforehand ({@link reservePort}), for a gateway whose URL the server publishes; else a free one. */
+  /**
+   * A port reserved beforehand ({@link reservePort}): for a gateway whose URL the server publishes, or one started
+   * again where its agents already point; else a free one.
+   */
   port?: number;
 }): Promise<SpawnedGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));

@@ -37,15 +37,16 @@ export interface Call {
 
 const serialOf = (chain: readonly string[]) => new X509Certificate(Buffer.from(chain[0]!, 'base64')).serialNumber.toLowerCase();
 
-/** One join attempt through `target`, recorded; a 200 is verified as the agent verifies it. */
+/** One join attempt through `target` (of a new machine unless `claims` says which), recorded; a 200 is verified as the agent verifies it. */
 export async function joinOnce(
   target: GatewayTarget,
   token: string,
   trust: JoinTrust,
   calls: Call[],
+  claims = machineClaims(),
 ): Promise<{ call: Call; answer?: IssuedAnswer; keys: ReturnType<typeof generateNodeKeyAndCsr> }> {
   const keys = generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token, trust, claims: machineClaims(), keys });
+  const attempt = await prepareJoinAttempt({ token, trust, claims, keys });
   const call: Call = { kind: 'join', sentAt: Date.now(), answeredAt: 0, status: 0, body: Buffer.alloc(0) };
   try {
     const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body, CALL_TIMEOUT_MS);
@@ -74,8 +75,9 @@ export async function joinedMachine(
   token: string,
   trust: JoinTrust,
   calls: Call[],
+  claims = machineClaims(),
 ): Promise<{ dir: string; identity: LoadedIdentity }> {
-  const { call, answer, keys } = await joinOnce(target, token, trust, calls);
+  const { call, answer, keys } = await joinOnce(target, token, trust, calls, claims);
   if (!answer) throw new Error(`a join before the drill answered ${call.status}: ${call.body.toString()}`);
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-drill-node-'));
   await writeIdentity(dir, {
@@ -128,4 +130,18 @@ export async function keepRunning(workers: number, stop: () => boolean, task: (w
       while (!stop()) await task(worker);
     }),
   );
+}
+
+/** The connected nodes of `tenantId` as the API at `apiUrl` answers them (REST, with `apiKey`), or null while it cannot. */
+export async function connectedSeenBy(apiUrl: string, tenantId: string, apiKey: string): Promise<string[] | null> {
+  try {
+    const answer = await fetch(`${apiUrl}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    if (answer.status !== 200) return null;
+    return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
+  } catch {
+    return null;
+  }
 }

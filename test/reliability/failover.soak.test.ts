@@ -18,7 +18,15 @@ import { installPins } from '../../server/pki/pins-summary';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { spawnGateway, type SpawnedGateway } from '../gateway-process';
 import { defaultPool, newServerSecret, serverTrust, startServerProcess, type ServerProcess } from '../server-process';
-import { BASE, joinedMachine, joinOnce, keepRunning, renewOnceRecorded, type Call } from './failover-load';
+import {
+  BASE,
+  connectedSeenBy as connectedNodes,
+  joinedMachine,
+  joinOnce,
+  keepRunning,
+  renewOnceRecorded,
+  type Call,
+} from './failover-load';
 import { startHaPostgres, type HaMember, type HaPostgres } from './ha-postgres';
 
 // The PostgreSQL failover drill: two API instances and two gateways on one highly available PostgreSQL
@@ -126,18 +134,7 @@ async function token(maxUses: number) {
 }
 
 /** The connected nodes as an API instance answers them (REST), or null while it cannot. */
-async function connectedSeenBy(api: ServerProcess): Promise<string[] | null> {
-  try {
-    const answer = await fetch(`${api.url}${BASE}/v1/tenants/${tenantId}/nodes?connected=true&limit=500`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-      signal: AbortSignal.timeout(5_000),
-    });
-    if (answer.status !== 200) return null;
-    return ((await answer.json()) as { items: Array<{ id: string }> }).items.map((n) => n.id).sort();
-  } catch {
-    return null;
-  }
-}
+const connectedSeenBy = (api: ServerProcess) => connectedNodes(api.url, tenantId, apiKey);
 
 async function newLeaderAfter(old: HaMember, timeoutMs: number): Promise<HaMember> {
   for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(100)) {

@@ -37,7 +37,7 @@ interface RunAs {
 }
 
 /** The postgres user's ids when running as root (PostgreSQL will not run as root), else nothing to change. */
-function runAs(): RunAs {
+export function runAs(): RunAs {
   if (process.getuid?.() !== 0) return {};
   const ids = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
   const uid = ids('-u');
@@ -46,7 +46,7 @@ function runAs(): RunAs {
   return { uid, gid: ids('-g') };
 }
 
-function chownTree(dir: string, as: RunAs) {
+export function chownTree(dir: string, as: RunAs) {
   if (as.uid === undefined) return;
   chownSync(dir, as.uid, as.gid!);
   for (const entry of readdirSync(dir)) {
