@@ -11,6 +11,7 @@ import { verifyJoinAnswer, type IssuedAnswer, type PendingAnswer } from './verif
 import { loggedFetch } from './request-log';
 import { TrustStore } from './trust/store';
 import { learnFromWellKnown } from './trust/well-known';
+import { pinOfEncryptionJwk } from './trust/trust-set';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -93,6 +94,9 @@ export async function resolveJoinTrust(options: {
       if (!encryptionJwk) throw error;
     }
   } else {
+    // bcd's rule holds with a set too: a key file that is present but matches neither the install's pin nor a
+    // pin of the set was not written by an install of this deployment, and fails the join.
+    if (options.refuseMismatchedKeyFile && options.jwkPath) await refuseForeignKeyFile(options.jwkPath, options.pins, store);
     if (options.jwkPath)
       store.learnEncryptionJwk(
         await readFile(options.jwkPath, 'utf8')
@@ -103,6 +107,25 @@ export async function resolveJoinTrust(options: {
     if (!encryptionJwk) throw new Error(`No join encryption key matches a join encryption pin of the trust set (version ${store.version})`);
   }
   return { encryptionJwk, signingCertificateDer, signingKeyPin: first, signingKeys: keys };
+}
+
+/**
+ * Throws bcd's mismatch error when `jwkPath` exists and its key is neither the install's pinned key nor one the
+ * held trust set lists; a missing file is fine (the set's keys are used).
+ */
+async function refuseForeignKeyFile(jwkPath: string, pins: AgentPins, store: TrustStore): Promise<void> {
+  const text = await readFile(jwkPath, 'utf8').catch(() => null);
+  if (text === null) return;
+  let pin: string | undefined;
+  try {
+    pin = pinOfEncryptionJwk(JSON.parse(text))?.pin;
+  } catch {
+    pin = undefined;
+  }
+  if (pin && (pin === pins.joinEncryptionKeyPin || store.set.joinEncryptionKeyPins.includes(pin))) return;
+  throw new Error(
+    `${jwkPath} does not match join_encryption_key_pin; after a join key rotation, generate the install script again and rerun it (it rewrites the key file and the pins)`,
+  );
 }
 
 /** The DER of the document's certificate whose key is `key` (join or join.next). */

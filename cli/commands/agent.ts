@@ -73,7 +73,9 @@ async function agentTpmJoin(opts: AgentJoinOpts, serverUrl: string, pins: { join
   if (!opts.site) throw new DomainError('INVALID_ARGUMENT', 'A tpm join names its site: --site SITE', { field: 'site' });
   if (!opts.reset && (await readStoredIdentity(opts.identityDir).catch(() => true)))
     throw new DomainError('INVALID_STATE', `${opts.identityDir} already holds an identity; join again with --reset --yes`);
-  const trust = await resolveJoinTrust({ serverUrl, pins });
+  // trust.json beside identity.json, as a token join keeps it: the answer's trust set is stored there.
+  const store = await TrustStore.open({ dir: opts.identityDir, install: pins });
+  const trust = await resolveJoinTrust({ serverUrl, pins, trust: store });
   const say = (line: string) => void process.stdout.write(`${line}\n`);
   let outcome: Awaited<ReturnType<typeof joinWithTpm>>;
   try {
@@ -99,6 +101,8 @@ async function agentTpmJoin(opts: AgentJoinOpts, serverUrl: string, pins: { join
     throw error;
   }
   if (outcome.status === 'pending') return exitWhenFlushed(3);
+  // The answer verified under a trusted key: its trust set is stored as a trust event's would be.
+  if (outcome.answer.trust !== undefined) await store.acceptAnswerTrust(outcome.answer.trust, outcome.answer, 'join answer');
   say(`Joined as node ${outcome.answer.nodeId} (site ${outcome.answer.siteId}, role ${outcome.answer.role}); its key is held by the TPM`);
 }
 

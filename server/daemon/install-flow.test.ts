@@ -203,8 +203,19 @@ describe('the documented way back: bcd join --config /etc/bcd/config.toml --rese
       // A renewal through the gateway, as bcd.service makes them: the replaced pair stays as *.previous.
       const renewed = await run(installed(root), ['node', '--once'], { env: env(root, '/nonexistent') });
       expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
-      expect(readdirSync(bcdDir).sort()).toEqual(['identity.json', 'identity.json.previous', 'node.key', 'node.key.previous']);
-      const before = Object.fromEntries(readdirSync(bcdDir).map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]));
+      // trust.json: the trust set the join answer carried (kept across --reset, never moved aside).
+      expect(readdirSync(bcdDir).sort()).toEqual([
+        'identity.json',
+        'identity.json.previous',
+        'node.key',
+        'node.key.previous',
+        'trust.json',
+      ]);
+      const before = Object.fromEntries(
+        readdirSync(bcdDir)
+          .filter((name) => name !== 'trust.json')
+          .map((name) => [name, readFileSync(path.join(bcdDir, name), 'utf8')]),
+      );
 
       // The gateway serves the well-known document the join reads, the same bytes as the API's.
       const viaGateway = await pinnedFetch({ servingCaPin: pins.servingCaPin })(`${gatewayUrl}/api/compute/.well-known/better-compute`);
@@ -234,6 +245,7 @@ describe('the documented way back: bcd join --config /etc/bcd/config.toml --rese
         'node.key',
         `node.key.previous.reset-${stamp}`,
         `node.key.reset-${stamp}`,
+        'trust.json',
       ]);
       for (const [name, text] of Object.entries(before))
         expect(readFileSync(path.join(bcdDir, `${name}.reset-${stamp}`), 'utf8')).toBe(text);

@@ -169,7 +169,7 @@ describe('bcd join --attestor tpm', () => {
       expect(readFileSync(path.join(dataDir(m.root), 'ak.key'), 'utf8')).toMatch(/^bcd-tpm-key v1\n/);
       for (const name of ['node.key', 'ak.key', 'identity.json'])
         expect(statSync(path.join(dataDir(m.root), name)).mode & 0o777).toBe(0o600);
-      expect(readdirSync(dataDir(m.root)).sort()).toEqual(['ak.key', 'identity.json', 'node.key']);
+      expect(readdirSync(dataDir(m.root)).sort()).toEqual(['ak.key', 'identity.json', 'node.key', 'trust.json']);
       expect(readFileSync(path.join(m.root, 'etc/bcd/config.toml'), 'utf8')).toContain(`site = "${siteId}"`);
       const leaf = readLeafNames(Buffer.from(identity.certificateChain[0]!, 'base64'));
       expect(leaf.uris[1]).toMatch(/^urn:bc:tpm-ak:sha256:[0-9a-f]{64}$/);
@@ -217,7 +217,7 @@ describe('bcd join --attestor tpm', () => {
         expect(result.stdout).toContain(`joined: node ${identity.nodeId} in site ${siteId}`);
         // The request is printed once, however many retries it took.
         expect(result.stdout.match(/waiting for approval/g)).toHaveLength(1);
-        expect(readdirSync(dataDir(m.root)).sort()).toEqual(['ak.key', 'identity.json', 'node.key']);
+        expect(readdirSync(dataDir(m.root)).sort()).toEqual(['ak.key', 'identity.json', 'node.key', 'trust.json']);
         const decided = (await api().joinRequests.list({ tenantId, poolId, state: 'all' })).items.find((q) => q.id === requestId);
         expect(decided).toMatchObject({ state: 'consumed', nodeId: identity.nodeId });
         expect(readLeafNames(Buffer.from(identity.certificateChain[0]!, 'base64')).uris[1]).toBe(listed.tpm!.akStatement);
@@ -294,7 +294,7 @@ describe('bcd join --attestor tpm', () => {
       const identity = JSON.parse(readFileSync(path.join(identityDir, 'identity.json'), 'utf8')) as { nodeId: string };
       expect(second.stdout).toBe(`Joined as node ${identity.nodeId} (site ${siteId}, role node); its key is held by the TPM\n`);
       expect(await database.db.node.findUniqueOrThrow({ where: { id: identity.nodeId } })).toMatchObject({ poolId });
-      expect(readdirSync(identityDir).sort()).toEqual(['ak.key', 'identity.json', 'node.key']);
+      expect(readdirSync(identityDir).sort()).toEqual(['ak.key', 'identity.json', 'node.key', 'trust.json']);
 
       const again = await cli();
       expect(again.code).not.toBe(0);
