@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { X509Certificate, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { spkiPin } from '../protocol/pins';
@@ -8,6 +9,8 @@ import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { sealTokenSync, type EncryptionJwk } from './seal-token';
 import { verifyJoinAnswer, type IssuedAnswer, type PendingAnswer } from './verify-answer';
 import { loggedFetch } from './request-log';
+import { TrustStore } from './trust/store';
+import { learnFromWellKnown } from './trust/well-known';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -20,14 +23,19 @@ export interface JoinTrust {
   encryptionJwk: EncryptionJwk;
   signingCertificateDer: Buffer;
   signingKeyPin: string;
+  /** Every trusted join-signing key known, by pin (the trust set's); answers verify under any of them. */
+  signingKeys?: ReadonlyMap<string, KeyObject>;
 }
 
 export const DEFAULT_BASE_PATH = '/api/compute';
 
 /**
- * Resolves the keys a join needs and checks each against its pin: the encryption key from
- * `join-encryption.jwk` when it matches (else the well-known document), and the join-signing certificate
- * from the well-known document, accepted only when its key matches `join_signing_key_pin`.
+ * Resolves the keys a join needs and checks each against the pins trusted: the install's (`pins`), or the trust
+ * set held in `trust` (trust.json) once one arrived. The join-signing certificates come from the well-known
+ * document (`join.signingCertificate`, and during a rotation `join.next.signingCertificate`), each kept only when
+ * its key matches a trusted pin. The encryption key is, before any set arrived, `join-encryption.jwk` when it
+ * matches (else the well-known document, `join.next` included); with a set held, the first key of the set's
+ * JWKs (the file's and the document's learned too) whose pin is in the set.
  */
 export async function resolveJoinTrust(options: {
   serverUrl: string;
@@ -37,28 +45,82 @@ export async function resolveJoinTrust(options: {
   /** See LoadJoinEncryptionKeyOptions.refuseMismatchedFile (bcd sets it). */
   refuseMismatchedKeyFile?: boolean;
   fetch?: typeof fetch;
+  /** The trust set held; an in-memory one of `pins` when absent. */
+  trust?: TrustStore;
 }): Promise<JoinTrust> {
   const doFetch = loggedFetch(options.fetch ?? fetch);
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
-  const encryption = await loadJoinEncryptionKey({
-    jwkPath: options.jwkPath,
-    pin: options.pins.joinEncryptionKeyPin,
-    serverUrl: options.serverUrl,
-    basePath,
-    fetch: doFetch,
-    refuseMismatchedFile: options.refuseMismatchedKeyFile,
-  });
+  const store =
+    options.trust ??
+    (await TrustStore.open({
+      dir: null,
+      install: { joinSigningKeyPin: options.pins.joinSigningKeyPin, joinEncryptionKeyPin: options.pins.joinEncryptionKeyPin },
+    }));
   const response = await doFetch(`${options.serverUrl}${basePath}/.well-known/better-compute`);
   if (!response.ok) throw new Error(`The well-known document answered ${response.status}`);
   const doc = (await response.json()) as { join?: { signingCertificate?: string } };
-  const certificate = doc.join?.signingCertificate;
-  if (!certificate) throw new Error('The server publishes no join signing certificate (is pki.join configured?)');
-  const der = Buffer.from(certificate, 'base64');
-  const { X509Certificate } = await import('node:crypto');
-  if (spkiPin(new X509Certificate(der).publicKey) !== options.pins.joinSigningKeyPin) {
-    throw new Error('The join signing certificate of the well-known document does not match join_signing_key_pin');
+  if (!doc.join?.signingCertificate) throw new Error('The server publishes no join signing certificate (is pki.join configured?)');
+  learnFromWellKnown(store, doc);
+  const keys = store.signingKeys();
+  if (keys.size === 0) throw new Error('The join signing certificate of the well-known document does not match join_signing_key_pin');
+  // The pin and certificate of one trusted key the document publishes, for callers that want a single key.
+  const published = [...keys].map(([pin, key]) => ({ pin, der: signingCertificateOf(doc, key) }));
+  const { pin: first, der: signingCertificateDer } = published.find((k) => k.der.length > 0) ?? published[0]!;
+
+  let encryptionJwk: EncryptionJwk | null = null;
+  if (store.version === 0) {
+    try {
+      const pinned = await loadJoinEncryptionKey({
+        jwkPath: options.jwkPath,
+        pin: options.pins.joinEncryptionKeyPin,
+        // The document already read: the key file's fallback looks at it, not at a second fetch.
+        serverUrl: options.serverUrl,
+        basePath,
+        fetch: (async () => new Response(JSON.stringify(doc), { status: 200 })) as typeof fetch,
+        refuseMismatchedFile: options.refuseMismatchedKeyFile,
+      });
+      encryptionJwk = pinned.jwk;
+    } catch (error) {
+      // A pinned key published only as `join.next` (an encryption rotation under way) is as good; a key file
+      // that is present but does not match still fails under bcd's rule.
+      const fileThere = options.jwkPath
+        ? await stat(options.jwkPath).then(
+            () => true,
+            () => false,
+          )
+        : false;
+      encryptionJwk = options.refuseMismatchedKeyFile && fileThere ? null : store.sealingJwk();
+      if (!encryptionJwk) throw error;
+    }
+  } else {
+    if (options.jwkPath)
+      store.learnEncryptionJwk(
+        await readFile(options.jwkPath, 'utf8')
+          .then(JSON.parse, () => null)
+          .catch(() => null),
+      );
+    encryptionJwk = store.sealingJwk();
+    if (!encryptionJwk) throw new Error(`No join encryption key matches a join encryption pin of the trust set (version ${store.version})`);
   }
-  return { encryptionJwk: encryption.jwk, signingCertificateDer: der, signingKeyPin: options.pins.joinSigningKeyPin };
+  return { encryptionJwk, signingCertificateDer, signingKeyPin: first, signingKeys: keys };
+}
+
+/** The DER of the document's certificate whose key is `key` (join or join.next). */
+function signingCertificateOf(
+  doc: { join?: { signingCertificate?: string; next?: { signingCertificate?: string } } },
+  key: KeyObject,
+): Buffer {
+  const pin = spkiPin(key);
+  for (const b64 of [doc.join?.signingCertificate, doc.join?.next?.signingCertificate]) {
+    if (typeof b64 !== 'string') continue;
+    const der = Buffer.from(b64, 'base64');
+    try {
+      if (spkiPin(new X509Certificate(der).publicKey) === pin) return der;
+    } catch {
+      // not a certificate: learnFromWellKnown skipped it too
+    }
+  }
+  return Buffer.alloc(0);
 }
 
 export class JoinRefusedError extends Error {
@@ -133,6 +195,7 @@ export async function sendJoin(options: {
   return verifyJoinAnswer(JSON.parse(text), {
     signingKeyPin: options.trust.signingKeyPin,
     signingCertificateDer: options.trust.signingCertificateDer,
+    ...(options.trust.signingKeys ? { signingKeys: options.trust.signingKeys } : {}),
     csrSha256: options.attempt.keys.csrSha256,
     publicKeySpkiDer: options.attempt.keys.spkiDer,
     expectedRole: role,
@@ -154,13 +217,16 @@ export async function joinWithToken(options: {
   refuseMismatchedKeyFile?: boolean;
   reset?: boolean;
   fetch?: typeof fetch;
+  /** The trust set held (trust.json in `identityDir` of `pins` unless given); the answer's `trust` is stored in it. */
+  trust?: TrustStore;
 }): Promise<IssuedAnswer | PendingAnswer> {
   // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
   // token, and with allowReclaim revoke the working certificate, before the write is refused.
   if (!options.reset && (await hasIdentity(options.identityDir))) {
     throw new Error(`already joined: ${options.identityDir} holds an identity; join again with reset to replace it`);
   }
-  const trust = await resolveJoinTrust(options);
+  const store = options.trust ?? (await TrustStore.open({ dir: options.identityDir, install: options.pins }));
+  const trust = await resolveJoinTrust({ ...options, trust: store });
   const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims });
   const answer = await sendJoin({ ...options, attempt, trust });
   if (answer.status === 'joined') {
@@ -176,6 +242,8 @@ export async function joinWithToken(options: {
       },
       { reset: options.reset },
     );
+    // The answer verified under a trusted key: its trust set is stored as a trust event's would be.
+    if (answer.trust !== undefined) await store.acceptAnswerTrust(answer.trust, answer, 'join answer');
   }
   return answer;
 }

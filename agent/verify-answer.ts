@@ -1,5 +1,6 @@
 import { createHash, X509Certificate, type KeyObject } from 'node:crypto';
-import { verifyEnvelope, type SignedEnvelope } from '../protocol/envelope';
+import type { SignedEnvelope } from '../protocol/envelope';
+import { verifyTrustedEnvelope } from './trust/envelope';
 import { spkiPin } from '../protocol/pins';
 import { readLeafNames } from '../protocol/certificate-names';
 
@@ -26,6 +27,8 @@ export interface IssuedAnswer {
   readonly csrSha256: string;
   readonly certificateChain: string[];
   readonly commandTrustBundle: string[];
+  /** The body's `trust` (protocol.md "Answers"), unchecked: the trust store parses it. */
+  readonly trust?: unknown;
 }
 
 /** A deferred join: retry the same call, with the same CSR, after `retryAfterSeconds`. */
@@ -57,6 +60,11 @@ interface VerifyJoinAnswerOptions {
   readonly signingCertificateDer?: Uint8Array;
   /** Alternatively the signing public key itself (also checked against the pin). */
   readonly signingPublicKey?: KeyObject;
+  /**
+   * The trust set's signing keys by pin: when given (not empty), the answer verifies under any of them, `sig`
+   * or a `sigs` entry of one of their pins, and the pin and certificate above are not used.
+   */
+  readonly signingKeys?: ReadonlyMap<string, KeyObject>;
   /** Hash of the CSR this agent sent. */
   readonly csrSha256: string;
   /** DER SPKI of the key the CSR asked to certify. */
@@ -76,7 +84,19 @@ const isB64List = (value: unknown): value is string[] =>
 const pinnedByCertificate = new Map<string, KeyObject>();
 const pinnedKeys = new WeakMap<KeyObject, string>();
 
-function signingKey(options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey'>): KeyObject {
+type SigningOptions = Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'signingKeys'>;
+
+/**
+ * The envelope's body, verified under the trusted keys: `signingKeys`, or the one key of the pin. Either way a
+ * `sigs` entry of a trusted pin counts (protocol.md "Answers": during a signing-key rotation `sig` may be a key
+ * this agent does not pin yet).
+ */
+function verifiedBody(envelope: SignedEnvelope, options: SigningOptions): unknown {
+  const keys = options.signingKeys?.size ? options.signingKeys : new Map([[options.signingKeyPin, signingKey(options)]]);
+  return verifyTrustedEnvelope(envelope, keys);
+}
+
+function signingKey(options: SigningOptions): KeyObject {
   if (options.signingPublicKey) {
     const key = options.signingPublicKey;
     let pin = pinnedKeys.get(key);
@@ -117,7 +137,7 @@ function signingKey(options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'si
 export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAnswerOptions): IssuedAnswer | PendingAnswer {
   let parsed: unknown;
   try {
-    parsed = verifyEnvelope(envelope, signingKey(options));
+    parsed = verifiedBody(envelope, options);
   } catch (error) {
     if (error instanceof JoinAnswerError) throw error;
     throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
@@ -178,7 +198,17 @@ export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAn
   if (roles.length !== 1 || roles[0] !== `bc-role:${role}`) {
     throw new JoinAnswerError('role', `The leaf's OU is not bc-role:${role}`);
   }
-  return { status, nodeId, siteId, trustDomain, role, csrSha256: options.csrSha256, certificateChain, commandTrustBundle };
+  return {
+    status,
+    nodeId,
+    siteId,
+    trustDomain,
+    role,
+    csrSha256: options.csrSha256,
+    certificateChain,
+    commandTrustBundle,
+    ...(body.trust !== undefined ? { trust: body.trust } : {}),
+  };
 }
 
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
@@ -192,13 +222,13 @@ const NONCE = /^[A-Za-z0-9_-]{43}$/;
  */
 export function verifyJoinChallenge(
   envelope: SignedEnvelope,
-  options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'csrSha256'> & {
+  options: Pick<VerifyJoinAnswerOptions, 'signingKeyPin' | 'signingCertificateDer' | 'signingPublicKey' | 'signingKeys' | 'csrSha256'> & {
     attestor: string;
   },
 ): ChallengeAnswer {
   let parsed: unknown;
   try {
-    parsed = verifyEnvelope(envelope, signingKey(options));
+    parsed = verifiedBody(envelope, options);
   } catch (error) {
     if (error instanceof JoinAnswerError) throw error;
     throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');

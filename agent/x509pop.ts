@@ -130,6 +130,8 @@ export async function sendX509popRejoin(options: {
   const trust = {
     signingKeyPin: options.trust.signingKeyPin,
     signingCertificateDer: options.trust.signingCertificateDer,
+    // The trust set's keys, when held: an answer signed by any of them (sig or sigs) verifies.
+    ...(options.trust.signingKeys ? { signingKeys: options.trust.signingKeys } : {}),
     csrSha256: keys.csrSha256,
   };
   const challenge = verifyJoinChallenge((await post(url, x509popBody(base), doFetch)) as never, { ...trust, attestor: X509POP });

@@ -9,8 +9,9 @@
  *                    { type: 'start', target, startJitterMs, concurrentOpens }   open the sessions
  *                    { type: 'prepare', indices }                           make the renewals' keys and CSRs
  *                    { type: 'renew', id, index }                           renew machine `index` on its session
+ *                    { type: 'trust', version }                            how many machines heard that trust version
  *                    { type: 'stop' }                                       close everything and exit
- *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error? }
+ *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error? } { type: 'trusted', count }
  */
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
 import type { GatewayTarget } from '../agent/renew/gateway-client';
@@ -24,6 +25,7 @@ type Message =
   | { type: 'start'; target: GatewayTarget & { basePath: string }; startJitterMs: number; concurrentOpens: number }
   | { type: 'prepare'; indices: number[] }
   | { type: 'renew'; id: number; index: number }
+  | { type: 'trust'; version: number }
   | { type: 'stop' };
 
 const send = (message: object) => process.send!(message);
@@ -35,6 +37,30 @@ const nextKeys = new Map<number, NodeKeyAndCsr>();
 const controllers: AbortController[] = [];
 let target: (GatewayTarget & { basePath: string }) | null = null;
 let loops: Array<Promise<number>> = [];
+/** The newest trust set version each machine heard in a `trust` event (0: none yet). */
+const trustHeard: number[] = [];
+
+/** The version of a `trust` event's envelope, read without checking it (the benchmark times delivery only). */
+function trustVersionOf(data: unknown): number {
+  try {
+    const body = JSON.parse(Buffer.from(String((data as { body?: unknown }).body), 'base64url').toString('utf8')) as { version?: unknown };
+    return typeof body.version === 'number' ? body.version : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Opens machine `machine`'s sessions with `open`, noting the trust set version of each `trust` event they hear. */
+const hearingTrust =
+  (open: typeof openSession, machine: number): typeof openSession =>
+  (target, identity, options) =>
+    open(target, identity, {
+      ...options,
+      onEvent: (event, session) => {
+        if (event.type === 'trust') trustHeard[machine] = Math.max(trustHeard[machine] ?? 0, trustVersionOf(event.data));
+        options.onEvent?.(event, session);
+      },
+    });
 
 /**
  * At most `limit` sessions being opened at once by this process. Real agents are each on their own machine;
@@ -77,7 +103,7 @@ process.on('message', (message: Message) => {
           signal: controller.signal,
           log: () => {},
           startJitterMs: message.startJitterMs,
-          openSession: open,
+          openSession: hearingTrust(open, i),
           store: { load: async () => identity, replace: async () => {} },
           // No renewal by the loops during the run: the renewal phase times its own.
           renewalDelay: () => 24 * 3_600_000,
@@ -102,6 +128,9 @@ process.on('message', (message: Message) => {
       );
       return;
     }
+    case 'trust':
+      send({ type: 'trusted', count: trustHeard.filter((version) => version >= message.version).length });
+      return;
     case 'stop':
       for (const controller of controllers) controller.abort();
       for (const s of current) s?.close();

@@ -7,7 +7,9 @@
  *   - after a gateway restart, how long until every session is back, while a console list (REST nodes.list,
  *     100 rows) is timed every 200 ms (p50/p99);
  *   - `--renewals` renewals on existing session connections (no TLS handshake), `--agents` at a time, with the
- *     server CPU (gateway + API + PostgreSQL) per renewal beside the server CPU per join.
+ *     server CPU (gateway + API + PostgreSQL) per renewal beside the server CPU per join;
+ *   - a trust rotation (`--rotate <key>`, a `prepare` step; `none` skips it): how long until every open session
+ *     heard the new trust set in a `trust` event, and the server CPU per event beside a renewal's.
  * Never asserts a speed: the goals (RSS <= 1 GiB, idle CPU <= 10% of a core, back within 2 min, list p99 <=
  * 500 ms, a renewal at most twice a join) are printed beside the figures.
  *
@@ -19,6 +21,7 @@
  * Options: --sessions 10000 --clients 4 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
  *          --start-jitter 5 (seconds: the agents' first-session jitter; 0 opens every session at once)
  *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
+ *          --rotate command-signing (the key whose rotation is prepared; none: no rotation case)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,6 +45,9 @@ import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
 import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
+import { principalOf } from '../server/authz/principal';
+import { PKI_KEY_KINDS, type PkiKeyKind } from '../server/pki/rotation/kinds';
+import { prepareRotation } from '../server/pki/rotation/rotation';
 import { treeCpuSeconds } from './cpu';
 
 const { values } = parseArgs({
@@ -54,6 +60,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '4' },
     'start-jitter': { type: 'string', default: '5' },
     'client-opens': { type: 'string', default: '16' },
+    rotate: { type: 'string', default: 'command-signing' },
   },
 });
 const clientCount = Math.max(1, Number(values.clients));
@@ -338,6 +345,44 @@ async function main() {
     const renewServerMs = ((serverCpu() - before) / renewResult.ok) * 1000;
     log(`renewals: ${JSON.stringify(renewResult)}, server CPU ${renewServerMs.toFixed(2)} ms per renewal`);
 
+    // Trust rotation: one step makes a new trust set; every open session hears it in a `trust` event, carried by
+    // the gateway's lease answers (the API follows the change by itself, then announces it on the watch stream).
+    const rotation = await rotationCase(async (version) => {
+      const counts = await Promise.all(clients.map((c) => c.call({ type: 'trust', version }, 'trusted')));
+      return counts.reduce((sum, m) => sum + (m as { count?: number }).count!, 0);
+    });
+    async function rotationCase(heard: (version: number) => Promise<number>) {
+      if (values.rotate === 'none') return null;
+      const kind = values.rotate as PkiKeyKind;
+      if (!PKI_KEY_KINDS.includes(kind)) throw new Error(`--rotate must be none or one of ${PKI_KEY_KINDS.join(', ')}`);
+      const rootAdmin = principalOf('operator', 'bench', [[first.rootTenantId, 'admin']]);
+      const cpu = { api: treeCpuSeconds(api.pid!), pg: treeCpuSeconds(postmaster), gateway: treeCpuSeconds(gateway!.pid!) };
+      const loadBefore = loadavg()[0]!;
+      log(`Preparing a ${kind} rotation with ${identities.length} sessions open…`);
+      const started = performance.now();
+      let version: number;
+      try {
+        version = (await prepareRotation(db, rootAdmin, { kind, secret })).trustVersion;
+      } catch (error) {
+        log(`rotation case skipped: ${(error as Error).message}`);
+        return null;
+      }
+      const stepSeconds = (performance.now() - started) / 1000;
+      await waitFor(`sessions that heard trust version ${version}`, identities.length, () => heard(version));
+      const seconds = (performance.now() - started) / 1000;
+      const spent = {
+        api: treeCpuSeconds(api.pid!) - cpu.api,
+        pg: treeCpuSeconds(postmaster) - cpu.pg,
+        gateway: treeCpuSeconds(gateway!.pid!) - cpu.gateway,
+      };
+      const perEvent = (cpuSeconds: number) => (cpuSeconds / identities.length) * 1000;
+      const serverMs = perEvent(spent.api + spent.pg + spent.gateway);
+      log(
+        `every session heard trust version ${version} ${seconds.toFixed(1)} s after the step; ${serverMs.toFixed(3)} ms of server CPU per event`,
+      );
+      return { kind, version, stepSeconds, seconds, serverMs, perEvent, spent, loadBefore, loadAfter: loadavg()[0]! };
+    }
+
     // Gateway restart: every session drops; the loops come back with jittered backoff. A console list is
     // timed meanwhile.
     const list = async () => {
@@ -408,6 +453,11 @@ async function main() {
     process.stdout.write(
       `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
     );
+    if (rotation)
+      process.stdout.write(
+        `trust rotation (${rotation.kind})  all ${identities.length} sessions heard trust version ${rotation.version} ${rotation.seconds.toFixed(1)} s after the step began (the step itself ${rotation.stepSeconds.toFixed(1)} s; goal <= 60 s); server CPU ${rotation.serverMs.toFixed(3)} ms per trust event (gateway ${rotation.perEvent(rotation.spent.gateway).toFixed(3)}, API ${rotation.perEvent(rotation.spent.api).toFixed(3)}, PostgreSQL ${rotation.perEvent(rotation.spent.pg).toFixed(3)}) = ${(rotation.serverMs / renewServerMs).toFixed(3)}x a renewal on a session, ${(rotation.serverMs / joinServerMs).toFixed(3)}x a join; load average ${rotation.loadBefore.toFixed(1)} before, ${rotation.loadAfter.toFixed(1)} after\n`,
+      );
+    else process.stdout.write(`trust rotation                not measured (--rotate none, or this build cannot rotate)\n`);
     process.stdout.write(
       `gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists, ${listFailures} failed (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello: gateway ${perReconnect(storm.gateway)}, API ${perReconnect(storm.api)}, PostgreSQL ${perReconnect(storm.pg)}; the clients ${perReconnect(storm.clients)}); gateway RSS after ${rssAfter} MiB\n`,
     );

@@ -19,6 +19,7 @@ import {
   operatorRecord,
   operatorRemoved,
 } from '../protocol/api/operator-schemas';
+import { rotationStatusRecord, rotationStepRecord } from '../protocol/api/pki-rotation-schemas';
 import { poolList, poolRecord } from '../protocol/api/pool-schemas';
 import { siteList, siteRecord } from '../protocol/api/site-schemas';
 import { tenantList, tenantRecord } from '../protocol/api/tenant-schemas';
@@ -110,6 +111,10 @@ export const API = {
   'webhooks.test': post(`${WEBHOOK}/test`, deliveryRecord),
   'webhooks.deliveries': get(`${WEBHOOK}/deliveries`, deliveryList),
   'webhooks.redeliver': post(`${WEBHOOK}/deliveries/{deliveryId}/redeliver`, deliveryRecord),
+  'pki.rotation.status': get('/v1/pki/rotation', rotationStatusRecord),
+  'pki.rotation.prepare': post('/v1/pki/rotation/{kind}/prepare', rotationStepRecord),
+  'pki.rotation.activate': post('/v1/pki/rotation/{kind}/activate', rotationStepRecord),
+  'pki.rotation.retire': post('/v1/pki/rotation/{kind}/retire', rotationStepRecord),
 } as const;
 
 /** The tRPC subscriptions the CLI follows over server-sent events, with the schema of each event's data. */

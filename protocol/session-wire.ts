@@ -57,12 +57,47 @@ export interface RelayedHello {
   hello: string;
 }
 
+/** A signed envelope as the gateway relays it (protocol.md "Answers"): it never reads inside. */
+interface RelayedEnvelope {
+  body: string;
+  sig: string;
+  sigs?: Array<{ pin: string; sig: string }>;
+}
+
+/** The largest `trustVersion` a Hello may report (PostgreSQL's integer). */
+const MAX_TRUST_VERSION = 2 ** 31 - 1;
+/** At most this many `commandKinds` in a Hello, each a short name (protocol.md "Commands"). */
+const MAX_COMMAND_KINDS = 32;
+const COMMAND_KIND = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * The Hello's `trustVersion`: the version of the trust set the agent holds, 0 for none (also when absent);
+ * null when it is not a whole number from 0 to {@link MAX_TRUST_VERSION}.
+ */
+export function parseTrustVersion(value: unknown): number | null {
+  if (value === undefined) return 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TRUST_VERSION ? value : null;
+}
+
+/**
+ * The Hello's `commandKinds` (absent: none): at most {@link MAX_COMMAND_KINDS} distinct kinds of at most 64
+ * characters (lowercase letters, digits, `.`, `_`, `-`); null for anything else.
+ */
+export function parseCommandKinds(value: unknown): string[] | null {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_COMMAND_KINDS) return null;
+  if (!value.every((kind): kind is string => typeof kind === 'string' && COMMAND_KIND.test(kind))) return null;
+  return [...new Set(value)];
+}
+
 /** The API's answer to an accepted Hello, to the gateway (which writes the stream). */
 export interface HelloAccepted {
   sessionId: string;
   heartbeatSeconds: number;
   /** The signed `welcome` envelope, written as the first event's data. */
-  welcome: { body: string; sig: string };
+  welcome: RelayedEnvelope;
+  /** The signed trust set, written as the `trust` event right after the welcome (the Hello reported an older version). */
+  trust?: RelayedEnvelope;
   /** A run to ask at once, as the event after the welcome. */
   acceptance?: AcceptanceAsk;
 }
@@ -83,7 +118,17 @@ export interface LeaseAnswer {
   refreshMs: number;
   /** Acceptance runs to ask on sessions this gateway holds. */
   run?: Array<{ sessionId: string; acceptance: AcceptanceAsk }>;
+  /** Signed trust sets to write as `trust` events (at most {@link MAX_TRUST_SESSIONS_PER_LEASE} per answer). */
+  trust?: Array<{ sessionId: string; event: RelayedEnvelope }>;
+  /** More trust sets are due for this gateway's sessions: call again at once. */
+  more?: boolean;
 }
+
+/**
+ * Sessions one lease answer carries a trust set to at most (each a signed envelope of a few KB): after a
+ * change, a gateway holding thousands of sessions drains them in consecutive calls.
+ */
+export const MAX_TRUST_SESSIONS_PER_LEASE = 256;
 
 /** One Server-Sent Event: `event:` and one `data:` line of JSON. */
 export const sseEvent = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;

@@ -18,6 +18,9 @@ export const TOOLS = [
   { name: 'ss', pkg: 'iproute2', why: 'the gateway restart test' },
   { name: 'tar', pkg: 'tar', why: 'the arm64 bcd build' },
   { name: 'go', pkg: 'golang-go', why: 'the independent Go session client' },
+  { name: 'patroni', pkg: 'patroni', why: 'the PostgreSQL failover drill' },
+  { name: 'etcd', pkg: 'etcd-server', why: 'the PostgreSQL failover drill' },
+  { name: 'haproxy', pkg: 'haproxy', why: 'the PostgreSQL failover drill' },
 ];
 
 /** Where Playwright looks for Chromium (playwright.config.ts) unless E2E_CHROMIUM names another. */

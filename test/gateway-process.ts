@@ -61,6 +61,8 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface SpawnedGateway {
   url: string;
   port: number;
+  /** Its credentials directory (removed by `stop`). */
+  dir: string;
   /** Its stdout, a line each: the call log (`{"gateway":"call",…}`) and the start line. */
   lines: string[];
   /** SIGTERM (or `signal`: SIGKILL for a gateway that dies without a word), and waits for the exit. */
@@ -76,10 +78,12 @@ export async function spawnGateway(options: {
   credentials: { chainPem: string; keyPem: string; nodeCaPem: string };
   apiUrl: string;
   env?: Record<string, string>;
+  /** A port reserved beforehand ({@link reservePort}), for a gateway whose URL the server publishes; else a free one. */
+  port?: number;
 }): Promise<SpawnedGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));
   await writeGatewayFiles(gatewayFilesIn(dir), options.credentials);
-  const port = await reservePort();
+  const port = options.port ?? (await reservePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -115,6 +119,7 @@ export async function spawnGateway(options: {
   return {
     url: `https://127.0.0.1:${port}`,
     port,
+    dir,
     lines,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {

@@ -35,7 +35,14 @@ export interface JoinHarness {
  * 1,000, so their tests never meet the limit). `pool` is the services' pool; ending it ends them.
  */
 export async function createJoinHarness(
-  options: { limit?: number; sessions?: SessionSettings; requestLimits?: Partial<NewRequestLimits>; env?: Record<string, string> } = {},
+  options: {
+    limit?: number;
+    sessions?: SessionSettings;
+    requestLimits?: Partial<NewRequestLimits>;
+    env?: Record<string, string>;
+    /** A PKI source of the test's own on these keys (one that swaps its runtime), instead of a fixed one. */
+    pki?: (crypto: JoinCrypto, servingCaPin: string) => Services['pki'];
+  } = {},
 ): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
@@ -48,7 +55,7 @@ export async function createJoinHarness(
     db: testDb(),
     env: options.env ?? {},
     pgPoolMax: 8,
-    pki: { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
+    pki: options.pki?.(crypto, servingCaPin) ?? { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
     rootTenantId: async () => root.id,
     refusalLimits: {
       join: { limit: options.limit ?? 60, window, keyPrefix },

@@ -54,9 +54,19 @@ const close = (server: http.Server | GatewayServer) =>
 
 /** A JoinService and RenewService behind an HTTP API, and a real gateway (TLS, mutual TLS) in front of it. */
 export async function createRenewHarness(
-  options: { sessions?: SessionSettings; env?: Record<string, string>; requestLimits?: Partial<NewRequestLimits> } = {},
+  options: {
+    sessions?: SessionSettings;
+    env?: Record<string, string>;
+    requestLimits?: Partial<NewRequestLimits>;
+    pki?: NonNullable<Parameters<typeof createJoinHarness>[0]>['pki'];
+  } = {},
 ): Promise<RenewHarness> {
-  const h = await createJoinHarness({ sessions: options.sessions, env: options.env, requestLimits: options.requestLimits });
+  const h = await createJoinHarness({
+    sessions: options.sessions,
+    env: options.env,
+    requestLimits: options.requestLimits,
+    pki: options.pki,
+  });
   const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;
   const stopSweeper = startSessionSweeper(sessions);

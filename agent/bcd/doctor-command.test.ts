@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeIdentity } from '../identity-store';
-import { checkIdentity } from './doctor-command';
+import { checkIdentity, runDoctor } from './doctor-command';
+import { formatConfigToml } from './config-toml';
+import { bcdPaths } from './paths';
+import { signedBy, trustBody, trustGeneration } from '../../test/trust-fixture';
+import { TrustStore } from '../trust/store';
+import { createPublicKey } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
@@ -59,5 +65,38 @@ describe('bcd doctor: identity', () => {
       checkIdentity(await identityDir(new Date(Date.now() - day), new Date(Date.now() + day), { otherKey: true })),
     ).rejects.toThrow(/not the key the certificate certifies/);
     await expect(checkIdentity(mkdtempSync(path.join(tmpdir(), 'doctor-empty-')))).rejects.toThrow(/^not joined/);
+  });
+});
+
+describe('bcd doctor: trust', () => {
+  it('prints the trust version held and its pins, from trust.json beside the identity', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'doctor-trust-'));
+    const env = { ...process.env, BCD_ROOT: root };
+    const paths = bcdPaths(env);
+    const [old, next] = [trustGeneration(), trustGeneration()];
+    const config = {
+      gatewayUrl: 'https://127.0.0.1:1',
+      site: 'site_1',
+      servingCaSpkiPin: old.servingCaPin,
+      joinSigningKeyPin: old.signingPin,
+      joinEncryptionKeyPin: old.encryptionPin,
+    };
+    await mkdir(path.dirname(paths.config), { recursive: true });
+    await writeFile(paths.config, formatConfigToml(config), { mode: 0o600 });
+    const out: string[] = [];
+    const io = { out: (line: string) => void out.push(line), err: () => {}, env };
+    await runDoctor({}, io);
+    expect(out.find((line) => line.includes(' trust '))).toMatch(/^ok {3}trust {5}version 0 \(no trust\.json yet/);
+    await mkdir(paths.identityDir, { recursive: true });
+    const install = { servingCaPin: old.servingCaPin, joinSigningKeyPin: old.signingPin, joinEncryptionKeyPin: old.encryptionPin };
+    const store = await TrustStore.open({ dir: paths.identityDir, install, log: () => {} });
+    store.learnSigningKey(createPublicKey(old.signingKey));
+    expect(await store.acceptEvent(signedBy(trustBody('node_1', 4, [next, old]), [old]), 'node_1')).toBe(true);
+    out.length = 0;
+    await runDoctor({}, io);
+    const line = out.find((l) => l.includes(' trust '));
+    expect(line).toMatch(/^ok {3}trust {5}version 4 \(.*trust\.json, 0600\)/);
+    expect(line).toContain(`serving CA pins ${next.servingCaPin}, ${old.servingCaPin}`);
+    expect(line).toContain(`join signing key pins ${next.signingPin}, ${old.signingPin}`);
   });
 });

@@ -40,6 +40,7 @@ async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Pr
     refuseMismatchedKeyFile: true,
     reset: args.reset,
     fetch: doFetch,
+    trust: setup.trust,
   });
   if (args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
   if (answer.status === 'pending') {

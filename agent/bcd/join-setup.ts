@@ -5,6 +5,7 @@ import { formatConfigToml, parseConfigToml, writeFileAtomic, type BcdConfig } fr
 import { bcdPaths, joinKeyPathFor } from './paths';
 import { pinnedFetch } from './pinned-fetch';
 import { readStoredIdentity } from './read-identity';
+import { TrustStore } from '../trust/store';
 
 export interface JoinArgs {
   config?: string;
@@ -58,6 +59,8 @@ export interface JoinSetup {
   doFetch: typeof fetch | undefined;
   bootstrap: Awaited<ReturnType<typeof configFromWellKnown>> | null;
   pins: { joinSigningKeyPin: string; joinEncryptionKeyPin: string };
+  /** The trust set held (trust.json beside the identity), or the install's pins at version 0. */
+  trust: TrustStore;
 }
 
 /**
@@ -85,9 +88,20 @@ export async function joinSetup(args: JoinArgs, io: CommandIo): Promise<JoinSetu
     return null;
   }
   const serverUrl = (args.server ?? existing!.gatewayUrl).replace(/\/+$/, '');
-  // Without --server the join goes to the gateway, authenticated by the serving CA pin rather than the system's CAs.
+  // A set received before (kept across --reset) still holds: a machine that caught up with a rotation joins
+  // again under the keys in use now, whatever config.toml pinned.
+  const trust = await TrustStore.open({
+    dir: paths.identityDir,
+    install: {
+      servingCaPin: existing?.servingCaSpkiPin ?? args.servingCaPin,
+      joinSigningKeyPin: existing?.joinSigningKeyPin ?? args.joinSigningPin,
+      joinEncryptionKeyPin: existing?.joinEncryptionKeyPin ?? args.joinEncryptionPin,
+    },
+    log: (line) => io.err(`bcd: ${line}`),
+  });
+  // Without --server the join goes to the gateway, authenticated by the serving CA pins rather than the system's CAs.
   const viaGateway = !args.server && serverUrl.startsWith('https://');
-  const doFetch = io.fetch ?? (viaGateway ? pinnedFetch({ servingCaPin: existing!.servingCaSpkiPin }) : undefined);
+  const doFetch = io.fetch ?? (viaGateway ? pinnedFetch({ servingCaPin: existing!.servingCaSpkiPin, trust }) : undefined);
   const bootstrap = existing
     ? null
     : await configFromWellKnown({
@@ -96,7 +110,7 @@ export async function joinSetup(args: JoinArgs, io: CommandIo): Promise<JoinSetu
         fetch: io.fetch,
       });
   const pins = existing ?? bootstrap!.config;
-  return { paths, configPath, jwkPath, existing, serverUrl, doFetch, bootstrap, pins };
+  return { paths, configPath, jwkPath, existing, serverUrl, doFetch, bootstrap, pins, trust };
 }
 
 /** Written only after a join: a failed join leaves no configuration naming an identity that does not exist. */

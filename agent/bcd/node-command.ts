@@ -13,6 +13,15 @@ import { resolveJoinTrust } from '../join';
 import { RENEWAL_EXIT } from '../renew/loop';
 import { rejoinExpiredIdentity, runWithX509popRejoin } from '../x509pop';
 import { pinnedFetch } from './pinned-fetch';
+import { TrustStore } from '../trust/store';
+import { trustCheck } from '../trust/doctor';
+
+/** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
+const installPinsOf = (config: BcdConfig) => ({
+  servingCaPin: config.servingCaSpkiPin,
+  joinSigningKeyPin: config.joinSigningKeyPin,
+  joinEncryptionKeyPin: config.joinEncryptionKeyPin,
+});
 
 /** What a revoked or expired identity tells the operator of a bcd machine. */
 const BCD_JOIN_AGAIN = 'join again as root: bcd join --reset --yes, then bcd join';
@@ -28,8 +37,11 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
+  // trust.json beside identity.json: the set of protocol.md "Trust rotation", or config.toml's pins at version 0.
+  const held = await TrustStore.open({ dir: paths.identityDir, install: installPinsOf(config), log: io.out });
   const options = {
     ...renewalOptionsFromConfig(config, paths.identityDir),
+    trust: held,
     joinAgain: BCD_JOIN_AGAIN,
     // Used only when node.key holds a TPM key blob: that key's TPM (/dev/tpmrm0 unless named).
     tpm: args.tpm ?? (io.env ?? process.env).BCD_TPM,
@@ -40,7 +52,8 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   // like the join) when it expired less than 7 days ago, before the operator is told to join again.
   const rejoin = async () => {
     const serverUrl = config.gatewayUrl.replace(/\/+$/, '');
-    const doFetch = io.fetch ?? (serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: config.servingCaSpkiPin }) : undefined);
+    const doFetch =
+      io.fetch ?? (serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: config.servingCaSpkiPin, trust: held }) : undefined);
     const pins = { joinSigningKeyPin: config.joinSigningKeyPin, joinEncryptionKeyPin: config.joinEncryptionKeyPin };
     const trust = await resolveJoinTrust({
       serverUrl,
@@ -48,10 +61,21 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
       jwkPath: joinKeyPathFor(configPath),
       refuseMismatchedKeyFile: true,
       fetch: doFetch,
+      trust: held,
     });
     const claims = await readLinuxClaims((io.env ?? process.env).BCD_ROOT || '/');
     // A TPM-held last key signs its proof, and makes the next key, in the same TPM as the renewals.
-    return rejoinExpiredIdentity({ serverUrl, trust, identityDir: paths.identityDir, claims, tpm: options.tpm, fetch: doFetch });
+    const answer = await rejoinExpiredIdentity({
+      serverUrl,
+      trust,
+      identityDir: paths.identityDir,
+      claims,
+      tpm: options.tpm,
+      fetch: doFetch,
+    });
+    // Verified under a trusted key: its trust set is stored as a trust event's would be.
+    if (answer?.trust !== undefined) await held.acceptAnswerTrust(answer.trust, answer, 'x509pop re-join answer');
+    return answer;
   };
   // The welcome is verified under the join-signing key that config.toml's pin names (protocol.md "Sessions").
   const run = () =>
@@ -66,6 +90,12 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
  * the session `bcd node` keeps (connected, since, last heartbeat).
  */
 export async function gatewayChecks(config: BcdConfig, identityDir: string): Promise<DoctorCheck[]> {
-  const checks = await doctorChecks(renewalOptionsFromConfig(config, identityDir));
-  return [...checks.filter((check) => check.name === 'gateway'), await sessionCheck(identityDir)];
+  // The gateway is checked under the serving CA pins the agent holds (trust.json), as bcd node connects.
+  const trust = await TrustStore.open({ dir: identityDir, install: installPinsOf(config), log: () => {} });
+  const checks = await doctorChecks({ ...renewalOptionsFromConfig(config, identityDir), trust });
+  return [
+    await trustCheck(identityDir, installPinsOf(config)),
+    ...checks.filter((check) => check.name === 'gateway'),
+    await sessionCheck(identityDir),
+  ];
 }

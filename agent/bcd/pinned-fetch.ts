@@ -4,13 +4,20 @@ import { isIP } from 'node:net';
 import { once } from 'node:events';
 import tls, { type DetailedPeerCertificate } from 'node:tls';
 import { spkiPin } from '../../protocol/pins';
+import type { TrustStore } from '../trust/store';
 
 /**
- * Checks a gateway's TLS chain against the serving CA pin, as daemons authenticate the gateway: some certificate
- * the gateway sent has the pinned key, it issued and signed the leaf, and the leaf is current and names
- * `serverName`. The system's CAs play no part. Returns why the chain is refused, or null.
+ * Checks a gateway's TLS chain against the serving CA pins, as daemons authenticate the gateway: some certificate
+ * the gateway sent has a pinned key (config.toml's, or one of the trust set's), it issued and signed the leaf
+ * (or the CA that did, and so on up), and the leaf is current and names `serverName`. The system's CAs play no part. Returns why the chain is
+ * refused, or null.
  */
-function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string, serverName: string, now = new Date()): string | null {
+function pinnedChainProblem(
+  peer: DetailedPeerCertificate,
+  servingCaPins: readonly string[],
+  serverName: string,
+  now = new Date(),
+): string | null {
   const chain: X509Certificate[] = [];
   for (let cert: DetailedPeerCertificate | undefined = peer; cert?.raw && chain.length < 8; cert = cert.issuerCertificate) {
     chain.push(new X509Certificate(cert.raw));
@@ -18,9 +25,18 @@ function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string,
   }
   const [leaf] = chain;
   if (!leaf) return 'the gateway sent no certificate';
-  const ca = chain.find((cert) => spkiPin(cert.publicKey) === servingCaPin);
-  if (!ca) return 'no certificate the gateway sent has the key of serving_ca_spki_pin (does it send its full chain?)';
-  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return 'the gateway certificate is not signed by the pinned serving CA';
+  const trusted = (cert: X509Certificate) => servingCaPins.includes(spkiPin(cert.publicKey));
+  if (!chain.slice(1).some(trusted))
+    return 'no certificate the gateway sent has the key of serving_ca_spki_pin or of the trust set (does it send its full chain?)';
+  // Up from the leaf, each CA issued and signed the certificate before it, until one with a trusted key (the
+  // serving CA, or the old serving CA that certified a new one).
+  let child = leaf;
+  for (const ca of chain.slice(1)) {
+    if (!ca.ca || !child.checkIssued(ca) || !child.verify(ca.publicKey))
+      return 'the gateway certificate is not signed by the pinned serving CA';
+    if (trusted(ca)) break;
+    child = ca;
+  }
   if (now < new Date(leaf.validFrom) || now > new Date(leaf.validTo))
     return `the gateway certificate is not valid now (${leaf.validFrom} to ${leaf.validTo})`;
   const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
@@ -33,7 +49,12 @@ function pinnedChainProblem(peer: DetailedPeerCertificate, servingCaPin: string,
  * before a byte of the request is written. Enough of fetch for the agent's calls (method, headers, a string
  * body, the status and body of the answer).
  */
-export function pinnedFetch(options: { servingCaPin: string; serverName?: string }): typeof fetch {
+export function pinnedFetch(options: {
+  servingCaPin: string;
+  serverName?: string;
+  /** The trust set held: its serving CA pins replace `servingCaPin`, read at each request. */
+  trust?: TrustStore;
+}): typeof fetch {
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     if (url.protocol !== 'https:') throw new Error(`${url.origin}: the gateway is reached over https only`);
@@ -47,7 +68,8 @@ export function pinnedFetch(options: { servingCaPin: string; serverName?: string
       ALPNProtocols: ['http/1.1'],
     });
     await once(socket, 'secureConnect');
-    const problem = pinnedChainProblem(socket.getPeerCertificate(true), options.servingCaPin, serverName);
+    const pins = options.trust?.servingCaPins() ?? [options.servingCaPin];
+    const problem = pinnedChainProblem(socket.getPeerCertificate(true), pins, serverName);
     if (problem) {
       socket.destroy();
       throw new Error(`Refusing the gateway at ${url.origin}: ${problem}`);

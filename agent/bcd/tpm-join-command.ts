@@ -30,6 +30,7 @@ export async function runTpmJoinCommand(args: JoinArgs, io: CommandIo, setup: Jo
     jwkPath: setup.jwkPath,
     refuseMismatchedKeyFile: true,
     fetch: setup.doFetch,
+    trust: setup.trust,
   });
   let outcome: Awaited<ReturnType<typeof joinWithTpm>>;
   try {
@@ -58,6 +59,8 @@ export async function runTpmJoinCommand(args: JoinArgs, io: CommandIo, setup: Jo
     return 1;
   }
   if (outcome.status === 'pending') return 3;
+  // The answer verified under a trusted key: its trust set is stored as a trust event's would be.
+  if (outcome.answer.trust !== undefined) await setup.trust.acceptAnswerTrust(outcome.answer.trust, outcome.answer, 'join answer');
   await writeBootstrapConfig(setup, outcome.answer.siteId);
   io.out(
     `joined: node ${outcome.answer.nodeId} in site ${outcome.answer.siteId} (${setup.paths.identityDir}); its key is held by the TPM (EK hash ${outcome.ekHash})`,

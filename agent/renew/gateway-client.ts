@@ -5,6 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { spkiPin } from '../../protocol/pins';
 import { connectTls13, type Tls13Socket, type TlsClientSigner } from '../tls13/client';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
+import type { TrustStore } from '../trust/store';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */
 export interface GatewayTarget {
@@ -12,6 +13,17 @@ export interface GatewayTarget {
   servingCaPin: string;
   /** The name the gateway's leaf must carry; the URL's host when absent. */
   gatewayServerName?: string;
+  /**
+   * The trust set the agent holds: when given, a chain is accepted under any of its serving CA pins (read at
+   * each connection, so a set applied mid-session counts for the next one) instead of `servingCaPin` alone.
+   */
+  trust?: TrustStore;
+}
+
+/** The serving CA pins a connection to `target` accepts. */
+export function servingCaPinsOf(target: GatewayTarget): readonly string[] {
+  const pins = target.trust?.servingCaPins();
+  return pins?.length ? pins : [target.servingCaPin];
 }
 
 /**
@@ -44,20 +56,36 @@ function assertValidNow(checked: { from: Date; to: Date }, now: Date) {
   if (now < checked.from || now > checked.to) throw new GatewayTrustError("the gateway's certificate is not valid now");
 }
 
+/** The most certificates of a presented chain that are looked at (leaf, serving CA, a cross-signing CA or two). */
+const MAX_CHAIN = 4;
+
 /**
- * Checks the gateway's presented chain against the pin, without trusting any system CA: the certificate after
- * the leaf is a CA whose key has pin `servingCaPin`, the leaf verifies under it, is valid now and names
- * `serverName` (dNSName or iPAddress).
+ * Checks the gateway's presented chain against the pins, without trusting any system CA: walking up from the
+ * leaf, each certificate is a CA that issued and signed the one before, until one whose key has a pin of
+ * `servingCaPins` (the trust set's, or the one of config.toml); the leaf is valid now and names `serverName`
+ * (dNSName or iPAddress). The serving CA normally follows the leaf directly; a CA between them (the new serving
+ * CA certified by the old one) is followed too.
  *
  * @throws GatewayTrustError saying which check failed.
  */
-export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, serverName: string, now = new Date()): X509Certificate {
+export function checkGatewayChain(
+  socket: tls.TLSSocket,
+  servingCaPins: string | readonly string[],
+  serverName: string,
+  now = new Date(),
+): X509Certificate {
   // getPeerX509Certificate, not getPeerCertificate(true): the legacy object decodes every field of both
   // certificates, which cost a tenth of an agent's CPU per renewal in bench:renew.
   const peer = socket.getPeerX509Certificate();
   if (!peer) throw new GatewayTrustError('the gateway presented no certificate');
-  const issuer = peer.issuerCertificate;
-  return checkGatewayChainDer([peer.raw, ...(issuer && !issuer.raw.equals(peer.raw) ? [issuer.raw] : [])], servingCaPin, serverName, now);
+  const chain = [peer.raw];
+  for (
+    let cert = peer.issuerCertificate;
+    cert && chain.length < MAX_CHAIN && !chain.some((c) => c.equals(cert!.raw));
+    cert = cert.issuerCertificate
+  )
+    chain.push(cert.raw);
+  return checkGatewayChainDer(chain, servingCaPins, serverName, now);
 }
 
 /**
@@ -66,21 +94,36 @@ export function checkGatewayChain(socket: tls.TLSSocket, servingCaPin: string, s
  */
 export function checkGatewayChainDer(
   chain: readonly Buffer[],
-  servingCaPin: string,
+  servingCaPins: string | readonly string[],
   serverName: string,
   now = new Date(),
 ): X509Certificate {
+  const pins = typeof servingCaPins === 'string' ? [servingCaPins] : servingCaPins;
   const [leafDer, caDer] = chain;
   if (!leafDer) throw new GatewayTrustError('the gateway presented no certificate');
   if (!caDer) throw new GatewayTrustError('the gateway presented no serving CA after its leaf');
-  const cacheKey = `${servingCaPin}|${serverName}|${leafDer.toString('base64')}|${caDer.toString('base64')}`;
+  const cacheKey = `${pins.join(',')}|${serverName}|${chain
+    .slice(0, MAX_CHAIN)
+    .map((der) => der.toString('base64'))
+    .join('|')}`;
   let checked = checkedChains.get(cacheKey);
   if (!checked) {
     const leaf = new X509Certificate(leafDer);
-    const ca = new X509Certificate(caDer);
-    if (spkiPin(ca.publicKey) !== servingCaPin)
-      throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin");
-    if (!ca.ca || !leaf.verify(ca.publicKey)) throw new GatewayTrustError("the gateway's leaf is not signed by the pinned serving CA");
+    let child = leaf;
+    for (let i = 1; ; i++) {
+      const der = chain[i];
+      if (!der || i >= MAX_CHAIN)
+        throw new GatewayTrustError("the gateway's serving CA does not match the pinned servingCaPin or a serving CA pin of the trust set");
+      const ca = new X509Certificate(der);
+      if (!ca.ca || !child.checkIssued(ca) || !child.verify(ca.publicKey))
+        throw new GatewayTrustError(
+          i === 1 && !pins.includes(spkiPin(ca.publicKey))
+            ? "the gateway's serving CA does not match the pinned servingCaPin or a serving CA pin of the trust set"
+            : "the gateway's leaf is not signed by the pinned serving CA",
+        );
+      if (pins.includes(spkiPin(ca.publicKey))) break;
+      child = ca;
+    }
     checked = { leaf, from: new Date(leaf.validFrom), to: new Date(leaf.validTo) };
     assertValidNow(checked, now);
     const named = isIP(serverName) ? leaf.checkIP(serverName) : leaf.checkHost(serverName);
@@ -127,7 +170,7 @@ export function connectGateway(
       alpn,
       signer: client.signer,
       timeoutMs,
-      verifyServerChain: (chain) => void checkGatewayChainDer(chain, target.servingCaPin, serverName),
+      verifyServerChain: (chain) => void checkGatewayChainDer(chain, servingCaPinsOf(target), serverName),
     });
   return new Promise((resolve, reject) => {
     const socket = tls.connect({
@@ -147,7 +190,7 @@ export function connectGateway(
     socket.once('secureConnect', () => {
       clearTimeout(timer);
       try {
-        checkGatewayChain(socket, target.servingCaPin, serverName);
+        checkGatewayChain(socket, servingCaPinsOf(target), serverName);
         resolve(socket);
       } catch (error) {
         socket.destroy();

@@ -2,6 +2,8 @@ import { connectGateway, type GatewayTarget } from './gateway-client';
 import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from './identity';
 import { RenewRefusedError, renewOnce } from './renew';
 import { backoffMs, renewalDelayMs, sleep } from './schedule';
+import type { TrustStore } from '../trust/store';
+import { fetchWelcomeKeys } from '../session/welcome-key';
 
 /** What the renewal loop and `agent doctor` need: the stored identity and the pinned gateway. */
 export interface RenewalOptions {
@@ -15,6 +17,11 @@ export interface RenewalOptions {
   joinAgain?: string;
   /** The TPM of a TPM-held node key (`--tpm` / `BCD_TPM`: a device or `swtpm:HOST:PORT`); /dev/tpmrm0 when absent. */
   tpm?: string;
+  /**
+   * The trust set held (trust.json): gateway chains are checked under its serving CA pins, renewal answers
+   * verified under its signing keys, and their `trust` stored in it.
+   */
+  trust?: TrustStore;
 }
 
 /** Exit codes of `agent run`. */
@@ -61,6 +68,11 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
       if (!(await sleep(wait, options.signal))) return RENEWAL_EXIT.stopped;
     }
     try {
+      // The keys of the set's signing pins, so the answer is verified and its trust stored (best effort).
+      if (options.trust?.lacksSigningKeys() && options.trust.set.joinSigningKeyPins.length)
+        await fetchWelcomeKeys(target, options.trust).catch((error: Error) =>
+          log(`agent: could not read the signing keys: ${error.message}`),
+        );
       const renewed = await renewOnce(current, target);
       await replaceIdentity(options.identityDir, renewed);
       refusals = 0;

@@ -7,6 +7,8 @@ import { renewPopMessage } from '../../protocol/renew-wire';
 import { postToGateway, type GatewayTarget } from './gateway-client';
 import type { LoadedIdentity, NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { clientIdentityOf, prepareTpmRenewalParts, renewedTpmIdentity } from './tpm-renewal';
+import { verifyTrustedEnvelope } from '../trust/envelope';
+import type { TrustStore } from '../trust/store';
 
 /** The gateway answered the uniform refusal: the identity may be revoked, expired, or the proof stale. */
 export class RenewRefusedError extends Error {
@@ -54,25 +56,63 @@ export function renewBodyJson(input: {
   });
 }
 
+/** A renewal answer, checked: the new chain and leaf, its node CA, and the answer's `trust` when it was signed. */
+interface CheckedRenewal {
+  chain: string[];
+  leaf: X509Certificate;
+  nodeCa: X509Certificate;
+  /** The body's `trust` and bundle, only when the envelope verified under a trusted signing key. */
+  signed: { trust: unknown; commandTrustBundle?: string[] } | null;
+}
+
+const isB64Strings = (value: unknown): value is string[] => Array.isArray(value) && value.every((c) => typeof c === 'string');
+
 /**
- * Checks a renewal answer without trusting the gateway: the new leaf must verify under the node CA the
- * agent already holds, certify the new key, carry the same SPIFFE ID first and only `urn:bc:` statements
- * after it, and the same single role. The envelope's body is read as the join answer body.
+ * Checks a renewal answer without trusting the gateway. When the agent knows trusted join-signing keys
+ * (`trust`), the envelope must verify under one of them (`sig`, or a `sigs` entry of a trusted pin) before the
+ * body is read. The new leaf must then verify under the node CA the agent already holds or, in a signed answer,
+ * under the CA the answer's chain ends with (a node CA rotation: the signature vouches for it), certify the new
+ * key, carry the same SPIFFE ID first and only `urn:bc:` statements after it, and the same single role. The
+ * envelope's body is read as the join answer body.
  */
 export function checkRenewedAnswer(
   current: NodeLoadedIdentity,
   answer: Buffer,
   newSpkiDer: Buffer,
   csrSha256: string,
-): { chain: string[]; leaf: X509Certificate } {
-  let envelope: { body?: unknown };
-  let body: { status?: unknown; csrSha256?: unknown; certificateChain?: unknown; nodeId?: unknown };
+  trust?: TrustStore,
+): CheckedRenewal {
+  let envelope: unknown;
+  let body: {
+    status?: unknown;
+    csrSha256?: unknown;
+    certificateChain?: unknown;
+    nodeId?: unknown;
+    trust?: unknown;
+    commandTrustBundle?: unknown;
+  };
+  let signed = false;
   try {
     envelope = JSON.parse(answer.toString('utf8'));
-    body = JSON.parse(Buffer.from(String(envelope.body), 'base64url').toString('utf8'));
   } catch {
     throw new RenewRetryableError('the renewal answer is malformed');
   }
+  const keys = trust?.signingKeys();
+  if (keys && keys.size > 0) {
+    try {
+      body = verifyTrustedEnvelope(envelope, keys) as typeof body;
+      signed = true;
+    } catch (error) {
+      throw new RenewRetryableError(`the renewal answer does not verify: ${(error as Error).message}`);
+    }
+  } else {
+    try {
+      body = JSON.parse(Buffer.from(String((envelope as { body?: unknown })?.body), 'base64url').toString('utf8'));
+    } catch {
+      throw new RenewRetryableError('the renewal answer is malformed');
+    }
+  }
+  body = typeof body === 'object' && body !== null ? body : {};
   const chain = body.certificateChain;
   if (
     body.status !== 'renewed' ||
@@ -86,7 +126,14 @@ export function checkRenewedAnswer(
   }
   const leafDer = Buffer.from(chain[0] as string, 'base64');
   const leaf = new X509Certificate(leafDer);
-  if (!leaf.verify(current.nodeCa.publicKey)) throw new RenewRetryableError('the renewed certificate is not signed by the node CA');
+  let nodeCa = current.nodeCa;
+  if (!leaf.verify(current.nodeCa.publicKey)) {
+    // Issued by another node CA (a rotation): only a signed answer may introduce it.
+    const issuer = signed ? new X509Certificate(Buffer.from(chain[chain.length - 1] as string, 'base64')) : null;
+    if (!issuer?.ca || !leaf.checkIssued(issuer) || !leaf.verify(issuer.publicKey))
+      throw new RenewRetryableError('the renewed certificate is not signed by the node CA');
+    nodeCa = issuer;
+  }
   const names = readLeafNames(leafDer);
   if (!names.spkiDer.equals(newSpkiDer)) throw new RenewRetryableError('the renewed certificate does not certify the new key');
   if (names.uris[0] !== current.spiffeId || names.uris.slice(1).some((u) => !u.startsWith('urn:bc:'))) {
@@ -95,7 +142,20 @@ export function checkRenewedAnswer(
   if (names.organizationalUnits.filter((ou) => ou.startsWith('bc-role:')).join() !== `bc-role:${current.identity.role}`) {
     throw new RenewRetryableError('the renewed certificate carries another role');
   }
-  return { chain: chain as string[], leaf };
+  return {
+    chain: chain as string[],
+    leaf,
+    nodeCa,
+    signed: signed
+      ? { trust: body.trust, ...(isB64Strings(body.commandTrustBundle) ? { commandTrustBundle: body.commandTrustBundle } : {}) }
+      : null,
+  };
+}
+
+/** Stores a signed renewal answer's `trust` (protocol.md "Answers": as a `trust` event would be). */
+async function applyAnswerTrust(checked: CheckedRenewal, trust: TrustStore | undefined): Promise<void> {
+  if (!trust || !checked.signed || checked.signed.trust === undefined) return;
+  await trust.acceptAnswerTrust(checked.signed.trust, checked.signed, 'renewal answer');
 }
 
 type PostRenew = (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>;
@@ -129,7 +189,9 @@ async function renewTpmIdentity(
     keyAttestation: parts.keyAttestation,
   });
   const answer = await sendRenew(current, target, body, post);
-  return renewedTpmIdentity(current, parts, checkRenewedAnswer(current, answer.body, parts.csr.spkiDer, parts.csr.csrSha256));
+  const checked = checkRenewedAnswer(current, answer.body, parts.csr.spkiDer, parts.csr.csrSha256, target.trust);
+  await applyAnswerTrust(checked, target.trust);
+  return { ...renewedTpmIdentity(current, parts, checked), nodeCa: checked.nodeCa };
 }
 
 /**
@@ -166,7 +228,9 @@ export async function renewIdentity(
   const next = nextKey ?? generateNodeKeyAndCsr();
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
   const answer = await sendRenew(current, target, body, post);
-  const { chain, leaf } = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256);
+  const checked = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256, target.trust);
+  await applyAnswerTrust(checked, target.trust);
+  const { chain, leaf } = checked;
   return {
     // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
     identity: {
@@ -178,7 +242,7 @@ export async function renewIdentity(
     },
     privateKey: next.privateKey,
     leaf,
-    nodeCa: current.nodeCa,
+    nodeCa: checked.nodeCa,
     notBefore: new Date(leaf.validFrom),
     notAfter: new Date(leaf.validTo),
     spiffeId: current.spiffeId,

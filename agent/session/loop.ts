@@ -4,7 +4,8 @@ import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from '../r
 import { RenewRefusedError, renewIdentity } from '../renew/renew';
 import { backoffMs, cancellableSleep, renewalDelayMs, sleep } from '../renew/schedule';
 import { openSession, SessionRefusedError, type AgentSession } from './session-client';
-import { fetchWelcomeKey } from './welcome-key';
+import { sessionTrust } from './session-trust';
+import type { TrustStore } from '../trust/store';
 import { writeSessionState } from './state-file';
 import { DEFAULT_BASE_PATH } from '../join';
 import { measureChecks, type MachineProbe } from '../acceptance/measure';
@@ -55,6 +56,13 @@ interface SessionLoopOptions extends RenewalOptions {
    * gateway and kept only when it matches this pin; every welcome must then verify under it.
    */
   joinSigningKeyPin?: string;
+  /**
+   * The trust set held (trust.json beside the identity for agent run and bcd node). Without one, an in-memory
+   * set of `servingCaPin` and the signing pin (`joinSigningKeyPin`, or `signingKey`'s) at version 0 is used.
+   * `trust` events are applied to it, Hello reports its version, and every later chain and envelope is checked
+   * against it.
+   */
+  trust?: TrustStore;
   /** Write `session.json` in the identity directory for `doctor` (true for agent run and bcd node). */
   writeState?: boolean;
   /** Called when the session opens (with it) or ends (null); `dev --sim` counts with it. */
@@ -120,18 +128,21 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       }),
     ));
   };
-  let signingKey = options.signingKey;
+  const { trust, target, refreshKeys, onTrust } = await sessionTrust(options, log, () => current.identity.nodeId);
   const open = async (identity: NodeLoadedIdentity) => {
-    // Fetched once, on the first Hello (a failure is retried as a connection failure is).
-    if (!signingKey && options.joinSigningKeyPin) signingKey = await fetchWelcomeKey(options, options.joinSigningKeyPin);
-    return (options.openSession ?? openSession)(options, identity, {
+    const verify = trust.set.joinSigningKeyPins.length > 0;
+    if (verify) await refreshKeys();
+    return (options.openSession ?? openSession)(target, identity, {
       basePath: options.basePath,
       agentVersion: options.agentVersion,
-      signingKey,
+      ...(verify ? { signingKeys: trust.signingKeys() } : {}),
+      trustVersion: trust.version,
       onEvent: (event, on) => {
         if (event.type === 'heartbeat' && on === session) void state(on, on.since, true);
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
         if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
+        // A new trust set (protocol.md "Trust rotation"): applied only when it checks out, else logged and ignored.
+        if (event.type === 'trust') void onTrust(event.data);
         // The server says why it ends the session (a newer session of this node replaced it); the loop reconnects.
         if (event.type === 'end')
           log(`agent: the control plane ended session ${on.welcome.sessionId}: ${String((event.data as { message?: unknown })?.message)}`);
@@ -238,7 +249,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       continue;
     }
     try {
-      const renewed = await renewIdentity(current, options, Date.now, undefined, (pathname, body) => open_.post(pathname, body));
+      const renewed = await renewIdentity(current, target, Date.now, undefined, (pathname, body) => open_.post(pathname, body));
       await store.replace(renewed);
       current = renewed;
       renewRefusals = 0;

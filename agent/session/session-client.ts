@@ -7,6 +7,7 @@ import type { NodeLoadedIdentity } from '../renew/identity';
 import { clientIdentityOf } from '../renew/tpm-renewal';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 import { SseReader, type ServerEvent } from './sse';
+import { verifyTrustedEnvelope } from '../trust/envelope';
 
 /** The gateway refused the Hello (the uniform 403): revoked, expired, superseded, or another node's id. */
 export class SessionRefusedError extends Error {
@@ -44,6 +45,15 @@ interface OpenSessionOptions {
   agentVersion: string;
   /** The join-signing key (its pin is in the agent's config); when given, the welcome must verify under it. */
   signingKey?: KeyObject;
+  /**
+   * The trusted join-signing keys by pin (the trust set's); when given, the welcome must verify under one of
+   * them (`sig`, or a `sigs` entry of a trusted pin). Takes precedence over `signingKey`.
+   */
+  signingKeys?: ReadonlyMap<string, KeyObject>;
+  /** Hello's `trustVersion`: the version of the trust set held (0 for none). */
+  trustVersion?: number;
+  /** Hello's `commandKinds`: the command kinds this agent runs; omitted when absent or empty. */
+  commandKinds?: readonly string[];
   timeoutMs?: number;
   /** Every event after the welcome (heartbeats included), with the session it came on. */
   onEvent?: (event: ServerEvent, session: AgentSession) => void;
@@ -88,7 +98,12 @@ export async function openSession(target: GatewayTarget, current: NodeLoadedIden
   const connection = http2.connect(target.gatewayUrl, { createConnection: () => socket });
   connection.on('error', () => {});
   const ended = new Promise<void>((resolve) => connection.once('close', () => resolve()));
-  const body = JSON.stringify({ nodeId: current.identity.nodeId, agentVersion: options.agentVersion });
+  const body = JSON.stringify({
+    nodeId: current.identity.nodeId,
+    agentVersion: options.agentVersion,
+    trustVersion: options.trustVersion ?? 0,
+    ...(options.commandKinds?.length ? { commandKinds: options.commandKinds } : {}),
+  });
   const stream = connection.request({
     ':method': 'POST',
     ':path': hello.path,
@@ -152,9 +167,11 @@ export async function openSession(target: GatewayTarget, current: NodeLoadedIden
     if (event.type !== 'welcome') throw new Error(`the session began with ${event.type}, not welcome`);
     const envelope = event.data as { body: string; sig: string };
     const welcome = (
-      options.signingKey
-        ? verifyEnvelope(envelope, options.signingKey)
-        : JSON.parse(Buffer.from(String(envelope?.body), 'base64url').toString('utf8'))
+      options.signingKeys
+        ? verifyTrustedEnvelope(envelope, options.signingKeys)
+        : options.signingKey
+          ? verifyEnvelope(envelope, options.signingKey)
+          : JSON.parse(Buffer.from(String(envelope?.body), 'base64url').toString('utf8'))
     ) as Welcome;
     if (welcome?.status !== 'welcome' || welcome.nodeId !== current.identity.nodeId || typeof welcome.sessionId !== 'string') {
       throw new Error('the welcome does not name this node');

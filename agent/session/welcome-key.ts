@@ -1,22 +1,15 @@
 import http from 'node:http';
-import { X509Certificate, type KeyObject } from 'node:crypto';
-import { spkiPin } from '../../protocol/pins';
+import type { KeyObject } from 'node:crypto';
 import { DEFAULT_BASE_PATH } from '../join';
 import { connectGateway, type GatewayTarget } from '../renew/gateway-client';
+import type { TrustStore } from '../trust/store';
+import { learnFromWellKnown } from '../trust/well-known';
 
-/**
- * The key a session's `welcome` must verify under (protocol.md "Sessions": a signed envelope, as for joins,
- * which the agent verifies against its pinned `join_signing_key_pin`). The agent holds the pin, not the key:
- * the join-signing certificate comes from the well-known document, read through the gateway whose serving CA
- * is pinned, and is accepted only when its key hashes to the pin.
- *
- * @throws Error when the document cannot be read or its certificate does not match the pin.
- */
-export async function fetchWelcomeKey(
-  target: GatewayTarget & { basePath?: string },
-  joinSigningKeyPin: string,
-  timeoutMs = 15_000,
-): Promise<KeyObject> {
+/** Reads of the well-known document under way, by gateway and base path. */
+const reading = new Map<string, Promise<unknown>>();
+
+/** Reads the well-known document through the gateway (its chain checked against the pins before anything is sent). */
+async function fetchWellKnown(target: GatewayTarget & { basePath?: string }, timeoutMs: number): Promise<unknown> {
   const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/.well-known/better-compute`;
   const socket = await connectGateway(target, undefined, timeoutMs);
   const body = await new Promise<Buffer>((resolve, reject) => {
@@ -44,20 +37,41 @@ export async function fetchWelcomeKey(
     request.on('error', reject);
     request.end();
   });
-  let certificate: unknown;
   try {
-    certificate = (JSON.parse(body.toString('utf8')) as { join?: { signingCertificate?: unknown } }).join?.signingCertificate;
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new Error('the well-known document is not JSON');
   }
-  if (typeof certificate !== 'string') throw new Error('the well-known document publishes no join signing certificate');
-  let key: KeyObject;
-  try {
-    key = new X509Certificate(Buffer.from(certificate, 'base64')).publicKey;
-  } catch {
-    throw new Error('the join signing certificate of the well-known document cannot be parsed');
+}
+
+/**
+ * The keys a session's `welcome` (and every later envelope) must verify under (protocol.md "Sessions" and
+ * "Trust rotation"). The agent holds pins, not keys: the join-signing certificates come from the well-known
+ * document (`join.signingCertificate` and, during a rotation, `join.next.signingCertificate`), read through the
+ * gateway, and each is kept only when its key hashes to a signing pin of the trust set held. The encryption
+ * JWKs published there are learned the same way.
+ *
+ * @returns the trusted signing keys known after the fetch, by pin.
+ * @throws Error when the document cannot be read or publishes no key of a trusted pin.
+ */
+export async function fetchWelcomeKeys(
+  target: GatewayTarget & { basePath?: string },
+  trust: TrustStore,
+  timeoutMs = 15_000,
+): Promise<ReadonlyMap<string, KeyObject>> {
+  // Agents of one process asking at once (simulated agents after a trust event) share one read of the document:
+  // what it publishes is checked against each one's pins, so who fetched it does not matter.
+  const key = `${target.gatewayUrl}${target.basePath ?? DEFAULT_BASE_PATH}`;
+  let pending = reading.get(key);
+  if (!pending) {
+    pending = fetchWellKnown(target, timeoutMs).finally(() => reading.delete(key));
+    reading.set(key, pending);
   }
-  if (spkiPin(key) !== joinSigningKeyPin)
-    throw new Error('the join signing certificate of the well-known document does not match join_signing_key_pin');
-  return key;
+  learnFromWellKnown(trust, await pending);
+  const keys = trust.signingKeys();
+  if (keys.size === 0)
+    throw new Error(
+      'the join signing certificate of the well-known document does not match join_signing_key_pin or a pin of the trust set',
+    );
+  return keys;
 }

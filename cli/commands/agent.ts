@@ -14,6 +14,8 @@ import { rejoinExpiredIdentity, runWithX509popRejoin } from '../../agent/x509pop
 import { pinnedFetch } from '../../agent/bcd/pinned-fetch';
 import { readStoredIdentity } from '../../agent/bcd/read-identity';
 import { joinWithTpm, TpmJoinRefused } from '../../agent/tpm/tpm-join-flow';
+import { TrustStore } from '../../agent/trust/store';
+import { trustCheck } from '../../agent/trust/doctor';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
 
@@ -44,7 +46,7 @@ function gatewayOptions(opts: GatewayOpts) {
 
 const withGateway = (command: Command) =>
   command
-    .option('--identity-dir <dir>', 'where node.key and identity.json live', DEFAULT_IDENTITY_DIR)
+    .option('--identity-dir <dir>', 'where node.key, identity.json and trust.json (the trust set held) live', DEFAULT_IDENTITY_DIR)
     .option('--gateway-url <url>', 'the gateway, e.g. https://localhost:8443 (default: $BETTER_COMPUTE_GATEWAY_URL)')
     .option('--serving-ca-pin <pin>', "the serving CA's pin, sha256/… (default: $BETTER_COMPUTE_SERVING_CA_PIN)")
     .option('--gateway-server-name <name>', "the name the gateway's certificate must carry (default: the URL's host)");
@@ -113,7 +115,7 @@ export function registerAgentCommands(program: Command) {
   agent
     .command('join')
     .description('Join this machine with a join token read from standard input, or with --attestor tpm and no token')
-    .option('--identity-dir <dir>', 'where node.key and identity.json are written', DEFAULT_IDENTITY_DIR)
+    .option('--identity-dir <dir>', 'where node.key, identity.json and trust.json are written', DEFAULT_IDENTITY_DIR)
     .option('--join-signing-key-pin <pin>', 'join_signing_key_pin (default: $BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN)')
     .option('--join-encryption-key-pin <pin>', 'join_encryption_key_pin (default: $BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN)')
     .option('--attestor <name>', 'join-token (the token on standard input) or tpm (no token: the TPM attests this machine)', 'join-token')
@@ -172,9 +174,16 @@ export function registerAgentCommands(program: Command) {
       const controller = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
       const log = (line: string) => void process.stderr.write(line + '\n');
-      const options = { ...gatewayOptions(opts), signal: controller.signal, log };
       const joinSigningKeyPin = opts.joinSigningKeyPin ?? process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN;
       const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
+      const gateway = gatewayOptions(opts);
+      // trust.json beside identity.json: the set of protocol.md "Trust rotation", or these pins at version 0.
+      const trust = await TrustStore.open({
+        dir: opts.identityDir,
+        install: { servingCaPin: gateway.servingCaPin, joinSigningKeyPin, joinEncryptionKeyPin },
+        log,
+      });
+      const options = { ...gateway, trust, signal: controller.signal, log };
       const run = () =>
         opts.once
           ? runRenewalLoop({ ...options, once: true })
@@ -183,9 +192,18 @@ export function registerAgentCommands(program: Command) {
       // With both join pins, an expired identity re-joins with x509pop through the pinned gateway first.
       const rejoin = async () => {
         const serverUrl = options.gatewayUrl.replace(/\/+$/, '');
-        const doFetch = serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: options.servingCaPin }) : undefined;
-        const trust = await resolveJoinTrust({ serverUrl, pins: { joinSigningKeyPin, joinEncryptionKeyPin }, fetch: doFetch });
-        return rejoinExpiredIdentity({ serverUrl, trust, identityDir: opts.identityDir, claims: await readLinuxClaims(), fetch: doFetch });
+        const doFetch = serverUrl.startsWith('https://') ? pinnedFetch({ servingCaPin: options.servingCaPin, trust }) : undefined;
+        const keys = await resolveJoinTrust({ serverUrl, pins: { joinSigningKeyPin, joinEncryptionKeyPin }, fetch: doFetch, trust });
+        const answer = await rejoinExpiredIdentity({
+          serverUrl,
+          trust: keys,
+          identityDir: opts.identityDir,
+          claims: await readLinuxClaims(),
+          fetch: doFetch,
+        });
+        // Verified under a trusted key: its trust set is stored as a trust event's would be.
+        if (answer?.trust !== undefined) await trust.acceptAnswerTrust(answer.trust, answer, 'x509pop re-join answer');
+        return answer;
       };
       await exitWhenFlushed(
         await runWithX509popRejoin({ identityDir: opts.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log }),
@@ -194,7 +212,19 @@ export function registerAgentCommands(program: Command) {
   withGateway(
     agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'),
   ).action(async (opts: GatewayOpts) => {
-    const checks = [...(await doctorChecks(gatewayOptions(opts))), await sessionCheck(opts.identityDir)];
+    const gateway = gatewayOptions(opts);
+    const install = {
+      servingCaPin: gateway.servingCaPin,
+      joinSigningKeyPin: process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN,
+      joinEncryptionKeyPin: process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN,
+    };
+    // The gateway is checked under the serving CA pins the agent holds (trust.json), as agent run connects.
+    const trust = await TrustStore.open({ dir: opts.identityDir, install, log: () => {} });
+    const checks = [
+      ...(await doctorChecks({ ...gateway, trust })),
+      await trustCheck(opts.identityDir, install),
+      await sessionCheck(opts.identityDir),
+    ];
     for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
     await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
   });

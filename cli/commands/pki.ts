@@ -10,6 +10,7 @@ import { MIN_SECRET_LENGTH, SECRET_HOW_TO } from '../../server/pki/bundle/secret
 import { initPki, loadPki } from '../../server/pki/bundle/store';
 import { withLocalDb } from '../local-db';
 import { printJson } from '../output';
+import { registerPkiRotationCommands } from './pki-rotation';
 
 /** BETTER_COMPUTE_SECRET, or the development secret `npm start` keeps in the data directory. */
 function pkiSecret(): string {
@@ -39,7 +40,10 @@ async function writeNewFile(file: string, content: string, mode: number) {
 }
 
 export function registerPkiCommands(program: Command) {
-  const pki = program.command('pki').description('The machine PKI: node CA, serving CA, JoinService keys (on the server machine)');
+  const pki = program
+    .command('pki')
+    .description('The machine PKI: node CA, serving CA, JoinService keys (init/show/issue-gateway on the server machine)');
+  registerPkiRotationCommands(pki);
   pki
     .command('init')
     .description('Create the PKI, sealed under BETTER_COMPUTE_SECRET; refuses to replace an existing one')

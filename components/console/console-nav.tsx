@@ -43,6 +43,7 @@ const SECTIONS = [
       { href: '/webhooks', label: 'Webhooks' },
       // Only for root admins: the one page outside a tenant.
       { href: '/access/tenants', label: 'Tenants', rootOnly: true },
+      { href: '/pki', label: 'PKI', rootOnly: true },
     ],
   },
 ];

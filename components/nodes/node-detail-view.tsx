@@ -150,7 +150,7 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         <header className="panel-header">
           <h2 id="node-session">Session</h2>
         </header>
-        <SessionDetails session={n.session} now={now} />
+        <SessionDetails session={n.session} now={now} trust={{ version: n.trustVersion, at: n.trustVersionAt }} />
       </section>
       <section className="panel" aria-labelledby="node-certificates">
         <header className="panel-header">

@@ -23,8 +23,16 @@ export function SessionCell({ session, now }: { session: NodeSessionState; now: 
   );
 }
 
-/** The node page's session: the same facts, and the gateway that holds it. */
-export function SessionDetails({ session, now }: { session: NodeSessionState; now: number }) {
+/** The node page's session: the same facts, the gateway that holds it, and the trust set version the agent holds. */
+export function SessionDetails({
+  session,
+  now,
+  trust,
+}: {
+  session: NodeSessionState;
+  now: number;
+  trust: { version: number | null; at: string | null };
+}) {
   return (
     <dl className="details panel-body">
       <dt>Session</dt>
@@ -51,6 +59,22 @@ export function SessionDetails({ session, now }: { session: NodeSessionState; no
           </>
         ) : (
           <span className="muted">none</span>
+        )}
+      </dd>
+      <dt>Trust set</dt>
+      <dd>
+        {trust.version ? (
+          <>
+            version {trust.version}
+            {trust.at && (
+              <>
+                {' '}
+                (recorded <LocalTime iso={trust.at} />)
+              </>
+            )}
+          </>
+        ) : (
+          <span className="muted">{trust.version === 0 ? 'none held' : 'not reported yet'}</span>
         )}
       </dd>
       <dt>Gateway</dt>

@@ -16,6 +16,10 @@ const ROUTES: Record<string, string> = {
   'POST /v1/tenants/{tenantId}/api-keys': 'apiKeys.create',
   'POST /v1/tenants/{tenantId}/api-keys/{apiKeyId}/revoke': 'apiKeys.revoke',
   'GET /v1/tenants/{tenantId}/events': 'events.list',
+  'GET /v1/pki/rotation': 'pki.rotation.status',
+  'POST /v1/pki/rotation/{kind}/prepare': 'pki.rotation.prepare',
+  'POST /v1/pki/rotation/{kind}/activate': 'pki.rotation.activate',
+  'POST /v1/pki/rotation/{kind}/retire': 'pki.rotation.retire',
 };
 
 test('the OpenAPI document describes the REST routes', async ({ request }) => {
@@ -41,4 +45,10 @@ test('the OpenAPI document describes the REST routes', async ({ request }) => {
   expect(createPool.parameters).toContainEqual(expect.objectContaining({ name: 'tenantId', in: 'path', required: true }));
   expect(createPool.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['siteId', 'name', 'agent']));
   expect(createPool.responses['201']).toBeDefined();
+
+  const prepare = doc.paths['/v1/pki/rotation/{kind}/prepare'].post;
+  expect(prepare.parameters).toContainEqual(expect.objectContaining({ name: 'kind', in: 'path', required: true }));
+  expect(Object.keys(prepare.requestBody.content['application/json'].schema.properties)).toEqual(['from']);
+  const status = doc.paths['/v1/pki/rotation'].get.responses['200'].content['application/json'].schema;
+  expect(status.required).toEqual(expect.arrayContaining(['trustVersion', 'keys']));
 });

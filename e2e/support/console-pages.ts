@@ -91,6 +91,7 @@ export function consolePages(seed: ConsoleSeed): { path: string; heading: string
     { path: `/access/api-keys?${t}`, heading: 'API keys' },
     { path: `/webhooks?${t}`, heading: 'Webhooks' },
     { path: `/access/tenants?${t}`, heading: 'Tenants' },
+    { path: `/pki?${t}`, heading: 'PKI' },
     { path: `/account?${t}`, heading: /Account/ },
   ];
 }

@@ -80,6 +80,9 @@ test('a simulated node connects live, its page shows the session and its checks,
     await expect(session).toContainText('Connected since');
     await expect(session).toContainText('Last heartbeat');
     await expect(session.locator('code')).toHaveText(/^gw_[0-9a-f]+$/);
+    // The trust set version the agent holds (its Hello's, or the one its session was sent).
+    await expect(session).toContainText('Trust set');
+    await expect(session).toContainText(/version \d+ \(recorded /);
     const checks = page.getByRole('list', { name: 'Acceptance checks' });
     await expect(checks.getByRole('listitem').filter({ hasText: 'min-cpus' })).toContainText('passed', { timeout: 30_000 });
     await expect(checks.getByRole('listitem').filter({ hasText: 'gpu-count' })).toContainText('failed');

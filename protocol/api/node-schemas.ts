@@ -79,6 +79,12 @@ const nodeIdentity = z.object({
     .nullable(),
   /** Whether the node holds a session now, since when, its last heartbeat and its gateway. */
   session: nodeSessionState,
+  /**
+   * The trust set version the node's agent holds, as its last Hello reported it or a session sent it since, and
+   * when that was recorded (null: no Hello reported one yet).
+   */
+  trustVersion: z.number().int().nullable(),
+  trustVersionAt: z.string().nullable(),
 });
 
 /** How a certificate came to be: by a join, by a reclaim (a join that replaced the identity), or by a renewal. */

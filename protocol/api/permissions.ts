@@ -24,14 +24,17 @@ const ACTIONS = [
   'compute:operators:manage',
   'compute:webhooks:read',
   'compute:webhooks:manage',
+  'compute:pki:read',
+  'compute:pki:manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
 const READ_ACTIONS = ACTIONS.filter((a) => a.endsWith(':read'));
 
 // Who is in a tenant (emails, how they sign in) is for the tenant's admins, who manage it; so are the
-// tenant's webhooks (their URLs may carry a receiver's credentials, their deliveries the event bodies).
-const ADMIN_READS: readonly Action[] = ['compute:operators:read', 'compute:webhooks:read'];
+// tenant's webhooks (their URLs may carry a receiver's credentials, their deliveries the event bodies). The
+// PKI's rotation state is the deployment's: admins only, and of the root tenant only (server/api/pki).
+const ADMIN_READS: readonly Action[] = ['compute:operators:read', 'compute:webhooks:read', 'compute:pki:read'];
 const MEMBER_READS = READ_ACTIONS.filter((a) => !ADMIN_READS.includes(a));
 
 /**

@@ -18,6 +18,7 @@ import { invitationsRouter } from './invitations/router';
 import { approvalRulesRouter } from './approval-rules/router';
 import { expectedMachinesRouter } from './expected-machines/router';
 import { webhooksRouter } from './webhooks/router';
+import { pkiRouter } from './pki/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -39,6 +40,7 @@ export const appRouter = router({
   approvalRules: approvalRulesRouter,
   expectedMachines: expectedMachinesRouter,
   webhooks: webhooksRouter,
+  pki: pkiRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -3,9 +3,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
+import { X509Certificate } from 'node:crypto';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { loadPki } from '../pki/bundle/store';
-import { gatewayFilesCurrent, gatewayFilesIn, writeGatewayFiles } from '../gateway/files';
+import { trustStateOf } from '../pki/rotation/trust-state';
+import { PkiSource, type PkiRuntime } from '../join/join-runtime';
+import { certificatesOf } from '../gateway/peer';
+import { gatewayFilesCurrent, gatewayFilesIn, readGatewayFiles, writeGatewayFiles } from '../gateway/files';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // The compiled server (.build/server, scripts/build-server.mjs) has the gateway compiled beside it; from the
@@ -18,19 +22,57 @@ const gatewayEntry = (): string[] =>
 
 /**
  * Makes the development gateway's credentials under `<dataDir>/gateway` on the first start (a serving
- * certificate for localhost and 127.0.0.1 from the development PKI), and again when the serving CA changed
- * or the certificate nears its end. Only the main process, which opens the PKI anyway, does this.
+ * certificate for localhost and 127.0.0.1 from the serving CA in use, and every trusted node CA), and again
+ * when the serving CA in use changed (a rotation was activated), the certificate nears its end, or the
+ * trusted node CAs changed. Only the main process, which opens the PKI anyway, does this; the running gateway
+ * then follows rotations itself (server/gateway/credentials-follower.ts).
+ *
+ * @param loadRuntime the PKI at run time (its serving CA in use and trust state); the stored PKI's by default.
  */
-export async function ensureDevGatewayCredentials(db: Db, secret: string, dataDir: string): Promise<string> {
+export async function ensureDevGatewayCredentials(
+  db: Db,
+  secret: string,
+  dataDir: string,
+  loadRuntime: () => Promise<PkiRuntime | null> = () => openPkiRuntimeOnce(db, secret),
+): Promise<string> {
   const dir = path.join(dataDir, 'gateway');
   const files = gatewayFilesIn(dir);
-  const bundle = await loadPki(db, secret);
-  if (!(await gatewayFilesCurrent(files, bundle.servingCa.certificatePem))) {
-    const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-    await writeGatewayFiles(files, { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem });
+  const runtime = await loadRuntime();
+  // The runtime names the serving CA in use once the PKI source tracks rotations; before, the bundle's is the one.
+  const bundle = runtime?.servingCa ? null : await loadPki(db, secret);
+  const servingCa = runtime?.servingCa ?? bundle!.servingCa;
+  const nodeCaPem = runtime
+    ? trustStateOf(runtime)
+        .nodeCas.map((ca) => new X509Certificate(Buffer.from(ca.certificate, 'base64')).toString())
+        .join('')
+    : bundle!.nodeCa.certificatePem;
+  const stored = await readGatewayFiles(files).catch(() => null);
+  if (!(await gatewayFilesCurrent(files, servingCa.certificatePem))) {
+    const cert = issueGatewayCertificate({ servingCa }, { sans: ['localhost', '127.0.0.1'] });
+    await writeGatewayFiles(files, { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem });
+  } else if (stored && !sameCertificates(stored.nodeCaPem, nodeCaPem)) {
+    await writeGatewayFiles(files, { chainPem: stored.servingChainPem, keyPem: stored.servingKeyPem, nodeCaPem });
   }
   return dir;
 }
+
+/** The PKI at run time, opened once; a source that follows changes (LISTEN, polling) is closed again. */
+async function openPkiRuntimeOnce(db: Db, secret: string): Promise<PkiRuntime | null> {
+  const source = new PkiSource(db, () => secret);
+  try {
+    return await source.load();
+  } finally {
+    await (source as { close?: () => Promise<void> | void }).close?.();
+  }
+}
+
+const sameCertificates = (a: string, b: string) =>
+  certificatesOf(a)
+    .map((c) => c.fingerprint256)
+    .join() ===
+  certificatesOf(b)
+    .map((c) => c.fingerprint256)
+    .join();
 
 /** Starts the gateway as its own process; restarts it after a crash (a second later), until stopped. */
 export function startGatewayProcess(options: {

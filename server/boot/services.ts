@@ -19,8 +19,11 @@ import { renewalsPerNodePerHour } from '../renew/renew-limit';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
 import { SessionsListener } from '../sessions/session-watch';
+import { followTrustChanges } from '../sessions/trust-delivery';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
 import { newRequestLimitsFromEnv } from '../config/join-request-limits';
+import { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
+import { SharedRateLimit, type RateLimitRule } from '../http/shared-rate-limit';
 import type { NewRequestLimits } from '../join/request-admission';
 
 type Env = Record<string, string | undefined>;
@@ -35,11 +38,21 @@ export interface Services {
   db: Db;
   /** The hot paths' node-postgres pool (joins, renewals, sessions, the shared gauges). */
   pg: pg.Pool;
-  pki: { load(): Promise<PkiRuntime | null>; loadCrypto(): Promise<JoinCrypto | null> };
+  /**
+   * The PKI at run time. Read `load()` per call (never keep a runtime across calls): it changes with every
+   * rotation step. `onChange` (the process's PkiSource has it) tells of every new runtime within seconds.
+   */
+  pki: {
+    load(): Promise<PkiRuntime | null>;
+    loadCrypto(): Promise<JoinCrypto | null>;
+    onChange?(listener: (runtime: PkiRuntime) => void): () => void;
+  };
   rootTenantId(): Promise<string | null>;
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** A gateway's credentials call: its trust version, node CAs and next serving chain. */
+  gatewayCredentials: GatewayCredentialsService;
   metrics: ApiMetrics;
   /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
   endpointLimits: RequestLimits;
@@ -72,6 +85,8 @@ interface ServiceOptions {
   sessionSettings?: SessionSettings;
   /** Tests: the downloads' and the well-known document's request limits, with numbers and keys of their own. */
   endpointLimits?: RequestLimitOverrides;
+  /** Tests: the per-gateway limit of credentials calls, with numbers and keys of their own. */
+  gatewayCredentialsLimit?: Partial<RateLimitRule>;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
   /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
@@ -85,7 +100,8 @@ export function createServices(options: ServiceOptions): Services {
   const env = options.env ?? process.env;
   const db = options.db ?? createDb(options.databaseUrl);
   const pool = createPgPool(options.databaseUrl, options.pgPoolMax);
-  const pki = options.pki ?? new PkiSource(db, () => env.BETTER_COMPUTE_SECRET);
+  const source = options.pki ? null : new PkiSource(db, () => env.BETTER_COMPUTE_SECRET, { databaseUrl: options.databaseUrl, watch: true });
+  const pki = options.pki ?? source!;
   const rootTenantId = options.rootTenantId ?? rootTenantIdOf(db);
   const metrics = createApiMetrics();
   const common = { pool, loadRootTenantId: rootTenantId, metrics };
@@ -113,10 +129,23 @@ export function createServices(options: ServiceOptions): Services {
     settings: options.sessionSettings ?? sessionSettingsFromEnv(env),
     refusalLimit: options.refusalLimits?.sessions,
   });
+  // A gateway asks every few seconds (server/gateway/credentials-follower.ts): 20 a minute. The limit leaves room
+  // for a few gateways that share one certificate.
+  const gatewayCredentials = new GatewayCredentialsService({
+    loadRuntime: () => pki.load(),
+    limit: new SharedRateLimit(pool, {
+      keyPrefix: 'gateway-credentials',
+      limit: 120,
+      windowSeconds: 60,
+      ...options.gatewayCredentialsLimit,
+    }),
+  });
   const registry = apiRegistry(metrics, pool);
   let events: EventsListener | undefined;
   let joinRequests: JoinRequestListener | undefined;
   let sessionEnds: SessionsListener | undefined;
+  // A new trust set reaches every open session: the gateways watching this process make a lease call now.
+  followTrustChanges(pki, () => sessionEnds?.announceToEveryGateway());
   return {
     databaseUrl: options.databaseUrl,
     db,
@@ -126,6 +155,7 @@ export function createServices(options: ServiceOptions): Services {
     join,
     renew,
     sessions,
+    gatewayCredentials,
     metrics,
     endpointLimits: createRequestLimits(pool, env, options.endpointLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),
@@ -134,7 +164,7 @@ export function createServices(options: ServiceOptions): Services {
     joinRequestListener: () => (joinRequests ??= new JoinRequestListener(options.databaseUrl)),
     sessionsListener: () => (sessionEnds ??= new SessionsListener(options.databaseUrl)),
     async close() {
-      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close()]);
+      await Promise.all([events?.close(), joinRequests?.close(), sessionEnds?.close(), source?.close()]);
       await pool.end();
       if (!options.db) await db.$disconnect();
     },

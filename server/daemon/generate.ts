@@ -5,7 +5,7 @@ import { BASE_PATH, PRODUCT_VERSION } from '../config/config';
 import type { Db } from '../db/client';
 import { BCD_ARCHES } from '../downloads/serve';
 import { DomainError } from '../../protocol/errors';
-import { loadPkiRuntime } from '../join/join-runtime';
+import { loadCurrentPkiRuntime } from '../join/join-runtime';
 import { loadPool } from '../pools/pools';
 import { renderInstallScript } from './install-script';
 import { fetchReleaseDigests } from './release-manifest';
@@ -53,7 +53,8 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
   if (input.siteId && input.siteId !== pool.siteId) {
     throw new DomainError('INVALID_ARGUMENT', `Pool ${pool.id} is in site ${pool.siteId}, not ${input.siteId}`, { field: 'siteId' });
   }
-  const pki = await loadPkiRuntime(db);
+  // The pins in use now: a script generated after an activation carries the new keys.
+  const pki = await loadCurrentPkiRuntime(db);
   if (!pki)
     throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
   const bcdVersion = input.bcdVersion ?? PRODUCT_VERSION;

@@ -27,6 +27,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'security.session.refused',
   'security.join-token.created',
   'security.join-token.revoked',
+  'security.pki.rotation.prepared',
+  'security.pki.rotation.activated',
+  'security.pki.rotation.retired',
   'webhook.subscription.disabled',
 ] as const;
 

@@ -2,12 +2,12 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type net from 'node:net';
 import type tls from 'node:tls';
-import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { readNodeBody } from '../http/body';
 import { certificatesOf, isNodeCertificate } from './peer';
-import { GATEWAY_CIPHERS, GATEWAY_LIMITS, type GatewayLimits } from './limits';
-import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
+import { vouchHeaders } from '../renew/vouch';
+import { secureContextOptions, voucherFromServingChain, type GatewayCredentials } from './credentials';
 import { WellKnownRelay, wellKnownPath } from './well-known';
 import { addressBucket } from '../http/address-bucket';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
@@ -19,6 +19,8 @@ import { RENEW_REFUSED } from '../../protocol/renew-wire';
 import { SessionHub, type ApiWatch } from './session-hub';
 import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
 
+export { voucherFromServingChain, type GatewayCredentials };
+
 /**
  * The gateway: the agents' TLS endpoint. It terminates TLS with the serving chain, asks for (does not require)
  * a client certificate and verifies it against the node CA, and relays `/v1/join` and `/v1/renew` under
@@ -26,13 +28,7 @@ import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
  * session-hub.ts). It speaks HTTP/2 (ALPN `h2`) and HTTP/1.1, so an agent renews on its session's connection. It holds no JoinService key: its only
  * key is its own serving key, which can vouch for a peer but neither open a seal nor issue a certificate.
  */
-interface GatewayOptions {
-  /** PEM: the leaf, then the serving CA. */
-  servingChainPem: string;
-  /** PEM PKCS#8 of the leaf's key. */
-  servingKeyPem: string;
-  /** PEM of the node CA that client certificates must chain to. */
-  nodeCaPem: string;
+interface GatewayOptions extends GatewayCredentials {
   /** Where the API listens, e.g. http://127.0.0.1:3000. */
   apiUrl: string;
   basePath: string;
@@ -55,21 +51,6 @@ const answer = (res: GatewayResponse, status: number, body: object, extra: Recor
   const bytes = Buffer.from(JSON.stringify(body));
   res.writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
 };
-
-function splitPem(pem: string): Buffer[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) =>
-    Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'),
-  );
-}
-
-/** The vouching credential: the serving key and the chain JoinService checks against the serving CA pin. */
-export function voucherFromServingChain(chainPem: string, keyPem: string): GatewayVoucher {
-  const chain = splitPem(chainPem);
-  if (chain.length < 2) throw new Error('The gateway chain must hold the leaf and then the serving CA');
-  const key = createPrivateKey(keyPem);
-  if (!new X509Certificate(chain[0]!).checkPrivateKey(key)) throw new Error('The gateway key does not match its certificate');
-  return { key, chainB64: [chain[0]!.toString('base64'), chain[chain.length - 1]!.toString('base64')] };
-}
 
 /** The peer's SPIFFE ID for the log (its first URI SAN), or '-' when none was presented or verified. */
 function peerName(raw: Buffer | undefined): string {
@@ -103,6 +84,14 @@ function stdoutLines(): (line: string) => void {
  */
 export type GatewayServer = http2.Http2SecureServer & {
   sessions: SessionHub;
+  /** The credentials served now. */
+  credentials(): GatewayCredentials;
+  /**
+   * Serves new credentials from the next handshake on: the TLS context (chain, key, the node CAs asked for),
+   * the vouching credential and the node CAs a client certificate is checked against. Connections and
+   * sessions already open keep theirs. Throws, changing nothing, when the key does not match the chain.
+   */
+  updateCredentials(next: GatewayCredentials): void;
   /** The relay's calls to the API (its `pending` count). */
   relay: ApiRelay;
   stats: { tlsConnections: number; handshakesRefused: number };
@@ -112,6 +101,11 @@ export type GatewayServer = http2.Http2SecureServer & {
 /** Creates the gateway's server (not yet listening): HTTP/2 and HTTP/1.1 over TLS on one port. */
 export function createGateway(options: GatewayOptions): GatewayServer {
   const voucher = voucherFromServingChain(options.servingChainPem, options.servingKeyPem);
+  let credentials: GatewayCredentials = {
+    servingChainPem: options.servingChainPem,
+    servingKeyPem: options.servingKeyPem,
+    nodeCaPem: options.nodeCaPem,
+  };
   const log = options.log ?? stdoutLines();
   const api = new URL(options.apiUrl);
   const relay = new ApiRelay(api, voucher, { ...RELAY_BOUNDS, ...options.relay });
@@ -127,7 +121,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const joinPath = `${options.basePath}/v1/join`;
   const renewPath = `${options.basePath}/v1/renew`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
-  const nodeCas = certificatesOf(options.nodeCaPem);
+  let nodeCas = certificatesOf(options.nodeCaPem);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
   const wellKnown = new WellKnownRelay({
@@ -145,7 +139,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     let close = () => {};
     const ended = new Promise<void>((resolve) => {
       const headers = {
-        ...vouchHeaders(voucher, null, body, pathname),
+        ...vouchHeaders(relay.currentVoucher, null, body, pathname),
         'content-type': 'application/json',
         'content-length': String(body.length),
       };
@@ -187,21 +181,13 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const server = http2.createSecureServer(
     {
       allowHTTP1: true,
-      cert: options.servingChainPem,
-      key: options.servingKeyPem,
-      ca: options.nodeCaPem,
+      ...secureContextOptions(credentials),
       requestCert: true,
       // Joins have no certificate yet; a presented one is believed only when `authorized` (it chains to the node CA).
       rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
-      ciphers: GATEWAY_CIPHERS,
       // A socket that has not finished its handshake in time is closed (tlsClientError below); after the
       // handshake, the header and request bounds take over.
       handshakeTimeout: limits.handshakeMs,
-      // No session tickets: an agent never resumes (each renewal presents a new certificate, and a resumed
-      // session would carry the identity of an earlier handshake), so minting them was wasted work, about a
-      // sixth of the gateway's TLS cost per connection in bench:renew.
-      secureOptions: constants.SSL_OP_NO_TICKET,
       // Streams at once per HTTP/2 connection (limits.ts): Node's default is unbounded.
       settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
     },
@@ -291,6 +277,17 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     connectionsCheckingInterval: limits.checkIntervalMs,
   });
   server.sessions = sessions;
+  server.credentials = () => credentials;
+  server.updateCredentials = (next) => {
+    const nextVoucher = voucherFromServingChain(next.servingChainPem, next.servingKeyPem);
+    const nextNodeCas = certificatesOf(next.nodeCaPem);
+    if (nextNodeCas.length === 0) throw new Error('The gateway needs at least one node CA');
+    // Every option of the context again: setSecureContext replaces the whole context, ciphers and tickets included.
+    server.setSecureContext(secureContextOptions(next));
+    relay.setVoucher(nextVoucher);
+    nodeCas = nextNodeCas;
+    credentials = { ...next };
+  };
   server.relay = relay;
   server.stats = stats;
   // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the

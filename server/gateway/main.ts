@@ -1,17 +1,28 @@
 /**
  * The gateway process (`better-compute gateway`, and the child `npm start` runs beside the API). It reads
  * only its own credentials: BETTER_COMPUTE_GATEWAY_DIR (chain.pem, key.pem, node-ca.pem), and relays to
- * BETTER_COMPUTE_GATEWAY_API_URL. It never opens the PKI bundle.
+ * BETTER_COMPUTE_GATEWAY_API_URL. It never opens the PKI bundle: it follows a trust rotation by asking the
+ * API (credentials-follower.ts), serves what it gets from the next handshake on, and writes it back to its
+ * directory.
  */
 import { BASE_PATH } from '../config/config';
 import { createGateway } from './gateway';
-import { gatewayFilesIn, readGatewayFiles } from './files';
+import { gatewayFilesIn, readGatewayFiles, writeGatewayFiles } from './files';
+import { CredentialsFollower } from './credentials-follower';
 import { gatewayLimitsFromEnv } from './limits';
 import { requestLimitSettings } from '../http/request-limit-settings';
 
-export async function runGateway(options: { dir: string; port: number; apiUrl: string; host?: string }): Promise<() => Promise<void>> {
+export async function runGateway(options: {
+  dir: string;
+  port: number;
+  apiUrl: string;
+  host?: string;
+  /** How often it asks the API for its credentials (CREDENTIALS_POLL_MS). */
+  credentialsPollMs?: number;
+}): Promise<() => Promise<void>> {
   const limits = gatewayLimitsFromEnv();
-  const credentials = await readGatewayFiles(gatewayFilesIn(options.dir));
+  const files = gatewayFilesIn(options.dir);
+  const credentials = await readGatewayFiles(files);
   const wellKnownPerAddress = requestLimitSettings().wellKnown.perAddress;
   const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits, wellKnownPerAddress });
   await new Promise<void>((resolve, reject) => {
@@ -21,8 +32,21 @@ export async function runGateway(options: { dir: string; port: number; apiUrl: s
   process.stdout.write(`Gateway listening on https://localhost:${options.port}${BASE_PATH} (relaying to ${options.apiUrl})\n`);
   // Registers its lease before the first Hello, and renews it until stopped.
   void server.sessions.start();
+  const follower = new CredentialsFollower({
+    post: (pathname, body) => server.relay.call(pathname, body, null),
+    basePath: BASE_PATH,
+    current: () => server.credentials(),
+    apply: (next) => server.updateCredentials(next),
+    save: (next) => writeGatewayFiles(files, { chainPem: next.servingChainPem, keyPem: next.servingKeyPem, nodeCaPem: next.nodeCaPem }),
+    log: (line) => process.stdout.write(`${line}\n`),
+    pollMs: options.credentialsPollMs,
+  });
+  follower.start();
   // Ends the sessions (their agents reconnect) and closes every connection: a held stream would keep close() waiting.
-  return () => server.shutdown();
+  return () => {
+    follower.stop();
+    return server.shutdown();
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -26,10 +26,20 @@ export class ApiRelay {
 
   constructor(
     private readonly api: URL,
-    private readonly voucher: GatewayVoucher,
+    private voucher: GatewayVoucher,
     private readonly bounds: RelayBounds = RELAY_BOUNDS,
   ) {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: bounds.maxSockets });
+  }
+
+  /** The vouching credential every later call is signed with (the gateway's serving key after a rotation). */
+  setVoucher(voucher: GatewayVoucher) {
+    this.voucher = voucher;
+  }
+
+  /** The vouching credential calls are signed with now. */
+  get currentVoucher(): GatewayVoucher {
+    return this.voucher;
   }
 
   /** Calls under way or waiting for a socket. */

@@ -57,7 +57,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * the API says to end it. It keeps no session state of its own that anyone else believes: its lease in
  * PostgreSQL, renewed by {@link SessionHub.refresh} every few seconds, is what makes its sessions count, and the
  * same call reports the sessions that closed here and hears which to end (a revoked certificate, a reclaim, a
- * retired node).
+ * retired node) and which sessions to send a new trust set (a `trust` event; `more` in the answer: call again).
  */
 export class SessionHub {
   private gatewayId = newGatewayId();
@@ -199,7 +199,9 @@ export class SessionHub {
     for (const id of answer.replaced ?? []) this.streams.get(id)?.write(sseEvent('end', SESSION_REPLACED));
     for (const id of answer.end) this.end(id, true);
     for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
-    if (this.closed.length >= 1500) return this.leaseCall();
+    for (const set of answer.trust ?? []) this.streams.get(set.sessionId)?.write(sseEvent('trust', set.event));
+    // More trust sets are due (a change reaches every session in consecutive calls), or more closed to report.
+    if (answer.more || this.closed.length >= 1500) return this.leaseCall();
   }
 
   private end(id: string, byApi: boolean) {
@@ -263,6 +265,8 @@ export class SessionHub {
     // Both response kinds write the same way; their write() overloads differ only in types.
     const write = (text: string) => (res as ServerResponse).write(text);
     write(sseEvent('welcome', accepted.welcome));
+    // The agent holds an older trust set: the server's follows the welcome at once.
+    if (accepted.trust) write(sseEvent('trust', accepted.trust));
     const stream: Stream = {
       res,
       write,

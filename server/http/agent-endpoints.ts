@@ -6,6 +6,7 @@ import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protoco
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
 import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
+import { trustStateOf } from '../pki/rotation/trust-state';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';
 import {
@@ -27,6 +28,12 @@ import type { RequestLimits } from './request-limits';
 import { addressBucket } from './address-bucket';
 import type { RateVerdict } from './shared-rate-limit';
 import { tooManyRequests } from './answer-later';
+import {
+  GATEWAY_CREDENTIALS_PATH,
+  GATEWAY_CREDENTIALS_REFUSED,
+  MAX_GATEWAY_CREDENTIALS_BODY_BYTES,
+} from '../../protocol/gateway-credentials-wire';
+import type { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -38,6 +45,7 @@ const HELLO_PATH = `${BASE_PATH}${SESSION_PATH}`;
 const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
 const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
+const CREDENTIALS_PATH = `${BASE_PATH}${GATEWAY_CREDENTIALS_PATH}`;
 /** A lease call lists the sessions that closed since the last one: larger than a Hello. */
 const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -46,6 +54,8 @@ export interface AgentEndpointServices {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** A gateway's credentials call (server/gateway-credentials/credentials-service.ts). */
+  gatewayCredentials: GatewayCredentialsService;
   /** The PKI at run time: the serving CA's pin checks a relayed join's vouched caller address. */
   pki: { load(): Promise<PkiRuntime | null> };
   /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
@@ -114,6 +124,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
         return true;
       }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
+      if (pathname === CREDENTIALS_PATH) return (void answerGatewayCredentials(req, res, services.gatewayCredentials), true);
       return false;
     }
     if (pathname === WELL_KNOWN_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -139,7 +150,7 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
 async function refuseUnvouched(req: http.IncomingMessage, res: http.ServerResponse, path: string, services: AgentEndpointServices) {
   try {
     const pki = await services.pki.load();
-    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, pki.servingCaPin)) return false;
+    if (!pki || vouchHoldsBeforeBody(gatewayHeader(req, VOUCH_HEADER), path, trustStateOf(pki).servingCaPins)) return false;
   } catch (error) {
     logError('session request failed', error);
   }
@@ -190,6 +201,34 @@ async function watchSessions(req: http.IncomingMessage, res: http.ServerResponse
   } catch (error) {
     if (isClientAbort(error)) return;
     logError('session request failed', error);
+    if (res.headersSent) res.destroy();
+    else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
+  }
+}
+
+/**
+ * A gateway's credentials call: its vouching (under any trusted serving CA) is checked before a byte of the body
+ * is read, the body is capped, and every refusal is the same bytes (a 429 past the gateway's rate).
+ */
+async function answerGatewayCredentials(req: http.IncomingMessage, res: http.ServerResponse, service: GatewayCredentialsService) {
+  const refuse = (close: boolean) =>
+    res
+      .writeHead(GATEWAY_CREDENTIALS_REFUSED.status, {
+        ...JOIN_HEADERS,
+        ...(close ? { connection: 'close' } : {}),
+        'content-length': GATEWAY_CREDENTIALS_REFUSED.body.length,
+      })
+      .end(GATEWAY_CREDENTIALS_REFUSED.body);
+  try {
+    const vouch = gatewayHeader(req, VOUCH_HEADER);
+    if (!(await service.holdsBeforeBody(vouch, CREDENTIALS_PATH))) return refuse(true);
+    const body = await readNodeBody(req, MAX_GATEWAY_CREDENTIALS_BODY_BYTES);
+    const reply = await service.answer({ body, vouch, peer: gatewayHeader(req, PEER_HEADER), path: CREDENTIALS_PATH });
+    const extra = reply.retryAfterSeconds ? { 'retry-after': String(reply.retryAfterSeconds) } : {};
+    res.writeHead(reply.status, { ...JOIN_HEADERS, ...extra, 'content-length': reply.body.length }).end(reply.body);
+  } catch (error) {
+    if (isClientAbort(error)) return;
+    logError('gateway credentials request failed', error);
     if (res.headersSent) res.destroy();
     else res.writeHead(JOIN_FAILED.status, { ...JOIN_HEADERS, 'content-length': JOIN_FAILED.body.length }).end(JOIN_FAILED.body);
   }

@@ -113,6 +113,8 @@ export interface AdmissionRow {
   nodeId: string;
   identityGeneration: number;
   cert: IssuedNodeCertificate;
+  /** The pin of the node CA that issued `cert` (`node_certs.ca_pin`). */
+  caPin: string;
   /** The token the admission spends one use of; null for an attestor without a token. */
   tokenId: string | null;
 }
@@ -146,10 +148,10 @@ WITH consume AS (
    WHERE c.node_id = ANY($13::text[]) AND c.revoked_at IS NULL
   RETURNING c.serial, c.node_id
 ), certs AS (
-  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
-  SELECT s, n, g, r, k, d, nb, na
-    FROM unnest($18::text[], $19::text[], $20::int[], $21::text[], $22::bytea[], $23::bytea[], $24::timestamptz[], $25::timestamptz[])
-      AS x(s, n, g, r, k, d, nb, na)
+  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin)
+  SELECT s, n, g, r, k, d, nb, na, ca
+    FROM unnest($18::text[], $19::text[], $20::int[], $21::text[], $22::bytea[], $23::bytea[], $24::timestamptz[], $25::timestamptz[], $36::text[])
+      AS x(s, n, g, r, k, d, nb, na, ca)
   RETURNING 1
 ), projection AS (
   INSERT INTO authz_resources (resource, tenant_id, kind)
@@ -248,5 +250,6 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     audit.map((a) => a[3]),
     audit.map((a) => a[4]),
     fresh.map((r) => r.join.attestor),
+    rows.map((r) => r.caPin),
   ];
 }

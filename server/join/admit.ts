@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { joinAnswerTrust, type JoinAnswerTrust } from '../pki/rotation/trust-state';
 import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/issuance/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
 import { isFreshSeal } from './crypto/open-seal';
@@ -47,6 +48,8 @@ interface JoinedBody {
   trustDomain: string;
   siteId: string;
   role: string;
+  /** The trust set the agent stores (protocol.md "Answers"). */
+  trust: JoinAnswerTrust;
 }
 
 interface PendingBody {
@@ -150,6 +153,8 @@ function toLockedToken(r: LockedTokenJson): LockedToken {
  */
 export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], deps: AdmitDeps): Promise<AdmitOutcome[]> {
   const presigned = joins.map((join) => deps.hints.presign(join, deps.crypto, deps.certTtlSeconds));
+  // Built once per batch from the trust state of the keys the batch issues with.
+  const answerTrust = joinAnswerTrust(deps.crypto.trust);
   const trustedKeys = joins.filter((j) => j.trustedKey).map((j) => j.trustedKey!);
   // BEGIN and the locking read go out together: one wait instead of two.
   const begin = client.query(BEGIN_ADMISSION_SQL);
@@ -303,7 +308,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           ttlSeconds: certificateTtlFor(decision.certRole, deps.certTtlSeconds),
           ...(decision.statements?.length ? { extraUris: decision.statements } : {}),
         });
-      rows.push({ join, decision, nodeId, identityGeneration, cert, tokenId: join.token?.id ?? null });
+      rows.push({ join, decision, nodeId, identityGeneration, cert, caPin: deps.crypto.nodeCaPin, tokenId: join.token?.id ?? null });
       outcomes.push({
         kind: 'joined',
         body: {
@@ -315,6 +320,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           trustDomain: deps.crypto.trustDomain,
           siteId: decision.siteId,
           role: decision.certRole,
+          trust: answerTrust,
         },
       });
     }

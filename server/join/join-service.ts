@@ -4,7 +4,7 @@ import { logError } from '../log';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { MAX_NODE_CERT_TTL_SECONDS } from '../pki/issuance/node-certificate';
 import { AdmitWriteError, CommitError, admitBatch, type AdmitDeps, type AdmitOutcome } from './admit';
-import { signEnvelope } from '../../protocol/envelope';
+import { signTrusted } from '../pki/rotation/trust-state';
 import { inProcessPreparer, isPrepared, prepareJoin, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
 import { CertificateHints } from './presign';
 import { RaceWindow } from './races';
@@ -140,7 +140,7 @@ export class JoinService {
     const outcome = await new Promise<AdmitOutcome>((resolve) => this.pipeline.push({ join: prepared, since, resolve }));
     Object.assign(tally, OUTCOMES[outcome.kind], outcome.kind === 'refused' ? { reason: outcome.reason } : {});
     if (outcome.kind === 'joined' || outcome.kind === 'pending' || outcome.kind === 'challenge') {
-      const envelope = signEnvelope(outcome.body, crypto.signingKey);
+      const envelope = signTrusted(crypto.trust, outcome.body);
       return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
     }
     if (outcome.kind === 'conflict') return JOIN_CONFLICT;

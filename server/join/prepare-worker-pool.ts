@@ -1,8 +1,6 @@
-import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { logError } from '../log';
-import type { JoinCrypto } from '../pki/issuance/join-crypto';
-import { revivePrepared, type EarlyRefusal, type JoinPreparer, type PreparedJoin } from './prepare';
+import { revivePrepared, type EarlyRefusal, type JoinPreparer, type PreparedJoin, type SealKeys } from './prepare';
 import type { ThreadBatch, ThreadJob, ThreadResult } from './prepare-worker';
 
 /**
@@ -24,9 +22,9 @@ interface Waiter {
 
 interface Slot {
   worker: Worker | null;
-  /** The key the thread holds; a batch carries the key only when it differs. */
-  sentKey: KeyObject | null;
-  outbox: { id: number; body: Uint8Array | null; key: KeyObject; waiter: Waiter }[];
+  /** The keys the thread holds; a batch carries the keys only when they differ (a new trust version). */
+  sentKey: SealKeys | null;
+  outbox: { id: number; body: Uint8Array | null; key: SealKeys; waiter: Waiter }[];
   waiting: Map<number, Waiter>;
   flushing: boolean;
 }
@@ -48,11 +46,11 @@ export class ThreadedPreparer implements JoinPreparer {
     this.slots = Array.from({ length: threads }, () => ({ worker: null, sentKey: null, outbox: [], waiting: new Map(), flushing: false }));
   }
 
-  prepare(body: Uint8Array | null, crypto: Pick<JoinCrypto, 'encryptionKey'>): Promise<PreparedJoin | EarlyRefusal> {
+  prepare(body: Uint8Array | null, crypto: SealKeys): Promise<PreparedJoin | EarlyRefusal> {
     if (this.closed) return Promise.reject(new Error('the join preparation threads are closed'));
     const slot = this.slots.reduce((best, s) => (s.waiting.size + s.outbox.length < best.waiting.size + best.outbox.length ? s : best));
     return new Promise((resolve, reject) => {
-      slot.outbox.push({ id: this.nextId++, body, key: crypto.encryptionKey, waiter: { resolve, reject } });
+      slot.outbox.push({ id: this.nextId++, body, key: crypto, waiter: { resolve, reject } });
       if (!slot.flushing) {
         slot.flushing = true;
         setImmediate(() => this.flush(slot));
@@ -101,8 +99,10 @@ export class ThreadedPreparer implements JoinPreparer {
       // Every item of one flush was prepared against the same loaded keys; the last one decides.
       const key = items[items.length - 1]!.key;
       const batch: ThreadBatch = { bytes, jobs };
-      if (key !== slot.sentKey) {
-        batch.encryptionKey = key;
+      // The same keys object (one JoinCrypto per trust version) is sent once per thread.
+      if (!slot.sentKey || key.encryptionKey !== slot.sentKey.encryptionKey || key.encryptionKeys !== slot.sentKey.encryptionKeys) {
+        batch.encryptionKey = key.encryptionKey;
+        batch.encryptionKeys = key.encryptionKeys ? [...key.encryptionKeys] : [key.encryptionKey];
         slot.sentKey = key;
       }
       worker.postMessage(batch, [bytes.buffer]);

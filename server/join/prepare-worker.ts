@@ -17,6 +17,8 @@ export interface ThreadJob {
 export interface ThreadBatch {
   /** Sent with the first batch, and again whenever the server's keys change. */
   encryptionKey?: KeyObject;
+  /** Every key a seal may be made to (a join-encryption rotation), the one in use first; sent with `encryptionKey`. */
+  encryptionKeys?: KeyObject[];
   /** Every body of the batch, one after another (one transferred buffer, not one clone per join). */
   bytes: Uint8Array;
   jobs: ThreadJob[];
@@ -25,14 +27,18 @@ export interface ThreadBatch {
 export type ThreadResult = { id: number; prepared: PreparedJoin | EarlyRefusal } | { id: number; error: string };
 
 let encryptionKey: KeyObject | undefined;
+let encryptionKeys: KeyObject[] | undefined;
 
 parentPort!.on('message', (batch: ThreadBatch) => {
-  if (batch.encryptionKey) encryptionKey = batch.encryptionKey;
+  if (batch.encryptionKey) {
+    encryptionKey = batch.encryptionKey;
+    encryptionKeys = batch.encryptionKeys;
+  }
   const results: ThreadResult[] = batch.jobs.map(({ id, start, length }) => {
     try {
       const body = length < 0 ? null : batch.bytes.subarray(start, start + length);
       if (!encryptionKey) throw new Error('no encryption key was sent');
-      return { id, prepared: packPrepared(prepareJoinBytes(body, { encryptionKey })) };
+      return { id, prepared: packPrepared(prepareJoinBytes(body, { encryptionKey, encryptionKeys })) };
     } catch (error) {
       // A fault of ours, not a refusal: the join answers INTERNAL and the thread keeps serving.
       return { id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { parseCsr, type ParsedCsr } from './crypto/csr';
 import { JoinRefusal } from './crypto/refusal';
@@ -45,13 +45,16 @@ export interface EarlyRefusal {
   hardwareKey: string | null;
 }
 
+/** The keys a join's seal may be made to: the one in use, and every non-retired one (JoinCrypto.encryptionKeys). */
+export type SealKeys = Pick<JoinCrypto, 'encryptionKey'> & { encryptionKeys?: readonly KeyObject[] };
+
 /**
  * The CPU half of a join, done before any lock is taken, in the spec's order: parse the body's shared
  * fields, derive the hardware key, then the attestor's own preparation (for a token join: open the seal,
  * which must name this request's CSR by hash, and parse the bearer token), and verify the CSR's
  * self-signature. Any failure is returned as an EarlyRefusal.
  */
-export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
+export function prepareJoin(raw: unknown, crypto: SealKeys): PreparedJoin | EarlyRefusal {
   let attestorName = DEFAULT_ATTESTOR;
   let role = 'node';
   let csrSha256: string | null = null;
@@ -66,7 +69,10 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
     const attestor = attestorNamed(attestorName);
     if (!attestor) throw new JoinRefusal(`join:attestor`, 'attestor not configured');
     csrSha256 = createHash('sha256').update(body.csr).digest('hex');
-    const prepared = attestor.prepare({ body: body.body, csrDer: body.csr, csrSha256, role }, { encryptionKey: crypto.encryptionKey });
+    const prepared = attestor.prepare(
+      { body: body.body, csrDer: body.csr, csrSha256, role },
+      { encryptionKey: crypto.encryptionKey, encryptionKeys: crypto.encryptionKeys },
+    );
     const csr = parseCsr(body.csr);
     return {
       csr,
@@ -92,7 +98,7 @@ export function prepareJoin(raw: unknown, crypto: Pick<JoinCrypto, 'encryptionKe
 }
 
 /** `prepareJoin` of a request body's bytes: a body that is absent, too large or not JSON is refused like any bad join. */
-export function prepareJoinBytes(body: Uint8Array | null, crypto: Pick<JoinCrypto, 'encryptionKey'>): PreparedJoin | EarlyRefusal {
+export function prepareJoinBytes(body: Uint8Array | null, crypto: SealKeys): PreparedJoin | EarlyRefusal {
   let parsed: unknown;
   if (body && body.length <= MAX_JOIN_BODY_BYTES) {
     try {
@@ -106,7 +112,7 @@ export function prepareJoinBytes(body: Uint8Array | null, crypto: Pick<JoinCrypt
 
 /** Where a join's CPU half (body, CSR signature, seal, bearer token, hardware key) runs. */
 export interface JoinPreparer {
-  prepare(body: Uint8Array | null, crypto: Pick<JoinCrypto, 'encryptionKey'>): Promise<PreparedJoin | EarlyRefusal>;
+  prepare(body: Uint8Array | null, crypto: SealKeys): Promise<PreparedJoin | EarlyRefusal>;
   close(): Promise<void>;
 }
 

@@ -281,6 +281,13 @@ describe('GET /metrics on the API', () => {
     expect(Object.fromEntries(after.get('better_compute_nodes_connected')!.samples.map((s) => [s.labels.pool, s.value]))).toEqual(
       Object.fromEntries(poolsWithNodes.map((id) => [id, id === pool.id ? 1 : 0])),
     );
+    // The node with a session said Hello holding no trust set and was sent the server's (version 1); every
+    // other node that is not retired holds none.
+    const notRetired = await database.db.node.count({ where: { state: { not: 'retired' } } });
+    expect(after.get('better_compute_nodes_by_trust_version')?.type).toBe('gauge');
+    expect(
+      Object.fromEntries(after.get('better_compute_nodes_by_trust_version')!.samples.map((s) => [s.labels.trust_version, s.value])),
+    ).toEqual({ '1': 1, older: 0, none: notRetired - 1 });
     for (const name of ['process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'better_compute_pg_pool_waiting'])
       expect(after.has(name), name).toBe(true);
     expect(

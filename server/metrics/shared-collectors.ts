@@ -100,6 +100,14 @@ export function registerSharedCollectors(registry: Registry, state: SharedStateR
     (s) => s.connected,
     state,
   );
+  sharedGauge(
+    registry,
+    'better_compute_nodes_by_trust_version',
+    'Nodes not retired, by the trust set version their agent holds (reported by Hello or sent on a session): the newest three versions, older ones as "older", none as "none".',
+    ['trust_version'],
+    (s) => s.trustVersions,
+    state,
+  );
   registry.registerMetric(new WaitHistogram(state) as never);
   new Gauge({
     name: 'better_compute_pg_pool_connections',

@@ -17,6 +17,30 @@ interface SharedState {
   tokensActive: Array<{ pool: string; count: number }>;
   /** Nodes with a live session, per pool that has nodes (0 included, so the series stays while all are away). */
   connected: Array<{ pool: string; count: number }>;
+  /** Non-retired nodes by the trust set version they hold ({@link trustVersionSeries}). */
+  trustVersions: Array<{ trust_version: string; count: number }>;
+}
+
+/** Trust set versions with a series of their own: the newest this many that nodes hold. */
+const TRUST_VERSION_SERIES = 3;
+
+/**
+ * Nodes per trust set version as a bounded set of series: the newest {@link TRUST_VERSION_SERIES} versions
+ * held by any node each get their own, every lower version counts as `older`, and nodes that hold none (or
+ * never said Hello since versions are recorded) as `none`. `older` and `none` are always present.
+ */
+export function trustVersionSeries(rows: ReadonlyArray<{ version: number; count: number }>): SharedState['trustVersions'] {
+  const versions = [...new Set(rows.filter((r) => r.version > 0).map((r) => r.version))].sort((a, b) => b - a);
+  const own = new Set(versions.slice(0, TRUST_VERSION_SERIES));
+  const counts = new Map<string, number>([
+    ['none', 0],
+    ['older', 0],
+  ]);
+  for (const row of rows) {
+    const label = row.version <= 0 ? 'none' : own.has(row.version) ? String(row.version) : 'older';
+    counts.set(label, (counts.get(label) ?? 0) + row.count);
+  }
+  return [...counts].map(([trust_version, count]) => ({ trust_version, count }));
 }
 
 const n = (v: unknown) => Number(v ?? 0);
@@ -58,7 +82,7 @@ type SiteStateCount = { site: string; state: string; count: number };
 type PoolCount = { pool: string; count: number };
 
 export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
-  const [requests, oldest, waits, nodes, expiring, tokens, connected] = await Promise.all([
+  const [requests, oldest, waits, nodes, expiring, tokens, connected, trustVersions] = await Promise.all([
     pool.query<SiteStateCount>(`SELECT site_id AS site, CASE WHEN state IN ('pending', 'approved') AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state,
                        count(*)::int AS count
                   FROM join_requests GROUP BY 1, 2`),
@@ -75,6 +99,9 @@ export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
     pool.query<PoolCount>(`SELECT coalesce(pool_id, '') AS pool, count(*)::int AS count FROM join_tokens
                  WHERE revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0 GROUP BY 1`),
     pool.query<PoolCount>(CONNECTED_SQL),
+    pool.query<{ version: number; count: number }>(
+      `SELECT COALESCE(trust_version, 0) AS version, count(*)::int AS count FROM nodes WHERE state <> 'retired' GROUP BY 1`,
+    ),
   ]);
   return {
     joinRequests: requests.rows.map((r) => ({ site: r.site, state: r.state, count: n(r.count) })),
@@ -84,6 +111,7 @@ export async function readSharedState(pool: pg.Pool): Promise<SharedState> {
     expiring: expiring.rows.flatMap((r) => EXPIRY_WINDOWS.map(([within]) => ({ pool: r.pool, within, count: n(r[within]) }))),
     tokensActive: tokens.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),
     connected: connected.rows.map((r) => ({ pool: r.pool, count: n(r.count) })),
+    trustVersions: trustVersionSeries(trustVersions.rows.map((r) => ({ version: n(r.version), count: n(r.count) }))),
   };
 }
 

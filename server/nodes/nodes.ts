@@ -122,6 +122,8 @@ type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState, request: AdmittingRequest | null) {
   return {
     session,
+    trustVersion: node.trustVersion,
+    trustVersionAt: node.trustVersionAt?.toISOString() ?? null,
     hardwareKeyTrusted: node.hardwareKeyTrusted,
     hasHardwareKey: node.hardwareKey !== null,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,

@@ -1,12 +1,12 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import { readLeafNames } from '../../protocol/certificate-names';
-import { signEnvelope } from '../../protocol/envelope';
 import { JoinRefusal } from '../join/crypto/refusal';
 import { parseCsr } from '../join/crypto/csr';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { joinAnswerTrust, signTrusted, trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import {
   certificateTtlFor,
   issueNodeCertificate,
@@ -28,8 +28,11 @@ import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../
 
 interface RenewServiceOptions {
   pool: pg.Pool;
-  /** JoinService's keys and the serving CA pin (which gateway vouching must chain to); null when absent. */
-  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
+  /**
+   * JoinService's keys and the serving CA pin; null when absent. With a rotation under way, its trust state:
+   * gateway vouching may chain to any trusted serving CA, and the answer is signed by every trusted signing key.
+   */
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string; trust?: TrustState } | null>;
   loadRootTenantId: () => Promise<string | null>;
   certTtlSeconds?: number;
   refusalLimit?: RenewRefusalLimit;
@@ -133,7 +136,7 @@ export class RenewService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
-      return await this.issue(call, runtime.crypto, runtime.servingCaPin);
+      return await this.issue(call, runtime.crypto, trustStateOf(runtime));
     } catch (error) {
       if (error instanceof Refused) {
         refusedFor(error.refusal.reason);
@@ -145,11 +148,11 @@ export class RenewService {
     }
   }
 
-  private async issue(call: RenewCall, crypto: JoinCrypto, servingCaPin: string): Promise<JoinAnswer> {
+  private async issue(call: RenewCall, crypto: JoinCrypto, trust: TrustState): Promise<JoinAnswer> {
     const refuse = (reason: string, detail: string, row: LeafRow | null = null, proven = false) =>
       new Refused(new RenewRefusal(reason, detail), row, proven);
     const body = call.body ?? Buffer.alloc(0);
-    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trust.servingCaPins);
     if (peer === 'no-peer') throw refuse('no-client-certificate', 'the caller presented no client certificate to the gateway');
     if (!peer) throw refuse('unvouched', call.vouch ? 'the gateway vouching does not verify' : 'not called through the gateway');
     let request;
@@ -219,12 +222,13 @@ export class RenewService {
     const spkiSha256 = sha256(csr.spkiDer);
     // The proof is what was signed, bound to the leaf: a re-encoded signature of the same proof is the same proof.
     const proof = sha256(request.leaf, message);
-    return this.commit({ row, crypto, csr, spkiSha256, proof, statements });
+    return this.commit({ row, crypto, trust, csr, spkiSha256, proof, statements });
   }
 
   private async commit(input: {
     row: LeafRow;
     crypto: JoinCrypto;
+    trust: TrustState;
     csr: { spkiDer: Buffer; csrSha256: string };
     spkiSha256: Buffer;
     proof: Buffer;
@@ -244,22 +248,21 @@ export class RenewService {
       ttlSeconds: Math.min(certificateTtlFor(row.role, this.certTtlSeconds), ramdiskLife(row)?.leftSeconds ?? Number.POSITIVE_INFINITY),
       extraUris: input.statements,
     });
-    const outcome = await this.writes.run({ row, cert, spkiSha256: input.spkiSha256, proof: input.proof });
+    // Issued by the node CA in use, whichever CA issued the presented leaf (a rotation moves nodes over this way).
+    const outcome = await this.writes.run({ row, cert, caPin: crypto.nodeCaPin, spkiSha256: input.spkiSha256, proof: input.proof });
     if (outcome === 'failed') return JOIN_FAILED;
     if (outcome !== 'issued') throw new Refused(new RenewRefusal(...WRITE_REFUSALS[outcome]), row, true);
-    const envelope = signEnvelope(
-      {
-        status: 'renewed',
-        nodeId: row.node_id,
-        certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate],
-        commandTrustBundle: crypto.commandTrustBundle,
-        csrSha256: csr.csrSha256,
-        trustDomain: crypto.trustDomain,
-        siteId: row.site_id,
-        role: row.role,
-      },
-      crypto.signingKey,
-    );
+    const envelope = signTrusted(input.trust, {
+      status: 'renewed',
+      nodeId: row.node_id,
+      certificateChain: [cert.der.toString('base64'), crypto.nodeCaCertificate],
+      commandTrustBundle: crypto.commandTrustBundle,
+      csrSha256: csr.csrSha256,
+      trustDomain: crypto.trustDomain,
+      siteId: row.site_id,
+      role: row.role,
+      trust: joinAnswerTrust(input.trust),
+    });
     return { status: 200, body: Buffer.from(JSON.stringify(envelope)) };
   }
 

@@ -49,8 +49,8 @@ export const LOCK_NODES = `SELECT 1 FROM nodes WHERE id IN ($ids) ORDER BY id FO
  */
 export const WRITE_RENEWALS = `
 WITH item AS (
-  SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::timestamptz[], $9::timestamptz[])
-    WITH ORDINALITY AS i(leaf_serial, proof, node_id, serial, role, spki, der, not_before, not_after, ord)
+  SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::timestamptz[], $9::timestamptz[], $11::text[])
+    WITH ORDINALITY AS i(leaf_serial, proof, node_id, serial, role, spki, der, not_before, not_after, ca_pin, ord)
 ), standing AS (
   SELECT i.ord, n.identity_generation AS generation,
          NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
@@ -66,8 +66,8 @@ WITH item AS (
    WHERE renew_proofs.used_at <= compute_now() - ${REPLAY_WINDOW}
   RETURNING proof_sha256
 ), cert AS (
-  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
-  SELECT i.serial, i.node_id, s.generation, i.role, i.spki, i.der, i.not_before, i.not_after
+  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin)
+  SELECT i.serial, i.node_id, s.generation, i.role, i.spki, i.der, i.not_before, i.not_after, i.ca_pin
     FROM item i JOIN standing s ON s.ord = i.ord
    WHERE i.proof IN (SELECT proof_sha256 FROM proof) AND NOT EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki)
   RETURNING serial

@@ -32,6 +32,8 @@ export interface LeafRow {
 export interface Renewal {
   row: LeafRow;
   cert: IssuedNodeCertificate;
+  /** The pin of the node CA that issued `cert` (`node_certs.ca_pin`). */
+  caPin: string;
   spkiSha256: Buffer;
   proof: Buffer;
 }
@@ -136,6 +138,7 @@ export class RenewalWriter {
               renewals.map((r) => r.cert.notBefore),
               renewals.map((r) => r.cert.notAfter),
               this.perNodePerHour,
+              renewals.map((r) => r.caPin),
             ],
           })
         ).rows;

@@ -62,15 +62,26 @@ export function vouchHeaders(
 // Gateway certificates whose chain already verified, by the hash of leaf and CA: one verification per gateway.
 const verifiedGateways = new Map<string, KeyObject>();
 
-function gatewayKey(chain: unknown, servingCaPin: string, now: number): KeyObject | null {
+/**
+ * The serving CA pins a vouching may chain to: one pin, or, while a serving-CA rotation is prepared or active,
+ * every trusted one (TrustState.servingCaPins), so a gateway still serving the previous CA's leaf, and one
+ * already moved to the next, both vouch.
+ */
+type ServingCaPins = string | readonly string[];
+
+const pinsKey = (pins: ServingCaPins) => (typeof pins === 'string' ? pins : pins.join(','));
+const pinTrusted = (pins: ServingCaPins, pin: string) => (typeof pins === 'string' ? pins === pin : pins.includes(pin));
+
+function gatewayKey(chain: unknown, servingCaPins: ServingCaPins, now: number): KeyObject | null {
   if (!Array.isArray(chain) || chain.length !== 2 || !chain.every((c) => typeof c === 'string')) return null;
   const [leafText, caText] = chain as [string, string]; // two strings: checked just above
-  const cacheKey = `${servingCaPin}|${sha256(Buffer.from(chain.join('.')))}`;
+  // The pins are part of the key: a chain verified under a set that held a since-retired CA is checked again.
+  const cacheKey = `${pinsKey(servingCaPins)}|${sha256(Buffer.from(chain.join('.')))}`;
   let key = verifiedGateways.get(cacheKey);
   if (!key) {
     const leaf = new X509Certificate(Buffer.from(leafText, 'base64'));
     const ca = new X509Certificate(Buffer.from(caText, 'base64'));
-    if (!ca.ca || spkiPin(ca.publicKey) !== servingCaPin || !leaf.verify(ca.publicKey) || leaf.ca) return null;
+    if (!ca.ca || !pinTrusted(servingCaPins, spkiPin(ca.publicKey)) || !leaf.verify(ca.publicKey) || leaf.ca) return null;
     if (verifiedGateways.size >= 64) verifiedGateways.clear();
     key = leaf.publicKey;
     verifiedGateways.set(cacheKey, key);
@@ -91,10 +102,10 @@ export function vouchedPeer(
   headers: { vouch: string | undefined; peer: string | undefined },
   body: Buffer,
   path: string,
-  servingCaPin: string,
+  servingCaPins: ServingCaPins,
   now = Date.now(),
 ): Buffer | 'no-peer' | null {
-  const assertion = verifiedAssertion(headers.vouch, body, path, servingCaPin, now);
+  const assertion = verifiedAssertion(headers.vouch, body, path, servingCaPins, now);
   if (!assertion) return null;
   if (assertion.peer === '' && !headers.peer) return 'no-peer';
   if (!headers.peer) return null;
@@ -111,10 +122,10 @@ export function vouchedClientAddress(
   vouch: string | undefined,
   body: Buffer,
   path: string,
-  servingCaPin: string,
+  servingCaPins: ServingCaPins,
   now = Date.now(),
 ): string | null {
-  const addr = verifiedAssertion(vouch, body, path, servingCaPin, now)?.addr;
+  const addr = verifiedAssertion(vouch, body, path, servingCaPins, now)?.addr;
   return typeof addr === 'string' && addr.length > 0 && addr.length <= 64 ? addr : null;
 }
 
@@ -123,8 +134,8 @@ export function vouchedClientAddress(
  * is fresh and names this path; only the body's hash is left to check. The API asks this before it reads a
  * large body, so a caller without a gateway's vouching is refused without sending it.
  */
-export function vouchHoldsBeforeBody(vouch: string | undefined, path: string, servingCaPin: string, now = Date.now()): boolean {
-  return signedAssertion(vouch, path, servingCaPin, now) !== null;
+export function vouchHoldsBeforeBody(vouch: string | undefined, path: string, servingCaPins: ServingCaPins, now = Date.now()): boolean {
+  return signedAssertion(vouch, path, servingCaPins, now) !== null;
 }
 
 /** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and binds this body and path. */
@@ -132,15 +143,15 @@ function verifiedAssertion(
   vouch: string | undefined,
   body: Buffer,
   path: string,
-  servingCaPin: string,
+  servingCaPins: ServingCaPins,
   now: number,
 ): Partial<Assertion> | null {
-  const assertion = signedAssertion(vouch, path, servingCaPin, now);
+  const assertion = signedAssertion(vouch, path, servingCaPins, now);
   return assertion && assertion.body === sha256(body) ? assertion : null;
 }
 
 /** The assertion when it verifies under a gateway chain of the pinned serving CA, is fresh, and names this path. */
-function signedAssertion(vouch: string | undefined, path: string, servingCaPin: string, now: number): Partial<Assertion> | null {
+function signedAssertion(vouch: string | undefined, path: string, servingCaPins: ServingCaPins, now: number): Partial<Assertion> | null {
   if (!vouch) return null;
   const [payloadText, sigText, extra] = vouch.split('.');
   if (extra !== undefined || !payloadText || !sigText) return null;
@@ -155,7 +166,7 @@ function signedAssertion(vouch: string | undefined, path: string, servingCaPin: 
   }
   let key: KeyObject | null;
   try {
-    key = gatewayKey(assertion.chain, servingCaPin, now);
+    key = gatewayKey(assertion.chain, servingCaPins, now);
   } catch {
     return null;
   }

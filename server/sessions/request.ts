@@ -1,4 +1,4 @@
-import type { LeaseCall, RelayedHello } from '../../protocol/session-wire';
+import { parseCommandKinds, parseTrustVersion, type LeaseCall, type RelayedHello } from '../../protocol/session-wire';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const VERSION = /^[\x21-\x7e]{1,64}$/;
@@ -19,13 +19,25 @@ export function parseRelayedHello(body: Buffer): RelayedHello | null {
   return { gatewayId: value.gatewayId, hello: value.hello };
 }
 
+/** A Hello as the API decides it. `commandKinds` is parsed and bounded, and not stored yet. */
+interface Hello {
+  nodeId: string;
+  agentVersion: string;
+  /** The trust set version the agent holds (0: none). */
+  trustVersion: number;
+  commandKinds: string[];
+}
+
 /** The agent's Hello (protocol.md "Sessions"); unknown fields are ignored, null when malformed. */
-export function parseHello(text: string): { nodeId: string; agentVersion: string } | null {
+export function parseHello(text: string): Hello | null {
   const value = parseObject(text);
   if (!value || typeof value.nodeId !== 'string' || !ID.test(value.nodeId)) return null;
   const agentVersion = value.agentVersion === undefined ? 'unknown' : value.agentVersion;
   if (typeof agentVersion !== 'string' || !VERSION.test(agentVersion)) return null;
-  return { nodeId: value.nodeId, agentVersion };
+  const trustVersion = parseTrustVersion(value.trustVersion);
+  const commandKinds = parseCommandKinds(value.commandKinds);
+  if (trustVersion === null || commandKinds === null) return null;
+  return { nodeId: value.nodeId, agentVersion, trustVersion, commandKinds };
 }
 
 /** The gateway's lease call, or null. */

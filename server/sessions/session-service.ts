@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { signEnvelope } from '../../protocol/envelope';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
 import { newId } from '../ids';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
+import { signTrusted, trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
 import { vouchedPeer } from '../renew/vouch';
@@ -12,6 +12,7 @@ import { recordSessionRefusal, type SessionRefusalLimit } from './refusals';
 import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
 import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSIONS, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
 import { SESSION_REFUSED, SESSION_UNAVAILABLE, type HelloAccepted, type LeaseAnswer } from '../../protocol/session-wire';
+import { deliverTrust, signedTrustSet } from './trust-delivery';
 import type { SessionSettings } from './settings';
 import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
 import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
@@ -19,8 +20,11 @@ import { GroupRunner } from '../renew/group';
 
 interface SessionServiceOptions {
   pool: pg.Pool;
-  /** JoinService's keys (the welcome is signed with the join-signing key) and the serving CA pin. */
-  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string } | null>;
+  /**
+   * JoinService's keys (the welcome is signed with the join-signing key), the serving CA pin and the trust
+   * state (trustStateOf): read on every call, since a rotation swaps the runtime.
+   */
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string; trust?: TrustState } | null>;
   loadRootTenantId: () => Promise<string | null>;
   settings: SessionSettings;
   refusalLimit?: SessionRefusalLimit;
@@ -83,6 +87,8 @@ interface OpenRequest {
   nodeId: string;
   gatewayId: string;
   agentVersion: string;
+  /** The trust set version the node holds once this Hello is answered. */
+  trustVersion: number;
 }
 interface OpenOutcome {
   opened: boolean;
@@ -168,6 +174,7 @@ export class SessionService {
               hellos.map((h) => h.gatewayId),
               hellos.map((h) => h.agentVersion),
               this.options.settings.maxSessionsPerNode,
+              hellos.map((h) => h.trustVersion),
             ],
           })
         ).rows;
@@ -215,7 +222,7 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return joinNotConfigured('JoinService has no keys configured: run better-compute pki init and set BETTER_COMPUTE_SECRET');
     try {
-      return await this.open(call, runtime.crypto, runtime.servingCaPin);
+      return await this.open(call, trustStateOf(runtime));
     } catch (error) {
       if (error instanceof Refused) {
         await this.publishRefusal(error);
@@ -226,9 +233,9 @@ export class SessionService {
     }
   }
 
-  private async open(call: SessionCall, crypto: JoinCrypto, servingCaPin: string): Promise<JoinAnswer> {
+  private async open(call: SessionCall, trust: TrustState): Promise<JoinAnswer> {
     const body = call.body ?? Buffer.alloc(0);
-    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, servingCaPin);
+    const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trust.servingCaPins);
     if (peer === 'no-peer') throw new Refused('no-client-certificate', null);
     if (!peer) throw new Refused('unvouched', null);
     const relayed = parseRelayedHello(body);
@@ -250,12 +257,17 @@ export class SessionService {
     if (hello.nodeId !== row.node_id) throw new Refused('peer-mismatch', row);
 
     const sessionId = newId('sess');
+    // An agent that holds an older trust set hears the server's right after its welcome, and the node then
+    // counts as holding it (so no lease call sends it again); a newer one (another instance already moved on)
+    // is recorded as reported.
+    const sendsTrust = hello.trustVersion < trust.version;
     const opened = await this.opener.run({
       sessionId,
       serial: row.serial,
       nodeId: row.node_id,
       gatewayId: relayed.gatewayId,
       agentVersion: hello.agentVersion,
+      trustVersion: sendsTrust ? trust.version : hello.trustVersion,
     });
     if (!opened.gatewayLive) return SESSION_UNAVAILABLE;
     // Lost a race with revokeIdentity, a reclaim or a delete under the lock: refused like any other.
@@ -270,14 +282,18 @@ export class SessionService {
       })
     ).rows[0];
     const heartbeatSeconds = this.options.settings.heartbeatSeconds;
-    const welcome = signEnvelope(
-      { status: 'welcome', nodeId: row.node_id, sessionId, serverTime: Math.floor(row.now_seconds), heartbeatSeconds },
-      crypto.signingKey,
-    );
+    const welcome = signTrusted(trust, {
+      status: 'welcome',
+      nodeId: row.node_id,
+      sessionId,
+      serverTime: Math.floor(row.now_seconds),
+      heartbeatSeconds,
+    });
     return jsonAnswer({
       sessionId,
       heartbeatSeconds,
       welcome,
+      ...(sendsTrust ? { trust: signedTrustSet(trust, row.node_id) } : {}),
       ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}),
     } satisfies HelloAccepted);
   }
@@ -291,7 +307,8 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return SESSION_REFUSED;
+      if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+        return SESSION_REFUSED;
       const lease = parseLeaseCall(body);
       if (!lease) return SESSION_REFUSED;
       const { leaseSeconds, refreshMs } = this.options.settings;
@@ -310,12 +327,16 @@ export class SessionService {
         text: DELIVER_RUNS_TO_GATEWAY,
         values: [lease.gatewayId],
       });
+      const live = renewed.rowCount === 1;
+      // After a change of the trust set, its sessions hear it in this answer and the next ones (`more`).
+      const trust = live ? await deliverTrust(this.options.pool, lease.gatewayId, trustStateOf(runtime)) : { trust: [], more: false };
       const answer: LeaseAnswer = {
-        live: renewed.rowCount === 1,
+        live,
         end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
         replaced: ended.rows.filter((r) => r.replaced).map((r) => r.id),
         refreshMs,
         run: runs.rows.map((r) => ({ sessionId: r.session_id, acceptance: { runId: r.id, checks: r.checks } })),
+        ...trust,
       };
       return jsonAnswer(answer);
     } catch (error) {
@@ -332,7 +353,8 @@ export class SessionService {
     const runtime = await this.options.loadRuntime();
     if (!runtime) return null;
     const body = call.body ?? Buffer.alloc(0);
-    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin) !== 'no-peer') return null;
+    if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
+      return null;
     return parseLeaseCall(body)?.gatewayId ?? null;
   }
 
@@ -346,7 +368,7 @@ export class SessionService {
       const runtime = await this.options.loadRuntime();
       if (!runtime) return joinNotConfigured('JoinService has no keys configured');
       const body = call.body ?? Buffer.alloc(0);
-      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, runtime.servingCaPin);
+      const peer = vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins);
       if (!peer || peer === 'no-peer') return SESSION_REFUSED;
       const row = (
         await this.options.pool.query<LeafRow>({

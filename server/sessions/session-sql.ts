@@ -12,17 +12,21 @@
  * their lease call ends them). The node's row lock serializes this between groups and API instances, and this
  * statement's snapshot, taken after the lock, sees every session a concurrent group committed.
  *
- * $1 session ids, $2 leaf serials, $3 node ids, $4 gateway ids, $5 agent versions (arrays, one entry per
- * Hello), $6 the sessions a node may hold. Answers one row per Hello, in no particular order: its session id,
- * whether it opened, and whether its gateway's lease is live.
+ * The node records the trust set version its agent holds after this Hello (`trust_version`, and when): the
+ * Hello's own, or the server's when the welcome is followed by a `trust` event.
+ *
+ * $1 session ids, $2 leaf serials, $3 node ids, $4 gateway ids, $5 agent versions, $7 trust versions (arrays,
+ * one entry per Hello), $6 the sessions a node may hold. Answers one row per Hello, in no particular order: its
+ * session id, whether it opened, and whether its gateway's lease is live.
  */
 export const OPEN_SESSIONS = `
 WITH hello AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS h(session_id, serial, node_id, gateway_id, agent_version)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::int[])
+             AS h(session_id, serial, node_id, gateway_id, agent_version, trust_version)
 ), live_gateway AS (
   SELECT g.gateway_id FROM gateway_leases g WHERE g.gateway_id IN (SELECT gateway_id FROM hello) AND g.expires_at > compute_now()
 ), node AS (
-  SELECT h.session_id, h.serial, h.gateway_id, h.agent_version,
+  SELECT h.session_id, h.serial, h.gateway_id, h.agent_version, h.trust_version,
          n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.connected_since, n.connected_generation,
          COALESCE(p.acceptance_checks, '{}') AS checks
     FROM hello h
@@ -43,12 +47,12 @@ WITH hello AS (
    WHERE s.id IN (SELECT l.id FROM node_sessions l WHERE l.id IN (SELECT id FROM ranked WHERE newer >= $6::int) FOR UPDATE SKIP LOCKED)
   RETURNING s.id
 ), opened AS (
-  INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at)
-  SELECT session_id, id, serial, gateway_id, agent_version, compute_now() FROM node
+  INSERT INTO node_sessions (id, node_id, cert_serial, gateway_id, agent_version, opened_at, trust_version)
+  SELECT session_id, id, serial, gateway_id, agent_version, compute_now(), trust_version FROM node
   RETURNING id
 ), marked AS (
   UPDATE nodes n SET connected_since = COALESCE(n.connected_since, compute_now()), session_ended_at = NULL,
-         connected_generation = n.identity_generation
+         connected_generation = n.identity_generation, trust_version = node.trust_version, trust_version_at = compute_now()
     FROM node WHERE n.id = node.id
   RETURNING n.id
 ), published AS (
@@ -71,6 +75,35 @@ SELECT h.session_id, h.session_id IN (SELECT id FROM opened) AS opened,
        (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM published)::int AS published,
        (SELECT count(*) FROM replaced)::int AS replaced
   FROM hello h`;
+
+/**
+ * The sessions at gateway $1 whose agent holds an older trust set than the server's ($2): at most $3 of them
+ * are marked as holding $2 (a session row another transaction holds locked is skipped rather than waited for:
+ * the next call finds it) and come back, to carry the `trust` event in this lease answer, so each session
+ * hears a change once. Their nodes record $2 as the version they hold (their rows locked in id order, as a
+ * Hello's group takes them, so the two never deadlock). The index on (gateway_id, trust_version) keeps this
+ * to an empty range once every session caught up.
+ */
+export const DELIVER_TRUST = `
+WITH due AS (
+  SELECT s.id FROM node_sessions s
+   WHERE s.gateway_id = $1 AND s.trust_version < $2::int AND s.replaced_at IS NULL
+   LIMIT $3::int
+     FOR NO KEY UPDATE SKIP LOCKED
+), sent AS (
+  UPDATE node_sessions s SET trust_version = $2::int FROM due WHERE s.id = due.id
+  RETURNING s.id, s.node_id
+), locked AS (
+  SELECT n.id FROM nodes n
+   WHERE n.id IN (SELECT node_id FROM sent) AND COALESCE(n.trust_version, 0) < $2::int
+   ORDER BY n.id
+     FOR NO KEY UPDATE
+), held AS (
+  UPDATE nodes n SET trust_version = $2::int, trust_version_at = compute_now()
+   WHERE n.id IN (SELECT id FROM locked)
+  RETURNING n.id
+)
+SELECT id AS session_id, node_id FROM sent`;
 
 /**
  * A gateway's lease: inserted by its first call, extended by every later one while it is live. An expired

@@ -9,12 +9,32 @@ import { sseEvent } from '../../protocol/session-wire';
 const SESSIONS_CHANNEL = 'compute_sessions';
 
 /** Gateways that hold a session whose certificate just stopped being valid: they make a lease call now. */
-const sessionsChange = z.object({ gatewayIds: z.array(z.string()) });
+const sessionsChange = z.object({ gatewayIds: z.array(z.string()), everyGateway: z.boolean().optional() });
 export type SessionsChange = z.infer<typeof sessionsChange>;
 
 export class SessionsListener extends ChannelListener<SessionsChange> {
+  private readonly local = new Set<(change: SessionsChange) => void>();
+
   constructor(databaseUrl: string) {
     super(databaseUrl, SESSIONS_CHANNEL, jsonPayload(sessionsChange));
+  }
+
+  override async subscribe(listener: (change: SessionsChange) => void): Promise<() => void> {
+    const unsubscribe = await super.subscribe(listener);
+    this.local.add(listener);
+    return () => {
+      this.local.delete(listener);
+      unsubscribe();
+    };
+  }
+
+  /**
+   * Asks every gateway watching this process for a lease call now (the trust set changed here: their
+   * sessions' `trust` events come with the answers). In process only: every instance follows the change on
+   * its own and tells its own watchers.
+   */
+  announceToEveryGateway(): void {
+    for (const listener of this.local) listener({ gatewayIds: [], everyGateway: true });
   }
 }
 
@@ -23,7 +43,8 @@ const WATCH_PING_MS = 15_000;
 
 /**
  * A gateway's watch stream (Server-Sent Events): `ready` once LISTEN is in place, then `refresh` each time a
- * transaction ended a session this gateway holds (revoked, reclaimed, deleted, expired earlier). A `refresh`
+ * transaction ended a session this gateway holds (revoked, reclaimed, deleted, expired earlier), and when this
+ * process's trust set changed. A `refresh`
  * names nothing: the gateway answers it with a lease call, which decides again from the committed rows which
  * sessions end, so the stream carries no authority and a lost announcement costs only time (the lease call's
  * own schedule still finds the session). The stream ends when the caller goes away (cancel).
@@ -42,7 +63,7 @@ export function sessionWatchResponse(listener: ChannelListener<SessionsChange>, 
       let unsubscribe: () => void;
       try {
         unsubscribe = await listener.subscribe((change) => {
-          if (change.gatewayIds.includes(gatewayId)) send(sseEvent('refresh', {}));
+          if (change.everyGateway || change.gatewayIds.includes(gatewayId)) send(sseEvent('refresh', {}));
         });
       } catch {
         // No LISTEN connection (the database is away): the gateway reconnects, and polls meanwhile.

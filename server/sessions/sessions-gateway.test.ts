@@ -308,7 +308,8 @@ describe('a session over HTTP/1.1', () => {
       certificatePem: chainToPem([identity.identity.certificateChain[0]!]),
     });
     expect(socket.alpnProtocol).toBe('http/1.1');
-    const body = JSON.stringify({ nodeId, agentVersion: '0.1.0' });
+    // An agent that holds the server's trust set (version 1 here): no `trust` event between them.
+    const body = JSON.stringify({ nodeId, agentVersion: '0.1.0', trustVersion: 1 });
     const types = await new Promise<string[]>((resolve, reject) => {
       const request = http.request(
         {

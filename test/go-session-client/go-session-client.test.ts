@@ -148,7 +148,9 @@ describe('a Go client (standard library, HTTP/2) speaking the Sessions contract'
     });
     expect(seen).toMatchObject({ proto: 'HTTP/2.0', status: 200, contentType: 'text/event-stream', ended: 'heartbeats' });
     expect(seen.hello).toBe(JSON.stringify({ nodeId: node.nodeId, agentVersion: 'go-client/1' }));
-    expect(seen.events.map((e) => e.type)).toEqual(['welcome', 'heartbeat', 'heartbeat']);
+    // The Hello reports no trustVersion (the agent holds no trust set): the server's follows the welcome.
+    expect(seen.events.map((e) => e.type)).toEqual(['welcome', 'trust', 'heartbeat', 'heartbeat']);
+    expect(verifyWelcome(seen.events[1]!.raw)).toMatchObject({ status: 'trust', nodeId: node.nodeId, version: 1 });
 
     const welcome = verifyWelcome(seen.events[0]!.raw);
     expect(Object.keys(welcome).sort()).toEqual(['heartbeatSeconds', 'nodeId', 'serverTime', 'sessionId', 'status']);
@@ -156,7 +158,7 @@ describe('a Go client (standard library, HTTP/2) speaking the Sessions contract'
     expect(welcome.sessionId).toMatch(/^sess_/);
     expect(Number.isInteger(welcome.serverTime)).toBe(true);
     expect(Math.abs((welcome.serverTime as number) - Date.now() / 1000)).toBeLessThan(60);
-    for (const beat of seen.events.slice(1)) {
+    for (const beat of seen.events.slice(2)) {
       expect(Object.keys(beat.data as object)).toEqual(['serverTime']);
       expect(Number.isInteger((beat.data as { serverTime: unknown }).serverTime)).toBe(true);
     }

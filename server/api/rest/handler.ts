@@ -100,9 +100,10 @@ export async function handleRestRequest(request: Request, path: string, ctx: Api
     }
     // Path parameters win over body fields of the same name, so the URL decides the resource.
     Object.assign(input, match.params);
-    const caller = createCaller(ctx) as unknown as Record<string, Record<string, (input: unknown) => Promise<unknown>>>;
-    const [group, name] = match.route.procedure.split('.') as [string, string];
-    const result = await caller[group]![name]!(input);
+    // A procedure's path may be nested (`pki.rotation.status`): walk the caller one name at a time.
+    let procedure: unknown = createCaller(ctx);
+    for (const name of match.route.procedure.split('.')) procedure = (procedure as Record<string, unknown>)[name];
+    const result = await (procedure as (input: unknown) => Promise<unknown>)(input);
     return json(successStatus(match.route), result);
   } catch (error) {
     return errorResponse(error);

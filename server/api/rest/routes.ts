@@ -1,5 +1,6 @@
-import type { AnyTRPCMutationProcedure, AnyTRPCQueryProcedure } from '@trpc/server';
+import type { AnyTRPCMutationProcedure, AnyTRPCProcedure, AnyTRPCQueryProcedure } from '@trpc/server';
 import type { AppRouter } from '../root';
+import { PREPARE_MAX_BODY_BYTES } from '../../../protocol/api/pki-rotation-schemas';
 
 /**
  * The REST surface for automation: each route is an adapter over one tRPC procedure, so both APIs share
@@ -16,14 +17,19 @@ interface RestRoute {
 }
 
 type Procedures = AppRouter['_def']['record'];
-type Group = keyof Procedures & string;
-/** Every procedure of the router as `group.name`. */
-type ProcedurePath = { [G in Group]: `${G}.${keyof Procedures[G] & string}` }[Group];
-type ProcedureAt<P extends ProcedurePath> = P extends `${infer G extends Group}.${infer N}`
-  ? N extends keyof Procedures[G]
-    ? Procedures[G][N]
+/** Every procedure of a router record as its dotted path (`group.name`, or deeper: `pki.rotation.status`). */
+type PathsOf<R, Prefix extends string = ''> = {
+  [K in keyof R & string]: R[K] extends AnyTRPCProcedure ? `${Prefix}${K}` : PathsOf<R[K], `${Prefix}${K}.`>;
+}[keyof R & string];
+type ProcedurePath = PathsOf<Procedures>;
+type ProcedureIn<R, P extends string> = P extends `${infer H}.${infer Rest}`
+  ? H extends keyof R
+    ? ProcedureIn<R[H], Rest>
     : never
-  : never;
+  : P extends keyof R
+    ? R[P]
+    : never;
+type ProcedureAt<P extends ProcedurePath> = ProcedureIn<Procedures, P>;
 /** A query is read with GET, a mutation with POST; a subscription has no REST route. */
 type MethodOf<P extends ProcedurePath> =
   ProcedureAt<P> extends AnyTRPCQueryProcedure ? 'GET' : ProcedureAt<P> extends AnyTRPCMutationProcedure ? 'POST' : never;
@@ -294,6 +300,31 @@ export const REST_ROUTES = restRoutes([
     path: `${T}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver`,
     procedure: 'webhooks.redeliver',
     summary: 'Send a delivery again, under the same webhook-id',
+  },
+  {
+    method: 'GET',
+    path: '/v1/pki/rotation',
+    procedure: 'pki.rotation.status',
+    summary: "Each PKI key's rotation phase, pins and readiness (root admins)",
+  },
+  {
+    method: 'POST',
+    path: '/v1/pki/rotation/{kind}/prepare',
+    procedure: 'pki.rotation.prepare',
+    summary: 'Prepare the next key of a kind: made by the server, or imported (root admins)',
+    maxBodyBytes: PREPARE_MAX_BODY_BYTES,
+  },
+  {
+    method: 'POST',
+    path: '/v1/pki/rotation/{kind}/activate',
+    procedure: 'pki.rotation.activate',
+    summary: 'Put the prepared key of a kind in use; the previous stays trusted (root admins)',
+  },
+  {
+    method: 'POST',
+    path: '/v1/pki/rotation/{kind}/retire',
+    procedure: 'pki.rotation.retire',
+    summary: 'Stop trusting the previous key of a kind (root admins)',
   },
 ]);
 

@@ -12,7 +12,11 @@ import type { AttestorPrepared, JoinRequestFields, PrepareContext } from './type
 export function prepareSealedToken(attestor: string, request: JoinRequestFields, context: PrepareContext): AttestorPrepared {
   const { sealedToken } = request.body;
   if (typeof sealedToken !== 'string' || sealedToken.length === 0) throw new JoinRefusal('join:malformed', 'sealedToken');
-  const seal = openSealedToken(sealedToken, { encryptionKey: context.encryptionKey, csrSha256: request.csrSha256 });
+  const seal = openSealedToken(sealedToken, {
+    encryptionKey: context.encryptionKey,
+    encryptionKeys: context.encryptionKeys,
+    csrSha256: request.csrSha256,
+  });
   const token = parseJoinToken(seal.token);
   if (!token) throw new JoinRefusal(`${attestor}:malformed`, 'not a bcjt_ token');
   return { token: { id: token.id, sealedAt: seal.iat, secretHash: hashTokenSecret(token.secret) } };

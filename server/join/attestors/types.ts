@@ -140,7 +140,8 @@ export interface Attestor<State = unknown> {
   write(client: pg.PoolClient, state: State, admitted: ReadonlyMap<PreparedJoin, string>): Promise<boolean>;
 }
 
-/** What preparation may use: JoinService's encryption key (to open seals). */
+/** What preparation may use: JoinService's encryption key (to open seals), and every non-retired one (rotations). */
 export interface PrepareContext {
   encryptionKey: KeyObject;
+  encryptionKeys?: readonly KeyObject[];
 }

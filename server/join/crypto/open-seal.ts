@@ -27,6 +27,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 interface OpenSealOptions {
   /** The P-256 private key of `join.encryptionJwk`. */
   readonly encryptionKey: KeyObject;
+  /**
+   * Every key a seal may be made to while a join-encryption rotation is prepared or active, the one in use
+   * first (JoinCrypto.encryptionKeys); `[encryptionKey]` when absent. A seal opens under whichever it was made to.
+   */
+  readonly encryptionKeys?: readonly KeyObject[];
   /** Lowercase hex SHA-256 of the request's CSR DER (`parseCsr(...).csrSha256`). */
   readonly csrSha256: string;
 }
@@ -65,7 +70,7 @@ interface OpenedSeal {
 /** {@link openSeal}, returning the header's `iat` with the token. Same checks, same errors. */
 export function openSealedToken(compactJwe: string, options: OpenSealOptions): OpenedSeal {
   const { encryptionKey, csrSha256 } = options;
-  const agreement = keyAgreement(encryptionKey);
+  const agreements = (options.encryptionKeys?.length ? options.encryptionKeys : [encryptionKey]).map(keyAgreement);
   if (typeof compactJwe !== 'string' || compactJwe.length > MAX_SEAL_LENGTH) throw refuse('seal size out of bounds');
   const parts = compactJwe.split('.');
   if (parts.length !== 5) throw refuse('not a compact JWE');
@@ -101,17 +106,28 @@ export function openSealedToken(compactJwe: string, options: OpenSealOptions): O
   if (tag.length !== 16) throw refuse('tag is not 128 bits');
   if (ciphertext.length === 0) throw refuse('empty ciphertext');
 
-  let sharedSecret: Buffer;
-  try {
-    // OpenSSL refuses a point that is not on the curve (P-256 has cofactor 1, so that is the whole check).
-    sharedSecret = agreement.computeSecret(senderPoint);
-  } catch (error) {
-    throw refuse('epk is not a point on P-256', error);
+  // The key the seal was made to is the one whose key unwrap passes its integrity check (RFC 3394): tried in
+  // order, the key in use first, so outside a rotation this is one ECDH as before.
+  let cek: Buffer | null = null;
+  let failure: unknown;
+  for (const agreement of agreements) {
+    let sharedSecret: Buffer;
+    try {
+      // OpenSSL refuses a point that is not on the curve (P-256 has cofactor 1, so that is the whole check).
+      sharedSecret = agreement.computeSecret(senderPoint);
+    } catch (error) {
+      throw refuse('epk is not a point on P-256', error);
+    }
+    try {
+      const unwrap = createDecipheriv('id-aes256-wrap', concatKdf(sharedSecret, apu, apv), KEY_WRAP_IV);
+      cek = Buffer.concat([unwrap.update(encryptedKey), unwrap.final()]);
+      break;
+    } catch (error) {
+      failure = error;
+    }
   }
+  if (!cek) throw refuse('decryption failed', failure);
   try {
-    const kek = concatKdf(sharedSecret, apu, apv);
-    const unwrap = createDecipheriv('id-aes256-wrap', kek, KEY_WRAP_IV);
-    const cek = Buffer.concat([unwrap.update(encryptedKey), unwrap.final()]);
     const gcm = createDecipheriv('aes-256-gcm', cek, iv, { authTagLength: 16 });
     gcm.setAAD(Buffer.from(protectedText, 'ascii'));
     gcm.setAuthTag(tag);
@@ -124,14 +140,14 @@ export function openSealedToken(compactJwe: string, options: OpenSealOptions): O
   }
 }
 
-const agreements = new WeakMap<KeyObject, ECDH>();
+const agreementsByKey = new WeakMap<KeyObject, ECDH>();
 
 /**
  * A node:crypto ECDH for the encryption key, made once per key: ECDH.computeSecret takes the raw sender
  * point, which spares the JWK import of every `epk` (about 90 µs a join).
  */
 function keyAgreement(encryptionKey: KeyObject): ECDH {
-  let agreement = agreements.get(encryptionKey);
+  let agreement = agreementsByKey.get(encryptionKey);
   if (agreement) return agreement;
   if (encryptionKey?.type !== 'private' || encryptionKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
     throw new DomainError('INVALID_CONFIG', 'The join encryption key is not a P-256 private key');
@@ -140,7 +156,7 @@ function keyAgreement(encryptionKey: KeyObject): ECDH {
   agreement = createECDH('prime256v1');
   agreement.setPrivateKey(scalar);
   scalar.fill(0);
-  agreements.set(encryptionKey, agreement);
+  agreementsByKey.set(encryptionKey, agreement);
   return agreement;
 }
 

@@ -1,9 +1,16 @@
 import { z } from 'zod';
 import { DomainError } from '../../../protocol/errors';
 import type { PkiBundle } from './bundle';
+import { PKI_KEY_KINDS } from '../rotation/kinds';
 
 const pem = (label: string) => z.string().regex(new RegExp(`^-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----\\n?$`));
 const certifiedKey = z.object({ certificatePem: pem('CERTIFICATE'), privateKeyPem: pem('PRIVATE KEY') });
+
+const rotatingKey = z.object({
+  phase: z.enum(['prepared', 'active']),
+  certificatePem: pem('CERTIFICATE').optional(),
+  privateKeyPem: pem('PRIVATE KEY'),
+});
 
 /** The stored shape of a {@link PkiBundle}, version 1. Only shapes: keys and certificates are parsed on use. */
 const pkiBundleSchema = z.object({
@@ -16,6 +23,8 @@ const pkiBundleSchema = z.object({
   commandTrustBundle: z.array(z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/)).min(1),
   signingKey: certifiedKey,
   encryptionKey: z.object({ privateKeyPem: pem('PRIVATE KEY') }),
+  trustVersion: z.number().int().min(1).optional(),
+  rotations: z.partialRecord(z.enum(PKI_KEY_KINDS), rotatingKey).optional(),
 }) satisfies z.ZodType<PkiBundle>;
 
 /**

@@ -3,9 +3,10 @@ import { createRootCa, newEcKeyPair, type IssuingCa } from '../ca/ca';
 import { selfSignedSigningCertificate } from './signing-certificate';
 import { parseTrustDomain } from '../ca/trust-domain';
 import { toPem } from '../ca/x509-build';
+import type { PkiKeyKind } from '../rotation/kinds';
 
 /** A certificate and its private key. */
-interface PkiCertifiedKey {
+export interface PkiCertifiedKey {
   /** The certificate, PEM (`-----BEGIN CERTIFICATE-----`). */
   certificatePem: string;
   /** The private key, PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`). */
@@ -37,6 +38,22 @@ export interface PkiBundle {
   signingKey: PkiCertifiedKey;
   /** JoinService encryption key, the recipient of sealed tokens (ECDH-ES+A256KW). It has no certificate. */
   encryptionKey: { privateKeyPem: string };
+  /** The trust version (server/pki/rotation/): 1, or absent, before any rotation step; the row's column mirrors it. */
+  trustVersion?: number;
+  /**
+   * The other key of each rotation under way, by kind: the next key while `prepared`, the previous one while
+   * `active` (activation swaps it with the key in use, which always stays in the fields above). The
+   * join-encryption key has no certificate; the command-signing key is the command CA.
+   */
+  rotations?: Partial<Record<PkiKeyKind, PkiRotatingKey>>;
+}
+
+/** The other key of a rotation under way (see {@link PkiBundle.rotations}). */
+export interface PkiRotatingKey {
+  phase: 'prepared' | 'active';
+  /** Absent for the join-encryption key. */
+  certificatePem?: string;
+  privateKeyPem: string;
 }
 
 /** How long the roots and the JoinService signing certificate last: ten years. */

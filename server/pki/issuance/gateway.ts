@@ -34,6 +34,22 @@ export function issueGatewayCertificate(
   bundle: Pick<PkiBundle, 'servingCa'>,
   options: { sans: string[]; ttlDays?: number; now?: Date },
 ): GatewayCertificate {
+  const keys = newEcKeyPair();
+  const issued = issueGatewayCertificateForKey(bundle, { ...options, spkiDer: keys.spkiDer });
+  return { ...issued, privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+}
+
+/**
+ * Issues a gateway's TLS server certificate, as {@link issueGatewayCertificate}, for a key the gateway holds
+ * (`spkiDer`, from a CSR whose self-signature the caller verified): a running gateway asks for its next
+ * certificate this way, so its private key never leaves it.
+ *
+ * @throws DomainError `INVALID_ARGUMENT` (field `san` or `ttlDays`).
+ */
+export function issueGatewayCertificateForKey(
+  bundle: Pick<PkiBundle, 'servingCa'>,
+  options: { spkiDer: Buffer; sans: string[]; ttlDays?: number; now?: Date },
+): Omit<GatewayCertificate, 'privateKeyPem'> {
   const names = parseSans(options.sans);
   const ttlDays = options.ttlDays ?? GATEWAY_TTL_DAYS.default;
   if (!Number.isInteger(ttlDays) || ttlDays < 1 || ttlDays > GATEWAY_TTL_DAYS.max) {
@@ -42,20 +58,15 @@ export function issueGatewayCertificate(
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000;
   if (Number.isNaN(now)) throw new DomainError('INVALID_ARGUMENT', 'now: must be a valid date', { field: 'now' });
   const ca = loadIssuingCa(bundle.servingCa, 'serving CA');
-  const keys = newEcKeyPair();
   const certDer = issueLeaf(ca, {
     subject: encodeName([[OIDS.commonName, 'Better Compute gateway']]),
-    spkiDer: keys.spkiDer,
+    spkiDer: options.spkiDer,
     notBefore: new Date(now - BACKDATE_MS),
     notAfter: new Date(now + ttlDays * 86_400_000),
     extensions: [extendedKeyUsage([OIDS.serverAuth]), subjectAltName(names)],
   });
   const certificatePem = toPem(certDer);
-  return {
-    certificatePem,
-    privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-    chainPem: certificatePem + toPem(ca.certDer),
-  };
+  return { certificatePem, chainPem: certificatePem + toPem(ca.certDer) };
 }
 
 /** Validates and normalizes the gateway's names: IP literals become iPAddress, the rest dNSName. */

@@ -6,6 +6,8 @@ import { prepareIssuer, type NodeCertificateIssuer } from './node-certificate-is
 import { spkiPin } from '../../../protocol/pins';
 import { isSelfSigned } from '../bundle/signing-certificate';
 import { parseTrustDomain } from '../ca/trust-domain';
+import { buildTrustState } from '../rotation/trust-build';
+import type { TrustState } from '../rotation/trust-state';
 
 /** A public P-256 JWK with exactly the members a daemon needs to seal a token. */
 export interface PublicEcJwk {
@@ -25,6 +27,8 @@ export interface JoinCrypto {
   nodeCa: Required<NodeCertificateIssuer>;
   /** The node CA certificate, standard base64 DER (the last entry of every `certificateChain`). */
   nodeCaCertificate: string;
+  /** The node CA's pin, recorded as `node_certs.ca_pin` on every certificate it issues. */
+  nodeCaPin: string;
   /** Signs JoinResponse envelopes (ES256). */
   signingKey: KeyObject;
   /** The signing key's certificate, standard base64 DER (the well-known `signingCertificate`). */
@@ -34,8 +38,15 @@ export interface JoinCrypto {
   encryptionKey: KeyObject;
   encryptionPublicJwk: PublicEcJwk;
   encryptionKeyPin: string;
+  /**
+   * Every encryption key a seal may be made to: the one in use first, then the other key of a rotation that is
+   * prepared or active (seals to either open).
+   */
+  encryptionKeys: KeyObject[];
   /** The command-signing trust bundle, standard base64 DER certificates. */
   commandTrustBundle: string[];
+  /** Everything trusted at this trust version (server/pki/rotation/trust-build.ts), built with these keys. */
+  trust: TrustState;
 }
 
 /** What `pkiJoinCrypto` takes: PEM as the PKI bundle stores it (a PkiBundle itself fits). */
@@ -46,6 +57,10 @@ interface JoinCryptoInput {
   encryptionKey: { privateKeyPem: string };
   /** Base64 DER or PEM certificates; empty when absent. */
   commandTrustBundle?: readonly string[];
+  /** The serving CA in use (its pin heads the trust state's `servingCaPins`), the rotations and the trust version. */
+  servingCa?: PkiBundle['servingCa'];
+  rotations?: PkiBundle['rotations'];
+  trustVersion?: number;
 }
 
 /**
@@ -79,10 +94,11 @@ export function pkiJoinCrypto(input: JoinCryptoInput): JoinCrypto {
   if (!isP256PrivateKey(encryptionKey)) throw new DomainError('INVALID_CONFIG', 'The JoinService encryption key is not an EC P-256 key');
   const jwk = createPublicKey(encryptionKey).export({ format: 'jwk' });
 
-  return {
+  const keys: Omit<JoinCrypto, 'encryptionKeys' | 'trust'> = {
     trustDomain,
     nodeCa,
     nodeCaCertificate: ca.certDer.toString('base64'),
+    nodeCaPin: spkiPin(createPublicKey(ca.key)),
     signingKey: signing.key,
     signingCertificate: signing.cert.raw.toString('base64'),
     signingKeyPin: spkiPin(signing.cert.publicKey),
@@ -91,6 +107,8 @@ export function pkiJoinCrypto(input: JoinCryptoInput): JoinCrypto {
     encryptionKeyPin: spkiPin(encryptionKey),
     commandTrustBundle: (input.commandTrustBundle ?? []).map(normalizeTrustCertificate),
   };
+  const trust = buildTrustState(input, keys);
+  return { ...keys, encryptionKeys: trust.encryptionKeys.map((k) => k.key), trust };
 }
 
 /** {@link pkiJoinCrypto} for a whole PKI bundle. */

@@ -13,8 +13,7 @@ export type PkiKeyKind = (typeof PKI_KEY_KINDS)[number];
  * the one in use; its predecessor stays trusted), `retired` (the predecessor is trusted nowhere; the rotation is
  * over).
  */
-export const ROTATION_PHASES = ['prepared', 'active', 'retired'] as const;
-export type RotationPhase = (typeof ROTATION_PHASES)[number];
+export type RotationPhase = 'prepared' | 'active' | 'retired';
 
 /** How each key is named to an operator. */
 export const PKI_KEY_LABELS: Record<PkiKeyKind, string> = {

@@ -1,7 +1,13 @@
 import { DomainError } from '../../../protocol/errors';
 import type { Db } from '../../db/client';
 import type { Principal } from '../../authz/principal';
-import type { PkiKeyKind, RotationPhase } from './kinds';
+import { newId } from '../../ids';
+import { PKI_KEY_LABELS, type PkiKeyKind, type RotationPhase } from './kinds';
+import { activateInBundle, prepareInBundle, retireInBundle } from './bundle-steps';
+import { currentKeyOf, importRotatingKey, makeRotatingKey, pinOfKey } from './new-key';
+import { liveCertificatesOf } from './rotation-sql';
+import { keyStatus, readRotationStatus } from './status';
+import { requireRootAdmin, runStep } from './step';
 
 /** A key brought from outside (a CA kept offline): PEM private key (PKCS#8) and, except for join-encryption, its certificate. */
 export interface ImportedKey {
@@ -37,7 +43,7 @@ export interface RotationStatus {
 }
 
 /** The outcome of a step: the key's new state and the trust version it made. */
-export interface RotationStepResult {
+interface RotationStepResult {
   kind: PkiKeyKind;
   phase: RotationPhase;
   trustVersion: number;
@@ -49,9 +55,16 @@ interface StepContext {
   secret: string;
 }
 
-const notYet = (): never => {
-  throw new DomainError('INVALID_STATE', 'Trust rotation is not available in this build');
-};
+/** The rotation of `kind` under way in `phase`, or INVALID_STATE. */
+async function rotationUnderWay(db: Db, kind: PkiKeyKind, phase: 'prepared' | 'active') {
+  const row = await db.pkiRotation.findFirst({ where: { kind, phase } });
+  if (!row) throw new DomainError('INVALID_STATE', `No ${PKI_KEY_LABELS[kind]} rotation is ${phase}`);
+  return row;
+}
+
+async function stepResult(db: Db, principal: Principal, kind: PkiKeyKind, phase: RotationPhase, trustVersion: number, secret: string) {
+  return { kind, phase, trustVersion, status: await keyStatus(db, principal, kind, secret) };
+}
 
 /**
  * Prepares the next `kind` key: made by the server (or `from`, imported), sealed into the PKI bundle, trusted
@@ -61,11 +74,42 @@ const notYet = (): never => {
  *   `kind` is already under way; `INVALID_ARGUMENT` for an imported key that is not usable.
  */
 export async function prepareRotation(
-  _db: Db,
-  _principal: Principal,
-  _input: { kind: PkiKeyKind; from?: ImportedKey } & StepContext,
+  db: Db,
+  principal: Principal,
+  input: { kind: PkiKeyKind; from?: ImportedKey } & StepContext,
 ): Promise<RotationStepResult> {
-  return notYet();
+  const { kind } = input;
+  await requireRootAdmin(db, principal);
+  const next = input.from ? importRotatingKey(kind, input.from) : makeRotatingKey(kind);
+  const nextPin = pinOfKey(next);
+  let previousPin = '';
+  const version = await runStep(db, principal, {
+    kind,
+    phase: 'prepared',
+    secret: input.secret,
+    change(bundle) {
+      previousPin = pinOfKey(currentKeyOf(bundle, kind));
+      if (previousPin === nextPin) throw new DomainError('INVALID_ARGUMENT', 'The imported key is the key in use', { field: 'from' });
+      return prepareInBundle(bundle, kind, next);
+    },
+    async write({ tx, now, to }) {
+      await tx.pkiRotation.create({
+        data: {
+          id: newId('pkr'),
+          kind,
+          phase: 'prepared',
+          previousPin,
+          nextPin,
+          imported: input.from !== undefined,
+          preparedAt: now,
+          preparedBy: principal.actor,
+          preparedVersion: to,
+        },
+      });
+      return { pin: previousPin, nextPin, imported: input.from !== undefined };
+    },
+  });
+  return stepResult(db, principal, kind, 'prepared', version, input.secret);
 }
 
 /**
@@ -75,28 +119,90 @@ export async function prepareRotation(
  * @throws DomainError `INVALID_STATE` when no `kind` key is prepared.
  */
 export async function activateRotation(
-  _db: Db,
-  _principal: Principal,
-  _input: { kind: PkiKeyKind } & StepContext,
+  db: Db,
+  principal: Principal,
+  input: { kind: PkiKeyKind } & StepContext,
 ): Promise<RotationStepResult> {
-  return notYet();
+  const { kind } = input;
+  await requireRootAdmin(db, principal);
+  const rotation = await rotationUnderWay(db, kind, 'prepared');
+  const version = await runStep(db, principal, {
+    kind,
+    phase: 'active',
+    secret: input.secret,
+    change: (bundle) => activateInBundle(bundle, kind),
+    async write({ tx, now, to }) {
+      const { count } = await tx.pkiRotation.updateMany({
+        where: { id: rotation.id, phase: 'prepared' },
+        data: { phase: 'active', activatedAt: now, activatedBy: principal.actor, activatedVersion: to },
+      });
+      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
+      return { pin: rotation.nextPin, previousPin: rotation.previousPin };
+    },
+  });
+  return stepResult(db, principal, kind, 'active', version, input.secret);
 }
 
 /**
  * Retires the previous `kind` key: trusted nowhere from now on. For the node CA, refused while a certificate it
  * issued is still valid unless `force` with a `reason` (audited). Publishes `security.pki.rotation.retired`.
  *
- * @throws DomainError `INVALID_STATE` when no `kind` rotation is active, or (node CA) live certificates remain.
+ * @throws DomainError `INVALID_STATE` when no `kind` rotation is active, or (node CA) live certificates remain;
+ *   `INVALID_ARGUMENT` for `force` without a reason.
  */
 export async function retireRotation(
-  _db: Db,
-  _principal: Principal,
-  _input: { kind: PkiKeyKind; force?: boolean; reason?: string } & StepContext,
+  db: Db,
+  principal: Principal,
+  input: { kind: PkiKeyKind; force?: boolean; reason?: string } & StepContext,
 ): Promise<RotationStepResult> {
-  return notYet();
+  const { kind } = input;
+  await requireRootAdmin(db, principal);
+  const reason = input.reason?.trim() ?? '';
+  if (input.force && !reason) throw new DomainError('INVALID_ARGUMENT', 'A forced retirement needs a reason', { field: 'reason' });
+  if (reason.length > 500) throw new DomainError('INVALID_ARGUMENT', 'reason: at most 500 characters', { field: 'reason' });
+  const rotation = await rotationUnderWay(db, kind, 'active');
+  let forced: { live: number } | null = null;
+  /** The node CA's refusal, checked before the (slow) seal and again inside the transaction. */
+  const checkLive = async (tx: Parameters<typeof liveCertificatesOf>[0]) => {
+    if (kind !== 'node-ca') return;
+    const live = await liveCertificatesOf(tx, rotation.previousPin);
+    if (live > 0 && !input.force) {
+      throw new DomainError(
+        'INVALID_STATE',
+        `The previous node CA still has ${live} valid certificate(s); wait until they are renewed and expire, or retire with --force --reason`,
+      );
+    }
+    forced = live > 0 ? { live } : null;
+  };
+  await checkLive(db);
+  const version = await runStep(db, principal, {
+    kind,
+    phase: 'retired',
+    secret: input.secret,
+    change: (bundle) => retireInBundle(bundle, kind),
+    async write({ tx, now, to }) {
+      await checkLive(tx);
+      const { count } = await tx.pkiRotation.updateMany({
+        where: { id: rotation.id, phase: 'active' },
+        data: { phase: 'retired', retiredAt: now, retiredBy: principal.actor, retiredVersion: to, forcedReason: forced ? reason : null },
+      });
+      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
+      return {
+        pin: rotation.nextPin,
+        retiredPin: rotation.previousPin,
+        ...(forced ? { forced: true, reason, liveCertificates: (forced as { live: number }).live } : {}),
+      };
+    },
+  });
+  return stepResult(db, principal, kind, 'retired', version, input.secret);
 }
 
-/** Every key's phase, pins and readiness. Root admins only. */
-export async function rotationStatus(_db: Db, _principal: Principal): Promise<RotationStatus> {
-  return notYet();
+/**
+ * Every key's phase, pins and readiness. Root admins only. The pin of a key never rotated comes from the
+ * process's loaded PKI (BETTER_COMPUTE_SECRET), or, given `secret` (a CLI run with the data directory's secret),
+ * from the bundle opened with it.
+ */
+export async function rotationStatus(db: Db, principal: Principal, options: { secret?: string } = {}): Promise<RotationStatus> {
+  await requireRootAdmin(db, principal);
+  return readRotationStatus(db, undefined, options.secret);
 }

@@ -1,5 +1,5 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
-import { signEnvelope, type SignedEnvelope } from '../../../protocol/envelope';
+import { createPublicKey, sign, type KeyObject } from 'node:crypto';
+import type { SignedEnvelope } from '../../../protocol/envelope';
 import { spkiPin } from '../../../protocol/pins';
 import type { JoinCrypto, PublicEcJwk } from '../issuance/join-crypto';
 
@@ -18,7 +18,7 @@ export interface TrustedEncryptionKey {
 }
 
 /** A node CA whose certificates the gateway and JoinService accept (standard base64 DER), with its pin. */
-export interface TrustedNodeCa {
+interface TrustedNodeCa {
   pin: string;
   certificate: string;
 }
@@ -67,6 +67,9 @@ const derived = new WeakMap<JoinCrypto, TrustState>();
  */
 export function trustStateOf(runtime: { crypto: JoinCrypto; servingCaPin: string; trust?: TrustState }): TrustState {
   if (runtime.trust) return runtime.trust;
+  // A JoinCrypto made from a bundle carries its own; one without a serving CA pin gets the runtime's.
+  const own = runtime.crypto.trust;
+  if (own && own.servingCaPins.length) return own;
   let state = derived.get(runtime.crypto);
   if (!state) {
     const crypto = runtime.crypto;
@@ -78,6 +81,7 @@ export function trustStateOf(runtime: { crypto: JoinCrypto; servingCaPin: string
       nodeCas: [{ pin: spkiPin(createPublicKey(crypto.nodeCa.key)), certificate: crypto.nodeCaCertificate }],
       commandTrustBundle: crypto.commandTrustBundle,
     };
+    if (own) state = { ...own, servingCaPins: [runtime.servingCaPin] };
     derived.set(crypto, state);
   }
   return state;
@@ -97,21 +101,40 @@ export function trustSetBody(trust: TrustState, nodeId: string): TrustSetBody {
   };
 }
 
-/** A join or renewal answer's `trust`. */
+const answerTrusts = new WeakMap<TrustState, JoinAnswerTrust>();
+
+/** A join or renewal answer's `trust`, made once per trust state (every answer of a version shares it). */
 export function joinAnswerTrust(trust: TrustState): JoinAnswerTrust {
-  return {
-    version: trust.version,
-    servingCaPins: trust.servingCaPins,
-    joinSigningKeyPins: trust.signingKeys.map((k) => k.pin),
-    joinEncryptionKeyPins: trust.encryptionKeys.map((k) => k.pin),
-  };
+  let answer = answerTrusts.get(trust);
+  if (!answer) {
+    answer = {
+      version: trust.version,
+      servingCaPins: trust.servingCaPins,
+      joinSigningKeyPins: trust.signingKeys.map((k) => k.pin),
+      joinEncryptionKeyPins: trust.encryptionKeys.map((k) => k.pin),
+    };
+    answerTrusts.set(trust, answer);
+  }
+  return answer;
 }
 
+/** A signed envelope that may carry one signature per trusted signing key (protocol.md "Answers"). */
+type TrustedEnvelope = SignedEnvelope & { sigs?: { pin: string; sig: string }[] };
+
+const es256 = (bytes: Buffer, key: KeyObject) => sign('sha256', bytes, { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+
 /**
- * A signed envelope of `body` under every trusted signing key: `sig` by the key in use, and, while a
- * signing-key rotation is prepared or active, `sigs` with one signature per trusted key (protocol.md "Answers").
+ * A signed envelope of `body` under every trusted signing key: `body` serialized once, `sig` by the key in
+ * use, and, only while a signing-key rotation is prepared or active (more than one trusted key), `sigs` with
+ * one signature per trusted key, the key in use first (protocol.md "Answers"). Outside a rotation the envelope
+ * is byte for byte what `signEnvelope` makes, at the cost of one signature.
  */
-export function signTrusted(trust: TrustState, body: object): SignedEnvelope & { sigs?: { pin: string; sig: string }[] } {
-  // Stub: the rotation module replaces this with the multi-key signature (one serialization, one sign per key).
-  return signEnvelope(body, trust.signingKeys[0]!.key);
+export function signTrusted(trust: TrustState, body: object): TrustedEnvelope {
+  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+  const [inUse, ...others] = trust.signingKeys;
+  if (!inUse) throw new Error('The trust state holds no signing key');
+  const sig = es256(bytes, inUse.key);
+  const envelope: TrustedEnvelope = { body: bytes.toString('base64url'), sig };
+  if (others.length) envelope.sigs = [{ pin: inUse.pin, sig }, ...others.map((k) => ({ pin: k.pin, sig: es256(bytes, k.key) }))];
+  return envelope;
 }

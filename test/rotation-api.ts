@@ -1,0 +1,65 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { createServices, type Services } from '../server/boot/services';
+import { normalizedPath } from '../server/boot/http-server';
+import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import type { RateLimitRule } from '../server/http/shared-rate-limit';
+import { sessionSettings } from '../server/sessions/settings';
+import { ensureRootTenant } from '../server/tenants/tenants';
+import { testDatabaseUrl, testDb } from './db';
+import type { RotatingPki } from './rotation-pki';
+
+/** An API process's agent endpoints over services whose PKI is a test's {@link RotatingPki}. */
+export interface RotationApi {
+  services: Services;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The agent endpoints (server/http/agent-endpoints.ts, as the boot server mounts them) on services built by the
+ * composition root with `rotating.pki`, on the test database, with rate-limit keys of their own (the gateway
+ * credentials limit: `credentialsLimit`, 120 a minute by default). Two calls with one `keyPrefix` share a limit,
+ * as two API instances do.
+ */
+export async function startRotationApi(
+  rotating: RotatingPki,
+  options: { credentialsLimit?: Partial<RateLimitRule> } = {},
+): Promise<RotationApi> {
+  const root = await ensureRootTenant(testDb());
+  const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
+  const window = '60 seconds';
+  const services = createServices({
+    databaseUrl: testDatabaseUrl(),
+    db: testDb(),
+    env: {},
+    pgPoolMax: 4,
+    pki: rotating.pki,
+    rootTenantId: async () => root.id,
+    refusalLimits: {
+      join: { limit: 60, window, keyPrefix },
+      renew: { limit: 1000, window, keyPrefix: `${keyPrefix}-renew` },
+      sessions: { limit: 1000, window, keyPrefix: `${keyPrefix}-session` },
+    },
+    sessionSettings: sessionSettings(1, 2),
+    gatewayCredentialsLimit: { keyPrefix: `${keyPrefix}-gateway-credentials`, ...options.credentialsLimit },
+  });
+  const agent = createAgentEndpoints(services);
+  const server = http.createServer((req, res) => {
+    if (!agent(req, res, normalizedPath(req.url) ?? ''))
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"Not found"}');
+  });
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return {
+    services,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await services.close();
+    },
+  };
+}
