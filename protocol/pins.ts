@@ -1,8 +1,8 @@
-import { createHash, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
+import { createHash, createPublicKey, KeyObject, X509Certificate, type webcrypto } from 'node:crypto';
 import { DomainError } from './errors';
 
 /** What {@link spkiPin} accepts: DER SubjectPublicKeyInfo bytes, a node:crypto key, a WebCrypto key, or PEM. */
-type PinnableKey = Uint8Array | KeyObject | CryptoKey | string;
+type PinnableKey = Uint8Array | KeyObject | webcrypto.CryptoKey | string;
 
 /**
  * The HPKP-form pin of a public key: `sha256/` + standard base64 (with padding) of the SHA-256 of its DER
@@ -51,7 +51,7 @@ function spkiFromPem(pem: string): Buffer {
   }
 }
 
-function isCryptoKey(value: unknown): value is CryptoKey {
+function isCryptoKey(value: unknown): value is webcrypto.CryptoKey {
   return typeof globalThis.CryptoKey === 'function' && value instanceof globalThis.CryptoKey;
 }
 

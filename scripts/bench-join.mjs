@@ -2,6 +2,10 @@
 // bench/join.ts with the arguments given after `--`.
 import { spawn } from 'node:child_process';
 import { ensureBuilt, ensureInstalled } from './ensure-build.mjs';
+import { usePinnedNode } from './runtime.mjs';
+
+// The pinned Node.js (scripts/runtime.mjs), fetched once when this machine's is older.
+await usePinnedNode();
 
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 ensureInstalled();

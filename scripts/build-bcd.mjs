@@ -23,7 +23,7 @@ const say = (line) => {
   if (!quiet) console.log(`» ${line}`);
 };
 
-/** Bundles the agent to one CommonJS file (Node 20's SEA runs CommonJS only). */
+/** Bundles the agent to one CommonJS file (a single executable application runs CommonJS only). */
 async function bundle(outfile) {
   const { build } = await import('esbuild');
   await build({

@@ -36,7 +36,7 @@ export async function buildServer() {
       packages: 'external',
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node24',
       sourcemap: 'linked',
       logLevel: 'warning',
       tsconfig: path.join(root, 'tsconfig.json'),

@@ -8,6 +8,10 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-build.mjs';
+import { usePinnedNode } from './runtime.mjs';
+
+// The pinned Node.js (scripts/runtime.mjs), fetched once when this machine's is older.
+await usePinnedNode();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);

@@ -25,6 +25,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { usePinnedNode } from './runtime.mjs';
+
+// The pinned Node.js (scripts/runtime.mjs), fetched once when this machine's is older.
+await usePinnedNode();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);

@@ -7,6 +7,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt, ensureInstalled } from './ensure-build.mjs';
+import { usePinnedNode } from './runtime.mjs';
+
+// The pinned Node.js (scripts/runtime.mjs), fetched once when this machine's is older.
+await usePinnedNode();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);

@@ -88,11 +88,12 @@ describe('a serving CA certified by the one pinned', () => {
         notBefore: new Date(Date.now() - 3_600_000),
         notAfter: new Date(Date.now() + 86_400_000),
         signingAlgorithm: ALG,
-        publicKey,
-        signingKey,
+        // node:crypto's CryptoKey and the DOM's differ only in types (the newer KeyUsage values).
+        publicKey: publicKey as unknown as CryptoKey,
+        signingKey: signingKey as unknown as CryptoKey,
         extensions: [
           new x509.BasicConstraintsExtension(true, undefined, true),
-          await x509.SubjectKeyIdentifierExtension.create(publicKey, false, webcrypto as unknown as Crypto),
+          await x509.SubjectKeyIdentifierExtension.create(publicKey as unknown as CryptoKey, false, webcrypto as unknown as Crypto),
         ],
       },
       webcrypto as unknown as Crypto,

@@ -49,7 +49,7 @@ type GatewayRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type GatewayResponse = http.ServerResponse | http2.Http2ServerResponse;
 const answer = (res: GatewayResponse, status: number, body: object, extra: Record<string, string> = {}) => {
   const bytes = Buffer.from(JSON.stringify(body));
-  res.writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
+  (res as http.ServerResponse).writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
 };
 
 /** The peer's SPIFFE ID for the log (its first URI SAN), or '-' when none was presented or verified. */
@@ -244,7 +244,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
           // An oversized body is refused like any other call of its path (protocol.md: the uniform bytes).
           if (!body) {
             const refused = pathname === joinPath ? JOIN_REFUSED : pathname === renewPath ? RENEW_REFUSED : SESSION_REFUSED;
-            return void res.writeHead(refused.status, { ...HEADERS, 'content-length': refused.body.length }).end(refused.body);
+            return void (res as http.ServerResponse)
+              .writeHead(refused.status, { ...HEADERS, 'content-length': refused.body.length })
+              .end(refused.body);
           }
           if (isHello) return void sessions.hello(res, raw ?? null, body, raw ? Date.parse(peer!.validTo) : null);
           relayToApi(
@@ -255,7 +257,8 @@ export function createGateway(options: GatewayOptions): GatewayServer {
             pathname === joinPath ? callerAddressOf(socket.remoteAddress) : undefined,
           ).then(
             (reply) => {
-              if (!res.destroyed) res.writeHead(reply.status, { ...HEADERS, 'content-length': reply.body.length }).end(reply.body);
+              if (!res.destroyed)
+                (res as http.ServerResponse).writeHead(reply.status, { ...HEADERS, 'content-length': reply.body.length }).end(reply.body);
             },
             // The API is down or restarting: a clear 503 the agent retries, never a crash.
             () => {

@@ -235,7 +235,7 @@ export class SessionHub {
     if (this.hellosInFlight >= MAX_HELLOS_IN_FLIGHT && this.waitingHellos.length >= MAX_HELLOS_WAITING) {
       this.stats.hellosShed += 1;
       if (!res.destroyed)
-        res
+        (res as ServerResponse)
           .writeHead(SESSION_UNAVAILABLE.status, { ...JSON_HEADERS, 'content-length': SESSION_UNAVAILABLE.body.length })
           .end(SESSION_UNAVAILABLE.body);
       return;
@@ -257,11 +257,11 @@ export class SessionHub {
     if (res.destroyed) return;
     if (reply.status !== 200) {
       // The refusal's bytes exactly as the API made them (the uniform 403), or a retryable 5xx.
-      res.writeHead(reply.status, { ...JSON_HEADERS, 'content-length': reply.body.length }).end(reply.body);
+      (res as ServerResponse).writeHead(reply.status, { ...JSON_HEADERS, 'content-length': reply.body.length }).end(reply.body);
       return;
     }
     const accepted = JSON.parse(reply.body.toString('utf8')) as HelloAccepted;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    (res as ServerResponse).writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
     // Both response kinds write the same way; their write() overloads differ only in types.
     const write = (text: string) => (res as ServerResponse).write(text);
     write(sseEvent('welcome', accepted.welcome));
