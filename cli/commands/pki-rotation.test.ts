@@ -86,4 +86,21 @@ describe('better-compute pki rotate and pki rotation status', { timeout: 120_000
     expect(text).toContain('48 of 50 nodes hold trust version 9 or later');
     expect(text).toMatch(/live certificates of the previous CA: 3 \(retire is refused/);
   });
+
+  it('shows how many gateways still serve the previous serving CA', () => {
+    const key = {
+      kind: 'serving-ca',
+      phase: 'active',
+      since: '2026-12-08T10:00:00.000Z',
+      currentPin: 'sha256:new',
+      otherPin: 'sha256:old',
+      nextStep: 'retire',
+      readiness: { trustVersion: 9, nodesReady: 50, nodesTotal: 50 },
+      lastRetiredAt: null,
+    } as const;
+    expect(describeKey({ ...key, gatewaysOnPrevious: 2 })).toMatch(
+      /gateways still on the previous CA: 2 \(seen in the last minute; retire is refused/,
+    );
+    expect(describeKey({ ...key, gatewaysOnPrevious: 0 })).toMatch(/gateways still on the previous CA: 0$/m);
+  });
 });

@@ -75,6 +75,13 @@ export function describeKey(key: KeyRotationStatusRecord): string {
       `  live certificates of the previous CA: ${key.liveCertificatesOfPrevious}` +
         (key.liveCertificatesOfPrevious > 0 ? ' (retire is refused until they expire or renew; --force --reason overrides)' : ''),
     );
+  if (key.gatewaysOnPrevious !== undefined)
+    lines.push(
+      `  gateways still on the previous CA: ${key.gatewaysOnPrevious}` +
+        (key.gatewaysOnPrevious > 0
+          ? ' (seen in the last minute; retire is refused until they serve the new CA; --force --reason overrides)'
+          : ''),
+    );
   if (key.lastRetiredAt) lines.push(`  last rotation finished: ${key.lastRetiredAt}`);
   return lines.join('\n');
 }
@@ -95,7 +102,7 @@ export function registerPkiRotationCommands(pki: Command) {
     .option('--prepare', 'make (or import with --from) the next key: trusted everywhere, used nowhere')
     .option('--activate', 'put the prepared key in use; the previous stays trusted')
     .option('--retire', 'stop trusting the previous key')
-    .option('--force', 'with --retire of the node CA: retire although certificates it issued are still valid')
+    .option('--force', 'with --retire: retire although the node CA has valid certificates, or gateways still serve the serving CA')
     .option('--reason <text>', 'with --force: why (recorded in the audit log)')
     .option('--from <key.pem>', 'with --prepare: import this PKCS#8 private key (a CA kept offline)')
     .option('--certificate <cert.pem>', "with --from: the key's certificate (every key but join-encryption)")

@@ -102,6 +102,14 @@ function KeyPanel({ status }: { status: KeyStatus }) {
             <dd>{status.liveCertificatesOfPrevious}</dd>
           </>
         )}
+        {status.gatewaysOnPrevious !== undefined && (
+          <>
+            <dt>Gateways still on the previous CA</dt>
+            <dd data-testid={`pki-gateways-on-previous-${status.kind}`}>
+              {status.gatewaysOnPrevious} <span className="muted">(seen in the last minute)</span>
+            </dd>
+          </>
+        )}
         {status.lastRetiredAt && (
           <>
             <dt>Last rotation finished</dt>

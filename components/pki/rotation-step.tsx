@@ -58,7 +58,8 @@ function StepDialog({ status, onClose }: { status: KeyStatus; onClose: () => voi
   const step = status.nextStep;
   const label = PKI_KEY_KIND_LABELS[status.kind];
   const live = status.liveCertificatesOfPrevious ?? 0;
-  const needsForce = step === 'retire' && live > 0;
+  const gateways = status.gatewaysOnPrevious ?? 0;
+  const needsForce = step === 'retire' && (live > 0 || gateways > 0);
   const { trustVersion, nodesReady, nodesTotal } = status.readiness;
   const error = mutation.error ? toApiError(mutation.error) : null;
 
@@ -83,12 +84,21 @@ function StepDialog({ status, onClose }: { status: KeyStatus; onClose: () => voi
           <p>
             {nodesReady} of {nodesTotal} nodes hold the trust set this step needs (trust version {trustVersion}).
           </p>
+          {needsForce && gateways > 0 && (
+            <p className="callout callout-warn" data-testid="pki-gateways-on-previous">
+              {gateways} gateway{gateways === 1 ? '' : 's'} seen in the last minute still {gateways === 1 ? 'serves' : 'serve'} a leaf of
+              the previous serving CA: retiring is refused until {gateways === 1 ? 'it serves' : 'they serve'} the new CA&apos;s leaf
+              (within seconds of reaching the API). Forcing it strands {gateways === 1 ? 'that gateway' : 'those gateways'}.
+            </p>
+          )}
           {needsForce && (
             <>
-              <p className="callout callout-warn" data-testid="pki-live-certificates">
-                {live} certificate{live === 1 ? '' : 's'} issued by the previous node CA {live === 1 ? 'is' : 'are'} still valid: retiring
-                is refused until {live === 1 ? 'it renews or expires' : 'they renew or expire'}. Forcing it cuts those machines off.
-              </p>
+              {live > 0 && (
+                <p className="callout callout-warn" data-testid="pki-live-certificates">
+                  {live} certificate{live === 1 ? '' : 's'} issued by the previous node CA {live === 1 ? 'is' : 'are'} still valid: retiring
+                  is refused until {live === 1 ? 'it renews or expires' : 'they renew or expire'}. Forcing it cuts those machines off.
+                </p>
+              )}
               <label className="choice">
                 <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} />
                 <span className="choice-label">Retire anyway (force)</span>

@@ -65,6 +65,7 @@ const keyRotationStatus = z.object({
   nextStep: z.enum(['prepare', 'activate', 'retire']),
   readiness: z.object({ trustVersion: count, nodesReady: count, nodesTotal: count }),
   liveCertificatesOfPrevious: count.optional(),
+  gatewaysOnPrevious: count.optional(),
   lastRetiredAt: z.string().nullable(),
 });
 export type KeyRotationStatusRecord = z.infer<typeof keyRotationStatus>;

@@ -23,6 +23,7 @@ import { followTrustChanges } from '../sessions/trust-delivery';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
 import { newRequestLimitsFromEnv } from '../config/join-request-limits';
 import { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
+import { recordGatewayCall } from '../gateway-credentials/gateway-calls';
 import { SharedRateLimit, type RateLimitRule } from '../http/shared-rate-limit';
 import type { NewRequestLimits } from '../join/request-admission';
 
@@ -133,6 +134,7 @@ export function createServices(options: ServiceOptions): Services {
   // for a few gateways that share one certificate.
   const gatewayCredentials = new GatewayCredentialsService({
     loadRuntime: () => pki.load(),
+    record: (call) => recordGatewayCall(pool, call),
     limit: new SharedRateLimit(pool, {
       keyPrefix: 'gateway-credentials',
       limit: 120,

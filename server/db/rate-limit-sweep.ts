@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { sweepGatewayCalls } from '../gateway-credentials/gateway-calls';
 import { logError } from '../log';
 
 // `rate_limits` keeps one row per key (a source address, a site, a refusal reason), and every new address makes
@@ -33,7 +34,10 @@ export async function sweepRateLimits(pool: pg.Pool, options: { olderThan?: stri
   }
 }
 
-/** Runs {@link sweepRateLimits} every `intervalMs` until the returned stop is called; failures are logged. */
+/**
+ * Runs {@link sweepRateLimits}, and the sweep of gateway credentials calls not seen for a day, every `intervalMs`
+ * until the returned stop is called; failures are logged.
+ */
 export function startRateLimitSweeper(pool: pg.Pool, intervalMs = RATE_LIMIT_SWEEP_MS): () => void {
   let running = false;
   const timer = setInterval(() => {
@@ -41,6 +45,8 @@ export function startRateLimitSweeper(pool: pg.Pool, intervalMs = RATE_LIMIT_SWE
     running = true;
     sweepRateLimits(pool)
       .catch((error) => logError('rate limit sweep failed', error))
+      .then(() => sweepGatewayCalls(pool))
+      .catch((error) => logError('gateway credentials calls sweep failed', error))
       .finally(() => (running = false));
   }, intervalMs);
   timer.unref();

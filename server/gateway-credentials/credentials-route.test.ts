@@ -1,9 +1,10 @@
 import http from 'node:http';
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { GATEWAY_CREDENTIALS_PATH, GATEWAY_CREDENTIALS_REFUSED } from '../../protocol/gateway-credentials-wire';
 import { SESSION_LEASE_PATH } from '../../protocol/session-wire';
+import { testDb } from '../../test/db';
 import { createRotatingPki, type RotatingPki } from '../../test/rotation-pki';
 import { startRotationApi, type RotationApi } from '../../test/rotation-api';
 import { voucherFromServingChain } from '../gateway/gateway';
@@ -134,6 +135,44 @@ describe('POST {basePath}/v1/gateway/credentials', () => {
     }
     // The new CA's gateway is still answered.
     expect((await post(api, gatewayOf(rotating.next), callBody())).status).toBe(200);
+  });
+
+  it('records each answered call of a gateway leaf: its serving CA, names, last seen and the leaf issued to replace it', async () => {
+    const leafHash = (chain: string) => createHash('sha256').update(new X509Certificate(chain).raw).digest('hex');
+    const rowOf = async (hash: string) =>
+      (
+        await testDb().$queryRaw<
+          { serving_ca_pin: string; names: string[]; first_seen: Date; last_seen: Date; successor_sha256: string | null }[]
+        >`
+          SELECT serving_ca_pin, names, first_seen, last_seen, successor_sha256 FROM gateway_credential_calls WHERE leaf_sha256 = ${hash}`
+      )[0];
+    rotating.phase = 'prepared';
+    const gateway = gatewayOf(rotating.old, ['gw-recorded.example.com', '10.0.0.9']);
+    const hash = leafHash(gateway.chainPem);
+    expect((await post(api, gateway, callBody())).status).toBe(200);
+    const first = await rowOf(hash);
+    expect(first).toMatchObject({
+      serving_ca_pin: rotating.pins.oldServingCa,
+      names: ['gw-recorded.example.com', '10.0.0.9'],
+      successor_sha256: null,
+    });
+    // Its next call is the same row, seen again; once activated, the answer's new leaf is its successor.
+    rotating.phase = 'activated';
+    const reply = await post(api, gateway, callBody());
+    const leaf = Buffer.from((JSON.parse(reply.body) as { servingChain: [string, string] }).servingChain[0], 'base64');
+    const second = await rowOf(hash);
+    expect(second!.first_seen).toEqual(first!.first_seen);
+    expect(second!.last_seen.getTime()).toBeGreaterThanOrEqual(first!.last_seen.getTime());
+    expect(second!.successor_sha256).toBe(createHash('sha256').update(leaf).digest('hex'));
+    // The new CA's leaf is a row of its own, under the new pin.
+    const current = gatewayOf(rotating.next, ['gw-recorded.example.com']);
+    expect((await post(api, current, callBody())).status).toBe(200);
+    expect(await rowOf(leafHash(current.chainPem))).toMatchObject({ serving_ca_pin: rotating.pins.nextServingCa, successor_sha256: null });
+    // A refused call records nothing.
+    rotating.phase = 'retired';
+    const refused = gatewayOf(rotating.old, ['gw-refused.example.com']);
+    expect((await post(api, refused, callBody())).status).toBe(403);
+    expect(await rowOf(leafHash(refused.chainPem))).toBeUndefined();
   });
 
   it('refuses an unvouched call before reading its body, and closes the connection', async () => {

@@ -12,6 +12,7 @@ import { issueGatewayCertificateForKey } from '../pki/issuance/gateway';
 import { trustStateOf } from '../pki/rotation/trust-state';
 import { vouchedPeer, vouchHoldsBeforeBody } from '../renew/vouch';
 import type { RateVerdict } from '../http/shared-rate-limit';
+import type { GatewayCall } from './gateway-calls';
 
 /** A new serving chain is issued when the current leaf has less than this left. */
 const RENEW_BEFORE_MS = 86_400_000;
@@ -35,6 +36,8 @@ interface Options {
   loadRuntime: () => Promise<PkiRuntime | null>;
   /** The per-gateway request limit, shared by every instance (subject: the hash of the vouching leaf). */
   limit: { hit(subject: string): Promise<RateVerdict> };
+  /** Records each answered call (gateway-calls.ts: retiring the serving CA checks no gateway would be stranded). */
+  record: (call: GatewayCall) => Promise<void>;
   now?: () => number;
 }
 
@@ -70,7 +73,8 @@ function leafNames(leaf: X509Certificate): string[] {
  * The API's side of a gateway's credentials call (protocol/gateway-credentials-wire.ts): believed only with the
  * gateway's vouching for no peer under a serving CA that is trusted now (the one in use, or the other one of a
  * rotation, so a gateway still serving the old CA's leaf can ask for its next one). Every refusal is the same
- * bytes. A gateway is limited to `limit` calls per window, counted in PostgreSQL.
+ * bytes. A gateway is limited to `limit` calls per window, counted in PostgreSQL. Each answered call is recorded
+ * (`record`: the leaf, the serving CA it chains to, its names, the leaf issued to replace it).
  */
 export class GatewayCredentialsService {
   private readonly now: () => number;
@@ -95,13 +99,14 @@ export class GatewayCredentialsService {
     const runtime = await this.options.loadRuntime();
     if (!runtime || !body || !vouch) return GATEWAY_CREDENTIALS_REFUSED;
     const now = this.now();
-    const vouched = servingCaPinsOf(runtime).some(
+    const servingCaPin = servingCaPinsOf(runtime).find(
       (pin) => vouchedPeer({ vouch, peer: request.peer }, body, request.path, pin, now) === 'no-peer',
     );
-    const chain = vouched ? vouchingChain(vouch) : null;
-    if (!chain) return GATEWAY_CREDENTIALS_REFUSED;
+    const chain = servingCaPin ? vouchingChain(vouch) : null;
+    if (!servingCaPin || !chain) return GATEWAY_CREDENTIALS_REFUSED;
     const [leaf] = chain;
-    const verdict = await this.options.limit.hit(sha256(leaf.raw));
+    const leafSha256 = sha256(leaf.raw);
+    const verdict = await this.options.limit.hit(leafSha256);
     if (!verdict.allowed) {
       const message = `Too many credentials calls from this gateway; retry after ${verdict.retryAfterSeconds} seconds`;
       return {
@@ -135,6 +140,8 @@ export class GatewayCredentialsService {
         return GATEWAY_CREDENTIALS_REFUSED;
       }
     }
+    const successor = answer.servingChain ? sha256(Buffer.from(answer.servingChain[0], 'base64')) : null;
+    await this.options.record({ leafSha256, servingCaPin, names: leafNames(leaf), successorSha256: successor });
     return { status: 200, body: Buffer.from(JSON.stringify(answer)) };
   }
 

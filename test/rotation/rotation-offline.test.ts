@@ -93,13 +93,22 @@ describe('machines offline during a rotation', () => {
     await connected(nodeCaSleeper);
 
     // A whole serving CA rotation while one machine is off; the others hold each new set before the next step,
-    // and the gateway serves a chain from the new CA before the old one is retired (the operator's check: a
-    // gateway still on the old CA's leaf after --retire could no longer vouch for anything).
+    // and the gateway serves a chain from the new CA before the old one is retired (the server refuses --retire
+    // until the gateway's new leaf has called: one still on the old CA's leaf could no longer vouch for anything).
     let servingCa = '';
     for (const step of ['prepare', 'activate', 'retire'] as const) {
       const version = await rotate(d, 'serving-ca', step);
       if (step === 'prepare') servingCa = (await rotationStatusOf(d)).keys.find((k) => k.kind === 'serving-ca')!.otherPin!;
-      if (step === 'activate') await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(servingCa);
+      if (step === 'activate') {
+        await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(servingCa);
+        // The server's own check before --retire: the gateway's new leaf has called the API.
+        await expect
+          .poll(async () => (await rotationStatusOf(d)).keys.find((k) => k.kind === 'serving-ca')!.gatewaysOnPrevious, {
+            timeout: 30_000,
+            interval: 500,
+          })
+          .toBe(0);
+      }
       await expect
         .poll(() => Promise.all([catchingUp, nodeCaSleeper].map((m) => heldTrustVersion(m.identityDir))), {
           timeout: 60_000,

@@ -5,7 +5,7 @@ import { newId } from '../../ids';
 import { PKI_KEY_LABELS, type PkiKeyKind, type RotationPhase } from './kinds';
 import { activateInBundle, prepareInBundle, retireInBundle } from './bundle-steps';
 import { currentKeyOf, importRotatingKey, makeRotatingKey, pinOfKey } from './new-key';
-import { liveCertificatesOf } from './rotation-sql';
+import { retireRefusal } from './retire-checks';
 import { keyStatus, readRotationStatus } from './status';
 import { requireRootAdmin, runStep } from './step';
 
@@ -32,6 +32,11 @@ export interface KeyRotationStatus {
   readiness: { trustVersion: number; nodesReady: number; nodesTotal: number };
   /** For the node CA while active: valid, unrevoked certificates issued by the previous CA (retire is refused while > 0). */
   liveCertificatesOfPrevious?: number;
+  /**
+   * For the serving CA while active: gateways seen within the last minute still vouching with a leaf of the
+   * previous CA whose new leaf has not called since (retire is refused while > 0).
+   */
+  gatewaysOnPrevious?: number;
   /** The last finished rotation of this key, if any. */
   lastRetiredAt: string | null;
 }
@@ -145,9 +150,12 @@ export async function activateRotation(
 
 /**
  * Retires the previous `kind` key: trusted nowhere from now on. For the node CA, refused while a certificate it
- * issued is still valid unless `force` with a `reason` (audited). Publishes `security.pki.rotation.retired`.
+ * issued is still valid; for the serving CA, while a gateway seen within the last minute still vouches with a leaf
+ * of the previous CA (it could never fetch its next leaf); either unless `force` with a `reason` (audited).
+ * Publishes `security.pki.rotation.retired`.
  *
- * @throws DomainError `INVALID_STATE` when no `kind` rotation is active, or (node CA) live certificates remain;
+ * @throws DomainError `INVALID_STATE` when no `kind` rotation is active, or (node CA) live certificates remain, or
+ *   (serving CA) gateways still serve the previous CA's leaf;
  *   `INVALID_ARGUMENT` for `force` without a reason.
  */
 export async function retireRotation(
@@ -161,27 +169,21 @@ export async function retireRotation(
   if (input.force && !reason) throw new DomainError('INVALID_ARGUMENT', 'A forced retirement needs a reason', { field: 'reason' });
   if (reason.length > 500) throw new DomainError('INVALID_ARGUMENT', 'reason: at most 500 characters', { field: 'reason' });
   const rotation = await rotationUnderWay(db, kind, 'active');
-  let forced: { live: number } | null = null;
-  /** The node CA's refusal, checked before the (slow) seal and again inside the transaction. */
-  const checkLive = async (tx: Parameters<typeof liveCertificatesOf>[0]) => {
-    if (kind !== 'node-ca') return;
-    const live = await liveCertificatesOf(tx, rotation.previousPin);
-    if (live > 0 && !input.force) {
-      throw new DomainError(
-        'INVALID_STATE',
-        `The previous node CA still has ${live} valid certificate(s); wait until they are renewed and expire, or retire with --force --reason`,
-      );
-    }
-    forced = live > 0 ? { live } : null;
+  let forced: Record<string, number> | null = null;
+  /** What retiring would strand (node CA: live certificates; serving CA: gateways), checked before the (slow) seal and again inside the transaction. */
+  const check = async (tx: Parameters<typeof retireRefusal>[0]) => {
+    const refusal = await retireRefusal(tx, kind, rotation.previousPin);
+    if (refusal && !input.force) throw new DomainError('INVALID_STATE', refusal.message);
+    forced = refusal ? refusal.details : null;
   };
-  await checkLive(db);
+  await check(db);
   const version = await runStep(db, principal, {
     kind,
     phase: 'retired',
     secret: input.secret,
     change: (bundle) => retireInBundle(bundle, kind),
     async write({ tx, now, to }) {
-      await checkLive(tx);
+      await check(tx);
       const { count } = await tx.pkiRotation.updateMany({
         where: { id: rotation.id, phase: 'active' },
         data: { phase: 'retired', retiredAt: now, retiredBy: principal.actor, retiredVersion: to, forcedReason: forced ? reason : null },
@@ -190,7 +192,7 @@ export async function retireRotation(
       return {
         pin: rotation.nextPin,
         retiredPin: rotation.previousPin,
-        ...(forced ? { forced: true, reason, liveCertificates: (forced as { live: number }).live } : {}),
+        ...(forced ? { forced: true, reason, ...(forced as Record<string, number>) } : {}),
       };
     },
   });

@@ -7,6 +7,7 @@ import { loadPkiRuntime, PkiSource } from '../../join/join-runtime';
 import { PKI_BUNDLE_ID } from '../bundle/store';
 import { PKI_KEY_KINDS, type PkiKeyKind } from './kinds';
 import type { KeyRotationStatus, RotationStatus } from './rotation';
+import { gatewaysOnServingCa } from '../../gateway-credentials/gateway-calls';
 import { liveCertificatesOf, nodesHolding } from './rotation-sql';
 import { requireRootAdmin } from './step';
 import { trustStateOf, type TrustState } from './trust-state';
@@ -57,6 +58,7 @@ async function statusOf(
       lastRetiredAt,
     };
     if (!prepared && kind === 'node-ca') status.liveCertificatesOfPrevious = await liveCertificatesOf(db, latest.previousPin);
+    if (!prepared && kind === 'serving-ca') status.gatewaysOnPrevious = (await gatewaysOnServingCa(db, latest.previousPin)).count;
     return status;
   }
   return {
