@@ -1,4 +1,4 @@
-export type Tool = { name: string; pkg: string; why: string };
+export type Tool = { name: string; pkg: string; why: string; path?: string };
 export const TOOLS: Tool[];
 export const DEFAULT_CHROMIUM: string;
 export function which(name: string, env: Record<string, string | undefined>): string | undefined;

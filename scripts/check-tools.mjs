@@ -7,7 +7,10 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Each tool, the Debian package that brings it, and what needs it. `chromium` is looked up by path. */
+/**
+ * Each tool, the Debian package that brings it, and what needs it. `chromium` and tools with a `path` (outside
+ * the PATH) are looked up by path.
+ */
 export const TOOLS = [
   { name: 'chromium', pkg: 'chromium', why: 'the Playwright UI tests' },
   { name: 'shellcheck', pkg: 'shellcheck', why: 'the generated install script' },
@@ -22,6 +25,12 @@ export const TOOLS = [
   { name: 'etcd', pkg: 'etcd-server', why: 'the PostgreSQL failover drill' },
   { name: 'haproxy', pkg: 'haproxy', why: 'the PostgreSQL failover drill' },
   { name: 'systemd-analyze', pkg: 'systemd', why: 'the release test (systemd-analyze verify of deploy/systemd)' },
+  {
+    name: 'postgres',
+    path: '/usr/lib/postgresql/15/bin/postgres',
+    pkg: 'postgresql-15',
+    why: 'the failover and backup drills (PostgreSQL 15 clusters of their own)',
+  },
 ];
 
 /** Where Playwright looks for Chromium (playwright.config.ts) unless E2E_CHROMIUM names another. */
@@ -46,7 +55,9 @@ export function which(name, env) {
 
 /** The tools of {@link TOOLS} that are not there. */
 export function missingTools(env, { chromium = DEFAULT_CHROMIUM } = {}) {
-  return TOOLS.filter((tool) => (tool.name === 'chromium' ? !isExecutable(env.E2E_CHROMIUM || chromium) : !which(tool.name, env)));
+  return TOOLS.filter((tool) =>
+    tool.name === 'chromium' ? !isExecutable(env.E2E_CHROMIUM || chromium) : tool.path ? !isExecutable(tool.path) : !which(tool.name, env),
+  );
 }
 
 /**
