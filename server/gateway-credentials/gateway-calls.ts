@@ -37,7 +37,7 @@ export async function recordGatewayCall(pool: pg.Pool, call: GatewayCall): Promi
 }
 
 /** Gateways still on a serving CA: how many leaves, each one's first name, and when the latest of them called. */
-export interface GatewaysOnCa {
+interface GatewaysOnCa {
   count: number;
   names: string[];
   lastSeen: Date | null;
