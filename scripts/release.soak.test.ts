@@ -105,6 +105,7 @@ describe('the release', () => {
     const files = stdout.split('\n').filter(Boolean);
     for (const file of [
       'package/bin/better-compute.mjs',
+      'package/scripts/runtime.mjs',
       'package/.build/server/main.mjs',
       'package/.build/server/cli.mjs',
       'package/.build/server/gateway.mjs',
