@@ -291,7 +291,8 @@ async function main() {
       );
       log(`Renewing ${renewals} times on session connections (${agents} at a time)…`);
       const cpuBefore = serverCpu();
-      let unchained = 0;
+      // Renewals whose new chain was checked to end at the expected node CA (after `expect` only).
+      let chained = 0;
       const result = await drive(renewals, agents, async (i) => {
         const id = renewId++;
         const reply = (await clients[i % clientCount]!.call({ type: 'renew', id, index: Math.floor(i / clientCount) }, 'renewed', id)) as {
@@ -299,11 +300,11 @@ async function main() {
           chained?: boolean;
         };
         if (reply.error) throw new Error(reply.error);
-        if (reply.chained === false) unchained++;
+        if (reply.chained === true) chained++;
       });
       const serverMs = ((serverCpu() - cpuBefore) / result.ok) * 1000;
       log(`renewals: ${JSON.stringify(result)}, server CPU ${serverMs.toFixed(2)} ms per renewal`);
-      return { ...result, serverMs, unchained };
+      return { ...result, serverMs, chained };
     };
     let renewId = 0;
     const renewResult = await renewOnSessions();
@@ -338,9 +339,7 @@ async function main() {
       };
       await Promise.all(clients.map((c) => c.call(expectation, 'expecting')));
       rotatedRenewals = await renewOnSessions();
-      log(
-        `renewed onto the new node CA: ${rotatedRenewals.ok - rotatedRenewals.unchained}, not chaining to it: ${rotatedRenewals.unchained}`,
-      );
+      log(`renewed onto the new node CA: ${rotatedRenewals.chained}, not chaining to it: ${rotatedRenewals.ok - rotatedRenewals.chained}`);
     }
 
     // Gateway restart: every session drops; the loops come back with jittered backoff. A console list is
@@ -417,7 +416,7 @@ async function main() {
     if (activation) process.stdout.write(trustEventLine(activation, identities.length, renewServerMs, joinServerMs));
     if (rotatedRenewals)
       process.stdout.write(
-        `renewals onto the new node CA ${rotatedRenewals.perSecond} renewals/s, p50 ${rotatedRenewals.p50} ms, p99 ${rotatedRenewals.p99} ms (ok ${rotatedRenewals.ok}, failed ${rotatedRenewals.failed}, not chaining to the new node CA ${rotatedRenewals.unchained}); server CPU ${rotatedRenewals.serverMs.toFixed(2)} ms per renewal = ${(rotatedRenewals.serverMs / renewServerMs).toFixed(2)}x a renewal before the rotation (goal <= 1x)\n`,
+        `renewals onto the new node CA ${rotatedRenewals.perSecond} renewals/s, p50 ${rotatedRenewals.p50} ms, p99 ${rotatedRenewals.p99} ms (ok ${rotatedRenewals.ok}, failed ${rotatedRenewals.failed}, not chaining to the new node CA ${rotatedRenewals.ok - rotatedRenewals.chained}); server CPU ${rotatedRenewals.serverMs.toFixed(2)} ms per renewal = ${(rotatedRenewals.serverMs / renewServerMs).toFixed(2)}x a renewal before the rotation (goal <= 1x)\n`,
       );
     if (!rotation) process.stdout.write(`trust rotation                not measured (--rotate none, or this build cannot rotate)\n`);
     process.stdout.write(
