@@ -10,15 +10,20 @@
  *                    { type: 'prepare', indices }                           make the renewals' keys and CSRs
  *                    { type: 'renew', id, index }                           renew machine `index` on its session
  *                    { type: 'trust', version }                            how many machines heard that trust version
+ *                    { type: 'expect', nodeCaPem, joinSigningKeyPin, signingCertificate }
+ *                        renewals from now on: their answers checked under the join-signing key (so a new node CA
+ *                        may be introduced), and each new chain checked to end at that node CA (`chained`)
  *                    { type: 'stop' }                                       close everything and exit
- *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error? } { type: 'trusted', count }
+ *   client → parent: { type: 'loaded' } { type: 'prepared' } { type: 'renewed', id, error?, chained? } { type: 'trusted', count }
  */
+import { X509Certificate } from 'node:crypto';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
 import type { GatewayTarget } from '../agent/renew/gateway-client';
 import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
 import { renewIdentity } from '../agent/renew/renew';
 import { runSessionLoop } from '../agent/session/loop';
 import { openSession, type AgentSession } from '../agent/session/session-client';
+import { TrustStore } from '../agent/trust/store';
 
 type Message =
   | { type: 'identities'; items: Array<{ keyPem: string; record: Parameters<typeof parseIdentity>[1] }> }
@@ -26,6 +31,7 @@ type Message =
   | { type: 'prepare'; indices: number[] }
   | { type: 'renew'; id: number; index: number }
   | { type: 'trust'; version: number }
+  | { type: 'expect'; nodeCaPem: string; joinSigningKeyPin: string; signingCertificate: string }
   | { type: 'stop' };
 
 const send = (message: object) => process.send!(message);
@@ -37,6 +43,8 @@ const nextKeys = new Map<number, NodeKeyAndCsr>();
 const controllers: AbortController[] = [];
 let target: (GatewayTarget & { basePath: string }) | null = null;
 let loops: Array<Promise<number>> = [];
+/** Set by `expect`: what renewals are checked with from then on. */
+let expected: { nodeCa: X509Certificate; joinSigningKeyPin: string; signingCertificate: string } | null = null;
 /** The newest trust set version each machine heard in a `trust` event (0: none yet). */
 const trustHeard: number[] = [];
 
@@ -83,6 +91,44 @@ function boundedOpen(limit: number): typeof openSession {
   };
 }
 
+/** An in-memory trust set holding the join-signing key, as an agent's: a signed answer may bring a new node CA. */
+async function signingTrust(pin: string, certificate: string): Promise<TrustStore> {
+  const trust = await TrustStore.open({
+    dir: null,
+    install: { servingCaPin: target!.servingCaPin, joinSigningKeyPin: pin },
+    log: () => {},
+  });
+  trust.learnSigningCertificate(certificate);
+  return trust;
+}
+
+/**
+ * Renews machine `index` on its session's connection. Once `expect` was heard, the answer is checked under the
+ * join-signing key and the result says whether the new chain ends at the expected node CA, which issued its leaf.
+ */
+async function renewOnSession(
+  index: number,
+  session: AgentSession,
+  to: GatewayTarget & { basePath: string },
+): Promise<boolean | undefined> {
+  const expecting = expected;
+  const trust = expecting ? await signingTrust(expecting.joinSigningKeyPin, expecting.signingCertificate) : undefined;
+  const renewed = await renewIdentity(
+    identities[index]!,
+    { ...to, ...(trust ? { trust } : {}) },
+    Date.now,
+    nextKeys.get(index),
+    (pathname, body) => session.post(pathname, body),
+  );
+  if (!expecting) return undefined;
+  const chain = renewed.identity.certificateChain;
+  return (
+    chain[chain.length - 1] === expecting.nodeCa.raw.toString('base64') &&
+    renewed.leaf.checkIssued(expecting.nodeCa) &&
+    renewed.leaf.verify(expecting.nodeCa.publicKey)
+  );
+}
+
 process.on('message', (message: Message) => {
   switch (message.type) {
     case 'identities':
@@ -118,16 +164,19 @@ process.on('message', (message: Message) => {
       return;
     case 'renew': {
       const session = current[message.index];
-      const done = (error?: string) => send({ type: 'renewed', id: message.id, ...(error ? { error } : {}) });
+      const done = (error?: string, chained?: boolean) =>
+        send({ type: 'renewed', id: message.id, ...(error ? { error } : {}), ...(chained === undefined ? {} : { chained }) });
       if (!session || !target) return done(`machine ${message.index} has no session`);
-      renewIdentity(identities[message.index]!, target, Date.now, nextKeys.get(message.index), (pathname, body) =>
-        session.post(pathname, body),
-      ).then(
-        () => done(),
+      void renewOnSession(message.index, session, target).then(
+        (chained) => done(undefined, chained),
         (error: Error) => done(error.message),
       );
       return;
     }
+    case 'expect':
+      expected = { ...message, nodeCa: new X509Certificate(message.nodeCaPem) };
+      send({ type: 'expecting' });
+      return;
     case 'trust':
       send({ type: 'trusted', count: trustHeard.filter((version) => version >= message.version).length });
       return;

@@ -9,7 +9,10 @@
  *   - `--renewals` renewals on existing session connections (no TLS handshake), `--agents` at a time, with the
  *     server CPU (gateway + API + PostgreSQL) per renewal beside the server CPU per join;
  *   - a trust rotation (`--rotate <key>`, a `prepare` step; `none` skips it): how long until every open session
- *     heard the new trust set in a `trust` event, and the server CPU per event beside a renewal's.
+ *     heard the new trust set in a `trust` event, and the server CPU per event beside a renewal's; for `node-ca`,
+ *     then the activation (timed the same way) and the `--renewals` renewals again on the same session
+ *     connections, now issued by the new node CA (each checked to chain to it), with the server CPU per renewal
+ *     beside the one before the rotation (goal: no more).
  * Never asserts a speed: the goals (RSS <= 1 GiB, idle CPU <= 10% of a core, back within 2 min, list p99 <=
  * 500 ms, a renewal at most twice a join) are printed beside the figures.
  *
@@ -21,7 +24,8 @@
  * Options: --sessions 10000 --clients 4 --agents 64 --renewals 2000 --heartbeat 30 --idle-seconds 30
  *          --start-jitter 5 (seconds: the agents' first-session jitter; 0 opens every session at once)
  *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
- *          --rotate command-signing (the key whose rotation is prepared; none: no rotation case)
+ *          --rotate command-signing (the key whose rotation is prepared; node-ca also activates it and renews
+ *          onto it; none: no rotation case)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -46,9 +50,9 @@ import { installPins } from '../server/pki/pins-summary';
 import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { principalOf } from '../server/authz/principal';
-import { PKI_KEY_KINDS, type PkiKeyKind } from '../server/pki/rotation/kinds';
-import { prepareRotation } from '../server/pki/rotation/rotation';
 import { treeCpuSeconds } from './cpu';
+import { drive, log, waitFor } from './sessions-drive';
+import { rotateKind, trustEventCase, trustEventLine, type RotationRun } from './sessions-rotation';
 
 const { values } = parseArgs({
   options: {
@@ -68,9 +72,7 @@ const sessions = Number(values.sessions);
 const agents = Number(values.agents);
 const renewals = Math.min(Number(values.renewals), sessions);
 const idleSeconds = Number(values['idle-seconds']);
-const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const BASE = '/api/compute';
-const STALL_MS = 120_000;
 
 function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
@@ -122,60 +124,16 @@ function startClient(): Promise<Client> {
   });
 }
 
+/** Milliseconds of CPU per operation of each server process. */
+const cpuParts = (ms: { gateway: number; api: number; pg: number }) =>
+  `gateway ${ms.gateway.toFixed(2)}, API ${ms.api.toFixed(2)}, PostgreSQL ${ms.pg.toFixed(2)}`;
+
 const rssMiB = (pid: number) => {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
     .find((l) => l.startsWith('VmRSS:'))!;
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
 };
-
-/** Runs `total` tasks on `concurrency` workers; returns latencies (ms) and the rate. */
-async function drive(total: number, concurrency: number, task: (index: number) => Promise<void>) {
-  const latencies: number[] = [];
-  let next = 0;
-  let failed = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const index = next++;
-        const t0 = performance.now();
-        try {
-          await task(index);
-          latencies.push(performance.now() - t0);
-        } catch (error) {
-          if (failed++ < 5) log(`  failed: ${(error as Error).message}`);
-        }
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  return {
-    ok: latencies.length,
-    failed,
-    perSecond: Math.round(latencies.length / seconds),
-    p50: Math.round(percentile(latencies, 50) * 10) / 10,
-    p99: Math.round(percentile(latencies, 99) * 10) / 10,
-  };
-}
-
-/** Waits until `count()` reaches `target`, logging progress; fails after two minutes without progress. */
-async function waitFor(what: string, target: number, count: () => Promise<number>): Promise<number> {
-  const started = performance.now();
-  let last = -1;
-  let lastProgress = performance.now();
-  for (;;) {
-    const n = await count();
-    if (n !== last) {
-      if (Math.floor(n / Math.max(1, target / 10)) !== Math.floor(last / Math.max(1, target / 10))) log(`  ${what}: ${n}/${target}`);
-      last = n;
-      lastProgress = performance.now();
-    }
-    if (n >= target) return (performance.now() - started) / 1000;
-    if (performance.now() - lastProgress > STALL_MS) throw new Error(`${what}: no progress for two minutes at ${n}/${target}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-sessions-'));
@@ -236,7 +194,15 @@ async function main() {
     gateway = await startGateway();
     const target = { gatewayUrl: `https://127.0.0.1:${gatewayPort}`, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
     const postmaster = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const serverCpu = () => treeCpuSeconds(api.pid!) + treeCpuSeconds(gateway!.pid!) + treeCpuSeconds(postmaster);
+    const serverCpuParts = () => ({
+      api: treeCpuSeconds(api.pid!),
+      gateway: treeCpuSeconds(gateway!.pid!),
+      pg: treeCpuSeconds(postmaster),
+    });
+    const serverCpu = () => {
+      const parts = serverCpuParts();
+      return parts.api + parts.gateway + parts.pg;
+    };
     const apiKey = (await insertApiKey(db, { tenantId: pool.ownerTenantId, role: 'viewer', name: 'bench' }, 'bench')).key;
 
     // Joins: every machine of the run, through the gateway, `agents` at a time (after untimed warm-up joins).
@@ -275,7 +241,7 @@ async function main() {
     };
     await drive(warm, warm, joinOne);
     log(`Joining ${sessions} machines through the gateway (${agents} at a time)…`);
-    let before = serverCpu();
+    const before = serverCpu();
     const joinResult = await drive(sessions, agents, (i) => joinOne(i + warm));
     const joinServerMs = ((serverCpu() - before) / joinResult.ok) * 1000;
     log(`joins: ${JSON.stringify(joinResult)}, server CPU ${joinServerMs.toFixed(2)} ms per join`);
@@ -320,67 +286,75 @@ async function main() {
 
     // Renewals on the open sessions' connections: one per session (a connection is authenticated by the
     // certificate it was opened with), `agents` at a time, each made by the client process holding it.
-    log(`Making ${renewals} keys and CSRs…`);
-    await Promise.all(
-      clients.map((c, ci) =>
-        c.call(
-          {
-            type: 'prepare',
-            indices: Array.from({ length: renewals }, (_, i) => i)
-              .filter((i) => i % clientCount === ci)
-              .map((i) => Math.floor(i / clientCount)),
-          },
-          'prepared',
+    const renewOnSessions = async () => {
+      log(`Making ${renewals} keys and CSRs…`);
+      await Promise.all(
+        clients.map((c, ci) =>
+          c.call(
+            {
+              type: 'prepare',
+              indices: Array.from({ length: renewals }, (_, i) => i)
+                .filter((i) => i % clientCount === ci)
+                .map((i) => Math.floor(i / clientCount)),
+            },
+            'prepared',
+          ),
         ),
-      ),
-    );
-    log(`Renewing ${renewals} times on session connections (${agents} at a time)…`);
-    before = serverCpu();
+      );
+      log(`Renewing ${renewals} times on session connections (${agents} at a time)…`);
+      const cpuBefore = serverCpuParts();
+      // Renewals whose new chain was checked to end at the expected node CA (after `expect` only).
+      let chained = 0;
+      const result = await drive(renewals, agents, async (i) => {
+        const id = renewId++;
+        const reply = (await clients[i % clientCount]!.call({ type: 'renew', id, index: Math.floor(i / clientCount) }, 'renewed', id)) as {
+          error?: string;
+          chained?: boolean;
+        };
+        if (reply.error) throw new Error(reply.error);
+        if (reply.chained === true) chained++;
+      });
+      const cpuAfter = serverCpuParts();
+      const per = (part: keyof typeof cpuAfter) => ((cpuAfter[part] - cpuBefore[part]) / result.ok) * 1000;
+      const parts = { gateway: per('gateway'), api: per('api'), pg: per('pg') };
+      const serverMs = parts.gateway + parts.api + parts.pg;
+      log(`renewals: ${JSON.stringify(result)}, server CPU ${serverMs.toFixed(2)} ms per renewal`);
+      return { ...result, serverMs, parts, chained };
+    };
     let renewId = 0;
-    const renewResult = await drive(renewals, agents, async (i) => {
-      const id = renewId++;
-      const reply = await clients[i % clientCount]!.call({ type: 'renew', id, index: Math.floor(i / clientCount) }, 'renewed', id);
-      if (reply.error) throw new Error(reply.error);
-    });
-    const renewServerMs = ((serverCpu() - before) / renewResult.ok) * 1000;
-    log(`renewals: ${JSON.stringify(renewResult)}, server CPU ${renewServerMs.toFixed(2)} ms per renewal`);
+    const renewResult = await renewOnSessions();
+    const renewServerMs = renewResult.serverMs;
 
     // Trust rotation: one step makes a new trust set; every open session hears it in a `trust` event, carried by
     // the gateway's lease answers (the API follows the change by itself, then announces it on the watch stream).
-    const rotation = await rotationCase(async (version) => {
-      const counts = await Promise.all(clients.map((c) => c.call({ type: 'trust', version }, 'trusted')));
-      return counts.reduce((sum, m) => sum + (m as { count?: number }).count!, 0);
-    });
-    async function rotationCase(heard: (version: number) => Promise<number>) {
-      if (values.rotate === 'none') return null;
-      const kind = values.rotate as PkiKeyKind;
-      if (!PKI_KEY_KINDS.includes(kind)) throw new Error(`--rotate must be none or one of ${PKI_KEY_KINDS.join(', ')}`);
-      const rootAdmin = principalOf('operator', 'bench', [[first.rootTenantId, 'admin']]);
-      const cpu = { api: treeCpuSeconds(api.pid!), pg: treeCpuSeconds(postmaster), gateway: treeCpuSeconds(gateway!.pid!) };
-      const loadBefore = loadavg()[0]!;
-      log(`Preparing a ${kind} rotation with ${identities.length} sessions open…`);
-      const started = performance.now();
-      let version: number;
-      try {
-        version = (await prepareRotation(db, rootAdmin, { kind, secret })).trustVersion;
-      } catch (error) {
-        log(`rotation case skipped: ${(error as Error).message}`);
-        return null;
-      }
-      const stepSeconds = (performance.now() - started) / 1000;
-      await waitFor(`sessions that heard trust version ${version}`, identities.length, () => heard(version));
-      const seconds = (performance.now() - started) / 1000;
-      const spent = {
-        api: treeCpuSeconds(api.pid!) - cpu.api,
-        pg: treeCpuSeconds(postmaster) - cpu.pg,
-        gateway: treeCpuSeconds(gateway!.pid!) - cpu.gateway,
+    const kind = rotateKind(values.rotate);
+    const rotationRun: RotationRun = {
+      db,
+      secret,
+      rootAdmin: principalOf('operator', 'bench', [[first.rootTenantId, 'admin']]),
+      sessions: identities.length,
+      cpu: serverCpuParts,
+      heard: async (version) => {
+        const counts = await Promise.all(clients.map((c) => c.call({ type: 'trust', version }, 'trusted')));
+        return counts.reduce((sum, m) => sum + (m as { count?: number }).count!, 0);
+      },
+    };
+    const rotation = kind ? await trustEventCase(rotationRun, kind, 'prepare') : null;
+    // A node CA rotation goes on: activated (a second trust event to every session), then the same renewals on
+    // the same session connections, now issued by the new node CA, each checked to chain to it.
+    const activation = rotation && kind === 'node-ca' ? await trustEventCase(rotationRun, kind, 'activate') : null;
+    let rotatedRenewals: Awaited<ReturnType<typeof renewOnSessions>> | null = null;
+    if (activation) {
+      const nodeCaPem = (await loadPki(db, secret)).nodeCa.certificatePem;
+      const expectation = {
+        type: 'expect',
+        nodeCaPem,
+        joinSigningKeyPin: crypto.signingKeyPin,
+        signingCertificate: crypto.signingCertificate,
       };
-      const perEvent = (cpuSeconds: number) => (cpuSeconds / identities.length) * 1000;
-      const serverMs = perEvent(spent.api + spent.pg + spent.gateway);
-      log(
-        `every session heard trust version ${version} ${seconds.toFixed(1)} s after the step; ${serverMs.toFixed(3)} ms of server CPU per event`,
-      );
-      return { kind, version, stepSeconds, seconds, serverMs, perEvent, spent, loadBefore, loadAfter: loadavg()[0]! };
+      await Promise.all(clients.map((c) => c.call(expectation, 'expecting')));
+      rotatedRenewals = await renewOnSessions();
+      log(`renewed onto the new node CA: ${rotatedRenewals.chained}, not chaining to it: ${rotatedRenewals.ok - rotatedRenewals.chained}`);
     }
 
     // Gateway restart: every session drops; the loops come back with jittered backoff. A console list is
@@ -451,13 +425,15 @@ async function main() {
       `gateway at idle               RSS ${rss} MiB (goal <= 1024), CPU ${idleCpuPercent.toFixed(1)}% of one core over ${idleSeconds} s (goal <= 10%); the client processes ${clientIdlePercent.toFixed(1)}% of a core\n`,
     );
     process.stdout.write(
-      `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
+      `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal (${cpuParts(renewResult.parts)}) = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
     );
-    if (rotation)
+    if (rotation) process.stdout.write(trustEventLine(rotation, identities.length, renewServerMs, joinServerMs));
+    if (activation) process.stdout.write(trustEventLine(activation, identities.length, renewServerMs, joinServerMs));
+    if (rotatedRenewals)
       process.stdout.write(
-        `trust rotation (${rotation.kind})  all ${identities.length} sessions heard trust version ${rotation.version} ${rotation.seconds.toFixed(1)} s after the step began (the step itself ${rotation.stepSeconds.toFixed(1)} s; goal <= 60 s); server CPU ${rotation.serverMs.toFixed(3)} ms per trust event (gateway ${rotation.perEvent(rotation.spent.gateway).toFixed(3)}, API ${rotation.perEvent(rotation.spent.api).toFixed(3)}, PostgreSQL ${rotation.perEvent(rotation.spent.pg).toFixed(3)}) = ${(rotation.serverMs / renewServerMs).toFixed(3)}x a renewal on a session, ${(rotation.serverMs / joinServerMs).toFixed(3)}x a join; load average ${rotation.loadBefore.toFixed(1)} before, ${rotation.loadAfter.toFixed(1)} after\n`,
+        `renewals onto the new node CA ${rotatedRenewals.perSecond} renewals/s, p50 ${rotatedRenewals.p50} ms, p99 ${rotatedRenewals.p99} ms (ok ${rotatedRenewals.ok}, failed ${rotatedRenewals.failed}, not chaining to the new node CA ${rotatedRenewals.ok - rotatedRenewals.chained}); server CPU ${rotatedRenewals.serverMs.toFixed(2)} ms per renewal (${cpuParts(rotatedRenewals.parts)}) = ${(rotatedRenewals.serverMs / renewServerMs).toFixed(2)}x a renewal before the rotation (goal <= 1x)\n`,
       );
-    else process.stdout.write(`trust rotation                not measured (--rotate none, or this build cannot rotate)\n`);
+    if (!rotation) process.stdout.write(`trust rotation                not measured (--rotate none, or this build cannot rotate)\n`);
     process.stdout.write(
       `gateway restart               all ${identities.length} back in ${backSeconds.toFixed(1)} s (goal <= 120 s); console list p50 ${p(50)} ms, p99 ${p(99)} ms over ${listLatencies.length} lists, ${listFailures} failed (goal p99 <= 500 ms; quiet: p50 ${pq(50)} ms, p99 ${pq(99)} ms); server CPU about ${helloServerMs.toFixed(2)} ms per reconnect (TLS handshake and Hello: gateway ${perReconnect(storm.gateway)}, API ${perReconnect(storm.api)}, PostgreSQL ${perReconnect(storm.pg)}; the clients ${perReconnect(storm.clients)}); gateway RSS after ${rssAfter} MiB\n`,
     );
