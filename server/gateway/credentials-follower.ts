@@ -76,6 +76,15 @@ export class CredentialsFollower {
     return this.polling.then(() => delay);
   }
 
+  /**
+   * One call that starts now, or once the call under way ends (it may have been answered before a change):
+   * what the API says at this point.
+   */
+  async pollAgain(): Promise<void> {
+    if (this.polling) await this.polling;
+    await this.poll();
+  }
+
   /** Resolves with how long the API asked to wait (0 when it did not). */
   private async call(): Promise<number> {
     this.stats.calls += 1;

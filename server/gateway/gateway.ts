@@ -4,6 +4,7 @@ import type net from 'node:net';
 import type tls from 'node:tls';
 import { readLeafNames } from '../../protocol/certificate-names';
 import { readNodeBody } from '../http/body';
+import { NodeCaRecheck } from './node-ca-recheck';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { vouchHeaders } from '../renew/vouch';
@@ -92,6 +93,11 @@ export type GatewayServer = http2.Http2SecureServer & {
    * sessions already open keep theirs. Throws, changing nothing, when the key does not match the chain.
    */
   updateCredentials(next: GatewayCredentials): void;
+  /**
+   * How to ask the API for the credentials now (the follower's call), for a client certificate of no node CA
+   * held: it is checked again against what the API answers. Without it, such a certificate is vouched for no one.
+   */
+  onUnknownNodeCa(refresh: () => Promise<unknown>): void;
   /** The relay's calls to the API (its `pending` count). */
   relay: ApiRelay;
   stats: { tlsConnections: number; handshakesRefused: number };
@@ -122,6 +128,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   const renewPath = `${options.basePath}/v1/renew`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
   let nodeCas = certificatesOf(options.nodeCaPem);
+  const recheck = new NodeCaRecheck(() => nodeCas);
   const limits = { ...GATEWAY_LIMITS, ...options.limits };
   const metrics = createGatewayMetrics(paths);
   const wellKnown = new WellKnownRelay({
@@ -202,7 +209,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       // verifies itself (dates aside), never from authorizationError: that names only OpenSSL's last
       // complaint, and an expired self-signed certificate naming any node reads CERT_HAS_EXPIRED too.
       const chained = peer !== undefined && (socket.authorized || isNodeCertificate(peer, nodeCas));
-      const raw = chained ? peer.raw : undefined;
+      let raw = chained ? peer.raw : undefined;
       const pathname = (req.url ?? '/').split('?', 1)[0]!;
       // The id goes to the API and into both log lines; the agent's answers carry no header of it, since
       // protocol.md fixes their headers as well as their bytes. The agent's own (well-formed) id is kept, so
@@ -240,7 +247,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
       // session hub's own bounds).
       if (!isHello && relay.full) return answer(res, 503, RELAY_BUSY, { 'retry-after': '2' });
       void readNodeBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
-        (body) => {
+        async (body) => {
+          // A certificate of a node CA the API trusts since the gateway last asked (node-ca-recheck.ts).
+          if (body && peer && !raw && (await recheck.chains(peer))) raw = peer.raw;
           // An oversized body is refused like any other call of its path (protocol.md: the uniform bytes).
           if (!body) {
             const refused = pathname === joinPath ? JOIN_REFUSED : pathname === renewPath ? RENEW_REFUSED : SESSION_REFUSED;
@@ -292,6 +301,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     credentials = { ...next };
   };
   server.relay = relay;
+  server.onUnknownNodeCa = (refresh) => void (recheck.refresh = refresh);
   server.stats = stats;
   // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the
   // client retries later (agents with their jittered backoff).

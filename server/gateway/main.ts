@@ -42,6 +42,8 @@ export async function runGateway(options: {
     pollMs: options.credentialsPollMs,
   });
   follower.start();
+  // A client certificate of a node CA the gateway does not know yet: ask the API now rather than in 3 s.
+  server.onUnknownNodeCa(() => follower.pollAgain());
   // Ends the sessions (their agents reconnect) and closes every connection: a held stream would keep close() waiting.
   return () => {
     follower.stop();
