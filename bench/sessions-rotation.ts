@@ -22,7 +22,7 @@ export interface RotationRun {
   heard: (version: number) => Promise<number>;
 }
 
-export type RotationStep = 'prepare' | 'activate';
+type RotationStep = 'prepare' | 'activate';
 
 /** `--rotate`'s value as a key kind; null for `none`. */
 export function rotateKind(value: string | undefined): PkiKeyKind | null {
@@ -61,7 +61,7 @@ export async function trustEventCase(run: RotationRun, kind: PkiKeyKind, step: R
   return { kind, step, version, stepSeconds, seconds, serverMs, perEvent, spent, loadBefore, loadAfter: loadavg()[0]! };
 }
 
-export type TrustEventFigures = NonNullable<Awaited<ReturnType<typeof trustEventCase>>>;
+type TrustEventFigures = NonNullable<Awaited<ReturnType<typeof trustEventCase>>>;
 
 /** The output line of a trust event case, its CPU beside a renewal's and a join's of the same run. */
 export function trustEventLine(r: TrustEventFigures, sessions: number, renewServerMs: number, joinServerMs: number): string {

@@ -5,7 +5,7 @@ import { isNodeCertificate } from './peer';
  * The least time between two credentials calls made for client certificates the gateway could not verify: with
  * the regular call every 3 s, at most 80 a minute, under the API's 120 per gateway.
  */
-export const RECHECK_MIN_MS = 1_000;
+const RECHECK_MIN_MS = 1_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
