@@ -14,7 +14,7 @@ import { sessionSettings, type SessionSettings } from '../server/sessions/settin
 import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/issuance/join-crypto';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { createJoinToken } from '../server/tokens/join-tokens';
-import type { TestTenant } from './fixtures';
+import { createTestTenant, type TestTenant } from './fixtures';
 import { testDatabaseUrl, testDb } from './db';
 
 export interface JoinHarness {
@@ -42,12 +42,19 @@ export async function createJoinHarness(
     env?: Record<string, string>;
     /** A PKI source of the test's own on these keys (one that swaps its runtime), instead of a fixed one. */
     pki?: (crypto: JoinCrypto, servingCaPin: string) => Services['pki'];
+    /**
+     * Refusals that name no node go to a tenant of this harness's own instead of the deployment's root tenant,
+     * so a test counting them does not see those of tests running beside it.
+     */
+    ownRefusalTenant?: boolean;
   } = {},
 ): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
   const servingCaPin = installPins(bundle).servingCaPin;
-  const root = await ensureRootTenant(testDb());
+  const root = options.ownRefusalTenant
+    ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId }
+    : await ensureRootTenant(testDb());
   const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
   const window = '60 seconds';
   const services = createServices({

@@ -59,9 +59,11 @@ export async function createRenewHarness(
     env?: Record<string, string>;
     requestLimits?: Partial<NewRequestLimits>;
     pki?: NonNullable<Parameters<typeof createJoinHarness>[0]>['pki'];
+    ownRefusalTenant?: boolean;
   } = {},
 ): Promise<RenewHarness> {
   const h = await createJoinHarness({
+    ownRefusalTenant: options.ownRefusalTenant,
     sessions: options.sessions,
     env: options.env,
     requestLimits: options.requestLimits,

@@ -8,10 +8,13 @@ import type { RateLimitRule } from '../server/http/shared-rate-limit';
 import { sessionSettings } from '../server/sessions/settings';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { testDatabaseUrl, testDb } from './db';
+import { createTestTenant } from './fixtures';
 import type { RotatingPki } from './rotation-pki';
 
 /** An API process's agent endpoints over services whose PKI is a test's {@link RotatingPki}. */
 export interface RotationApi {
+  /** The tenant that receives refusals naming no node (the root tenant unless `ownRefusalTenant`). */
+  refusalTenantId: string;
   services: Services;
   url: string;
   close(): Promise<void>;
@@ -25,9 +28,15 @@ export interface RotationApi {
  */
 export async function startRotationApi(
   rotating: RotatingPki,
-  options: { credentialsLimit?: Partial<RateLimitRule> } = {},
+  options: {
+    credentialsLimit?: Partial<RateLimitRule>;
+    /** Refusals that name no node go to a tenant of this API's own, so a test counts only its own. */
+    ownRefusalTenant?: boolean;
+  } = {},
 ): Promise<RotationApi> {
-  const root = await ensureRootTenant(testDb());
+  const root = options.ownRefusalTenant
+    ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId }
+    : await ensureRootTenant(testDb());
   const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
   const window = '60 seconds';
   const services = createServices({
@@ -52,6 +61,7 @@ export async function startRotationApi(
   });
   const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
   return {
+    refusalTenantId: root.id,
     services,
     url: `http://127.0.0.1:${port}`,
     async close() {

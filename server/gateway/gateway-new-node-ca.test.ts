@@ -57,7 +57,7 @@ beforeAll(async () => {
     return { ...r, crypto: { ...r.crypto, nodeCa, nodeCaCertificate, nodeCaPin } };
   };
   const issuing = { ...rotating, pki: { load: async () => runtime(), loadCrypto: async () => runtime().crypto } };
-  api = await startRotationApi(issuing, { credentialsLimit: { keyPrefix: credentialsKey } });
+  api = await startRotationApi(issuing, { credentialsLimit: { keyPrefix: credentialsKey }, ownRefusalTenant: true });
   const cert = issueGatewayCertificate(rotating.old, { sans: ['localhost', '127.0.0.1'] });
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-gateway-node-ca-'));
   await writeGatewayFiles(gatewayFilesIn(dir), {
@@ -130,7 +130,7 @@ describe('a gateway that has not yet polled the node CA the API issues from', ()
     } finally {
       session.close();
     }
-    const refusals = await testDb().event.findMany({ where: { type: 'security.session.refused' } });
+    const refusals = await testDb().event.findMany({ where: { type: 'security.session.refused', tenantId: api.refusalTenantId } });
     expect(refusals.filter((e) => (e.data as { reason?: string }).reason === 'no-client-certificate')).toEqual([]);
   });
 
@@ -157,7 +157,7 @@ describe('a gateway that has not yet polled the node CA the API issues from', ()
       },
     } as unknown as NodeLoadedIdentity;
     const unvouched = async () =>
-      (await testDb().event.findMany({ where: { type: 'security.session.refused' } })).filter(
+      (await testDb().event.findMany({ where: { type: 'security.session.refused', tenantId: api.refusalTenantId } })).filter(
         (e) => (e.data as { reason?: string }).reason === 'no-client-certificate',
       ).length;
     const before = await unvouched();

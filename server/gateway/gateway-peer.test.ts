@@ -26,7 +26,8 @@ const crypto = webcrypto as unknown as Crypto;
 let r: RenewHarness;
 let gateway: SpawnedGateway;
 beforeAll(async () => {
-  r = await createRenewHarness();
+  // Its own tenant for refusals that name no node: the counts below are of this file's calls alone.
+  r = await createRenewHarness({ ownRefusalTenant: true });
   gateway = await spawnGateway({
     credentials: { chainPem: r.gatewayCert.chainPem, keyPem: r.gatewayCert.privateKeyPem, nodeCaPem: r.h.bundle.nodeCa.certificatePem },
     apiUrl: r.apiUrl,
@@ -39,8 +40,12 @@ afterAll(async () => {
 
 const target = () => ({ ...r.target, gatewayUrl: gateway.url });
 
+/** The tenants of this file's victims: refusals naming their nodes go there. */
+const victimTenants: string[] = [];
+
 async function victim(): Promise<LoadedIdentity> {
   const t = await createTestTenant(testDb());
+  victimTenants.push(t.tenantId);
   const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
   return loadIdentity(dir);
 }
@@ -86,9 +91,12 @@ async function forged(spiffeId: string, issuer: 'self' | 'foreign-ca') {
 
 /** The newest event's id: what a call publishes comes after it. */
 const lastEventId = async () => (await testDb().event.aggregate({ _max: { id: true } }))._max.id ?? 0n;
-/** security.renew.refused events after `after` (any tenant). */
+/** security.renew.refused events after `after` of this file's tenants (its refusal tenant, its victims'). */
 const refusalsSince = (after: bigint) =>
-  testDb().event.findMany({ where: { type: 'security.renew.refused', id: { gt: after } }, orderBy: { id: 'asc' } });
+  testDb().event.findMany({
+    where: { type: 'security.renew.refused', id: { gt: after }, tenantId: { in: [r.h.rootTenantId, ...victimTenants] } },
+    orderBy: { id: 'asc' },
+  });
 const callsOf = (path: string) =>
   gateway.lines
     .filter((l) => l.startsWith('{'))
