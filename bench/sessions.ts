@@ -325,9 +325,13 @@ async function main() {
     const renewResult = await renewOnSessions();
     const renewServerMs = renewResult.serverMs;
 
+    const kind = rotateKind(values.rotate);
+    // The renewals onto a new node CA are each node's second renewal (or later), and a node's renewal costs a
+    // little more with each certificate row it has: a second round before the rotation is their baseline.
+    const baselineRenewals = kind === 'node-ca' ? await renewOnSessions() : null;
+
     // Trust rotation: one step makes a new trust set; every open session hears it in a `trust` event, carried by
     // the gateway's lease answers (the API follows the change by itself, then announces it on the watch stream).
-    const kind = rotateKind(values.rotate);
     const rotationRun: RotationRun = {
       db,
       secret,
@@ -431,7 +435,7 @@ async function main() {
     if (activation) process.stdout.write(trustEventLine(activation, identities.length, renewServerMs, joinServerMs));
     if (rotatedRenewals)
       process.stdout.write(
-        `renewals onto the new node CA ${rotatedRenewals.perSecond} renewals/s, p50 ${rotatedRenewals.p50} ms, p99 ${rotatedRenewals.p99} ms (ok ${rotatedRenewals.ok}, failed ${rotatedRenewals.failed}, not chaining to the new node CA ${rotatedRenewals.ok - rotatedRenewals.chained}); server CPU ${rotatedRenewals.serverMs.toFixed(2)} ms per renewal (${cpuParts(rotatedRenewals.parts)}) = ${(rotatedRenewals.serverMs / renewServerMs).toFixed(2)}x a renewal before the rotation (goal <= 1x)\n`,
+        `renewals onto the new node CA ${rotatedRenewals.perSecond} renewals/s, p50 ${rotatedRenewals.p50} ms, p99 ${rotatedRenewals.p99} ms (ok ${rotatedRenewals.ok}, failed ${rotatedRenewals.failed}, not chaining to the new node CA ${rotatedRenewals.ok - rotatedRenewals.chained}); server CPU ${rotatedRenewals.serverMs.toFixed(2)} ms per renewal (${cpuParts(rotatedRenewals.parts)}) = ${(rotatedRenewals.serverMs / renewServerMs).toFixed(2)}x a node's first renewal before the rotation, ${(rotatedRenewals.serverMs / baselineRenewals!.serverMs).toFixed(2)}x its second (${baselineRenewals!.serverMs.toFixed(2)} ms; goal <= 1x)\n`,
       );
     if (!rotation) process.stdout.write(`trust rotation                not measured (--rotate none, or this build cannot rotate)\n`);
     process.stdout.write(
