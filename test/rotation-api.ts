@@ -1,7 +1,17 @@
 import http from 'node:http';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { writeIdentity } from '../agent/identity-store';
+import { prepareJoinAttempt } from '../agent/join';
+import { generateNodeKeyAndCsr } from '../agent/keys';
+import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
+import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { createServices, type Services } from '../server/boot/services';
+import { BASE_PATH } from '../server/config/config';
 import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/http/agent-endpoints';
 import type { RateLimitRule } from '../server/http/shared-rate-limit';
@@ -9,6 +19,7 @@ import { sessionSettings } from '../server/sessions/settings';
 import { ensureRootTenant } from '../server/tenants/tenants';
 import { testDatabaseUrl, testDb } from './db';
 import { createTestTenant } from './fixtures';
+import { machineClaims, mintToken } from './join-harness';
 import type { RotatingPki } from './rotation-pki';
 
 /** An API process's agent endpoints over services whose PKI is a test's {@link RotatingPki}. */
@@ -72,4 +83,38 @@ export async function startRotationApi(
       await services.close();
     },
   };
+}
+
+/**
+ * Joins a machine through a gateway with the join keys of `rotating` before any rotation (they never rotate in
+ * the gateway tests) and writes its identity as an agent keeps it; answers that directory.
+ */
+export async function joinThroughRotatingGateway(rotating: RotatingPki, target: GatewayTarget): Promise<string> {
+  const t = await createTestTenant(testDb());
+  const keys = generateNodeKeyAndCsr();
+  const crypto = rotating.oldCrypto;
+  const trust = {
+    encryptionJwk: crypto.encryptionPublicJwk,
+    signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
+    signingKeyPin: crypto.signingKeyPin,
+  };
+  const attempt = await prepareJoinAttempt({ token: (await mintToken(t)).token!, trust, claims: machineClaims(), keys });
+  const reply = await postToGateway(target, undefined, `${BASE_PATH}/v1/join`, attempt.body);
+  expect(reply.status).toBe(200);
+  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
+    ...trust,
+    csrSha256: keys.csrSha256,
+    publicKeySpkiDer: keys.spkiDer,
+    expectedRole: 'node',
+  }) as IssuedAnswer;
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-rotation-agent-'));
+  await writeIdentity(dir, {
+    privateKeyPem: keys.privateKeyPem,
+    certificateChain: answer.certificateChain,
+    nodeId: answer.nodeId,
+    siteId: answer.siteId,
+    trustDomain: answer.trustDomain,
+    role: answer.role,
+  });
+  return dir;
 }

@@ -3,19 +3,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareJoinAttempt } from '../../agent/join';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
-import { postToGateway } from '../../agent/renew/gateway-client';
 import { loadNodeIdentity, type NodeLoadedIdentity } from '../../agent/renew/identity';
 import type { TrustStore } from '../../agent/trust/store';
-import { writeIdentity } from '../../agent/identity-store';
 import { openSession } from '../../agent/session/session-client';
-import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
 import { reservePort } from '../../test/gateway-process';
-import { machineClaims, mintToken } from '../../test/join-harness';
-import { startRotationApi, type RotationApi } from '../../test/rotation-api';
+import { joinThroughRotatingGateway, startRotationApi, type RotationApi } from '../../test/rotation-api';
 import { createRotatingPki, type RotatingPki } from '../../test/rotation-pki';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
@@ -28,8 +22,6 @@ import { runGateway } from './main';
 // trust set, which travels on the sessions), the gateway may not trust the new CA yet. It must not refuse that
 // agent's Hello as one without a client certificate: it asks the API for its credentials at once and checks
 // the certificate again.
-
-const BASE = '/api/compute';
 
 let rotating: RotatingPki;
 let api: RotationApi;
@@ -80,33 +72,7 @@ afterAll(async () => {
 
 /** Joins a machine through the gateway: its identity as the agent keeps it (issued by the node CA in use). */
 async function joinNode() {
-  const t = await createTestTenant(testDb());
-  const keys = generateNodeKeyAndCsr();
-  const crypto = rotating.oldCrypto;
-  const trust = {
-    encryptionJwk: crypto.encryptionPublicJwk,
-    signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-    signingKeyPin: crypto.signingKeyPin,
-  };
-  const attempt = await prepareJoinAttempt({ token: (await mintToken(t)).token!, trust, claims: machineClaims(), keys });
-  const reply = await postToGateway(anyServedPin(), undefined, `${BASE}/v1/join`, attempt.body);
-  expect(reply.status).toBe(200);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    ...trust,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-gateway-node-ca-agent-'));
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
-  return { identity: await loadNodeIdentity(dir) };
+  return { identity: await loadNodeIdentity(await joinThroughRotatingGateway(rotating, anyServedPin())) };
 }
 
 /** The gateway as an agent holding both serving CA pins sees it (it may have moved to the new chain). */

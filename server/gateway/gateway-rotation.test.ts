@@ -2,23 +2,15 @@ import http2 from 'node:http2';
 import tls from 'node:tls';
 import { once } from 'node:events';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareJoinAttempt } from '../../agent/join';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, connectGateway, postToGateway, type ClientIdentity } from '../../agent/renew/gateway-client';
 import { buildRenewBody } from '../../agent/renew/renew';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
-import { writeIdentity } from '../../agent/identity-store';
-import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { spkiPin } from '../../protocol/pins';
-import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
-import { machineClaims, mintToken } from '../../test/join-harness';
-import { startRotationApi, type RotationApi } from '../../test/rotation-api';
+import { joinThroughRotatingGateway, startRotationApi, type RotationApi } from '../../test/rotation-api';
 import { createRotatingPki, type RotatingPki } from '../../test/rotation-pki';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
@@ -92,33 +84,7 @@ async function peerSeen(client: ClientIdentity): Promise<string> {
 
 /** Joins a machine through the gateway (the join keys never rotate here): its identity, as an agent keeps it. */
 async function joinNode(): Promise<LoadedIdentity> {
-  const t = await createTestTenant(testDb());
-  const keys = generateNodeKeyAndCsr();
-  const crypto = rotating.oldCrypto;
-  const trust = {
-    encryptionJwk: crypto.encryptionPublicJwk,
-    signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-    signingKeyPin: crypto.signingKeyPin,
-  };
-  const attempt = await prepareJoinAttempt({ token: (await mintToken(t)).token!, trust, claims: machineClaims(), keys });
-  const reply = await postToGateway(target(), undefined, `${BASE}/v1/join`, attempt.body);
-  expect(reply.status).toBe(200);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    ...trust,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-rotation-agent-'));
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
-  return loadIdentity(dir);
+  return loadIdentity(await joinThroughRotatingGateway(rotating, target()));
 }
 
 async function renew(node: LoadedIdentity) {
