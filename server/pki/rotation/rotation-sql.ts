@@ -19,6 +19,30 @@ export async function liveCertificatesOf(tx: Tx, pin: string): Promise<number> {
   return rows[0]!.n;
 }
 
+/**
+ * A forced retirement of the node CA with `pin`: revokes its valid certificates (as liveCertificatesOf counts
+ * them), reason `node-ca-retired`, one `security.certificate-revoked` event each, in the step's transaction. From
+ * its commit every instance refuses them (sessions, leases, renewals, x509pop re-joins all read `revoked_at`),
+ * whatever a gateway still trusts until its next credentials call. Returns how many.
+ */
+export async function revokeCertificatesOf(tx: Tx, pin: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH revoked AS (
+      UPDATE node_certs c SET revoked_at = compute_now(), revocation_reason = 'node-ca-retired'
+        FROM nodes n
+       WHERE n.id = c.node_id AND c.revoked_at IS NULL AND c.not_after > compute_now()
+         AND (c.ca_pin IS NULL OR c.ca_pin = ${pin})
+      RETURNING c.serial, c.node_id, n.tenant_id),
+    published AS (
+      INSERT INTO events (tenant_id, type, data)
+      SELECT tenant_id, 'security.certificate-revoked',
+             jsonb_build_object('nodeId', node_id, 'serial', serial, 'reason', 'node-ca-retired')
+        FROM revoked
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM published`;
+  return rows[0]!.n;
+}
+
 /** Nodes that are not retired, and how many of them reported holding at least trust version `version`. */
 export async function nodesHolding(tx: Tx, version: number): Promise<{ nodesReady: number; nodesTotal: number }> {
   const rows = await tx.$queryRaw<{ ready: number; total: number }[]>`

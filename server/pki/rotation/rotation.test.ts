@@ -42,7 +42,8 @@ const step = { secret };
 const keyOf = async (kind: string) => (await rotationStatus(db, root)).keys.find((k) => k.kind === kind)!;
 
 /** A valid, unrevoked certificate row issued before `ca_pin` existed (null), as the previous CA's. */
-async function insertLegacyCertificate(): Promise<string> {
+/** A node with one valid certificate: issued before `ca_pin` existed (null), or by the node CA with `caPin`. */
+async function insertLegacyCertificate(caPin: string | null = null): Promise<string> {
   const t = await createTestTenant(db);
   const nodeId = newId('node');
   await db.$executeRawUnsafe(
@@ -54,11 +55,12 @@ async function insertLegacyCertificate(): Promise<string> {
     t.poolId,
   );
   await db.$executeRawUnsafe(
-    `INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after)
-     VALUES ($1, $2, 1, 'node', sha256($3::bytea), '\\x00', compute_now(), compute_now() + interval '1 day')`,
+    `INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin)
+     VALUES ($1, $2, 1, 'node', sha256($3::bytea), '\\x00', compute_now(), compute_now() + interval '1 day', $4)`,
     `legacy-${nodeId}`,
     nodeId,
     Buffer.from(nodeId),
+    caPin,
   );
   return nodeId;
 }
@@ -138,7 +140,23 @@ describe('trust rotation steps', { timeout: 180_000 }, () => {
     );
     expect((await db.pkiBundle.findFirstOrThrow()).trustVersion).toBe(3);
 
+    // A certificate the new CA issued (after activation) is not the old CA's.
+    const renewedNodeId = await insertLegacyCertificate(nextPin);
+
     const retired = await retireRotation(db, root, { kind: 'node-ca', force: true, reason: 'old CA key exposed', ...step });
+    // The old CA's certificate is revoked in the step's transaction (a gateway may trust that CA a few seconds
+    // longer); the new CA's is untouched.
+    const certs = await db.nodeCert.findMany({ where: { nodeId: { in: [nodeId, renewedNodeId] } } });
+    expect(certs.find((c) => c.nodeId === nodeId)).toMatchObject({ revocationReason: 'node-ca-retired' });
+    expect(certs.find((c) => c.nodeId === nodeId)!.revokedAt).not.toBeNull();
+    expect(certs.find((c) => c.nodeId === renewedNodeId)).toMatchObject({ revokedAt: null, revocationReason: null });
+    const revokedEvents = await db.event.findMany({
+      where: { type: 'security.certificate-revoked', data: { path: ['nodeId'], equals: nodeId } },
+    });
+    expect(revokedEvents.map((e) => e.data)).toEqual([{ nodeId, serial: `legacy-${nodeId}`, reason: 'node-ca-retired' }]);
+    expect(
+      await db.event.count({ where: { type: 'security.certificate-revoked', data: { path: ['nodeId'], equals: renewedNodeId } } }),
+    ).toBe(0);
     expect(retired).toMatchObject({ phase: 'retired', trustVersion: 4 });
     expect(retired.status).toMatchObject({ phase: 'idle', currentPin: nextPin, otherPin: null, nextStep: 'prepare' });
     expect(retired.status.lastRetiredAt).not.toBeNull();
@@ -160,7 +178,13 @@ describe('trust rotation steps', { timeout: 180_000 }, () => {
     });
     const audit = await db.auditEntry.findMany({ where: { resource: 'compute-pki/node-ca' }, orderBy: { id: 'asc' } });
     expect(audit.map((a) => a.action)).toEqual(['pki.rotation.prepared', 'pki.rotation.activated', 'pki.rotation.retired']);
-    expect(audit[2]!.data).toMatchObject({ forced: true, reason: 'old CA key exposed', liveCertificates: 1, retiredPin: pins.nodeCaPin });
+    expect(audit[2]!.data).toMatchObject({
+      forced: true,
+      reason: 'old CA key exposed',
+      liveCertificates: 1,
+      revokedCertificates: 1,
+      retiredPin: pins.nodeCaPin,
+    });
     const events = await db.event.findMany({ where: { type: { startsWith: 'security.pki.rotation.' } }, orderBy: { id: 'asc' } });
     expect(events.map((e) => e.type)).toEqual([
       'security.pki.rotation.prepared',

@@ -6,6 +6,7 @@ import { PKI_KEY_LABELS, type PkiKeyKind, type RotationPhase } from './kinds';
 import { activateInBundle, prepareInBundle, retireInBundle } from './bundle-steps';
 import { currentKeyOf, importRotatingKey, makeRotatingKey, pinOfKey } from './new-key';
 import { retireRefusal } from './retire-checks';
+import { revokeCertificatesOf } from './rotation-sql';
 import { keyStatus, readRotationStatus } from './status';
 import { requireRootAdmin, runStep } from './step';
 
@@ -189,10 +190,13 @@ export async function retireRotation(
         data: { phase: 'retired', retiredAt: now, retiredBy: principal.actor, retiredVersion: to, forcedReason: forced ? reason : null },
       });
       if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
+      // Whatever a gateway still trusts until its next credentials call, the old CA's certificates end here.
+      const revoked = forced && kind === 'node-ca' ? await revokeCertificatesOf(tx, rotation.previousPin) : 0;
       return {
         pin: rotation.nextPin,
         retiredPin: rotation.previousPin,
         ...(forced ? { forced: true, reason, ...(forced as Record<string, number>) } : {}),
+        ...(revoked ? { revokedCertificates: revoked } : {}),
       };
     },
   });
