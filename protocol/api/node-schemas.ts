@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { idOf, pageDirection } from './resource-names';
+import { nodeFilterFields } from './node-filter';
+import { labelsSchema } from './labels';
 
 /**
  * A node's session as the console and the APIs show it. `connected` is read from the leases, never from a flag
@@ -21,11 +23,10 @@ export const NODE_STATES = ['adopting', 'adopted', 'retired'] as const;
 
 export const listNodesInput = z.strictObject({
   tenantId: idOf('tnt'),
+  ...nodeFilterFields,
   poolId: idOf('pool').optional(),
   siteId: idOf('site').optional(),
   state: z.enum(NODE_STATES).optional(),
-  /** Only nodes with (true) or without (false) a live session. */
-  connected: z.boolean().optional(),
   /** Opaque: the last node id of the previous page. */
   cursor: idOf('node').optional(),
   limit: z.number().int().min(1).max(500).default(100),
@@ -46,6 +47,8 @@ const nodeSummary = z.object({
   cordoned: z.boolean(),
   identityGeneration: z.number().int(),
   attestor: z.string(),
+  /** Operator labels: set at admission, edited later; never on the certificate, never authorization. */
+  labels: labelsSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -5,7 +5,9 @@ import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
-import { connectedFilter, sessionStates } from '../sessions/node-session-state';
+import { sessionStates } from '../sessions/node-session-state';
+import { nodeWhere } from './node-filter';
+import { pickNodeFilter } from '../../protocol/api/node-filter';
 import type {
   listNodesInput,
   NodeDetail,
@@ -29,6 +31,7 @@ const toNodeSummary = (n: NodeRow): NodeSummary => ({
   cordoned: n.cordoned,
   identityGeneration: n.identityGeneration,
   attestor: n.attestor,
+  labels: n.labels as Record<string, string>,
   createdAt: n.createdAt.toISOString(),
   updatedAt: n.updatedAt.toISOString(),
 });
@@ -58,14 +61,7 @@ export async function listNodes(db: Db, principal: Principal, input: z.infer<typ
   );
   if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
   const rows = await db.node.findMany({
-    where: {
-      tenantId,
-      ...(input.poolId ? { poolId: input.poolId } : {}),
-      ...(input.siteId ? { siteId: input.siteId } : {}),
-      ...(input.state ? { state: input.state } : {}),
-      ...(input.connected === undefined ? {} : connectedFilter(input.connected)),
-      ...(input.cursor ? { id: { gt: input.cursor } } : {}),
-    },
+    where: { AND: [nodeWhere(tenantId, pickNodeFilter(input)), ...(input.cursor ? [{ id: { gt: input.cursor } }] : [])] },
     orderBy: { id: 'asc' },
     take: input.limit + 1,
   });
