@@ -1,4 +1,5 @@
 import type { Prisma } from '../db/generated/client';
+import type { Db, Tx } from '../db/client';
 import { parseLabelArgument } from '../../protocol/api/labels';
 import type { NodeFilter } from '../../protocol/api/node-filter';
 import { connectedFilter } from '../sessions/node-session-state';
@@ -37,4 +38,23 @@ export function nodeWhere(tenantId: string, filter: NodeFilter, now = new Date()
     });
   }
   return { AND: and };
+}
+
+/**
+ * The ids of the nodes `filter` selects, in id order, a page at a time (`after`: the last id of the previous page):
+ * what an export or a bulk action walks, never every row at once.
+ */
+export async function matchingNodeIds(
+  db: Db | Tx,
+  tenantId: string,
+  filter: NodeFilter,
+  page: { after?: string; limit: number },
+): Promise<string[]> {
+  const rows = await db.node.findMany({
+    where: { AND: [nodeWhere(tenantId, filter), ...(page.after ? [{ id: { gt: page.after } }] : [])] },
+    select: { id: true },
+    orderBy: { id: 'asc' },
+    take: page.limit,
+  });
+  return rows.map((row) => row.id);
 }
