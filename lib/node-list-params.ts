@@ -65,7 +65,7 @@ export function nodeListFilterOf(params: Partial<NodeListParams>): { filter: Nod
 }
 
 /** The REST query of a filter (the export's): lists repeat their parameter. */
-export function nodeFilterQuery(filter: NodeFilter): string {
+function nodeFilterQuery(filter: NodeFilter): string {
   const query = new URLSearchParams();
   for (const [key, value] of Object.entries(filter) as Array<[string, unknown]>) {
     if (Array.isArray(value)) for (const item of value) query.append(key, String(item));

@@ -9,7 +9,7 @@ import { csvResponse, hitExportLimit, InFlight } from './csv-export';
 /** `GET /v1/tenants/{tenantId}/nodes/export.csv`, relative to the base path. */
 export const NODES_EXPORT_PATH = /^\/v1\/tenants\/([^/]+)\/nodes\/export\.csv$/;
 /** Node exports streaming at once from this process; another is answered 429 until one ends. */
-export const NODE_EXPORTS_IN_FLIGHT = 4;
+const NODE_EXPORTS_IN_FLIGHT = 4;
 
 const slots = new InFlight(NODE_EXPORTS_IN_FLIGHT, 'node exports');
 const propertyTypes = schemaPropertyTypes(exportNodesInput);

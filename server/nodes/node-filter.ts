@@ -2,7 +2,7 @@ import { Prisma } from '../db/generated/client';
 import type { Db, Tx } from '../db/client';
 import { parseLabelArgument } from '../../protocol/api/labels';
 import type { NodeFilter } from '../../protocol/api/node-filter';
-import { searchTextMatch } from '../db/search-text';
+import { likeEscape, searchTextMatch } from '../db/search-text';
 
 /**
  * Text that may be (the start of) an IPv4 or IPv6 address: digits and dots with a dot, or hex digits with a
@@ -53,7 +53,7 @@ function searchCondition(search: string): Prisma.Sql {
   const text = search.toLowerCase();
   if (!ADDRESS_LIKE.test(text)) return searchTextMatch(Prisma.sql`n.search_text`, search);
   // A union rather than an OR, so each side keeps its index (an OR with a subquery reads every node).
-  const prefix = `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const prefix = `${likeEscape(text)}%`;
   return Prisma.sql`n.id IN (
     SELECT m.id FROM nodes m WHERE ${searchTextMatch(Prisma.sql`m.search_text`, search)}
     UNION
