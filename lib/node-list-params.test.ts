@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { nodeExportHref, nodeListFilterOf } from './node-list-params';
 
-const none = { q: null, pool: null, site: null, state: null, connected: null, role: null, attestor: null, key: null, expiring: null, label: null };
+const none = {
+  q: null,
+  pool: null,
+  site: null,
+  state: null,
+  connected: null,
+  role: null,
+  attestor: null,
+  key: null,
+  expiring: null,
+  label: null,
+};
 
 describe('the nodes page URL', () => {
   it('reads every filter from its parameter, and names the ones it cannot read', () => {
