@@ -64,7 +64,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
   };
   const toggleAll = () =>
     setSelection(allLoadedSelected ? { ...NOTHING, filterKey } : { allMatching: false, ids: new Set(items.map((n) => n.id)), filterKey });
-  // For the bulk actions: null means "every node the filter selects" (selectedCount of them).
+  // For the bulk actions: the ticked ids, or null for "every node the filter selects" (`total` of them).
   const selectedIds = current.allMatching ? null : [...current.ids];
 
   return (
@@ -113,7 +113,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
             <button type="button" className="btn btn-small" onClick={() => setSelection({ ...NOTHING, filterKey })}>
               Clear selection
             </button>
-            {/* The bulk actions mount here: <NodeBulkBar tenantId={tenant.id} filter={filter} selectedIds={selectedIds} total={selectedCount} /> */}
+            {/* The bulk actions mount here: <NodeBulkBar tenantId={tenant.id} filter={filter} selectedIds={selectedIds} total={total ?? 0} /> */}
           </div>
         )}
         <QueryStates
