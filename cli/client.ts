@@ -22,6 +22,18 @@ interface RemoteOptions {
   command?: string;
 }
 
+/** A REST query: a list is sent as the parameter repeated (`labels=a=1&labels=b=2`). */
+type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
+
+function queryString(query: Query): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) for (const item of v) params.append(k, item);
+    else if (v !== undefined) params.set(k, String(v));
+  }
+  return params.toString();
+}
+
 /** Talks to a running server's REST API with an API key (flags win over BETTER_COMPUTE_URL / _API_KEY). */
 export class ApiClient {
   readonly baseUrl: string;
@@ -40,14 +52,43 @@ export class ApiClient {
   }
 
   /** GET a REST route of `procedure`; the answer is parsed with the procedure's output schema (cli/api.ts). */
-  get<P extends GetProcedure>(
-    procedure: P,
-    path: string,
-    query: Record<string, string | number | boolean | undefined> = {},
-  ): Promise<Answer<P>> {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-    return this.call(procedure, path, params.toString());
+  get<P extends GetProcedure>(procedure: P, path: string, query: Query = {}): Promise<Answer<P>> {
+    return this.call(procedure, path, queryString(query));
+  }
+
+  /**
+   * GET a streamed file (a CSV export) and write it to `out` as it arrives, never holding it whole. An error
+   * answer (before the first byte) is the API's error model, thrown as for the other calls.
+   */
+  async download(path: string, query: Query, out: NodeJS.WritableStream): Promise<void> {
+    const url = this.baseUrl + path + (Object.keys(query).length ? `?${queryString(query)}` : '');
+    const response = await this.fetch(url, { headers: { authorization: `Bearer ${this.apiKey}` } });
+    if (!response.ok || !response.body) {
+      const text = await response.text();
+      let error: { code?: string; message?: string; field?: string } | undefined;
+      try {
+        error = JSON.parse(text) as typeof error;
+      } catch {
+        error = undefined;
+      }
+      if (isDomainCode(error?.code)) throw new DomainError(error.code, error.message ?? error.code, { field: error.field });
+      throw new Error(`The server answered ${response.status}: ${error?.message ?? text.slice(0, 200)}`);
+    }
+    const reader = response.body.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (!out.write(next.value)) await new Promise((resolve) => out.once('drain', resolve));
+    }
+  }
+
+  private async fetch(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      throw new Error(
+        `Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`,
+        { cause: error },
+      );
+    }
   }
 
   /** POST to a REST route of `procedure`; the answer is parsed with the procedure's output schema (cli/api.ts). */
@@ -60,19 +101,11 @@ export class ApiClient {
     // A command's path that is not its procedure's route is a mistake in the CLI, caught before anything is sent.
     if (!pathFits(template, path)) throw new Error(`${this.command}: ${path} is not a path of ${procedure} (${template})`);
     const url = this.baseUrl + path + (query ? `?${query}` : '');
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${this.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-    } catch (error) {
-      throw new Error(
-        `Cannot reach ${this.baseUrl}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`,
-        { cause: error },
-      );
-    }
+    const response = await this.fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${this.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     const text = await response.text();
     let parsed: unknown;
     try {

@@ -1,4 +1,4 @@
-import { NODE_STATES } from '@/protocol/api/node-schemas';
+import { nodeListFilterOf, type NodeListParams } from './node-list-params';
 import type { OverviewRange } from './overview-series';
 
 /**
@@ -23,14 +23,9 @@ export function overviewRange(param: string | null): OverviewRange {
   return param === '7d' ? '7d' : '24h';
 }
 
-/** `nodes.list`'s first page from `?pool=`, `?state=` and `?connected=` (what is not one of them is left out). */
-export function nodesListInput(tenantId: string, params: { pool: string | null; state: string | null; connected: string | null }) {
-  const state = (NODE_STATES as readonly string[]).includes(params.state ?? '')
-    ? (params.state as (typeof NODE_STATES)[number])
-    : undefined;
-  const poolId = params.pool?.startsWith('pool_') ? params.pool : undefined;
-  const connected = params.connected === 'true' ? true : params.connected === 'false' ? false : undefined;
-  return { tenantId, poolId, state, connected, limit: NODES_PAGE_SIZE };
+/** `nodes.list`'s first page from the nodes page's URL (lib/node-list-params.ts; what it cannot read is left out). */
+export function nodesListInput(tenantId: string, params: Partial<NodeListParams>) {
+  return { tenantId, ...nodeListFilterOf(params).filter, limit: NODES_PAGE_SIZE };
 }
 
 /** A node's own events (`events.list` for one node), as its page lists them. */

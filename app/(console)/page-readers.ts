@@ -1,6 +1,7 @@
 import type { FetchInfiniteQueryOptions, FetchQueryOptions, QueryClient } from '@tanstack/react-query';
 import type { TRPCOptionsProxy } from '@trpc/tanstack-react-query';
 import type { Tenant } from '@/lib/api-types';
+import { NODE_LIST_PARAMS } from '@/lib/node-list-params';
 import { can } from '@/lib/can';
 import {
   auditListInput,
@@ -124,7 +125,7 @@ export const readNodes: TenantPageReader = ({ trpc, queryClient, tenant, params 
   prefetch(
     queryClient,
     [trpc.sites.list.queryOptions({ tenantId: tenant.id }), trpc.pools.list.queryOptions({ tenantId: tenant.id })],
-    [trpc.nodes.list.infiniteQueryOptions(nodesListInput(tenant.id, paramsOf(params, ['pool', 'state', 'connected'] as const)), paged)],
+    [trpc.nodes.list.infiniteQueryOptions(nodesListInput(tenant.id, paramsOf(params, NODE_LIST_PARAMS)), paged)],
   );
 
 /** One node's page: the node and its events. */

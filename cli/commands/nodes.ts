@@ -6,6 +6,13 @@ import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { wholeNumber } from '../options';
+import { addNodeFilterOptions, nodeFilterQuery, type NodeFilterOptions } from './node-filter-options';
+import { csvFormat, writeDownload } from './download';
+
+const labelText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
 
 const printDetail = (n: NodeDetail) =>
   printTable(
@@ -43,42 +50,53 @@ function printWithCertificates(n: NodeDetail) {
 
 export function registerNodeCommands(program: Command) {
   const nodes = program.command('nodes').description('Nodes: joined machines and their lifecycle');
-  nodes
-    .command('list')
-    .description("List a tenant's nodes")
-    .requiredOption('--tenant <tenant>', 'tenant id or name')
-    .option('--pool <poolId>', 'only this pool')
-    .option('--site <siteId>', 'only this site')
-    .option('--state <state>', 'adopting, adopted or retired')
+  addNodeFilterOptions(
+    nodes
+      .command('list')
+      .description("List a tenant's nodes: searched and filtered on the server, with the exact number that match")
+      .requiredOption('--tenant <tenant>', 'tenant id or name'),
+  )
     .option('--limit <n>', 'page size', wholeNumber(1, 500), 100)
     .option('--cursor <nodeId>', 'the page after this node')
     .option('--json', 'print JSON')
-    .action(
-      async (
-        opts: { tenant: string; pool?: string; site?: string; state?: string; limit: number; cursor?: string; json?: boolean },
-        cmd: Command,
-      ) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
-        const page = await client.get('nodes.list', `/v1/tenants/${enc(tenantId)}/nodes`, {
-          poolId: opts.pool,
-          siteId: opts.site,
-          state: opts.state,
-          limit: opts.limit,
-          cursor: opts.cursor,
-        });
-        if (opts.json) return printJson(page);
-        printTable(page.items, [
-          ['id', (n) => n.id],
-          ['pool', (n) => n.poolId],
-          ['state', (n) => n.state],
-          ['cordoned', (n) => n.cordoned],
-          ['role', (n) => n.role],
-          ['generation', (n) => n.identityGeneration],
-        ]);
-        if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
-      },
-    );
+    .action(async (opts: NodeFilterOptions & { tenant: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      const page = await client.get('nodes.list', `/v1/tenants/${enc(tenantId)}/nodes`, {
+        ...nodeFilterQuery(opts),
+        limit: opts.limit,
+        cursor: opts.cursor,
+      });
+      if (opts.json) return printJson(page);
+      printTable(page.items, [
+        ['id', (n) => n.id],
+        ['hostname', (n) => (typeof n.claims.hostname === 'string' ? n.claims.hostname : '')],
+        ['pool', (n) => n.poolId],
+        ['state', (n) => n.state],
+        ['cordoned', (n) => n.cordoned],
+        ['connected', (n) => n.session.connected],
+        ['role', (n) => n.role],
+        ['generation', (n) => n.identityGeneration],
+        ['labels', (n) => labelText(n.labels)],
+      ]);
+      process.stdout.write(`${page.total} ${page.total === 1 ? 'node matches' : 'nodes match'}\n`);
+      if (page.nextCursor) process.stdout.write(`More: --cursor ${page.nextCursor}\n`);
+    });
+  addNodeFilterOptions(
+    nodes
+      .command('export')
+      .description('Export the nodes a filter selects as CSV (streamed; spreadsheet-safe)')
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)"),
+  )
+    .option('--format <format>', 'csv (the only format)', csvFormat, 'csv')
+    .option('--output <file>', 'write to this file (default: standard output)')
+    .action(async (opts: NodeFilterOptions & { tenant?: string; output?: string }, cmd: Command) => {
+      const client = clientFor(cmd);
+      const tenantId = await client.tenantId(opts.tenant);
+      await writeDownload(opts.output, (out) =>
+        client.download(`/v1/tenants/${enc(tenantId)}/nodes/export.csv`, nodeFilterQuery(opts), out),
+      );
+    });
   nodes
     .command('get <nodeId>')
     .description('Show a node')

@@ -34,6 +34,9 @@ export const listNodesInput = z.strictObject({
   direction: pageDirection,
 });
 
+/** The node list's filter without its paging: what a CSV export of the list takes (query parameters in REST). */
+export const exportNodesInput = listNodesInput.omit({ cursor: true, limit: true, direction: true });
+
 export const nodeRefInput = z.strictObject({ tenantId: idOf('tnt'), nodeId: idOf('node') });
 
 const nodeSummary = z.object({
@@ -119,7 +122,12 @@ export const nodeDetail = nodeSummary.extend({
 });
 
 const nodeListItem = nodeSummary.extend(nodeIdentity.shape);
-export const nodeList = z.object({ items: z.array(nodeListItem), nextCursor: z.string().nullable() });
+export const nodeList = z.object({
+  items: z.array(nodeListItem),
+  nextCursor: z.string().nullable(),
+  /** How many nodes the filter selects in all (every page), counted exactly when the page was read. */
+  total: z.number().int(),
+});
 export const revokeResult = nodeDetail.extend({ revokedSerials: z.array(z.string()) });
 
 export type NodeSummary = z.infer<typeof nodeSummary>;

@@ -6,6 +6,7 @@ import { createCaller } from '../api/root';
 import { handleComputeRequest } from '../http/compute';
 import { AUDIT_EXPORTS_IN_FLIGHT } from '../http/audit-export';
 import { exportAuditCsv } from './export-audit';
+import { parseCsv } from '../../test/csv';
 
 const base = 'http://test.local/api/compute';
 const get = (path: string, key?: string, method = 'GET') =>
@@ -13,34 +14,6 @@ const get = (path: string, key?: string, method = 'GET') =>
     db: testDb(),
     sessionOperatorId: async () => null,
   });
-
-/** RFC 4180 records (quoted fields may hold commas, quotes and line breaks). */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted && c === '"' && text[i + 1] === '"') {
-      field += '"';
-      i++;
-    } else if (quoted && c === '"') quoted = false;
-    else if (quoted) field += c;
-    else if (c === '"') quoted = true;
-    else if (c === ',') {
-      record.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  return records;
-}
 
 /** Seeded entries are one second apart, the last at BASE: time ranges are then exact, whatever the clock. */
 const BASE = Date.parse('2026-06-01T12:00:00Z');

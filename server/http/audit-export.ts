@@ -3,20 +3,21 @@ import type { ApiContext } from '../api/trpc';
 import { auditFilterInput } from '../events/audit-filter';
 import { AUDIT_EXPORT_MAX_ROWS, exportAuditCsv } from '../events/export-audit';
 import { HttpRefusal } from './body';
-import { logError } from '../log';
+import { csvResponse, hitExportLimit, InFlight } from './csv-export';
 
 /** `GET /v1/tenants/{tenantId}/audit/export.csv`, relative to the base path. */
 export const AUDIT_EXPORT_PATH = /^\/v1\/tenants\/([^/]+)\/audit\/export\.csv$/;
 /** Exports streaming at once from this process; another is answered 429 until one ends. */
 export const AUDIT_EXPORTS_IN_FLIGHT = 4;
 
-let inFlight = 0;
+const slots = new InFlight(AUDIT_EXPORTS_IN_FLIGHT, 'audit exports');
 
 /**
  * The audit log of a tenant as CSV, streamed: authenticated and authorized as `audit.list` (an API key or a
  * console session, `compute:audit:read` on the tenant), filtered by the same query fields, at most
- * AUDIT_EXPORT_MAX_ROWS rows read a batch at a time as the client reads. Errors before the first byte are the
- * API's error model; a failure while streaming cuts the response (the file then lacks its end).
+ * AUDIT_EXPORT_MAX_ROWS rows read a batch at a time as the client reads, counted against the caller's shared
+ * export limit (server/http/csv-export.ts). Errors before the first byte are the API's error model; a failure
+ * while streaming cuts the response (the file then lacks its end).
  */
 export async function handleAuditExport(request: Request, tenantId: string, ctx: ApiContext): Promise<Response> {
   if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpRefusal(405, 'Use GET');
@@ -28,47 +29,13 @@ export async function handleAuditExport(request: Request, tenantId: string, ctx:
     const field = issue.path.join('.');
     throw new DomainError('INVALID_ARGUMENT', `${field || 'query'}: ${issue.message}`, { field });
   }
-  if (inFlight >= AUDIT_EXPORTS_IN_FLIGHT) throw new HttpRefusal(429, 'Too many audit exports are running; try again in a minute');
   const rows = await exportAuditCsv(ctx.db, ctx.principal, parsed.data);
+  if (request.method === 'GET') await hitExportLimit(ctx.db, ctx.principal);
   const day = new Date().toISOString().slice(0, 10);
-  const headers = {
-    'content-type': 'text/csv; charset=utf-8',
-    'content-disposition': `attachment; filename="audit-${parsed.data.tenantId}-${day}.csv"`,
-    'cache-control': 'no-store',
-    'x-export-row-limit': String(AUDIT_EXPORT_MAX_ROWS),
-  };
-  if (request.method === 'HEAD') {
-    await rows.return(undefined);
-    return new Response(null, { status: 200, headers });
-  }
-  inFlight++;
-  let released = false;
-  const release = () => {
-    if (!released) inFlight--;
-    released = true;
-  };
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const next = await rows.next();
-          if (next.done) {
-            release();
-            controller.close();
-          } else controller.enqueue(encoder.encode(next.value));
-        } catch (error) {
-          release();
-          logError('audit export failed while streaming', error);
-          controller.error(error);
-        }
-      },
-      async cancel() {
-        release();
-        await rows.return(undefined);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return new Response(body, { status: 200, headers });
+  return csvResponse(request, rows, {
+    filename: `audit-${parsed.data.tenantId}-${day}.csv`,
+    headers: { 'x-export-row-limit': String(AUDIT_EXPORT_MAX_ROWS) },
+    slots,
+    what: 'audit export',
+  });
 }

@@ -6,6 +6,8 @@ import { buildOpenApiDocument } from '../api/rest/openapi';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
 import type { SessionClaim } from '../operators/operators';
 import { AUDIT_EXPORT_PATH, handleAuditExport } from './audit-export';
+import { handleNodesExport, NODES_EXPORT_PATH } from './nodes-export';
+import { ExportRateLimited } from './csv-export';
 
 interface ComputeHandlerDeps {
   db: Db;
@@ -27,6 +29,11 @@ function document(body: unknown, headers: Record<string, string>): Response {
 
 let openApiCache: unknown;
 
+const CSV_EXPORTS = [
+  [AUDIT_EXPORT_PATH, handleAuditExport],
+  [NODES_EXPORT_PATH, handleNodesExport],
+] as const;
+
 /**
  * The REST API and the OpenAPI document under the base path: what the compute route handler (Next) serves.
  * The agent endpoints and the well-known document are the boot server's, before Next
@@ -38,14 +45,17 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
   if (!(COMPUTE_METHODS as readonly string[]).includes(request.method)) return methodNotAllowed(request.method, COMPUTE_METHODS);
   if (!url.pathname.startsWith(BASE_PATH + '/')) return json(404, { code: 'NOT_FOUND', message: 'Not found' });
   const path = url.pathname.slice(BASE_PATH.length);
-  // The audit export streams CSV rather than answering one procedure's JSON (server/http/audit-export.ts).
-  const auditExport = AUDIT_EXPORT_PATH.exec(path);
-  if (auditExport) {
+  // The CSV exports stream rather than answering one procedure's JSON (server/http/csv-export.ts).
+  for (const [pattern, handle] of CSV_EXPORTS) {
+    const match = pattern.exec(path);
+    if (!match) continue;
     try {
       const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);
-      return await handleAuditExport(request, decodeURIComponent(auditExport[1]!), ctx);
+      return await handle(request, decodeURIComponent(match[1]!), ctx);
     } catch (error) {
-      return errorResponse(error);
+      const answer = errorResponse(error);
+      if (error instanceof ExportRateLimited) answer.headers.set('retry-after', String(error.retryAfterSeconds));
+      return answer;
     }
   }
   if (request.method === 'HEAD') {

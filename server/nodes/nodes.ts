@@ -6,7 +6,7 @@ import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
 import { sessionStates } from '../sessions/node-session-state';
-import { nodeWhere } from './node-filter';
+import { countMatchingNodes, matchingNodeIds } from './node-filter';
 import { pickNodeFilter } from '../../protocol/api/node-filter';
 import type {
   listNodesInput,
@@ -48,7 +48,8 @@ export async function loadNode(db: Db | Tx, principal: Principal, action: Action
 }
 
 /**
- * Lists a tenant's nodes, by pool, site and state, oldest first, a page at a time. The filter is the tenant
+ * Lists a tenant's nodes under the fleet view's filter (server/nodes/node-filter.ts), in id order, a page at a
+ * time, with the exact number the filter selects. The filter is the tenant
  * authorization decided on (the pool's owner), never the tenant the caller named: a pool of one tenant named
  * with another tenant's id is NOT_FOUND, as in loadPool.
  */
@@ -60,13 +61,18 @@ export async function listNodes(db: Db, principal: Principal, input: z.infer<typ
     input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId),
   );
   if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
-  const rows = await db.node.findMany({
-    where: { AND: [nodeWhere(tenantId, pickNodeFilter(input)), ...(input.cursor ? [{ id: { gt: input.cursor } }] : [])] },
-    orderBy: { id: 'asc' },
-    take: input.limit + 1,
-  });
-  const page = rows.slice(0, input.limit);
-  return { items: await withIdentities(db, page), nextCursor: rows.length > input.limit ? page[page.length - 1]!.id : null };
+  const filter = pickNodeFilter(input);
+  const [ids, total] = await Promise.all([
+    matchingNodeIds(db, tenantId, filter, { after: input.cursor, limit: input.limit + 1 }),
+    countMatchingNodes(db, tenantId, filter),
+  ]);
+  const pageIds = ids.slice(0, input.limit);
+  const rows = await db.node.findMany({ where: { id: { in: pageIds } }, orderBy: { id: 'asc' } });
+  return {
+    items: await withIdentities(db, rows),
+    nextCursor: ids.length > input.limit ? pageIds[pageIds.length - 1]! : null,
+    total,
+  };
 }
 
 /**

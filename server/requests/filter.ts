@@ -1,11 +1,9 @@
 import { Prisma } from '../db/generated/client';
 import type { RequestFilter } from '../../protocol/api/join-request-filter';
 import { NOW_ONCE } from './records';
+import { searchTextMatch } from '../db/search-text';
 
 export { pickFilter, type RequestFilter } from '../../protocol/api/join-request-filter';
-
-/** `%`, `_` and `\` stand for themselves in the search text. */
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The text a search reads, one line per request: the machine's identifiers, vendor and model, and nothing
@@ -19,12 +17,8 @@ const SEARCHED = Prisma.sql`search_text`;
 export function filterCondition(filter: RequestFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   if (filter.search) {
-    const text = filter.search.toLowerCase();
-    const bare = text.replace(/[:-]/g, '');
     // A MAC typed with separators also matches the bare digits of the stored one.
-    const alternatives = [...new Set([text, bare.length >= 2 && /^[0-9a-f]+$/.test(bare) ? bare : text])];
-    // LIKE ANY: the searched text is built once per row, whatever the number of alternatives.
-    parts.push(Prisma.sql`${SEARCHED} LIKE ANY(${alternatives.map((a) => `%${likeEscape(a)}%`)}::text[])`);
+    parts.push(searchTextMatch(SEARCHED, filter.search));
   }
   if (filter.attestor) parts.push(Prisma.sql`attestor = ${filter.attestor}`);
   if (filter.vouchedBy) parts.push(Prisma.sql`vouched_by = ${filter.vouchedBy}`);

@@ -36,12 +36,3 @@ export async function sessionStates(db: Db | Tx, nodes: readonly NodeTimes[]): P
     }),
   );
 }
-
-/**
- * A Prisma filter for nodes with (true) or without (false) a live session. It compares leases with this
- * process's clock, which is good enough for a list filter; the state shown on each row is the database's.
- */
-export const connectedFilter = (connected: boolean) => {
-  const live = { gateway: { expiresAt: { gt: new Date() } } };
-  return connected ? { sessions: { some: live } } : { sessions: { none: live } };
-};

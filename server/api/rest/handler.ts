@@ -16,26 +16,32 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 type PropertyTypes = Record<string, { type?: string }>;
 const propertyTypesCache = new Map<string, PropertyTypes>();
 
+/** The JSON types of a schema's fields (what `coerceQuery` reads). */
+export function schemaPropertyTypes(schema: z.ZodType): PropertyTypes {
+  return (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: PropertyTypes }).properties ?? {};
+}
+
 /** The JSON types of a procedure's input fields, derived once per procedure rather than per request. */
 function inputPropertyTypes(procedure: string): PropertyTypes {
   let properties = propertyTypesCache.get(procedure);
   if (!properties) {
     const schema = procedureInput(procedure);
-    properties =
-      (schema
-        ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: PropertyTypes }).properties
-        : undefined) ?? {};
+    properties = schema ? schemaPropertyTypes(schema) : {};
     propertyTypesCache.set(procedure, properties);
   }
   return properties;
 }
 
-/** Query strings carry text: turn `true`/`false` and digits into what the schema expects. */
-function coerceQuery(query: URLSearchParams, properties: PropertyTypes): Record<string, unknown> {
+/**
+ * Query strings carry text: turn `true`/`false` and digits into what the schema expects, and collect a repeated
+ * parameter of an array field (`labels=rack=c7&labels=env=prod`) into its list.
+ */
+export function coerceQuery(query: URLSearchParams, properties: PropertyTypes): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of query) {
     const type = properties[key]?.type;
-    if (type === 'boolean') out[key] = value === 'true' ? true : value === 'false' ? false : value;
+    if (type === 'array') out[key] = [...((out[key] as string[] | undefined) ?? []), value];
+    else if (type === 'boolean') out[key] = value === 'true' ? true : value === 'false' ? false : value;
     else if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) out[key] = Number(value);
     else out[key] = value;
   }

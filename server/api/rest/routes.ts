@@ -96,7 +96,12 @@ export const REST_ROUTES = restRoutes([
   { method: 'GET', path: `${T}/events`, procedure: 'events.list', summary: "List a tenant's events" },
   { method: 'GET', path: `${T}/audit`, procedure: 'audit.list', summary: "List a tenant's audit log" },
   { method: 'GET', path: `${T}/audit/facets`, procedure: 'audit.facets', summary: "The actions and actors of a tenant's audit log" },
-  { method: 'GET', path: `${T}/nodes`, procedure: 'nodes.list', summary: "List a tenant's nodes (by pool, site, state; paged)" },
+  {
+    method: 'GET',
+    path: `${T}/nodes`,
+    procedure: 'nodes.list',
+    summary: "List a tenant's nodes: search and filters as query parameters (labels repeated), exact total, paged",
+  },
   {
     method: 'GET',
     path: `${T}/nodes/{nodeId}`,
