@@ -3,7 +3,9 @@ import type { TpmClient } from './client';
 import { createTpmCsr, type TpmCsr } from './csr';
 import { withTpm } from './identify';
 import { createNodeKey, encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from './keys';
-import { parseTpmAddress } from './transport';
+import { describeTpmAddress } from './transport';
+
+export { describeTpmAddress } from './transport';
 
 /**
  * Where bcd keeps node keys: the TPM `--tpm` or `BCD_TPM` names (then the operator asked for it, and a TPM that
@@ -17,15 +19,9 @@ export interface NodeKeyTpm {
 }
 
 /** The node-key TPM of `--tpm` (`flag`), else `BCD_TPM`, else the default device. */
-export function nodeKeyTpmOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): NodeKeyTpm {
+export function nodeKeyTpmOf(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): NodeKeyTpm {
   const named = (flag ?? env.BCD_TPM ?? '').trim();
   return named === '' ? { address: undefined, explicit: false } : { address: named, explicit: true };
-}
-
-/** How a TPM's address is printed: the device path or `swtpm:HOST:PORT`. */
-export function describeTpmAddress(address: string | undefined): string {
-  const where = parseTpmAddress(address);
-  return where.kind === 'device' ? where.path : `swtpm:${where.host}:${where.port}`;
 }
 
 /** A node key the TPM made, and its CSR signed in the TPM. */

@@ -143,6 +143,13 @@ describe('bcd join with a token on a machine with a TPM', () => {
       `ok   key       TPM-held (node.key holds its TPM record; loads in the TPM at ${swtpm.address}; unattested)`,
     );
 
+    // Another TPM than the one holding the key (or none) cannot load it: doctor fails the key line.
+    const elsewhere = await run(bcd.binary, ['doctor'], { env: env(root, { BCD_TPM: 'swtpm:127.0.0.1:1' }) });
+    expect(elsewhere.code).toBe(1);
+    expect(keyLine(elsewhere.stdout)).toMatch(
+      /^FAIL key {7}TPM-held \(node\.key holds its TPM record\), but the TPM at swtpm:127\.0\.0\.1:1 cannot load it: cannot open the TPM/,
+    );
+
     // The session opens through the gateway with mutual TLS whose CertificateVerify the TPM signs.
     const session = await holdSession(root, tpm);
     expect(session.out).toMatch(/session \S+ open through/);
