@@ -25,7 +25,7 @@ export function nodeKeyTpmOf(flag: string | undefined, env: Readonly<Record<stri
 }
 
 /** A node key the TPM made, and its CSR signed in the TPM. */
-export interface TpmNodeKey {
+interface TpmNodeKey {
   readonly nodeKey: TpmKeyBlob;
   readonly csr: TpmCsr;
 }

@@ -11,7 +11,7 @@ import { derEcdsaSignature } from './signature';
  * carries). One of the TPM operations a node key needs, with renewal.ts's signWithTpmKey (IEEE P1363, for proofs),
  * node-key.ts's makeTpmNodeKey and renewal.ts's prepareTpmRenewal (certify).
  */
-export async function signDigestDer(tpm: TpmClient, blob: TpmKeyBlob, digest: Buffer): Promise<Buffer> {
+async function signDigestDer(tpm: TpmClient, blob: TpmKeyBlob, digest: Buffer): Promise<Buffer> {
   const handle = await withStoragePrimary(tpm, (srk) => loadKey(tpm, srk, blob));
   try {
     return derEcdsaSignature(await tpm.signDigest(handle, digest));
