@@ -157,23 +157,29 @@ export class JoinRefusedError extends Error {
   }
 }
 
-export interface JoinAttempt {
-  keys: NodeKeyAndCsr;
+/**
+ * What a join needs of its node key: the CSR, the key's SPKI and `node.key`'s text (a PKCS#8 PEM, or for a key
+ * the TPM made its `bcd-tpm-key v1` blob, agent/tpm/node-key.ts).
+ */
+export type JoinKeys = Pick<NodeKeyAndCsr, 'csrDer' | 'csrSha256' | 'spkiDer' | 'privateKeyPem'>;
+
+export interface JoinAttempt<K extends JoinKeys = NodeKeyAndCsr> {
+  keys: K;
   sealedToken: string;
   body: string;
 }
 
 /** Builds a join request: a new P-256 key and CSR (unless given), the token sealed to this CSR. */
-export async function prepareJoinAttempt(options: {
+export async function prepareJoinAttempt<K extends JoinKeys = NodeKeyAndCsr>(options: {
   token: string;
   trust: JoinTrust;
   claims: HardwareClaims;
   role?: string;
-  keys?: NodeKeyAndCsr;
+  keys?: K;
   /** `''` (join-token) unless given; a PXE ramdisk joins as `discovery`. */
   attestor?: string;
-}): Promise<JoinAttempt> {
-  const keys = options.keys ?? generateNodeKeyAndCsr();
+}): Promise<JoinAttempt<K>> {
+  const keys = options.keys ?? (generateNodeKeyAndCsr() as JoinKeys as K);
   const sealedToken = sealTokenSync(options.token, options.trust.encryptionJwk, keys.csrSha256);
   const body = JSON.stringify({
     sealedToken,
@@ -193,7 +199,7 @@ export async function prepareJoinAttempt(options: {
 export async function sendJoin(options: {
   serverUrl: string;
   basePath?: string;
-  attempt: JoinAttempt;
+  attempt: JoinAttempt<JoinKeys>;
   trust: JoinTrust;
   role?: string;
   fetch?: typeof fetch;
@@ -227,7 +233,9 @@ export async function sendJoin(options: {
 
 /**
  * A whole join as `bcd join` performs it: resolve the pinned keys, make a key and CSR, seal, join, verify,
- * and only then write `node.key` (0600) and `identity.json` to `identityDir`.
+ * and only then write `node.key` (0600) and `identity.json` to `identityDir`. `nodeKey` makes the key when
+ * given (bcd's: in the TPM when one opens, agent/tpm/node-key.ts), before anything is sent; it answers null
+ * for a software key, as when absent.
  */
 export async function joinWithToken(options: {
   serverUrl: string;
@@ -242,6 +250,7 @@ export async function joinWithToken(options: {
   fetch?: typeof fetch;
   /** The trust set held (trust.json in `identityDir` of `pins` unless given); the answer's `trust` is stored in it. */
   trust?: TrustStore;
+  nodeKey?: () => Promise<JoinKeys | null>;
 }): Promise<IssuedAnswer | PendingAnswer> {
   // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
   // token, and with allowReclaim revoke the working certificate, before the write is refused.
@@ -250,7 +259,8 @@ export async function joinWithToken(options: {
   }
   const store = options.trust ?? (await TrustStore.open({ dir: options.identityDir, install: options.pins }));
   const trust = await resolveJoinTrust({ ...options, trust: store });
-  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims });
+  const keys: JoinKeys = (await options.nodeKey?.()) ?? generateNodeKeyAndCsr();
+  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys });
   const answer = await sendJoin({ ...options, attempt, trust });
   if (answer.status === 'joined') {
     await writeIdentity(

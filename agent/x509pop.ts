@@ -9,6 +9,7 @@ import { nextTpmKey } from './renew/tpm-renewal';
 import { withTpm } from './tpm/identify';
 import { encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from './tpm/keys';
 import { signWithTpmKey, type TpmKeyAttestationBody } from './tpm/renewal';
+import { makeNodeKeyInTpm, type NodeKeyTpm } from './tpm/node-key';
 import { loggedFetch } from './request-log';
 import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './verify-answer';
 
@@ -117,11 +118,18 @@ export async function sendX509popRejoin(options: {
   last: NodeLoadedIdentity;
   claims: HardwareClaims;
   keys?: NodeKeyAndCsr;
+  /** bcd's node-key TPM: a software last key's successor is made there when one opens (agent/tpm/node-key.ts). */
+  nodeKeyTpm?: NodeKeyTpm;
   fetch?: typeof fetch;
 }): Promise<{ answer: IssuedAnswer; keys: RejoinKeys }> {
   const last = options.last;
-  const software = options.keys ?? (last.tpm ? null : generateNodeKeyAndCsr());
-  const keys: RejoinKeys = software ? { ...software, keyText: software.privateKeyPem } : await nextTpmRejoinKeys(last as TpmLoadedIdentity);
+  const inTpm = !options.keys && !last.tpm && options.nodeKeyTpm ? await makeNodeKeyInTpm(options.nodeKeyTpm) : null;
+  const software = options.keys ?? (last.tpm || inTpm ? null : generateNodeKeyAndCsr());
+  const keys: RejoinKeys = software
+    ? { ...software, keyText: software.privateKeyPem }
+    : inTpm
+      ? { ...inTpm, keyText: inTpm.privateKeyPem }
+      : await nextTpmRejoinKeys(last as TpmLoadedIdentity);
   const doFetch = loggedFetch(options.fetch ?? fetch);
   const url = `${options.serverUrl}${options.basePath ?? DEFAULT_BASE_PATH}/v1/join`;
   const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
@@ -157,6 +165,7 @@ export async function rejoinExpiredIdentity(options: {
   identityDir: string;
   claims: HardwareClaims;
   tpm?: string;
+  nodeKeyTpm?: NodeKeyTpm;
   now?: Date;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | null> {

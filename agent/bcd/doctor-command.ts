@@ -1,4 +1,4 @@
-import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadJoinEncryptionKey } from '../join-key';
 import { parseConfigToml, type BcdConfig } from './config-toml';
@@ -7,6 +7,8 @@ import { gatewayChecks } from './node-command';
 import { bcdPaths, joinKeyPathFor } from './paths';
 import { readStoredIdentity } from './read-identity';
 import { versionLine } from './version';
+import { checkNodeKey, nodeKeySpki } from './doctor-key';
+import { nodeKeyTpmOf } from '../tpm/node-key';
 
 interface DoctorCheck {
   name: string;
@@ -27,7 +29,7 @@ export async function checkIdentity(identityDir: string, now = new Date()): Prom
   const stored = await readStoredIdentity(identityDir);
   if (!stored) throw new Error(`not joined: ${identityDir} holds no identity; join as root: bcd join < token-file`);
   const leaf = new X509Certificate(Buffer.from(stored.identity.certificateChain[0] ?? '', 'base64'));
-  const keySpki = createPublicKey(createPrivateKey(stored.keyPem)).export({ type: 'spki', format: 'der' });
+  const keySpki = nodeKeySpki(stored.keyPem);
   if (!leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(keySpki))
     throw new Error('node.key is not the key the certificate certifies');
   const expires = new Date(leaf.validTo);
@@ -38,7 +40,7 @@ export async function checkIdentity(identityDir: string, now = new Date()): Prom
 }
 
 /**
- * `bcd doctor`: the configuration, the join key, the identity, and whether the gateway answers under the pinned
+ * `bcd doctor`: the configuration, the join key, the identity, where the node key lives (`key`), and whether the gateway answers under the pinned
  * serving CA (the renewal loop's own check, agent/renew). Exit code 1 when any check fails.
  */
 export async function runDoctor(args: { config?: string }, io: CommandIo): Promise<number> {
@@ -56,6 +58,12 @@ export async function runDoctor(args: { config?: string }, io: CommandIo): Promi
       return `${joinKeyPathFor(configPath)} matches join_encryption_key_pin (${key.source})`;
     }),
     await check('identity', () => checkIdentity(paths.identityDir)),
+    await check('key', async () => {
+      const stored = await readStoredIdentity(paths.identityDir).catch(() => null);
+      if (!stored) throw new Error('skipped: no identity');
+      const leaf = Buffer.from(stored.identity.certificateChain[0] ?? '', 'base64');
+      return checkNodeKey(stored.keyPem, leaf, nodeKeyTpmOf(undefined, io.env ?? process.env));
+    }),
   ];
   // Only with a usable config.toml: it names the gateway and the serving CA pin.
   const usable = config as BcdConfig | null;

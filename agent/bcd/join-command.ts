@@ -3,6 +3,7 @@ import { joinWithToken } from '../join';
 import { JOIN_ATTESTORS, joinSetup, UsageError, writeBootstrapConfig, type CommandIo, type JoinArgs, type JoinSetup } from './join-setup';
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
 import { runTpmJoinCommand } from './tpm-join-command';
+import { describeTpmAddress, makeNodeKeyInTpm, nodeKeyTpmOf, type TpmJoinKeys } from '../tpm/node-key';
 
 export { UsageError, type CommandIo } from './join-setup';
 
@@ -18,8 +19,8 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
   if (!(JOIN_ATTESTORS as readonly string[]).includes(attestor))
     throw new UsageError(`--attestor is one of ${JOIN_ATTESTORS.join(', ')}, not ${attestor}`);
   if (attestor === 'tpm' && args.tokenFile) throw new UsageError('a tpm join takes no token: drop --token-file');
-  if (attestor !== 'tpm' && (args.site || args.pool || args.tpm || args.noWait))
-    throw new UsageError('--site, --pool, --tpm and --no-wait are for --attestor tpm; a token names its pool');
+  if (attestor !== 'tpm' && (args.site || args.pool || args.noWait))
+    throw new UsageError('--site, --pool and --no-wait are for --attestor tpm; a token names its pool');
   const setup = await joinSetup(args, io);
   if (!setup) return 0;
   return attestor === 'tpm' ? runTpmJoinCommand(args, io, setup) : runTokenJoin(args, io, setup);
@@ -28,6 +29,8 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
 async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Promise<number> {
   const { paths, jwkPath, serverUrl, doFetch, pins } = setup;
   const token = args.tokenFile ? await readTokenFile(args.tokenFile) : await readTokenFromStdin(io.stdin);
+  // The node key: in the TPM (--tpm, BCD_TPM, else /dev/tpmrm0 when present), else a software key.
+  let tpmKey: TpmJoinKeys | null = null;
   const answer = await joinWithToken({
     serverUrl,
     token,
@@ -41,6 +44,7 @@ async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Pr
     reset: args.reset,
     fetch: doFetch,
     trust: setup.trust,
+    nodeKey: async () => (tpmKey = await makeNodeKeyInTpm(nodeKeyTpmOf(args.tpm, io.env), (line) => io.err(`bcd: ${line}`))),
   });
   if (args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
   if (answer.status === 'pending') {
@@ -48,6 +52,13 @@ async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Pr
     return 3;
   }
   await writeBootstrapConfig(setup, answer.siteId);
-  io.out(`joined: node ${answer.nodeId} in site ${answer.siteId} (${paths.identityDir})`);
+  io.out(`joined: node ${answer.nodeId} in site ${answer.siteId} (${paths.identityDir})${joinedKeyNote(tpmKey, args.tpm, io.env)}`);
   return 0;
+}
+
+/** Where the joined key lives, as the join's last line says it: nothing proves a token join's key to the control plane. */
+function joinedKeyNote(tpmKey: TpmJoinKeys | null, flag: string | undefined, env: NodeJS.ProcessEnv | undefined): string {
+  if (!tpmKey) return '; its key is in software (node.key)';
+  const where = describeTpmAddress(nodeKeyTpmOf(flag, env).address);
+  return `; its key is held by the TPM (${where}), unattested: nothing proves that to the control plane`;
 }

@@ -15,6 +15,7 @@ import { rejoinExpiredIdentity, runWithX509popRejoin } from '../x509pop';
 import { pinnedFetch } from './pinned-fetch';
 import { TrustStore } from '../trust/store';
 import { trustCheck } from '../trust/doctor';
+import { nodeKeyTpmOf } from '../tpm/node-key';
 
 /** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
 const installPinsOf = (config: BcdConfig) => ({
@@ -45,6 +46,8 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
     joinAgain: BCD_JOIN_AGAIN,
     // Used only when node.key holds a TPM key blob: that key's TPM (/dev/tpmrm0 unless named).
     tpm: args.tpm ?? (io.env ?? process.env).BCD_TPM,
+    // A software identity's next key moves into the TPM once one opens (named, else /dev/tpmrm0 when present).
+    nodeKeyTpm: nodeKeyTpmOf(args.tpm, io.env ?? process.env),
     signal: controller.signal,
     log: io.out,
   };
@@ -71,6 +74,7 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
       identityDir: paths.identityDir,
       claims,
       tpm: options.tpm,
+      nodeKeyTpm: options.nodeKeyTpm,
       fetch: doFetch,
     });
     // Verified under a trusted key: its trust set is stored as a trust event's would be.

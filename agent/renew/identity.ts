@@ -192,10 +192,19 @@ async function keepPrevious(file: string): Promise<void> {
   });
 }
 
+/** Removes `file` when it holds a software (PKCS#8) key rather than a TPM key blob. */
+async function dropSoftwareKey(file: string, dir: string): Promise<void> {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null || isTpmKeyText(text)) return;
+  await unlink(file);
+  await syncDirectory(dir);
+}
+
 /**
  * Installs a renewed identity, which the caller has already verified: both files are written to flushed
  * temporaries, the current ones are kept as `.previous`, then each temporary is renamed over its file and the
- * directory is flushed. Until the renames the old identity stays in place untouched.
+ * directory is flushed. Until the renames the old identity stays in place untouched. When a software key's
+ * successor is TPM-held, the software key's `.previous` copy is then removed.
  */
 export async function replaceIdentity(dir: string, identity: NodeIdentity): Promise<void> {
   const keyFile = path.join(dir, NODE_KEY_FILE);
@@ -209,6 +218,8 @@ export async function replaceIdentity(dir: string, identity: NodeIdentity): Prom
     await rename(temporaryKey, keyFile);
     await rename(temporaryIdentity, identityFile);
     await syncDirectory(dir);
+    // A software key whose successor the TPM holds leaves no copy behind: the new pair is in place.
+    if (isTpmKeyText(identity.privateKeyPem)) await dropSoftwareKey(keyFile + PREVIOUS_SUFFIX, dir);
   } finally {
     await unlink(temporaryKey).catch(() => {});
     await unlink(temporaryIdentity).catch(() => {});

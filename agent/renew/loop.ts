@@ -3,6 +3,7 @@ import { loadNodeIdentity, replaceIdentity, type NodeLoadedIdentity } from './id
 import { RenewRefusedError, renewOnce } from './renew';
 import { backoffMs, renewalDelayMs, sleep } from './schedule';
 import type { TrustStore } from '../trust/store';
+import type { NodeKeyTpm } from '../tpm/node-key';
 import { fetchWelcomeKeys } from '../session/welcome-key';
 
 /** What the renewal loop and `agent doctor` need: the stored identity and the pinned gateway. */
@@ -17,6 +18,8 @@ export interface RenewalOptions {
   joinAgain?: string;
   /** The TPM of a TPM-held node key (`--tpm` / `BCD_TPM`: a device or `swtpm:HOST:PORT`); /dev/tpmrm0 when absent. */
   tpm?: string;
+  /** bcd's node-key TPM: a software identity's next key is made there when it opens (agent/tpm/node-key.ts). */
+  nodeKeyTpm?: NodeKeyTpm;
   /**
    * The trust set held (trust.json): gateway chains are checked under its serving CA pins, renewal answers
    * verified under its signing keys, and their `trust` stored in it.

@@ -2,7 +2,8 @@ import { sign, X509Certificate } from 'node:crypto';
 import { readLeafNames } from '../../protocol/certificate-names';
 import type { NodeIdentity } from '../identity-store';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
-import { DEFAULT_BASE_PATH } from '../join';
+import { DEFAULT_BASE_PATH, type JoinKeys } from '../join';
+import { makeNodeKeyInTpm, type NodeKeyTpm } from '../tpm/node-key';
 import { renewPopMessage } from '../../protocol/renew-wire';
 import { postToGateway, type GatewayTarget } from './gateway-client';
 import type { LoadedIdentity, NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
@@ -160,8 +161,14 @@ async function applyAnswerTrust(checked: CheckedRenewal, trust: TrustStore | und
 
 type PostRenew = (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>;
 
+/**
+ * Where a renewal goes, and for bcd where node keys live (`nodeKeyTpm`): a software identity then makes its next
+ * key in that TPM when one opens. `log` hears why a default TPM that exists could not be used.
+ */
+type RenewTarget = GatewayTarget & { basePath?: string; nodeKeyTpm?: NodeKeyTpm; log?: (line: string) => void };
+
 /** Sends a Renew body: on a session's HTTP/2 connection when one is given (no new TLS handshake), else on its own. */
-async function sendRenew(current: NodeLoadedIdentity, target: GatewayTarget & { basePath?: string }, body: string, post?: PostRenew) {
+async function sendRenew(current: NodeLoadedIdentity, target: RenewTarget, body: string, post?: PostRenew) {
   const pathname = `${target.basePath ?? DEFAULT_BASE_PATH}/v1/renew`;
   const answer = post ? await post(pathname, body) : await postToGateway(target, clientIdentityOf(current), pathname, body);
   if (answer.status === 403) throw new RenewRefusedError();
@@ -176,7 +183,7 @@ async function sendRenew(current: NodeLoadedIdentity, target: GatewayTarget & { 
  */
 async function renewTpmIdentity(
   current: TpmLoadedIdentity,
-  target: GatewayTarget & { basePath?: string },
+  target: RenewTarget,
   now: () => number,
   post?: PostRenew,
 ): Promise<TpmLoadedIdentity> {
@@ -198,63 +205,81 @@ async function renewTpmIdentity(
  * One renewal through the gateway: a new P-256 key and CSR (`next`, made now unless given), the proof by the
  * current key made now, mutual TLS with the current certificate, and the answer checked. Returns the new
  * identity, loaded (its key and leaf already parsed and checked, so it can renew in turn); writes nothing.
- * A TPM-held identity renews through its TPM instead (`next` is then ignored: the TPM makes the next key).
+ * A TPM-held identity renews through its TPM instead (`next` is then ignored: the TPM makes the next key), and
+ * with `target.nodeKeyTpm` a software identity's next key is made in that TPM when one opens (it then comes back
+ * TPM-held, proved by the software key's signature only).
  *
  * @throws RenewRefusedError on the uniform 403; RenewRetryableError (or a network error) otherwise; for a
  *   TPM-held key, TpmRenewalError or TpmError before anything is sent.
  */
 export async function renewIdentity(
   current: LoadedIdentity,
-  target: GatewayTarget & { basePath?: string },
+  target: RenewTarget & { nodeKeyTpm?: undefined },
   now?: () => number,
   next?: NodeKeyAndCsr,
   post?: PostRenew,
 ): Promise<LoadedIdentity>;
 export async function renewIdentity(
   current: NodeLoadedIdentity,
-  target: GatewayTarget & { basePath?: string },
+  target: RenewTarget,
   now?: () => number,
   next?: NodeKeyAndCsr,
   post?: PostRenew,
 ): Promise<NodeLoadedIdentity>;
 export async function renewIdentity(
   current: NodeLoadedIdentity,
-  target: GatewayTarget & { basePath?: string },
+  target: RenewTarget,
   now: () => number = Date.now,
   nextKey?: NodeKeyAndCsr,
   post?: PostRenew,
 ): Promise<NodeLoadedIdentity> {
   if (current.tpm) return renewTpmIdentity(current, target, now, post);
-  const next = nextKey ?? generateNodeKeyAndCsr();
+  // A software identity's next key moves into the TPM once one opens (bcd's node-key TPM rule).
+  const inTpm = !nextKey && target.nodeKeyTpm ? await makeNodeKeyInTpm(target.nodeKeyTpm, target.log) : null;
+  const next: JoinKeys = nextKey ?? inTpm ?? generateNodeKeyAndCsr();
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
   const answer = await sendRenew(current, target, body, post);
   const checked = checkRenewedAnswer(current, answer.body, next.spkiDer, next.csrSha256, target.trust);
   await applyAnswerTrust(checked, target.trust);
   const { chain, leaf } = checked;
-  return {
-    // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
-    identity: {
-      ...current.identity,
-      get privateKeyPem() {
-        return next.privateKeyPem;
-      },
-      certificateChain: chain,
-    },
-    privateKey: next.privateKey,
+  const renewed = {
     leaf,
     nodeCa: checked.nodeCa,
     notBefore: new Date(leaf.validFrom),
     notAfter: new Date(leaf.validTo),
     spiffeId: current.spiffeId,
   };
+  if (inTpm) {
+    const tpm = {
+      nodeKey: inTpm.nodeKey,
+      ak: null,
+      akStatement: null,
+      ...(target.nodeKeyTpm?.address ? { address: target.nodeKeyTpm.address } : {}),
+    };
+    return {
+      ...renewed,
+      identity: { ...current.identity, privateKeyPem: inTpm.privateKeyPem, certificateChain: chain },
+      privateKey: null,
+      tpm,
+    };
+  }
+  const software = next as NodeKeyAndCsr;
+  return {
+    ...renewed,
+    // A getter: the PEM is encoded when first read (to be stored, or presented on the next renewal).
+    identity: {
+      ...current.identity,
+      get privateKeyPem() {
+        return software.privateKeyPem;
+      },
+      certificateChain: chain,
+    },
+    privateKey: software.privateKey,
+  };
 }
 
 /** {@link renewIdentity}, answering the new identity's record (what the agent stores). */
-export async function renewOnce(
-  current: NodeLoadedIdentity,
-  target: GatewayTarget & { basePath?: string },
-  now: () => number = Date.now,
-): Promise<NodeIdentity> {
+export async function renewOnce(current: NodeLoadedIdentity, target: RenewTarget, now: () => number = Date.now): Promise<NodeIdentity> {
   const renewed = await renewIdentity(current, target, now);
   return { ...renewed.identity, privateKeyPem: renewed.identity.privateKeyPem };
 }

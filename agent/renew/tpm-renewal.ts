@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { renewPopMessage } from '../../protocol/renew-wire';
 import type { TpmCsr } from '../tpm/csr';
-import { createTpmCsr } from '../tpm/csr';
 import { withTpm } from '../tpm/identify';
-import { createNodeKey, encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from '../tpm/keys';
+import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
+import { makeTpmNodeKey } from '../tpm/node-key';
 import { prepareTpmRenewal, signWithTpmKey, TpmRenewalError, type TpmKeyAttestationBody } from '../tpm/renewal';
 import { tpmTlsSigner } from '../tpm/tls-signer';
 import type { ClientIdentity } from './gateway-client';
@@ -20,19 +20,6 @@ interface TpmRenewalParts {
   readonly popSig: Buffer;
 }
 
-/** The next key of a leaf without an AK statement: made in the TPM all the same, proved by possession only. */
-async function nextUnattestedKey(tpm: Parameters<typeof prepareTpmRenewal>[0]) {
-  return withStoragePrimary(tpm, async (srk) => {
-    const nodeKey = await createNodeKey(tpm, srk);
-    const handle = await loadKey(tpm, srk, nodeKey);
-    try {
-      return { nodeKey, csr: await createTpmCsr(tpm, handle, nodeKey.publicArea) };
-    } finally {
-      await tpm.flush(handle);
-    }
-  });
-}
-
 /**
  * The next node key of a TPM-held identity, its CSR signed in the TPM, and, when the leaf names an AK, that AK's
  * Certify of it over sha256(csr): what a renewal and an x509pop re-join send. Throws when the leaf names an AK and
@@ -42,7 +29,8 @@ export async function nextTpmKey(
   tpm: Parameters<typeof prepareTpmRenewal>[0],
   { ak, akStatement }: Pick<TpmLoadedIdentity['tpm'], 'ak' | 'akStatement'>,
 ): Promise<{ nodeKey: TpmKeyBlob; csr: TpmCsr; keyAttestation?: TpmKeyAttestationBody }> {
-  if (!akStatement) return nextUnattestedKey(tpm);
+  // A leaf without an AK statement: the next key is made in the TPM all the same, proved by possession only.
+  if (!akStatement) return makeTpmNodeKey(tpm);
   if (!ak)
     throw new TpmRenewalError(
       `the certificate names ${akStatement}, but the identity directory holds no ${AK_KEY_FILE}: the renewal needs that AK`,

@@ -3,7 +3,7 @@ import { TpmClient } from './client';
 import { createEndorsementKey } from './endorsement';
 import { ekSpkiOf } from './public-area';
 import type { EkKind } from './templates';
-import { parseTpmAddress } from './transport';
+import { describeTpmAddress, parseTpmAddress } from './transport';
 
 /** What an operator needs to allow-list a machine's TPM: its EK hash, and whether a vendor certified the EK. */
 interface TpmIdentity {
@@ -40,7 +40,7 @@ export async function identifyTpm(tpm: TpmClient): Promise<TpmIdentity> {
  */
 export async function withTpm<T>(address: string | undefined, use: (tpm: TpmClient) => Promise<T>): Promise<T> {
   const where = parseTpmAddress(address);
-  const named = where.kind === 'device' ? where.path : `swtpm:${where.host}:${where.port}`;
+  const named = describeTpmAddress(address);
   let tpm: TpmClient;
   try {
     tpm = await TpmClient.open(where);

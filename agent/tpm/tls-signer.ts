@@ -6,7 +6,11 @@ import { withTpm } from './identify';
 import { loadKey, withStoragePrimary, type TpmKeyBlob } from './keys';
 import { derEcdsaSignature } from './signature';
 
-/** TPM2_Sign of a sha256 `digest` by the TPM key `blob`, as a DER `ECDSA-Sig-Value`. */
+/**
+ * TPM2_Sign of a sha256 `digest` by the TPM key `blob`, as a DER `ECDSA-Sig-Value` (what a TLS CertificateVerify
+ * carries). One of the TPM operations a node key needs, with renewal.ts's signWithTpmKey (IEEE P1363, for proofs),
+ * node-key.ts's makeTpmNodeKey and renewal.ts's prepareTpmRenewal (certify).
+ */
 async function signDigestDer(tpm: TpmClient, blob: TpmKeyBlob, digest: Buffer): Promise<Buffer> {
   const handle = await withStoragePrimary(tpm, (srk) => loadKey(tpm, srk, blob));
   try {

@@ -36,6 +36,13 @@ export function parseTpmAddress(value: string | undefined): TpmAddress {
   throw new Error(`BCD_TPM: "${text}" is neither a device path (/dev/tpmrm0) nor swtpm:HOST:PORT`);
 }
 
+/** How bcd names a TPM address in what it prints: the device path, or `swtpm:HOST:PORT` (an IPv6 host in brackets). */
+export function describeTpmAddress(address: string | undefined): string {
+  const where = parseTpmAddress(address);
+  if (where.kind === 'device') return where.path;
+  return `swtpm:${where.host.includes(':') ? `[${where.host}]` : where.host}:${where.port}`;
+}
+
 export function openTpmTransport(address: TpmAddress): Promise<TpmTransport> {
   return address.kind === 'device' ? openDevice(address.path) : openSwtpm(address.host, address.port);
 }

@@ -75,6 +75,8 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
             {n.trust},{' '}
             <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={n.attestor === 'discovery'} />
           </dd>
+          <dt>Node key</dt>
+          <dd className="node-key">{nodeKeyWording(n.nodeKey)}</dd>
           <dt>Machine (claimed at join)</dt>
           <dd>
             {claimEntries(n.claims).length ? (
@@ -182,4 +184,12 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
       </section>
     </>
   );
+}
+
+/** What the (last) join proved about where the node key lives. */
+function nodeKeyWording(nodeKey: 'tpm' | 'unattested' | null): string {
+  if (nodeKey === 'tpm') return 'in the machine’s TPM, attested (the TPM’s attestation key certified it)';
+  if (nodeKey === 'unattested')
+    return 'unattested: nothing proved to the control plane where the key lives (bcd keeps it in the TPM when it can open one)';
+  return 'not recorded';
 }

@@ -74,6 +74,8 @@ test("a node's page lists every certificate it was issued, and a revoke marks th
     for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ ...target, once: true }), lines.join('\n')).toBe(0);
 
     await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
+    // A token join proves nothing about where the key lives: the page says the node key is unattested.
+    await expect(page.locator('dd.node-key')).toHaveText(/^unattested: nothing proved to the control plane where the key lives/);
     const region = page.getByRole('region', { name: 'Certificates' });
     const rows = region.getByRole('row').filter({ has: page.getByRole('rowheader') });
     await expect(rows).toHaveCount(3);

@@ -74,6 +74,12 @@ const nodeIdentity = z.object({
   hasHardwareKey: z.boolean(),
   /** The join token the node (last) joined with, when it joined with one. */
   joinTokenId: z.string().nullable(),
+  /**
+   * What its (last) join proved about the node key: `tpm` when the attestor proved the key lives in the machine's
+   * TPM (a `tpm` join, or a re-join with its key attestation), `unattested` otherwise (every token join, even when
+   * bcd keeps the key in a TPM); null for a join recorded without it.
+   */
+  nodeKey: z.enum(['tpm', 'unattested']).nullable(),
   /** What the machine claimed when it (last) joined: hostname, serials, product UUID, MACs, GPU UUIDs. */
   claims: z.record(z.string(), z.unknown()),
   /** The join request whose approval admitted the node, when one did. */

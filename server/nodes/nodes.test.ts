@@ -43,9 +43,16 @@ describe('nodes: read', () => {
     const node = await getNode(testDb(), t.viewer, { tenantId: t.tenantId, nodeId: ids[0]! });
     expect(node).toMatchObject({ state: 'adopted', identityGeneration: 1, joinTokenId: tokenId, attestor: 'join-token', cordoned: false });
     expect(node.certificate?.serial).toMatch(/^[0-9a-f]+$/);
+    // A token proves nothing about where the key lives: the node says its key is unattested.
+    expect(node.nodeKey).toBe('unattested');
     // The list row carries the same identity as the detail (the console's nodes table reads only the list).
     const listed = [...first.items, ...second.items].find((n) => n.id === ids[0]);
-    expect(listed).toMatchObject({ joinTokenId: tokenId, certificate: node.certificate, hardwareKeyTrusted: node.hardwareKeyTrusted });
+    expect(listed).toMatchObject({
+      joinTokenId: tokenId,
+      certificate: node.certificate,
+      hardwareKeyTrusted: node.hardwareKeyTrusted,
+      nodeKey: 'unattested',
+    });
 
     const other = await createTestTenant(testDb());
     await expect(getNode(testDb(), other.admin, { tenantId: t.tenantId, nodeId: ids[0]! })).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -121,6 +121,12 @@ interface AdmittingRequest {
 type CertRow = Awaited<ReturnType<Db['nodeCert']['findFirst']>>;
 type AuditRow = Awaited<ReturnType<Db['auditEntry']['findFirst']>>;
 
+/** The `nodeKey` the (last) join's audit row recorded: `tpm` or `unattested`, null when it has none. */
+function nodeKeyOf(joined: AuditRow): 'tpm' | 'unattested' | null {
+  const value = (joined?.data as { nodeKey?: unknown } | null | undefined)?.nodeKey;
+  return value === 'tpm' || value === 'unattested' ? value : null;
+}
+
 function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: NodeSessionState, request: AdmittingRequest | null) {
   return {
     session,
@@ -129,6 +135,7 @@ function identityOf(node: NodeRow, cert: CertRow, joined: AuditRow, session: Nod
     hardwareKeyTrusted: node.hardwareKeyTrusted,
     hasHardwareKey: node.hardwareKey !== null,
     joinTokenId: joined?.actor.startsWith('join-token:') ? joined.actor.slice('join-token:'.length) : null,
+    nodeKey: nodeKeyOf(joined),
     claims: (node.claims ?? {}) as Record<string, unknown>,
     joinRequestId: request?.id ?? null,
     joinRequestDecidedBy: request?.decidedBy ?? null,
