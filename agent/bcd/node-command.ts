@@ -15,6 +15,8 @@ import { rejoinExpiredIdentity, runWithX509popRejoin } from '../x509pop';
 import { pinnedFetch } from './pinned-fetch';
 import { TrustStore } from '../trust/store';
 import { trustCheck } from '../trust/doctor';
+import { nodeKeyHelper } from '../helper/client';
+import { nodeUserCheck } from '../helper/node-user';
 
 /** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
 const installPinsOf = (config: BcdConfig) => ({
@@ -35,6 +37,10 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   const paths = bcdPaths(io.env);
   const configPath = args.config ?? paths.config;
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
+  // Under [helper], bcd node is the unprivileged user and bcd helper (root) holds the TPM.
+  const refused = nodeUserCheck(config, io);
+  if (refused !== null) return refused;
+  const helper = config.helper ? nodeKeyHelper(config.helper.socket) : undefined;
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
   // trust.json beside identity.json: the set of protocol.md "Trust rotation", or config.toml's pins at version 0.
@@ -45,6 +51,7 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
     joinAgain: BCD_JOIN_AGAIN,
     // Used only when node.key holds a TPM key blob: that key's TPM (/dev/tpmrm0 unless named).
     tpm: args.tpm ?? (io.env ?? process.env).BCD_TPM,
+    ...(helper ? { helper } : {}),
     signal: controller.signal,
     log: io.out,
   };
@@ -71,6 +78,7 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
       identityDir: paths.identityDir,
       claims,
       tpm: options.tpm,
+      ...(helper ? { helper } : {}),
       fetch: doFetch,
     });
     // Verified under a trusted key: its trust set is stored as a trust event's would be.

@@ -4,6 +4,7 @@ import { RenewRefusedError, renewOnce } from './renew';
 import { backoffMs, renewalDelayMs, sleep } from './schedule';
 import type { TrustStore } from '../trust/store';
 import { fetchWelcomeKeys } from '../session/welcome-key';
+import type { NodeKeyHelper } from '../helper/client';
 
 /** What the renewal loop and `agent doctor` need: the stored identity and the pinned gateway. */
 export interface RenewalOptions {
@@ -17,6 +18,8 @@ export interface RenewalOptions {
   joinAgain?: string;
   /** The TPM of a TPM-held node key (`--tpm` / `BCD_TPM`: a device or `swtpm:HOST:PORT`); /dev/tpmrm0 when absent. */
   tpm?: string;
+  /** Under `[helper]`: `bcd helper`, which holds the TPM for a TPM-held node key (agent/helper). */
+  helper?: NodeKeyHelper;
   /**
    * The trust set held (trust.json): gateway chains are checked under its serving CA pins, renewal answers
    * verified under its signing keys, and their `trust` stored in it.
@@ -53,7 +56,7 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
     if (options.signal?.aborted) return RENEWAL_EXIT.stopped;
     let current: NodeLoadedIdentity;
     try {
-      current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
+      current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm, helper: options.helper });
     } catch (error) {
       log(`agent: no usable identity in ${options.identityDir} (${(error as Error).message}); join first: better-compute agent join`);
       return RENEWAL_EXIT.noIdentity;
@@ -115,7 +118,7 @@ export async function doctorChecks(options: RenewalOptions): Promise<DoctorCheck
   const checks: DoctorCheck[] = [];
   let current: NodeLoadedIdentity | null = null;
   try {
-    current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
+    current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm, helper: options.helper });
     checks.push({ name: 'identity', ok: true, detail: `${current.spiffeId} (role ${current.identity.role})` });
   } catch (error) {
     checks.push({ name: 'identity', ok: false, detail: `no usable identity in ${options.identityDir}: ${(error as Error).message}` });

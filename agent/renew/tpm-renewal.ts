@@ -10,6 +10,8 @@ import type { ClientIdentity } from './gateway-client';
 import { AK_KEY_FILE } from '../identity-store';
 import type { NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { chainToPem } from './gateway-client';
+import { derOfRs } from '../helper/client';
+import { SCHEME } from '../tls13/handshake';
 
 /** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
 interface TpmRenewalParts {
@@ -59,7 +61,14 @@ export async function nextTpmKey(
  * @throws TpmRenewalError, TpmError, or the TPM's transport error.
  */
 export async function prepareTpmRenewalParts(current: TpmLoadedIdentity, now: () => number): Promise<TpmRenewalParts> {
-  const { nodeKey, address } = current.tpm;
+  const { nodeKey, address, helper } = current.tpm;
+  if (helper) {
+    // Under [helper], bcd helper holds the TPM: the same parts, each made there.
+    const next = await helper.nextKey(current.tpm);
+    const clientTime = Math.floor(now() / 1000);
+    const popSig = await helper.sign(nodeKey, 'renew-pop', renewPopMessage(next.csr.csrSha256, current.identity.nodeId, clientTime));
+    return { ...next, clientTime, popSig };
+  }
   return withTpm(address, async (tpm) => {
     const next = await nextTpmKey(tpm, current.tpm);
     const clientTime = Math.floor(now() / 1000);
@@ -96,9 +105,18 @@ export function clientIdentityOf(current: NodeLoadedIdentity): ClientIdentity {
   let client = clientIdentities.get(current);
   if (!client) {
     const leaf = current.identity.certificateChain[0]!;
-    client = current.tpm
-      ? { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
-      : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
+    const { helper, nodeKey } = current.tpm ?? {};
+    client = helper
+      ? {
+          signer: {
+            certificateChain: [Buffer.from(leaf, 'base64')],
+            scheme: SCHEME.ecdsaSecp256r1Sha256,
+            sign: async (content: Buffer) => derOfRs(await helper.sign(nodeKey!, 'tls', content)),
+          },
+        }
+      : current.tpm
+        ? { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
+        : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
     clientIdentities.set(current, client);
   }
   return client;
