@@ -1,7 +1,7 @@
 import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
-import { blobOf, HelperRefusal, type HelperOps } from './tpm-ops';
+import { assertNodeKey, blobOf, HelperRefusal, type HelperOps } from './tpm-ops';
 import {
   encodeFrame,
   FrameError,
@@ -40,7 +40,7 @@ export async function startHelperServer(options: HelperServerOptions): Promise<S
   const existing = await lstat(socketPath).catch(() => null);
   if (existing?.isSocket()) await unlink(socketPath);
   else if (existing) throw new Error(`${socketPath} exists and is not a socket`);
-  const server = createServer({ allowHalfOpen: false }, (socket) => serve(socket, ops, log));
+  const server = createServer({ allowHalfOpen: true }, (socket) => serve(socket, ops, log));
   server.maxConnections = MAX_CONNECTIONS;
   const umask = process.umask(0o177);
   try {
@@ -103,7 +103,7 @@ function serve(socket: Socket, ops: HelperOps, log: (line: string) => void): voi
     });
   });
   socket.on('end', () => {
-    if (!done && socket.readable) refuse('the request ended early');
+    if (!done) refuse('the request ended early');
   });
 }
 
@@ -111,7 +111,9 @@ async function answer(request: HelperRequest, ops: HelperOps): Promise<unknown> 
   if (request.op === 'sign') {
     const message = Buffer.from(request.message, 'base64');
     if (!isSignableMessage(request.purpose, message)) throw new HelperRefusal(`the message is not a ${request.purpose} message`);
-    const { r, s } = await ops.sign(blobOf(request.key), message);
+    const key = blobOf(request.key);
+    assertNodeKey(key);
+    const { r, s } = await ops.sign(key, message);
     return { ok: true, r: r.toString('base64'), s: s.toString('base64') };
   }
   if ((request.ak === null) !== (request.akStatement === null)) throw new HelperRefusal('an AK and its statement go together');

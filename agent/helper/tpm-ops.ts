@@ -50,7 +50,6 @@ export function tpmHelperOps(address: string | undefined): HelperOps {
   return {
     sign: (key, message) =>
       serial(async () => {
-        assertNodeKey(key);
         const digest = createHash('sha256').update(message).digest();
         const rs = await withTpm(address, (tpm) => signWithTpmKey(tpm, key, digest));
         return { r: rs.subarray(0, 32), s: rs.subarray(32) };
