@@ -81,10 +81,15 @@ async function until(check: () => boolean, what: string) {
 }
 
 /** A machine with a TPM-held identity (the certificate names the AK), handed to `nobody` as a root join does. */
-async function tpmMachine() {
+async function tpmMachine(options: { expired?: boolean } = {}) {
   const t = await createTestTenant(testDb());
   const m = machineRoot(t.pool.siteId);
-  const node = await tpmBoundNode(r, swtpm.address, ak, m.identityDir);
+  const validity = options.expired ? { notBefore: new Date(Date.now() - 2 * 3_600_000), ttlSeconds: 3600 } : undefined;
+  const node = await tpmBoundNode(r, swtpm.address, ak, m.identityDir, validity);
+  if (options.expired) {
+    const { poolId } = await testDb().node.findUniqueOrThrow({ where: { id: node.nodeId } });
+    await testDb().pool.update({ where: { id: poolId! }, data: { policy: { joinAttestors: ['join-token', 'x509pop'] } } });
+  }
   await handOverIdentity(m.identityDir, NOBODY);
   return { ...m, ...node };
 }
@@ -145,6 +150,22 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
     await until(() => /session \S+ open through/.test(session.output()), `the session (${session.output()})`);
     session.child.kill('SIGTERM');
     expect(await session.exited).toBe(0);
+    helper.child.kill('SIGTERM');
+    expect(await helper.exited).toBe(0);
+  });
+
+  it('re-joins an expired TPM-held identity with x509pop through the helper, then renews', { timeout: 180_000 }, async () => {
+    const m = await tpmMachine({ expired: true });
+    writeFileSync(path.join(m.root, 'etc/bcd/join-encryption.jwk'), `${JSON.stringify(r.h.trust.encryptionJwk)}\n`);
+    const helper = await startHelper(m);
+    const [command, args] = asNobody(['node', '--once']);
+    const result = await run(command, [...args], { env: env(m.root) });
+    expect(result.code, result.stdout + result.stderr + helper.output()).toBe(0);
+    expect(result.stdout).toContain(`re-joined with x509pop as node ${m.nodeId}`);
+    expect(result.stdout).toContain('renewed spiffe://');
+    expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toMatch(/^bcd-tpm-key v1\n/);
+    const joined = await testDb().event.findMany({ where: { tenantId: m.tenantId, type: 'node.joined' }, orderBy: { id: 'asc' } });
+    expect(joined.map((e) => e.data)).toMatchObject([{ attestor: 'join-token' }, { attestor: 'x509pop', nodeKey: 'tpm' }]);
     helper.child.kill('SIGTERM');
     expect(await helper.exited).toBe(0);
   });
