@@ -11,7 +11,7 @@ export interface BcdConfig {
   helper?: HelperConfig;
 }
 
-export interface HelperConfig {
+interface HelperConfig {
   user: string;
   socket: string;
 }

@@ -36,7 +36,7 @@ export interface NodeKeyHelper {
 }
 
 /** The helper could not be reached or refused; a renewal that needs it is not sent. */
-export class HelperError extends Error {
+class HelperError extends Error {
   override name = 'HelperError';
 }
 

@@ -13,11 +13,11 @@ import {
 } from './wire';
 
 /** Connections served at once; more wait in the kernel's backlog. */
-export const MAX_CONNECTIONS = 8;
+const MAX_CONNECTIONS = 8;
 /** A connection that has not sent its whole request by then is closed. */
-export const REQUEST_TIMEOUT_MS = 5_000;
+const REQUEST_TIMEOUT_MS = 5_000;
 
-export interface HelperServerOptions {
+interface HelperServerOptions {
   socketPath: string;
   /** The `[helper]` user: the socket is theirs, mode 0600, so only they (and root) can connect. */
   owner: { uid: number; gid: number };

@@ -13,7 +13,7 @@ export interface HelperOps {
   nextKey(input: { ak: TpmKeyBlob | null; akStatement: string | null }): Promise<NextKeyAnswer>;
 }
 
-export interface NextKeyAnswer {
+interface NextKeyAnswer {
   key: TpmKeyBlob;
   csrDer: Buffer;
   keyAttestation: { akPublic: string; nodeKeyPublic: string; certifyInfo: string; certifySignature: string } | null;

@@ -22,7 +22,7 @@ const base64 = (max: number) =>
 /** A TPM key blob as `node.key` holds it (agent/tpm/keys.ts): public area and the TPM-wrapped private area. */
 const keyBlob = z.strictObject({ public: base64(1024).min(4), private: base64(1024).min(4) });
 
-export const SIGN_PURPOSES = ['tls', 'renew-pop', 'x509pop'] as const;
+const SIGN_PURPOSES = ['tls', 'renew-pop', 'x509pop'] as const;
 export type SignPurpose = (typeof SIGN_PURPOSES)[number];
 
 export const helperRequestSchema = z.discriminatedUnion('op', [
