@@ -142,6 +142,11 @@ if [ "$MODE" = 'upgrade' ]; then
   place "$WORK/bcd" "$BIN" 0755
   say "upgraded $BIN to bcd $BCD_VERSION"
   if has_systemd; then
+    # A host split into bcd node and bcd helper restarts the helper too, so both run the new bcd.
+    if [ -f "$HELPER_UNIT" ]; then
+      systemctl restart bcd-helper.service
+      say "restarted bcd-helper.service"
+    fi
     systemctl restart bcd.service
     say "restarted bcd.service"
   else
