@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,15 @@ describe('bcd helper socket', () => {
     const stat = statSync(socketPath);
     expect(stat.isSocket()).toBe(true);
     expect([stat.uid, stat.gid, stat.mode & 0o777]).toEqual([OWNER.uid, OWNER.gid, 0o600]);
+  });
+
+  it('refuses a socket directory that others can write', async () => {
+    const shared = path.join(dir, 'shared');
+    mkdirSync(shared, { mode: 0o777 });
+    chmodSync(shared, 0o1777);
+    await expect(startHelperServer({ socketPath: path.join(shared, 'helper.sock'), owner: OWNER, ops })).rejects.toThrow(
+      /writable by no one else/,
+    );
   });
 
   it('serves the [helper] user, and refuses a connection from another uid', () => {

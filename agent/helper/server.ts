@@ -1,4 +1,4 @@
-import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, stat, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { assertNodeKey, blobOf, HelperRefusal, type HelperOps } from './tpm-ops';
@@ -35,7 +35,12 @@ interface HelperServerOptions {
 export async function startHelperServer(options: HelperServerOptions): Promise<Server> {
   const { socketPath, owner, ops } = options;
   const log = options.log ?? (() => {});
-  await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o755 });
+  const dir = path.dirname(socketPath);
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  // Whoever can write the directory could put a socket of their own in the helper's place.
+  const dirStat = await stat(dir);
+  if (dirStat.uid !== process.getuid?.() || (dirStat.mode & 0o022) !== 0)
+    throw new Error(`${dir} must belong to the helper's user and be writable by no one else (bcd-helper.service makes it)`);
   // A stale socket from a previous run is replaced; anything else at that path is left alone.
   const existing = await lstat(socketPath).catch(() => null);
   if (existing?.isSocket()) await unlink(socketPath);

@@ -80,6 +80,10 @@ describe('the units the install script writes', () => {
     expect(units['bcd.service']).toMatch(/^ExecStart=\/usr\/local\/bin\/bcd node --config \/etc\/bcd\/config.toml$/m);
     expect(units['bcd.service']).toMatch(/^ReadWritePaths=\/var\/lib\/bcd$/m);
     expect(units['bcd.service']).toMatch(/^CapabilityBoundingSet=$/m);
+    // The node sees no device, so not the TPM: only bcd-helper.service does.
+    expect(units['bcd.service']).toMatch(/^PrivateDevices=yes$/m);
+    expect(units['bcd.service']).not.toMatch(/DeviceAllow/);
+    expect(units['bcd-helper.service']).toMatch(/^DevicePolicy=closed$/m);
     expect(units['bcd-helper.service']).not.toMatch(/^User=/m);
     expect(units['bcd-helper.service']).toMatch(/^ExecStart=\/usr\/local\/bin\/bcd helper --config \/etc\/bcd\/config.toml$/m);
     expect(units['bcd-helper.service']).toMatch(/^DeviceAllow=\/dev\/tpmrm0 rw$/m);
