@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { sequence, unsignedInteger } from '../../protocol/der/writer';
+import type { TlsClientSigner } from '../tls13/client';
+import { SCHEME } from '../tls13/handshake';
 import { AK_KEY_FILE } from '../identity-store';
 import type { TpmCsr } from '../tpm/csr';
 import type { TpmKeyBlob } from '../tpm/keys';
@@ -109,4 +111,16 @@ export function nodeKeyHelper(socketPath: string): NodeKeyHelper {
 }
 
 /** The DER `ECDSA-Sig-Value` of an r || s signature (a TLS CertificateVerify carries DER). */
-export const derOfRs = (rs: Buffer): Buffer => sequence(unsignedInteger(rs.subarray(0, 32)), unsignedInteger(rs.subarray(32)));
+const derOfRs = (rs: Buffer): Buffer => sequence(unsignedInteger(rs.subarray(0, 32)), unsignedInteger(rs.subarray(32)));
+
+/**
+ * agent/tpm/tls-signer.ts's `tpmTlsSigner`, with `helper` signing the handshake's CertificateVerify content (the
+ * helper checks its shape, hashes it and has the TPM sign); the TPM address is the helper's, not the node's.
+ */
+export const helperTlsSigner =
+  (helper: NodeKeyHelper) =>
+  (_address: string | undefined, nodeKey: TpmKeyBlob, certificateChain: readonly Buffer[]): TlsClientSigner => ({
+    certificateChain,
+    scheme: SCHEME.ecdsaSecp256r1Sha256,
+    sign: async (content) => derOfRs(await helper.sign(nodeKey, 'tls', content)),
+  });

@@ -10,8 +10,7 @@ import type { ClientIdentity } from './gateway-client';
 import { AK_KEY_FILE } from '../identity-store';
 import type { NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { chainToPem } from './gateway-client';
-import { derOfRs } from '../helper/client';
-import { SCHEME } from '../tls13/handshake';
+import { helperTlsSigner } from '../helper/client';
 
 /** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
 interface TpmRenewalParts {
@@ -105,18 +104,11 @@ export function clientIdentityOf(current: NodeLoadedIdentity): ClientIdentity {
   let client = clientIdentities.get(current);
   if (!client) {
     const leaf = current.identity.certificateChain[0]!;
-    const { helper, nodeKey } = current.tpm ?? {};
-    client = helper
-      ? {
-          signer: {
-            certificateChain: [Buffer.from(leaf, 'base64')],
-            scheme: SCHEME.ecdsaSecp256r1Sha256,
-            sign: async (content: Buffer) => derOfRs(await helper.sign(nodeKey!, 'tls', content)),
-          },
-        }
-      : current.tpm
-        ? { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
-        : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
+    // Under [helper], bcd helper signs the CertificateVerify instead of the TPM opened here.
+    const tpmSigner = current.tpm?.helper ? helperTlsSigner(current.tpm.helper) : tpmTlsSigner;
+    client = current.tpm
+      ? { signer: tpmSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
+      : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
     clientIdentities.set(current, client);
   }
   return client;
