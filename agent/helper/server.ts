@@ -1,4 +1,4 @@
-import { chmod, chown, lstat, mkdir, stat, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { assertNodeKey, blobOf, HelperRefusal, type HelperOps } from './tpm-ops';
@@ -27,7 +27,7 @@ interface HelperServerOptions {
 
 /**
  * Listens on `socketPath` for `bcd node`'s requests. The socket file is made with umask 0177 (never readable or
- * writable by anyone else, even for an instant), then handed to the `[helper]` user. Node exposes no SO_PEERCRED,
+ * writable by anyone else, even for an instant), then handed to the `[helper]` user and renamed into place. Node exposes no SO_PEERCRED,
  * so the socket's owner and mode (and its directory's) are what limit who can connect. Each connection carries one
  * request of at most {@link MAX_REQUEST_BYTES}; a malformed, oversized, unknown or slow request is answered
  * `refused` (when an answer can still be framed) and the connection closed.
@@ -43,15 +43,18 @@ export async function startHelperServer(options: HelperServerOptions): Promise<S
     throw new Error(`${dir} must belong to the helper's user and be writable by no one else (bcd-helper.service makes it)`);
   // A stale socket from a previous run is replaced; anything else at that path is left alone.
   const existing = await lstat(socketPath).catch(() => null);
-  if (existing?.isSocket()) await unlink(socketPath);
-  else if (existing) throw new Error(`${socketPath} exists and is not a socket`);
+  if (existing && !existing.isSocket()) throw new Error(`${socketPath} exists and is not a socket`);
+  // Bound under a temporary name, handed to the user, then renamed into place: a node never finds the socket
+  // before it is theirs.
+  const staging = `${socketPath}.${process.pid}.new`;
+  await unlink(staging).catch(() => {});
   const server = createServer({ allowHalfOpen: true }, (socket) => serve(socket, ops, log));
   server.maxConnections = MAX_CONNECTIONS;
   const umask = process.umask(0o177);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(socketPath, () => {
+      server.listen(staging, () => {
         server.off('error', reject);
         resolve();
       });
@@ -59,8 +62,9 @@ export async function startHelperServer(options: HelperServerOptions): Promise<S
   } finally {
     process.umask(umask);
   }
-  await chown(socketPath, owner.uid, owner.gid);
-  await chmod(socketPath, 0o600);
+  await chown(staging, owner.uid, owner.gid);
+  await chmod(staging, 0o600);
+  await rename(staging, socketPath);
   log(`bcd helper listening on ${socketPath} for uid ${owner.uid}`);
   return server;
 }
