@@ -210,7 +210,11 @@ if has_systemd; then
   systemctl enable --now bcd-helper.service bcd.service
   say "bcd-helper.service and bcd.service are enabled and running"
 else
-  say "systemd is not running here: start the daemon with $BIN node --config $ETC/config.toml"
+  if [ -z "$ROOT" ]; then
+    say "systemd is not running here: start $BIN helper --config $ETC/config.toml as root, then $BIN node --config $ETC/config.toml as bcd (runuser -u bcd --)"
+  else
+    say "systemd is not running here: start the daemon with $BIN node --config $ETC/config.toml"
+  fi
 fi
 `;
 }
