@@ -156,6 +156,8 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
 
   it('re-joins an expired TPM-held identity with x509pop through the helper, then renews', { timeout: 180_000 }, async () => {
     const m = await tpmMachine({ expired: true });
+    // As the kernel makes them: the machine's identifiers are root's alone, so nobody's bcd node cannot read them.
+    for (const name of ['product_uuid', 'product_serial']) chmodSync(path.join(m.root, 'sys/class/dmi/id', name), 0o400);
     writeFileSync(path.join(m.root, 'etc/bcd/join-encryption.jwk'), `${JSON.stringify(r.h.trust.encryptionJwk)}\n`);
     const helper = await startHelper(m);
     const [command, args] = asNobody(['node', '--once']);
