@@ -12,7 +12,7 @@ import {
   type HelperRequest,
 } from './wire';
 
-/** Connections served at once; more wait in the kernel's backlog. */
+/** Connections served at once; Node closes any more at once (the node's renewal retries). */
 const MAX_CONNECTIONS = 8;
 /** A connection that has not sent its whole request by then is closed. */
 const REQUEST_TIMEOUT_MS = 5_000;
