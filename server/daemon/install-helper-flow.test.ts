@@ -84,6 +84,7 @@ describe('the install script on a host (a private mount namespace)', () => {
       tenantId: pool.ownerTenantId,
       poolId: pool.id,
       ttlSeconds: 3600,
+      allowReclaim: false,
       idempotencyKey: 'install-helper-1',
       maxUses: 1,
     });
