@@ -10,6 +10,7 @@ import { withTpm } from './tpm/identify';
 import { encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from './tpm/keys';
 import { signWithTpmKey, type TpmKeyAttestationBody } from './tpm/renewal';
 import { makeNodeKeyInTpm, type NodeKeyTpm } from './tpm/node-key';
+import type { NodeKeyHelper } from './helper/client';
 import { loggedFetch } from './request-log';
 import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './verify-answer';
 
@@ -76,6 +77,11 @@ interface RejoinKeys {
  * Certify of it (agent/renew/tpm-renewal.ts, as at renewal). Throws when the TPM is unavailable or is another.
  */
 async function nextTpmRejoinKeys(last: TpmLoadedIdentity): Promise<RejoinKeys & { nodeKey: TpmKeyBlob }> {
+  if (last.tpm.helper) {
+    // Under [helper], bcd helper holds the TPM: it makes the next key (and an AK's Certify) there.
+    const next = await last.tpm.helper.nextKey(last.tpm);
+    return { ...next.csr, keyText: encodeKeyBlob(next.nodeKey), nodeKey: next.nodeKey, keyAttestation: next.keyAttestation };
+  }
   return withTpm(last.tpm.address, async (tpm) => {
     await withStoragePrimary(tpm, async (srk) => tpm.flush(await loadKey(tpm, srk, last.tpm.nodeKey)));
     const next = await nextTpmKey(tpm, last.tpm);
@@ -85,9 +91,11 @@ async function nextTpmRejoinKeys(last: TpmLoadedIdentity): Promise<RejoinKeys & 
 
 /** Round two's proof by a TPM-held last key, signed in the TPM. */
 const tpmProof = (last: TpmLoadedIdentity, nonce: string, csrSha256: string) =>
-  withTpm(last.tpm.address, (tpm) =>
-    signWithTpmKey(tpm, last.tpm.nodeKey, createHash('sha256').update(x509popProofMessage(nonce, csrSha256)).digest()),
-  );
+  last.tpm.helper
+    ? last.tpm.helper.sign(last.tpm.nodeKey, 'x509pop', x509popProofMessage(nonce, csrSha256))
+    : withTpm(last.tpm.address, (tpm) =>
+        signWithTpmKey(tpm, last.tpm.nodeKey, createHash('sha256').update(x509popProofMessage(nonce, csrSha256)).digest()),
+      );
 
 async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
   const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -166,10 +174,15 @@ export async function rejoinExpiredIdentity(options: {
   claims: HardwareClaims;
   tpm?: string;
   nodeKeyTpm?: NodeKeyTpm;
+  /** Under `[helper]`: `bcd helper`, which holds the TPM (agent/helper). */
+  helper?: NodeKeyHelper;
   now?: Date;
   fetch?: typeof fetch;
 }): Promise<IssuedAnswer | null> {
-  const last = await loadNodeIdentity(options.identityDir, options.tpm ? { tpm: options.tpm } : {});
+  const last = await loadNodeIdentity(options.identityDir, {
+    ...(options.tpm ? { tpm: options.tpm } : {}),
+    ...(options.helper ? { helper: options.helper } : {}),
+  });
   if (!isWithinRejoinWindow(last.notAfter, options.now)) return null;
   const { answer, keys } = await sendX509popRejoin({ ...options, last });
   await writeIdentity(

@@ -4,6 +4,7 @@ import { JOIN_ATTESTORS, joinSetup, UsageError, writeBootstrapConfig, type Comma
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
 import { runTpmJoinCommand } from './tpm-join-command';
 import { describeTpmAddress, makeNodeKeyInTpm, nodeKeyTpmOf, type TpmJoinKeys } from '../tpm/node-key';
+import { helperHandOver } from '../helper/join-hand-over';
 
 export { UsageError, type CommandIo } from './join-setup';
 
@@ -23,7 +24,11 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
     throw new UsageError('--site, --pool and --no-wait are for --attestor tpm; a token names its pool');
   const setup = await joinSetup(args, io);
   if (!setup) return 0;
-  return attestor === 'tpm' ? runTpmJoinCommand(args, io, setup) : runTokenJoin(args, io, setup);
+  // Under [helper] a root join checks the user exists before spending anything, and hands it the identity.
+  const handOver = await helperHandOver(setup, io);
+  const code = await (attestor === 'tpm' ? runTpmJoinCommand(args, io, setup) : runTokenJoin(args, io, setup));
+  if (code === 0) await handOver?.();
+  return code;
 }
 
 async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Promise<number> {

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { runDoctor } from './doctor-command';
 import { runNode } from './node-command';
+import { runHelper } from '../helper/helper-command';
 import { runJoin, UsageError, type CommandIo } from './join-command';
 import { ConfigError } from './config-toml';
 import { TokenInputError } from './token-input';
@@ -16,6 +17,8 @@ const USAGE = `usage:
            [--config F | --server URL and the three pins] [--reset --yes]
                                                    no token: the TPM attests this machine; waits for approval
   bcd node [--config F] [--tpm T]                  run the renewal loop (what bcd.service starts)
+  bcd helper [--config F] [--tpm T]                as root, hold the TPM for bcd node under [helper]
+                                                   (what bcd-helper.service starts)
   bcd doctor [--config F]
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
@@ -83,6 +86,11 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    case 'helper':
+      return runHelper(
+        parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, tpm: { type: 'string' } } }).values,
+        io,
+      );
     case 'node':
       return runNode(
         parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, once: { type: 'boolean' }, tpm: { type: 'string' } } })

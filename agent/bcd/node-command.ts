@@ -16,6 +16,8 @@ import { pinnedFetch } from './pinned-fetch';
 import { TrustStore } from '../trust/store';
 import { trustCheck } from '../trust/doctor';
 import { nodeKeyTpmOf } from '../tpm/node-key';
+import { nodeKeyHelper } from '../helper/client';
+import { nodeUserCheck } from '../helper/node-user';
 
 /** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
 const installPinsOf = (config: BcdConfig) => ({
@@ -36,6 +38,13 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   const paths = bcdPaths(io.env);
   const configPath = args.config ?? paths.config;
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
+  // Under [helper], bcd node is the unprivileged user and bcd helper (root) holds the TPM.
+  const refused = nodeUserCheck(config, io);
+  if (refused !== null) return refused;
+  const helper = config.helper ? nodeKeyHelper(config.helper.socket) : undefined;
+  // Under [helper] the TPM is the helper's; otherwise a software identity's next key moves into the TPM once one
+  // opens (named, else /dev/tpmrm0 when present).
+  const keyHolder = helper ? { helper } : { nodeKeyTpm: nodeKeyTpmOf(args.tpm, io.env ?? process.env) };
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
   // trust.json beside identity.json: the set of protocol.md "Trust rotation", or config.toml's pins at version 0.
@@ -46,8 +55,7 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
     joinAgain: BCD_JOIN_AGAIN,
     // Used only when node.key holds a TPM key blob: that key's TPM (/dev/tpmrm0 unless named).
     tpm: args.tpm ?? (io.env ?? process.env).BCD_TPM,
-    // A software identity's next key moves into the TPM once one opens (named, else /dev/tpmrm0 when present).
-    nodeKeyTpm: nodeKeyTpmOf(args.tpm, io.env ?? process.env),
+    ...keyHolder,
     signal: controller.signal,
     log: io.out,
   };
@@ -74,7 +82,7 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
       identityDir: paths.identityDir,
       claims,
       tpm: options.tpm,
-      nodeKeyTpm: options.nodeKeyTpm,
+      ...keyHolder,
       fetch: doFetch,
     });
     // Verified under a trusted key: its trust set is stored as a trust event's would be.

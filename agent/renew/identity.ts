@@ -13,6 +13,7 @@ import {
 import { readLeafNames } from '../../protocol/certificate-names';
 import { decodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
+import type { NodeKeyHelper } from '../helper/client';
 
 /** A node key held in a TPM: its blob (what `node.key` holds), the AK the leaf names, and where the TPM is. */
 export interface TpmHeldKey {
@@ -23,6 +24,8 @@ export interface TpmHeldKey {
   readonly akStatement: string | null;
   /** `--tpm` / `BCD_TPM`: a device path or `swtpm:HOST:PORT`; /dev/tpmrm0 when absent. */
   readonly address?: string;
+  /** Under `[helper]`: `bcd helper`, which holds the TPM, signs and makes keys instead (agent/helper). */
+  readonly helper?: NodeKeyHelper;
 }
 
 /** `node.key`'s text is a TPM key blob rather than a PKCS#8 key. */
@@ -62,7 +65,9 @@ export class IdentityLoadError extends Error {
   }
 }
 
-async function readPair(keyFile: string, identityFile: string, tpm?: { ak: string | null; address?: string }): Promise<NodeLoadedIdentity> {
+type TpmOptions = { ak: string | null; address?: string; helper?: NodeKeyHelper };
+
+async function readPair(keyFile: string, identityFile: string, tpm?: TpmOptions): Promise<NodeLoadedIdentity> {
   const [keyPem, recordText] = await Promise.all([readFile(keyFile, 'utf8'), readFile(identityFile, 'utf8')]);
   const names = { keyFile, identityFile };
   return tpm && isTpmKeyText(keyPem)
@@ -80,7 +85,7 @@ export function parseTpmIdentity(
   keyText: string,
   record: IdentityRecord,
   names: { keyFile: string; identityFile: string },
-  tpm: { ak: string | null; address?: string },
+  tpm: TpmOptions,
 ): TpmLoadedIdentity {
   const nodeKey = decodeKeyBlob(keyText);
   const rest = parseRecord(keyText, record, names.identityFile);
@@ -91,7 +96,13 @@ export function parseTpmIdentity(
   return {
     ...rest,
     privateKey: null,
-    tpm: { nodeKey, ak: tpm.ak ? decodeKeyBlob(tpm.ak) : null, akStatement, ...(tpm.address ? { address: tpm.address } : {}) },
+    tpm: {
+      nodeKey,
+      ak: tpm.ak ? decodeKeyBlob(tpm.ak) : null,
+      akStatement,
+      ...(tpm.address ? { address: tpm.address } : {}),
+      ...(tpm.helper ? { helper: tpm.helper } : {}),
+    },
   };
 }
 
@@ -157,15 +168,15 @@ export async function loadIdentity(dir: string): Promise<LoadedIdentity> {
  * {@link loadIdentity} for `bcd node`: a `node.key` holding a TPM key blob loads as a {@link TpmLoadedIdentity}
  * (with the AK blob of {@link AK_KEY_FILE} when present), to be used through the TPM at `options.tpm`.
  */
-export async function loadNodeIdentity(dir: string, options: { tpm?: string } = {}): Promise<NodeLoadedIdentity> {
+export async function loadNodeIdentity(dir: string, options: { tpm?: string; helper?: NodeKeyHelper } = {}): Promise<NodeLoadedIdentity> {
   const ak = await readFile(path.join(dir, AK_KEY_FILE), 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
   });
-  return loadPair(dir, { ak, ...(options.tpm ? { address: options.tpm } : {}) });
+  return loadPair(dir, { ak, ...(options.tpm ? { address: options.tpm } : {}), ...(options.helper ? { helper: options.helper } : {}) });
 }
 
-async function loadPair(dir: string, tpm?: { ak: string | null; address?: string }): Promise<NodeLoadedIdentity> {
+async function loadPair(dir: string, tpm?: TpmOptions): Promise<NodeLoadedIdentity> {
   const key = path.join(dir, NODE_KEY_FILE);
   const record = path.join(dir, IDENTITY_FILE);
   const pairs: Array<[string, string]> = [

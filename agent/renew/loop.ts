@@ -5,6 +5,7 @@ import { backoffMs, renewalDelayMs, sleep } from './schedule';
 import type { TrustStore } from '../trust/store';
 import type { NodeKeyTpm } from '../tpm/node-key';
 import { fetchWelcomeKeys } from '../session/welcome-key';
+import type { NodeKeyHelper } from '../helper/client';
 
 /** What the renewal loop and `agent doctor` need: the stored identity and the pinned gateway. */
 export interface RenewalOptions {
@@ -20,6 +21,8 @@ export interface RenewalOptions {
   tpm?: string;
   /** bcd's node-key TPM: a software identity's next key is made there when it opens (agent/tpm/node-key.ts). */
   nodeKeyTpm?: NodeKeyTpm;
+  /** Under `[helper]`: `bcd helper`, which holds the TPM for a TPM-held node key (agent/helper). */
+  helper?: NodeKeyHelper;
   /**
    * The trust set held (trust.json): gateway chains are checked under its serving CA pins, renewal answers
    * verified under its signing keys, and their `trust` stored in it.
@@ -56,7 +59,7 @@ export async function runRenewalLoop(options: RenewalOptions & { signal?: AbortS
     if (options.signal?.aborted) return RENEWAL_EXIT.stopped;
     let current: NodeLoadedIdentity;
     try {
-      current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
+      current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm, helper: options.helper });
     } catch (error) {
       log(`agent: no usable identity in ${options.identityDir} (${(error as Error).message}); join first: better-compute agent join`);
       return RENEWAL_EXIT.noIdentity;
@@ -118,7 +121,7 @@ export async function doctorChecks(options: RenewalOptions): Promise<DoctorCheck
   const checks: DoctorCheck[] = [];
   let current: NodeLoadedIdentity | null = null;
   try {
-    current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm });
+    current = await loadNodeIdentity(options.identityDir, { tpm: options.tpm, helper: options.helper });
     checks.push({ name: 'identity', ok: true, detail: `${current.spiffeId} (role ${current.identity.role})` });
   } catch (error) {
     checks.push({ name: 'identity', ok: false, detail: `no usable identity in ${options.identityDir}: ${(error as Error).message}` });

@@ -10,6 +10,7 @@ import type { ClientIdentity } from './gateway-client';
 import { AK_KEY_FILE } from '../identity-store';
 import type { NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { chainToPem } from './gateway-client';
+import { helperTlsSigner } from '../helper/client';
 
 /** What a TPM-bound identity's renewal sends, all made in the TPM before anything is sent. */
 interface TpmRenewalParts {
@@ -47,7 +48,14 @@ export async function nextTpmKey(
  * @throws TpmRenewalError, TpmError, or the TPM's transport error.
  */
 export async function prepareTpmRenewalParts(current: TpmLoadedIdentity, now: () => number): Promise<TpmRenewalParts> {
-  const { nodeKey, address } = current.tpm;
+  const { nodeKey, address, helper } = current.tpm;
+  if (helper) {
+    // Under [helper], bcd helper holds the TPM: the same parts, each made there.
+    const next = await helper.nextKey(current.tpm);
+    const clientTime = Math.floor(now() / 1000);
+    const popSig = await helper.sign(nodeKey, 'renew-pop', renewPopMessage(next.csr.csrSha256, current.identity.nodeId, clientTime));
+    return { ...next, clientTime, popSig };
+  }
   return withTpm(address, async (tpm) => {
     const next = await nextTpmKey(tpm, current.tpm);
     const clientTime = Math.floor(now() / 1000);
@@ -84,8 +92,10 @@ export function clientIdentityOf(current: NodeLoadedIdentity): ClientIdentity {
   let client = clientIdentities.get(current);
   if (!client) {
     const leaf = current.identity.certificateChain[0]!;
+    // Under [helper], bcd helper signs the CertificateVerify instead of the TPM opened here.
+    const tpmSigner = current.tpm?.helper ? helperTlsSigner(current.tpm.helper) : tpmTlsSigner;
     client = current.tpm
-      ? { signer: tpmTlsSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
+      ? { signer: tpmSigner(current.tpm.address, current.tpm.nodeKey, [Buffer.from(leaf, 'base64')]) }
       : { keyPem: current.identity.privateKeyPem, certificatePem: chainToPem([leaf]) };
     clientIdentities.set(current, client);
   }

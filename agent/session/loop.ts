@@ -99,7 +99,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
   const log = options.log ?? ((line: string) => console.error(line));
   const joinAgain = options.joinAgain ?? JOIN_AGAIN;
   const store = options.store ?? {
-    load: () => loadNodeIdentity(options.identityDir, { tpm: options.tpm }),
+    load: () => loadNodeIdentity(options.identityDir, { tpm: options.tpm, helper: options.helper }),
     replace: (identity: NodeLoadedIdentity) =>
       replaceIdentity(options.identityDir, { ...identity.identity, privateKeyPem: identity.identity.privateKeyPem }),
   };

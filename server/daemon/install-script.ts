@@ -1,4 +1,5 @@
 import type { PublicEcJwk } from '../pki/issuance/join-crypto';
+import { BCD_HELPER_SERVICE, BCD_SERVICE, HELPER_CONFIG } from './bcd-units';
 
 /** Everything an install script embeds: public values only, never a token or a key that signs. */
 export interface InstallScriptParams {
@@ -66,6 +67,7 @@ BIN="$ROOT/usr/local/bin/bcd"
 ETC="$ROOT/etc/bcd"
 DATA="$ROOT/var/lib/bcd"
 UNIT="$ROOT/etc/systemd/system/bcd.service"
+HELPER_UNIT="$ROOT/etc/systemd/system/bcd-helper.service"
 
 say() { printf 'install-bcd: %s\\n' "$*"; }
 fail() { printf 'install-bcd: %s\\n' "$*" >&2; exit 1; }
@@ -140,6 +142,11 @@ if [ "$MODE" = 'upgrade' ]; then
   place "$WORK/bcd" "$BIN" 0755
   say "upgraded $BIN to bcd $BCD_VERSION"
   if has_systemd; then
+    # A host split into bcd node and bcd helper restarts the helper too, so both run the new bcd.
+    if [ -f "$HELPER_UNIT" ]; then
+      systemctl restart bcd-helper.service
+      say "restarted bcd-helper.service"
+    fi
     systemctl restart bcd.service
     say "restarted bcd.service"
   else
@@ -158,24 +165,24 @@ cat >"$WORK/etc/join-encryption.jwk" <<'BCD_JWK'
 ${jwk}
 BCD_JWK
 cat >"$WORK/bcd.service" <<'BCD_UNIT'
-[Unit]
-Description=Better Compute daemon (bcd)
-Wants=network-online.target
-After=network-online.target
+${BCD_SERVICE}BCD_UNIT
+cat >"$WORK/bcd-helper.service" <<'BCD_HELPER_UNIT'
+${BCD_HELPER_SERVICE}BCD_HELPER_UNIT
 
-[Service]
-ExecStart=/usr/local/bin/bcd node --config /etc/bcd/config.toml
-Restart=on-failure
-RestartSec=5
-NoNewPrivileges=yes
-ProtectSystem=strict
-ProtectHome=yes
-ReadWritePaths=/var/lib/bcd /etc/bcd
-PrivateTmp=yes
-
-[Install]
-WantedBy=multi-user.target
-BCD_UNIT
+# bcd node runs as the unprivileged user bcd beside bcd helper (root, holding the TPM): the [helper] table tells
+# the join to hand the identity to bcd. Under BCD_ROOT (tests) no user is made and bcd node runs as root.
+if [ -z "$ROOT" ]; then
+  if ! id bcd >/dev/null 2>&1; then
+    if command -v useradd >/dev/null 2>&1; then
+      useradd --system --user-group --home-dir /var/lib/bcd --no-create-home --shell /usr/sbin/nologin bcd
+    else
+      adduser -S -D -H -h /var/lib/bcd -s /sbin/nologin bcd
+    fi || fail "could not create the system user bcd"
+    say "created the system user bcd (bcd node runs as bcd, bcd helper as root)"
+  fi
+  cat >>"$WORK/etc/config.toml" <<'BCD_HELPER'
+${HELPER_CONFIG.trimStart()}BCD_HELPER
+fi
 
 DATA_EXISTED=no
 [ ! -d "$DATA" ] || DATA_EXISTED=yes
@@ -192,15 +199,22 @@ TOKEN=
 place "$WORK/bcd" "$BIN" 0755
 place "$WORK/etc/join-encryption.jwk" "$ETC/join-encryption.jwk" 0644
 place "$WORK/etc/config.toml" "$ETC/config.toml" 0600
+# bcd node (the user bcd) reads config.toml: root:bcd 0640. It holds pins and URLs, no secret.
+if [ -z "$ROOT" ]; then chgrp bcd "$ETC/config.toml" && chmod 0640 "$ETC/config.toml"; fi
 place "$WORK/bcd.service" "$UNIT" 0644
-say "installed $BIN, $ETC/config.toml, $ETC/join-encryption.jwk and $UNIT"
+place "$WORK/bcd-helper.service" "$HELPER_UNIT" 0644
+say "installed $BIN, $ETC/config.toml, $ETC/join-encryption.jwk, $UNIT and $HELPER_UNIT"
 
 if has_systemd; then
   systemctl daemon-reload
-  systemctl enable --now bcd.service
-  say "bcd.service is enabled and running"
+  systemctl enable --now bcd-helper.service bcd.service
+  say "bcd-helper.service and bcd.service are enabled and running"
 else
-  say "systemd is not running here: start the daemon with $BIN node --config $ETC/config.toml"
+  if [ -z "$ROOT" ]; then
+    say "systemd is not running here: start $BIN helper --config $ETC/config.toml as root, then $BIN node --config $ETC/config.toml as bcd (runuser -u bcd --)"
+  else
+    say "systemd is not running here: start the daemon with $BIN node --config $ETC/config.toml"
+  fi
 fi
 `;
 }
