@@ -49,6 +49,7 @@ const newToken = async () =>
       tenantId: pool.ownerTenantId,
       poolId: pool.id,
       ttlSeconds: 3600,
+      allowReclaim: false,
       idempotencyKey: `token-file-mount-${++tokens}`,
       maxUses: 1,
     })
