@@ -197,7 +197,9 @@ say "installed $BIN, $ETC/config.toml, $ETC/join-encryption.jwk and $UNIT"
 
 if has_systemd; then
   systemctl daemon-reload
-  systemctl enable --now bcd.service
+  systemctl enable bcd.service
+  # restart, not start: on a host that was already joined the running daemon is still the old bcd.
+  systemctl restart bcd.service
   say "bcd.service is enabled and running"
 else
   say "systemd is not running here: start the daemon with $BIN node --config $ETC/config.toml"
