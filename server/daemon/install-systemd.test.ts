@@ -23,6 +23,13 @@ let machine: SystemdMachine | undefined;
 let admin: Principal;
 let pool: { id: string; ownerTenantId: string };
 const SCRIPT = '/root/install-bcd.sh';
+// The real systemctl; the script finds a recording one first on PATH, which passes every call on to it.
+const SYSTEMCTL = '/usr/bin/systemctl';
+const CALLS = '/run/bcd-test-systemctl.calls';
+const RECORDING_SYSTEMCTL = `#!/bin/sh
+printf '%s\\n' "$*" >>${CALLS}
+exec ${SYSTEMCTL} "$@"
+`;
 
 beforeAll(async () => {
   started = await startBcdServer('install_systemd', secret);
@@ -46,6 +53,10 @@ beforeAll(async () => {
   machine = await startSystemdMachine({ productUuid: randomUUID(), serial: `SN-${randomUUID().slice(0, 8)}` });
   const copied = await machine.exec(['sh', '-c', `cat >${SCRIPT}`], { input: script });
   expect(copied.code, copied.stderr).toBe(0);
+  const shim = await machine.exec(['sh', '-c', 'cat >/usr/local/sbin/systemctl && chmod 0755 /usr/local/sbin/systemctl'], {
+    input: RECORDING_SYSTEMCTL,
+  });
+  expect(shim.code, shim.stderr).toBe(0);
 }, 300_000);
 
 afterAll(async () => {
@@ -63,7 +74,7 @@ const lines = (text: string) => text.split('\n').filter(Boolean);
 const SERVICES = 'find /etc/systemd/system -maxdepth 1 -type f -name "*.service" | sort';
 /** `systemctl show` properties of a unit, as an object. */
 async function show(unit: string, ...properties: string[]): Promise<Record<string, string>> {
-  const out = await sh(`systemctl show ${unit} ${properties.map((p) => `-p ${p}`).join(' ')}`);
+  const out = await sh(`${SYSTEMCTL} show ${unit} ${properties.map((p) => `-p ${p}`).join(' ')}`);
   return Object.fromEntries(lines(out).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
 }
 const token = async () =>
@@ -77,6 +88,16 @@ const token = async () =>
       maxUses: 1,
     })
   ).token!;
+
+/** Runs the install script in the machine with `input`; answers its run and the systemctl calls it made, in order. */
+async function runScript(input: string) {
+  await sh(`: >${CALLS}`);
+  const result = await machine!.exec(['sh', SCRIPT], { input });
+  return { result, calls: lines(await sh(`cat ${CALLS}`)) };
+}
+/** Whether some call is `verb` and names `unit`. */
+const names = (calls: string[], verb: string, unit: string) =>
+  calls.some((call) => call.split(' ')[0] === verb && call.split(' ').includes(unit));
 
 async function waitForEvent(nodeId: string, type: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
@@ -109,8 +130,8 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       expect(units).toContain('bcd.service');
       for (const unit of units) {
         expect(await sh(`stat -c %a /etc/systemd/system/${unit}`), unit).toBe('644');
-        expect((await machine!.exec(['systemctl', 'is-enabled', unit])).stdout.trim(), unit).toBe('enabled');
-        expect((await machine!.exec(['systemctl', 'is-active', unit])).stdout.trim(), unit).toBe('active');
+        expect((await machine!.exec([SYSTEMCTL, 'is-enabled', unit])).stdout.trim(), unit).toBe('enabled');
+        expect((await machine!.exec([SYSTEMCTL, 'is-active', unit])).stdout.trim(), unit).toBe('active');
         // Enabled means linked into the target its [Install] section names, so it starts at boot.
         const wantedBy = /^WantedBy=(\S+)$/m.exec(await sh(`cat /etc/systemd/system/${unit}`))![1]!;
         expect(await sh(`readlink /etc/systemd/system/${wantedBy}.wants/${unit}`), unit).toBe(`/etc/systemd/system/${unit}`);
@@ -146,8 +167,11 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       'printf old >/usr/local/bin/bcd.previous && chmod 0755 /usr/local/bin/bcd.previous && mv /usr/local/bin/bcd.previous /usr/local/bin/bcd',
     );
 
-    const result = await machine!.exec(['sh', SCRIPT], { input: '' });
+    const { result, calls } = await runScript('');
     expect(result.code, result.stdout + result.stderr).toBe(0);
+    // An upgrade only restarts: no unit is rewritten, enabled or reloaded.
+    expect(calls.filter((call) => !call.startsWith('restart '))).toEqual([]);
+    for (const unit of units) expect(names(calls, 'restart', unit), `${unit} restarted: ${calls.join('; ')}`).toBe(true);
     expect(result.stdout).toMatch(/upgraded \/usr\/local\/bin\/bcd to bcd /);
     expect(await sh('sha256sum /usr/local/bin/bcd | cut -d " " -f 1')).toBe(bcd.sha256);
     expect(await sh('stat -c %a /usr/local/bin/bcd')).toBe('755');
@@ -157,8 +181,8 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       expect(after.InvocationID, `${unit} was restarted`).not.toBe(before[index]!.InvocationID);
       expect(after.MainPID, unit).not.toBe(before[index]!.MainPID);
       expect(after.NRestarts, unit).toBe('0');
-      expect((await machine!.exec(['systemctl', 'is-active', unit])).stdout.trim(), unit).toBe('active');
-      expect((await machine!.exec(['systemctl', 'is-enabled', unit])).stdout.trim(), unit).toBe('enabled');
+      expect((await machine!.exec([SYSTEMCTL, 'is-active', unit])).stdout.trim(), unit).toBe('active');
+      expect((await machine!.exec([SYSTEMCTL, 'is-enabled', unit])).stdout.trim(), unit).toBe('enabled');
     }
     expect(
       await sh('sha256sum /etc/bcd/config.toml /etc/bcd/join-encryption.jwk /var/lib/bcd/identity.json /etc/systemd/system/*.service'),
@@ -183,7 +207,7 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       for (const [index, unit] of units.entries()) {
         // The script installed bcd (and the units) again: what runs must be what it installed.
         expect((await show(unit, 'InvocationID')).InvocationID, `${unit} was restarted`).not.toBe(before[index]!.InvocationID);
-        expect((await machine!.exec(['systemctl', 'is-active', unit])).stdout.trim(), unit).toBe('active');
+        expect((await machine!.exec([SYSTEMCTL, 'is-active', unit])).stdout.trim(), unit).toBe('active');
       }
     },
   );
