@@ -56,16 +56,25 @@ const newToken = async () =>
   ).token!;
 
 // Runs in the new mount namespace: mounts the Secret at $dir the way `kind` says, proves it read-only, then
-// becomes bcd. The token travels in the environment of this shell only; bcd gets it from the file.
+// becomes bcd reading $dir/$name. The token travels in the environment of this shell only; bcd gets it from the
+// file. `linked` is the layout Kubernetes' atomic writer makes: `token -> ..data/token`, `..data -> ..<time>`.
 const MOUNT_AND_JOIN = `
 set -eu
-bcd=$1 dir=$2 kind=$3
-shift 3
+bcd=$1 dir=$2 kind=$3 name=$4
+shift 4
 mkdir -p "$dir"
 if [ "$kind" = volume ]; then
   mount -t tmpfs -o size=64k,mode=0755 bcd-secret "$dir"
   printf '%s\\n' "$TOKEN" >"$dir/token"
   chmod 0400 "$dir/token"
+  mount -o remount,ro "$dir"
+elif [ "$kind" = linked ]; then
+  mount -t tmpfs -o size=64k,mode=0755 bcd-secret "$dir"
+  mkdir "$dir/..2026_12_07_10_00_00.000000001"
+  printf '%s\\n' "$TOKEN" >"$dir/..2026_12_07_10_00_00.000000001/token"
+  chmod 0400 "$dir/..2026_12_07_10_00_00.000000001/token"
+  ln -s ..2026_12_07_10_00_00.000000001 "$dir/..data"
+  ln -s ..data/token "$dir/token"
   mount -o remount,ro "$dir"
 else
   mount -t tmpfs -o size=64k,mode=0755 bcd-pod "$dir"
@@ -84,32 +93,33 @@ if (printf x >>"$dir/token") 2>/dev/null; then
   echo "the token file is writable" >&2
   exit 97
 fi
-if [ "$kind" = volume ] && touch "$dir/probe" 2>/dev/null; then
+if [ "$kind" != subPath ] && touch "$dir/probe" 2>/dev/null; then
   echo "the Secret volume is writable" >&2
   exit 97
 fi
-exec "$bcd" join "$@" --token-file "$dir/token"
+exec "$bcd" join "$@" --token-file "$dir/$name"
 `;
 
-function joinFromSecret(kind: 'volume' | 'subPath', root: string, token: string) {
+function joinFromSecret(kind: 'volume' | 'subPath' | 'linked', root: string, token: string, name = 'token') {
   const dir = path.join(root, 'run/secrets/bcd');
   return run(
     'unshare',
-    ['-m', '--propagation', 'private', 'sh', '-c', MOUNT_AND_JOIN, 'sh', bcd.binary, dir, kind, '--server', server.url, ...pinArgs],
+    ['-m', '--propagation', 'private', 'sh', '-c', MOUNT_AND_JOIN, 'sh', bcd.binary, dir, kind, name, '--server', server.url, ...pinArgs],
     { env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BCD_ROOT: root, TOKEN: token } as unknown as NodeJS.ProcessEnv },
   );
 }
 
 describe('bcd join --token-file on a read-only Secret mount', () => {
   it.each([
-    ['a Secret volume (tmpfs, read-only)', 'volume', 'EROFS'],
-    ['a Secret key mounted with subPath (one file bind-mounted read-only)', 'subPath', 'EBUSY'],
-  ] as const)('joins from %s and warns that it could not delete the file', { timeout: 120_000 }, async (_name, kind, code) => {
+    ['a Secret volume (tmpfs, read-only)', 'volume', 'token', 'EROFS'],
+    ['a Secret key mounted with subPath (one file bind-mounted read-only)', 'subPath', 'token', 'EBUSY'],
+    ["a Secret volume's ..data/<key> (the atomic writer's links, read-only)", 'linked', '..data/token', 'EROFS'],
+  ] as const)('joins from %s and warns that it could not delete the file', { timeout: 120_000 }, async (_name, kind, name, code) => {
     const root = newMachineRoot();
     const token = await newToken();
-    const result = await joinFromSecret(kind, root, token);
+    const result = await joinFromSecret(kind, root, token, name);
     expect(result.code, result.stderr).toBe(0);
-    const file = path.join(root, 'run/secrets/bcd/token');
+    const file = path.join(root, 'run/secrets/bcd', name);
     expect(result.stdout).toMatch(/^joined: node \S+ in site /);
     expect(result.stderr.split('\n')).toContain(`warning: could not delete ${file} (${code}); remove it yourself`);
     expect(result.stdout + result.stderr).not.toContain(token);
@@ -117,6 +127,17 @@ describe('bcd join --token-file on a read-only Secret mount', () => {
     expect(await database.db.node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ poolId: pool.id });
     expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({
       usesLeft: 0,
+    });
+  });
+
+  it("refuses the key's own path in a Secret volume (a symbolic link) before the token is spent", { timeout: 120_000 }, async () => {
+    const root = newMachineRoot();
+    const token = await newToken();
+    const result = await joinFromSecret('linked', root, token);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`bcd: ${path.join(root, 'run/secrets/bcd/token')} is not a regular file (a symbolic link)`);
+    expect(await database.db.joinToken.findUniqueOrThrow({ where: { id: token.slice(5).split('.')[0]! } })).toMatchObject({
+      usesLeft: 1,
     });
   });
 });
