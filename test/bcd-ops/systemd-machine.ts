@@ -10,7 +10,7 @@ import { run, type Run } from '../bcd-build';
  * mount, PID and cgroup namespaces (`unshare -m -p -f -C`, as root) on an overlay of the host's root file system
  * whose upper layer is a tmpfs, so whatever the machine installs vanishes with it. It shares the host's network
  * (so the install script downloads from the test server and bcd.service reaches the test gateway), sees its own
- * DMI product UUID and serial, and boots an empty target: only the units a test starts run. Its /sys is read-only
+ * DMI product UUID and serial and a /dev of its own, and boots an empty target: only the units a test starts run. Its /sys is read-only
  * and the units that would touch the shared kernel or network (udev, sysctl, modules, networking, mDNS, timers)
  * are masked. Each cgroup hierarchy gets a fresh child of the caller's cgroup as the machine's cgroup root,
  * removed again by {@link SystemdMachine.stop}.
@@ -62,7 +62,18 @@ mkdir "$base/upper" "$base/work" "$base/root"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$base/upper,workdir=$base/work" "$base/root"
 R=$base/root
 mount -t proc proc "$R/proc"
-mount --rbind /dev "$R/dev"
+# Its own /dev: the few device nodes a daemon uses, bound from the host, so nothing in it reaches the host's devtmpfs.
+mount -t tmpfs -o mode=0755,nosuid bcd-dev "$R/dev"
+for node in null zero full random urandom tty; do
+  : >"$R/dev/$node"
+  mount --bind "/dev/$node" "$R/dev/$node"
+done
+mkdir "$R/dev/pts" "$R/dev/shm"
+mount -t tmpfs -o mode=1777,nosuid,nodev bcd-shm "$R/dev/shm"
+ln -s /proc/self/fd "$R/dev/fd"
+ln -s /proc/self/fd/0 "$R/dev/stdin"
+ln -s /proc/self/fd/1 "$R/dev/stdout"
+ln -s /proc/self/fd/2 "$R/dev/stderr"
 mount --rbind /sys "$R/sys"
 # The machine's own DMI identifiers, beside the host's classes (the host may have no DMI at all).
 mount -t tmpfs -o mode=0755 bcd-sys-class "$R/sys/class"
