@@ -122,4 +122,13 @@ describe('the join token', () => {
     await removeTokenFile(target, () => {});
     expect(existsSync(target)).toBe(false);
   });
+
+  it('warns, never fails, when the file cannot be deleted once the join succeeded (whatever the errno)', async () => {
+    // A directory where the file was: unlink answers EISDIR, a code the old list of "read-only" errors left out.
+    const target = mkdtempSync(path.join(dir, 'not-a-file-'));
+    const warnings: string[] = [];
+    await removeTokenFile(target, (line) => warnings.push(line));
+    expect(warnings).toEqual([`warning: could not delete ${target} (EISDIR); remove it yourself`]);
+    expect(existsSync(target)).toBe(true);
+  });
 });

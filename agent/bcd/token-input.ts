@@ -70,12 +70,14 @@ export async function readTokenFile(file: string): Promise<string> {
   }
 }
 
-/** Deletes the token file after the join; a read-only mount (a Kubernetes Secret) is a warning only. */
+/**
+ * Deletes the token file after the join. The join has already succeeded and spent the token, so a file that cannot
+ * be deleted is a warning, never an error: a read-only Secret volume answers EROFS, a Secret key mounted with
+ * `subPath` (a bind mount of one file) EBUSY, a directory this user may not write EACCES or EPERM.
+ */
 export async function removeTokenFile(file: string, warn: (line: string) => void): Promise<void> {
   await unlink(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return;
-    if (error.code === 'EROFS' || error.code === 'EACCES' || error.code === 'EPERM')
-      warn(`warning: could not delete ${file} (${error.code}); remove it yourself`);
-    else throw error;
+    warn(`warning: could not delete ${file} (${error.code ?? 'error'}); remove it yourself`);
   });
 }

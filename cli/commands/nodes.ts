@@ -127,8 +127,13 @@ export function registerNodeCommands(program: Command) {
         throw new DomainError('INVALID_ARGUMENT', 'Deleting a node cannot be undone; confirm with --yes', { field: 'yes' });
       const client = clientFor(cmd);
       const node = await client.post(procedure, `/v1/tenants/${enc(await client.tenantId(opts.tenant))}/nodes/${enc(nodeId)}/${name}`, {});
-      if (opts.json) printJson(node);
-      else printDetail(node);
+      if (opts.json) return printJson(node);
+      printDetail(node);
+      // What revoke-identity did is the point of running it: name the certificates, or say there were none.
+      if ('revokedSerials' in node)
+        process.stdout.write(
+          node.revokedSerials.length ? `revoked: ${node.revokedSerials.join(', ')}\n` : 'revoked: none (no live certificate)\n',
+        );
     });
   }
 }

@@ -207,7 +207,9 @@ say "installed $BIN, $ETC/config.toml, $ETC/join-encryption.jwk, $UNIT and $HELP
 
 if has_systemd; then
   systemctl daemon-reload
-  systemctl enable --now bcd-helper.service bcd.service
+  systemctl enable bcd-helper.service bcd.service
+  # restart, not start: on a host that was already joined the running daemons are still the old bcd.
+  systemctl restart bcd-helper.service bcd.service
   say "bcd-helper.service and bcd.service are enabled and running"
 else
   if [ -z "$ROOT" ]; then
