@@ -131,7 +131,9 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       for (const unit of units) {
         expect(await sh(`stat -c %a /etc/systemd/system/${unit}`), unit).toBe('644');
         expect((await machine!.exec([SYSTEMCTL, 'is-enabled', unit])).stdout.trim(), unit).toBe('enabled');
-        expect((await machine!.exec([SYSTEMCTL, 'is-active', unit])).stdout.trim(), unit).toBe('active');
+        const active = (await machine!.exec([SYSTEMCTL, 'is-active', unit])).stdout.trim();
+        const journal = active === 'active' ? '' : (await machine!.exec(['journalctl', '--no-pager', '-n', '40', '-u', unit])).stdout;
+        expect(active, `${unit}\n${journal}`).toBe('active');
         // Enabled means linked into the target its [Install] section names, so it starts at boot.
         const wantedBy = /^WantedBy=(\S+)$/m.exec(await sh(`cat /etc/systemd/system/${unit}`))![1]!;
         expect(await sh(`readlink /etc/systemd/system/${wantedBy}.wants/${unit}`), unit).toBe(`/etc/systemd/system/${unit}`);
