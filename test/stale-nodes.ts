@@ -9,7 +9,7 @@ import { newId } from '../server/ids';
 export const DAY = 86_400_000;
 export const at = (base: Date, days: number, ms = 0) => new Date(base.getTime() + days * DAY + ms);
 
-export interface StaleTestNode {
+interface StaleTestNode {
   id: string;
   serial: string;
 }
@@ -51,7 +51,7 @@ export async function insertNode(
 }
 
 /** A session row for the node on a live gateway of its own, as a Hello leaves it (session_ended_at cleared). */
-export async function openSession(db: Db, nodeId: string) {
+async function openSession(db: Db, nodeId: string) {
   const gateway = `gw-stale-${nodeId.slice(-10)}`;
   await db.$executeRaw`INSERT INTO gateway_leases (gateway_id, started_at, heartbeat_at, expires_at)
     VALUES (${gateway}, now(), now(), now() + interval '3650 days') ON CONFLICT DO NOTHING`;

@@ -36,8 +36,8 @@ export const staleNodesInput = z.strictObject({
   limit: z.number().int().min(1).max(1000).optional(),
 });
 
-export const STALE_ACTIONS = ['cordon', 'retire'] as const;
-export const staleNodeStep = z.object({
+const STALE_ACTIONS = ['cordon', 'retire'] as const;
+const staleNodeStep = z.object({
   nodeId: z.string(),
   hostname: z.string().nullable(),
   action: z.enum(STALE_ACTIONS),

@@ -10,7 +10,7 @@ export const STALE_POLICY_ACTOR = 'policy:stale-nodes';
 /** Nodes handled per transaction: each is a short one, so a Hello or an operator waits little. */
 const STALE_BATCH = 50;
 
-export interface StaleRunOptions {
+interface StaleRunOptions {
   /** Nodes per transaction. */
   batch?: number;
   /** The database clock for this run (`compute.now`), for tests; production leaves the database's own. */
@@ -96,7 +96,7 @@ export async function applyPoolStalePolicy(db: Db, pool: StalePool, options: Sta
 }
 
 /** The pools with a stale-node policy (of `tenantIds` only, when given); a policy that no longer parses is skipped. */
-export async function stalePolicyPools(db: Tx, tenantIds?: string[]): Promise<StalePool[]> {
+async function stalePolicyPools(db: Tx, tenantIds?: string[]): Promise<StalePool[]> {
   const rows = await db.$queryRawUnsafe<{ id: string; owner_tenant_id: string; stale_nodes: unknown }[]>(
     POOLS_WITH_POLICY,
     tenantIds ?? null,

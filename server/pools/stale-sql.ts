@@ -24,7 +24,7 @@ const RETIRE_DUE = `${DISCONNECTED}
   AND n.cordoned AND n.stale_cordoned_at IS NOT NULL AND n.stale_cordoned_at >= n.session_ended_at
   AND n.stale_cordoned_at <= compute_now() - make_interval(days => $2::int)`;
 
-export const STALE_DUE = { cordon: CORDON_DUE, retire: RETIRE_DUE } as const;
+const STALE_DUE = { cordon: CORDON_DUE, retire: RETIRE_DUE } as const;
 export type StaleAction = keyof typeof STALE_DUE;
 
 const COLUMNS = `n.id, n.tenant_id, n.site_id, n.claims, n.cordoned, n.session_ended_at, n.stale_cordoned_at, n.claims->>'hostname' AS hostname`;
