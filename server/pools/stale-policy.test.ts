@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../db/client';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { at, endSessions, insertNode, reconnect } from '../../test/stale-nodes';
 import { setCordon } from '../nodes/lifecycle';
+import { createWebhook } from '../webhooks/subscriptions';
 import { applyStalePolicies, inClock, STALE_POLICY_ACTOR } from './stale-policy';
 import { planStaleNodes, setStaleNodesPolicy } from './stale-plan';
 
@@ -121,6 +123,30 @@ describe('stale-node policy: retire', () => {
     await setCordon(db(), t.operator, { tenantId: t.tenantId, nodeId: n.id }, false);
     expect(await run(t, at(T0, M + 100))).toMatchObject({ cordoned: 0, retired: 0 });
     expect(await node(n.id)).toMatchObject({ cordoned: false, state: 'adopted' });
+  });
+});
+
+describe('stale-node policy: webhooks', () => {
+  it('offers both steps to a subscription naming them, with the node and its pool', async () => {
+    const t = await tenantWithPolicy();
+    const saved = process.env.BETTER_COMPUTE_SECRET;
+    process.env.BETTER_COMPUTE_SECRET ??= randomBytes(32).toString('base64url');
+    try {
+      await createWebhook(db(), t.admin, {
+        tenantId: t.tenantId,
+        url: 'https://hooks.example.com/stale',
+        eventTypes: ['node.stale.cordoned', 'node.stale.retired'],
+      });
+    } finally {
+      if (saved === undefined) delete process.env.BETTER_COMPUTE_SECRET;
+    }
+    const n = await insertNode(db(), t, t.poolId, at(T0, -N));
+    await run(t, T0);
+    await run(t, at(T0, M));
+    const deliveries = await db().$queryRaw<{ event_type: string; body: string }[]>`
+      SELECT event_type, body FROM webhook_deliveries WHERE tenant_id = ${t.tenantId} ORDER BY event_id`;
+    expect(deliveries.map((d) => d.event_type)).toEqual(['node.stale.cordoned', 'node.stale.retired']);
+    for (const d of deliveries) expect(JSON.parse(d.body).data).toMatchObject({ nodeId: n.id, poolId: t.poolId, siteId: t.siteId });
   });
 });
 
