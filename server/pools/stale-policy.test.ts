@@ -3,10 +3,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../db/client';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { at, endSessions, insertNode, reconnect } from '../../test/stale-nodes';
+import { at, DAY, endSessions, insertNode, reconnect } from '../../test/stale-nodes';
 import { setCordon } from '../nodes/lifecycle';
 import { createWebhook } from '../webhooks/subscriptions';
 import { applyStalePolicies, inClock, STALE_POLICY_ACTOR } from './stale-policy';
+import { startStaleNodeWorker } from './stale-worker';
 import { planStaleNodes, setStaleNodesPolicy } from './stale-plan';
 
 const db = () => testDb();
@@ -123,6 +124,20 @@ describe('stale-node policy: retire', () => {
     await setCordon(db(), t.operator, { tenantId: t.tenantId, nodeId: n.id }, false);
     expect(await run(t, at(T0, M + 100))).toMatchObject({ cordoned: 0, retired: 0 });
     expect(await node(n.id)).toMatchObject({ cordoned: false, state: 'adopted' });
+  });
+});
+
+describe('stale-node policy: the worker', () => {
+  it('applies the policies on its schedule by the database clock, and its stop waits for the tick under way', async () => {
+    const t = await tenantWithPolicy();
+    const n = await insertNode(db(), t, t.poolId, new Date(Date.now() - (N + 1) * DAY));
+    const stop = startStaleNodeWorker(db(), { intervalMs: 50, onlyTenants: [t.tenantId] });
+    try {
+      await expect.poll(async () => (await node(n.id)).cordoned, { timeout: 20_000 }).toBe(true);
+    } finally {
+      await stop();
+    }
+    expect(await eventsOf(t, 'node.stale.cordoned')).toEqual([n.id]);
   });
 });
 
