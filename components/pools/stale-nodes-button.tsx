@@ -37,6 +37,7 @@ export function StaleNodesButton({ pool, tenantId, canManage }: { pool: Pool; te
             ) : (
               <div className="dialog-body">
                 <PolicySummary pool={pool} />
+                {canManage && pool.policy.staleNodes && <RemovePolicyButton pool={pool} tenantId={tenantId} />}
               </div>
             )}
             <div className="dialog-body">
@@ -62,6 +63,32 @@ function PolicySummary({ pool }: { pool: Pool }) {
       Nodes disconnected {policy.cordonAfterDays} days are cordoned, and retired {policy.retireAfterDays} days after that cordon if still
       disconnected.
     </p>
+  );
+}
+
+/** An archived pool's policy keeps applying to its nodes; it can be removed, not set anew. */
+function RemovePolicyButton({ pool, tenantId }: { pool: Pool; tenantId: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const remove = useMutation(
+    trpc.pools.setStaleNodesPolicy.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.pools.pathFilter()) }),
+  );
+  return (
+    <>
+      <button
+        type="button"
+        className="btn"
+        disabled={remove.isPending}
+        onClick={() => remove.mutate({ tenantId, poolId: pool.id, staleNodes: null })}
+      >
+        {remove.isPending ? 'Removing…' : 'Remove policy'}
+      </button>
+      {remove.error && (
+        <p className="form-error" role="alert">
+          {toApiError(remove.error).message}
+        </p>
+      )}
+    </>
   );
 }
 

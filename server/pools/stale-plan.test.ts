@@ -39,6 +39,14 @@ describe('pools.setStaleNodesPolicy, pools.staleNodes and pools.applyStaleNodes'
       actor: t.admin.actor,
       data: { staleNodes: { cordonAfterDays: 3, retireAfterDays: 1 } },
     });
+    // An archived pool's policy still applies to its nodes: it may be removed, not set anew.
+    await admin.pools.archive(ref);
+    expect(
+      await failure(admin.pools.setStaleNodesPolicy({ ...ref, staleNodes: { cordonAfterDays: 3, retireAfterDays: 2 } })),
+    ).toMatchObject({
+      code: 'INVALID_STATE',
+    });
+    expect((await admin.pools.setStaleNodesPolicy({ ...ref, staleNodes: null })).policy).not.toHaveProperty('staleNodes');
     // Another tenant sees no such pool.
     const other = await createTestTenant(db, { label: 'stale-api-iso' });
     expect(await failure(createCaller({ db, principal: other.admin }).pools.staleNodes(ref))).toMatchObject({ code: 'NOT_FOUND' });

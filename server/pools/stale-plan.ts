@@ -78,11 +78,14 @@ export async function applyStaleNodesNow(db: Db, principal: Principal, input: z.
 
 /**
  * `pools.setStaleNodesPolicy` (`compute:pools:manage`): sets the pool's `policy.staleNodes`, or removes it with
- * `null` (the worker then leaves the pool's nodes alone; cordons it made stay). Audited as `pool.updated`.
+ * `null` (the worker then leaves the pool's nodes alone; cordons it made stay). An archived pool's policy may only be
+ * removed. Audited as `pool.updated`.
  */
 export async function setStaleNodesPolicy(db: Db, principal: Principal, input: z.infer<typeof setStaleNodesPolicyInput>) {
   const pool = await loadPool(db, principal, 'compute:pools:manage', input);
-  if (pool.archivedAt) throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived`, { field: 'poolId' });
+  // An archived pool's nodes stay and its policy keeps applying to them: it may be removed, not set anew.
+  if (pool.archivedAt && input.staleNodes)
+    throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived; its stale-node policy can only be removed`, { field: 'poolId' });
   const { staleNodes: _previous, ...rest } = (pool.policy ?? {}) as PoolPolicy;
   const next: PoolPolicy = input.staleNodes ? { ...rest, staleNodes: input.staleNodes } : rest;
   return db.$transaction(async (tx) => {
