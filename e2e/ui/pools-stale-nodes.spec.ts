@@ -77,6 +77,15 @@ for (const viewport of [
       await dialog.getByRole('button', { name: 'Close', exact: true }).last().click();
       await expect(row.getByText('stale: cordon 10d · retire +20d')).toBeVisible();
       expect(await layoutProblems(page)).toEqual([]);
+
+      // Archived, the pool's policy still applies to its nodes: it can be removed, not edited.
+      await trpc(page.request, 'mutation', 'pools.archive', { tenantId, poolId: pool.id });
+      await page.getByRole('checkbox', { name: 'Show archived' }).check();
+      await row.getByRole('button', { name: `Stale-node policy of pool ${pool.name}` }).click();
+      await expect(dialog.getByRole('spinbutton')).toHaveCount(0);
+      await dialog.getByRole('button', { name: 'Remove policy' }).click();
+      await expect(dialog.getByText('This pool has no stale-node policy.')).toBeVisible();
+      await expect(dialog.getByText('No stale-node policy: nothing is cordoned')).toBeVisible();
     });
   });
 }
