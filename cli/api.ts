@@ -21,6 +21,7 @@ import {
 } from '../protocol/api/operator-schemas';
 import { rotationStatusRecord, rotationStepRecord } from '../protocol/api/pki-rotation-schemas';
 import { poolList, poolRecord } from '../protocol/api/pool-schemas';
+import { staleNodesApplied, staleNodesPlan } from '../protocol/api/stale-nodes';
 import { siteList, siteRecord } from '../protocol/api/site-schemas';
 import { tenantList, tenantRecord } from '../protocol/api/tenant-schemas';
 import { createdJoinToken, joinTokenPage, joinTokenRecord } from '../protocol/api/token-schemas';
@@ -62,6 +63,9 @@ export const API = {
   'pools.get': get(POOL, poolRecord),
   'pools.archive': post(`${POOL}/archive`, poolRecord),
   'pools.update': post(`${POOL}/update`, poolRecord),
+  'pools.setStaleNodesPolicy': post(`${POOL}/stale-nodes/policy`, poolRecord),
+  'pools.staleNodes': get(`${POOL}/stale-nodes`, staleNodesPlan),
+  'pools.applyStaleNodes': post(`${POOL}/stale-nodes/apply`, staleNodesApplied),
   'joinTokens.list': get(`${POOL}/join-tokens`, joinTokenPage),
   'joinTokens.create': post(`${POOL}/join-tokens`, createdJoinToken),
   'joinTokens.revoke': post(`${POOL}/join-tokens/{tokenId}/revoke`, joinTokenRecord),

@@ -6,6 +6,7 @@ import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { addGetAndArchive } from './get-archive';
+import { registerStaleNodeCommands } from './pools-stale';
 
 const list = (value: string) =>
   value
@@ -158,6 +159,7 @@ export function registerPoolCommands(program: Command) {
         process.stdout.write(`Pool ${pool.id}: ${pool.policy.tpm?.ekAllowList?.length ?? 0} EK hash(es) on its TPM allow-list\n`);
       },
     );
+  registerStaleNodeCommands(pools);
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];

@@ -30,6 +30,8 @@ export const EVENT_TYPES = [
   'node.uncordoned',
   'node.identity-revoked',
   'node.deleted',
+  'node.stale.cordoned',
+  'node.stale.retired',
   'security.join.refused',
   'security.session.refused',
   'security.renew.refused',

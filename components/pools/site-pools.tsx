@@ -6,6 +6,7 @@ import { formatTimestamp } from '@/components/ui/format';
 import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
 import { SiteApprovalsButton } from './site-approvals-button';
+import { StaleNodesButton } from './stale-nodes-button';
 import { TableScroll } from '@/components/ui/table-scroll';
 
 /** One site and its pools, as a table. */
@@ -106,6 +107,11 @@ function PoolRow({
         <div className="policy">
           {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any attestor</span>}
           {isPlatformOperated && <span className="badge badge-warn">k8s platform-operated</span>}
+          {pool.policy.staleNodes && (
+            <span className="badge" title="Disconnected nodes are cordoned, then retired (stale-node policy)">
+              stale: cordon {pool.policy.staleNodes.cordonAfterDays}d · retire +{pool.policy.staleNodes.retireAfterDays}d
+            </span>
+          )}
         </div>
       </td>
       <td className="cell-wrap">
@@ -154,6 +160,7 @@ function PoolRow({
       </td>
       <td className="cell-actions">
         {pool.agent === 'bcd' && !pool.archivedAt && <InstallScriptButton pool={pool} tenantId={tenantId} />}
+        <StaleNodesButton pool={pool} tenantId={tenantId} canManage={canManage} />
         {canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}
       </td>
     </tr>

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idOf, resourceName } from './resource-names';
 import { acceptanceCheckSpec, BUILT_IN_CHECKS } from '../acceptance-checks';
 import { ekHashSchema, tpmPoolPolicySchema } from './tpm-settings';
+import { staleNodesPolicySchema } from './stale-nodes';
 
 const ATTESTORS = ['join-token', 'discovery', 'tpm', 'x509pop'] as const;
 export const POOL_AGENTS = ['bcd', 'none'] as const;
@@ -14,6 +15,8 @@ const poolPolicy = z
     acceptance: z.array(acceptanceCheckSpec).min(1).max(16).optional(),
     /** The tpm attestor: EK hashes admitted into this pool without an operator. */
     tpm: tpmPoolPolicySchema.optional(),
+    /** Opt-in: disconnected nodes are cordoned, then retired (protocol/api/stale-nodes.ts). */
+    staleNodes: staleNodesPolicySchema.optional(),
   })
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicy>;

@@ -19,6 +19,7 @@ import { startRateLimitSweeper } from '../db/rate-limit-sweep';
 import { endSessionWatches } from '../sessions/session-watch';
 import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
 import { startWebhookWorker } from '../webhooks/runtime';
+import { startStaleNodeWorker } from '../pools/stale-worker';
 
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
@@ -197,6 +198,8 @@ export async function startHttpServer(options: {
   // server processes (`console`): test files share one database, and a worker there would claim the deliveries
   // of the tests that run their own tenant-scoped workers (server/webhooks/).
   const stopWebhooks = options.console ? async () => {} : await startWebhookWorker(services);
+  // Every instance applies the pools' stale-node policies (SKIP LOCKED: each node once); not the tests' either.
+  const stopStaleNodes = options.console ? async () => {} : startStaleNodeWorker(services.db);
   const server = createBootServer(services, () => handle);
   await listen(server, options.port, options.hostname);
   let app: { close(): Promise<void> } | undefined;
@@ -214,6 +217,7 @@ export async function startHttpServer(options: {
       stopSweeper();
       stopRateLimitSweeper();
       await stopWebhooks();
+      await stopStaleNodes();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Watch streams never end by themselves: close() would wait for the gateways.
       endSessionWatches();

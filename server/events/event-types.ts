@@ -22,6 +22,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'node.uncordoned',
   'node.identity-revoked',
   'node.deleted',
+  'node.stale.cordoned',
+  'node.stale.retired',
   'security.certificate-revoked',
   'security.renew.refused',
   'security.session.refused',

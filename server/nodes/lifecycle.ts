@@ -94,17 +94,27 @@ export async function deleteNode(db: Db, principal: Principal, input: NodeRef): 
   return withLockedNode(db, principal, input, async (tx, node) => {
     if (node.state === 'retired') return nodeDetail(tx, node);
     if (!node.cordoned) throw new DomainError('INVALID_STATE', `Node ${node.id} must be cordoned before it is deleted`);
-    const claims = { ...((node.claims ?? {}) as Record<string, unknown>) };
-    delete claims.macs;
-    const serials = await revokeAll(tx, node, 'deleted');
-    const updated = await tx.node.update({
-      where: { id: node.id },
-      data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, claims: claims as object, updatedAt: new Date() },
-    });
-    await tx.tpmEkBinding.deleteMany({ where: { nodeId: node.id } });
+    const { updated, serials } = await retireLockedNode(tx, node);
     await record(tx, principal, node, 'node.deleted', { serials });
     return nodeDetail(tx, updated);
   });
+}
+
+/**
+ * The delete path's writes, on a node the caller holds locked (its row `FOR UPDATE`): the node becomes
+ * `retired`, its certificates are revoked (`security.certificate-revoked` each), its hardware key, MACs and TPM
+ * EK binding are freed. The caller writes its own audit row and event (`node.deleted`, `node.stale.retired`).
+ */
+export async function retireLockedNode(tx: Tx, node: { id: string; tenantId: string; claims: unknown }) {
+  const claims = { ...((node.claims ?? {}) as Record<string, unknown>) };
+  delete claims.macs;
+  const serials = await revokeAll(tx, node, 'deleted');
+  const updated = await tx.node.update({
+    where: { id: node.id },
+    data: { state: 'retired', hardwareKey: null, hardwareKeyTrusted: false, claims: claims as object, updatedAt: new Date() },
+  });
+  await tx.tpmEkBinding.deleteMany({ where: { nodeId: node.id } });
+  return { updated, serials };
 }
 
 /**

@@ -27,7 +27,7 @@ type PoolRow = {
   createdAt: Date;
   archivedAt: Date | null;
 };
-const toPoolRecord = (p: PoolRow): PoolRecord => ({
+export const toPoolRecord = (p: PoolRow): PoolRecord => ({
   id: p.id,
   tenantId: p.ownerTenantId,
   siteId: p.siteId,

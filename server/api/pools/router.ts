@@ -2,6 +2,8 @@ import { requirePermission, router } from '../trpc';
 import { archivePool, createPool, getPool, listPools, updatePool } from '../../pools/pools';
 import { createPoolInput, listPoolsInput, poolList, poolRecord, poolRefInput, updatePoolInput } from '../../../protocol/api/pool-schemas';
 import { countPools, poolCountsInput, poolCountsPage } from '../../pools/counts';
+import { applyStaleNodesNow, planStaleNodes, setStaleNodesPolicy } from '../../pools/stale-plan';
+import { setStaleNodesPolicyInput, staleNodesApplied, staleNodesInput, staleNodesPlan } from '../../../protocol/api/stale-nodes';
 
 export const poolsRouter = router({
   create: requirePermission('compute:pools:manage')
@@ -28,4 +30,16 @@ export const poolsRouter = router({
     .input(poolCountsInput)
     .output(poolCountsPage)
     .query(({ ctx, input }) => countPools(ctx.db, ctx.principal, input)),
+  setStaleNodesPolicy: requirePermission('compute:pools:manage')
+    .input(setStaleNodesPolicyInput)
+    .output(poolRecord)
+    .mutation(({ ctx, input }) => setStaleNodesPolicy(ctx.db, ctx.principal, input)),
+  staleNodes: requirePermission('compute:pools:read')
+    .input(staleNodesInput)
+    .output(staleNodesPlan)
+    .query(({ ctx, input }) => planStaleNodes(ctx.db, ctx.principal, input)),
+  applyStaleNodes: requirePermission('compute:pools:manage')
+    .input(staleNodesInput)
+    .output(staleNodesApplied)
+    .mutation(({ ctx, input }) => applyStaleNodesNow(ctx.db, ctx.principal, input)),
 });

@@ -73,6 +73,24 @@ export const REST_ROUTES = restRoutes([
   { method: 'POST', path: `${T}/pools/{poolId}/archive`, procedure: 'pools.archive', summary: 'Archive a pool' },
   { method: 'POST', path: `${T}/pools/{poolId}/update`, procedure: 'pools.update', summary: "Edit a pool's TPM EK allow-list" },
   {
+    method: 'POST',
+    path: `${T}/pools/{poolId}/stale-nodes/policy`,
+    procedure: 'pools.setStaleNodesPolicy',
+    summary: "Set or remove a pool's stale-node policy",
+  },
+  {
+    method: 'GET',
+    path: `${T}/pools/{poolId}/stale-nodes`,
+    procedure: 'pools.staleNodes',
+    summary: "What a pool's stale-node policy would do now (a dry run)",
+  },
+  {
+    method: 'POST',
+    path: `${T}/pools/{poolId}/stale-nodes/apply`,
+    procedure: 'pools.applyStaleNodes',
+    summary: "Apply a pool's stale-node policy now",
+  },
+  {
     method: 'GET',
     path: `${T}/pools/{poolId}/join-tokens`,
     procedure: 'joinTokens.list',
