@@ -59,7 +59,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   const port = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT || 8443);
-  runGateway({ dir, port, apiUrl }).then(
+  // BETTER_COMPUTE_GATEWAY_HOST: the address it listens on (0.0.0.0; `::` for IPv6 and IPv4, `::1` for IPv6 loopback).
+  const host = process.env.BETTER_COMPUTE_GATEWAY_HOST || undefined;
+  runGateway({ dir, port, apiUrl, host }).then(
     (stop) => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop().then(() => process.exit(0)));
       // Started by a server (npm start) over IPC: when that server dies, however, the channel closes; stop too.
