@@ -75,7 +75,9 @@ export function pinnedFetch(options: {
       throw new Error(`Refusing the gateway at ${url.origin}: ${problem}`);
     }
     const body = init.body == null ? undefined : Buffer.from(String(init.body));
+    // The Host header as the URL writes it (`[fd00::1]:8443`): given only `host`, Node appends a port of its own.
     const headers: Record<string, string> = {
+      host: url.host,
       ...(init.headers as Record<string, string> | undefined),
       ...(body ? { 'content-length': String(body.length) } : {}),
     };
