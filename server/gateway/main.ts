@@ -27,7 +27,8 @@ export async function runGateway(options: {
   const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits, wellKnownPerAddress });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    // BETTER_COMPUTE_GATEWAY_HOST: `::` for IPv6 and IPv4, `::1` for the IPv6 loopback; IPv4 only by default.
+    server.listen(options.port, options.host ?? (process.env.BETTER_COMPUTE_GATEWAY_HOST || '0.0.0.0'), () => resolve());
   });
   process.stdout.write(`Gateway listening on https://localhost:${options.port}${BASE_PATH} (relaying to ${options.apiUrl})\n`);
   // Registers its lease before the first Hello, and renews it until stopped.
@@ -59,9 +60,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   const port = Number(process.env.BETTER_COMPUTE_GATEWAY_PORT || 8443);
-  // BETTER_COMPUTE_GATEWAY_HOST: the address it listens on (0.0.0.0; `::` for IPv6 and IPv4, `::1` for IPv6 loopback).
-  const host = process.env.BETTER_COMPUTE_GATEWAY_HOST || undefined;
-  runGateway({ dir, port, apiUrl, host }).then(
+  runGateway({ dir, port, apiUrl }).then(
     (stop) => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop().then(() => process.exit(0)));
       // Started by a server (npm start) over IPC: when that server dies, however, the channel closes; stop too.
