@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,10 +16,12 @@ import {
   type ServerDatabase,
   type ServerProcess,
 } from '../../test/server-process';
+import { createCaller } from '../api/root';
 import { principalOf } from '../authz/principal';
 import { bootstrapFirstStart } from '../boot/bootstrap';
 import { loadPki } from '../pki/bundle/store';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
+import { installPins } from '../pki/pins-summary';
 import { issueJoinToken } from '../tokens/issue';
 import { generateInstallScript } from './generate';
 
@@ -44,6 +46,7 @@ let gateway: SpawnedGateway | undefined;
 let mirror: ChildProcess | undefined;
 let pool: { id: string; ownerTenantId: string; siteId: string };
 let gatewayUrl: string;
+let pins: ReturnType<typeof installPins>;
 const children = new Set<ChildProcess>();
 
 /** A static file server for the downloads, in the machine's namespace on its own 127.0.0.1. */
@@ -73,6 +76,7 @@ beforeAll(async () => {
     },
   });
   const bundle = await loadPki(database.db, secret);
+  pins = installPins(bundle);
   const cert = issueGatewayCertificate(bundle, { sans: [net.gatewayAddress] });
   gateway = await spawnGateway({
     credentials: { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem: bundle.nodeCa.certificatePem },
@@ -190,4 +194,77 @@ describe.runIf(isolated)('a machine network that reaches only the gateway', () =
       children.delete(node);
     }
   });
+  it(
+    'a tpm join makes every round through the gateway (a swtpm in the machine namespace; an operator approves)',
+    { timeout: 180_000 },
+    async () => {
+      // The site queues unknown EKs, so the test needs no access to the machine's TPM: it approves the request.
+      await database!.db.site.update({ where: { id: pool.siteId }, data: { tpm: { enrollment: true } } });
+      const state = mkdtempSync(path.join(tmpdir(), 'bc-gw-only-tpm-'));
+      const [swtpmCommand, swtpmArgs] = net!.argv(net!.machineNs, 'swtpm', [
+        'socket',
+        '--tpm2',
+        '--tpmstate',
+        `dir=${state}`,
+        '--server',
+        'type=tcp,port=2321,bindaddr=127.0.0.1',
+        '--ctrl',
+        'type=tcp,port=2322,bindaddr=127.0.0.1',
+        '--flags',
+        'not-need-init,startup-clear',
+      ]);
+      const swtpm = spawn(swtpmCommand, swtpmArgs, { stdio: 'ignore' });
+      children.add(swtpm);
+      try {
+        const probe = net!.argv(net!.machineNs, process.execPath, [
+          '-e',
+          "require('node:net').connect(2321, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))",
+        ]);
+        await expect.poll(async () => (await run(probe[0], probe[1], { env: {} })).code, { timeout: 10_000, interval: 200 }).toBe(0);
+        const root = newMachineRoot();
+        mkdirSync(path.join(root, 'etc/bcd'), { recursive: true });
+        writeFileSync(
+          path.join(root, 'etc/bcd/config.toml'),
+          [
+            `gateway_url = "${gatewayUrl}"`,
+            `site = "${pool.siteId}"`,
+            `serving_ca_spki_pin = "${pins.servingCaPin}"`,
+            `join_signing_key_pin = "${pins.joinSigningKeyPin}"`,
+            `join_encryption_key_pin = "${pins.joinEncryptionKeyPin}"`,
+            '',
+          ].join('\n'),
+          { mode: 0o600 },
+        );
+        const joinsBefore = gateway!.lines.filter((line) => line.includes('"path":"/api/compute/v1/join"')).length;
+        const [command, args] = net!.argv(net!.machineNs, bcd.binary, [
+          'join',
+          '--attestor',
+          'tpm',
+          '--tpm',
+          'swtpm:127.0.0.1:2321',
+          '--no-wait',
+        ]);
+        const waiting = await run(command, args, { env: bcdEnv(root) });
+        expect(waiting.code, waiting.stdout + waiting.stderr).toBe(3);
+        const requestId = /waiting for approval: join request (jreq_\S+);/.exec(waiting.stdout)![1]!;
+        const admin = principalOf('local', 'gateway-only-test', [[pool.ownerTenantId, 'admin']]);
+        await createCaller({ db: database!.db, principal: admin }).joinRequests.approve({
+          tenantId: pool.ownerTenantId,
+          poolId: pool.id,
+          requestId,
+        });
+        const joined = await run(command, args, { env: bcdEnv(root) });
+        expect(joined.code, joined.stdout + joined.stderr).toBe(0);
+        expect(joined.stdout).toMatch(/^joined: node \S+ .*its key is held by the TPM/);
+        // Both runs' rounds (the challenge, the activation, the retry after the approval) reached the gateway.
+        expect(gateway!.lines.filter((line) => line.includes('"path":"/api/compute/v1/join"')).length - joinsBefore).toBeGreaterThanOrEqual(
+          3,
+        );
+      } finally {
+        swtpm.kill();
+        children.delete(swtpm);
+        rmSync(state, { recursive: true, force: true });
+      }
+    },
+  );
 });
