@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBcdForTests, newMachineRoot, run, type BcdBuild } from '../../test/bcd-build';
 import { reservePort, spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
-import { bcdEnv } from '../../test/rotation/fleet-agents';
+import { bcdEnv, bcdNodeOf } from '../../test/rotation/fleet-agents';
 import {
   createServerDatabase,
   defaultPool,
@@ -131,6 +131,21 @@ describe('IPv6 literal URLs on ::1, with the built bcd and the production gatewa
       expect(renewed.code, renewed.stdout + renewed.stderr).toBe(0);
       const doctor = await run(bin, ['doctor'], { env: bcdEnv(root) });
       expect(doctor.code, doctor.stdout).toBe(0);
+      // bcd node, as bcd.service runs it, holds its session with the gateway on [::1].
+      const node = await bcdNodeOf(root);
+      node.start();
+      try {
+        await expect
+          .poll(() => database!.db.nodeSession.count({ where: { nodeId: node.nodeId } }), {
+            timeout: 60_000,
+            interval: 250,
+            message: node.lines.join('\n'),
+          })
+          .toBeGreaterThan(0);
+        expect(node.lines.join('\n')).toContain(`open through ${gatewayUrl}`);
+      } finally {
+        expect(await node.stop()).toBe(0);
+      }
     },
   );
 
