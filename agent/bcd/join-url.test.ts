@@ -84,7 +84,7 @@ describe('pinnedFetch to an IPv6 literal', () => {
   it('connects to [::1], sends no SNI, a bracketed Host header, and checks the IP SAN', async () => {
     const bundle = createPkiBundle({ trustDomain: 'ipv6.example.com' });
     const cert = issueGatewayCertificate(bundle, { sans: ['::1'] });
-    const seen: Array<{ sni: string | false; host: string | undefined }> = [];
+    const seen: Array<{ sni: string | false | null; host: string | undefined }> = [];
     const server = https.createServer({ cert: cert.chainPem, key: cert.privateKeyPem }, (req, res) => {
       seen.push({ sni: (req.socket as TLSSocket).servername, host: req.headers.host });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');

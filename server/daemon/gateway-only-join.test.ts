@@ -107,7 +107,7 @@ afterAll(async () => {
 /** curl in namespace `ns`: its exit code (0: an answer came, 7: refused or unreachable, 28: timed out). */
 async function curlFrom(ns: string, url: string): Promise<number | null> {
   const [command, args] = net!.argv(ns, 'curl', ['-sk', '-o', '/dev/null', '--max-time', '5', url]);
-  return (await run(command, args, { env: { PATH: '/usr/bin:/bin' } })).code;
+  return (await run(command, args, { env: { PATH: '/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv })).code;
 }
 
 describe.runIf(isolated)('a machine network that reaches only the gateway', () => {
@@ -220,7 +220,9 @@ describe.runIf(isolated)('a machine network that reaches only the gateway', () =
           '-e',
           "require('node:net').connect(2321, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))",
         ]);
-        await expect.poll(async () => (await run(probe[0], probe[1], { env: {} })).code, { timeout: 10_000, interval: 200 }).toBe(0);
+        await expect
+          .poll(async () => (await run(probe[0], probe[1], { env: {} as NodeJS.ProcessEnv })).code, { timeout: 10_000, interval: 200 })
+          .toBe(0);
         const root = newMachineRoot();
         mkdirSync(path.join(root, 'etc/bcd'), { recursive: true });
         writeFileSync(
