@@ -100,3 +100,19 @@ describe('pinnedFetch to an IPv6 literal', () => {
     await expect(pinnedFetch({ servingCaPin: pin, serverName: '::2' })(`${url}/x`)).rejects.toThrow(/does not name ::2/);
   });
 });
+
+describe('pinnedFetch to a gateway that says nothing', () => {
+  it('gives up after its timeout instead of holding bcd join for ever', async () => {
+    const { createServer } = await import('node:net');
+    const silent = createServer(() => {}); // takes the connection, never answers the TLS handshake
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/api/compute/v1/join`;
+      await expect(pinnedFetch({ servingCaPin: PIN, timeoutMs: 200 })(url, { method: 'POST', body: '{}' })).rejects.toThrow(
+        /did not answer within/,
+      );
+    } finally {
+      silent.close();
+    }
+  });
+});
