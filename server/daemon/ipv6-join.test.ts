@@ -135,14 +135,15 @@ describe('IPv6 literal URLs on ::1, with the built bcd and the production gatewa
       const node = await bcdNodeOf(root);
       node.start();
       try {
+        // The agent logs the session once welcomed (after the API wrote its row).
         await expect
-          .poll(() => database!.db.nodeSession.count({ where: { nodeId: node.nodeId } }), {
+          .poll(() => node.lines.some((line) => line.includes(`open through ${gatewayUrl}`)), {
             timeout: 60_000,
             interval: 250,
             message: node.lines.join('\n'),
           })
-          .toBeGreaterThan(0);
-        expect(node.lines.join('\n')).toContain(`open through ${gatewayUrl}`);
+          .toBe(true);
+        expect(await database!.db.nodeSession.count({ where: { nodeId: node.nodeId } })).toBeGreaterThan(0);
       } finally {
         expect(await node.stop()).toBe(0);
       }
