@@ -83,11 +83,18 @@ export async function spawnGateway(options: {
    * again where its agents already point; else a free one.
    */
   port?: number;
+  /** A network namespace (`ip netns`) to run it in: `port` is then a port of that namespace. */
+  netns?: string;
 }): Promise<SpawnedGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bc-gateway-'));
   await writeGatewayFiles(gatewayFilesIn(dir), options.credentials);
   const port = options.port ?? (await reservePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')], {
+  const gatewayArgs = ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/gateway/main.ts')];
+  // `ip netns exec` execs the command in place, so the child is the gateway itself (its signals reach it).
+  const [command, args]: [string, string[]] = options.netns
+    ? ['ip', ['netns', 'exec', options.netns, process.execPath, ...gatewayArgs]]
+    : [process.execPath, gatewayArgs];
+  const child = spawn(command, args, {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { configFromWellKnown } from './bootstrap-config';
 import { formatConfigToml, parseConfigToml, writeFileAtomic, type BcdConfig } from './config-toml';
 import { bcdPaths, joinKeyPathFor } from './paths';
-import { pinnedFetch } from './pinned-fetch';
+import { joinFetch } from './join-fetch';
+import { baseUrlOf } from './base-url';
 import { readStoredIdentity } from './read-identity';
 import { TrustStore } from '../trust/store';
 
@@ -87,7 +88,9 @@ export async function joinSetup(args: JoinArgs, io: CommandIo): Promise<JoinSetu
     io.out(`already joined: node ${stored.identity.nodeId} (site ${stored.identity.siteId}); to join again: bcd join --reset --yes`);
     return null;
   }
-  const serverUrl = (args.server ?? existing!.gatewayUrl).replace(/\/+$/, '');
+  // --server is only where the well-known document is read (system CAs; its keys are taken only when they match
+  // the install's pins). The join itself goes to the gateway, as every later call does.
+  const wellKnownUrl = args.server === undefined ? undefined : baseUrlOf(args.server, '--server');
   // A set received before (kept across --reset) still holds: a machine that caught up with a rotation joins
   // again under the keys in use now, whatever config.toml pinned.
   const trust = await TrustStore.open({
@@ -99,17 +102,16 @@ export async function joinSetup(args: JoinArgs, io: CommandIo): Promise<JoinSetu
     },
     log: (line) => io.err(`bcd: ${line}`),
   });
-  // Without --server the join goes to the gateway, authenticated by the serving CA pins rather than the system's CAs.
-  const viaGateway = !args.server && serverUrl.startsWith('https://');
-  const doFetch = io.fetch ?? (viaGateway ? pinnedFetch({ servingCaPin: existing!.servingCaSpkiPin, trust }) : undefined);
   const bootstrap = existing
     ? null
     : await configFromWellKnown({
-        serverUrl,
+        serverUrl: wellKnownUrl!,
         pins: { servingCaPin: args.servingCaPin!, joinSigningPin: args.joinSigningPin!, joinEncryptionPin: args.joinEncryptionPin! },
         fetch: io.fetch,
       });
   const pins = existing ?? bootstrap!.config;
+  const serverUrl = baseUrlOf(pins.gatewayUrl, existing ? `gateway_url of ${configPath}` : 'the gateway of the well-known document');
+  const doFetch = joinFetch({ gatewayUrl: serverUrl, servingCaPin: pins.servingCaSpkiPin, trust, wellKnownUrl, fetch: io.fetch });
   return { paths, configPath, jwkPath, existing, serverUrl, doFetch, bootstrap, pins, trust };
 }
 

@@ -54,6 +54,8 @@ export function pinnedFetch(options: {
   serverName?: string;
   /** The trust set held: its serving CA pins replace `servingCaPin`, read at each request. */
   trust?: TrustStore;
+  /** How long a call may take, from the TCP connect to the last byte of the answer (60 s, the gateway's relay bound). */
+  timeoutMs?: number;
 }): typeof fetch {
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
@@ -67,6 +69,13 @@ export function pinnedFetch(options: {
       rejectUnauthorized: false,
       ALPNProtocols: ['http/1.1'],
     });
+    // A gateway that takes the connection and then says nothing must not hold bcd join for ever.
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`${url.origin}: the gateway did not answer within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
+    socket.once('close', () => clearTimeout(timer));
     await once(socket, 'secureConnect');
     const pins = options.trust?.servingCaPins() ?? [options.servingCaPin];
     const problem = pinnedChainProblem(socket.getPeerCertificate(true), pins, serverName);
@@ -75,7 +84,9 @@ export function pinnedFetch(options: {
       throw new Error(`Refusing the gateway at ${url.origin}: ${problem}`);
     }
     const body = init.body == null ? undefined : Buffer.from(String(init.body));
+    // The Host header as the URL writes it (`[fd00::1]:8443`): given only `host`, Node appends a port of its own.
     const headers: Record<string, string> = {
+      host: url.host,
       ...(init.headers as Record<string, string> | undefined),
       ...(body ? { 'content-length': String(body.length) } : {}),
     };

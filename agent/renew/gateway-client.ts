@@ -231,6 +231,7 @@ export async function postToGateway(
         host: url.host,
         path: pathname,
         headers: {
+          host: url.host, // as the URL writes it: given only `host`, Node appends a port of its own
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
           connection: 'close',

@@ -18,7 +18,7 @@ async function fetchWellKnown(target: GatewayTarget & { basePath?: string }, tim
         method: 'GET',
         host: new URL(target.gatewayUrl).host,
         path: pathname,
-        headers: { accept: 'application/json', connection: 'close' },
+        headers: { host: new URL(target.gatewayUrl).host, accept: 'application/json', connection: 'close' },
         createConnection: () => socket,
         timeout: timeoutMs,
       },

@@ -3,14 +3,17 @@ import { idOf } from './resource-names';
 
 const hex256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
 const pin = z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin: sha256/ + base64 of a SHA-256');
-// An origin only: the script appends the base path and the download path itself. An IPv6 literal is refused
-// here: curl reads its brackets as a glob, and a TLS server name cannot be an address.
+// An origin only: the script appends the base path and the download path itself. A host is a DNS name, an IPv4
+// address or an IPv6 address in brackets (`https://[fd00::1]:8443`; no zone id), written as the URL parser
+// writes it (so `[FD00:0::1]` becomes `[fd00::1]`).
 const origin = z
   .string()
   .url()
-  .refine((value) => !/^https?:\/\/\[/i.test(value), 'an IPv6 address is not supported here: use a DNS name (or an IPv4 address)')
-  .refine((value) => /^https?:\/\/[A-Za-z0-9.:-]+\/?$/.test(value), 'an http(s) origin with no path, query or credentials')
-  .transform((value) => value.replace(/\/+$/, ''));
+  .refine(
+    (value) => /^https?:\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?\/?$/.test(value),
+    'an http(s) origin with no path, query or credentials',
+  )
+  .transform((value) => new URL(value).origin);
 
 export const installScriptInput = z
   .strictObject({

@@ -10,9 +10,13 @@ interface GatewayConfig {
   serverName?: string;
 }
 
-/** The gateway the daemons dial, from BETTER_COMPUTE_GATEWAY_URL (and _SERVER_NAME), when one is configured. */
+/**
+ * The gateway the daemons dial, from BETTER_COMPUTE_GATEWAY_URL (and _SERVER_NAME), when one is configured. The
+ * server name defaults to the URL's host; an IPv6 literal's is the address without its brackets (`::1`), the
+ * name its certificate's IP SAN holds.
+ */
 export function gatewayConfig(): GatewayConfig | null {
   const url = process.env.BETTER_COMPUTE_GATEWAY_URL;
   if (!url) return null;
-  return { url, serverName: process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME || new URL(url).hostname };
+  return { url, serverName: process.env.BETTER_COMPUTE_GATEWAY_SERVER_NAME || new URL(url).hostname.replace(/^\[|\]$/g, '') };
 }

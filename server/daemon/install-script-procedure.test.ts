@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCaller } from '../api/root';
+import { installScriptInput } from '../../protocol/api/daemon-schemas';
 import { matchRoute } from '../api/rest/routes';
 import { parseSha256Option } from '../../cli/commands/daemon';
 import { testDb } from '../../test/db';
@@ -41,9 +42,9 @@ describe('daemon.installScript', () => {
     ['a gateway URL with credentials', { gatewayUrl: 'https://u:p@gw.example.com' }, 'gatewayUrl'],
     ['a digest that is not hex', { sha256: { amd64: 'z'.repeat(64) } }, 'sha256.amd64'],
     ['an unknown arch', { sha256: { s390x: 'a'.repeat(64) } }, 'sha256'],
-    ['an IPv6 base URL', { baseUrl: 'https://[2001:db8::1]' }, 'baseUrl'],
-    ['an IPv6 base URL with a port', { baseUrl: 'http://[::1]:3000' }, 'baseUrl'],
-    ['an IPv6 gateway URL', { gatewayUrl: 'https://[2001:db8::2]:8443' }, 'gatewayUrl'],
+    ['an IPv6 address without brackets', { gatewayUrl: 'https://2001:db8::2' }, 'gatewayUrl'],
+    ['an IPv6 address with a zone id', { baseUrl: 'https://[fe80::1%25eth0]' }, 'baseUrl'],
+    ['an IPv6 origin with a path', { baseUrl: 'https://[fd00::1]/x' }, 'baseUrl'],
   ])('refuses %s', async (_name, change, field) => {
     const db = testDb();
     const a = await createTestTenant(db);
@@ -54,14 +55,22 @@ describe('daemon.installScript', () => {
     expect(answer.message + (answer.field ?? '')).toContain(field.split('.')[0]);
   });
 
-  it('names IPv6 as the reason for an IPv6 origin (the schema refuses it, never a 500)', async () => {
+  it.each([
+    ['https://[2001:db8::2]:8443', 'https://[fd00::1]', 'https://[2001:db8::2]:8443', 'https://[fd00::1]'],
+    ['https://[2001:DB8:0::2]:8443/', 'http://[::1]:3000', 'https://[2001:db8::2]:8443', 'http://[::1]:3000'],
+  ])('embeds the IPv6 gateway %s and base %s as the URL parser writes them', async (gatewayUrl, baseUrl, gateway, base) => {
     const db = testDb();
     const a = await createTestTenant(db);
     const answer = await failure(
-      createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), baseUrl: 'https://[2001:db8::1]' }),
+      createCaller({ db, principal: a.admin }).daemon.installScript({ ...input(a.tenantId, a.poolId), gatewayUrl, baseUrl }),
     );
-    expect(answer).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'baseUrl' });
-    expect(answer.message).toMatch(/IPv6 address is not supported/);
+    // Past the schema, the test PKI is what is missing: an IPv6 origin is not what is refused.
+    expect(answer.field ?? '').not.toMatch(/Url$/);
+    expect(answer.message).not.toMatch(/IPv6|origin/);
+    expect(installScriptInput.parse({ ...input(a.tenantId, a.poolId), gatewayUrl, baseUrl })).toMatchObject({
+      gatewayUrl: gateway,
+      baseUrl: base,
+    });
   });
 
   it('is served over REST at POST /v1/tenants/{tenantId}/pools/{poolId}/install-script', () => {

@@ -21,7 +21,7 @@ export interface InstallScriptParams {
 
 // Every embedded value is single-quoted shell; the schemas already restrict them, this is the last guard.
 function quote(value: string): string {
-  if (!/^[A-Za-z0-9_.:/+=@%~-]*$/.test(value)) throw new Error(`Refusing to embed ${JSON.stringify(value)} in the install script`);
+  if (!/^[A-Za-z0-9_.:/+=@%~[\]-]*$/.test(value)) throw new Error(`Refusing to embed ${JSON.stringify(value)} in the install script`);
   return `'${value}'`;
 }
 
@@ -57,6 +57,7 @@ umask 077
 
 BCD_VERSION=${quote(p.bcdVersion)}
 BASE_URL=${quote(p.baseUrl)}
+GATEWAY_URL=${quote(p.gatewayUrl)}
 BASE_PATH=${quote(p.basePath)}
 SHA256_AMD64=${quote(p.sha256.amd64 ?? '')}
 SHA256_ARM64=${quote(p.sha256.arm64 ?? '')}
@@ -109,7 +110,8 @@ trap 'exit 1' HUP INT TERM
 URL="$BASE_URL$BASE_PATH/downloads/bcd/$BCD_VERSION/linux-$ARCH"
 say "downloading $URL"
 if command -v curl >/dev/null 2>&1; then
-  curl -fsSL -o "$WORK/bcd" "$URL" || fail "could not download $URL"
+  # -g: the brackets of an IPv6 address ([fd00::1]) are the host, not a curl glob.
+  curl -fsSLg -o "$WORK/bcd" "$URL" || fail "could not download $URL"
 elif command -v wget >/dev/null 2>&1; then
   wget -q -O "$WORK/bcd" "$URL" || fail "could not download $URL"
 else
@@ -188,8 +190,10 @@ DATA_EXISTED=no
 [ ! -d "$DATA" ] || DATA_EXISTED=yes
 mkdir -p "$DATA"
 chmod 0700 "$DATA"
-say "joining pool ${p.poolId}"
-if ! printf '%s\\n' "$TOKEN" | "$WORK/bcd" join --config "$WORK/etc/config.toml" --server "$BASE_URL"; then
+say "joining pool ${p.poolId} through the gateway $GATEWAY_URL"
+# The join goes to the gateway under the pinned serving CA, as bcd node's calls do: the machine needs to reach
+# BASE_URL only for the download above.
+if ! printf '%s\\n' "$TOKEN" | "$WORK/bcd" join --config "$WORK/etc/config.toml"; then
   # Only the empty data directory this run made is taken back (rmdir never removes a file).
   [ "$DATA_EXISTED" = 'yes' ] || rmdir -p "$DATA" 2>/dev/null || true
   fail "bcd join failed; nothing was installed"

@@ -38,8 +38,8 @@ const tpms: Swtpm[] = [];
 
 beforeAll(async () => {
   writeFileSync(path.join(rootsDir, 'vendor.pem'), (await vendor).pem);
-  // No gateway: the joins go to the API directly.
-  started = await startBcdServer('tpm_join_flow', secret, { gateway: false, env: { BETTER_COMPUTE_TPM_EK_ROOTS: rootsDir } });
+  // A real gateway: a join from --server reads the well-known document there and goes to the gateway it names.
+  started = await startBcdServer('tpm_join_flow', secret, { env: { BETTER_COMPUTE_TPM_EK_ROOTS: rootsDir } });
   ({ bcd, database, server } = started);
   const pool = await defaultPool(database.db);
   tenantId = pool.ownerTenantId;

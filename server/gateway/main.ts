@@ -27,7 +27,8 @@ export async function runGateway(options: {
   const server = createGateway({ ...credentials, apiUrl: options.apiUrl, basePath: BASE_PATH, limits, wellKnownPerAddress });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    // BETTER_COMPUTE_GATEWAY_HOST: `::` for IPv6 and IPv4, `::1` for the IPv6 loopback; IPv4 only by default.
+    server.listen(options.port, options.host ?? (process.env.BETTER_COMPUTE_GATEWAY_HOST || '0.0.0.0'), () => resolve());
   });
   process.stdout.write(`Gateway listening on https://localhost:${options.port}${BASE_PATH} (relaying to ${options.apiUrl})\n`);
   // Registers its lease before the first Hello, and renews it until stopped.
