@@ -5,6 +5,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
+import { nodePageFacts } from './detail-page';
 import { sessionStates } from '../sessions/node-session-state';
 import { nodeWhere } from './node-filter';
 import { pickNodeFilter } from '../../protocol/api/node-filter';
@@ -152,7 +153,10 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
     sessionStates(db, [node]),
     admittingRequests(db, [node.id]),
   ]);
-  const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
+  const [history, page] = await Promise.all([
+    certificateHistory(db, node.id, cert?.serial ?? null, joins),
+    nodePageFacts(db, node, cert?.serial ?? null),
+  ]);
   const conditions = [];
   const acceptance = await acceptanceCondition(db, node);
   if (acceptance) conditions.push(acceptance);
@@ -161,6 +165,7 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
   return {
     ...toNodeSummary(node),
     ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null),
+    ...page,
     conditions,
     ...history,
   };
