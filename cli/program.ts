@@ -13,6 +13,7 @@ import { registerInvitationCommands, registerOperatorCommands } from './commands
 import { registerAgentCommands } from './commands/agent';
 import { registerGatewayCommand } from './commands/gateway';
 import { registerNodeCommands } from './commands/nodes';
+import { registerNodeBulkCommand } from './commands/nodes-bulk';
 import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
@@ -42,6 +43,7 @@ export function createProgram(): Command {
   registerInvitationCommands(program);
   registerDevCommands(program);
   registerNodeCommands(program);
+  registerNodeBulkCommand(program.commands.find((c) => c.name() === 'nodes')!);
   registerGatewayCommand(program);
   registerAgentCommands(program);
   registerJoinRequestCommands(program);

@@ -14,39 +14,41 @@ const labelKey = z.string().min(1).max(63);
 export const NODE_BULK_ACTIONS = ['cordon', 'uncordon', 'revoke-identity', 'set-labels'] as const;
 export type NodeBulkActionName = (typeof NODE_BULK_ACTIONS)[number];
 
-/** What to do to each node; `set-labels` merges `set` over the node's labels and then removes `remove`. */
-export const nodeBulkAction = z.discriminatedUnion('action', [
-  z.strictObject({ action: z.literal('cordon') }),
-  z.strictObject({ action: z.literal('uncordon') }),
-  z.strictObject({ action: z.literal('revoke-identity') }),
-  z
-    .strictObject({ action: z.literal('set-labels'), set: labelsSchema.optional(), remove: z.array(labelKey).max(32).optional() })
-    .refine((a) => Object.keys(a.set ?? {}).length + (a.remove ?? []).length > 0, {
-      message: 'set or remove at least one label',
-      path: ['set'],
-    }),
-]);
-
 /**
  * The nodes a bulk action takes: the filter (as the list takes it) and, optionally, the list's time, so a node
  * that joins after the operator counted them is not changed unseen.
  */
 export const nodeMatching = z.strictObject({ ...nodeFilterFields, createdUpTo: z.iso.datetime({ offset: true }).optional() });
 
+/**
+ * One action on the named nodes or on a page of the matching ones. `set-labels` merges `set` over each node's
+ * labels and then removes the keys in `remove`; the other actions take neither. Flat (one object), so REST
+ * reads it as one JSON body and the OpenAPI document shows its fields.
+ */
 export const nodeBulkInput = z
   .strictObject({
     tenantId: idOf('tnt'),
+    action: z.enum(NODE_BULK_ACTIONS),
     nodeIds: z.array(idOf('node')).min(1).max(NODE_BULK_PAGE).optional(),
     matching: nodeMatching.optional(),
     /** With `matching`: the `nextAfter` of the previous call. */
     after: idOf('node').optional(),
+    set: labelsSchema.optional(),
+    remove: z.array(labelKey).max(32).optional(),
   })
-  .and(nodeBulkAction)
   .refine((v) => (v.nodeIds === undefined) !== (v.matching === undefined), {
     message: 'name nodeIds, or matching (a filter), not both',
     path: ['nodeIds'],
   })
-  .refine((v) => v.after === undefined || v.matching !== undefined, { message: 'after goes with matching', path: ['after'] });
+  .refine((v) => v.after === undefined || v.matching !== undefined, { message: 'after goes with matching', path: ['after'] })
+  .refine((v) => (v.action === 'set-labels') === (v.set !== undefined || v.remove !== undefined), {
+    message: 'set-labels takes set and/or remove; the other actions take neither',
+    path: ['set'],
+  })
+  .refine((v) => v.action !== 'set-labels' || Object.keys(v.set ?? {}).length + (v.remove ?? []).length > 0, {
+    message: 'set or remove at least one label',
+    path: ['set'],
+  });
 export type NodeBulkInput = z.output<typeof nodeBulkInput>;
 
 export const nodeBulkResult = z.object({

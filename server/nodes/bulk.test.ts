@@ -1,4 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertApiKey } from '../api-keys/api-keys';
+import { runCliInProcess, startApiServer, type ApiServer } from '../../test/cli';
 import { createCaller } from '../api/root';
 import { newId } from '../ids';
 import { testDb } from '../../test/db';
@@ -9,8 +11,13 @@ import { bulkNodeAction } from './bulk';
 
 const db = testDb;
 let h: JoinHarness;
+let api: ApiServer;
 beforeAll(async () => {
   h = await createJoinHarness();
+  api = await startApiServer(db());
+});
+afterAll(async () => {
+  await api?.close();
 });
 
 /** `count` nodes of the tenant in `poolId` (the default pool), written directly: a bulk action reads only rows. */
@@ -161,5 +168,31 @@ describe('bulk actions on nodes by filter', () => {
     expect(await failure(operator.nodes.bulk({ tenantId: t.tenantId, nodeIds: ids, action: 'set-labels' }))).toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+  });
+});
+
+describe('nodes bulk (CLI over REST)', () => {
+  it('cordons --all-matching the filter with --yes, refuses without it, and labels named nodes', async () => {
+    const t = await createTestTenant(db(), { label: 'bulk-cli' });
+    const other = await t.newPool();
+    const selected = await insertNodes(t, NODE_BULK_PAGE + 3);
+    const outside = await insertNodes(t, 2, { poolId: other });
+    const key = (await insertApiKey(db(), { tenantId: t.tenantId, role: 'operator', name: 'bulk' }, 'test')).key;
+    const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+    const unconfirmed = await runCliInProcess(['nodes', 'bulk', 'cordon', '--all-matching', '--pool', t.poolId], env);
+    expect(unconfirmed.code).not.toBe(0);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect(await db().node.count({ where: { tenantId: t.tenantId, cordoned: true } })).toBe(0);
+
+    const run = await runCliInProcess(['nodes', 'bulk', 'cordon', '--all-matching', '--pool', t.poolId, '--yes'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`changed ${selected.length} node(s)`);
+    expect(await db().node.count({ where: { id: { in: selected }, cordoned: true } })).toBe(selected.length);
+    expect(await db().node.count({ where: { id: { in: outside }, cordoned: true } })).toBe(0);
+    expect(await auditOf(t, 'node.cordoned')).toHaveLength(selected.length);
+
+    const labelled = await runCliInProcess(['nodes', 'bulk', 'set-labels', ...outside, '--set', 'rack=c7', '--json'], env);
+    expect(labelled.code, labelled.stderr).toBe(0);
+    expect(JSON.parse(labelled.stdout).changed.sort()).toEqual(outside);
   });
 });

@@ -41,6 +41,8 @@ async function applyOne(tx: Tx, principal: Principal, node: NodeRow, input: Node
       return 'changed';
     case 'set-labels':
       return applyLabels(tx, principal, node, input.set ?? {}, input.remove ?? []);
+    default:
+      throw new DomainError('INVALID_ARGUMENT', `Unknown bulk action ${String(input.action)}`);
   }
 }
 
