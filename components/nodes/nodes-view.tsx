@@ -18,6 +18,8 @@ import { useNowSince } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NODE_STATES, type NodeListItem } from '@/protocol/api/node-schemas';
 import { SessionCell } from './session-state';
+import { NodeBulkBar } from './node-bulk-bar';
+import { pickNodeFilter } from '@/protocol/api/node-filter';
 import { TableScroll } from '@/components/ui/table-scroll';
 
 export function NodesView() {
@@ -96,6 +98,8 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
+      {/* node-bulk-bar mount (node-page): the list's exact total and ticked rows replace items.length and [] */}
+      <NodeBulkBar tenantId={tenant.id} filter={pickNodeFilter(input)} selectedIds={[]} total={items.length} />
       <QueryStates
         query={nodes}
         items={items}
