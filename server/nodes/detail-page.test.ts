@@ -9,6 +9,7 @@ import { createDiscoveryToken } from '../tokens/site-scoped';
 import { approveJoinRequest } from '../requests/decisions';
 import { getJoinRequest } from '../requests/list';
 import { getNode } from './nodes';
+import { operatorNamed, pendingRequest, pxeJoin, pxeMachine, twoPersonTenant } from '../../test/two-person-harness';
 
 let h: JoinHarness;
 beforeAll(async () => {
@@ -88,5 +89,26 @@ describe('the node page', () => {
     expect(osNode.hasHardwareKey).toBe(true);
     expect(request.hardwareKeyTrusted).toBe(osNode.hardwareKeyTrusted);
     expect(request.hardwareKeyTrusted).toBe(false);
+  });
+
+  it('names both approvals of a two-person site, each by name with its time', async () => {
+    const t = await twoPersonTenant();
+    const [ada, bob] = [await operatorNamed(t, 'Ada'), await operatorNamed(t, 'Bob')];
+    const m = await pxeMachine(t);
+    const requestId = await pendingRequest(h, m);
+    const ref = { tenantId: t.tenantId, poolId: t.poolId, requestId, ttlSeconds: 900 };
+    await approveJoinRequest(db(), ada, { ...ref, reason: 'first look' });
+    await approveJoinRequest(db(), bob, { ...ref, reason: 'second look' });
+    const joined = await pxeJoin(h, m);
+    expect(joined.answer).toMatchObject({ status: 'joined' });
+    const node = await getNode(db(), t.viewer, { tenantId: t.tenantId, nodeId: joined.answer!.nodeId });
+    expect(node.admission).toMatchObject({
+      requestId,
+      decidedVia: 'operator',
+      decidedByName: 'Bob',
+      reason: 'second look',
+      requiredApprovals: 2,
+      firstApproval: { by: ada.actor, byName: 'Ada', at: expect.any(String) },
+    });
   });
 });
