@@ -22,7 +22,12 @@ async function poolWithNodes(page: Page, n: number) {
   const siteName = uniqueName('fleet-site');
   const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: siteName });
   const poolName = uniqueName('fleet-pool');
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', { tenantId, siteId: site.id, name: poolName, agent: 'bcd' });
+  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
+    tenantId,
+    siteId: site.id,
+    name: poolName,
+    agent: 'bcd',
+  });
   const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
     tenantId,
     poolId: pool.id,
@@ -30,12 +35,13 @@ async function poolWithNodes(page: Page, n: number) {
     maxUses: n,
     idempotencyKey: randomUUID(),
   });
-  const nodeIds: string[] = [];
   for (let i = 0; i < n; i++) {
     const { response } = await joinMachine(page.request, token);
     expect(response.status()).toBe(200);
-    nodeIds.push((await response.json()).nodeId);
   }
+  const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
+  const nodeIds = items.map((node) => node.id);
+  expect(nodeIds).toHaveLength(n);
   return { tenantId, poolId: pool.id, poolName, siteName, nodeIds };
 }
 
@@ -70,7 +76,7 @@ for (const width of [1440, 390]) {
       await expect(bar.getByTestId('node-bulk-selection')).toHaveText('No nodes selected');
       await bar.getByRole('button', { name: 'Select all 3 matching' }).click();
       await expect(bar.getByTestId('node-bulk-selection')).toHaveText('All 3 matching selected');
-      await bar.getByRole('button', { name: 'Cordon 3' }).click();
+      await bar.getByRole('button', { name: 'Cordon 3', exact: true }).click();
       const dialog = page.getByRole('dialog', { name: 'Cordon 3 nodes' });
       await expect(dialog.getByTestId('node-bulk-all-matching')).toContainText('all 3 nodes that match');
       expect(await layoutProblems(page)).toEqual([]);
@@ -82,7 +88,12 @@ for (const width of [1440, 390]) {
         tenantId,
         poolId,
       });
-      expect(items.filter((n) => n.cordoned).map((n) => n.id).sort()).toEqual([...nodeIds].sort());
+      expect(
+        items
+          .filter((n) => n.cordoned)
+          .map((n) => n.id)
+          .sort(),
+      ).toEqual([...nodeIds].sort());
       const audit = await trpc<{ items: { resource: string; action: string }[] }>(page.request, 'query', 'audit.list', {
         tenantId,
         actionEquals: 'node.cordoned',
