@@ -110,6 +110,15 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
                 token <code>{n.joinTokenId}</code>
               </>
             )}
+            {n.joinRequestId && (
+              <span className="cell-sub">
+                admitted by join request{' '}
+                <Link href={withTenant(`/join-requests?pool=${n.poolId ?? ''}&state=all&request=${n.joinRequestId}`, tenant.id)}>
+                  {n.joinRequestId}
+                </Link>
+                {n.joinRequestDecidedBy && <>, decided by {n.joinRequestDecidedBy}</>}
+              </span>
+            )}
           </dd>
           <dt>Joined at</dt>
           <dd>
