@@ -10,7 +10,7 @@ import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { NodeBulkActionName } from '@/protocol/api/node-bulk-schemas';
 import type { NodeFilter } from '@/protocol/api/node-filter';
 
-export interface NodeBulkBarProps {
+interface NodeBulkBarProps {
   tenantId: string;
   /** The list's filter: "select all matching" acts on every node it selects, on the server, a page at a time. */
   filter: NodeFilter;

@@ -18,7 +18,7 @@ export type NodeBulkActionName = (typeof NODE_BULK_ACTIONS)[number];
  * The nodes a bulk action takes: the filter (as the list takes it) and, optionally, the list's time, so a node
  * that joins after the operator counted them is not changed unseen.
  */
-export const nodeMatching = z.strictObject({ ...nodeFilterFields, createdUpTo: z.iso.datetime({ offset: true }).optional() });
+const nodeMatching = z.strictObject({ ...nodeFilterFields, createdUpTo: z.iso.datetime({ offset: true }).optional() });
 
 /**
  * One action on the named nodes or on a page of the matching ones. `set-labels` merges `set` over each node's

@@ -5,9 +5,9 @@ import { z } from 'zod';
 // so the list's answer stays as small as it is.
 
 /** How the admitting request was decided: by an operator (or their API key), by an approval rule, by an expected-machine import. */
-export const ADMISSION_DECIDERS = ['operator', 'rule', 'import'] as const;
+const ADMISSION_DECIDERS = ['operator', 'rule', 'import'] as const;
 
-export const nodeAdmission = z.object({
+const nodeAdmission = z.object({
   requestId: z.string(),
   attestor: z.string(),
   /** When the request asked, was decided and was used by the join that admitted the node. */

@@ -17,7 +17,7 @@ function decidedVia(decidedBy: string | null): NodeAdmission['decidedVia'] {
  * once), with who decided it, when and why, and both approvals on a two-person site. Read by the node id the
  * join wrote on the request, so a request of another pool's view still names the node it admitted.
  */
-export async function admissionOf(db: Db | Tx, nodeId: string): Promise<NodeAdmission | null> {
+async function admissionOf(db: Db | Tx, nodeId: string): Promise<NodeAdmission | null> {
   const [row] = await db.$queryRaw<JoinRequestRow[]>`
     SELECT ${RECORD_COLUMNS} FROM join_requests WHERE node_id = ${nodeId}
      ORDER BY consumed_at DESC NULLS LAST, id DESC LIMIT 1`;
