@@ -260,7 +260,7 @@ test.describe('every page, at moderate impact and worse', () => {
         await scan('create join token');
         await page.keyboard.press('Escape');
 
-        await openPage(page, `/nodes/${seed.nodeId}?tenant=${seed.tenantId}`, `Node ${seed.nodeId}`);
+        await openPage(page, `/nodes/${seed.nodeId}?tenant=${seed.tenantId}`, 'e2e-join');
         await page.getByRole('button', { name: `Cordon node ${seed.nodeId}` }).click();
         await expect(page.getByRole('dialog', { name: /Cordon/ })).toBeVisible();
         await scan('cordon node');
