@@ -1,10 +1,12 @@
 'use client';
 
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
+import { can } from '@/lib/can';
+import { TENANTS_STALE_MS } from '@/lib/tenant-selection';
 import { bulkSummary, parseKeyList, parseLabelList, runNodeBulk, type BulkAction } from '@/lib/node-bulk';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { NodeBulkActionName } from '@/protocol/api/node-bulk-schemas';
@@ -47,6 +49,10 @@ const plural = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
  * pages run, as the join-request queue's bulk decisions do. Each node gets its own audit row on the server.
  */
 export function NodeBulkBar({ tenantId, filter, selectedIds, total }: NodeBulkBarProps) {
+  const trpc = useTRPC();
+  // The console's cached tenant list says the operator's role; a role that may not manage nodes sees no bar.
+  const tenants = useQuery(trpc.tenants.list.queryOptions({}, { staleTime: TENANTS_STALE_MS }));
+  const tenant = tenants.data?.items.find((t) => t.id === tenantId);
   const [allMatchingOf, setAllMatchingOf] = useState<string | null>(null);
   const [action, setAction] = useState<NodeBulkActionName | null>(null);
   const [notice, setNotice] = useState('');
@@ -54,6 +60,7 @@ export function NodeBulkBar({ tenantId, filter, selectedIds, total }: NodeBulkBa
   const filterKey = JSON.stringify(filter);
   const isAllMatching = allMatchingOf === filterKey;
   const count = isAllMatching ? total : selectedIds.length;
+  if (!tenant || !can(tenant, 'compute:nodes:manage')) return null;
   return (
     <div className="queue-actions node-bulk-bar" role="toolbar" aria-label="Bulk actions on nodes" data-testid="node-bulk-bar">
       <span className="muted" data-testid="node-bulk-selection">

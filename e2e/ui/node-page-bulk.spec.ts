@@ -103,3 +103,22 @@ for (const width of [1440, 390]) {
     });
   });
 }
+
+test("a viewer's bulk call is refused and changes no node", async ({ page, playwright, baseURL }) => {
+  await openConsole(page);
+  const { tenantId, poolId, nodeIds } = await poolWithNodes(page, 1);
+  const { key } = await trpc<{ key: string }>(page.request, 'mutation', 'apiKeys.create', {
+    tenantId,
+    role: 'viewer',
+    name: uniqueName('bulk-viewer'),
+  });
+  const forgery = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${key}` } });
+  try {
+    const forged = await forgery.post('/api/trpc/nodes.bulk', { data: { tenantId, matching: { poolId }, action: 'cordon' } });
+    expect(forged.status()).toBe(403);
+  } finally {
+    await forgery.dispose();
+  }
+  const node = await trpc<{ cordoned: boolean }>(page.request, 'query', 'nodes.get', { tenantId, nodeId: nodeIds[0] });
+  expect(node.cordoned).toBe(false);
+});
