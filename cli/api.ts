@@ -11,6 +11,7 @@ import {
   rejectedJoinRequests,
 } from '../protocol/api/join-request-schemas';
 import { nodeDetail, nodeList, revokeResult } from '../protocol/api/node-schemas';
+import { nodeBulkResult } from '../protocol/api/node-bulk-schemas';
 import {
   createdInvitation,
   invitationList,
@@ -81,6 +82,7 @@ export const API = {
   'nodes.uncordon': post(`${T}/nodes/{nodeId}/uncordon`, nodeDetail),
   'nodes.revokeIdentity': post(`${T}/nodes/{nodeId}/revoke-identity`, revokeResult),
   'nodes.delete': post(`${T}/nodes/{nodeId}/delete`, nodeDetail),
+  'nodes.bulk': post(`${T}/nodes/bulk`, nodeBulkResult),
   'discoveryTokens.create': post(`${SITE}/discovery-tokens`, createdJoinToken),
   'siteTokens.create': post(`${SITE}/site-tokens`, createdJoinToken),
   'approvalRules.list': get(`${SITE}/approval-rules`, ruleList),

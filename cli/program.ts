@@ -14,6 +14,7 @@ import { registerAgentCommands } from './commands/agent';
 import { registerGatewayCommand } from './commands/gateway';
 import { registerNodeCommands } from './commands/nodes';
 import { registerAuditCommands } from './commands/audit';
+import { registerNodeBulkCommand } from './commands/nodes-bulk';
 import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
@@ -44,6 +45,7 @@ export function createProgram(): Command {
   registerDevCommands(program);
   registerNodeCommands(program);
   registerAuditCommands(program);
+  registerNodeBulkCommand(program.commands.find((c) => c.name() === 'nodes')!);
   registerGatewayCommand(program);
   registerAgentCommands(program);
   registerJoinRequestCommands(program);

@@ -19,15 +19,21 @@ const printDetail = (n: NodeDetail) =>
     [n],
     [
       ['id', (x) => x.id],
+      ['hostname', (x) => x.hostname],
       ['state', (x) => x.state],
       ['cordoned', (x) => x.cordoned],
       ['trust', (x) => x.trust],
-      ['role', (x) => x.role],
+      // The role the certificate carries (a ramdisk's row keeps its token's `discovery`).
+      ['role', (x) => x.certificateRole ?? x.role],
       ['generation', (x) => x.identityGeneration],
       ['serial', (x) => x.certificate?.serial],
       ['expires', (x) => x.certificate?.notAfter],
       ['attestor', (x) => x.attestor],
       ['token', (x) => x.joinTokenId],
+      [
+        'admitted by',
+        (x) => (x.admission ? `${x.admission.requestId} (${x.admission.decidedByName ?? x.admission.decidedBy ?? '-'})` : null),
+      ],
       ['conditions', (x) => x.conditions.map((c) => c.type).join(',')],
     ],
   );

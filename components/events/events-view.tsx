@@ -29,6 +29,7 @@ export const EVENT_TYPES = [
   'node.cordoned',
   'node.uncordoned',
   'node.identity-revoked',
+  'node.labels-changed',
   'node.deleted',
   'node.stale.cordoned',
   'node.stale.retired',

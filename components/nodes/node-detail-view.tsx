@@ -10,12 +10,14 @@ import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import { nextListPage, nodeEventsInput } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
-import { claimEntries } from '@/lib/join-request-queue';
 import { useLiveRefresh } from '@/lib/live';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useNowSince } from '@/lib/use-now';
 import { CertificateHistory } from './certificate-history';
+import { NodeAdmission } from './node-admission';
+import { NodeInventory } from './node-inventory';
+import { NodeLabels } from './node-labels';
 import { NodeActions } from './node-actions';
 import { SessionDetails } from './session-state';
 
@@ -48,16 +50,29 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
     );
   const n = node.data;
   const cert = n.certificate;
+  // A ramdisk's row never claims the machine's key (its installed OS joins with it): its certificate says ramdisk.
+  const isRamdisk = n.certificateRole === 'ramdisk' || n.attestor === 'discovery';
   const eventItems = events.data?.pages.flatMap((page) => page.items) ?? [];
   return (
     <>
       <PageHeader
-        title={`Node ${n.id}`}
+        title={n.hostname ?? `Node ${n.id}`}
         description={
           <>
-            <span className={`status status-${n.state}`}>{n.state}</span>
+            <code data-testid="node-id">{n.id}</code> <span className={`status status-${n.state}`}>{n.state}</span>
             {n.cordoned && <span className="badge badge-warn">cordoned</span>} in pool{' '}
-            {n.poolId ? <Link href={withTenant(`/join-tokens?pool=${n.poolId}`, tenant.id)}>{n.poolId}</Link> : 'none'}, site {n.siteId}.
+            {n.poolId ? (
+              <Link href={withTenant(`/nodes?pool=${n.poolId}`, tenant.id)} title={n.poolId}>
+                {n.poolName ?? n.poolId}
+              </Link>
+            ) : (
+              'none'
+            )}
+            , site{' '}
+            <Link href={withTenant(`/nodes?site=${n.siteId}`, tenant.id)} title={n.siteId}>
+              {n.siteName ?? n.siteId}
+            </Link>
+            .
           </>
         }
         actions={back}
@@ -69,28 +84,23 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         </header>
         <dl className="details panel-body">
           <dt>Role</dt>
-          <dd>{n.role}</dd>
+          <dd data-testid="node-role">
+            {n.certificateRole ?? n.role}
+            {n.certificateRole && n.certificateRole !== n.role && (
+              <span className="cell-sub">as its certificate says (joined with a {n.role} token)</span>
+            )}
+          </dd>
           <dt>Trust</dt>
-          <dd>
-            {n.trust},{' '}
-            <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={n.attestor === 'discovery'} />
+          <dd data-testid="node-key-trust">
+            {n.trust}, <HardwareKeyBadge hasKey={n.hasHardwareKey} isTrusted={n.hardwareKeyTrusted} isRamdisk={isRamdisk} />
+            {isRamdisk && n.admission && (
+              <span className="cell-sub">
+                the machine&apos;s own key is {n.admission.hardwareKeyTrusted ? 'trusted' : 'not trusted'}, as its join request recorded
+              </span>
+            )}
           </dd>
           <dt>Node key</dt>
           <dd className="node-key">{nodeKeyWording(n.nodeKey)}</dd>
-          <dt>Machine (claimed at join)</dt>
-          <dd>
-            {claimEntries(n.claims).length ? (
-              <ul className="tags">
-                {claimEntries(n.claims).map((entry) => (
-                  <li key={entry.key} className="tag">
-                    <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <span className="muted">no claims</span>
-            )}
-          </dd>
           <dt>Identity generation</dt>
           <dd>{n.identityGeneration}</dd>
           <dt>Joined with</dt>
@@ -147,6 +157,26 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
             )}
           </dd>
         </dl>
+      </section>
+      <section className="panel" aria-labelledby="node-admission">
+        <header className="panel-header">
+          <h2 id="node-admission">Admission</h2>
+        </header>
+        <NodeAdmission node={n} tenantId={tenant.id} />
+      </section>
+      <section className="panel" aria-labelledby="node-labels">
+        <header className="panel-header">
+          <h2 id="node-labels">Labels</h2>
+        </header>
+        {/* node-labels-editor mount (labels): <NodeLabelsEditor tenantId={tenant.id} nodeId={n.id} labels={n.labels} /> */}
+        <NodeLabels labels={n.labels} />
+      </section>
+      <section className="panel" aria-labelledby="node-inventory">
+        <header className="panel-header">
+          <h2 id="node-inventory">Hardware inventory</h2>
+          <span className="muted">as the machine claimed at its last join</span>
+        </header>
+        <NodeInventory claims={n.claims} />
       </section>
       <section className="panel" aria-labelledby="node-session">
         <header className="panel-header">

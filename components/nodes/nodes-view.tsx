@@ -16,6 +16,7 @@ import { useNowSince } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { NodeFilters } from './node-filters';
 import { NodeTable } from './node-table';
+import { NodeBulkBar } from './node-bulk-bar';
 
 const totalText = (total: number, isFiltered: boolean) =>
   `${total.toLocaleString('en-US')} ${total === 1 ? 'node' : 'nodes'}${isFiltered ? (total === 1 ? ' matches' : ' match') : ''}`;
@@ -113,7 +114,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
             <button type="button" className="btn btn-small" onClick={() => setSelection({ ...NOTHING, filterKey })}>
               Clear selection
             </button>
-            {/* The bulk actions mount here: <NodeBulkBar tenantId={tenant.id} filter={filter} selectedIds={selectedIds} total={total ?? 0} /> */}
+            <NodeBulkBar tenantId={tenant.id} filter={filter} selectedIds={selectedIds} total={total ?? 0} />
           </div>
         )}
         <QueryStates

@@ -83,7 +83,8 @@ export function consolePages(seed: ConsoleSeed): { path: string; heading: string
     { path: `/approval-rules?site=${seed.siteId}&${t}`, heading: 'Approval rules' },
     { path: `/expected-machines?site=${seed.siteId}&${t}`, heading: 'Expected machines' },
     { path: `/nodes?pool=${seed.poolId}&${t}`, heading: 'Nodes' },
-    { path: `/nodes/${seed.nodeId}?${t}`, heading: `Node ${seed.nodeId}` },
+    // A node's page is titled by its machine's hostname (the seed joins with machineClaims: e2e-join).
+    { path: `/nodes/${seed.nodeId}?${t}`, heading: 'e2e-join' },
     { path: `/refused-joins?${t}`, heading: 'Refused joins' },
     { path: `/events?${t}`, heading: 'Events' },
     { path: `/audit?${t}`, heading: 'Audit' },

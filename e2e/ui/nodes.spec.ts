@@ -43,7 +43,8 @@ test('a joined machine shows on the nodes page, and its page cordons it after a 
   await expect(row).toContainText(/expires in \d+ (h|min)/);
 
   await link.click();
-  await expect(page.getByRole('heading', { name: `Node ${nodeId}`, level: 1 })).toBeVisible();
+  // The page is titled by the machine's hostname, with the node id beside it.
+  await expect(page.getByTestId('node-id')).toHaveText(nodeId);
   await expect(page.getByRole('region', { name: 'Certificates' }).getByRole('rowheader')).toHaveText(/^[0-9a-f]+$/);
   await page.getByRole('button', { name: `Cordon node ${nodeId}` }).click();
   const dialog = page.getByRole('dialog', { name: 'Cordon node' });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idOf, pageDirection } from './resource-names';
 import { nodeFilterFields } from './node-filter';
 import { labelsSchema } from './labels';
+import { nodePageFields } from './node-page-schemas';
 
 /**
  * A node's session as the console and the APIs show it. `connected` is read from the leases, never from a flag
@@ -121,6 +122,7 @@ export const CERTIFICATE_HISTORY_LIMIT = 200;
 
 export const nodeDetail = nodeSummary.extend({
   ...nodeIdentity.shape,
+  ...nodePageFields,
   conditions: z.array(nodeCondition),
   /** Every certificate of the node, newest first (at most {@link CERTIFICATE_HISTORY_LIMIT}). */
   certificates: z.array(nodeCertificateRecord),

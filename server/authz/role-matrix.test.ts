@@ -35,6 +35,7 @@ const OPERATOR_MUTATIONS = [
   'nodes.uncordon',
   'nodes.revokeIdentity',
   'nodes.delete',
+  'nodes.bulk',
 ];
 // A mutation decided as a read action (it changes nothing stored) is open to every role that reads.
 const READ_MUTATIONS = procedures
@@ -316,6 +317,7 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['webhooks.redeliver', { ...webhookRef, deliveryId: testDelivery.id }],
       ['webhooks.delete', webhookRef],
       ['operators.remove', { tenantId, operatorId }],
+      ['nodes.bulk', { tenantId, nodeIds: [nodeId], action: 'cordon' }],
       ['nodes.revokeIdentity', nodeRef],
       ['nodes.delete', nodeRef],
       ['pools.update', { tenantId, poolId: sparePool.id, tpm: { addEkHashes: ['ab'.repeat(32)] } }],

@@ -21,6 +21,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'node.cordoned',
   'node.uncordoned',
   'node.identity-revoked',
+  'node.labels-changed',
   'node.deleted',
   'node.stale.cordoned',
   'node.stale.retired',

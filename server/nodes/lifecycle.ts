@@ -29,7 +29,8 @@ async function withLockedNode<T>(
   });
 }
 
-async function record(
+/** A node change's audit row (the caller as actor) and its event of the same type. */
+export async function record(
   tx: Tx,
   principal: Principal,
   node: { id: string; tenantId: string },
@@ -63,15 +64,32 @@ export async function adoptNode(db: Db, principal: Principal, input: NodeRef): P
   });
 }
 
+type LockedNode = Awaited<ReturnType<typeof loadNode>>;
+
+/**
+ * Cordons (or uncordons) a node whose row lock `tx` holds: the single and the bulk action share it. Null when
+ * the node already was so (nothing written); INVALID_STATE for a retired node.
+ */
+export async function applyCordon(tx: Tx, principal: Principal, node: LockedNode, cordoned: boolean): Promise<LockedNode | null> {
+  if (node.state === 'retired') throw new DomainError('INVALID_STATE', `Node ${node.id} is retired`);
+  if (node.cordoned === cordoned) return null;
+  const updated = await tx.node.update({ where: { id: node.id }, data: { cordoned, updatedAt: new Date() } });
+  await record(tx, principal, node, cordoned ? 'node.cordoned' : 'node.uncordoned');
+  return updated;
+}
+
 /** Cordons (or uncordons) a node: it takes no new work. Idempotent. */
 export async function setCordon(db: Db, principal: Principal, input: NodeRef, cordoned: boolean): Promise<NodeDetail> {
-  return withLockedNode(db, principal, input, async (tx, node) => {
-    if (node.state === 'retired') throw new DomainError('INVALID_STATE', `Node ${node.id} is retired`);
-    if (node.cordoned === cordoned) return nodeDetail(tx, node);
-    const updated = await tx.node.update({ where: { id: node.id }, data: { cordoned, updatedAt: new Date() } });
-    await record(tx, principal, node, cordoned ? 'node.cordoned' : 'node.uncordoned');
-    return nodeDetail(tx, updated);
-  });
+  return withLockedNode(db, principal, input, async (tx, node) =>
+    nodeDetail(tx, (await applyCordon(tx, principal, node, cordoned)) ?? node),
+  );
+}
+
+/** Revokes every live certificate of a node whose row lock `tx` holds, with its audit row and events: the serials. */
+export async function applyRevokeIdentity(tx: Tx, principal: Principal, node: LockedNode): Promise<string[]> {
+  const revokedSerials = await revokeAll(tx, node, 'revoked');
+  await record(tx, principal, node, 'node.identity-revoked', { serials: revokedSerials });
+  return revokedSerials;
 }
 
 /**
@@ -80,8 +98,7 @@ export async function setCordon(db: Db, principal: Principal, input: NodeRef, co
  */
 export async function revokeNodeIdentity(db: Db, principal: Principal, input: NodeRef): Promise<NodeDetail & { revokedSerials: string[] }> {
   return withLockedNode(db, principal, input, async (tx, node) => {
-    const revokedSerials = await revokeAll(tx, node, 'revoked');
-    await record(tx, principal, node, 'node.identity-revoked', { serials: revokedSerials });
+    const revokedSerials = await applyRevokeIdentity(tx, principal, node);
     return { ...(await nodeDetail(tx, node)), revokedSerials };
   });
 }

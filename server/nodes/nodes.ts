@@ -5,6 +5,7 @@ import { authorize, resource } from '../authz/authorize';
 import type { Action } from '../../protocol/api/permissions';
 import type { Principal } from '../authz/principal';
 import { certificateHistory } from './certificate-history';
+import { nodePageFacts } from './detail-page';
 import { sessionStates } from '../sessions/node-session-state';
 import { countMatchingNodes, matchingNodeIds } from './node-filter';
 import { pickNodeFilter } from '../../protocol/api/node-filter';
@@ -165,7 +166,10 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
     sessionStates(db, [node]),
     admittingRequests(db, [node.id]),
   ]);
-  const history = await certificateHistory(db, node.id, cert?.serial ?? null, joins);
+  const [history, page] = await Promise.all([
+    certificateHistory(db, node.id, cert?.serial ?? null, joins),
+    nodePageFacts(db, node, cert?.serial ?? null),
+  ]);
   const conditions = [];
   const acceptance = await acceptanceCondition(db, node);
   if (acceptance) conditions.push(acceptance);
@@ -174,6 +178,7 @@ export async function nodeDetail(db: Db | Tx, node: NodeRow): Promise<NodeDetail
   return {
     ...toNodeSummary(node),
     ...identityOf(node, cert, joins[0] ?? null, sessions.get(node.id)!, requests.get(node.id) ?? null),
+    ...page,
     conditions,
     ...history,
   };

@@ -5,13 +5,15 @@ import { deriveHardwareKey } from '../join/hardware/hardware-key';
 import { tpmRequestFactsSchema, type JoinRequestRecord, type JoinRequestState } from '../../protocol/api/join-request-schemas';
 
 /**
- * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive).
+ * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive,
+ * one of them a serial or the product UUID: the rule the join applies to the node's key).
  * A key is stored whenever one identifier survives, so its presence alone says nothing; the key was derived
  * from these same claims, so deriving it again gives its trust. Claims were validated at the join.
  */
 function isHardwareKeyTrusted(claims: Record<string, unknown>): boolean {
   try {
-    return deriveHardwareKey(claims as HardwareIdentifiers).trusted;
+    const key = deriveHardwareKey(claims as HardwareIdentifiers);
+    return key.trusted && key.hasUuidOrSerial;
   } catch {
     return false;
   }

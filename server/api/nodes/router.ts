@@ -1,6 +1,8 @@
 import { requirePermission, router } from '../trpc';
 import { adoptNode, deleteNode, recheckNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
 import { getNode, listNodes } from '../../nodes/nodes';
+import { bulkNodeAction } from '../../nodes/bulk';
+import { nodeBulkInput, nodeBulkResult } from '../../../protocol/api/node-bulk-schemas';
 import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../../protocol/api/node-schemas';
 
 /** Nodes: read and lifecycle. Each is decided on the node's pool in the domain function. */
@@ -33,6 +35,11 @@ export const nodesRouter = router({
     .input(nodeRefInput)
     .output(revokeResult)
     .mutation(({ ctx, input }) => revokeNodeIdentity(ctx.db, ctx.principal, input)),
+  /** Bulk actions by ids or by filter, a page per call (see bulkNodeAction). */
+  bulk: requirePermission('compute:nodes:manage')
+    .input(nodeBulkInput)
+    .output(nodeBulkResult)
+    .mutation(({ ctx, input }) => bulkNodeAction(ctx.db, ctx.principal, input)),
   delete: requirePermission('compute:nodes:manage')
     .input(nodeRefInput)
     .output(nodeDetail)

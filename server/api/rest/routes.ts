@@ -126,6 +126,12 @@ export const REST_ROUTES = restRoutes([
     procedure: 'nodes.get',
     summary: 'Get a node: state, trust, identity, current certificate and certificate history, conditions',
   },
+  {
+    method: 'POST',
+    path: `${T}/nodes/bulk`,
+    procedure: 'nodes.bulk',
+    summary: 'Cordon, uncordon, revoke or label the named nodes, or a page of the nodes a filter selects',
+  },
   { method: 'POST', path: `${T}/nodes/{nodeId}/adopt`, procedure: 'nodes.adopt', summary: 'Adopt a node that is still adopting' },
   {
     method: 'POST',

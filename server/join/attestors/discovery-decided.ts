@@ -54,7 +54,7 @@ export async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecis
     ruled.map((d) => d.machineKey),
     ruled.map((d) => JSON.stringify(d.join.claims)),
     ruled.map((d) => d.join.hardware.key),
-    ruled.map((d) => d.join.hardware.key !== null && d.join.hardware.trusted),
+    ruled.map((d) => d.join.trustedKey !== null),
     ruled.map((d) => d.token.boundMac),
     ruled.map((d) => boot(d).ip ?? null),
     ruled.map((d) => boot(d).workflowId ?? null),

@@ -370,7 +370,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       CREATED_EVENT_LIMIT.keyPrefix,
       CREATED_EVENT_LIMIT.limit,
       CREATED_EVENT_LIMIT.window,
-      recorded.map((r) => r.join.hardware.key !== null && r.join.hardware.trusted),
+      // The join's own rule (PreparedJoin.trustedKey): the request says what its node would.
+      recorded.map((r) => r.join.trustedKey !== null),
       // The node each consumed approval admitted, so the request and its node name each other.
       consumes.map(([join]) => admitted.get(join)!),
       recorded.map((r) => r.join.clientAddress ?? null),
