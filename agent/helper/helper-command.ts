@@ -4,7 +4,7 @@ import { parseConfigToml } from '../bcd/config-toml';
 import type { CommandIo } from '../bcd/join-setup';
 import { bcdPaths } from '../bcd/paths';
 import { startHelperServer } from './server';
-import { tpmHelperOps } from './tpm-ops';
+import { noTpmRefusal, tpmHelperOps } from './tpm-ops';
 import { requireSystemUser } from './users';
 
 /**
@@ -23,12 +23,15 @@ export async function runHelper(args: { config?: string; tpm?: string }, io: Com
     return 2;
   }
   const user = await requireSystemUser(config.helper.user);
+  const tpm = args.tpm ?? (io.env ?? process.env).BCD_TPM;
   const server: Server = await startHelperServer({
     socketPath: config.helper.socket,
     owner: user,
-    ops: tpmHelperOps(args.tpm ?? (io.env ?? process.env).BCD_TPM),
+    ops: tpmHelperOps(tpm),
     log: io.out,
   });
+  const noTpm = noTpmRefusal(tpm);
+  if (noTpm) io.out(`bcd helper: ${noTpm}; it refuses TPM requests until the TPM is there`);
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
   });

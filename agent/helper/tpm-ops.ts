@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { nextTpmKey } from '../renew/tpm-renewal';
 import { withTpm } from '../tpm/identify';
 import type { TpmKeyBlob } from '../tpm/keys';
 import { nodeKeyTemplate } from '../tpm/templates';
 import { signWithTpmKey } from '../tpm/renewal';
+import { describeTpmAddress } from '../tpm/transport';
 
 /** What the helper does with the TPM for each request: the socket server knows nothing else. */
 export interface HelperOps {
@@ -40,9 +42,11 @@ export function assertNodeKey(key: TpmKeyBlob): void {
  * TPM code `bcd node` runs as root (agent/tpm, agent/renew/tpm-renewal.ts). One TPM conversation at a time: a
  * software TPM takes one connection, and a request waits for the one before it.
  */
-export function tpmHelperOps(address: string | undefined): HelperOps {
+export function tpmHelperOps(address: string | undefined, hasDefaultTpm: () => boolean = defaultTpmPresent): HelperOps {
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const refusal = noTpmRefusal(address, hasDefaultTpm);
+    if (refusal) return Promise.reject(new HelperRefusal(refusal));
     const next = queue.then(work, work);
     queue = next.catch(() => {});
     return next;
@@ -67,3 +71,15 @@ export const blobOf = (key: { public: string; private: string }): TpmKeyBlob => 
   publicArea: Buffer.from(key.public, 'base64'),
   privateBlob: Buffer.from(key.private, 'base64'),
 });
+
+const defaultTpmPresent = () => existsSync(describeTpmAddress(undefined));
+
+/**
+ * Why the helper refuses every TPM request on a host without a TPM (none named, and no `/dev/tpmrm0`), or null. It
+ * keeps serving, so a TPM that appears later (enabled in the firmware) is used without a restart; a node without a
+ * TPM keeps its key in software and never asks. A named TPM (`--tpm` / `BCD_TPM`) that fails to open is an error.
+ */
+export function noTpmRefusal(address: string | undefined, hasDefaultTpm: () => boolean = defaultTpmPresent): string | null {
+  if ((address ?? '').trim() !== '' || hasDefaultTpm()) return null;
+  return `this host has no TPM (${describeTpmAddress(undefined)} does not exist): a node without one keeps its key in software`;
+}

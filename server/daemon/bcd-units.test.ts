@@ -87,6 +87,11 @@ describe('the units the install script writes', () => {
     expect(units['bcd-helper.service']).not.toMatch(/^User=/m);
     expect(units['bcd-helper.service']).toMatch(/^ExecStart=\/usr\/local\/bin\/bcd helper --config \/etc\/bcd\/config.toml$/m);
     expect(units['bcd-helper.service']).toMatch(/^DeviceAllow=\/dev\/tpmrm0 rw$/m);
+    // Of @privileged (denied to both), the helper gets back the chown calls it hands its socket over with, after
+    // the denial (systemd applies the lines in order); the node none. install-systemd.test.ts runs both.
+    const filters = (unit: string) => [...unit.matchAll(/^SystemCallFilter=(.*)$/gm)].map((m) => m[1]);
+    expect(filters(units['bcd-helper.service']).slice(-2)).toEqual(['~@privileged @resources', '@chown']);
+    expect(filters(units['bcd.service'])).not.toContain('@chown');
     const config = parseConfigToml(
       [
         'gateway_url = "https://gw.eu.example.com"',

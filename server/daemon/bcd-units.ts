@@ -57,7 +57,11 @@ ${SHARED_HARDENING}
 WantedBy=multi-user.target
 `;
 
-/** The TPM helper, as root: the TPM devices only, no network, and CAP_CHOWN/CAP_FOWNER for its socket. */
+/**
+ * The TPM helper, as root: the TPM devices only, no network, and CAP_CHOWN/CAP_FOWNER for its socket. The shared
+ * filter denies @privileged, which holds the chown calls; `SystemCallFilter=@chown` after it allows them again,
+ * since the helper hands its socket to the `[helper]` user with chown (denied, it exits and never listens).
+ */
 export const BCD_HELPER_SERVICE = `[Unit]
 Description=Better Compute TPM helper (bcd helper, holds the TPM for bcd.service)
 Before=bcd.service
@@ -78,6 +82,7 @@ PrivateNetwork=yes
 IPAddressDeny=any
 RestrictAddressFamilies=AF_UNIX
 ${SHARED_HARDENING}
+SystemCallFilter=@chown
 
 [Install]
 WantedBy=multi-user.target

@@ -145,7 +145,7 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       // The files, with the spec's modes; the token is on none of them.
       expect(await sh('sha256sum /usr/local/bin/bcd | cut -d " " -f 1')).toBe(bcd.sha256);
       expect(await sh('stat -c "%n %a" /usr/local/bin/bcd /etc/bcd/config.toml /etc/bcd/join-encryption.jwk /var/lib/bcd')).toBe(
-        ['/usr/local/bin/bcd 755', '/etc/bcd/config.toml 600', '/etc/bcd/join-encryption.jwk 644', '/var/lib/bcd 700'].join('\n'),
+        ['/usr/local/bin/bcd 755', '/etc/bcd/config.toml 640', '/etc/bcd/join-encryption.jwk 644', '/var/lib/bcd 700'].join('\n'),
       );
       const leaked = await machine!.exec(['grep', '-rlF', secretToken, '/etc', '/var/lib/bcd', '/usr/local/bin']);
       expect(leaked.stdout).toBe('');
@@ -154,6 +154,20 @@ describe('the install script on a machine whose PID 1 is systemd', () => {
       expect(await database.db.node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ poolId: pool.id, state: 'adopted' });
       // The daemon systemd started reaches the gateway: its first session publishes node.connected.
       await waitForEvent(nodeId, 'node.connected');
+
+      // Both still run, never restarted: the helper handed its socket to bcd, and says the machine has no TPM
+      // (its /dev has none), refusing TPM requests rather than failing.
+      for (const unit of units)
+        expect(await show(unit, 'ActiveState', 'NRestarts'), unit).toEqual({ ActiveState: 'active', NRestarts: '0' });
+      expect(await sh('stat -c "%F %a %U:%G" /run/bcd-helper/helper.sock')).toBe('socket 600 bcd:bcd');
+      const helperLog = await sh('journalctl --no-pager -o cat -u bcd-helper.service');
+      expect(helperLog).toMatch(/^bcd helper listening on \/run\/bcd-helper\/helper.sock for uid \d+$/m);
+      expect(helperLog).toContain('bcd helper: this host has no TPM (/dev/tpmrm0 does not exist)');
+      // bcd.service's sandbox is the real one: its own user namespace (PrivateUsers=) and a /dev without the machine's.
+      const mainPid = (await show('bcd.service', 'MainPID')).MainPID;
+      expect(await sh(`cat /proc/${mainPid}/uid_map | wc -l`)).not.toBe('1');
+      expect(await sh('findmnt -n -o SOURCE /dev')).toBe('bcd-dev');
+      expect(await sh(`nsenter -t ${mainPid} -m findmnt -n -o SOURCE /dev`)).not.toBe('bcd-dev');
     },
   );
 

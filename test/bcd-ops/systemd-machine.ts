@@ -10,10 +10,12 @@ import { run, type Run } from '../bcd-build';
  * mount, PID and cgroup namespaces (`unshare -m -p -f -C`, as root) on an overlay of the host's root file system
  * whose upper layer is a tmpfs, so whatever the machine installs vanishes with it. It shares the host's network
  * (so the install script downloads from the test server and bcd.service reaches the test gateway), sees its own
- * DMI product UUID and serial and a /dev of its own, and boots an empty target: only the units a test starts run. Its /sys is read-only
- * and the units that would touch the shared kernel or network (udev, sysctl, modules, networking, mDNS, timers)
- * are masked. Each cgroup hierarchy gets a fresh child of the caller's cgroup as the machine's cgroup root,
- * removed again by {@link SystemdMachine.stop}.
+ * DMI product UUID and serial and a /dev of its own (with its own ptys, and no TPM), and boots an empty target:
+ * only the units a test starts run. Its /sys is read-only and the units that would touch the shared kernel or
+ * network (udev, sysctl, modules, networking, mDNS, timers) are masked. The overlay becomes the namespace's root
+ * by pivot_root, as a booted host's root is, so units run with their real sandboxing (PrivateDevices=,
+ * PrivateUsers=, ProtectSystem=, ...). Each cgroup hierarchy gets a fresh child of the caller's cgroup as the
+ * machine's cgroup root, removed again by {@link SystemdMachine.stop}.
  */
 export interface SystemdMachine {
   /** systemd's process id, as the host sees it. */
@@ -69,6 +71,10 @@ for node in null zero full random urandom tty; do
   mount --bind "/dev/$node" "$R/dev/$node"
 done
 mkdir "$R/dev/pts" "$R/dev/shm"
+# Ptys of its own, as a host has: PrivateDevices= (bcd.service) copies /dev/ptmx and binds /dev/pts, and fails
+# the unit (226/NAMESPACE, "/run/systemd/unit-root/dev: No such file or directory") when /dev/ptmx is missing.
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,nosuid,noexec bcd-pts "$R/dev/pts"
+ln -s pts/ptmx "$R/dev/ptmx"
 mount -t tmpfs -o mode=1777,nosuid,nodev bcd-shm "$R/dev/shm"
 ln -s /proc/self/fd "$R/dev/fd"
 ln -s /proc/self/fd/0 "$R/dev/stdin"
@@ -94,7 +100,12 @@ for unit in "$@"; do
   ln -s /dev/null "$R/etc/systemd/system/$unit"
 done
 printf '[Unit]\\nDescription=The test machine: only what its tests start\\n' >"$R/etc/systemd/system/bcd-test.target"
-exec chroot "$R" /usr/bin/env -i container=bcd-test PATH=${MACHINE_PATH} /lib/systemd/systemd --system --unit=bcd-test.target
+# pivot_root, not chroot: the kernel refuses a new user namespace (PrivateUsers=) to a chrooted process, and
+# systemd's sandboxing (PrivateDevices=, ProtectSystem=, ...) binds the namespace's root, which must be this one.
+cd "$R"
+pivot_root . .
+umount -l .
+exec /usr/bin/env -i container=bcd-test PATH=${MACHINE_PATH} /lib/systemd/systemd --system --unit=bcd-test.target
 `;
 
 // Runs on the host: a fresh child cgroup in every hierarchy (cpuset needs its cpus and mems copied), joined,
