@@ -5,7 +5,7 @@
  * The gateway vouches for the call as for its lease (for no peer). Its body names the trust version it holds
  * and a CSR for a key it made itself (a private key never travels). The answer names the trust version, every
  * node CA to trust, and a new serving chain for that CSR only when the gateway's current leaf is not from the
- * serving CA in use or expires within a day.
+ * serving CA in use or expires within a day, and what the gateway sends after its leaf (`servingCaChain`).
  */
 
 export const GATEWAY_CREDENTIALS_PATH = '/v1/gateway/credentials';
@@ -13,6 +13,8 @@ export const GATEWAY_CREDENTIALS_PATH = '/v1/gateway/credentials';
 export const MAX_GATEWAY_CREDENTIALS_BODY_BYTES = 8 * 1024;
 /** At most this many node CAs in an answer (a rotation trusts two at once). */
 const MAX_NODE_CAS = 8;
+/** At most this many certificates after the leaf (the cross-certificate and the previous CA: two). */
+const MAX_SERVING_CAS = 4;
 /** A certificate is at most this many base64 characters (a CA of ours is under 1 KiB of DER). */
 const MAX_CERTIFICATE_B64 = 16 * 1024;
 
@@ -29,6 +31,13 @@ export interface GatewayCredentialsAnswer {
   servingChain: [string, string] | null;
   /** b64 DER of every trusted node CA, the one in use first. */
   nodeCas: string[];
+  /**
+   * b64 DER, in order: what the gateway sends after its leaf. The serving CA in use; while a serving CA rotation
+   * is active, the serving CA in use certified by the previous one, then the previous one (so a machine that pins
+   * only the previous CA accepts the chain until the retirement). Absent from an API that predates it: the
+   * gateway then sends `servingChain` as it is.
+   */
+  servingCaChain?: string[];
 }
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
@@ -73,5 +82,15 @@ export function parseGatewayCredentialsAnswer(body: Buffer): GatewayCredentialsA
   if (servingChain !== null) {
     if (!Array.isArray(servingChain) || servingChain.length !== 2 || !servingChain.every((c) => isB64(c, MAX_CERTIFICATE_B64))) return null;
   }
-  return { trustVersion, servingChain: servingChain as [string, string] | null, nodeCas: nodeCas as string[] };
+  const { servingCaChain } = value as Record<string, unknown>;
+  if (servingCaChain !== undefined) {
+    if (!Array.isArray(servingCaChain) || servingCaChain.length === 0 || servingCaChain.length > MAX_SERVING_CAS) return null;
+    if (!servingCaChain.every((c) => isB64(c, MAX_CERTIFICATE_B64))) return null;
+  }
+  return {
+    trustVersion,
+    servingChain: servingChain as [string, string] | null,
+    nodeCas: nodeCas as string[],
+    ...(servingCaChain ? { servingCaChain: servingCaChain as string[] } : {}),
+  };
 }

@@ -4,6 +4,7 @@ import type { PkiRuntime } from '../server/join/join-runtime';
 import { createPkiBundle, type PkiBundle } from '../server/pki/bundle/bundle';
 import { joinCryptoFromBundle, type JoinCrypto } from '../server/pki/issuance/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
+import { crossCertify } from '../server/pki/rotation/cross-certificate';
 import { trustStateOf } from '../server/pki/rotation/trust-state';
 
 /** Where a test's rotation of the serving CA and the node CA stands (both move together here). */
@@ -26,7 +27,8 @@ export interface RotatingPki {
 /**
  * Two PKIs and a runtime that rotates from the first's serving CA and node CA to the second's: `before` trusts
  * the old ones (version 1), `prepared` trusts both and uses the old (2), `activated` trusts both and uses the
- * new (3), `retired` trusts only the new (4). The join keys stay the old bundle's throughout.
+ * new (3; the gateways' chain then holds the new CA certified by the old one, as after a real activation), `retired`
+ * trusts only the new (4). The join keys stay the old bundle's throughout.
  */
 export function createRotatingPki(trustDomain = 'test.example.com'): RotatingPki {
   const old = createPkiBundle({ trustDomain });
@@ -53,6 +55,8 @@ export function createRotatingPki(trustDomain = 'test.example.com'): RotatingPki
       crypto: oldCrypto,
       servingCaPin: pins.nextServingCa,
       servingCa: next.servingCa,
+      // The gateways send the new serving CA certified by the old one, then the old one, after their leaf.
+      servingCaChain: [crossCertify(next.servingCa, old.servingCa), old.servingCa.certificatePem],
       trust: {
         ...base,
         version: 3,

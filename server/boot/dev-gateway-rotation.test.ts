@@ -35,12 +35,19 @@ describe('ensureDevGatewayCredentials', () => {
     const activated = await readGatewayFiles(gatewayFilesIn(dir));
     expect(issuedBy(activated.servingChainPem, rotating.next.servingCa.certificatePem)).toBe(true);
     expect(new X509Certificate(activated.servingChainPem).subjectAltName).toBe('DNS:localhost, IP Address:127.0.0.1');
+    // After the leaf, the new serving CA certified by the old one, then the old one.
+    const [activatedLeaf, ...activatedCas] = certificatesOf(activated.servingChainPem).map((c) => c.raw.toString('base64'));
+    expect(activatedCas).toEqual(rotating.runtime().servingCaChain!.map((pem) => new X509Certificate(pem).raw.toString('base64')));
 
-    // Retiring the old node CA keeps the current leaf and drops the old CA.
+    // Retiring keeps the current leaf, sends the new serving CA alone after it and drops the old node CA.
     rotating.phase = 'retired';
     await ensureDevGatewayCredentials(noDatabase, 'unused', dataDir, rotating.pki.load);
     const retired = await readGatewayFiles(gatewayFilesIn(dir));
-    expect(retired.servingChainPem).toBe(activated.servingChainPem);
+    expect(certificatesOf(retired.servingChainPem).map((c) => c.raw.toString('base64'))).toEqual([
+      activatedLeaf,
+      new X509Certificate(rotating.next.servingCa.certificatePem).raw.toString('base64'),
+    ]);
+    expect(retired.servingKeyPem).toBe(activated.servingKeyPem);
     expect(nodeCasIn(retired.nodeCaPem)).toEqual([rotating.nextCrypto.nodeCaCertificate]);
   });
 });

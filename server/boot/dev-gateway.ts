@@ -6,6 +6,7 @@ import type { Db } from '../db/client';
 import { X509Certificate } from 'node:crypto';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { loadPki } from '../pki/bundle/store';
+import { servingCaChainOf } from '../pki/rotation/cross-certificate';
 import { trustStateOf } from '../pki/rotation/trust-state';
 import { PkiSource, type PkiRuntime } from '../join/join-runtime';
 import { certificatesOf } from '../gateway/peer';
@@ -46,12 +47,16 @@ export async function ensureDevGatewayCredentials(
         .nodeCas.map((ca) => new X509Certificate(Buffer.from(ca.certificate, 'base64')).toString())
         .join('')
     : bundle!.nodeCa.certificatePem;
+  // What follows the leaf: the serving CA, or while its rotation is active the cross-certificate and the old CA.
+  const servingCaChain = runtime?.servingCaChain ?? servingCaChainOf({ servingCa, rotations: bundle?.rotations });
   const stored = await readGatewayFiles(files).catch(() => null);
   if (!(await gatewayFilesCurrent(files, servingCa.certificatePem))) {
-    const cert = issueGatewayCertificate({ servingCa }, { sans: ['localhost', '127.0.0.1'] });
+    const cert = issueGatewayCertificate({ servingCa, servingCaChain }, { sans: ['localhost', '127.0.0.1'] });
     await writeGatewayFiles(files, { chainPem: cert.chainPem, keyPem: cert.privateKeyPem, nodeCaPem });
-  } else if (stored && !sameCertificates(stored.nodeCaPem, nodeCaPem)) {
-    await writeGatewayFiles(files, { chainPem: stored.servingChainPem, keyPem: stored.servingKeyPem, nodeCaPem });
+  } else if (stored) {
+    const chainPem = certificatesOf(stored.servingChainPem)[0]!.toString() + servingCaChain.join('');
+    if (!sameCertificates(stored.nodeCaPem, nodeCaPem) || !sameCertificates(stored.servingChainPem, chainPem))
+      await writeGatewayFiles(files, { chainPem, keyPem: stored.servingKeyPem, nodeCaPem });
   }
   return dir;
 }

@@ -21,7 +21,12 @@ const PATH = `${BASE}${GATEWAY_CREDENTIALS_PATH}`;
 const REFUSED = GATEWAY_CREDENTIALS_REFUSED.body.toString();
 
 type Gateway = { chainPem: string; keyPem: string };
-const gatewayOf = (bundle: Pick<PkiBundle, 'servingCa'>, sans = ['localhost', '127.0.0.1'], ttlDays?: number): Gateway => {
+const der64 = (pem: string) => new X509Certificate(pem).raw.toString('base64');
+const gatewayOf = (
+  bundle: Pick<PkiBundle, 'servingCa'> & { servingCaChain?: string[] },
+  sans = ['localhost', '127.0.0.1'],
+  ttlDays?: number,
+): Gateway => {
   const cert = issueGatewayCertificate(bundle, { sans, ttlDays });
   return { chainPem: cert.chainPem, keyPem: cert.privateKeyPem };
 };
@@ -82,6 +87,7 @@ describe('POST {basePath}/v1/gateway/credentials', () => {
       trustVersion: 2,
       servingChain: null,
       nodeCas: [rotating.oldCrypto.nodeCaCertificate, rotating.nextCrypto.nodeCaCertificate],
+      servingCaChain: [der64(rotating.old.servingCa.certificatePem)],
     });
   });
 
@@ -90,7 +96,12 @@ describe('POST {basePath}/v1/gateway/credentials', () => {
     const next = generateNodeKeyAndCsr();
     const reply = await post(api, gatewayOf(rotating.old, ['gw.example.com', '10.0.0.7']), callBody(next.csrDer, 2));
     expect(reply.status).toBe(200);
-    const answer = JSON.parse(reply.body) as { trustVersion: number; servingChain: [string, string]; nodeCas: string[] };
+    const answer = JSON.parse(reply.body) as {
+      trustVersion: number;
+      servingChain: [string, string];
+      nodeCas: string[];
+      servingCaChain: string[];
+    };
     expect(answer.trustVersion).toBe(3);
     expect(answer.nodeCas).toEqual([rotating.nextCrypto.nodeCaCertificate, rotating.oldCrypto.nodeCaCertificate]);
     const [leaf, ca] = answer.servingChain.map((c) => new X509Certificate(Buffer.from(c, 'base64')));
@@ -100,9 +111,18 @@ describe('POST {basePath}/v1/gateway/credentials', () => {
     expect(leaf!.publicKey.export({ type: 'spki', format: 'der' }).equals(next.spkiDer)).toBe(true);
     expect(leaf!.subjectAltName).toBe('DNS:gw.example.com, IP Address:10.0.0.7');
 
-    // A gateway already serving the new CA's leaf gets no chain.
-    const current = await post(api, gatewayOf(rotating.next), callBody());
-    expect(JSON.parse(current.body)).toMatchObject({ trustVersion: 3, servingChain: null });
+    // What follows the leaf until the retirement: the new CA certified by the old one, then the old one.
+    const crossChain = rotating.runtime().servingCaChain!;
+    expect(new X509Certificate(crossChain[0]!).publicKey.equals(servingCa.publicKey)).toBe(true);
+    expect(answer.servingCaChain).toEqual(crossChain.map(der64));
+
+    // A gateway already serving the new CA's leaf gets no chain, whether it sends the cross-certified chain (and
+    // vouches with the leaf and the cross-certificate) or the new CA alone.
+    for (const gateway of [gatewayOf({ servingCa: rotating.next.servingCa, servingCaChain: crossChain }), gatewayOf(rotating.next)]) {
+      const current = await post(api, gateway, callBody());
+      expect(current.status).toBe(200);
+      expect(JSON.parse(current.body)).toMatchObject({ trustVersion: 3, servingChain: null, servingCaChain: crossChain.map(der64) });
+    }
   });
 
   it('a leaf that expires within a day gets its successor from the same serving CA', async () => {

@@ -42,6 +42,7 @@ interface Options {
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const der64 = (pem: string) => new X509Certificate(pem).raw.toString('base64');
 
 /** Every serving CA pin a gateway's vouching may chain to: the one in use, and any other still trusted. */
 const servingCaPinsOf = (runtime: PkiRuntime) => [...new Set([runtime.servingCaPin, ...trustStateOf(runtime).servingCaPins])];
@@ -124,6 +125,7 @@ export class GatewayCredentialsService {
       nodeCas: trust.nodeCas.map((ca) => ca.certificate),
     };
     const servingCa = runtime.servingCa;
+    if (servingCa) answer.servingCaChain = (runtime.servingCaChain ?? [servingCa.certificatePem]).map(der64);
     if (servingCa && this.needsNewLeaf(leaf, servingCa.certificatePem, now)) {
       let spkiDer: Buffer;
       try {
@@ -133,8 +135,7 @@ export class GatewayCredentialsService {
       }
       try {
         const issued = issueGatewayCertificateForKey({ servingCa }, { spkiDer, sans: leafNames(leaf) });
-        const [next, ca] = issued.chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)!;
-        answer.servingChain = [new X509Certificate(next!).raw.toString('base64'), new X509Certificate(ca!).raw.toString('base64')];
+        answer.servingChain = [der64(issued.certificatePem), der64(servingCa.certificatePem)];
       } catch (error) {
         logError('a gateway serving certificate could not be issued', error);
         return GATEWAY_CREDENTIALS_REFUSED;

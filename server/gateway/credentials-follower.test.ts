@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { parseCsr } from '../join/crypto/csr';
 import { createPkiBundle } from '../pki/bundle/bundle';
 import { issueGatewayCertificate, issueGatewayCertificateForKey } from '../pki/issuance/gateway';
+import { activateInBundle, prepareInBundle, retireInBundle } from '../pki/rotation/bundle-steps';
+import { servingCaChainOf } from '../pki/rotation/cross-certificate';
+import { makeRotatingKey } from '../pki/rotation/new-key';
 import { CredentialsFollower } from './credentials-follower';
 import { createGateway, type GatewayCredentials } from './gateway';
 
@@ -22,8 +25,8 @@ const initial: GatewayCredentials = {
 type Answer = { status: number; body: Buffer } | Error;
 
 /** A follower over a fake API that answers `answer(body)`; what it applied and saved. */
-function follower(answer: (body: { csr: string; trustVersion: number }) => Answer) {
-  let current = initial;
+function follower(answer: (body: { csr: string; trustVersion: number }) => Answer, start: GatewayCredentials = initial) {
+  let current = start;
   const applied: GatewayCredentials[] = [];
   const saved: GatewayCredentials[] = [];
   const f = new CredentialsFollower({
@@ -82,6 +85,32 @@ describe('CredentialsFollower', () => {
     expect(served.nodeCaPem).toBe(next.nodeCa.certificatePem + old.nodeCa.certificatePem);
     await f.poll();
     expect(csrs[1]).not.toBe(csrs[0]);
+  });
+
+  it('sends what the API names after its leaf: the cross-certificate and the old CA while active, the CA alone after', async () => {
+    const active = activateInBundle(prepareInBundle(old, 'serving-ca', makeRotatingKey('serving-ca')), 'serving-ca');
+    const retired = retireInBundle(active, 'serving-ca');
+    const plain = issueGatewayCertificate(retired, { sans: ['localhost'] });
+    const start = { servingChainPem: plain.chainPem, servingKeyPem: plain.privateKeyPem, nodeCaPem: old.nodeCa.certificatePem };
+    let tail = servingCaChainOf(active).map(der);
+    const { f, applied } = follower(
+      () => ok({ trustVersion: 3, servingChain: null, nodeCas: [der(old.nodeCa.certificatePem)], servingCaChain: tail }),
+      start,
+    );
+    await f.poll();
+    expect(applied).toHaveLength(1);
+    expect(applied[0]!.servingKeyPem).toBe(plain.privateKeyPem);
+    expect(applied[0]!.servingChainPem).toBe(plain.certificatePem + servingCaChainOf(active).join(''));
+    await f.poll();
+    expect(applied).toHaveLength(1);
+    tail = servingCaChainOf(retired).map(der);
+    await f.poll();
+    expect(applied).toHaveLength(2);
+    expect(applied[1]!.servingChainPem).toBe(plain.certificatePem + retired.servingCa.certificatePem);
+    // A chain whose first CA did not sign the leaf is not taken.
+    tail = [der(next.servingCa.certificatePem)];
+    await f.poll();
+    expect(applied).toHaveLength(2);
   });
 
   it('refuses a chain for another key than the one it asked for', async () => {

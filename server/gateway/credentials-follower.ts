@@ -31,6 +31,14 @@ interface FollowerOptions {
 
 const pemOf = (b64: string) => new X509Certificate(Buffer.from(b64, 'base64')).toString();
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
+/** True when `leafPem` is signed by the key of the first certificate of `chain` (b64 DER). */
+function issuedBy(leafPem: string, chain: readonly string[]): boolean {
+  try {
+    return new X509Certificate(leafPem).verify(new X509Certificate(Buffer.from(chain[0]!, 'base64')).publicKey);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The gateway's side of a trust rotation: it asks the API every few seconds (and at once) for the trust
@@ -109,7 +117,15 @@ export class CredentialsFollower {
       const [leaf, ca] = answer.servingChain.map(pemOf) as [string, string];
       const certified = new X509Certificate(leaf).publicKey.export({ type: 'spki', format: 'der' });
       if (!certified.equals(this.nextKey.spkiDer)) throw new Error('the new serving certificate is not for the key the gateway asked for');
-      next = { ...next, servingChainPem: leaf + ca, servingKeyPem: this.nextKey.privateKeyPem };
+      const after = answer.servingCaChain && issuedBy(leaf, answer.servingCaChain) ? answer.servingCaChain.map(pemOf).join('') : ca;
+      next = { ...next, servingChainPem: leaf + after, servingKeyPem: this.nextKey.privateKeyPem };
+    } else if (answer.servingCaChain) {
+      // The same leaf with what follows it changed: a serving CA rotation became active (the cross-certificate and
+      // the previous CA follow the leaf) or was retired (the serving CA alone).
+      const [leaf, ...after] = certificatesOf(current.servingChainPem);
+      const served = after.map((c) => c.raw.toString('base64'));
+      if (leaf && issuedBy(leaf.toString(), answer.servingCaChain) && served.join() !== answer.servingCaChain.join())
+        next = { ...next, servingChainPem: leaf.toString() + answer.servingCaChain.map(pemOf).join('') };
     }
     if (next !== current) {
       this.options.apply(next);

@@ -5,7 +5,10 @@ import { GATEWAY_CIPHERS } from './limits';
 
 /** The gateway's credentials: what its directory holds (files.ts), and what a rotation replaces live. */
 export interface GatewayCredentials {
-  /** PEM: the leaf, then the serving CA. */
+  /**
+   * PEM: the leaf, then the serving CA; while a serving CA rotation is active, the leaf, the serving CA certified
+   * by the previous one, then the previous one.
+   */
   servingChainPem: string;
   /** PEM PKCS#8 of the leaf's key. */
   servingKeyPem: string;
@@ -19,13 +22,16 @@ function splitPem(pem: string): Buffer[] {
   );
 }
 
-/** The vouching credential: the serving key and the chain JoinService checks against the serving CA pin. */
+/**
+ * The vouching credential: the serving key and the chain JoinService checks against the serving CA pin, the leaf
+ * and the certificate after it (the serving CA, or its cross-certificate, which holds the same key).
+ */
 export function voucherFromServingChain(chainPem: string, keyPem: string): GatewayVoucher {
   const chain = splitPem(chainPem);
   if (chain.length < 2) throw new Error('The gateway chain must hold the leaf and then the serving CA');
   const key = createPrivateKey(keyPem);
   if (!new X509Certificate(chain[0]!).checkPrivateKey(key)) throw new Error('The gateway key does not match its certificate');
-  return { key, chainB64: [chain[0]!.toString('base64'), chain[chain.length - 1]!.toString('base64')] };
+  return { key, chainB64: [chain[0]!.toString('base64'), chain[1]!.toString('base64')] };
 }
 
 /** The TLS context of the gateway's handshakes: its chain and key, the node CAs it asks for, its protocol bounds. */

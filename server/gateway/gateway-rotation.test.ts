@@ -146,7 +146,9 @@ describe('a gateway process follows a rotation without a restart', () => {
     rotating.phase = 'activated';
     await expect.poll(() => handshakeVerifiesUnder(rotating.pins.nextServingCa), FOLLOW).toBe(true);
     servedPin = rotating.pins.nextServingCa;
-    expect(await handshakeVerifiesUnder(rotating.pins.oldServingCa)).toBe(false);
+    // Until the retirement the new CA comes certified by the old one, then the old one: a client that pins only
+    // the old CA still accepts the chain.
+    expect(await handshakeVerifiesUnder(rotating.pins.oldServingCa)).toBe(true);
 
     // A new connection still speaks HTTP/2: the swapped context keeps the server's protocols.
     const fresh = tls.connect({ host: '127.0.0.1', port: gateway.port, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
@@ -192,6 +194,11 @@ describe('a gateway process follows a rotation without a restart', () => {
       stored = await readGatewayFiles(files);
     }
     expect(caPinOf(stored.servingChainPem)).toBe(rotating.pins.nextServingCa);
+    // The leaf, the new CA certified by the old one, the old one.
+    expect(certificatesOf(stored.servingChainPem).map((c) => c.raw.toString('base64'))).toEqual([
+      certificatesOf(stored.servingChainPem)[0]!.raw.toString('base64'),
+      ...rotating.runtime().servingCaChain!.map((pem) => new X509Certificate(pem).raw.toString('base64')),
+    ]);
     expect(() => voucherFromServingChain(stored.servingChainPem, stored.servingKeyPem)).not.toThrow();
     expect(
       certificatesOf(stored.nodeCaPem)
@@ -210,6 +217,12 @@ describe('a gateway process follows a rotation without a restart', () => {
     await expect.poll(async () => peerSeen(old.client), FOLLOW).toBe('-');
     const next = nextClient();
     expect(await peerSeen(next.client)).toBe(next.spiffeId);
+  });
+
+  it('once the old serving CA is retired, sends the new CA alone after its leaf: the old pin no longer covers it', async () => {
+    await expect.poll(() => handshakeVerifiesUnder(rotating.pins.oldServingCa), FOLLOW).toBe(false);
+    expect(await handshakeVerifiesUnder(rotating.pins.nextServingCa)).toBe(true);
+    expect(certificatesOf((await readGatewayFiles(gatewayFilesIn(gateway.dir))).servingChainPem)).toHaveLength(2);
   });
 
   it('a restart serves the files it wrote, even with the API unreachable', async () => {

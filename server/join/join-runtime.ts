@@ -7,6 +7,7 @@ import { installPins } from '../pki/pins-summary';
 import type { PkiBundle } from '../pki/bundle/bundle';
 import { openPkiBundle } from '../pki/bundle/seal';
 import { PKI_BUNDLE_ID } from '../pki/bundle/store';
+import { servingCaChainOf } from '../pki/rotation/cross-certificate';
 import { PKI_CHANGED_CHANNEL } from '../pki/rotation/rotation-sql';
 import { getRootTenant } from '../tenants/tenants';
 import type { TrustState } from '../pki/rotation/trust-state';
@@ -21,6 +22,11 @@ export interface PkiRuntime {
   trust?: TrustState;
   /** The serving CA in use (PEM), which issues the gateways' certificates; set by the PKI source. */
   servingCa?: { certificatePem: string; privateKeyPem: string };
+  /**
+   * PEM, in order: what a gateway sends after its leaf (the serving CA in use, or while its rotation is active the
+   * cross-certificate and the previous CA; `servingCaChainOf`). Absent: the serving CA alone.
+   */
+  servingCaChain?: string[];
   /** The command-signing key in use (its certificate is first in the trust state's commandTrustBundle). */
   commandSigningKey?: KeyObject;
 }
@@ -188,6 +194,7 @@ export function pkiRuntimeOf(bundle: PkiBundle): PkiRuntime {
     servingCaPin: installPins(bundle).servingCaPin,
     trust: crypto.trust,
     servingCa: { certificatePem: bundle.servingCa.certificatePem, privateKeyPem: bundle.servingCa.privateKeyPem },
+    servingCaChain: servingCaChainOf(bundle),
     commandSigningKey: createPrivateKey(bundle.commandCa.privateKeyPem),
   };
 }

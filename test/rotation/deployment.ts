@@ -173,6 +173,26 @@ export function servedCaPin(gateway: SpawnedGateway): Promise<string> {
   });
 }
 
+/** How many certificates the gateway sends (the leaf and the CAs after it, as a TLS client chains them). */
+export function servedChainLength(gateway: SpawnedGateway): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: gateway.port, servername: 'localhost', rejectUnauthorized: false }, () => {
+      let count = 0;
+      for (
+        let cert = socket.getPeerX509Certificate(), seen: Buffer[] = [];
+        cert && !seen.some((s) => s.equals(cert!.raw));
+        cert = cert.issuerCertificate
+      ) {
+        seen.push(cert.raw);
+        count += 1;
+      }
+      socket.destroy();
+      resolve(count);
+    });
+    socket.once('error', reject);
+  });
+}
+
 /** The pin of a b64 DER certificate's key. */
 export const certificatePin = (b64Der: string) => spkiPin(new X509Certificate(Buffer.from(b64Der, 'base64')).publicKey);
 

@@ -7,6 +7,7 @@ import {
   rotate,
   rotationStatusOf,
   servedCaPin,
+  servedChainLength,
   startRotationDeployment,
   wellKnownOf,
   type RotationDeployment,
@@ -14,11 +15,12 @@ import {
 import { bcdEnv, heldTrustVersion, installBcdNode, installScriptFile, type FleetNode } from './fleet-agents';
 
 // An install script pins the serving CA and both join keys. One generated before a rotation still installs and
-// joins through the gateway while the join keys' rotation is active (the old keys still trusted) and the gateway
-// still serves the old serving CA's chain: the answer verifies under the old signing pin, the seal to the old
-// encryption key opens, and the trust set the answer carries lets bcd accept the gateway's chain from the new
-// serving CA once that is activated. From then on that script's join is refused by its own serving CA pin. One
-// generated after activation pins the new keys and joins with them.
+// joins through the gateway while the rotation of all three is active (the old keys still trusted): the gateway
+// sends the new serving CA certified by the old one, then the old one, after its leaf, so the script's serving CA
+// pin still covers the chain; the answer verifies under the old signing pin, the seal to the old encryption key
+// opens, and the trust set the answer carries lets the machine follow the rest of the rotation. Once the old keys
+// are retired, that script is refused by its own serving CA pin before its token is spent. One generated after
+// activation pins the new keys and joins with them.
 
 const PINNED = ['serving-ca', 'join-signing', 'join-encryption'] as const;
 
@@ -57,38 +59,23 @@ describe('install scripts across a rotation of the pinned keys', () => {
       const before = await installScriptFile(d, bcd);
       const old = await wellKnownOf(d.apis[0]!.url);
       for (const kind of PINNED) await rotate(d, kind, 'prepare');
-      // The join keys first: the gateway still serves the old serving CA's chain, which the script pins.
-      for (const kind of ['join-signing', 'join-encryption'] as const) await rotate(d, kind, 'activate');
-      const overlap = (await rotationStatusOf(d)).trustVersion;
+      for (const kind of PINNED) await rotate(d, kind, 'activate');
+      const status = await rotationStatusOf(d);
+      const current = Object.fromEntries(status.keys.map((k) => [k.kind, k.currentPin]));
+      for (const kind of PINNED) expect(status.keys.find((k) => k.kind === kind)!.phase).toBe('active');
+      await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(current['serving-ca']);
 
-      // The script made before: its pins are the old keys, and it installs and joins through the gateway.
+      // The script made before: its pins are the old keys, and it installs and joins through the gateway, whose
+      // chain from the new serving CA reaches the old one.
       const early = await installBcdNode(before, await newJoinToken(d));
       machines.push(early);
       const earlyConfig = configOf(early.root);
       expect(earlyConfig).toContain(`serving_ca_spki_pin = "${old.gateway.servingCaPin}"`);
       expect(earlyConfig).toContain(`join_signing_key_pin = "${old.join.signingKeyPin}"`);
       expect(earlyConfig).toContain(`join_encryption_key_pin = "${old.join.encryptionKeyPin}"`);
-      expect(await heldTrustVersion(early.identityDir)).toBe(overlap);
+      expect(await heldTrustVersion(early.identityDir)).toBe(status.trustVersion);
       early.start();
       await connected(early);
-
-      // Then the serving CA: the gateway serves a chain from the new CA, which the trust set the answer carried
-      // (and the trust events since) lets the joined machine accept.
-      await rotate(d, 'serving-ca', 'activate');
-      const status = await rotationStatusOf(d);
-      const current = Object.fromEntries(status.keys.map((k) => [k.kind, k.currentPin]));
-      for (const kind of PINNED) expect(status.keys.find((k) => k.kind === kind)!.phase).toBe('active');
-      await expect.poll(() => servedCaPin(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(current['serving-ca']);
-
-      // A script made before the serving CA's activation no longer joins: its join goes to the gateway, whose
-      // chain its pin does not cover, and it says so before the token is sent.
-      const staleToken = await newJoinToken(d);
-      const stale = await run('sh', [before], { env: bcdEnv(newMachineRoot()), input: `${staleToken}\n` });
-      expect(stale.code).not.toBe(0);
-      expect(stale.stderr).toMatch(/no certificate the gateway sent has the key of serving_ca_spki_pin/);
-      expect(await d.database.db.joinToken.findUniqueOrThrow({ where: { id: staleToken.slice(5).split('.')[0]! } })).toMatchObject({
-        usesLeft: 1,
-      });
 
       // The script made now pins the keys in use.
       const after = await installScriptFile(d, bcd);
@@ -111,6 +98,19 @@ describe('install scripts across a rotation of the pinned keys', () => {
         .toBe(0);
       for (const kind of PINNED) await rotate(d, kind, 'retire');
       const final = (await rotationStatusOf(d)).trustVersion;
+      // Without the old serving CA the gateway sends the new one alone after its leaf (within a credentials call).
+      await expect.poll(() => servedChainLength(d.gateways[0]!), { timeout: 30_000, interval: 500 }).toBe(2);
+
+      // A script made before the rotation no longer joins: its serving CA pin covers nothing the gateway sends, and
+      // bcd says so before the token is sent.
+      const staleToken = await newJoinToken(d);
+      const stale = await run('sh', [before], { env: bcdEnv(newMachineRoot()), input: `${staleToken}\n` });
+      expect(stale.code).not.toBe(0);
+      expect(stale.stderr).toMatch(/no certificate the gateway sent has the key of serving_ca_spki_pin/);
+      expect(await d.database.db.joinToken.findUniqueOrThrow({ where: { id: staleToken.slice(5).split('.')[0]! } })).toMatchObject({
+        usesLeft: 1,
+      });
+
       await expect
         .poll(() => Promise.all(machines.map((m) => heldTrustVersion(m.identityDir))), { timeout: 60_000, interval: 500 })
         .toEqual([final, final]);

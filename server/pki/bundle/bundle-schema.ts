@@ -10,6 +10,7 @@ const rotatingKey = z.object({
   phase: z.enum(['prepared', 'active']),
   certificatePem: pem('CERTIFICATE').optional(),
   privateKeyPem: pem('PRIVATE KEY'),
+  crossCertificatePem: pem('CERTIFICATE').optional(),
 });
 
 /** The stored shape of a {@link PkiBundle}, version 1. Only shapes: keys and certificates are parsed on use. */

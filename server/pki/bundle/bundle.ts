@@ -54,6 +54,12 @@ export interface PkiRotatingKey {
   /** Absent for the join-encryption key. */
   certificatePem?: string;
   privateKeyPem: string;
+  /**
+   * Serving CA only, while `active`: the serving CA in use (the new one) certified by this previous one, made at
+   * activation (rotation/cross-certificate.ts). The gateways send it, then this CA, after their leaf until the
+   * rotation is retired, so a machine that pins only this CA still accepts their chain.
+   */
+  crossCertificatePem?: string;
 }
 
 /** How long the roots and the JoinService signing certificate last: ten years. */

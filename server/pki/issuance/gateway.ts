@@ -4,6 +4,7 @@ import type { PkiBundle } from '../bundle/bundle';
 import { issueLeaf, newEcKeyPair } from '../ca/ca';
 import { loadIssuingCa } from '../ca/issuing-ca';
 import { dnsNameProblem } from '../ca/trust-domain';
+import { servingCaChainOf } from '../rotation/cross-certificate';
 import { encodeName, extendedKeyUsage, OIDS, subjectAltName, toPem, type GeneralName } from '../ca/x509-build';
 
 /** A gateway's TLS identity, all PEM. */
@@ -12,9 +13,18 @@ interface GatewayCertificate {
   certificatePem: string;
   /** Its P-256 private key, PKCS#8. */
   privateKeyPem: string;
-  /** The leaf followed by the serving CA (a "full chain", what a TLS server sends). */
+  /**
+   * The leaf followed by the serving CA (a "full chain", what a TLS server sends); while a serving CA rotation is
+   * active, by the serving CA certified by the previous one and then the previous one (`servingCaChainOf`).
+   */
   chainPem: string;
 }
+
+/**
+ * The serving CA that issues, and what follows the leaf in the chain: a bundle's rotations, or a PKI runtime's
+ * `servingCaChain` (PEM, in order); with neither, the serving CA alone.
+ */
+type ServingCaSource = Pick<PkiBundle, 'servingCa'> & Partial<Pick<PkiBundle, 'rotations'>> & { servingCaChain?: string[] };
 
 /** Default and largest lifetime of a gateway certificate. */
 const GATEWAY_TTL_DAYS = { default: 365, max: 825 } as const;
@@ -31,7 +41,7 @@ const BACKDATE_MS = 5 * 60_000;
  * @throws DomainError `INVALID_ARGUMENT` (field `san` or `ttlDays`).
  */
 export function issueGatewayCertificate(
-  bundle: Pick<PkiBundle, 'servingCa'>,
+  bundle: ServingCaSource,
   options: { sans: string[]; ttlDays?: number; now?: Date },
 ): GatewayCertificate {
   const keys = newEcKeyPair();
@@ -47,7 +57,7 @@ export function issueGatewayCertificate(
  * @throws DomainError `INVALID_ARGUMENT` (field `san` or `ttlDays`).
  */
 export function issueGatewayCertificateForKey(
-  bundle: Pick<PkiBundle, 'servingCa'>,
+  bundle: ServingCaSource,
   options: { spkiDer: Buffer; sans: string[]; ttlDays?: number; now?: Date },
 ): Omit<GatewayCertificate, 'privateKeyPem'> {
   const names = parseSans(options.sans);
@@ -66,7 +76,7 @@ export function issueGatewayCertificateForKey(
     extensions: [extendedKeyUsage([OIDS.serverAuth]), subjectAltName(names)],
   });
   const certificatePem = toPem(certDer);
-  return { certificatePem, chainPem: certificatePem + toPem(ca.certDer) };
+  return { certificatePem, chainPem: certificatePem + (bundle.servingCaChain ?? servingCaChainOf(bundle)).join('') };
 }
 
 /** Validates and normalizes the gateway's names: IP literals become iPAddress, the rest dNSName. */

@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { DomainError } from '../../../protocol/errors';
 import type { PkiBundle, PkiCertifiedKey, PkiRotatingKey } from '../bundle/bundle';
 import { PKI_KEY_LABELS, type PkiKeyKind } from './kinds';
+import { crossCertify } from './cross-certificate';
 import { currentKeyOf } from './new-key';
 
 /** The trust version of a bundle: 1 before any rotation step. */
@@ -61,12 +62,18 @@ export function prepareInBundle(bundle: PkiBundle, kind: PkiKeyKind, next: PkiRo
   return prepared;
 }
 
-/** `bundle` with the prepared `kind` key in use and the previous one kept as the other key. Version + 1. */
+/**
+ * `bundle` with the prepared `kind` key in use and the previous one kept as the other key. Version + 1. For the
+ * serving CA, the previous CA also certifies the new one (`crossCertificatePem`), which the gateways send until
+ * the retirement.
+ */
 export function activateInBundle(bundle: PkiBundle, kind: PkiKeyKind): PkiBundle {
   const prepared = bundle.rotations?.[kind];
   if (prepared?.phase !== 'prepared') throw refuse(`No ${PKI_KEY_LABELS[kind]} is prepared: prepare one first`);
   const previous = currentKeyOf(bundle, kind);
-  const swapped = withRotation(withKey(bundle, kind, prepared), kind, { ...previous, phase: 'active' });
+  const cross =
+    kind === 'serving-ca' ? { crossCertificatePem: crossCertify({ certificatePem: prepared.certificatePem! }, bundle.servingCa) } : {};
+  const swapped = withRotation(withKey(bundle, kind, prepared), kind, { ...previous, ...cross, phase: 'active' });
   if (kind === 'command-signing') swapped.commandTrustBundle = commandTrustBundle(swapped);
   return swapped;
 }
