@@ -157,7 +157,7 @@ describe('better-compute nodes cordon | uncordon | revoke-identity | delete --ye
       // Cordoning again changes nothing and records nothing.
       const again = await nodesCli('cordon', nodeId);
       expect(again.code, again.stderr).toBe(0);
-      expect(again.stdout).toMatch(new RegExp(`^ID +STATE +CORDONED[^\\n]*\\n${nodeId} +adopted +true `));
+      expect(again.stdout).toMatch(new RegExp(`^ID +HOSTNAME +STATE +CORDONED[^\\n]*\\n${nodeId} +\\S+ +adopted +true `));
 
       // delete without --yes is a usage error before any request; an uncordoned node cannot be deleted.
       const unconfirmed = await nodesCli('delete', nodeId);
@@ -377,7 +377,7 @@ describe('runbook: the node joined but stays adopting', () => {
 
       const adopted = await nodesCli('adopt', nodeId);
       expect(adopted.code, adopted.stderr).toBe(0);
-      expect(adopted.stdout).toMatch(new RegExp(`\\n${nodeId} +adopted +false `));
+      expect(adopted.stdout).toMatch(new RegExp(`\\n${nodeId} +\\S+ +adopted +false `));
       expect(await database.db.node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ state: 'adopted' });
       // Adopting an adopted node changes nothing and records nothing.
       const twice = await nodesCli('adopt', nodeId, '--json');
