@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'node.disconnected',
   'node.cordoned',
   'node.uncordoned',
+  'node.labels-changed',
   'node.identity-revoked',
   'node.deleted',
   'security.certificate-revoked',

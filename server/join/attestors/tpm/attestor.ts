@@ -182,7 +182,7 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
       role: n.role,
     } as TpmBoundNode);
   const requests = await client.query(
-    `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired
+    `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired, approval_labels
        FROM join_requests WHERE attestor = 'tpm' AND machine_key = ANY($1::text[]) AND state IN ('pending', 'approved', 'rejected')
       ORDER BY machine_key, created_at DESC FOR UPDATE`,
     [ekHashes.map((h) => `${TPM_MACHINE_KEY_PREFIX}${h}`)],
@@ -190,7 +190,14 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
   // The newest live request per EK (rows come newest first within each EK).
   for (const q of requests.rows)
     if (!state.requests.has(q.machine_key))
-      state.requests.set(q.machine_key, { id: q.id, state: q.state, csrSha256: q.csr_sha256, poolId: q.pool_id, isExpired: q.is_expired });
+      state.requests.set(q.machine_key, {
+        id: q.id,
+        state: q.state,
+        csrSha256: q.csr_sha256,
+        poolId: q.pool_id,
+        isExpired: q.is_expired,
+        labels: q.approval_labels ?? {},
+      });
   const poolIds = [
     ...new Set(
       [
@@ -339,6 +346,8 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
     actor: `tpm:${evidence.ekHash}`,
     statements: [decision.statement],
     nodeKey: 'tpm',
+    // An approval's labels; an unchanged EK's reclaim keeps the node's (the write merges over them).
+    ...(decision.consumesRequestId && request?.labels ? { labels: request.labels } : {}),
   };
   return admission;
 }

@@ -40,6 +40,8 @@ export interface TpmJoinRequestRow {
   readonly csrSha256: string;
   readonly poolId: string | null;
   readonly isExpired: boolean;
+  /** What the approvals gave; the node gets them when the join consumes the approval. */
+  readonly labels?: Record<string, string>;
 }
 
 /** Everything an activated `tpm` join is decided on (after round two's activation verified). */
