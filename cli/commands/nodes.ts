@@ -6,6 +6,7 @@ import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { wholeNumber } from '../options';
+import { registerNodeLabelCommand } from './node-labels';
 
 const printDetail = (n: NodeDetail) =>
   printTable(
@@ -113,4 +114,5 @@ export function registerNodeCommands(program: Command) {
       else printDetail(node);
     });
   }
+  registerNodeLabelCommand(nodes);
 }

@@ -34,8 +34,6 @@ export const labelSelector = z
   .max(200)
   .refine((text) => parseLabelArgument(text) !== null, { message: 'a label as key=value' });
 
-export type Labels = z.infer<typeof labelsSchema>;
-
 /**
  * The labels a node gets from several sources, lowest first (the join's token, then an approval rule, an
  * expected machine, an approval): a later source's key overrides an earlier one's.

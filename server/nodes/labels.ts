@@ -13,7 +13,7 @@ import { loadNode, nodeDetail } from './nodes';
 // reads none of them) and never enter an authorization decision (authorize() is decided on pools and nodes).
 
 /** What a change did to one node: its labels before and after, and whether they differ. */
-export interface NodeLabelsChanged {
+interface NodeLabelsChanged {
   nodeId: string;
   previous: Record<string, string>;
   labels: Record<string, string>;
@@ -26,7 +26,7 @@ export interface NodeLabelsChanged {
  * An unchanged set writes nothing. The result must stay within labelsSchema's bounds (INVALID_ARGUMENT).
  * Shared by `nodes.setLabels` and the bulk actions on nodes (one audit row per node).
  */
-export async function changeLockedNodeLabels(
+async function changeLockedNodeLabels(
   tx: Tx,
   actor: string,
   node: { id: string; tenantId: string; labels: unknown },
