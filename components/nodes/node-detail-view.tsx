@@ -17,6 +17,8 @@ import { useTRPC } from '@/lib/trpc';
 import { useNowSince } from '@/lib/use-now';
 import { CertificateHistory } from './certificate-history';
 import { NodeActions } from './node-actions';
+import { NodeLabelsEditor } from './node-labels-editor';
+import { can } from '@/lib/can';
 import { SessionDetails } from './session-state';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
@@ -88,6 +90,15 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
             ) : (
               <span className="muted">no claims</span>
             )}
+          </dd>
+          <dt>Labels</dt>
+          <dd>
+            <NodeLabelsEditor
+              tenantId={tenant.id}
+              nodeId={n.id}
+              labels={n.labels}
+              editable={can(tenant, 'compute:nodes:manage') && n.state !== 'retired'}
+            />
           </dd>
           <dt>Identity generation</dt>
           <dd>{n.identityGeneration}</dd>
