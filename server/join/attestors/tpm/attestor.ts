@@ -167,7 +167,7 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
     });
   const ekHashes = [...new Set(second.map((e) => e.ekHash))];
   const bound = await client.query(
-    `SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.role, b.ek_sha256 AS tpm_ek_sha256
+    `SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.role, n.labels, b.ek_sha256 AS tpm_ek_sha256
        FROM tpm_ek_bindings b JOIN nodes n ON n.id = b.node_id WHERE b.ek_sha256 = ANY($1::text[]) ORDER BY n.id FOR UPDATE OF n, b`,
     [ekHashes],
   );
@@ -180,6 +180,7 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
       state: n.state,
       identityGeneration: n.identity_generation,
       role: n.role,
+      labels: n.labels ?? {},
     } as TpmBoundNode);
   const requests = await client.query(
     `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired, approval_labels
@@ -333,6 +334,7 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
           poolId: decision.reclaim.poolId,
           role: 'node',
           identityGeneration: decision.reclaim.identityGeneration,
+          labels: decision.reclaim.labels ?? {},
         }
       : null,
     tenantId: decision.tenantId,

@@ -31,6 +31,8 @@ export interface TpmBoundNode {
   readonly poolId: string | null;
   readonly state: string;
   readonly identityGeneration: number;
+  /** The node's labels: a reclaim keeps them (the admission's event names them). */
+  readonly labels?: Record<string, string>;
 }
 
 /** The EK's live join request (machine key `tpm-ek:<hash>`), if any. */
