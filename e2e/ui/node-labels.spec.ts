@@ -43,7 +43,7 @@ for (const viewport of VIEWPORTS) {
     await page.getByRole('button', { name: 'Create join token' }).click();
     const dialog = page.getByRole('dialog', { name: 'Create join token' });
     await expect(dialog).toBeVisible();
-    const labels = dialog.getByLabel('Labels', { exact: true });
+    const labels = dialog.getByRole('textbox', { name: /^Labels/ });
     await labels.fill('rack=c7, Bad Key=x');
     await dialog.getByRole('button', { name: 'Create token' }).click();
     await expect(dialog.getByRole('alert').filter({ hasText: '"Bad Key=x" is not a label' })).toBeVisible();
