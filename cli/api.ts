@@ -80,6 +80,7 @@ export const API = {
   'nodes.recheck': post(`${T}/nodes/{nodeId}/recheck`, nodeDetail),
   'nodes.cordon': post(`${T}/nodes/{nodeId}/cordon`, nodeDetail),
   'nodes.uncordon': post(`${T}/nodes/{nodeId}/uncordon`, nodeDetail),
+  'nodes.setLabels': post(`${T}/nodes/{nodeId}/labels`, nodeDetail),
   'nodes.revokeIdentity': post(`${T}/nodes/{nodeId}/revoke-identity`, revokeResult),
   'nodes.delete': post(`${T}/nodes/{nodeId}/delete`, nodeDetail),
   'nodes.bulk': post(`${T}/nodes/bulk`, nodeBulkResult),

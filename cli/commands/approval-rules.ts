@@ -1,4 +1,6 @@
 import { type Command, Option } from 'commander';
+import { collectLabel, labelsField } from '../label-options';
+import { formatLabelList } from '../../protocol/api/labels';
 import type { RuleRecord } from '../../server/rules/schemas';
 import { DomainError } from '../../protocol/errors';
 import type { ApiClient } from '../client';
@@ -34,6 +36,7 @@ interface RuleOptions {
   maxAdmissions?: number;
   validUntil?: string;
   enabled?: boolean;
+  label?: Record<string, string>;
   json?: boolean;
 }
 
@@ -59,6 +62,11 @@ function withRuleOptions(command: Command): Command {
     .option('--model <pattern>', 'claimed DMI productName, with wildcards (repeatable)', collect)
     .option('--max-admissions <count>', 'approve: stop after this many admissions', (v) => Number(v))
     .option('--valid-until <time>', 'stop deciding at this time (ISO 8601, with an offset or Z)')
+    .option(
+      '--label <key=value>',
+      "approve: a label the nodes it admits get, over their token's (repeatable; on update, the new set)",
+      collectLabel,
+    )
     .option('--json', 'print JSON');
 }
 
@@ -99,6 +107,7 @@ function bodyOf(opts: RuleOptions, base?: RuleRecord): Record<string, unknown> {
     ...(maxAdmissions !== undefined ? { maxAdmissions } : {}),
     ...(validUntil ? { validUntil } : {}),
     ...(opts.enabled !== undefined ? { enabled: opts.enabled } : {}),
+    ...(action === 'approve' ? labelsField(opts.label) : {}),
   };
 }
 
@@ -114,6 +123,7 @@ const printRules = (items: RuleRecord[]) =>
       ['admitted', (r) => (r.maxAdmissions === null ? r.admissions : `${r.admissions}/${r.maxAdmissions}`)],
       ['valid until', (r) => r.validUntil],
       ['enabled', (r) => (r.enabled ? 'yes' : 'no')],
+      ['labels', (r) => formatLabelList(r.labels)],
     ],
     'No approval rules.',
   );

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { collectLabel, labelsField } from '../label-options';
 import { type Command, Option } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { formatOfName, splitImport } from '../../protocol/api/expected-import-parts';
@@ -24,16 +25,25 @@ export function registerExpectedMachineCommands(program: Command) {
   scopeOptions(
     expected
       .command('import <file>')
-      .description('Import a CSV (header: serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array'),
+      .description('Import a CSV (header: serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt, labels) or a JSON array'),
   )
     .option('--pool <pool>', 'the pool (name or id) of rows that name none')
     .addOption(new Option('--format <format>', 'csv or json (default: from the file name)').choices(['csv', 'json']))
     .option('--dry-run', 'show what would be imported and the rejected rows; save nothing')
+    .option('--label <key=value>', "a label every row's node gets; a row's labels column overrides it (repeatable)", collectLabel)
     .option('--json', 'print JSON')
     .action(
       async (
         file: string,
-        opts: { tenant?: string; site: string; pool?: string; format?: 'csv' | 'json'; dryRun?: boolean; json?: boolean },
+        opts: {
+          tenant?: string;
+          site: string;
+          pool?: string;
+          format?: 'csv' | 'json';
+          dryRun?: boolean;
+          label?: Record<string, string>;
+          json?: boolean;
+        },
         cmd: Command,
       ) => {
         const { client, path } = await pathOf(cmd, opts);
@@ -54,6 +64,7 @@ export function registerExpectedMachineCommands(program: Command) {
             rowOffset: part.offset,
             ...(opts.pool ? { defaultPoolId: opts.pool } : {}),
             ...(answer.importId ? { importId: answer.importId } : {}),
+            ...labelsField(opts.label),
           };
           const reply = await client.post('expectedMachines.import', `${path}/import`, body);
           answer.importId = reply.importId ?? answer.importId;

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { collectLabel, labelsField } from '../label-options';
 import type { JoinRequestRecord } from '../../protocol/api/join-request-schemas';
 import { DomainError } from '../../protocol/errors';
 import type { RequestFilter } from '../../server/requests/filter';
@@ -160,11 +161,12 @@ export function registerJoinRequestCommands(program: Command) {
     .option('--all-pending', 'approve every pending request the pool sees (narrowed by the filters), a page (200) per call')
     .option('--ttl <seconds>', 'how long the approval admits the retry, 60 to 86400 seconds (default 3600)', parseSeconds)
     .option('--reason <text>', 'why, for the audit log')
+    .option('--label <key=value>', "a label the node gets when it joins, over its token's (repeatable)", collectLabel)
     .option('--json', 'print JSON')
     .action(
       async (
         requestId: string | undefined,
-        opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; json?: boolean },
+        opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; label?: Record<string, string>; json?: boolean },
         cmd: Command,
       ) => {
         if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
@@ -173,7 +175,11 @@ export function registerJoinRequestCommands(program: Command) {
           throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
         const client = clientFor(cmd);
         const path = await poolPath(client, opts);
-        const decision = { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.reason ? { reason: opts.reason } : {}) };
+        const decision = {
+          ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+          ...labelsField(opts.label),
+        };
         if (requestId) {
           const approved = await client.post('joinRequests.approve', `${path}/${enc(requestId)}/approve`, decision);
           if (opts.json) return printJson(approved);

@@ -5,6 +5,7 @@ import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { writeNewSecretFile } from '../secret-file';
+import { collectLabel, labelsField } from '../label-options';
 
 const DURATION = /^(?:(\d{1,5})h)?(?:(\d{1,5})m)?(?:(\d{1,6})s)?$/;
 
@@ -43,6 +44,7 @@ type CreateOpts = {
   name?: string;
   description?: string;
   out?: string;
+  label?: Record<string, string>;
   json?: boolean;
 };
 
@@ -63,6 +65,7 @@ function createBody(opts: CreateOpts): Record<string, unknown> {
     ...(opts.hosted ? { hosted: opts.hosted } : {}),
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.description !== undefined ? { description: opts.description } : {}),
+    ...labelsField(opts.label),
     idempotencyKey: opts.key,
   };
 }
@@ -88,6 +91,7 @@ export function registerJoinTokenCommands(program: Command) {
     .requiredOption('--key <idempotencyKey>', 'idempotency key: a retry with the same key returns the same token record')
     .option('--name <text>', 'what the token is for, as lists show it (1 to 100 characters)')
     .option('--description <text>', 'notes on the token (up to 500 characters)')
+    .option('--label <key=value>', 'a label the nodes it admits get (repeatable); never on the certificate', collectLabel)
     .option('--out <file>', 'write the token to a new 0600 file instead of printing it (never overwrites)')
     .option('--json', 'print the answer as JSON')
     .action(async (opts: CreateOpts, cmd: Command) => {

@@ -13,6 +13,7 @@ const labelText = (labels: Record<string, string>) =>
   Object.entries(labels)
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
+import { registerNodeLabelCommand } from './node-labels';
 
 const printDetail = (n: NodeDetail) =>
   printTable(
@@ -142,4 +143,5 @@ export function registerNodeCommands(program: Command) {
         );
     });
   }
+  registerNodeLabelCommand(nodes);
 }

@@ -104,6 +104,7 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
           pools={pools.data?.items ?? []}
           initial={editing === 'new' ? INITIAL_RULE_VALUES : toRuleValues(editing)}
           ruleId={editing === 'new' ? undefined : editing.id}
+          initialLabels={editing === 'new' ? {} : editing.labels}
           onDone={() => setEditing(null)}
         />
       )}

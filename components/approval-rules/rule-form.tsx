@@ -16,11 +16,9 @@ import {
 } from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { DryRunAnswer, RuleRecord } from '@/server/rules/schemas';
-import { TableScroll } from '@/components/ui/table-scroll';
-
-const SOURCE_WORDS = { vouched: 'vouched for by the boot step', claimed: "the machine's own claim" } as const;
-const FIELD_LABELS: Record<string, string> = Object.fromEntries(CONDITIONS.map((c) => [c.key, c.label]));
-FIELD_LABELS.attestor = 'Attestor';
+import { DryRunResult } from './dry-run-result';
+import { LabelsField, labelsOfText } from '@/components/nodes/labels-field';
+import { formatLabelList } from '@/protocol/api/labels';
 
 /**
  * Create or edit one rule, with a dry run before saving: what the rule would do with the site's pending
@@ -32,12 +30,15 @@ export function RuleForm({
   pools,
   initial,
   ruleId,
+  initialLabels = {},
   onDone,
 }: {
   scope: { tenantId: string; siteId: string };
   pools: Pool[];
   initial: RuleFormValues;
   ruleId?: string;
+  /** The rule's labels (an approving rule gives them to the nodes it admits). */
+  initialLabels?: Record<string, string>;
   onDone: () => void;
 }) {
   const trpc = useTRPC();
@@ -46,10 +47,12 @@ export function RuleForm({
   const [values, setValues] = useState(initial);
   const [localErrors, setLocalErrors] = useState<RuleFieldErrors>({});
   const [dryRun, setDryRun] = useState<DryRunAnswer | null>(null);
+  const [labelsText, setLabelsText] = useState(() => formatLabelList(initialLabels).replaceAll(';', ', '));
+  const [labelsError, setLabelsError] = useState<string | null>(null);
   const formRef = useRef<HTMLFormElement>(null);
 
   const save = useMutation({
-    mutationFn: async (input: ReturnType<typeof toRuleInput>): Promise<RuleRecord> => {
+    mutationFn: async (input: ReturnType<typeof toRuleInput> & { labels?: Record<string, string> }): Promise<RuleRecord> => {
       const saved = ruleId
         ? await client.approvalRules.update.mutate({ ...scope, ruleId, ...input })
         : await client.approvalRules.create.mutate({ ...scope, ...input });
@@ -85,7 +88,10 @@ export function RuleForm({
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const input = checked();
-    if (input && !save.isPending) save.mutate(input);
+    const labels = values.action === 'approve' ? labelsOfText(labelsText) : { labels: {} };
+    setLabelsError('error' in labels ? labels.error : null);
+    if (input && 'labels' in labels && !save.isPending)
+      save.mutate(values.action === 'approve' ? { ...input, labels: labels.labels } : input);
   }
   const livePools = pools.filter((p) => p.siteId === scope.siteId && p.agent === 'bcd' && !p.archivedAt);
 
@@ -154,6 +160,17 @@ export function RuleForm({
               />
             )}
           </Field>
+        )}
+        {values.action === 'approve' && (
+          <LabelsField
+            value={labelsText}
+            onChange={(text) => {
+              setLabelsText(text);
+              setLabelsError(null);
+            }}
+            error={labelsError}
+            hint="The nodes it admits get them, over their token's."
+          />
         )}
         <Field label="Valid until" optional error={errorFor('validUntil')} hint="Local time; the rule stops deciding then.">
           {(control) => (
@@ -234,56 +251,5 @@ export function RuleForm({
         </button>
       </footer>
     </form>
-  );
-}
-
-function DryRunResult({ answer }: { answer: DryRunAnswer }) {
-  const decides = answer.items.filter((i) => !i.decidedEarlierBy);
-  return (
-    <section className="dry-run" aria-label="Dry run" aria-live="polite">
-      <h3 className="detail-heading">
-        Dry run: {decides.length} of {answer.considered} requests
-      </h3>
-      <p className="field-hint">
-        Matched on{' '}
-        {answer.matchedOn.map((m, i) => (
-          <span key={m.field}>
-            {i > 0 && ', '}
-            <strong>{FIELD_LABELS[m.field] ?? m.field}</strong> ({SOURCE_WORDS[m.source]})
-          </span>
-        ))}
-        . Claims are the machine's own word; what the boot step vouched for is not.
-      </p>
-      {answer.items.length === 0 ? (
-        <p className="muted">No pending request, nor any of the last 7 days, matches.</p>
-      ) : (
-        <TableScroll label="Matching requests">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">State</th>
-                <th scope="col">MAC (vouched)</th>
-                <th scope="col">Hostname (claimed)</th>
-                <th scope="col">The rule would</th>
-              </tr>
-            </thead>
-            <tbody>
-              {answer.items.map((i) => (
-                <tr key={i.requestId}>
-                  <td>
-                    <code>{i.requestId}</code>
-                  </td>
-                  <td>{i.state}</td>
-                  <td>{i.mac ?? '—'}</td>
-                  <td>{i.hostname ?? '—'}</td>
-                  <td>{i.decidedEarlierBy ? <span className="muted">nothing: rule {i.decidedEarlierBy} decides first</span> : i.action}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      )}
-    </section>
   );
 }

@@ -1,6 +1,7 @@
 'use client';
 
 import { useState } from 'react';
+import { LabelsField, labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
@@ -42,6 +43,7 @@ export function ImportPanel({
   const [content, setContent] = useState('');
   const [format, setFormat] = useState<'csv' | 'json'>('csv');
   const [poolId, setPoolId] = useState('');
+  const [labelsText, setLabelsText] = useState('');
   const [progress, setProgress] = useState<{ sent: number; total: number } | null>(null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [error, setError] = useState<{ message: string; field: string | null } | null>(null);
@@ -51,6 +53,8 @@ export function ImportPanel({
     setError(null);
     setOutcome(null);
     if (!content.trim()) return setError({ message: 'Paste a list or choose a file first.', field: 'content' });
+    const labels = labelsOfText(labelsText);
+    if ('error' in labels) return setError({ message: labels.error, field: 'labels' });
     const parts = splitImport(format, content);
     const total = parts.reduce((n, p) => n + p.rows, 0);
     const result: Outcome = { importId: null, accepted: 0, rejected: [], sample: [], isPreview };
@@ -66,6 +70,7 @@ export function ImportPanel({
           rowOffset: part.offset,
           ...(poolId ? { defaultPoolId: poolId } : {}),
           ...(result.importId ? { importId: result.importId } : {}),
+          ...labelsInputOf(labelsText),
         });
         result.importId = answer.importId ?? result.importId;
         result.accepted += answer.accepted;
@@ -95,7 +100,7 @@ export function ImportPanel({
   return (
     <section className="panel form" aria-label="Import expected machines" aria-busy={isBusy}>
       <h2 className="detail-heading">Import expected machines</h2>
-      {error && !['content', 'defaultPoolId'].includes(error.field ?? '') && (
+      {error && !['content', 'defaultPoolId', 'labels'].includes(error.field ?? '') && (
         <p className="form-error" role="alert">
           {error.message}
         </p>
@@ -104,7 +109,7 @@ export function ImportPanel({
         <Field
           label="File"
           optional
-          hint="CSV with a header row (serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt) or a JSON array of objects."
+          hint="CSV with a header row (serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt, labels as rack=c7;env=prod) or a JSON array of objects."
         >
           {(control) => (
             <input
@@ -141,6 +146,12 @@ export function ImportPanel({
           )}
         </Field>
       </div>
+      <LabelsField
+        value={labelsText}
+        onChange={(text) => (setLabelsText(text), setOutcome(null))}
+        error={error?.field === 'labels' ? error.message : null}
+        hint="Every listed machine's node gets them when it arrives; a row's labels column overrides a key."
+      />
       <Field label="List" error={error?.field === 'content' ? error.message : null} hint="Or paste it here.">
         {(control) => (
           <textarea

@@ -6,6 +6,7 @@ import { Field } from '@/components/ui/field';
 import type { Pool } from '@/lib/api-types';
 import { TTL_PRESETS } from '@/lib/join-request-queue';
 import { APPROVAL_TTL } from '@/protocol/api/join-request-schemas';
+import { LabelsField, labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
 
 export interface Decision {
   action: 'approve' | 'reject';
@@ -13,6 +14,8 @@ export interface Decision {
   poolId: string;
   ttlSeconds: number;
   reason: string;
+  /** Approve only: labels the nodes get when they join, over their token's. */
+  labels?: Record<string, string>;
 }
 
 interface DecideDialogProps {
@@ -90,6 +93,8 @@ function DecideForm({
   const [reason, setReason] = useState('');
   // A rejection is final, so it carries a reason: the form says so rather than send one without.
   const [isReasonMissing, setReasonMissing] = useState(false);
+  const [labelsText, setLabelsText] = useState('');
+  const [labelsError, setLabelsError] = useState<string | null>(null);
   const isApprove = action === 'approve';
   return (
     <form
@@ -101,7 +106,12 @@ function DecideForm({
           event.currentTarget.querySelector<HTMLInputElement>('input[name="reason"]')?.focus();
           return;
         }
-        onDecide({ action, poolId, ttlSeconds, reason: reason.trim() });
+        const labels = isApprove ? labelsOfText(labelsText) : null;
+        if (labels && 'error' in labels) {
+          setLabelsError(labels.error);
+          return;
+        }
+        onDecide({ action, poolId, ttlSeconds, reason: reason.trim(), ...(isApprove ? labelsInputOf(labelsText) : {}) });
       }}
     >
       <div className="dialog-body">
@@ -163,6 +173,15 @@ function DecideForm({
                 ))}
               </div>
             </fieldset>
+            <LabelsField
+              value={labelsText}
+              onChange={(text) => {
+                setLabelsText(text);
+                setLabelsError(null);
+              }}
+              error={labelsError}
+              hint="The node gets them when it joins, over its token's (on a site that needs two approvals, over the first approver's)."
+            />
           </>
         )}
         <Field

@@ -167,6 +167,7 @@ export function RequestQueue({
           requestIds: targets,
           ttlSeconds: decision.ttlSeconds,
           reason,
+          ...(decision.labels ? { labels: decision.labels } : {}),
         });
         decided.push(...answer.approved, ...answer.recorded);
         const [first] = answer.recorded;
@@ -220,7 +221,13 @@ export function RequestQueue({
       const [page, remaining] =
         decision.action === 'approve'
           ? await client.joinRequests.approveMany
-              .mutate({ ...ref, matching: by, ttlSeconds: decision.ttlSeconds, reason })
+              .mutate({
+                ...ref,
+                matching: by,
+                ttlSeconds: decision.ttlSeconds,
+                reason,
+                ...(decision.labels ? { labels: decision.labels } : {}),
+              })
               .then((a) => [[...a.approved, ...a.recorded], a.remaining] as const)
           : await client.joinRequests.rejectMany
               .mutate({ ...ref, matching: by, reason: decision.reason })

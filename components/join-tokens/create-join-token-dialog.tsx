@@ -24,6 +24,7 @@ import {
 import { validateJoinTokenForm, type JoinTokenFieldErrors } from '@/lib/join-token-validate';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
+import { LabelsField, labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
 
 interface CreateJoinTokenDialogProps {
   open: boolean;
@@ -63,6 +64,8 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
   const formRef = useRef<HTMLFormElement>(null);
   // The form's own findings, all at once; the server's (one at a time) show where these found nothing.
   const [localErrors, setLocalErrors] = useState<JoinTokenFieldErrors>({});
+  const [labelsText, setLabelsText] = useState('');
+  const [labelsError, setLabelsError] = useState<string | null>(null);
 
   const create = useMutation({
     mutationKey: trpc.joinTokens.create.mutationKey(),
@@ -97,14 +100,19 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
     if (isSubmitting.current) return;
     const errors = validateJoinTokenForm(values);
     setLocalErrors(errors);
-    if (Object.keys(errors).length) {
+    const labels = labelsOfText(labelsText);
+    setLabelsError('error' in labels ? labels.error : null);
+    if (Object.keys(errors).length || 'error' in labels) {
       create.reset();
       // After React has rendered the errors: the first invalid control takes the focus.
       requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
       return;
     }
     isSubmitting.current = true;
-    create.mutate(toCreateJoinTokenInput({ tenantId: tenant.id, poolId: pool.id, idempotencyKey }, values));
+    create.mutate({
+      ...toCreateJoinTokenInput({ tenantId: tenant.id, poolId: pool.id, idempotencyKey }, values),
+      ...labelsInputOf(labelsText),
+    });
   }
 
   // noValidate: errors show in the form's own style, all of them, rather than one browser bubble at a time.
@@ -185,6 +193,17 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
           </Field>
         )}
       </div>
+
+      <LabelsField
+        value={labelsText}
+        onChange={(text) => {
+          setLabelsText(text);
+          setLabelsError(null);
+          if (create.isError) create.reset();
+        }}
+        error={labelsError}
+        hint="Every node this token admits gets them (an approval rule, expected machine or approval overrides a key). Never on the certificate; they grant nothing."
+      />
 
       <ChoiceGroup legend="Options">
         <Choice

@@ -17,8 +17,9 @@ import { useNowSince } from '@/lib/use-now';
 import { CertificateHistory } from './certificate-history';
 import { NodeAdmission } from './node-admission';
 import { NodeInventory } from './node-inventory';
-import { NodeLabels } from './node-labels';
 import { NodeActions } from './node-actions';
+import { NodeLabelsEditor } from './node-labels-editor';
+import { can } from '@/lib/can';
 import { SessionDetails } from './session-state';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
@@ -168,8 +169,14 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         <header className="panel-header">
           <h2 id="node-labels">Labels</h2>
         </header>
-        {/* node-labels-editor mount (labels): <NodeLabelsEditor tenantId={tenant.id} nodeId={n.id} labels={n.labels} /> */}
-        <NodeLabels labels={n.labels} />
+        <div className="panel-body">
+          <NodeLabelsEditor
+            tenantId={tenant.id}
+            nodeId={n.id}
+            labels={n.labels}
+            editable={can(tenant, 'compute:nodes:manage') && n.state !== 'retired'}
+          />
+        </div>
       </section>
       <section className="panel" aria-labelledby="node-inventory">
         <header className="panel-header">

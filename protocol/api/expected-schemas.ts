@@ -18,6 +18,7 @@ export const importExpectedAnswer = z
           poolId: z.string().nullable(),
           hostname: z.string().nullable(),
           expiresAt: z.string().nullable(),
+          labels: z.record(z.string(), z.string()),
         })
         .strict(),
     ),
@@ -40,6 +41,7 @@ export const expectedList = z
           expiresAt: z.string().nullable(),
           arrivedAt: z.string().nullable(),
           requestId: z.string().nullable(),
+          labels: z.record(z.string(), z.string()),
         })
         .strict(),
     ),

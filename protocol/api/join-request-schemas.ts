@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { labelsSchema } from './labels';
 import { idOf } from './resource-names';
 import { requestFilterFields } from './join-request-filter';
 
@@ -36,6 +37,8 @@ export const approveJoinRequestInput = z.strictObject({
     .max(APPROVAL_TTL.max, 'must be at most 86400 seconds')
     .default(APPROVAL_TTL.default),
   reason: reason.optional(),
+  /** Labels the node gets at admission, over its token's; a second approval's merge over the first's. */
+  labels: labelsSchema.optional(),
 });
 /** A rejection is final, so it carries a reason: required, and not only spaces. */
 const rejectionReason = z

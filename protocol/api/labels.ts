@@ -33,3 +33,50 @@ export const labelSelector = z
   .string()
   .max(200)
   .refine((text) => parseLabelArgument(text) !== null, { message: 'a label as key=value' });
+
+/**
+ * The labels a node gets from several sources, lowest first (the join's token, then an approval rule, an
+ * expected machine, an approval): a later source's key overrides an earlier one's.
+ */
+export function mergeLabels(...sources: ReadonlyArray<Readonly<Record<string, string>> | null | undefined>): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const source of sources) if (source) for (const [key, value] of Object.entries(source)) merged[key] = value;
+  return merged;
+}
+
+/**
+ * Labels written as one text, `k=v;k2=v2` (an import's `labels` column; `,` also separates, outside a CSV);
+ * blank: none. Answers the labels, or the first part that is not a `key=value`.
+ */
+export function parseLabelList(text: string): { labels: Record<string, string> } | { invalid: string } {
+  const labels: Record<string, string> = {};
+  for (const part of text.split(/[;,]/)) {
+    const item = part.trim();
+    if (!item) continue;
+    const parsed = parseLabelArgument(item);
+    if (!parsed) return { invalid: item };
+    labels[parsed.key] = parsed.value;
+  }
+  return { labels };
+}
+
+/** Labels as one text, `k=v;k2=v2`, keys sorted (what parseLabelList reads back). */
+export const formatLabelList = (labels: Readonly<Record<string, string>>) =>
+  Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key]}`)
+    .join(';');
+
+/** A change of a node's labels: `set` adds or overrides keys, `remove` drops keys (after `set`); `replace`: `set` is the whole set. */
+export interface LabelChange {
+  set: Readonly<Record<string, string>>;
+  remove: readonly string[];
+  replace: boolean;
+}
+
+/** The labels after `change`; whether the result stays within the bounds is the caller's check (labelsSchema). */
+export function applyLabelChange(current: Readonly<Record<string, string>>, change: LabelChange): Record<string, string> {
+  const next = change.replace ? { ...change.set } : mergeLabels(current, change.set);
+  for (const key of change.remove) delete next[key];
+  return next;
+}

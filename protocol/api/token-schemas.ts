@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { labelsSchema } from './labels';
 import { DomainError } from '../errors';
 import { pageDirection, idOf } from './resource-names';
 
@@ -75,6 +76,8 @@ export const createJoinTokenInput = z.strictObject({
   allowReclaim: z.boolean().default(false),
   hosted: z.enum(HOSTED_KINDS).nullish(),
   idempotencyKey,
+  /** Labels the nodes it admits get (the lowest of a join's sources); never on the certificate. */
+  labels: labelsSchema.optional(),
 });
 
 export const listJoinTokensInput = z.strictObject({
@@ -127,6 +130,8 @@ export const joinTokenRecord = z
     /** When a join last spent one of its uses; null while unused. */
     lastUsedAt: z.string().nullable(),
     state: z.enum(JOIN_TOKEN_STATES),
+    /** Labels the nodes it admits get. */
+    labels: z.record(z.string(), z.string()),
   })
   .strict();
 export type JoinTokenRecord = z.infer<typeof joinTokenRecord>;

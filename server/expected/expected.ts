@@ -5,6 +5,7 @@ import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
+import { labelsSchema } from '../../protocol/api/labels';
 import { loadSite } from '../sites/sites';
 import { parseExpectedMachines, resolvePool, type PoolChoice } from './parse';
 import type { expectedList, importExpectedAnswer } from '../../protocol/api/expected-schemas';
@@ -27,6 +28,8 @@ export const importExpectedInput = z.strictObject({
    */
   rowOffset: z.number().int().min(0).max(1_000_000).default(0),
   importId: idOf('imp').optional(),
+  /** Labels every row's node gets when it arrives; a row's own `labels` override these keys. */
+  labels: labelsSchema.optional(),
 });
 export const listExpectedInput = z.strictObject({
   tenantId: idOf('tnt'),
@@ -61,7 +64,7 @@ export async function importExpectedMachines(
   const defaultPool = input.defaultPoolId ? resolvePool(input.defaultPoolId, pools, siteName) : null;
   if (defaultPool && 'reason' in defaultPool)
     throw new DomainError('NOT_FOUND', `Default ${defaultPool.reason}`, { field: 'defaultPoolId' });
-  const parsed = parseExpectedMachines(input.format, input.content, pools, defaultPool?.poolId ?? null, siteName);
+  const parsed = parseExpectedMachines(input.format, input.content, pools, defaultPool?.poolId ?? null, siteName, input.labels ?? {});
   const { error } = parsed;
   const accepted = parsed.accepted.map((r) => ({ ...r, row: r.row + input.rowOffset }));
   const rejected = parsed.rejected.map((r) => ({ ...r, row: r.row + input.rowOffset }));
@@ -79,11 +82,12 @@ export async function importExpectedMachines(
   const importId = input.importId ?? newId('imp');
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`
-      INSERT INTO expected_machines (id, tenant_id, site_id, import_id, serial, product_uuid, mac, gpu_uuid, pool_id, hostname, expires_at, created_by)
-      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 7, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}
+      INSERT INTO expected_machines (id, tenant_id, site_id, import_id, serial, product_uuid, mac, gpu_uuid, pool_id, hostname, expires_at, created_by, labels)
+      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 7, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}, labels
         FROM unnest(${accepted.map((r) => r.serial)}::text[], ${accepted.map((r) => r.productUuid)}::text[], ${accepted.map((r) => r.mac)}::text[],
                     ${accepted.map((r) => r.gpuUuid)}::text[], ${accepted.map((r) => r.poolId)}::text[], ${accepted.map((r) => r.hostname)}::text[],
-                    ${accepted.map((r) => r.expiresAt)}::timestamptz[], ${accepted.map((r) => r.row)}::int[]) AS x(serial, uuid, mac, gpu, pool, host, expires, n)`;
+                    ${accepted.map((r) => r.expiresAt)}::timestamptz[], ${accepted.map((r) => r.row)}::int[],
+                    ${accepted.map((r) => JSON.stringify(r.labels))}::jsonb[]) AS x(serial, uuid, mac, gpu, pool, host, expires, n, labels)`;
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
       actor: principal.actor,
@@ -121,6 +125,7 @@ export async function listExpectedMachines(
       expiresAt: r.expiresAt?.toISOString() ?? null,
       arrivedAt: r.arrivedAt?.toISOString() ?? null,
       requestId: r.requestId,
+      labels: (r.labels ?? {}) as Record<string, string>,
     })),
   };
 }

@@ -13,7 +13,7 @@ import { importExpectedInput, importExpectedMachines as importParsed } from './e
 const importExpectedMachines = (d: Db, p: Principal, input: z.input<typeof importExpectedInput>) =>
   importParsed(d, p, importExpectedInput.parse(input));
 const db = testDb;
-const FIELDS = 'serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt';
+const FIELDS = 'serial, productUuid, mac, gpuUuid, pool, hostname, expiresAt, labels';
 
 describe('an expected-machine import', () => {
   it('refuses __proto__, constructor and prototype keys in JSON, whatever their value, and stores nothing of them', async () => {

@@ -6,6 +6,7 @@ import {
   normalizeSerial,
   normalizeUuid,
 } from '../../protocol/hardware-claims';
+import { labelsSchema, mergeLabels, parseLabelList } from '../../protocol/api/labels';
 
 /** One expected machine, in comparison form. */
 interface ExpectedRow {
@@ -17,6 +18,8 @@ interface ExpectedRow {
   poolId: string | null;
   hostname: string | null;
   expiresAt: string | null;
+  /** The import's labels with the row's over them. */
+  labels: Record<string, string>;
 }
 interface RejectedRow {
   row: number;
@@ -31,7 +34,7 @@ export interface PoolChoice {
   unusable: string | null;
 }
 
-const FIELDS = ['serial', 'productUuid', 'mac', 'gpuUuid', 'pool', 'hostname', 'expiresAt'] as const;
+const FIELDS = ['serial', 'productUuid', 'mac', 'gpuUuid', 'pool', 'hostname', 'expiresAt', 'labels'] as const;
 type Field = (typeof FIELDS)[number];
 /**
  * Keys that name an object's prototype machinery. They are never fields: refused like any unknown key (whatever
@@ -54,6 +57,7 @@ const ALIASES = new Map<string, Field>(
     expiresat: 'expiresAt',
     expires_at: 'expiresAt',
     expires: 'expiresAt',
+    labels: 'labels',
   } satisfies Record<string, Field>),
 );
 /** The field a header or key names (case-insensitive, with its aliases), or the key itself. */
@@ -119,6 +123,29 @@ const isBlank = (v: unknown) => v === undefined || v === null || (typeof v === '
 /** A key as a reason shows it: quoted, at most 40 characters, control characters escaped. */
 const shown = (key: string) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 
+const LABELS_EXPECTED = 'expected key=value pairs separated by ";" (rack=c7;env=prod), or in JSON an object of strings';
+
+/**
+ * A row's labels: `k=v;k2=v2` (a CSV cell; JSON may give that text or an object of strings), over the
+ * import's; the merged set must stay within labelsSchema's bounds.
+ */
+function rowLabels(value: unknown, importLabels: Record<string, string>): { labels: Record<string, string> } | { reason: string } {
+  let own: Record<string, string> = {};
+  if (typeof value === 'string') {
+    const parsed = parseLabelList(value);
+    if ('invalid' in parsed) return { reason: `labels: ${shown(parsed.invalid)} is not key=value; ${LABELS_EXPECTED}` };
+    own = parsed.labels;
+  } else if (value && typeof value === 'object' && !Array.isArray(value)) {
+    // Checked before merging, so a key such as `__proto__` is refused rather than lost in the merge.
+    const checked = labelsSchema.safeParse(value);
+    if (!checked.success) return { reason: `labels: ${checked.error.issues[0]?.message ?? 'invalid'}; ${LABELS_EXPECTED}` };
+    own = checked.data;
+  } else if (!isBlank(value)) return { reason: `labels: ${LABELS_EXPECTED}` };
+  const merged = labelsSchema.safeParse(mergeLabels(importLabels, own));
+  if (!merged.success) return { reason: `labels: ${merged.error.issues[0]?.message ?? 'invalid'}; ${LABELS_EXPECTED}` };
+  return { labels: merged.data };
+}
+
 /**
  * The pool a row names (by id or name), or why it names none this import can use; the reason says what was
  * expected.
@@ -144,6 +171,7 @@ export function parseExpectedMachines(
   pools: readonly PoolChoice[],
   defaultPoolId: string | null,
   siteName: string,
+  importLabels: Record<string, string> = {},
 ) {
   const { records, error } = recordsOf(format, content);
   const accepted: ExpectedRow[] = [];
@@ -160,7 +188,7 @@ export function parseExpectedMachines(
         reason: `unknown field ${shown(unknown[0]!)}; expected only ${FIELDS.join(', ')}`,
       });
     const r = record(Object.entries(raw).map(([k, v]) => [fieldOf(k), v] as const));
-    const notText = FIELDS.find((f) => !isBlank(r[f]) && text(r[f]) === null);
+    const notText = FIELDS.find((f) => f !== 'labels' && !isBlank(r[f]) && text(r[f]) === null);
     if (notText)
       return rejected.push({ row, reason: `${notText}: expected text, not ${Array.isArray(r[notText]) ? 'a list' : typeof r[notText]}` });
     const serialText = text(r.serial);
@@ -191,7 +219,19 @@ export function parseExpectedMachines(
     const expiresText = text(r.expiresAt);
     const expiresAt = expiresText ? new Date(expiresText) : null;
     if (expiresAt && Number.isNaN(expiresAt.getTime())) return rejected.push({ row, reason: 'expiresAt: not a date' });
-    accepted.push({ row, serial, productUuid, mac, gpuUuid, poolId, hostname, expiresAt: expiresAt?.toISOString() ?? null });
+    const labels = rowLabels(r.labels, importLabels);
+    if ('reason' in labels) return rejected.push({ row, reason: labels.reason });
+    accepted.push({
+      row,
+      serial,
+      productUuid,
+      mac,
+      gpuUuid,
+      poolId,
+      hostname,
+      expiresAt: expiresAt?.toISOString() ?? null,
+      labels: labels.labels,
+    });
   });
   return { accepted, rejected };
 }

@@ -3,6 +3,7 @@ import type { JoinExpect } from '../../protocol/api/join-expect';
 import type { DiscoveryBootInfo } from './attestors/discovery-settings';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
+import { mergeLabels } from '../../protocol/api/labels';
 
 // The admission transaction's SQL, kept here as raw SQL on a plain pg connection rather than Prisma: it is
 // the join's hot path, where every round trip and every plan shows in joins per second. Each statement runs
@@ -37,7 +38,7 @@ export const BEGIN_ADMISSION_SQL = 'BEGIN; SET LOCAL plan_cache_mode = force_gen
 export const READ_ADMISSION_SQL = `
 WITH tokens AS (
   SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, encode(t.secret_hash, 'hex') AS secret_hash, t.uses_left, t.expect,
-         t.allow_reclaim, t.hosted, t.bound_mac, t.discovery,
+         t.allow_reclaim, t.hosted, t.bound_mac, t.discovery, t.labels,
          t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
          p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
          p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
@@ -49,7 +50,7 @@ WITH tokens AS (
    ORDER BY t.id
      FOR UPDATE OF t
 ), known AS (
-  SELECT id, tenant_id, site_id, pool_id, role, identity_generation, encode(hardware_key, 'hex') AS hardware_key
+  SELECT id, tenant_id, site_id, pool_id, role, identity_generation, encode(hardware_key, 'hex') AS hardware_key, labels
     FROM nodes
    WHERE hardware_key_trusted AND hardware_key = ANY($2::bytea[]) AND (SELECT count(*) FROM tokens) >= 0
    ORDER BY nodes.hardware_key
@@ -74,6 +75,7 @@ export interface LockedTokenJson {
   hosted: string | null;
   bound_mac: string | null;
   discovery: DiscoveryBootInfo | null;
+  labels: Record<string, string>;
   is_revoked: boolean;
   is_expired: boolean;
   p_id: string | null;
@@ -97,6 +99,7 @@ interface KnownNodeJson {
   role: string;
   identity_generation: number;
   hardware_key: string;
+  labels: Record<string, string>;
 }
 
 /** The one row {@link READ_ADMISSION_SQL} answers. */
@@ -133,14 +136,15 @@ WITH consume AS (
    WHERE t.id = d.id
   RETURNING t.id
 ), new_nodes AS (
-  INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, identity_generation, claims, attestor)
-  SELECT id, tenant, site, pool, role, state, trust, hk, hkt, 1, claims, attestor
-    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bool[], $12::jsonb[], $35::text[])
-      AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims, attestor)
+  INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, identity_generation, claims, attestor, labels)
+  SELECT id, tenant, site, pool, role, state, trust, hk, hkt, 1, claims, attestor, labels
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bool[], $12::jsonb[], $35::text[], $37::jsonb[])
+      AS x(id, tenant, site, pool, role, state, trust, hk, hkt, claims, attestor, labels)
   RETURNING id
 ), reclaimed AS (
-  UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = compute_now()
-    FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[]) AS d(id, gen, state, trust, claims)
+  UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = compute_now(),
+         labels = n.labels || d.labels
+    FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[], $38::jsonb[]) AS d(id, gen, state, trust, claims, labels)
    WHERE n.id = d.id
   RETURNING n.id
 ), revoked AS (
@@ -198,6 +202,8 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
       trust: decision.trust,
       identityGeneration: row.identityGeneration,
       ...(row.tokenId ? { tokenId: row.tokenId } : {}),
+      // The node's labels after this admission (a reclaim keeps its own and merges the admission's over them).
+      labels: mergeLabels(decision.reclaim?.labels, decision.labels),
     };
     const json = JSON.stringify(data);
     events.push([decision.tenantId, 'node.joined', json]);
@@ -214,6 +220,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     audit.push([decision.tenantId, decision.actor, decision.reclaim ? 'node.reclaimed' : 'node.joined', `compute-node/${nodeId}`, json]);
   }
   const claimsJson = (r: AdmissionRow) => JSON.stringify(r.join.claims);
+  const labelsJson = (r: AdmissionRow) => JSON.stringify(r.decision.labels ?? {});
   return [
     [...uses.keys()],
     [...uses.values()],
@@ -251,5 +258,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     audit.map((a) => a[4]),
     fresh.map((r) => r.join.attestor),
     rows.map((r) => r.caPin),
+    fresh.map(labelsJson),
+    reclaims.map(labelsJson),
   ];
 }

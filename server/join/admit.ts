@@ -122,6 +122,7 @@ function toLockedToken(r: LockedTokenJson): LockedToken {
     hosted: r.hosted,
     boundMac: r.bound_mac,
     discovery: r.discovery ?? null,
+    labels: r.labels ?? {},
     isRevoked: r.is_revoked,
     isExpired: r.is_expired,
     pool: r.p_id
@@ -179,6 +180,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         poolId: r.pool_id,
         role: r.role,
         identityGeneration: r.identity_generation,
+        labels: r.labels ?? {},
       });
     }
     const certified = new Set(row.certified);

@@ -23,6 +23,8 @@ export interface LockedToken {
   discovery: DiscoveryBootInfo | null;
   isRevoked: boolean;
   isExpired: boolean;
+  /** Labels the token gives the nodes it admits (the lowest of a join's sources: mergeLabels). */
+  labels: Record<string, string>;
   pool: {
     agent: string;
     ownerTenantId: string;
@@ -44,6 +46,8 @@ export interface ExistingNode {
   poolId: string | null;
   role: string;
   identityGeneration: number;
+  /** The node's labels, when the attestor read them: a reclaim keeps them and merges the admission's over them. */
+  labels?: Record<string, string>;
 }
 
 interface JoinCandidate {
@@ -85,6 +89,11 @@ export interface Admission {
   statements?: string[];
   /** `tpm` when the attestor proved the node key lives in the machine's TPM; else `unattested` (joining.md). */
   nodeKey?: 'tpm';
+  /**
+   * Labels the admission gives the node, merged from its sources (token < approval rule < expected machine <
+   * approval); a reclaim merges them over the node's own. Never on the certificate, never authorization.
+   */
+  labels?: Record<string, string>;
 }
 
 export interface Refusal {

@@ -102,7 +102,13 @@ describe('bulk actions on nodes by filter', () => {
     for (const row of rows) expect(row.labels).toEqual(prod.includes(row.id) ? { env: 'prod', rack: 'c7' } : { env: 'dev' });
     const audit = await auditOf(t, 'node.labels-changed');
     expect(audit).toHaveLength(prod.length);
-    expect(audit[0]!.data).toEqual({ labels: { env: 'prod', rack: 'c7' }, previous: { env: 'prod', old: 'x' } });
+    // The same audit data as the label editor's (nodes.setLabels) for the same action.
+    expect(audit[0]!.data).toEqual({
+      nodeId: audit[0]!.resource.replace('compute-node/', ''),
+      labels: { env: 'prod', rack: 'c7' },
+      previous: { env: 'prod', old: 'x' },
+    });
+    expect(prod).toContain(audit[0]!.resource.replace('compute-node/', ''));
     expect(dev).toHaveLength(2);
 
     // A result over the label limit is skipped with why, the other nodes of the page still change.

@@ -2,11 +2,11 @@ import type { Db, Tx } from '../db/client';
 import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { labelsSchema } from '../../protocol/api/labels';
 import { pickNodeFilter } from '../../protocol/api/node-filter';
 import { NODE_BULK_PAGE, type NodeBulkInput, type NodeBulkResult } from '../../protocol/api/node-bulk-schemas';
 import { matchingNodeIds } from './node-filter';
-import { applyCordon, applyRevokeIdentity, record } from './lifecycle';
+import { applyCordon, applyRevokeIdentity } from './lifecycle';
+import { changeLockedNodeLabels } from './labels';
 
 type NodeRow = Awaited<ReturnType<Tx['node']['findUniqueOrThrow']>>;
 type Outcome = 'changed' | 'unchanged';
@@ -15,20 +15,13 @@ type Outcome = 'changed' | 'unchanged';
 const PAGE_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
 
 /**
- * Sets and removes labels on a node whose row lock `tx` holds, audited as `node.labels-changed` (the action the
- * label editor writes) with the labels before and after. INVALID_ARGUMENT when the result breaks the label limits.
+ * Sets and removes labels on a node whose row lock `tx` holds, exactly as the label editor does
+ * (changeLockedNodeLabels: audited and published as `node.labels-changed` with the labels before and after).
+ * INVALID_ARGUMENT when the result breaks the label limits.
  */
 async function applyLabels(tx: Tx, principal: Principal, node: NodeRow, set: Record<string, string>, remove: string[]): Promise<Outcome> {
-  const before = (node.labels ?? {}) as Record<string, string>;
-  const after: Record<string, string> = { ...before, ...set };
-  for (const key of remove) delete after[key];
-  const parsed = labelsSchema.safeParse(after);
-  if (!parsed.success) throw new DomainError('INVALID_ARGUMENT', `Node ${node.id} would carry ${parsed.error.issues[0]?.message}`);
-  const same = Object.keys(after).length === Object.keys(before).length && Object.entries(after).every(([k, v]) => before[k] === v);
-  if (same) return 'unchanged';
-  await tx.node.update({ where: { id: node.id }, data: { labels: after, updatedAt: new Date() } });
-  await record(tx, principal, node, 'node.labels-changed', { labels: after, previous: before });
-  return 'changed';
+  const result = await changeLockedNodeLabels(tx, principal.actor, node, { set, remove, replace: false });
+  return result.changed ? 'changed' : 'unchanged';
 }
 
 async function applyOne(tx: Tx, principal: Principal, node: NodeRow, input: NodeBulkInput): Promise<Outcome> {

@@ -30,7 +30,7 @@ async function withLockedNode<T>(
 }
 
 /** A node change's audit row (the caller as actor) and its event of the same type. */
-export async function record(
+async function record(
   tx: Tx,
   principal: Principal,
   node: { id: string; tenantId: string },

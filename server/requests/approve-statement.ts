@@ -34,7 +34,8 @@ export function secondApprovalScanGuard(actor: string, poolId: string): Prisma.S
  * (`first_approved_by`, `_at`, `first_approval_pool_id`), the request stays pending, and
  * `node.join-request.approval-recorded` is published and audited. Both NOTIFY the queue. Race-safe: the row
  * lock makes a concurrent second approver re-read the row, so two people at once admit exactly once and
- * the same person twice (through any of their identities) records once.
+ * the same person twice (through any of their identities) records once. `labels` (the node gets them at
+ * admission) merge over what an earlier approval gave: the second of two approvals overrides the first's keys.
  */
 export function approveStatement(
   ids: string[],
@@ -44,6 +45,7 @@ export function approveStatement(
   reason: string | null,
   ttlSeconds: number,
   guard: Prisma.Sql,
+  labels: Record<string, string> = {},
 ) {
   const admits = Prisma.sql`(${REQUIRED_APPROVALS} < 2 OR join_requests.first_approved_by IS NOT NULL)`;
   const records = Prisma.sql`(${REQUIRED_APPROVALS} >= 2 AND join_requests.first_approved_by IS NULL)`;
@@ -58,7 +60,8 @@ export function approveStatement(
         expires_at = CASE WHEN ${admits} THEN compute_now() + ${ttlSeconds}::int * interval '1 second' ELSE expires_at END,
         first_approved_by = CASE WHEN ${records} THEN ${actor} ELSE first_approved_by END,
         first_approved_at = CASE WHEN ${records} THEN compute_now() ELSE first_approved_at END,
-        first_approval_pool_id = CASE WHEN ${records} THEN ${poolId} ELSE first_approval_pool_id END
+        first_approval_pool_id = CASE WHEN ${records} THEN ${poolId} ELSE first_approval_pool_id END,
+        approval_labels = approval_labels || ${JSON.stringify(labels)}::jsonb
        WHERE id = ANY(${ids}::text[]) AND ${visible} AND state = 'pending' AND expires_at > compute_now()
          AND ${guard} AND ${secondApprovalGuard(actor, poolId)}
       RETURNING *
@@ -75,8 +78,8 @@ export function approveStatement(
       INSERT INTO audit_log (tenant_id, actor, action, resource, data)
       SELECT tenant_id, ${actor}, CASE WHEN state = 'approved' THEN 'join-request.approved' ELSE 'join-request.approval-recorded' END, 'compute-join-request/' || id,
              CASE WHEN state = 'approved'
-               THEN jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'reason', reason, 'expiresAt', expires_at, 'csrSha256', csr_sha256, 'firstApprovedBy', first_approved_by)
-               ELSE jsonb_build_object('poolId', first_approval_pool_id, 'siteId', site_id, 'csrSha256', csr_sha256, 'approvals', 1, 'requiredApprovals', 2)
+               THEN jsonb_build_object('poolId', pool_id, 'siteId', site_id, 'reason', reason, 'expiresAt', expires_at, 'csrSha256', csr_sha256, 'firstApprovedBy', first_approved_by, 'labels', approval_labels)
+               ELSE jsonb_build_object('poolId', first_approval_pool_id, 'siteId', site_id, 'csrSha256', csr_sha256, 'approvals', 1, 'requiredApprovals', 2, 'labels', approval_labels)
              END
         FROM decided
       RETURNING 1

@@ -58,7 +58,7 @@ export async function approveJoinRequests(
     await assertSamePool(db, pool.id, ids, visible);
   }
   const rows = await db.$queryRaw<JoinRequestRow[]>(
-    approveStatement(ids, visible, principal.actor, pool.id, valid.reason ?? null, valid.ttlSeconds, guard),
+    approveStatement(ids, visible, principal.actor, pool.id, valid.reason ?? null, valid.ttlSeconds, guard, valid.labels ?? {}),
   );
   const approved = rows.filter((r) => r.state === 'approved').map(toJoinRequestRecord);
   const recorded = rows.filter((r) => r.state !== 'approved').map(toJoinRequestRecord);

@@ -33,6 +33,7 @@ const toRecord = (r: RuleRow): RuleRecord => ({
   enabled: r.enabled,
   createdBy: r.createdBy,
   createdAt: r.createdAt.toISOString(),
+  labels: (r.labels ?? {}) as Record<string, string>,
 });
 
 const inForce = (r: RuleRow): RuleInForce => ({
@@ -82,6 +83,7 @@ export async function createRule(db: Db, principal: Principal, input: z.infer<ty
         validUntil: input.validUntil ? new Date(input.validUntil) : null,
         enabled: input.enabled ?? true,
         createdBy: principal.actor,
+        labels: input.labels ?? {},
       },
     });
     await writeAudit(tx, {
@@ -89,7 +91,7 @@ export async function createRule(db: Db, principal: Principal, input: z.infer<ty
       actor: principal.actor,
       action: 'approval-rule.created',
       resource: `compute-approval-rule/${row.id}`,
-      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId },
+      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, labels: row.labels },
     });
     return toRecord(row);
   });
@@ -122,6 +124,8 @@ export async function updateRule(db: Db, principal: Principal, input: z.infer<ty
         maxAdmissions: input.maxAdmissions ?? null,
         validUntil: input.validUntil ? new Date(input.validUntil) : null,
         ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+        // A rule that stops approving gives no labels; otherwise absent labels stay as they are.
+        ...(input.action !== 'approve' ? { labels: {} } : input.labels === undefined ? {} : { labels: input.labels }),
       },
     });
     await writeAudit(tx, {
@@ -129,7 +133,7 @@ export async function updateRule(db: Db, principal: Principal, input: z.infer<ty
       actor: principal.actor,
       action: 'approval-rule.updated',
       resource: `compute-approval-rule/${row.id}`,
-      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, enabled: row.enabled },
+      data: { siteId: site.id, name: row.name, action: row.action, poolId: row.poolId, enabled: row.enabled, labels: row.labels },
     });
     return toRecord(row);
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOf } from '../../protocol/api/resource-names';
+import { labelsSchema } from '../../protocol/api/labels';
 
 const printable = (max: number) =>
   z
@@ -41,9 +42,12 @@ const ruleBody = {
   validUntil: z.iso.datetime({ offset: true }).optional(),
   /** false: the rule keeps its place and count but decides nothing. */
   enabled: z.boolean().optional(),
+  /** approve only: labels the nodes it admits get, over the token's. An update keeps them when absent. */
+  labels: labelsSchema.optional(),
 };
-const poolRule = (r: { action: string; poolId?: string }) => (r.action === 'approve') === (r.poolId !== undefined);
-const poolMessage = { message: 'an approving rule names the pool (poolId); the others name none', path: ['poolId'] };
+const poolRule = (r: { action: string; poolId?: string; labels?: Record<string, string> }) =>
+  (r.action === 'approve') === (r.poolId !== undefined) && (r.action === 'approve' || !Object.keys(r.labels ?? {}).length);
+const poolMessage = { message: 'an approving rule names the pool (poolId) and may give labels; the others name neither', path: ['poolId'] };
 
 export const createRuleInput = z.strictObject(ruleBody).refine(poolRule, poolMessage);
 /**
@@ -81,6 +85,7 @@ export const ruleRecord = z
     enabled: z.boolean(),
     createdBy: z.string(),
     createdAt: z.string(),
+    labels: z.record(z.string(), z.string()),
   })
   .strict();
 export type RuleRecord = z.infer<typeof ruleRecord>;

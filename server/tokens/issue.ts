@@ -21,6 +21,7 @@ import {
   type JoinTokenRole,
 } from '../../protocol/api/token-schemas';
 import { formatJoinToken, hashTokenSecret, newTokenSecret } from './secret';
+import { formatLabelList, labelsSchema } from '../../protocol/api/labels';
 
 interface IssueJoinTokenInput {
   tenantId: string;
@@ -47,6 +48,8 @@ interface IssueJoinTokenInput {
   /** An operator's label and notes for the token; shown, never compared for idempotency. */
   name?: string | null;
   description?: string | null;
+  /** Labels the nodes it admits get (labelsSchema); none when absent. */
+  labels?: Record<string, string>;
 }
 
 interface IssuedJoinToken {
@@ -69,6 +72,7 @@ const issueInput = z.object({
   idempotencyKey: idempotencyKey.nullish(),
   name: tokenName.nullish(),
   description: tokenDescription.nullish(),
+  labels: labelsSchema.default({}),
 });
 
 /** The refusal of a bound MAC that is not a permanent, globally administered unicast MAC, on `field`. */
@@ -125,6 +129,7 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
     maxUses: record.maxUses,
     expiresAt: record.expiresAt,
     pinned: expect !== null,
+    ...(Object.keys(record.labels).length ? { labels: record.labels } : {}),
     ...(record.hosted ? { hosted: record.hosted } : {}),
     // Who did it, so the events page can say so without the audit log.
     actor: wanted.createdBy,
@@ -152,12 +157,13 @@ async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, di
   try {
     const rows = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
-                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at, name, description)
+                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at, name, description,
+                               labels)
       SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
               ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
               ${discovery === null ? null : JSON.stringify(discovery)}::jsonb,
               now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at,
-              ${t.name ?? null}, ${t.description ?? null}
+              ${t.name ?? null}, ${t.description ?? null}, ${JSON.stringify(t.labels)}::jsonb
       -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
       FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms
       ON CONFLICT (tenant_id, created_by, idempotency_key) DO NOTHING
@@ -187,6 +193,7 @@ function refuseDifferentReplay(existing: StoredJoinToken, t: Wanted) {
     ['hosted', (existing.hosted ?? null) === t.hosted],
     ['maxUses', existing.max_uses === t.maxUses],
     ['boundMac', (existing.bound_mac ?? null) === t.boundMac],
+    ['labels', formatLabelList(existing.labels ?? {}) === formatLabelList(t.labels)],
   ];
   const field = differs.find(([, same]) => !same)?.[0];
   if (field) {

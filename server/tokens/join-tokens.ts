@@ -54,6 +54,7 @@ export async function createJoinToken(
       idempotencyKey: input.idempotencyKey,
       name: input.name ?? null,
       description: input.description ?? null,
+      labels: input.labels ?? {},
     }),
   );
   return token === undefined ? record : { ...record, token };

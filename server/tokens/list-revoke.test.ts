@@ -149,6 +149,7 @@ describe('joinTokens.list', () => {
         'expiresAt',
         'hosted',
         'id',
+        'labels',
         'lastUsedAt',
         'maxUses',
         'name',

@@ -9,7 +9,7 @@ import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from '../../proto
  */
 const RECORD_COLUMNS = Prisma.sql`
   id, pool_id, site_id, role, uses_left, max_uses, expect, allow_reclaim, hosted, expires_at, created_at, revoked_at,
-  created_by, last_used_at, name, description, revoked_by,
+  created_by, last_used_at, name, description, revoked_by, labels,
   (SELECT o.email FROM operators o WHERE 'operator:' || o.id = join_tokens.created_by) AS created_by_email,
   (SELECT o.email FROM operators o WHERE join_tokens.revoked_by IS NOT NULL AND 'operator:' || o.id = join_tokens.revoked_by) AS revoked_by_email,
   CASE
@@ -44,6 +44,7 @@ interface JoinTokenRow {
   revoked_by: string | null;
   revoked_by_email: string | null;
   state: string;
+  labels: Record<string, string> | null;
 }
 
 export interface StoredJoinToken extends JoinTokenRow {
@@ -73,6 +74,7 @@ export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
     createdByEmail: row.created_by_email,
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
     state: row.state as JoinTokenState,
+    labels: row.labels ?? {},
   };
 }
 

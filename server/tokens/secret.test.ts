@@ -72,6 +72,7 @@ describe('join token secrets', () => {
       revokedByEmail: null,
       name: null,
       description: null,
+      labels: {},
     };
     expect(joinTokenRecord.parse(record)).toEqual(record);
     expect(() => joinTokenRecord.parse({ ...record, secretHash: 'ab' })).toThrow();

@@ -4,6 +4,8 @@ import { getNode, listNodes } from '../../nodes/nodes';
 import { bulkNodeAction } from '../../nodes/bulk';
 import { nodeBulkInput, nodeBulkResult } from '../../../protocol/api/node-bulk-schemas';
 import { listNodesInput, nodeDetail, nodeList, nodeRefInput, revokeResult } from '../../../protocol/api/node-schemas';
+import { setNodeLabels } from '../../nodes/labels';
+import { setNodeLabelsInput } from '../../../protocol/api/node-labels-schemas';
 
 /** Nodes: read and lifecycle. Each is decided on the node's pool in the domain function. */
 export const nodesRouter = router({
@@ -31,6 +33,10 @@ export const nodesRouter = router({
     .input(nodeRefInput)
     .output(nodeDetail)
     .mutation(({ ctx, input }) => setCordon(ctx.db, ctx.principal, input, false)),
+  setLabels: requirePermission('compute:nodes:manage')
+    .input(setNodeLabelsInput)
+    .output(nodeDetail)
+    .mutation(({ ctx, input }) => setNodeLabels(ctx.db, ctx.principal, input)),
   revokeIdentity: requirePermission('compute:nodes:manage')
     .input(nodeRefInput)
     .output(revokeResult)

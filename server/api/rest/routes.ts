@@ -143,6 +143,12 @@ export const REST_ROUTES = restRoutes([
   { method: 'POST', path: `${T}/nodes/{nodeId}/uncordon`, procedure: 'nodes.uncordon', summary: 'Uncordon a node' },
   {
     method: 'POST',
+    path: `${T}/nodes/{nodeId}/labels`,
+    procedure: 'nodes.setLabels',
+    summary: "Set, override or remove a node's labels (set, remove, replace)",
+  },
+  {
+    method: 'POST',
     path: `${T}/nodes/{nodeId}/revoke-identity`,
     procedure: 'nodes.revokeIdentity',
     summary: 'Revoke every certificate of a node (it must join again)',

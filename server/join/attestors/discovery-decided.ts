@@ -13,6 +13,7 @@ import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from './discovery-sql';
 export interface LoadedRule extends RuleInForce {
   poolId: string | null;
   pool: LockedToken['pool'];
+  labels: Record<string, string>;
 }
 
 /** An expected machine (an import's entry) that a join of the batch may match. */
@@ -25,6 +26,7 @@ export interface ExpectedEntry {
   mac: string | null;
   poolId: string;
   pool: LockedToken['pool'];
+  labels: Record<string, string>;
 }
 
 /**

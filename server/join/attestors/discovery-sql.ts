@@ -25,6 +25,7 @@ export interface LatestRequestRow extends PoolColumns {
   csr_sha256: string;
   token_id: string | null;
   is_expired: boolean;
+  approval_labels: Record<string, string>;
 }
 
 /** A row of {@link SELECT_SITE_RULES}. */
@@ -36,6 +37,7 @@ export interface SiteRuleRow extends PoolColumns {
   action: RuleInForce['action'];
   max_admissions: number | null;
   admissions: number;
+  labels: Record<string, string>;
 }
 
 /** A row of {@link SELECT_EXPECTED_MACHINES}. */
@@ -47,6 +49,7 @@ export interface ExpectedMachineRow extends PoolColumns {
   product_uuid: string | null;
   mac: string | null;
   pool_id: string;
+  labels: Record<string, string>;
 }
 
 /** The channel every change of a join-request queue is announced on (payload: tenant, site, request ids). */
@@ -77,7 +80,7 @@ SELECT k.i, m.id AS node_id
  * deadlock), with its expiry read at the database's clock and the approved pool's rules.
  */
 export const SELECT_LATEST_REQUESTS = `
-SELECT r.id, r.machine_key, r.state, r.csr_sha256, r.token_id, r.pool_id, r.expires_at <= compute_now() AS is_expired,
+SELECT r.id, r.machine_key, r.state, r.csr_sha256, r.token_id, r.pool_id, r.expires_at <= compute_now() AS is_expired, r.approval_labels,
        p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM unnest($1::text[]) AS k(machine_key)
@@ -117,7 +120,8 @@ WITH recorded AS (
          -- A first approval (two-person sites) was given for the CSR then on the request: a new CSR drops it.
          first_approved_by = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approved_by END,
          first_approved_at = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approved_at END,
-         first_approval_pool_id = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approval_pool_id END
+         first_approval_pool_id = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.first_approval_pool_id END,
+         approval_labels = CASE WHEN join_requests.csr_sha256 = EXCLUDED.csr_sha256 THEN join_requests.approval_labels ELSE '{}'::jsonb END
    WHERE join_requests.state = 'pending'
   RETURNING id, tenant_id, site_id, (xmax = 0) AS is_new
 ), consumed AS (
@@ -145,7 +149,7 @@ SELECT pg_notify('${JOIN_REQUESTS_CHANNEL}', json_build_object('tenantId', tenan
  * statement per batch, whatever the number of machines.
  */
 export const SELECT_SITE_RULES = `
-SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, r.admissions,
+SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, r.admissions, r.labels,
        p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM approval_rules r LEFT JOIN pools p ON p.id = r.pool_id
@@ -158,7 +162,7 @@ SELECT r.id, r.site_id, r.name, r.match, r.action, r.pool_id, r.max_admissions, 
  * LOCK_SITE_QUEUES, so one entry admits one machine across instances.
  */
 export const SELECT_EXPECTED_MACHINES = `
-SELECT e.id, e.site_id, e.import_id, e.serial, e.product_uuid, e.mac, e.pool_id,
+SELECT e.id, e.site_id, e.import_id, e.serial, e.product_uuid, e.mac, e.pool_id, e.labels,
        p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM expected_machines e LEFT JOIN pools p ON p.id = e.pool_id

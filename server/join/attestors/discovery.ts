@@ -29,6 +29,7 @@ import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 import { prepareSealedToken } from './sealed-token';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';
+import { mergeLabels } from '../../../protocol/api/labels';
 
 /** How long the agent waits before it retries a deferred join. */
 const RETRY_AFTER_SECONDS = 30;
@@ -42,6 +43,8 @@ interface LatestRequest {
   poolId: string | null;
   isExpired: boolean;
   pool: LockedToken['pool'];
+  /** What the approvals gave (approval_labels). */
+  labels?: Record<string, string>;
 }
 
 /** A pending request this batch records (new id) or refreshes (existing id). */
@@ -153,6 +156,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
       mac: r.mac,
       poolId: r.pool_id,
       pool: poolOf(r),
+      labels: r.labels ?? {},
     }));
     for (const r of rules.rows) {
       const list = state.rules.get(r.site_id) ?? [];
@@ -166,6 +170,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         validUntil: null,
         poolId: r.pool_id,
         pool: poolOf(r),
+        labels: r.labels ?? {},
       });
       state.rules.set(r.site_id, list);
     }
@@ -180,6 +185,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         tokenId: r.token_id,
         poolId: r.pool_id,
         isExpired: r.is_expired,
+        labels: r.approval_labels ?? {},
         pool: r.pool_id
           ? {
               agent: r.p_agent,
@@ -203,7 +209,13 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     if (t.role !== 'discovery' || !t.boundMac) return refuse('discovery:role-mismatch', t.tenantId);
     if (!hasBoundMac(t, join)) return refuse('join:expect', t.tenantId, 'boundMac');
 
-    const admit = (poolId: string | null, pool: LockedToken['pool'], knownNodeId?: string): AttestorVerdict => {
+    // Labels: the token's, then the deciding source's over them (a rule, an expected machine or an approval).
+    const admit = (
+      poolId: string | null,
+      pool: LockedToken['pool'],
+      knownNodeId?: string,
+      labels?: Record<string, string>,
+    ): AttestorVerdict => {
       const poolRefusal = checkPool('discovery', t, pool, poolId);
       if (poolRefusal) return poolRefusal;
       const trust = nodeTrust({ ...t, poolId, pool }, rootTenantId);
@@ -220,6 +232,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         trust,
         state: 'adopted',
         actor: `join-token:${t.id}`,
+        labels: mergeLabels(t.labels, labels),
         ...(knownNodeId ? { autoAdmitted: { matchedNodeId: knownNodeId, mac: t.boundMac! } } : {}),
       };
     };
@@ -233,7 +246,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const sameCsr = latest?.csrSha256 === join.csr.csrSha256;
     if (latest?.state === 'approved' && !latest.isExpired) {
       if (!sameCsr) return refuse('discovery:csr-mismatch', t.tenantId);
-      const verdict = admit(latest.poolId, latest.pool);
+      const verdict = admit(latest.poolId, latest.pool, undefined, latest.labels);
       if (verdict.admitted) {
         state.consumes.set(join, latest.id);
         // A second retry in this batch finds the approval used.
@@ -250,7 +263,7 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     // An expected machine (an import) the join matches admits it into the entry's pool without waiting.
     const entry = state.expected.find((e) => !state.usedExpected.has(e.id) && e.siteId === t.siteId && matchesEntry(e, t, join));
     if (entry) {
-      const verdict = admit(entry.poolId, entry.pool);
+      const verdict = admit(entry.poolId, entry.pool, undefined, entry.labels);
       if (!verdict.admitted) return verdict;
       state.usedExpected.add(entry.id);
       if (replaces) state.expire.push(latest!.id);
@@ -291,7 +304,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
     const rule = firstMatchingRule(state.rules.get(t.siteId) ?? [], facts, null, state.ruleUses) as LoadedRule | null;
     if (rule && rule.action !== 'leave') {
       const id = isLive ? latest!.id : newId('jreq');
-      const verdict = rule.action === 'approve' ? admit(rule.poolId, rule.pool) : refuse('discovery:rejected', t.tenantId);
+      const verdict =
+        rule.action === 'approve' ? admit(rule.poolId, rule.pool, undefined, rule.labels) : refuse('discovery:rejected', t.tenantId);
       // A rule whose pool would refuse the machine refuses it, naming the pool check; nothing is recorded.
       if (rule.action === 'approve' && !verdict.admitted) return verdict;
       if (rule.action === 'approve') state.ruleUses.set(rule.id, (state.ruleUses.get(rule.id) ?? 0) + 1);

@@ -51,6 +51,7 @@ function decideJoin({ join: candidate, token, existing, rootTenantId }: Attestor
     trust,
     state: token!.pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
     actor: `join-token:${token!.id}`,
+    labels: token!.labels,
   };
 }
 

@@ -167,7 +167,7 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
     });
   const ekHashes = [...new Set(second.map((e) => e.ekHash))];
   const bound = await client.query(
-    `SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.role, b.ek_sha256 AS tpm_ek_sha256
+    `SELECT n.id, n.tenant_id, n.site_id, n.pool_id, n.state, n.identity_generation, n.role, n.labels, b.ek_sha256 AS tpm_ek_sha256
        FROM tpm_ek_bindings b JOIN nodes n ON n.id = b.node_id WHERE b.ek_sha256 = ANY($1::text[]) ORDER BY n.id FOR UPDATE OF n, b`,
     [ekHashes],
   );
@@ -180,9 +180,10 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
       state: n.state,
       identityGeneration: n.identity_generation,
       role: n.role,
+      labels: n.labels ?? {},
     } as TpmBoundNode);
   const requests = await client.query(
-    `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired
+    `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired, approval_labels
        FROM join_requests WHERE attestor = 'tpm' AND machine_key = ANY($1::text[]) AND state IN ('pending', 'approved', 'rejected')
       ORDER BY machine_key, created_at DESC FOR UPDATE`,
     [ekHashes.map((h) => `${TPM_MACHINE_KEY_PREFIX}${h}`)],
@@ -190,7 +191,14 @@ async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Promise<Tp
   // The newest live request per EK (rows come newest first within each EK).
   for (const q of requests.rows)
     if (!state.requests.has(q.machine_key))
-      state.requests.set(q.machine_key, { id: q.id, state: q.state, csrSha256: q.csr_sha256, poolId: q.pool_id, isExpired: q.is_expired });
+      state.requests.set(q.machine_key, {
+        id: q.id,
+        state: q.state,
+        csrSha256: q.csr_sha256,
+        poolId: q.pool_id,
+        isExpired: q.is_expired,
+        labels: q.approval_labels ?? {},
+      });
   const poolIds = [
     ...new Set(
       [
@@ -326,6 +334,7 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
           poolId: decision.reclaim.poolId,
           role: 'node',
           identityGeneration: decision.reclaim.identityGeneration,
+          labels: decision.reclaim.labels ?? {},
         }
       : null,
     tenantId: decision.tenantId,
@@ -339,6 +348,8 @@ function decideTpm(input: AttestorInput, state: TpmState): AttestorVerdict {
     actor: `tpm:${evidence.ekHash}`,
     statements: [decision.statement],
     nodeKey: 'tpm',
+    // An approval's labels; an unchanged EK's reclaim keeps the node's (the write merges over them).
+    ...(decision.consumesRequestId && request?.labels ? { labels: request.labels } : {}),
   };
   return admission;
 }

@@ -31,6 +31,8 @@ export interface TpmBoundNode {
   readonly poolId: string | null;
   readonly state: string;
   readonly identityGeneration: number;
+  /** The node's labels: a reclaim keeps them (the admission's event names them). */
+  readonly labels?: Record<string, string>;
 }
 
 /** The EK's live join request (machine key `tpm-ek:<hash>`), if any. */
@@ -40,6 +42,8 @@ export interface TpmJoinRequestRow {
   readonly csrSha256: string;
   readonly poolId: string | null;
   readonly isExpired: boolean;
+  /** What the approvals gave; the node gets them when the join consumes the approval. */
+  readonly labels?: Record<string, string>;
 }
 
 /** Everything an activated `tpm` join is decided on (after round two's activation verified). */

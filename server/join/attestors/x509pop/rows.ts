@@ -17,6 +17,8 @@ export interface LeafRow {
   trust: NodeTrust;
   hardwareKeyTrusted: boolean;
   nodeGeneration: number;
+  /** The node's labels: a rejoin keeps them (the admission's event names them). */
+  labels: Record<string, string>;
   pool: {
     agent: string;
     ownerTenantId: string;
@@ -45,6 +47,7 @@ export interface LeafSqlRow {
   trust: NodeTrust;
   hardware_key_trusted: boolean;
   node_generation: number;
+  labels: Record<string, string> | null;
   p_id: string | null;
   p_agent: string;
   p_owner: string;
@@ -73,6 +76,7 @@ export function toLeafRow(r: LeafSqlRow): LeafRow {
     trust: r.trust,
     hardwareKeyTrusted: r.hardware_key_trusted,
     nodeGeneration: r.node_generation,
+    labels: r.labels ?? {},
     pool: r.p_id
       ? {
           agent: r.p_agent,

@@ -10,7 +10,7 @@ export const SELECT_X509POP_LEAVES = `
 SELECT c.serial, encode(c.spki_sha256, 'hex') AS spki_sha256, c.der, c.identity_generation AS cert_generation, c.role AS cert_role,
        c.revoked_at IS NOT NULL AS is_revoked, c.not_after,
        n.id AS node_id, n.tenant_id, n.site_id, n.pool_id, n.role, n.state, n.trust, n.hardware_key_trusted,
-       n.identity_generation AS node_generation,
+       n.identity_generation AS node_generation, n.labels,
        p.id AS p_id, p.agent AS p_agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
        p.policy AS p_policy, cardinality(p.acceptance_checks) > 0 AS p_checks
   FROM node_certs c

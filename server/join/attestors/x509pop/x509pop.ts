@@ -189,6 +189,7 @@ export const x509popAttestor: Attestor<X509popState> = {
         poolId: row.poolId,
         role: row.role,
         identityGeneration: row.nodeGeneration,
+        labels: row.labels,
       },
       tenantId: tenant,
       siteId: row.siteId,
