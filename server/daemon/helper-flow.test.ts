@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatConfigToml, type BcdConfig } from '../../agent/bcd/config-toml';
@@ -94,8 +94,25 @@ async function tpmMachine(options: { expired?: boolean } = {}) {
   return { ...m, ...node };
 }
 
-async function startHelper(m: { root: string; socket: string }) {
-  const helper = start(bcd.binary, ['helper', '--tpm', swtpm.address], env(m.root));
+/** A machine whose root `bcd join` (no TPM named, no /dev/tpmrm0) made a software identity, handed to `nobody`. */
+async function softwareMachine() {
+  const t = await createTestTenant(testDb());
+  const m = machineRoot(t.pool.siteId);
+  writeFileSync(path.join(m.root, 'etc/bcd/join-encryption.jwk'), `${JSON.stringify(r.h.trust.encryptionJwk)}\n`);
+  const joined = await run(bcd.binary, ['join'], { env: env(m.root), input: `${(await mintToken(t)).token!}\n` });
+  expect(joined.code, joined.stdout + joined.stderr).toBe(0);
+  expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toContain('-----BEGIN PRIVATE KEY-----');
+  const { nodeId } = JSON.parse(readFileSync(path.join(m.identityDir, 'identity.json'), 'utf8')) as { nodeId: string };
+  return { ...m, nodeId };
+}
+
+/** Every file of the identity directory that holds a PKCS#8 key (the current one or a `.previous` copy). */
+const softwareKeyFiles = (dir: string) =>
+  readdirSync(dir).filter((name) => readFileSync(path.join(dir, name), 'utf8').includes('PRIVATE KEY'));
+
+/** `bcd helper` as root with the swtpm, or (`tpm: null`) on a host without a TPM: none named, no /dev/tpmrm0. */
+async function startHelper(m: { root: string; socket: string }, tpm: string | null = swtpm.address) {
+  const helper = start(bcd.binary, ['helper', ...(tpm ? ['--tpm', tpm] : [])], env(m.root));
   await until(() => existsSync(m.socket), `bcd helper's socket (${helper.output()})`);
   return helper;
 }
@@ -168,6 +185,60 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
     expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toMatch(/^bcd-tpm-key v1\n/);
     const joined = await testDb().event.findMany({ where: { tenantId: m.tenantId, type: 'node.joined' }, orderBy: { id: 'asc' } });
     expect(joined.map((e) => e.data)).toMatchObject([{ attestor: 'join-token' }, { attestor: 'x509pop', nodeKey: 'tpm' }]);
+    helper.child.kill('SIGTERM');
+    expect(await helper.exited).toBe(0);
+  });
+
+  it('moves a software identity into the TPM through the helper at its next renewal', { timeout: 240_000 }, async () => {
+    const m = await softwareMachine();
+    const helper = await startHelper(m);
+    const [command, args] = asNobody(['node', '--once']);
+    const moved = await run(command, [...args], { env: env(m.root) });
+    expect(moved.code, moved.stdout + moved.stderr + helper.output()).toBe(0);
+    expect(moved.stdout).toContain('renewed spiffe://');
+    // node.key holds the TPM record; no PKCS#8 key is left, not even the renewal's .previous copy.
+    expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toMatch(/^bcd-tpm-key v1\n/);
+    expect(softwareKeyFiles(m.identityDir)).toEqual([]);
+    expect(statSync(path.join(m.identityDir, 'node.key')).uid).toBe(NOBODY.uid);
+    expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(2);
+
+    // From then on the key is the helper's: the next renewal and the session sign through it.
+    const moveKey = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    const again = await run(command, [...args], { env: env(m.root) });
+    expect(again.code, again.stdout + again.stderr + helper.output()).toBe(0);
+    expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).toMatch(/^bcd-tpm-key v1\n/);
+    expect(readFileSync(path.join(m.identityDir, 'node.key'), 'utf8')).not.toBe(moveKey);
+    expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(3);
+    const session = start(command, [...asNobody(['node'])[1]], env(m.root));
+    await until(() => /session \S+ open through/.test(session.output()), `the session (${session.output()})`);
+    session.child.kill('SIGTERM');
+    expect(await session.exited).toBe(0);
+    helper.child.kill('SIGTERM');
+    expect(await helper.exited).toBe(0);
+    // Without the helper, nobody's bcd node cannot sign with the key at all.
+    const node = start(command, args, env(m.root));
+    await until(() => node.output().includes('renewal failed'), `a failed renewal (${node.output()})`);
+    node.child.kill('SIGTERM');
+    expect(node.output()).toContain(`renewal failed: bcd helper at ${m.socket}`);
+    expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(3);
+  });
+
+  it('keeps a software identity renewing in software when the helper reports no TPM', { timeout: 180_000 }, async () => {
+    const m = await softwareMachine();
+    const helper = await startHelper(m, null);
+    const before = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    const [command, args] = asNobody(['node', '--once']);
+    const renewed = await run(command, [...args], { env: env(m.root) });
+    expect(renewed.code, renewed.stdout + renewed.stderr + helper.output()).toBe(0);
+    expect(renewed.stdout).toContain('renewed spiffe://');
+    const after = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
+    expect(after).toContain('-----BEGIN PRIVATE KEY-----');
+    expect(after).not.toBe(before);
+    // Quietly: one line says why, and the renewal neither fails nor retries.
+    const lines = `${renewed.stdout}${renewed.stderr}`.split('\n');
+    expect(lines.filter((line) => line.includes('stays in software'))).toEqual([expect.stringContaining('this host has no TPM')]);
+    expect(lines.filter((line) => line.includes('renewal failed'))).toEqual([]);
+    expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(2);
     helper.child.kill('SIGTERM');
     expect(await helper.exited).toBe(0);
   });
