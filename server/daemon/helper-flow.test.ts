@@ -65,6 +65,12 @@ const env = (root: string, extra: Record<string, string> = {}) =>
 const asNobody = (args: string[]) =>
   ['setpriv', [`--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', bcd.binary, ...args]] as const;
 
+/** `bcd doctor` as `nobody`, as run()'s first two arguments. */
+const doctorAsNobody = () => {
+  const [command, args] = asNobody(['doctor']);
+  return [command, [...args]] as const;
+};
+
 function start(command: string, args: readonly string[], environment: NodeJS.ProcessEnv) {
   const child = spawn(command, args, { env: environment });
   children.add(child);
@@ -192,6 +198,11 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
   it('moves a software identity into the TPM through the helper at its next renewal', { timeout: 240_000 }, async () => {
     const m = await softwareMachine();
     const helper = await startHelper(m);
+    // bcd doctor asks the helper, as the renewal will, and says where the next key goes.
+    const doctor = await run(...doctorAsNobody(), { env: env(m.root) });
+    expect(doctor.stdout, doctor.stdout + doctor.stderr).toContain(
+      `ok   key       software (node.key); the next renewal makes the key in the TPM through bcd helper (${m.socket})`,
+    );
     const [command, args] = asNobody(['node', '--once']);
     const moved = await run(command, [...args], { env: env(m.root) });
     expect(moved.code, moved.stdout + moved.stderr + helper.output()).toBe(0);
@@ -226,6 +237,10 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
   it('keeps a software identity renewing in software when the helper reports no TPM', { timeout: 180_000 }, async () => {
     const m = await softwareMachine();
     const helper = await startHelper(m, null);
+    const doctor = await run(...doctorAsNobody(), { env: env(m.root) });
+    expect(doctor.stdout, doctor.stdout + doctor.stderr).toMatch(
+      /ok {3}key {7}software \(node\.key\); the next renewal keeps it in software \(.*this host has no TPM/,
+    );
     const before = readFileSync(path.join(m.identityDir, 'node.key'), 'utf8');
     const [command, args] = asNobody(['node', '--once']);
     const renewed = await run(command, [...args], { env: env(m.root) });
