@@ -65,11 +65,11 @@ const env = (root: string, extra: Record<string, string> = {}) =>
 const asNobody = (args: string[]) =>
   ['setpriv', [`--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', bcd.binary, ...args]] as const;
 
-/** `bcd doctor` as `nobody`, as run()'s first two arguments. */
-const doctorAsNobody = () => {
+/** `bcd doctor` as `nobody`. */
+function doctorAsNobody(root: string) {
   const [command, args] = asNobody(['doctor']);
-  return [command, [...args]] as const;
-};
+  return run(command, [...args], { env: env(root) });
+}
 
 function start(command: string, args: readonly string[], environment: NodeJS.ProcessEnv) {
   const child = spawn(command, args, { env: environment });
@@ -199,7 +199,7 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
     const m = await softwareMachine();
     const helper = await startHelper(m);
     // bcd doctor asks the helper, as the renewal will, and says where the next key goes.
-    const doctor = await run(...doctorAsNobody(), { env: env(m.root) });
+    const doctor = await doctorAsNobody(m.root);
     expect(doctor.stdout, doctor.stdout + doctor.stderr).toContain(
       `ok   key       software (node.key); the next renewal makes the key in the TPM through bcd helper (${m.socket})`,
     );
@@ -237,7 +237,7 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
   it('keeps a software identity renewing in software when the helper reports no TPM', { timeout: 180_000 }, async () => {
     const m = await softwareMachine();
     const helper = await startHelper(m, null);
-    const doctor = await run(...doctorAsNobody(), { env: env(m.root) });
+    const doctor = await doctorAsNobody(m.root);
     expect(doctor.stdout, doctor.stdout + doctor.stderr).toMatch(
       /ok {3}key {7}software \(node\.key\); the next renewal keeps it in software \(.*this host has no TPM/,
     );
