@@ -10,7 +10,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { createRenewHarness, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
-import { makeAk, tpmBoundNode } from '../../test/tpm-node';
+import { makeAk, softwareNode, tpmBoundNode } from '../../test/tpm-node';
 import { installPins } from '../pki/pins-summary';
 
 // The helper split with the built bcd: `bcd helper` as root holds the TPM (swtpm), `bcd node` runs as the
@@ -254,6 +254,27 @@ describe('bcd node as an unprivileged user beside bcd helper', () => {
     expect(lines.filter((line) => line.includes('stays in software'))).toEqual([expect.stringContaining('this host has no TPM')]);
     expect(lines.filter((line) => line.includes('renewal failed'))).toEqual([]);
     expect(await testDb().nodeCert.count({ where: { nodeId: m.nodeId } })).toBe(2);
+    helper.child.kill('SIGTERM');
+    expect(await helper.exited).toBe(0);
+  });
+
+  it("re-joins an expired software identity with x509pop into the helper's TPM", { timeout: 180_000 }, async () => {
+    const t = await createTestTenant(testDb());
+    const m = machineRoot(t.pool.siteId);
+    const node = await softwareNode(r, m.identityDir, { notBefore: new Date(Date.now() - 2 * 3_600_000), ttlSeconds: 3600 });
+    const { poolId } = await testDb().node.findUniqueOrThrow({ where: { id: node.nodeId } });
+    await testDb().pool.update({ where: { id: poolId! }, data: { policy: { joinAttestors: ['join-token', 'x509pop'] } } });
+    await handOverIdentity(m.identityDir, NOBODY);
+    writeFileSync(path.join(m.root, 'etc/bcd/join-encryption.jwk'), `${JSON.stringify(r.h.trust.encryptionJwk)}\n`);
+    const helper = await startHelper(m);
+    const [command, args] = asNobody(['node', '--once']);
+    const result = await run(command, [...args], { env: env(m.root) });
+    expect(result.code, result.stdout + result.stderr + helper.output()).toBe(0);
+    expect(result.stdout).toContain(`re-joined with x509pop as node ${node.nodeId}`);
+    expect(result.stdout).toContain('renewed spiffe://');
+    // The re-join's key (kept as .previous by the renewal after it) is already the TPM's, and so is the renewal's.
+    for (const name of ['node.key.previous', 'node.key'])
+      expect([name, readFileSync(path.join(m.identityDir, name), 'utf8')]).toEqual([name, expect.stringMatching(/^bcd-tpm-key v1\n/)]);
     helper.child.kill('SIGTERM');
     expect(await helper.exited).toBe(0);
   });
