@@ -10,7 +10,7 @@ import { withTpm } from './tpm/identify';
 import { encodeKeyBlob, loadKey, withStoragePrimary, type TpmKeyBlob } from './tpm/keys';
 import { signWithTpmKey, type TpmKeyAttestationBody } from './tpm/renewal';
 import { makeNodeKeyInTpm, type NodeKeyTpm } from './tpm/node-key';
-import type { NodeKeyHelper } from './helper/client';
+import { nextKeyInHelperTpm, type NodeKeyHelper } from './helper/client';
 import { loggedFetch } from './request-log';
 import { verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer } from './verify-answer';
 
@@ -128,10 +128,19 @@ export async function sendX509popRejoin(options: {
   keys?: NodeKeyAndCsr;
   /** bcd's node-key TPM: a software last key's successor is made there when one opens (agent/tpm/node-key.ts). */
   nodeKeyTpm?: NodeKeyTpm;
+  /** Under `[helper]`: a software last key's successor is made in the helper's TPM when it reports one. */
+  helper?: NodeKeyHelper;
   fetch?: typeof fetch;
 }): Promise<{ answer: IssuedAnswer; keys: RejoinKeys }> {
   const last = options.last;
-  const inTpm = !options.keys && !last.tpm && options.nodeKeyTpm ? await makeNodeKeyInTpm(options.nodeKeyTpm) : null;
+  const moves = !options.keys && !last.tpm;
+  const inTpm = !moves
+    ? null
+    : options.nodeKeyTpm
+      ? await makeNodeKeyInTpm(options.nodeKeyTpm)
+      : options.helper
+        ? await nextKeyInHelperTpm(options.helper)
+        : null;
   const software = options.keys ?? (last.tpm || inTpm ? null : generateNodeKeyAndCsr());
   const keys: RejoinKeys = software
     ? { ...software, keyText: software.privateKeyPem }

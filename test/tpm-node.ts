@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { writeIdentity } from '../agent/identity-store';
+import { generateNodeKeyAndCsr } from '../agent/keys';
 import { withTpm } from '../agent/tpm/identify';
 import { createAttestationKey, createNodeKey, encodeKeyBlob, withStoragePrimary, type TpmKeyBlob } from '../agent/tpm/keys';
 import { p256SpkiOf } from '../agent/tpm/public-area';
@@ -81,28 +82,7 @@ export async function tpmBoundNode(
   const joined = await joinThroughGateway(r, (await mintToken(t)).token!);
   const { answer } = joined;
   const key = await withTpm(address, (tpm) => withStoragePrimary(tpm, (srk) => createNodeKey(tpm, srk)));
-  const spki = p256SpkiOf(key.publicArea);
-  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
-    publicKeySpkiDer: spki,
-    trustDomain: r.h.crypto.trustDomain,
-    siteId: answer.siteId,
-    nodeId: answer.nodeId,
-    role: 'node',
-    ...validity,
-    extraUris: [ak.statement],
-  });
-  await testDb().nodeCert.create({
-    data: {
-      serial: cert.serialHex,
-      nodeId: answer.nodeId,
-      identityGeneration: 1,
-      role: 'node',
-      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
-      der: new Uint8Array(cert.der),
-      notBefore: cert.notBefore,
-      notAfter: cert.notAfter,
-    },
-  });
+  const cert = await issueRecordedCertificate(r, answer, p256SpkiOf(key.publicArea), validity, [ak.statement]);
   const identityDir = dir ?? joined.dir;
   await writeIdentity(
     identityDir,
@@ -117,4 +97,56 @@ export async function tpmBoundNode(
     { reset: true, akKey: encodeKeyBlob(ak.blob) },
   );
   return { dir: identityDir, tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId, key };
+}
+
+/** A node certificate for `spki` issued by the harness's node CA and recorded in node_certs, as an admitted join's. */
+async function issueRecordedCertificate(
+  r: RenewHarness,
+  answer: { siteId: string; nodeId: string },
+  spki: Buffer,
+  validity: { notBefore: Date; ttlSeconds: number },
+  extraUris: string[] = [],
+) {
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: spki,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: answer.siteId,
+    nodeId: answer.nodeId,
+    role: 'node',
+    ...validity,
+    extraUris,
+  });
+  await testDb().nodeCert.create({
+    data: {
+      serial: cert.serialHex,
+      nodeId: answer.nodeId,
+      identityGeneration: 1,
+      role: 'node',
+      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
+      der: new Uint8Array(cert.der),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    },
+  });
+  return cert;
+}
+
+/**
+ * A bcd data directory (`dir`) of a node whose key is in software (a PKCS#8 node.key): joined through the gateway
+ * with a token, then given a new software key and a certificate for it with `validity` (an expired one, say).
+ */
+export async function softwareNode(r: RenewHarness, dir: string, validity: { notBefore: Date; ttlSeconds: number }) {
+  const t = await createTestTenant(testDb());
+  const { answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
+  const keys = generateNodeKeyAndCsr();
+  const cert = await issueRecordedCertificate(r, answer, keys.spkiDer, validity);
+  await writeIdentity(dir, {
+    privateKeyPem: keys.privateKeyPem,
+    certificateChain: [cert.der.toString('base64'), answer.certificateChain[1]!],
+    nodeId: answer.nodeId,
+    siteId: answer.siteId,
+    trustDomain: answer.trustDomain,
+    role: 'node',
+  });
+  return { dir, tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId };
 }

@@ -9,6 +9,7 @@ import { readStoredIdentity } from './read-identity';
 import { versionLine } from './version';
 import { checkNodeKey, nodeKeySpki } from './doctor-key';
 import { nodeKeyTpmOf } from '../tpm/node-key';
+import { nodeKeyHelper } from '../helper/client';
 
 interface DoctorCheck {
   name: string;
@@ -62,7 +63,9 @@ export async function runDoctor(args: { config?: string }, io: CommandIo): Promi
       const stored = await readStoredIdentity(paths.identityDir).catch(() => null);
       if (!stored) throw new Error('skipped: no identity');
       const leaf = Buffer.from(stored.identity.certificateChain[0] ?? '', 'base64');
-      return checkNodeKey(stored.keyPem, leaf, nodeKeyTpmOf(undefined, io.env ?? process.env));
+      // Under [helper], a software key moves into the helper's TPM: the helper is asked whether it has one.
+      const helper = config?.helper ? nodeKeyHelper(config.helper.socket) : undefined;
+      return checkNodeKey(stored.keyPem, leaf, nodeKeyTpmOf(undefined, io.env ?? process.env), helper);
     }),
   ];
   // Only with a usable config.toml: it names the gateway and the serving CA pin.

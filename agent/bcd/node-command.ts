@@ -42,8 +42,8 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   const refused = nodeUserCheck(config, io);
   if (refused !== null) return refused;
   const helper = config.helper ? nodeKeyHelper(config.helper.socket) : undefined;
-  // Under [helper] the TPM is the helper's; otherwise a software identity's next key moves into the TPM once one
-  // opens (named, else /dev/tpmrm0 when present).
+  // A software identity's next key moves into the TPM once one opens: under [helper] the helper's (once it reports
+  // one), otherwise the TPM named, else /dev/tpmrm0 when present.
   const keyHolder = helper ? { helper } : { nodeKeyTpm: nodeKeyTpmOf(args.tpm, io.env ?? process.env) };
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());

@@ -5,7 +5,8 @@ import type { TlsClientSigner } from '../tls13/client';
 import { SCHEME } from '../tls13/handshake';
 import { AK_KEY_FILE } from '../identity-store';
 import type { TpmCsr } from '../tpm/csr';
-import type { TpmKeyBlob } from '../tpm/keys';
+import { encodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
+import type { TpmJoinKeys } from '../tpm/node-key';
 import { p256SpkiOf } from '../tpm/public-area';
 import { TpmRenewalError, type TpmKeyAttestationBody } from '../tpm/renewal';
 import {
@@ -108,6 +109,22 @@ export function nodeKeyHelper(socketPath: string): NodeKeyHelper {
       return { nodeKey, csr, ...(answer.keyAttestation ? { keyAttestation: answer.keyAttestation } : {}) };
     },
   };
+}
+
+/**
+ * A software identity's next key made in the helper's TPM (no AK, so no Certify: proved by the software key's
+ * signature only), as a renewal or an x509pop re-join sends it; the identity is TPM-held from then on. Null when
+ * the helper answers that the host has no TPM, or cannot make it: the next key stays in software, said in one
+ * line through `log`, and the renewal goes on.
+ */
+export async function nextKeyInHelperTpm(helper: NodeKeyHelper, log?: (line: string) => void): Promise<TpmJoinKeys | null> {
+  try {
+    const next = await helper.nextKey({ ak: null, akStatement: null });
+    return { ...next.csr, privateKeyPem: encodeKeyBlob(next.nodeKey), nodeKey: next.nodeKey };
+  } catch (error) {
+    log?.(`agent: the next node key stays in software (${(error as Error).message})`);
+    return null;
+  }
 }
 
 /** The DER `ECDSA-Sig-Value` of an r || s signature (a TLS CertificateVerify carries DER). */

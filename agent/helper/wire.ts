@@ -4,7 +4,8 @@ import { z } from 'zod';
  * The `bcd helper` socket's wire: one request per connection, each way one frame (a 4-byte big-endian length,
  * then that many bytes of JSON). The request set is closed: `sign` (a TLS CertificateVerify, a renewal's proof of
  * possession or an x509pop re-join proof, each message checked for its shape) and `next-key` (a new node key made
- * in the TPM, its CSR signed there, and with an AK the TPM2_Certify of it). Anything else is refused.
+ * in the TPM, its CSR signed there, and with an AK the TPM2_Certify of it; without one, also a software identity's
+ * move into the TPM). Anything else is refused.
  */
 export const HELPER_WIRE_VERSION = 1;
 

@@ -9,6 +9,7 @@ import { postToGateway, type GatewayTarget } from './gateway-client';
 import type { LoadedIdentity, NodeLoadedIdentity, TpmLoadedIdentity } from './identity';
 import { clientIdentityOf, prepareTpmRenewalParts, renewedTpmIdentity } from './tpm-renewal';
 import { verifyTrustedEnvelope } from '../trust/envelope';
+import { nextKeyInHelperTpm, type NodeKeyHelper } from '../helper/client';
 import type { TrustStore } from '../trust/store';
 
 /** The gateway answered the uniform refusal: the identity may be revoked, expired, or the proof stale. */
@@ -162,10 +163,11 @@ async function applyAnswerTrust(checked: CheckedRenewal, trust: TrustStore | und
 type PostRenew = (pathname: string, body: string) => Promise<{ status: number; body: Buffer }>;
 
 /**
- * Where a renewal goes, and for bcd where node keys live (`nodeKeyTpm`): a software identity then makes its next
- * key in that TPM when one opens. `log` hears why a default TPM that exists could not be used.
+ * Where a renewal goes, and for bcd where node keys live: `nodeKeyTpm`, or under `[helper]` the helper's TPM
+ * (`helper`). A software identity then makes its next key in that TPM when one opens. `log` hears why a TPM
+ * could not be used (a default device that fails, a helper on a host without a TPM).
  */
-type RenewTarget = GatewayTarget & { basePath?: string; nodeKeyTpm?: NodeKeyTpm; log?: (line: string) => void };
+type RenewTarget = GatewayTarget & { basePath?: string; nodeKeyTpm?: NodeKeyTpm; helper?: NodeKeyHelper; log?: (line: string) => void };
 
 /** Sends a Renew body: on a session's HTTP/2 connection when one is given (no new TLS handshake), else on its own. */
 async function sendRenew(current: NodeLoadedIdentity, target: RenewTarget, body: string, post?: PostRenew) {
@@ -214,7 +216,7 @@ async function renewTpmIdentity(
  */
 export async function renewIdentity(
   current: LoadedIdentity,
-  target: RenewTarget & { nodeKeyTpm?: undefined },
+  target: RenewTarget & { nodeKeyTpm?: undefined; helper?: undefined },
   now?: () => number,
   next?: NodeKeyAndCsr,
   post?: PostRenew,
@@ -234,8 +236,15 @@ export async function renewIdentity(
   post?: PostRenew,
 ): Promise<NodeLoadedIdentity> {
   if (current.tpm) return renewTpmIdentity(current, target, now, post);
-  // A software identity's next key moves into the TPM once one opens (bcd's node-key TPM rule).
-  const inTpm = !nextKey && target.nodeKeyTpm ? await makeNodeKeyInTpm(target.nodeKeyTpm, target.log) : null;
+  // A software identity's next key moves into the TPM once one opens (bcd's node-key TPM rule); under [helper],
+  // into the helper's once it reports one.
+  const inTpm = nextKey
+    ? null
+    : target.nodeKeyTpm
+      ? await makeNodeKeyInTpm(target.nodeKeyTpm, target.log)
+      : target.helper
+        ? await nextKeyInHelperTpm(target.helper, target.log)
+        : null;
   const next: JoinKeys = nextKey ?? inTpm ?? generateNodeKeyAndCsr();
   const body = buildRenewBody(current, next.csrDer, next.csrSha256, Math.floor(now() / 1000));
   const answer = await sendRenew(current, target, body, post);
@@ -255,6 +264,8 @@ export async function renewIdentity(
       ak: null,
       akStatement: null,
       ...(target.nodeKeyTpm?.address ? { address: target.nodeKeyTpm.address } : {}),
+      // Made by the helper: it signs for this key from now on.
+      ...(!target.nodeKeyTpm && target.helper ? { helper: target.helper } : {}),
     };
     return {
       ...renewed,
