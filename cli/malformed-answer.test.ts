@@ -99,6 +99,7 @@ describe('a server answer of the wrong shape', () => {
       createdBy: 'api-key:ak_01hx0000000000000000000000',
       createdByEmail: null,
       lastUsedAt: null,
+      labels: {},
       state: 'live',
       token: 'bcjt_jt_01hx.NEVER-PRINT-THIS-TOKEN',
       secretHash: 'c2VjcmV0LWhhc2gtbmV2ZXItcHJpbnRlZA',

@@ -8,14 +8,26 @@ import { ensureDevGatewayCredentials, startGatewayProcess } from '../server/boot
 import { gatewayFilesIn, writeGatewayFiles } from '../server/gateway/files';
 import type { Db } from '../server/db/client';
 
-/** A free TCP port on 127.0.0.1, for a gateway whose URL the server must publish before the gateway starts. */
-export const reservePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
+/** Whether `port` can be listened on, on every address (as the gateway listens), right now. */
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(true)));
   });
+
+/**
+ * A free TCP port for a gateway whose URL the server must publish before the gateway starts. It is held by
+ * nobody until the gateway listens, seconds later: a port the kernel hands out (`listen(0)`, outgoing
+ * connections) comes from the ephemeral range, where any other test's server could take it meanwhile, so these
+ * are drawn below it (Linux's range starts at 32768), at random, each checked free.
+ */
+export async function reservePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await isFree(port)) return port;
+  }
+}
 
 async function waitForPort(port: number, timeoutMs = 60_000) {
   for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 200))) {

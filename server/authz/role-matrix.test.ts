@@ -36,6 +36,7 @@ const OPERATOR_MUTATIONS = [
   'nodes.revokeIdentity',
   'nodes.delete',
   'nodes.bulk',
+  'nodes.setLabels',
 ];
 // A mutation decided as a read action (it changes nothing stored) is open to every role that reads.
 const READ_MUTATIONS = procedures
@@ -320,6 +321,7 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['webhooks.redeliver', { ...webhookRef, deliveryId: testDelivery.id }],
       ['webhooks.delete', webhookRef],
       ['operators.remove', { tenantId, operatorId }],
+      ['nodes.setLabels', { ...nodeRef, set: { rack: 'c7' } }],
       ['nodes.bulk', { tenantId, nodeIds: [nodeId], action: 'cordon' }],
       ['nodes.revokeIdentity', nodeRef],
       ['nodes.delete', nodeRef],
