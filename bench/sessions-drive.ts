@@ -52,3 +52,19 @@ export async function waitFor(what: string, target: number, count: () => Promise
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+/**
+ * Merges the pending list of every GIN index of the schema into its index now, and answers how many pages it
+ * merged. A write that adds GIN entries (a non-HOT update of `nodes` adds one to its trigram, labels and MAC
+ * indexes) appends them to a pending list, and whichever writer fills the list past its limit merges all of it:
+ * the cost of one phase lands in a later one, in lumps. The benchmark settles the lists at the end of each
+ * measured phase, inside its CPU window, so each phase is charged what its own writes left behind.
+ */
+export async function settleGinIndexes(db: { $queryRawUnsafe<T>(query: string): Promise<T> }): Promise<number> {
+  const rows = await db.$queryRawUnsafe<Array<{ pages: number }>>(
+    `SELECT gin_clean_pending_list(c.oid)::int AS pages
+       FROM pg_class c JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace s ON s.oid = c.relnamespace
+      WHERE a.amname = 'gin' AND c.relkind = 'i' AND s.nspname = current_schema()`,
+  );
+  return rows.reduce((sum, row) => sum + row.pages, 0);
+}
