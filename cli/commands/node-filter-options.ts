@@ -1,8 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseLabelArgument } from '../../protocol/api/labels';
+import type { NodeFilter } from '../../protocol/api/node-filter';
 import { wholeNumber } from '../options';
 
-/** The node filter as command-line options (`nodes list`, `nodes export`): the list's filter, flag for field. */
+/** The node filter as command-line options (`nodes list`, `nodes export`, `nodes bulk`): the list's filter, flag for field. */
 export interface NodeFilterOptions {
   search?: string;
   label?: string[];
@@ -52,9 +53,12 @@ export function addNodeFilterOptions(command: Command): Command {
     .option('--expiring-within <duration>', 'only nodes whose certificate ends within it (7d, 12h, or seconds)', duration);
 }
 
-/** The options as the REST query (the list's and the export's query parameters). */
-export function nodeFilterQuery(opts: NodeFilterOptions): Record<string, string | number | boolean | string[] | undefined> {
-  return {
+/**
+ * The options as the fleet filter (`nodes list` and `nodes export` send it as their query, `nodes bulk
+ * --all-matching` as its body's `matching`): only the filters given.
+ */
+export function nodeFilterOf(opts: NodeFilterOptions): NodeFilter {
+  const filter = {
     search: opts.search,
     labels: opts.label,
     poolId: opts.pool,
@@ -67,4 +71,5 @@ export function nodeFilterQuery(opts: NodeFilterOptions): Record<string, string 
     trustVersion: opts.trustVersion,
     expiringWithinSeconds: opts.expiringWithin,
   };
+  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as NodeFilter;
 }

@@ -7,45 +7,18 @@ import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
 import { printJson } from '../output';
 import { progressBar } from '../progress';
-import { wholeNumber } from '../options';
+import { addNodeFilterOptions, nodeFilterOf, type NodeFilterOptions } from './node-filter-options';
 
 const repeat = (value: string, previous: string[] = []) => [...previous, value];
 
-type BulkOpts = {
+type BulkOpts = NodeFilterOptions & {
   tenant?: string;
   allMatching?: boolean;
-  search?: string;
-  pool?: string;
-  site?: string;
-  state?: NodeFilter['state'];
-  connected?: boolean;
-  role?: string;
-  attestor?: string;
-  nodeKey?: NodeFilter['nodeKey'];
-  trustVersion?: number;
-  label?: string[];
   set?: string[];
   remove?: string[];
   yes?: boolean;
   json?: boolean;
 };
-
-/** The fleet filter from the options, as `nodes list` takes it. */
-function filterOf(opts: BulkOpts): NodeFilter {
-  const filter: NodeFilter = {
-    search: opts.search,
-    poolId: opts.pool,
-    siteId: opts.site,
-    state: opts.state,
-    connected: opts.connected,
-    role: opts.role,
-    attestor: opts.attestor,
-    nodeKey: opts.nodeKey,
-    trustVersion: opts.trustVersion,
-    labels: opts.label,
-  };
-  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as NodeFilter;
-}
 
 /** `--set k=v …` and `--remove k …` as the set-labels action takes them. */
 function labelChange(opts: BulkOpts) {
@@ -90,32 +63,22 @@ async function runAllMatching(client: ApiClient, path: string, body: Record<stri
  * the named nodes, or on every node the filters select (as `nodes list` shows them), a page of 50 per call.
  */
 export function registerNodeBulkCommand(nodes: Command) {
-  nodes
-    .command('bulk <action> [nodeIds...]')
-    .description(`Act on many nodes at once (${NODE_BULK_ACTIONS.join(', ')}): the named ones, or --all-matching the filters`)
-    .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
-    .option('--all-matching', 'every node the filters select (all nodes without filters), a page (50) per call')
-    .option('--search <text>', 'hostname, serial, product UUID, MAC, IP, node id or label value (any part)')
-    .option('--pool <poolId>', 'only this pool')
-    .option('--site <siteId>', 'only this site')
-    .option('--state <state>', 'adopting, adopted or retired')
-    .option('--connected', 'only nodes with a session now')
-    .option('--disconnected', 'only nodes without a session', false)
-    .option('--role <role>', 'only this role')
-    .option('--attestor <name>', 'only nodes that joined through this attestor')
-    .option('--node-key <trust>', 'trusted, unattested or none')
-    .option('--trust-version <n>', 'only nodes whose agent holds this trust set version', wholeNumber(0, 2 ** 31 - 1))
-    .option('--label <key=value>', 'only nodes with this label (repeatable)', repeat)
+  addNodeFilterOptions(
+    nodes
+      .command('bulk <action> [nodeIds...]')
+      .description(`Act on many nodes at once (${NODE_BULK_ACTIONS.join(', ')}): the named ones, or --all-matching the filters`)
+      .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
+      .option('--all-matching', 'every node the filters select (all nodes without filters), a page (50) per call'),
+  )
     .option('--set <key=value>', 'set-labels: set this label (repeatable)', repeat)
     .option('--remove <key>', 'set-labels: remove this label (repeatable)', repeat)
     .option('--yes', 'confirm acting on every matching node')
     .option('--json', 'print JSON')
-    .action(async (action: string, nodeIds: string[], opts: BulkOpts & { disconnected?: boolean }, cmd: Command) => {
+    .action(async (action: string, nodeIds: string[], opts: BulkOpts, cmd: Command) => {
       if (!(NODE_BULK_ACTIONS as readonly string[]).includes(action))
         throw new InvalidArgumentError(`action: one of ${NODE_BULK_ACTIONS.join(', ')}`);
       if (!nodeIds.length === !opts.allMatching) throw new InvalidArgumentError('name node ids, or pass --all-matching');
-      if (opts.connected && opts.disconnected) throw new InvalidArgumentError('pass --connected or --disconnected, not both');
-      const filter = filterOf({ ...opts, connected: opts.connected ? true : opts.disconnected ? false : undefined });
+      const filter = nodeFilterOf(opts);
       if (nodeIds.length && Object.keys(filter).length)
         throw new InvalidArgumentError('the filters go with --all-matching, not with node ids');
       if (opts.allMatching && !opts.yes)

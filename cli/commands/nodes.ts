@@ -6,7 +6,7 @@ import { enc } from '../client';
 import { clientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { wholeNumber } from '../options';
-import { addNodeFilterOptions, nodeFilterQuery, type NodeFilterOptions } from './node-filter-options';
+import { addNodeFilterOptions, nodeFilterOf, type NodeFilterOptions } from './node-filter-options';
 import { csvFormat, writeDownload } from './download';
 
 const labelText = (labels: Record<string, string>) =>
@@ -70,7 +70,7 @@ export function registerNodeCommands(program: Command) {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
       const page = await client.get('nodes.list', `/v1/tenants/${enc(tenantId)}/nodes`, {
-        ...nodeFilterQuery(opts),
+        ...nodeFilterOf(opts),
         limit: opts.limit,
         cursor: opts.cursor,
       });
@@ -100,9 +100,7 @@ export function registerNodeCommands(program: Command) {
     .action(async (opts: NodeFilterOptions & { tenant?: string; output?: string }, cmd: Command) => {
       const client = clientFor(cmd);
       const tenantId = await client.tenantId(opts.tenant);
-      await writeDownload(opts.output, (out) =>
-        client.download(`/v1/tenants/${enc(tenantId)}/nodes/export.csv`, nodeFilterQuery(opts), out),
-      );
+      await writeDownload(opts.output, (out) => client.download(`/v1/tenants/${enc(tenantId)}/nodes/export.csv`, nodeFilterOf(opts), out));
     });
   nodes
     .command('get <nodeId>')

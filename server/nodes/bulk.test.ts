@@ -201,4 +201,26 @@ describe('nodes bulk (CLI over REST)', () => {
     expect(labelled.code, labelled.stderr).toBe(0);
     expect(JSON.parse(labelled.stdout).changed.sort()).toEqual(outside);
   });
+
+  it('takes the filters of nodes list (a yes/no --connected, --expiring-within)', async () => {
+    const t = await createTestTenant(db(), { label: 'bulk-cli-filters' });
+    const other = await t.newPool();
+    await insertNodes(t, 2);
+    const outside = await insertNodes(t, 3, { poolId: other });
+    const key = (await insertApiKey(db(), { tenantId: t.tenantId, role: 'operator', name: 'bulk' }, 'test')).key;
+    const env = { BETTER_COMPUTE_URL: api.url, BETTER_COMPUTE_API_KEY: key };
+    const args = (connected: string, zone: string) => [
+      ...['nodes', 'bulk', 'set-labels', '--all-matching', '--pool', other, '--connected', connected],
+      ...['--set', `zone=${zone}`, '--yes', '--json'],
+    ];
+    const run = await runCliInProcess(args('no', 'b'), env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).changed.sort()).toEqual(outside);
+    const none = await runCliInProcess(args('yes', 'c'), env);
+    expect(none.code, none.stderr).toBe(0);
+    expect(JSON.parse(none.stdout).changed).toEqual([]);
+    const bad = await runCliInProcess(['nodes', 'bulk', 'cordon', '--all-matching', '--expiring-within', 'soon', '--yes'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('duration');
+  });
 });
