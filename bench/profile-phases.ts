@@ -158,7 +158,7 @@ export async function beginPhase(
       const pgCpu = treeCpuSeconds(postgres.postmaster) - pgBefore;
       for (const t of started) await ask(t.child, { benchProfile: 'stop', name }, 'written', name);
       const { rows } = await client.query(
-        `SELECT query, calls, total_exec_time, total_plan_time, rows, wal_records, wal_bytes
+        `SELECT query, toplevel, calls, total_exec_time, total_plan_time, rows, wal_records, wal_bytes
            FROM ${STATS_SCHEMA}.pg_stat_statements
           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
             AND query NOT LIKE '%pg_stat_%'
@@ -170,6 +170,8 @@ export async function beginPhase(
       load.push(loadavg()[0]!);
       const statements = rows.map((r) => ({
         query: String(r.query).replace(/\s+/g, ' ').slice(0, 400),
+        // false: run inside another statement (a SQL function's body, a foreign-key check), not sent by a client.
+        toplevel: r.toplevel !== false,
         calls: Number(r.calls),
         execMs: Math.round(Number(r.total_exec_time) * 100) / 100,
         planMs: Math.round(Number(r.total_plan_time) * 100) / 100,

@@ -33,7 +33,15 @@ interface PhaseRecord {
   postgres: {
     cpuSeconds: number;
     database: Record<string, number>;
-    statements: Array<{ query: string; calls: number; execMs: number; planMs: number; rows: number; walRecords: number }>;
+    statements: Array<{
+      query: string;
+      toplevel?: boolean;
+      calls: number;
+      execMs: number;
+      planMs: number;
+      rows: number;
+      walRecords: number;
+    }>;
   };
 }
 
@@ -42,7 +50,6 @@ const PROFILER_THREAD = 'v8:ProfEvntProc';
 
 function profileTables(summary: Summary, mainMsPerOp: number | undefined): string {
   const perBusyUs = mainMsPerOp === undefined ? undefined : mainMsPerOp / summary.busyUs;
-  const ours = summary.inclusive.filter((r) => r.name.startsWith('ours: ') || r.name.startsWith('npm: ') || r.name === 'wasm');
   return [
     `Busy ${(summary.busyUs / 1000).toFixed(0)} ms of ${(summary.totalUs / 1000).toFixed(0)} ms sampled (${((summary.busyUs / summary.totalUs) * 100).toFixed(0)}% busy).`,
     '',
@@ -50,9 +57,9 @@ function profileTables(summary: Summary, mainMsPerOp: number | undefined): strin
     '',
     table(summary.groups, summary.busyUs, top, perBusyUs),
     '',
-    'Inclusive time (samples with the group anywhere on the stack) of our folders and packages:',
+    'Inclusive time by group (samples with the group anywhere on the stack; asynchronous continuations start a new stack):',
     '',
-    table(ours, summary.busyUs, top, perBusyUs),
+    table(summary.inclusive, summary.busyUs, top, perBusyUs),
     '',
     'Inclusive time of our functions:',
     '',
@@ -86,15 +93,17 @@ function phaseReport(dir: string, phase: PhaseRecord): string {
     '',
   );
   const statementMs = pg.statements.reduce((sum, s) => sum + s.execMs + s.planMs, 0);
+  const sent = pg.statements.filter((s) => s.toplevel !== false).reduce((sum, s) => sum + s.calls, 0);
+  out.push(`Statements sent by clients: ${(sent / ops).toFixed(2)} per operation.`, '');
   out.push(
-    `Statements (pg_stat_statements; execution and planning are elapsed time inside PostgreSQL, ${(statementMs / ops).toFixed(3)} ms/op in all):`,
+    `Statements (pg_stat_statements; execution and planning are elapsed time inside PostgreSQL, lock waits included, ${(statementMs / ops).toFixed(3)} ms/op in all; nested: run inside another statement):`,
     '',
     '| calls/op | exec ms/op | plan ms/op | share | statement |',
     '| --- | --- | --- | --- | --- |',
   );
   for (const s of pg.statements.slice(0, top))
     out.push(
-      `| ${(s.calls / ops).toFixed(2)} | ${(s.execMs / ops).toFixed(3)} | ${(s.planMs / ops).toFixed(3)} | ${(((s.execMs + s.planMs) / statementMs) * 100).toFixed(1)}% | \`${s.query.slice(0, 110).replace(/\|/g, '\\|')}\` |`,
+      `| ${(s.calls / ops).toFixed(2)} | ${(s.execMs / ops).toFixed(3)} | ${(s.planMs / ops).toFixed(3)} | ${(((s.execMs + s.planMs) / statementMs) * 100).toFixed(1)}% | ${s.toplevel === false ? '(nested) ' : ''}\`${s.query.slice(0, 110).replace(/\|/g, '\\|')}\` |`,
     );
   for (const role of Object.keys(phase.processes)) {
     const file = path.join(dir, `${phase.name}-${role}.cpuprofile`);
