@@ -109,28 +109,6 @@ export function summarise(profile: CpuProfile, root: string): Summary {
   const self = new Map<number, number>();
   samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (i + 1 < timeDeltas.length ? Math.max(0, timeDeltas[i + 1]!) : average)));
 
-  const stackOurs = new Map<number, Set<string>>();
-  const oursOnStack = (id: number): Set<string> => {
-    const known = stackOurs.get(id);
-    if (known) return known;
-    const up = parent.get(id);
-    const set = new Set(up === undefined ? [] : oursOnStack(up));
-    const frame = byId.get(id)!.callFrame;
-    if (groupOf(frame, root).startsWith('ours: ')) set.add(functionLabel(frame, root));
-    stackOurs.set(id, set);
-    return set;
-  };
-  const stackGroups = new Map<number, Set<string>>();
-  const groupsOnStack = (id: number): Set<string> => {
-    const known = stackGroups.get(id);
-    if (known) return known;
-    const up = parent.get(id);
-    const set = new Set(up === undefined ? [] : groupsOnStack(up));
-    set.add(groupOf(byId.get(id)!.callFrame, root));
-    stackGroups.set(id, set);
-    return set;
-  };
-
   // A native function (a C++ binding: a signature's job, a socket write) is told by its nearest JavaScript
   // caller: `run ← sign node:internal/crypto/sig:…` in group `native via node: crypto`.
   const placed = new Map<number, { name: string; group: string }>();
@@ -151,6 +129,29 @@ export function summarise(profile: CpuProfile, root: string): Summary {
     const result = { name, group };
     placed.set(id, result);
     return result;
+  };
+
+  const stackOurs = new Map<number, Set<string>>();
+  const oursOnStack = (id: number): Set<string> => {
+    const known = stackOurs.get(id);
+    if (known) return known;
+    const up = parent.get(id);
+    const set = new Set(up === undefined ? [] : oursOnStack(up));
+    const frame = byId.get(id)!.callFrame;
+    if (groupOf(frame, root).startsWith('ours: ')) set.add(functionLabel(frame, root));
+    stackOurs.set(id, set);
+    return set;
+  };
+  const stackGroups = new Map<number, Set<string>>();
+  const groupsOnStack = (id: number): Set<string> => {
+    const known = stackGroups.get(id);
+    if (known) return known;
+    const up = parent.get(id);
+    const set = new Set(up === undefined ? [] : groupsOnStack(up));
+    // The root frame is on every stack: it is no group's time.
+    if (up !== undefined) set.add(place(id).group);
+    stackGroups.set(id, set);
+    return set;
   };
 
   const functions = new Map<string, Row>();
