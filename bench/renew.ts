@@ -9,6 +9,8 @@
  * asserts a speed. BENCH_CPU_PROFILE=<dir> writes V8 CPU profiles of the API and the gateway.
  *
  * Options: --agents 64 --renewals 3000 --joins 1000
+ *          --profile DIR (per phase, joins and renewals: CPU profiles of the API and the gateway and PostgreSQL's
+ *          statement statistics, bench/profile-phases.ts; summarise with `npx tsx bench/profile-summary.ts DIR`)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,12 +37,14 @@ import { installPins } from '../server/pki/pins-summary';
 import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { treeCpuSeconds } from './cpu';
+import { beginPhase, profiledChild, withStatementStats } from './profile-phases';
 
 const { values } = parseArgs({
   options: {
     agents: { type: 'string', default: '64' },
     renewals: { type: 'string', default: '3000' },
     joins: { type: 'string', default: '1000' },
+    profile: { type: 'string' },
   },
 });
 const agents = Number(values.agents);
@@ -49,12 +53,14 @@ const joins = Math.max(Number(values.joins), agents);
 const log = (line: string) => process.stderr.write(line + '\n');
 const BASE = '/api/compute';
 
-function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
-  // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of the API and the gateway there.
+function startChild(script: string, env: Record<string, string>, ready: string, role: string): Promise<ChildProcess> {
+  // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of the API's and the gateway's whole lives there (at exit);
+  // --profile DIR one per measured phase (bench/profile-phases.ts).
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
+  const profiled = profiledChild(values.profile, role);
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...profiled.execArgv, script], {
+    env: { ...process.env, ...env, ...profiled.env },
+    stdio: profiled.ipc ? ['pipe', 'pipe', 'inherit', 'ipc'] : ['pipe', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
@@ -117,7 +123,9 @@ async function drive(total: number, concurrency: number, task: (worker: number) 
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-renew-'));
-  const database = await startEmbeddedDatabase(dir);
+  let database = await startEmbeddedDatabase(dir);
+  // --profile: PostgreSQL's statement statistics too (the cluster restarted with pg_stat_statements).
+  if (values.profile) database = await withStatementStats(dir, database);
   const children: ChildProcess[] = [];
   try {
     await migrate(database.url);
@@ -145,6 +153,7 @@ async function main() {
         BETTER_COMPUTE_RENEWALS_PER_NODE_PER_HOUR: '100000',
       },
       'api is running',
+      'api',
     );
     children.push(api);
     const gateway = await startChild(
@@ -156,6 +165,7 @@ async function main() {
         NODE_ENV: 'production',
       },
       'Gateway listening',
+      'gateway',
     );
     children.push(gateway);
     // The gateway logs a line per call; the benchmark reads and drops them.
@@ -214,9 +224,16 @@ async function main() {
     const warmResult = await drive(warm, warm, joinOne);
     log(`warm-up joins: ${JSON.stringify(warmResult)}`);
     log(`Joining ${joins} agents through the gateway (${agents} at a time, a TLS connection each)…`);
+    const targets = [
+      { role: 'api', child: api },
+      { role: 'gateway', child: gateway },
+    ];
+    const pgTarget = { url: database.url, postmaster };
+    const joinPhase = await beginPhase(values.profile, 'join', targets, pgTarget);
     let before = cpu();
     const joinResult = await drive(joins, agents, joinOne);
     const joinCpu = cpuPer(before, joinResult.ok);
+    await joinPhase.end(joinResult.ok);
     log(`joins: ${JSON.stringify({ ...joinResult, cpuMsPerJoin: joinCpu })}`);
 
     await db.$executeRawUnsafe('VACUUM ANALYZE');
@@ -227,6 +244,7 @@ async function main() {
     const nextKeys: NodeKeyAndCsr[] = Array.from({ length: renewals }, () => generateNodeKeyAndCsr());
     log(`Renewing ${renewals} times with ${identities.length} agents (each renewal its own TLS connection and client certificate)…`);
     const statsBefore = await apiStats(api);
+    const renewPhase = await beginPhase(values.profile, 'renew-tls', targets, pgTarget);
     before = cpu();
     const renewStarted = performance.now();
     let keyIndex = 0;
@@ -235,6 +253,7 @@ async function main() {
     });
     const renewCpu = cpuPer(before, renewResult.ok);
     const renewSeconds = (performance.now() - renewStarted) / 1000;
+    await renewPhase.end(renewResult.ok);
     const statsAfter = await apiStats(api);
     const writes = {
       runs: statsAfter.writeTransactions.runs - statsBefore.writeTransactions.runs,

@@ -30,6 +30,9 @@
  *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
  *          --rotate command-signing (the key whose rotation is prepared; node-ca also activates it and renews
  *          onto it; none: no rotation case)
+ *          --profile DIR (per phase, the joins, each renewal round and the restart storm: CPU profiles of the API
+ *          and the gateway and PostgreSQL's statement statistics, bench/profile-phases.ts; summarise them with
+ *          `npx tsx bench/profile-summary.ts DIR`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,6 +58,7 @@ import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { principalOf } from '../server/authz/principal';
 import { treeCpuSeconds } from './cpu';
+import { beginPhase, profiledChild, withStatementStats } from './profile-phases';
 import { drive, log, settleGinIndexes, waitFor } from './sessions-drive';
 import { rotateKind, trustEventCase, trustEventLine, type RotationRun } from './sessions-rotation';
 
@@ -69,6 +73,7 @@ const { values } = parseArgs({
     'start-jitter': { type: 'string', default: '5' },
     'client-opens': { type: 'string', default: '16' },
     rotate: { type: 'string', default: 'command-signing' },
+    profile: { type: 'string' },
   },
 });
 const clientCount = Math.max(1, Number(values.clients));
@@ -78,10 +83,11 @@ const renewals = Math.min(Number(values.renewals), sessions);
 const idleSeconds = Number(values['idle-seconds']);
 const BASE = '/api/compute';
 
-function startChild(script: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
+function startChild(script: string, env: Record<string, string>, ready: string, role: string): Promise<ChildProcess> {
+  const profiled = profiledChild(values.profile, role);
+  const child = spawn(process.execPath, ['--import', 'tsx', ...profiled.execArgv, script], {
+    env: { ...process.env, ...env, ...profiled.env },
+    stdio: profiled.ipc ? ['pipe', 'pipe', 'inherit', 'ipc'] : ['pipe', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
@@ -141,7 +147,9 @@ const rssMiB = (pid: number) => {
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-sessions-'));
-  const database = await startEmbeddedDatabase(dir);
+  let database = await startEmbeddedDatabase(dir);
+  // --profile: PostgreSQL's statement statistics too (the cluster restarted with pg_stat_statements).
+  if (values.profile) database = await withStatementStats(dir, database);
   const children: ChildProcess[] = [];
   let gateway: ChildProcess | null = null;
   const clients: Client[] = [];
@@ -179,7 +187,7 @@ async function main() {
       NODE_ENV: 'production',
       BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: values.heartbeat!,
     };
-    const api = await startChild('bench/sessions-api.ts', env, 'api is running');
+    const api = await startChild('bench/sessions-api.ts', env, 'api is running', 'api');
     children.push(api);
     const gatewayEnv = {
       BETTER_COMPUTE_GATEWAY_DIR: gatewayDir,
@@ -189,7 +197,7 @@ async function main() {
       BETTER_COMPUTE_GATEWAY_MAX_CONNECTIONS: String(sessions + 1000),
     };
     const startGateway = async () => {
-      const g = await startChild('server/gateway/main.ts', gatewayEnv, 'Gateway listening');
+      const g = await startChild('server/gateway/main.ts', gatewayEnv, 'Gateway listening', 'gateway');
       g.stdout!.resume();
       return g;
     };
@@ -245,9 +253,20 @@ async function main() {
     };
     await drive(warm, warm, joinOne);
     log(`Joining ${sessions} machines through the gateway (${agents} at a time)…`);
+    const pgTarget = { url: database.url, postmaster };
+    const joinPhase = await beginPhase(
+      values.profile,
+      'join',
+      [
+        { role: 'api', child: api },
+        { role: 'gateway', child: gateway },
+      ],
+      pgTarget,
+    );
     const before = serverCpu();
     const joinResult = await drive(sessions, agents, (i) => joinOne(i + warm));
     const joinServerMs = ((serverCpu() - before) / joinResult.ok) * 1000;
+    await joinPhase.end(joinResult.ok);
     log(`joins: ${JSON.stringify(joinResult)}, server CPU ${joinServerMs.toFixed(2)} ms per join`);
 
     // Sessions, each kept by the agent's loop in a client process: machine i is client (i % clients)'s
@@ -309,6 +328,15 @@ async function main() {
       // What earlier phases left in the GIN pending lists is theirs (each phase settles its own; the joins and
       // the session opens are settled here, untimed).
       await settleGinIndexes(db);
+      const phase = await beginPhase(
+        values.profile,
+        renewRound++ ? `renew-${renewRound}` : 'renew',
+        [
+          { role: 'api', child: api },
+          { role: 'gateway', child: gateway! },
+        ],
+        pgTarget,
+      );
       const cpuBefore = serverCpuParts();
       // Renewals whose new chain was checked to end at the expected node CA (after `expect` only).
       let chained = 0;
@@ -324,6 +352,7 @@ async function main() {
       // The index entries these renewals left pending are merged inside their CPU window.
       const settledPages = await settleGinIndexes(db);
       const cpuAfter = serverCpuParts();
+      await phase.end(result.ok);
       const per = (part: keyof typeof cpuAfter) => ((cpuAfter[part] - cpuBefore[part]) / result.ok) * 1000;
       const parts = { gateway: per('gateway'), api: per('api'), pg: per('pg') };
       const serverMs = parts.gateway + parts.api + parts.pg;
@@ -333,6 +362,7 @@ async function main() {
       return { ...result, serverMs, parts, chained };
     };
     let renewId = 0;
+    let renewRound = 0;
     const renewResult = await renewOnSessions();
     const renewServerMs = renewResult.serverMs;
 
@@ -402,12 +432,15 @@ async function main() {
       }
     })();
     const restartedAt = new Date();
+    // The profile of the storm: the API's and PostgreSQL's from before the kill, the new gateway's from its start.
+    const stormPhase = await beginPhase(values.profile, 'reconnect', [{ role: 'api', child: api }], pgTarget);
     const stormBefore = { api: treeCpuSeconds(api.pid!), pg: treeCpuSeconds(postmaster), clients: clientCpu() };
     const loadBefore = loadavg()[0]!;
     const old = gateway;
     old.kill('SIGTERM');
     await new Promise((resolve) => old.once('exit', resolve));
     gateway = await startGateway();
+    await stormPhase.add('gateway', gateway);
     const backSeconds = await waitFor('sessions back', identities.length, () => liveSessions(restartedAt));
     // The old gateway's CPU is gone with it: this counts the API, PostgreSQL and the new gateway.
     const storm = {
@@ -416,6 +449,7 @@ async function main() {
       gateway: treeCpuSeconds(gateway.pid!),
       clients: clientCpu() - stormBefore.clients,
     };
+    await stormPhase.end(identities.length);
     const helloServerMs = ((storm.api + storm.pg + storm.gateway) / identities.length) * 1000;
     const perReconnect = (seconds: number) => ((seconds / identities.length) * 1000).toFixed(2);
     log(
