@@ -132,7 +132,7 @@ export class CommandRunner {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort();
-        reject(new Error(`it did not finish within ${Math.round(timeoutMs / 1000)} s`));
+        reject(new Error(`it did not finish within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`));
       }, timeoutMs);
     });
     let result: CommandResult;
