@@ -41,7 +41,7 @@ export async function checkIdentity(identityDir: string, now = new Date()): Prom
 }
 
 /** What `bcd doctor --json` prints and a `bcd.doctor` command answers: the version line and every check. */
-export interface DoctorReport {
+interface DoctorReport {
   [key: string]: unknown;
   version: string;
   ok: boolean;

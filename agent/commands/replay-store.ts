@@ -9,7 +9,7 @@ export const REPLAY_FILE = 'command-replay.json';
  * Ids whose `notAfter` has not passed are never forgotten; beyond this many the agent takes no new command
  * (answered `rejected`, reason `busy`) rather than forget one that could still be replayed.
  */
-export const MAX_REPLAY_ENTRIES = 4096;
+const MAX_REPLAY_ENTRIES = 4096;
 
 interface ReplayFile {
   format: 1;

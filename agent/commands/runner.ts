@@ -19,7 +19,7 @@ interface OnSession {
   post: PostOnSession;
 }
 
-export interface CommandRunnerOptions {
+interface CommandRunnerOptions {
   /** This node's id (the identity's; a renewal keeps it). */
   nodeId: () => string;
   /** The commandTrustBundle of the trust set held now (a trust event may change it). */
@@ -51,7 +51,9 @@ interface Job {
 export class CommandRunner {
   readonly #options: CommandRunnerOptions;
   readonly #jobs: Job[] = [];
-  #running: Promise<void> | null = null;
+  /** The queue being worked through, and the job of it in progress. */
+  #draining: Promise<void> | null = null;
+  #current: Promise<void> | null = null;
   #answers: Promise<void> = Promise.resolve();
   #pendingAnswers = 0;
 
@@ -86,17 +88,17 @@ export class CommandRunner {
     }
     // Stored before it runs: a restart in the middle never runs it a second time.
     this.#jobs.push({ body, on, taken });
-    this.#running ??= this.#drain();
+    this.#draining ??= this.#drain();
   }
 
   /** Settles when the command in progress (run and answered) is done; at once when none is. */
   running(): Promise<void> {
-    return this.#running ?? Promise.resolve();
+    return this.#current ?? Promise.resolve();
   }
 
   /** Settles when nothing is queued or running and every answer was posted (or given up). */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    while (this.#draining) await this.#draining;
     for (let answers = this.#answers; ; answers = this.#answers) {
       await answers;
       if (answers === this.#answers) return;
@@ -105,11 +107,11 @@ export class CommandRunner {
 
   async #drain(): Promise<void> {
     for (let job = this.#jobs.shift(); job; job = this.#jobs.shift()) {
-      const current = this.#runOne(job);
-      this.#running = current;
-      await current;
+      this.#current = this.#runOne(job);
+      await this.#current;
     }
-    this.#running = null;
+    this.#current = null;
+    this.#draining = null;
   }
 
   async #runOne(job: Job): Promise<void> {

@@ -1,8 +1,8 @@
 /** What a command asks of the session loop: renew now on the session, or open a new session. */
-export type SessionAction = 'renew' | 'refresh';
+type SessionAction = 'renew' | 'refresh';
 
 /** A request the loop took: it reports the outcome, then waits until the command was answered (bounded). */
-export interface TakenAction {
+interface TakenAction {
   readonly action: SessionAction;
   finish(outcome: { output: Record<string, unknown> } | { error: string }): Promise<void>;
 }

@@ -28,7 +28,7 @@ interface LoopContext {
 }
 
 /** The kinds Hello reports for an agent that runs commands: every kind of protocol 1. */
-export const AGENT_COMMAND_KINDS: readonly CommandKind[] = COMMAND_KINDS;
+const AGENT_COMMAND_KINDS: readonly CommandKind[] = COMMAND_KINDS;
 
 /**
  * Sets up commands for a session loop: the replay store (beside the identity), the runner, and the hand-over

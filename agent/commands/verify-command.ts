@@ -10,11 +10,11 @@ export type RejectReason = 'malformed' | 'other-node' | 'expired' | 'replayed' |
  * What to do with a `command` event: run it, answer it `rejected` (its body verified and names a command id),
  * or only log it (its signature did not verify, or nothing in it names a command).
  */
-export type CommandVerdict =
+type CommandVerdict =
   { readonly run: CommandBody } | { readonly reject: string; readonly reason: RejectReason } | { readonly ignore: string };
 
 /** The public keys of the command-signing certificates held (standard base64 DER), by pin. */
-export function commandKeys(bundle: readonly string[]): Map<string, KeyObject> {
+function commandKeys(bundle: readonly string[]): Map<string, KeyObject> {
   const keys = new Map<string, KeyObject>();
   for (const certificate of bundle) {
     const found = keyOfCertificate(certificate);
