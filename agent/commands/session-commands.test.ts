@@ -125,6 +125,25 @@ describe('commands on a real session (an HTTP/2 gateway in the test)', () => {
     await again.stop();
   });
 
+  it('checks a command under the bundle of a trust event that came just before it (a rotated command key)', async () => {
+    const { trust, g } = await node();
+    const next = trustGeneration(DOMAIN);
+    const rotated = { ...trustBody(NODE, 3, [old]), commandTrustBundle: next.bundle.commandTrustBundle };
+    const doctor = command('bcd.doctor', {}, next);
+    g.events = (hello) =>
+      hello === 0
+        ? [
+            ['trust', signedBy(rotated, [old])],
+            ['command', doctor.envelope],
+          ]
+        : [];
+    const loop = startLoop(g, trust);
+    await until(() => g.results.length === 1, 'the result');
+    expect(trust.version).toBe(3);
+    expect(g.results[0]!.body).toEqual({ status: 'succeeded', output: DOCTOR });
+    await loop.stop();
+  });
+
   it('bcd.renew renews on the session, answers the new serial on that connection, then moves the session', async () => {
     const { trust, g } = await node();
     const crypto = joinCryptoFromBundle(old.bundle);

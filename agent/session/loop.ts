@@ -132,7 +132,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       }),
     ));
   };
-  const { trust, target, refreshKeys, onTrust } = await sessionTrust(options, log, () => current.identity.nodeId);
+  const { trust, target, refreshKeys, onTrust, trustApplied } = await sessionTrust(options, log, () => current.identity.nodeId);
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   let session: AgentSession | null = null;
   const commands = options.commands
@@ -159,8 +159,8 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
         if (event.type === 'acceptance')
           void reportAcceptance(on, event.data as { runId?: unknown; checks?: unknown }, { basePath, probe: options.probe, log });
-        // A signed command (protocol.md "Commands"): checked, run one at a time, answered on this connection.
-        if (event.type === 'command') commands?.onEvent(event.data, on);
+        // A signed command (protocol.md "Commands"), checked under the trust set a `trust` event before it brought.
+        if (event.type === 'command') void trustApplied().then(() => commands?.onEvent(event.data, on));
         // A new trust set (protocol.md "Trust rotation"): applied only when it checks out, else logged and ignored.
         if (event.type === 'trust') void onTrust(event.data);
         // The server says why it ends the session (a newer session of this node replaced it); the loop reconnects.
