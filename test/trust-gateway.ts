@@ -25,6 +25,12 @@ export class FakeGateway {
   wellKnown: object;
   renew: ((body: { csr: string }) => object) | null = null;
   streams: http2.ServerHttp2Stream[] = [];
+  /** The connection each Hello came on, by its index. */
+  helloConnections: http2.Http2Session[] = [];
+  /** Command results posted (protocol.md "Commands"), with the connection each came on. */
+  results: Array<{ commandId: string; body: unknown; connection: http2.Http2Session }> = [];
+  /** The status a result is answered with. */
+  resultStatus = 204;
   sessions = new Set<http2.ServerHttp2Session>();
 
   constructor(signer: TrustGeneration) {
@@ -58,6 +64,10 @@ export class FakeGateway {
           res.write(`event: welcome\ndata: ${JSON.stringify(signedBy(welcome, this.welcomeSigners))}\n\n`);
           for (const [type, data] of this.events(index)) res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
           this.streams.push(res.stream);
+          this.helloConnections.push(req.stream.session!);
+        } else if (/^\/api\/compute\/v1\/commands\/cmd_[A-Za-z0-9]+\/result$/.test(req.url)) {
+          this.results.push({ commandId: req.url.split('/')[5]!, body: JSON.parse(text), connection: req.stream.session! });
+          res.writeHead(this.resultStatus).end();
         } else if (req.url === '/api/compute/v1/renew' && this.renew) {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.renew(JSON.parse(text))));
         } else res.writeHead(404).end();

@@ -98,5 +98,14 @@ describe('bcd doctor: trust', () => {
     expect(line).toMatch(/^ok {3}trust {5}version 4 \(.*trust\.json, 0600\)/);
     expect(line).toContain(`serving CA pins ${next.servingCaPin}, ${old.servingCaPin}`);
     expect(line).toContain(`join signing key pins ${next.signingPin}, ${old.signingPin}`);
+
+    // --json: the same checks as one JSON line (what a bcd.doctor command answers), the text lines' order kept.
+    const text = out.slice(1);
+    out.length = 0;
+    expect(await runDoctor({ json: true }, io)).toBe(1);
+    expect(out).toHaveLength(1);
+    const report = JSON.parse(out[0]!) as { version: string; ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name.padEnd(9)} ${c.detail}`)).toEqual(text);
   });
 });

@@ -40,11 +40,19 @@ export async function checkIdentity(identityDir: string, now = new Date()): Prom
   return `node ${stored.identity.nodeId}, site ${stored.identity.siteId}, role ${stored.identity.role}, certificate valid until ${expires.toISOString()}`;
 }
 
+/** What `bcd doctor --json` prints and a `bcd.doctor` command answers: the version line and every check. */
+interface DoctorReport {
+  [key: string]: unknown;
+  version: string;
+  ok: boolean;
+  checks: DoctorCheck[];
+}
+
 /**
- * `bcd doctor`: the configuration, the join key, the identity, where the node key lives (`key`), and whether the gateway answers under the pinned
- * serving CA (the renewal loop's own check, agent/renew). Exit code 1 when any check fails.
+ * `bcd doctor`'s checks: the configuration, the join key, the identity, where the node key lives (`key`), and
+ * whether the gateway answers under the pinned serving CA (the renewal loop's own check, agent/renew).
  */
-export async function runDoctor(args: { config?: string }, io: CommandIo): Promise<number> {
+export async function doctorReport(args: { config?: string }, io: Pick<CommandIo, 'env'>): Promise<DoctorReport> {
   const paths = bcdPaths(io.env);
   const configPath = args.config ?? paths.config;
   let config: BcdConfig | null = null;
@@ -71,7 +79,16 @@ export async function runDoctor(args: { config?: string }, io: CommandIo): Promi
   // Only with a usable config.toml: it names the gateway and the serving CA pin.
   const usable = config as BcdConfig | null;
   if (usable) checks.push(...(await gatewayChecks(usable, paths.identityDir)));
-  io.out(versionLine());
-  for (const result of checks) io.out(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name.padEnd(9)} ${result.detail}`);
-  return checks.every((result) => result.ok) ? 0 : 1;
+  return { version: versionLine(), ok: checks.every((result) => result.ok), checks };
+}
+
+/** `bcd doctor`: one line per check, or with `json` the report as one JSON line. Exit code 1 when any check fails. */
+export async function runDoctor(args: { config?: string; json?: boolean }, io: CommandIo): Promise<number> {
+  const report = await doctorReport(args, io);
+  if (args.json) io.out(JSON.stringify(report));
+  else {
+    io.out(report.version);
+    for (const result of report.checks) io.out(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name.padEnd(9)} ${result.detail}`);
+  }
+  return report.ok ? 0 : 1;
 }

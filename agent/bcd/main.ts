@@ -19,7 +19,7 @@ const USAGE = `usage:
   bcd node [--config F] [--tpm T]                  run the renewal loop (what bcd.service starts)
   bcd helper [--config F] [--tpm T]                as root, hold the TPM for bcd node under [helper]
                                                    (what bcd-helper.service starts)
-  bcd doctor [--config F]
+  bcd doctor [--config F] [--json]                 one line per check, or one JSON report
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
 
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     case 'doctor': {
-      const { values } = parseArgs({ args: rest, strict: true, options: { config: { type: 'string' } } });
+      const { values } = parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
       return runDoctor(values, io);
     }
     case 'tpm': {

@@ -18,6 +18,7 @@ import { trustCheck } from '../trust/doctor';
 import { nodeKeyTpmOf } from '../tpm/node-key';
 import { nodeKeyHelper } from '../helper/client';
 import { nodeUserCheck } from '../helper/node-user';
+import { bcdCommandOptions } from './command-options';
 
 /** The pins config.toml holds: the root of the trust set (version 0 until a set arrives). */
 const installPinsOf = (config: BcdConfig) => ({
@@ -93,7 +94,13 @@ export async function runNode(args: { config?: string; once?: boolean; tpm?: str
   const run = () =>
     args.once
       ? runRenewalLoop({ ...options, once: true })
-      : runSessionLoop({ ...options, joinSigningKeyPin: config.joinSigningKeyPin, agentVersion: bcdVersion(), writeState: true });
+      : runSessionLoop({
+          ...options,
+          joinSigningKeyPin: config.joinSigningKeyPin,
+          agentVersion: bcdVersion(),
+          writeState: true,
+          commands: bcdCommandOptions(configPath, io),
+        });
   return runWithX509popRejoin({ identityDir: paths.identityDir, run, rejoin, expiredExit: RENEWAL_EXIT.expired, log: io.out });
 }
 

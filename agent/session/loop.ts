@@ -8,7 +8,9 @@ import { sessionTrust } from './session-trust';
 import type { TrustStore } from '../trust/store';
 import { writeSessionState } from './state-file';
 import { DEFAULT_BASE_PATH } from '../join';
-import { measureChecks, type MachineProbe } from '../acceptance/measure';
+import type { MachineProbe } from '../acceptance/measure';
+import { reportAcceptance } from './acceptance-report';
+import { startSessionCommands, type SessionCommandOptions } from '../commands/session-commands';
 
 /** Refusals in a row (of Hellos or of renewals) after which the identity is taken as revoked. */
 const REFUSALS_BEFORE_GIVING_UP = 3;
@@ -83,6 +85,8 @@ interface SessionLoopOptions extends RenewalOptions {
    * standing in for thousands of machines makes a bounded number of handshakes at once.
    */
   openSession?: typeof openSession;
+  /** Run commands (protocol.md "Commands", agent/commands); without it Hello reports no kinds and none run. */
+  commands?: SessionCommandOptions;
 }
 
 /**
@@ -128,7 +132,19 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       }),
     ));
   };
-  const { trust, target, refreshKeys, onTrust } = await sessionTrust(options, log, () => current.identity.nodeId);
+  const { trust, target, refreshKeys, onTrust, trustApplied } = await sessionTrust(options, log, () => current.identity.nodeId);
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
+  let session: AgentSession | null = null;
+  const commands = options.commands
+    ? await startSessionCommands(options.commands, {
+        identityDir: options.identityDir,
+        basePath,
+        log,
+        nodeId: () => current.identity.nodeId,
+        commandTrustBundle: () => trust.set.commandTrustBundle,
+        latestSession: () => session,
+      })
+    : null;
   const open = async (identity: NodeLoadedIdentity) => {
     const verify = trust.set.joinSigningKeyPins.length > 0;
     if (verify) await refreshKeys();
@@ -137,10 +153,14 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       agentVersion: options.agentVersion,
       ...(verify ? { signingKeys: trust.signingKeys() } : {}),
       trustVersion: trust.version,
+      ...(commands ? { commandKinds: commands.kinds } : {}),
       onEvent: (event, on) => {
         if (event.type === 'heartbeat' && on === session) void state(on, on.since, true);
         // The session it came on: the ask may arrive with the welcome, before the loop holds the session.
-        if (event.type === 'acceptance') void runAcceptance(on, event.data as { runId?: unknown; checks?: unknown });
+        if (event.type === 'acceptance')
+          void reportAcceptance(on, event.data as { runId?: unknown; checks?: unknown }, { basePath, probe: options.probe, log });
+        // A signed command (protocol.md "Commands"), checked under the trust set a `trust` event before it brought.
+        if (event.type === 'command') void trustApplied().then(() => commands?.onEvent(event.data, on));
         // A new trust set (protocol.md "Trust rotation"): applied only when it checks out, else logged and ignored.
         if (event.type === 'trust') void onTrust(event.data);
         // The server says why it ends the session (a newer session of this node replaced it); the loop reconnects.
@@ -150,35 +170,6 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     });
   };
 
-  /** Measures what the control plane asked and reports it on the same connection. */
-  const runAcceptance = async (on: AgentSession, ask: { runId?: unknown; checks?: unknown }) => {
-    if (typeof ask?.runId !== 'string' || !Array.isArray(ask.checks)) return;
-    log(`agent: running acceptance checks (${ask.checks.map((c) => (c as { check?: string }).check).join(', ')})`);
-    try {
-      const measurements = await measureChecks(ask.checks, options.probe);
-      const reply = await on.post(
-        `${options.basePath ?? DEFAULT_BASE_PATH}/v1/session/acceptance`,
-        JSON.stringify({ runId: ask.runId, measurements }),
-      );
-      const outcome =
-        reply.status === 200
-          ? (JSON.parse(reply.body.toString('utf8')) as {
-              state: string;
-              results: Array<{ check: string; passed: boolean; message: string }>;
-            })
-          : null;
-      if (!outcome) log(`agent: the acceptance report was answered ${reply.status}`);
-      else
-        log(
-          `agent: acceptance ${outcome.state}: ${outcome.results.map((r) => `${r.check} ${r.passed ? 'ok' : 'FAILED'} (${r.message})`).join('; ')}`,
-        );
-    } catch (error) {
-      // The run stays pending: the next session is asked again.
-      log(`agent: could not report the acceptance checks: ${(error as Error).message}`);
-    }
-  };
-
-  let session: AgentSession | null = null;
   let helloRefusals = 0;
   let connectFailures = 0;
   let renewRefusals = 0;
@@ -237,9 +228,25 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
     const outcome = await Promise.race([
       open_.ended.then(() => 'ended' as const),
       untilRenewal.slept.then((slept) => (slept ? ('renew' as const) : ('stopped' as const))),
+      ...(commands ? [commands.actions.wait().then(() => 'asked' as const)] : []),
     ]);
     untilRenewal.cancel();
     if (outcome === 'stopped') return stop();
+    // A command asked (bcd.renew: the renewal below, now; trust.refresh: a new session, whose Hello gets the set).
+    const asked = outcome === 'asked' ? commands?.actions.take() : undefined;
+    if (asked?.action === 'refresh') {
+      try {
+        const fresh = await open(current);
+        // Answered on the old connection, where the command came, before it closes.
+        await asked.finish({ output: {} });
+        open_.close();
+        session = fresh;
+        void state(session, session.since);
+      } catch (error) {
+        await asked.finish({ error: `could not open a new session: ${(error as Error).message}` });
+      }
+      continue;
+    }
     if (outcome === 'ended') {
       session = null;
       log('agent: the session ended; reconnecting');
@@ -255,6 +262,8 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
       renewRefusals = 0;
       renewFailures = 0;
       renewAt = Date.now() + renewalDelay(current.notBefore, current.notAfter, Date.now());
+      // The serial as the server writes it (lowercase hex), answered on the connection the command came on.
+      await asked?.finish({ output: { serial: current.leaf.serialNumber.toLowerCase() } });
       log(
         `agent: renewed ${current.spiffeId} on the session's connection; valid until ${current.notAfter.toISOString()}, renewing in ${Math.round((renewAt - Date.now()) / 1000)} s`,
       );
@@ -281,6 +290,7 @@ export async function runSessionLoop(options: SessionLoopOptions): Promise<numbe
         renewFailures += 1;
       }
       log(`agent: renewal failed: ${(error as Error).message}`);
+      await asked?.finish({ error: `the renewal failed: ${(error as Error).message}` });
       const untilExpiry = current.notAfter.getTime() - Date.now();
       renewAt = Date.now() + Math.max(0, Math.min(backoffMs(renewRefusals + renewFailures - 1), untilExpiry));
     }

@@ -16,7 +16,8 @@ interface SessionTrustOptions extends GatewayTarget {
  * The trust set a session loop runs with (protocol.md "Trust rotation"): `options.trust`, or an in-memory one of
  * `servingCaPin` and the signing pin (`joinSigningKeyPin`, or `signingKey`'s) at version 0. Returns it, the
  * gateway target every connection uses (checked under the set's serving CA pins), `refreshKeys` (reads the
- * keys of the set's signing pins from the well-known document) and `onTrust` (applies a `trust` event).
+ * keys of the set's signing pins from the well-known document), `onTrust` (applies a `trust` event) and
+ * `trustApplied` (settles when the `trust` events received so far are handled).
  */
 export async function sessionTrust<T extends SessionTrustOptions>(options: T, log: (line: string) => void, nodeId: () => string) {
   const trust =
@@ -62,5 +63,7 @@ export async function sessionTrust<T extends SessionTrustOptions>(options: T, lo
       await refreshKeys().catch(() => {});
       if (await trust.acceptEvent(data, nodeId())) await refreshKeys().catch(() => {});
     }));
-  return { trust, target, refreshKeys, onTrust };
+  // Settles once every trust event received so far was handled: a command right after a set is checked under it.
+  const trustApplied = () => events.catch(() => {});
+  return { trust, target, refreshKeys, onTrust, trustApplied };
 }

@@ -16,6 +16,7 @@ import { readStoredIdentity } from '../../agent/bcd/read-identity';
 import { joinWithTpm, TpmJoinRefused } from '../../agent/tpm/tpm-join-flow';
 import { TrustStore } from '../../agent/trust/store';
 import { trustCheck } from '../../agent/trust/doctor';
+import type { InstallPins } from '../../agent/trust/trust-set';
 
 const DEFAULT_IDENTITY_DIR = process.env.BETTER_COMPUTE_AGENT_DIR || '/var/lib/better-compute/agent';
 
@@ -106,6 +107,17 @@ async function agentTpmJoin(opts: AgentJoinOpts, serverUrl: string, pins: { join
   say(`Joined as node ${outcome.answer.nodeId} (site ${outcome.answer.siteId}, role ${outcome.answer.role}); its key is held by the TPM`);
 }
 
+/** `agent doctor`'s checks (and a `bcd.doctor` command's answer under `agent run`). */
+async function agentDoctorChecks(gateway: ReturnType<typeof gatewayOptions>, install: InstallPins) {
+  // The gateway is checked under the serving CA pins the agent holds (trust.json), as agent run connects.
+  const trust = await TrustStore.open({ dir: gateway.identityDir, install, log: () => {} });
+  return [
+    ...(await doctorChecks({ ...gateway, trust })),
+    await trustCheck(gateway.identityDir, install),
+    await sessionCheck(gateway.identityDir),
+  ];
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -182,16 +194,25 @@ export function registerAgentCommands(program: Command) {
       const joinEncryptionKeyPin = opts.joinEncryptionKeyPin ?? process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN;
       const gateway = gatewayOptions(opts);
       // trust.json beside identity.json: the set of protocol.md "Trust rotation", or these pins at version 0.
-      const trust = await TrustStore.open({
-        dir: opts.identityDir,
-        install: { servingCaPin: gateway.servingCaPin, joinSigningKeyPin, joinEncryptionKeyPin },
-        log,
-      });
+      const install = { servingCaPin: gateway.servingCaPin, joinSigningKeyPin, joinEncryptionKeyPin };
+      const trust = await TrustStore.open({ dir: opts.identityDir, install, log });
       const options = { ...gateway, trust, signal: controller.signal, log };
       const run = () =>
         opts.once
           ? runRenewalLoop({ ...options, once: true })
-          : runSessionLoop({ ...options, joinSigningKeyPin, agentVersion: PRODUCT_VERSION, writeState: true });
+          : runSessionLoop({
+              ...options,
+              joinSigningKeyPin,
+              agentVersion: PRODUCT_VERSION,
+              writeState: true,
+              // Every kind of protocol 1; bcd.doctor answers agent doctor's checks.
+              commands: {
+                doctor: async () => {
+                  const checks = await agentDoctorChecks(gateway, install);
+                  return { version: PRODUCT_VERSION, ok: checks.every((c) => c.ok), checks };
+                },
+              },
+            });
       if (!joinSigningKeyPin || !joinEncryptionKeyPin) return exitWhenFlushed(await run());
       // With both join pins, an expired identity re-joins with x509pop through the pinned gateway first.
       const rejoin = async () => {
@@ -217,18 +238,11 @@ export function registerAgentCommands(program: Command) {
     agent.command('doctor').description('Check the identity, its expiry, the gateway and the session; one line per check'),
   ).action(async (opts: GatewayOpts) => {
     const gateway = gatewayOptions(opts);
-    const install = {
+    const checks = await agentDoctorChecks(gateway, {
       servingCaPin: gateway.servingCaPin,
       joinSigningKeyPin: process.env.BETTER_COMPUTE_JOIN_SIGNING_KEY_PIN,
       joinEncryptionKeyPin: process.env.BETTER_COMPUTE_JOIN_ENCRYPTION_KEY_PIN,
-    };
-    // The gateway is checked under the serving CA pins the agent holds (trust.json), as agent run connects.
-    const trust = await TrustStore.open({ dir: opts.identityDir, install, log: () => {} });
-    const checks = [
-      ...(await doctorChecks({ ...gateway, trust })),
-      await trustCheck(opts.identityDir, install),
-      await sessionCheck(opts.identityDir),
-    ];
+    });
     for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(9)} ${check.detail}\n`);
     await exitWhenFlushed(checks.every((c) => c.ok) ? 0 : 1);
   });
