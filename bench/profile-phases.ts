@@ -29,7 +29,7 @@ export function profiledChild(dir: string | undefined, role: string) {
 }
 
 /** CPU seconds of each thread of a process, summed by thread name (`node`, `libuv-worker`, V8's workers…). */
-export function threadCpuSeconds(pid: number): Record<string, number> {
+function threadCpuSeconds(pid: number): Record<string, number> {
   const byName: Record<string, number> = {};
   let tids: string[] = [];
   try {
@@ -110,7 +110,7 @@ async function databaseCounters(client: pg.Client): Promise<Record<string, numbe
   return Object.fromEntries(DATABASE_COUNTERS.map((k) => [k, Number(rows[0][k])]));
 }
 
-export interface Phase {
+interface Phase {
   /** Profiles one more process from now on (a gateway started within the phase). */
   add(role: string, child: ChildProcess): Promise<void>;
   /** Stops the profiles and writes the phase's files; `operations` is what the phase did (renewals, reconnects). */

@@ -3,13 +3,13 @@
  * group (Node's own modules by area, npm packages, this repository's folders, V8 and native code outside JS).
  */
 
-export interface CallFrame {
+interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
   columnNumber?: number;
 }
-export interface ProfileNode {
+interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
@@ -23,7 +23,7 @@ export interface CpuProfile {
 }
 
 /** Sampled time (microseconds) of one function or group. */
-export interface Row {
+interface Row {
   name: string;
   group: string;
   us: number;
@@ -42,10 +42,10 @@ export interface Summary {
   inclusiveOurs: Row[];
 }
 
-export const IDLE = '(idle)';
+const IDLE = '(idle)';
 export const GC = 'V8: garbage collector';
-export const PROGRAM = 'native outside JS: (program)';
-export const NATIVE = 'native functions (C++ bindings)';
+const PROGRAM = 'native outside JS: (program)';
+const NATIVE = 'native functions (C++ bindings)';
 
 /** Which group a frame belongs to; `root` is the repository's directory (files under it are ours). */
 export function groupOf(frame: Pick<CallFrame, 'functionName' | 'url'>, root: string): string {
@@ -84,7 +84,7 @@ export function groupOf(frame: Pick<CallFrame, 'functionName' | 'url'>, root: st
 }
 
 /** A function's name as the tables print it: `name file:line` (the file relative to `root`). */
-export function functionLabel(frame: CallFrame, root: string): string {
+function functionLabel(frame: CallFrame, root: string): string {
   const name = frame.functionName || '(anonymous)';
   if (!frame.url) return name;
   const base = root.endsWith('/') ? root : `${root}/`;
