@@ -27,7 +27,7 @@ export async function joinSiteAgent(r: RenewHarness, t: TestTenant) {
   return { dir, nodeId: answer.nodeId };
 }
 
-export interface SiteReply {
+interface SiteReply {
   status: number;
   text: string;
   json: Record<string, unknown>;

@@ -2,7 +2,7 @@ import type { JoinTrust } from '../join';
 import { newPxeMachine, runPxeMachine, type PxeMachine } from './pxe';
 
 /** How a simulated boot ended: the lease's token id, and the join request its ramdisk is waiting in. */
-export interface SiteBootOutcome {
+interface SiteBootOutcome {
   mac: string;
   tokenId: string;
   requestId: string | null;

@@ -5,9 +5,9 @@ import { parseSiteMintRequest, type SiteMintRequest } from '../../protocol/site-
 import type { LeaseToken, SiteClient } from './site-client';
 
 /** The leases' call (the DHCP server's hook, or a simulator): `POST /v1/leases {mac, ip?, bootLeaseEpoch}`. */
-export const LEASES_PATH = '/v1/leases';
+const LEASES_PATH = '/v1/leases';
 /** The ramdisk's fetch of its token, once: `GET /v1/boot/<mac>/token`. */
-export const BOOT_TOKEN = /^\/v1\/boot\/([0-9A-Fa-f:-]{12,17})\/token$/;
+const BOOT_TOKEN = /^\/v1\/boot\/([0-9A-Fa-f:-]{12,17})\/token$/;
 
 interface HeldLease {
   epoch: number;

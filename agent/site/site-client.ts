@@ -4,7 +4,7 @@ import { clientIdentityOf } from '../renew/tpm-renewal';
 import { SECRET_REF, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH, type SiteMintRequest } from '../../protocol/site-agent-wire';
 
 /** The control plane refused a mint or a redeem (the uniform refusal: the reason is server side only). */
-export class SiteRequestRefusedError extends Error {
+class SiteRequestRefusedError extends Error {
   constructor(readonly status: number) {
     super(`the control plane refused the request (${status})`);
     this.name = 'SiteRequestRefusedError';

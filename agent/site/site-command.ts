@@ -14,7 +14,7 @@ import { readTokenFile, removeTokenFile } from '../bcd/token-input';
 import { BootLeases, bootHandler, listenOn } from './boot-listener';
 import { SiteClient } from './site-client';
 
-export interface SiteArgs {
+interface SiteArgs {
   server?: string;
   servingCaPin?: string;
   joinSigningPin?: string;
@@ -61,7 +61,7 @@ export function runSiteCommand(argv: string[], io: CommandIo): Promise<number> {
 }
 
 /** The site agent's state directory: its own, so a machine that runs `bcd node` keeps that identity apart. */
-export function siteDirOf(args: SiteArgs, env: NodeJS.ProcessEnv = process.env): string {
+function siteDirOf(args: SiteArgs, env: NodeJS.ProcessEnv = process.env): string {
   return args.siteDir ?? path.join(env.BCD_ROOT ? path.resolve(env.BCD_ROOT) : '/', 'var/lib/bcd-site');
 }
 
@@ -72,7 +72,7 @@ export function siteDirOf(args: SiteArgs, env: NodeJS.ProcessEnv = process.env):
  * is told of, a discovery token bound to the lease's MAC, minted and redeemed over its own mutual TLS and handed
  * once to that machine's ramdisk. Runs until SIGTERM; returns the session loop's exit code.
  */
-export async function runSite(args: SiteArgs, io: CommandIo): Promise<number> {
+async function runSite(args: SiteArgs, io: CommandIo): Promise<number> {
   const siteDir = siteDirOf(args, io.env);
   const configPath = path.join(siteDir, 'config.toml');
   const identityDir = path.join(siteDir, 'identity');

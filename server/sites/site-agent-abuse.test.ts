@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb, testDatabaseUrl } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { insertKnownNode, randomMac } from '../../test/discovery-harness';
-import { machineClaims, mintToken } from '../../test/join-harness';
+import { mintToken } from '../../test/join-harness';
 import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { joinSiteAgent, mint, redeem, refusalReasons, siteCall } from '../../test/site-agent-harness';
 import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';

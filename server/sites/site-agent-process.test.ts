@@ -39,7 +39,7 @@ afterAll(async () => {
 const db = testDb;
 
 /** Starts `bcd site`; resolves once it listens for leases, with everything it printed so far kept in `lines`. */
-async function startSiteAgent(siteDir: string, tokenFile: string, leasePort: number, env: NodeJS.ProcessEnv) {
+async function startSiteAgent(siteDir: string, tokenFile: string, leasePort: number, env: Record<string, string | undefined>) {
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -54,7 +54,7 @@ async function startSiteAgent(siteDir: string, tokenFile: string, leasePort: num
       '--lease-listen',
       `127.0.0.1:${leasePort}`,
     ],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const lines: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -33,17 +33,17 @@ import {
 } from './site-agent-sql';
 
 /** How long a discovery token a site agent minted lives: a ramdisk boots and joins within minutes. */
-export const SITE_DISCOVERY_TOKEN_TTL_SECONDS = 3600;
+const SITE_DISCOVERY_TOKEN_TTL_SECONDS = 3600;
 
 /** A call the gateway relayed: the body and the gateway's vouching for the peer certificate. */
-export interface SiteAgentCall {
+interface SiteAgentCall {
   body: Buffer | null;
   vouch: string | undefined;
   peer: string | undefined;
   path: string;
 }
 
-export interface SiteAgentServiceOptions {
+interface SiteAgentServiceOptions {
   db: Db;
   pool: pg.Pool;
   loadRuntime: () => Promise<PkiRuntime | null>;
