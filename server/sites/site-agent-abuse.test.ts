@@ -9,6 +9,7 @@ import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from 
 import { createPgPool } from '../db/pg';
 import { SharedRateLimit } from '../http/shared-rate-limit';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
+import { updateSite } from './update';
 
 // What a site agent cannot do: mint past its rate (shared through PostgreSQL) or its site's cap, for another
 // site's machine, with a node's certificate or none, or once its certificate is revoked; and whatever it sends,
@@ -53,7 +54,7 @@ describe('site agent limits', () => {
 
   it("cap: the site's cap of live discovery tokens refuses the next mint", async () => {
     const t = await createTestTenant(db());
-    await db().site.update({ where: { id: t.siteId }, data: { siteAgentTokenCap: 3 } });
+    await updateSite(db(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, siteAgentTokenCap: 3 });
     const agent = await joinSiteAgent(r, t);
     for (let i = 0; i < 3; i++) expect((await mint(r, agent.dir, { mac: randomMac(), bootLeaseEpoch: 1 })).status).toBe(200);
     expect((await mint(r, agent.dir, { mac: randomMac(), bootLeaseEpoch: 1 })).text).toBe(refused);
