@@ -23,7 +23,10 @@ let r: RenewHarness;
 let gateway: SpawnedGateway;
 const cleanup: (() => unknown)[] = [];
 beforeAll(async () => {
-  r = await createRenewHarness({ env: { BETTER_COMPUTE_SECRET: 'site-agent-process-secret-0123456789abcdefghijkl' } });
+  // Certificates of 60 s, so the site agent renews on its session within the test.
+  r = await createRenewHarness({
+    env: { BETTER_COMPUTE_SECRET: 'site-agent-process-secret-0123456789abcdefghijkl', BETTER_COMPUTE_CERT_TTL_SECONDS: '60' },
+  });
   const credentials = {
     chainPem: r.gatewayCert.chainPem,
     keyPem: r.gatewayCert.privateKeyPem,
@@ -126,10 +129,15 @@ describe('bcd site', () => {
     expect((await globalThis.fetch(`${leaseUrl}/v1/boot/${boots[1]!.mac}/token`)).status).toBe(404);
     expect(await db().joinToken.count({ where: { siteId: t.siteId, role: 'discovery' } })).toBe(3);
 
+    // It renews like a node, and mints with the renewed certificate.
+    await until('a renewal', async () => (await db().nodeCert.count({ where: { nodeId: node.id } })) >= 2, agent.lines, 120_000);
+    const after = await simulateSiteBoots({ leaseUrl, serverUrl: gateway.url, trust: r.h.trust, count: 1, firstIndex: 3, fetch });
+    expect(after.map((b) => b.failure)).toEqual([undefined]);
+
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
     const tokens = await db().joinToken.findMany({ where: { siteId: t.siteId } });
-    expect(tokens).toHaveLength(4);
+    expect(tokens).toHaveLength(5);
     expect(findSecretLeak([token], [...agent.lines, ...gateway.lines])).toBeUndefined();
   }, 180_000);
 });
