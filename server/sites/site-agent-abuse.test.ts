@@ -125,6 +125,8 @@ describe('site agent limits', () => {
       { mac: ['3c:ec:ef:00:00:01'], bootLeaseEpoch: 1 },
       { mac: randomMac(), bootLeaseEpoch: 1, extra: true },
       JSON.stringify({ mac: randomMac(), bootLeaseEpoch: 1, pad: 'x'.repeat(8000) }),
+      // Past the gateway's own body cap: refused there with the same bytes.
+      JSON.stringify({ mac: randomMac(), bootLeaseEpoch: 1, pad: 'x'.repeat(70 * 1024) }),
       '\u0000\u0001\u0002',
     ];
     for (const body of bodies)
@@ -133,8 +135,8 @@ describe('site agent limits', () => {
     for (const ref of refs) expect((await siteCall(r, agent.dir, SITE_REDEEM_PATH, { ref })).text).toBe(refused);
     expect((await siteCall(r, agent.dir, SITE_REDEEM_PATH, '{"ref":1}')).text).toBe(refused);
     const reasons = await refusalReasons(agent.nodeId);
-    // The oversized body is refused before the certificate is read (its event names no node).
-    expect(reasons.length).toBe(bodies.length - 1 + refs.length + 1);
+    // The two oversized bodies are refused before the certificate is read (at the API, an event naming no node).
+    expect(reasons.length).toBe(bodies.length - 2 + refs.length + 1);
     expect(reasons.filter((x) => !['malformed', 'mac', 'oversized', 'ref-unknown-or-redeemed'].includes(x))).toEqual([]);
   });
 });
