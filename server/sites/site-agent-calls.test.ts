@@ -77,6 +77,13 @@ describe('a site agent mints a discovery token for a lease and redeems it once',
     const old = await db().joinToken.findUniqueOrThrow({ where: { id: first.json.tokenId as string } });
     expect(old.revokedAt).not.toBeNull();
     expect(old.revokedBy).toBe(`node:${agent.nodeId}`);
+    const revokedEvents = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join-token.revoked' } });
+    expect(revokedEvents.map((e) => e.data)).toEqual([expect.objectContaining({ tokenId: old.id, reason: 'newer-lease' })]);
+    expect(
+      await db().auditEntry.count({
+        where: { tenantId: t.tenantId, action: 'join-token.revoked', resource: `compute-join-token/${old.id}` },
+      }),
+    ).toBe(1);
     expect(await liveTokens(t.siteId, mac)).toBe(1);
     // The superseded reference no longer redeems; the older epoch is refused.
     expect((await redeem(r, agent.dir, first.json.ref as string)).text).toBe(refused);

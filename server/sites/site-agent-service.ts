@@ -20,6 +20,7 @@ import { vouchedPeer } from '../renew/vouch';
 import type { SharedRateLimit } from '../http/shared-rate-limit';
 import { REFUSAL_EVENT_LIMIT, REFUSAL_EVENT_WINDOW } from '../join/refusals';
 import { issueJoinToken } from '../tokens/issue';
+import { publishEvent, writeAudit } from '../events/publish';
 import { openSecretRef, sealSecretRef } from './secret-ref-seal';
 import {
   COUNT_LIVE_DISCOVERY,
@@ -168,7 +169,19 @@ export class SiteAgentService {
           if (!live.token_live) throw new Refused('lease-used', row, live.token_id);
           return { ref: live.id, tokenId: live.token_id, expiresAt: live.expires_at.toISOString() };
         }
-        await tx.$queryRawUnsafe(SUPERSEDE_REF, live.id, actor);
+        const revoked = await tx.$queryRawUnsafe<{ id: string }[]>(SUPERSEDE_REF, live.id, actor);
+        // As joinTokens.revoke records it: the event and the audit row name the token's id, never the token.
+        for (const { id } of revoked) {
+          const data = { tokenId: id, poolId: null, siteId: row.site_id, role: 'discovery', actor, reason: 'newer-lease' };
+          await publishEvent(tx, { tenantId: site.owner_tenant_id, type: 'security.join-token.revoked', data });
+          await writeAudit(tx, {
+            tenantId: site.owner_tenant_id,
+            actor,
+            action: 'join-token.revoked',
+            resource: `compute-join-token/${id}`,
+            data,
+          });
+        }
       }
       const count = (await tx.$queryRawUnsafe<{ live: number }[]>(COUNT_LIVE_DISCOVERY, row.site_id))[0]?.live ?? 0;
       if (count >= site.cap) throw new Refused('cap', row);
