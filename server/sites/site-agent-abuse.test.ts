@@ -8,7 +8,7 @@ import { joinSiteAgent, mint, redeem, refusalReasons, siteCall } from '../../tes
 import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
 import { createPgPool } from '../db/pg';
 import { SharedRateLimit } from '../http/shared-rate-limit';
-import { revokeNodeIdentity } from '../nodes/lifecycle';
+import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
 import { updateSite } from './update';
 
 // What a site agent cannot do: mint past its rate (shared through PostgreSQL) or its site's cap, for another
@@ -100,6 +100,12 @@ describe('site agent limits', () => {
     expect((await mint(r, agent.dir, { mac: randomMac(), bootLeaseEpoch: 1 })).text).toBe(refused);
     expect((await redeem(r, agent.dir, minted.json.ref as string)).text).toBe(refused);
     expect(await refusalReasons(agent.nodeId)).toEqual(['revoked', 'revoked']);
+    // A deleted (retired) site agent node likewise.
+    const retired = await joinSiteAgent(r, t);
+    expect((await mint(r, retired.dir, { mac: randomMac(), bootLeaseEpoch: 1 })).status).toBe(200);
+    await setCordon(db(), t.admin, { tenantId: t.tenantId, nodeId: retired.nodeId }, true);
+    await deleteNode(db(), t.admin, { tenantId: t.tenantId, nodeId: retired.nodeId });
+    expect((await mint(r, retired.dir, { mac: randomMac(), bootLeaseEpoch: 1 })).text).toBe(refused);
   });
 
   it('fuzz: malformed bodies are the uniform refusal, never a 500', async () => {
