@@ -251,6 +251,8 @@ export async function joinWithToken(options: {
   /** The trust set held (trust.json in `identityDir` of `pins` unless given); the answer's `trust` is stored in it. */
   trust?: TrustStore;
   nodeKey?: () => Promise<JoinKeys | null>;
+  /** The token's role (`node` unless given; `bcd site` joins as `site`), which is also the certificate's role. */
+  role?: string;
 }): Promise<IssuedAnswer | PendingAnswer> {
   // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
   // token, and with allowReclaim revoke the working certificate, before the write is refused.
@@ -260,7 +262,7 @@ export async function joinWithToken(options: {
   const store = options.trust ?? (await TrustStore.open({ dir: options.identityDir, install: options.pins }));
   const trust = await resolveJoinTrust({ ...options, trust: store });
   const keys: JoinKeys = (await options.nodeKey?.()) ?? generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys });
+  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys, role: options.role });
   const answer = await sendJoin({ ...options, attempt, trust });
   if (answer.status === 'joined') {
     await writeIdentity(

@@ -47,6 +47,8 @@ export async function createJoinHarness(
      * so a test counting them does not see those of tests running beside it.
      */
     ownRefusalTenant?: boolean;
+    /** The per-site-agent request limit (server/sites/site-agent-service.ts), with numbers of the test's own. */
+    siteAgentLimit?: { limit: number; windowSeconds: number };
   } = {},
 ): Promise<JoinHarness> {
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
@@ -73,6 +75,7 @@ export async function createJoinHarness(
     sessionSettings: options.sessions ?? sessionSettings(1, 2),
     // New-request windows of its own (the defaults otherwise), so other tests' joins never fill them.
     requestLimits: { ...DEFAULT_NEW_REQUEST_LIMITS, keyPrefix: `${keyPrefix}-requests`, ...options.requestLimits },
+    siteAgentLimit: { keyPrefix: `${keyPrefix}-site-agent`, ...options.siteAgentLimit },
   });
   const { pg: pool, join: service } = services;
   const trust: JoinTrust = {

@@ -60,6 +60,7 @@ export async function createRenewHarness(
     requestLimits?: Partial<NewRequestLimits>;
     pki?: NonNullable<Parameters<typeof createJoinHarness>[0]>['pki'];
     ownRefusalTenant?: boolean;
+    siteAgentLimit?: { limit: number; windowSeconds: number };
   } = {},
 ): Promise<RenewHarness> {
   const h = await createJoinHarness({
@@ -68,6 +69,7 @@ export async function createRenewHarness(
     env: options.env,
     requestLimits: options.requestLimits,
     pki: options.pki,
+    siteAgentLimit: options.siteAgentLimit,
   });
   const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;

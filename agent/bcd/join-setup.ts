@@ -26,6 +26,8 @@ export interface JoinArgs {
   tpm?: string;
   /** A `tpm` join that must wait returns at once (exit 3) instead of retrying until an operator decides. */
   noWait?: boolean;
+  /** Where the identity is kept instead of bcdPaths' (`bcd site` keeps its own beside its config). */
+  identityDir?: string;
 }
 
 export const JOIN_ATTESTORS = ['join-token', 'tpm'] as const;
@@ -69,7 +71,7 @@ export interface JoinSetup {
  * well-known document); null when the machine already holds an identity (`already joined` is printed).
  */
 export async function joinSetup(args: JoinArgs, io: CommandIo): Promise<JoinSetup | null> {
-  const paths = bcdPaths(io.env);
+  const paths = { ...bcdPaths(io.env), ...(args.identityDir ? { identityDir: args.identityDir } : {}) };
   const configPath = args.config ?? paths.config;
   const jwkPath = joinKeyPathFor(configPath);
   if (args.reset && !args.yes) throw new UsageError('--reset moves the current identity aside; confirm with --reset --yes');

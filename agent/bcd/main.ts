@@ -9,6 +9,7 @@ import { TokenInputError } from './token-input';
 import { versionLine } from './version';
 import { identifyTpm, withTpm } from '../tpm/identify';
 import { setAgentLogDefault } from '../request-log';
+import { runSiteCommand } from '../site/site-command';
 
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
@@ -19,6 +20,10 @@ const USAGE = `usage:
   bcd node [--config F] [--tpm T]                  run the renewal loop (what bcd.service starts)
   bcd helper [--config F] [--tpm T]                as root, hold the TPM for bcd node under [helper]
                                                    (what bcd-helper.service starts)
+  bcd site [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P] [--token-file F]
+           [--site-dir /var/lib/bcd-site] [--lease-listen 127.0.0.1:8470] [--boot-listen ADDR:PORT]
+                                                   the site agent: joins with a site token, holds its session
+                                                   and hands each PXE lease's machine a discovery token
   bcd doctor [--config F] [--json]                 one line per check, or one JSON report
   bcd tpm [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT]   the TPM's EK hash, for a site's or pool's allow-list
   bcd version`;
@@ -73,6 +78,8 @@ async function main(argv: string[]): Promise<number> {
         io,
       );
     }
+    case 'site':
+      return runSiteCommand(rest, io);
     case 'doctor': {
       const { values } = parseArgs({ args: rest, strict: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
       return runDoctor(values, io);

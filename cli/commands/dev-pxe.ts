@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JoinTrust } from '../../agent/join';
 import { newPxeMachine, runPxeMachines, type PxeMachine } from '../../agent/sim/pxe';
+import { simulateSiteBoots } from '../../agent/sim/site-boot';
 import { enc, type ApiClient } from '../client';
 import { printJson } from '../output';
 
@@ -80,4 +81,28 @@ export async function simulatePxe(options: {
   process.stdout.write(
     `joined ${summary.joined}, refused ${summary.refused}, failed ${summary.failed} of ${summary.machines} PXE machines in ${summary.seconds} s\n`,
   );
+}
+
+/**
+ * `dev --sim N --pxe --site-agent URL`: the boot step is a running `bcd site`. Each simulated machine's lease is
+ * posted to it (`POST URL/v1/leases`), its ramdisk fetches its token from it once and joins; the command ends when
+ * every machine waits in the queue (or failed), printing the requests.
+ */
+export async function simulatePxeWithSiteAgent(options: {
+  leaseUrl: string;
+  serverUrl: string;
+  trust: JoinTrust;
+  count: number;
+  json?: boolean;
+}) {
+  const boots = await simulateSiteBoots({
+    ...options,
+    leaseUrl: options.leaseUrl.replace(/\/+$/, ''),
+    bootLeaseEpoch: Math.floor(Date.now() / 1000),
+  });
+  if (options.json) return printJson(boots);
+  for (const boot of boots)
+    process.stdout.write(
+      `${boot.mac} token ${boot.tokenId || '-'}: ${boot.requestId ? `waiting in ${boot.requestId}` : `failed: ${boot.failure}`}\n`,
+    );
 }

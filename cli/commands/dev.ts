@@ -14,7 +14,7 @@ import { clientFor } from '../context';
 import { wholeNumber } from '../options';
 import { printJson } from '../output';
 import { progressBar } from '../progress';
-import { simulatePxe } from './dev-pxe';
+import { simulatePxe, simulatePxeWithSiteAgent } from './dev-pxe';
 
 const count = wholeNumber(1, 10_000);
 const retrySeconds = wholeNumber(1, 3600);
@@ -64,6 +64,10 @@ export function registerDevCommands(program: Command) {
     .option('--pxe', 'simulate PXE-booted machines joining through the discovery attestor (needs --tenant and --site)')
     .option('--site <siteId>', 'with --pxe: the site whose boot step mints the discovery tokens')
     .option(
+      '--site-agent <url>',
+      'with --pxe: tell a running bcd site of the leases at this URL (its --lease-listen) instead: it mints the tokens',
+    )
+    .option(
       '--retry-interval <seconds>',
       'with --pxe: machines retry a pending join after this many seconds, not the server’s retryAfterSeconds (default: $BETTER_COMPUTE_SIM_RETRY_SECONDS)',
       retrySeconds,
@@ -76,6 +80,7 @@ export function registerDevCommands(program: Command) {
           tenant?: string;
           pool?: string;
           site?: string;
+          siteAgent?: string;
           pxe?: boolean;
           concurrency: number;
           json?: boolean;
@@ -89,6 +94,10 @@ export function registerDevCommands(program: Command) {
         setAgentLogDefault('warn');
         const client = clientFor(cmd);
         const serverUrl = client.baseUrl.replace(/\/api\/compute$/, '');
+        if (opts.pxe && opts.siteAgent) {
+          const trust = await simulationTrust(serverUrl);
+          return simulatePxeWithSiteAgent({ leaseUrl: opts.siteAgent, serverUrl, trust, count: opts.sim, json: opts.json });
+        }
         if (opts.pxe) {
           if (!opts.tenant || !opts.site) throw new DomainError('INVALID_ARGUMENT', '--pxe needs --tenant and --site');
           const retryAfterSeconds = simulatedRetryInterval(opts.retryInterval);

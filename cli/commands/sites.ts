@@ -88,6 +88,7 @@ export function registerSiteCommands(program: Command) {
       [],
     )
     .option('--tpm-disallow-ek <hash>', 'remove an EK hash from the allow-list; repeatable', collect, [])
+    .option('--site-agent-cap <count>', "how many live discovery tokens the site's agents may hold at once (bcd site)", (v) => Number(v))
     .option('--two-person-approval', 'every join request needs approvals by two different people (a key acts as its creator)')
     .option('--no-two-person-approval', 'one approval admits (the default)')
     .option('--json', 'print JSON')
@@ -99,6 +100,7 @@ export function registerSiteCommands(program: Command) {
           discoveryApproval?: string;
           pendingTtl?: number;
           maxPending?: number;
+          siteAgentCap?: number;
           twoPersonApproval?: boolean;
           tpmEnrollment?: string;
           tpmPendingTtl?: number;
@@ -126,6 +128,7 @@ export function registerSiteCommands(program: Command) {
           discovery,
           ...approvals,
           ...(Object.keys(tpm).length ? { tpm } : {}),
+          ...(opts.siteAgentCap !== undefined ? { siteAgentTokenCap: opts.siteAgentCap } : {}),
         });
         if (opts.json) return printJson(site);
         process.stdout.write(

@@ -35,6 +35,7 @@ export const EVENT_TYPES = [
   'node.stale.retired',
   'security.join.refused',
   'security.session.refused',
+  'security.site-agent.refused',
   'security.renew.refused',
   'security.join-request.approved',
   'security.join-request.rejected',

@@ -5,6 +5,9 @@ import { ekHashSchema, tpmSiteSettingsSchema } from './tpm-settings';
 
 export const SITE_KINDS = ['platform', 'custom'] as const;
 
+/** The most live discovery tokens a site may allow its site agents. */
+const SITE_AGENT_TOKEN_CAP_MAX = 100_000;
+
 /** A site as the API answers it (`sites.*`). */
 export const siteRecord = z.object({
   id: z.string(),
@@ -22,6 +25,8 @@ export const siteRecord = z.object({
   requiredApprovals: z.union([z.literal(1), z.literal(2)]),
   /** The tpm attestor's settings for this site (enrollment, the EK allow-list), defaults filled in. */
   tpm: tpmSiteSettingsSchema,
+  /** How many live discovery tokens the site may hold at once before its site agents' mints are refused. */
+  siteAgentTokenCap: z.number().int(),
 });
 export type SiteRecord = z.infer<typeof siteRecord>;
 
@@ -62,6 +67,13 @@ export const updateSiteInput = z.strictObject({
       addEkHashes: z.array(ekHashSchema).max(1000).optional(),
       removeEkHashes: z.array(ekHashSchema).max(1000).optional(),
     })
+    .optional(),
+  /** The cap on the site's live discovery tokens that its site agents' mints respect (64 by default). */
+  siteAgentTokenCap: z
+    .number()
+    .int()
+    .min(0, 'must be at least 0')
+    .max(SITE_AGENT_TOKEN_CAP_MAX, `must be at most ${SITE_AGENT_TOKEN_CAP_MAX}`)
     .optional(),
   /** 2: every join request of the site needs approvals by two different people; 1 (the default): one. */
   requiredApprovals: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).optional(),

@@ -26,6 +26,7 @@ import { GatewayCredentialsService } from '../gateway-credentials/credentials-se
 import { recordGatewayCall } from '../gateway-credentials/gateway-calls';
 import { SharedRateLimit, type RateLimitRule } from '../http/shared-rate-limit';
 import type { NewRequestLimits } from '../join/request-admission';
+import { SiteAgentService } from '../sites/site-agent-service';
 
 type Env = Record<string, string | undefined>;
 
@@ -54,6 +55,8 @@ export interface Services {
   sessions: SessionService;
   /** A gateway's credentials call: its trust version, node CAs and next serving chain. */
   gatewayCredentials: GatewayCredentialsService;
+  /** The site agent's calls: discovery tokens as secret references, and their redemption. */
+  siteAgent: SiteAgentService;
   metrics: ApiMetrics;
   /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
   endpointLimits: RequestLimits;
@@ -88,6 +91,8 @@ interface ServiceOptions {
   endpointLimits?: RequestLimitOverrides;
   /** Tests: the per-gateway limit of credentials calls, with numbers and keys of their own. */
   gatewayCredentialsLimit?: Partial<RateLimitRule>;
+  /** Tests: the per-site-agent limit of mint and redeem calls, with numbers and keys of their own. */
+  siteAgentLimit?: Partial<RateLimitRule>;
   /** Tests: a JoinService's batch size (128). */
   maxBatch?: number;
   /** Tests: new-join-request rate limits (with keys) of their own instead of the environment's. */
@@ -142,6 +147,15 @@ export function createServices(options: ServiceOptions): Services {
       ...options.gatewayCredentialsLimit,
     }),
   });
+  // A site agent mints one token and redeems it per PXE boot: 120 calls a minute is 60 boots a minute per agent.
+  const siteAgent = new SiteAgentService({
+    db,
+    pool,
+    loadRuntime: () => pki.load(),
+    loadRootTenantId: rootTenantId,
+    serverSecrets: () => [env.BETTER_COMPUTE_SECRET, env.BETTER_COMPUTE_PREVIOUS_SECRET].filter((s): s is string => !!s),
+    limit: new SharedRateLimit(pool, { keyPrefix: 'site-agent', limit: 120, windowSeconds: 60, ...options.siteAgentLimit }),
+  });
   const registry = apiRegistry(metrics, pool);
   let events: EventsListener | undefined;
   let joinRequests: JoinRequestListener | undefined;
@@ -158,6 +172,7 @@ export function createServices(options: ServiceOptions): Services {
     renew,
     sessions,
     gatewayCredentials,
+    siteAgent,
     metrics,
     endpointLimits: createRequestLimits(pool, env, options.endpointLimits),
     wellKnown: () => buildWellKnownDocument(() => pki.load()),

@@ -28,6 +28,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'security.certificate-revoked',
   'security.renew.refused',
   'security.session.refused',
+  'security.site-agent.refused',
   'security.join-token.created',
   'security.join-token.revoked',
   'security.pki.rotation.prepared',

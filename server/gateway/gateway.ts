@@ -17,6 +17,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../../protocol/session-wire';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { RENEW_REFUSED } from '../../protocol/renew-wire';
+import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
 import { SessionHub, type ApiWatch } from './session-hub';
 import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
 
@@ -122,6 +123,8 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     `${options.basePath}/v1/renew`,
     `${options.basePath}${SESSION_PATH}`,
     `${options.basePath}${SESSION_ACCEPTANCE_PATH}`,
+    `${options.basePath}${SITE_DISCOVERY_TOKEN_PATH}`,
+    `${options.basePath}${SITE_REDEEM_PATH}`,
   ]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
   const joinPath = `${options.basePath}/v1/join`;
@@ -252,7 +255,14 @@ export function createGateway(options: GatewayOptions): GatewayServer {
           if (body && peer && !raw && (await recheck.chains(peer))) raw = peer.raw;
           // An oversized body is refused like any other call of its path (protocol.md: the uniform bytes).
           if (!body) {
-            const refused = pathname === joinPath ? JOIN_REFUSED : pathname === renewPath ? RENEW_REFUSED : SESSION_REFUSED;
+            const refused =
+              pathname === joinPath
+                ? JOIN_REFUSED
+                : pathname === renewPath
+                  ? RENEW_REFUSED
+                  : pathname.startsWith(`${options.basePath}/v1/site/`)
+                    ? SITE_AGENT_REFUSED
+                    : SESSION_REFUSED;
             return void (res as http.ServerResponse)
               .writeHead(refused.status, { ...HEADERS, 'content-length': refused.body.length })
               .end(refused.body);

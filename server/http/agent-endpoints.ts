@@ -34,6 +34,8 @@ import {
   MAX_GATEWAY_CREDENTIALS_BODY_BYTES,
 } from '../../protocol/gateway-credentials-wire';
 import type { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
+import type { SiteAgentService } from '../sites/site-agent-service';
+import { MAX_SITE_AGENT_BODY_BYTES, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -46,6 +48,8 @@ const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
 const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 const CREDENTIALS_PATH = `${BASE_PATH}${GATEWAY_CREDENTIALS_PATH}`;
+const SITE_MINT_PATH = `${BASE_PATH}${SITE_DISCOVERY_TOKEN_PATH}`;
+const SITE_REDEEM = `${BASE_PATH}${SITE_REDEEM_PATH}`;
 /** A lease call lists the sessions that closed since the last one: larger than a Hello. */
 const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -56,6 +60,8 @@ export interface AgentEndpointServices {
   sessions: SessionService;
   /** A gateway's credentials call (server/gateway-credentials/credentials-service.ts). */
   gatewayCredentials: GatewayCredentialsService;
+  /** A site agent's discovery-token calls (server/sites/site-agent-service.ts). */
+  siteAgent: SiteAgentService;
   /** The PKI at run time: the serving CA's pin checks a relayed join's vouched caller address. */
   pki: { load(): Promise<PkiRuntime | null> };
   /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
@@ -123,6 +129,12 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
         });
         return true;
       }
+      if (pathname === SITE_MINT_PATH || pathname === SITE_REDEEM) {
+        return answerAgent(req, res, MAX_SITE_AGENT_BODY_BYTES, 'site agent', (body) => {
+          const call = { body, vouch: gatewayHeader(req, VOUCH_HEADER), peer: gatewayHeader(req, PEER_HEADER), path: pathname };
+          return pathname === SITE_MINT_PATH ? services.siteAgent.mint(call) : services.siteAgent.redeem(call);
+        });
+      }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
       if (pathname === CREDENTIALS_PATH) return (void answerGatewayCredentials(req, res, services.gatewayCredentials), true);
       return false;
@@ -165,7 +177,7 @@ function answerAgent(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   limit: number,
-  what: 'join' | 'renew' | 'session',
+  what: 'join' | 'renew' | 'session' | 'site agent',
   answer: (body: Buffer | null) => Promise<JoinAnswer>,
 ): true {
   void (async () => {

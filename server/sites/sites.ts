@@ -28,6 +28,7 @@ type SiteRow = {
   archivedAt: Date | null;
   discovery: unknown;
   requiredApprovals: number;
+  siteAgentTokenCap: number;
   tpm: unknown;
 };
 export const toSiteRecord = (s: SiteRow): SiteRecord => ({
@@ -40,6 +41,7 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   discovery: discoverySettings(s.discovery),
   tpm: tpmSiteSettings(s.tpm),
   requiredApprovals: s.requiredApprovals >= 2 ? 2 : 1,
+  siteAgentTokenCap: s.siteAgentTokenCap,
 });
 
 /**

@@ -16,6 +16,7 @@ import type { SiteRecord, updateSiteInput } from '../../protocol/api/site-schema
  * and `requiredApprovals` (2: two-person approval of its join requests). Later joins and decisions read the
  * new settings; a first approval already recorded stays recorded. `tpm`: whether an unlisted TPM waits in the
  * queue (`enrollment`), how long, and the EK hashes admitted without an operator (`addEkHashes`, `removeEkHashes`).
+ * `siteAgentTokenCap`: how many live discovery tokens the site may hold before its site agents' mints are refused.
  * Lowering `requiredApprovals` from 2 to 1 is INVALID_STATE while any request of the site waits (pending, with
  * or without a first approval): one person cannot lower the rule to push a waiting machine through alone.
  */
@@ -39,7 +40,8 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
   return db.$transaction(async (tx) => {
     const requiredApprovals = input.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
     if (requiredApprovals < 2) await assertNothingWaitsForTwo(tx, site.id);
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm } });
+    const siteAgentTokenCap = input.siteAgentTokenCap ?? site.siteAgentTokenCap;
+    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm, siteAgentTokenCap } });
     // The audit row names the allow-list's changes, not the whole list.
     const effective = tpmSiteSettings(tpm);
     const tpmAudit = {
@@ -53,7 +55,7 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
       actor: principal.actor,
       action: 'site.updated',
       resource: resource.site(site.id),
-      data: { discovery, requiredApprovals, tpm: tpmAudit },
+      data: { discovery, requiredApprovals, tpm: tpmAudit, siteAgentTokenCap },
     });
     return toSiteRecord(updated);
   });

@@ -1,0 +1,114 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
+import { parseSiteMintRequest, type SiteMintRequest } from '../../protocol/site-agent-wire';
+import type { LeaseToken, SiteClient } from './site-client';
+
+/** The leases' call (the DHCP server's hook, or a simulator): `POST /v1/leases {mac, ip?, bootLeaseEpoch}`. */
+const LEASES_PATH = '/v1/leases';
+/** The ramdisk's fetch of its token, once: `GET /v1/boot/<mac>/token`. */
+const BOOT_TOKEN = /^\/v1\/boot\/([0-9A-Fa-f:-]{12,17})\/token$/;
+
+interface HeldLease {
+  epoch: number;
+  ip: string | undefined;
+  ref: string;
+  tokenId: string;
+  /** The bearer token until the ramdisk fetched it (then undefined: it is served once). */
+  token: string | undefined;
+}
+
+const MAX_LEASE_BODY = 4 * 1024;
+
+const reply = (res: http.ServerResponse, status: number, body: object) => {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': bytes.length }).end(bytes);
+};
+
+/** The address a socket's peer connected from, IPv4-mapped IPv6 written as IPv4. */
+const peerAddress = (req: http.IncomingMessage) => (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+
+/**
+ * What the site agent holds for the site's boot step: per MAC, the lease it was told of and, until the ramdisk
+ * fetched it, the discovery token the control plane minted for it. A lease's token is fetched once; a lease that
+ * named an `ip` gives it only to a caller from that address. The token is held in memory only and never logged.
+ */
+export class BootLeases {
+  private readonly leases = new Map<string, HeldLease>();
+
+  constructor(
+    private readonly client: SiteClient,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A lease: mints (a retry of the same epoch finds the same token) and redeems; answers the token id. */
+  async lease(lease: SiteMintRequest): Promise<{ mac: string; tokenId: string }> {
+    const mac = normalizeMac(lease.mac)!;
+    const held = this.leases.get(mac);
+    const got: LeaseToken | { ref: string; tokenId: string } = await this.client.tokenForLease(
+      lease,
+      held && held.epoch === lease.bootLeaseEpoch ? held : undefined,
+    );
+    const token = 'token' in got ? got.token : held?.ref === got.ref ? held.token : undefined;
+    this.leases.set(mac, { epoch: lease.bootLeaseEpoch, ip: lease.ip, ref: got.ref, tokenId: got.tokenId, token });
+    this.log(`site: lease of ${mac} (epoch ${lease.bootLeaseEpoch}): discovery token ${got.tokenId}`);
+    return { mac, tokenId: got.tokenId };
+  }
+
+  /** The MAC's token for a ramdisk at `from`, once; null when there is none (or not for that address). */
+  take(macText: string, from: string): string | null {
+    const mac = normalizeMac(macText);
+    const held = mac ? this.leases.get(mac) : undefined;
+    if (!held?.token || (held.ip !== undefined && held.ip !== from)) return null;
+    const token = held.token;
+    held.token = undefined;
+    this.log(`site: discovery token ${held.tokenId} handed to the ramdisk of ${mac} at ${from}`);
+    return token;
+  }
+}
+
+/**
+ * The site agent's listeners: `leases` takes `POST /v1/leases` (bind it where only the DHCP server reaches it),
+ * `boot` serves `GET /v1/boot/<mac>/token` to the ramdisks. The same address may serve both.
+ */
+export function bootHandler(leases: BootLeases, serves: { leases: boolean; boot: boolean }) {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = (req.url ?? '').split('?')[0]!;
+    const boot = BOOT_TOKEN.exec(url);
+    if (serves.boot && boot && req.method === 'GET') {
+      const token = leases.take(boot[1]!, peerAddress(req));
+      if (token === null) return reply(res, 404, { code: 'NOT_FOUND', message: 'No token for this machine' });
+      return void res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(token);
+    }
+    if (!serves.leases || url !== LEASES_PATH) return reply(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
+    if (req.method !== 'POST') return reply(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_LEASE_BODY) req.destroy();
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      const lease = parseSiteMintRequest(Buffer.concat(chunks).toString('utf8'));
+      if (!lease || !isPermanentGlobalMac(lease.mac))
+        return reply(res, 400, { code: 'INVALID_ARGUMENT', message: 'A lease is {mac, ip?, bootLeaseEpoch}' });
+      leases.lease(lease).then(
+        (held) => reply(res, 200, held),
+        (error: Error) => reply(res, 502, { code: 'UNAVAILABLE', message: `No token for this lease: ${error.message}` }),
+      );
+    });
+  };
+}
+
+/** Listens on `host:port` ("127.0.0.1:8470", "[::1]:8470", ":8471"); resolves to the server and its port. */
+export function listenOn(address: string, handler: http.RequestListener): Promise<{ server: http.Server; port: number }> {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(address);
+  if (!match) throw new Error(`a listen address is host:port, not ${address}`);
+  const host = match[1] ?? (match[2] || '0.0.0.0');
+  const server = http.createServer(handler);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(Number(match[3]), host, () => resolve({ server, port: (server.address() as AddressInfo).port }));
+  });
+}
