@@ -21,6 +21,8 @@ export interface LockedToken {
   boundMac: string | null;
   /** What a discovery token's boot step saw (ip, workflowId, vouchedBy, bootLeaseEpoch). */
   discovery: DiscoveryBootInfo | null;
+  /** A `provisioned` token's one node. */
+  nodeId: string | null;
   isRevoked: boolean;
   isExpired: boolean;
   /** Labels the token gives the nodes it admits (the lowest of a join's sources: mergeLabels). */
@@ -48,6 +50,11 @@ export interface ExistingNode {
   identityGeneration: number;
   /** The node's labels, when the attestor read them: a reclaim keeps them and merges the admission's over them. */
   labels?: Record<string, string>;
+}
+
+/** The node a `provisioned` token names, read and locked by the admission (see BoundNode in AttestorInput). */
+export interface BoundNode extends ExistingNode {
+  state: string;
 }
 
 interface JoinCandidate {
