@@ -3,7 +3,7 @@ import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
 import { issueJoinToken } from '../tokens/issue';
 
 /** What a module asks for: a single-use token of a machine-facing role, bound to one node or one MAC. */
-export type ModuleJoinTokenInput = {
+type ModuleJoinTokenInput = {
   tenantId: string;
   siteId: string;
   /** 60 to 86,400 seconds, as every token. */
