@@ -251,6 +251,10 @@ export async function joinWithToken(options: {
   /** The trust set held (trust.json in `identityDir` of `pins` unless given); the answer's `trust` is stored in it. */
   trust?: TrustStore;
   nodeKey?: () => Promise<JoinKeys | null>;
+  /** The role the request asks for (`node` unless given; `provisioned` for a deploy's token). */
+  joinRole?: string;
+  /** A provisioned join: an answer for any other node is refused and nothing is stored. */
+  expectedNodeId?: string;
 }): Promise<IssuedAnswer | PendingAnswer> {
   // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
   // token, and with allowReclaim revoke the working certificate, before the write is refused.
@@ -260,8 +264,12 @@ export async function joinWithToken(options: {
   const store = options.trust ?? (await TrustStore.open({ dir: options.identityDir, install: options.pins }));
   const trust = await resolveJoinTrust({ ...options, trust: store });
   const keys: JoinKeys = (await options.nodeKey?.()) ?? generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys });
+  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys, role: options.joinRole });
   const answer = await sendJoin({ ...options, attempt, trust });
+  if (options.expectedNodeId !== undefined && (answer.status !== 'joined' || answer.nodeId !== options.expectedNodeId)) {
+    const got = answer.status === 'joined' ? `node ${answer.nodeId}` : `a ${answer.status} answer`;
+    throw new Error(`The join answered ${got}, not node ${options.expectedNodeId}: nothing was stored`);
+  }
   if (answer.status === 'joined') {
     await writeIdentity(
       options.identityDir,

@@ -26,6 +26,8 @@ export interface JoinArgs {
   tpm?: string;
   /** A `tpm` join that must wait returns at once (exit 3) instead of retrying until an operator decides. */
   noWait?: boolean;
+  /** `--node-id`: a provisioned join (the deploy's token) as this node; any other answer is not stored. */
+  nodeId?: string;
 }
 
 export const JOIN_ATTESTORS = ['join-token', 'tpm'] as const;

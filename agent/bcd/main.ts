@@ -13,6 +13,7 @@ import { setAgentLogDefault } from '../request-log';
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
            [--token-file F] [--reset --yes]        the token on standard input unless --token-file
+           [--node-id N]                           a deploy's provisioned token: join back as node N
   bcd join --attestor tpm [--site SITE] [--pool POOL] [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT] [--no-wait]
            [--config F | --server URL and the three pins] [--reset --yes]
                                                    no token: the TPM attests this machine; waits for approval
@@ -52,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
           pool: { type: 'string' },
           tpm: { type: 'string' },
           'no-wait': { type: 'boolean' },
+          'node-id': { type: 'string' },
         },
       });
       return runJoin(
@@ -69,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
           pool: values.pool,
           tpm: values.tpm,
           noWait: values['no-wait'],
+          nodeId: values['node-id'],
         },
         io,
       );
