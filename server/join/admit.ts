@@ -215,6 +215,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
+    const claimedNodes = new Set<string>();
     const challenges: { index: number; issued: IssuedChallenge; data?: Record<string, unknown> }[] = [];
     for (const [index, join] of joins.entries()) {
       // A request seen before (the same sealed token and CSR, replayed), or sealed too long before or after
@@ -293,6 +294,15 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           continue;
         }
         claimedKeys.add(keyHex);
+      }
+      // Two reclaims of one node in one batch (two provisioned tokens naming it, by two machines) would both
+      // build on the generation read here: the first wins, the second raced it.
+      if (decision.reclaim) {
+        if (claimedNodes.has(decision.reclaim.id)) {
+          outcomes.push({ kind: 'conflict' });
+          continue;
+        }
+        claimedNodes.add(decision.reclaim.id);
       }
       certified.add(spkiHex);
       if (join.token && token) {
