@@ -270,10 +270,10 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     rows.map((r) => r.caPin),
     fresh.map(labelsJson),
     reclaims.map(labelsJson),
-    // A reclaim by key keeps its pool and key (the rules demand the token's pool and found it by that key); a
-    // provisioned one moves the node into the token's pool and takes the machine's trusted key, when it has one.
-    reclaims.map((r) => r.decision.poolId),
-    reclaims.map((r) => r.join.trustedKey),
-    reclaims.map((r) => r.join.trustedKey !== null),
+    // Any other reclaim keeps the node's pool and key; a provisioned one (rebind) moves the node into the token's
+    // pool and takes the machine's trusted key, when it has one.
+    reclaims.map((r) => (r.decision.rebind ? r.decision.poolId : r.decision.reclaim!.poolId)),
+    reclaims.map((r) => (r.decision.rebind ? r.join.trustedKey : null)),
+    reclaims.map((r) => Boolean(r.decision.rebind) && r.join.trustedKey !== null),
   ];
 }

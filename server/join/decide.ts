@@ -75,6 +75,11 @@ export interface Admission {
   tenantId: string;
   siteId: string;
   poolId: string | null;
+  /**
+   * A provisioned token's reclaim (the token names the node): the node also moves into the token's pool and
+   * takes the joining machine's trusted hardware key. Other reclaims keep both.
+   */
+  rebind?: true;
   /** The token's role, kept on the node. */
   role: string;
   /** The role the certificate names: `node-tenant` for a tenant-controlled node. */

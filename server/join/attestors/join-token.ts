@@ -49,6 +49,7 @@ function decideJoin(input: AttestorInput): Admission | Refusal {
   return {
     admitted: true,
     reclaim,
+    ...(provisioned ? { rebind: true as const } : {}),
     tenantId: token!.tenantId,
     siteId: token!.siteId,
     poolId: token!.poolId,
