@@ -253,6 +253,10 @@ export async function joinWithToken(options: {
   nodeKey?: () => Promise<JoinKeys | null>;
   /** The token's role (`node` unless given; `bcd site` joins as `site`), which is also the certificate's role. */
   role?: string;
+  /** The role the request asks for when it is not the certificate's (`provisioned`: a deploy's token, certified as `node`). */
+  joinRole?: string;
+  /** A provisioned join: an answer for any other node is refused and nothing is stored. */
+  expectedNodeId?: string;
 }): Promise<IssuedAnswer | PendingAnswer> {
   // A machine whose identity exists does nothing (bcd's "already joined"): joining first would spend the
   // token, and with allowReclaim revoke the working certificate, before the write is refused.
@@ -262,8 +266,13 @@ export async function joinWithToken(options: {
   const store = options.trust ?? (await TrustStore.open({ dir: options.identityDir, install: options.pins }));
   const trust = await resolveJoinTrust({ ...options, trust: store });
   const keys: JoinKeys = (await options.nodeKey?.()) ?? generateNodeKeyAndCsr();
-  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys, role: options.role });
+  const role = options.joinRole ?? options.role;
+  const attempt = await prepareJoinAttempt({ token: options.token.trim(), trust, claims: options.claims, keys, role });
   const answer = await sendJoin({ ...options, attempt, trust });
+  if (options.expectedNodeId !== undefined && (answer.status !== 'joined' || answer.nodeId !== options.expectedNodeId)) {
+    const got = answer.status === 'joined' ? `node ${answer.nodeId}` : `a ${answer.status} answer`;
+    throw new Error(`The join answered ${got}, not node ${options.expectedNodeId}: nothing was stored`);
+  }
   if (answer.status === 'joined') {
     await writeIdentity(
       options.identityDir,

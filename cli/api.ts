@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { apiKeyList, apiKeyRecord, createdApiKey } from '../protocol/api/api-key-schemas';
 import { installScriptOutput } from '../protocol/api/daemon-schemas';
+import { userDataOutput } from '../protocol/api/provisioning-schemas';
 import { eventPage } from '../protocol/api/event-schemas';
 import { deleteExpectedAnswer, expectedList, importExpectedAnswer, unmatchedAnswer } from '../protocol/api/expected-schemas';
 import {
@@ -103,6 +104,7 @@ export const API = {
   'joinRequests.approve': post(`${POOL}/join-requests/{requestId}/approve`, joinRequestRecord),
   'joinRequests.reject': post(`${POOL}/join-requests/{requestId}/reject`, joinRequestRecord),
   'daemon.installScript': post(`${POOL}/install-script`, installScriptOutput),
+  'provisioning.userData': post(`${T}/nodes/{nodeId}/user-data`, userDataOutput),
   'operators.list': get(`${T}/operators`, operatorList),
   'operators.setRole': post(`${T}/operators/{operatorId}/role`, operatorRecord),
   'operators.remove': post(`${T}/operators/{operatorId}/remove`, operatorRemoved),

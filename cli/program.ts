@@ -22,6 +22,7 @@ import { registerDaemonCommands } from './commands/daemon';
 import { registerApprovalRuleCommands } from './commands/approval-rules';
 import { registerExpectedMachineCommands } from './commands/expected-machines';
 import { registerWebhookCommands } from './commands/webhooks';
+import { registerProvisioningCommands } from './commands/provisioning';
 
 /** The whole command tree, built fresh for each run (commander keeps parsed options on the commands). */
 export function createProgram(): Command {
@@ -52,6 +53,7 @@ export function createProgram(): Command {
   registerWebhookCommands(program);
   registerDiscoveryTokenCommands(program);
   registerSiteTokenCommands(program);
+  registerProvisioningCommands(program);
   registerDaemonCommands(program);
   registerApprovalRuleCommands(program);
   registerExpectedMachineCommands(program);

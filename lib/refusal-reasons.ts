@@ -102,6 +102,22 @@ export const REFUSAL_REASONS: Record<string, RefusalExplanation> = {
     meaning: 'A machine already known joined again without a token that allows reclaim, or in another tenant, site, pool or role.',
     action: 'If the machine was reinstalled, create a token with “Allow reclaim” for the same pool; otherwise remove the old node first.',
   },
+  'join:provisioned-missing': {
+    meaning: 'The node a provisioned token names no longer exists.',
+    action: 'Make new user data for a node that exists (better-compute provisioning user-data --node …).',
+  },
+  'join:provisioned-retired': {
+    meaning: 'The node a provisioned token names was retired after the token was made.',
+    action: 'Make new user data for a live node; a retired node never joins again.',
+  },
+  'join:provisioned-elsewhere': {
+    meaning: 'The node a provisioned token names is now in another tenant or site than the token, or is a site agent.',
+    action: 'Make new user data for the node where it is now.',
+  },
+  'join:provisioned-other-machine': {
+    meaning: 'The machine that presented a provisioned token is already known as a different node of the tenant.',
+    action: 'Retire the other node first, or deploy onto the machine that node is, then make new user data.',
+  },
   'join:pool': {
     meaning: 'The token’s pool is missing, archived or runs no daemon.',
     action: 'Create the token for a live pool whose agent is bcd.',

@@ -8,12 +8,16 @@ import { helperHandOver } from '../helper/join-hand-over';
 
 export { UsageError, type CommandIo } from './join-setup';
 
+const NODE_ID = /^node_[0-9a-z]{1,40}$/;
+
 /**
  * `bcd join`: the pinned configuration (config.toml, or with none, `--server` and the three pins checked
  * against the well-known document), then the token (standard input, or `--token-file`), then the join, which
  * writes the identity only after the answer verified. A machine that already holds an identity answers
  * `already joined` before the token is read, so the token is not spent. With `--attestor tpm` there is no
- * token: the TPM attests the machine (agent/bcd/tpm-join-command.ts). Returns the exit code.
+ * token: the TPM attests the machine (agent/bcd/tpm-join-command.ts). With `--node-id` the token is a deploy's
+ * `provisioned` one: the join reclaims that node, and an answer for any other node is refused before anything
+ * is stored. Returns the exit code.
  */
 export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
   const attestor = args.attestor ?? 'join-token';
@@ -22,6 +26,8 @@ export async function runJoin(args: JoinArgs, io: CommandIo): Promise<number> {
   if (attestor === 'tpm' && args.tokenFile) throw new UsageError('a tpm join takes no token: drop --token-file');
   if (attestor !== 'tpm' && (args.site || args.pool || args.noWait))
     throw new UsageError('--site, --pool and --no-wait are for --attestor tpm; a token names its pool');
+  if (args.nodeId !== undefined && (attestor === 'tpm' || !NODE_ID.test(args.nodeId)))
+    throw new UsageError('--node-id takes a node id (node_…) and a provisioned token, not --attestor tpm');
   const setup = await joinSetup(args, io);
   if (!setup) return 0;
   // Under [helper] a root join checks the user exists before spending anything, and hands it the identity.
@@ -50,6 +56,8 @@ async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Pr
     fetch: doFetch,
     trust: setup.trust,
     nodeKey: async () => (tpmKey = await makeNodeKeyInTpm(nodeKeyTpmOf(args.tpm, io.env), (line) => io.err(`bcd: ${line}`))),
+    // A deploy's token: the join asks for role `provisioned` and keeps only an answer for that node.
+    ...(args.nodeId !== undefined ? { joinRole: 'provisioned', expectedNodeId: args.nodeId } : {}),
   });
   if (args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
   if (answer.status === 'pending') {

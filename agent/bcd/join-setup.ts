@@ -28,6 +28,8 @@ export interface JoinArgs {
   noWait?: boolean;
   /** Where the identity is kept instead of bcdPaths' (`bcd site` keeps its own beside its config). */
   identityDir?: string;
+  /** `--node-id`: a provisioned join (the deploy's token) as this node; any other answer is not stored. */
+  nodeId?: string;
 }
 
 export const JOIN_ATTESTORS = ['join-token', 'tpm'] as const;

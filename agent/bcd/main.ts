@@ -14,6 +14,7 @@ import { runSiteCommand } from '../site/site-command';
 const USAGE = `usage:
   bcd join [--config /etc/bcd/config.toml] [--server URL --serving-ca-pin P --join-signing-pin P --join-encryption-pin P]
            [--token-file F] [--reset --yes]        the token on standard input unless --token-file
+           [--node-id N]                           a deploy's provisioned token: join back as node N
   bcd join --attestor tpm [--site SITE] [--pool POOL] [--tpm /dev/tpmrm0 | --tpm swtpm:HOST:PORT] [--no-wait]
            [--config F | --server URL and the three pins] [--reset --yes]
                                                    no token: the TPM attests this machine; waits for approval
@@ -57,6 +58,7 @@ async function main(argv: string[]): Promise<number> {
           pool: { type: 'string' },
           tpm: { type: 'string' },
           'no-wait': { type: 'boolean' },
+          'node-id': { type: 'string' },
         },
       });
       return runJoin(
@@ -74,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
           pool: values.pool,
           tpm: values.tpm,
           noWait: values['no-wait'],
+          nodeId: values['node-id'],
         },
         io,
       );

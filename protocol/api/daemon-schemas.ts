@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { idOf } from './resource-names';
 
-const hex256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
+export const hex256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
 const pin = z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin: sha256/ + base64 of a SHA-256');
 // An origin only: the script appends the base path and the download path itself. A host is a DNS name, an IPv4
 // address or an IPv6 address in brackets (`https://[fd00::1]:8443`; no zone id), written as the URL parser
 // writes it (so `[FD00:0::1]` becomes `[fd00::1]`).
-const origin = z
+export const origin = z
   .string()
   .url()
   .refine(

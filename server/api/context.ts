@@ -5,6 +5,7 @@ import { loadSessionPrincipal, type SessionClaim } from '../operators/operators'
 import type { ApiContext } from './trpc';
 import { notePrincipal } from '../metrics/request-log';
 import { clientAddressFromHeaders } from '../http/client-address';
+import { createPkiSurface } from '../provisioning/pki-surface';
 
 /**
  * Builds the API context of a request: an `Authorization: Bearer` API key, else the console session's
@@ -16,6 +17,7 @@ export async function createApiContext(
   sessionOperatorId: () => Promise<SessionClaim | null>,
 ): Promise<ApiContext> {
   const clientAddress = clientAddressFromHeaders(headers);
+  const pki = createPkiSurface(db);
   const authorization = headers.get('authorization');
   if (authorization) {
     const [scheme, value] = authorization.split(' ', 2);
@@ -29,12 +31,12 @@ export async function createApiContext(
       };
     notePrincipal(principal.actor);
     // A live stream decides its caller again while it runs (server/api/live-streams.ts).
-    return { db, clientAddress, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
+    return { db, clientAddress, pki, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
   }
   const claim = await sessionOperatorId();
   const principal = claim ? await loadSessionPrincipal(db, claim) : null;
   notePrincipal(principal?.actor);
   return principal && claim
-    ? { db, clientAddress, principal, reauthenticate: () => loadSessionPrincipal(db, claim) }
-    : { db, clientAddress, principal: null };
+    ? { db, clientAddress, pki, principal, reauthenticate: () => loadSessionPrincipal(db, claim) }
+    : { db, clientAddress, pki, principal: null };
 }

@@ -19,6 +19,7 @@ import { approvalRulesRouter } from './approval-rules/router';
 import { expectedMachinesRouter } from './expected-machines/router';
 import { webhooksRouter } from './webhooks/router';
 import { pkiRouter } from './pki/router';
+import { provisioningRouter } from './provisioning/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -41,6 +42,7 @@ export const appRouter = router({
   expectedMachines: expectedMachinesRouter,
   webhooks: webhooksRouter,
   pki: pkiRouter,
+  provisioning: provisioningRouter,
 });
 
 export type AppRouter = typeof appRouter;

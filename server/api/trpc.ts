@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
+import type { PkiSurface } from '../provisioning/pki-surface';
 import { ROLE_ACTIONS, type Action } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { ERROR_MAP } from '../error-map';
@@ -17,6 +18,8 @@ export interface ApiContext {
   reauthenticate?: () => Promise<Principal | null>;
   /** The client address the boot server decided on (server/http/client-address.ts); throttles key on it. */
   clientAddress?: string;
+  /** The PKI surface modules mint machine tokens through (`ctx.pki.issueJoinToken`); built with the context. */
+  pki?: PkiSurface;
 }
 
 export interface ApiMeta {

@@ -28,6 +28,7 @@ const OPERATOR_MUTATIONS = [
   ...DECIDE,
   'daemon.installScript',
   'joinTokens.create',
+  'provisioning.userData',
   'joinTokens.revoke',
   'nodes.adopt',
   'nodes.recheck',
@@ -295,6 +296,10 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['discoveryTokens.create', { ...siteRef, mac: randomMac() }],
       ['siteTokens.create', siteRef],
       ['daemon.installScript', { ...poolRef, gatewayUrl: 'https://gw.example.com', baseUrl: 'https://compute.example.com' }],
+      [
+        'provisioning.userData',
+        { ...nodeRef, ttlSeconds: 600, serverUrl: 'https://compute.example.com', sha256: { amd64: 'a'.repeat(64) } },
+      ],
       ['operators.list', { tenantId }],
       ['operators.setRole', { tenantId, operatorId, role: 'approver' }],
       ['invitations.list', { tenantId }],

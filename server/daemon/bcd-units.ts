@@ -6,7 +6,7 @@
  * keeps only those that hand the socket to the `bcd` user. server/daemon/bcd-units.test.ts runs
  * `systemd-analyze verify` on both and holds `bcd.service`'s `systemd-analyze security` exposure below 3.0.
  */
-const SHARED_HARDENING = `NoNewPrivileges=yes
+export const SHARED_HARDENING = `NoNewPrivileges=yes
 AmbientCapabilities=
 ProtectSystem=strict
 ProtectHome=yes

@@ -10,12 +10,14 @@ import { loadPool } from '../pools/pools';
 import { renderInstallScript } from './install-script';
 import { fetchReleaseDigests } from './release-manifest';
 import type { InstallScriptInput } from '../../protocol/api/daemon-schemas';
+import type { InstallPins } from '../pki/pins-summary';
+import type { PublicEcJwk } from '../pki/issuance/join-crypto';
 
 /** Who may make the server fetch a release manifest: the roles that mint join tokens. */
 const MANIFEST_ACTION = 'compute:join-tokens:create' as const;
 
 /** The digests in `dir/<version>/SHA256SUMS` (what build:bcd writes), by arch. */
-async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
+export async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?: string; arm64?: string }> {
   const text = await readFile(path.join(dir, version, 'SHA256SUMS'), 'utf8').catch(() => '');
   const digests: Record<string, string> = {};
   for (const line of text.split('\n')) {
@@ -23,6 +25,24 @@ async function readBuiltDigests(dir: string, version: string): Promise<{ amd64?:
     if (match && (BCD_ARCHES as readonly string[]).includes(match[2]!)) digests[match[2]!] = match[1]!;
   }
   return digests;
+}
+
+/**
+ * The pins an install embeds (bootstrapPins' three, server/pki/pins-summary.ts) and the public join key, from the
+ * keys in use now: what is generated after an activation carries the new keys. Shared by the install script and
+ * provisioning user data. INVALID_CONFIG without a PKI.
+ */
+export async function currentInstallPins(
+  db: Db,
+): Promise<Pick<InstallPins, 'servingCaPin' | 'joinSigningKeyPin' | 'joinEncryptionKeyPin'> & { encryptionJwk: PublicEcJwk }> {
+  const pki = await loadCurrentPkiRuntime(db);
+  if (!pki) throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): there are no pins to embed');
+  return {
+    servingCaPin: pki.servingCaPin,
+    joinSigningKeyPin: pki.crypto.signingKeyPin,
+    joinEncryptionKeyPin: pki.crypto.encryptionKeyPin,
+    encryptionJwk: pki.crypto.encryptionPublicJwk,
+  };
 }
 
 /**
@@ -53,10 +73,7 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
   if (input.siteId && input.siteId !== pool.siteId) {
     throw new DomainError('INVALID_ARGUMENT', `Pool ${pool.id} is in site ${pool.siteId}, not ${input.siteId}`, { field: 'siteId' });
   }
-  // The pins in use now: a script generated after an activation carries the new keys.
-  const pki = await loadCurrentPkiRuntime(db);
-  if (!pki)
-    throw new DomainError('INVALID_CONFIG', 'The PKI is not initialised (better-compute pki init): the script has no pins to embed');
+  const pins = await currentInstallPins(db);
   const bcdVersion = input.bcdVersion ?? PRODUCT_VERSION;
   const sha256 =
     input.sha256 ??
@@ -78,10 +95,7 @@ export async function generateInstallScript(db: Db, principal: Principal, input:
     basePath: BASE_PATH,
     bcdVersion,
     sha256,
-    servingCaPin: pki.servingCaPin,
-    joinSigningKeyPin: pki.crypto.signingKeyPin,
-    joinEncryptionKeyPin: pki.crypto.encryptionKeyPin,
-    encryptionJwk: pki.crypto.encryptionPublicJwk,
+    ...pins,
     generatedBy: `better-compute ${PRODUCT_VERSION}`,
   });
   return { filename: 'install-bcd.sh', script, bcdVersion, sha256 };

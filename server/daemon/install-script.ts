@@ -20,7 +20,7 @@ export interface InstallScriptParams {
 }
 
 // Every embedded value is single-quoted shell; the schemas already restrict them, this is the last guard.
-function quote(value: string): string {
+export function quote(value: string): string {
   if (!/^[A-Za-z0-9_.:/+=@%~[\]-]*$/.test(value)) throw new Error(`Refusing to embed ${JSON.stringify(value)} in the install script`);
   return `'${value}'`;
 }

@@ -22,8 +22,9 @@ export const BEGIN_ADMISSION_SQL = 'BEGIN; SET LOCAL plan_cache_mode = force_gen
 
 /**
  * Every row a batch decides on, read and locked in one statement: the database's now, the batch's tokens
- * (locked in id order, so concurrent batches cannot deadlock), the nodes its trusted hardware keys name
- * (locked in key order, always after the tokens: the `count(*)` reads the tokens CTE first), and which CSR
+ * (locked in id order, so concurrent batches cannot deadlock), the nodes its trusted hardware keys name and
+ * the nodes its `provisioned` tokens name (`by_key` tells them apart; locked in key then id order, always
+ * after the tokens: the `count(*)` reads the tokens CTE first), and which CSR
  * keys were certified before (every certificate certifies a key made for it: a key seen again is a
  * replayed request). One row; tokens and nodes as JSON, bytea as hex.
  *
@@ -38,7 +39,7 @@ export const BEGIN_ADMISSION_SQL = 'BEGIN; SET LOCAL plan_cache_mode = force_gen
 export const READ_ADMISSION_SQL = `
 WITH tokens AS (
   SELECT t.id, t.tenant_id, t.pool_id, t.site_id, t.role, encode(t.secret_hash, 'hex') AS secret_hash, t.uses_left, t.expect,
-         t.allow_reclaim, t.hosted, t.bound_mac, t.discovery, t.labels,
+         t.allow_reclaim, t.hosted, t.bound_mac, t.discovery, t.labels, t.node_id,
          t.revoked_at IS NOT NULL AS is_revoked, t.expires_at <= compute_now() AS is_expired,
          p.id AS p_id, p.agent, p.owner_tenant_id AS p_owner, p.site_id AS p_site, p.archived_at IS NOT NULL AS p_archived,
          p.policy, cardinality(p.acceptance_checks) > 0 AS p_checks,
@@ -50,10 +51,13 @@ WITH tokens AS (
    ORDER BY t.id
      FOR UPDATE OF t
 ), known AS (
-  SELECT id, tenant_id, site_id, pool_id, role, identity_generation, encode(hardware_key, 'hex') AS hardware_key, labels
+  SELECT id, tenant_id, site_id, pool_id, role, state, identity_generation, encode(hardware_key, 'hex') AS hardware_key, labels,
+         hardware_key_trusted AND hardware_key = ANY($2::bytea[]) AS by_key
     FROM nodes
-   WHERE hardware_key_trusted AND hardware_key = ANY($2::bytea[]) AND (SELECT count(*) FROM tokens) >= 0
-   ORDER BY nodes.hardware_key
+   WHERE (hardware_key_trusted AND hardware_key = ANY($2::bytea[])
+          OR id = ANY(ARRAY(SELECT node_id FROM tokens WHERE node_id IS NOT NULL)))
+     AND (SELECT count(*) FROM tokens) >= 0
+   ORDER BY nodes.hardware_key, nodes.id
      FOR UPDATE
 )
 SELECT compute_now() AS now,
@@ -76,6 +80,7 @@ export interface LockedTokenJson {
   bound_mac: string | null;
   discovery: DiscoveryBootInfo | null;
   labels: Record<string, string>;
+  node_id: string | null;
   is_revoked: boolean;
   is_expired: boolean;
   p_id: string | null;
@@ -97,9 +102,12 @@ interface KnownNodeJson {
   site_id: string;
   pool_id: string | null;
   role: string;
+  state: string;
   identity_generation: number;
-  hardware_key: string;
+  hardware_key: string | null;
   labels: Record<string, string>;
+  /** Found by a trusted hardware key of the batch (else only as a `provisioned` token's node). */
+  by_key: boolean;
 }
 
 /** The one row {@link READ_ADMISSION_SQL} answers. */
@@ -124,7 +132,7 @@ export interface AdmissionRow {
 
 /**
  * Every write of a batch of admissions as one statement (data-modifying CTEs): consume token uses, insert
- * new nodes, bump reclaimed nodes and revoke their older certificates, insert the new certificates, the
+ * new nodes, bump reclaimed nodes (a provisioned one also takes the token's pool and the machine's trusted key) and revoke their older certificates, insert the new certificates, the
  * authorization projection, the events (with one `security.certificate-revoked` per revoked certificate)
  * and the audit rows. Foreign keys are checked at the end of the statement, so a certificate may name a
  * node inserted beside it.
@@ -143,8 +151,10 @@ WITH consume AS (
   RETURNING id
 ), reclaimed AS (
   UPDATE nodes n SET identity_generation = d.gen, state = d.state, trust = d.trust, claims = d.claims, updated_at = compute_now(),
-         labels = n.labels || d.labels
-    FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[], $38::jsonb[]) AS d(id, gen, state, trust, claims, labels)
+         labels = n.labels || d.labels, pool_id = d.pool,
+         hardware_key = CASE WHEN d.hkt THEN d.hk ELSE n.hardware_key END, hardware_key_trusted = n.hardware_key_trusted OR d.hkt
+    FROM unnest($13::text[], $14::int[], $15::text[], $16::text[], $17::jsonb[], $38::jsonb[], $39::text[], $40::bytea[], $41::bool[])
+      AS d(id, gen, state, trust, claims, labels, pool, hk, hkt)
    WHERE n.id = d.id
   RETURNING n.id
 ), revoked AS (
@@ -260,5 +270,10 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     rows.map((r) => r.caPin),
     fresh.map(labelsJson),
     reclaims.map(labelsJson),
+    // Any other reclaim keeps the node's pool and key; a provisioned one (rebind) moves the node into the token's
+    // pool and takes the machine's trusted key, when it has one.
+    reclaims.map((r) => (r.decision.rebind ? r.decision.poolId : r.decision.reclaim!.poolId)),
+    reclaims.map((r) => (r.decision.rebind ? r.join.trustedKey : null)),
+    reclaims.map((r) => Boolean(r.decision.rebind) && r.join.trustedKey !== null),
   ];
 }

@@ -5,7 +5,7 @@ import { joinAnswerTrust, type JoinAnswerTrust } from '../pki/rotation/trust-sta
 import { certificateTtlFor, issueNodeCertificate, type NodeCertificateRole } from '../pki/issuance/node-certificate';
 import { secretHashMatches } from './crypto/constant-time';
 import { isFreshSeal } from './crypto/open-seal';
-import type { ExistingNode, LockedToken } from './decide';
+import type { BoundNode, ExistingNode, LockedToken } from './decide';
 import { attestorNamed } from './attestors';
 import { isChallenge, isDeferral, type Attestor } from './attestors/types';
 import { CHALLENGE_TTL_SECONDS, MAX_CHALLENGE_TTL_SECONDS, insertChallenges, newNonce, type IssuedChallenge } from './challenges';
@@ -122,6 +122,7 @@ function toLockedToken(r: LockedTokenJson): LockedToken {
     hosted: r.hosted,
     boundMac: r.bound_mac,
     discovery: r.discovery ?? null,
+    nodeId: r.node_id ?? null,
     labels: r.labels ?? {},
     isRevoked: r.is_revoked,
     isExpired: r.is_expired,
@@ -172,8 +173,9 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     deps.hints.observeDatabaseNow(notBefore);
     const tokens = new Map(row.tokens.map((r) => [r.id, toLockedToken(r)]));
     const existing = new Map<string, ExistingNode>();
+    const bound = new Map<string, BoundNode>();
     for (const r of row.nodes) {
-      existing.set(r.hardware_key, {
+      const node = {
         id: r.id,
         tenantId: r.tenant_id,
         siteId: r.site_id,
@@ -181,7 +183,9 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
         role: r.role,
         identityGeneration: r.identity_generation,
         labels: r.labels ?? {},
-      });
+      };
+      if (r.by_key) existing.set(r.hardware_key!, node);
+      bound.set(r.id, { ...node, state: r.state });
     }
     const certified = new Set(row.certified);
 
@@ -211,6 +215,7 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
     const outcomes: AdmitOutcome[] = [];
     const rows: AdmissionRow[] = [];
     const claimedKeys = new Set<string>();
+    const claimedNodes = new Set<string>();
     const challenges: { index: number; issued: IssuedChallenge; data?: Record<string, unknown> }[] = [];
     for (const [index, join] of joins.entries()) {
       // A request seen before (the same sealed token and CSR, replayed), or sealed too long before or after
@@ -230,7 +235,15 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
       const raced = Boolean(known && keyHex && (deps.racedKeys?.has(keyHex) || deps.racedJoins?.has(join)));
       const attestor = attestorNamed(join.attestor)!;
       const decision = attestor.decide(
-        { join, token, existing: raced ? undefined : known, rootTenantId: deps.rootTenantId, now: notBefore, requests },
+        {
+          join,
+          token,
+          existing: raced ? undefined : known,
+          bound: token?.nodeId ? bound.get(token.nodeId) : undefined,
+          rootTenantId: deps.rootTenantId,
+          now: notBefore,
+          requests,
+        },
         states.get(attestor),
       );
       if (isDeferral(decision)) {
@@ -281,6 +294,15 @@ export async function admitBatch(client: pg.PoolClient, joins: PreparedJoin[], d
           continue;
         }
         claimedKeys.add(keyHex);
+      }
+      // Two reclaims of one node in one batch (two provisioned tokens naming it, by two machines) would both
+      // build on the generation read here: the first wins, the second raced it.
+      if (decision.reclaim) {
+        if (claimedNodes.has(decision.reclaim.id)) {
+          outcomes.push({ kind: 'conflict' });
+          continue;
+        }
+        claimedNodes.add(decision.reclaim.id);
       }
       certified.add(spkiHex);
       if (join.token && token) {

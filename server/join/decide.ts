@@ -21,6 +21,8 @@ export interface LockedToken {
   boundMac: string | null;
   /** What a discovery token's boot step saw (ip, workflowId, vouchedBy, bootLeaseEpoch). */
   discovery: DiscoveryBootInfo | null;
+  /** A `provisioned` token's one node. */
+  nodeId: string | null;
   isRevoked: boolean;
   isExpired: boolean;
   /** Labels the token gives the nodes it admits (the lowest of a join's sources: mergeLabels). */
@@ -50,6 +52,11 @@ export interface ExistingNode {
   labels?: Record<string, string>;
 }
 
+/** The node a `provisioned` token names, read and locked by the admission (see BoundNode in AttestorInput). */
+export interface BoundNode extends ExistingNode {
+  state: string;
+}
+
 interface JoinCandidate {
   /** The bearer token's SHA-256 secret hash, compared in constant time with the token row's. */
   token: { secretHash: Buffer } | null;
@@ -68,6 +75,11 @@ export interface Admission {
   tenantId: string;
   siteId: string;
   poolId: string | null;
+  /**
+   * A provisioned token's reclaim (the token names the node): the node also moves into the token's pool and
+   * takes the joining machine's trusted hardware key. Other reclaims keep both.
+   */
+  rebind?: true;
   /** The token's role, kept on the node. */
   role: string;
   /** The role the certificate names: `node-tenant` for a tenant-controlled node. */

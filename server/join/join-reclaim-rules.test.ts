@@ -106,31 +106,10 @@ describe('reclaim refusals', () => {
   it('refuses a reclaim for another role, and allows it for the same one', async () => {
     const t = await createTestTenant(db());
     const claims = machineClaims();
-    // The operating system a deploy installed joins with a `provisioned` token: a node of role `provisioned`.
-    const provisioned = async (allowReclaim: boolean) =>
-      (
-        await db().$transaction((tx) =>
-          issueJoinToken(tx, {
-            tenantId: t.tenantId,
-            poolId: t.poolId,
-            siteId: t.siteId,
-            role: 'provisioned',
-            ttlSeconds: 600,
-            maxUses: 1,
-            allowReclaim,
-            createdBy: 'module:deploy',
-          }),
-        )
-      ).token!;
-    const first = await agentJoin(h, await provisioned(false), claims, { role: 'provisioned', expectedRole: 'node' });
-    expect(first.status).toBe(200);
-    const nodeId = first.answer!.nodeId;
-    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({
-      role: 'provisioned',
-      poolId: t.poolId,
-      siteId: t.siteId,
-    });
-    const serial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
+    // The operating system a deploy installed is a node of role `provisioned`: a provisioned token names an
+    // existing node, so the row is written directly to isolate the role rule.
+    const { nodeId, serial } = await joinedMachine(t, claims);
+    await db().node.update({ where: { id: nodeId }, data: { role: 'provisioned' } });
 
     // A `node` token of the same tenant, site and pool, with allowReclaim: another role.
     const minted = await mintToken(t, { allowReclaim: true });
@@ -139,8 +118,22 @@ describe('reclaim refusals', () => {
     expect((await db().joinToken.findUniqueOrThrow({ where: { id: minted.id } })).usesLeft).toBe(1);
     await expectUntouched(nodeId, t.tenantId, serial);
 
-    // The same machine through a `provisioned` token with allowReclaim reclaims its node.
-    const again = await agentJoin(h, await provisioned(true), claims, { role: 'provisioned', expectedRole: 'node' });
+    // The same machine through a `provisioned` token (it names the node; no allowReclaim needed) reclaims its node.
+    const provisioned = (
+      await db().$transaction((tx) =>
+        issueJoinToken(tx, {
+          tenantId: t.tenantId,
+          poolId: t.poolId,
+          siteId: t.siteId,
+          role: 'provisioned',
+          nodeId,
+          ttlSeconds: 600,
+          maxUses: 1,
+          createdBy: 'module:deploy',
+        }),
+      )
+    ).token!;
+    const again = await agentJoin(h, provisioned, claims, { role: 'provisioned', expectedRole: 'node' });
     expect(again.status).toBe(200);
     expect(again.answer!.nodeId).toBe(nodeId);
     expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ role: 'provisioned', identityGeneration: 2 });

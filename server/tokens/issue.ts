@@ -39,6 +39,11 @@ interface IssueJoinTokenInput {
   hosted?: (typeof HOSTED_KINDS)[number] | null;
   /** For `discovery` tokens: the one MAC that may present it. */
   boundMac?: string | null;
+  /**
+   * For `provisioned` tokens, and only them (required there): the one node the token admits. It must be a
+   * live node of `tenantId` in `siteId`; the join reclaims it.
+   */
+  nodeId?: string | null;
   /** For `discovery` tokens: what the boot step saw besides the MAC; copied onto the machine's join request. */
   discovery?: DiscoveryBootInfo | null;
   /** Who mints it, as audit rows name callers (`operator:op_…`, `api-key:ak_…`, `module:…`). */
@@ -68,6 +73,7 @@ const issueInput = z.object({
   allowReclaim: z.boolean().default(false),
   hosted: z.enum(HOSTED_KINDS).nullish(),
   boundMac: z.string().nullish(),
+  nodeId: z.string().min(1).max(100).nullish(),
   createdBy: z.string().min(1).max(200),
   idempotencyKey: idempotencyKey.nullish(),
   name: tokenName.nullish(),
@@ -92,7 +98,7 @@ export const invalidMac = (field: string) =>
  *
  * With an idempotency key already used by the same (tenant, createdBy), nothing is minted: the existing
  * record comes back without `token`, or CONFLICT when the new call asks for a different token (pool, site,
- * role, expect, allowReclaim, hosted, maxUses or boundMac). A different ttlSeconds is not a conflict: a
+ * role, expect, allowReclaim, hosted, maxUses, boundMac or nodeId). A different ttlSeconds is not a conflict: a
  * client that computes its TTL from the clock sends a different one on every retry, and the original
  * expiry stands. The insert is `ON CONFLICT DO NOTHING`, so concurrent calls with one key mint one token
  * without aborting the caller's transaction.
@@ -104,7 +110,9 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
   // protocol.md: claims list only permanent, globally administered MACs, so a token bound to any other
   // (broadcast, multicast, locally administered, all zero) could never match the machine it names.
   if (valid.boundMac != null && !isPermanentGlobalMac(boundMac)) throw invalidMac('boundMac');
-  const wanted = { ...valid, expect, boundMac, hosted: valid.hosted ?? null, idempotencyKey: valid.idempotencyKey ?? null };
+  const nodeId = valid.nodeId ?? null;
+  await checkBoundNode(tx, valid, nodeId);
+  const wanted = { ...valid, expect, boundMac, nodeId, hosted: valid.hosted ?? null, idempotencyKey: valid.idempotencyKey ?? null };
 
   const id = newId('jt');
   const secret = newTokenSecret();
@@ -131,6 +139,7 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
     pinned: expect !== null,
     ...(Object.keys(record.labels).length ? { labels: record.labels } : {}),
     ...(record.hosted ? { hosted: record.hosted } : {}),
+    ...(nodeId ? { nodeId } : {}),
     // Who did it, so the events page can say so without the audit log.
     actor: wanted.createdBy,
   };
@@ -148,9 +157,29 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
 type Wanted = z.output<typeof issueInput> & {
   expect: JoinExpect | null;
   boundMac: string | null;
+  nodeId: string | null;
   hosted: string | null;
   idempotencyKey: string | null;
 };
+
+/**
+ * A `provisioned` token must name a node, and only it may: a live (not retired) node of the token's tenant
+ * and site. NOT_FOUND for a node the tenant does not have, so another tenant's ids stay unknown.
+ */
+async function checkBoundNode(tx: Tx, valid: z.output<typeof issueInput>, nodeId: string | null) {
+  if (valid.role !== 'provisioned') {
+    if (nodeId !== null) throw new DomainError('INVALID_ARGUMENT', 'nodeId: only a provisioned token names a node', { field: 'nodeId' });
+    return;
+  }
+  if (nodeId === null) throw new DomainError('INVALID_ARGUMENT', 'nodeId: a provisioned token must name its node', { field: 'nodeId' });
+  const [node] = await tx.$queryRaw<{ site_id: string; state: string }[]>`
+    SELECT site_id, state FROM nodes WHERE id = ${nodeId} AND tenant_id = ${valid.tenantId}`;
+  if (!node) throw new DomainError('NOT_FOUND', `node ${nodeId} not found`, { field: 'nodeId' });
+  if (node.state === 'retired') throw new DomainError('INVALID_STATE', `node ${nodeId} is retired`, { field: 'nodeId' });
+  if (node.site_id !== valid.siteId) {
+    throw new DomainError('INVALID_ARGUMENT', `nodeId: node ${nodeId} is in another site than the token`, { field: 'nodeId' });
+  }
+}
 
 /** Inserts the row unless the idempotency key is taken; true when it inserted. */
 async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, discovery: DiscoveryBootInfo | null): Promise<boolean> {
@@ -158,12 +187,12 @@ async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, di
     const rows = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
                                allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at, name, description,
-                               labels)
+                               labels, node_id)
       SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
               ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
               ${discovery === null ? null : JSON.stringify(discovery)}::jsonb,
               now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at,
-              ${t.name ?? null}, ${t.description ?? null}, ${JSON.stringify(t.labels)}::jsonb
+              ${t.name ?? null}, ${t.description ?? null}, ${JSON.stringify(t.labels)}::jsonb, ${t.nodeId}
       -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
       FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms
       ON CONFLICT (tenant_id, created_by, idempotency_key) DO NOTHING
@@ -193,6 +222,7 @@ function refuseDifferentReplay(existing: StoredJoinToken, t: Wanted) {
     ['hosted', (existing.hosted ?? null) === t.hosted],
     ['maxUses', existing.max_uses === t.maxUses],
     ['boundMac', (existing.bound_mac ?? null) === t.boundMac],
+    ['nodeId', (existing.node_id ?? null) === t.nodeId],
     ['labels', formatLabelList(existing.labels ?? {}) === formatLabelList(t.labels)],
   ];
   const field = differs.find(([, same]) => !same)?.[0];

@@ -322,7 +322,10 @@ describe('issueJoinToken', () => {
     expect(
       await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'discovery', boundMac: '3c:ec:ef:12:34:57' }),
     ).toMatchObject({ code: 'CONFLICT', field: 'boundMac' });
-    expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot' })).toMatchObject({ code: 'CONFLICT', field: 'role' });
+    expect(await issue({ idempotencyKey: 'boot-1', createdBy: 'module:boot', role: 'node' })).toMatchObject({
+      code: 'CONFLICT',
+      field: 'role',
+    });
   });
 
   it('keeps a database failure from carrying the row (and its hash) into an error', async () => {

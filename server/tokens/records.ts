@@ -50,6 +50,8 @@ interface JoinTokenRow {
 export interface StoredJoinToken extends JoinTokenRow {
   tenant_id: string;
   bound_mac: string | null;
+  /** A `provisioned` token's one node. */
+  node_id: string | null;
 }
 
 export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
@@ -81,7 +83,7 @@ export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
 /** Reads tokens matching `where` (a SQL condition), with their state; `tail` adds ORDER BY / LIMIT. */
 export async function selectJoinTokens(tx: Tx, where: Prisma.Sql, tail: Prisma.Sql = Prisma.empty): Promise<StoredJoinToken[]> {
   return tx.$queryRaw<StoredJoinToken[]>`
-    SELECT ${RECORD_COLUMNS}, tenant_id, bound_mac FROM join_tokens WHERE ${where} ${tail}`;
+    SELECT ${RECORD_COLUMNS}, tenant_id, bound_mac, node_id FROM join_tokens WHERE ${where} ${tail}`;
 }
 
 /** One token by id, or null. */

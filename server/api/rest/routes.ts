@@ -256,6 +256,12 @@ export const REST_ROUTES = restRoutes([
   },
   {
     method: 'POST',
+    path: `${T}/nodes/{nodeId}/user-data`,
+    procedure: 'provisioning.userData',
+    summary: 'Cloud-init user data that joins a deployed machine back as this node (holds a single-use token)',
+  },
+  {
+    method: 'POST',
     path: `${T}/pools/{poolId}/install-script`,
     procedure: 'daemon.installScript',
     summary: "Generate a pool's bcd install script (holds no secret)",

@@ -1,6 +1,7 @@
 import { mismatchedExpectField } from '../../../protocol/api/join-expect';
 import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
 import { prepareSealedToken } from './sealed-token';
+import { decideProvisioned } from './provisioned';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';
 import type { Attestor, AttestorInput } from './types';
 
@@ -10,7 +11,8 @@ import type { Attestor, AttestorInput } from './types';
  * the pool, and the pool's attestor policy. Pure: the caller holds the token row's lock and applies the
  * decision (consuming one use) only when it admits.
  */
-function decideJoin({ join: candidate, token, existing, rootTenantId }: AttestorInput): Admission | Refusal {
+function decideJoin(input: AttestorInput): Admission | Refusal {
+  const { join: candidate, token, existing, rootTenantId } = input;
   const refused = checkToken('join-token', candidate, token);
   if (refused) return refused;
   const tenant = token!.tenantId;
@@ -19,13 +21,18 @@ function decideJoin({ join: candidate, token, existing, rootTenantId }: Attestor
   const mismatched = token!.expect ? mismatchedExpectField(token!.expect, candidate.claims) : null;
   if (mismatched) return refuse('join:expect', tenant, mismatched);
   if (!hasBoundMac(token!, candidate)) return refuse('join:expect', tenant, 'boundMac');
+  const provisioned = token!.role === 'provisioned';
   const { hardware } = candidate;
-  if ((!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token!.expect) {
+  if (!provisioned && (!hardware.key || !hardware.trusted || !hardware.hasUuidOrSerial) && !token!.expect) {
     return refuse('join:placeholder-hardware', tenant);
   }
-  // Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
-  const reclaim = candidate.trustedKey ? (existing ?? null) : null;
+  // A provisioned token reclaims the node it names (./provisioned.ts); any other, the node its machine's
+  // trusted key names. Only a trusted key can name a known machine: fewer than two identifiers never reclaims.
+  const named = provisioned ? decideProvisioned(input) : null;
+  if (named && 'admitted' in named) return named;
+  const reclaim = named ?? (candidate.trustedKey ? (existing ?? null) : null);
   if (
+    !provisioned &&
     reclaim &&
     (!token!.allowReclaim ||
       reclaim.tenantId !== token!.tenantId ||
@@ -42,6 +49,7 @@ function decideJoin({ join: candidate, token, existing, rootTenantId }: Attestor
   return {
     admitted: true,
     reclaim,
+    ...(provisioned ? { rebind: true as const } : {}),
     tenantId: token!.tenantId,
     siteId: token!.siteId,
     poolId: token!.poolId,

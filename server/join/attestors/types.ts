@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type pg from 'pg';
-import type { Admission, ExistingNode, LockedToken, Refusal } from '../decide';
+import type { Admission, BoundNode, ExistingNode, LockedToken, Refusal } from '../decide';
 import type { PreparedJoin } from '../prepare';
 import type { RequestAdmission } from '../request-admission';
 
@@ -60,6 +60,8 @@ export interface AttestorInput {
   token: LockedToken | undefined;
   /** The node the join's trusted hardware key belongs to (locked), unless the join raced it. */
   existing: ExistingNode | undefined;
+  /** The node the join's `provisioned` token names (locked), when the token names one and it exists. */
+  bound?: BoundNode | undefined;
   rootTenantId: string | null;
   /** The database's time for this batch (compute_now()). */
   now: Date;
