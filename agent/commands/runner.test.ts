@@ -222,7 +222,10 @@ describe('CommandRunner', () => {
     });
     const bodies = Array.from({ length: MAX_PENDING_COMMANDS + 4 }, () => body());
     for (const b of bodies) run.onEvent(signed(b), session);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Every event is taken (one running, the rest pending or refused) before the first command finishes.
+    const rejected = () => posts.filter((p) => p.result?.status === 'rejected').length;
+    for (let waited = 0; rejected() < bodies.length - MAX_PENDING_COMMANDS - 1 && waited < 10_000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     release();
     await run.idle();
     expect(most).toBe(1);
