@@ -34,6 +34,8 @@ import {
   MAX_GATEWAY_CREDENTIALS_BODY_BYTES,
 } from '../../protocol/gateway-credentials-wire';
 import type { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
+import type { CommandResultService } from '../commands/result';
+import { answerCommandResult } from './command-result-endpoint';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -46,6 +48,8 @@ const LEASE_PATH = `${BASE_PATH}${SESSION_LEASE_PATH}`;
 const ACCEPTANCE_PATH = `${BASE_PATH}${SESSION_ACCEPTANCE_PATH}`;
 const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 const CREDENTIALS_PATH = `${BASE_PATH}${GATEWAY_CREDENTIALS_PATH}`;
+/** `…/v1/commands/{commandId}/result`: a node's command result (the service checks the rest of the path). */
+const COMMANDS_PREFIX = `${BASE_PATH}/v1/commands/`;
 /** A lease call lists the sessions that closed since the last one: larger than a Hello. */
 const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -54,6 +58,8 @@ export interface AgentEndpointServices {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** A node's command result, on its session's connection (server/commands/result.ts). */
+  commandResults: CommandResultService;
   /** A gateway's credentials call (server/gateway-credentials/credentials-service.ts). */
   gatewayCredentials: GatewayCredentialsService;
   /** The PKI at run time: the serving CA's pin checks a relayed join's vouched caller address. */
@@ -124,6 +130,8 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
         return true;
       }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
+      if (pathname.startsWith(COMMANDS_PREFIX))
+        return (void answerCommandResult(req, res, pathname, pathname.slice(BASE_PATH.length), services), true);
       if (pathname === CREDENTIALS_PATH) return (void answerGatewayCredentials(req, res, services.gatewayCredentials), true);
       return false;
     }
