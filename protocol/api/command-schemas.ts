@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { COMMAND_KINDS } from '../command-wire';
 import { idOf } from './resource-names';
 import { nodeFilterFields } from './node-filter';
 
@@ -11,10 +10,10 @@ export type CommandState = (typeof COMMAND_STATES)[number];
 
 /** The default and the bounds of a command's time limit (seconds from its delivery to its answer). */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 300;
-export const MAX_COMMAND_TIMEOUT_SECONDS = 3600;
+const MAX_COMMAND_TIMEOUT_SECONDS = 3600;
 /** The default and the bounds of how long a command waits for a session (its delivery deadline). */
 export const DEFAULT_COMMAND_DELIVERY_SECONDS = 3600;
-export const MAX_COMMAND_DELIVERY_SECONDS = 7 * 24 * 3600;
+const MAX_COMMAND_DELIVERY_SECONDS = 7 * 24 * 3600;
 
 /**
  * A kind: any short name parses (so an unknown one is answered INVALID_ARGUMENT by the domain, naming the kinds
@@ -72,9 +71,7 @@ export const commandRecord = z.object({
 });
 export type CommandRecord = z.infer<typeof commandRecord>;
 
-export const commandCounts = z.object(
-  Object.fromEntries(COMMAND_STATES.map((s) => [s, z.number().int()])) as Record<CommandState, z.ZodNumber>,
-);
+const commandCounts = z.object(Object.fromEntries(COMMAND_STATES.map((s) => [s, z.number().int()])) as Record<CommandState, z.ZodNumber>);
 
 export const commandBatch = z.object({
   id: z.string(),
@@ -93,10 +90,12 @@ export type CommandBatch = z.infer<typeof commandBatch>;
 /** One command (to one node), or a batch with its progress. */
 export const enqueueCommandResult = z.object({ command: commandRecord.nullable(), batch: commandBatch.nullable() });
 
-export const commandRefInput = z.strictObject({ commandId: z.string().regex(/^cmd_[0-9a-z]{1,40}$/) });
-export const batchRefInput = z.strictObject({ batchId: z.string().regex(/^cmdb_[0-9a-z]{1,40}$/) });
+/** `tenantId`, when given (REST's path), must be the command's tenant. */
+export const commandRefInput = z.strictObject({ tenantId: idOf('tnt').optional(), commandId: z.string().regex(/^cmd_[0-9a-z]{1,40}$/) });
+export const batchRefInput = z.strictObject({ tenantId: idOf('tnt').optional(), batchId: z.string().regex(/^cmdb_[0-9a-z]{1,40}$/) });
 
 export const listCommandsInput = z.strictObject({
+  tenantId: idOf('tnt').optional(),
   nodeId: idOf('node'),
   limit: z.number().int().min(1).max(100).default(20),
   /** The `nextCursor` of the previous page. */
@@ -106,6 +105,3 @@ export const listCommandsInput = z.strictObject({
     .optional(),
 });
 export const commandList = z.object({ items: z.array(commandRecord), nextCursor: z.string().nullable() });
-
-/** The kinds of protocol 1, for forms. */
-export const commandKinds = COMMAND_KINDS;

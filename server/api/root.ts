@@ -19,6 +19,7 @@ import { approvalRulesRouter } from './approval-rules/router';
 import { expectedMachinesRouter } from './expected-machines/router';
 import { webhooksRouter } from './webhooks/router';
 import { pkiRouter } from './pki/router';
+import { commandsRouter } from './commands/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -28,6 +29,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   events: eventsRouter,
   nodes: nodesRouter,
+  commands: commandsRouter,
   joinRequests: joinRequestsRouter,
   discoveryTokens: discoveryTokensRouter,
   siteTokens: siteTokensRouter,

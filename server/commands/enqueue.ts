@@ -106,6 +106,7 @@ export async function enqueueCommand(db: Db, principal: Principal, input: Enqueu
   };
   if (input.nodeId) {
     const tenantId = await authorize(db, principal, 'compute:nodes:manage', resource.node(input.nodeId));
+    if (input.tenantId && tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Node ${input.nodeId} not found`);
     const [id] = await db.$transaction((tx) => enqueueLocked(tx, [input.nodeId!], { ...base, tenantId, batchId: null }, true));
     return { command: await getCommand(db, principal, { commandId: id! }), batch: null };
   }

@@ -31,9 +31,10 @@ function toRecord(row: CommandRow): CommandRecord {
 }
 
 /** `commands.get`: one command, decided as `compute:nodes:read` on its node (NOT_FOUND for anyone else). */
-export async function getCommand(db: Db, principal: Principal, input: { commandId: string }): Promise<CommandRecord> {
+export async function getCommand(db: Db, principal: Principal, input: { tenantId?: string; commandId: string }): Promise<CommandRecord> {
   const row = await db.nodeCommand.findUnique({ where: { id: input.commandId } });
-  if (!row) throw new DomainError('NOT_FOUND', `Command ${input.commandId} not found`);
+  if (!row || (input.tenantId && row.tenantId !== input.tenantId))
+    throw new DomainError('NOT_FOUND', `Command ${input.commandId} not found`);
   await authorize(db, principal, 'compute:nodes:read', resource.node(row.nodeId)).catch((error: unknown) => {
     if (error instanceof DomainError && error.code === 'NOT_FOUND')
       throw new DomainError('NOT_FOUND', `Command ${input.commandId} not found`);
@@ -43,8 +44,13 @@ export async function getCommand(db: Db, principal: Principal, input: { commandI
 }
 
 /** `commands.list`: a node's commands, newest first, a page at a time (`cursor`: the previous page's `nextCursor`). */
-export async function listCommands(db: Db, principal: Principal, input: { nodeId: string; limit: number; cursor?: string }) {
-  await authorize(db, principal, 'compute:nodes:read', resource.node(input.nodeId));
+export async function listCommands(
+  db: Db,
+  principal: Principal,
+  input: { tenantId?: string; nodeId: string; limit: number; cursor?: string },
+) {
+  const tenantId = await authorize(db, principal, 'compute:nodes:read', resource.node(input.nodeId));
+  if (input.tenantId && tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Node ${input.nodeId} not found`);
   const rows = await db.nodeCommand.findMany({
     where: { nodeId: input.nodeId },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
@@ -59,9 +65,10 @@ export async function listCommands(db: Db, principal: Principal, input: { nodeId
  * `commands.batch`: a batch and its progress (its commands counted by state; `done` once none is queued or
  * sent), decided as `compute:nodes:read` on its tenant.
  */
-export async function getBatch(db: Db, principal: Principal, input: { batchId: string }): Promise<CommandBatch> {
+export async function getBatch(db: Db, principal: Principal, input: { tenantId?: string; batchId: string }): Promise<CommandBatch> {
   const batch = await db.commandBatch.findUnique({ where: { id: input.batchId } });
-  if (!batch) throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
+  if (!batch || (input.tenantId && batch.tenantId !== input.tenantId))
+    throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
   await authorize(db, principal, 'compute:nodes:read', resource.tenant(batch.tenantId)).catch((error: unknown) => {
     if (error instanceof DomainError && error.code === 'NOT_FOUND') throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
     throw error;

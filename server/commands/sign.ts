@@ -9,7 +9,7 @@ export interface CommandSigner {
 }
 
 /** A signed command envelope (protocol.md "Answers"): `sigs` only while two command keys are trusted. */
-export interface SignedCommand {
+interface SignedCommand {
   body: string;
   sig: string;
   sigs?: Array<{ pin: string; sig: string }>;
