@@ -159,18 +159,18 @@ export const REST_ROUTES = restRoutes([
     procedure: 'nodes.delete',
     summary: 'Delete a cordoned node (frees its hardware key and MACs)',
   },
-  {
-    method: 'POST',
-    path: `${T}/nodes/{nodeId}/commands`,
-    procedure: 'commands.enqueue',
-    summary: 'Queue a command (bcd.doctor, bcd.renew, trust.refresh) to a node; sent on its session',
-  },
   { method: 'GET', path: `${T}/nodes/{nodeId}/commands`, procedure: 'commands.list', summary: "A node's commands, newest first, paged" },
   {
     method: 'POST',
     path: `${T}/commands`,
     procedure: 'commands.enqueue',
-    summary: 'Queue a command to every node a filter or pool selects (`matching`): a batch with progress',
+    summary: 'Queue a command to one node (`nodeId`), or to every node a filter or pool selects (`matching`: a batch with progress)',
+  },
+  {
+    method: 'POST',
+    path: `${T}/nodes/{nodeId}/commands`,
+    procedure: 'commands.enqueue',
+    summary: 'Queue a command (bcd.doctor, bcd.renew, trust.refresh) to a node; sent on its session',
   },
   { method: 'GET', path: `${T}/commands/{commandId}`, procedure: 'commands.get', summary: 'Get a command: state, times, result' },
   {
