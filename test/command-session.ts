@@ -6,7 +6,8 @@ import { SseReader, type ServerEvent } from '../agent/session/sse';
 import { verifyEnvelope } from '../protocol/envelope';
 import { parseCommandBody, type CommandBody } from '../protocol/command-wire';
 import { commandResultPath } from '../protocol/command-wire';
-import { BASE } from './renew-harness';
+/** The agent endpoints' base path (protocol.md's default). */
+const BASE = '/api/compute';
 
 /**
  * A session as an agent holds it, for command tests: a Hello over HTTP/2 through a gateway, the events of its
