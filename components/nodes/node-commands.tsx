@@ -73,16 +73,23 @@ export function NodeCommands({ tenant, nodeId, retired }: { tenant: Tenant; node
           aria-busy={run.isPending}
           style={{ display: 'flex', flexWrap: 'wrap', gap: 8, alignItems: 'flex-end' }}
         >
-          <label style={{ display: 'grid', gap: 2, minWidth: 0 }}>
-            <span className="field-label">Command</span>
-            <select value={kind} onChange={(e) => setKind(e.target.value as CommandKind)} aria-describedby="node-command-hint">
+          <div style={{ display: 'grid', gap: 2, minWidth: 0 }}>
+            <label className="field-label" htmlFor="node-command-kind">
+              Command
+            </label>
+            <select
+              id="node-command-kind"
+              value={kind}
+              onChange={(e) => setKind(e.target.value as CommandKind)}
+              aria-describedby="node-command-hint"
+            >
               {KINDS.map((k) => (
                 <option key={k} value={k}>
                   {k}
                 </option>
               ))}
             </select>
-          </label>
+          </div>
           <button type="submit" className="btn btn-small" disabled={run.isPending}>
             {run.isPending ? 'Queuing…' : 'Run command'}
           </button>

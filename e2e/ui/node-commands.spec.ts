@@ -16,8 +16,8 @@ import { roleState } from '../support/roles';
 /**
  * The node page's Commands section at desktop and phone width: a connected machine (a session through the
  * server's gateway, answering as an agent would) is sent bcd.doctor from the "Run command" control; the list
- * shows it sent, then succeeded with its result as formatted JSON; the layout is whole and axe finds no
- * serious problem.
+ * shows it sent, then succeeded with its result (folded; unfolded, formatted JSON); the layout is whole and axe
+ * finds no serious problem.
  */
 
 test.use({ storageState: roleState('admin') });
@@ -94,10 +94,13 @@ for (const viewport of VIEWPORTS) {
         );
         expect(posted.status).toBe(204);
         await expect(row).toContainText('succeeded', { timeout: 10_000 });
-        await row.getByText('Result').click();
-        await expect(row.locator('pre')).toContainText('"name": "identity"');
+        // The list as it first shows (each result folded): rows of ordinary height, nothing cut off.
         expect(await layoutProblems(page), `layout of the node page (${viewport.name})`).toEqual([]);
         await expectNoSeriousViolations(page, `the node page's commands (${viewport.name})`);
+        // Unfolded, the result is the node's output as formatted JSON.
+        await row.getByText('Result').click();
+        await expect(row.locator('pre')).toContainText('"name": "identity"');
+        await expectNoSeriousViolations(page, `a command's result (${viewport.name})`);
       } finally {
         session.close();
       }
