@@ -201,8 +201,8 @@ export async function startHttpServer(options: {
   const stopWebhooks = options.console ? async () => {} : await startWebhookWorker(services);
   // Every instance applies the pools' stale-node policies (SKIP LOCKED: each node once); not the tests' either.
   const stopStaleNodes = options.console ? async () => {} : startStaleNodeWorker(services.db);
-  // Every instance ends commands that ran out of time (SKIP LOCKED: each command once).
-  const stopCommandExpiry = startCommandExpiryWorker(services.pg);
+  // Every instance ends commands that ran out of time (SKIP LOCKED: each command once); not the tests' either.
+  const stopCommandExpiry = options.console ? async () => {} : startCommandExpiryWorker(services.pg);
   const server = createBootServer(services, () => handle);
   await listen(server, options.port, options.hostname);
   let app: { close(): Promise<void> } | undefined;

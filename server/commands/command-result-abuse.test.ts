@@ -151,7 +151,7 @@ describe('expiry', () => {
     // Time passes (the rows are moved back rather than the clock forward).
     await testDb().$executeRaw`UPDATE node_commands SET not_after = now() - interval '1 second' WHERE id = ${command!.id}`;
     await testDb().$executeRaw`UPDATE node_commands SET sent_at = now() - interval '11 seconds' WHERE id IN (${unanswered}, ${answered})`;
-    expect(await expireCommands(r.h.pool)).toBeGreaterThanOrEqual(2);
+    await expireCommands(r.h.pool);
     expect(await testDb().nodeCommand.findUniqueOrThrow({ where: { id: command!.id } })).toMatchObject({
       state: 'expired',
       reason: 'not-delivered',
