@@ -13,6 +13,7 @@ import {
 } from '../protocol/api/join-request-schemas';
 import { nodeDetail, nodeList, revokeResult } from '../protocol/api/node-schemas';
 import { nodeBulkResult } from '../protocol/api/node-bulk-schemas';
+import { commandBatch, commandRecord, enqueueCommandResult } from '../protocol/api/command-schemas';
 import {
   createdInvitation,
   invitationList,
@@ -85,6 +86,9 @@ export const API = {
   'nodes.revokeIdentity': post(`${T}/nodes/{nodeId}/revoke-identity`, revokeResult),
   'nodes.delete': post(`${T}/nodes/{nodeId}/delete`, nodeDetail),
   'nodes.bulk': post(`${T}/nodes/bulk`, nodeBulkResult),
+  'commands.enqueue': post(`${T}/commands`, enqueueCommandResult),
+  'commands.get': get(`${T}/commands/{commandId}`, commandRecord),
+  'commands.batch': get(`${T}/command-batches/{batchId}`, commandBatch),
   'discoveryTokens.create': post(`${SITE}/discovery-tokens`, createdJoinToken),
   'siteTokens.create': post(`${SITE}/site-tokens`, createdJoinToken),
   'approvalRules.list': get(`${SITE}/approval-rules`, ruleList),

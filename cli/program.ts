@@ -15,6 +15,7 @@ import { registerGatewayCommand } from './commands/gateway';
 import { registerNodeCommands } from './commands/nodes';
 import { registerAuditCommands } from './commands/audit';
 import { registerNodeBulkCommand } from './commands/nodes-bulk';
+import { registerNodeRunCommand } from './commands/nodes-run';
 import { registerJoinRequestCommands } from './commands/join-requests';
 import { registerDiscoveryTokenCommands } from './commands/discovery-tokens';
 import { registerSiteTokenCommands } from './commands/site-tokens';
@@ -47,6 +48,7 @@ export function createProgram(): Command {
   registerNodeCommands(program);
   registerAuditCommands(program);
   registerNodeBulkCommand(program.commands.find((c) => c.name() === 'nodes')!);
+  registerNodeRunCommand(program.commands.find((c) => c.name() === 'nodes')!);
   registerGatewayCommand(program);
   registerAgentCommands(program);
   registerJoinRequestCommands(program);

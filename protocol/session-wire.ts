@@ -100,12 +100,19 @@ export interface HelloAccepted {
   trust?: RelayedEnvelope;
   /** A run to ask at once, as the event after the welcome. */
   acceptance?: AcceptanceAsk;
+  /**
+   * The command kinds the session's certificate allows (protocol.md "Commands"; null or absent: no
+   * restriction): the gateway drops a `command` event of another kind and reports it in its next lease call.
+   */
+  allowedKinds?: string[] | null;
 }
 
 /** The gateway's lease call: the sessions that ended at the gateway since its last call. */
 export interface LeaseCall {
   gatewayId: string;
   closed: string[];
+  /** Commands the gateway dropped since its last call: their kind is not one the session's certificate allows. */
+  refusedCommands?: string[];
 }
 
 /** The API's answer: the sessions the gateway must end now, and when to call again. */
@@ -120,9 +127,19 @@ export interface LeaseAnswer {
   run?: Array<{ sessionId: string; acceptance: AcceptanceAsk }>;
   /** Signed trust sets to write as `trust` events (at most {@link MAX_TRUST_SESSIONS_PER_LEASE} per answer). */
   trust?: Array<{ sessionId: string; event: RelayedEnvelope }>;
-  /** More trust sets are due for this gateway's sessions: call again at once. */
+  /**
+   * Signed commands to write as `command` events (at most {@link MAX_COMMANDS_PER_LEASE} per answer), each
+   * sent once: the API marked it sent to that session when it put it here.
+   */
+  commands?: Array<{ sessionId: string; event: RelayedEnvelope }>;
+  /** More trust sets or commands are due for this gateway's sessions: call again at once. */
   more?: boolean;
 }
+
+/** Commands one lease answer carries at most (each a signed envelope of well under 1 KB). */
+export const MAX_COMMANDS_PER_LEASE = 512;
+/** Refused command ids one lease call reports at most (the rest follow in the next call). */
+export const MAX_REFUSED_COMMANDS_PER_LEASE = 1024;
 
 /**
  * Sessions one lease answer carries a trust set to at most (each a signed envelope of a few KB): after a

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createPrivateKey, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
@@ -54,6 +54,8 @@ export async function createJoinHarness(
   const bundle = createPkiBundle({ trustDomain: 'test.example.com' });
   const crypto = joinCryptoFromBundle(bundle);
   const servingCaPin = installPins(bundle).servingCaPin;
+  // The command-signing key, as a server's runtime holds it (pkiRuntimeOf): commands are signed with it.
+  const commandSigningKey = createPrivateKey(bundle.commandCa.privateKeyPem);
   const root = options.ownRefusalTenant
     ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId }
     : await ensureRootTenant(testDb());
@@ -64,7 +66,10 @@ export async function createJoinHarness(
     db: testDb(),
     env: options.env ?? {},
     pgPoolMax: 8,
-    pki: options.pki?.(crypto, servingCaPin) ?? { load: async () => ({ crypto, servingCaPin }), loadCrypto: async () => crypto },
+    pki: options.pki?.(crypto, servingCaPin) ?? {
+      load: async () => ({ crypto, servingCaPin, commandSigningKey }),
+      loadCrypto: async () => crypto,
+    },
     rootTenantId: async () => root.id,
     refusalLimits: {
       join: { limit: options.limit ?? 60, window, keyPrefix },

@@ -21,6 +21,7 @@ import { NodeActions } from './node-actions';
 import { NodeLabelsEditor } from './node-labels-editor';
 import { can } from '@/lib/can';
 import { SessionDetails } from './session-state';
+import { NodeCommands } from './node-commands';
 
 export function NodeDetailView({ nodeId }: { nodeId: string }) {
   return <TenantGate>{(tenant) => <TenantNode key={tenant.id} tenant={tenant} nodeId={nodeId} />}</TenantGate>;
@@ -191,6 +192,7 @@ function TenantNode({ tenant, nodeId }: { tenant: Tenant; nodeId: string }) {
         </header>
         <SessionDetails session={n.session} now={now} trust={{ version: n.trustVersion, at: n.trustVersionAt }} />
       </section>
+      <NodeCommands tenant={tenant} nodeId={n.id} retired={n.state === 'retired'} />
       <section className="panel" aria-labelledby="node-certificates">
         <header className="panel-header">
           <h2 id="node-certificates">Certificates</h2>

@@ -20,6 +20,7 @@ import { expectedMachinesRouter } from './expected-machines/router';
 import { webhooksRouter } from './webhooks/router';
 import { pkiRouter } from './pki/router';
 import { provisioningRouter } from './provisioning/router';
+import { commandsRouter } from './commands/router';
 
 export const appRouter = router({
   tenants: tenantsRouter,
@@ -29,6 +30,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   events: eventsRouter,
   nodes: nodesRouter,
+  commands: commandsRouter,
   joinRequests: joinRequestsRouter,
   discoveryTokens: discoveryTokensRouter,
   siteTokens: siteTokensRouter,

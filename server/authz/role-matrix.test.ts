@@ -38,6 +38,7 @@ const OPERATOR_MUTATIONS = [
   'nodes.delete',
   'nodes.bulk',
   'nodes.setLabels',
+  'commands.enqueue',
 ];
 // A mutation decided as a read action (it changes nothing stored) is open to every role that reads.
 const READ_MUTATIONS = procedures
@@ -254,6 +255,8 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
 
     const poolRef = { tenantId, poolId: pool.id };
     const nodeRef = { tenantId, nodeId };
+    const command = (await api.commands.enqueue({ ...nodeRef, kind: 'bcd.doctor' })).command!;
+    const batch = (await api.commands.enqueue({ tenantId, matching: { poolId: pool.id }, kind: 'bcd.doctor' })).batch!;
     const siteRef = { tenantId, siteId: site.id };
     const draftRule = { ...siteRef, name: 'draft', match: { macPrefixes: ['3c:ec:ef'] }, action: 'leave' as const };
     // In order: the tenant admin's control calls run in this order, so what destroys comes last.
@@ -286,6 +289,10 @@ describe('the role × procedure matrix: a root admin in a tenant it created', ()
       ['nodes.uncordon', nodeRef],
       ['nodes.recheck', nodeRef],
       ['nodes.adopt', nodeRef],
+      ['commands.enqueue', { ...nodeRef, kind: 'bcd.doctor' }],
+      ['commands.list', nodeRef],
+      ['commands.get', { tenantId, commandId: command.id }],
+      ['commands.batch', { tenantId, batchId: batch.id }],
       ['joinRequests.list', poolRef],
       ['joinRequests.get', { ...poolRef, requestId }],
       ['joinRequests.onChange', poolRef],

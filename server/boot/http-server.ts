@@ -20,6 +20,7 @@ import { endSessionWatches } from '../sessions/session-watch';
 import { createServices, installProcessServices, printJoinStatsOnSignal, type Services } from './services';
 import { startWebhookWorker } from '../webhooks/runtime';
 import { startStaleNodeWorker } from '../pools/stale-worker';
+import { startCommandExpiryWorker } from '../commands/expiry';
 
 const TRPC_PATH = /^\/api\/trpc(?:\/|$)/;
 
@@ -200,6 +201,8 @@ export async function startHttpServer(options: {
   const stopWebhooks = options.console ? async () => {} : await startWebhookWorker(services);
   // Every instance applies the pools' stale-node policies (SKIP LOCKED: each node once); not the tests' either.
   const stopStaleNodes = options.console ? async () => {} : startStaleNodeWorker(services.db);
+  // Every instance ends commands that ran out of time (SKIP LOCKED: each command once); not the tests' either.
+  const stopCommandExpiry = options.console ? async () => {} : startCommandExpiryWorker(services.pg);
   const server = createBootServer(services, () => handle);
   await listen(server, options.port, options.hostname);
   let app: { close(): Promise<void> } | undefined;
@@ -218,6 +221,7 @@ export async function startHttpServer(options: {
       stopRateLimitSweeper();
       await stopWebhooks();
       await stopStaleNodes();
+      await stopCommandExpiry();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Watch streams never end by themselves: close() would wait for the gateways.
       endSessionWatches();

@@ -18,6 +18,7 @@ import { RenewService } from '../renew/renew-service';
 import { renewalsPerNodePerHour } from '../renew/renew-limit';
 import type { SessionRefusalLimit } from '../sessions/refusals';
 import { SessionService } from '../sessions/session-service';
+import { CommandResultService } from '../commands/result';
 import { SessionsListener } from '../sessions/session-watch';
 import { followTrustChanges } from '../sessions/trust-delivery';
 import { sessionSettingsFromEnv, type SessionSettings } from '../sessions/settings';
@@ -53,6 +54,8 @@ export interface Services {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** Nodes' command results (protocol.md "Commands"). */
+  commandResults: CommandResultService;
   /** A gateway's credentials call: its trust version, node CAs and next serving chain. */
   gatewayCredentials: GatewayCredentialsService;
   /** The site agent's calls: discovery tokens as secret references, and their redemption. */
@@ -135,6 +138,7 @@ export function createServices(options: ServiceOptions): Services {
     settings: options.sessionSettings ?? sessionSettingsFromEnv(env),
     refusalLimit: options.refusalLimits?.sessions,
   });
+  const commandResults = new CommandResultService({ pool, loadRuntime: () => pki.load() });
   // A gateway asks every few seconds (server/gateway/credentials-follower.ts): 20 a minute. The limit leaves room
   // for a few gateways that share one certificate.
   const gatewayCredentials = new GatewayCredentialsService({
@@ -171,6 +175,7 @@ export function createServices(options: ServiceOptions): Services {
     join,
     renew,
     sessions,
+    commandResults,
     gatewayCredentials,
     siteAgent,
     metrics,

@@ -15,6 +15,7 @@ import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';
 import { MAX_HELLO_BODY_BYTES, SESSION_ACCEPTANCE_PATH, SESSION_PATH, SESSION_REFUSED } from '../../protocol/session-wire';
+import { COMMAND_RESULT_ROUTE, MAX_COMMAND_RESULT_BODY_BYTES, RESULT_REFUSED } from '../../protocol/command-wire';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { RENEW_REFUSED } from '../../protocol/renew-wire';
 import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
@@ -127,6 +128,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     `${options.basePath}${SITE_REDEEM_PATH}`,
   ]);
   const sessionPath = `${options.basePath}${SESSION_PATH}`;
+  // A node's command result (`…/v1/commands/{commandId}/result`), relayed on its session's connection.
+  const isCommandResult = (pathname: string) =>
+    pathname.startsWith(options.basePath) && COMMAND_RESULT_ROUTE.test(pathname.slice(options.basePath.length));
   const joinPath = `${options.basePath}/v1/join`;
   const renewPath = `${options.basePath}/v1/renew`;
   const limit = options.maxBodyBytes ?? 64 * 1024;
@@ -243,13 +247,17 @@ export function createGateway(options: GatewayOptions): GatewayServer {
         );
       if (pathname === METRICS_PATH)
         return void serveMetrics(req as http.IncomingMessage, res as http.ServerResponse, () => metrics.registry);
-      if (!paths.has(pathname)) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
+      const isResult = isCommandResult(pathname);
+      if (!paths.has(pathname) && !isResult) return answer(res, 404, { code: 'NOT_FOUND', message: 'Not found' });
       if (req.method !== 'POST') return answer(res, 405, { code: 'INVALID_ARGUMENT', message: 'Use POST' }, { allow: 'POST' });
       const isHello = pathname === sessionPath;
       // Past the relay's waiting bound a call is answered at once, before its body is read (Hellos have the
       // session hub's own bounds).
       if (!isHello && relay.full) return answer(res, 503, RELAY_BUSY, { 'retry-after': '2' });
-      void readNodeBody(req as http.IncomingMessage, isHello ? MAX_HELLO_BODY_BYTES : limit).then(
+      void readNodeBody(
+        req as http.IncomingMessage,
+        isHello ? MAX_HELLO_BODY_BYTES : isResult ? MAX_COMMAND_RESULT_BODY_BYTES : limit,
+      ).then(
         async (body) => {
           // A certificate of a node CA the API trusts since the gateway last asked (node-ca-recheck.ts).
           if (body && peer && !raw && (await recheck.chains(peer))) raw = peer.raw;
@@ -262,7 +270,9 @@ export function createGateway(options: GatewayOptions): GatewayServer {
                   ? RENEW_REFUSED
                   : pathname.startsWith(`${options.basePath}/v1/site/`)
                     ? SITE_AGENT_REFUSED
-                    : SESSION_REFUSED;
+                    : isResult
+                      ? RESULT_REFUSED
+                      : SESSION_REFUSED;
             return void (res as http.ServerResponse)
               .writeHead(refused.status, { ...HEADERS, 'content-length': refused.body.length })
               .end(refused.body);

@@ -11,6 +11,7 @@ import {
   type HelloAccepted,
   type LeaseAnswer,
 } from '../../protocol/session-wire';
+import { CommandFilter } from './command-filter';
 
 /** A relayed call to the API with the gateway's vouching for `peer` (null: none); status and body bytes. */
 type ApiPost = (pathname: string, body: Buffer, peer: Buffer | null) => Promise<{ status: number; body: Buffer }>;
@@ -28,8 +29,8 @@ interface Stream {
   write(text: string): void;
   heartbeat: NodeJS.Timeout;
   expiry: NodeJS.Timeout;
-  /** The API ended it: it needs no report back. */
-  endedByApi: boolean;
+  endedByApi: boolean; // the API ended it: it needs no report back
+  allowedKinds: readonly string[] | null; // the command kinds its certificate allows (null: any)
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -63,6 +64,7 @@ export class SessionHub {
   private gatewayId = newGatewayId();
   private readonly streams = new Map<string, Stream>();
   private closed: string[] = [];
+  private readonly commands = new CommandFilter();
   private timer: NodeJS.Timeout | null = null;
   private registered: Promise<void> | null = null;
   private stopped = false;
@@ -170,18 +172,17 @@ export class SessionHub {
     this.stats.leaseCalls += 1;
     // A bounded body (about 50 KB): after a mass disconnect the rest follows in the next calls, at once.
     const closed = this.closed.splice(0, 1500);
+    const refusedCommands = this.commands.take();
     let answer: LeaseAnswer;
     try {
-      const reply = await this.post(
-        `${this.basePath}${SESSION_LEASE_PATH}`,
-        Buffer.from(JSON.stringify({ gatewayId: this.gatewayId, closed })),
-        null,
-      );
+      const call = { gatewayId: this.gatewayId, closed, ...(refusedCommands.length ? { refusedCommands } : {}) };
+      const reply = await this.post(`${this.basePath}${SESSION_LEASE_PATH}`, Buffer.from(JSON.stringify(call)), null);
       if (reply.status !== 200) throw new Error(`the API answered ${reply.status}`);
       answer = JSON.parse(reply.body.toString('utf8')) as LeaseAnswer;
     } catch {
       // The API is away: report these next time. The lease may run out meanwhile; the API then says so.
       this.closed.unshift(...closed);
+      this.commands.restore(refusedCommands);
       this.refreshMs = 1_000;
       return;
     }
@@ -200,8 +201,13 @@ export class SessionHub {
     for (const id of answer.end) this.end(id, true);
     for (const ask of answer.run ?? []) this.streams.get(ask.sessionId)?.write(sseEvent('acceptance', ask.acceptance));
     for (const set of answer.trust ?? []) this.streams.get(set.sessionId)?.write(sseEvent('trust', set.event));
-    // More trust sets are due (a change reaches every session in consecutive calls), or more closed to report.
-    if (answer.more || this.closed.length >= 1500) return this.leaseCall();
+    // A command of a kind the session's certificate does not allow is dropped here and reported at once.
+    for (const { sessionId, event } of answer.commands ?? []) {
+      const stream = this.streams.get(sessionId);
+      if (stream && this.commands.admit(event, stream.allowedKinds)) stream.write(sseEvent('command', event));
+    }
+    // More trust sets or commands are due (a change reaches every session in consecutive calls), or more to report.
+    if (answer.more || this.closed.length >= 1500 || this.commands.pending) return this.leaseCall();
   }
 
   private end(id: string, byApi: boolean) {
@@ -271,6 +277,7 @@ export class SessionHub {
       res,
       write,
       endedByApi: false,
+      allowedKinds: accepted.allowedKinds ?? null,
       heartbeat: setInterval(
         () => write(sseEvent('heartbeat', { serverTime: Math.floor(Date.now() / 1000) })),
         accepted.heartbeatSeconds * 1000,

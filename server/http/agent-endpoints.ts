@@ -36,6 +36,8 @@ import {
 import type { GatewayCredentialsService } from '../gateway-credentials/credentials-service';
 import type { SiteAgentService } from '../sites/site-agent-service';
 import { MAX_SITE_AGENT_BODY_BYTES, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
+import type { CommandResultService } from '../commands/result';
+import { answerCommandResult } from './command-result-endpoint';
 
 /** The headers of every agent answer (protocol.md fixes them as well as the bytes). */
 const JOIN_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -50,6 +52,8 @@ const WATCH_PATH = `${BASE_PATH}${SESSION_WATCH_PATH}`;
 const CREDENTIALS_PATH = `${BASE_PATH}${GATEWAY_CREDENTIALS_PATH}`;
 const SITE_MINT_PATH = `${BASE_PATH}${SITE_DISCOVERY_TOKEN_PATH}`;
 const SITE_REDEEM = `${BASE_PATH}${SITE_REDEEM_PATH}`;
+/** `…/v1/commands/{commandId}/result`: a node's command result (the service checks the rest of the path). */
+const COMMANDS_PREFIX = `${BASE_PATH}/v1/commands/`;
 /** A lease call lists the sessions that closed since the last one: larger than a Hello. */
 const MAX_LEASE_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -58,6 +62,8 @@ export interface AgentEndpointServices {
   join: JoinService;
   renew: RenewService;
   sessions: SessionService;
+  /** A node's command result, on its session's connection (server/commands/result.ts). */
+  commandResults: CommandResultService;
   /** A gateway's credentials call (server/gateway-credentials/credentials-service.ts). */
   gatewayCredentials: GatewayCredentialsService;
   /** A site agent's discovery-token calls (server/sites/site-agent-service.ts). */
@@ -136,6 +142,8 @@ export function createAgentEndpoints(services: AgentEndpointServices): AgentEndp
         });
       }
       if (pathname === WATCH_PATH) return (void watchSessions(req, res, services), true);
+      if (pathname.startsWith(COMMANDS_PREFIX))
+        return (void answerCommandResult(req, res, pathname, pathname.slice(BASE_PATH.length), services), true);
       if (pathname === CREDENTIALS_PATH) return (void answerGatewayCredentials(req, res, services.gatewayCredentials), true);
       return false;
     }

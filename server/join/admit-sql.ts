@@ -162,10 +162,10 @@ WITH consume AS (
    WHERE c.node_id = ANY($13::text[]) AND c.revoked_at IS NULL
   RETURNING c.serial, c.node_id
 ), certs AS (
-  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin)
-  SELECT s, n, g, r, k, d, nb, na, ca
-    FROM unnest($18::text[], $19::text[], $20::int[], $21::text[], $22::bytea[], $23::bytea[], $24::timestamptz[], $25::timestamptz[], $36::text[])
-      AS x(s, n, g, r, k, d, nb, na, ca)
+  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin, allowed_kinds)
+  SELECT s, n, g, r, k, d, nb, na, ca, CASE WHEN jsonb_typeof(ak) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(ak)) END
+    FROM unnest($18::text[], $19::text[], $20::int[], $21::text[], $22::bytea[], $23::bytea[], $24::timestamptz[], $25::timestamptz[], $36::text[], $42::jsonb[])
+      AS x(s, n, g, r, k, d, nb, na, ca, ak)
   RETURNING 1
 ), projection AS (
   INSERT INTO authz_resources (resource, tenant_id, kind)
@@ -275,5 +275,7 @@ export function admissionParams(rows: AdmissionRow[]): unknown[] {
     reclaims.map((r) => (r.decision.rebind ? r.decision.poolId : r.decision.reclaim!.poolId)),
     reclaims.map((r) => (r.decision.rebind ? r.join.trustedKey : null)),
     reclaims.map((r) => Boolean(r.decision.rebind) && r.join.trustedKey !== null),
+    // Each certificate's allowed command kinds as JSON (`null`: no restriction), beside the other cert columns.
+    rows.map((r) => JSON.stringify(r.decision.allowedKinds ?? null)),
   ];
 }

@@ -106,6 +106,11 @@ export interface Admission {
    * approval); a reclaim merges them over the node's own. Never on the certificate, never authorization.
    */
   labels?: Record<string, string>;
+  /**
+   * The command kinds the certificate allows (protocol.md "Commands"), written on its `node_certs` row and kept
+   * by renewals: absent or null, no restriction; an empty list, none.
+   */
+  allowedKinds?: string[] | null;
 }
 
 export interface Refusal {

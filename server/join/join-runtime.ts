@@ -29,6 +29,8 @@ export interface PkiRuntime {
   servingCaChain?: string[];
   /** The command-signing key in use (its certificate is first in the trust state's commandTrustBundle). */
   commandSigningKey?: KeyObject;
+  /** The other command-signing key while its rotation is prepared or active: commands carry `sigs` by both. */
+  commandOtherSigningKey?: KeyObject;
 }
 
 /** How often a PKI source checks `pki_bundles.trust_version` (the LISTEN on `pki_changed` is faster). */
@@ -196,6 +198,9 @@ export function pkiRuntimeOf(bundle: PkiBundle): PkiRuntime {
     servingCa: { certificatePem: bundle.servingCa.certificatePem, privateKeyPem: bundle.servingCa.privateKeyPem },
     servingCaChain: servingCaChainOf(bundle),
     commandSigningKey: createPrivateKey(bundle.commandCa.privateKeyPem),
+    ...(bundle.rotations?.['command-signing']
+      ? { commandOtherSigningKey: createPrivateKey(bundle.rotations['command-signing'].privateKeyPem) }
+      : {}),
   };
 }
 

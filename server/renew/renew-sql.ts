@@ -19,7 +19,7 @@ const ISSUE_WINDOW = `interval '1 hour'`;
  * against 0.2 ms per group of 12 this way).
  */
 export const SELECT_PRESENTED_LEAVES = `
-SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_generation, c.role,
+SELECT i.ord::int AS ord, c.serial, c.node_id, c.identity_generation AS cert_generation, c.role, c.allowed_kinds,
        c.revoked_at IS NOT NULL AS is_revoked, c.not_after <= compute_now() AS is_expired,
        n.identity_generation AS node_generation, n.state, n.tenant_id, n.site_id,
        extract(epoch FROM compute_now())::float8 AS now_seconds,
@@ -47,7 +47,8 @@ export const LOCK_NODES = `SELECT 1 FROM nodes WHERE id IN ($ids) ORDER BY id FO
  * instances). Only a renewal that passes all four records its proof (an older row is taken over;
  * concurrent uses of one proof by another instance wait on its key and see the first, `fresh` false) and
  * its certificate (the unique index decides a race on the key with another instance), so a refused renewal
- * writes nothing, as when each renewal had its own transaction. The
+ * writes nothing, as when each renewal had its own transaction. The new certificate keeps the presented one's
+ * allowed command kinds (`allowed_kinds`, copied from the leaf's row read here: no extra round trip). The
  * group never holds two renewals with one proof or one new key (GroupRunner's keys), so no row is written
  * twice. Answers one row per renewal, in order.
  */
@@ -56,7 +57,7 @@ WITH item AS (
   SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::timestamptz[], $9::timestamptz[], $11::text[])
     WITH ORDINALITY AS i(leaf_serial, proof, node_id, serial, role, spki, der, not_before, not_after, ca_pin, ord)
 ), standing AS (
-  SELECT i.ord, n.identity_generation AS generation,
+  SELECT i.ord, n.identity_generation AS generation, c.allowed_kinds,
          NOT (c.revoked_at IS NOT NULL OR c.not_after <= compute_now() OR c.identity_generation <> n.identity_generation
               OR n.state = 'retired') AS live,
          EXISTS (SELECT 1 FROM renew_proofs r WHERE r.proof_sha256 = i.proof AND r.used_at > compute_now() - ${REPLAY_WINDOW}) AS replayed,
@@ -70,8 +71,8 @@ WITH item AS (
    WHERE renew_proofs.used_at <= compute_now() - ${REPLAY_WINDOW}
   RETURNING proof_sha256
 ), cert AS (
-  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin)
-  SELECT i.serial, i.node_id, s.generation, i.role, i.spki, i.der, i.not_before, i.not_after, i.ca_pin
+  INSERT INTO node_certs (serial, node_id, identity_generation, role, spki_sha256, der, not_before, not_after, ca_pin, allowed_kinds)
+  SELECT i.serial, i.node_id, s.generation, i.role, i.spki, i.der, i.not_before, i.not_after, i.ca_pin, s.allowed_kinds
     FROM item i JOIN standing s ON s.ord = i.ord
    WHERE i.proof IN (SELECT proof_sha256 FROM proof) AND NOT EXISTS (SELECT 1 FROM node_certs o WHERE o.spki_sha256 = i.spki)
   RETURNING serial

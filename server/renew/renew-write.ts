@@ -13,6 +13,8 @@ export interface LeafRow {
   node_id: string;
   cert_generation: number;
   role: string;
+  /** The command kinds the certificate allows (null: any); a renewal copies them to the new certificate. */
+  allowed_kinds: string[] | null;
   is_revoked: boolean;
   is_expired: boolean;
   node_generation: number;

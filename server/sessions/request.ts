@@ -1,4 +1,11 @@
-import { parseCommandKinds, parseTrustVersion, type LeaseCall, type RelayedHello } from '../../protocol/session-wire';
+import {
+  MAX_REFUSED_COMMANDS_PER_LEASE,
+  parseCommandKinds,
+  parseTrustVersion,
+  type LeaseCall,
+  type RelayedHello,
+} from '../../protocol/session-wire';
+import { COMMAND_ID } from '../../protocol/command-wire';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const VERSION = /^[\x21-\x7e]{1,64}$/;
@@ -46,5 +53,12 @@ export function parseLeaseCall(body: Buffer): LeaseCall | null {
   if (!value || typeof value.gatewayId !== 'string' || !ID.test(value.gatewayId)) return null;
   const closed = value.closed ?? [];
   if (!Array.isArray(closed) || closed.length > 100_000 || !closed.every((id) => typeof id === 'string' && ID.test(id))) return null;
-  return { gatewayId: value.gatewayId, closed: closed as string[] };
+  const refused = value.refusedCommands ?? [];
+  if (
+    !Array.isArray(refused) ||
+    refused.length > MAX_REFUSED_COMMANDS_PER_LEASE ||
+    !refused.every((id) => typeof id === 'string' && COMMAND_ID.test(id))
+  )
+    return null;
+  return { gatewayId: value.gatewayId, closed: closed as string[], refusedCommands: refused as string[] };
 }

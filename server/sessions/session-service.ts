@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import { JOIN_FAILED, joinNotConfigured, type JoinAnswer } from '../../protocol/join-wire';
 import { logError } from '../log';
@@ -17,6 +17,8 @@ import type { SessionSettings } from './settings';
 import { DELIVER_RUN_ON_HELLO, DELIVER_RUNS_TO_GATEWAY, SUPERSEDE_OLD_RUNS } from '../acceptance/runs-sql';
 import { acceptanceReport, newRunId, recordAcceptanceReport } from '../acceptance/report';
 import { GroupRunner } from '../renew/group';
+import { commandSignerOf } from '../commands/sign';
+import { deliverCommands, refuseCommands } from '../commands/delivery';
 
 interface SessionServiceOptions {
   pool: pg.Pool;
@@ -24,7 +26,7 @@ interface SessionServiceOptions {
    * JoinService's keys (the welcome is signed with the join-signing key), the serving CA pin and the trust
    * state (trustStateOf): read on every call, since a rotation swaps the runtime.
    */
-  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string; trust?: TrustState } | null>;
+  loadRuntime: () => Promise<{ crypto: JoinCrypto; servingCaPin: string; trust?: TrustState; commandSigningKey?: KeyObject } | null>;
   loadRootTenantId: () => Promise<string | null>;
   settings: SessionSettings;
   refusalLimit?: SessionRefusalLimit;
@@ -295,6 +297,7 @@ export class SessionService {
       welcome,
       ...(sendsTrust ? { trust: signedTrustSet(trust, row.node_id) } : {}),
       ...(run ? { acceptance: { runId: run.id, checks: run.checks } } : {}),
+      allowedKinds: row.allowed_kinds,
     } satisfies HelloAccepted);
   }
 
@@ -328,8 +331,12 @@ export class SessionService {
         values: [lease.gatewayId],
       });
       const live = renewed.rowCount === 1;
+      // Commands the gateway dropped (a kind the session's certificate does not allow) end rejected.
+      await refuseCommands(this.options.pool, lease.gatewayId, lease.refusedCommands ?? []);
       // After a change of the trust set, its sessions hear it in this answer and the next ones (`more`).
       const trust = live ? await deliverTrust(this.options.pool, lease.gatewayId, trustStateOf(runtime)) : { trust: [], more: false };
+      // Queued commands of this gateway's sessions, each sent once.
+      const commands = live ? await deliverCommands(this.options.pool, lease.gatewayId, commandSignerOf(runtime)) : null;
       const answer: LeaseAnswer = {
         live,
         end: ended.rows.filter((r) => r.invalid).map((r) => r.id),
@@ -337,6 +344,8 @@ export class SessionService {
         refreshMs,
         run: runs.rows.map((r) => ({ sessionId: r.session_id, acceptance: { runId: r.id, checks: r.checks } })),
         ...trust,
+        ...(commands?.commands.length ? { commands: commands.commands } : {}),
+        more: trust.more || (commands?.more ?? false),
       };
       return jsonAnswer(answer);
     } catch (error) {

@@ -159,6 +159,26 @@ export const REST_ROUTES = restRoutes([
     procedure: 'nodes.delete',
     summary: 'Delete a cordoned node (frees its hardware key and MACs)',
   },
+  { method: 'GET', path: `${T}/nodes/{nodeId}/commands`, procedure: 'commands.list', summary: "A node's commands, newest first, paged" },
+  {
+    method: 'POST',
+    path: `${T}/commands`,
+    procedure: 'commands.enqueue',
+    summary: 'Queue a command to one node (`nodeId`), or to every node a filter or pool selects (`matching`: a batch with progress)',
+  },
+  {
+    method: 'POST',
+    path: `${T}/nodes/{nodeId}/commands`,
+    procedure: 'commands.enqueue',
+    summary: 'Queue a command (bcd.doctor, bcd.renew, trust.refresh) to a node; sent on its session',
+  },
+  { method: 'GET', path: `${T}/commands/{commandId}`, procedure: 'commands.get', summary: 'Get a command: state, times, result' },
+  {
+    method: 'GET',
+    path: `${T}/command-batches/{batchId}`,
+    procedure: 'commands.batch',
+    summary: "A batch's progress: its commands counted by state",
+  },
   { method: 'POST', path: `${T}/sites/{siteId}/update`, procedure: 'sites.update', summary: "Update a site's discovery and TPM settings" },
   {
     method: 'POST',

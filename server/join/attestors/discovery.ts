@@ -29,6 +29,7 @@ import { discoverySettings } from './discovery-settings';
 import type { Attestor, AttestorVerdict } from './types';
 import { prepareSealedToken } from './sealed-token';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';
+import { RAMDISK_ALLOWED_KINDS } from '../../commands/allowed-kinds';
 import { mergeLabels } from '../../../protocol/api/labels';
 
 /** How long the agent waits before it retries a deferred join. */
@@ -229,6 +230,8 @@ export const discoveryAttestor: Attestor<DiscoveryState> = {
         certRole: CERT_ROLE_OF_TOKEN.discovery!,
         // A ramdisk's node row never claims the machine's hardware key: the installed OS joins later.
         hardwareKeyTrusted: false,
+        // A ramdisk runs only what a ramdisk needs: its doctor.
+        allowedKinds: [...RAMDISK_ALLOWED_KINDS],
         trust,
         state: 'adopted',
         actor: `join-token:${t.id}`,

@@ -4,6 +4,7 @@ import { prepareSealedToken } from './sealed-token';
 import { decideProvisioned } from './provisioned';
 import { CERT_ROLE_OF_TOKEN } from './token-roles';
 import type { Attestor, AttestorInput } from './types';
+import { TENANT_CONTROLLED_ALLOWED_KINDS } from '../../commands/allowed-kinds';
 
 /**
  * The `join-token` attestor and JoinService's rules for one join, in joining.md's order: the token (secret
@@ -55,6 +56,8 @@ function decideJoin(input: AttestorInput): Admission | Refusal {
     poolId: token!.poolId,
     role: token!.role,
     certRole: trust === 'tenant-controlled' ? 'node-tenant' : (CERT_ROLE_OF_TOKEN[token!.role] ?? token!.role),
+    // A tenant-controlled node of a hosted token never receives platform commands.
+    allowedKinds: trust === 'tenant-controlled' ? [...TENANT_CONTROLLED_ALLOWED_KINDS] : null,
     hardwareKeyTrusted: candidate.trustedKey !== null,
     trust,
     state: token!.pool?.hasAcceptanceChecks ? 'adopting' : 'adopted',
