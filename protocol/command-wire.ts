@@ -32,8 +32,8 @@ export interface CommandBody {
   notAfter: number;
 }
 
-export const COMMAND_RESULT_STATUSES = ['succeeded', 'failed', 'rejected'] as const;
-export type CommandResultStatus = (typeof COMMAND_RESULT_STATUSES)[number];
+const COMMAND_RESULT_STATUSES = ['succeeded', 'failed', 'rejected'] as const;
+type CommandResultStatus = (typeof COMMAND_RESULT_STATUSES)[number];
 
 /** What an agent posts to {@link commandResultPath}. */
 export interface CommandResult {
@@ -44,12 +44,6 @@ export interface CommandResult {
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 /** Every refused result is these bytes, whatever the reason. */
 export const RESULT_REFUSED = { status: 403, body: json({ code: 'ACCESS_DENIED', message: 'Result refused' }) } as const;
-
-/**
- * An allowed kind: an exact kind, or a prefix ending in `.*` (`bcd.*` allows `bcd.doctor` and `bcd.renew`, not
- * `bcd` itself).
- */
-export const ALLOWED_KIND = /^[a-z0-9][a-z0-9._-]{0,63}(\.\*)?$/;
 
 /**
  * Whether `kind` is allowed by a certificate's `allowedKinds`; null means unrestricted (the certificate's
