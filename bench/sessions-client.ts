@@ -6,7 +6,8 @@
  * to them over the IPC channel:
  *
  *   parent → client: { type: 'identities', items: [{ keyPem, record }] }   (then more, in batches)
- *                    { type: 'start', target, startJitterMs, concurrentOpens }   open the sessions
+ *                    { type: 'start', target, startJitterMs, concurrentOpens, commandTrust }   open the sessions
+ *                        (their loops run commands, checked under commandTrust's bundle)
  *                    { type: 'prepare', indices }                           make the renewals' keys and CSRs
  *                    { type: 'renew', id, index }                           renew machine `index` on its session
  *                    { type: 'trust', version }                            how many machines heard that trust version
@@ -27,7 +28,13 @@ import { TrustStore } from '../agent/trust/store';
 
 type Message =
   | { type: 'identities'; items: Array<{ keyPem: string; record: Parameters<typeof parseIdentity>[1] }> }
-  | { type: 'start'; target: GatewayTarget & { basePath: string }; startJitterMs: number; concurrentOpens: number }
+  | {
+      type: 'start';
+      target: GatewayTarget & { basePath: string };
+      startJitterMs: number;
+      concurrentOpens: number;
+      commandTrust: { joinSigningKeyPin: string; signingCertificate: string; trust: unknown; commandTrustBundle: string[] };
+    }
   | { type: 'prepare'; indices: number[] }
   | { type: 'renew'; id: number; index: number }
   | { type: 'trust'; version: number }
@@ -129,6 +136,37 @@ async function renewOnSession(
   );
 }
 
+/**
+ * Starts every machine's session loop. They share one trust set, as agents of one install hold the same: the
+ * join-signing key (welcomes are checked) and the command trust bundle of a join answer (commands are checked
+ * and run by the agent's runner; the doctor answers a small report).
+ */
+async function startLoops(message: Extract<Message, { type: 'start' }>, open: typeof openSession) {
+  const { commandTrust } = message;
+  const trust = await signingTrust(commandTrust.joinSigningKeyPin, commandTrust.signingCertificate);
+  await trust.acceptAnswerTrust(commandTrust.trust, { commandTrustBundle: commandTrust.commandTrustBundle }, 'bench');
+  loops = identities.map((identity, i) => {
+    current.push(null);
+    const controller = new AbortController();
+    controllers.push(controller);
+    return runSessionLoop({
+      identityDir: '(memory)',
+      ...message.target,
+      trust,
+      agentVersion: 'bench',
+      signal: controller.signal,
+      log: () => {},
+      startJitterMs: message.startJitterMs,
+      openSession: hearingTrust(open, i),
+      store: { load: async () => identity, replace: async () => {} },
+      // No renewal by the loops during the run: the renewal phase times its own.
+      renewalDelay: () => 24 * 3_600_000,
+      onSession: (s) => (current[i] = s),
+      commands: { doctor: async () => ({ bench: true, machine: i }), replayDir: null },
+    });
+  });
+}
+
 process.on('message', (message: Message) => {
   switch (message.type) {
     case 'identities':
@@ -138,24 +176,7 @@ process.on('message', (message: Message) => {
     case 'start': {
       target = message.target;
       const open = boundedOpen(message.concurrentOpens);
-      loops = identities.map((identity, i) => {
-        current.push(null);
-        const controller = new AbortController();
-        controllers.push(controller);
-        return runSessionLoop({
-          identityDir: '(memory)',
-          ...message.target,
-          agentVersion: 'bench',
-          signal: controller.signal,
-          log: () => {},
-          startJitterMs: message.startJitterMs,
-          openSession: hearingTrust(open, i),
-          store: { load: async () => identity, replace: async () => {} },
-          // No renewal by the loops during the run: the renewal phase times its own.
-          renewalDelay: () => 24 * 3_600_000,
-          onSession: (s) => (current[i] = s),
-        });
-      });
+      void startLoops(message, open);
       return;
     }
     case 'prepare':

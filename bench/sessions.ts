@@ -30,6 +30,8 @@
  *          --client-opens 16 (sessions each client process opens at once: TLS handshake and Hello)
  *          --rotate command-signing (the key whose rotation is prepared; node-ca also activates it and renews
  *          onto it; none: no rotation case)
+ *          --command bcd.doctor (a command sent to every node as one batch, timed until all answered, with the
+ *          server CPU per command beside a renewal's; none: no command case)
  *          --profile DIR (per phase, the joins, each renewal round and the restart storm: CPU profiles of the API
  *          and the gateway and PostgreSQL's statement statistics, bench/profile-phases.ts; summarise them with
  *          `npx tsx bench/profile-summary.ts DIR`)
@@ -61,6 +63,7 @@ import { treeCpuSeconds } from './cpu';
 import { beginPhase, profiledChild, withStatementStats } from './profile-phases';
 import { drive, log, settleGinIndexes, waitFor } from './sessions-drive';
 import { rotateKind, trustEventCase, trustEventLine, type RotationRun } from './sessions-rotation';
+import { commandCase, commandKindOf, commandLine } from './sessions-commands';
 
 const { values } = parseArgs({
   options: {
@@ -73,6 +76,7 @@ const { values } = parseArgs({
     'start-jitter': { type: 'string', default: '5' },
     'client-opens': { type: 'string', default: '16' },
     rotate: { type: 'string', default: 'command-signing' },
+    command: { type: 'string', default: 'bcd.doctor' },
     profile: { type: 'string' },
   },
 });
@@ -290,7 +294,16 @@ async function main() {
     const startJitterMs = Number(values['start-jitter']) * 1000;
     log(`Opening ${identities.length} sessions (first-session jitter ${startJitterMs / 1000} s)…`);
     const openCpu = { server: serverCpu(), clients: clientCpu() };
-    for (const c of clients) c.child.send({ type: 'start', target, startJitterMs, concurrentOpens: Number(values['client-opens']) });
+    // The client processes' loops run commands as agents do: they check each envelope under the command trust
+    // bundle of a join answer, and welcomes under the join-signing key.
+    const commandTrust = {
+      joinSigningKeyPin: crypto.signingKeyPin,
+      signingCertificate: crypto.signingCertificate,
+      trust: identities[0]!.record.trust,
+      commandTrustBundle: identities[0]!.record.commandTrustBundle,
+    };
+    for (const c of clients)
+      c.child.send({ type: 'start', target, startJitterMs, concurrentOpens: Number(values['client-opens']), commandTrust });
     const openSeconds = await waitFor('sessions open', identities.length, () => liveSessions(runStarted));
     const openServerMs = ((serverCpu() - openCpu.server) / identities.length) * 1000;
     log(`all ${identities.length} sessions open after ${openSeconds.toFixed(1)} s`);
@@ -365,6 +378,22 @@ async function main() {
     let renewRound = 0;
     const renewResult = await renewOnSessions();
     const renewServerMs = renewResult.serverMs;
+
+    const commandKind = commandKindOf(values.command);
+    const commandResult = commandKind
+      ? await commandCase(
+          {
+            db,
+            operator: principalOf('operator', 'bench', [[pool.ownerTenantId, 'admin']]),
+            tenantId: pool.ownerTenantId,
+            poolId: pool.id,
+            sessions: identities.length,
+            cpu: serverCpuParts,
+            settle: () => settleGinIndexes(db),
+          },
+          commandKind,
+        )
+      : null;
 
     const kind = rotateKind(values.rotate);
     // The renewals onto a new node CA are each node's second renewal (or later), and a node's renewal costs a
@@ -477,6 +506,7 @@ async function main() {
     process.stdout.write(
       `renewals on session conns     ${renewResult.perSecond} renewals/s, p50 ${renewResult.p50} ms, p99 ${renewResult.p99} ms (ok ${renewResult.ok}, failed ${renewResult.failed}); server CPU ${renewServerMs.toFixed(2)} ms per renewal (${cpuParts(renewResult.parts)}) = ${(renewServerMs / joinServerMs).toFixed(2)}x a join (goal <= 2x)\n`,
     );
+    if (commandResult) process.stdout.write(commandLine(commandResult, renewServerMs, joinServerMs));
     if (rotation) process.stdout.write(trustEventLine(rotation, identities.length, renewServerMs, joinServerMs));
     if (activation) process.stdout.write(trustEventLine(activation, identities.length, renewServerMs, joinServerMs));
     if (rotatedRenewals)
