@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, type CSSProperties, type ReactNode } from 'react';
+import { useEffect, useRef, type ComponentPropsWithoutRef, type CSSProperties, type ReactNode } from 'react';
 import { QueryStates } from './query-state';
 import { TableScroll } from './table-scroll';
 import './data-table.css';
@@ -55,7 +55,8 @@ export interface DataTableProps<T> {
   caption?: string;
   className?: string;
   rowClassName?: (row: T) => string | undefined;
-  rowProps?: (row: T) => Record<`data-${string}`, string> & { id?: string };
+  /** More attributes of a row's `<tr>` (`id`, `aria-selected`, `data-…`). */
+  rowProps?: (row: T) => ComponentPropsWithoutRef<'tr'> & Record<`data-${string}`, string | undefined>;
   /** Rows of an older query shown while the next one loads (dimmed). */
   stale?: boolean;
   /** Controlled: the page keeps the order (and asks the server for it where the server sorts). */
