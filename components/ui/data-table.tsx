@@ -229,14 +229,25 @@ export function DataList<T>({
   what,
   empty,
   panel,
+  footer,
   ...table
-}: DataTableProps<T> & { query: ListQuery; loading: string; what: string; empty: ReactNode; panel?: string }) {
+}: DataTableProps<T> & {
+  query: ListQuery;
+  loading: string;
+  what: string;
+  empty: ReactNode;
+  /** Wrap the table in a panel of this name. */
+  panel?: string;
+  /** Shown under the table, in its panel. */
+  footer?: ReactNode;
+}) {
   return (
     <QueryStates query={query} items={table.rows} loading={loading} what={what} empty={empty}>
       {() =>
         panel ? (
           <section className="panel" aria-label={panel}>
             <DataTable {...table} />
+            {footer}
           </section>
         ) : (
           <DataTable {...table} />
