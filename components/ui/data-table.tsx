@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, type ComponentPropsWithoutRef, type CSSProperties, type ReactNode } from 'react';
+import { Fragment, useEffect, useRef, type ComponentPropsWithoutRef, type CSSProperties, type ReactNode } from 'react';
 import { QueryStates } from './query-state';
 import { TableScroll } from './table-scroll';
 import './data-table.css';
@@ -26,6 +26,8 @@ export interface DataColumn<T> {
   width?: string;
   minWidth?: string;
   maxWidth?: string;
+  /** More attributes of the header cell (a `title` that explains the column, `aria-describedby`). */
+  headerProps?: ComponentPropsWithoutRef<'th'>;
   /** The column sorts when its header is pressed (only with `sort` on the table). */
   sortable?: boolean;
 }
@@ -65,6 +67,8 @@ export interface DataTableProps<T> {
   selection?: DataSelection;
   /** At phone width each row becomes a card of label: value lines instead of a scrolling row. */
   cards?: boolean;
+  /** Rendered after a row's `<tr>` (a details row across the table, `colSpan` = the column count). */
+  afterRow?: (row: T) => ReactNode;
   /** Render without the scroll region (the caller already has one). */
   bare?: boolean;
 }
@@ -123,7 +127,7 @@ function HeaderCell<T>({
   }
   if (!column.sortable || !sort || !onSortChange) {
     return (
-      <th scope="col" style={cellStyle(column)}>
+      <th scope="col" style={cellStyle(column)} {...column.headerProps}>
         {column.header}
       </th>
     );
@@ -131,7 +135,12 @@ function HeaderCell<T>({
   const isSorted = sort.column === column.id;
   const next: DataSort = { column: column.id, direction: isSorted && sort.direction === 'asc' ? 'desc' : 'asc' };
   return (
-    <th scope="col" style={cellStyle(column)} aria-sort={isSorted ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none'}>
+    <th
+      scope="col"
+      style={cellStyle(column)}
+      {...column.headerProps}
+      aria-sort={isSorted ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none'}
+    >
       <button type="button" className="sort-button" onClick={() => onSortChange(next)}>
         {column.header}
         <span aria-hidden="true">{isSorted ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}</span>
@@ -168,37 +177,40 @@ export function DataTable<T>(props: DataTableProps<T>) {
         {rows.map((row, index) => {
           const id = ids[index]!;
           return (
-            <tr key={id} className={rowClassName?.(row)} {...rowProps?.(row)}>
-              {selection && (
-                <td className="cell-select">
-                  <input
-                    type="checkbox"
-                    aria-label={typeof selection.rowLabel === 'string' ? selection.rowLabel : selection.rowLabel(id)}
-                    checked={selection.selected.has(id)}
-                    onChange={() => {
-                      const next = new Set(selection.selected);
-                      if (!next.delete(id)) next.add(id);
-                      selection.onChange(next);
-                    }}
-                  />
-                </td>
-              )}
-              {columns.map((column) => {
-                const Cell = column.rowHeader ? 'th' : 'td';
-                return (
-                  <Cell
-                    key={column.id}
-                    scope={column.rowHeader ? 'row' : undefined}
-                    className={cellClass(column)}
-                    style={cellStyle(column)}
-                    title={column.title?.(row) ?? undefined}
-                    data-label={column.hideHeader ? undefined : column.header}
-                  >
-                    {column.cell(row)}
-                  </Cell>
-                );
-              })}
-            </tr>
+            <Fragment key={id}>
+              <tr className={rowClassName?.(row)} {...rowProps?.(row)}>
+                {selection && (
+                  <td className="cell-select">
+                    <input
+                      type="checkbox"
+                      aria-label={typeof selection.rowLabel === 'string' ? selection.rowLabel : selection.rowLabel(id)}
+                      checked={selection.selected.has(id)}
+                      onChange={() => {
+                        const next = new Set(selection.selected);
+                        if (!next.delete(id)) next.add(id);
+                        selection.onChange(next);
+                      }}
+                    />
+                  </td>
+                )}
+                {columns.map((column) => {
+                  const Cell = column.rowHeader ? 'th' : 'td';
+                  return (
+                    <Cell
+                      key={column.id}
+                      scope={column.rowHeader ? 'row' : undefined}
+                      className={cellClass(column)}
+                      style={cellStyle(column)}
+                      title={column.title?.(row) ?? undefined}
+                      data-label={column.hideHeader ? undefined : column.header}
+                    >
+                      {column.cell(row)}
+                    </Cell>
+                  );
+                })}
+              </tr>
+              {props.afterRow?.(row)}
+            </Fragment>
           );
         })}
       </tbody>
