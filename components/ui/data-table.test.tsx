@@ -94,7 +94,7 @@ describe('DataTable', () => {
     const selection = {
       selected: new Set<string>(['site_b']),
       onChange,
-      rowLabel: (id: string) => `Select ${id}`,
+      rowLabel: (site: Site) => `Select ${site.id}`,
       allLabel: 'Select every site',
     };
     render(<DataTable rows={rows} columns={columns} rowKey={(site) => site.id} label="t" selection={selection} />);
@@ -112,7 +112,7 @@ describe('DataTable', () => {
 
   it('clears the page when every row is ticked', () => {
     const onChange = vi.fn();
-    const selection = { selected: new Set(['site_a', 'site_b', 'other']), onChange, rowLabel: 'Select', allLabel: 'All' };
+    const selection = { selected: new Set(['site_a', 'site_b', 'other']), onChange, rowLabel: () => 'Select', allLabel: 'All' };
     render(<DataTable rows={rows} columns={columns} rowKey={(site) => site.id} label="t" selection={selection} />);
     fireEvent.click(screen.getByRole('checkbox', { name: 'All' }));
     expect([...onChange.mock.lastCall![0]]).toEqual(['other']);

@@ -32,22 +32,22 @@ export interface DataColumn<T> {
   sortable?: boolean;
 }
 
-export interface DataSort {
+interface DataSort {
   column: string;
   direction: 'asc' | 'desc';
 }
 
-export interface DataSelection {
+interface DataSelection<T> {
   /** Ids of the ticked rows. */
   selected: ReadonlySet<string>;
   onChange: (next: Set<string>) => void;
   /** The accessible name of a row's box, "Select node_…". */
-  rowLabel: string | ((id: string) => string);
+  rowLabel: (row: T) => string;
   /** The accessible name of the header box that ticks every row on the page. */
   allLabel: string;
 }
 
-export interface DataTableProps<T> {
+interface DataTableProps<T> {
   rows: T[];
   columns: DataColumn<T>[];
   rowKey: (row: T) => string;
@@ -64,7 +64,7 @@ export interface DataTableProps<T> {
   /** Controlled: the page keeps the order (and asks the server for it where the server sorts). */
   sort?: DataSort;
   onSortChange?: (sort: DataSort) => void;
-  selection?: DataSelection;
+  selection?: DataSelection<T>;
   /** At phone width each row becomes a card of label: value lines instead of a scrolling row. */
   cards?: boolean;
   /** Rendered after a row's `<tr>` (a details row across the table, `colSpan` = the column count). */
@@ -84,7 +84,7 @@ function cellClass<T>(column: DataColumn<T>): string | undefined {
   return names.length ? names.join(' ') : undefined;
 }
 
-function SelectAll({ ids, selection }: { ids: string[]; selection: DataSelection }) {
+function SelectAll<T>({ ids, selection }: { ids: string[]; selection: DataSelection<T> }) {
   const ref = useRef<HTMLInputElement>(null);
   const ticked = ids.filter((id) => selection.selected.has(id)).length;
   const all = ids.length > 0 && ticked === ids.length;
@@ -183,7 +183,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
                   <td className="cell-select">
                     <input
                       type="checkbox"
-                      aria-label={typeof selection.rowLabel === 'string' ? selection.rowLabel : selection.rowLabel(id)}
+                      aria-label={selection.rowLabel(row)}
                       checked={selection.selected.has(id)}
                       onChange={() => {
                         const next = new Set(selection.selected);
