@@ -7,6 +7,7 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList, type DataColumn } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
@@ -190,28 +191,22 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
   const revoke = useMutation(
     trpc.apiKeys.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.apiKeys.list.pathFilter()) }),
   );
-  const revokeColumn: DataColumn<ApiKey> = {
-    id: 'actions',
-    header: 'Actions',
-    hideHeader: true,
-    className: 'cell-actions',
-    cell: (key) => (
-      <ConfirmButton
-        label="Revoke"
-        ariaLabel={`Revoke API key ${key.name}`}
-        title={`Revoke API key ${key.name}?`}
-        confirmLabel="Revoke key"
-        pendingLabel="Revoking…"
-        mutation={revoke}
-        errorMessage={(error) => toApiError(error).message}
-        onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, apiKeyId: key.id }, { onSuccess: close })}
-      >
-        <p>
-          Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.
-        </p>
-      </ConfirmButton>
-    ),
-  };
+  const revokeColumn: DataColumn<ApiKey> = actionsColumn((key) => (
+    <ConfirmButton
+      label="Revoke"
+      ariaLabel={`Revoke API key ${key.name}`}
+      title={`Revoke API key ${key.name}?`}
+      confirmLabel="Revoke key"
+      pendingLabel="Revoking…"
+      mutation={revoke}
+      errorMessage={(error) => toApiError(error).message}
+      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, apiKeyId: key.id }, { onSuccess: close })}
+    >
+      <p>
+        Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.
+      </p>
+    </ConfirmButton>
+  ));
   return (
     <section className="panel" aria-label="API keys">
       <DataList
@@ -223,20 +218,14 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
         label="API keys table"
         rowKey={(key) => key.id}
         columns={[
-          {
-            id: 'name',
-            header: 'Name',
-            rowHeader: true,
-            className: 'cell-name',
-            cell: (key) => (
-              <>
-                {key.name}
-                <span className="cell-sub">
-                  <code>{key.id}</code>
-                </span>
-              </>
-            ),
-          },
+          nameColumn<ApiKey>('Name', (key) => (
+            <>
+              {key.name}
+              <span className="cell-sub">
+                <code>{key.id}</code>
+              </span>
+            </>
+          )),
           { id: 'role', header: 'Role', cell: (key) => key.role },
           {
             id: 'created',

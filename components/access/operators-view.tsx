@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
@@ -124,18 +125,12 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
         label="Operators"
         rowKey={(op) => op.id}
         columns={[
-          {
-            id: 'operator',
-            header: 'Operator',
-            rowHeader: true,
-            className: 'cell-name',
-            cell: (op) => (
-              <>
-                {op.name || op.email}
-                {op.name && <span className="cell-sub">{op.email}</span>}
-              </>
-            ),
-          },
+          nameColumn<Operator>('Operator', (op) => (
+            <>
+              {op.name || op.email}
+              {op.name && <span className="cell-sub">{op.email}</span>}
+            </>
+          )),
           {
             id: 'role',
             header: 'Role',
@@ -157,15 +152,7 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
             cell: (op) => (op.lastSignInAt ? <LocalTime iso={op.lastSignInAt} /> : <span className="muted">never</span>),
           },
           ...(canManage
-            ? [
-                {
-                  id: 'actions',
-                  header: 'Actions',
-                  hideHeader: true,
-                  className: 'cell-actions',
-                  cell: (op: Operator) => <RemoveOperatorButton tenant={tenant} operatorId={op.id} who={op.name || op.email} />,
-                },
-              ]
+            ? [actionsColumn((op: Operator) => <RemoveOperatorButton tenant={tenant} operatorId={op.id} who={op.name || op.email} />)]
             : []),
         ]}
       />
@@ -257,28 +244,22 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
           { id: 'expires', header: 'Expires', cell: (inv) => <LocalTime iso={inv.expiresAt} /> },
           ...(canManage
             ? [
-                {
-                  id: 'actions',
-                  header: 'Actions',
-                  hideHeader: true,
-                  className: 'cell-actions',
-                  cell: (inv: Invitation) => (
-                    <ConfirmButton
-                      label="Revoke"
-                      ariaLabel={`Revoke the invitation of ${inv.email}`}
-                      title="Revoke the invitation?"
-                      confirmLabel="Revoke invitation"
-                      pendingLabel="Revoking…"
-                      mutation={revoke}
-                      errorMessage={(error) => toApiError(error).message}
-                      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, invitationId: inv.id }, { onSuccess: close })}
-                    >
-                      <p>
-                        The link sent to <strong>{inv.email}</strong> stops working at once.
-                      </p>
-                    </ConfirmButton>
-                  ),
-                },
+                actionsColumn((inv: Invitation) => (
+                  <ConfirmButton
+                    label="Revoke"
+                    ariaLabel={`Revoke the invitation of ${inv.email}`}
+                    title="Revoke the invitation?"
+                    confirmLabel="Revoke invitation"
+                    pendingLabel="Revoking…"
+                    mutation={revoke}
+                    errorMessage={(error) => toApiError(error).message}
+                    onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, invitationId: inv.id }, { onSuccess: close })}
+                  >
+                    <p>
+                      The link sent to <strong>{inv.email}</strong> stops working at once.
+                    </p>
+                  </ConfirmButton>
+                )),
               ]
             : []),
         ]}

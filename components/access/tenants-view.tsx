@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
@@ -55,26 +56,16 @@ export function TenantsView() {
           label="Tenants table"
           rowKey={(t) => t.id}
           columns={[
-            {
-              id: 'name',
-              header: 'Name',
-              rowHeader: true,
-              className: 'cell-name',
-              cell: (t) => (
-                <>
-                  {t.name}
-                  {t.isRoot && <span className="cell-sub">root tenant</span>}
-                </>
-              ),
-            },
+            nameColumn<(typeof items)[number]>('Name', (t) => (
+              <>
+                {t.name}
+                {t.isRoot && <span className="cell-sub">root tenant</span>}
+              </>
+            )),
             { id: 'role', header: 'Your role', cell: (t) => t.role ?? <span className="muted">not a member</span> },
             { id: 'created', header: 'Created', cell: (t) => <LocalTime iso={t.createdAt} /> },
-            {
-              id: 'actions',
-              header: 'Actions',
-              hideHeader: true,
-              className: 'cell-actions',
-              cell: (t) =>
+            actionsColumn<(typeof items)[number]>(
+              (t) =>
                 !t.isRoot && (
                   <button
                     type="button"
@@ -85,7 +76,7 @@ export function TenantsView() {
                     Invite first admin
                   </button>
                 ),
-            },
+            ),
           ]}
         />
       </section>

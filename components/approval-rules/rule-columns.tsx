@@ -1,5 +1,6 @@
 'use client';
 
+import { actionsColumn } from '@/components/ui/data-columns';
 import type { DataColumn } from '@/components/ui/data-table';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { LocalTime } from '@/components/ui/time';
@@ -64,16 +65,7 @@ export function ruleColumns(poolNames: Map<string, string>, actions: RuleActions
     { id: 'state', header: 'State', cell: (rule) => (rule.enabled ? 'enabled' : <span className="muted">disabled</span>) },
   ];
   if (!actions) return columns;
-  return [
-    ...columns,
-    {
-      id: 'actions',
-      header: 'Actions',
-      hideHeader: true,
-      className: 'cell-actions',
-      cell: (rule) => <RuleButtons rule={rule} {...actions} />,
-    },
-  ];
+  return [...columns, actionsColumn((rule) => <RuleButtons rule={rule} {...actions} />)];
 }
 
 function RuleButtons({ rule, rules, move, toggle, remove, onEdit }: RuleActions & { rule: RuleRecord }) {

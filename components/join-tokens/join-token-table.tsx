@@ -12,6 +12,7 @@ import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useNowSince } from '@/lib/use-now';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 const STATE_LABELS: Record<JoinTokenState, string> = { live: 'Live', revoked: 'Revoked', expired: 'Expired', 'used-up': 'Used up' };
@@ -101,22 +102,16 @@ const timeCell = (iso: string) => (
 
 function tokenColumns(tenant: Tenant, now: number, onRevoked: (tokenId: string) => void): DataColumn<JoinToken>[] {
   return [
-    {
-      id: 'id',
-      header: 'Token ID',
-      rowHeader: true,
-      className: 'cell-name',
-      cell: (token) => (
-        <>
-          <code className="token-id">{token.id}</code>
-          {token.name && (
-            <span className="cell-sub" title={token.description ?? undefined}>
-              {token.name}
-            </span>
-          )}
-        </>
-      ),
-    },
+    nameColumn('Token ID', (token) => (
+      <>
+        <code className="token-id">{token.id}</code>
+        {token.name && (
+          <span className="cell-sub" title={token.description ?? undefined}>
+            {token.name}
+          </span>
+        )}
+      </>
+    )),
     { id: 'state', header: 'State', cell: (token) => <StateCell token={token} /> },
     {
       id: 'uses',
@@ -176,18 +171,14 @@ function tokenColumns(tenant: Tenant, now: number, onRevoked: (tokenId: string) 
         </>
       ),
     },
-    {
-      id: 'actions',
-      header: 'Actions',
-      hideHeader: true,
-      className: 'cell-actions',
-      cell: (token) =>
+    actionsColumn(
+      (token) =>
         token.state === 'live' &&
         token.poolId &&
         can(tenant, 'compute:join-tokens:revoke') && (
           <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />
         ),
-    },
+    ),
   ];
 }
 

@@ -2,6 +2,7 @@
 
 import Link from 'next/link';
 import { HardwareKeyBadge } from '@/components/join-requests/request-row';
+import { nameColumn } from '@/components/ui/data-columns';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { machineSummary } from '@/lib/join-request-queue';
@@ -45,17 +46,11 @@ export function NodeTable({ nodes, tenantId, now, poolNames, selected, onSelect 
 
 function nodeColumns(tenantId: string, now: number, poolNames: Map<string, string>): DataColumn<NodeListItem>[] {
   return [
-    {
-      id: 'node',
-      header: 'Node',
-      rowHeader: true,
-      className: 'cell-name',
-      cell: (node) => (
-        <Link href={withTenant(`/nodes/${node.id}`, tenantId)}>
-          <code>{node.id}</code>
-        </Link>
-      ),
-    },
+    nameColumn('Node', (node) => (
+      <Link href={withTenant(`/nodes/${node.id}`, tenantId)}>
+        <code>{node.id}</code>
+      </Link>
+    )),
     {
       id: 'state',
       header: 'State',

@@ -7,6 +7,7 @@ import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
 import { SiteApprovalsButton } from './site-approvals-button';
 import { StaleNodesButton } from './stale-nodes-button';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 /** One site and its pools, as a table. */
@@ -66,18 +67,12 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
 
 function poolColumns(tenantId: string, counts: Map<string, PoolCounts>, canManage: boolean): DataColumn<Pool>[] {
   return [
-    {
-      id: 'name',
-      header: 'Name / ID',
-      rowHeader: true,
-      className: 'cell-name',
-      cell: (pool) => (
-        <>
-          <span className="pool-name">{pool.name}</span>
-          <code className="id">{pool.id}</code>
-        </>
-      ),
-    },
+    nameColumn('Name / ID', (pool) => (
+      <>
+        <span className="pool-name">{pool.name}</span>
+        <code className="id">{pool.id}</code>
+      </>
+    )),
     {
       id: 'agent',
       header: 'Agent',
@@ -150,19 +145,13 @@ function poolColumns(tenantId: string, counts: Map<string, PoolCounts>, canManag
           <span className="status status-active">Active</span>
         ),
     },
-    {
-      id: 'actions',
-      header: 'Actions',
-      hideHeader: true,
-      className: 'cell-actions',
-      cell: (pool) => (
-        <>
-          {pool.agent === 'bcd' && !pool.archivedAt && <InstallScriptButton pool={pool} tenantId={tenantId} />}
-          <StaleNodesButton pool={pool} tenantId={tenantId} canManage={canManage} />
-          {canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}
-        </>
-      ),
-    },
+    actionsColumn((pool) => (
+      <>
+        {pool.agent === 'bcd' && !pool.archivedAt && <InstallScriptButton pool={pool} tenantId={tenantId} />}
+        <StaleNodesButton pool={pool} tenantId={tenantId} canManage={canManage} />
+        {canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}
+      </>
+    )),
   ];
 }
 

@@ -5,6 +5,7 @@ import { useState, type ReactNode } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList, type DataColumn } from '@/components/ui/data-table';
 import { toApiError } from '@/lib/api-errors';
 import type { Site, Tenant } from '@/lib/api-types';
@@ -127,18 +128,12 @@ interface SiteColumnsOptions {
 
 function siteColumns({ canManage, onSettings, archiveButton }: SiteColumnsOptions): DataColumn<Site>[] {
   return [
-    {
-      id: 'site',
-      header: 'Site',
-      rowHeader: true,
-      className: 'cell-name',
-      cell: (site) => (
-        <>
-          <span className="pool-name">{site.name}</span>
-          <code className="id">{site.id}</code>
-        </>
-      ),
-    },
+    nameColumn('Site', (site) => (
+      <>
+        <span className="pool-name">{site.name}</span>
+        <code className="id">{site.id}</code>
+      </>
+    )),
     { id: 'kind', header: 'Kind', cell: (site) => site.kind },
     {
       id: 'pxe',
@@ -172,12 +167,8 @@ function siteColumns({ canManage, onSettings, archiveButton }: SiteColumnsOption
       cell: (site) =>
         site.archivedAt ? <span className="status status-archived">Archived</span> : <span className="status status-active">Active</span>,
     },
-    {
-      id: 'actions',
-      header: 'Actions',
-      hideHeader: true,
-      className: 'cell-actions',
-      cell: (site) =>
+    actionsColumn(
+      (site) =>
         canManage &&
         !site.archivedAt && (
           <>
@@ -192,6 +183,6 @@ function siteColumns({ canManage, onSettings, archiveButton }: SiteColumnsOption
             {archiveButton(site)}
           </>
         ),
-    },
+    ),
   ];
 }

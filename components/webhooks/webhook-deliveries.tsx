@@ -1,10 +1,14 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
+import type { Outputs } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
+
+type Delivery = Outputs['webhooks']['deliveries']['items'][number];
 
 /** A subscription's deliveries, newest first: status, attempts, the last answer and its latency, the next attempt. */
 export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; webhookId: string }) {
@@ -36,20 +40,14 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
         label="Delivery log"
         rowKey={(d) => d.id}
         columns={[
-          {
-            id: 'event',
-            header: 'Event',
-            rowHeader: true,
-            className: 'cell-name',
-            cell: (d) => (
-              <>
-                <code>{d.eventType}</code>
-                <span className="cell-sub">
-                  <code>{d.id}</code> · <LocalTime iso={d.createdAt} />
-                </span>
-              </>
-            ),
-          },
+          nameColumn<Delivery>('Event', (d) => (
+            <>
+              <code>{d.eventType}</code>
+              <span className="cell-sub">
+                <code>{d.id}</code> · <LocalTime iso={d.createdAt} />
+              </span>
+            </>
+          )),
           {
             id: 'status',
             header: 'Status',
@@ -72,23 +70,17 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
             header: 'Next attempt',
             cell: (d) => (d.nextAttemptAt ? <LocalTime iso={d.nextAttemptAt} /> : <span className="muted">none</span>),
           },
-          {
-            id: 'actions',
-            header: 'Actions',
-            hideHeader: true,
-            className: 'cell-actions',
-            cell: (d) => (
-              <button
-                type="button"
-                className="btn btn-small"
-                aria-label={`Redeliver ${d.id}`}
-                disabled={redeliver.isPending}
-                onClick={() => redeliver.mutate({ tenantId, webhookId, deliveryId: d.id })}
-              >
-                Redeliver
-              </button>
-            ),
-          },
+          actionsColumn<Delivery>((d) => (
+            <button
+              type="button"
+              className="btn btn-small"
+              aria-label={`Redeliver ${d.id}`}
+              disabled={redeliver.isPending}
+              onClick={() => redeliver.mutate({ tenantId, webhookId, deliveryId: d.id })}
+            >
+              Redeliver
+            </button>
+          )),
         ]}
       />
     </section>

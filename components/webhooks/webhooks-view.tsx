@@ -7,6 +7,7 @@ import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { Dialog } from '@/components/ui/dialog';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
@@ -142,21 +143,15 @@ function WebhookTable({
         rowKey={(w) => w.id}
         rowProps={(w) => ({ 'aria-selected': shown === w.id })}
         columns={[
-          {
-            id: 'url',
-            header: 'URL',
-            rowHeader: true,
-            className: 'cell-name',
-            cell: (w) => (
-              <>
-                <code>{w.url}</code>
-                <span className="cell-sub">
-                  {w.description && <>{w.description} · </>}
-                  <code>{w.id}</code> · <LocalTime iso={w.createdAt} />
-                </span>
-              </>
-            ),
-          },
+          nameColumn<Webhook>('URL', (w) => (
+            <>
+              <code>{w.url}</code>
+              <span className="cell-sub">
+                {w.description && <>{w.description} · </>}
+                <code>{w.id}</code> · <LocalTime iso={w.createdAt} />
+              </span>
+            </>
+          )),
           {
             id: 'types',
             header: 'Event types',
@@ -180,92 +175,86 @@ function WebhookTable({
               </>
             ),
           },
-          {
-            id: 'actions',
-            header: 'Actions',
-            hideHeader: true,
-            className: 'cell-actions',
-            cell: (w) => (
-              <>
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  aria-label={`Deliveries of ${w.url}`}
-                  aria-pressed={shown === w.id}
-                  onClick={() => onShow(shown === w.id ? null : w.id)}
-                >
-                  Deliveries
-                </button>
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  aria-label={`Send a test event to ${w.url}`}
-                  disabled={!w.enabled || test.isPending}
-                  onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}
-                >
-                  Send test
-                </button>
-                <button type="button" className="btn btn-small" aria-label={`Edit ${w.url}`} onClick={() => onEdit(w)}>
-                  Edit
-                </button>
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`}
-                  disabled={update.isPending}
-                  onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}
-                >
-                  {w.enabled ? 'Disable' : 'Enable'}
-                </button>
-                <ConfirmButton
-                  label="Rotate secret"
-                  ariaLabel={`Rotate the signing secret of ${w.url}`}
-                  title="Rotate the signing secret?"
-                  confirmLabel="Rotate secret"
-                  pendingLabel="Rotating…"
-                  mutation={rotate}
-                  errorMessage={(error) => toApiError(error).message}
-                  onConfirm={(close) =>
-                    rotate.mutate(
-                      { tenantId: tenant.id, webhookId: w.id },
-                      {
-                        onSuccess: (r) => {
-                          close();
-                          onSecret(r.secret, r.url);
-                        },
+          actionsColumn<Webhook>((w) => (
+            <>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Deliveries of ${w.url}`}
+                aria-pressed={shown === w.id}
+                onClick={() => onShow(shown === w.id ? null : w.id)}
+              >
+                Deliveries
+              </button>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Send a test event to ${w.url}`}
+                disabled={!w.enabled || test.isPending}
+                onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}
+              >
+                Send test
+              </button>
+              <button type="button" className="btn btn-small" aria-label={`Edit ${w.url}`} onClick={() => onEdit(w)}>
+                Edit
+              </button>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`}
+                disabled={update.isPending}
+                onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}
+              >
+                {w.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <ConfirmButton
+                label="Rotate secret"
+                ariaLabel={`Rotate the signing secret of ${w.url}`}
+                title="Rotate the signing secret?"
+                confirmLabel="Rotate secret"
+                pendingLabel="Rotating…"
+                mutation={rotate}
+                errorMessage={(error) => toApiError(error).message}
+                onConfirm={(close) =>
+                  rotate.mutate(
+                    { tenantId: tenant.id, webhookId: w.id },
+                    {
+                      onSuccess: (r) => {
+                        close();
+                        onSecret(r.secret, r.url);
                       },
-                    )
-                  }
-                >
-                  <p>Deliveries are signed with a new secret from now on; the receiver must be given it.</p>
-                </ConfirmButton>
-                <ConfirmButton
-                  label="Delete"
-                  ariaLabel={`Delete the webhook ${w.url}`}
-                  title="Delete this webhook?"
-                  confirmLabel="Delete webhook"
-                  pendingLabel="Deleting…"
-                  mutation={remove}
-                  errorMessage={(error) => toApiError(error).message}
-                  onConfirm={(close) =>
-                    remove.mutate(
-                      { tenantId: tenant.id, webhookId: w.id },
-                      {
-                        onSuccess: () => {
-                          close();
-                          if (shown === w.id) onShow(null);
-                        },
+                    },
+                  )
+                }
+              >
+                <p>Deliveries are signed with a new secret from now on; the receiver must be given it.</p>
+              </ConfirmButton>
+              <ConfirmButton
+                label="Delete"
+                ariaLabel={`Delete the webhook ${w.url}`}
+                title="Delete this webhook?"
+                confirmLabel="Delete webhook"
+                pendingLabel="Deleting…"
+                mutation={remove}
+                errorMessage={(error) => toApiError(error).message}
+                onConfirm={(close) =>
+                  remove.mutate(
+                    { tenantId: tenant.id, webhookId: w.id },
+                    {
+                      onSuccess: () => {
+                        close();
+                        if (shown === w.id) onShow(null);
                       },
-                    )
-                  }
-                >
-                  <p>
-                    <code>{w.url}</code> gets no further deliveries; its delivery history is deleted with it.
-                  </p>
-                </ConfirmButton>
-              </>
-            ),
-          },
+                    },
+                  )
+                }
+              >
+                <p>
+                  <code>{w.url}</code> gets no further deliveries; its delivery history is deleted with it.
+                </p>
+              </ConfirmButton>
+            </>
+          )),
         ]}
       />
     </section>
