@@ -119,6 +119,40 @@ describe('DataTable', () => {
   });
 });
 
+describe('DataTable layout', () => {
+  it('becomes cards at phone width only when asked, each cell labelled by its column', () => {
+    const { rerender } = render(<DataTable rows={rows} columns={columns} rowKey={(site) => site.id} label="t" />);
+    expect(table().classList.contains('data-table-cards')).toBe(false);
+    rerender(<DataTable rows={rows} columns={columns} rowKey={(site) => site.id} label="t" cards />);
+    expect(table().classList.contains('data-table-cards')).toBe(true);
+    expect(screen.getByText('short').getAttribute('data-label')).toBe('Note');
+  });
+
+  it('renders what afterRow gives under its row', () => {
+    render(
+      <DataTable
+        rows={rows}
+        columns={columns}
+        rowKey={(site) => site.id}
+        label="t"
+        afterRow={(site) =>
+          site.id === 'site_a' && (
+            <tr id="details-a">
+              <td colSpan={3}>details of east</td>
+            </tr>
+          )
+        }
+      />,
+    );
+    const bodyRows = within(table()).getAllByRole('row').slice(1);
+    expect(bodyRows.map((row) => row.id || row.textContent)).toEqual([
+      expect.stringContaining('east'),
+      'details-a',
+      expect.stringContaining('west'),
+    ]);
+  });
+});
+
 describe('DataList', () => {
   const base = { columns, rowKey: (site: Site) => site.id, label: 't', loading: 'Loading sites…', what: 'sites', empty: 'No sites yet.' };
   const query = (state: Partial<{ isPending: boolean; isError: boolean; error: unknown }>, refetch = vi.fn(async () => {})) => ({
