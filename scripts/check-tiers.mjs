@@ -8,14 +8,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Every `*.test.ts` under `root` (relative POSIX paths), anywhere but node_modules and dot-directories. */
+/** Every `*.test.ts` and `*.test.tsx` under `root` (relative POSIX paths), anywhere but node_modules and dot-directories. */
 export function walkTestFiles(dir = root, rel = '') {
   const found = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
     const child = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) found.push(...walkTestFiles(path.join(dir, entry.name), child));
-    else if (entry.name.endsWith('.test.ts')) found.push(child);
+    else if (/\.test\.tsx?$/.test(entry.name)) found.push(child);
   }
   return found.sort();
 }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * Which vitest project (tier) each `*.test.ts` runs in. The rules, in order:
+ * Which vitest project (tier) each `*.test.ts` (and component `*.test.tsx`) runs in. The rules, in order:
  *
  * - **soak**: the load, kill -9, two-instance and fuzz tests with their full counts, and the few that start the
  *   product's own processes for a minute or more (`npm run test:soak`, part of `npm run test:system`): the files
@@ -44,14 +44,14 @@ const INTEGRATION_MARKERS = [
 /** Directories never searched for test files (dependencies, build output, Playwright specs, data). */
 const SKIPPED = new Set(['node_modules', '.git', '.next', '.data', '.build', '.cache', 'dist', 'e2e', 'test-results']);
 
-/** Every `*.test.ts` under `root`, as POSIX paths relative to it, sorted. */
+/** Every `*.test.ts` and `*.test.tsx` under `root`, as POSIX paths relative to it, sorted. */
 function findTestFiles(root: string, dir = ''): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
     const rel = dir ? `${dir}/${entry.name}` : entry.name;
     if (entry.isDirectory()) {
       if (!SKIPPED.has(entry.name) && !entry.name.startsWith('.')) found.push(...findTestFiles(root, rel));
-    } else if (entry.name.endsWith('.test.ts')) {
+    } else if (/\.test\.tsx?$/.test(entry.name)) {
       found.push(rel);
     }
   }

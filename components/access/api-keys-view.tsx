@@ -7,15 +7,15 @@ import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
-import { QueryStates } from '@/components/ui/query-state';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataList, type DataColumn } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
-import type { Tenant } from '@/lib/api-types';
+import type { Outputs, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { OneTimeSecretDialog } from './one-time-secret';
 import { ROLE_HINTS, RoleSelect, type Role } from './roles';
-import { TableScroll } from '@/components/ui/table-scroll';
 
 /** The expiry choices of a new key; the server takes 1 hour to 400 days, or none. */
 const EXPIRY_CHOICES = [
@@ -27,6 +27,8 @@ const EXPIRY_CHOICES = [
 ] as const;
 
 /** Access › API keys: the tenant's keys for scripts and the CLI. */
+type ApiKey = Outputs['apiKeys']['list']['items'][number];
+
 export function ApiKeysView() {
   return <TenantGate>{(tenant) => <TenantApiKeys key={tenant.id} tenant={tenant} />}</TenantGate>;
 }
@@ -189,75 +191,68 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
   const revoke = useMutation(
     trpc.apiKeys.revoke.mutationOptions({ onSuccess: () => queryClient.invalidateQueries(trpc.apiKeys.list.pathFilter()) }),
   );
+  const revokeColumn: DataColumn<ApiKey> = actionsColumn((key) => (
+    <ConfirmButton
+      label="Revoke"
+      ariaLabel={`Revoke API key ${key.name}`}
+      title={`Revoke API key ${key.name}?`}
+      confirmLabel="Revoke key"
+      pendingLabel="Revoking…"
+      mutation={revoke}
+      errorMessage={(error) => toApiError(error).message}
+      onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, apiKeyId: key.id }, { onSuccess: close })}
+    >
+      <p>
+        Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.
+      </p>
+    </ConfirmButton>
+  ));
   return (
     <section className="panel" aria-label="API keys">
-      <QueryStates
+      <DataList
         query={keys}
-        items={keys.data?.items ?? []}
+        rows={keys.data?.items ?? []}
         loading="Loading API keys…"
         what="the API keys"
         empty="This tenant has no API keys."
-      >
-        {(items) => (
-          <TableScroll label="API keys table">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Created by</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  {canManage && (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((key) => (
-                  <tr key={key.id}>
-                    <th scope="row" className="cell-name">
-                      {key.name}
-                      <span className="cell-sub">
-                        <code>{key.id}</code>
-                      </span>
-                    </th>
-                    <td>{key.role}</td>
-                    <td title={key.createdBy}>
-                      {key.createdByName ?? <code>{key.createdBy}</code>}
-                      <span className="cell-sub">
-                        <LocalTime iso={key.createdAt} />
-                      </span>
-                    </td>
-                    <td>{key.lastUsedAt ? <LocalTime iso={key.lastUsedAt} /> : <span className="muted">never</span>}</td>
-                    <td>{key.expiresAt ? <LocalTime iso={key.expiresAt} /> : <span className="muted">never</span>}</td>
-                    {canManage && (
-                      <td className="cell-actions">
-                        <ConfirmButton
-                          label="Revoke"
-                          ariaLabel={`Revoke API key ${key.name}`}
-                          title={`Revoke API key ${key.name}?`}
-                          confirmLabel="Revoke key"
-                          pendingLabel="Revoking…"
-                          mutation={revoke}
-                          errorMessage={(error) => toApiError(error).message}
-                          onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, apiKeyId: key.id }, { onSuccess: close })}
-                        >
-                          <p>
-                            Everything that uses <strong>{key.name}</strong> is refused from now on. This cannot be undone.
-                          </p>
-                        </ConfirmButton>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
-        )}
-      </QueryStates>
+        label="API keys table"
+        rowKey={(key) => key.id}
+        columns={[
+          nameColumn<ApiKey>('Name', (key) => (
+            <>
+              {key.name}
+              <span className="cell-sub">
+                <code>{key.id}</code>
+              </span>
+            </>
+          )),
+          { id: 'role', header: 'Role', cell: (key) => key.role },
+          {
+            id: 'created',
+            header: 'Created by',
+            title: (key) => key.createdBy,
+            cell: (key) => (
+              <>
+                {key.createdByName ?? <code>{key.createdBy}</code>}
+                <span className="cell-sub">
+                  <LocalTime iso={key.createdAt} />
+                </span>
+              </>
+            ),
+          },
+          {
+            id: 'used',
+            header: 'Last used',
+            cell: (key) => (key.lastUsedAt ? <LocalTime iso={key.lastUsedAt} /> : <span className="muted">never</span>),
+          },
+          {
+            id: 'expires',
+            header: 'Expires',
+            cell: (key) => (key.expiresAt ? <LocalTime iso={key.expiresAt} /> : <span className="muted">never</span>),
+          },
+          ...(canManage ? [revokeColumn] : []),
+        ]}
+      />
     </section>
   );
 }

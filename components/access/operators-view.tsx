@@ -5,16 +5,16 @@ import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
-import { QueryStates } from '@/components/ui/query-state';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
-import type { Tenant } from '@/lib/api-types';
+import type { Outputs, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { useTRPC } from '@/lib/trpc';
 import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { OneTimeSecretDialog } from './one-time-secret';
 import { RoleSelect, type Role } from './roles';
-import { TableScroll } from '@/components/ui/table-scroll';
 
 const SIGN_IN_LABELS = { password: 'password', sso: 'single sign-on', 'password-and-sso': 'password or single sign-on' } as const;
 
@@ -105,6 +105,9 @@ export function InvitationLinkDialog({ invitation, onDone }: { invitation: Creat
   );
 }
 
+type Operator = Outputs['operators']['list']['items'][number];
+type Invitation = Outputs['invitations']['list']['items'][number];
+
 function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean }) {
   const trpc = useTRPC();
   const operators = useQuery(trpc.operators.list.queryOptions({ tenantId: tenant.id }));
@@ -113,56 +116,46 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
       <header className="panel-header">
         <h2 id="operators-heading">Members</h2>
       </header>
-      <QueryStates
+      <DataList
         query={operators}
-        items={operators.data?.items ?? []}
+        rows={operators.data?.items ?? []}
         loading="Loading operators…"
         what="the operators"
         empty="This tenant has no operators."
-      >
-        {(items) => (
-          <TableScroll label="Operators">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Operator</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Signs in with</th>
-                  <th scope="col">Last sign-in</th>
-                  {canManage && (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((op) => (
-                  <tr key={op.id}>
-                    <th scope="row" className="cell-name">
-                      {op.name || op.email}
-                      {op.name && <span className="cell-sub">{op.email}</span>}
-                    </th>
-                    <td>
-                      {canManage ? <RoleCell tenant={tenant} operatorId={op.id} who={op.name || op.email} role={op.role} /> : op.role}
-                    </td>
-                    <td>
-                      {SIGN_IN_LABELS[op.signIn]}
-                      {op.source === 'sso' && <span className="cell-sub">role from the identity provider’s groups</span>}
-                    </td>
-                    <td>{op.lastSignInAt ? <LocalTime iso={op.lastSignInAt} /> : <span className="muted">never</span>}</td>
-                    {canManage && (
-                      <td className="cell-actions">
-                        <RemoveOperatorButton tenant={tenant} operatorId={op.id} who={op.name || op.email} />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
-        )}
-      </QueryStates>
+        label="Operators"
+        rowKey={(op) => op.id}
+        columns={[
+          nameColumn<Operator>('Operator', (op) => (
+            <>
+              {op.name || op.email}
+              {op.name && <span className="cell-sub">{op.email}</span>}
+            </>
+          )),
+          {
+            id: 'role',
+            header: 'Role',
+            cell: (op) => (canManage ? <RoleCell tenant={tenant} operatorId={op.id} who={op.name || op.email} role={op.role} /> : op.role),
+          },
+          {
+            id: 'sign-in',
+            header: 'Signs in with',
+            cell: (op) => (
+              <>
+                {SIGN_IN_LABELS[op.signIn]}
+                {op.source === 'sso' && <span className="cell-sub">role from the identity provider’s groups</span>}
+              </>
+            ),
+          },
+          {
+            id: 'last',
+            header: 'Last sign-in',
+            cell: (op) => (op.lastSignInAt ? <LocalTime iso={op.lastSignInAt} /> : <span className="muted">never</span>),
+          },
+          ...(canManage
+            ? [actionsColumn((op: Operator) => <RemoveOperatorButton tenant={tenant} operatorId={op.id} who={op.name || op.email} />)]
+            : []),
+        ]}
+      />
     </section>
   );
 }
@@ -231,63 +224,46 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
       <header className="panel-header">
         <h2 id="invitations-heading">Pending invitations</h2>
       </header>
-      <QueryStates
+      <DataList
         query={invitations}
-        items={invitations.data?.items ?? []}
+        rows={invitations.data?.items ?? []}
         loading="Loading invitations…"
         what="the invitations"
         empty="No invitation is waiting."
-      >
-        {(items) => (
-          <TableScroll label="Invitations">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Invited by</th>
-                  <th scope="col">Expires</th>
-                  {canManage && (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((inv) => (
-                  <tr key={inv.id}>
-                    <th scope="row">{inv.email}</th>
-                    <td>{inv.role}</td>
-                    <td title={inv.createdBy}>{inv.createdByName ?? <code>{inv.createdBy}</code>}</td>
-                    <td>
-                      <LocalTime iso={inv.expiresAt} />
-                    </td>
-                    {canManage && (
-                      <td className="cell-actions">
-                        <ConfirmButton
-                          label="Revoke"
-                          ariaLabel={`Revoke the invitation of ${inv.email}`}
-                          title="Revoke the invitation?"
-                          confirmLabel="Revoke invitation"
-                          pendingLabel="Revoking…"
-                          mutation={revoke}
-                          errorMessage={(error) => toApiError(error).message}
-                          onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, invitationId: inv.id }, { onSuccess: close })}
-                        >
-                          <p>
-                            The link sent to <strong>{inv.email}</strong> stops working at once.
-                          </p>
-                        </ConfirmButton>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
-        )}
-      </QueryStates>
+        label="Invitations"
+        rowKey={(inv) => inv.id}
+        columns={[
+          { id: 'email', header: 'Email', rowHeader: true, cell: (inv) => inv.email },
+          { id: 'role', header: 'Role', cell: (inv) => inv.role },
+          {
+            id: 'invited-by',
+            header: 'Invited by',
+            title: (inv) => inv.createdBy,
+            cell: (inv) => inv.createdByName ?? <code>{inv.createdBy}</code>,
+          },
+          { id: 'expires', header: 'Expires', cell: (inv) => <LocalTime iso={inv.expiresAt} /> },
+          ...(canManage
+            ? [
+                actionsColumn((inv: Invitation) => (
+                  <ConfirmButton
+                    label="Revoke"
+                    ariaLabel={`Revoke the invitation of ${inv.email}`}
+                    title="Revoke the invitation?"
+                    confirmLabel="Revoke invitation"
+                    pendingLabel="Revoking…"
+                    mutation={revoke}
+                    errorMessage={(error) => toApiError(error).message}
+                    onConfirm={(close) => revoke.mutate({ tenantId: tenant.id, invitationId: inv.id }, { onSuccess: close })}
+                  >
+                    <p>
+                      The link sent to <strong>{inv.email}</strong> stops working at once.
+                    </p>
+                  </ConfirmButton>
+                )),
+              ]
+            : []),
+        ]}
+      />
     </section>
   );
 }

@@ -5,14 +5,14 @@ import { useState, type FormEvent } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
-import { QueryStates } from '@/components/ui/query-state';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Tenant } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
 import { InviteDialog, type CreatedInvitation } from './invite-dialog';
 import { InvitationLinkDialog } from './operators-view';
-import { TableScroll } from '@/components/ui/table-scroll';
 
 /** Whether the caller administers the root tenant: only they create tenants and invite a tenant's first admin. */
 const isRootAdmin = (tenants: readonly Tenant[]) => tenants.some((t) => t.isRoot && t.role === 'admin');
@@ -47,50 +47,38 @@ export function TenantsView() {
         }
       />
       <section className="panel" aria-label="Tenants">
-        <QueryStates query={tenants} items={items} loading="Loading tenants…" what="the tenants" empty="No tenants yet.">
-          {(rows) => (
-            <TableScroll label="Tenants table">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Your role</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((t) => (
-                    <tr key={t.id}>
-                      <th scope="row" className="cell-name">
-                        {t.name}
-                        {t.isRoot && <span className="cell-sub">root tenant</span>}
-                      </th>
-                      <td>{t.role ?? <span className="muted">not a member</span>}</td>
-                      <td>
-                        <LocalTime iso={t.createdAt} />
-                      </td>
-                      <td className="cell-actions">
-                        {!t.isRoot && (
-                          <button
-                            type="button"
-                            className="btn btn-small btn-quiet"
-                            aria-label={`Invite first admin of ${t.name}`}
-                            onClick={() => setInvitingTo(t)}
-                          >
-                            Invite first admin
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          )}
-        </QueryStates>
+        <DataList
+          query={tenants}
+          rows={items}
+          loading="Loading tenants…"
+          what="the tenants"
+          empty="No tenants yet."
+          label="Tenants table"
+          rowKey={(t) => t.id}
+          columns={[
+            nameColumn<(typeof items)[number]>('Name', (t) => (
+              <>
+                {t.name}
+                {t.isRoot && <span className="cell-sub">root tenant</span>}
+              </>
+            )),
+            { id: 'role', header: 'Your role', cell: (t) => t.role ?? <span className="muted">not a member</span> },
+            { id: 'created', header: 'Created', cell: (t) => <LocalTime iso={t.createdAt} /> },
+            actionsColumn<(typeof items)[number]>(
+              (t) =>
+                !t.isRoot && (
+                  <button
+                    type="button"
+                    className="btn btn-small btn-quiet"
+                    aria-label={`Invite first admin of ${t.name}`}
+                    onClick={() => setInvitingTo(t)}
+                  >
+                    Invite first admin
+                  </button>
+                ),
+            ),
+          ]}
+        />
       </section>
       <Dialog open={isCreating} onClose={() => setCreating(false)} title="Create tenant" size="small">
         <CreateTenantForm onClose={() => setCreating(false)} />

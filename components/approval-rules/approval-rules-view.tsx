@@ -4,18 +4,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { QueryStates } from '@/components/ui/query-state';
-import { ConfirmButton } from '@/components/ui/confirm-dialog';
-import { LocalTime } from '@/components/ui/time';
+import { DataList } from '@/components/ui/data-table';
 import { toApiError } from '@/lib/api-errors';
 import type { Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
-import { describeMatch, INITIAL_RULE_VALUES, toRuleInput, toRuleValues } from '@/lib/approval-rule-form';
+import { INITIAL_RULE_VALUES, toRuleInput, toRuleValues } from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
 import type { RuleRecord } from '@/server/rules/schemas';
 import { RuleForm } from './rule-form';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { ruleColumns } from './rule-columns';
 
 export function ApprovalRulesView() {
   return <TenantGate>{(tenant) => <TenantApprovalRules key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -55,6 +53,7 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
   const actionError = move.error ?? toggle.error;
   // Rules are site settings: only a role that manages sites is offered to change them.
   const canManage = can(tenant, 'compute:sites:manage');
+  const items = rules.data?.items ?? [];
 
   return (
     <>
@@ -108,115 +107,17 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
           onDone={() => setEditing(null)}
         />
       )}
-      <QueryStates
+      <DataList
         query={rules}
-        items={rules.data?.items ?? []}
+        rows={items}
         loading="Loading rules…"
         what="approval rules"
         empty="This site has no approval rules: every PXE machine waits for a person (or an expected-machines import)."
-      >
-        {(items) => (
-          <section className="panel" aria-label="Rules">
-            <TableScroll label="Rules, in order">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">#</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Matches</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Admitted</th>
-                    <th scope="col">Valid until</th>
-                    <th scope="col">State</th>
-                    {canManage && (
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    )}
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((rule, index) => (
-                    <tr key={rule.id}>
-                      <td className="cell-number">{rule.position}</td>
-                      <th scope="row">
-                        {rule.name}
-                        <span className="cell-sub">
-                          <code>{rule.id}</code>
-                        </span>
-                      </th>
-                      <td className="cell-wrap">{describeMatch(rule.match)}</td>
-                      <td>
-                        {rule.action === 'approve'
-                          ? `approve into ${poolNames.get(rule.poolId ?? '') ?? rule.poolId}`
-                          : rule.action === 'leave'
-                            ? 'leave for a person'
-                            : 'reject'}
-                      </td>
-                      <td className="cell-number">
-                        {rule.maxAdmissions === null ? rule.admissions : `${rule.admissions} of ${rule.maxAdmissions}`}
-                      </td>
-                      <td>{rule.validUntil ? <LocalTime iso={rule.validUntil} /> : <span className="muted">no end</span>}</td>
-                      <td>{rule.enabled ? 'enabled' : <span className="muted">disabled</span>}</td>
-                      {canManage && (
-                        <td className="cell-actions">
-                          <button
-                            type="button"
-                            className="btn btn-small btn-quiet"
-                            aria-label={`Move ${rule.name} up`}
-                            disabled={index === 0 || move.isPending}
-                            onClick={() => move.mutate({ ruleId: rule.id, position: index })}
-                          >
-                            ↑
-                          </button>
-                          <button
-                            type="button"
-                            className="btn btn-small btn-quiet"
-                            aria-label={`Move ${rule.name} down`}
-                            disabled={index === items.length - 1 || move.isPending}
-                            onClick={() => move.mutate({ ruleId: rule.id, position: index + 2 })}
-                          >
-                            ↓
-                          </button>
-                          <button
-                            type="button"
-                            className="btn btn-small btn-quiet"
-                            aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${rule.name}`}
-                            disabled={toggle.isPending}
-                            onClick={() => toggle.mutate(rule)}
-                          >
-                            {rule.enabled ? 'Disable' : 'Enable'}
-                          </button>
-                          <button
-                            type="button"
-                            className="btn btn-small btn-quiet"
-                            aria-label={`Edit ${rule.name}`}
-                            onClick={() => setEditing(rule)}
-                          >
-                            Edit
-                          </button>
-                          <ConfirmButton
-                            label="Delete"
-                            ariaLabel={`Delete ${rule.name}`}
-                            title={`Delete rule ${rule.name}?`}
-                            confirmLabel="Delete rule"
-                            pendingLabel="Deleting…"
-                            mutation={remove}
-                            errorMessage={(error) => toApiError(error).message}
-                            onConfirm={(close) => remove.mutate(rule.id, { onSuccess: close })}
-                          >
-                            It stops deciding at once. Requests it decided keep their decision.
-                          </ConfirmButton>
-                        </td>
-                      )}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          </section>
-        )}
-      </QueryStates>
+        panel="Rules"
+        label="Rules, in order"
+        rowKey={(rule) => rule.id}
+        columns={ruleColumns(poolNames, canManage ? { rules: items, move, toggle, remove, onEdit: setEditing } : null)}
+      />
     </>
   );
 }

@@ -1,7 +1,8 @@
 'use client';
 
-import { Fragment, useState } from 'react';
 import { EventDetails } from '@/components/events/event-details';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
+import { DetailsButton, DetailsRow, useOpenRows } from '@/components/ui/row-details';
 import { LocalTime } from '@/components/ui/time';
 
 interface AuditEntry {
@@ -17,86 +18,77 @@ interface AuditEntry {
   createdAt: string;
 }
 
-const COLUMNS = 6;
-
 /**
  * The audit log, one line per entry: the reason is cut to two lines (whole on hover and in the details), and
  * the details open below the row across the table's whole width, as labelled fields, so no value is squeezed
  * into a narrow column.
  */
 export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId: string }) {
-  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
-  const toggle = (id: string) =>
-    setOpen((current) => {
-      const next = new Set(current);
-      if (!next.delete(id)) next.add(id);
-      return next;
-    });
+  const { isOpen, toggle } = useOpenRows();
+  const detailsId = (entry: AuditEntry) => `audit-details-${entry.id}`;
+  const columns: DataColumn<AuditEntry>[] = [
+    { id: 'time', header: 'Time', className: 'cell-time', cell: (entry) => <LocalTime iso={entry.createdAt} /> },
+    {
+      id: 'actor',
+      header: 'Actor',
+      className: 'audit-cut',
+      title: (entry) => entry.actor,
+      cell: (entry) => (
+        <>
+          {entry.actorName ?? <code>{entry.actor}</code>}
+          {entry.actorEmail && entry.actorEmail !== entry.actorName && <span className="cell-sub">{entry.actorEmail}</span>}
+        </>
+      ),
+    },
+    { id: 'action', header: 'Action', cell: (entry) => <code>{entry.action}</code> },
+    {
+      id: 'resource',
+      header: 'Resource',
+      className: 'audit-cut',
+      title: (entry) => entry.resource,
+      cell: (entry) => <code>{entry.resource}</code>,
+    },
+    {
+      id: 'reason',
+      header: 'Reason',
+      className: 'audit-reason-cell',
+      title: (entry) => entry.reason,
+      cell: (entry) => (entry.reason ? <span className="audit-reason">{entry.reason}</span> : <span className="muted">none given</span>),
+    },
+    {
+      id: 'details',
+      header: 'Details',
+      className: 'cell-actions',
+      cell: (entry) => (
+        <DetailsButton
+          fields={Object.keys(entry.data).length}
+          isOpen={isOpen(entry.id)}
+          controls={detailsId(entry)}
+          none="no details"
+          onToggle={() => toggle(entry.id)}
+        />
+      ),
+    },
+  ];
   return (
-    <table className="table audit-table">
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Actor</th>
-          <th scope="col">Action</th>
-          <th scope="col">Resource</th>
-          <th scope="col">Reason</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((entry) => {
-          const isOpen = open.has(entry.id);
-          const fields = Object.keys(entry.data).length;
-          const detailsId = `audit-details-${entry.id}`;
-          return (
-            <Fragment key={entry.id}>
-              <tr className="audit-row" data-entry={entry.id}>
-                <td className="cell-time">
-                  <LocalTime iso={entry.createdAt} />
-                </td>
-                <td className="audit-cut" title={entry.actor}>
-                  {entry.actorName ?? <code>{entry.actor}</code>}
-                  {entry.actorEmail && entry.actorEmail !== entry.actorName && <span className="cell-sub">{entry.actorEmail}</span>}
-                </td>
-                <td>
-                  <code>{entry.action}</code>
-                </td>
-                <td className="audit-cut" title={entry.resource}>
-                  <code>{entry.resource}</code>
-                </td>
-                <td className="audit-reason-cell" title={entry.reason ?? undefined}>
-                  {entry.reason ? <span className="audit-reason">{entry.reason}</span> : <span className="muted">none given</span>}
-                </td>
-                <td className="cell-actions">
-                  {fields ? (
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-expanded={isOpen}
-                      aria-controls={detailsId}
-                      onClick={() => toggle(entry.id)}
-                    >
-                      {isOpen ? 'Hide details' : `Show details (${fields})`}
-                    </button>
-                  ) : (
-                    <span className="muted">no details</span>
-                  )}
-                </td>
-              </tr>
-              {isOpen && (
-                <tr className="audit-details-row" id={detailsId}>
-                  <td colSpan={COLUMNS}>
-                    <section className="audit-details" aria-label={`Details of ${entry.action} on ${entry.resource}`}>
-                      <EventDetails data={entry.data} tenantId={tenantId} actorNames={entry.actorNames} />
-                    </section>
-                  </td>
-                </tr>
-              )}
-            </Fragment>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataTable
+      bare
+      label="Audit log"
+      className="audit-table"
+      rows={items}
+      columns={columns}
+      rowKey={(entry) => entry.id}
+      rowClassName={() => 'audit-row'}
+      rowProps={(entry) => ({ 'data-entry': entry.id })}
+      afterRow={(entry) =>
+        isOpen(entry.id) && (
+          <DetailsRow id={detailsId(entry)} className="audit-details-row" columns={columns.length}>
+            <section className="audit-details" aria-label={`Details of ${entry.action} on ${entry.resource}`}>
+              <EventDetails data={entry.data} tenantId={tenantId} actorNames={entry.actorNames} />
+            </section>
+          </DetailsRow>
+        )
+      }
+    />
   );
 }

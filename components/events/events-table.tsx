@@ -1,6 +1,7 @@
 'use client';
 
-import { Fragment, useState } from 'react';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
+import { DetailsButton, DetailsRow, useOpenRows } from '@/components/ui/row-details';
 import { LocalTime } from '@/components/ui/time';
 import { EventDetails, eventSummary } from './event-details';
 import './events.css';
@@ -13,80 +14,63 @@ interface EventRow {
   actorNames?: Record<string, string>;
 }
 
-const COLUMNS = 4;
-
 /**
  * Events as a table, one line per event: time (local, UTC on hover), type, the data's values in short (cut to
  * one line, whole on hover), and a toggle that opens the data below the row across the table's whole width, as
  * labelled fields with links, so no value is squeezed into a narrow column.
  */
 export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId: string }) {
-  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
-  const toggle = (id: string) =>
-    setOpen((current) => {
-      const next = new Set(current);
-      if (!next.delete(id)) next.add(id);
-      return next;
-    });
+  const { isOpen, toggle } = useOpenRows();
+  const detailsId = (event: EventRow) => `event-details-${event.id}`;
+  const columns: DataColumn<EventRow>[] = [
+    { id: 'time', header: 'Time', className: 'cell-time', cell: (event) => <LocalTime iso={event.createdAt} /> },
+    { id: 'type', header: 'Type', cell: (event) => <code>{event.type}</code> },
+    {
+      id: 'summary',
+      header: 'Summary',
+      className: 'event-summary-cell',
+      title: (event) => eventSummary(event.data, event.actorNames) || undefined,
+      cell: (event) => {
+        const summary = eventSummary(event.data, event.actorNames);
+        return summary ? <span className="event-summary">{summary}</span> : <span className="muted">no details</span>;
+      },
+    },
+    {
+      id: 'details',
+      header: 'Details',
+      className: 'cell-actions',
+      cell: (event) => (
+        <DetailsButton
+          fields={Object.keys(event.data).length}
+          isOpen={isOpen(event.id)}
+          controls={detailsId(event)}
+          none="none"
+          onToggle={() => toggle(event.id)}
+        />
+      ),
+    },
+  ];
   return (
     <div className="table-scroll">
-      <table className="table events-table">
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Type</th>
-            <th scope="col">Summary</th>
-            <th scope="col">Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {events.map((event) => {
-            const isOpen = open.has(event.id);
-            const fields = Object.keys(event.data).length;
-            const detailsId = `event-details-${event.id}`;
-            const summary = eventSummary(event.data, event.actorNames);
-            return (
-              <Fragment key={event.id}>
-                <tr className="event-row" data-event={event.id}>
-                  <td className="cell-time">
-                    <LocalTime iso={event.createdAt} />
-                  </td>
-                  <td>
-                    <code>{event.type}</code>
-                  </td>
-                  <td className="event-summary-cell" title={summary || undefined}>
-                    {summary ? <span className="event-summary">{summary}</span> : <span className="muted">no details</span>}
-                  </td>
-                  <td className="cell-actions">
-                    {fields ? (
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-expanded={isOpen}
-                        aria-controls={detailsId}
-                        onClick={() => toggle(event.id)}
-                      >
-                        {isOpen ? 'Hide details' : `Show details (${fields})`}
-                      </button>
-                    ) : (
-                      <span className="muted">none</span>
-                    )}
-                  </td>
-                </tr>
-                {isOpen && (
-                  <tr className="event-details-row" id={detailsId}>
-                    <td colSpan={COLUMNS}>
-                      <section className="event-details" aria-label={`Details of ${event.type} at ${event.createdAt}`}>
-                        <EventDetails data={event.data} tenantId={tenantId} actorNames={event.actorNames} />
-                      </section>
-                    </td>
-                  </tr>
-                )}
-              </Fragment>
-            );
-          })}
-        </tbody>
-      </table>
+      <DataTable
+        bare
+        label="Events"
+        className="events-table"
+        rows={events}
+        columns={columns}
+        rowKey={(event) => event.id}
+        rowClassName={() => 'event-row'}
+        rowProps={(event) => ({ 'data-event': event.id })}
+        afterRow={(event) =>
+          isOpen(event.id) && (
+            <DetailsRow id={detailsId(event)} className="event-details-row" columns={columns.length}>
+              <section className="event-details" aria-label={`Details of ${event.type} at ${event.createdAt}`}>
+                <EventDetails data={event.data} tenantId={tenantId} actorNames={event.actorNames} />
+              </section>
+            </DetailsRow>
+          )
+        }
+      />
     </div>
   );
 }

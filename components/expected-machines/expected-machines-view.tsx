@@ -4,7 +4,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { QueryStates } from '@/components/ui/query-state';
+import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import type { Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
@@ -12,7 +12,6 @@ import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
 import { ImportPanel } from './import-panel';
-import { TableScroll } from '@/components/ui/table-scroll';
 
 export function ExpectedMachinesView() {
   return <TenantGate>{(tenant) => <TenantExpectedMachines key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -78,136 +77,84 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       )}
 
       <h2 className="detail-heading">Not arrived yet{waiting.data ? ` (${waiting.data.total})` : ''}</h2>
-      <QueryStates
+      <DataList
         query={waiting}
-        items={waiting.data?.items ?? []}
+        rows={waiting.data?.items ?? []}
         loading="Loading expected machines…"
         what="expected machines"
         empty="No expected machine is waiting in this site."
-      >
-        {(items) => (
-          <section className="panel" aria-label="Not arrived yet">
-            <TableScroll label="Machines not arrived yet">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Serial</th>
-                    <th scope="col">Product UUID</th>
-                    <th scope="col">MAC</th>
-                    <th scope="col">GPU UUID</th>
-                    <th scope="col">Pool</th>
-                    <th scope="col">Hostname</th>
-                    <th scope="col">Expires</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((m) => (
-                    <tr key={m.id}>
-                      <td>{m.serial ?? '—'}</td>
-                      <td>{m.productUuid ?? '—'}</td>
-                      <td>{m.mac ?? '—'}</td>
-                      <td>{m.gpuUuid ?? '—'}</td>
-                      <td>{poolNames.get(m.poolId) ?? m.poolId}</td>
-                      <td>{m.hostname ?? '—'}</td>
-                      <td>{m.expiresAt ? <LocalTime iso={m.expiresAt} /> : <span className="muted">never</span>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-            {waiting.data && waiting.data.total > items.length && (
-              <p className="field-hint">
-                The newest {items.length} of {waiting.data.total} are shown.
-              </p>
-            )}
-          </section>
-        )}
-      </QueryStates>
+        panel="Not arrived yet"
+        label="Machines not arrived yet"
+        rowKey={(m) => m.id}
+        footer={
+          waiting.data &&
+          waiting.data.total > waiting.data.items.length && (
+            <p className="field-hint">
+              The newest {waiting.data.items.length} of {waiting.data.total} are shown.
+            </p>
+          )
+        }
+        columns={[
+          { id: 'serial', header: 'Serial', cell: (m) => m.serial ?? '—' },
+          { id: 'uuid', header: 'Product UUID', cell: (m) => m.productUuid ?? '—' },
+          { id: 'mac', header: 'MAC', cell: (m) => m.mac ?? '—' },
+          { id: 'gpu', header: 'GPU UUID', cell: (m) => m.gpuUuid ?? '—' },
+          { id: 'pool', header: 'Pool', cell: (m) => poolNames.get(m.poolId) ?? m.poolId },
+          { id: 'hostname', header: 'Hostname', cell: (m) => m.hostname ?? '—' },
+          {
+            id: 'expires',
+            header: 'Expires',
+            cell: (m) => (m.expiresAt ? <LocalTime iso={m.expiresAt} /> : <span className="muted">never</span>),
+          },
+        ]}
+      />
 
       <h2 className="detail-heading">Arrived</h2>
-      <QueryStates
+      <DataList
         query={arrived}
-        items={arrived.data?.items ?? []}
+        rows={arrived.data?.items ?? []}
         loading="Loading arrivals…"
         what="arrived machines"
         empty="No expected machine has arrived yet."
-      >
-        {(items) => (
-          <section className="panel" aria-label="Arrived">
-            <TableScroll label="Arrived machines">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Identifier</th>
-                    <th scope="col">Pool</th>
-                    <th scope="col">Arrived</th>
-                    <th scope="col">Join request</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((m) => (
-                    <tr key={m.id}>
-                      <td>{m.mac ?? m.serial ?? m.productUuid ?? m.gpuUuid}</td>
-                      <td>{poolNames.get(m.poolId) ?? m.poolId}</td>
-                      <td>{m.arrivedAt && <LocalTime iso={m.arrivedAt} />}</td>
-                      <td>
-                        <code>{m.requestId}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          </section>
-        )}
-      </QueryStates>
+        panel="Arrived"
+        label="Arrived machines"
+        rowKey={(m) => m.id}
+        columns={[
+          { id: 'identifier', header: 'Identifier', cell: (m) => m.mac ?? m.serial ?? m.productUuid ?? m.gpuUuid },
+          { id: 'pool', header: 'Pool', cell: (m) => poolNames.get(m.poolId) ?? m.poolId },
+          { id: 'arrived', header: 'Arrived', cell: (m) => m.arrivedAt && <LocalTime iso={m.arrivedAt} /> },
+          { id: 'request', header: 'Join request', cell: (m) => <code>{m.requestId}</code> },
+        ]}
+      />
 
       <h2 className="detail-heading">Arrivals that matched nothing (last 7 days)</h2>
-      <QueryStates
+      <DataList
         query={unmatched}
-        items={unmatched.data?.items ?? []}
+        rows={unmatched.data?.items ?? []}
         loading="Loading arrivals…"
         what="unmatched arrivals"
         empty="Every PXE arrival of the last 7 days matched an expected machine."
-      >
-        {(items) => (
-          <section className="panel" aria-label="Arrivals that matched nothing">
-            <TableScroll label="Unmatched arrivals">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Request</th>
-                    <th scope="col">State</th>
-                    <th scope="col">MAC (vouched)</th>
-                    <th scope="col">Hostname (claimed)</th>
-                    <th scope="col">Serial (claimed)</th>
-                    <th scope="col">Arrived</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((r) => (
-                    <tr key={r.requestId}>
-                      <td>
-                        <code>{r.requestId}</code>
-                      </td>
-                      <td>
-                        {r.state}
-                        {r.decidedBy && <span className="cell-sub">by {r.decidedBy}</span>}
-                      </td>
-                      <td>{r.mac ?? '—'}</td>
-                      <td>{r.hostname ?? '—'}</td>
-                      <td>{r.serial ?? '—'}</td>
-                      <td>
-                        <LocalTime iso={r.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          </section>
-        )}
-      </QueryStates>
+        panel="Arrivals that matched nothing"
+        label="Unmatched arrivals"
+        rowKey={(r) => r.requestId}
+        columns={[
+          { id: 'request', header: 'Request', cell: (r) => <code>{r.requestId}</code> },
+          {
+            id: 'state',
+            header: 'State',
+            cell: (r) => (
+              <>
+                {r.state}
+                {r.decidedBy && <span className="cell-sub">by {r.decidedBy}</span>}
+              </>
+            ),
+          },
+          { id: 'mac', header: 'MAC (vouched)', cell: (r) => r.mac ?? '—' },
+          { id: 'hostname', header: 'Hostname (claimed)', cell: (r) => r.hostname ?? '—' },
+          { id: 'serial', header: 'Serial (claimed)', cell: (r) => r.serial ?? '—' },
+          { id: 'arrived', header: 'Arrived', cell: (r) => <LocalTime iso={r.createdAt} /> },
+        ]}
+      />
     </>
   );
 }

@@ -12,7 +12,8 @@ import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { useNowSince } from '@/lib/use-now';
 import { RevokeJoinTokenButton } from './revoke-join-token-button';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 const STATE_LABELS: Record<JoinTokenState, string> = { live: 'Live', revoked: 'Revoked', expired: 'Expired', 'used-up': 'Used up' };
 
@@ -78,123 +79,134 @@ export function JoinTokenTable({ tenant, pool, siteName, includeInactive }: Join
             : 'No live join tokens. Create one to let a machine join this pool.'}
         </p>
       ) : (
-        <TableScroll label={`Join tokens of pool ${pool.name}`} stale={tokens.isPlaceholderData}>
-          <table className="table">
-            <caption className="visually-hidden">Join tokens of pool {pool.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Token ID</th>
-                <th scope="col">State</th>
-                <th scope="col">Uses left</th>
-                <th scope="col">Expires (UTC)</th>
-                <th scope="col">Pinned to</th>
-                <th scope="col">Reclaim</th>
-                <th scope="col">Hosted</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((token) => (
-                <JoinTokenRow
-                  key={token.id}
-                  token={token}
-                  tenant={tenant}
-                  now={now}
-                  onRevoked={(id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`)}
-                />
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <DataTable
+          rows={items}
+          columns={tokenColumns(tenant, now, (id) => setNotice(`Token ${id} revoked: it no longer admits any machine.`))}
+          rowKey={(token) => token.id}
+          rowClassName={(token) => (token.state === 'live' ? undefined : 'row-archived')}
+          label={`Join tokens of pool ${pool.name}`}
+          caption={`Join tokens of pool ${pool.name}`}
+          stale={tokens.isPlaceholderData}
+        />
       )}
       <LoadMore query={tokens} label="Load more" />
     </section>
   );
 }
 
-interface JoinTokenRowProps {
-  token: JoinToken;
-  tenant: Tenant;
-  now: number;
-  onRevoked: (tokenId: string) => void;
-}
+const timeCell = (iso: string) => (
+  <time dateTime={iso} title={iso}>
+    {formatTimestamp(iso, { zone: false })}
+  </time>
+);
 
-function JoinTokenRow({ token, tenant, now, onRevoked }: JoinTokenRowProps) {
-  const pinned = expectEntries(token.expect);
-  const isLive = token.state === 'live';
-  return (
-    <tr className={isLive ? undefined : 'row-archived'}>
-      <th scope="row" className="cell-name">
+function tokenColumns(tenant: Tenant, now: number, onRevoked: (tokenId: string) => void): DataColumn<JoinToken>[] {
+  return [
+    nameColumn('Token ID', (token) => (
+      <>
         <code className="token-id">{token.id}</code>
         {token.name && (
           <span className="cell-sub" title={token.description ?? undefined}>
             {token.name}
           </span>
         )}
-      </th>
-      <td>
-        <span
-          className={`status status-${token.state}`}
-          title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}
-        >
-          {STATE_LABELS[token.state]}
-        </span>
-        {token.revokedAt && (
-          <span className="cell-sub">
-            by {token.revokedByEmail ?? token.revokedBy ?? 'unknown'}, {formatTimestamp(token.revokedAt)}
-          </span>
-        )}
-      </td>
-      <td className="cell-number">
-        {token.usesLeft} / {token.maxUses}
-      </td>
-      <td className="cell-time">
-        <time dateTime={token.expiresAt} title={token.expiresAt}>
-          {formatTimestamp(token.expiresAt, { zone: false })}
-        </time>
-        {isLive && <span className="cell-sub">{formatRelative(token.expiresAt, now)}</span>}
-      </td>
-      <td className="cell-wrap">
-        {pinned.length ? (
-          <ul className="tags">
-            {pinned.map((entry) => (
-              <li key={entry.key} className="tag">
-                <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <span className="muted">any machine</span>
-        )}
-      </td>
-      <td>{token.allowReclaim ? <span className="badge badge-warn">allowed</span> : <span className="muted">no</span>}</td>
-      <td>{token.hosted ? <span className="badge badge-info">{token.hosted}</span> : <span className="muted">no</span>}</td>
-      <td className="cell-time">
-        {token.lastUsedAt ? (
+      </>
+    )),
+    { id: 'state', header: 'State', cell: (token) => <StateCell token={token} /> },
+    {
+      id: 'uses',
+      header: 'Uses left',
+      className: 'cell-number',
+      cell: (token) => (
+        <>
+          {token.usesLeft} / {token.maxUses}
+        </>
+      ),
+    },
+    {
+      id: 'expires',
+      header: 'Expires (UTC)',
+      className: 'cell-time',
+      cell: (token) => (
+        <>
+          {timeCell(token.expiresAt)}
+          {token.state === 'live' && <span className="cell-sub">{formatRelative(token.expiresAt, now)}</span>}
+        </>
+      ),
+    },
+    { id: 'pinned', header: 'Pinned to', className: 'cell-wrap', cell: (token) => <PinnedCell token={token} /> },
+    {
+      id: 'reclaim',
+      header: 'Reclaim',
+      cell: (token) => (token.allowReclaim ? <span className="badge badge-warn">allowed</span> : <span className="muted">no</span>),
+    },
+    {
+      id: 'hosted',
+      header: 'Hosted',
+      cell: (token) => (token.hosted ? <span className="badge badge-info">{token.hosted}</span> : <span className="muted">no</span>),
+    },
+    {
+      id: 'used',
+      header: 'Last used',
+      className: 'cell-time',
+      cell: (token) =>
+        token.lastUsedAt ? (
           <time dateTime={token.lastUsedAt} title={token.lastUsedAt}>
             {formatAge(token.lastUsedAt, now)}
           </time>
         ) : (
           <span className="muted">never</span>
-        )}
-      </td>
-      <td className="cell-time">
-        <time dateTime={token.createdAt} title={token.createdAt}>
-          {formatTimestamp(token.createdAt, { zone: false })}
-        </time>
-        <span className="cell-sub" title={token.createdBy}>
-          by {token.createdByEmail ?? token.createdBy}
-        </span>
-      </td>
-      <td className="cell-actions">
-        {isLive && token.poolId && can(tenant, 'compute:join-tokens:revoke') && (
+        ),
+    },
+    {
+      id: 'created',
+      header: 'Created (UTC)',
+      className: 'cell-time',
+      cell: (token) => (
+        <>
+          {timeCell(token.createdAt)}
+          <span className="cell-sub" title={token.createdBy}>
+            by {token.createdByEmail ?? token.createdBy}
+          </span>
+        </>
+      ),
+    },
+    actionsColumn(
+      (token) =>
+        token.state === 'live' &&
+        token.poolId &&
+        can(tenant, 'compute:join-tokens:revoke') && (
           <RevokeJoinTokenButton token={token} poolId={token.poolId} tenant={tenant} onRevoked={onRevoked} />
-        )}
-      </td>
-    </tr>
+        ),
+    ),
+  ];
+}
+
+function StateCell({ token }: { token: JoinToken }) {
+  return (
+    <>
+      <span className={`status status-${token.state}`} title={token.revokedAt ? `Revoked ${formatTimestamp(token.revokedAt)}` : undefined}>
+        {STATE_LABELS[token.state]}
+      </span>
+      {token.revokedAt && (
+        <span className="cell-sub">
+          by {token.revokedByEmail ?? token.revokedBy ?? 'unknown'}, {formatTimestamp(token.revokedAt)}
+        </span>
+      )}
+    </>
+  );
+}
+
+function PinnedCell({ token }: { token: JoinToken }) {
+  const pinned = expectEntries(token.expect);
+  if (!pinned.length) return <span className="muted">any machine</span>;
+  return (
+    <ul className="tags">
+      {pinned.map((entry) => (
+        <li key={entry.key} className="tag">
+          <span className="tag-key">{entry.label}</span> <span>{entry.value}</span>
+        </li>
+      ))}
+    </ul>
   );
 }

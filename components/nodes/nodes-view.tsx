@@ -57,14 +57,9 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
   const current = selection.filterKey === filterKey ? selection : { ...NOTHING, filterKey };
   const allLoadedSelected = current.allMatching || (items.length > 0 && items.every((n) => current.ids.has(n.id)));
   const selectedCount = current.allMatching ? (total ?? 0) : current.ids.size;
-  const toggle = (id: string) => {
-    const ids = new Set(current.allMatching ? items.map((n) => n.id) : current.ids);
-    if (ids.has(id)) ids.delete(id);
-    else ids.add(id);
-    setSelection({ allMatching: false, ids, filterKey });
-  };
-  const toggleAll = () =>
-    setSelection(allLoadedSelected ? { ...NOTHING, filterKey } : { allMatching: false, ids: new Set(items.map((n) => n.id)), filterKey });
+  // The ticked rows as the table shows them; ticking one leaves "all matching" for the loaded rows ticked.
+  const loadedSelected: ReadonlySet<string> = current.allMatching ? new Set(items.map((n) => n.id)) : current.ids;
+  const select = (ids: Set<string>) => setSelection({ allMatching: false, ids, filterKey });
   // For the bulk actions: the ticked ids, or null for "every node the filter selects" (`total` of them).
   const selectedIds = current.allMatching ? null : [...current.ids];
 
@@ -135,16 +130,7 @@ function TenantNodes({ tenant }: { tenant: Tenant }) {
           }
         >
           {() => (
-            <NodeTable
-              nodes={items}
-              tenantId={tenant.id}
-              now={now}
-              poolNames={poolNames}
-              isSelected={(id) => current.allMatching || current.ids.has(id)}
-              onToggle={toggle}
-              onToggleAll={toggleAll}
-              allSelected={allLoadedSelected}
-            />
+            <NodeTable nodes={items} tenantId={tenant.id} now={now} poolNames={poolNames} selected={loadedSelected} onSelect={select} />
           )}
         </QueryStates>
         <LoadMore query={nodes} label="Load more nodes" />

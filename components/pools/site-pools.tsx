@@ -7,7 +7,8 @@ import { InstallScriptButton } from './install-script-button';
 import { ArchivePoolButton } from './archive-pool-button';
 import { SiteApprovalsButton } from './site-approvals-button';
 import { StaleNodesButton } from './stale-nodes-button';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 /** One site and its pools, as a table. */
 interface SitePoolsProps {
@@ -51,119 +52,121 @@ export function SitePools({ site, pools, tenantId, counts, canManage, canManageS
       {pools.length === 0 ? (
         <p className="panel-empty">No pools in this site.</p>
       ) : (
-        <TableScroll label={`Pools of ${site.name}`}>
-          <table className="table">
-            <caption className="visually-hidden">Pools in site {site.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name / ID</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Policy</th>
-                <th scope="col">Acceptance checks</th>
-                <th scope="col">Nodes</th>
-                <th scope="col">Live tokens</th>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {pools.map((pool) => (
-                <PoolRow key={pool.id} pool={pool} tenantId={tenantId} counts={counts.get(pool.id)} canManage={canManage} />
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <DataTable
+          rows={pools}
+          columns={poolColumns(tenantId, counts, canManage)}
+          rowKey={(pool) => pool.id}
+          rowClassName={(pool) => (pool.archivedAt ? 'row-archived' : undefined)}
+          label={`Pools of ${site.name}`}
+          caption={`Pools in site ${site.name}`}
+        />
       )}
     </section>
   );
 }
 
-function PoolRow({
-  pool,
-  tenantId,
-  counts,
-  canManage,
-}: {
-  pool: Pool;
-  tenantId: string;
-  counts: PoolCounts | undefined;
-  canManage: boolean;
-}) {
-  const attestors = pool.policy.joinAttestors;
-  const isPlatformOperated = pool.policy.kubernetes?.platformOperated === true;
-  return (
-    <tr className={pool.archivedAt ? 'row-archived' : undefined}>
-      <th scope="row" className="cell-name">
+function poolColumns(tenantId: string, counts: Map<string, PoolCounts>, canManage: boolean): DataColumn<Pool>[] {
+  return [
+    nameColumn('Name / ID', (pool) => (
+      <>
         <span className="pool-name">{pool.name}</span>
         <code className="id">{pool.id}</code>
-      </th>
-      <td>
-        <span className={`badge ${pool.agent === 'bcd' ? 'badge-info' : 'badge-muted'}`}>{pool.agent}</span>
-      </td>
-      <td className="cell-wrap">
-        <div className="policy">
-          {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any attestor</span>}
-          {isPlatformOperated && <span className="badge badge-warn">k8s platform-operated</span>}
-          {pool.policy.staleNodes && (
-            <span className="badge" title="Disconnected nodes are cordoned, then retired (stale-node policy)">
-              stale: cordon {pool.policy.staleNodes.cordonAfterDays}d · retire +{pool.policy.staleNodes.retireAfterDays}d
-            </span>
-          )}
-        </div>
-      </td>
-      <td className="cell-wrap">
-        {pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>}
-      </td>
-      <td className="cell-wrap">
-        {/* The visible count starts the link's name, so speech input ("click 2 ready") finds it. */}
-        <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)}>
-          <NodeCounts byState={counts?.nodesByState ?? {}} />
-          <span className="visually-hidden"> (nodes of pool {pool.name})</span>
-        </Link>
-        <Link className="cell-sub" href={withTenant(`/nodes?pool=${pool.id}&connected=true`, tenantId)}>
-          {counts?.connectedNodes ?? 0} connected
-          <span className="visually-hidden"> (connected nodes of pool {pool.name})</span>
-        </Link>
-      </td>
-      <td className="cell-number">
-        {pool.agent === 'bcd' ? (
+      </>
+    )),
+    {
+      id: 'agent',
+      header: 'Agent',
+      cell: (pool) => <span className={`badge ${pool.agent === 'bcd' ? 'badge-info' : 'badge-muted'}`}>{pool.agent}</span>,
+    },
+    { id: 'policy', header: 'Policy', className: 'cell-wrap', cell: (pool) => <PolicyCell pool={pool} /> },
+    {
+      id: 'checks',
+      header: 'Acceptance checks',
+      className: 'cell-wrap',
+      cell: (pool) => (pool.acceptanceChecks.length ? <TagList values={pool.acceptanceChecks} /> : <span className="muted">none</span>),
+    },
+    {
+      id: 'nodes',
+      header: 'Nodes',
+      className: 'cell-wrap',
+      cell: (pool) => (
+        <>
+          {/* The visible count starts the link's name, so speech input ("click 2 ready") finds it. */}
+          <Link href={withTenant(`/nodes?pool=${pool.id}`, tenantId)}>
+            <NodeCounts byState={counts.get(pool.id)?.nodesByState ?? {}} />
+            <span className="visually-hidden"> (nodes of pool {pool.name})</span>
+          </Link>
+          <Link className="cell-sub" href={withTenant(`/nodes?pool=${pool.id}&connected=true`, tenantId)}>
+            {counts.get(pool.id)?.connectedNodes ?? 0} connected
+            <span className="visually-hidden"> (connected nodes of pool {pool.name})</span>
+          </Link>
+        </>
+      ),
+    },
+    {
+      id: 'tokens',
+      header: 'Live tokens',
+      className: 'cell-number',
+      cell: (pool) =>
+        pool.agent === 'bcd' ? (
           <>
             <Link href={withTenant(`/join-tokens?pool=${pool.id}`, tenantId)}>
-              {counts?.liveTokens ?? 0} live
+              {counts.get(pool.id)?.liveTokens ?? 0} live
               <span className="visually-hidden"> (join tokens of pool {pool.name})</span>
             </Link>
             <Link className="cell-sub" href={withTenant(`/join-requests?pool=${pool.id}`, tenantId)}>
-              {counts?.pendingRequests ?? 0} pending
+              {counts.get(pool.id)?.pendingRequests ?? 0} pending
               <span className="visually-hidden"> (join requests of pool {pool.name})</span>
             </Link>
           </>
         ) : (
           <span className="muted">no daemon</span>
-        )}
-      </td>
-      <td className="cell-time">
+        ),
+    },
+    {
+      id: 'created',
+      header: 'Created (UTC)',
+      className: 'cell-time',
+      cell: (pool) => (
         <time dateTime={pool.createdAt} title={pool.createdAt}>
           {formatTimestamp(pool.createdAt, { zone: false })}
         </time>
-      </td>
-      <td>
-        {pool.archivedAt ? (
+      ),
+    },
+    {
+      id: 'status',
+      header: 'Status',
+      cell: (pool) =>
+        pool.archivedAt ? (
           <span className="status status-archived" title={`Archived ${formatTimestamp(pool.archivedAt)}`}>
             Archived
           </span>
         ) : (
           <span className="status status-active">Active</span>
-        )}
-      </td>
-      <td className="cell-actions">
+        ),
+    },
+    actionsColumn((pool) => (
+      <>
         {pool.agent === 'bcd' && !pool.archivedAt && <InstallScriptButton pool={pool} tenantId={tenantId} />}
         <StaleNodesButton pool={pool} tenantId={tenantId} canManage={canManage} />
         {canManage && !pool.archivedAt && <ArchivePoolButton pool={pool} tenantId={tenantId} />}
-      </td>
-    </tr>
+      </>
+    )),
+  ];
+}
+
+function PolicyCell({ pool }: { pool: Pool }) {
+  const attestors = pool.policy.joinAttestors;
+  return (
+    <div className="policy">
+      {attestors?.length ? <TagList values={attestors} /> : <span className="muted">any attestor</span>}
+      {pool.policy.kubernetes?.platformOperated === true && <span className="badge badge-warn">k8s platform-operated</span>}
+      {pool.policy.staleNodes && (
+        <span className="badge" title="Disconnected nodes are cordoned, then retired (stale-node policy)">
+          stale: cordon {pool.policy.staleNodes.cordonAfterDays}d · retire +{pool.policy.staleNodes.retireAfterDays}d
+        </span>
+      )}
+    </div>
   );
 }
 

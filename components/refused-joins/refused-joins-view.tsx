@@ -4,6 +4,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { useId, useMemo } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { LoadMore, QueryStates } from '@/components/ui/query-state';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { nextListPage, refusedJoinsInput } from '@/lib/console-page-inputs';
@@ -117,72 +118,73 @@ function TenantRefusedJoins({ tenant }: { tenant: Tenant }) {
               the gateway saw (the gateway signs it).
             </p>
             <div className="table-scroll">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Attestor</th>
-                    <th scope="col">Role</th>
-                    <th scope="col" title="The caller's address; for a join relayed by the gateway, the address the gateway saw">
-                      Caller
-                    </th>
-                    <th scope="col">CSR hash</th>
-                    <th scope="col">Hardware key</th>
-                    <th scope="col" aria-describedby="suppressed-meaning">
-                      Suppressed
-                    </th>
-                    <th scope="col">Token and binding</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((event) => {
-                    const data = event.data as RefusalData;
-                    const explained = explainRefusal(data.reason ?? '');
-                    return (
-                      <tr key={event.id}>
-                        <td className="cell-time">
-                          <LocalTime iso={event.createdAt} />
-                        </td>
-                        <td className="cell-wrap">
-                          <code>{data.reason ?? 'unknown'}</code>
-                          <span className="reason-meaning" title={explained.meaning}>
-                            {explained.meaning}
-                          </span>
-                          <span className="reason-action" title={`What to do: ${explained.action}`}>
-                            What to do: {explained.action}
-                          </span>
-                        </td>
-                        <td>{data.attestor ?? '—'}</td>
-                        <td>{data.role ?? '—'}</td>
-                        <td>{data.clientAddress ? <code>{data.clientAddress}</code> : <span className="muted">not recorded</span>}</td>
-                        <td>
-                          <ShortHash value={data.csrSha256} label="CSR hash" />
-                        </td>
-                        <td>
-                          <ShortHash value={data.hardwareKey} label="hardware key" />
-                        </td>
-                        <td className="cell-number" title="Refusals of this reason dropped by the rate limit since the previous event">
-                          {data.suppressed ?? 0}
-                        </td>
-                        <td>
-                          {data.tokenId ? <code>{data.tokenId}</code> : <span className="muted">unverified</span>}
-                          {data.expectField && (
-                            <span className="cell-sub">
-                              did not match expect.{data.expectField === 'boundMac' ? 'mac (the bound MAC)' : data.expectField}
-                            </span>
-                          )}
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+              <DataTable bare rows={items} columns={refusalColumns} rowKey={(event) => event.id} label="Refused joins" />
             </div>
             <LoadMore query={refusals} label="Load older refusals" />
           </section>
         )}
       </QueryStates>
+    </>
+  );
+}
+
+type RefusalEvent = { id: string; createdAt: string; data: unknown };
+const refusalData = (event: RefusalEvent) => event.data as RefusalData;
+
+const refusalColumns: DataColumn<RefusalEvent>[] = [
+  { id: 'time', header: 'Time', className: 'cell-time', cell: (event) => <LocalTime iso={event.createdAt} /> },
+  { id: 'reason', header: 'Reason', className: 'cell-wrap', cell: (event) => <ReasonCell reason={refusalData(event).reason} /> },
+  { id: 'attestor', header: 'Attestor', cell: (event) => refusalData(event).attestor ?? '—' },
+  { id: 'role', header: 'Role', cell: (event) => refusalData(event).role ?? '—' },
+  {
+    id: 'caller',
+    header: 'Caller',
+    headerProps: { title: "The caller's address; for a join relayed by the gateway, the address the gateway saw" },
+    cell: (event) => {
+      const address = refusalData(event).clientAddress;
+      return address ? <code>{address}</code> : <span className="muted">not recorded</span>;
+    },
+  },
+  { id: 'csr', header: 'CSR hash', cell: (event) => <ShortHash value={refusalData(event).csrSha256} label="CSR hash" /> },
+  { id: 'key', header: 'Hardware key', cell: (event) => <ShortHash value={refusalData(event).hardwareKey} label="hardware key" /> },
+  {
+    id: 'suppressed',
+    header: 'Suppressed',
+    headerProps: { 'aria-describedby': 'suppressed-meaning' },
+    className: 'cell-number',
+    title: () => 'Refusals of this reason dropped by the rate limit since the previous event',
+    cell: (event) => refusalData(event).suppressed ?? 0,
+  },
+  {
+    id: 'token',
+    header: 'Token and binding',
+    cell: (event) => {
+      const data = refusalData(event);
+      return (
+        <>
+          {data.tokenId ? <code>{data.tokenId}</code> : <span className="muted">unverified</span>}
+          {data.expectField && (
+            <span className="cell-sub">
+              did not match expect.{data.expectField === 'boundMac' ? 'mac (the bound MAC)' : data.expectField}
+            </span>
+          )}
+        </>
+      );
+    },
+  },
+];
+
+function ReasonCell({ reason }: { reason: string | undefined }) {
+  const explained = explainRefusal(reason ?? '');
+  return (
+    <>
+      <code>{reason ?? 'unknown'}</code>
+      <span className="reason-meaning" title={explained.meaning}>
+        {explained.meaning}
+      </span>
+      <span className="reason-action" title={`What to do: ${explained.action}`}>
+        What to do: {explained.action}
+      </span>
     </>
   );
 }

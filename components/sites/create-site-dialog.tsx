@@ -1,28 +1,27 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '@/components/ui/dialog';
+import { useState } from 'react';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { fieldMessage, toApiError } from '@/lib/api-errors';
 import type { Site } from '@/lib/api-types';
 import { useTRPC } from '@/lib/trpc';
 
-/** Creates a site by name; its settings start at the defaults and are edited afterwards. */
-export function CreateSiteDialog(props: { open: boolean; tenantId: string; onClose: () => void; onCreated: (site: Site) => void }) {
-  return (
-    <Dialog
-      open={props.open}
-      onClose={props.onClose}
-      title="Create site"
-      description="A site is a place machines join from; pools live in it."
-    >
-      <CreateSiteForm {...props} />
-    </Dialog>
-  );
+interface CreateSiteDialogProps {
+  open: boolean;
+  tenantId: string;
+  onClose: () => void;
+  onCreated: (site: Site) => void;
 }
 
-function CreateSiteForm({ tenantId, onClose, onCreated }: { tenantId: string; onClose: () => void; onCreated: (site: Site) => void }) {
+/** Creates a site by name; its settings start at the defaults and are edited afterwards. */
+export function CreateSiteDialog(props: CreateSiteDialogProps) {
+  // The form mounts per opening, so each one starts empty.
+  return props.open ? <CreateSiteForm {...props} /> : null;
+}
+
+function CreateSiteForm({ tenantId, onClose, onCreated }: CreateSiteDialogProps) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
@@ -36,18 +35,18 @@ function CreateSiteForm({ tenantId, onClose, onCreated }: { tenantId: string; on
   );
   const apiError = create.error ? toApiError(create.error) : null;
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    create.mutate({ tenantId, name: name.trim() });
-  }
-
   return (
-    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending} noValidate>
-      {apiError && apiError.field !== 'name' && (
-        <p className="form-error" role="alert">
-          {apiError.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title="Create site"
+      description="A site is a place machines join from; pools live in it."
+      submitLabel="Create site"
+      pendingLabel="Creating…"
+      isPending={create.isPending}
+      error={apiError && apiError.field !== 'name' ? apiError.message : null}
+      onSubmit={() => create.mutate({ tenantId, name: name.trim() })}
+      onClose={onClose}
+    >
       <Field
         label="Name"
         error={apiError?.field === 'name' ? fieldMessage(apiError) : null}
@@ -70,14 +69,6 @@ function CreateSiteForm({ tenantId, onClose, onCreated }: { tenantId: string; on
           />
         )}
       </Field>
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create site'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -1,12 +1,12 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
-import { QueryStates } from '@/components/ui/query-state';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataList, type DataColumn } from '@/components/ui/data-table';
 import { toApiError } from '@/lib/api-errors';
 import type { Site, Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
@@ -77,90 +77,35 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
           </p>
         )}
       </div>
-      <QueryStates
+      <DataList
         query={sites}
-        items={sites.data?.items ?? []}
+        rows={sites.data?.items ?? []}
         loading="Loading sites…"
         what="sites"
         empty="This tenant has no sites yet."
-      >
-        {(items) => (
-          <section className="panel" aria-label="Sites">
-            <TableScroll label="Sites table">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Site</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">PXE machines</th>
-                    <th scope="col">Queue</th>
-                    <th scope="col">TPM enrollment</th>
-                    <th scope="col">Approvals</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((site) => (
-                    <tr key={site.id} className={site.archivedAt ? 'row-archived' : undefined}>
-                      <th scope="row" className="cell-name">
-                        <span className="pool-name">{site.name}</span>
-                        <code className="id">{site.id}</code>
-                      </th>
-                      <td>{site.kind}</td>
-                      <td>{site.discovery.approval === 'always' ? 'held for a person' : 'known ones admitted'}</td>
-                      <td>
-                        at most {site.discovery.maxPendingRequests.toLocaleString('en')}
-                        <span className="cell-sub">wait {hours(site.discovery.pendingTtlSeconds)}</span>
-                      </td>
-                      <td>
-                        {site.tpm.enrollment ? 'on' : 'off'}
-                        <span className="cell-sub">wait {hours(site.tpm.pendingTtlSeconds)}</span>
-                      </td>
-                      <td>{site.requiredApprovals === 2 ? 'two people' : 'one'}</td>
-                      <td>
-                        {site.archivedAt ? (
-                          <span className="status status-archived">Archived</span>
-                        ) : (
-                          <span className="status status-active">Active</span>
-                        )}
-                      </td>
-                      <td className="cell-actions">
-                        {canManage && !site.archivedAt && (
-                          <>
-                            <button
-                              type="button"
-                              className="btn btn-small btn-quiet"
-                              aria-label={`Settings of site ${site.name}`}
-                              onClick={() => setEditing(site)}
-                            >
-                              Settings
-                            </button>
-                            <ConfirmButton
-                              label="Archive"
-                              ariaLabel={`Archive site ${site.name}`}
-                              title={`Archive site ${site.name}?`}
-                              confirmLabel="Archive site"
-                              pendingLabel="Archiving…"
-                              mutation={archive}
-                              errorMessage={(error) => toApiError(error).message}
-                              onConfirm={(close) => archive.mutate({ tenantId: tenant.id, siteId: site.id }, { onSuccess: close })}
-                            >
-                              <p>It takes no new pools and no new joins. A site with live pools cannot be archived: archive them first.</p>
-                            </ConfirmButton>
-                          </>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          </section>
-        )}
-      </QueryStates>
+        panel="Sites"
+        label="Sites table"
+        rowKey={(site) => site.id}
+        rowClassName={(site) => (site.archivedAt ? 'row-archived' : undefined)}
+        columns={siteColumns({
+          canManage,
+          onSettings: setEditing,
+          archiveButton: (site) => (
+            <ConfirmButton
+              label="Archive"
+              ariaLabel={`Archive site ${site.name}`}
+              title={`Archive site ${site.name}?`}
+              confirmLabel="Archive site"
+              pendingLabel="Archiving…"
+              mutation={archive}
+              errorMessage={(error) => toApiError(error).message}
+              onConfirm={(close) => archive.mutate({ tenantId: tenant.id, siteId: site.id }, { onSuccess: close })}
+            >
+              <p>It takes no new pools and no new joins. A site with live pools cannot be archived: archive them first.</p>
+            </ConfirmButton>
+          ),
+        })}
+      />
       <CreateSiteDialog
         open={isCreating}
         tenantId={tenant.id}
@@ -173,4 +118,71 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
       <SiteSettingsDialog site={editing} tenantId={tenant.id} onClose={() => setEditing(null)} />
     </>
   );
+}
+
+interface SiteColumnsOptions {
+  canManage: boolean;
+  onSettings: (site: Site) => void;
+  archiveButton: (site: Site) => ReactNode;
+}
+
+function siteColumns({ canManage, onSettings, archiveButton }: SiteColumnsOptions): DataColumn<Site>[] {
+  return [
+    nameColumn('Site', (site) => (
+      <>
+        <span className="pool-name">{site.name}</span>
+        <code className="id">{site.id}</code>
+      </>
+    )),
+    { id: 'kind', header: 'Kind', cell: (site) => site.kind },
+    {
+      id: 'pxe',
+      header: 'PXE machines',
+      cell: (site) => (site.discovery.approval === 'always' ? 'held for a person' : 'known ones admitted'),
+    },
+    {
+      id: 'queue',
+      header: 'Queue',
+      cell: (site) => (
+        <>
+          at most {site.discovery.maxPendingRequests.toLocaleString('en')}
+          <span className="cell-sub">wait {hours(site.discovery.pendingTtlSeconds)}</span>
+        </>
+      ),
+    },
+    {
+      id: 'tpm',
+      header: 'TPM enrollment',
+      cell: (site) => (
+        <>
+          {site.tpm.enrollment ? 'on' : 'off'}
+          <span className="cell-sub">wait {hours(site.tpm.pendingTtlSeconds)}</span>
+        </>
+      ),
+    },
+    { id: 'approvals', header: 'Approvals', cell: (site) => (site.requiredApprovals === 2 ? 'two people' : 'one') },
+    {
+      id: 'status',
+      header: 'Status',
+      cell: (site) =>
+        site.archivedAt ? <span className="status status-archived">Archived</span> : <span className="status status-active">Active</span>,
+    },
+    actionsColumn(
+      (site) =>
+        canManage &&
+        !site.archivedAt && (
+          <>
+            <button
+              type="button"
+              className="btn btn-small btn-quiet"
+              aria-label={`Settings of site ${site.name}`}
+              onClick={() => onSettings(site)}
+            >
+              Settings
+            </button>
+            {archiveButton(site)}
+          </>
+        ),
+    ),
+  ];
 }

@@ -2,6 +2,7 @@
 
 import { useState, type ReactNode } from 'react';
 import { Dialog } from './dialog';
+import { Field } from './field';
 
 interface ConfirmDialogProps {
   open: boolean;
@@ -12,16 +13,45 @@ interface ConfirmDialogProps {
   isPending: boolean;
   error?: string | null;
   tone?: 'danger' | 'primary';
-  onConfirm: () => void;
+  /** Asks for a reason (kept in the audit log); `required` keeps the action disabled until one is written. */
+  reason?: { label: string; hint?: string; required?: boolean; maxLength?: number };
+  /** Called with the trimmed reason ('' when none is asked or given). */
+  onConfirm: (reason: string) => void;
   onClose: () => void;
 }
 
 /** Asks before an action that cannot be taken back from the console, and shows why it failed if it does. */
 export function ConfirmDialog(props: ConfirmDialogProps) {
-  const { open, title, children, confirmLabel, pendingLabel, isPending, error, tone = 'danger', onConfirm, onClose } = props;
+  const { open, title, isPending, onClose } = props;
   return (
     <Dialog open={open} onClose={isPending ? () => {} : onClose} title={title} size="small">
+      {/* The body mounts per opening, so a reason typed before does not come back. */}
+      <ConfirmBody {...props} />
+    </Dialog>
+  );
+}
+
+function ConfirmBody(props: ConfirmDialogProps) {
+  const { children, confirmLabel, pendingLabel, isPending, error, tone = 'danger', reason, onConfirm, onClose } = props;
+  const [text, setText] = useState('');
+  const isMissing = Boolean(reason?.required) && text.trim() === '';
+  return (
+    <>
       <div className="dialog-body">{children}</div>
+      {reason && (
+        <Field label={reason.label} hint={reason.hint} optional={!reason.required}>
+          {(control) => (
+            <textarea
+              {...control}
+              rows={2}
+              value={text}
+              maxLength={reason.maxLength ?? 500}
+              required={reason.required}
+              onChange={(event) => setText(event.target.value)}
+            />
+          )}
+        </Field>
+      )}
       {error && (
         <p className="form-error" role="alert">
           {error}
@@ -32,11 +62,11 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
         <button type="button" className="btn" onClick={onClose} disabled={isPending} data-autofocus>
           Cancel
         </button>
-        <button type="button" className={`btn btn-${tone}`} onClick={onConfirm} disabled={isPending}>
+        <button type="button" className={`btn btn-${tone}`} onClick={() => onConfirm(text.trim())} disabled={isPending || isMissing}>
           {isPending ? pendingLabel : confirmLabel}
         </button>
       </footer>
-    </Dialog>
+    </>
   );
 }
 
@@ -48,7 +78,7 @@ interface ConfirmButtonProps extends Omit<ConfirmDialogProps, 'open' | 'isPendin
   /** The error of the mutation, said for this action. */
   errorMessage: (error: unknown) => string;
   /** Starts the mutation; `close` is called once it succeeded (after the mutation's own onSuccess). */
-  onConfirm: (close: () => void) => void;
+  onConfirm: (close: () => void, reason: string) => void;
 }
 
 /** A small button that opens a ConfirmDialog for `mutation`; the dialog closes when the mutation succeeds. */
@@ -65,7 +95,7 @@ export function ConfirmButton({ label, ariaLabel, mutation, errorMessage, onConf
         open={isConfirming}
         isPending={mutation.isPending}
         error={mutation.error ? errorMessage(mutation.error) : null}
-        onConfirm={() => onConfirm(close)}
+        onConfirm={(reason) => onConfirm(close, reason)}
         onClose={() => {
           mutation.reset();
           close();

@@ -7,7 +7,8 @@ import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
 import { Dialog } from '@/components/ui/dialog';
-import { QueryStates } from '@/components/ui/query-state';
+import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
+import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
 import { toApiError } from '@/lib/api-errors';
 import type { Outputs, Tenant } from '@/lib/api-types';
@@ -15,7 +16,6 @@ import { can } from '@/lib/can';
 import { useTRPC } from '@/lib/trpc';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookForm } from './webhook-form';
-import { TableScroll } from '@/components/ui/table-scroll';
 
 export type Webhook = Outputs['webhooks']['list']['items'][number];
 
@@ -133,135 +133,130 @@ function WebhookTable({
           {toApiError(failure).message}
         </p>
       )}
-      <QueryStates
+      <DataList
         query={list}
-        items={list.data?.items ?? []}
+        rows={list.data?.items ?? []}
         loading="Loading webhooks…"
         what="the webhooks"
         empty="This tenant has no webhooks."
-      >
-        {(items) => (
-          <TableScroll label="Webhooks">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Event types</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((w) => (
-                  <tr key={w.id} aria-selected={shown === w.id}>
-                    <th scope="row" className="cell-name">
-                      <code>{w.url}</code>
-                      <span className="cell-sub">
-                        {w.description && <>{w.description} · </>}
-                        <code>{w.id}</code> · <LocalTime iso={w.createdAt} />
-                      </span>
-                    </th>
-                    <td>
-                      {w.eventTypes.map((t) => (
-                        <code key={t} className="cell-sub">
-                          {t}
-                        </code>
-                      ))}
-                    </td>
-                    <td>
-                      {w.enabled ? 'Enabled' : 'Disabled'}
-                      {w.disabledReason && <span className="cell-sub">{w.disabledReason}</span>}
-                      {w.enabled && w.consecutiveFailures > 0 && (
-                        <span className="cell-sub">{w.consecutiveFailures} failed attempts in a row</span>
-                      )}
-                    </td>
-                    <td className="cell-actions">
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Deliveries of ${w.url}`}
-                        aria-pressed={shown === w.id}
-                        onClick={() => onShow(shown === w.id ? null : w.id)}
-                      >
-                        Deliveries
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Send a test event to ${w.url}`}
-                        disabled={!w.enabled || test.isPending}
-                        onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}
-                      >
-                        Send test
-                      </button>
-                      <button type="button" className="btn btn-small" aria-label={`Edit ${w.url}`} onClick={() => onEdit(w)}>
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`}
-                        disabled={update.isPending}
-                        onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}
-                      >
-                        {w.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                      <ConfirmButton
-                        label="Rotate secret"
-                        ariaLabel={`Rotate the signing secret of ${w.url}`}
-                        title="Rotate the signing secret?"
-                        confirmLabel="Rotate secret"
-                        pendingLabel="Rotating…"
-                        mutation={rotate}
-                        errorMessage={(error) => toApiError(error).message}
-                        onConfirm={(close) =>
-                          rotate.mutate(
-                            { tenantId: tenant.id, webhookId: w.id },
-                            {
-                              onSuccess: (r) => {
-                                close();
-                                onSecret(r.secret, r.url);
-                              },
-                            },
-                          )
-                        }
-                      >
-                        <p>Deliveries are signed with a new secret from now on; the receiver must be given it.</p>
-                      </ConfirmButton>
-                      <ConfirmButton
-                        label="Delete"
-                        ariaLabel={`Delete the webhook ${w.url}`}
-                        title="Delete this webhook?"
-                        confirmLabel="Delete webhook"
-                        pendingLabel="Deleting…"
-                        mutation={remove}
-                        errorMessage={(error) => toApiError(error).message}
-                        onConfirm={(close) =>
-                          remove.mutate(
-                            { tenantId: tenant.id, webhookId: w.id },
-                            {
-                              onSuccess: () => {
-                                close();
-                                if (shown === w.id) onShow(null);
-                              },
-                            },
-                          )
-                        }
-                      >
-                        <p>
-                          <code>{w.url}</code> gets no further deliveries; its delivery history is deleted with it.
-                        </p>
-                      </ConfirmButton>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
-        )}
-      </QueryStates>
+        label="Webhooks"
+        rowKey={(w) => w.id}
+        rowProps={(w) => ({ 'aria-selected': shown === w.id })}
+        columns={[
+          nameColumn<Webhook>('URL', (w) => (
+            <>
+              <code>{w.url}</code>
+              <span className="cell-sub">
+                {w.description && <>{w.description} · </>}
+                <code>{w.id}</code> · <LocalTime iso={w.createdAt} />
+              </span>
+            </>
+          )),
+          {
+            id: 'types',
+            header: 'Event types',
+            cell: (w) =>
+              w.eventTypes.map((t) => (
+                <code key={t} className="cell-sub">
+                  {t}
+                </code>
+              )),
+          },
+          {
+            id: 'state',
+            header: 'State',
+            cell: (w) => (
+              <>
+                {w.enabled ? 'Enabled' : 'Disabled'}
+                {w.disabledReason && <span className="cell-sub">{w.disabledReason}</span>}
+                {w.enabled && w.consecutiveFailures > 0 && (
+                  <span className="cell-sub">{w.consecutiveFailures} failed attempts in a row</span>
+                )}
+              </>
+            ),
+          },
+          actionsColumn<Webhook>((w) => (
+            <>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Deliveries of ${w.url}`}
+                aria-pressed={shown === w.id}
+                onClick={() => onShow(shown === w.id ? null : w.id)}
+              >
+                Deliveries
+              </button>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Send a test event to ${w.url}`}
+                disabled={!w.enabled || test.isPending}
+                onClick={() => test.mutate({ tenantId: tenant.id, webhookId: w.id }, { onSuccess: () => onShow(w.id) })}
+              >
+                Send test
+              </button>
+              <button type="button" className="btn btn-small" aria-label={`Edit ${w.url}`} onClick={() => onEdit(w)}>
+                Edit
+              </button>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`${w.enabled ? 'Disable' : 'Enable'} ${w.url}`}
+                disabled={update.isPending}
+                onClick={() => update.mutate({ tenantId: tenant.id, webhookId: w.id, enabled: !w.enabled })}
+              >
+                {w.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <ConfirmButton
+                label="Rotate secret"
+                ariaLabel={`Rotate the signing secret of ${w.url}`}
+                title="Rotate the signing secret?"
+                confirmLabel="Rotate secret"
+                pendingLabel="Rotating…"
+                mutation={rotate}
+                errorMessage={(error) => toApiError(error).message}
+                onConfirm={(close) =>
+                  rotate.mutate(
+                    { tenantId: tenant.id, webhookId: w.id },
+                    {
+                      onSuccess: (r) => {
+                        close();
+                        onSecret(r.secret, r.url);
+                      },
+                    },
+                  )
+                }
+              >
+                <p>Deliveries are signed with a new secret from now on; the receiver must be given it.</p>
+              </ConfirmButton>
+              <ConfirmButton
+                label="Delete"
+                ariaLabel={`Delete the webhook ${w.url}`}
+                title="Delete this webhook?"
+                confirmLabel="Delete webhook"
+                pendingLabel="Deleting…"
+                mutation={remove}
+                errorMessage={(error) => toApiError(error).message}
+                onConfirm={(close) =>
+                  remove.mutate(
+                    { tenantId: tenant.id, webhookId: w.id },
+                    {
+                      onSuccess: () => {
+                        close();
+                        if (shown === w.id) onShow(null);
+                      },
+                    },
+                  )
+                }
+              >
+                <p>
+                  <code>{w.url}</code> gets no further deliveries; its delivery history is deleted with it.
+                </p>
+              </ConfirmButton>
+            </>
+          )),
+        ]}
+      />
     </section>
   );
 }

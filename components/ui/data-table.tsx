@@ -1,0 +1,270 @@
+'use client';
+
+import { Fragment, useEffect, useRef, type ComponentPropsWithoutRef, type CSSProperties, type ReactNode } from 'react';
+import { QueryStates } from './query-state';
+import { TableScroll } from './table-scroll';
+import './data-table.css';
+
+/** One column of a {@link DataTable}: its header, what a row shows in it, and how wide it may be. */
+export interface DataColumn<T> {
+  /** Unique among the table's columns; also the key handed to `onSortChange`. */
+  id: string;
+  /** The header text; the column's name in cards at phone width. */
+  header: string;
+  /** The header is for screen readers only (an actions column). */
+  hideHeader?: boolean;
+  cell: (row: T) => ReactNode;
+  /** The row's header cell (`<th scope="row">`): the name that identifies the row. */
+  rowHeader?: boolean;
+  /** Classes of the cell (`cell-actions`, `cell-time`, `cell-wrap`, …). */
+  className?: string;
+  /** The whole value, shown on hover: always set it on a `truncate` column so nothing cut is lost. */
+  title?: (row: T) => string | null | undefined;
+  /** Cut the value to one line with an ellipsis at `maxWidth` instead of widening the table. */
+  truncate?: boolean;
+  /** Widths (CSS lengths). `minWidth` keeps a cell from being crushed; the table scrolls instead. */
+  width?: string;
+  minWidth?: string;
+  maxWidth?: string;
+  /** More attributes of the header cell (a `title` that explains the column, `aria-describedby`). */
+  headerProps?: ComponentPropsWithoutRef<'th'>;
+  /** The column sorts when its header is pressed (only with `sort` on the table). */
+  sortable?: boolean;
+}
+
+interface DataSort {
+  column: string;
+  direction: 'asc' | 'desc';
+}
+
+interface DataSelection<T> {
+  /** Ids of the ticked rows. */
+  selected: ReadonlySet<string>;
+  onChange: (next: Set<string>) => void;
+  /** The accessible name of a row's box, "Select node_…". */
+  rowLabel: (row: T) => string;
+  /** The accessible name of the header box that ticks every row on the page. */
+  allLabel: string;
+}
+
+interface DataTableProps<T> {
+  rows: T[];
+  columns: DataColumn<T>[];
+  rowKey: (row: T) => string;
+  /** The name of the scroll region ("Sites table"). */
+  label: string;
+  /** A visually hidden caption for the table. */
+  caption?: string;
+  className?: string;
+  rowClassName?: (row: T) => string | undefined;
+  /** More attributes of a row's `<tr>` (`id`, `aria-selected`, `data-…`). */
+  rowProps?: (row: T) => ComponentPropsWithoutRef<'tr'> & Record<`data-${string}`, string | undefined>;
+  /** Rows of an older query shown while the next one loads (dimmed). */
+  stale?: boolean;
+  /** Controlled: the page keeps the order (and asks the server for it where the server sorts). */
+  sort?: DataSort;
+  onSortChange?: (sort: DataSort) => void;
+  selection?: DataSelection<T>;
+  /** At phone width each row becomes a card of label: value lines instead of a scrolling row. */
+  cards?: boolean;
+  /** Rendered after a row's `<tr>` (a details row across the table, `colSpan` = the column count). */
+  afterRow?: (row: T) => ReactNode;
+  /** Render without the scroll region (the caller already has one). */
+  bare?: boolean;
+}
+
+function cellStyle<T>(column: DataColumn<T>): CSSProperties | undefined {
+  const { width, minWidth, maxWidth } = column;
+  if (!width && !minWidth && !maxWidth) return undefined;
+  return { width, minWidth, maxWidth };
+}
+
+function cellClass<T>(column: DataColumn<T>): string | undefined {
+  const names = [column.className, column.truncate ? 'cell-truncate' : undefined].filter(Boolean);
+  return names.length ? names.join(' ') : undefined;
+}
+
+function SelectAll<T>({ ids, selection }: { ids: string[]; selection: DataSelection<T> }) {
+  const ref = useRef<HTMLInputElement>(null);
+  const ticked = ids.filter((id) => selection.selected.has(id)).length;
+  const all = ids.length > 0 && ticked === ids.length;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = ticked > 0 && !all;
+  }, [ticked, all]);
+  return (
+    <input
+      ref={ref}
+      type="checkbox"
+      aria-label={selection.allLabel}
+      checked={all}
+      onChange={() => {
+        const next = new Set(selection.selected);
+        for (const id of ids) {
+          if (all) next.delete(id);
+          else next.add(id);
+        }
+        selection.onChange(next);
+      }}
+    />
+  );
+}
+
+function HeaderCell<T>({
+  column,
+  sort,
+  onSortChange,
+}: {
+  column: DataColumn<T>;
+  sort?: DataSort;
+  onSortChange?: (sort: DataSort) => void;
+}) {
+  if (column.hideHeader) {
+    return (
+      <th scope="col" style={cellStyle(column)}>
+        <span className="visually-hidden">{column.header}</span>
+      </th>
+    );
+  }
+  if (!column.sortable || !sort || !onSortChange) {
+    return (
+      <th scope="col" style={cellStyle(column)} {...column.headerProps}>
+        {column.header}
+      </th>
+    );
+  }
+  const isSorted = sort.column === column.id;
+  const next: DataSort = { column: column.id, direction: isSorted && sort.direction === 'asc' ? 'desc' : 'asc' };
+  return (
+    <th
+      scope="col"
+      style={cellStyle(column)}
+      {...column.headerProps}
+      aria-sort={isSorted ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none'}
+    >
+      <button type="button" className="sort-button" onClick={() => onSortChange(next)}>
+        {column.header}
+        <span aria-hidden="true">{isSorted ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+      </button>
+    </th>
+  );
+}
+
+/**
+ * The console's table: typed columns, a cell that is cut keeps its whole value in `title`, optional sorting
+ * (controlled by the page) and a checkbox column for selection, in the labelled scroll region that lets a wide
+ * table scroll instead of crushing its cells. With `cards`, rows become cards at phone width.
+ */
+export function DataTable<T>(props: DataTableProps<T>) {
+  const { rows, columns, rowKey, label, caption, className, rowClassName, rowProps, stale, sort, onSortChange, selection } = props;
+  const ids = rows.map(rowKey);
+  const classes = ['table', props.cards ? 'data-table-cards' : undefined, className].filter(Boolean).join(' ');
+  const table = (
+    <table className={classes}>
+      {caption && <caption className="visually-hidden">{caption}</caption>}
+      <thead>
+        <tr>
+          {selection && (
+            <th scope="col" className="cell-select">
+              <SelectAll ids={ids} selection={selection} />
+            </th>
+          )}
+          {columns.map((column) => (
+            <HeaderCell key={column.id} column={column} sort={sort} onSortChange={onSortChange} />
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, index) => {
+          const id = ids[index]!;
+          return (
+            <Fragment key={id}>
+              <tr className={rowClassName?.(row)} {...rowProps?.(row)}>
+                {selection && (
+                  <td className="cell-select">
+                    <input
+                      type="checkbox"
+                      aria-label={selection.rowLabel(row)}
+                      checked={selection.selected.has(id)}
+                      onChange={() => {
+                        const next = new Set(selection.selected);
+                        if (!next.delete(id)) next.add(id);
+                        selection.onChange(next);
+                      }}
+                    />
+                  </td>
+                )}
+                {columns.map((column) => {
+                  const Cell = column.rowHeader ? 'th' : 'td';
+                  return (
+                    <Cell
+                      key={column.id}
+                      scope={column.rowHeader ? 'row' : undefined}
+                      className={cellClass(column)}
+                      style={cellStyle(column)}
+                      title={column.title?.(row) ?? undefined}
+                      data-label={column.hideHeader ? undefined : column.header}
+                    >
+                      {column.cell(row)}
+                    </Cell>
+                  );
+                })}
+              </tr>
+              {props.afterRow?.(row)}
+            </Fragment>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+  if (props.bare) return table;
+  return (
+    <TableScroll label={label} stale={stale}>
+      {table}
+    </TableScroll>
+  );
+}
+
+interface ListQuery {
+  isPending: boolean;
+  isError: boolean;
+  error: unknown;
+  refetch: () => Promise<unknown>;
+}
+
+/**
+ * A list page's table with its states: loading, an error with Retry, the empty callout, else the table (in a
+ * panel named `panel` when given).
+ */
+export function DataList<T>({
+  query,
+  loading,
+  what,
+  empty,
+  panel,
+  footer,
+  ...table
+}: DataTableProps<T> & {
+  query: ListQuery;
+  loading: string;
+  what: string;
+  empty: ReactNode;
+  /** Wrap the table in a panel of this name. */
+  panel?: string;
+  /** Shown under the table, in its panel. */
+  footer?: ReactNode;
+}) {
+  return (
+    <QueryStates query={query} items={table.rows} loading={loading} what={what} empty={empty}>
+      {() =>
+        panel ? (
+          <section className="panel" aria-label={panel}>
+            <DataTable {...table} />
+            {footer}
+          </section>
+        ) : (
+          <DataTable {...table} />
+        )
+      }
+    </QueryStates>
+  );
+}
