@@ -14,7 +14,7 @@ import { COMMAND_KINDS } from '../protocol/command-wire';
 import { log, waitFor } from './sessions-drive';
 
 /** What the case needs of the run. */
-export interface CommandRun {
+interface CommandRun {
   db: Db;
   /** An admin of the pool's tenant. */
   operator: Principal;
