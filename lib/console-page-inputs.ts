@@ -33,6 +33,11 @@ export function nodeEventsInput(tenantId: string, nodeId: string) {
   return { tenantId, nodeId, limit: LIST_PAGE_SIZE };
 }
 
+/** The node page's commands, newest first: the first 20. */
+export function nodeCommandsInput(tenantId: string, nodeId: string) {
+  return { tenantId, nodeId, limit: 20 };
+}
+
 /** The events page's list, of one type when `?type=` names it. */
 export function eventsListInput(tenantId: string, params: { type: string | null }) {
   return { tenantId, limit: LIST_PAGE_SIZE, ...(params.type ? { type: params.type } : {}) };

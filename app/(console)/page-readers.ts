@@ -8,6 +8,7 @@ import {
   eventsListInput,
   joinTokensListInput,
   nextListPage,
+  nodeCommandsInput,
   nodeEventsInput,
   nodesListInput,
   overviewRange,
@@ -128,13 +129,13 @@ export const readNodes: TenantPageReader = ({ trpc, queryClient, tenant, params 
     [trpc.nodes.list.infiniteQueryOptions(nodesListInput(tenant.id, paramsOf(params, NODE_LIST_PARAMS)), paged)],
   );
 
-/** One node's page: the node and its events. */
+/** One node's page: the node, its commands (the input the Commands section asks with) and its events. */
 export const readNode =
   (nodeId: string): TenantPageReader =>
   ({ trpc, queryClient, tenant }) =>
     prefetch(
       queryClient,
-      [trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId })],
+      [trpc.nodes.get.queryOptions({ tenantId: tenant.id, nodeId }), trpc.commands.list.queryOptions(nodeCommandsInput(tenant.id, nodeId))],
       [trpc.events.list.infiniteQueryOptions(nodeEventsInput(tenant.id, nodeId), paged)],
     );
 

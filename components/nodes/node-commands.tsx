@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { TableScroll } from '@/components/ui/table-scroll';
+import { nodeCommandsInput } from '@/lib/console-page-inputs';
 import { LocalTime } from '@/components/ui/time';
 import { QueryError } from '@/components/ui/query-state';
 import { toApiError } from '@/lib/api-errors';
@@ -42,7 +43,8 @@ export function NodeCommands({ tenant, nodeId, retired }: { tenant: Tenant; node
   const client = useTRPCClient();
   const queryClient = useQueryClient();
   const [kind, setKind] = useState<CommandKind>(KINDS[0]!);
-  const input = { tenantId: tenant.id, nodeId, limit: 20 };
+  // The input the page's server render read with (lib/console-page-inputs.ts), so the first view has the list.
+  const input = nodeCommandsInput(tenant.id, nodeId);
   const list = useQuery({
     ...trpc.commands.list.queryOptions(input),
     refetchInterval: (query) => (query.state.data?.items.some((c) => c.state === 'queued' || c.state === 'sent') ? OPEN_REFRESH_MS : false),
