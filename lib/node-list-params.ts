@@ -74,7 +74,7 @@ function nodeFilterQuery(filter: NodeFilter): string {
   return query.toString();
 }
 
-/** The CSV export of the nodes a filter selects (server/http/nodes-export.ts). */
+/** The CSV export of the nodes a filter selects (server/entry/nodes-export.ts). */
 export function nodeExportHref(tenantId: string, filter: NodeFilter): string {
   const query = nodeFilterQuery(filter);
   return `/api/compute/v1/tenants/${encodeURIComponent(tenantId)}/nodes/export.csv${query ? `?${query}` : ''}`;

@@ -13,7 +13,7 @@ import { insertApiKey } from '../server/api-keys/api-keys';
 import { createServices } from '../server/boot/services';
 import { DEFAULT_NEW_REQUEST_LIMITS } from '../server/join/request-admission';
 import { normalizedPath } from '../server/boot/http-server';
-import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import { createAgentEndpoints } from '../server/entry/agent-endpoints';
 import { hasPki, initPki } from '../server/pki/bundle/store';
 import { ensureRootTenant } from '../server/tenants/tenants';
 

@@ -13,7 +13,7 @@ import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
 import { installPins } from '../server/pki/pins-summary';
 import type { RenewService } from '../server/renew/renew-service';
 import { normalizedPath } from '../server/boot/http-server';
-import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import { createAgentEndpoints } from '../server/entry/agent-endpoints';
 import { startSessionSweeper, type SessionService } from '../server/sessions/session-service';
 import type { SessionSettings } from '../server/sessions/settings';
 import type { NewRequestLimits } from '../server/join/request-admission';
@@ -74,7 +74,7 @@ export async function createRenewHarness(
   const { renew, sessions } = h.services;
   const servingCaPin = installPins(h.bundle).servingCaPin;
   const stopSweeper = startSessionSweeper(sessions);
-  // The API is the agent endpoints' own handler (server/http/agent-endpoints.ts), as the boot server mounts it.
+  // The API is the agent endpoints' own handler (server/entry/agent-endpoints.ts), as the boot server mounts it.
   const agent = createAgentEndpoints(h.services);
   const makeApi = () =>
     http.createServer((req, res) => {

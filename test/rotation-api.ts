@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createServices, type Services } from '../server/boot/services';
 import { BASE_PATH } from '../server/config/config';
 import { normalizedPath } from '../server/boot/http-server';
-import { createAgentEndpoints } from '../server/http/agent-endpoints';
+import { createAgentEndpoints } from '../server/entry/agent-endpoints';
 import type { RateLimitRule } from '../server/http/shared-rate-limit';
 import { sessionSettings } from '../server/sessions/settings';
 import { ensureRootTenant } from '../server/tenants/tenants';
@@ -32,7 +32,7 @@ export interface RotationApi {
 }
 
 /**
- * The agent endpoints (server/http/agent-endpoints.ts, as the boot server mounts them) on services built by the
+ * The agent endpoints (server/entry/agent-endpoints.ts, as the boot server mounts them) on services built by the
  * composition root with `rotating.pki`, on the test database, with rate-limit keys of their own (the gateway
  * credentials limit: `credentialsLimit`, 120 a minute by default). Two calls with one `keyPrefix` share a limit,
  * as two API instances do.

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Db } from '../server/db/client';
-import { handleComputeRequest } from '../server/http/compute';
+import { handleComputeRequest } from '../server/entry/compute';
 import { logError } from '../server/log';
 import { decode } from 'next-auth/jwt';
 import { handleTrpcRequest } from '../server/api/trpc-http';

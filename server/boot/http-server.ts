@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/client';
 import { ThreadedPreparer, joinThreadCount } from '../join/prepare-worker-pool';
 import { logLimited } from '../log';
-import { createAgentEndpoints, hasFixedHeaders, type AgentEndpointServices } from '../http/agent-endpoints';
+import { createAgentEndpoints, hasFixedHeaders, type AgentEndpointServices } from '../entry/agent-endpoints';
 import { DEFAULT_MAX_BODY_BYTES } from '../http/body';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import { securityHeaders } from '../http/security-headers';
@@ -109,7 +109,7 @@ type BootServices = AgentEndpointServices & Pick<Services, 'metricsRegistry'>;
 /**
  * The server in front of Next: security headers on every answer, refusals in the error model for what Next
  * would answer with a plain-text 500 (a malformed percent-escape, TRACE), the agent endpoints
- * (server/http/agent-endpoints.ts: every path that resolves to one is served there, so every route to it
+ * (server/entry/agent-endpoints.ts: every path that resolves to one is served there, so every route to it
  * answers the same bytes and headers), and timeouts for slow clients. `next()` is Next's handler once it
  * has loaded (the tests' server processes mount the same route functions without a build); until then
  * requests get a 503.

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
 import { EventsListener } from '../events/listener';
-import { buildWellKnownDocument } from '../http/well-known';
+import { buildWellKnownDocument } from '../entry/well-known';
 import { createRequestLimits, type RequestLimitOverrides, type RequestLimits } from '../http/request-limits';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';

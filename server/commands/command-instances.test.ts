@@ -10,7 +10,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { openCommandSession, verifiedCommand, type CommandSession } from '../../test/command-session';
 import { createServices, type Services } from '../boot/services';
 import { normalizedPath } from '../boot/http-server';
-import { createAgentEndpoints } from '../http/agent-endpoints';
+import { createAgentEndpoints } from '../entry/agent-endpoints';
 import { createGateway, type GatewayServer } from '../gateway/gateway';
 import { sessionSettings } from '../sessions/settings';
 import { enqueueCommand } from './enqueue';

@@ -3,8 +3,8 @@ import { testDb } from '../../test/db';
 import { createTestTenant, failure } from '../../test/fixtures';
 import { insertApiKey } from '../api-keys/api-keys';
 import { createCaller } from '../api/root';
-import { handleComputeRequest } from '../http/compute';
-import { AUDIT_EXPORTS_IN_FLIGHT } from '../http/audit-export';
+import { handleComputeRequest } from '../entry/compute';
+import { AUDIT_EXPORTS_IN_FLIGHT } from '../entry/audit-export';
 import { exportAuditCsv } from './export-audit';
 import { parseCsv } from '../../test/csv';
 

@@ -43,7 +43,7 @@ function answerJson(res: http.ServerResponse, status: number, body: object, extr
  * is its own, per process: at most `perAddress` documents per address and minute (a fixed window), 429 with
  * retry-after past it. And it answers from the API's last document for {@link CACHE_MS} (one fetch at a time),
  * so a flood at the gateway, from any number of addresses, costs the API at most one call per process every
- * few seconds; the API's shared limit (server/http/agent-endpoints.ts) then never counts a gateway's
+ * few seconds; the API's shared limit (server/entry/agent-endpoints.ts) then never counts a gateway's
  * relays against its own address.
  */
 export class WellKnownRelay {

@@ -3,7 +3,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { parseCsv } from '../../test/csv';
 import { insertApiKey } from '../api-keys/api-keys';
-import { handleComputeRequest } from '../http/compute';
+import { handleComputeRequest } from '../entry/compute';
 import { CSV_EXPORTS_PER_CALLER } from '../http/csv-export';
 import { newId } from '../ids';
 import { exportNodesCsv } from './export';

@@ -15,7 +15,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { createServices, type Services } from '../boot/services';
 import { normalizedPath } from '../boot/http-server';
 import { createGateway, type GatewayServer } from '../gateway/gateway';
-import { createAgentEndpoints } from '../http/agent-endpoints';
+import { createAgentEndpoints } from '../entry/agent-endpoints';
 import { SESSION_REPLACED } from '../../protocol/session-wire';
 import { DEFAULT_MAX_SESSIONS_PER_NODE, sessionSettings } from './settings';
 

@@ -3,7 +3,7 @@ import { testDb } from '../../../test/db';
 import { createTestTenant, failure } from '../../../test/fixtures';
 import { insertApiKey } from '../../api-keys/api-keys';
 import { principalOf } from '../../authz/principal';
-import { handleComputeRequest } from '../../http/compute';
+import { handleComputeRequest } from '../../entry/compute';
 import { newId } from '../../ids';
 import { ensureRootTenant } from '../../tenants/tenants';
 import { PKI_KEY_KINDS } from '../../pki/rotation/kinds';

@@ -15,7 +15,7 @@ import { principalOf } from '../../authz/principal';
 import { createServices, type Services } from '../../boot/services';
 import { createDb, type Db } from '../../db/client';
 import { voucherFromServingChain } from '../../gateway/gateway';
-import { buildWellKnownDocument } from '../../http/well-known';
+import { buildWellKnownDocument } from '../../entry/well-known';
 import { newId } from '../../ids';
 import type { PkiSource, PkiRuntime } from '../../join/join-runtime';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../../renew/vouch';

@@ -1,6 +1,6 @@
 import { getSessionOperatorId } from '@/server/auth/session';
 import { processServices } from '@/server/boot/services';
-import { handleComputeRequest } from '@/server/http/compute';
+import { handleComputeRequest } from '@/server/entry/compute';
 
 export const dynamic = 'force-dynamic';
 

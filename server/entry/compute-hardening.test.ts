@@ -5,8 +5,8 @@ import { createTestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../api-keys/api-keys';
 import { createOperator, type SessionClaim } from '../operators/operators';
 import { handleComputeRequest } from './compute';
-import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readRequestText } from './body';
-import { checkSessionOrigin } from './request-rules';
+import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readRequestText } from '../http/body';
+import { checkSessionOrigin } from '../http/request-rules';
 
 const base = 'http://console.test/api/compute';
 const MiB = 1024 * 1024;

@@ -1,8 +1,8 @@
 import type http from 'node:http';
 import { MAX_COMMAND_RESULT_BODY_BYTES, RESULT_REFUSED } from '../../protocol/command-wire';
 import type { CommandResultService } from '../commands/result';
-import { isClientAbort } from './client-abort';
-import { readNodeBody } from './body';
+import { isClientAbort } from '../http/client-abort';
+import { readNodeBody } from '../http/body';
 import { logError } from '../log';
 import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
 import { trustStateOf } from '../pki/rotation/trust-state';

@@ -19,15 +19,15 @@ import {
 } from '../../protocol/session-wire';
 import type { ChannelListener } from '../db/listen';
 import { pipeWatchResponse, sessionWatchResponse, type SessionsChange } from '../sessions/session-watch';
-import { readNodeBody } from './body';
-import { isClientAbort } from './client-abort';
-import { clientAddressOf, trustedProxies } from './client-address';
+import { readNodeBody } from '../http/body';
+import { isClientAbort } from '../http/client-abort';
+import { clientAddressOf, trustedProxies } from '../http/client-address';
 import { joinCallerAddress } from '../join/caller-address';
 import type { PkiRuntime } from '../join/join-runtime';
-import type { RequestLimits } from './request-limits';
-import { addressBucket } from './address-bucket';
-import type { RateVerdict } from './shared-rate-limit';
-import { tooManyRequests } from './answer-later';
+import type { RequestLimits } from '../http/request-limits';
+import { addressBucket } from '../http/address-bucket';
+import type { RateVerdict } from '../http/shared-rate-limit';
+import { tooManyRequests } from '../http/answer-later';
 import {
   GATEWAY_CREDENTIALS_PATH,
   GATEWAY_CREDENTIALS_REFUSED,
@@ -72,7 +72,7 @@ export interface AgentEndpointServices {
   pki: { load(): Promise<PkiRuntime | null> };
   /** The LISTEN on the session-end channel that every gateway's watch stream shares. */
   sessionsListener: () => ChannelListener<SessionsChange>;
-  /** The well-known document (server/http/well-known.ts). */
+  /** The well-known document (server/entry/well-known.ts). */
   wellKnown: () => Promise<Record<string, unknown>>;
   /** The shared limits of the downloads and the well-known document. */
   endpointLimits: RequestLimits;

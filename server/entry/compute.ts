@@ -3,11 +3,11 @@ import { BASE_PATH, PRODUCT_VERSION } from '../config/config';
 import { createApiContext } from '../api/context';
 import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
-import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from './refusals';
+import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
 import type { SessionClaim } from '../operators/operators';
 import { AUDIT_EXPORT_PATH, handleAuditExport } from './audit-export';
 import { handleNodesExport, NODES_EXPORT_PATH } from './nodes-export';
-import { ExportRateLimited } from './csv-export';
+import { ExportRateLimited } from '../http/csv-export';
 
 interface ComputeHandlerDeps {
   db: Db;
@@ -37,7 +37,7 @@ const CSV_EXPORTS = [
 /**
  * The REST API and the OpenAPI document under the base path: what the compute route handler (Next) serves.
  * The agent endpoints and the well-known document are the boot server's, before Next
- * (server/http/agent-endpoints.ts).
+ * (server/entry/agent-endpoints.ts).
  */
 export async function handleComputeRequest(request: Request, deps: ComputeHandlerDeps): Promise<Response> {
   const url = new URL(request.url);

@@ -3,8 +3,8 @@ import type { ApiContext } from '../api/trpc';
 import { exportNodesInput } from '../../protocol/api/node-schemas';
 import { exportNodesCsv, NODE_EXPORT_MAX_ROWS } from '../nodes/export';
 import { coerceQuery, schemaPropertyTypes } from '../api/rest/handler';
-import { HttpRefusal } from './body';
-import { csvResponse, hitExportLimit, InFlight } from './csv-export';
+import { HttpRefusal } from '../http/body';
+import { csvResponse, hitExportLimit, InFlight } from '../http/csv-export';
 
 /** `GET /v1/tenants/{tenantId}/nodes/export.csv`, relative to the base path. */
 export const NODES_EXPORT_PATH = /^\/v1\/tenants\/([^/]+)\/nodes\/export\.csv$/;

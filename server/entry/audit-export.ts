@@ -2,8 +2,8 @@ import { DomainError } from '../../protocol/errors';
 import type { ApiContext } from '../api/trpc';
 import { auditFilterInput } from '../events/audit-filter';
 import { AUDIT_EXPORT_MAX_ROWS, exportAuditCsv } from '../events/export-audit';
-import { HttpRefusal } from './body';
-import { csvResponse, hitExportLimit, InFlight } from './csv-export';
+import { HttpRefusal } from '../http/body';
+import { csvResponse, hitExportLimit, InFlight } from '../http/csv-export';
 
 /** `GET /v1/tenants/{tenantId}/audit/export.csv`, relative to the base path. */
 export const AUDIT_EXPORT_PATH = /^\/v1\/tenants\/([^/]+)\/audit\/export\.csv$/;
