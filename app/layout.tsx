@@ -1,7 +1,7 @@
 import type { Metadata, Viewport } from 'next';
 import { getServerSession } from 'next-auth';
 import type { ReactNode } from 'react';
-import { authOptions } from '@/server/auth/auth-options';
+import { nextEntry } from '@/server/boot/next-entry';
 import { Providers } from './providers';
 import './globals.css';
 
@@ -15,7 +15,7 @@ export const viewport: Viewport = { colorScheme: 'light' };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
   // Handing the session to SessionProvider spares the browser a /api/auth/session round trip on load.
-  const session = await getServerSession(authOptions);
+  const session = await getServerSession(nextEntry().authOptions);
   return (
     <html lang="en">
       <body>

@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import type { Db } from '../server/db/client';
+import type { ApiServices } from '../server/api/trpc';
 import { handleComputeRequest } from '../server/entry/compute';
 import { logError } from '../server/log';
 import { decode } from 'next-auth/jwt';
@@ -47,7 +48,7 @@ async function answer(db: Db, req: http.IncomingMessage, res: http.ServerRespons
  * answer (subscriptions are server-sent events). A console session is the next-auth JWT cookie, decoded
  * under NEXTAUTH_SECRET as getServerSession would; an API key is the Authorization header as in the app.
  */
-export async function serveTrpc(db: Db, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+export async function serveTrpc(db: Db, req: http.IncomingMessage, res: http.ServerResponse, services?: ApiServices): Promise<void> {
   const abort = new AbortController();
   res.on('close', () => abort.abort());
   try {
@@ -61,7 +62,11 @@ export async function serveTrpc(db: Db, req: http.IncomingMessage, res: http.Ser
       body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
       signal: abort.signal,
     });
-    const response = await handleTrpcRequest(request, { db, sessionOperatorId: () => sessionClaimFromCookie(req.headers.cookie) });
+    const response = await handleTrpcRequest(request, {
+      db,
+      services,
+      sessionOperatorId: () => sessionClaimFromCookie(req.headers.cookie),
+    });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (!response.body) return void res.end();
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);

@@ -19,10 +19,10 @@ runServerProcess({
   // The embedded PostgreSQL's log and notices on stderr, which the harness keeps (ServerProcess.log).
   embeddedLog: (line) => process.stderr.write(`${line}\n`),
   console: (services) => {
-    const authOptions = createAuthOptions();
+    const authOptions = createAuthOptions(undefined, undefined, () => services.db);
     return async (req, res) => {
       // The console's tRPC route (handleTrpcRequest), for the live-stream tests.
-      if (req.url?.startsWith('/api/trpc/')) return serveTrpc(services.db, req, res);
+      if (req.url?.startsWith('/api/trpc/')) return serveTrpc(services.db, req, res, services);
       // The console's sign-in (next-auth with the console's options), for the single sign-on tests.
       if (req.url?.startsWith('/api/auth/')) return serveAuth(authOptions, req, res);
       // The compute route (handleComputeRequest): the REST API and the OpenAPI document.

@@ -7,7 +7,7 @@ import { HydrateQueries } from '@/components/console/hydrate-queries';
 import { SignOutButton } from '@/components/console/sign-out-button';
 import { TenantSwitcher } from '@/components/console/tenant-switcher';
 import { loginUrl, RETURN_PATH_HEADER, SESSION_COOKIE_NAMES } from '@/lib/login-url';
-import { getSignedInOperator } from '@/server/auth/session';
+import { nextEntry } from '@/server/boot/next-entry';
 import '@/components/console/shell.css';
 import { prefetchConsolePage } from './prefetch';
 
@@ -17,7 +17,7 @@ import { prefetchConsolePage } from './prefetch';
  * the HTML rather than after a "Loading tenants…"; the pages read their own queries (./prefetch.tsx).
  */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
-  const [operator, tenants] = await Promise.all([getSignedInOperator(), prefetchConsolePage(new URLSearchParams())]);
+  const [operator, tenants] = await Promise.all([nextEntry().signedInOperator(), prefetchConsolePage(new URLSearchParams())]);
   if (!operator) {
     // Back to the page asked for after sign-in; a session cookie that no longer counts means it expired or was ended.
     const cookieStore = await cookies();

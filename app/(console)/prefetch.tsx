@@ -3,8 +3,7 @@ import { Suspense, type ReactNode } from 'react';
 import { HydrateQueries } from '@/components/console/hydrate-queries';
 import { LoadingRows } from '@/components/ui/query-state';
 import { prefetchAsConsole } from '@/server/api/prefetch';
-import { getSessionOperatorId } from '@/server/auth/session';
-import { processServices } from '@/server/boot/services';
+import { nextEntry } from '@/server/boot/next-entry';
 import { readConsolePage, type TenantPageReader } from './page-readers';
 
 /** A console page's URL parameters, as Next hands them to the page. */
@@ -15,7 +14,7 @@ export type SearchParams = Record<string, string | string[] | undefined>;
  * session's operator; null when any read they depend on fails (the browser then reads as it would have).
  */
 export function prefetchConsolePage(params: URLSearchParams, page?: TenantPageReader): Promise<DehydratedState | null> {
-  return prefetchAsConsole({ db: processServices().db, sessionOperatorId: getSessionOperatorId }, readConsolePage(params, page));
+  return prefetchAsConsole(nextEntry().api(), readConsolePage(params, page));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { ChoosePasswordForm } from '@/components/auth/choose-password-form';
-import { getSignedInOperator } from '@/server/auth/session';
+import { nextEntry } from '@/server/boot/next-entry';
 
 export const metadata: Metadata = { title: 'Choose a new password' };
 
@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: 'Choose a new password' };
  * the API refuses everything but `account.changePassword` until a new password is chosen.
  */
 export default async function ChoosePasswordPage() {
-  const operator = await getSignedInOperator();
+  const operator = await nextEntry().signedInOperator();
   if (!operator) redirect('/login');
   if (!operator.passwordChangeRequired) redirect('/');
   return (

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { LoginForm, SsoButton } from '@/components/auth/login-form';
 import { oidcConfigFromEnv, passwordSignInForEveryone } from '@/server/auth/oidc-config';
-import { getSignedInOperator } from '@/server/auth/session';
+import { nextEntry } from '@/server/boot/next-entry';
 import { safeRedirectPath } from '@/lib/safe-redirect';
 
 export const metadata: Metadata = { title: 'Sign in' };
@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: 'Sign in' };
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { callbackUrl, expired, error } = await searchParams;
   const destination = safeRedirectPath(typeof callbackUrl === 'string' ? callbackUrl : null);
-  if (await getSignedInOperator()) redirect(destination);
+  if (await nextEntry().signedInOperator()) redirect(destination);
   // The boot checked these (checkStartupConfig); null here means single sign-on is not configured.
   const sso = oidcConfigFromEnv();
   const passwordForEveryone = passwordSignInForEveryone() || !sso;

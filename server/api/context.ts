@@ -2,10 +2,19 @@ import type { Db } from '../db/client';
 import { DomainError } from '../../protocol/errors';
 import { authenticateApiKey } from '../api-keys/api-keys';
 import { loadSessionPrincipal, type SessionClaim } from '../operators/operators';
-import type { ApiContext } from './trpc';
+import type { ApiContext, ApiServices } from './trpc';
 import { notePrincipal } from '../metrics/request-log';
 import { clientAddressFromHeaders } from '../http/client-address';
 import { createPkiSurface } from '../provisioning/pki-surface';
+
+/** What a request's API context is built from: what the route handlers hand the API (server/boot wires them). */
+export interface ApiDeps {
+  db: Db;
+  /** The console session's claim (operator and session version), unchecked; the context checks it. */
+  sessionOperatorId: () => Promise<SessionClaim | null>;
+  /** The process's services (server/boot/services.ts). */
+  services?: ApiServices;
+}
 
 /**
  * Builds the API context of a request: an `Authorization: Bearer` API key, else the console session's
@@ -15,6 +24,7 @@ export async function createApiContext(
   db: Db,
   headers: Headers,
   sessionOperatorId: () => Promise<SessionClaim | null>,
+  services?: ApiServices,
 ): Promise<ApiContext> {
   const clientAddress = clientAddressFromHeaders(headers);
   const pki = createPkiSurface(db);
@@ -31,12 +41,12 @@ export async function createApiContext(
       };
     notePrincipal(principal.actor);
     // A live stream decides its caller again while it runs (server/api/live-streams.ts).
-    return { db, clientAddress, pki, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
+    return { db, services, clientAddress, pki, principal, reauthenticate: () => authenticateApiKey(db, value!.trim()) };
   }
   const claim = await sessionOperatorId();
   const principal = claim ? await loadSessionPrincipal(db, claim) : null;
   notePrincipal(principal?.actor);
   return principal && claim
-    ? { db, clientAddress, pki, principal, reauthenticate: () => loadSessionPrincipal(db, claim) }
-    : { db, clientAddress, pki, principal: null };
+    ? { db, services, clientAddress, pki, principal, reauthenticate: () => loadSessionPrincipal(db, claim) }
+    : { db, services, clientAddress, pki, principal: null };
 }

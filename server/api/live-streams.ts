@@ -1,5 +1,8 @@
 import type { Principal } from '../authz/principal';
 import { DomainError } from '../../protocol/errors';
+import { EventsListener } from '../events/listener';
+import { JoinRequestListener } from '../requests/listener';
+import type { ApiContext, ApiServices } from './trpc';
 
 /**
  * Bounds of a live stream (a tRPC subscription over server-sent events), from the environment:
@@ -112,4 +115,26 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
     if (now > 0) openStreams.set(key, now);
     else openStreams.delete(key);
   }
+}
+
+let unwired: ApiServices | undefined;
+
+/**
+ * The LISTEN connections a subscription reads: its context's, the process's that server/boot hands in with every
+ * request. A context built without services (a test's `createCaller`, or a handler a test calls with a database
+ * only) gets one set of its own on DATABASE_URL, opened on first use.
+ */
+export function listenersOf(ctx: Pick<ApiContext, 'services'>): ApiServices {
+  if (ctx.services) return ctx.services;
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('the API context has no services, and DATABASE_URL is not set');
+  if (!unwired) {
+    let events: EventsListener | undefined;
+    let joinRequests: JoinRequestListener | undefined;
+    unwired = {
+      eventsListener: () => (events ??= new EventsListener(url)),
+      joinRequestListener: () => (joinRequests ??= new JoinRequestListener(url)),
+    };
+  }
+  return unwired;
 }

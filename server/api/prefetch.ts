@@ -1,8 +1,6 @@
 import { dehydrate, QueryClient, type DehydratedState } from '@tanstack/react-query';
 import { createTRPCOptionsProxy, type TRPCOptionsProxy } from '@trpc/tanstack-react-query';
-import type { Db } from '../db/client';
-import type { SessionClaim } from '../operators/operators';
-import { createApiContext } from './context';
+import { createApiContext, type ApiDeps } from './context';
 import { appRouter, type AppRouter } from './root';
 
 /** What a page's prefetch reads with: the console's query options and keys, on a query client of its own. */
@@ -18,12 +16,9 @@ export type PrefetchReader = (trpc: TRPCOptionsProxy<AppRouter>, queryClient: Qu
  * Answers the dehydrated queries, or null when there is no principal or any read fails: the page then renders
  * without them and the browser reads as it would have. Unexpected failures are logged by the procedures.
  */
-export async function prefetchAsConsole(
-  deps: { db: Db; sessionOperatorId: () => Promise<SessionClaim | null> },
-  read: PrefetchReader,
-): Promise<DehydratedState | null> {
+export async function prefetchAsConsole(deps: ApiDeps, read: PrefetchReader): Promise<DehydratedState | null> {
   try {
-    const ctx = await createApiContext(deps.db, new Headers(), deps.sessionOperatorId);
+    const ctx = await createApiContext(deps.db, new Headers(), deps.sessionOperatorId, deps.services);
     if (!ctx.principal) return null;
     const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
     await read(createTRPCOptionsProxy<AppRouter>({ router: appRouter, ctx, queryClient }), queryClient);

@@ -1,11 +1,9 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import type { Db } from '../db/client';
 import { toErrorBody } from '../error-map';
 import { DomainError } from '../../protocol/errors';
 import { DEFAULT_MAX_BODY_BYTES, HttpRefusal, readRequestText, requireJsonContentType } from '../http/body';
 import { checkSessionOrigin } from '../http/request-rules';
-import type { SessionClaim } from '../operators/operators';
-import { createApiContext } from './context';
+import { createApiContext, type ApiDeps } from './context';
 import { appRouter } from './root';
 import { TRPC_MAX_BATCH_SIZE } from '../../protocol/api/trpc-limits';
 
@@ -41,10 +39,7 @@ async function withCappedBody(request: Request, limit: number): Promise<Request 
  * riding on the console's session cookie must come from the console's own origin, and its body is capped
  * like REST's (TRPC_MAX_BODY_BYTES, else 413).
  */
-export async function handleTrpcRequest(
-  request: Request,
-  deps: { db: Db; sessionOperatorId: () => Promise<SessionClaim | null> },
-): Promise<Response> {
+export async function handleTrpcRequest(request: Request, deps: ApiDeps): Promise<Response> {
   if (request.method === 'POST') {
     try {
       requireJsonContentType(request.headers.get('content-type'), 'Send tRPC mutations as application/json');
@@ -65,6 +60,6 @@ export async function handleTrpcRequest(
     req: request,
     router: appRouter,
     maxBatchSize: TRPC_MAX_BATCH_SIZE,
-    createContext: () => createApiContext(deps.db, request.headers, deps.sessionOperatorId),
+    createContext: () => createApiContext(deps.db, request.headers, deps.sessionOperatorId, deps.services),
   });
 }

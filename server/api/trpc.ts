@@ -3,11 +3,24 @@ import { ZodError } from 'zod';
 import type { Db } from '../db/client';
 import type { Principal } from '../authz/principal';
 import type { PkiSurface } from '../provisioning/pki-surface';
+import type { EventsListener } from '../events/listener';
+import type { JoinRequestListener } from '../requests/listener';
 import { ROLE_ACTIONS, type Action } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { ERROR_MAP } from '../error-map';
 import { logError } from '../log';
 import { liveStreamLimits } from './live-streams';
+
+/**
+ * What procedures take from the process's services (server/boot/services.ts builds them, one set per process):
+ * handed in with every request through the context, never fetched.
+ */
+export interface ApiServices {
+  /** The process's LISTEN on `compute_events` (`events.onChange`). */
+  eventsListener(): EventsListener;
+  /** The process's LISTEN on the join-request channel (`joinRequests.onChange`). */
+  joinRequestListener(): JoinRequestListener;
+}
 
 export interface ApiContext {
   db: Db;
@@ -20,6 +33,8 @@ export interface ApiContext {
   clientAddress?: string;
   /** The PKI surface modules mint machine tokens through (`ctx.pki.issueJoinToken`); built with the context. */
   pki?: PkiSurface;
+  /** The process's services; a context built without them (a test's) reads streams through `listenersOf`. */
+  services?: ApiServices;
 }
 
 export interface ApiMeta {

@@ -1,7 +1,7 @@
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsImport from 'next-auth/providers/credentials';
 import type { OAuthConfig } from 'next-auth/providers/oauth';
-import { processServices } from '../boot/services';
+import { createDb, type Db } from '../db/client';
 import { logLimited } from '../log';
 import { clientAddressFromHeaders } from '../http/client-address';
 import { authenticateOperator, endOperatorSessions } from '../operators/operators';
@@ -69,16 +69,27 @@ const authLogger: NextAuthOptions['logger'] = {
   debug() {},
 };
 
+let ownDb: Db | undefined;
+
+/** The database of options built without one (a test's): DATABASE_URL's, opened on first use. */
+function databaseOfEnvironment(): Db {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('the auth options were built without a database, and DATABASE_URL is not set');
+  return (ownDb ??= createDb(url));
+}
+
 /**
  * Console sign-in: email and password against the operators table (scrypt hashes). Sessions are signed
  * JWT cookies under NEXTAUTH_SECRET, which the boot process keeps in the data directory, so they survive
  * a restart. The JWT carries the operator's session version; every request checks it against PostgreSQL
  * (server/auth/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
- * Memberships are read fresh on every request, never from the cookie.
+ * Memberships are read fresh on every request, never from the cookie. `db` answers the process's database
+ * (server/boot/next-entry.ts hands in the services' one).
  */
 export function createAuthOptions(
   publicUrl = process.env.NEXTAUTH_URL,
   env: Record<string, string | undefined> = process.env,
+  db: () => Db = databaseOfEnvironment,
 ): NextAuthOptions {
   const oidc = oidcConfigFromEnv(env);
   const passwordForEveryone = passwordSignInForEveryone(env);
@@ -97,10 +108,10 @@ export function createAuthOptions(
           if (!credentials?.email || !credentials.password) return null;
           // The boot server's decision on the client address (the socket, or X-Forwarded-For behind a trusted proxy).
           const address = clientAddressFromHeaders(req?.headers as Record<string, unknown> | undefined);
-          const operator = await authenticateOperator(processServices().db, credentials.email, credentials.password, address);
+          const operator = await authenticateOperator(db(), credentials.email, credentials.password, address);
           if (!operator) return null;
           // Password sign-in switched off: only root admins keep it, as break-glass when the provider is down.
-          if (!passwordForEveryone && !(await isRootTenantAdmin(processServices().db, operator.id))) return null;
+          if (!passwordForEveryone && !(await isRootTenantAdmin(db(), operator.id))) return null;
           return { id: operator.id, email: operator.email, name: operator.name, sessionVersion: operator.sessionVersion };
         },
       }),
@@ -116,7 +127,7 @@ export function createAuthOptions(
         if (!oidc || !profile) return false;
         const claims = profile as IdTokenClaims;
         const result = await signInWithSso(
-          processServices().db,
+          db(),
           {
             issuer: oidc.issuer,
             subject: claims.sub,
@@ -153,10 +164,8 @@ export function createAuthOptions(
       // Sign-out ends every session of the operator, not only this browser's cookie (which a copy outlives).
       async signOut({ token }) {
         const version = sessionVersionOf(token);
-        if (token?.sub && version !== null) await endOperatorSessions(processServices().db, token.sub, version);
+        if (token?.sub && version !== null) await endOperatorSessions(db(), token.sub, version);
       },
     },
   };
 }
-
-export const authOptions: NextAuthOptions = createAuthOptions();

@@ -206,6 +206,7 @@ export function printJoinStatsOnSignal(services: Services, env: Env = process.en
  * The process's services. One slot, keyed in the global symbol registry: Next's production bundle loads its
  * own copy of every server module, and its route handlers must reach the services the boot server built
  * (one Prisma client, one pool, one set of LISTEN connections per process) rather than wire a second set.
+ * Only the Next.js adapter's entry (./next-entry.ts) reads it; everything else is handed its services.
  */
 const SLOT = Symbol.for('better-compute.services');
 const slot = globalThis as unknown as { [SLOT]?: Services };

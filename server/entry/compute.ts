@@ -1,19 +1,11 @@
-import type { Db } from '../db/client';
 import { BASE_PATH, PRODUCT_VERSION } from '../config/config';
-import { createApiContext } from '../api/context';
+import { createApiContext, type ApiDeps } from '../api/context';
 import { errorResponse, handleRestRequest } from '../api/rest/handler';
 import { buildOpenApiDocument } from '../api/rest/openapi';
 import { COMPUTE_METHODS, isWellEncodedPath, malformedPath, methodNotAllowed } from '../http/refusals';
-import type { SessionClaim } from '../operators/operators';
 import { AUDIT_EXPORT_PATH, handleAuditExport } from './audit-export';
 import { handleNodesExport, NODES_EXPORT_PATH } from './nodes-export';
 import { ExportRateLimited } from '../http/csv-export';
-
-interface ComputeHandlerDeps {
-  db: Db;
-  /** The console session's claim (operator and session version), unchecked; the API context checks it. */
-  sessionOperatorId: () => Promise<SessionClaim | null>;
-}
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
@@ -39,7 +31,7 @@ const CSV_EXPORTS = [
  * The agent endpoints and the well-known document are the boot server's, before Next
  * (server/entry/agent-endpoints.ts).
  */
-export async function handleComputeRequest(request: Request, deps: ComputeHandlerDeps): Promise<Response> {
+export async function handleComputeRequest(request: Request, deps: ApiDeps): Promise<Response> {
   const url = new URL(request.url);
   if (!isWellEncodedPath(url.pathname)) return malformedPath();
   if (!(COMPUTE_METHODS as readonly string[]).includes(request.method)) return methodNotAllowed(request.method, COMPUTE_METHODS);
@@ -50,7 +42,7 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
     const match = pattern.exec(path);
     if (!match) continue;
     try {
-      const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);
+      const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId, deps.services);
       return await handle(request, decodeURIComponent(match[1]!), ctx);
     } catch (error) {
       const answer = errorResponse(error);
@@ -69,7 +61,7 @@ export async function handleComputeRequest(request: Request, deps: ComputeHandle
     return document(openApiCache, { 'cache-control': 'public, max-age=60' });
   }
   try {
-    const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId);
+    const ctx = await createApiContext(deps.db, request.headers, deps.sessionOperatorId, deps.services);
     return await handleRestRequest(request, path, ctx);
   } catch (error) {
     return errorResponse(error);

@@ -3,8 +3,7 @@ import { authorize, resource } from '../../authz/authorize';
 import { listEvents, listEventsInput } from '../../events/list-events';
 import { eventPage } from '../../../protocol/api/event-schemas';
 import { watchEvents } from '../../events/listener';
-import { processServices } from '../../boot/services';
-import { guardedStream } from '../live-streams';
+import { guardedStream, listenersOf } from '../live-streams';
 
 const onChangeInput = listEventsInput.pick({ tenantId: true });
 
@@ -27,7 +26,7 @@ export const eventsRouter = router({
         reauthenticate: ctx.reauthenticate,
         signal,
         authorize: (principal) => authorize(ctx.db, principal, 'compute:events:read', resource.tenant(input.tenantId)),
-        open: (tenantId, stop) => watchEvents(processServices().eventsListener(), tenantId, stop),
+        open: (tenantId, stop) => watchEvents(listenersOf(ctx).eventsListener(), tenantId, stop),
       });
       for await (const change of changes) yield { tenantId: change.tenantId };
     }),

@@ -1,8 +1,7 @@
 import { requirePermission } from '../trpc';
-import { guardedStream } from '../live-streams';
+import { guardedStream, listenersOf } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { watchJoinRequests } from '../../requests/listener';
-import { processServices } from '../../boot/services';
 import { getJoinRequestInput, type JoinRequestChange } from '../../../protocol/api/join-request-schemas';
 
 const onChangeInput = getJoinRequestInput.omit({ requestId: true });
@@ -22,7 +21,7 @@ export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
       signal,
       authorize: (principal) => loadPool(ctx.db, principal, 'compute:join-tokens:read', input),
       open: (pool, stop) =>
-        watchJoinRequests(processServices().joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
+        watchJoinRequests(listenersOf(ctx).joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
     });
     for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds } satisfies JoinRequestChange;
   });

@@ -1,6 +1,6 @@
 import NextAuth from 'next-auth';
-import { authOptions } from '@/server/auth/auth-options';
+import { nextEntry } from '@/server/boot/next-entry';
 
-const handler = NextAuth(authOptions);
+const handler = NextAuth(nextEntry().authOptions);
 
 export { handler as GET, handler as POST };

@@ -1,11 +1,10 @@
-import { getSessionOperatorId } from '@/server/auth/session';
-import { processServices } from '@/server/boot/services';
+import { nextEntry } from '@/server/boot/next-entry';
 import { handleComputeRequest } from '@/server/entry/compute';
 
 export const dynamic = 'force-dynamic';
 
 async function handle(request: Request) {
-  return handleComputeRequest(request, { db: processServices().db, sessionOperatorId: getSessionOperatorId });
+  return handleComputeRequest(request, nextEntry().api());
 }
 
 // Every method reaches the one handler, so an unsupported one is a 405 in the error model rather than Next's.

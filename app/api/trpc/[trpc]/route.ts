@@ -1,11 +1,10 @@
-import { getSessionOperatorId } from '@/server/auth/session';
 import { handleTrpcRequest } from '@/server/api/trpc-http';
-import { processServices } from '@/server/boot/services';
+import { nextEntry } from '@/server/boot/next-entry';
 
 export const dynamic = 'force-dynamic';
 
 function handle(request: Request) {
-  return handleTrpcRequest(request, { db: processServices().db, sessionOperatorId: getSessionOperatorId });
+  return handleTrpcRequest(request, nextEntry().api());
 }
 
 export { handle as GET, handle as POST };
