@@ -17,7 +17,9 @@
  *
  * $1 session ids, $2 leaf serials, $3 node ids, $4 gateway ids, $5 agent versions, $7 trust versions (arrays,
  * one entry per Hello), $6 the sessions a node may hold. Answers one row per Hello, in no particular order: its
- * session id, whether it opened, and whether its gateway's lease is live.
+ * session id, whether it opened, whether its gateway's lease is live, and whether acceptance work may be due
+ * (the node is adopting, or has a pending run: the only cases in which DELIVER_RUN_ON_HELLO or SUPERSEDE_OLD_RUNS
+ * change anything, so a Hello runs them only then).
  */
 export const OPEN_SESSIONS = `
 WITH hello AS (
@@ -73,7 +75,11 @@ WITH hello AS (
 SELECT h.session_id, h.session_id IN (SELECT id FROM opened) AS opened,
        h.gateway_id IN (SELECT gateway_id FROM live_gateway) AS gateway_live,
        (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM published)::int AS published,
-       (SELECT count(*) FROM replaced)::int AS replaced
+       (SELECT count(*) FROM replaced)::int AS replaced,
+       h.session_id IN (SELECT node.session_id FROM node
+                         WHERE node.state = 'adopting'
+                            OR EXISTS (SELECT 1 FROM node_acceptance_runs r WHERE r.node_id = node.id AND r.state = 'pending'))
+         AS acceptance_due
   FROM hello h`;
 
 /**

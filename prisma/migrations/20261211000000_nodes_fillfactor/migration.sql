@@ -1,0 +1,15 @@
+-- Room on every nodes page for heap-only (HOT) updates.
+--
+-- A trust rotation step records the trust set version of every node with an open session (DELIVER_TRUST,
+-- server/sessions/session-sql.ts): a write of two columns no index covers. PostgreSQL makes such an update
+-- heap-only when the new row version fits on the old one's page; on full pages (the default fillfactor, 100)
+-- almost none did, so each recorded version added an entry to all ten indexes of nodes (three GIN, one of them
+-- evaluating compute_node_macs over the claims) and left a dead row behind for the next renewal to step over.
+-- Measured with `npm run bench:sessions -- --rotate node-ca` (2,000 sessions): the two rotation steps left 87
+-- and 93 GIN pending-list pages to merge and the renewals onto the new node CA 246 (the rounds before: 167); at
+-- fillfactor 50, 0, 0 and 167: every recorded trust version was heap-only, and a renewal onto the new CA writes
+-- what any renewal writes.
+--
+-- New pages are filled to half; existing pages are pruned as soon as they are half full. A table that already
+-- holds a large fleet converges as rows are updated; `VACUUM FULL nodes` in a quiet hour repacks it at once.
+ALTER TABLE "nodes" SET (fillfactor = 50);
