@@ -76,8 +76,7 @@ export async function authorizeWatchCall(options: SessionServiceOptions, call: S
   const runtime = await options.loadRuntime();
   if (!runtime) return null;
   const body = call.body ?? Buffer.alloc(0);
-  if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer')
-    return null;
+  if (vouchedPeer({ vouch: call.vouch, peer: call.peer }, body, call.path, trustStateOf(runtime).servingCaPins) !== 'no-peer') return null;
   return parseLeaseCall(body)?.gatewayId ?? null;
 }
 
