@@ -12,6 +12,7 @@ import { loggedFetch } from './request-log';
 import { TrustStore } from './trust/store';
 import { learnFromWellKnown } from './trust/well-known';
 import { pinOfEncryptionJwk } from './trust/trust-set';
+import { AgentError } from './errors';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -146,13 +147,14 @@ function signingCertificateOf(
   return Buffer.alloc(0);
 }
 
-export class JoinRefusedError extends Error {
+/** The server did not admit the join: `status` and `serverCode` are its answer's (403 ACCESS_DENIED, 409, 503). */
+export class JoinRefusedError extends AgentError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly serverCode: string,
     message: string,
   ) {
-    super(message);
+    super('REFUSED', message);
     this.name = 'JoinRefusedError';
   }
 }

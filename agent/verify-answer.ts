@@ -3,15 +3,16 @@ import type { SignedEnvelope } from '../protocol/envelope';
 import { verifyTrustedEnvelope } from './trust/envelope';
 import { spkiPin } from '../protocol/pins';
 import { readLeafNames } from '../protocol/certificate-names';
+import { AgentError } from './errors';
 
 /** Which check of a join answer failed, in the order they run. */
 export type JoinAnswerCheck = 'signature' | 'csr' | 'body' | 'key' | 'san' | 'role';
 
 /** A join answer the agent must not use; `check` names the failed step. */
-export class JoinAnswerError extends Error {
+export class JoinAnswerError extends AgentError {
   readonly check: JoinAnswerCheck;
   constructor(check: JoinAnswerCheck, message: string) {
-    super(message);
+    super('TRUST', message);
     this.name = 'JoinAnswerError';
     this.check = check;
   }

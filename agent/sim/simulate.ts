@@ -64,7 +64,7 @@ export async function runJoins(options: {
         await sendJoin({ serverUrl: options.serverUrl, basePath: options.basePath, attempt, trust: options.trust, fetch: client.fetch });
         result.admitted++;
       } catch (error) {
-        const key = error instanceof JoinRefusedError ? `${error.status} ${error.code}` : (error as Error).message;
+        const key = error instanceof JoinRefusedError ? `${error.status} ${error.serverCode}` : (error as Error).message;
         result.reasons[key] = (result.reasons[key] ?? 0) + 1;
         if (error instanceof JoinRefusedError && error.status === 403) result.refused++;
         else result.failed++;
