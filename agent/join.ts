@@ -157,6 +157,17 @@ export class JoinRefusedError extends AgentError {
     super('REFUSED', message);
     this.name = 'JoinRefusedError';
   }
+
+  /** The refusal a non-200 answer's body states (`{ code, message }`), or its status when the body is not JSON. */
+  static of(status: number, text: string): JoinRefusedError {
+    let error: { code?: string; message?: string } = {};
+    try {
+      error = JSON.parse(text);
+    } catch {
+      // not JSON: reported by status below
+    }
+    return new JoinRefusedError(status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${status}`);
+  }
 }
 
 /**
@@ -213,15 +224,7 @@ export async function sendJoin(options: {
     body: options.attempt.body,
   });
   const text = await response.text();
-  if (response.status !== 200) {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = JSON.parse(text);
-    } catch {
-      // not JSON: reported by status below
-    }
-    throw new JoinRefusedError(response.status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${response.status}`);
-  }
+  if (response.status !== 200) throw JoinRefusedError.of(response.status, text);
   const role = options.role ?? 'node';
   return verifyJoinAnswer(JSON.parse(text), {
     signingKeyPin: options.trust.signingKeyPin,

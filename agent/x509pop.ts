@@ -100,15 +100,7 @@ const tpmProof = (last: TpmLoadedIdentity, nonce: string, csrSha256: string) =>
 async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
   const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const text = await response.text();
-  if (response.status !== 200) {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = JSON.parse(text);
-    } catch {
-      // not JSON: reported by status below
-    }
-    throw new JoinRefusedError(response.status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${response.status}`);
-  }
+  if (response.status !== 200) throw JoinRefusedError.of(response.status, text);
   return JSON.parse(text);
 }
 
