@@ -16,7 +16,7 @@ import { SessionRefusedError } from './session/session-client';
 import { HelperRefusal } from './helper/tpm-ops';
 import { FrameError } from './helper/wire';
 import { TlsAlertError, TlsPeerAlertError } from './tls13/alerts';
-import { JoinRefusedError } from './join';
+import { JoinRefusedError } from './join-refused';
 
 describe('the agent error table', () => {
   it('maps every code to its exit code: 2 for usage and configuration, 1 for every other failure', () => {

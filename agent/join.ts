@@ -12,7 +12,7 @@ import { loggedFetch } from './request-log';
 import { TrustStore } from './trust/store';
 import { learnFromWellKnown } from './trust/well-known';
 import { pinOfEncryptionJwk } from './trust/trust-set';
-import { AgentError } from './errors';
+import { JoinRefusedError } from './join-refused';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -147,29 +147,6 @@ function signingCertificateOf(
   return Buffer.alloc(0);
 }
 
-/** The server did not admit the join: `status` and `serverCode` are its answer's (403 ACCESS_DENIED, 409, 503). */
-export class JoinRefusedError extends AgentError {
-  constructor(
-    readonly status: number,
-    readonly serverCode: string,
-    message: string,
-  ) {
-    super('REFUSED', message);
-    this.name = 'JoinRefusedError';
-  }
-
-  /** The refusal a non-200 answer's body states (`{ code, message }`), or its status when the body is not JSON. */
-  static of(status: number, text: string): JoinRefusedError {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = JSON.parse(text);
-    } catch {
-      // not JSON: reported by status below
-    }
-    return new JoinRefusedError(status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${status}`);
-  }
-}
-
 /**
  * What a join needs of its node key: the CSR, the key's SPKI and `node.key`'s text (a PKCS#8 PEM, or for a key
  * the TPM made its `bcd-tpm-key v1` blob, agent/tpm/node-key.ts).
@@ -207,7 +184,7 @@ export async function prepareJoinAttempt<K extends JoinKeys = NodeKeyAndCsr>(opt
 
 /**
  * Sends a prepared join and verifies the answer in the protocol's order before anything in it is used.
- * A refusal (403), a race (409) or a server without keys (503) is a JoinRefusedError.
+ * A refusal (403), a race (409) or a server without keys (503) is a JoinRefusedError (agent/join-refused.ts).
  */
 export async function sendJoin(options: {
   serverUrl: string;

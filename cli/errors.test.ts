@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../protocol/errors';
 import { AGENT_ERROR_CODES, AGENT_EXIT, AgentError } from '../agent/errors';
-import { JoinRefusedError } from '../agent/join';
+import { JoinRefusedError } from '../agent/join-refused';
 import { MalformedAnswerError } from './answer';
 import { printError } from './errors';
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
-import { JoinRefusedError, prepareJoinAttempt, sendJoin, type JoinAttempt, type JoinTrust } from '../join';
+import { prepareJoinAttempt, sendJoin, type JoinAttempt, type JoinTrust } from '../join';
+import { JoinRefusedError } from '../join-refused';
 import { keepAliveFetch } from './http-post';
 import { percentile } from './percentiles';
 
