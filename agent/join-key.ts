@@ -1,6 +1,5 @@
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { spkiPin } from '../protocol/pins';
+import { pinOfEncryptionJwk } from './trust/trust-set';
 import type { EncryptionJwk } from './seal-token';
 
 /** Where to find the JoinService encryption key, and the pin it must match. */
@@ -27,19 +26,6 @@ interface JoinEncryptionKey {
   readonly source: 'file' | 'well-known';
 }
 
-/** The pin of a public P-256 JWK, or null when it is not one. */
-function pinOfJwk(value: unknown): { jwk: EncryptionJwk; pin: string } | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { kty, crv, x, y, d } = value as Record<string, unknown>;
-  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || d !== undefined) return null;
-  try {
-    const jwk: EncryptionJwk = { kty, crv, x, y };
-    return { jwk, pin: spkiPin(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })) };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Finds the JoinService encryption key to seal a token to. `join-encryption.jwk` is used only when its
  * SPKI pin equals `pin`; when it is missing or does not match (the key was rotated), the key is taken from
@@ -53,7 +39,7 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
   let fileProblem = 'no join-encryption.jwk was given';
   if (jwkPath) {
     try {
-      const found = pinOfJwk(JSON.parse(await readFile(jwkPath, 'utf8')));
+      const found = pinOfEncryptionJwk(JSON.parse(await readFile(jwkPath, 'utf8')));
       if (found?.pin === pin) return { jwk: found.jwk, source: 'file' };
       fileProblem = found ? `${jwkPath} does not match join_encryption_key_pin` : `${jwkPath} is not a public P-256 JWK`;
     } catch (error) {
@@ -86,7 +72,7 @@ export async function loadJoinEncryptionKey(options: LoadJoinEncryptionKeyOption
   }
   const join = (document as { join?: { encryptionJwk?: unknown } } | null)?.join;
   if (!join) throw new Error(`${url} publishes no join section: the server has no JoinService keys configured`);
-  const found = pinOfJwk(join.encryptionJwk);
+  const found = pinOfEncryptionJwk(join.encryptionJwk);
   if (!found) throw new Error(`${url} publishes no usable join.encryptionJwk`);
   if (found.pin !== pin) {
     throw new Error(

@@ -12,6 +12,7 @@ import { loggedFetch } from './request-log';
 import { TrustStore } from './trust/store';
 import { learnFromWellKnown } from './trust/well-known';
 import { pinOfEncryptionJwk } from './trust/trust-set';
+import { JoinRefusedError } from './join-refused';
 
 /** The pins an install embeds (`/etc/bcd/config.toml`). */
 export interface AgentPins {
@@ -146,17 +147,6 @@ function signingCertificateOf(
   return Buffer.alloc(0);
 }
 
-export class JoinRefusedError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'JoinRefusedError';
-  }
-}
-
 /**
  * What a join needs of its node key: the CSR, the key's SPKI and `node.key`'s text (a PKCS#8 PEM, or for a key
  * the TPM made its `bcd-tpm-key v1` blob, agent/tpm/node-key.ts).
@@ -194,7 +184,7 @@ export async function prepareJoinAttempt<K extends JoinKeys = NodeKeyAndCsr>(opt
 
 /**
  * Sends a prepared join and verifies the answer in the protocol's order before anything in it is used.
- * A refusal (403), a race (409) or a server without keys (503) is a JoinRefusedError.
+ * A refusal (403), a race (409) or a server without keys (503) is a JoinRefusedError (agent/join-refused.ts).
  */
 export async function sendJoin(options: {
   serverUrl: string;
@@ -211,15 +201,7 @@ export async function sendJoin(options: {
     body: options.attempt.body,
   });
   const text = await response.text();
-  if (response.status !== 200) {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = JSON.parse(text);
-    } catch {
-      // not JSON: reported by status below
-    }
-    throw new JoinRefusedError(response.status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${response.status}`);
-  }
+  if (response.status !== 200) throw JoinRefusedError.of(response.status, text);
   const role = options.role ?? 'node';
   return verifyJoinAnswer(JSON.parse(text), {
     signingKeyPin: options.trust.signingKeyPin,

@@ -3,15 +3,16 @@ import type { SignedEnvelope } from '../protocol/envelope';
 import { verifyTrustedEnvelope } from './trust/envelope';
 import { spkiPin } from '../protocol/pins';
 import { readLeafNames } from '../protocol/certificate-names';
+import { AgentError } from './errors';
 
 /** Which check of a join answer failed, in the order they run. */
 export type JoinAnswerCheck = 'signature' | 'csr' | 'body' | 'key' | 'san' | 'role';
 
 /** A join answer the agent must not use; `check` names the failed step. */
-export class JoinAnswerError extends Error {
+export class JoinAnswerError extends AgentError {
   readonly check: JoinAnswerCheck;
   constructor(check: JoinAnswerCheck, message: string) {
-    super(message);
+    super('TRUST', message);
     this.name = 'JoinAnswerError';
     this.check = check;
   }
@@ -96,6 +97,20 @@ function verifiedBody(envelope: SignedEnvelope, options: SigningOptions): unknow
   return verifyTrustedEnvelope(envelope, keys);
 }
 
+/** Checks 1 and 2 of every answer: signed under a trusted key, and made for this agent's CSR. Answers the body. */
+function checkedBody(envelope: SignedEnvelope, options: SigningOptions & { csrSha256: string }): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = verifiedBody(envelope, options);
+  } catch (error) {
+    if (error instanceof JoinAnswerError) throw error;
+    throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
+  }
+  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (body.csrSha256 !== options.csrSha256) throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
+  return body;
+}
+
 function signingKey(options: SigningOptions): KeyObject {
   if (options.signingPublicKey) {
     const key = options.signingPublicKey;
@@ -135,17 +150,7 @@ function signingKey(options: SigningOptions): KeyObject {
  * @throws JoinAnswerError naming the failed check.
  */
 export function verifyJoinAnswer(envelope: SignedEnvelope, options: VerifyJoinAnswerOptions): IssuedAnswer | PendingAnswer {
-  let parsed: unknown;
-  try {
-    parsed = verifiedBody(envelope, options);
-  } catch (error) {
-    if (error instanceof JoinAnswerError) throw error;
-    throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
-  }
-  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  if (body.csrSha256 !== options.csrSha256) {
-    throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
-  }
+  const body = checkedBody(envelope, options);
 
   if (body.status === 'pending') {
     const { requestId, retryAfterSeconds } = body;
@@ -226,15 +231,7 @@ export function verifyJoinChallenge(
     attestor: string;
   },
 ): ChallengeAnswer {
-  let parsed: unknown;
-  try {
-    parsed = verifiedBody(envelope, options);
-  } catch (error) {
-    if (error instanceof JoinAnswerError) throw error;
-    throw new JoinAnswerError('signature', 'The join answer is not signed by the pinned join signing key');
-  }
-  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  if (body.csrSha256 !== options.csrSha256) throw new JoinAnswerError('csr', "The join answer was made for another CSR than this agent's");
+  const body = checkedBody(envelope, options);
   const { status, attestor, nonce, expiresAt, challenge } = body;
   if (
     status !== 'challenge' ||

@@ -2,7 +2,8 @@ import { createHash, sign, type KeyObject } from 'node:crypto';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { X509POP, X509POP_REJOIN_WINDOW_SECONDS, x509popProofMessage } from '../protocol/x509pop-wire';
 import { writeIdentity } from './identity-store';
-import { DEFAULT_BASE_PATH, JoinRefusedError, type JoinTrust } from './join';
+import { DEFAULT_BASE_PATH, type JoinTrust } from './join';
+import { JoinRefusedError } from './join-refused';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from './keys';
 import { loadNodeIdentity, type NodeLoadedIdentity, type TpmLoadedIdentity } from './renew/identity';
 import { nextTpmKey } from './renew/tpm-renewal';
@@ -100,15 +101,7 @@ const tpmProof = (last: TpmLoadedIdentity, nonce: string, csrSha256: string) =>
 async function post(url: string, body: string, doFetch: typeof fetch): Promise<unknown> {
   const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const text = await response.text();
-  if (response.status !== 200) {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = JSON.parse(text);
-    } catch {
-      // not JSON: reported by status below
-    }
-    throw new JoinRefusedError(response.status, error.code ?? 'UNKNOWN', error.message ?? `The server answered ${response.status}`);
-  }
+  if (response.status !== 200) throw JoinRefusedError.of(response.status, text);
   return JSON.parse(text);
 }
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { AgentError } from '../agent/errors';
 
 /** How many of a malformed answer's problems the error names; the rest are counted. */
 const SHOWN_ISSUES = 3;
@@ -7,14 +8,14 @@ const SHOWN_ISSUES = 3;
  * A server answer that does not have the shape its procedure's output schema declares (a server of another
  * version, a proxy answering in its place). The CLI's error handler prints the message and exits 1.
  */
-export class MalformedAnswerError extends Error {
+export class MalformedAnswerError extends AgentError {
   constructor(
     readonly command: string,
     readonly procedure: string,
     readonly fields: string[],
     message: string,
   ) {
-    super(message);
+    super('PROTOCOL', message);
     this.name = 'MalformedAnswerError';
   }
 }

@@ -1,11 +1,16 @@
 import { ERROR_MAP, EXIT_INTERNAL } from '../server/error-map';
 import { DomainError, DOMAIN_ERROR_CODES, type DomainErrorCode } from '../protocol/errors';
+import { AGENT_EXIT, AgentError, errorLine } from '../agent/errors';
 
-/** An error the CLI reports as one line on stderr, exiting with the code the error table gives. */
+/**
+ * The exit code of an error: the server's table (server/error-map.ts) for a domain error, 2 for commander's
+ * usage errors, else the agent's table (agent/errors.ts): `better-compute agent` ends as bcd does, and an error
+ * neither table knows exits 1.
+ */
 function exitCodeOf(error: unknown): number {
   if (error instanceof DomainError) return ERROR_MAP[error.code].exit;
   if (error && typeof error === 'object' && 'code' in error && (error as { code: string }).code === 'commander.invalidArgument') return 2;
-  return EXIT_INTERNAL;
+  return error instanceof AgentError ? AGENT_EXIT[error.code] : EXIT_INTERNAL;
 }
 
 export function isDomainCode(code: unknown): code is DomainErrorCode {
@@ -14,12 +19,7 @@ export function isDomainCode(code: unknown): code is DomainErrorCode {
 
 /** The CLI's one error handler: a clear message, never a stack trace; answers the non-zero exit code. */
 export function printError(error: unknown): number {
-  if (error instanceof DomainError) {
-    process.stderr.write(`error (${error.code}): ${error.message}\n`);
-  } else if (error instanceof Error) {
-    process.stderr.write(`error: ${error.message}\n`);
-  } else {
-    process.stderr.write(`error: ${String(error)}\n`);
-  }
+  const code = error instanceof DomainError ? ` (${error.code})` : '';
+  process.stderr.write(`error${code}: ${errorLine(error)}\n`);
   return exitCodeOf(error);
 }

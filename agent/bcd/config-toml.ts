@@ -1,4 +1,5 @@
 import { chmod, open, rename } from 'node:fs/promises';
+import { agentErrorClass } from '../errors';
 
 /** `/etc/bcd/config.toml`, exactly the keys the spec shows, all required. */
 export interface BcdConfig {
@@ -32,9 +33,7 @@ const KEYS: ReadonlyArray<[tomlKey: string, field: Exclude<keyof BcdConfig, 'hel
 const PIN = /^sha256\/[A-Za-z0-9+/]{43}=$/;
 const LINE = /^([a-z_]+)\s*=\s*"((?:[^"\\\u0000-\u001f]|\\["\\])*)"\s*(?:#.*)?$/;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export class ConfigError extends agentErrorClass('CONFIG', 'ConfigError') {}
 
 /**
  * Parses config.toml: the flat `key = "string"` subset of TOML the spec's file uses (comments and blank lines

@@ -6,7 +6,7 @@ import { runTpmJoinCommand } from './tpm-join-command';
 import { describeTpmAddress, makeNodeKeyInTpm, nodeKeyTpmOf, type TpmJoinKeys } from '../tpm/node-key';
 import { helperHandOver } from '../helper/join-hand-over';
 
-export { UsageError, type CommandIo } from './join-setup';
+export type { CommandIo } from './join-setup';
 
 const NODE_ID = /^node_[0-9a-z]{1,40}$/;
 

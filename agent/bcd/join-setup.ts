@@ -7,6 +7,7 @@ import { joinFetch } from './join-fetch';
 import { baseUrlOf } from './base-url';
 import { readStoredIdentity } from './read-identity';
 import { TrustStore } from '../trust/store';
+import { agentErrorClass } from '../errors';
 
 export interface JoinArgs {
   config?: string;
@@ -42,9 +43,7 @@ export interface CommandIo {
   fetch?: typeof fetch;
 }
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export class UsageError extends agentErrorClass('USAGE', 'UsageError') {}
 
 async function readConfig(file: string): Promise<BcdConfig | null> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {

@@ -3,9 +3,8 @@ import { parseArgs } from 'node:util';
 import { runDoctor } from './doctor-command';
 import { runNode } from './node-command';
 import { runHelper } from '../helper/helper-command';
-import { runJoin, UsageError, type CommandIo } from './join-command';
-import { ConfigError } from './config-toml';
-import { TokenInputError } from './token-input';
+import { runJoin, type CommandIo } from './join-command';
+import { agentExitCode, errorLine } from '../errors';
 import { versionLine } from './version';
 import { identifyTpm, withTpm } from '../tpm/identify';
 import { setAgentLogDefault } from '../request-log';
@@ -113,11 +112,11 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A failure is one line on stderr and the exit code of agent/errors.ts's table (2 for usage and config, else 1).
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (error: Error) => {
-    const usage = error instanceof UsageError || (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
-    io.err(`bcd: ${error.message}`);
-    process.exit(usage ? 2 : error instanceof ConfigError || error instanceof TokenInputError ? 2 : 1);
+  (error: unknown) => {
+    io.err(`bcd: ${errorLine(error)}`);
+    process.exit(agentExitCode(error));
   },
 );

@@ -1,14 +1,13 @@
 import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
+import { agentErrorClass } from '../errors';
 
 /** The most a token file may hold: a bearer is about 90 bytes; anything larger is not a token file. */
 const MAX_TOKEN_FILE_BYTES = 4096;
 // The bearer form of server/tokens/secret.ts; bcd checks only the shape, JoinService the rest.
 const TOKEN_SHAPE = /^bcjt_[A-Za-z0-9_.-]+$/;
 
-export class TokenInputError extends Error {
-  override name = 'TokenInputError';
-}
+export class TokenInputError extends agentErrorClass('USAGE', 'TokenInputError') {}
 
 /** The token in `text`, trimmed, or an error that never repeats what was given. */
 export function parseToken(text: string, source: string): string {

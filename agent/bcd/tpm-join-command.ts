@@ -1,6 +1,7 @@
 import { readLinuxClaims } from '../claims-linux';
 import { resolveJoinTrust } from '../join';
 import { joinWithTpm, TpmJoinRefused } from '../tpm/tpm-join-flow';
+import { AGENT_EXIT } from '../errors';
 import { UsageError, writeBootstrapConfig, type CommandIo, type JoinArgs, type JoinSetup } from './join-setup';
 
 /** `BCD_JOIN_RETRY_SECONDS` (tests and development): retry a pending join sooner than the server's 30 s. */
@@ -54,9 +55,9 @@ export async function runTpmJoinCommand(args: JoinArgs, io: CommandIo, setup: Jo
     });
   } catch (error) {
     if (!(error instanceof TpmJoinRefused)) throw error;
-    io.out(`refused: ${error.message} (${error.code})${error.ekHash ? `; EK hash ${error.ekHash}` : ''}`);
+    io.out(`refused: ${error.message} (${error.serverCode})${error.ekHash ? `; EK hash ${error.ekHash}` : ''}`);
     io.err('bcd: every refusal is this one answer; the reason is in the security.join.refused events an operator reads');
-    return 1;
+    return AGENT_EXIT[error.code];
   }
   if (outcome.status === 'pending') return 3;
   // The answer verified under a trusted key: its trust set is stored as a trust event's would be.

@@ -19,7 +19,14 @@ interface OnSession {
   post: PostOnSession;
 }
 
-interface CommandRunnerOptions {
+/** Test seams of the runner: the clock, a command's time limit, the result's retries. */
+export interface CommandRunnerSeams {
+  now?: () => number;
+  timeoutMs?: number;
+  post?: Pick<PostResultOptions, 'attempts' | 'retryDelayMs'>;
+}
+
+interface CommandRunnerOptions extends CommandRunnerSeams {
   /** This node's id (the identity's; a renewal keeps it). */
   nodeId: () => string;
   /** The commandTrustBundle of the trust set held now (a trust event may change it). */
@@ -30,9 +37,6 @@ interface CommandRunnerOptions {
   log: (line: string) => void;
   /** The session the loop holds now: retries of a post go there. */
   latestSession?: () => OnSession | null;
-  now?: () => number;
-  timeoutMs?: number;
-  post?: Pick<PostResultOptions, 'attempts' | 'retryDelayMs'>;
 }
 
 interface Job {

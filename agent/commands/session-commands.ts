@@ -1,19 +1,15 @@
 import { COMMAND_KINDS, type CommandKind } from '../../protocol/command-wire';
-import type { PostOnSession, PostResultOptions } from './post-result';
+import type { PostOnSession } from './post-result';
 import { ReplayStore } from './replay-store';
-import { CommandRunner } from './runner';
+import { CommandRunner, type CommandRunnerSeams } from './runner';
 import { SessionActions } from './session-actions';
 
 /** What an agent that runs commands gives its session loop (`bcd node`, `better-compute agent run`). */
-export interface SessionCommandOptions {
+export interface SessionCommandOptions extends CommandRunnerSeams {
   /** `bcd.doctor`: the doctor's structured result (`bcd doctor --json`, or `agent doctor`'s checks). */
   doctor(): Promise<Record<string, unknown>>;
   /** Where command-replay.json lives: the identity directory unless given; null keeps it in memory. */
   replayDir?: string | null;
-  /** Test seams: the clock, a command's time limit, the result's retries. */
-  now?: () => number;
-  timeoutMs?: number;
-  post?: Pick<PostResultOptions, 'attempts' | 'retryDelayMs'>;
 }
 
 /** What the loop knows that the runner needs. */

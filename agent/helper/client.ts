@@ -20,6 +20,7 @@ import {
   type HelperRequest,
   type SignPurpose,
 } from './wire';
+import { agentErrorClass } from '../errors';
 
 /**
  * What `bcd node`, running as the `[helper]` user, asks of `bcd helper` for a TPM-held node key: the three things
@@ -39,9 +40,7 @@ export interface NodeKeyHelper {
 }
 
 /** The helper could not be reached or refused; a renewal that needs it is not sent. */
-class HelperError extends Error {
-  override name = 'HelperError';
-}
+class HelperError extends agentErrorClass('UNAVAILABLE', 'HelperError') {}
 
 const blob = (key: TpmKeyBlob) => ({ public: key.publicArea.toString('base64'), private: key.privateBlob.toString('base64') });
 

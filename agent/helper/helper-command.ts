@@ -6,6 +6,7 @@ import { bcdPaths } from '../bcd/paths';
 import { startHelperServer } from './server';
 import { noTpmRefusal, tpmHelperOps } from './tpm-ops';
 import { requireSystemUser } from './users';
+import { AGENT_EXIT } from '../errors';
 
 /**
  * `bcd helper`: as root, holds the TPM for `bcd node` (what bcd-helper.service runs). Listens on config.toml's
@@ -16,11 +17,11 @@ export async function runHelper(args: { config?: string; tpm?: string }, io: Com
   const config = parseConfigToml(await readFile(configPath, 'utf8'), configPath);
   if (!config.helper) {
     io.err(`bcd helper: ${configPath} has no [helper] table, so bcd node holds the TPM itself and needs no helper`);
-    return 2;
+    return AGENT_EXIT.CONFIG;
   }
   if (process.getuid?.() !== 0) {
     io.err('bcd helper: runs as root (it holds the TPM for bcd node); bcd-helper.service starts it');
-    return 2;
+    return AGENT_EXIT.USAGE;
   }
   const user = await requireSystemUser(config.helper.user);
   const tpm = args.tpm ?? (io.env ?? process.env).BCD_TPM;

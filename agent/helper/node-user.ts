@@ -1,5 +1,6 @@
 import type { BcdConfig } from '../bcd/config-toml';
 import type { CommandIo } from '../bcd/join-setup';
+import { AGENT_EXIT } from '../errors';
 
 /**
  * Who `bcd node` may run as. Under `[helper]` it is the unprivileged `[helper]` user and refuses root (exit 2):
@@ -14,7 +15,7 @@ export function nodeUserCheck(config: BcdConfig, io: CommandIo, uid = process.ge
     io.err(
       `bcd node: refusing to run as root under [helper]: run it as ${config.helper.user} (bcd.service does), beside bcd helper as root`,
     );
-    return 2;
+    return AGENT_EXIT.USAGE;
   }
   io.err('bcd node: warning: running as root; a [helper] table in config.toml runs it as an unprivileged user beside bcd helper');
   return null;

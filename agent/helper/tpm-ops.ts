@@ -6,6 +6,7 @@ import type { TpmKeyBlob } from '../tpm/keys';
 import { nodeKeyTemplate } from '../tpm/templates';
 import { signWithTpmKey } from '../tpm/renewal';
 import { describeTpmAddress } from '../tpm/transport';
+import { agentErrorClass } from '../errors';
 
 /** What the helper does with the TPM for each request: the socket server knows nothing else. */
 export interface HelperOps {
@@ -21,9 +22,7 @@ interface NextKeyAnswer {
   keyAttestation: { akPublic: string; nodeKeyPublic: string; certifyInfo: string; certifySignature: string } | null;
 }
 
-export class HelperRefusal extends Error {
-  override name = 'HelperRefusal';
-}
+export class HelperRefusal extends agentErrorClass('REFUSED', 'HelperRefusal') {}
 
 // TPMT_PUBLIC starts with type, nameAlg (u16 each) and objectAttributes (u32): a node key's are the template's.
 const NODE_KEY_HEAD = nodeKeyTemplate().subarray(0, 8);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentErrorClass } from '../errors';
 
 /**
  * The `bcd helper` socket's wire: one request per connection, each way one frame (a 4-byte big-endian length,
@@ -108,6 +109,4 @@ export class FrameReader {
   }
 }
 
-export class FrameError extends Error {
-  override name = 'FrameError';
-}
+export class FrameError extends agentErrorClass('PROTOCOL', 'FrameError') {}

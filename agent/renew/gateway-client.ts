@@ -6,6 +6,7 @@ import { spkiPin } from '../../protocol/pins';
 import { connectTls13, type Tls13Socket, type TlsClientSigner } from '../tls13/client';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 import type { TrustStore } from '../trust/store';
+import { agentErrorClass } from '../errors';
 
 /** How the agent reaches the gateway: its URL and the serving CA it pins. */
 export interface GatewayTarget {
@@ -32,12 +33,7 @@ export function servingCaPinsOf(target: GatewayTarget): readonly string[] {
  */
 export type ClientIdentity = { keyPem: string; certificatePem: string; signer?: undefined } | { signer: TlsClientSigner };
 
-export class GatewayTrustError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'GatewayTrustError';
-  }
-}
+export class GatewayTrustError extends agentErrorClass('TRUST', 'GatewayTrustError') {}
 
 const pem = (der: Buffer) =>
   `-----BEGIN CERTIFICATE-----\n${der

@@ -14,6 +14,7 @@ import { readLeafNames } from '../../protocol/certificate-names';
 import { decodeKeyBlob, type TpmKeyBlob } from '../tpm/keys';
 import { p256SpkiOf } from '../tpm/public-area';
 import type { NodeKeyHelper } from '../helper/client';
+import { agentErrorClass } from '../errors';
 
 /** A node key held in a TPM: its blob (what `node.key` holds), the AK the leaf names, and where the TPM is. */
 export interface TpmHeldKey {
@@ -58,12 +59,7 @@ export type NodeLoadedIdentity = LoadedIdentity | TpmLoadedIdentity;
 /** The suffix of the files a renewal replaced, kept until the next renewal. */
 export const PREVIOUS_SUFFIX = '.previous';
 
-export class IdentityLoadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'IdentityLoadError';
-  }
-}
+export class IdentityLoadError extends agentErrorClass('IDENTITY', 'IdentityLoadError') {}
 
 type TpmOptions = { ak: string | null; address?: string; helper?: NodeKeyHelper };
 

@@ -11,22 +11,18 @@ import { clientIdentityOf, prepareTpmRenewalParts, renewedTpmIdentity } from './
 import { verifyTrustedEnvelope } from '../trust/envelope';
 import { nextKeyInHelperTpm, type NodeKeyHelper } from '../helper/client';
 import type { TrustStore } from '../trust/store';
+import { AgentError, agentErrorClass } from '../errors';
 
 /** The gateway answered the uniform refusal: the identity may be revoked, expired, or the proof stale. */
-export class RenewRefusedError extends Error {
+export class RenewRefusedError extends AgentError {
   constructor() {
-    super('Renew refused');
+    super('REFUSED', 'Renew refused');
     this.name = 'RenewRefusedError';
   }
 }
 
 /** Any other answer that is not a renewal (5xx while the API restarts, a malformed answer): retry later. */
-class RenewRetryableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RenewRetryableError';
-  }
-}
+class RenewRetryableError extends agentErrorClass('UNAVAILABLE', 'RenewRetryableError') {}
 
 /** The Renew body, signed by the current key (protocol.md "Renew"). */
 export function buildRenewBody(current: LoadedIdentity, csrDer: Buffer, csrSha256: string, clientTime: number): string {

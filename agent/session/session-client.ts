@@ -8,11 +8,12 @@ import { clientIdentityOf } from '../renew/tpm-renewal';
 import { logAgentRequest, newAgentRequestId, REQUEST_ID_HEADER } from '../request-log';
 import { SseReader, type ServerEvent } from './sse';
 import { verifyTrustedEnvelope } from '../trust/envelope';
+import { AgentError } from '../errors';
 
 /** The gateway refused the Hello (the uniform 403): revoked, expired, superseded, or another node's id. */
-export class SessionRefusedError extends Error {
+export class SessionRefusedError extends AgentError {
   constructor() {
-    super('Session refused');
+    super('REFUSED', 'Session refused');
     this.name = 'SessionRefusedError';
   }
 }

@@ -1,5 +1,6 @@
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../keys';
-import { JoinRefusedError, prepareJoinAttempt, sendJoin, type JoinTrust } from '../join';
+import { prepareJoinAttempt, sendJoin, type JoinTrust } from '../join';
+import { JoinRefusedError } from '../join-refused';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { keepAliveFetch } from './http-post';
 import { simulatedClaims } from './simulate';

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
-import { JoinRefusedError, prepareJoinAttempt, sendJoin, type JoinAttempt, type JoinTrust } from '../join';
+import { prepareJoinAttempt, sendJoin, type JoinAttempt, type JoinTrust } from '../join';
+import { JoinRefusedError } from '../join-refused';
 import { keepAliveFetch } from './http-post';
 import { percentile } from './percentiles';
 
@@ -64,7 +65,7 @@ export async function runJoins(options: {
         await sendJoin({ serverUrl: options.serverUrl, basePath: options.basePath, attempt, trust: options.trust, fetch: client.fetch });
         result.admitted++;
       } catch (error) {
-        const key = error instanceof JoinRefusedError ? `${error.status} ${error.code}` : (error as Error).message;
+        const key = error instanceof JoinRefusedError ? `${error.status} ${error.serverCode}` : (error as Error).message;
         result.reasons[key] = (result.reasons[key] ?? 0) + 1;
         if (error instanceof JoinRefusedError && error.status === 403) result.refused++;
         else result.failed++;

@@ -1,3 +1,5 @@
+import { AgentError } from '../errors';
+
 /** AlertDescription values this client sends or names (RFC 8446 §6). */
 export const ALERT = {
   closeNotify: 0,
@@ -19,20 +21,20 @@ export const ALERT = {
 } as const;
 
 /** A fatal condition of the connection: the alert this client sends, and why. */
-export class TlsAlertError extends Error {
+export class TlsAlertError extends AgentError {
   constructor(
     readonly alert: number,
     message: string,
   ) {
-    super(`TLS: ${message}`);
+    super('PROTOCOL', `TLS: ${message}`);
     this.name = 'TlsAlertError';
   }
 }
 
 /** The peer sent a fatal alert. */
-export class TlsPeerAlertError extends Error {
+export class TlsPeerAlertError extends AgentError {
   constructor(readonly alert: number) {
-    super(`TLS: the server sent alert ${alert}${ALERT_NAMES[alert] ? ` (${ALERT_NAMES[alert]})` : ''}`);
+    super('PROTOCOL', `TLS: the server sent alert ${alert}${ALERT_NAMES[alert] ? ` (${ALERT_NAMES[alert]})` : ''}`);
     this.name = 'TlsPeerAlertError';
   }
 }

@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { ALG, CAP, CC, RC, RH, SE, ST, SU_CLEAR } from './constants';
 import { TpmReader, TpmWriter } from './marshal';
 import { openTpmTransport, type TpmAddress, type TpmTransport } from './transport';
+import { AgentError } from '../errors';
 
 /** A TPM command that answered with a response code other than success. */
-export class TpmError extends Error {
+export class TpmError extends AgentError {
   constructor(
     readonly command: string,
     readonly rc: number,
   ) {
-    super(`TPM2_${command} failed: TPM_RC 0x${rc.toString(16).padStart(3, '0')}`);
+    super('TPM', `TPM2_${command} failed: TPM_RC 0x${rc.toString(16).padStart(3, '0')}`);
     this.name = 'TpmError';
   }
 

@@ -3,6 +3,7 @@ import type { TpmClient } from './client';
 import { createTpmCsr, type TpmCsr } from './csr';
 import { createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from './keys';
 import { TpmReader } from './marshal';
+import { agentErrorClass } from '../errors';
 
 /** Renew's `keyAttestation` (docs/tpm-attestation.md): standard base64 of the TPM structures. */
 export interface TpmKeyAttestationBody {
@@ -20,12 +21,7 @@ interface TpmRenewalMaterial {
 }
 
 /** The TPM cannot make the renewal's attestation: bcd must not send the renewal at all. */
-export class TpmRenewalError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TpmRenewalError';
-  }
-}
+export class TpmRenewalError extends agentErrorClass('TPM', 'TpmRenewalError') {}
 
 const NAME_ALGORITHMS = new Map([
   [0x000b, 'sha256'],

@@ -10,6 +10,7 @@ import { prepareTpmJoin, type TpmJoinMaterial } from './join-material';
 import { encodeKeyBlob } from './keys';
 import { loadPendingTpmJoin, removePendingTpmJoin, savePendingTpmJoin } from './pending-join';
 import { runTpmJoin, TpmJoinError, type PostJoin, type TpmJoinTarget } from './tpm-join';
+import { AgentError } from '../errors';
 
 /** A join request the machine waits on: what the operator is told to look for. */
 interface TpmJoinWait {
@@ -23,13 +24,13 @@ type TpmJoinOutcome =
   { readonly status: 'joined'; readonly answer: IssuedAnswer; readonly ekHash: string } | ({ readonly status: 'pending' } & TpmJoinWait);
 
 /** The uniform refusal (403 `ACCESS_DENIED`, "Join refused"), as the server sent it: it never says why. */
-export class TpmJoinRefused extends Error {
+export class TpmJoinRefused extends AgentError {
   constructor(
-    readonly code: string,
+    readonly serverCode: string,
     message: string,
     readonly ekHash: string,
   ) {
-    super(message);
+    super('REFUSED', message);
     this.name = 'TpmJoinRefused';
   }
 }

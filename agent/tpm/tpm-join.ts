@@ -2,6 +2,7 @@ import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JoinAnswerError, verifyJoinAnswer, verifyJoinChallenge, type IssuedAnswer, type PendingAnswer } from '../verify-answer';
 import type { TpmClient } from './client';
 import { answerTpmChallenge, prepareTpmJoin, type TpmJoinMaterial } from './join-material';
+import { AgentError } from '../errors';
 
 /** Where a tokenless join lands: bcd's config `site`, and `pool` when the install names one. */
 export interface TpmJoinTarget {
@@ -22,12 +23,12 @@ interface TpmChallenge {
 export type PostJoin = (body: string) => Promise<{ status: number; body: Buffer }>;
 
 /** A refused round (the uniform 403) or another failure; the caller decides whether to retry. */
-export class TpmJoinError extends Error {
+export class TpmJoinError extends AgentError {
   constructor(
     message: string,
     readonly status: number,
   ) {
-    super(message);
+    super('REFUSED', message);
     this.name = 'TpmJoinError';
   }
 }

@@ -1,19 +1,11 @@
 import type { Command } from 'commander';
-import { clientFor } from '../context';
-import {
-  createTokenToFile,
-  parseWhole,
-  sitePath,
-  tokenFileBody,
-  withTokenFileOptions,
-  type SiteScopedTokenOptions,
-} from './site-scoped-tokens';
+import { parseWhole, withSiteTokenAction, type SiteScopedTokenOptions } from './site-scoped-tokens';
 
 type Opts = SiteScopedTokenOptions & { mac: string; ip?: string; workflowId?: string; bootLeaseEpoch?: number };
 
 /** `discovery-tokens create`: what a site's boot step runs once per PXE lease. */
 export function registerDiscoveryTokenCommands(program: Command) {
-  withTokenFileOptions(
+  withSiteTokenAction(
     program
       .command('discovery-tokens')
       .description('Discovery tokens: one per PXE lease, bound to its MAC, single use')
@@ -25,20 +17,12 @@ export function registerDiscoveryTokenCommands(program: Command) {
       .option('--ip <ip>', 'the address the lease gave')
       .option('--workflow-id <id>', 'the boot workflow')
       .option('--boot-lease-epoch <n>', "the lease's epoch", parseWhole),
-  ).action(async (opts: Opts, cmd: Command) => {
-    const client = clientFor(cmd);
-    const tenantId = await client.tenantId(opts.tenant);
-    const body = {
+    { procedure: 'discoveryTokens.create', tail: 'discovery-tokens', kind: 'discovery' },
+    (opts: Opts) => ({
       mac: opts.mac,
       ...(opts.ip ? { ip: opts.ip } : {}),
       ...(opts.workflowId ? { workflowId: opts.workflowId } : {}),
       ...(opts.bootLeaseEpoch !== undefined ? { bootLeaseEpoch: opts.bootLeaseEpoch } : {}),
-      ...tokenFileBody(opts),
-    };
-    await createTokenToFile(client, 'discoveryTokens.create', sitePath(tenantId, opts.site, 'discovery-tokens'), body, {
-      out: opts.out,
-      json: opts.json,
-      kind: 'discovery',
-    });
-  });
+    }),
+  );
 }

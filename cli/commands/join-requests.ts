@@ -74,6 +74,14 @@ function filterOf(opts: FilterOpts): RequestFilter {
   return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
 }
 
+/** What a decision acts on: one request id, or --all-pending narrowed by the filters (which need it). */
+function decisionFilterOf(requestId: string | undefined, opts: FilterOpts & { allPending?: boolean }): RequestFilter {
+  if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
+  const filter = filterOf(opts);
+  if (requestId && Object.keys(filter).length) throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+  return filter;
+}
+
 /**
  * Decides every pending request that matches the filter, a page of 200 per call, on the server: only those
  * counted before the first call (`createdUpTo`), so a machine arriving meanwhile is not decided unseen.
@@ -169,10 +177,7 @@ export function registerJoinRequestCommands(program: Command) {
         opts: Ref & FilterOpts & { allPending?: boolean; ttl?: number; reason?: string; label?: Record<string, string>; json?: boolean },
         cmd: Command,
       ) => {
-        if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
-        const filter = filterOf(opts);
-        if (requestId && Object.keys(filter).length)
-          throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+        const filter = decisionFilterOf(requestId, opts);
         const client = clientFor(cmd);
         const path = await poolPath(client, opts);
         const decision = {
@@ -220,10 +225,7 @@ export function registerJoinRequestCommands(program: Command) {
         opts: Ref & FilterOpts & { allPending?: boolean; reason?: string; json?: boolean },
         cmd: Command,
       ) => {
-        if (!requestId === !opts.allPending) throw new InvalidArgumentError('name one request id, or pass --all-pending');
-        const filter = filterOf(opts);
-        if (requestId && Object.keys(filter).length)
-          throw new InvalidArgumentError('the filters go with --all-pending, not with a request id');
+        const filter = decisionFilterOf(requestId, opts);
         const reason = opts.reason?.trim();
         // Said on stderr (exit 2), before anything is sent: a rejection is final, so it carries a reason.
         if (!reason) throw new DomainError('INVALID_ARGUMENT', 'a rejection is final: say why with --reason <text>', { field: 'reason' });

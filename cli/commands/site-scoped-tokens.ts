@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import type { CreatedJoinToken } from '../../protocol/api/token-schemas';
 import { enc, type ApiClient } from '../client';
+import { clientFor } from '../context';
 import { printJson } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 import { parseTtl } from './join-tokens';
@@ -10,7 +11,7 @@ import { parseTtl } from './join-tokens';
  * Mints a site-scoped token and writes it to a new 0600 file (never printed): the file is reserved before
  * the call, so a taken path fails before anything is minted.
  */
-export async function createTokenToFile(
+async function createTokenToFile(
   client: ApiClient,
   procedure: 'discoveryTokens.create' | 'siteTokens.create',
   path: string,
@@ -55,7 +56,7 @@ export interface SiteScopedTokenOptions {
 }
 
 /** The options every site-scoped token command ends with: lifetime, idempotency key, the file, --json. */
-export function withTokenFileOptions(command: Command): Command {
+function withTokenFileOptions(command: Command): Command {
   return command
     .option('--ttl <duration>', 'lifetime, 1m to 24h (default 1h)', parseTtl)
     .option('--key <idempotencyKey>', 'idempotency key: a retry with the same key mints nothing new')
@@ -64,6 +65,27 @@ export function withTokenFileOptions(command: Command): Command {
 }
 
 /** The request fields of those options. */
-export function tokenFileBody(opts: SiteScopedTokenOptions) {
+function tokenFileBody(opts: SiteScopedTokenOptions) {
   return { ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.key ? { idempotencyKey: opts.key } : {}) };
+}
+
+/**
+ * `<group> create` of a site-scoped token: `command` with the shared options, minting into --out. `bodyOf`
+ * gives the command's own request fields, which come first in the body.
+ */
+export function withSiteTokenAction<O extends SiteScopedTokenOptions>(
+  command: Command,
+  token: { procedure: 'discoveryTokens.create' | 'siteTokens.create'; tail: string; kind: string },
+  bodyOf: (opts: O) => Record<string, unknown>,
+): void {
+  withTokenFileOptions(command).action(async (opts: O, cmd: Command) => {
+    const client = clientFor(cmd);
+    const tenantId = await client.tenantId(opts.tenant);
+    const body = { ...bodyOf(opts), ...tokenFileBody(opts) };
+    await createTokenToFile(client, token.procedure, sitePath(tenantId, opts.site, token.tail), body, {
+      out: opts.out,
+      json: opts.json,
+      kind: token.kind,
+    });
+  });
 }

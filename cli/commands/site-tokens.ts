@@ -1,19 +1,11 @@
 import type { Command } from 'commander';
-import { clientFor } from '../context';
-import {
-  createTokenToFile,
-  parseWhole,
-  sitePath,
-  tokenFileBody,
-  withTokenFileOptions,
-  type SiteScopedTokenOptions,
-} from './site-scoped-tokens';
+import { parseWhole, withSiteTokenAction, type SiteScopedTokenOptions } from './site-scoped-tokens';
 
 type Opts = SiteScopedTokenOptions & { maxUses?: number };
 
 /** `site-tokens create`: a token for `bcd site` agents of one site (at most 16 uses). */
 export function registerSiteTokenCommands(program: Command) {
-  withTokenFileOptions(
+  withSiteTokenAction(
     program
       .command('site-tokens')
       .description('Site tokens: admit bcd site agents into one site')
@@ -22,14 +14,7 @@ export function registerSiteTokenCommands(program: Command) {
       .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
       .requiredOption('--site <siteId>', 'the site')
       .option('--max-uses <n>', 'how many site agents may join with it, 1 to 16 (default 1)', parseWhole),
-  ).action(async (opts: Opts, cmd: Command) => {
-    const client = clientFor(cmd);
-    const tenantId = await client.tenantId(opts.tenant);
-    const body = { ...(opts.maxUses !== undefined ? { maxUses: opts.maxUses } : {}), ...tokenFileBody(opts) };
-    await createTokenToFile(client, 'siteTokens.create', sitePath(tenantId, opts.site, 'site-tokens'), body, {
-      out: opts.out,
-      json: opts.json,
-      kind: 'site',
-    });
-  });
+    { procedure: 'siteTokens.create', tail: 'site-tokens', kind: 'site' },
+    (opts: Opts) => (opts.maxUses !== undefined ? { maxUses: opts.maxUses } : {}),
+  );
 }
