@@ -4,7 +4,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { insertKnownNode, randomMac } from '../../test/discovery-harness';
 import { mintToken } from '../../test/join-harness';
 import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { joinSiteAgent, mint, redeem, refusalReasons, siteCall } from '../../test/site-agent-harness';
+import { joinSiteAgent, mint, redeem, refusalReasons, secondSiteOf, siteCall } from '../../test/site-agent-harness';
 import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
 import { createPgPool } from '../db/pg';
 import { SharedRateLimit } from '../http/shared-rate-limit';
@@ -62,8 +62,10 @@ describe('site agent limits', () => {
     expect(await db().joinToken.count({ where: { siteId: t.siteId, role: 'discovery' } })).toBe(3);
   });
 
-  it("another site's machine or lease, another agent's reference: refused", async () => {
-    const [t, other] = [await createTestTenant(db()), await createTestTenant(db())];
+  it("another site's machine or lease (of the tenant), another agent's reference: refused", async () => {
+    // Another site of the same tenant: the MAC check is the tenant's (site-agent-mac-scope.test.ts: not another tenant's).
+    const t = await createTestTenant(db());
+    const other = await secondSiteOf(t);
     const agent = await joinSiteAgent(r, t);
     const foreign = await joinSiteAgent(r, other);
     const known = randomMac();
