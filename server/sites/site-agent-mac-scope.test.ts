@@ -36,7 +36,7 @@ describe('the MAC check of a mint', () => {
     expect((await mint(r, foreign.dir, { mac: claimed, ip: '10.0.0.4', bootLeaseEpoch: 1 })).status).toBe(200);
   });
 
-  it("a node of another site of the same tenant still blocks it", async () => {
+  it('a node of another site of the same tenant still blocks it', async () => {
     const t = await createTestTenant(db());
     const siteB = await secondSiteOf(t);
     const agent = await joinSiteAgent(r, t);
