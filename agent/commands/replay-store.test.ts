@@ -15,13 +15,16 @@ import { CommandRunner } from './runner';
 const NODE = 'node_replay1';
 const trust = trustGeneration();
 const NOW = 1_765_000_000;
-let dir: string;
-let lines: string[];
+/** The agent's state directory of one test, and what it logged. */
+let dir = '';
+const lines: string[] = [];
 beforeEach(async () => {
+  lines.length = 0;
   dir = await mkdtemp(path.join(tmpdir(), 'replay-'));
-  lines = [];
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 let n = 0;
 const command = () =>
