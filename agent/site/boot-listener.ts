@@ -30,7 +30,7 @@ export const MAX_HELD_LEASES = 4096;
  * Calls per source address and minute, on each listener: the DHCP server's leases (each costs two calls of the
  * control plane's 120 a minute per site agent, so more would be refused there anyway), a ramdisk's fetches.
  */
-export const LISTENER_CALLS_PER_SOURCE = { limit: 120, windowMs: 60_000, maxSources: 4096 };
+const LISTENER_CALLS_PER_SOURCE = { limit: 120, windowMs: 60_000, maxSources: 4096 };
 
 const reply = (res: http.ServerResponse, status: number, body: object) => {
   const bytes = Buffer.from(JSON.stringify(body));
