@@ -219,6 +219,11 @@ export async function sendJoin(options: {
  * given (bcd's: in the TPM when one opens, agent/tpm/node-key.ts), before anything is sent; it answers null
  * for a software key, as when absent.
  */
+/** A provisioned join answered for another node than the one expected (or did not join): nothing was stored. */
+export class ProvisionedNodeMismatchError extends Error {
+  override name = 'ProvisionedNodeMismatchError';
+}
+
 export async function joinWithToken(options: {
   serverUrl: string;
   basePath?: string;
@@ -253,7 +258,7 @@ export async function joinWithToken(options: {
   const answer = await sendJoin({ ...options, attempt, trust });
   if (options.expectedNodeId !== undefined && (answer.status !== 'joined' || answer.nodeId !== options.expectedNodeId)) {
     const got = answer.status === 'joined' ? `node ${answer.nodeId}` : `a ${answer.status} answer`;
-    throw new Error(`The join answered ${got}, not node ${options.expectedNodeId}: nothing was stored`);
+    throw new ProvisionedNodeMismatchError(`The join answered ${got}, not node ${options.expectedNodeId}: nothing was stored`);
   }
   if (answer.status === 'joined') {
     await writeIdentity(

@@ -3,6 +3,8 @@ import { postToGateway } from '../agent/renew/gateway-client';
 import { loadIdentity } from '../agent/renew/identity';
 import { clientIdentityOf } from '../agent/renew/tpm-renewal';
 import { SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../protocol/site-agent-wire';
+import { createPool } from '../server/pools/pools';
+import { createSite } from '../server/sites/sites';
 import { createSiteToken } from '../server/tokens/site-scoped';
 import { testDb } from './db';
 import type { TestTenant } from './fixtures';
@@ -57,4 +59,11 @@ export async function refusalReasons(nodeId: string): Promise<string[]> {
     .map((e) => e.data as { reason: string; nodeId: string | null })
     .filter((d) => d.nodeId === nodeId)
     .map((d) => d.reason);
+}
+
+/** `t` with another site of the same tenant (and a `bcd` pool there) as its site and pool. */
+export async function secondSiteOf(t: TestTenant): Promise<TestTenant> {
+  const site = await createSite(testDb(), t.admin, { tenantId: t.tenantId, name: `site-${randomUUID().slice(0, 8)}` });
+  const pool = await createPool(testDb(), t.admin, { tenantId: t.tenantId, siteId: site.id, name: 'pool-a', agent: 'bcd' });
+  return { ...t, site, pool, siteId: site.id, poolId: pool.id };
 }

@@ -1,5 +1,5 @@
 import { readLinuxClaims } from '../claims-linux';
-import { joinWithToken } from '../join';
+import { joinWithToken, ProvisionedNodeMismatchError } from '../join';
 import { JOIN_ATTESTORS, joinSetup, UsageError, writeBootstrapConfig, type CommandIo, type JoinArgs, type JoinSetup } from './join-setup';
 import { readTokenFile, readTokenFromStdin, removeTokenFile } from './token-input';
 import { runTpmJoinCommand } from './tpm-join-command';
@@ -58,6 +58,12 @@ async function runTokenJoin(args: JoinArgs, io: CommandIo, setup: JoinSetup): Pr
     nodeKey: async () => (tpmKey = await makeNodeKeyInTpm(nodeKeyTpmOf(args.tpm, io.env), (line) => io.err(`bcd: ${line}`))),
     // A deploy's token: the join asks for role `provisioned` and keeps only an answer for that node.
     ...(args.nodeId !== undefined ? { joinRole: 'provisioned', expectedNodeId: args.nodeId } : {}),
+  }).catch(async (error: unknown) => {
+    // A deploy's token that answered for another node is of no use on this machine (a joined answer spent it;
+    // it names that node either way): deleted as after any join (joining.md: --token-file is deleted after the
+    // join), never left on disk for a later run.
+    if (error instanceof ProvisionedNodeMismatchError && args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
+    throw error;
   });
   if (args.tokenFile) await removeTokenFile(args.tokenFile, io.err);
   if (answer.status === 'pending') {

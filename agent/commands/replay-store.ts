@@ -24,39 +24,66 @@ interface ReplayFile {
  */
 export class ReplayStore {
   readonly #dir: string | null;
+  readonly #log: (line: string) => void;
   readonly #seen = new Map<string, number>();
   #writes: Promise<unknown> = Promise.resolve();
+  /** Why the file on disk cannot be used (null: it can, or there is none yet). */
+  #unusable: string | null = null;
+  #reading: Promise<void> | null = null;
 
-  private constructor(dir: string | null) {
+  private constructor(dir: string | null, log: (line: string) => void) {
     this.#dir = dir;
+    this.#log = log;
   }
 
   /**
    * Loads `dir`'s replay file (none yet: empty). `dir` null keeps it in memory (simulated agents). A file that
-   * cannot be read is logged and replaced at the next write: its ids can then run again only while their
-   * `notAfter` has not passed, and only through a command the signing key made.
+   * exists but cannot be read or is not a replay file is left as it is and makes the store unusable (see
+   * {@link unusable}): starting empty would let every command it recorded run again until its `notAfter`.
    */
   static async open(dir: string | null, log: (line: string) => void = () => {}): Promise<ReplayStore> {
-    const store = new ReplayStore(dir);
-    if (!dir) return store;
-    let text: string;
+    const store = new ReplayStore(dir, log);
+    if (dir) await store.#read(dir);
+    return store;
+  }
+
+  async #read(dir: string): Promise<void> {
+    const was = this.#unusable;
+    let text: string | null = null;
     try {
       text = await readFile(path.join(dir, REPLAY_FILE), 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        log(`agent: could not read ${REPLAY_FILE} (${(error as Error).message}); starting with no command ids`);
-      return store;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return this.#refuse(`it cannot be read: ${(error as Error).message}`, was);
     }
-    try {
-      const record = JSON.parse(text) as Partial<ReplayFile>;
-      const commands = record?.commands;
-      if (record?.format !== 1 || typeof commands !== 'object' || commands === null) throw new Error('not a replay file');
-      for (const [id, notAfter] of Object.entries(commands))
-        if (Number.isSafeInteger(notAfter) && store.#seen.size < MAX_REPLAY_ENTRIES) store.#seen.set(id, notAfter);
-    } catch (error) {
-      log(`agent: ignoring ${REPLAY_FILE} (${(error as Error).message}); starting with no command ids`);
+    if (text !== null) {
+      try {
+        const record = JSON.parse(text) as Partial<ReplayFile>;
+        const commands = record?.commands;
+        if (record?.format !== 1 || typeof commands !== 'object' || commands === null) throw new Error('not a replay file');
+        for (const [id, notAfter] of Object.entries(commands))
+          if (Number.isSafeInteger(notAfter) && this.#seen.size < MAX_REPLAY_ENTRIES) this.#seen.set(id, notAfter);
+      } catch (error) {
+        return this.#refuse((error as Error).message, was);
+      }
     }
-    return store;
+    this.#unusable = null;
+    if (was !== null) this.#log(`agent: ${REPLAY_FILE} can be used again; commands run again`);
+  }
+
+  #refuse(why: string, was: string | null): void {
+    this.#unusable = why;
+    if (was === null) this.#log(`agent: cannot use ${REPLAY_FILE} (${why}); commands are refused until it is repaired or removed`);
+  }
+
+  /**
+   * Why no command may be taken now (null: they may): the replay file exists but could not be read or parsed,
+   * so this agent cannot know which command ids it already ran. Each call while unusable starts a new read of
+   * the file, so once it is repaired (or removed: the operator's decision to start with no ids) the next
+   * command is taken.
+   */
+  unusable(): string | null {
+    if (this.#unusable !== null && this.#dir && !this.#reading) this.#reading = this.#read(this.#dir).finally(() => (this.#reading = null));
+    return this.#unusable;
   }
 
   /** Whether `commandId` was taken before. */

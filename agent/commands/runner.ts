@@ -77,6 +77,8 @@ export class CommandRunner {
     if ('ignore' in verdict) return log(`agent: ignored a command event: ${verdict.ignore}`);
     if ('reject' in verdict) return this.#reject(verdict.reject, verdict.reason, on);
     const body = verdict.run;
+    // Without its record of the ids it ran, the agent cannot tell a replay: it runs nothing until the file is fixed.
+    if (replay.unusable() !== null) return this.#reject(body.commandId, 'replay-store-unusable', on);
     if (replay.has(body.commandId)) return this.#reject(body.commandId, 'replayed', on);
     // No room to remember it: not run (forgetting an id that could still be replayed is not an option).
     if (!replay.hasRoom(now)) return this.#reject(body.commandId, 'busy', on);

@@ -4,7 +4,7 @@ import { verifyTrustedEnvelope } from '../trust/envelope';
 import { keyOfCertificate } from '../trust/trust-set';
 
 /** Why a verified command is answered `rejected` (the result's `output.reason`). */
-export type RejectReason = 'malformed' | 'other-node' | 'expired' | 'replayed' | 'unknown-kind' | 'busy';
+export type RejectReason = 'malformed' | 'other-node' | 'expired' | 'replayed' | 'unknown-kind' | 'busy' | 'replay-store-unusable';
 
 /**
  * What to do with a `command` event: run it, answer it `rejected` (its body verified and names a command id),

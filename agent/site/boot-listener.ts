@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 import { parseSiteMintRequest, type SiteMintRequest } from '../../protocol/site-agent-wire';
 import type { LeaseToken, SiteClient } from './site-client';
+import { SourceRateLimit } from './source-rate';
 
 /** The leases' call (the DHCP server's hook, or a simulator): `POST /v1/leases {mac, ip?, bootLeaseEpoch}`. */
 const LEASES_PATH = '/v1/leases';
@@ -19,6 +20,17 @@ interface HeldLease {
 }
 
 const MAX_LEASE_BODY = 4 * 1024;
+/**
+ * Leases held at once. A site's cap of live discovery tokens is 64 by default (100,000 at most), and a lease
+ * whose token was fetched is kept only to answer a retry; past this the lease told of longest ago is dropped
+ * (its token, if not fetched yet, with it: the next lease of that MAC needs a newer epoch).
+ */
+export const MAX_HELD_LEASES = 4096;
+/**
+ * Calls per source address and minute, on each listener: the DHCP server's leases (each costs two calls of the
+ * control plane's 120 a minute per site agent, so more would be refused there anyway), a ramdisk's fetches.
+ */
+const LISTENER_CALLS_PER_SOURCE = { limit: 120, windowMs: 60_000, maxSources: 4096 };
 
 const reply = (res: http.ServerResponse, status: number, body: object) => {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -50,9 +62,17 @@ export class BootLeases {
       held && held.epoch === lease.bootLeaseEpoch ? held : undefined,
     );
     const token = 'token' in got ? got.token : held?.ref === got.ref ? held.token : undefined;
+    // Re-inserted, so the Map's order is the order leases were last told of; the oldest go first past the cap.
+    this.leases.delete(mac);
     this.leases.set(mac, { epoch: lease.bootLeaseEpoch, ip: lease.ip, ref: got.ref, tokenId: got.tokenId, token });
+    while (this.leases.size > MAX_HELD_LEASES) this.leases.delete(this.leases.keys().next().value!);
     this.log(`site: lease of ${mac} (epoch ${lease.bootLeaseEpoch}): discovery token ${got.tokenId}`);
     return { mac, tokenId: got.tokenId };
+  }
+
+  /** How many leases are held now (at most {@link MAX_HELD_LEASES}). */
+  get size(): number {
+    return this.leases.size;
   }
 
   /** The MAC's token for a ramdisk at `from`, once; null when there is none (or not for that address). */
@@ -69,11 +89,33 @@ export class BootLeases {
 
 /**
  * The site agent's listeners: `leases` takes `POST /v1/leases` (bind it where only the DHCP server reaches it),
- * `boot` serves `GET /v1/boot/<mac>/token` to the ramdisks. The same address may serve both.
+ * `boot` serves `GET /v1/boot/<mac>/token` to the ramdisks. The same address may serve both. A lease must name
+ * the machine's `ip`: the token is handed only to a ramdisk calling from it, so a lease without one (which would
+ * give the token to whoever asks first) is refused. Each source address gets {@link LISTENER_CALLS_PER_SOURCE}
+ * calls a minute (429 past it).
  */
-export function bootHandler(leases: BootLeases, serves: { leases: boolean; boot: boolean }) {
+export function bootHandler(
+  leases: BootLeases,
+  serves: { leases: boolean; boot: boolean },
+  rate = new SourceRateLimit(LISTENER_CALLS_PER_SOURCE),
+) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = (req.url ?? '').split('?')[0]!;
+    const retryAfter = rate.hit(peerAddress(req));
+    if (retryAfter !== null) {
+      const bytes = Buffer.from(
+        JSON.stringify({ code: 'INVALID_STATE', message: `Too many requests from this address; retry after ${retryAfter} seconds` }),
+      );
+      return void res
+        .writeHead(429, {
+          'content-type': 'application/json',
+          'cache-control': 'no-store',
+          'retry-after': String(retryAfter),
+          'content-length': bytes.length,
+          connection: 'close',
+        })
+        .end(bytes);
+    }
     const boot = BOOT_TOKEN.exec(url);
     if (serves.boot && boot && req.method === 'GET') {
       const token = leases.take(boot[1]!, peerAddress(req));
@@ -91,8 +133,11 @@ export function bootHandler(leases: BootLeases, serves: { leases: boolean; boot:
     });
     req.on('end', () => {
       const lease = parseSiteMintRequest(Buffer.concat(chunks).toString('utf8'));
-      if (!lease || !isPermanentGlobalMac(lease.mac))
-        return reply(res, 400, { code: 'INVALID_ARGUMENT', message: 'A lease is {mac, ip?, bootLeaseEpoch}' });
+      if (!lease || !isPermanentGlobalMac(lease.mac) || lease.ip === undefined)
+        return reply(res, 400, {
+          code: 'INVALID_ARGUMENT',
+          message: 'A lease is {mac, ip, bootLeaseEpoch}: the token goes only to the ip',
+        });
       leases.lease(lease).then(
         (held) => reply(res, 200, held),
         (error: Error) => reply(res, 502, { code: 'UNAVAILABLE', message: `No token for this lease: ${error.message}` }),

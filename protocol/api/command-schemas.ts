@@ -16,6 +16,12 @@ export const DEFAULT_COMMAND_DELIVERY_SECONDS = 3600;
 const MAX_COMMAND_DELIVERY_SECONDS = 7 * 24 * 3600;
 
 /**
+ * The most nodes one batch may select (docs/abuse-limits.md): an enqueue writes its commands within the request,
+ * 500 nodes a transaction, so a filter that selects more is refused (INVALID_ARGUMENT) before anything is written.
+ */
+export const MAX_COMMAND_BATCH_NODES = 10_000;
+
+/**
  * A kind: any short name parses (so an unknown one is answered INVALID_ARGUMENT by the domain, naming the kinds
  * of protocol 1); `args` must be `{}` for every kind of protocol 1.
  */

@@ -106,15 +106,18 @@ SELECT (SELECT count(*) FROM expired)::int AS expired, (SELECT count(*) FROM pub
 /**
  * The nodes of an enqueue ($1 ids, of tenant $2), locked in id order (the order every enqueue and bulk action
  * takes them, so none deadlock), with the allowed kinds of their current certificate (the newest live one of
- * the node's generation; null when the node has none, or its attestor set none) and their open commands.
+ * the node's generation: unrevoked and unexpired; null when the node has none, or its attestor set none), whether
+ * it has one (a node whose certificates all expired could not take the command), and their open commands.
  */
 export const LOCK_TARGETS = `
 SELECT n.id, n.state,
        (SELECT c.allowed_kinds FROM node_certs c
          WHERE c.node_id = n.id AND c.identity_generation = n.identity_generation AND c.revoked_at IS NULL
+           AND c.not_after > compute_now()
          ORDER BY c.not_after DESC LIMIT 1) AS allowed_kinds,
        EXISTS (SELECT 1 FROM node_certs c
-                WHERE c.node_id = n.id AND c.identity_generation = n.identity_generation AND c.revoked_at IS NULL) AS has_cert,
+                WHERE c.node_id = n.id AND c.identity_generation = n.identity_generation AND c.revoked_at IS NULL
+                  AND c.not_after > compute_now()) AS has_cert,
        (SELECT count(*) FROM node_commands o WHERE o.node_id = n.id AND o.state IN ('queued', 'sent'))::int AS open
   FROM nodes n
  WHERE n.id = ANY($1::text[]) AND n.tenant_id = $2

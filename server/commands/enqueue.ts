@@ -8,6 +8,7 @@ import { pickNodeFilter } from '../../protocol/api/node-filter';
 import {
   DEFAULT_COMMAND_DELIVERY_SECONDS,
   DEFAULT_COMMAND_TIMEOUT_SECONDS,
+  MAX_COMMAND_BATCH_NODES,
   type EnqueueCommandInput,
 } from '../../protocol/api/command-schemas';
 import { countMatchingNodes, matchingNodeIds } from '../nodes/node-filter';
@@ -90,7 +91,8 @@ function singleRefusal(reason: string, kind: string, nodeId: string): string {
  * `compute:nodes:manage` on the node (its pool's grant included), or on the tenant for a batch. One node whose
  * current certificate does not allow the kind, that is retired or that already holds
  * {@link MAX_OPEN_COMMANDS_PER_NODE} open commands is refused (INVALID_STATE); in a batch such nodes get a
- * `rejected` command with the reason, counted in its progress. A node without a session is queued until the
+ * `rejected` command with the reason, counted in its progress. A batch selects at most
+ * {@link MAX_COMMAND_BATCH_NODES} nodes (more: INVALID_ARGUMENT, nothing written). A node without a session is queued until the
  * delivery deadline. Every command is audited and published (`node.command.enqueued`); the gateways holding
  * the nodes' sessions are told in the same transaction (the table's trigger), and deliver at once.
  */
@@ -116,6 +118,11 @@ export async function enqueueCommand(db: Db, principal: Principal, input: Enqueu
   const tenantId = await authorize(db, principal, 'compute:nodes:manage', target);
   if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Tenant ${input.tenantId} not found`);
   const total = await countMatchingNodes(db, tenantId, filter);
+  if (total > MAX_COMMAND_BATCH_NODES)
+    throw new DomainError(
+      'INVALID_ARGUMENT',
+      `The filter selects ${total.toLocaleString('en-US')} nodes; a batch takes at most ${MAX_COMMAND_BATCH_NODES.toLocaleString('en-US')}: narrow the filter (a pool, a label, a state) or send several batches`,
+    );
   const batchId = newId('cmdb');
   await db.commandBatch.create({
     data: { id: batchId, tenantId, kind: input.kind, selector: filter as object, total, createdBy: principal.actor },

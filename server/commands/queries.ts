@@ -63,16 +63,20 @@ export async function listCommands(
 
 /**
  * `commands.batch`: a batch and its progress (its commands counted by state; `done` once none is queued or
- * sent), decided as `compute:nodes:read` on its tenant.
+ * sent), decided as `compute:nodes:read` on what its enqueue was decided on: the pool for a batch of a pool's
+ * nodes, else the tenant. So whoever could enqueue it can read it (a pool's operators included).
  */
 export async function getBatch(db: Db, principal: Principal, input: { tenantId?: string; batchId: string }): Promise<CommandBatch> {
   const batch = await db.commandBatch.findUnique({ where: { id: input.batchId } });
   if (!batch || (input.tenantId && batch.tenantId !== input.tenantId))
     throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
-  await authorize(db, principal, 'compute:nodes:read', resource.tenant(batch.tenantId)).catch((error: unknown) => {
+  const poolId = (batch.selector as { poolId?: unknown } | null)?.poolId;
+  const decidedOn = typeof poolId === 'string' ? resource.pool(poolId) : resource.tenant(batch.tenantId);
+  const owner = await authorize(db, principal, 'compute:nodes:read', decidedOn).catch((error: unknown) => {
     if (error instanceof DomainError && error.code === 'NOT_FOUND') throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
     throw error;
   });
+  if (owner !== batch.tenantId) throw new DomainError('NOT_FOUND', `Batch ${input.batchId} not found`);
   const grouped = await db.nodeCommand.groupBy({ by: ['state'], where: { batchId: batch.id }, _count: { _all: true } });
   const counts = Object.fromEntries(COMMAND_STATES.map((s) => [s, 0])) as Record<CommandState, number>;
   for (const g of grouped) counts[g.state as CommandState] = g._count._all;

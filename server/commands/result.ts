@@ -54,7 +54,8 @@ class Refused extends Error {
 
 /**
  * A node's answer to a command (protocol.md "Commands"), relayed by the gateway with its vouching for the
- * session's certificate: `204` when the command was sent to exactly that certificate, is still `sent` and
+ * session's certificate: `204` when the command was sent to exactly that certificate, which is still live (not
+ * revoked, not expired, of the node's current identity generation), the command is still `sent` and
  * within its time limit, and the body is `{ status, output }` (parseCommandResult, output at most 64 KiB);
  * anything else is {@link RESULT_REFUSED} (the same bytes whatever the reason) with `security.command.result-refused`
  * naming the reason (rate-limited per tenant and reason). At most {@link COMMAND_RESULT_RATE} calls per node.
@@ -98,7 +99,10 @@ export class CommandResultService {
       })
     ).rows[0];
     if (!row) throw new Refused('certificate-unknown', null, commandId);
+    // A certificate that is no longer live answers nothing, whatever it was sent (as a renewal or a Hello refuses it).
     if (row.is_revoked) throw new Refused('revoked', row, commandId);
+    if (row.is_expired) throw new Refused('expired', row, commandId);
+    if (row.cert_generation !== row.node_generation) throw new Refused('generation', row, commandId);
     const verdict = await this.limit.hit(row.node_id);
     if (!verdict.allowed) throw new Refused('rate-limited', row, commandId);
     if (!call.body) throw new Refused('too-large', row, commandId);

@@ -139,6 +139,19 @@ describe('bcd join --node-id with a provisioned token', () => {
     expect(existsSync(path.join(root, 'var/lib/bcd/node.key'))).toBe(false);
   });
 
+  it('deletes the token file when the answer is for another node than --node-id', { timeout: 180_000 }, async () => {
+    const target = await joinedMachine();
+    const other = await joinedMachine();
+    const { tokenId, userData: text } = await userData(target.nodeId);
+    const root = reimaged(target.root);
+    const { result, tokenPath } = await runUserDataJoin(root, text, (argv) => argv.map((a) => (a === target.nodeId ? other.nodeId : a)));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('nothing was stored');
+    // The join spent the token; it is not left on the machine for a later run.
+    expect((await database.db.joinToken.findUniqueOrThrow({ where: { id: tokenId } })).usesLeft).toBe(0);
+    expect(existsSync(tokenPath)).toBe(false);
+  });
+
   it('takes --node-id only as a node id, never with --attestor tpm', async () => {
     const root = newMachineRoot();
     for (const extra of [

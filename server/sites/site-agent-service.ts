@@ -26,6 +26,7 @@ import {
   COUNT_LIVE_DISCOVERY,
   INSERT_REF,
   LOCK_SITE,
+  LOCK_TENANT_MAC,
   MAC_ELSEWHERE,
   RECORD_REFUSAL,
   REDEEM_REF,
@@ -139,10 +140,10 @@ export class SiteAgentService {
   }
 
   /**
-   * One transaction after the site's row lock. A lease of a MAC with a live reference: the same boot lease epoch
+   * One transaction after the site's row lock and the tenant's lock on the MAC. A lease of a MAC with a live reference: the same boot lease epoch
    * is a retry and gets the same reference (refused once its token was used or ended: one token per lease); a
    * newer epoch supersedes it (its token revoked unless a machine already joined with it); an older one is
-   * refused. A MAC of another site's node or reference is refused, and so is a mint past the site's cap.
+   * refused. A MAC of a node or a live reference of another site of the tenant is refused, and so is a mint past the site's cap.
    */
   private async mintFor(row: LeafRow, lease: SiteMintRequest): Promise<SiteMintAnswer> {
     const mac = normalizeMac(lease.mac)!;
@@ -152,7 +153,14 @@ export class SiteAgentService {
     return this.options.db.$transaction(async (tx) => {
       const site = (await tx.$queryRawUnsafe<{ owner_tenant_id: string; is_archived: boolean; cap: number }[]>(LOCK_SITE, row.site_id))[0];
       if (!site || site.is_archived) throw new Refused('site-archived', row);
-      const elsewhere = await tx.$queryRawUnsafe<{ elsewhere: boolean }[]>(MAC_ELSEWHERE, row.site_id, mac.replace(/:/g, ''), mac);
+      await tx.$executeRawUnsafe(LOCK_TENANT_MAC, site.owner_tenant_id, mac);
+      const elsewhere = await tx.$queryRawUnsafe<{ elsewhere: boolean }[]>(
+        MAC_ELSEWHERE,
+        row.site_id,
+        mac.replace(/:/g, ''),
+        mac,
+        site.owner_tenant_id,
+      );
       if (elsewhere[0]?.elsewhere) throw new Refused('mac-other-site', row);
       const live = (
         await tx.$queryRawUnsafe<{ id: string; node_id: string; epoch: string; token_id: string; expires_at: Date; token_live: boolean }[]>(

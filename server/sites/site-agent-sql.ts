@@ -22,10 +22,28 @@ UPDATE join_tokens t SET revoked_at = compute_now(), revoked_by = $2
   FROM r WHERE t.id = r.token_id AND t.revoked_at IS NULL AND t.uses_left > 0
 RETURNING t.id`;
 
-/** Whether the MAC is another site's: a node there that is not retired, or another site agent's live reference. */
+/**
+ * Serialises mints of one MAC across every site of the tenant (the site's row lock covers only its own site, and
+ * secret_refs_live_mac_key is per site): taken after the site's lock, so two sites minting the same MAC at once
+ * decide one after the other, and the second sees the first's reference (each statement of a READ COMMITTED
+ * transaction reads what committed before it). $1 the site's owner tenant, $2 the normalised MAC.
+ */
+export const LOCK_TENANT_MAC = `SELECT pg_advisory_xact_lock(hashtextextended('site-agent-mac:' || $1 || ':' || $2, 0))`;
+
+/**
+ * Whether the MAC is another site's of the same tenant ($4, the site's owner): a node there that is not retired
+ * and belongs to that tenant, or a live reference of one of that tenant's other sites. Scoped to the tenant as
+ * joining.md scopes a machine's identity (a reclaim and a provisioned join match a machine only within its
+ * tenant): the MACs are the machines' own claims, so another tenant's machines, or a hosted pool's machines in
+ * a site of ours, must neither block our mints nor tell our site agent, through a refusal, what they claim.
+ */
 export const MAC_ELSEWHERE = `
-SELECT EXISTS (SELECT 1 FROM nodes n WHERE compute_node_macs(n.claims) @> ARRAY[$2::text] AND n.site_id <> $1 AND n.state <> 'retired')
-    OR EXISTS (SELECT 1 FROM secret_refs r WHERE r.mac = $3 AND r.site_id <> $1 AND r.superseded_at IS NULL AND r.expires_at > compute_now())
+SELECT EXISTS (SELECT 1 FROM nodes n JOIN sites s ON s.id = n.site_id
+                WHERE compute_node_macs(n.claims) @> ARRAY[$2::text] AND n.site_id <> $1 AND n.state <> 'retired'
+                  AND n.tenant_id = $4 AND s.owner_tenant_id = $4)
+    OR EXISTS (SELECT 1 FROM secret_refs r JOIN sites s ON s.id = r.site_id
+                WHERE r.mac = $3 AND r.site_id <> $1 AND r.superseded_at IS NULL AND r.expires_at > compute_now()
+                  AND s.owner_tenant_id = $4)
     AS elsewhere`;
 
 /** The site's live discovery tokens (not revoked, not spent, not expired), whoever minted them. */
