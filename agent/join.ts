@@ -1,3 +1,4 @@
+import { agentErrorClass } from './errors';
 import { readFile, stat } from 'node:fs/promises';
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import path from 'node:path';
@@ -220,9 +221,8 @@ export async function sendJoin(options: {
  * for a software key, as when absent.
  */
 /** A provisioned join answered for another node than the one expected (or did not join): nothing was stored. */
-export class ProvisionedNodeMismatchError extends Error {
-  override name = 'ProvisionedNodeMismatchError';
-}
+/** A provisioned join answered for another node than `--node-id` names: nothing was stored (exit 1). */
+export class ProvisionedNodeMismatchError extends agentErrorClass('TRUST', 'ProvisionedNodeMismatchError') {}
 
 export async function joinWithToken(options: {
   serverUrl: string;
