@@ -29,7 +29,7 @@ const likeAny = (search: string) => sql<string>`ANY(${searchPatterns(search)}::t
  * - `connected`: a live session, by the database's clock (a gateway lease not yet expired), as the rows show it.
  * - `expiringWithinSeconds`: the current certificate ends within that many seconds of the database's now.
  */
-export function matchingNodes(db: Typed, tenantId: string, filter: NodeFilter) {
+function matchingNodes(db: Typed, tenantId: string, filter: NodeFilter) {
   return db.selectFrom('nodes as n').where((eb) => eb.and(nodeConditions(eb, tenantId, filter)));
 }
 

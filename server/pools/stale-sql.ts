@@ -49,7 +49,7 @@ const STALE_DUE = { cordon: cordonDue, retire: retireDue } as const;
 export type StaleAction = keyof typeof STALE_DUE;
 
 /** The pool's nodes due for `action` after `days` (cordonAfterDays, retireAfterDays), by the database clock. */
-export function dueNodes(tx: Tx, poolId: string, action: StaleAction, days: number) {
+function dueNodes(tx: Tx, poolId: string, action: StaleAction, days: number) {
   return typed(tx)
     .selectFrom('nodes as n')
     .where((eb) => STALE_DUE[action](eb, poolId, days));
