@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sql } from 'kysely';
 import type { Db } from '../db/client';
 import { typed } from '../db/typed';
+import { pendingStateAsRead } from '../rules/dry-run-sql';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DomainError } from '../../protocol/errors';
@@ -67,20 +68,7 @@ export async function listUnmatchedArrivals(
   const site = await loadSite(db, principal, 'compute:sites:read', input);
   const rows = await typed(db)
     .selectFrom('join_requests')
-    .select((eb) => [
-      'id',
-      eb
-        .case()
-        .when(eb.and([eb('state', '=', 'pending'), eb('expires_at', '<=', sql<Date>`compute_now()`)]))
-        .then(sql.lit('expired'))
-        .else(eb.ref('state'))
-        .end()
-        .as('state'),
-      'mac',
-      'claims',
-      'decided_by',
-      'created_at',
-    ])
+    .select((eb) => ['id', pendingStateAsRead(eb).as('state'), 'mac', 'claims', 'decided_by', 'created_at'])
     .where('tenant_id', '=', site.ownerTenantId)
     .where('site_id', '=', site.id)
     .where('attestor', '=', 'discovery')

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Tx } from '../db/client';
+import type { DB } from '../db/generated/kysely/types';
 import { typed } from '../db/typed';
 import type { RuleInForce, RuleMatch } from './match';
 
@@ -7,6 +8,16 @@ import type { RuleInForce, RuleMatch } from './match';
 
 /** How far back a dry run looks besides the live pending requests. */
 const DRY_RUN_DAYS = 7;
+
+/** A join request's state as a site's views read it: a pending one past its expiry (database clock) is `expired`. */
+export function pendingStateAsRead(eb: ExpressionBuilder<DB, 'join_requests'>) {
+  return eb
+    .case()
+    .when(eb.and([eb('state', '=', 'pending'), eb('expires_at', '<=', sql<Date>`compute_now()`)]))
+    .then(sql.lit('expired'))
+    .else(eb.ref('state'))
+    .end();
+}
 
 /** The site's enabled rules that have not ended (by the database clock), in the order they decide. */
 export function rulesInForce(db: Tx, siteId: string) {
@@ -38,22 +49,7 @@ export function rulesInForce(db: Tx, siteId: string) {
 export function recentRequests(db: Tx, tenantId: string, siteId: string) {
   return typed(db)
     .selectFrom('join_requests')
-    .select((eb) => [
-      'id',
-      eb
-        .case()
-        .when(eb.and([eb('state', '=', 'pending'), eb('expires_at', '<=', sql<Date>`compute_now()`)]))
-        .then(sql.lit('expired'))
-        .else(eb.ref('state'))
-        .end()
-        .as('state'),
-      'attestor',
-      'mac',
-      'ip',
-      'vouched_by',
-      'claims',
-      'created_at',
-    ])
+    .select((eb) => ['id', pendingStateAsRead(eb).as('state'), 'attestor', 'mac', 'ip', 'vouched_by', 'claims', 'created_at'])
     .where('tenant_id', '=', tenantId)
     .where('site_id', '=', siteId)
     .where((eb) =>
