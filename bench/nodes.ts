@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { percentile } from '../agent/sim/percentiles';
 import { projectResource, resource } from '../server/authz/authorize';
 import { principalOf } from '../server/authz/principal';
-import { createDb } from '../server/db/client';
+import { createDb, type Db } from '../server/db/client';
 import { startEmbeddedDatabase } from '../server/db/embedded';
 import { createPgPool } from '../server/db/pg';
 import { migrate } from '../server/db/migrate';
@@ -35,8 +35,8 @@ import { createPool } from '../server/pools/pools';
 import { createSite } from '../server/sites/sites';
 import type { NodeFilter } from '../protocol/api/node-filter';
 import { measureConsolePages } from './console-first-row';
-import { Prisma } from '../server/db/generated/client';
-import { nodeCondition } from '../server/nodes/node-filter';
+import { typed } from '../server/db/typed';
+import { nodeCountQuery, nodePageQuery } from '../server/nodes/node-filter';
 
 const { values } = parseArgs({
   options: {
@@ -63,14 +63,18 @@ const macOf = (i: number) =>
     .replace(/(..)(..)(..)/, '$1:$2:$3')}`;
 
 /** `--explain`: the plans of a case's page and count statements (stderr), to see which index each reads. */
-async function explain(sql: ReturnType<typeof createPgPool>, tenantId: string, name: string, filter: NodeFilter & { cursor?: string }) {
-  const where = nodeCondition(tenantId, filter);
-  const after = filter.cursor ? Prisma.sql`AND n.id > ${filter.cursor}` : Prisma.empty;
+async function explain(
+  db: Db,
+  sql: ReturnType<typeof createPgPool>,
+  tenantId: string,
+  name: string,
+  filter: NodeFilter & { cursor?: string },
+) {
   for (const statement of [
-    Prisma.sql`SELECT n.id FROM nodes n WHERE ${where} ${after} ORDER BY n.id LIMIT 101`,
-    Prisma.sql`SELECT count(*) FROM nodes n WHERE ${where}`,
+    nodePageQuery(typed(db), tenantId, filter, { after: filter.cursor, limit: 101 }).select('n.id').compile(),
+    nodeCountQuery(typed(db), tenantId, filter).compile(),
   ]) {
-    const plan = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
+    const plan = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, [...statement.parameters]);
     log(`-- ${name}\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
   }
 }
@@ -154,7 +158,7 @@ async function main() {
         answer = await listNodes(db, admin, input);
         times.push(performance.now() - started);
       }
-      if (values.explain) await explain(sql, tenantId, name, filter);
+      if (values.explain) await explain(db, sql, tenantId, name, filter);
       lists[name] = {
         p50Ms: round(percentile(times, 50)),
         p99Ms: round(percentile(times, 99)),

@@ -12,7 +12,7 @@ const DOTTED_MAC = /^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$/;
  * Cisco's dots), those digits bare, so `3c:ec:ef`, `3C-EC-EF` and `3cec.ef..` all match the bare MAC the
  * column also holds.
  */
-function searchPatterns(search: string): string[] {
+export function searchPatterns(search: string): string[] {
   const text = search.toLowerCase();
   const bare = DOTTED_MAC.test(text) ? text.replace(/\./g, '') : text.replace(/[:-]/g, '');
   const alternatives = new Set([text, bare.length >= 2 && /^[0-9a-f]+$/.test(bare) ? bare : text]);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
@@ -81,13 +83,57 @@ export async function importExpectedMachines(
   }
   const importId = input.importId ?? newId('imp');
   await db.$transaction(async (tx) => {
-    await tx.$executeRaw`
-      INSERT INTO expected_machines (id, tenant_id, site_id, import_id, serial, product_uuid, mac, gpu_uuid, pool_id, hostname, expires_at, created_by, labels)
-      SELECT 'exm_' || ${importId.slice(4)} || lpad(n::text, 7, '0'), ${site.ownerTenantId}, ${site.id}, ${importId}, serial, uuid, mac, gpu, pool, host, expires, ${principal.actor}, labels
-        FROM unnest(${accepted.map((r) => r.serial)}::text[], ${accepted.map((r) => r.productUuid)}::text[], ${accepted.map((r) => r.mac)}::text[],
-                    ${accepted.map((r) => r.gpuUuid)}::text[], ${accepted.map((r) => r.poolId)}::text[], ${accepted.map((r) => r.hostname)}::text[],
-                    ${accepted.map((r) => r.expiresAt)}::timestamptz[], ${accepted.map((r) => r.row)}::int[],
-                    ${accepted.map((r) => JSON.stringify(r.labels))}::jsonb[]) AS x(serial, uuid, mac, gpu, pool, host, expires, n, labels)`;
+    // One statement for every row: arrays, one per column, unnested together (a VALUES list of 10,000 rows
+    // would pass PostgreSQL's limit of 65,535 parameters).
+    const column = <T>(pick: (r: (typeof accepted)[number]) => T, type: string) => sql<T[]>`${accepted.map(pick)}::${sql.raw(type)}[]`;
+    const rows = sql<ImportedRow>`unnest(${sql.join([
+      column((r) => r.serial, 'text'),
+      column((r) => r.productUuid, 'text'),
+      column((r) => r.mac, 'text'),
+      column((r) => r.gpuUuid, 'text'),
+      column((r) => r.poolId, 'text'),
+      column((r) => r.hostname, 'text'),
+      column((r) => r.expiresAt, 'timestamptz'),
+      column((r) => r.row, 'int'),
+      column((r) => JSON.stringify(r.labels), 'jsonb'),
+    ])})`.as<'x'>(sql`x(serial, uuid, mac, gpu, pool, host, expires, n, labels)`);
+    await typed(tx)
+      .insertInto('expected_machines')
+      .columns([
+        'id',
+        'tenant_id',
+        'site_id',
+        'import_id',
+        'serial',
+        'product_uuid',
+        'mac',
+        'gpu_uuid',
+        'pool_id',
+        'hostname',
+        'expires_at',
+        'created_by',
+        'labels',
+      ])
+      .expression((eb) =>
+        eb
+          .selectFrom(rows)
+          .select((x) => [
+            sql<string>`'exm_' || ${importId.slice(4)} || lpad(${x.ref('x.n')}::text, 7, '0')`.as('id'),
+            x.val(site.ownerTenantId).as('tenant_id'),
+            x.val(site.id).as('site_id'),
+            x.val(importId).as('import_id'),
+            'x.serial',
+            'x.uuid',
+            'x.mac',
+            'x.gpu',
+            'x.pool',
+            'x.host',
+            'x.expires',
+            x.val(principal.actor).as('created_by'),
+            'x.labels',
+          ]),
+      )
+      .execute();
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
       actor: principal.actor,
@@ -97,6 +143,19 @@ export async function importExpectedMachines(
     });
   });
   return { importId, accepted: accepted.length, rejected, sample };
+}
+
+/** One row of an import as the insert unnests it. */
+interface ImportedRow {
+  serial: string | null;
+  uuid: string | null;
+  mac: string | null;
+  gpu: string | null;
+  pool: string;
+  host: string | null;
+  expires: string | null;
+  n: number;
+  labels: unknown;
 }
 
 /** `expectedMachines.list` (`compute:sites:read`): the site's expected machines that have not arrived yet (or have). */

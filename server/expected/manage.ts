@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db } from '../db/client';
+import { typed } from '../db/typed';
+import { pendingStateAsRead } from '../rules/dry-run-sql';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { DomainError } from '../../protocol/errors';
@@ -63,14 +66,19 @@ export async function listUnmatchedArrivals(
   input: z.infer<typeof unmatchedInput>,
 ): Promise<z.infer<typeof unmatchedAnswer>> {
   const site = await loadSite(db, principal, 'compute:sites:read', input);
-  const rows = await db.$queryRaw<
-    { id: string; state: string; mac: string | null; claims: Record<string, unknown> | null; decided_by: string | null; created_at: Date }[]
-  >`
-    SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, mac, claims, decided_by, created_at
-      FROM join_requests
-     WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id} AND attestor = 'discovery'
-       AND created_at > compute_now() - interval '7 days' AND (decided_by IS NULL OR decided_by NOT LIKE 'import:%')
-     ORDER BY created_at DESC, id LIMIT ${input.limit}`;
+  const rows = await typed(db)
+    .selectFrom('join_requests')
+    .select((eb) => ['id', pendingStateAsRead(eb).as('state'), 'mac', 'claims', 'decided_by', 'created_at'])
+    .where('tenant_id', '=', site.ownerTenantId)
+    .where('site_id', '=', site.id)
+    .where('attestor', '=', 'discovery')
+    .where('created_at', '>', sql<Date>`compute_now() - interval '7 days'`)
+    .where((eb) => eb.or([eb('decided_by', 'is', null), eb('decided_by', 'not like', 'import:%')]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(input.limit)
+    .$narrowType<{ claims: Record<string, unknown> | null }>()
+    .execute();
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
     items: rows.map((r) => ({

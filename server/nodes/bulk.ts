@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
@@ -59,7 +60,14 @@ export async function bulkNodeAction(db: Db, principal: Principal, input: NodeBu
   const createdUpTo = input.matching?.createdUpTo ? new Date(input.matching.createdUpTo) : null;
   await db.$transaction(async (tx) => {
     // Locked in id order, the order every bulk page takes them, so two bulk actions never deadlock.
-    await tx.$queryRaw`SELECT id FROM nodes WHERE id = ANY(${page}::text[]) AND tenant_id = ${tenantId} ORDER BY id FOR UPDATE`;
+    await typed(tx)
+      .selectFrom('nodes')
+      .select('id')
+      .where('id', 'in', page)
+      .where('tenant_id', '=', tenantId)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
     const rows = new Map((await tx.node.findMany({ where: { id: { in: page }, tenantId } })).map((n) => [n.id, n]));
     const allowed = new Map<string, string | null>();
     for (const id of page) {

@@ -18,6 +18,8 @@ function decidedVia(decidedBy: string | null): NodeAdmission['decidedVia'] {
  * join wrote on the request, so a request of another pool's view still names the node it admitted.
  */
 async function admissionOf(db: Db | Tx, nodeId: string): Promise<NodeAdmission | null> {
+  // Kept as Prisma.sql: the columns are server/requests' RECORD_COLUMNS (a Prisma.sql fragment that module owns,
+  // shared by the queue's reads); this read moves to the typed layer with them.
   const [row] = await db.$queryRaw<JoinRequestRow[]>`
     SELECT ${RECORD_COLUMNS} FROM join_requests WHERE node_id = ${nodeId}
      ORDER BY consumed_at DESC NULLS LAST, id DESC LIMIT 1`;

@@ -44,9 +44,9 @@ const text = (value: unknown) => (typeof value === 'string' ? value : null);
 const list = (value: unknown) => (Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : null);
 
 function nodeCsvRow(n: NodeExportRow): string {
-  const claims = n.claims ?? {};
+  const claims = (n.claims ?? {}) as Record<string, unknown>;
   const nodeKey = !n.has_hardware_key ? 'none' : n.hardware_key_trusted ? 'trusted' : 'unattested';
-  const labels = Object.entries(n.labels ?? {})
+  const labels = Object.entries((n.labels ?? {}) as Record<string, string>)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, value]) => `${key}=${value}`)
     .join(',');

@@ -38,8 +38,9 @@ RETURNING type`;
  * calls `nodes.adopt` (lifecycle.ts), which publishes `node.adopted`.
  */
 export async function recordFirstContact(client: pg.ClientBase, nodeIds: readonly string[]): Promise<string[]> {
-  // Named, so each pooled connection plans it once: every renewal runs it, and after the first contact it
-  // only confirms that there is nothing to publish.
+  // Plain SQL on the renewal's pg client, a measured hot path (docs/decisions/raw-sql-hot-paths.md): it runs in
+  // the grouped renewal write's transaction, which Prisma does not hold. Named, so each pooled connection plans
+  // it once: every renewal runs it, and after the first contact it only confirms that there is nothing to publish.
   const published = await client.query<{ type: string }>({ name: 'record-first-contact', text: RECORD_FIRST_CONTACT, values: [nodeIds] });
   return published.rows.map((row) => row.type);
 }

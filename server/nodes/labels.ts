@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
@@ -8,6 +10,7 @@ import { applyLabelChange, formatLabelList, labelsSchema, type LabelChange } fro
 import type { setNodeLabelsInput } from '../../protocol/api/node-labels-schemas';
 import type { NodeDetail } from '../../protocol/api/node-schemas';
 import { loadNode, nodeDetail } from './nodes';
+import { lockNode } from './node-lock';
 
 // Operators' edits of a node's labels. Labels are descriptive only: they never reach a certificate (issuance
 // reads none of them) and never enter an authorization decision (authorize() is decided on pools and nodes).
@@ -37,7 +40,11 @@ export async function changeLockedNodeLabels(
   if (!next.success) throw new DomainError('INVALID_ARGUMENT', `labels: ${next.error.issues[0]?.message ?? 'invalid'}`, { field: 'set' });
   const labels = next.data;
   if (formatLabelList(labels) === formatLabelList(previous)) return { nodeId: node.id, previous, labels, changed: false };
-  await tx.$executeRaw`UPDATE nodes SET labels = ${JSON.stringify(labels)}::jsonb, updated_at = compute_now() WHERE id = ${node.id}`;
+  await typed(tx)
+    .updateTable('nodes')
+    .set({ labels: sql`${JSON.stringify(labels)}::jsonb`, updated_at: sql<Date>`compute_now()` })
+    .where('id', '=', node.id)
+    .execute();
   const data = { nodeId: node.id, labels, previous };
   await writeAudit(tx, { tenantId: node.tenantId, actor, action: 'node.labels-changed', resource: resource.node(node.id), data });
   await publishEvent(tx, { tenantId: node.tenantId, type: 'node.labels-changed', data: { ...data, actor } });
@@ -52,7 +59,7 @@ export async function changeLockedNodeLabels(
 export async function setNodeLabels(db: Db, principal: Principal, input: z.output<typeof setNodeLabelsInput>): Promise<NodeDetail> {
   await loadNode(db, principal, 'compute:nodes:manage', input);
   return db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM nodes WHERE id = ${input.nodeId} FOR UPDATE`;
+    await lockNode(tx, input.nodeId);
     const node = await tx.node.findUniqueOrThrow({ where: { id: input.nodeId } });
     if (node.state === 'retired') throw new DomainError('INVALID_STATE', `Node ${node.id} is retired`);
     const { labels, changed } = await changeLockedNodeLabels(tx, principal.actor, node, input);

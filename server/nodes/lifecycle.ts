@@ -1,10 +1,13 @@
 import type { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadNode, nodeDetail } from './nodes';
+import { lockNode } from './node-lock';
 import { newRunId } from '../acceptance/report';
 import type { NodeDetail, nodeRefInput } from '../../protocol/api/node-schemas';
 
@@ -23,7 +26,7 @@ async function withLockedNode<T>(
 ): Promise<T> {
   await loadNode(db, principal, 'compute:nodes:manage', input);
   return db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM nodes WHERE id = ${input.nodeId} FOR UPDATE`;
+    await lockNode(tx, input.nodeId);
     const node = await tx.node.findUniqueOrThrow({ where: { id: input.nodeId } });
     return change(tx, node);
   });
@@ -43,9 +46,13 @@ async function record(
 
 /** Revokes every live certificate of the node, one `security.certificate-revoked` event each. */
 async function revokeAll(tx: Tx, node: { id: string; tenantId: string }, reason: string): Promise<string[]> {
-  const revoked = await tx.$queryRaw<{ serial: string }[]>`
-    UPDATE node_certs SET revoked_at = compute_now(), revocation_reason = ${reason}
-     WHERE node_id = ${node.id} AND revoked_at IS NULL RETURNING serial`;
+  const revoked = await typed(tx)
+    .updateTable('node_certs')
+    .set({ revoked_at: sql<Date>`compute_now()`, revocation_reason: reason })
+    .where('node_id', '=', node.id)
+    .where('revoked_at', 'is', null)
+    .returning('serial')
+    .execute();
   for (const { serial } of revoked) {
     await publishEvent(tx, { tenantId: node.tenantId, type: 'security.certificate-revoked', data: { nodeId: node.id, serial, reason } });
   }
@@ -166,8 +173,17 @@ export async function recheckNode(db: Db, principal: Principal, input: NodeRef):
             results: [{ check: 'identity', passed: false, message: 'superseded by a newer identity generation' }],
           },
         });
-      await tx.$executeRaw`INSERT INTO node_acceptance_runs (id, node_id, identity_generation, checks, state, started_at)
-        VALUES (${runId}, ${node.id}, ${node.identityGeneration}, ${JSON.stringify(checks)}::jsonb, 'pending', compute_now())`;
+      await typed(tx)
+        .insertInto('node_acceptance_runs')
+        .values({
+          id: runId,
+          node_id: node.id,
+          identity_generation: node.identityGeneration,
+          checks: sql`${JSON.stringify(checks)}::jsonb`,
+          state: 'pending',
+          started_at: sql<Date>`compute_now()`,
+        })
+        .execute();
     }
     await writeAudit(tx, {
       tenantId: node.tenantId,

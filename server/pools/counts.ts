@@ -1,9 +1,14 @@
 import { z } from 'zod';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/client';
+import { typed } from '../db/typed';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf } from '../../protocol/api/resource-names';
-import { LIVE_CONDITION } from '../tokens/records';
+import { liveToken } from '../tokens/records';
+
+/** `count(*)::int AS n`: the number of the group's rows. */
+const count = <D, TB extends keyof D>(eb: ExpressionBuilder<D, TB>) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n');
 
 export const poolCountsInput = z.strictObject({ tenantId: idOf('tnt') });
 
@@ -27,27 +32,54 @@ export type PoolCounts = z.infer<typeof poolCounts>;
  */
 export async function countPools(db: Db, principal: Principal, input: z.infer<typeof poolCountsInput>): Promise<{ items: PoolCounts[] }> {
   await authorize(db, principal, 'compute:pools:read', resource.tenant(input.tenantId));
+  const q = typed(db);
   const [nodes, tokens, requests, connected] = await Promise.all([
-    db.$queryRaw<{ pool_id: string; state: string; n: number }[]>`
-      SELECT pool_id, state, count(*)::int AS n FROM nodes
-       WHERE tenant_id = ${input.tenantId} AND pool_id IS NOT NULL
-       GROUP BY pool_id, state`,
-    db.$queryRaw<{ pool_id: string; n: number }[]>`
-      SELECT pool_id, count(*)::int AS n FROM join_tokens
-       WHERE tenant_id = ${input.tenantId} AND pool_id IS NOT NULL AND ${LIVE_CONDITION}
-       GROUP BY pool_id`,
+    q
+      .selectFrom('nodes')
+      .select((eb) => ['pool_id', 'state', count(eb)])
+      .where('tenant_id', '=', input.tenantId)
+      .where('pool_id', 'is not', null)
+      .groupBy(['pool_id', 'state'])
+      .$narrowType<{ pool_id: string }>()
+      .execute(),
+    q
+      .selectFrom('join_tokens')
+      .select((eb) => ['pool_id', count(eb)])
+      .where('tenant_id', '=', input.tenantId)
+      .where('pool_id', 'is not', null)
+      .where(liveToken)
+      .groupBy('pool_id')
+      .$narrowType<{ pool_id: string }>()
+      .execute(),
     // The queue's visibility (requests/records.ts visibleTo) and `pending` filter, per pool.
-    db.$queryRaw<{ pool_id: string; n: number }[]>`
-      SELECT p.id AS pool_id, count(*)::int AS n FROM pools p
-        JOIN join_requests r ON r.tenant_id = p.owner_tenant_id AND (r.pool_id = p.id OR (r.pool_id IS NULL AND r.site_id = p.site_id))
-       WHERE p.owner_tenant_id = ${input.tenantId} AND p.agent = 'bcd' AND p.archived_at IS NULL
-         AND r.state = 'pending' AND r.expires_at > compute_now()
-       GROUP BY p.id`,
-    db.$queryRaw<{ pool_id: string; n: number }[]>`
-      SELECT n.pool_id, count(DISTINCT n.id)::int AS n FROM nodes n
-        JOIN node_sessions s ON s.node_id = n.id JOIN gateway_leases g ON g.gateway_id = s.gateway_id
-       WHERE n.tenant_id = ${input.tenantId} AND n.pool_id IS NOT NULL AND g.expires_at > compute_now()
-       GROUP BY n.pool_id`,
+    q
+      .selectFrom('pools as p')
+      .innerJoin('join_requests as r', (join) =>
+        join
+          .onRef('r.tenant_id', '=', 'p.owner_tenant_id')
+          .on((eb) =>
+            eb.or([eb('r.pool_id', '=', eb.ref('p.id')), eb.and([eb('r.pool_id', 'is', null), eb('r.site_id', '=', eb.ref('p.site_id'))])]),
+          ),
+      )
+      .select((eb) => ['p.id as pool_id', count(eb)])
+      .where('p.owner_tenant_id', '=', input.tenantId)
+      .where('p.agent', '=', 'bcd')
+      .where('p.archived_at', 'is', null)
+      .where('r.state', '=', 'pending')
+      .where('r.expires_at', '>', sql<Date>`compute_now()`)
+      .groupBy('p.id')
+      .execute(),
+    q
+      .selectFrom('nodes as n')
+      .innerJoin('node_sessions as s', 's.node_id', 'n.id')
+      .innerJoin('gateway_leases as g', 'g.gateway_id', 's.gateway_id')
+      .select((eb) => ['n.pool_id', eb.cast<number>(eb.fn.count('n.id').distinct(), 'integer').as('n')])
+      .where('n.tenant_id', '=', input.tenantId)
+      .where('n.pool_id', 'is not', null)
+      .where('g.expires_at', '>', sql<Date>`compute_now()`)
+      .groupBy('n.pool_id')
+      .$narrowType<{ pool_id: string }>()
+      .execute(),
   ]);
   const byPool = new Map<string, PoolCounts>();
   const entry = (poolId: string) =>

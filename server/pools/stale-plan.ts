@@ -1,11 +1,13 @@
 import type { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { loadPool, toPoolRecord } from './pools';
-import { applyPoolStalePolicy, dueParams, type StalePool } from './stale-policy';
+import { applyPoolStalePolicy, dueDays, type StalePool } from './stale-policy';
 import { countDue, listDue, type DueRow } from './stale-sql';
 import {
   staleNodesPolicySchema,
@@ -39,16 +41,18 @@ const toStep = (action: StaleNodeStep['action'], row: DueRow): StaleNodeStep => 
 export async function planStaleNodes(db: Tx, principal: Principal, input: z.infer<typeof staleNodesInput>): Promise<StaleNodesPlan> {
   const pool = await loadPool(db as Db, principal, 'compute:pools:read', input);
   const policy = policyOf(pool);
-  const [{ now }] = await db.$queryRaw<[{ now: Date }]>`SELECT compute_now() AS now`;
+  const { now } = await typed(db)
+    .selectNoFrom(sql<Date>`compute_now()`.as('now'))
+    .executeTakeFirstOrThrow();
   const plan: StaleNodesPlan = { poolId: pool.id, policy, evaluatedAt: now.toISOString(), counts: { cordon: 0, retire: 0 }, items: [] };
   if (!policy) return plan;
   const target: StalePool = { id: pool.id, tenantId: pool.ownerTenantId, policy };
   let room = input.limit ?? DEFAULT_PLAN_LIMIT;
   for (const action of ['retire', 'cordon'] as const) {
-    const [{ count }] = await db.$queryRawUnsafe<[{ count: number }]>(countDue(action), ...dueParams(target, action, 0).slice(0, 2));
+    const count = await countDue(db, pool.id, action, dueDays(target, action));
     plan.counts[action] = count;
     if (room > 0 && count > 0) {
-      const rows = await db.$queryRawUnsafe<DueRow[]>(listDue(action), ...dueParams(target, action, room));
+      const rows = await listDue(db, pool.id, action, dueDays(target, action), room);
       plan.items.push(...rows.map((row) => toStep(action, row)));
       room -= rows.length;
     }

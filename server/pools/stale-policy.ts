@@ -1,9 +1,10 @@
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { resource } from '../authz/authorize';
 import { publishEvent, writeAudit } from '../events/publish';
 import { retireLockedNode } from '../nodes/lifecycle';
 import { staleNodesPolicySchema, type StaleNodesPolicy } from '../../protocol/api/stale-nodes';
-import { CORDON_STALE, lockDue, POOLS_WITH_POLICY, type DueRow, type StaleAction } from './stale-sql';
+import { cordonStale, lockDue, poolsWithPolicy, type DueRow, type StaleAction } from './stale-sql';
 
 /** The actor of the policy's audit rows. */
 export const STALE_POLICY_ACTOR = 'policy:stale-nodes';
@@ -23,19 +24,19 @@ export type StalePool = { id: string; tenantId: string; policy: StaleNodesPolicy
 export async function inClock<T>(db: Db, now: Date | undefined, work: (tx: Tx) => Promise<T>): Promise<T> {
   return db.$transaction(
     async (tx) => {
-      if (now) await tx.$executeRaw`SELECT set_config('compute.now', ${now.toISOString()}, true)`;
+      if (now)
+        await typed(tx)
+          .selectNoFrom((eb) => eb.fn('set_config', [eb.val('compute.now'), eb.val(now.toISOString()), eb.val(true)]).as('now'))
+          .execute();
       return work(tx);
     },
     { timeout: 60_000 },
   );
 }
 
-/** The parameters of `action`'s due statements: $1 pool, $2 the step's days, $3 limit. */
-export const dueParams = (pool: StalePool, action: StaleAction, limit: number) => [
-  pool.id,
-  action === 'cordon' ? pool.policy.cordonAfterDays : pool.policy.retireAfterDays,
-  limit,
-];
+/** The days after which `action` is due under the pool's policy. */
+export const dueDays = (pool: StalePool, action: StaleAction) =>
+  action === 'cordon' ? pool.policy.cordonAfterDays : pool.policy.retireAfterDays;
 
 async function record(tx: Tx, pool: StalePool, row: DueRow, type: string, data: Record<string, unknown>) {
   const disconnectedSince = row.session_ended_at.toISOString();
@@ -56,10 +57,10 @@ async function record(tx: Tx, pool: StalePool, row: DueRow, type: string, data: 
 /** One batch of `action` on the pool's due nodes, in one transaction; how many it handled. */
 async function stepBatch(db: Db, pool: StalePool, action: StaleAction, options: StaleRunOptions): Promise<number> {
   return inClock(db, options.now, async (tx) => {
-    const rows = await tx.$queryRawUnsafe<DueRow[]>(lockDue(action), ...dueParams(pool, action, options.batch ?? STALE_BATCH));
+    const rows = await lockDue(tx, pool.id, action, dueDays(pool, action), options.batch ?? STALE_BATCH);
     if (action === 'cordon') {
-      await tx.$executeRawUnsafe(
-        CORDON_STALE,
+      await cordonStale(
+        tx,
         rows.map((r) => r.id),
       );
       for (const row of rows) await record(tx, pool, row, 'node.stale.cordoned', { wasCordoned: row.cordoned });
@@ -97,10 +98,7 @@ export async function applyPoolStalePolicy(db: Db, pool: StalePool, options: Sta
 
 /** The pools with a stale-node policy (of `tenantIds` only, when given); a policy that no longer parses is skipped. */
 async function stalePolicyPools(db: Tx, tenantIds?: string[]): Promise<StalePool[]> {
-  const rows = await db.$queryRawUnsafe<{ id: string; owner_tenant_id: string; stale_nodes: unknown }[]>(
-    POOLS_WITH_POLICY,
-    tenantIds ?? null,
-  );
+  const rows = await poolsWithPolicy(db, tenantIds);
   return rows.flatMap((row) => {
     const policy = staleNodesPolicySchema.safeParse(row.stale_nodes);
     return policy.success ? [{ id: row.id, tenantId: row.owner_tenant_id, policy: policy.data }] : [];

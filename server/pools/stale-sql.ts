@@ -1,66 +1,123 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Tx } from '../db/client';
+import type { DB } from '../db/generated/kysely/types';
+import { typed } from '../db/typed';
+
 // The stale-node policy's statements (server/pools/stale-policy.ts). A node is *disconnected* when it has no
 // session row (a live or not yet swept session counts as connected) and its last session ended
 // (`session_ended_at`, which a new session clears): a node that never had a session (a pool without bcd) is
-// never stale. $1 is the pool id, $2 the step's days (cordonAfterDays, retireAfterDays), $3 a limit.
+// never stale.
 
-const DISCONNECTED = `
-  n.pool_id = $1 AND n.state <> 'retired' AND n.session_ended_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM node_sessions s WHERE s.node_id = n.id)`;
+type Nodes = ExpressionBuilder<DB & { n: DB['nodes'] }, 'n'>;
+
+/** `compute_now()` less `days` whole days. */
+const daysAgo = (days: number) => sql<Date>`compute_now() - make_interval(days => ${days}::int)`;
+
+const disconnected = (eb: Nodes, poolId: string) => [
+  eb('n.pool_id', '=', poolId),
+  eb('n.state', '<>', 'retired'),
+  eb('n.session_ended_at', 'is not', null),
+  eb.not(eb.exists(eb.selectFrom('node_sessions as s').select(eb.lit(1).as('one')).whereRef('s.node_id', '=', 'n.id'))),
+];
 
 /**
  * Cordon: disconnected for `cordonAfterDays` (the boundary included), and not cordoned by the policy since its
  * last session ended. A node the policy cordoned and an operator uncordoned stays uncordoned until it connects
  * and leaves again.
  */
-const CORDON_DUE = `${DISCONNECTED}
-  AND n.session_ended_at <= compute_now() - make_interval(days => $2::int)
-  AND (n.stale_cordoned_at IS NULL OR n.stale_cordoned_at < n.session_ended_at)`;
+const cordonDue = (eb: Nodes, poolId: string, days: number) =>
+  eb.and([
+    ...disconnected(eb, poolId),
+    eb('n.session_ended_at', '<=', daysAgo(days)),
+    eb.or([eb('n.stale_cordoned_at', 'is', null), eb('n.stale_cordoned_at', '<', eb.ref('n.session_ended_at'))]),
+  ]);
 
 /**
  * Retire: cordoned by the policy `retireAfterDays` ago (the boundary included), still cordoned, and not connected
  * since (its last session ended before that cordon).
  */
-const RETIRE_DUE = `${DISCONNECTED}
-  AND n.cordoned AND n.stale_cordoned_at IS NOT NULL AND n.stale_cordoned_at >= n.session_ended_at
-  AND n.stale_cordoned_at <= compute_now() - make_interval(days => $2::int)`;
+const retireDue = (eb: Nodes, poolId: string, days: number) =>
+  eb.and([
+    ...disconnected(eb, poolId),
+    eb.ref('n.cordoned'),
+    eb('n.stale_cordoned_at', 'is not', null),
+    eb('n.stale_cordoned_at', '>=', eb.ref('n.session_ended_at')),
+    eb('n.stale_cordoned_at', '<=', daysAgo(days)),
+  ]);
 
-const STALE_DUE = { cordon: CORDON_DUE, retire: RETIRE_DUE } as const;
+const STALE_DUE = { cordon: cordonDue, retire: retireDue } as const;
 export type StaleAction = keyof typeof STALE_DUE;
 
-const COLUMNS = `n.id, n.tenant_id, n.site_id, n.claims, n.cordoned, n.session_ended_at, n.stale_cordoned_at, n.claims->>'hostname' AS hostname`;
+/** The pool's nodes due for `action` after `days` (cordonAfterDays, retireAfterDays), by the database clock. */
+function dueNodes(tx: Tx, poolId: string, action: StaleAction, days: number) {
+  return typed(tx)
+    .selectFrom('nodes as n')
+    .where((eb) => STALE_DUE[action](eb, poolId, days));
+}
+
+/** The columns a step reads of a due node (whose last session ended: the predicate says so). */
+const dueColumns = (query: ReturnType<typeof dueNodes>) =>
+  query
+    .select([
+      'n.id',
+      'n.tenant_id',
+      'n.site_id',
+      'n.claims',
+      'n.cordoned',
+      'n.session_ended_at',
+      'n.stale_cordoned_at',
+      sql<string | null>`${sql.ref('n.claims')}->>'hostname'`.as('hostname'),
+    ])
+    .$narrowType<{ session_ended_at: Date }>();
+
+export type DueRow = Awaited<ReturnType<ReturnType<typeof dueColumns>['execute']>>[number];
 
 /**
- * Up to $3 nodes due for `action`, locked: a node another transaction holds (another instance's worker, a
+ * Up to `limit` nodes due for `action`, locked: a node another transaction holds (another instance's worker, a
  * Hello opening its session, an operator's change) is skipped, never waited for, so two workers never handle
  * one node, and the locked row is re-checked against the predicate once its holder commits.
  */
-export const lockDue = (action: StaleAction) => `
-SELECT ${COLUMNS} FROM nodes n WHERE ${STALE_DUE[action]} ORDER BY n.id LIMIT $3::int FOR UPDATE OF n SKIP LOCKED`;
+export function lockDue(tx: Tx, poolId: string, action: StaleAction, days: number, limit: number): Promise<DueRow[]> {
+  return dueColumns(dueNodes(tx, poolId, action, days))
+    .orderBy('n.id')
+    .limit(limit)
+    .forUpdate('n')
+    .skipLocked()
+    .execute();
+}
 
-/** The dry run: the first $3 nodes due for `action`, in id order, unlocked. */
-export const listDue = (action: StaleAction) => `
-SELECT ${COLUMNS} FROM nodes n WHERE ${STALE_DUE[action]} ORDER BY n.id LIMIT $3::int`;
+/** The dry run: the first `limit` nodes due for `action`, in id order, unlocked. */
+export function listDue(tx: Tx, poolId: string, action: StaleAction, days: number, limit: number): Promise<DueRow[]> {
+  return dueColumns(dueNodes(tx, poolId, action, days))
+    .orderBy('n.id')
+    .limit(limit)
+    .execute();
+}
 
 /** How many nodes are due for `action` now. */
-export const countDue = (action: StaleAction) => `SELECT count(*)::int AS count FROM nodes n WHERE ${STALE_DUE[action]}`;
+export async function countDue(tx: Tx, poolId: string, action: StaleAction, days: number): Promise<number> {
+  const row = await dueNodes(tx, poolId, action, days)
+    .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('count'))
+    .executeTakeFirstOrThrow();
+  return row.count;
+}
 
-/** Cordons the locked nodes $1 as the policy. */
-export const CORDON_STALE = `
-UPDATE nodes SET cordoned = true, stale_cordoned_at = compute_now(), updated_at = compute_now() WHERE id = ANY($1::text[])`;
+/** Cordons the locked nodes `ids` as the policy. */
+export async function cordonStale(tx: Tx, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  await typed(tx)
+    .updateTable('nodes')
+    .set({ cordoned: true, stale_cordoned_at: sql<Date>`compute_now()`, updated_at: sql<Date>`compute_now()` })
+    .where('id', 'in', ids)
+    .execute();
+}
 
-/** The pools whose policy names `staleNodes` (optionally of the tenants $1 only), with the database clock. */
-export const POOLS_WITH_POLICY = `
-SELECT id, owner_tenant_id, policy->'staleNodes' AS stale_nodes FROM pools
- WHERE policy ? 'staleNodes' AND ($1::text[] IS NULL OR owner_tenant_id = ANY($1::text[]))
- ORDER BY id`;
-
-export type DueRow = {
-  id: string;
-  tenant_id: string;
-  site_id: string;
-  claims: unknown;
-  cordoned: boolean;
-  session_ended_at: Date;
-  stale_cordoned_at: Date | null;
-  hostname: string | null;
-};
+/** The pools whose policy names `staleNodes` (of the tenants `tenantIds` only, when given), in id order. */
+export function poolsWithPolicy(tx: Tx, tenantIds?: string[]) {
+  let query = typed(tx)
+    .selectFrom('pools')
+    .select(['id', 'owner_tenant_id', sql<unknown>`${sql.ref('policy')}->'staleNodes'`.as('stale_nodes')])
+    .where('policy', '?', 'staleNodes');
+  if (tenantIds) query = query.where((eb) => eb('owner_tenant_id', '=', eb.fn.any(sql<string[]>`${tenantIds}::text[]`)));
+  return query.orderBy('id').execute();
+}

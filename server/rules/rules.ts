@@ -1,11 +1,14 @@
 import type { z } from 'zod';
-import type { Db } from '../db/client';
+import { sql } from 'kysely';
+import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
 import { newId } from '../ids';
 import { loadSite } from '../sites/sites';
-import { firstMatchingRule, matchedOn, ruleMatches, type RuleInForce, type RuleMatch } from './match';
+import { firstMatchingRule, matchedOn, ruleMatches, type RuleInForce } from './match';
+import { recentRequests, rulesInForce, toRuleInForce } from './dry-run-sql';
 import {
   createRuleInput,
   deleteRuleInput,
@@ -36,17 +39,6 @@ const toRecord = (r: RuleRow): RuleRecord => ({
   labels: (r.labels ?? {}) as Record<string, string>,
 });
 
-const inForce = (r: RuleRow): RuleInForce => ({
-  id: r.id,
-  name: r.name,
-  action: r.action as RuleInForce['action'],
-  match: r.match as RuleMatch,
-  maxAdmissions: r.maxAdmissions,
-  admissions: r.admissions,
-  validUntil: r.validUntil,
-  enabled: r.enabled,
-});
-
 /** An approving rule's pool must take the site's discovery joins: a live bcd pool of the same site and owner. */
 async function checkRulePool(db: Db, site: { id: string; ownerTenantId: string }, poolId: string | undefined) {
   if (!poolId) return;
@@ -55,6 +47,11 @@ async function checkRulePool(db: Db, site: { id: string; ownerTenantId: string }
     throw new DomainError('NOT_FOUND', `Pool ${poolId} not found in site ${site.id}`, { field: 'poolId' });
   if (pool.archivedAt || pool.agent !== 'bcd')
     throw new DomainError('INVALID_STATE', `Pool ${poolId} is archived or runs no daemon: no machine can join it`, { field: 'poolId' });
+}
+
+/** Takes the site's row lock: the order of its rules changes under it. */
+async function lockSite(tx: Tx, siteId: string) {
+  await typed(tx).selectFrom('sites').select('id').where('id', '=', siteId).forUpdate().execute();
 }
 
 /**
@@ -67,7 +64,7 @@ export async function createRule(db: Db, principal: Principal, input: z.infer<ty
   await checkRulePool(db, site, input.poolId);
   return db.$transaction(async (tx) => {
     // The site's rules are ordered by position; a row lock on the site serializes two appends.
-    await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
+    await lockSite(tx, site.id);
     const last = await tx.approvalRule.findFirst({ where: { siteId: site.id }, orderBy: { position: 'desc' } });
     const row = await tx.approvalRule.create({
       data: {
@@ -146,16 +143,20 @@ export async function updateRule(db: Db, principal: Principal, input: z.infer<ty
 export async function moveRule(db: Db, principal: Principal, input: z.infer<typeof moveRuleInput>): Promise<RuleRecord[]> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
   return db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM sites WHERE id = ${site.id} FOR UPDATE`;
+    await lockSite(tx, site.id);
     const rows = await tx.approvalRule.findMany({ where: { siteId: site.id }, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
     const moving = rows.find((r) => r.id === input.ruleId);
     if (!moving) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
     const order = rows.filter((r) => r !== moving);
     order.splice(Math.min(input.position, rows.length) - 1, 0, moving);
-    await tx.$executeRaw`
-      UPDATE approval_rules r SET position = x.position
-        FROM unnest(${order.map((r) => r.id)}::text[]) WITH ORDINALITY AS x(id, position)
-       WHERE r.id = x.id AND r.position IS DISTINCT FROM x.position::int`;
+    const ids = order.map((r) => r.id);
+    await typed(tx)
+      .updateTable('approval_rules as r')
+      .from(sql<{ id: string; position: number }>`unnest(${ids}::text[]) WITH ORDINALITY`.as<'x'>(sql`x(id, position)`))
+      .set((eb) => ({ position: eb.ref('x.position') }))
+      .whereRef('r.id', '=', 'x.id')
+      .where((eb) => eb('r.position', 'is distinct from', eb.cast<number>(eb.ref('x.position'), 'integer')))
+      .execute();
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
       actor: principal.actor,
@@ -185,9 +186,6 @@ export async function deleteRule(db: Db, principal: Principal, input: z.infer<ty
   });
 }
 
-/** How far back a dry run looks besides the live pending requests. */
-const DRY_RUN_DAYS = 7;
-
 /**
  * `approvalRules.dryRun`: what the draft would do, before it is saved, with the site's live pending requests
  * and every request of the last 7 days (oldest first, so a `maxAdmissions` is spent in arrival order): the
@@ -197,35 +195,13 @@ const DRY_RUN_DAYS = 7;
 export async function dryRunRule(db: Db, principal: Principal, input: z.infer<typeof dryRunRuleInput>): Promise<DryRunAnswer> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
   await checkRulePool(db, site, input.poolId);
-  const [rules, requests] = await Promise.all([
-    db.$queryRaw<RuleRow[]>`
-      SELECT id, tenant_id AS "tenantId", site_id AS "siteId", position, name, match, action, pool_id AS "poolId", max_admissions AS "maxAdmissions",
-             admissions, valid_until AS "validUntil", enabled, created_by AS "createdBy", created_at AS "createdAt"
-        FROM approval_rules WHERE site_id = ${site.id} AND enabled AND (valid_until IS NULL OR valid_until > compute_now()) ORDER BY position, id`,
-    db.$queryRaw<
-      {
-        id: string;
-        state: string;
-        attestor: string;
-        mac: string | null;
-        ip: string | null;
-        vouched_by: string | null;
-        claims: Record<string, unknown>;
-        created_at: Date;
-      }[]
-    >`
-      SELECT id, CASE WHEN state = 'pending' AND expires_at <= compute_now() THEN 'expired' ELSE state END AS state, attestor, mac, ip, vouched_by, claims, created_at
-        FROM join_requests
-       WHERE tenant_id = ${site.ownerTenantId} AND site_id = ${site.id}
-         AND ((state = 'pending' AND expires_at > compute_now()) OR created_at > compute_now() - ${DRY_RUN_DAYS}::int * interval '1 day')
-       ORDER BY created_at, id`,
-  ]);
+  const [rules, requests] = await Promise.all([rulesInForce(db, site.id), recentRequests(db, site.ownerTenantId, site.id)]);
   // An edit keeps the rule's place: only the rules before it decide first. A new rule goes last.
   const editing = input.ruleId ? await db.approvalRule.findFirst({ where: { id: input.ruleId, siteId: site.id } }) : null;
   if (input.ruleId && !editing) throw new DomainError('NOT_FOUND', `Rule ${input.ruleId} not found`);
   const earlier = rules
     .filter((r) => !editing || r.position < editing.position || (r.position === editing.position && r.id < editing.id))
-    .map(inForce);
+    .map(toRuleInForce);
   const draft: RuleInForce = {
     id: 'draft',
     name: input.name,

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client';
-import { Prisma } from '../db/generated/client';
+import { typed } from '../db/typed';
+import { insertToken } from './insert-token';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { publishEvent, writeAudit } from '../events/publish';
 import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../../protocol/api/join-expect';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
-import { selectJoinToken, selectJoinTokens, toJoinTokenRecord, type StoredJoinToken } from './records';
+import { joinTokenRecords, selectJoinToken, toJoinTokenRecord, type StoredJoinToken } from './records';
 import {
   HOSTED_KINDS,
   idempotencyKey,
@@ -118,10 +119,11 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
   const secret = newTokenSecret();
   const inserted = await insertToken(tx, id, hashTokenSecret(secret), wanted, input.discovery ?? null);
   if (!inserted) {
-    const [existing] = await selectJoinTokens(
-      tx,
-      Prisma.sql`tenant_id = ${wanted.tenantId} AND created_by = ${wanted.createdBy} AND idempotency_key = ${wanted.idempotencyKey}`,
-    );
+    const existing = await joinTokenRecords(tx)
+      .where('tenant_id', '=', wanted.tenantId)
+      .where('created_by', '=', wanted.createdBy)
+      .where('idempotency_key', '=', wanted.idempotencyKey)
+      .executeTakeFirst();
     if (!existing) throw new Error(`Join token insert for an idempotency key found no row (tenant ${wanted.tenantId})`);
     refuseDifferentReplay(existing, wanted);
     return { record: toJoinTokenRecord(existing) };
@@ -154,7 +156,7 @@ export async function issueJoinToken(tx: Tx, input: IssueJoinTokenInput): Promis
   return { record, token: formatJoinToken(id, secret) };
 }
 
-type Wanted = z.output<typeof issueInput> & {
+export type Wanted = z.output<typeof issueInput> & {
   expect: JoinExpect | null;
   boundMac: string | null;
   nodeId: string | null;
@@ -172,43 +174,17 @@ async function checkBoundNode(tx: Tx, valid: z.output<typeof issueInput>, nodeId
     return;
   }
   if (nodeId === null) throw new DomainError('INVALID_ARGUMENT', 'nodeId: a provisioned token must name its node', { field: 'nodeId' });
-  const [node] = await tx.$queryRaw<{ site_id: string; state: string }[]>`
-    SELECT site_id, state FROM nodes WHERE id = ${nodeId} AND tenant_id = ${valid.tenantId}`;
+  const node = await typed(tx)
+    .selectFrom('nodes')
+    .select(['site_id', 'state'])
+    .where('id', '=', nodeId)
+    .where('tenant_id', '=', valid.tenantId)
+    .executeTakeFirst();
   if (!node) throw new DomainError('NOT_FOUND', `node ${nodeId} not found`, { field: 'nodeId' });
   if (node.state === 'retired') throw new DomainError('INVALID_STATE', `node ${nodeId} is retired`, { field: 'nodeId' });
   if (node.site_id !== valid.siteId) {
     throw new DomainError('INVALID_ARGUMENT', `nodeId: node ${nodeId} is in another site than the token`, { field: 'nodeId' });
   }
-}
-
-/** Inserts the row unless the idempotency key is taken; true when it inserted. */
-async function insertToken(tx: Tx, id: string, secretHash: Buffer, t: Wanted, discovery: DiscoveryBootInfo | null): Promise<boolean> {
-  try {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO join_tokens (id, tenant_id, pool_id, site_id, role, secret_hash, max_uses, uses_left, expect,
-                               allow_reclaim, hosted, bound_mac, discovery, expires_at, created_by, idempotency_key, created_at, name, description,
-                               labels, node_id)
-      SELECT ${id}, ${t.tenantId}, ${t.poolId}, ${t.siteId}, ${t.role}, ${secretHash}, ${t.maxUses}, ${t.maxUses},
-              ${t.expect === null ? null : JSON.stringify(t.expect)}::jsonb, ${t.allowReclaim}, ${t.hosted}, ${t.boundMac},
-              ${discovery === null ? null : JSON.stringify(discovery)}::jsonb,
-              now_ms.at + ${t.ttlSeconds}::int * interval '1 second', ${t.createdBy}, ${t.idempotencyKey}, now_ms.at,
-              ${t.name ?? null}, ${t.description ?? null}, ${JSON.stringify(t.labels)}::jsonb, ${t.nodeId}
-      -- Milliseconds, as answers show times: an expiry read from an answer is the instant it ends.
-      FROM (SELECT date_trunc('milliseconds', compute_now()) AS at) AS now_ms
-      ON CONFLICT (tenant_id, created_by, idempotency_key) DO NOTHING
-      RETURNING id`;
-    return rows.length === 1;
-  } catch (error) {
-    // PostgreSQL's detail for a failed row ("Failing row contains (…)") would print the secret's hash;
-    // only the SQLSTATE travels on, never the driver error itself.
-    // eslint-disable-next-line preserve-caught-error -- the driver error must not travel (see above)
-    throw new Error(`Storing join token ${id} failed (SQLSTATE ${sqlState(error) ?? 'unknown'})`);
-  }
-}
-
-function sqlState(error: unknown): string | undefined {
-  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } })?.meta;
-  return meta?.driverAdapterError?.cause?.originalCode ?? (error as { code?: string })?.code;
 }
 
 /** CONFLICT when a replayed key asks for a different token; the field is the first that differs. */

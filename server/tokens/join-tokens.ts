@@ -1,12 +1,13 @@
 import type { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db } from '../db/client';
-import { Prisma } from '../db/generated/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import type { Principal } from '../authz/principal';
 import { publishEvent, writeAudit } from '../events/publish';
 import { loadPool } from '../pools/pools';
 import { issueJoinToken } from './issue';
-import { LIVE_CONDITION, selectJoinToken, selectJoinTokens, toJoinTokenRecord } from './records';
+import { joinTokenRecords, liveToken, selectJoinToken, toJoinTokenRecord } from './records';
 import {
   createJoinTokenInput,
   listJoinTokensInput,
@@ -68,7 +69,8 @@ export async function createJoinToken(
 export async function listJoinTokens(db: Db, principal: Principal, input: z.infer<typeof listJoinTokensInput>): Promise<JoinTokenPage> {
   const pool = await loadPool(db, principal, 'compute:join-tokens:read', { tenantId: input.tenantId, poolId: input.poolId });
   const limit = input.limit ?? TOKEN_LIMITS.list.default;
-  let after = Prisma.empty;
+  let query = joinTokenRecords(db).where('tenant_id', '=', pool.ownerTenantId).where('pool_id', '=', pool.id);
+  if (!input.includeInactive) query = query.where(liveToken);
   if (input.cursor) {
     const anchor = await db.joinToken.findFirst({
       where: { id: input.cursor, poolId: pool.id, tenantId: pool.ownerTenantId },
@@ -79,13 +81,19 @@ export async function listJoinTokens(db: Db, principal: Principal, input: z.infe
         field: 'cursor',
       });
     // Keyset on (created_at, id), read from the row itself so the comparison keeps microseconds.
-    after = Prisma.sql`AND (created_at, id) < (SELECT created_at, id FROM join_tokens WHERE id = ${anchor.id})`;
+    query = query.where((eb) =>
+      eb(
+        eb.refTuple('created_at', 'id'),
+        '<',
+        eb.selectFrom('join_tokens as a').select(['a.created_at', 'a.id']).where('a.id', '=', anchor.id).$asTuple('created_at', 'id'),
+      ),
+    );
   }
-  const rows = await selectJoinTokens(
-    db,
-    Prisma.sql`tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} ${input.includeInactive ? Prisma.empty : Prisma.sql`AND ${LIVE_CONDITION}`} ${after}`,
-    Prisma.sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
-  );
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = rows.slice(0, limit).map(toJoinTokenRecord);
   return { items: page, nextCursor: rows.length > limit ? page[page.length - 1]!.id : null };
 }
@@ -98,10 +106,15 @@ export async function listJoinTokens(db: Db, principal: Principal, input: z.infe
 export async function revokeJoinToken(db: Db, principal: Principal, input: z.infer<typeof revokeJoinTokenInput>): Promise<JoinTokenRecord> {
   const pool = await loadPool(db, principal, 'compute:join-tokens:revoke', { tenantId: input.tenantId, poolId: input.poolId });
   return db.$transaction(async (tx) => {
-    const ended = await tx.$queryRaw<{ id: string }[]>`
-      UPDATE join_tokens SET revoked_at = compute_now(), revoked_by = ${principal.actor}
-      WHERE id = ${input.tokenId} AND tenant_id = ${pool.ownerTenantId} AND pool_id = ${pool.id} AND revoked_at IS NULL
-      RETURNING id`;
+    const ended = await typed(tx)
+      .updateTable('join_tokens')
+      .set({ revoked_at: sql<Date>`compute_now()`, revoked_by: principal.actor })
+      .where('id', '=', input.tokenId)
+      .where('tenant_id', '=', pool.ownerTenantId)
+      .where('pool_id', '=', pool.id)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
     const row = await selectJoinToken(tx, input.tokenId);
     if (!row || row.tenant_id !== pool.ownerTenantId || row.pool_id !== pool.id) {
       throw new DomainError('NOT_FOUND', `Join token ${input.tokenId} not found in pool ${pool.id}`);

@@ -1,60 +1,75 @@
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Tx } from '../db/client';
-import { Prisma } from '../db/generated/client';
+import type { DB } from '../db/generated/kysely/types';
+import { typed } from '../db/typed';
 import type { JoinTokenRecord, JoinTokenRole, JoinTokenState } from '../../protocol/api/token-schemas';
 
+/** True for a live token (of `join_tokens`): not revoked, not expired by the database clock, a use left. */
+export function liveToken(eb: ExpressionBuilder<DB, 'join_tokens'>) {
+  return eb.and([eb('revoked_at', 'is', null), eb('expires_at', '>', sql<Date>`compute_now()`), eb('uses_left', '>', 0)]);
+}
+
+/** The email of the operator an actor (`operator:<id>`) names; null for any other actor. */
+function operatorEmail(eb: ExpressionBuilder<DB, 'join_tokens'>, actor: 'join_tokens.created_by' | 'join_tokens.revoked_by') {
+  return eb
+    .selectFrom('operators as o')
+    .select('o.email')
+    .where((o) => o(sql<string>`'operator:' || ${o.ref('o.id')}`, '=', o.ref(actor)));
+}
+
 /**
- * The columns a record is built from, and the token's state decided by the database clock
- * (`compute_now()`), so expiry never depends on the clock of the process that asks. The secret's hash is
- * not among them: nothing read through here can leak it.
+ * The tokens' columns a record is built from, and the token's state decided by the database clock
+ * (`compute_now()`), so expiry never depends on the clock of the process that asks; plus what idempotency
+ * compares. The secret's hash is not among them: nothing read through here can leak it. Callers add the
+ * condition, order and limit.
  */
-const RECORD_COLUMNS = Prisma.sql`
-  id, pool_id, site_id, role, uses_left, max_uses, expect, allow_reclaim, hosted, expires_at, created_at, revoked_at,
-  created_by, last_used_at, name, description, revoked_by, labels,
-  (SELECT o.email FROM operators o WHERE 'operator:' || o.id = join_tokens.created_by) AS created_by_email,
-  (SELECT o.email FROM operators o WHERE join_tokens.revoked_by IS NOT NULL AND 'operator:' || o.id = join_tokens.revoked_by) AS revoked_by_email,
-  CASE
-    WHEN revoked_at IS NOT NULL THEN 'revoked'
-    WHEN expires_at <= compute_now() THEN 'expired'
-    WHEN uses_left <= 0 THEN 'used-up'
-    ELSE 'live'
-  END AS state`;
-
-/** SQL that is true for a live token: not revoked, not expired, with a use left. */
-export const LIVE_CONDITION = Prisma.sql`revoked_at IS NULL AND expires_at > compute_now() AND uses_left > 0`;
-
-/** A join_tokens row as RECORD_COLUMNS reads it, plus what idempotency compares. */
-interface JoinTokenRow {
-  id: string;
-  pool_id: string | null;
-  site_id: string;
-  role: string;
-  uses_left: number;
-  max_uses: number;
-  expect: Record<string, string> | null;
-  allow_reclaim: boolean;
-  hosted: string | null;
-  expires_at: Date;
-  created_at: Date;
-  revoked_at: Date | null;
-  created_by: string;
-  last_used_at: Date | null;
-  created_by_email: string | null;
-  name: string | null;
-  description: string | null;
-  revoked_by: string | null;
-  revoked_by_email: string | null;
-  state: string;
-  labels: Record<string, string> | null;
+export function joinTokenRecords(tx: Tx) {
+  return typed(tx)
+    .selectFrom('join_tokens')
+    .select((eb) => [
+      'id',
+      'pool_id',
+      'site_id',
+      'role',
+      'uses_left',
+      'max_uses',
+      'expect',
+      'allow_reclaim',
+      'hosted',
+      'expires_at',
+      'created_at',
+      'revoked_at',
+      'created_by',
+      'last_used_at',
+      'name',
+      'description',
+      'revoked_by',
+      'labels',
+      operatorEmail(eb, 'join_tokens.created_by').as('created_by_email'),
+      operatorEmail(eb, 'join_tokens.revoked_by').where('join_tokens.revoked_by', 'is not', null).as('revoked_by_email'),
+      eb
+        .case()
+        .when('revoked_at', 'is not', null)
+        .then(sql.lit('revoked'))
+        .when('expires_at', '<=', sql<Date>`compute_now()`)
+        .then(sql.lit('expired'))
+        .when('uses_left', '<=', 0)
+        .then(sql.lit('used-up'))
+        .else(sql.lit('live'))
+        .end()
+        .as('state'),
+      'tenant_id',
+      'bound_mac',
+      // A `provisioned` token's one node.
+      'node_id',
+    ])
+    .$narrowType<{ expect: Record<string, string> | null; labels: Record<string, string> | null }>();
 }
 
-export interface StoredJoinToken extends JoinTokenRow {
-  tenant_id: string;
-  bound_mac: string | null;
-  /** A `provisioned` token's one node. */
-  node_id: string | null;
-}
+/** A join_tokens row as joinTokenRecords reads it. */
+export type StoredJoinToken = Awaited<ReturnType<ReturnType<typeof joinTokenRecords>['execute']>>[number];
 
-export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
+export function toJoinTokenRecord(row: StoredJoinToken): JoinTokenRecord {
   return {
     id: row.id,
     poolId: row.pool_id,
@@ -80,14 +95,7 @@ export function toJoinTokenRecord(row: JoinTokenRow): JoinTokenRecord {
   };
 }
 
-/** Reads tokens matching `where` (a SQL condition), with their state; `tail` adds ORDER BY / LIMIT. */
-export async function selectJoinTokens(tx: Tx, where: Prisma.Sql, tail: Prisma.Sql = Prisma.empty): Promise<StoredJoinToken[]> {
-  return tx.$queryRaw<StoredJoinToken[]>`
-    SELECT ${RECORD_COLUMNS}, tenant_id, bound_mac, node_id FROM join_tokens WHERE ${where} ${tail}`;
-}
-
 /** One token by id, or null. */
 export async function selectJoinToken(tx: Tx, id: string): Promise<StoredJoinToken | null> {
-  const [row] = await selectJoinTokens(tx, Prisma.sql`id = ${id}`);
-  return row ?? null;
+  return (await joinTokenRecords(tx).where('id', '=', id).executeTakeFirst()) ?? null;
 }

@@ -1,11 +1,20 @@
+import { sql } from 'kysely';
 import type { Tx } from '../../db/client';
+import { typed } from '../../db/typed';
+
+// A rotation step's reads and writes beyond Prisma's model calls. None is on a measured path: a step is an
+// operator's action, run a handful of times per rotation.
 
 /** The channel every instance's PKI source LISTENs on; a rotation step NOTIFYs it with the new trust version. */
 export const PKI_CHANGED_CHANNEL = 'pki_changed';
 
 /** The database's clock (`compute_now()`), which stamps every step. */
 export async function databaseNow(tx: Tx): Promise<Date> {
-  return (await tx.$queryRaw<{ now: Date }[]>`SELECT compute_now() AS now`)[0]!.now;
+  return (
+    await typed(tx)
+      .selectNoFrom(sql<Date>`compute_now()`.as('now'))
+      .executeTakeFirstOrThrow()
+  ).now;
 }
 
 /**
@@ -13,10 +22,14 @@ export async function databaseNow(tx: Tx): Promise<Date> {
  * existed (null) as its own: retiring a node CA is refused while any remains.
  */
 export async function liveCertificatesOf(tx: Tx, pin: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM node_certs
-     WHERE revoked_at IS NULL AND not_after > compute_now() AND (ca_pin IS NULL OR ca_pin = ${pin})`;
-  return rows[0]!.n;
+  const row = await typed(tx)
+    .selectFrom('node_certs')
+    .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+    .where('revoked_at', 'is', null)
+    .where('not_after', '>', sql<Date>`compute_now()`)
+    .where((eb) => eb.or([eb('ca_pin', 'is', null), eb('ca_pin', '=', pin)]))
+    .executeTakeFirstOrThrow();
+  return row.n;
 }
 
 /**
@@ -26,32 +39,65 @@ export async function liveCertificatesOf(tx: Tx, pin: string): Promise<number> {
  * whatever a gateway still trusts until its next credentials call. Returns how many.
  */
 export async function revokeCertificatesOf(tx: Tx, pin: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH revoked AS (
-      UPDATE node_certs c SET revoked_at = compute_now(), revocation_reason = 'node-ca-retired'
-        FROM nodes n
-       WHERE n.id = c.node_id AND c.revoked_at IS NULL AND c.not_after > compute_now()
-         AND (c.ca_pin IS NULL OR c.ca_pin = ${pin})
-      RETURNING c.serial, c.node_id, n.tenant_id),
-    published AS (
-      INSERT INTO events (tenant_id, type, data)
-      SELECT tenant_id, 'security.certificate-revoked',
-             jsonb_build_object('nodeId', node_id, 'serial', serial, 'reason', 'node-ca-retired')
-        FROM revoked
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM published`;
-  return rows[0]!.n;
+  const row = await typed(tx)
+    .with('revoked', (db) =>
+      db
+        .updateTable('node_certs as c')
+        .from('nodes as n')
+        .set({ revoked_at: sql<Date>`compute_now()`, revocation_reason: 'node-ca-retired' })
+        .whereRef('n.id', '=', 'c.node_id')
+        .where('c.revoked_at', 'is', null)
+        .where('c.not_after', '>', sql<Date>`compute_now()`)
+        .where((eb) => eb.or([eb('c.ca_pin', 'is', null), eb('c.ca_pin', '=', pin)]))
+        .returning(['c.serial', 'c.node_id', 'n.tenant_id']),
+    )
+    .with('published', (db) =>
+      db
+        .insertInto('events')
+        .columns(['tenant_id', 'type', 'data'])
+        .expression((eb) =>
+          eb
+            .selectFrom('revoked')
+            .select((r) => [
+              'tenant_id',
+              sql.lit('security.certificate-revoked').as('type'),
+              r
+                .fn('jsonb_build_object', [
+                  sql.lit('nodeId'),
+                  'node_id',
+                  sql.lit('serial'),
+                  'serial',
+                  sql.lit('reason'),
+                  sql.lit('node-ca-retired'),
+                ])
+                .as('data'),
+            ]),
+        )
+        .returning(sql.lit(1).as('one')),
+    )
+    .selectFrom('published')
+    .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+    .executeTakeFirstOrThrow();
+  return row.n;
 }
 
 /** Nodes that are not retired, and how many of them reported holding at least trust version `version`. */
 export async function nodesHolding(tx: Tx, version: number): Promise<{ nodesReady: number; nodesTotal: number }> {
-  const rows = await tx.$queryRaw<{ ready: number; total: number }[]>`
-    SELECT count(*) FILTER (WHERE trust_version >= ${version}::int)::int AS ready, count(*)::int AS total
-      FROM nodes WHERE state <> 'retired'`;
-  return { nodesReady: rows[0]!.ready, nodesTotal: rows[0]!.total };
+  const row = await typed(tx)
+    .selectFrom('nodes')
+    .select((eb) => [
+      eb.cast<number>(eb.fn.countAll().filterWhere('trust_version', '>=', sql<number>`${version}::int`), 'integer').as('ready'),
+      eb.cast<number>(eb.fn.countAll(), 'integer').as('total'),
+    ])
+    .where('state', '<>', 'retired')
+    .executeTakeFirstOrThrow();
+  return { nodesReady: row.ready, nodesTotal: row.total };
 }
 
 /** Announces trust version `version` to every instance; delivered when the step's transaction commits. */
 export async function notifyPkiChanged(tx: Tx, version: number): Promise<void> {
-  await tx.$executeRaw`SELECT pg_notify(${PKI_CHANGED_CHANNEL}, ${String(version)})`;
+  // As text: pg_notify answers void, which Prisma's raw reads cannot decode.
+  await typed(tx)
+    .selectNoFrom((eb) => eb.cast(eb.fn('pg_notify', [eb.val(PKI_CHANGED_CHANNEL), eb.val(String(version))]), 'text').as('notified'))
+    .execute();
 }
