@@ -11,6 +11,8 @@ export interface DataColumn<T> {
   id: string;
   /** The header text; the column's name in cards at phone width. */
   header: string;
+  /** The column's name in cards (`data-label`) when it differs from the header; '' for none. */
+  label?: string;
   /** The header is for screen readers only (an actions column). */
   hideHeader?: boolean;
   cell: (row: T) => ReactNode;
@@ -30,6 +32,8 @@ export interface DataColumn<T> {
   headerProps?: ComponentPropsWithoutRef<'th'>;
   /** The column sorts when its header is pressed (only with `sort` on the table). */
   sortable?: boolean;
+  /** More attributes of a row's cell in this column (`data-testid`). */
+  cellProps?: (row: T) => Record<`data-${string}`, string | undefined>;
 }
 
 interface DataSort {
@@ -45,6 +49,8 @@ interface DataSelection<T> {
   rowLabel: (row: T) => string;
   /** The accessible name of the header box that ticks every row on the page. */
   allLabel: string;
+  /** Replaces the plain toggle of a row's box, told whether Shift was held (a range, as the join queue selects). */
+  onToggle?: (row: T, shiftKey: boolean) => void;
 }
 
 interface DataTableProps<T> {
@@ -103,6 +109,25 @@ function SelectAll<T>({ ids, selection }: { ids: string[]; selection: DataSelect
           if (all) next.delete(id);
           else next.add(id);
         }
+        selection.onChange(next);
+      }}
+    />
+  );
+}
+
+function RowBox<T>({ row, id, selection }: { row: T; id: string; selection: DataSelection<T> }) {
+  const { onToggle } = selection;
+  return (
+    <input
+      type="checkbox"
+      aria-label={selection.rowLabel(row)}
+      checked={selection.selected.has(id)}
+      // Shift is read from the click; onChange alone does not say whether it was held.
+      onClick={onToggle ? (event) => onToggle(row, event.shiftKey) : undefined}
+      onChange={() => {
+        if (onToggle) return;
+        const next = new Set(selection.selected);
+        if (!next.delete(id)) next.add(id);
         selection.onChange(next);
       }}
     />
@@ -181,16 +206,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
               <tr className={rowClassName?.(row)} {...rowProps?.(row)}>
                 {selection && (
                   <td className="cell-select">
-                    <input
-                      type="checkbox"
-                      aria-label={selection.rowLabel(row)}
-                      checked={selection.selected.has(id)}
-                      onChange={() => {
-                        const next = new Set(selection.selected);
-                        if (!next.delete(id)) next.add(id);
-                        selection.onChange(next);
-                      }}
-                    />
+                    <RowBox row={row} id={id} selection={selection} />
                   </td>
                 )}
                 {columns.map((column) => {
@@ -202,7 +218,8 @@ export function DataTable<T>(props: DataTableProps<T>) {
                       className={cellClass(column)}
                       style={cellStyle(column)}
                       title={column.title?.(row) ?? undefined}
-                      data-label={column.hideHeader ? undefined : column.header}
+                      data-label={column.hideHeader ? undefined : (column.label ?? column.header) || undefined}
+                      {...column.cellProps?.(row)}
                     >
                       {column.cell(row)}
                     </Cell>
