@@ -20,7 +20,7 @@ describe('QueueFilters', () => {
     const search = screen.getByRole('searchbox', { name: /Search by MAC/ });
     fireEvent.change(search, { target: { value: 'sim-1 ' } });
     expect(onChange).not.toHaveBeenCalled();
-    act(() => vi.advanceTimersByTime(300));
+    void act(() => vi.advanceTimersByTime(300));
     expect(onChange).toHaveBeenCalledWith({ q: 'sim-1' });
     fireEvent.change(search, { target: { value: '' } });
     fireEvent.keyDown(search, { key: 'Enter' });
