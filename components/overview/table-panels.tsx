@@ -3,7 +3,7 @@ import type { ReactNode } from 'react';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { formatSeconds, type Overview } from '@/lib/overview-series';
 
-export type PanelProps = { data: Overview; link: (path: string) => string };
+type PanelProps = { data: Overview; link: (path: string) => string };
 
 interface TablePanelProps<T> {
   /** The heading's id (`ov-…`), which names the panel. */
