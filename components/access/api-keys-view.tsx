@@ -1,11 +1,11 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
-import { Dialog } from '@/components/ui/dialog';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { Field } from '@/components/ui/field';
 import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList, type DataColumn } from '@/components/ui/data-table';
@@ -65,25 +65,16 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
         }
       />
       <ApiKeyTable tenant={tenant} canManage={canManage} />
-      <Dialog
-        open={isCreating}
-        onClose={() => setCreating(false)}
-        title="Create API key"
-        description={
-          <>
-            For tenant <strong>{tenant.name}</strong>. The key is shown once, right after it is created.
-          </>
-        }
-      >
-        <CreateApiKeyForm
-          tenantId={tenant.id}
+      {isCreating && (
+        <CreateApiKeyDialog
+          tenant={tenant}
           onClose={() => setCreating(false)}
           onCreated={(key) => {
             setCreating(false);
             setCreated(key);
           }}
         />
-      </Dialog>
+      )}
       <OneTimeSecretDialog
         secret={created?.key ?? null}
         title="New API key"
@@ -101,12 +92,13 @@ function TenantApiKeys({ tenant }: { tenant: Tenant }) {
   );
 }
 
-function CreateApiKeyForm({
-  tenantId,
+/** Names a new key, its role and lifetime; it mounts per opening, so each one starts empty. */
+function CreateApiKeyDialog({
+  tenant,
   onClose,
   onCreated,
 }: {
-  tenantId: string;
+  tenant: Tenant;
   onClose: () => void;
   onCreated: (key: { key: string; name: string; role: Role }) => void;
 }) {
@@ -121,7 +113,7 @@ function CreateApiKeyForm({
     mutationFn: async () => {
       const ttlSeconds = EXPIRY_CHOICES[expiry]!.seconds;
       const { key, ...record } = await client.apiKeys.create.mutate({
-        tenantId,
+        tenantId: tenant.id,
         name: name.trim(),
         role,
         ...(ttlSeconds ? { ttlSeconds } : {}),
@@ -133,17 +125,23 @@ function CreateApiKeyForm({
     },
   });
   const error = create.error ? toApiError(create.error) : null;
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!create.isPending) create.mutate();
-  };
   return (
-    <form className="form" onSubmit={onSubmit} aria-busy={create.isPending} noValidate>
-      {error && error.field !== 'name' && (
-        <p className="form-error" role="alert">
-          {error.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title="Create API key"
+      description={
+        <>
+          For tenant <strong>{tenant.name}</strong>. The key is shown once, right after it is created.
+        </>
+      }
+      submitLabel="Create key"
+      pendingLabel="Creating…"
+      isPending={create.isPending}
+      cannotSubmit={!name.trim()}
+      error={error && error.field !== 'name' ? error.message : null}
+      onSubmit={() => create.mutate()}
+      onClose={onClose}
+    >
       <Field label="Name" error={error?.field === 'name' ? error.message : null} hint="What uses the key, e.g. “ci-deploy”.">
         {(control) => (
           <input
@@ -172,15 +170,7 @@ function CreateApiKeyForm({
           </select>
         )}
       </Field>
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
-          {create.isPending ? 'Creating…' : 'Create key'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }
 

@@ -1,8 +1,8 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '@/components/ui/dialog';
+import { useState } from 'react';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
@@ -37,29 +37,20 @@ export function InviteDialog({
   onClose: () => void;
   onCreated: (invitation: CreatedInvitation) => void;
 }) {
-  return (
-    <Dialog
-      open={open}
-      onClose={onClose}
-      title={fixedRole ? `Invite the first admin of ${tenantName}` : 'Invite an operator'}
-      description={
-        <>
-          To tenant <strong>{tenantName}</strong>. The link is shown once and works for 7 days.
-        </>
-      }
-    >
-      <InviteForm tenantId={tenantId} fixedRole={fixedRole} onClose={onClose} onCreated={onCreated} />
-    </Dialog>
-  );
+  // The form mounts per opening, so each one starts empty.
+  if (!open) return null;
+  return <InviteForm tenantId={tenantId} tenantName={tenantName} fixedRole={fixedRole} onClose={onClose} onCreated={onCreated} />;
 }
 
 function InviteForm({
   tenantId,
+  tenantName,
   fixedRole,
   onClose,
   onCreated,
 }: {
   tenantId: string;
+  tenantName: string;
   fixedRole?: Role;
   onClose: () => void;
   onCreated: (invitation: CreatedInvitation) => void;
@@ -94,17 +85,23 @@ function InviteForm({
   const error = invite.error ? toApiError(invite.error) : null;
   // The email already has a pending invitation: say so, and offer to replace it rather than making a second link.
   const isPendingAlready = error?.domainCode === 'CONFLICT' && error.field === 'email';
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!invite.isPending) invite.mutate({ replacePending: false });
-  };
   return (
-    <form className="form" onSubmit={onSubmit} aria-busy={invite.isPending} noValidate>
-      {error && error.field !== 'email' && (
-        <p className="form-error" role="alert">
-          {error.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title={fixedRole ? `Invite the first admin of ${tenantName}` : 'Invite an operator'}
+      description={
+        <>
+          To tenant <strong>{tenantName}</strong>. The link is shown once and works for 7 days.
+        </>
+      }
+      submitLabel={isPendingAlready ? 'Revoke the old link and invite again' : 'Create invitation link'}
+      pendingLabel="Inviting…"
+      isPending={invite.isPending}
+      cannotSubmit={!email.trim()}
+      error={error && error.field !== 'email' ? error.message : null}
+      onSubmit={() => invite.mutate({ replacePending: isPendingAlready })}
+      onClose={onClose}
+    >
       <Field
         label="Email"
         error={error?.field === 'email' ? error.message : null}
@@ -139,25 +136,6 @@ function InviteForm({
           )}
         </Field>
       )}
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={invite.isPending}>
-          Cancel
-        </button>
-        {isPendingAlready ? (
-          <button
-            type="button"
-            className="btn btn-primary"
-            disabled={invite.isPending}
-            onClick={() => invite.mutate({ replacePending: true })}
-          >
-            {invite.isPending ? 'Inviting…' : 'Revoke the old link and invite again'}
-          </button>
-        ) : (
-          <button type="submit" className="btn btn-primary" disabled={invite.isPending || !email.trim()}>
-            {invite.isPending ? 'Inviting…' : 'Create invitation link'}
-          </button>
-        )}
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -1,9 +1,9 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
-import { Dialog } from '@/components/ui/dialog';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { Field } from '@/components/ui/field';
 import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
@@ -80,9 +80,7 @@ export function TenantsView() {
           ]}
         />
       </section>
-      <Dialog open={isCreating} onClose={() => setCreating(false)} title="Create tenant" size="small">
-        <CreateTenantForm onClose={() => setCreating(false)} />
-      </Dialog>
+      {isCreating && <CreateTenantDialog onClose={() => setCreating(false)} />}
       {invitingTo && (
         <InviteDialog
           open
@@ -101,7 +99,8 @@ export function TenantsView() {
   );
 }
 
-function CreateTenantForm({ onClose }: { onClose: () => void }) {
+/** Creates a tenant by name; it mounts per opening, so each one starts empty. */
+function CreateTenantDialog({ onClose }: { onClose: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
@@ -114,17 +113,19 @@ function CreateTenantForm({ onClose }: { onClose: () => void }) {
     }),
   );
   const error = create.error ? toApiError(create.error) : null;
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!create.isPending) create.mutate({ name: name.trim() });
-  };
   return (
-    <form className="form" onSubmit={onSubmit} aria-busy={create.isPending} noValidate>
-      {error && error.field !== 'name' && (
-        <p className="form-error" role="alert">
-          {error.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title="Create tenant"
+      size="small"
+      submitLabel="Create tenant"
+      pendingLabel="Creating…"
+      isPending={create.isPending}
+      cannotSubmit={!name.trim()}
+      error={error && error.field !== 'name' ? error.message : null}
+      onSubmit={() => create.mutate({ name: name.trim() })}
+      onClose={onClose}
+    >
       <Field
         label="Name"
         error={error?.field === 'name' ? error.message : null}
@@ -142,14 +143,6 @@ function CreateTenantForm({ onClose }: { onClose: () => void }) {
           />
         )}
       </Field>
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
-          {create.isPending ? 'Creating…' : 'Create tenant'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -1,10 +1,24 @@
 import { CONDITIONS } from '@/lib/approval-rule-form';
 import type { DryRunAnswer } from '@/server/rules/schemas';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 const SOURCE_WORDS = { vouched: 'vouched for by the boot step', claimed: "the machine's own claim" } as const;
 const FIELD_LABELS: Record<string, string> = Object.fromEntries(CONDITIONS.map((c) => [c.key, c.label]));
 FIELD_LABELS.attestor = 'Attestor';
+
+type Item = DryRunAnswer['items'][number];
+
+const DRY_RUN_COLUMNS: DataColumn<Item>[] = [
+  { id: 'request', header: 'Request', cell: (i) => <code>{i.requestId}</code> },
+  { id: 'state', header: 'State', cell: (i) => i.state },
+  { id: 'mac', header: 'MAC (vouched)', cell: (i) => i.mac ?? '—' },
+  { id: 'hostname', header: 'Hostname (claimed)', cell: (i) => i.hostname ?? '—' },
+  {
+    id: 'action',
+    header: 'The rule would',
+    cell: (i) => (i.decidedEarlierBy ? <span className="muted">nothing: rule {i.decidedEarlierBy} decides first</span> : i.action),
+  },
+];
 
 export function DryRunResult({ answer }: { answer: DryRunAnswer }) {
   const decides = answer.items.filter((i) => !i.decidedEarlierBy);
@@ -26,32 +40,7 @@ export function DryRunResult({ answer }: { answer: DryRunAnswer }) {
       {answer.items.length === 0 ? (
         <p className="muted">No pending request, nor any of the last 7 days, matches.</p>
       ) : (
-        <TableScroll label="Matching requests">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">State</th>
-                <th scope="col">MAC (vouched)</th>
-                <th scope="col">Hostname (claimed)</th>
-                <th scope="col">The rule would</th>
-              </tr>
-            </thead>
-            <tbody>
-              {answer.items.map((i) => (
-                <tr key={i.requestId}>
-                  <td>
-                    <code>{i.requestId}</code>
-                  </td>
-                  <td>{i.state}</td>
-                  <td>{i.mac ?? '—'}</td>
-                  <td>{i.hostname ?? '—'}</td>
-                  <td>{i.decidedEarlierBy ? <span className="muted">nothing: rule {i.decidedEarlierBy} decides first</span> : i.action}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <DataTable rows={answer.items} columns={DRY_RUN_COLUMNS} rowKey={(i) => i.requestId} label="Matching requests" cards />
       )}
     </section>
   );

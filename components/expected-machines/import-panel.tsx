@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { LabelsField, labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
 import { Field } from '@/components/ui/field';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
 import { useTRPCClient } from '@/lib/trpc';
@@ -192,6 +193,32 @@ export function ImportPanel({
   );
 }
 
+type Rejected = Outcome['rejected'][number];
+type Sample = Outcome['sample'][number];
+
+const rowColumn = <T extends { row: number }>(): DataColumn<T> => ({
+  id: 'row',
+  header: 'Row',
+  className: 'cell-number',
+  cell: (r) => r.row,
+});
+const orDash = <T,>(id: string, header: string, value: (r: T) => string | null | undefined): DataColumn<T> => ({
+  id,
+  header,
+  cell: (r) => value(r) ?? '—',
+});
+
+const REJECTED_COLUMNS: DataColumn<Rejected>[] = [rowColumn(), { id: 'why', header: 'Why', className: 'cell-wrap', cell: (r) => r.reason }];
+
+const SAMPLE_COLUMNS: DataColumn<Sample>[] = [
+  rowColumn(),
+  orDash('serial', 'Serial', (r) => r.serial),
+  orDash('mac', 'MAC', (r) => r.mac),
+  orDash('uuid', 'Product UUID', (r) => r.productUuid),
+  orDash('pool', 'Pool', (r) => r.poolId),
+  orDash('hostname', 'Hostname', (r) => r.hostname),
+];
+
 function ImportOutcome({ outcome }: { outcome: Outcome }) {
   return (
     <div aria-live="polite">
@@ -208,52 +235,24 @@ function ImportOutcome({ outcome }: { outcome: Outcome }) {
         ; {outcome.rejected.length} rows rejected.
       </p>
       {outcome.rejected.length > 0 && (
-        <div className="table-scroll">
-          <table className="table" aria-label="Rejected rows">
-            <thead>
-              <tr>
-                <th scope="col">Row</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {outcome.rejected.slice(0, 200).map((r) => (
-                <tr key={r.row}>
-                  <td className="cell-number">{r.row}</td>
-                  <td className="cell-wrap">{r.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={outcome.rejected.slice(0, 200)}
+          columns={REJECTED_COLUMNS}
+          rowKey={(r) => String(r.row)}
+          label="Rejected rows"
+          caption="Rejected rows"
+          cards
+        />
       )}
       {outcome.isPreview && outcome.sample.length > 0 && (
-        <div className="table-scroll">
-          <table className="table" aria-label="First accepted rows">
-            <thead>
-              <tr>
-                <th scope="col">Row</th>
-                <th scope="col">Serial</th>
-                <th scope="col">MAC</th>
-                <th scope="col">Product UUID</th>
-                <th scope="col">Pool</th>
-                <th scope="col">Hostname</th>
-              </tr>
-            </thead>
-            <tbody>
-              {outcome.sample.map((r) => (
-                <tr key={r.row}>
-                  <td className="cell-number">{r.row}</td>
-                  <td>{r.serial ?? '—'}</td>
-                  <td>{r.mac ?? '—'}</td>
-                  <td>{r.productUuid ?? '—'}</td>
-                  <td>{r.poolId ?? '—'}</td>
-                  <td>{r.hostname ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={outcome.sample}
+          columns={SAMPLE_COLUMNS}
+          rowKey={(r) => String(r.row)}
+          label="First accepted rows"
+          caption="First accepted rows"
+          cards
+        />
       )}
     </div>
   );

@@ -1,12 +1,12 @@
 'use client';
 
-import { useState } from 'react';
-import { Dialog } from '@/components/ui/dialog';
+import { useRef, useState } from 'react';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import type { Pool } from '@/lib/api-types';
-import { TTL_PRESETS } from '@/lib/join-request-queue';
 import { APPROVAL_TTL } from '@/protocol/api/join-request-schemas';
-import { LabelsField, labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
+import { labelsInputOf, labelsOfText } from '@/components/nodes/labels-field';
+import { ApproveFields, DecideNotes } from './decide-fields';
 
 export interface Decision {
   action: 'approve' | 'reject';
@@ -18,7 +18,7 @@ export interface Decision {
   labels?: Record<string, string>;
 }
 
-interface DecideDialogProps {
+export interface DecideDialogProps {
   action: 'approve' | 'reject' | null;
   /** How many requests the decision covers. */
   count: number;
@@ -38,56 +38,13 @@ interface DecideDialogProps {
 }
 
 /** Approve (pool, lifetime with presets, optional reason) or reject (a required reason) one request or a selection. */
-export function DecideDialog({
-  action,
-  count,
-  isAllMatching,
-  notVendorCertified,
-  progress,
-  pools,
-  defaultPoolId,
-  isPending,
-  error,
-  onDecide,
-  onClose,
-}: DecideDialogProps) {
-  const what = count === 1 ? 'request' : `${count} requests`;
-  const title = action === 'approve' ? `Approve ${what}` : `Reject ${what}`;
-  return (
-    <Dialog open={action !== null} onClose={isPending ? () => {} : onClose} title={title} size="small">
-      {action && (
-        <DecideForm
-          key={action}
-          action={action}
-          count={count}
-          isAllMatching={isAllMatching}
-          notVendorCertified={notVendorCertified}
-          progress={progress}
-          pools={pools}
-          defaultPoolId={defaultPoolId}
-          isPending={isPending}
-          error={error}
-          onDecide={onDecide}
-          onClose={onClose}
-        />
-      )}
-    </Dialog>
-  );
+export function DecideDialog(props: DecideDialogProps) {
+  // The form mounts per opening (and per action), so each one starts from the defaults.
+  return props.action ? <DecideForm key={props.action} {...props} action={props.action} /> : null;
 }
 
-function DecideForm({
-  action,
-  count,
-  isAllMatching,
-  notVendorCertified = 0,
-  progress,
-  pools,
-  defaultPoolId,
-  isPending,
-  error,
-  onDecide,
-  onClose,
-}: Omit<DecideDialogProps, 'action'> & { action: 'approve' | 'reject' }) {
+function DecideForm(props: DecideDialogProps & { action: 'approve' | 'reject' }) {
+  const { action, count, pools, defaultPoolId, isPending, error, onDecide, onClose } = props;
   const [poolId, setPoolId] = useState(defaultPoolId);
   const [ttlSeconds, setTtl] = useState<number>(APPROVAL_TTL.default);
   const [reason, setReason] = useState('');
@@ -95,94 +52,54 @@ function DecideForm({
   const [isReasonMissing, setReasonMissing] = useState(false);
   const [labelsText, setLabelsText] = useState('');
   const [labelsError, setLabelsError] = useState<string | null>(null);
+  const reasonRef = useRef<HTMLInputElement>(null);
   const isApprove = action === 'approve';
+  const what = count === 1 ? 'request' : `${count} requests`;
+
+  function submit() {
+    if (!isApprove && !reason.trim()) {
+      setReasonMissing(true);
+      reasonRef.current?.focus();
+      return;
+    }
+    const labels = isApprove ? labelsOfText(labelsText) : null;
+    if (labels && 'error' in labels) {
+      setLabelsError(labels.error);
+      return;
+    }
+    onDecide({ action, poolId, ttlSeconds, reason: reason.trim(), ...(isApprove ? labelsInputOf(labelsText) : {}) });
+  }
+
   return (
-    <form
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        if (!isApprove && !reason.trim()) {
-          setReasonMissing(true);
-          event.currentTarget.querySelector<HTMLInputElement>('input[name="reason"]')?.focus();
-          return;
-        }
-        const labels = isApprove ? labelsOfText(labelsText) : null;
-        if (labels && 'error' in labels) {
-          setLabelsError(labels.error);
-          return;
-        }
-        onDecide({ action, poolId, ttlSeconds, reason: reason.trim(), ...(isApprove ? labelsInputOf(labelsText) : {}) });
-      }}
+    <FormDialog
+      open
+      title={isApprove ? `Approve ${what}` : `Reject ${what}`}
+      size="small"
+      submitLabel={isApprove ? 'Approve' : 'Reject'}
+      pendingLabel={isApprove ? 'Approving…' : 'Rejecting…'}
+      tone={isApprove ? 'primary' : 'danger'}
+      cannotSubmit={isApprove && !poolId}
+      isPending={isPending}
+      error={error}
+      onSubmit={submit}
+      onClose={onClose}
     >
       <div className="dialog-body">
-        <p>
-          {isApprove
-            ? `The machine${count === 1 ? '' : 's'} may join the pool once, with the key ${count === 1 ? 'it' : 'each'} asked with, until the approval expires.`
-            : `Rejecting is final: the machine${count === 1 ? '' : 's'} cannot join with ${count === 1 ? 'this request' : 'these requests'}.`}
-        </p>
-        {isAllMatching && (
-          <p className="callout" data-testid="decide-all-matching">
-            This {isApprove ? 'approves' : 'rejects'} all {count} pending requests that match the search and filters, including those not
-            loaded on this page. It cannot be undone.
-          </p>
-        )}
-        {isApprove && notVendorCertified > 0 && (
-          <p className="callout callout-warn" data-testid="decide-not-certified">
-            {notVendorCertified === count && count === 1
-              ? 'This request is'
-              : `${notVendorCertified} of ${isAllMatching ? 'these' : 'the selected'} ${count} requests ${notVendorCertified === 1 ? 'is a' : 'are'}`}{' '}
-            TPM enrollment{notVendorCertified === 1 ? '' : 's'} whose EK is not vendor-certified: no TPM maker vouches that{' '}
-            {notVendorCertified === 1 ? 'it is a real TPM' : 'they are real TPMs'}.
-          </p>
-        )}
-        {progress && (
-          <div className="decide-progress">
-            <progress max={progress.total} value={progress.done} aria-label={`${isApprove ? 'Approving' : 'Rejecting'} requests`} />
-            <span role="status">
-              {progress.done} of {progress.total} {isApprove ? 'approved' : 'rejected'}
-            </span>
-          </div>
-        )}
+        <DecideNotes {...props} />
         {isApprove && (
-          <>
-            {pools.length === 0 && (
-              <p className="form-error" role="alert">
-                No pool of this site admits {count === 1 ? 'this machine' : 'these machines'}: a pool must run bcd, be live, and list the
-                request&apos;s attestor in its policy.joinAttestors (or have no such list).
-              </p>
-            )}
-            <Field label="Pool">
-              {(control) => (
-                <select {...control} value={poolId} onChange={(event) => setPoolId(event.target.value)}>
-                  {pools.map((pool) => (
-                    <option key={pool.id} value={pool.id}>
-                      {pool.name}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <fieldset className="fieldset">
-              <legend className="field-label">Approval lifetime</legend>
-              <div className="presets">
-                {TTL_PRESETS.map((preset) => (
-                  <label key={preset.seconds} className="choice choice-inline">
-                    <input type="radio" name="ttl" checked={ttlSeconds === preset.seconds} onChange={() => setTtl(preset.seconds)} />
-                    <span className="choice-label">{preset.label}</span>
-                  </label>
-                ))}
-              </div>
-            </fieldset>
-            <LabelsField
-              value={labelsText}
-              onChange={(text) => {
-                setLabelsText(text);
-                setLabelsError(null);
-              }}
-              error={labelsError}
-              hint="The node gets them when it joins, over its token's (on a site that needs two approvals, over the first approver's)."
-            />
-          </>
+          <ApproveFields
+            count={count}
+            pools={pools}
+            poolId={poolId}
+            onPool={setPoolId}
+            ttlSeconds={ttlSeconds}
+            onTtl={setTtl}
+            labels={{ text: labelsText, error: labelsError }}
+            onLabels={(text) => {
+              setLabelsText(text);
+              setLabelsError(null);
+            }}
+          />
         )}
         <Field
           label="Reason"
@@ -197,6 +114,7 @@ function DecideForm({
           {(control) => (
             <input
               {...control}
+              ref={reasonRef}
               name="reason"
               type="text"
               maxLength={500}
@@ -208,19 +126,6 @@ function DecideForm({
           )}
         </Field>
       </div>
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={isPending}>
-          Cancel
-        </button>
-        <button type="submit" className={`btn ${isApprove ? 'btn-primary' : 'btn-danger'}`} disabled={isPending || (isApprove && !poolId)}>
-          {isPending ? (isApprove ? 'Approving…' : 'Rejecting…') : isApprove ? 'Approve' : 'Reject'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -3,45 +3,11 @@
 import { Dialog } from '@/components/ui/dialog';
 import { QUEUE_SHORTCUTS } from '@/lib/join-request-queue';
 
-/** The queue's column headers; the first selects every request on the page. */
-export function QueueTableHead({
-  allSelected,
-  canDecide,
-  onSelectAll,
-}: {
-  allSelected: boolean;
-  canDecide: boolean;
-  onSelectAll: () => void;
-}) {
-  return (
-    <thead>
-      <tr>
-        <th scope="col">
-          <input type="checkbox" aria-label="Select all requests on this page" checked={allSelected} onChange={onSelectAll} />
-        </th>
-        <th scope="col">Request</th>
-        <th scope="col">State</th>
-        <th scope="col">Attestor</th>
-        <th scope="col" className="col-machine" title="What the machine says about itself">
-          Claimed
-        </th>
-        <th scope="col" className="col-mac" title="The MAC the boot step vouched for (the discovery token's lease)">
-          Boot MAC
-        </th>
-        <th scope="col" className="col-vouched" title="What the boot step vouched for: the lease's IP and who minted the token">
-          Boot step (IP · by)
-        </th>
-        <th scope="col">Hardware key</th>
-        <th scope="col">Asked</th>
-        <th scope="col">Expires</th>
-        {canDecide && (
-          <th scope="col" className="row-actions">
-            Decide
-          </th>
-        )}
-      </tr>
-    </thead>
-  );
+/** What a decision would take, in words: every match, the selection, else the current request. */
+export function selectionWords(allMatching: number | null, selected: number, current: string | null): string {
+  if (allMatching !== null) return `All ${allMatching} matching selected`;
+  if (selected) return `${selected} selected`;
+  return current ? `Current: ${current}` : '';
 }
 
 interface QueueActionsProps {

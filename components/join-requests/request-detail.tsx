@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { LocalTime, ShortHash } from '@/components/ui/time';
 import { claimEntries } from '@/lib/join-request-queue';
-import { EkNotCertifiedBadge, HardwareKeyBadge } from './request-row';
+import { EkNotCertifiedBadge, HardwareKeyBadge } from './request-badges';
 import { formatAge, formatRelative } from '@/lib/join-token-form';
 import { withTenant } from '@/lib/tenant-url';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';

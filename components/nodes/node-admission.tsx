@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { HardwareKeyBadge } from '@/components/join-requests/request-row';
+import { HardwareKeyBadge } from '@/components/join-requests/request-badges';
 import { LocalTime } from '@/components/ui/time';
 import { withTenant } from '@/lib/tenant-url';
 import type { NodeDetail } from '@/protocol/api/node-schemas';

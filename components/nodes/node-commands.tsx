@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { nodeCommandsInput } from '@/lib/console-page-inputs';
 import { LocalTime } from '@/components/ui/time';
 import { QueryError } from '@/components/ui/query-state';
@@ -118,55 +118,68 @@ export function NodeCommands({ tenant, nodeId, retired }: { tenant: Tenant; node
   );
 }
 
-function CommandTable({ commands }: { commands: CommandRecord[] }) {
+function CommandResult({ output }: { output: CommandRecord['output'] }) {
+  if (!output) return <span className="muted">none</span>;
   return (
-    <TableScroll label="Commands">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Command</th>
-            <th scope="col">State</th>
-            <th scope="col">Queued</th>
-            <th scope="col">Sent</th>
-            <th scope="col">Finished</th>
-            <th scope="col">Result</th>
-          </tr>
-        </thead>
-        <tbody>
-          {commands.map((c) => (
-            <tr key={c.id}>
-              <th scope="row">
-                {c.kind}
-                <span className="cell-sub">
-                  <code>{c.id}</code>
-                </span>
-              </th>
-              <td>
-                <span className={BADGE[c.state]}>{c.state}</span>
-                {c.reason && <span className="cell-sub">{c.reason}</span>}
-              </td>
-              <td className="cell-time">
-                <LocalTime iso={c.createdAt} />
-                <span className="cell-sub">by {c.createdBy}</span>
-              </td>
-              <td className="cell-time">{c.sentAt ? <LocalTime iso={c.sentAt} /> : <span className="muted">not yet</span>}</td>
-              <td className="cell-time">{c.finishedAt ? <LocalTime iso={c.finishedAt} /> : <span className="muted">—</span>}</td>
-              <td>
-                {c.output ? (
-                  <details>
-                    <summary>Result</summary>
-                    <pre className="input-mono" style={{ maxHeight: 320, overflow: 'auto', whiteSpace: 'pre-wrap' }}>
-                      {JSON.stringify(c.output, null, 2)}
-                    </pre>
-                  </details>
-                ) : (
-                  <span className="muted">none</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableScroll>
+    <details>
+      <summary>Result</summary>
+      <pre className="input-mono" style={{ maxHeight: 320, overflow: 'auto', whiteSpace: 'pre-wrap' }}>
+        {JSON.stringify(output, null, 2)}
+      </pre>
+    </details>
   );
+}
+
+const COMMAND_COLUMNS: DataColumn<CommandRecord>[] = [
+  {
+    id: 'command',
+    header: 'Command',
+    rowHeader: true,
+    cell: (c) => (
+      <>
+        {c.kind}
+        <span className="cell-sub">
+          <code>{c.id}</code>
+        </span>
+      </>
+    ),
+  },
+  {
+    id: 'state',
+    header: 'State',
+    cell: (c) => (
+      <>
+        <span className={BADGE[c.state]}>{c.state}</span>
+        {c.reason && <span className="cell-sub">{c.reason}</span>}
+      </>
+    ),
+  },
+  {
+    id: 'queued',
+    header: 'Queued',
+    className: 'cell-time',
+    cell: (c) => (
+      <>
+        <LocalTime iso={c.createdAt} />
+        <span className="cell-sub">by {c.createdBy}</span>
+      </>
+    ),
+  },
+  {
+    id: 'sent',
+    header: 'Sent',
+    className: 'cell-time',
+    cell: (c) => (c.sentAt ? <LocalTime iso={c.sentAt} /> : <span className="muted">not yet</span>),
+  },
+  {
+    id: 'finished',
+    header: 'Finished',
+    className: 'cell-time',
+    cell: (c) => (c.finishedAt ? <LocalTime iso={c.finishedAt} /> : <span className="muted">—</span>),
+  },
+  { id: 'result', header: 'Result', cell: (c) => <CommandResult output={c.output} /> },
+];
+
+function CommandTable({ commands }: { commands: CommandRecord[] }) {
+  return <DataTable rows={commands} columns={COMMAND_COLUMNS} rowKey={(c) => c.id} label="Commands" cards />;
 }

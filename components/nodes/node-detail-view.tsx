@@ -5,7 +5,7 @@ import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { EventsTable } from '@/components/events/events-table';
-import { HardwareKeyBadge } from '@/components/join-requests/request-row';
+import { HardwareKeyBadge } from '@/components/join-requests/request-badges';
 import { LoadingRows, LoadMore, QueryError } from '@/components/ui/query-state';
 import { LocalTime } from '@/components/ui/time';
 import { nextListPage, nodeEventsInput } from '@/lib/console-page-inputs';

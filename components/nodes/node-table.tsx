@@ -1,7 +1,7 @@
 'use client';
 
 import Link from 'next/link';
-import { HardwareKeyBadge } from '@/components/join-requests/request-row';
+import { HardwareKeyBadge } from '@/components/join-requests/request-badges';
 import { nameColumn } from '@/components/ui/data-columns';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';

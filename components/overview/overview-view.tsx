@@ -8,11 +8,11 @@ import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import { overviewRange } from '@/lib/console-page-inputs';
 import type { Tenant } from '@/lib/api-types';
 import { useLiveRefresh } from '@/lib/live';
-import { formatSeconds, joinSeries, renewalSeries, type Overview, type OverviewRange, type StackMode } from '@/lib/overview-series';
+import { joinSeries, renewalSeries, type OverviewRange, type StackMode } from '@/lib/overview-series';
 import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useUrlParams } from '@/lib/url-state';
-import { ConnectedPanel } from './connected-panel';
+import { ConnectedPanel, DecisionsPanel, ExpiringPanel, QueuePanel } from './table-panels';
 import { StackedBars } from './stacked-bars';
 import { Segmented } from './segmented';
 import './overview.css';
@@ -118,137 +118,5 @@ function TenantOverview({ tenant }: { tenant: Tenant }) {
         </div>
       )}
     </div>
-  );
-}
-
-type PanelProps = { data: Overview; link: (path: string) => string };
-
-function QueuePanel({ data, link }: PanelProps) {
-  return (
-    <section className="panel overview-panel" aria-labelledby="ov-queue">
-      <header className="panel-header overview-panel-header">
-        <h2 id="ov-queue">Join request queue</h2>
-      </header>
-      {data.queue.length === 0 ? (
-        <p className="overview-body muted">This tenant has no sites.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table overview-table">
-            <thead>
-              <tr>
-                <th scope="col">Site</th>
-                <th scope="col" className="num">
-                  Pending
-                </th>
-                <th scope="col">Oldest waits</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.queue.map((q) => (
-                <tr key={q.siteId}>
-                  <th scope="row">{q.poolId ? <Link href={link(`/join-requests?pool=${q.poolId}`)}>{q.siteName}</Link> : q.siteName}</th>
-                  <td className="num">
-                    <QueueBar value={q.pending} max={Math.max(...data.queue.map((x) => x.pending), 1)} />
-                    {q.pending}
-                  </td>
-                  <td className={q.oldestPendingSeconds !== null && q.oldestPendingSeconds > 3600 ? 'overview-late' : undefined}>
-                    {q.oldestPendingSeconds === null ? 'nothing waits' : formatSeconds(q.oldestPendingSeconds)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
-  );
-}
-
-/** A bar proportional to the value, beside the number (which is what assistive technology reads). */
-function QueueBar({ value, max }: { value: number; max: number }) {
-  return <span className="overview-bar" aria-hidden="true" style={{ width: `${Math.round((value / max) * 100)}%` }} />;
-}
-
-function DecisionsPanel({ data, link }: PanelProps) {
-  return (
-    <section className="panel overview-panel" aria-labelledby="ov-decisions">
-      <header className="panel-header overview-panel-header">
-        <h2 id="ov-decisions">Time to decision, last 7 days</h2>
-      </header>
-      {data.decisions.length === 0 ? (
-        <p className="overview-body muted">No join request was decided in the last 7 days.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table overview-table">
-            <thead>
-              <tr>
-                <th scope="col">Site</th>
-                <th scope="col" className="num">
-                  Decided
-                </th>
-                <th scope="col">Median</th>
-                <th scope="col">90th percentile</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.decisions.map((d) => (
-                <tr key={d.siteId}>
-                  <th scope="row">
-                    {d.poolId ? <Link href={link(`/join-requests?pool=${d.poolId}&state=all`)}>{d.siteName}</Link> : d.siteName}
-                  </th>
-                  <td className="num">{d.decided}</td>
-                  <td>{formatSeconds(d.medianSeconds)}</td>
-                  <td>{formatSeconds(d.p90Seconds)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
-  );
-}
-
-function ExpiringPanel({ data, link }: PanelProps) {
-  return (
-    <section className="panel overview-panel" aria-labelledby="ov-expiring">
-      <header className="panel-header overview-panel-header">
-        <h2 id="ov-expiring">Certificates expiring</h2>
-      </header>
-      {data.expiring.length === 0 ? (
-        <p className="overview-body muted">No node of this tenant holds a valid certificate.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table overview-table">
-            <thead>
-              <tr>
-                <th scope="col">Pool</th>
-                <th scope="col" className="num">
-                  Within 1 h
-                </th>
-                <th scope="col" className="num">
-                  6 h
-                </th>
-                <th scope="col" className="num">
-                  24 h
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.expiring.map((e) => (
-                <tr key={e.poolId}>
-                  <th scope="row">
-                    <Link href={link(`/nodes?pool=${e.poolId}`)}>{e.poolName}</Link>
-                  </th>
-                  <td className={`num${e.within1h ? ' overview-late' : ''}`}>{e.within1h}</td>
-                  <td className="num">{e.within6h}</td>
-                  <td className="num">{e.within24h}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
   );
 }

@@ -7,14 +7,51 @@ import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { LocalTime } from '@/components/ui/time';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
-import { TableScroll } from '@/components/ui/table-scroll';
+import { DataTable, type DataColumn } from '@/components/ui/data-table';
 
 const ACTION_LABEL = { cordon: 'Cordon', retire: 'Retire' } as const;
 
+type Step = NonNullable<ReturnType<typeof usePlan>['data']>['items'][number];
+
+function usePlan(tenantId: string, poolId: string) {
+  const trpc = useTRPC();
+  return useQuery(trpc.pools.staleNodes.queryOptions({ tenantId, poolId }));
+}
+
+function staleColumns(tenantId: string): DataColumn<Step>[] {
+  return [
+    {
+      id: 'step',
+      header: 'Step',
+      cell: (step) => (
+        <span className={`badge ${step.action === 'retire' ? 'badge-warn' : 'badge-info'}`}>{ACTION_LABEL[step.action]}</span>
+      ),
+    },
+    {
+      id: 'node',
+      header: 'Node',
+      rowHeader: true,
+      className: 'cell-name',
+      cell: (step) => (
+        <>
+          <Link href={withTenant(`/nodes/${step.nodeId}`, tenantId)}>{step.hostname ?? step.nodeId}</Link>
+          {step.hostname && <code className="id">{step.nodeId}</code>}
+        </>
+      ),
+    },
+    { id: 'since', header: 'Disconnected since', className: 'cell-time', cell: (step) => <LocalTime iso={step.disconnectedSince} /> },
+    {
+      id: 'cordoned',
+      header: 'Cordoned by the policy',
+      className: 'cell-time',
+      cell: (step) => (step.staleCordonedAt ? <LocalTime iso={step.staleCordonedAt} /> : <span className="muted">not yet</span>),
+    },
+  ];
+}
+
 /** The dry run: what the pool's stale-node policy would do if it ran now (`pools.staleNodes`). Changes nothing. */
 export function StaleNodesPlan({ pool, tenantId }: { pool: Pool; tenantId: string }) {
-  const trpc = useTRPC();
-  const plan = useQuery(trpc.pools.staleNodes.queryOptions({ tenantId, poolId: pool.id }));
+  const plan = usePlan(tenantId, pool.id);
   const headingId = `stale-plan-${pool.id}`;
   return (
     <section aria-labelledby={headingId} className="stale-plan">
@@ -37,40 +74,14 @@ export function StaleNodesPlan({ pool, tenantId }: { pool: Pool; tenantId: strin
           {plan.data.items.length === 0 ? (
             <p className="panel-empty">No node is due.</p>
           ) : (
-            <TableScroll label={`Stale nodes of pool ${pool.name}`}>
-              <table className="table">
-                <caption className="visually-hidden">Nodes the stale-node policy of pool {pool.name} would act on now</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Step</th>
-                    <th scope="col">Node</th>
-                    <th scope="col">Disconnected since</th>
-                    <th scope="col">Cordoned by the policy</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {plan.data.items.map((step) => (
-                    <tr key={step.nodeId}>
-                      <td>
-                        <span className={`badge ${step.action === 'retire' ? 'badge-warn' : 'badge-info'}`}>
-                          {ACTION_LABEL[step.action]}
-                        </span>
-                      </td>
-                      <th scope="row" className="cell-name">
-                        <Link href={withTenant(`/nodes/${step.nodeId}`, tenantId)}>{step.hostname ?? step.nodeId}</Link>
-                        {step.hostname && <code className="id">{step.nodeId}</code>}
-                      </th>
-                      <td className="cell-time">
-                        <LocalTime iso={step.disconnectedSince} />
-                      </td>
-                      <td className="cell-time">
-                        {step.staleCordonedAt ? <LocalTime iso={step.staleCordonedAt} /> : <span className="muted">not yet</span>}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable
+              rows={plan.data.items}
+              columns={staleColumns(tenantId)}
+              rowKey={(step) => step.nodeId}
+              label={`Stale nodes of pool ${pool.name}`}
+              caption={`Nodes the stale-node policy of pool ${pool.name} would act on now`}
+              cards
+            />
           )}
           {plan.data.items.length < plan.data.counts.retire + plan.data.counts.cordon && (
             <p className="field-hint">

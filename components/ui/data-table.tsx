@@ -1,6 +1,7 @@
 'use client';
 
-import { Fragment, useEffect, useRef, type ComponentPropsWithoutRef, type CSSProperties, type ReactNode } from 'react';
+import { Fragment, type ComponentPropsWithoutRef, type ReactNode } from 'react';
+import { HeaderCell, RowBox, SelectAll, cellClass, cellStyle, type DataSelection, type DataSort } from './data-table-parts';
 import { QueryStates } from './query-state';
 import { TableScroll } from './table-scroll';
 import './data-table.css';
@@ -11,13 +12,15 @@ export interface DataColumn<T> {
   id: string;
   /** The header text; the column's name in cards at phone width. */
   header: string;
+  /** The column's name in cards (`data-label`) when it differs from the header; '' for none. */
+  label?: string;
   /** The header is for screen readers only (an actions column). */
   hideHeader?: boolean;
   cell: (row: T) => ReactNode;
   /** The row's header cell (`<th scope="row">`): the name that identifies the row. */
   rowHeader?: boolean;
-  /** Classes of the cell (`cell-actions`, `cell-time`, `cell-wrap`, …). */
-  className?: string;
+  /** Classes of the cell (`cell-actions`, `cell-time`, `cell-wrap`, …), or of this row's cell. */
+  className?: string | ((row: T) => string | undefined);
   /** The whole value, shown on hover: always set it on a `truncate` column so nothing cut is lost. */
   title?: (row: T) => string | null | undefined;
   /** Cut the value to one line with an ellipsis at `maxWidth` instead of widening the table. */
@@ -30,21 +33,8 @@ export interface DataColumn<T> {
   headerProps?: ComponentPropsWithoutRef<'th'>;
   /** The column sorts when its header is pressed (only with `sort` on the table). */
   sortable?: boolean;
-}
-
-interface DataSort {
-  column: string;
-  direction: 'asc' | 'desc';
-}
-
-interface DataSelection<T> {
-  /** Ids of the ticked rows. */
-  selected: ReadonlySet<string>;
-  onChange: (next: Set<string>) => void;
-  /** The accessible name of a row's box, "Select node_…". */
-  rowLabel: (row: T) => string;
-  /** The accessible name of the header box that ticks every row on the page. */
-  allLabel: string;
+  /** More attributes of a row's cell in this column (`data-testid`). */
+  cellProps?: (row: T) => Record<`data-${string}`, string | undefined>;
 }
 
 interface DataTableProps<T> {
@@ -53,8 +43,9 @@ interface DataTableProps<T> {
   rowKey: (row: T) => string;
   /** The name of the scroll region ("Sites table"). */
   label: string;
-  /** A visually hidden caption for the table. */
-  caption?: string;
+  /** The table's caption, visually hidden unless `showCaption` (a note such as "the newest 50 of 80"). */
+  caption?: ReactNode;
+  showCaption?: boolean;
   className?: string;
   rowClassName?: (row: T) => string | undefined;
   /** More attributes of a row's `<tr>` (`id`, `aria-selected`, `data-…`). */
@@ -73,82 +64,6 @@ interface DataTableProps<T> {
   bare?: boolean;
 }
 
-function cellStyle<T>(column: DataColumn<T>): CSSProperties | undefined {
-  const { width, minWidth, maxWidth } = column;
-  if (!width && !minWidth && !maxWidth) return undefined;
-  return { width, minWidth, maxWidth };
-}
-
-function cellClass<T>(column: DataColumn<T>): string | undefined {
-  const names = [column.className, column.truncate ? 'cell-truncate' : undefined].filter(Boolean);
-  return names.length ? names.join(' ') : undefined;
-}
-
-function SelectAll<T>({ ids, selection }: { ids: string[]; selection: DataSelection<T> }) {
-  const ref = useRef<HTMLInputElement>(null);
-  const ticked = ids.filter((id) => selection.selected.has(id)).length;
-  const all = ids.length > 0 && ticked === ids.length;
-  useEffect(() => {
-    if (ref.current) ref.current.indeterminate = ticked > 0 && !all;
-  }, [ticked, all]);
-  return (
-    <input
-      ref={ref}
-      type="checkbox"
-      aria-label={selection.allLabel}
-      checked={all}
-      onChange={() => {
-        const next = new Set(selection.selected);
-        for (const id of ids) {
-          if (all) next.delete(id);
-          else next.add(id);
-        }
-        selection.onChange(next);
-      }}
-    />
-  );
-}
-
-function HeaderCell<T>({
-  column,
-  sort,
-  onSortChange,
-}: {
-  column: DataColumn<T>;
-  sort?: DataSort;
-  onSortChange?: (sort: DataSort) => void;
-}) {
-  if (column.hideHeader) {
-    return (
-      <th scope="col" style={cellStyle(column)}>
-        <span className="visually-hidden">{column.header}</span>
-      </th>
-    );
-  }
-  if (!column.sortable || !sort || !onSortChange) {
-    return (
-      <th scope="col" style={cellStyle(column)} {...column.headerProps}>
-        {column.header}
-      </th>
-    );
-  }
-  const isSorted = sort.column === column.id;
-  const next: DataSort = { column: column.id, direction: isSorted && sort.direction === 'asc' ? 'desc' : 'asc' };
-  return (
-    <th
-      scope="col"
-      style={cellStyle(column)}
-      {...column.headerProps}
-      aria-sort={isSorted ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none'}
-    >
-      <button type="button" className="sort-button" onClick={() => onSortChange(next)}>
-        {column.header}
-        <span aria-hidden="true">{isSorted ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}</span>
-      </button>
-    </th>
-  );
-}
-
 /**
  * The console's table: typed columns, a cell that is cut keeps its whole value in `title`, optional sorting
  * (controlled by the page) and a checkbox column for selection, in the labelled scroll region that lets a wide
@@ -160,7 +75,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
   const classes = ['table', props.cards ? 'data-table-cards' : undefined, className].filter(Boolean).join(' ');
   const table = (
     <table className={classes}>
-      {caption && <caption className="visually-hidden">{caption}</caption>}
+      {caption && <caption className={props.showCaption ? 'muted' : 'visually-hidden'}>{caption}</caption>}
       <thead>
         <tr>
           {selection && (
@@ -181,16 +96,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
               <tr className={rowClassName?.(row)} {...rowProps?.(row)}>
                 {selection && (
                   <td className="cell-select">
-                    <input
-                      type="checkbox"
-                      aria-label={selection.rowLabel(row)}
-                      checked={selection.selected.has(id)}
-                      onChange={() => {
-                        const next = new Set(selection.selected);
-                        if (!next.delete(id)) next.add(id);
-                        selection.onChange(next);
-                      }}
-                    />
+                    <RowBox row={row} id={id} selection={selection} />
                   </td>
                 )}
                 {columns.map((column) => {
@@ -199,10 +105,11 @@ export function DataTable<T>(props: DataTableProps<T>) {
                     <Cell
                       key={column.id}
                       scope={column.rowHeader ? 'row' : undefined}
-                      className={cellClass(column)}
+                      className={cellClass(column, row)}
                       style={cellStyle(column)}
                       title={column.title?.(row) ?? undefined}
-                      data-label={column.hideHeader ? undefined : column.header}
+                      data-label={column.hideHeader ? undefined : (column.label ?? column.header) || undefined}
+                      {...column.cellProps?.(row)}
                     >
                       {column.cell(row)}
                     </Cell>

@@ -14,6 +14,10 @@ interface FormDialogProps {
   /** The submit button's text while the request runs ("Creating…"). */
   pendingLabel: string;
   isPending: boolean;
+  /** The submit button's look: `danger` for a form that takes a final action (a rejection). */
+  tone?: 'primary' | 'danger';
+  /** The form cannot be sent yet (nothing to choose from); the button stays disabled. */
+  cannotSubmit?: boolean;
   /** The server's message for the whole form (field errors belong under their fields). */
   error?: string | null;
   onSubmit: () => void;
@@ -25,7 +29,20 @@ interface FormDialogProps {
  * cannot be pressed twice; the server's error is shown in the dialog, above the fields, and announced.
  */
 export function FormDialog(props: FormDialogProps) {
-  const { open, title, description, size, children, submitLabel, pendingLabel, isPending, error, onSubmit, onClose } = props;
+  const {
+    open,
+    title,
+    description,
+    size,
+    children,
+    submitLabel,
+    pendingLabel,
+    isPending,
+    tone = 'primary',
+    error,
+    onSubmit,
+    onClose,
+  } = props;
   return (
     <Dialog open={open} onClose={isPending ? () => {} : onClose} title={title} description={description} size={size}>
       <form
@@ -47,7 +64,7 @@ export function FormDialog(props: FormDialogProps) {
           <button type="button" className="btn" onClick={onClose} disabled={isPending}>
             Cancel
           </button>
-          <button type="submit" className="btn btn-primary" disabled={isPending}>
+          <button type="submit" className={`btn btn-${tone}`} disabled={isPending || props.cannotSubmit}>
             {isPending ? pendingLabel : submitLabel}
           </button>
         </footer>

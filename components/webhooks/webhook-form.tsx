@@ -1,13 +1,14 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { toApiError } from '@/lib/api-errors';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
 import type { Webhook } from './webhooks-view';
 
-/** Create a subscription (the secret goes to `onCreated`, never the cache) or edit one's URL, types and label. */
+/** A dialog that creates a subscription (the secret goes to `onCreated`, never the cache) or edit one's URL, types and label. */
 export function WebhookForm({
   tenantId,
   webhook,
@@ -51,10 +52,6 @@ export function WebhookForm({
     },
   });
   const error = save.error ? toApiError(save.error) : null;
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!save.isPending) save.mutate();
-  };
   const toggle = (type: string, on: boolean) => {
     const next = new Set(chosen);
     if (on) next.add(type);
@@ -63,12 +60,18 @@ export function WebhookForm({
     save.reset();
   };
   return (
-    <form className="form" onSubmit={onSubmit} aria-busy={save.isPending} noValidate>
-      {error && error.field !== 'url' && (
-        <p className="form-error" role="alert">
-          {error.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title={webhook ? 'Edit webhook' : 'Create webhook'}
+      description={webhook ? undefined : <>The signing secret is shown once, right after the webhook is created.</>}
+      submitLabel={webhook ? 'Save changes' : 'Create webhook'}
+      pendingLabel="Saving…"
+      isPending={save.isPending}
+      cannotSubmit={!url.trim() || chosen.size === 0}
+      error={error && error.field !== 'url' ? error.message : null}
+      onSubmit={() => save.mutate()}
+      onClose={onClose}
+    >
       <Field
         label="URL"
         error={error?.field === 'url' ? error.message : null}
@@ -109,14 +112,6 @@ export function WebhookForm({
           ))}
         </div>
       </fieldset>
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={save.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={save.isPending || !url.trim() || chosen.size === 0}>
-          {save.isPending ? 'Saving…' : webhook ? 'Save changes' : 'Create webhook'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -6,7 +6,6 @@ import { OneTimeSecretDialog } from '@/components/access/one-time-secret';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { ConfirmButton } from '@/components/ui/confirm-dialog';
-import { Dialog } from '@/components/ui/dialog';
 import { actionsColumn, nameColumn } from '@/components/ui/data-columns';
 import { DataList } from '@/components/ui/data-table';
 import { LocalTime } from '@/components/ui/time';
@@ -62,26 +61,19 @@ function TenantWebhooks({ tenant }: { tenant: Tenant }) {
         onSecret={(s, url) => setSecret({ secret: s, url, rotated: true })}
       />
       {shown && <WebhookDeliveries tenantId={tenant.id} webhookId={shown} />}
-      <Dialog
-        open={editing !== null}
-        onClose={() => setEditing(null)}
-        title={editing === 'new' ? 'Create webhook' : 'Edit webhook'}
-        description={editing === 'new' ? <>The signing secret is shown once, right after the webhook is created.</> : undefined}
-      >
-        {editing !== null && (
-          <WebhookForm
-            key={editing === 'new' ? 'new' : editing.id}
-            tenantId={tenant.id}
-            webhook={editing === 'new' ? null : editing}
-            onClose={() => setEditing(null)}
-            onCreated={(s, record) => {
-              setEditing(null);
-              setSecret({ secret: s, url: record.url, rotated: false });
-              setShown(record.id);
-            }}
-          />
-        )}
-      </Dialog>
+      {editing !== null && (
+        <WebhookForm
+          key={editing === 'new' ? 'new' : editing.id}
+          tenantId={tenant.id}
+          webhook={editing === 'new' ? null : editing}
+          onClose={() => setEditing(null)}
+          onCreated={(s, record) => {
+            setEditing(null);
+            setSecret({ secret: s, url: record.url, rotated: false });
+            setShown(record.id);
+          }}
+        />
+      )}
       <OneTimeSecretDialog
         secret={secret?.secret ?? null}
         title={secret?.rotated ? 'New signing secret' : 'New webhook'}
