@@ -4,7 +4,7 @@ import { readLeafNames } from '../../protocol/certificate-names';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { renewBodyJson } from '../../agent/renew/renew';
 import { TpmClient, TpmError } from '../../agent/tpm/client';
-import { OBJECT } from '../../agent/tpm/constants';
+import { OBJECT } from '../../protocol/tpm/constants';
 import { createTpmCsr } from '../../agent/tpm/csr';
 import { createAttestationKey, createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from '../../agent/tpm/keys';
 import { p256SpkiOf } from '../../agent/tpm/public-area';
