@@ -22,7 +22,7 @@ import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { renewalsPerNodePerHour } from './renew-limit';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
-import { vouchedPeer } from './vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { recordRenewal, type ApiMetrics } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../protocol/renew-wire';
 

@@ -18,7 +18,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { renewRefusalReasons as reasons } from '../../test/tpm-node';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
-import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from './vouch';
+import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from '../vouching/vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
 
 const PATH = `${BASE}/v1/renew`;

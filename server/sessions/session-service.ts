@@ -7,7 +7,7 @@ import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { signTrusted, trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
-import { vouchedPeer } from '../renew/vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { recordSessionRefusal, type SessionRefusalLimit } from './refusals';
 import { parseHello, parseLeaseCall, parseRelayedHello } from './request';
 import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, OPEN_SESSIONS, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';
