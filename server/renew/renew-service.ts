@@ -14,11 +14,11 @@ import {
   type NodeCertificateRole,
 } from '../pki/issuance/node-certificate';
 import { P256_SPKI_PREFIX } from '../../protocol/p256';
-import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from './key-attestation';
+import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../join/attestors/tpm/key-attestation';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
-import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
+import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from '../join/attestors/discovery/ramdisk-life';
 import { renewalsPerNodePerHour } from './renew-limit';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';

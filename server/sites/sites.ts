@@ -7,7 +7,7 @@ import { idOf, resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { discoverySettings } from '../join/attestors/discovery-settings';
+import { discoverySettings } from '../join/boot-info';
 import { tpmSiteSettings } from '../join/attestors/tpm/settings';
 import { SITE_KINDS, type SiteRecord } from '../../protocol/api/site-schemas';
 

@@ -4,7 +4,7 @@ import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { discoverySettings } from '../join/attestors/discovery-settings';
+import { discoverySettings } from '../join/boot-info';
 import { editAllowList, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
 import { loadSite, toSiteRecord } from './sites';
 import type { SiteRecord, updateSiteInput } from '../../protocol/api/site-schemas';

@@ -1,5 +1,5 @@
-import { discoveryAttestor } from './discovery';
-import { joinTokenAttestor } from './join-token';
+import { discoveryAttestor } from './discovery/discovery';
+import { joinTokenAttestor } from './join-token/join-token';
 import { tpmAttestor } from './tpm/attestor';
 import { PROTOCOL_ATTESTORS } from './names';
 import type { Attestor } from './types';

@@ -6,7 +6,7 @@ import { parseCsr } from '../../crypto/csr';
 import { JoinRefusal } from '../../crypto/refusal';
 import { refuse, type Admission } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
-import { JOIN_REQUESTS_CHANNEL } from '../discovery-sql';
+import { JOIN_REQUESTS_CHANNEL } from '../../../requests/request-store-sql';
 import type { Attestor, AttestorInput, AttestorVerdict } from '../types';
 import {
   decideTpmJoin,

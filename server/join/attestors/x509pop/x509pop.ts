@@ -3,7 +3,7 @@ import { readLeafNames } from '../../../../protocol/certificate-names';
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../../challenges';
 import { parseCsr } from '../../crypto/csr';
 import { JoinRefusal } from '../../crypto/refusal';
-import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../../../renew/key-attestation';
+import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../tpm/key-attestation';
 import { refuse, type Admission } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';

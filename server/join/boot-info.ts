@@ -1,5 +1,5 @@
 // The settings' schema lives in protocol/ (the site record the API answers carries them).
-import { discoverySettingsSchema, type DiscoverySettings } from '../../../protocol/api/discovery-settings';
+import { discoverySettingsSchema, type DiscoverySettings } from '../../protocol/api/discovery-settings';
 
 /** The settings stored on a site row, defaults filled in; an unreadable value reads as the defaults. */
 export function discoverySettings(stored: unknown): DiscoverySettings {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { parseTpmPublic } from '../join/attestors/tpm/public-area';
-import { TpmCheckFailure, type TpmRefusalReason } from '../join/attestors/tpm/reasons';
-import { akStatementOf, checkCertifiedNodeKey } from '../join/attestors/tpm/verify';
+import { parseTpmPublic } from './public-area';
+import { TpmCheckFailure, type TpmRefusalReason } from './reasons';
+import { akStatementOf, checkCertifiedNodeKey } from './verify';
 
 /** The statement prefix of a leaf whose node key a TPM attestation key certified at its `tpm` join. */
 export const TPM_AK_STATEMENT_PREFIX = 'urn:bc:tpm-ak:';

@@ -1,4 +1,4 @@
-import type { RuleInForce } from '../../rules/match';
+import type { RuleInForce } from '../rules/match';
 
 /** The pool columns a row joins in (`LEFT JOIN pools p`): all null when the row names no pool. */
 export interface PoolColumns {

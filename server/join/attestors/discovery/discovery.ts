@@ -1,8 +1,8 @@
-import { newId } from '../../ids';
-import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../decide';
-import { normalizeUuid } from '../../../protocol/hardware-claims';
-import type { PreparedJoin } from '../prepare';
-import { firstMatchingRule, type RuleMatch } from '../../rules/match';
+import { newId } from '../../../ids';
+import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type LockedToken } from '../../decide';
+import { normalizeUuid } from '../../../../protocol/hardware-claims';
+import type { PreparedJoin } from '../../prepare';
+import { firstMatchingRule, type RuleMatch } from '../../../rules/match';
 import {
   CREATED_EVENT_LIMIT,
   EXPIRE_REQUESTS,
@@ -15,7 +15,7 @@ import {
   type KnownMachineRow,
   type LatestRequestRow,
   type SiteRuleRow,
-} from './discovery-sql';
+} from '../../../requests/request-store-sql';
 import {
   matchesEntry,
   poolOf,
@@ -24,13 +24,13 @@ import {
   type ExpectedEntry,
   type LoadedRule,
   type RuleDecision,
-} from './discovery-decided';
-import { discoverySettings } from './discovery-settings';
-import type { Attestor, AttestorVerdict } from './types';
-import { prepareSealedToken } from './sealed-token';
-import { CERT_ROLE_OF_TOKEN } from './token-roles';
-import { RAMDISK_ALLOWED_KINDS } from '../../commands/allowed-kinds';
-import { mergeLabels } from '../../../protocol/api/labels';
+} from './decided';
+import { discoverySettings } from '../../boot-info';
+import type { Attestor, AttestorVerdict } from '../types';
+import { prepareSealedToken } from '../sealed-token';
+import { CERT_ROLE_OF_TOKEN } from '../token-roles';
+import { RAMDISK_ALLOWED_KINDS } from '../../../commands/allowed-kinds';
+import { mergeLabels } from '../../../../protocol/api/labels';
 
 /** How long the agent waits before it retries a deferred join. */
 const RETRY_AFTER_SECONDS = 30;

@@ -1,5 +1,5 @@
-import { discoverySettings } from '../join/attestors/discovery-settings';
-import type { LeafRow } from './renew-write';
+import { discoverySettings } from '../../boot-info';
+import type { LeafRow } from '../../../renew/renew-write';
 
 /**
  * A renewal is refused once less than this is left of a ramdisk identity's life: a shorter certificate
