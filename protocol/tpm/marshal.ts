@@ -52,7 +52,7 @@ export class TpmFormatError extends Error {
 }
 
 /** Why a structure does not fit its buffer: what a reader's `fail` turns into the error it throws. */
-export type TpmFormatProblem = { kind: 'truncated'; wanted: number; left: number } | { kind: 'trailing'; left: number; what: string };
+type TpmFormatProblem = { kind: 'truncated'; wanted: number; left: number } | { kind: 'trailing'; left: number; what: string };
 
 const describeProblem = (problem: TpmFormatProblem): Error =>
   new TpmFormatError(

@@ -3,7 +3,7 @@ import { normalizeSerial, normalizeUuid } from '../../../../protocol/hardware-cl
 import type { PreparedJoin } from '../../prepare';
 import type { RuleInForce } from '../../../rules/match';
 import type { LockedToken } from '../../decide';
-import { discoverySettings } from '../../boot-info';
+import { discoverySettings } from '../../../../protocol/api/discovery-settings';
 import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from '../../../requests/request-store-sql';
 
 // What the discovery attestor decides without a person (approval rules, expected machines), apart from the
