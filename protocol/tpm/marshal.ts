@@ -101,4 +101,7 @@ export class TpmReader {
  * `<what> is truncated` or `trailing bytes after <what>`.
  */
 export const structureReader = (buffer: Buffer, what: string): TpmReader =>
-  new TpmReader(buffer, (problem) => new TpmFormatError(problem.kind === 'truncated' ? `${what} is truncated` : `trailing bytes after ${what}`));
+  new TpmReader(
+    buffer,
+    (problem) => new TpmFormatError(problem.kind === 'truncated' ? `${what} is truncated` : `trailing bytes after ${what}`),
+  );

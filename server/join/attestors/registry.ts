@@ -71,7 +71,9 @@ export function requestFieldsOf(row: JoinRequestRow): AttestorRequestFields {
 export function renewalLife(leaf: RenewalLeaf): RenewalLife | null {
   const lives = [...registry.values()].flatMap((attestor) => attestor.renewal?.life?.(leaf) ?? []);
   if (!lives.length) return null;
-  return lives.find((life) => life.refusal) ?? lives.reduce((shortest, life) => (life.leftSeconds < shortest.leftSeconds ? life : shortest));
+  return (
+    lives.find((life) => life.refusal) ?? lives.reduce((shortest, life) => (life.leftSeconds < shortest.leftSeconds ? life : shortest))
+  );
 }
 
 /**

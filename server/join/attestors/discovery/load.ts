@@ -69,9 +69,9 @@ const macDigits = (mac: string) => mac.replaceAll(':', '');
 
 /** Reads and locks the batch's rows: known machines, the sites' rules and expected machines, each machine's latest request. */
 export async function loadDiscovery(
-client: pg.PoolClient,
-joins: PreparedJoin[],
-tokens: ReadonlyMap<string, LockedToken>,
+  client: pg.PoolClient,
+  joins: PreparedJoin[],
+  tokens: ReadonlyMap<string, LockedToken>,
 ): Promise<DiscoveryState> {
   const state: DiscoveryState = {
     rules: new Map(),
