@@ -150,7 +150,7 @@ const PRISMA = ['@prisma/client', '@prisma/adapter-pg', 'prisma'];
 
 const ATTESTORS = 'server/join/attestors/';
 /** The files directly in server/join/attestors/ that are the seam, not an attestor. */
-export const ATTESTOR_SEAM = ['index.ts', 'registry.ts', 'types.ts', 'hooks.ts', 'names.ts', 'sealed-token.ts', 'token-roles.ts'];
+const ATTESTOR_SEAM = ['index.ts', 'registry.ts', 'types.ts', 'hooks.ts', 'names.ts', 'sealed-token.ts', 'token-roles.ts'];
 
 /** The attestor a file belongs to (`tpm` for `server/join/attestors/tpm/…`, `fake` for `…/fake.ts`), or undefined. */
 function attestorOf(file: string): string | undefined {
