@@ -60,3 +60,35 @@ describe('the layering check', () => {
     expect(violations).toHaveLength(6);
   });
 });
+
+describe('the attestor rule', () => {
+  const planted = mkdtempSync(path.join(tmpdir(), 'bc-layering-attestors-'));
+  afterAll(() => rmSync(planted, { recursive: true, force: true }));
+  const files: Record<string, string> = {
+    'server/join/attestors/types.ts': `export type Attestor = { name: string };\n`,
+    'server/join/attestors/registry.ts': `export const attestorNamed = (name: string) => name;\n`,
+    'server/join/attestors/index.ts': `import { tpm } from './tpm/attestor';\nimport { fake } from './fake';\nexport const all = [tpm, fake];\n`,
+    'server/join/attestors/tpm/attestor.ts': `import { parse } from './parse';\nexport const tpm = parse;\n`,
+    'server/join/attestors/tpm/parse.ts': `export const parse = 1;\n`,
+    'server/join/attestors/fake.ts': `import type { Attestor } from './types';\nexport const fake: Attestor = { name: 'fake' };\n`,
+    'server/join/attestors/fake.test.ts': `import { fake } from './fake';\nexport const f = fake;\n`,
+    'server/join/attestors/x509pop/x509pop.ts': `import { parse } from '../tpm/parse';\nimport { attestorNamed } from '../registry';\nexport const x = [parse, attestorNamed];\n`,
+    'server/renew/renew.ts': `import { parse } from '../join/attestors/tpm/parse';\nimport { all } from '../join/attestors';\nexport const r = [parse, all];\n`,
+    'server/sites/sites.test.ts': `import type { fake } from '@/server/join/attestors/fake';\nexport type F = typeof fake;\n`,
+  };
+  for (const [file, source] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(planted, file)), { recursive: true });
+    writeFileSync(path.join(planted, file), source);
+  }
+
+  it('lets only the attestor itself and the registry import its files', () => {
+    const rule = 'attestor is imported only by its own files and the registry (server/join/attestors/index.ts)';
+    expect(findLayeringViolations(planted, []).sort()).toEqual(
+      [
+        `server/join/attestors/x509pop/x509pop.ts:1 imports '../tpm/parse': the tpm ${rule}`,
+        `server/renew/renew.ts:1 imports '../join/attestors/tpm/parse': the tpm ${rule}`,
+        `server/sites/sites.test.ts:1 imports '@/server/join/attestors/fake': the fake ${rule}`,
+      ].sort(),
+    );
+  });
+});

@@ -15,6 +15,12 @@ import ts from 'typescript';
  *   module: anything under `server/` or a file with `import 'server-only'`. The npm package `server-only` is
  *   not installed, so this check is what keeps server modules out of the browser bundle.
  *
+ * - An attestor is named only in its own files and the registry: a file under `server/join/attestors/<name>/`, or
+ *   a single-file attestor `server/join/attestors/<name>.ts`, is imported only from that attestor's own files and
+ *   from `server/join/attestors/index.ts`. The other files directly in `server/join/attestors/` are the seam
+ *   ({@link ATTESTOR_SEAM}: the interface, its hooks, the registry, what every attestor shares) and anyone may
+ *   import them. Tests are not exempt: a test outside an attestor reaches it through the registry too.
+ *
  * Test files (`*.test.ts`, `*.test.tsx`) are exempt from the directions between protocol/, agent/, server/
  * and cli/ only: they are where the two ends of a wire meet (a server test drives the real agent or the CLI's
  * stream reader; an agent test builds a real PKI with the server's code). Every other rule holds for them.
@@ -135,10 +141,25 @@ const layerOf = (file: string) => file.split('/')[0]!;
 const isTest = (file: string) => /\.test\.tsx?$/.test(file);
 const packageOf = (specifier: string) =>
   specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+/** `server/join/attestors/<name>.test.ts`: the own test of a single-file attestor. */
+const isOwnTest = (file: string, attestor: string) => file === `${ATTESTORS}${attestor}.test.ts`;
 const isLocal = (edge: ImportEdge) => edge.specifier.startsWith('.') || edge.specifier.startsWith('@/');
 
 const FRAMEWORKS = ['next', 'react', 'react-dom', '@trpc/server', '@trpc/client', '@trpc/tanstack-react-query', '@tanstack/react-query'];
 const PRISMA = ['@prisma/client', '@prisma/adapter-pg', 'prisma'];
+
+const ATTESTORS = 'server/join/attestors/';
+/** The files directly in server/join/attestors/ that are the seam, not an attestor. */
+const ATTESTOR_SEAM = ['index.ts', 'registry.ts', 'types.ts', 'hooks.ts', 'names.ts', 'sealed-token.ts', 'token-roles.ts'];
+
+/** The attestor a file belongs to (`tpm` for `server/join/attestors/tpm/…`, `fake` for `…/fake.ts`), or undefined. */
+function attestorOf(file: string): string | undefined {
+  if (!file.startsWith(ATTESTORS)) return undefined;
+  const [first, ...rest] = file.slice(ATTESTORS.length).split('/');
+  if (rest.length) return first;
+  if (ATTESTOR_SEAM.includes(first!) || isTest(file)) return undefined;
+  return first!.replace(/\.(ts|tsx|mts)$/, '');
+}
 
 /** The rule an import breaks, or undefined. */
 function brokenRule(edge: ImportEdge): string | undefined {
@@ -150,6 +171,9 @@ function brokenRule(edge: ImportEdge): string | undefined {
       return 'server/ (outside server/api) imports no next/*, @trpc/* or react';
     return undefined;
   }
+  const attestor = attestorOf(edge.target);
+  if (attestor && edge.file !== `${ATTESTORS}index.ts` && attestorOf(edge.file) !== attestor && !isOwnTest(edge.file, attestor))
+    return `the ${attestor} attestor is imported only by its own files and the registry (server/join/attestors/index.ts)`;
   const to = layerOf(edge.target);
   const test = isTest(edge.file);
   if (from === 'protocol' && ['app', 'components', 'lib'].includes(to)) return `protocol/ imports nothing of ${to}/`;

@@ -1,8 +1,8 @@
 import { webcrypto } from 'node:crypto';
 import type { TpmClient } from '../agent/tpm/client';
 import { PASSWORD } from '../agent/tpm/client';
-import { CC, EK_CERT_NV_INDEX, PT, RH } from '../agent/tpm/constants';
-import { TpmWriter } from '../agent/tpm/marshal';
+import { CC, EK_CERT_NV_INDEX, PT, RH } from '../protocol/tpm/constants';
+import { TpmWriter } from '../protocol/tpm/marshal';
 import type { EkKind } from '../agent/tpm/templates';
 import * as x509 from './pki/x509';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ALG, CAP, CC, RC, RH, SE, ST, SU_CLEAR } from './constants';
-import { TpmReader, TpmWriter } from './marshal';
+import { ALG, CAP, CC, RC, RH, SE, ST, SU_CLEAR } from '../../protocol/tpm/constants';
+import { TpmReader, TpmWriter } from '../../protocol/tpm/marshal';
 import { openTpmTransport, type TpmAddress, type TpmTransport } from './transport';
 import { AgentError } from '../errors';
 

@@ -1,5 +1,5 @@
 import type { TpmClient } from './client';
-import { EK_CERT_NV_INDEX, RH } from './constants';
+import { EK_CERT_NV_INDEX, RH } from '../../protocol/tpm/constants';
 import { nvDataSize, nvReadAll } from './nv';
 import { ekTemplate, type EkKind } from './templates';
 

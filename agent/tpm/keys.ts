@@ -1,5 +1,5 @@
 import type { TpmClient } from './client';
-import { RH } from './constants';
+import { RH } from '../../protocol/tpm/constants';
 import { attestationKeyTemplate, nodeKeyTemplate, storagePrimaryTemplate } from './templates';
 
 /**

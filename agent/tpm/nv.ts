@@ -1,6 +1,6 @@
 import { PASSWORD, TpmError, type TpmClient } from './client';
-import { CC, PT, RC } from './constants';
-import { TpmReader, TpmWriter } from './marshal';
+import { CC, PT, RC } from '../../protocol/tpm/constants';
+import { TpmReader, TpmWriter } from '../../protocol/tpm/marshal';
 
 /** The size of an NV index's data (TPM2_NV_ReadPublic), or undefined when the index is not defined. */
 export async function nvDataSize(tpm: TpmClient, index: number): Promise<number | undefined> {

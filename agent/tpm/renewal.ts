@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { TpmClient } from './client';
 import { createTpmCsr, type TpmCsr } from './csr';
 import { createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from './keys';
-import { TpmReader } from './marshal';
+import { NAME_HASHES } from '../../protocol/tpm/constants';
+import { TpmReader } from '../../protocol/tpm/marshal';
 import { agentErrorClass } from '../errors';
 
 /** Renew's `keyAttestation` (docs/tpm-attestation.md): standard base64 of the TPM structures. */
@@ -23,15 +24,9 @@ interface TpmRenewalMaterial {
 /** The TPM cannot make the renewal's attestation: bcd must not send the renewal at all. */
 export class TpmRenewalError extends agentErrorClass('TPM', 'TpmRenewalError') {}
 
-const NAME_ALGORITHMS = new Map([
-  [0x000b, 'sha256'],
-  [0x000c, 'sha384'],
-  [0x000d, 'sha512'],
-]);
-
 /** `urn:bc:tpm-ak:<nameAlg>:<hex digest>` of a loaded key's Name (nameAlg u16 || digest), as the server spells it. */
 export function akStatementOfName(name: Buffer): string {
-  const alg = NAME_ALGORITHMS.get(new TpmReader(name).u16());
+  const alg = NAME_HASHES.get(new TpmReader(name).u16())?.name;
   if (!alg) throw new TpmRenewalError('the AK has a name algorithm the server does not accept');
   return `urn:bc:tpm-ak:${alg}:${name.subarray(2).toString('hex')}`;
 }

@@ -1,6 +1,6 @@
 import { sequence, unsignedInteger } from '../../protocol/der/writer';
-import { ALG } from './constants';
-import { TpmReader } from './marshal';
+import { ALG } from '../../protocol/tpm/constants';
+import { TpmReader } from '../../protocol/tpm/marshal';
 
 /**
  * The DER `ECDSA-Sig-Value` (RFC 5480 §2.2: SEQUENCE { r INTEGER, s INTEGER }) of an ECDSA TPMT_SIGNATURE, the

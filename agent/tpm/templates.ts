@@ -1,5 +1,5 @@
-import { ALG, ECC_CURVE, OBJECT } from './constants';
-import { TpmWriter } from './marshal';
+import { ALG, ECC_CURVE, OBJECT } from '../../protocol/tpm/constants';
+import { TpmWriter } from '../../protocol/tpm/marshal';
 
 /**
  * The TPMT_PUBLIC templates bcd creates its keys from (Part 2 §12.2.4), marshalled by hand. The EK templates

@@ -24,3 +24,9 @@ export const discoverySettingsSchema = z.strictObject({
   maxPendingRequests: z.number().int().min(MAX_PENDING_REQUESTS.min).max(MAX_PENDING_REQUESTS.max).default(MAX_PENDING_REQUESTS.default),
 });
 export type DiscoverySettings = z.output<typeof discoverySettingsSchema>;
+
+/** The settings stored on a site row, defaults filled in; an unreadable value reads as the defaults. */
+export function discoverySettings(stored: unknown): DiscoverySettings {
+  const parsed = discoverySettingsSchema.safeParse(stored ?? {});
+  return parsed.success ? parsed.data : discoverySettingsSchema.parse({});
+}

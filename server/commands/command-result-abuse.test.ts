@@ -10,7 +10,7 @@ import { CommandResultService, COMMAND_RESULT_RATE } from './result';
 import { enqueueCommand } from './enqueue';
 import { expireCommands } from './expiry';
 import { voucherFromServingChain } from '../gateway/credentials';
-import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 
 // The result endpoint's abuse cases (protocol.md "Commands"): fuzzed bodies, results from another node's
 // certificate, two results racing for one command, a flood past the per-node rate; and expiry.

@@ -7,7 +7,7 @@ import { logError } from '../log';
 import { trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
-import { vouchedPeer } from '../renew/vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { SharedRateLimit, type RateLimitRule } from '../http/shared-rate-limit';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { RECORD_RESULT } from './commands-sql';

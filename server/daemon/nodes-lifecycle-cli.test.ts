@@ -14,7 +14,7 @@ import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test/tpm-provision';
 import { insertApiKey } from '../api-keys/api-keys';
 import { principalOf, type Principal } from '../authz/principal';
-import { parseTpmPublic, spkiOf } from '../join/attestors/tpm/public-area';
+import { parseTpmPublic, spkiOf } from '../../protocol/tpm/public-area';
 import { createPool } from '../pools/pools';
 import { createJoinToken } from '../tokens/join-tokens';
 import { generateInstallScript } from './generate';

@@ -7,7 +7,7 @@ import { buildBcdForTests, newMachineRoot, run } from '../../test/bcd-build';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test/tpm-provision';
 import { createHash } from 'node:crypto';
-import { parseTpmPublic, spkiOf } from '../join/attestors/tpm/public-area';
+import { parseTpmPublic, spkiOf } from '../../protocol/tpm/public-area';
 
 // The built bcd executable against a software TPM it reaches over swtpm's socket protocol.
 let bcd: Awaited<ReturnType<typeof buildBcdForTests>>;

@@ -16,7 +16,7 @@ import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';
 import { createPool } from '../pools/pools';
-import { parseTpmPublic, spkiOf } from '../join/attestors/tpm/public-area';
+import { parseTpmPublic, spkiOf } from '../../protocol/tpm/public-area';
 
 // `bcd join --attestor tpm`, the built single executable, against the production server (test/server-main.ts)
 // on a database of its own, each machine a BCD_ROOT prefix with a software TPM of its own (swtpm): no token

@@ -5,7 +5,7 @@ import type { JoinService } from '../join/join-service';
 import { JOIN_FAILED, MAX_JOIN_BODY_BYTES, type JoinAnswer } from '../../protocol/join-wire';
 import { logError, logLimited } from '../log';
 import type { RenewService } from '../renew/renew-service';
-import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../vouching/vouch';
 import { trustStateOf } from '../pki/rotation/trust-state';
 import { MAX_RENEW_BODY_BYTES } from '../../protocol/renew-wire';
 import type { SessionService } from '../sessions/session-service';

@@ -4,7 +4,7 @@ import type { CommandResultService } from '../commands/result';
 import { isClientAbort } from '../http/client-abort';
 import { readNodeBody } from '../http/body';
 import { logError } from '../log';
-import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHoldsBeforeBody } from '../vouching/vouch';
 import { trustStateOf } from '../pki/rotation/trust-state';
 import type { PkiRuntime } from '../join/join-runtime';
 

@@ -10,7 +10,7 @@ import { startRotationApi, type RotationApi } from '../../test/rotation-api';
 import { voucherFromServingChain } from '../gateway/gateway';
 import { createPkiBundle, type PkiBundle } from '../pki/bundle/bundle';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
-import { vouchHeaders } from '../renew/vouch';
+import { vouchHeaders } from '../vouching/vouch';
 
 // The API's side of a gateway's credentials call: believed only with a gateway's vouching (for no peer) under a
 // trusted serving CA; it names the trust version and every trusted node CA, and a new leaf for the gateway's own

@@ -10,7 +10,7 @@ import type { PkiRuntime } from '../join/join-runtime';
 import { logError } from '../log';
 import { issueGatewayCertificateForKey } from '../pki/issuance/gateway';
 import { trustStateOf } from '../pki/rotation/trust-state';
-import { vouchedPeer, vouchHoldsBeforeBody } from '../renew/vouch';
+import { vouchedPeer, vouchHoldsBeforeBody } from '../vouching/vouch';
 import type { RateVerdict } from '../http/shared-rate-limit';
 import type { GatewayCall } from './gateway-calls';
 

@@ -1,6 +1,6 @@
 import { constants, createPrivateKey, X509Certificate } from 'node:crypto';
 import type tls from 'node:tls';
-import type { GatewayVoucher } from '../renew/vouch';
+import type { GatewayVoucher } from '../vouching/vouch';
 import { GATEWAY_CIPHERS } from './limits';
 
 /** The gateway's credentials: what its directory holds (files.ts), and what a rotation replaces live. */

@@ -7,7 +7,7 @@ import { readNodeBody } from '../http/body';
 import { NodeCaRecheck } from './node-ca-recheck';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
-import { vouchHeaders } from '../renew/vouch';
+import { vouchHeaders } from '../vouching/vouch';
 import { secureContextOptions, voucherFromServingChain, type GatewayCredentials } from './credentials';
 import { WellKnownRelay, wellKnownPath } from './well-known';
 import { addressBucket } from '../http/address-bucket';

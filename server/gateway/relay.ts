@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { vouchHeaders, type GatewayVoucher } from '../vouching/vouch';
 import { newRequestId, REQUEST_ID_HEADER } from '../metrics/request-log';
 
 /** How the gateway's calls to the API are bounded. */

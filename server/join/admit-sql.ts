@@ -1,6 +1,6 @@
 import type { IssuedNodeCertificate } from '../pki/issuance/node-certificate';
 import type { JoinExpect } from '../../protocol/api/join-expect';
-import type { DiscoveryBootInfo } from './attestors/discovery-settings';
+import type { DiscoveryBootInfo } from './boot-info';
 import type { Admission } from './decide';
 import type { PreparedJoin } from './prepare';
 import { mergeLabels } from '../../protocol/api/labels';

@@ -17,7 +17,7 @@ import {
   type ServerProcess,
 } from '../../test/server-process';
 import { issueJoinToken } from '../tokens/issue';
-import { VOUCH_HEADER } from '../renew/vouch';
+import { VOUCH_HEADER } from '../vouching/vouch';
 
 // The address a join came from is recorded on its join request and its refusal event: the socket's peer for
 // a direct call, and for a join the gateway relayed, the gateway's caller, which the API believes only inside

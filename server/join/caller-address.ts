@@ -1,4 +1,4 @@
-import { vouchedClientAddress } from '../renew/vouch';
+import { vouchedClientAddress } from '../vouching/vouch';
 import type { PkiRuntime } from './join-runtime';
 import { trustStateOf } from '../pki/rotation/trust-state';
 

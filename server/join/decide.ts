@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import type { HardwareKey } from './hardware/hardware-key';
 import type { JoinExpect } from '../../protocol/api/join-expect';
-import type { DiscoveryBootInfo } from './attestors/discovery-settings';
+import type { DiscoveryBootInfo } from './boot-info';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 
 /** A token row as the admission transaction reads it (locked), with its pool and site. */

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { addressBucket } from '../http/address-bucket';
-import { discoverySettings } from './attestors/discovery-settings';
+import { discoverySettings } from '../../protocol/api/discovery-settings';
 import type { PreparedJoin } from './prepare';
 import {
   COUNT_REQUEST_RATES,

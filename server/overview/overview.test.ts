@@ -5,7 +5,7 @@ import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarnes
 import { createCaller } from '../api/root';
 import { getOverview } from './overview';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
-import { CREATED_EVENT_LIMIT } from '../join/attestors/discovery-sql';
+import { CREATED_EVENT_LIMIT } from '../requests/request-store-sql';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { randomMac } from '../../test/discovery-harness';
 

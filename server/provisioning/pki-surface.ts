@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../db/client';
-import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
+import type { DiscoveryBootInfo } from '../join/boot-info';
 import { issueJoinToken } from '../tokens/issue';
 
 /** What a module asks for: a single-use token of a machine-facing role, bound to one node or one MAC. */

@@ -10,7 +10,7 @@ import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { voucherFromServingChain } from '../gateway/gateway';
 import { RenewService } from './renew-service';
-import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from './vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 
 const PATH = `${BASE}/v1/renew`;
 

@@ -9,7 +9,7 @@ import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
-import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from './vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
 
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';

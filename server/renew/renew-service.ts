@@ -14,15 +14,14 @@ import {
   type NodeCertificateRole,
 } from '../pki/issuance/node-certificate';
 import { P256_SPKI_PREFIX } from '../../protocol/p256';
-import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from './key-attestation';
+import { checkRenewal, renewalLife } from '../join/attestors';
 import { recordRenewRefusal, type RenewRefusalLimit } from './refusals';
 import { parseRenewBody, RenewRefusal } from './request';
 import { GroupRunner } from './group';
-import { MIN_RAMDISK_RENEWAL_SECONDS, ramdiskLife } from './ramdisk-life';
 import { renewalsPerNodePerHour } from './renew-limit';
 import { SELECT_PRESENTED_LEAVES } from './renew-sql';
 import { RenewalWriter, WRITE_REFUSALS, type LeafRow, type Renewal, type WriteOutcome } from './renew-write';
-import { vouchedPeer } from './vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { recordRenewal, type ApiMetrics } from '../metrics/api-metrics';
 import { RENEW_CLOCK_SKEW_SECONDS, RENEW_REFUSED, renewPopMessage } from '../../protocol/renew-wire';
 
@@ -82,8 +81,9 @@ function publicKeyOf(spkiDer: Buffer): KeyObject {
  * checked in this order: gateway vouching for a peer certificate; the body; the presented leaf is byte for
  * byte a `node_certs` row, unrevoked, unexpired, of the node's current generation, the node not retired; the
  * vouched peer is that leaf; `clientTime` within 60 s of the database's time; `popSig` by the leaf's key over
- * the protocol's bytes (the CSR's hash); a `ramdisk` identity within its total life (ramdisk-life.ts, which also
- * caps the new certificate's notAfter); the CSR; a key attestation when the leaf names a TPM AK; then, under the node's row
+ * the protocol's bytes (the CSR's hash); an identity within the total life its attestor gives it (renewalLife: a
+ * `ramdisk`'s, which also caps the new certificate's notAfter); the CSR; the attestors' checks of the leaf's
+ * statements (checkRenewal: a key attestation when the leaf names a TPM AK); then, under the node's row
  * lock, the leaf again (a concurrent revokeIdentity wins), the proof unused for RENEW_REPLAY_WINDOW_SECONDS (120 s), the key never certified.
  * Before the CSR and again under the lock: the node was issued fewer than `renewalsPerHour` certificates in the
  * last hour (`rate-limited`).
@@ -185,16 +185,9 @@ export class RenewService {
       proven = false;
     }
     if (!proven) throw refuse('pop', 'popSig does not verify under the current key', row);
-    // A ramdisk identity's total life is capped from its first issue; its renewals never extend it.
-    const life = ramdiskLife(row);
-    if (life && life.leftSeconds < MIN_RAMDISK_RENEWAL_SECONDS) {
-      throw refuse(
-        'ramdisk-lifetime',
-        `the ramdisk identity of node ${row.node_id} reached its total life of ${life.capSeconds} s (the site's pendingTtlSeconds)`,
-        row,
-        true,
-      );
-    }
+    // An identity whose attestor caps its total life (a ramdisk's, from its first issue): renewals never extend it.
+    const life = renewalLife(row);
+    if (life?.refusal) throw refuse(life.refusal.reason, life.refusal.detail, row, true);
     // The per-node limit, from the node_certs rows issuance wrote (no write of its own); checked again, exactly,
     // after the node's lock in the write. After the proof: only the node's owner hears of it.
     if (row.issued_last_hour >= this.renewalsPerHour) {
@@ -213,16 +206,13 @@ export class RenewService {
       throw error;
     }
     const statements = leaf.uris.slice(1).filter((uri) => uri.startsWith('urn:bc:'));
-    // Only a leaf that names a TPM AK pays for the attestation's checks; every other leaf renews on its proof.
-    const akStatement = statements.find((uri) => uri.startsWith(TPM_AK_STATEMENT_PREFIX));
-    if (akStatement) {
-      const verdict = checkKeyAttestation(request.keyAttestation, akStatement, csr);
-      if (!verdict.ok) throw refuse(verdict.reason, verdict.detail, row, true);
-    }
+    // Only a leaf whose statements an attestor checks (a TPM AK's) pays for the checks; every other leaf renews on its proof.
+    const verdict = checkRenewal({ statements, keyAttestation: request.keyAttestation, csr });
+    if (!verdict.ok) throw refuse(verdict.reason, verdict.detail, row, true);
     const spkiSha256 = sha256(csr.spkiDer);
     // The proof is what was signed, bound to the leaf: a re-encoded signature of the same proof is the same proof.
     const proof = sha256(request.leaf, message);
-    return this.commit({ row, crypto, trust, csr, spkiSha256, proof, statements });
+    return this.commit({ row, crypto, trust, csr, spkiSha256, proof, statements, lifeSeconds: life?.leftSeconds ?? null });
   }
 
   private async commit(input: {
@@ -233,6 +223,8 @@ export class RenewService {
     spkiSha256: Buffer;
     proof: Buffer;
     statements: string[];
+    /** What is left of the identity's capped life (renewalLife), or null. */
+    lifeSeconds: number | null;
   }): Promise<JoinAnswer> {
     const { row, crypto, csr } = input;
     // Issued before the transaction, at the database time the leaf was read: the transaction then only writes,
@@ -244,8 +236,8 @@ export class RenewService {
       nodeId: row.node_id,
       role: row.role as NodeCertificateRole,
       notBefore: new Date(row.now_seconds * 1000),
-      // Never past the end of a ramdisk identity's life (ramdiskLife; at least a minute is left here).
-      ttlSeconds: Math.min(certificateTtlFor(row.role, this.certTtlSeconds), ramdiskLife(row)?.leftSeconds ?? Number.POSITIVE_INFINITY),
+      // Never past the end of a capped identity's life (renewalLife: a ramdisk's; at least a minute is left here).
+      ttlSeconds: Math.min(certificateTtlFor(row.role, this.certTtlSeconds), input.lifeSeconds ?? Number.POSITIVE_INFINITY),
       extraUris: input.statements,
     });
     // Issued by the node CA in use, whichever CA issued the presented leaf (a rotation moves nodes over this way).

@@ -4,7 +4,7 @@ import { readLeafNames } from '../../protocol/certificate-names';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { renewBodyJson } from '../../agent/renew/renew';
 import { TpmClient, TpmError } from '../../agent/tpm/client';
-import { OBJECT } from '../../agent/tpm/constants';
+import { OBJECT } from '../../protocol/tpm/constants';
 import { createTpmCsr } from '../../agent/tpm/csr';
 import { createAttestationKey, createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from '../../agent/tpm/keys';
 import { p256SpkiOf } from '../../agent/tpm/public-area';
@@ -18,7 +18,7 @@ import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from 
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { renewRefusalReasons as reasons } from '../../test/tpm-node';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
-import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from './vouch';
+import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from '../vouching/vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
 
 const PATH = `${BASE}/v1/renew`;

@@ -1,5 +1,5 @@
 import { Prisma } from '../db/generated/client';
-import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
+import { JOIN_REQUESTS_CHANNEL } from './request-store-sql';
 import { RECORD_COLUMNS } from './records';
 import { samePersonActors } from './same-person-sql';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ChannelListener, jsonPayload, watchChannel } from '../db/listen';
-import { JOIN_REQUESTS_CHANNEL } from '../join/attestors/discovery-sql';
+import { JOIN_REQUESTS_CHANNEL } from './request-store-sql';
 
 /** What every change of a queue announces; subscribers re-read the requests it names. */
 const joinRequestChange = z.object({ tenantId: z.string(), siteId: z.string(), requestIds: z.array(z.string()) });

@@ -2,7 +2,8 @@ import type { Tx } from '../db/client';
 import { Prisma } from '../db/generated/client';
 import type { HardwareIdentifiers } from '../../protocol/hardware-claims';
 import { deriveHardwareKey } from '../join/hardware/hardware-key';
-import { tpmRequestFactsSchema, type JoinRequestRecord, type JoinRequestState } from '../../protocol/api/join-request-schemas';
+import type { JoinRequestRecord, JoinRequestState } from '../../protocol/api/join-request-schemas';
+import { requestFieldsOf } from '../join/attestors';
 
 /**
  * Whether the request's hardware key is trusted (joining.md: at least two independent identifiers survive,
@@ -89,6 +90,8 @@ export function decidedByLabel(decidedBy: string | null, operatorName: string | 
 }
 
 export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
+  // The fields its attestor shows (a tpm enrollment's facts), null for every other attestor's request.
+  const own = requestFieldsOf(row);
   return {
     id: row.id,
     state: row.state as JoinRequestState,
@@ -113,8 +116,8 @@ export function toJoinRequestRecord(row: JoinRequestRow): JoinRequestRecord {
     consumedAt: row.consumed_at?.toISOString() ?? null,
     nodeId: row.node_id,
     clientAddress: row.client_address ?? null,
-    tpm: tpmRequestFacts(row.tpm),
-    ekCertified: row.attestor === 'tpm' ? row.ek_certified === true : null,
+    tpm: own.tpm,
+    ekCertified: own.ekCertified,
     requiredApprovals: Number(row.required_approvals ?? 1) >= 2 ? 2 : 1,
     firstApproval: row.first_approved_by
       ? {
@@ -136,12 +139,6 @@ function approvalsOf(row: JoinRequestRow): number {
 
 /** SQL: the row is a tpm enrollment whose EK is not vendor-certified (the `ek_certified` column the tpm attestor writes). */
 export const EK_NOT_CERTIFIED = Prisma.sql`(attestor = 'tpm' AND ek_certified IS NOT TRUE)`;
-
-/** A stored `tpm` column as the record shows it; anything unreadable is shown as absent rather than failing the list. */
-function tpmRequestFacts(stored: unknown): JoinRequestRecord['tpm'] {
-  const parsed = tpmRequestFactsSchema.safeParse(stored);
-  return parsed.success ? parsed.data : null;
-}
 
 /** The requests a pool's operators see: the pool's, and its site's that no pool claimed yet, of the pool's tenant. */
 export function visibleTo(pool: { id: string; siteId: string; ownerTenantId: string }): Prisma.Sql {

@@ -8,7 +8,7 @@ import { agentJoin, createJoinHarness, createJoinServicePair, machineClaims, typ
 import { randomMac } from '../../test/discovery-harness';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
-import { CREATED_EVENT_LIMIT } from '../join/attestors/discovery-sql';
+import { CREATED_EVENT_LIMIT } from './request-store-sql';
 import { updateSite } from '../sites/update';
 import { createDiscoveryToken } from '../tokens/site-scoped';
 import { rejectJoinRequest } from './decisions';

@@ -6,7 +6,7 @@ import { commandSignerOf } from '../commands/sign';
 import { deliverCommands, refuseCommands } from '../commands/delivery';
 import { logError } from '../log';
 import { trustStateOf } from '../pki/rotation/trust-state';
-import { vouchedPeer } from '../renew/vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { readPresentedLeaves } from './presented-leaves';
 import { parseLeaseCall } from './request';
 import { END_DEAD_GATEWAY_SESSIONS, END_SESSIONS, PRUNE_LEASES, PUBLISH_DISCONNECTED, RENEW_LEASE } from './session-sql';

@@ -3,7 +3,7 @@ import { logError } from '../log';
 import { newId } from '../ids';
 import { signTrusted, trustStateOf, type TrustState } from '../pki/rotation/trust-state';
 import type { LeafRow } from '../renew/renew-write';
-import { vouchedPeer } from '../renew/vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import { recordSessionRefusal } from './refusals';
 import { parseHello, parseRelayedHello } from './request';
 import { OPEN_SESSIONS } from './session-sql';

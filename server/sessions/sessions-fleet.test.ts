@@ -27,7 +27,7 @@ import { installPins } from '../pki/pins-summary';
 import { loadPki } from '../pki/bundle/store';
 import { issueJoinToken } from '../tokens/issue';
 import { voucherFromServingChain } from '../gateway/gateway';
-import { vouchHeaders, type GatewayVoucher } from '../renew/vouch';
+import { vouchHeaders, type GatewayVoucher } from '../vouching/vouch';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
 import { principalOf } from '../authz/principal';
 

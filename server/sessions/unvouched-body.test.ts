@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_ACCEPTANCE_PATH, SESSION_LEASE_PATH, SESSION_REFUSED, SESSION_WATCH_PATH } from '../../protocol/session-wire';
 import { voucherFromServingChain } from '../gateway/gateway';
-import { VOUCH_HEADER, vouchHeaders } from '../renew/vouch';
+import { VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 import { BASE, createRenewHarness, type RenewHarness } from '../../test/renew-harness';
 
 const DECLARED = 8 * 1024 * 1024;

@@ -16,7 +16,7 @@ import type { PkiRuntime } from '../join/join-runtime';
 import { trustStateOf } from '../pki/rotation/trust-state';
 import { SELECT_PRESENTED_LEAVES } from '../renew/renew-sql';
 import type { LeafRow } from '../renew/renew-write';
-import { vouchedPeer } from '../renew/vouch';
+import { vouchedPeer } from '../vouching/vouch';
 import type { SharedRateLimit } from '../http/shared-rate-limit';
 import { REFUSAL_EVENT_LIMIT, REFUSAL_EVENT_WINDOW } from '../join/refusals';
 import { issueJoinToken } from '../tokens/issue';

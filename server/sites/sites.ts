@@ -7,8 +7,7 @@ import { idOf, resourceName } from '../../protocol/api/resource-names';
 import { authorize, projectResource, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { discoverySettings } from '../join/attestors/discovery-settings';
-import { tpmSiteSettings } from '../join/attestors/tpm/settings';
+import { siteSettingsOf } from '../join/attestors';
 import { SITE_KINDS, type SiteRecord } from '../../protocol/api/site-schemas';
 
 export const createSiteInput = z.strictObject({
@@ -38,8 +37,8 @@ export const toSiteRecord = (s: SiteRow): SiteRecord => ({
   kind: s.kind as SiteRecord['kind'],
   createdAt: s.createdAt.toISOString(),
   archivedAt: s.archivedAt?.toISOString() ?? null,
-  discovery: discoverySettings(s.discovery),
-  tpm: tpmSiteSettings(s.tpm),
+  // Each attestor's settings of the site (`discovery`, `tpm`), read by the attestor that registered them.
+  ...(siteSettingsOf(s) as Pick<SiteRecord, 'discovery' | 'tpm'>),
   requiredApprovals: s.requiredApprovals >= 2 ? 2 : 1,
   siteAgentTokenCap: s.siteAgentTokenCap,
 });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
+import type { Prisma } from '../db/generated/client';
 import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { discoverySettings } from '../join/attestors/discovery-settings';
-import { editAllowList, MAX_EK_ALLOW_LIST, tpmSiteSettings } from '../../protocol/api/tpm-settings';
+import { updatedSiteSettings } from '../join/attestors';
 import { loadSite, toSiteRecord } from './sites';
 import type { SiteRecord, updateSiteInput } from '../../protocol/api/site-schemas';
 
@@ -23,51 +23,23 @@ import type { SiteRecord, updateSiteInput } from '../../protocol/api/site-schema
 export async function updateSite(db: Db, principal: Principal, input: z.infer<typeof updateSiteInput>): Promise<SiteRecord> {
   const site = await loadSite(db, principal, 'compute:sites:manage', input);
   if (site.archivedAt) throw new DomainError('INVALID_STATE', `Site ${site.id} is archived`, { field: 'siteId' });
-  const discovery = { ...discoverySettings(site.discovery), ...input.discovery };
-  const current = tpmSiteSettings(site.tpm);
-  const { addEkHashes, removeEkHashes, ...tpmChanges } = input.tpm ?? {};
-  // Only what was set is stored (a default left unset follows the product's default, e.g. enrollment off).
-  const tpm = {
-    ...explicitTpmSettings(site.tpm, current),
-    ...tpmChanges,
-    ekAllowList: editAllowList(current.ekAllowList, addEkHashes, removeEkHashes),
-  };
-  if (tpm.ekAllowList.length > MAX_EK_ALLOW_LIST) {
-    throw new DomainError('INVALID_ARGUMENT', `tpm.addEkHashes: a site lists at most ${MAX_EK_ALLOW_LIST} EK hashes`, {
-      field: 'tpm.addEkHashes',
-    });
-  }
+  // Each attestor checks and stores its own settings (`discovery`, `tpm`); a refused change throws before any write.
+  const settings = updatedSiteSettings(site, input);
   return db.$transaction(async (tx) => {
     const requiredApprovals = input.requiredApprovals ?? (site.requiredApprovals >= 2 ? 2 : 1);
     if (requiredApprovals < 2) await assertNothingWaitsForTwo(tx, site.id);
     const siteAgentTokenCap = input.siteAgentTokenCap ?? site.siteAgentTokenCap;
-    const updated = await tx.site.update({ where: { id: site.id }, data: { discovery, requiredApprovals, tpm, siteAgentTokenCap } });
-    // The audit row names the allow-list's changes, not the whole list.
-    const effective = tpmSiteSettings(tpm);
-    const tpmAudit = {
-      enrollment: effective.enrollment,
-      pendingTtlSeconds: effective.pendingTtlSeconds,
-      addEkHashes: addEkHashes ?? [],
-      removeEkHashes: removeEkHashes ?? [],
-    };
+    const data = { ...(settings.stored as Pick<Prisma.SiteUpdateInput, 'discovery' | 'tpm'>), requiredApprovals, siteAgentTokenCap };
+    const updated = await tx.site.update({ where: { id: site.id }, data });
     await writeAudit(tx, {
       tenantId: site.ownerTenantId,
       actor: principal.actor,
       action: 'site.updated',
       resource: resource.site(site.id),
-      data: { discovery, requiredApprovals, tpm: tpmAudit, siteAgentTokenCap },
+      data: { ...settings.audit, requiredApprovals, siteAgentTokenCap },
     });
     return toSiteRecord(updated);
   });
-}
-
-/** The `tpm` keys a site's row sets itself (read through `current`, the settings with defaults filled in). */
-function explicitTpmSettings(stored: unknown, current: ReturnType<typeof tpmSiteSettings>): Partial<ReturnType<typeof tpmSiteSettings>> {
-  const raw = stored !== null && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
-  return {
-    ...('enrollment' in raw ? { enrollment: current.enrollment } : {}),
-    ...('pendingTtlSeconds' in raw ? { pendingTtlSeconds: current.pendingTtlSeconds } : {}),
-  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { newId } from '../ids';
 import { publishEvent, writeAudit } from '../events/publish';
 import { normalizeExpect, type JoinExpect, type JoinExpectInput } from '../../protocol/api/join-expect';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
-import type { DiscoveryBootInfo } from '../join/attestors/discovery-settings';
+import type { DiscoveryBootInfo } from '../join/boot-info';
 import { joinTokenRecords, selectJoinToken, toJoinTokenRecord, type StoredJoinToken } from './records';
 import {
   HOSTED_KINDS,

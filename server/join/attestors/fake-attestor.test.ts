@@ -3,13 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNodeKeyAndCsr } from '../../../agent/keys';
 import { verifyJoinAnswer, verifyJoinChallenge } from '../../../agent/verify-answer';
 import { testDb } from '../../../test/db';
-import { createTestTenant } from '../../../test/fixtures';
+import { createTestTenant, failure } from '../../../test/fixtures';
 import { createJoinHarness, machineClaims, type JoinHarness } from '../../../test/join-harness';
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../challenges';
 import { refuse } from '../decide';
 import { JoinRefusal } from '../crypto/refusal';
 import { JOIN_REFUSED } from '../../../protocol/join-wire';
-import { registerAttestor, unregisterAttestor } from './index';
+import { DomainError } from '../../../protocol/errors';
+import { getSite } from '../../sites/sites';
+import { updateSite } from '../../sites/update';
+import { checkRenewal, registerAttestor, unregisterAttestor } from './index';
 import type { Attestor, AttestorVerdict } from './types';
 
 // A new attestor plugged in from outside the core: registered here, it parses its own `attestation`,
@@ -100,6 +103,26 @@ const fake: Attestor<FakeState> = {
     await consumeChallenges(client, state.used);
     return state.used.length > 0;
   },
+  // Beside the join: a setting of each site (a colour, grey by default) and a check of its nodes' renewals.
+  siteSettings: {
+    field: 'fake',
+    read: (stored) => ({ colour: (stored as { colour?: string } | undefined)?.colour ?? 'grey' }),
+    update(stored, change) {
+      const colour = (change as { colour?: string } | undefined)?.colour;
+      if (colour !== undefined && !['grey', 'blue'].includes(colour))
+        throw new DomainError('INVALID_ARGUMENT', `fake.colour: ${colour} is not a colour`, { field: 'fake.colour' });
+      const settings = { colour: colour ?? (stored as { colour?: string } | undefined)?.colour ?? 'grey' };
+      return { stored: settings, audit: settings };
+    },
+  },
+  renewal: {
+    check: ({ statements, keyAttestation }) =>
+      !statements.some((uri) => uri.startsWith(`urn:bc:${NAME}:`))
+        ? null
+        : keyAttestation?.proof === 'fake-proof'
+          ? { ok: true }
+          : { ok: false, reason: 'fake-proof', detail: 'the renewal carries no fake proof' },
+  },
 };
 
 let h: JoinHarness;
@@ -185,5 +208,29 @@ describe('an attestor registered outside the core', () => {
       await db.event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } })
     ).map((e) => (e.data as { reason: string }).reason);
     expect(reasons).toEqual([`${NAME}:pool-attestor`, `${NAME}:nonce`]);
+  });
+
+  it('registers its site settings and its renewal check: sites read and validate them, renew asks the check', async () => {
+    const db = testDb();
+    const t = await createTestTenant(db);
+    const site = await getSite(db, t.admin, { tenantId: t.tenantId, siteId: t.siteId });
+    expect(site).toMatchObject({ fake: { colour: 'grey' }, discovery: { approval: 'unknown-machines' }, tpm: { enrollment: false } });
+    // sites.update hands the attestor its own field: a value it refuses leaves the site as it was.
+    const input = { tenantId: t.tenantId, siteId: t.siteId, requiredApprovals: 2, fake: { colour: 'plaid' } };
+    expect(await failure(updateSite(db, t.admin, input as never))).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'fake.colour' });
+    expect((await db.site.findUniqueOrThrow({ where: { id: t.siteId } })).requiredApprovals).toBe(1);
+
+    // The function RenewService asks for a renewal's checks (and x509pop for a re-join's).
+    const csr = { csrSha256: 'ab'.repeat(32), spkiDer: Buffer.alloc(0) };
+    expect(checkRenewal({ statements: ['urn:bc:other:1'], keyAttestation: null, csr })).toEqual({ ok: true, checked: false });
+    expect(checkRenewal({ statements: [`urn:bc:${NAME}:1`], keyAttestation: null, csr })).toEqual({
+      ok: false,
+      reason: 'fake-proof',
+      detail: 'the renewal carries no fake proof',
+    });
+    expect(checkRenewal({ statements: [`urn:bc:${NAME}:1`], keyAttestation: { proof: 'fake-proof' }, csr })).toEqual({
+      ok: true,
+      checked: true,
+    });
   });
 });

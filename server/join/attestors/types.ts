@@ -3,10 +3,13 @@ import type pg from 'pg';
 import type { Admission, BoundNode, ExistingNode, LockedToken, Refusal } from '../decide';
 import type { PreparedJoin } from '../prepare';
 import type { RequestAdmission } from '../request-admission';
+import type { JoinRequestRow } from '../../requests/records';
+import type { AttestorRenewal, AttestorRequestFields, AttestorSiteSettings } from './hooks';
 
-// The attestor seam. JoinService's core (prepare.ts, admit.ts, join-service.ts, admission-pipeline.ts) knows
-// attestors only through this interface and the registry in ./index.ts; everything an attestor needs of the
-// request, of the database and of the answer it gives goes through the hooks below, in the order a join runs.
+// The attestor seam. JoinService's core (prepare.ts, admit.ts, join-service.ts, admission-pipeline.ts), sites,
+// the queue and renew know attestors only through this interface and the registry (./index.ts, ./registry.ts);
+// everything an attestor needs of the request, of the database and of the answer it gives goes through the
+// hooks below, in the order a join runs, and the hooks of ./hooks.ts.
 
 /** What an attestor decided for one join, against the rows the admission transaction locked. */
 export type AttestorVerdict = Admission | Refusal | Deferral | Challenge;
@@ -122,6 +125,8 @@ export interface AttestorPrepared {
  * 4. `write(client, state, admitted)` after every join of the batch was decided: deferrals, consumed
  *    approvals or challenges; returns whether it wrote (the transaction then commits even if nothing was
  *    admitted).
+ *
+ * Outside the join, the registry asks its optional `siteSettings`, `requestFields` and `renewal` hooks.
  */
 export interface Attestor<State = unknown> {
   readonly name: string;
@@ -140,6 +145,15 @@ export interface Attestor<State = unknown> {
   load(client: pg.PoolClient, joins: PreparedJoin[], tokens: ReadonlyMap<string, LockedToken>): Promise<State>;
   decide(input: AttestorInput, state: State): AttestorVerdict;
   write(client: pg.PoolClient, state: State, admitted: ReadonlyMap<PreparedJoin, string>): Promise<boolean>;
+
+  // Beside the join (./hooks.ts): what sites, the queue and renew ask the registry for.
+
+  /** Its settings of each site (a `sites` column), when it has any: read and changed through server/sites. */
+  readonly siteSettings?: AttestorSiteSettings;
+  /** The fields of its join requests the queue shows beside the shared ones (server/requests/records.ts). */
+  requestFields?(row: JoinRequestRow): Partial<AttestorRequestFields>;
+  /** What a renewal of an identity it admitted must pass (server/renew/renew-service.ts). */
+  readonly renewal?: AttestorRenewal;
 }
 
 /** What preparation may use: JoinService's encryption key (to open seals), and every non-retired one (rotations). */

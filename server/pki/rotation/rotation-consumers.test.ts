@@ -18,7 +18,7 @@ import { voucherFromServingChain } from '../../gateway/gateway';
 import { buildWellKnownDocument } from '../../entry/well-known';
 import { newId } from '../../ids';
 import type { PkiSource, PkiRuntime } from '../../join/join-runtime';
-import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../../renew/vouch';
+import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../../vouching/vouch';
 import { ensureRootTenant } from '../../tenants/tenants';
 import { createJoinToken } from '../../tokens/join-tokens';
 import { createPkiBundle } from '../bundle/bundle';

@@ -13,7 +13,7 @@ import { recordGatewayCall } from '../../gateway-credentials/gateway-calls';
 import { voucherFromServingChain } from '../../gateway/gateway';
 import { newId } from '../../ids';
 import { loadCurrentPkiRuntime } from '../../join/join-runtime';
-import { vouchHeaders, VOUCH_HEADER } from '../../renew/vouch';
+import { vouchHeaders, VOUCH_HEADER } from '../../vouching/vouch';
 import { ensureRootTenant } from '../../tenants/tenants';
 import { initPki } from '../bundle/store';
 import { issueGatewayCertificate } from '../issuance/gateway';

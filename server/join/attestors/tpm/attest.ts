@@ -1,9 +1,9 @@
 import { verify, type KeyObject } from 'node:crypto';
-import { ALG, CURVES, NAME_HASHES, ST_ATTEST_CERTIFY } from './algorithms';
+import { ALG, CURVES, NAME_HASHES, ST } from '../../../../protocol/tpm/constants';
+import { structureReader } from '../../../../protocol/tpm/marshal';
 import type { TpmPublic } from './public-area';
-import { publicKeyOf } from './public-area';
+import { publicKeyOf, refusedAsAttestation } from './public-area';
 import { TpmCheckFailure } from './reasons';
-import { StructureReader } from './structure-reader';
 
 /** A parsed TPMS_ATTEST (Part 2 §10.12.12). `certified` is set for TPM_ST_ATTEST_CERTIFY only. */
 interface TpmAttest {
@@ -23,8 +23,10 @@ interface TpmAttest {
  * Parses a TPMS_ATTEST. Only a certify attestation's body is read; another type parses up to its header so
  * the caller can refuse it by type (`tpm:attest-type`) rather than as malformed.
  */
-export function parseTpmAttest(bytes: Buffer): TpmAttest {
-  const r = new StructureReader(bytes, 'the certify attestation');
+export const parseTpmAttest = refusedAsAttestation(readTpmAttest);
+
+function readTpmAttest(bytes: Buffer): TpmAttest {
+  const r = structureReader(bytes, 'the certify attestation');
   const magic = r.u32();
   const type = r.u16();
   const qualifiedSigner = r.sized();
@@ -35,7 +37,7 @@ export function parseTpmAttest(bytes: Buffer): TpmAttest {
   const safe = r.u8() === 1;
   const firmwareVersion = r.u64();
   const header = { magic, type, qualifiedSigner, extraData, clock, resetCount, restartCount, safe, firmwareVersion };
-  if (type !== ST_ATTEST_CERTIFY) return header;
+  if (type !== ST.attestCertify) return header;
   const name = r.sized();
   const qualifiedName = r.sized();
   r.end();
@@ -49,8 +51,8 @@ interface EcdsaSignature {
   readonly s: Buffer;
 }
 
-function parseEcdsaSignature(bytes: Buffer, what: string): EcdsaSignature {
-  const reader = new StructureReader(bytes, what);
+const parseEcdsaSignature = refusedAsAttestation((bytes: Buffer, what: string): EcdsaSignature => {
+  const reader = structureReader(bytes, what);
   const sigAlg = reader.u16();
   if (sigAlg !== ALG.ecdsa) throw new TpmCheckFailure('tpm:attest-signature', `${what} is not ECDSA (0x${sigAlg.toString(16)})`);
   const hashAlg = reader.u16();
@@ -58,7 +60,7 @@ function parseEcdsaSignature(bytes: Buffer, what: string): EcdsaSignature {
   const s = reader.sized();
   reader.end();
   return { hashAlg, r, s };
-}
+});
 
 /** `r || s`, each left-padded to the curve size: the IEEE P1363 form node:crypto verifies. */
 function p1363Of(signature: EcdsaSignature, size: number): Buffer | undefined {

@@ -1,5 +1,5 @@
 import { constants, createCipheriv, createECDH, createHmac, publicEncrypt, randomBytes } from 'node:crypto';
-import { ALG, CURVES, NAME_HASHES } from './algorithms';
+import { ALG, CURVES, NAME_HASHES } from '../../../../protocol/tpm/constants';
 import { kdfa, kdfe } from './kdf';
 import { publicKeyOf, type TpmPublic } from './public-area';
 import { TpmCheckFailure } from './reasons';

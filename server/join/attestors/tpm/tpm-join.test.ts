@@ -19,7 +19,7 @@ import { createRenewHarness, type RenewHarness } from '../../../../test/renew-ha
 import { startSwtpm, type Swtpm } from '../../../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../../../test/tpm-provision';
 import { createCaller } from '../../../api/root';
-import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from '../../../renew/vouch';
+import { vouchHeaders, PEER_HEADER, VOUCH_HEADER } from '../../../vouching/vouch';
 import { parseTpmPublic, spkiOf } from './public-area';
 import { ThreadedPreparer } from '../../prepare-worker-pool';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TpmCheckFailure } from './reasons';
 
 /** Standard base64 with padding, canonical (re-encodes to itself), so one attestation has one spelling. */
-const b64 = (maxBytes: number) =>
+export const canonicalBase64 = (maxBytes: number) =>
   z
     .string()
     .max(Math.ceil(maxBytes / 3) * 4)
@@ -17,7 +17,7 @@ const b64 = (maxBytes: number) =>
     });
 
 // Bounds well above what a TPM makes: an RSA-2048 TPMT_PUBLIC is 280 bytes, a vendor EK certificate 1-2 KiB.
-const PUBLIC_AREA_MAX = 1024;
+export const PUBLIC_AREA_MAX = 1024;
 const CERTIFICATE_MAX = 4096;
 
 /**
@@ -26,13 +26,13 @@ const CERTIFICATE_MAX = 4096;
  * public areas, and TPM2_Certify of the node key by the AK; round two adds the activated secret.
  */
 const tpmAttestationSchema = z.object({
-  ekPublic: b64(PUBLIC_AREA_MAX),
-  ekCertificate: b64(CERTIFICATE_MAX).optional(),
-  ekIntermediates: z.array(b64(CERTIFICATE_MAX)).max(4).optional(),
-  akPublic: b64(PUBLIC_AREA_MAX),
-  nodeKeyPublic: b64(PUBLIC_AREA_MAX),
-  certifyInfo: b64(PUBLIC_AREA_MAX),
-  certifySignature: b64(PUBLIC_AREA_MAX),
+  ekPublic: canonicalBase64(PUBLIC_AREA_MAX),
+  ekCertificate: canonicalBase64(CERTIFICATE_MAX).optional(),
+  ekIntermediates: z.array(canonicalBase64(CERTIFICATE_MAX)).max(4).optional(),
+  akPublic: canonicalBase64(PUBLIC_AREA_MAX),
+  nodeKeyPublic: canonicalBase64(PUBLIC_AREA_MAX),
+  certifyInfo: canonicalBase64(PUBLIC_AREA_MAX),
+  certifySignature: canonicalBase64(PUBLIC_AREA_MAX),
   /** The site the machine joins (bcd's config `site`): a tokenless join names it. */
   siteId: z.string().regex(/^site_[A-Za-z0-9_-]{1,64}$/),
   /** The pool, when the install names one; without it an admitted EK still waits for an operator to pick one. */
@@ -44,7 +44,7 @@ const tpmAttestationSchema = z.object({
     .object({
       /** Round one's nonce (protocol.md "Challenge rounds"): 32 bytes, b64url. */
       nonce: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
-      secret: b64(64),
+      secret: canonicalBase64(64),
     })
     .optional(),
 });

@@ -10,7 +10,7 @@ import { agentJoin, machineClaims, mintToken } from '../../../../test/join-harne
 import { BASE, createRenewHarness, type RenewHarness } from '../../../../test/renew-harness';
 import { JOIN_REFUSED } from '../../../../protocol/join-wire';
 import { voucherFromServingChain } from '../../../gateway/gateway';
-import { vouchHeaders } from '../../../renew/vouch';
+import { vouchHeaders } from '../../../vouching/vouch';
 import { newRequestLimitsFromEnv } from '../../../config/join-request-limits';
 
 const PATH = `${BASE}/v1/join`;

@@ -3,7 +3,7 @@ import { readLeafNames } from '../../../../protocol/certificate-names';
 import { challengeMismatch, consumeChallenges, loadChallenges, type StoredChallenge } from '../../challenges';
 import { parseCsr } from '../../crypto/csr';
 import { JoinRefusal } from '../../crypto/refusal';
-import { checkKeyAttestation, TPM_AK_STATEMENT_PREFIX } from '../../../renew/key-attestation';
+import { checkRenewal } from '../registry';
 import { refuse, type Admission } from '../../decide';
 import type { PreparedJoin } from '../../prepare';
 import type { Attestor, AttestorVerdict } from '../types';
@@ -43,20 +43,33 @@ const SPIFFE_NODE = /^spiffe:\/\/[^/]+\/site\/[^/]+\/node\/([^/]+)$/;
 const evidenceOf = (join: PreparedJoin) => join.evidence as X509popEvidence;
 
 /**
- * A leaf naming a TPM AK (`urn:bc:tpm-ak:`) re-joins only when `attestation.keyAttestation` is that AK's
- * TPM2_Certify of the new CSR's key over sha256(csr), checked exactly as at renewal (server/renew/key-attestation.ts).
- * The statement comes from the presented leaf, which decide() then matches byte for byte to its node_certs row, so
- * a node can neither drop it nor re-join with a key outside its TPM: never downgraded to a proof of possession.
+ * A re-join renews an expired identity, so it passes what a renewal of its leaf would (the registry's
+ * checkRenewal): a leaf naming a TPM AK (`urn:bc:tpm-ak:`) re-joins only when `attestation.keyAttestation` is that
+ * AK's TPM2_Certify of the new CSR's key over sha256(csr), checked exactly as at renewal. The statements come from
+ * the presented leaf, which decide() then matches byte for byte to its node_certs row, so a node can neither drop
+ * them nor re-join with a key outside its TPM: never downgraded to a proof of possession. Answers whether a
+ * check applied (the new key is then attested).
  */
-function checkTpmBoundLeaf(keyAttestation: unknown, statement: string, csrDer: Buffer, csrSha256: string): void {
+function checkRenewedLeaf(keyAttestation: unknown, statements: string[], csrDer: Buffer, csrSha256: string): boolean {
   // Absent, null and `{}` (what a software node's renewal sends) are all missing; any other shape is malformed.
   const absent =
     keyAttestation === undefined ||
     keyAttestation === null ||
     (typeof keyAttestation === 'object' && !Array.isArray(keyAttestation) && Object.keys(keyAttestation).length === 0);
-  const raw = absent ? null : (keyAttestation as Record<string, unknown>);
-  const verdict = checkKeyAttestation(raw, statement, { csrSha256, spkiDer: parseCsr(csrDer).spkiDer });
+  let spkiDer: Buffer | undefined;
+  const verdict = checkRenewal({
+    statements,
+    keyAttestation: absent ? null : (keyAttestation as Record<string, unknown>),
+    // Parsed only when a check needs the key: the core verifies every CSR after preparation.
+    csr: {
+      csrSha256,
+      get spkiDer() {
+        return (spkiDer ??= parseCsr(csrDer).spkiDer);
+      },
+    },
+  });
   if (!verdict.ok) throw new JoinRefusal(`x509pop:${verdict.reason}`, verdict.detail);
+  return verdict.checked;
 }
 
 /**
@@ -100,15 +113,14 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrDer: Buffer,
     if (!proven) throw new JoinRefusal('x509pop:proof', 'the proof does not verify under the certificate key over this CSR');
   }
   // Checked in round one too, so a request that round two would refuse gets no nonce.
-  const akStatement = statements.find((uri) => uri.startsWith(TPM_AK_STATEMENT_PREFIX));
-  if (akStatement) checkTpmBoundLeaf(keyAttestation, akStatement, csrDer, csrSha256);
+  const keyAttested = checkRenewedLeaf(keyAttestation, statements, csrDer, csrSha256);
   return {
     leafDer: der.toString('base64'),
     leafSpkiSha256: createHash('sha256').update(names.spkiDer).digest('hex'),
     nodeId,
     statements,
     nonce: roundTwo ? (nonce as string) : null,
-    keyAttested: akStatement !== undefined,
+    keyAttested,
   };
 }
 
@@ -121,7 +133,7 @@ function prepareX509pop(body: Readonly<Record<string, unknown>>, csrDer: Buffer,
  * node not retired, and the node's pool lists `x509pop` in `policy.joinAttestors` (opt-in: a pool without the
  * policy refuses it). The admission is a reclaim of the node: same id, generation + 1, older certificates
  * revoked, the certificate keeping the old one's role and statements. A leaf naming a TPM AK also needs that
- * AK's key attestation of the new key in both rounds (checkTpmBoundLeaf). Round one needs no token, so the
+ * AK's key attestation of the new key in both rounds (checkRenewedLeaf). Round one needs no token, so the
  * join core limits its challenges per source address (`admitChallenges`; `x509pop:rate-limited`). Every refusal
  * has its own reason.
  */

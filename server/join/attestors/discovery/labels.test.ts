@@ -1,15 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateNodeKeyAndCsr } from '../../../agent/keys';
-import { testDb } from '../../../test/db';
-import { createTestTenant, type TestTenant } from '../../../test/fixtures';
-import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../../test/join-harness';
-import { randomMac } from '../../../test/discovery-harness';
-import { issueJoinToken } from '../../tokens/issue';
-import { createRule } from '../../rules/rules';
-import { createRuleInput } from '../../rules/schemas';
-import { importExpectedInput, importExpectedMachines } from '../../expected/expected';
-import { approveJoinRequest } from '../../requests/decisions';
-import { operatorNamed, pendingRequest, pxeJoin, pxeMachine, twoPersonTenant } from '../../../test/two-person-harness';
+import { generateNodeKeyAndCsr } from '../../../../agent/keys';
+import { testDb } from '../../../../test/db';
+import { createTestTenant, type TestTenant } from '../../../../test/fixtures';
+import { agentJoin, createJoinHarness, machineClaims, type JoinHarness } from '../../../../test/join-harness';
+import { randomMac } from '../../../../test/discovery-harness';
+import { issueJoinToken } from '../../../tokens/issue';
+import { createRule } from '../../../rules/rules';
+import { createRuleInput } from '../../../rules/schemas';
+import { importExpectedInput, importExpectedMachines } from '../../../expected/expected';
+import { approveJoinRequest } from '../../../requests/decisions';
+import { operatorNamed, pendingRequest, pxeJoin, pxeMachine, twoPersonTenant } from '../../../../test/two-person-harness';
 
 // A discovery join's node gets its labels in the join transaction from every source that admitted it, lowest
 // first: the discovery token, then the approval rule, the expected machine or the approval that decided it

@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { normalizeSerial, normalizeUuid } from '../../../protocol/hardware-claims';
-import type { PreparedJoin } from '../prepare';
-import type { RuleInForce } from '../../rules/match';
-import type { LockedToken } from '../decide';
-import { discoverySettings } from './discovery-settings';
-import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from './discovery-sql';
+import { normalizeSerial, normalizeUuid } from '../../../../protocol/hardware-claims';
+import type { PreparedJoin } from '../../prepare';
+import type { RuleInForce } from '../../../rules/match';
+import type { LockedToken } from '../../decide';
+import { discoverySettings } from '../../../../protocol/api/discovery-settings';
+import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from '../../../requests/request-store-sql';
 
 // What the discovery attestor decides without a person (approval rules, expected machines), apart from the
 // attestor's own flow in discovery.ts.

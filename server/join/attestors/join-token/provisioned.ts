@@ -1,5 +1,5 @@
-import { refuse, type ExistingNode, type Refusal } from '../decide';
-import type { AttestorInput } from './types';
+import { refuse, type ExistingNode, type Refusal } from '../../decide';
+import type { AttestorInput } from '../types';
 
 /**
  * The rules of a `provisioned` token after the token rules (secret, revocation, expiry, uses, role): the token

@@ -1,10 +1,10 @@
 /**
- * The TPM 2.0 numbers bcd speaks (TPM 2.0 Library, Part 2: Structures). Only what the join and renewal paths
- * use; each name is the specification's without its `TPM_` / `TPM2_` prefix.
+ * The TPM 2.0 numbers bcd speaks and the server reads (TPM 2.0 Library, Part 2: Structures). Only what the join
+ * and renewal paths use; each name is the specification's without its `TPM_` / `TPM2_` prefix.
  */
 
-/** Command tags (TPM_ST). */
-export const ST = { noSessions: 0x8001, sessions: 0x8002, hashcheck: 0x8024 } as const;
+/** Structure tags (TPM_ST): of commands, and of the attestation TPM2_Certify makes. */
+export const ST = { noSessions: 0x8001, sessions: 0x8002, attestCertify: 0x8017, hashcheck: 0x8024 } as const;
 
 /** Command codes (TPM_CC). */
 export const CC = {
@@ -37,6 +37,7 @@ export const ALG = {
   sha512: 0x000d,
   null: 0x0010,
   rsassa: 0x0014,
+  rsapss: 0x0016,
   oaep: 0x0017,
   ecdsa: 0x0018,
   ecc: 0x0023,
@@ -46,6 +47,22 @@ export const ALG = {
 
 /** ECC curves (TPM_ECC_CURVE). */
 export const ECC_CURVE = { nistP256: 0x0003, nistP384: 0x0004 } as const;
+
+/** The name algorithms a Name may use: node:crypto's hash name and the digest size. SHA-1 is not accepted. */
+export const NAME_HASHES: ReadonlyMap<number, { name: 'sha256' | 'sha384' | 'sha512'; size: number }> = new Map([
+  [ALG.sha256, { name: 'sha256', size: 32 }],
+  [ALG.sha384, { name: 'sha384', size: 48 }],
+  [ALG.sha512, { name: 'sha512', size: 64 }],
+]);
+
+/** The curves a key may be on, with their JWK and ECDH names and their coordinate sizes. */
+export const CURVES: ReadonlyMap<number, { jwk: 'P-256' | 'P-384'; ecdh: 'prime256v1' | 'secp384r1'; size: number }> = new Map([
+  [ECC_CURVE.nistP256, { jwk: 'P-256', ecdh: 'prime256v1', size: 32 }],
+  [ECC_CURVE.nistP384, { jwk: 'P-384', ecdh: 'secp384r1', size: 48 }],
+]);
+
+/** TPM_GENERATED_VALUE, the first four bytes of every TPMS_ATTEST the TPM itself made. */
+export const TPM_GENERATED_VALUE = 0xff544347;
 
 /** Permanent handles (TPM_RH / TPM_RS). */
 export const RH = {

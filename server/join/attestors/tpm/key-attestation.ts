@@ -1,27 +1,20 @@
 import { z } from 'zod';
-import { parseTpmPublic } from '../join/attestors/tpm/public-area';
-import { TpmCheckFailure, type TpmRefusalReason } from '../join/attestors/tpm/reasons';
-import { akStatementOf, checkCertifiedNodeKey } from '../join/attestors/tpm/verify';
+import { parseTpmPublic } from './public-area';
+import { TpmCheckFailure, type TpmRefusalReason } from './reasons';
+import { akStatementOf, checkCertifiedNodeKey } from './verify';
+import { canonicalBase64, PUBLIC_AREA_MAX } from './wire';
+import type { RenewalRequest, RenewalVerdict } from '../hooks';
 
 /** The statement prefix of a leaf whose node key a TPM attestation key certified at its `tpm` join. */
-export const TPM_AK_STATEMENT_PREFIX = 'urn:bc:tpm-ak:';
-
-/** Standard base64 with padding, canonical, as the `tpm` join's attestation (server/join/attestors/tpm/wire.ts). */
-const b64 = z
-  .string()
-  .max(1368)
-  .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
-  .transform((text, ctx) => {
-    const bytes = Buffer.from(text, 'base64');
-    if (bytes.length === 0 || bytes.toString('base64') !== text) {
-      ctx.addIssue({ code: 'custom', message: 'not canonical base64' });
-      return z.NEVER;
-    }
-    return bytes;
-  });
+const TPM_AK_STATEMENT_PREFIX = 'urn:bc:tpm-ak:';
 
 /** Renew's `keyAttestation` (docs/tpm-attestation.md "Renewal with a TPM-held key"). */
-const keyAttestationSchema = z.object({ akPublic: b64, nodeKeyPublic: b64, certifyInfo: b64, certifySignature: b64 });
+const keyAttestationSchema = z.object({
+  akPublic: canonicalBase64(PUBLIC_AREA_MAX),
+  nodeKeyPublic: canonicalBase64(PUBLIC_AREA_MAX),
+  certifyInfo: canonicalBase64(PUBLIC_AREA_MAX),
+  certifySignature: canonicalBase64(PUBLIC_AREA_MAX),
+});
 
 /** The renewal refusal reason of a failed check of the join's table: `node-key-*` as is, `attest-*` as `key-attestation-*`. */
 function renewReasonOf(reason: TpmRefusalReason): string {
@@ -30,8 +23,6 @@ function renewReasonOf(reason: TpmRefusalReason): string {
   if (bare.startsWith('attest-')) return `key-attestation-${bare.slice('attest-'.length)}`;
   return 'key-attestation-malformed';
 }
-
-type KeyAttestationVerdict = { ok: true } | { ok: false; reason: string; detail: string };
 
 /**
  * Checks a renewal's key attestation for a leaf that names a TPM AK (`statement`, read from the presented leaf
@@ -42,11 +33,11 @@ type KeyAttestationVerdict = { ok: true } | { ok: false; reason: string; detail:
  * `node-key-*` and the attestation's `key-attestation-{magic,type,signature,qualifying-data,name}`.
  * Pure: only a renewal whose leaf carries the statement calls it.
  */
-export function checkKeyAttestation(
+function checkKeyAttestation(
   raw: Record<string, unknown> | null,
   statement: string,
   csr: { csrSha256: string; spkiDer: Buffer },
-): KeyAttestationVerdict {
+): RenewalVerdict {
   if (!raw)
     return { ok: false, reason: 'key-attestation-missing', detail: 'the leaf names a TPM AK and the request carries no keyAttestation' };
   const parsed = keyAttestationSchema.safeParse(raw);
@@ -66,4 +57,14 @@ export function checkKeyAttestation(
     if (error instanceof TpmCheckFailure) return { ok: false, reason: renewReasonOf(error.reason), detail: error.detail };
     throw error;
   }
+}
+
+/**
+ * The tpm attestor's check of a renewal, or of an x509pop re-join (which renews an expired identity): a leaf whose
+ * statements name a TPM AK renews only with that AK's key attestation of the new key (checkKeyAttestation); null
+ * for any other leaf.
+ */
+export function checkTpmRenewal(renewal: RenewalRequest): RenewalVerdict | null {
+  const statement = renewal.statements.find((uri) => uri.startsWith(TPM_AK_STATEMENT_PREFIX));
+  return statement ? checkKeyAttestation(renewal.keyAttestation, statement, renewal.csr) : null;
 }

@@ -1,10 +1,10 @@
-import { mismatchedExpectField } from '../../../protocol/api/join-expect';
-import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../decide';
-import { prepareSealedToken } from './sealed-token';
+import { mismatchedExpectField } from '../../../../protocol/api/join-expect';
+import { checkPool, checkToken, hasBoundMac, nodeTrust, refuse, type Admission, type Refusal } from '../../decide';
+import { prepareSealedToken } from '../sealed-token';
 import { decideProvisioned } from './provisioned';
-import { CERT_ROLE_OF_TOKEN } from './token-roles';
-import type { Attestor, AttestorInput } from './types';
-import { TENANT_CONTROLLED_ALLOWED_KINDS } from '../../commands/allowed-kinds';
+import { CERT_ROLE_OF_TOKEN } from '../token-roles';
+import type { Attestor, AttestorInput } from '../types';
+import { TENANT_CONTROLLED_ALLOWED_KINDS } from '../../../commands/allowed-kinds';
 
 /**
  * The `join-token` attestor and JoinService's rules for one join, in joining.md's order: the token (secret

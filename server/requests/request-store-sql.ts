@@ -1,4 +1,8 @@
-import type { RuleInForce } from '../../rules/match';
+import type { RuleInForce } from '../rules/match';
+
+// The queue's store: the statements that read and write join requests inside a join's admission transaction
+// (recording, refreshing and expiring requests, the approval rules and expected machines that decide them),
+// its NOTIFY channel and its event limit. The attestors that defer (discovery, tpm) call them.
 
 /** The pool columns a row joins in (`LEFT JOIN pools p`): all null when the row names no pool. */
 export interface PoolColumns {
@@ -9,12 +13,6 @@ export interface PoolColumns {
   p_archived: boolean;
   p_policy: { joinAttestors?: string[] } | null;
   p_checks: boolean;
-}
-
-/** A row of {@link SELECT_KNOWN_MACHINES}: a known node for join `i`. */
-export interface KnownMachineRow {
-  i: number;
-  node_id: string;
 }
 
 /** A row of {@link SELECT_LATEST_REQUESTS}. */
@@ -55,25 +53,8 @@ export interface ExpectedMachineRow extends PoolColumns {
 /** The channel every change of a join-request queue is announced on (payload: tenant, site, request ids). */
 export const JOIN_REQUESTS_CHANNEL = 'compute_join_requests';
 
-// The site queues a discovery batch reads under (LOCK_SITE_QUEUES) are locked by the core before the
-// attestor's load: ../request-admission-sql.ts.
-
-/**
- * Which of the batch's machines are known (protocol.md "Discovery joins"), read under LOCK_SITE_QUEUES: the token's bound MAC (12 hex
- * digits), which the boot step vouched for, is a permanent MAC of a node of the token's site. Claims alone
- * never make a machine known. The matched node (one whose trusted hardware key is also the join's first, so
- * the event names the most likely machine) is an index lookup (the `nodes_macs` GIN index); `i` is the
- * join's index in the batch.
- */
-export const SELECT_KNOWN_MACHINES = `
-SELECT k.i, m.id AS node_id
-  FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[]) AS k(i, site, mac, hk)
-  CROSS JOIN LATERAL (
-    SELECT n.id FROM nodes n
-     WHERE compute_node_macs(n.claims) @> ARRAY[k.mac] AND n.site_id = k.site
-     ORDER BY (k.hk IS NOT NULL AND n.hardware_key_trusted AND n.hardware_key = k.hk) DESC, n.id
-     LIMIT 1
-  ) m`;
+// The site queues a discovery batch reads under (LOCK_SITE_QUEUES) are locked by the join core before the
+// attestor's load: ../join/request-admission-sql.ts.
 
 /**
  * Each machine's latest request, locked (machine keys in sorted order, so concurrent batches cannot
