@@ -19,28 +19,23 @@
  * runs `--rounds` times on each server, alternating, and the medians are printed side by side.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareAttempts, runJoins, summarize } from '../agent/sim/simulate';
-import { prepareJoinAttempt, type JoinAttempt, type JoinTrust } from '../agent/join';
+import { prepareJoinAttempt, type JoinAttempt } from '../agent/join';
 import { newPxeMachine } from '../agent/sim/pxe';
-import { bootstrapFirstStart } from '../server/boot/bootstrap';
-import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
-import { migrate } from '../server/db/migrate';
 import { measureJoinCrypto } from './join-crypto-rate';
 import { formatRefusalTiming, measureRefusalTiming } from './refusal-timing';
 import { keepAliveFetch } from '../agent/sim/http-post';
 import { treeCpuSeconds } from './cpu';
 import { readFileSync } from 'node:fs';
-import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
-import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { PipelineStatsReader, formatPipelineProfile, pipelineProfile } from './join-pipeline-stats';
 import { compareServers, type BenchServer } from './join-compare';
+import { bootstrapBenchDatabase, exitWhenDone } from './bench-db';
 
 const { values } = parseArgs({
   options: {
@@ -82,19 +77,7 @@ async function main() {
   }, 1000);
   stall.unref();
   try {
-    await migrate(database.url);
-    const db = createDb(database.url, { max: 4 });
-    const secret = randomBytes(32).toString('base64url');
-    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
-    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
-    const crypto = joinCryptoFromBundle(await loadPki(db, secret));
-    // The benchmark made the PKI, so it pins the keys like an install would: no trust on first use.
-    const trust: JoinTrust = {
-      encryptionJwk: crypto.encryptionPublicJwk,
-      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-      signingKeyPin: crypto.signingKeyPin,
-    };
-
+    const { db, secret, pool, crypto, trust } = await bootstrapBenchDatabase(database.url);
     const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
     // The compiled server `npm start` runs (npm run bench:join builds it); BENCH_SERVER=tsx runs the TypeScript
     // through tsx instead, to compare the two in one sitting.
@@ -322,10 +305,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main(), 'bench failed');

@@ -5,23 +5,18 @@
  *
  * `npx tsx bench/refusal-timing-local.ts --refusals 200`
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
+import { prepareJoinAttempt } from '../agent/join';
 import { simulatedClaims } from '../agent/sim/simulate';
-import { bootstrapFirstStart } from '../server/boot/bootstrap';
-import { createDb } from '../server/db/client';
 import { startEmbeddedDatabase } from '../server/db/embedded';
-import { migrate } from '../server/db/migrate';
 import { createPgPool } from '../server/db/pg';
 import { JoinService } from '../server/join/join-service';
-import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
-import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { formatRefusalTiming, measureRefusalTiming } from './refusal-timing';
+import { bootstrapBenchDatabase, exitWhenDone } from './bench-db';
 
 const { values } = parseArgs({ options: { refusals: { type: 'string', default: '200' } } });
 
@@ -29,17 +24,7 @@ async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-refusals-'));
   const database = await startEmbeddedDatabase(dir);
   try {
-    await migrate(database.url);
-    const db = createDb(database.url, { max: 4 });
-    const secret = randomBytes(32).toString('base64url');
-    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
-    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
-    const crypto = joinCryptoFromBundle(await loadPki(db, secret));
-    const trust: JoinTrust = {
-      encryptionJwk: crypto.encryptionPublicJwk,
-      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-      signingKeyPin: crypto.signingKeyPin,
-    };
+    const { db, first, pool, crypto, trust } = await bootstrapBenchDatabase(database.url);
     const pg = createPgPool(database.url, 8);
     const service = new JoinService({ pool: pg, loadCrypto: async () => crypto, loadRootTenantId: async () => first.rootTenantId });
     const token = (
@@ -74,10 +59,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main(), 'failed');

@@ -13,31 +13,25 @@
  *          statement statistics, bench/profile-phases.ts; summarise with `npx tsx bench/profile-summary.ts DIR`)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { JoinTrust } from '../agent/join';
 import { prepareAttempts } from '../agent/sim/simulate';
-import { percentile } from '../agent/sim/percentiles';
 import { postToGateway } from '../agent/renew/gateway-client';
 import { parseIdentity, type LoadedIdentity } from '../agent/renew/identity';
 import { renewIdentity } from '../agent/renew/renew';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
-import { bootstrapFirstStart } from '../server/boot/bootstrap';
-import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
-import { migrate } from '../server/db/migrate';
 import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
-import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
-import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
 import { treeCpuSeconds } from './cpu';
 import { beginPhase, profiledChild, withStatementStats } from './profile-phases';
+import { bootstrapBenchDatabase, exitWhenDone } from './bench-db';
+import { drive } from './sessions-drive';
 
 const { values } = parseArgs({
   options: {
@@ -91,36 +85,6 @@ function apiStats(api: ChildProcess): Promise<GroupStats> {
   });
 }
 
-/** Runs `total` tasks on `concurrency` workers; returns latencies (ms) and the wall time. */
-async function drive(total: number, concurrency: number, task: (worker: number) => Promise<void>) {
-  const latencies: number[] = [];
-  let next = 0;
-  let failed = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (next < total) {
-        next++;
-        const t0 = performance.now();
-        try {
-          await task(worker);
-          latencies.push(performance.now() - t0);
-        } catch (error) {
-          if (failed++ < 5) log(`  failed: ${(error as Error).message}`);
-        }
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  return {
-    ok: latencies.length,
-    failed,
-    perSecond: Math.round(latencies.length / seconds),
-    p50: Math.round(percentile(latencies, 50) * 10) / 10,
-    p99: Math.round(percentile(latencies, 99) * 10) / 10,
-  };
-}
-
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-bench-renew-'));
   let database = await startEmbeddedDatabase(dir);
@@ -128,18 +92,7 @@ async function main() {
   if (values.profile) database = await withStatementStats(dir, database);
   const children: ChildProcess[] = [];
   try {
-    await migrate(database.url);
-    const db = createDb(database.url, { max: 4 });
-    const secret = randomBytes(32).toString('base64url');
-    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
-    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
-    const bundle = await loadPki(db, secret);
-    const crypto = joinCryptoFromBundle(bundle);
-    const trust: JoinTrust = {
-      encryptionJwk: crypto.encryptionPublicJwk,
-      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-      signingKeyPin: crypto.signingKeyPin,
-    };
+    const { db, secret, pool, bundle, trust } = await bootstrapBenchDatabase(database.url);
     const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
     const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
     const api = await startChild(
@@ -221,7 +174,7 @@ async function main() {
       }) as IssuedAnswer;
       if (identities.length < agents) identities.push(parseIdentity(attempt.keys.privateKeyPem, answer));
     };
-    const warmResult = await drive(warm, warm, joinOne);
+    const warmResult = await drive(warm, warm, joinOne, log);
     log(`warm-up joins: ${JSON.stringify(warmResult)}`);
     log(`Joining ${joins} agents through the gateway (${agents} at a time, a TLS connection each)…`);
     const targets = [
@@ -231,7 +184,7 @@ async function main() {
     const pgTarget = { url: database.url, postmaster };
     const joinPhase = await beginPhase(values.profile, 'join', targets, pgTarget);
     let before = cpu();
-    const joinResult = await drive(joins, agents, joinOne);
+    const joinResult = await drive(joins, agents, joinOne, log);
     const joinCpu = cpuPer(before, joinResult.ok);
     await joinPhase.end(joinResult.ok);
     log(`joins: ${JSON.stringify({ ...joinResult, cpuMsPerJoin: joinCpu })}`);
@@ -248,9 +201,14 @@ async function main() {
     before = cpu();
     const renewStarted = performance.now();
     let keyIndex = 0;
-    const renewResult = await drive(renewals, identities.length, async (worker) => {
-      identities[worker] = await renewIdentity(identities[worker]!, target, Date.now, nextKeys[keyIndex++]);
-    });
+    const renewResult = await drive(
+      renewals,
+      identities.length,
+      async (_, worker) => {
+        identities[worker] = await renewIdentity(identities[worker]!, target, Date.now, nextKeys[keyIndex++]);
+      },
+      log,
+    );
     const renewCpu = cpuPer(before, renewResult.ok);
     const renewSeconds = (performance.now() - renewStarted) / 1000;
     await renewPhase.end(renewResult.ok);
@@ -294,10 +252,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main(), 'bench failed');

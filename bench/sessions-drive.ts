@@ -5,22 +5,30 @@ export const log = (line: string) => process.stderr.write(`[${new Date().toISOSt
 
 const STALL_MS = 120_000;
 
-/** Runs `total` tasks on `concurrency` workers; returns latencies (ms) and the rate. */
-export async function drive(total: number, concurrency: number, task: (index: number) => Promise<void>) {
+/**
+ * Runs `total` tasks on `concurrency` workers (each task given its index and its worker's); returns latencies (ms)
+ * and the rate. The first five failures are logged with `logLine`.
+ */
+export async function drive(
+  total: number,
+  concurrency: number,
+  task: (index: number, worker: number) => Promise<void>,
+  logLine: (line: string) => void = log,
+) {
   const latencies: number[] = [];
   let next = 0;
   let failed = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       while (next < total) {
         const index = next++;
         const t0 = performance.now();
         try {
-          await task(index);
+          await task(index, worker);
           latencies.push(performance.now() - t0);
         } catch (error) {
-          if (failed++ < 5) log(`  failed: ${(error as Error).message}`);
+          if (failed++ < 5) logLine(`  failed: ${(error as Error).message}`);
         }
       }
     }),

@@ -37,24 +37,18 @@
  *          `npx tsx bench/profile-summary.ts DIR`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { JoinTrust } from '../agent/join';
 import { prepareAttempts } from '../agent/sim/simulate';
 import { percentile } from '../agent/sim/percentiles';
 import { postToGateway } from '../agent/renew/gateway-client';
 import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import { insertApiKey } from '../server/api-keys/api-keys';
-import { bootstrapFirstStart } from '../server/boot/bootstrap';
-import { createDb } from '../server/db/client';
 import { findFreePort, startEmbeddedDatabase } from '../server/db/embedded';
-import { migrate } from '../server/db/migrate';
 import { ensureDevGatewayCredentials } from '../server/boot/dev-gateway';
-import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { installPins } from '../server/pki/pins-summary';
 import { loadPki } from '../server/pki/bundle/store';
 import { issueJoinToken } from '../server/tokens/issue';
@@ -64,6 +58,7 @@ import { beginPhase, profiledChild, withStatementStats } from './profile-phases'
 import { drive, log, settleGinIndexes, waitFor } from './sessions-drive';
 import { rotateKind, trustEventCase, trustEventLine, type RotationRun } from './sessions-rotation';
 import { commandCase, commandKindOf, commandLine } from './sessions-commands';
+import { bootstrapBenchDatabase } from './bench-db';
 
 const { values } = parseArgs({
   options: {
@@ -170,18 +165,7 @@ async function main() {
       `${sessions} sessions need about ${sessions + 300} open files in the gateway process; the hard limit is ${hardOpenFiles()} (raise it with ulimit -Hn as root, or run fewer sessions)`,
     );
   try {
-    await migrate(database.url);
-    const db = createDb(database.url, { max: 4 });
-    const secret = randomBytes(32).toString('base64url');
-    const first = await bootstrapFirstStart(db, { secret, trustDomain: 'bench.example.com' });
-    const pool = await db.pool.findUniqueOrThrow({ where: { id: first.defaultPoolId! } });
-    const bundle = await loadPki(db, secret);
-    const crypto = joinCryptoFromBundle(bundle);
-    const trust: JoinTrust = {
-      encryptionJwk: crypto.encryptionPublicJwk,
-      signingCertificateDer: Buffer.from(crypto.signingCertificate, 'base64'),
-      signingKeyPin: crypto.signingKeyPin,
-    };
+    const { db, secret, first, pool, bundle, crypto, trust } = await bootstrapBenchDatabase(database.url);
     const gatewayDir = await ensureDevGatewayCredentials(db, secret, dir);
     const [apiPort, gatewayPort] = [await findFreePort(), await findFreePort()];
     const env = {

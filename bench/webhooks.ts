@@ -37,6 +37,7 @@ import { webhookSettingsFromEnv } from '../server/webhooks/config';
 import { createWebhook, updateWebhook } from '../server/webhooks/subscriptions';
 import { WebhookWorker } from '../server/webhooks/worker';
 import { treeCpuSeconds } from './cpu';
+import { exitWhenDone } from './bench-db';
 
 const { values } = parseArgs({
   options: {
@@ -266,10 +267,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main(), 'failed');

@@ -66,6 +66,7 @@ export async function startBcdServer(
     await server?.stop();
     await database.close();
     rmSync(bcd.dir, { recursive: true, force: true });
+    removeMachineRoots();
   };
   try {
     server = await startServerProcess({
@@ -104,9 +105,21 @@ export function run(command: string, args: string[], options: { env: NodeJS.Proc
   });
 }
 
+const machineRoots = new Set<string>();
+// A machine holds an installed bcd (over 100 MB): the roots a test file made go when its server stops, or at
+// the latest when its worker exits, failed or not.
+process.once('exit', () => removeMachineRoots());
+
+/** Removes every machine root {@link newMachineRoot} made in this process (a bcd server's stop does it too). */
+export function removeMachineRoots(): void {
+  for (const root of machineRoots) rmSync(root, { recursive: true, force: true });
+  machineRoots.clear();
+}
+
 /** A machine: a directory that bcd and the install script treat as `/` (BCD_ROOT), with its own DMI product UUID and serial. */
 export function newMachineRoot(): string {
   const root = mkdtempSync(path.join(tmpdir(), 'bcd-root-'));
+  machineRoots.add(root);
   mkdirSync(path.join(root, 'sys/class/dmi/id'), { recursive: true });
   writeFileSync(path.join(root, 'sys/class/dmi/id/product_uuid'), `${randomUUID()}\n`);
   writeFileSync(path.join(root, 'sys/class/dmi/id/product_serial'), `SN-${randomUUID().slice(0, 8)}\n`);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { prepareJoinAttempt } from '../agent/join';
@@ -125,10 +125,15 @@ export async function createRenewHarness(
       await close(gateway).catch(() => {});
       await close(api).catch(() => {});
       await h.services.close();
+      await Promise.all([...agentDirs].map((dir) => rm(dir, { recursive: true, force: true })));
+      agentDirs.clear();
     },
   };
   return harness;
 }
+
+/** The identity directories {@link joinThroughGateway} made; a harness's close removes them. */
+const agentDirs = new Set<string>();
 
 /**
  * Joins a machine through the gateway (no client certificate, as a join has none) and stores its identity in
@@ -152,6 +157,7 @@ export async function joinThroughGateway(
     expectedRole: options.expectedRole ?? 'node',
   }) as IssuedAnswer;
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
+  agentDirs.add(dir);
   await writeIdentity(dir, {
     privateKeyPem: keys.privateKeyPem,
     certificateChain: answer.certificateChain,

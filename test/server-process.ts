@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { JoinTrust } from '../agent/join';
+import { bootstrapFirstStart } from '../server/boot/bootstrap';
 import { createDb, type Db } from '../server/db/client';
 import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
 import { loadPki } from '../server/pki/bundle/store';
@@ -121,6 +122,36 @@ export async function createServerDatabase(label: string): Promise<ServerDatabas
       await dropDatabase(name);
     },
   };
+}
+
+/**
+ * A database of its own (`label`) served by `count` server processes (default 1) with `env`, and what an agent
+ * pins for them. The servers start one after another, the first bootstrapping the database; with `trustDomain`
+ * the first start's work is done here and they start together, as the operator guide asks of instances sharing
+ * one database. `server` is the first. What was started is stopped again if a later step fails.
+ */
+export async function startServedDatabase(
+  label: string,
+  secret: string,
+  options: { count?: number; trustDomain?: string; env?: Record<string, string> } = {},
+) {
+  const database = await createServerDatabase(label);
+  const servers: ServerProcess[] = [];
+  const start = () => startServerProcess({ databaseUrl: database.url, secret, env: options.env });
+  try {
+    const count = options.count ?? 1;
+    if (options.trustDomain) {
+      await bootstrapFirstStart(database.db, { secret, trustDomain: options.trustDomain });
+      servers.push(...(await Promise.all(Array.from({ length: count }, start))));
+    } else {
+      for (let i = 0; i < count; i++) servers.push(await start());
+    }
+    return { database, servers, server: servers[0]!, trust: await serverTrust(database.db, secret) };
+  } catch (error) {
+    await Promise.all(servers.map((server) => server.stop()));
+    await database.close();
+    throw error;
+  }
 }
 
 /** What an agent pins for the server that bootstrapped `db`: its JoinService keys, from the stored PKI. */

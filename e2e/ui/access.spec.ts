@@ -1,21 +1,7 @@
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { adminCredentials, uniqueName } from '../support/env';
 import { signInNewOperator, signInThroughForm, trpc } from '../support/session';
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-}
+import { expectNoSeriousViolations } from '../support/axe';
 
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Console' });
 

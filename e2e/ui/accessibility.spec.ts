@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { joinMachine } from '../support/machine';
 import { openConsole, trpc } from '../support/session';
 import { roleState } from '../support/roles';
 import { consolePages, followNav, openPage, seedConsole, type ConsoleSeed } from '../support/console-pages';
+import { axeViolations, expectNoSeriousViolations } from '../support/axe';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
 test.use({ storageState: roleState('admin') });
@@ -17,21 +17,6 @@ test.use({ storageState: roleState('admin') });
  * person to look at.
  */
 const SHOTS = 'test-results/console-pages';
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-}
 
 const PAGES = [
   { name: 'overview', link: 'Overview', heading: 'Overview' },
@@ -52,7 +37,7 @@ test.describe('signed out', () => {
     test.setTimeout(60_000);
     await page.goto('/login?callbackUrl=%2Fevents&expired=1');
     await expect(page.getByText('Your session expired.')).toBeVisible();
-    await expectNoSeriousViolations(page, 'login');
+    await expectNoSeriousViolations(page, 'login', { screenshots: SHOTS });
   });
 });
 
@@ -84,7 +69,7 @@ test('every console page, with content in it', async ({ page }) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
     await expect(page.getByRole('heading', { name: heading, level: 1 })).toBeVisible();
     await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
-    await expectNoSeriousViolations(page, name);
+    await expectNoSeriousViolations(page, name, { screenshots: SHOTS });
   }
 });
 
@@ -97,14 +82,14 @@ test('the dialogs and the one-time token', async ({ page }) => {
   await dialog.getByLabel('MAC', { exact: true }).fill('aa-bb');
   await dialog.getByRole('button', { name: 'Create token' }).click();
   await expect(dialog.getByLabel('MAC', { exact: true })).toHaveAttribute('aria-invalid', 'true');
-  await expectNoSeriousViolations(page, 'create-join-token-errors');
+  await expectNoSeriousViolations(page, 'create-join-token-errors', { screenshots: SHOTS });
   await dialog.getByLabel('MAC', { exact: true }).fill('');
   await dialog.getByRole('button', { name: 'Create token' }).click();
   await expect(page.getByRole('region', { name: 'New join token' })).toBeVisible();
-  await expectNoSeriousViolations(page, 'one-time-token');
+  await expectNoSeriousViolations(page, 'one-time-token', { screenshots: SHOTS });
   await page.getByRole('button', { name: 'Done' }).click();
   await expect(page.getByRole('dialog', { name: 'Discard the join token?' })).toBeVisible();
-  await expectNoSeriousViolations(page, 'discard-token-confirmation');
+  await expectNoSeriousViolations(page, 'discard-token-confirmation', { screenshots: SHOTS });
 });
 
 test.describe('phone', () => {
@@ -116,10 +101,10 @@ test.describe('phone', () => {
     await followNav(page, 'Pools');
     await expect(page).toHaveURL(/\/pools(\?|$)/);
     await expect(page.getByRole('heading', { name: 'Pools', level: 1 })).toBeVisible();
-    await expectNoSeriousViolations(page, 'phone-pools');
+    await expectNoSeriousViolations(page, 'phone-pools', { screenshots: SHOTS });
     await followNav(page, 'Join tokens');
     await expect(page.getByRole('heading', { name: 'Pool default', level: 2 })).toBeVisible();
-    await expectNoSeriousViolations(page, 'phone-join-tokens');
+    await expectNoSeriousViolations(page, 'phone-join-tokens', { screenshots: SHOTS });
   });
 });
 
@@ -146,10 +131,10 @@ test('a node’s page', async ({ page }) => {
   // The page is titled by the machine's hostname, with the node id beside it.
   await expect(page.getByTestId('node-id')).toHaveText(nodeId);
   await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
-  await expectNoSeriousViolations(page, 'node');
+  await expectNoSeriousViolations(page, 'node', { screenshots: SHOTS });
   await page.getByRole('button', { name: `Revoke identity node ${nodeId}` }).click();
   await expect(page.getByRole('dialog', { name: 'Revoke node identity' })).toContainText('cannot be undone');
-  await expectNoSeriousViolations(page, 'node-revoke-confirmation');
+  await expectNoSeriousViolations(page, 'node-revoke-confirmation', { screenshots: SHOTS });
 });
 
 test('the join-requests queue with requests in it, and its dialogs', async ({ page }) => {
@@ -173,32 +158,21 @@ test('the join-requests queue with requests in it, and its dialogs', async ({ pa
   try {
     await page.goto(`/join-requests?pool=${pool.id}&tenant=${tenantId}`);
     await expect(page.locator('tbody tr[id^="request-row-"]')).toHaveCount(2, { timeout: 60_000 });
-    await expectNoSeriousViolations(page, 'join-requests-queue');
+    await expectNoSeriousViolations(page, 'join-requests-queue', { screenshots: SHOTS });
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await expect(page.getByRole('dialog', { name: 'Approve request' })).toBeVisible();
-    await expectNoSeriousViolations(page, 'join-requests-approve');
+    await expectNoSeriousViolations(page, 'join-requests-approve', { screenshots: SHOTS });
     await page.keyboard.press('Escape');
     await page.keyboard.press('?');
     await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
-    await expectNoSeriousViolations(page, 'join-requests-shortcuts');
+    await expectNoSeriousViolations(page, 'join-requests-shortcuts', { screenshots: SHOTS });
   } finally {
     sim.kill();
   }
 });
 
-/** axe at moderate impact and worse (the `region` rule among them): every violation, named with where. */
-async function moderateViolations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).analyze();
-  return results.violations
-    .filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-}
+/** axe at moderate impact and worse (the `region` rule among them). */
+const MODERATE_AND_WORSE = ['moderate', 'serious', 'critical'];
 
 test.describe('every page, at moderate impact and worse', () => {
   let seed: ConsoleSeed;
@@ -222,7 +196,7 @@ test.describe('every page, at moderate impact and worse', () => {
         const failures: Record<string, string[]> = {};
         for (const { path, heading } of consolePages(seed)) {
           await openPage(page, path, heading);
-          const violations = await moderateViolations(page);
+          const violations = await axeViolations(page, MODERATE_AND_WORSE);
           if (violations.length) failures[path.replace(/[?&]tenant=[^&]*/, '')] = violations;
         }
         expect(failures).toEqual({});
@@ -232,7 +206,7 @@ test.describe('every page, at moderate impact and worse', () => {
         test.setTimeout(180_000);
         const failures: Record<string, string[]> = {};
         const scan = async (name: string) => {
-          const violations = await moderateViolations(page);
+          const violations = await axeViolations(page, MODERATE_AND_WORSE);
           if (violations.length) failures[name] = violations;
         };
         await openPage(page, `/pools?tenant=${seed.tenantId}`, 'Pools');

@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright';
 import { randomBytes } from 'node:crypto';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { newScope, waitingRequests } from '../support/queue';
 import { signInThroughForm, trpc } from '../support/session';
+import { expectNoSeriousViolations } from '../support/axe';
 
 /**
  * The approval-rules page (create with the form's errors and a dry run, and a simulated PXE machine
@@ -11,20 +11,6 @@ import { signInThroughForm, trpc } from '../support/session';
  * the machine listed, then arrived). `dev --sim 1 --pxe` plays the machine: a Supermicro SYS-421GE-TNRT
  * (agent/sim/pxe.ts) whose lease is in 10.99.0.0/16.
  */
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-}
 
 test('a rule made in the console, dry-run first, admits a waiting PXE machine at once', async ({ page }) => {
   test.setTimeout(180_000);

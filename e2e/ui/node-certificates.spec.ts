@@ -1,44 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
-import { joinWithToken } from '../../agent/join';
+import { rm } from 'node:fs/promises';
+import { expect, test } from '@playwright/test';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { uniqueName } from '../support/env';
-import { joinMachine, machineClaims } from '../support/machine';
+import { expectAccessible } from '../support/axe';
+import { joinMachine } from '../support/machine';
+import { joinAsAgent, rootPoolWithToken } from '../support/node-pool';
 import { openConsole, signInNewOperator, trpc } from '../support/session';
 import { roleState } from '../support/roles';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
 test.use({ storageState: roleState('admin') });
-
-/** The page, the history's badges included, passes axe-core (no serious or critical violation). */
-async function expectAccessible(page: Page) {
-  const results = await new AxeBuilder({ page }).analyze();
-  expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
-}
-
-/** A new site and bcd pool of the root tenant, and a join token for it. */
-async function poolWithToken(page: Page) {
-  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
-  const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('certs-site') });
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
-    tenantId,
-    siteId: site.id,
-    name: uniqueName('certs-pool'),
-    agent: 'bcd',
-  });
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
-    tenantId,
-    poolId: pool.id,
-    ttlSeconds: 600,
-    idempotencyKey: randomUUID(),
-  });
-  return { tenantId, pool, token };
-}
 
 /**
  * The node page's certificate history: a machine joins as the agent does and renews twice through the
@@ -48,29 +19,12 @@ async function poolWithToken(page: Page) {
 test("a node's page lists every certificate it was issued, and a revoke marks them all", async ({ page, baseURL }) => {
   test.setTimeout(120_000);
   await openConsole(page);
-  const { tenantId, token } = await poolWithToken(page);
-
-  const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
-  expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();
-  const identityDir = await mkdtemp(path.join(tmpdir(), 'e2e-certs-'));
+  const { tenantId, token } = await rootPoolWithToken(page, 'certs');
+  const { answer, nodeId, identityDir, gateway } = await joinAsAgent(page, baseURL!, token, 'e2e-certs-');
   try {
-    const answer = await joinWithToken({
-      serverUrl: baseURL!,
-      token,
-      claims: machineClaims(),
-      pins: { joinSigningKeyPin: doc.join.signingKeyPin, joinEncryptionKeyPin: doc.join.encryptionKeyPin },
-      identityDir,
-    });
     expect(answer.status).toBe('joined');
-    const nodeId = (answer as { nodeId: string }).nodeId;
     const lines: string[] = [];
-    const target = {
-      identityDir,
-      gatewayUrl: doc.gateway.url,
-      servingCaPin: doc.gateway.servingCaPin,
-      gatewayServerName: doc.gateway.serverName,
-      log: (l: string) => lines.push(l),
-    };
+    const target = { identityDir, ...gateway, log: (l: string) => lines.push(l) };
     for (let i = 0; i < 2; i++) expect(await runRenewalLoop({ ...target, once: true }), lines.join('\n')).toBe(0);
 
     await page.goto(`/nodes/${nodeId}?tenant=${tenantId}`);
@@ -116,7 +70,7 @@ test("a viewer sees a node's certificates but no lifecycle action, and its forge
 }) => {
   test.setTimeout(90_000);
   await openConsole(page);
-  const { tenantId, pool, token } = await poolWithToken(page);
+  const { tenantId, pool, token } = await rootPoolWithToken(page, 'certs');
   expect((await joinMachine(page.request, token)).response.status()).toBe(200);
   const { items } = await trpc<{ items: { id: string }[] }>(page.request, 'query', 'nodes.list', { tenantId, poolId: pool.id });
   const nodeId = items[0]!.id;

@@ -1,16 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
-import { joinWithToken } from '../../agent/join';
+import { rm } from 'node:fs/promises';
+import { expect, test } from '@playwright/test';
 import { loadIdentity } from '../../agent/renew/identity';
 import { openCommandSession } from '../../test/command-session';
+import { expectNoSeriousViolations } from '../support/axe';
 import { layoutProblems } from '../support/layout-check';
-import { uniqueName } from '../support/env';
-import { machineClaims } from '../support/machine';
-import { openConsole, trpc } from '../support/session';
+import { joinAsAgent, rootPoolWithToken } from '../support/node-pool';
+import { openConsole } from '../support/session';
 import { roleState } from '../support/roles';
 
 /**
@@ -27,54 +22,15 @@ const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844 },
 ] as const;
 
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-}
-
 for (const viewport of VIEWPORTS) {
   test(`the node page runs a command and shows its result (${viewport.name})`, async ({ page, baseURL }) => {
     test.setTimeout(120_000);
     await page.setViewportSize({ width: viewport.width, height: viewport.height });
     await openConsole(page);
-    const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
-    const tenantId = tenants.find((t) => t.isRoot)!.id;
-    const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: uniqueName('cmd-site') });
-    const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
-      tenantId,
-      siteId: site.id,
-      name: uniqueName('cmd-pool'),
-      agent: 'bcd',
-    });
-    const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
-      tenantId,
-      poolId: pool.id,
-      ttlSeconds: 600,
-      idempotencyKey: randomUUID(),
-    });
-    const doc = await (await page.request.get('/api/compute/.well-known/better-compute')).json();
-    expect(doc.gateway, 'the e2e server runs its gateway').toBeTruthy();
-    const identityDir = await mkdtemp(path.join(tmpdir(), 'e2e-cmd-'));
+    const { tenantId, token } = await rootPoolWithToken(page, 'cmd');
+    const { nodeId, identityDir, gateway } = await joinAsAgent(page, baseURL!, token, 'e2e-cmd-');
     try {
-      const answer = await joinWithToken({
-        serverUrl: baseURL!,
-        token,
-        claims: machineClaims(),
-        pins: { joinSigningKeyPin: doc.join.signingKeyPin, joinEncryptionKeyPin: doc.join.encryptionKeyPin },
-        identityDir,
-      });
-      const nodeId = (answer as { nodeId: string }).nodeId;
-      const target = { gatewayUrl: doc.gateway.url, servingCaPin: doc.gateway.servingCaPin, gatewayServerName: doc.gateway.serverName };
-      const session = await openCommandSession(target, await loadIdentity(identityDir), nodeId);
+      const session = await openCommandSession(gateway, await loadIdentity(identityDir), nodeId);
       try {
         expect(session.status).toBe(200);
 

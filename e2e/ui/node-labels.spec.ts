@@ -1,10 +1,10 @@
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { layoutProblems } from '../support/layout-check';
 import { joinMachine } from '../support/machine';
 import { newScope } from '../support/queue';
 import { roleState } from '../support/roles';
 import { trpc } from '../support/session';
+import { expectNoSeriousViolations } from '../support/axe';
 
 /**
  * Labels at desktop and phone width: given in the join token dialog, on the node that token admits, and
@@ -18,20 +18,6 @@ const VIEWPORTS = [
   { name: 'desktop', width: 1440, height: 900 },
   { name: 'phone', width: 390, height: 844 },
 ] as const;
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-}
 
 for (const viewport of VIEWPORTS) {
   test(`labels given in the token dialog reach the node, and the node page edits them (${viewport.name})`, async ({ page }) => {

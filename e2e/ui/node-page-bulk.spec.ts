@@ -1,40 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { uniqueName } from '../support/env';
 import { layoutProblems } from '../support/layout-check';
 import { joinMachine } from '../support/machine';
+import { rootPoolWithToken } from '../support/node-pool';
 import { openConsole, trpc } from '../support/session';
 import { roleState } from '../support/roles';
+import { expectAccessible } from '../support/axe';
 
 // Signed in as the first admin by the setup project (e2e/support/roles.ts), not through the form.
 test.use({ storageState: roleState('admin') });
 
-async function expectAccessible(page: Page) {
-  const results = await new AxeBuilder({ page }).analyze();
-  expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
-}
-
 /** A new site and bcd pool of the root tenant with `n` machines joined into it by token: their node ids. */
 async function poolWithNodes(page: Page, n: number) {
-  const { items: tenants } = await trpc<{ items: { id: string; isRoot: boolean }[] }>(page.request, 'query', 'tenants.list', {});
-  const tenantId = tenants.find((t) => t.isRoot)!.id;
-  const siteName = uniqueName('fleet-site');
-  const site = await trpc<{ id: string }>(page.request, 'mutation', 'sites.create', { tenantId, name: siteName });
-  const poolName = uniqueName('fleet-pool');
-  const pool = await trpc<{ id: string }>(page.request, 'mutation', 'pools.create', {
-    tenantId,
-    siteId: site.id,
-    name: poolName,
-    agent: 'bcd',
-  });
-  const { token } = await trpc<{ token: string }>(page.request, 'mutation', 'joinTokens.create', {
-    tenantId,
-    poolId: pool.id,
-    ttlSeconds: 600,
-    maxUses: n,
-    idempotencyKey: randomUUID(),
-  });
+  const { tenantId, pool, poolName, siteName, token } = await rootPoolWithToken(page, 'fleet', n);
   for (let i = 0; i < n; i++) {
     const { response } = await joinMachine(page.request, token);
     expect(response.status()).toBe(200);

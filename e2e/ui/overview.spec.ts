@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { joinMachine } from '../support/machine';
 import { newScope, waitingRequests, type Scope } from '../support/queue';
 import { roleState } from '../support/roles';
 import { openConsole, signInThroughForm, trpc } from '../support/session';
+import { expectNoSeriousViolations } from '../support/axe';
 
 /**
  * The overview, the console's landing page, over a history seeded through the product: three machines join a
@@ -15,21 +15,6 @@ import { openConsole, signInThroughForm, trpc } from '../support/session';
  * and at phone width.
  */
 const SHOTS = 'test-results/console-pages';
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-}
 
 /** Seeds the history once per test: joins into the scope's pool, a refusal, two waiting PXE machines, one rejected. */
 async function seed(page: Page): Promise<Scope> {
@@ -118,7 +103,7 @@ test('the overview charts a seeded history, links to the lists, and stacks refus
   const siteName = sites.find((s) => s.id === scope.siteId)!.name;
   await openOverview(page, scope);
   await expectSeededCounts(page, scope, pool.name, siteName);
-  await expectNoSeriousViolations(page, 'overview');
+  await expectNoSeriousViolations(page, 'overview', { screenshots: SHOTS });
 
   // By reason: each part links to the refused joins of that reason (other specs refuse joins in this tenant
   // too, so which reasons are largest is not fixed; the largest is first).
@@ -148,7 +133,7 @@ test.describe('dark colour scheme', () => {
     await openOverview(page, scope);
     const background = await page.locator('.overview').evaluate((el) => getComputedStyle(el).backgroundColor);
     expect(background).toBe('rgb(15, 20, 27)');
-    await expectNoSeriousViolations(page, 'overview-dark');
+    await expectNoSeriousViolations(page, 'overview-dark', { screenshots: SHOTS });
   });
 });
 
@@ -161,6 +146,6 @@ test.describe('phone', () => {
     await openOverview(page, scope);
     await expect(panel(page, 'Joins per hour').locator('svg')).toBeVisible();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await expectNoSeriousViolations(page, 'phone-overview');
+    await expectNoSeriousViolations(page, 'phone-overview', { screenshots: SHOTS });
   });
 });

@@ -1,28 +1,14 @@
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { layoutProblems, summarize } from '../support/layout-check';
 import { roleState } from '../support/roles';
 import { signInNewOperator, trpc } from '../support/session';
 import { uniqueName } from '../support/env';
 import { followNav } from '../support/console-pages';
+import { expectNoSeriousViolations } from '../support/axe';
 
 test.use({ storageState: roleState('admin') });
 
 const LABELS = ['Serving CA', 'Join-signing key', 'Join-encryption key', 'Node CA', 'Command-signing key'];
-
-async function expectNoSeriousViolations(page: Page, name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-  expect(serious, `axe violations on ${name}`).toEqual([]);
-}
 
 async function openPki(page: Page) {
   await page.goto('/');

@@ -1,15 +1,10 @@
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { startCli } from '../support/cli';
 import { uniqueName } from '../support/env';
 import { signInThroughForm, trpc } from '../support/session';
+import { expectAccessible } from '../support/axe';
 
 /** The page passes axe-core (no serious or critical violation). */
-async function expectAccessible(page: Page) {
-  const results = await new AxeBuilder({ page }).analyze();
-  expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
-}
-
 /**
  * Sessions in the console: a machine simulated by `better-compute dev --sim 1 --sessions` (the agent's own
  * session loop) joins a pool with acceptance checks and keeps its session through the server's gateway. The

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot, run, type BcdBuild } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run, type BcdBuild } from '../../test/bcd-build';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { canMakeNetworkNamespaces, makeGatewayOnlyNetwork, type GatewayOnlyNetwork } from '../../test/netns';
 import { bcdEnv } from '../../test/rotation/fleet-agents';
@@ -102,6 +102,7 @@ afterAll(async () => {
   await database?.close();
   net?.remove();
   if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  removeMachineRoots();
 });
 
 /** curl in namespace `ns`: its exit code (0: an answer came, 7: refused or unreachable, 28: timed out). */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatConfigToml, type BcdConfig } from '../../agent/bcd/config-toml';
 import { handOverIdentity } from '../../agent/helper/hand-over';
-import { buildBcdForTests, newMachineRoot, run } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run } from '../../test/bcd-build';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
@@ -33,6 +33,7 @@ afterAll(async () => {
   children.forEach((child) => child.kill('SIGKILL'));
   await swtpm?.stop();
   await r?.close();
+  removeMachineRoots();
 });
 
 /** A machine root whose config.toml has a [helper] table for `nobody`, readable by it as the install leaves it. */

@@ -3,7 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot, run, type BcdBuild } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run, type BcdBuild } from '../../test/bcd-build';
 import { reservePort, spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { bcdEnv, bcdNodeOf } from '../../test/rotation/fleet-agents';
 import {
@@ -75,6 +75,7 @@ afterAll(async () => {
   await server?.stop();
   await database?.close();
   if (bcd) rmSync(bcd.dir, { recursive: true, force: true });
+  removeMachineRoots();
 });
 
 const newToken = async () =>

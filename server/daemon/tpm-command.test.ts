@@ -3,7 +3,7 @@ import { TpmClient } from '../../agent/tpm/client';
 import { createEndorsementKey } from '../../agent/tpm/endorsement';
 import { ekHashOf } from '../../agent/tpm/identify';
 import { parseTpmAddress } from '../../agent/tpm/transport';
-import { buildBcdForTests, newMachineRoot, run } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run } from '../../test/bcd-build';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test/tpm-provision';
 import { createHash } from 'node:crypto';
@@ -18,6 +18,7 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(async () => {
   await swtpm?.stop();
+  removeMachineRoots();
 });
 
 const env = (extra: Record<string, string> = {}) =>

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatConfigToml } from '../../agent/bcd/config-toml';
-import { buildBcdForTests, newMachineRoot, run } from '../../test/bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run } from '../../test/bcd-build';
 import { BASE, createRenewHarness, type RenewHarness } from '../../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../../test/swtpm';
 import { makeAk, tpmBoundNode } from '../../test/tpm-node';
@@ -27,6 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await swtpm?.stop();
   await r?.close();
+  removeMachineRoots();
 });
 
 /**

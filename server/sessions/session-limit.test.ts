@@ -1,7 +1,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { X509Certificate } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainToPem, connectGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
@@ -11,7 +11,8 @@ import { SseReader } from '../../agent/session/sse';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useRenewHarness } from '../../test/session-harness';
 import { createServices, type Services } from '../boot/services';
 import { normalizedPath } from '../boot/http-server';
 import { createGateway, type GatewayServer } from '../gateway/gateway';
@@ -26,16 +27,10 @@ import { DEFAULT_MAX_SESSIONS_PER_NODE, sessionSettings } from './settings';
 
 const LIMIT = DEFAULT_MAX_SESSIONS_PER_NODE;
 let r: RenewHarness;
-let signingKey: X509Certificate['publicKey'];
-beforeAll(async () => {
-  // A lease of 10 s (grace 10): on a loaded machine a 2 s lease can lapse between refreshes, and a gateway
-  // whose lease lapsed answers Hellos with the retryable 503 while it registers again.
-  r = await createRenewHarness({ sessions: sessionSettings(1, 10) });
-  signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
-});
-afterAll(async () => {
-  await r?.close();
-});
+let signingKey: KeyObject;
+// A lease of 10 s (grace 10): on a loaded machine a 2 s lease can lapse between refreshes, and a gateway
+// whose lease lapsed answers Hellos with the retryable 503 while it registers again.
+useRenewHarness((created) => ({ r, signingKey } = created), { sessions: sessionSettings(1, 10) });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

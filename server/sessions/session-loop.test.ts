@@ -1,5 +1,5 @@
-import { generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import { RENEWAL_EXIT } from '../../agent/renew/loop';
 import { runSessionLoop } from '../../agent/session/loop';
@@ -9,7 +9,8 @@ import { sessionCheck } from '../../agent/session/state-file';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useRenewHarness } from '../../test/session-harness';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
 
 // The agent's session loop (agent run, bcd node) against a real gateway and API: it opens the session at
@@ -17,14 +18,8 @@ import { revokeNodeIdentity } from '../nodes/lifecycle';
 // gateway restart, and stops with exit 3 once its identity is revoked.
 
 let r: RenewHarness;
-let signingKey: X509Certificate['publicKey'];
-beforeAll(async () => {
-  r = await createRenewHarness();
-  signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
-});
-afterAll(async () => {
-  await r?.close();
-});
+let signingKey: KeyObject;
+useRenewHarness((created) => ({ r, signingKey } = created));
 
 const sessionRows = (nodeId: string) => testDb().nodeSession.findMany({ where: { nodeId }, orderBy: { openedAt: 'asc' } });
 async function eventTypes(t: TestTenant, nodeId: string) {

@@ -1,24 +1,19 @@
-import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KeyObject } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { openSession, type AgentSession } from '../../agent/session/session-client';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useRenewHarness } from '../../test/session-harness';
 
 // A reconnect storm in small: many Hellos at once open their sessions in shared transactions (a group commit),
 // each still exactly as alone: its own session row, node.connected once per node, a welcome naming its node.
 
 let r: RenewHarness;
-let signingKey: X509Certificate['publicKey'];
-beforeAll(async () => {
-  r = await createRenewHarness();
-  signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
-});
-afterAll(async () => {
-  await r?.close();
-});
+let signingKey: KeyObject;
+useRenewHarness((created) => ({ r, signingKey } = created));
 
 describe('Hellos that arrive together', () => {
   it('open in fewer transactions than Hellos, each session its own and node.connected once per node', { timeout: 120_000 }, async () => {

@@ -12,15 +12,7 @@ import { openSession, type AgentSession } from '../../agent/session/session-clie
 import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { machineClaims } from '../../test/join-harness';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  serverTrust,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
+import { defaultPool, newServerSecret, startServedDatabase, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { insertApiKey } from '../api-keys/api-keys';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { installPins } from '../pki/pins-summary';
@@ -49,11 +41,10 @@ let token: string;
 let voucher: GatewayVoucher;
 
 beforeAll(async () => {
-  database = await createServerDatabase('sessions_fleet');
   const env = { BETTER_COMPUTE_SESSION_HEARTBEAT_SECONDS: '1', BETTER_COMPUTE_SESSION_GRACE_SECONDS: '3' };
-  apis.push(await startServerProcess({ databaseUrl: database.url, secret, env }));
-  apis.push(await startServerProcess({ databaseUrl: database.url, secret, env }));
-  trust = await serverTrust(database.db, secret);
+  const served = await startServedDatabase('sessions_fleet', secret, { count: 2, env });
+  ({ database, trust } = served);
+  apis.push(...served.servers);
   signingKey = new X509Certificate(trust.signingCertificateDer).publicKey;
   const bundle = await loadPki(database.db, secret);
   servingCaPin = installPins(bundle).servingCaPin;

@@ -4,8 +4,8 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KeyObject } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { chainToPem, connectGateway } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { buildRenewBody, checkRenewedAnswer } from '../../agent/renew/renew';
@@ -15,7 +15,8 @@ import { SseReader } from '../../agent/session/sse';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useRenewHarness } from '../../test/session-harness';
 import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
 import { getNode, listNodes } from '../nodes/nodes';
 import { countPools } from '../pools/counts';
@@ -25,14 +26,8 @@ import { SESSION_REFUSED } from '../../protocol/session-wire';
 // test PostgreSQL: heartbeats every second and a grace of two seconds (sessionSettings(1, 2)).
 
 let r: RenewHarness;
-let signingKey: X509Certificate['publicKey'];
-beforeAll(async () => {
-  r = await createRenewHarness();
-  signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
-});
-afterAll(async () => {
-  await r?.close();
-});
+let signingKey: KeyObject;
+useRenewHarness((created) => ({ r, signingKey } = created));
 
 const open = (identity: LoadedIdentity, onEvent?: (type: string) => void) =>
   openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-test', signingKey, onEvent: (e) => onEvent?.(e.type) });

@@ -2,20 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
 import { verifyJoinAnswer } from '../../agent/verify-answer';
-import { bootstrapFirstStart } from '../../server/boot/bootstrap';
 import { newId } from '../../server/ids';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { randomMac } from '../discovery-harness';
 import { machineClaims } from '../join-harness';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  serverTrust,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../server-process';
+import { defaultPool, newServerSecret, startServedDatabase, type ServerDatabase, type ServerProcess } from '../server-process';
 import { rawHttpClient } from './http-client';
 
 // The review's attacks on the approval queue, replayed from outside against the real server process
@@ -29,10 +20,7 @@ const secret = newServerSecret();
 const client = rawHttpClient(16);
 
 beforeAll(async () => {
-  database = await createServerDatabase('discovery_queue');
-  await bootstrapFirstStart(database.db, { secret, trustDomain: 'discovery-queue.example.com' });
-  server = await startServerProcess({ databaseUrl: database.url, secret });
-  trust = await serverTrust(database.db, secret);
+  ({ database, server, trust } = await startServedDatabase('discovery_queue', secret, { trustDomain: 'discovery-queue.example.com' }));
 }, 120_000);
 
 afterAll(async () => {

@@ -6,15 +6,7 @@ import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { createTestTenant } from '../fixtures';
 import { machineClaims } from '../join-harness';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  serverTrust,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../server-process';
+import { defaultPool, newServerSecret, startServedDatabase, type ServerDatabase, type ServerProcess } from '../server-process';
 import { forEachConcurrently, rawHttpClient, type RawAnswer } from './http-client';
 import { mutateBody } from './mutate-body';
 import { runSeed, seededRandom, type SeededRandom } from './seeded-random';
@@ -39,9 +31,7 @@ let trust: JoinTrust;
 
 beforeAll(async () => {
   process.stdout.write(`fuzz: RELIABILITY_SEED=${seed}\n`);
-  database = await createServerDatabase('fuzz');
-  server = await startServerProcess({ databaseUrl: database.url, secret });
-  trust = await serverTrust(database.db, secret);
+  ({ database, server, trust } = await startServedDatabase('fuzz', secret));
 }, 120_000);
 
 afterAll(async () => {

@@ -6,10 +6,9 @@ import { createPool } from '../../server/pools/pools';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
 import {
-  createServerDatabase,
   defaultPool,
   newServerSecret,
-  serverTrust,
+  startServedDatabase,
   startServerProcess,
   type ServerDatabase,
   type ServerProcess,
@@ -38,9 +37,7 @@ let trust: JoinTrust;
 
 beforeAll(async () => {
   process.stdout.write(`kill-restart: RELIABILITY_SEED=${seed}\n`);
-  database = await createServerDatabase('kill_restart');
-  server = await startServerProcess({ databaseUrl: database.url, secret });
-  trust = await serverTrust(database.db, secret);
+  ({ database, server, trust } = await startServedDatabase('kill_restart', secret));
 }, 120_000);
 
 afterAll(async () => {

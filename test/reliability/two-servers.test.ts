@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
 import { verifyJoinAnswer } from '../../agent/verify-answer';
-import { bootstrapFirstStart } from '../../server/boot/bootstrap';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { issueJoinToken } from '../../server/tokens/issue';
 import { machineClaims } from '../join-harness';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  serverTrust,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../server-process';
+import { defaultPool, newServerSecret, startServedDatabase, type ServerDatabase, type ServerProcess } from '../server-process';
 import { forEachConcurrently, rawHttpClient } from './http-client';
 
 // Reliability figure (issue 8): two server processes, each with its own connection to one external
@@ -31,12 +22,9 @@ let trust: JoinTrust;
 const secret = newServerSecret();
 
 beforeAll(async () => {
-  database = await createServerDatabase('two_servers');
-  // The first start's work (root tenant, default pool, PKI) is done here, so both servers start together
+  // The first start's work (root tenant, default pool, PKI) is done first, so both servers start together
   // on a database that has it, as the operator guide asks of instances sharing one database.
-  await bootstrapFirstStart(database.db, { secret, trustDomain: 'two-servers.example.com' });
-  servers = await Promise.all([0, 1].map(() => startServerProcess({ databaseUrl: database.url, secret })));
-  trust = await serverTrust(database.db, secret);
+  ({ database, servers, trust } = await startServedDatabase('two_servers', secret, { count: 2, trustDomain: 'two-servers.example.com' }));
 }, 120_000);
 
 afterAll(async () => {

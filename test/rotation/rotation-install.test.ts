@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBcdForTests, newMachineRoot, run, type BcdBuild } from '../bcd-build';
+import { buildBcdForTests, newMachineRoot, removeMachineRoots, run, type BcdBuild } from '../bcd-build';
 import {
   newJoinToken,
   rotate,
@@ -36,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(machines.map((m) => m.stop()));
   await d?.stop();
+  removeMachineRoots();
 });
 
 const configOf = (root: string) => readFileSync(path.join(root, 'etc/bcd/config.toml'), 'utf8');
