@@ -10,7 +10,10 @@ describe('the typed SQL layer over Prisma', () => {
 
   it('reads and writes with the schema types: Buffer, Date, row counts, arrays', async () => {
     const tenantId = newId('tnt');
-    await typed(db).insertInto('tenants').values({ id: tenantId, name: `typed-${tenantId}` }).execute();
+    await typed(db)
+      .insertInto('tenants')
+      .values({ id: tenantId, name: `typed-${tenantId}` })
+      .execute();
     const secret = randomBytes(32);
     const keyId = newId('key');
     await typed(db)
@@ -47,7 +50,10 @@ describe('the typed SQL layer over Prisma', () => {
     const failure = new Error('roll back');
     await expect(
       db.$transaction(async (tx) => {
-        await typed(tx).insertInto('tenants').values({ id: tenantId, name: `typed-${tenantId}` }).execute();
+        await typed(tx)
+          .insertInto('tenants')
+          .values({ id: tenantId, name: `typed-${tenantId}` })
+          .execute();
         // Prisma sees the typed write inside the same transaction...
         expect(await tx.tenant.findUnique({ where: { id: tenantId } })).not.toBeNull();
         throw failure;
@@ -58,6 +64,10 @@ describe('the typed SQL layer over Prisma', () => {
   });
 
   it('refuses Kysely transactions: Prisma opens them', async () => {
-    await expect(typed(db).transaction().execute(async () => undefined)).rejects.toThrow(/Prisma/);
+    await expect(
+      typed(db)
+        .transaction()
+        .execute(async () => undefined),
+    ).rejects.toThrow(/Prisma/);
   });
 });
