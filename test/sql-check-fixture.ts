@@ -21,7 +21,7 @@ export async function fixture(id: string, text: string) {
 `;
 
 /** The fixture's path: inside the tree, so 'pg' and 'kysely' resolve from node_modules. */
-export const FIXTURE_FILE = path.resolve('test/sql-check-fixture.virtual.ts');
+const FIXTURE_FILE = path.resolve('test/sql-check-fixture.virtual.ts');
 
 /** What {@link extractSql} reads from the fixture (compiled in memory). */
 export function extractFixture() {

@@ -12,7 +12,7 @@ const PREPARABLE = /^\s*(?:--[^\n]*\n\s*)*\(?\s*(select|insert|update|delete|wit
  */
 const UNTYPED_PARAMETER = new Set(['42725', '42P18', '42804']);
 
-export interface SqlFailure {
+interface SqlFailure {
   site: string;
   text: string;
   error: string;

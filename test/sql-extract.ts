@@ -16,9 +16,9 @@ import ts from 'typescript';
  * The text is a constant string, a template of constants, or a `+` of them. Anything else (a text built at run
  * time, a conditional fragment) is "unchecked", with the reason, so the test can refuse it.
  */
-export type SqlKind = 'pg' | 'prisma' | 'kysely';
+type SqlKind = 'pg' | 'prisma' | 'kysely';
 
-export interface SqlSite {
+interface SqlSite {
   file: string;
   line: number;
   kind: SqlKind;
@@ -41,7 +41,7 @@ const STATEMENT =
   /^\s*(?:--[^\n]*\n\s*)*\(?\s*(select|insert|update|delete|with|values|merge|table|begin|commit|rollback|savepoint|release|set|listen|unlisten|notify|lock|create|alter|drop|do|show|deallocate|explain|vacuum|analyze|truncate|copy)\b/i;
 
 /** Whether `text` starts like a whole statement (else a Kysely fragment). */
-export const isStatement = (text: string) => STATEMENT.test(text);
+const isStatement = (text: string) => STATEMENT.test(text);
 
 /** A program over `files` with the project's options, for {@link extractSql}. */
 export function programOf(files: string[], options: ts.CompilerOptions = {}, host?: ts.CompilerHost): ts.Program {
