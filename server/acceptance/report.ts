@@ -3,6 +3,9 @@ import type pg from 'pg';
 import { newId } from '../ids';
 import { acceptanceCheckSpec, evaluateChecks, measurementSchema, type CheckResult } from '../../protocol/acceptance-checks';
 
+// Plain SQL in one transaction on the session hub's pg connection, which the caller (server/sessions/) holds
+// (docs/decisions/typed-sql.md); checked by test/sql-check.test.ts.
+
 /** What bcd reports on its session's connection: the run it was asked, and what it measured. */
 export const acceptanceReport = z.object({
   runId: z.string().regex(/^acc_[a-z0-9]{1,40}$/),

@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db } from '../db/client';
+import { typed } from '../db/typed';
+import { computeNow, lockTenant } from '../operators/shared-sql';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
@@ -81,7 +84,7 @@ export async function insertApiKey(
     if (firstKeyOf) {
       // Only a tenant nobody can act in yet takes a key from outside; the row lock makes two such
       // requests take turns, so exactly one first key is minted.
-      await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${input.tenantId} FOR UPDATE`;
+      await lockTenant(tx, input.tenantId);
       const [keys, members, invitations] = await Promise.all([
         tx.apiKey.count({ where: { tenantId: input.tenantId } }),
         tx.membership.count({ where: { tenantId: input.tenantId } }),
@@ -98,7 +101,11 @@ export async function insertApiKey(
       });
     }
     const expiresAt = input.ttlSeconds
-      ? (await tx.$queryRaw<{ at: Date }[]>`SELECT compute_now() + make_interval(secs => ${input.ttlSeconds}) AS at`)[0]!.at
+      ? (
+          await typed(tx)
+            .selectNoFrom(sql<Date>`compute_now() + make_interval(secs => ${input.ttlSeconds})`.as('at'))
+            .executeTakeFirstOrThrow()
+        ).at
       : null;
     const row = await tx.apiKey.create({
       data: { id, tenantId: input.tenantId, role: input.role, name: input.name, secretHash: hashTokenSecret(secret), createdBy, expiresAt },
@@ -177,15 +184,23 @@ export async function revokeApiKey(db: Db, principal: Principal, input: z.infer<
 export async function authenticateApiKey(db: Db, bearer: string): Promise<Principal | null> {
   const match = KEY_PATTERN.exec(bearer);
   if (!match) return null;
-  const [key] = await db.$queryRaw<
-    { id: string; tenant_id: string; role: string; secret_hash: Uint8Array; live: boolean; stale_use: boolean }[]
-  >`
-    SELECT id, tenant_id, role, secret_hash,
-           (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > compute_now())) AS live,
-           (last_used_at IS NULL OR last_used_at < compute_now() - interval '1 minute') AS stale_use
-      FROM api_keys WHERE id = ${match[1]}`;
+  const key = await typed(db)
+    .selectFrom('api_keys')
+    .select(['id', 'tenant_id', 'role', 'secret_hash'])
+    .select((eb) => [
+      eb
+        .and([eb('revoked_at', 'is', null), eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', computeNow)])])
+        .$castTo<boolean>()
+        .as('live'),
+      eb
+        .or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`compute_now() - interval '1 minute'`)])
+        .$castTo<boolean>()
+        .as('stale_use'),
+    ])
+    .where('id', '=', match[1]!)
+    .executeTakeFirst();
   if (!key || !key.live) return null;
   if (!tokenSecretMatches(key.secret_hash, match[2]!)) return null;
-  if (key.stale_use) await db.$executeRaw`UPDATE api_keys SET last_used_at = compute_now() WHERE id = ${key.id}`;
+  if (key.stale_use) await typed(db).updateTable('api_keys').set({ last_used_at: computeNow }).where('id', '=', key.id).execute();
   return principalOf('api-key', key.id, [[key.tenant_id, key.role as Role]]);
 }

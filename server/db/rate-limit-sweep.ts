@@ -6,6 +6,9 @@ import { logError } from '../log';
 // a new row. A row whose window ended long ago holds nothing a limit still needs (its next hit would start a new
 // window anyway), so a sweep deletes those rows, in small batches. Every API instance runs it.
 
+// Plain SQL on the server's pg pool, from each instance's sweeper (docs/decisions/typed-sql.md): `DELETE … WHERE
+// ctid IN (… SKIP LOCKED)` batches, each its own short transaction; checked by test/sql-check.test.ts.
+
 /** Older than every window kept in `rate_limits` (the longest is a minute), so a sweep never ends a live one. */
 const RATE_LIMIT_RETENTION = '1 hour';
 const RATE_LIMIT_SWEEP_BATCH = 1_000;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { Prisma } from '../db/generated/client';
+import { sql } from 'kysely';
+import { typed } from '../db/typed';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { idOf } from '../../protocol/api/resource-names';
@@ -36,13 +37,25 @@ export async function listAuditFacets(
   input: z.infer<typeof auditFacetsInput>,
 ): Promise<z.infer<typeof auditFacets>> {
   await authorize(db, principal, 'compute:audit:read', resource.tenant(input.tenantId));
-  const range = Prisma.sql`${input.since ? Prisma.sql`AND created_at >= ${new Date(input.since)}` : Prisma.empty}
-                           ${input.until ? Prisma.sql`AND created_at < ${new Date(input.until)}` : Prisma.empty}`;
-  const grouped = (column: Prisma.Sql) => db.$queryRaw<{ value: string; count: number }[]>`
-    SELECT ${column} AS value, count(*)::int AS count
-      FROM (SELECT action, actor FROM audit_log WHERE tenant_id = ${input.tenantId} ${range} ORDER BY id DESC LIMIT ${AUDIT_FACET_SCAN}) newest
-     GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${AUDIT_FACET_LIMIT}`;
-  const [actions, actors] = await Promise.all([grouped(Prisma.sql`action`), grouped(Prisma.sql`actor`)]);
+  const newest = typed(db)
+    .selectFrom('audit_log')
+    .select(['action', 'actor'])
+    .where('tenant_id', '=', input.tenantId)
+    .$if(input.since !== undefined, (q) => q.where('created_at', '>=', new Date(input.since!)))
+    .$if(input.until !== undefined, (q) => q.where('created_at', '<', new Date(input.until!)))
+    .orderBy('id', 'desc')
+    .limit(AUDIT_FACET_SCAN)
+    .as('newest');
+  const grouped = (column: 'action' | 'actor') =>
+    typed(db)
+      .selectFrom(newest)
+      .select((eb) => [eb.ref(column).as('value'), sql<number>`count(*)::int`.as('count')])
+      .groupBy(column)
+      .orderBy('count', 'desc')
+      .orderBy('value')
+      .limit(AUDIT_FACET_LIMIT)
+      .execute();
+  const [actions, actors] = await Promise.all([grouped('action'), grouped('actor')]);
   const names = await operatorNames(
     db,
     actors.map((a) => a.value),

@@ -1,10 +1,17 @@
 import type pg from 'pg';
+import { sql } from 'kysely';
 import type { Tx } from '../db/client';
+import { typed } from '../db/typed';
 
 // Every answered credentials call of a gateway is one upsert of its vouching leaf's row in
 // `gateway_credential_calls`: the serving CA the leaf chains to, its names, when it was last seen, and the leaf
 // the API issued to replace it. Retiring the serving CA reads it (a gateway still on the old CA's leaf would be
 // stranded); rows not seen for a day are swept.
+//
+// The upsert and the sweep stay plain SQL on the server's pg pool (docs/decisions/typed-sql.md): the upsert runs
+// on every credentials call of every gateway (a machine-facing path, one indexed statement, no transaction),
+// and the sweep, like the rate-limit sweep, deletes in SKIP LOCKED batches from each instance's sweeper on that
+// pool. test/sql-check.test.ts PREPAREs both against the migrated schema.
 
 /** A gateway seen within this many seconds counts as up (it calls every 3 s). */
 export const GATEWAY_SEEN_WINDOW_SECONDS = 60;
@@ -48,17 +55,30 @@ interface GatewaysOnCa {
  * each) has not called since: the gateways that retiring that CA would strand.
  */
 export async function gatewaysOnServingCa(tx: Tx, pin: string): Promise<GatewaysOnCa> {
-  const rows = await tx.$queryRaw<{ n: number; names: string[] | null; last_seen: Date | null }[]>`
-    SELECT count(*)::int AS n,
-           array_agg(DISTINCT c.names[1]) FILTER (WHERE c.names[1] IS NOT NULL) AS names,
-           max(c.last_seen) AS last_seen
-      FROM gateway_credential_calls c
-     WHERE c.serving_ca_pin = ${pin}
-       AND c.last_seen > compute_now() - make_interval(secs => ${GATEWAY_SEEN_WINDOW_SECONDS})
-       AND NOT EXISTS (
-         SELECT 1 FROM gateway_credential_calls s
-          WHERE s.leaf_sha256 = c.successor_sha256 AND s.serving_ca_pin <> c.serving_ca_pin AND s.last_seen >= c.last_seen)`;
-  const row = rows[0]!;
+  const row = await typed(tx)
+    .selectFrom('gateway_credential_calls as c')
+    .select((eb) => {
+      const firstName = sql<string>`${eb.ref('c.names')}[1]`;
+      return [
+        eb.cast<number>(eb.fn.countAll(), 'integer').as('n'),
+        eb.fn.agg<string[] | null>('array_agg', [firstName]).distinct().filterWhere(firstName, 'is not', null).as('names'),
+        eb.fn.max('c.last_seen').as('last_seen'),
+      ];
+    })
+    .where('c.serving_ca_pin', '=', pin)
+    .where('c.last_seen', '>', sql<Date>`compute_now() - make_interval(secs => ${GATEWAY_SEEN_WINDOW_SECONDS})`)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('gateway_credential_calls as s')
+            .select(sql.lit(1).as('one'))
+            .whereRef('s.leaf_sha256', '=', 'c.successor_sha256')
+            .whereRef('s.serving_ca_pin', '<>', 'c.serving_ca_pin')
+            .whereRef('s.last_seen', '>=', 'c.last_seen'),
+        ),
+      ),
+    )
+    .executeTakeFirstOrThrow();
   return { count: row.n, names: row.names ?? [], lastSeen: row.last_seen };
 }
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { EXPIRY_WINDOWS, WAIT_BUCKETS } from './buckets';
+import { EXPIRY_WINDOWS } from './buckets';
+import { CONNECTED_SQL, EXPIRING_SQL, WAIT_SQL } from './shared-state-sql';
 
 /**
  * The fleet's shared state as the gauges describe it, read from PostgreSQL so that every instance answers
@@ -44,38 +45,6 @@ export function trustVersionSeries(rows: ReadonlyArray<{ version: number; count:
 }
 
 const n = (v: unknown) => Number(v ?? 0);
-
-/** Wait of a decided or expired request: created → decided, or created → expiry for one nobody decided. */
-const WAIT_SQL = `
-  SELECT site_id AS site, decision, count(*)::int AS count, coalesce(sum(w), 0)::float8 AS sum,
-         ARRAY[${WAIT_BUCKETS.map((b) => `count(*) FILTER (WHERE w <= ${b})::int`).join(', ')}] AS buckets
-    FROM (
-      SELECT site_id,
-             CASE WHEN decided_at IS NOT NULL THEN (CASE WHEN state = 'rejected' THEN 'rejected' ELSE 'approved' END) ELSE 'expired' END AS decision,
-             extract(epoch FROM coalesce(decided_at, expires_at) - created_at)::float8 AS w
-        FROM join_requests
-       WHERE decided_at IS NOT NULL OR (state IN ('pending', 'expired') AND expires_at <= compute_now())
-    ) w
-   GROUP BY site_id, decision`;
-
-/** Live nodes whose current certificate (nodes.cert_not_after, kept by triggers) is still valid, per window. */
-const EXPIRING_SQL = `
-  SELECT coalesce(pool_id, '') AS pool,
-         ${EXPIRY_WINDOWS.map(([label, s]) => `count(*) FILTER (WHERE cert_not_after <= compute_now() + interval '${s} seconds')::int AS "${label}"`).join(', ')}
-    FROM nodes
-   WHERE state <> 'retired' AND cert_not_after > compute_now()
-   GROUP BY 1`;
-
-/**
- * Connected as `nodes.list` and `pools.counts` read it: a session whose gateway's lease is live (a dead
- * gateway's sessions stop counting when its lease runs out, whatever rows it left behind).
- */
-const CONNECTED_SQL = `
-  SELECT coalesce(n.pool_id, '') AS pool, count(DISTINCT n.id) FILTER (WHERE g.gateway_id IS NOT NULL)::int AS count
-    FROM nodes n
-    LEFT JOIN node_sessions s ON s.node_id = n.id
-    LEFT JOIN gateway_leases g ON g.gateway_id = s.gateway_id AND g.expires_at > compute_now()
-   GROUP BY 1`;
 
 // The rows of the queries below; counts arrive as numbers (`::int`), sums and buckets as PostgreSQL sends them.
 type SiteStateCount = { site: string; state: string; count: number };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import type { Role } from '../../protocol/api/permissions';
@@ -11,6 +12,8 @@ import { hashPassword } from './password';
 import { SignInLockedError, authenticateOperator } from './sign-in';
 import { operatorNames } from './operator-names';
 import { addressBucket } from '../http/address-bucket';
+import { sql } from 'kysely';
+import { computeNow, hitRateLimit, lockTenant } from './shared-sql';
 
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(200),
@@ -65,17 +68,19 @@ const linkKey = (clientAddress: string) => `invitation-link:${addressBucket(clie
 /** Refuses, before the link is read, an address whose window already holds its share of unusable links. */
 async function assertLinkLookupsLeft(db: Db, clientAddress: string): Promise<void> {
   if (clientAddress === 'unknown') return;
-  const [full] = await db.$queryRaw<{ full: boolean }[]>`
-    SELECT count >= ${INVITATION_LINKS_PER_ADDRESS} AS full FROM rate_limits
-     WHERE key = ${linkKey(clientAddress)} AND window_start > compute_now() - make_interval(secs => ${LINK_WINDOW_SECONDS})`;
+  const full = await typed(db)
+    .selectFrom('rate_limits')
+    .select((eb) => eb('count', '>=', INVITATION_LINKS_PER_ADDRESS).as('full'))
+    .where('key', '=', linkKey(clientAddress))
+    .where('window_start', '>', sql<Date>`compute_now() - make_interval(secs => ${LINK_WINDOW_SECONDS})`)
+    .executeTakeFirst();
   if (full?.full)
     throw new DomainError('INVALID_STATE', 'Too many invitation links tried from your address: wait a minute, then open the link again');
 }
 
 /** Counts one unusable link against the address; the error to answer with. */
 async function countUnusableLink(db: Db, clientAddress: string): Promise<DomainError> {
-  if (clientAddress !== 'unknown')
-    await db.$queryRaw`SELECT allowed FROM rate_limit_hit(${linkKey(clientAddress)}, ${INVITATION_LINKS_PER_ADDRESS}::integer, make_interval(secs => ${LINK_WINDOW_SECONDS}))`;
+  if (clientAddress !== 'unknown') await hitRateLimit(db, linkKey(clientAddress), INVITATION_LINKS_PER_ADDRESS, LINK_WINDOW_SECONDS);
   return unusable();
 }
 
@@ -86,15 +91,18 @@ async function countUnusableLink(db: Db, clientAddress: string): Promise<DomainE
 async function findUsableInvitation(db: Db | Tx, token: string, lock: boolean): Promise<InvitationRow | null> {
   const match = TOKEN_PATTERN.exec(token.trim());
   if (!match) return null;
-  const [row] = lock
-    ? await db.$queryRaw<InvitationRow[]>`
-        SELECT id, tenant_id, email, role, created_by, expires_at, for_first_admin, secret_hash,
-               (accepted_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()) AS usable
-          FROM invitations WHERE id = ${match[1]} FOR UPDATE`
-    : await db.$queryRaw<InvitationRow[]>`
-        SELECT id, tenant_id, email, role, created_by, expires_at, for_first_admin, secret_hash,
-               (accepted_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()) AS usable
-          FROM invitations WHERE id = ${match[1]}`;
+  const row: InvitationRow | undefined = await typed(db)
+    .selectFrom('invitations')
+    .select(['id', 'tenant_id', 'email', 'role', 'created_by', 'expires_at', 'for_first_admin', 'secret_hash'])
+    .select((eb) =>
+      eb
+        .and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '>', computeNow)])
+        .$castTo<boolean>()
+        .as('usable'),
+    )
+    .where('id', '=', match[1]!)
+    .$if(lock, (q) => q.forUpdate())
+    .executeTakeFirst();
   return row && tokenSecretMatches(row.secret_hash, match[2]!) && row.usable ? row : null;
 }
 
@@ -173,7 +181,7 @@ export async function acceptInvitation(
     const row = await findUsableInvitation(tx, input.token, true);
     if (!row) throw unusable();
     // The tenant's row lock orders this with first-admin invitations and keys being created for it.
-    await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${row.tenant_id} FOR UPDATE`;
+    await lockTenant(tx, row.tenant_id);
     if (row.for_first_admin && (await tx.membership.count({ where: { tenantId: row.tenant_id, role: 'admin' } })) > 0) {
       throw new DomainError(
         'INVALID_STATE',

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
+import { sql } from 'kysely';
+import { typed } from '../db/typed';
+import { lockTenant } from './shared-sql';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { idOf } from '../../protocol/api/resource-names';
@@ -96,7 +99,7 @@ export async function createInvitation(
   const secret = newTokenSecret();
   const created = await db.$transaction(async (tx) => {
     // The tenant's row lock: first-admin invitations, first API keys and acceptances of one tenant take turns.
-    await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${input.tenantId} FOR UPDATE`;
+    await lockTenant(tx, input.tenantId);
     if (firstAdminOf) {
       const [members, keys, pending] = await Promise.all([
         tx.membership.count({ where: { tenantId: input.tenantId } }),
@@ -110,10 +113,9 @@ export async function createInvitation(
       throw new DomainError('ALREADY_EXISTS', `${input.email} is already an operator of this tenant`, { field: 'email' });
     }
     await settlePendingInvitation(tx, principal, input);
-    // A SELECT without FROM answers exactly one row.
-    const { expires } = (
-      await tx.$queryRaw<{ expires: Date }[]>`SELECT compute_now() + make_interval(days => ${INVITATION_TTL_DAYS}) AS expires`
-    )[0]!;
+    const { expires } = await typed(tx)
+      .selectNoFrom(sql<Date>`compute_now() + make_interval(days => ${INVITATION_TTL_DAYS})`.as('expires'))
+      .executeTakeFirstOrThrow();
     const row = await tx.invitation.create({
       data: {
         id,
@@ -202,9 +204,13 @@ export async function revokeInvitation(
 ): Promise<InvitationRecord> {
   await authorize(db, principal, 'compute:operators:manage', resource.tenant(input.tenantId));
   return db.$transaction(async (tx) => {
-    const [locked] = await tx.$queryRaw<
-      { id: string }[]
-    >`SELECT id FROM invitations WHERE id = ${input.invitationId} AND tenant_id = ${input.tenantId} FOR UPDATE`;
+    const locked = await typed(tx)
+      .selectFrom('invitations')
+      .select('id')
+      .where('id', '=', input.invitationId)
+      .where('tenant_id', '=', input.tenantId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!locked) throw new DomainError('NOT_FOUND', `Invitation ${input.invitationId} not found`);
     const row = await tx.invitation.findUniqueOrThrow({ where: { id: input.invitationId } });
     if (row.acceptedAt || row.revokedAt) return toRecord(row);

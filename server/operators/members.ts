@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { idOf } from '../../protocol/api/resource-names';
 import { authorize, resource } from '../authz/authorize';
@@ -49,8 +50,13 @@ export async function listOperators(db: Db, principal: Principal, input: z.infer
  * two admins demoting or removing each other take turns, so the last admin always stays.
  */
 async function lockMembership(tx: Tx, tenantId: string, operatorId: string) {
-  const rows = await tx.$queryRaw<{ operator_id: string; role: string }[]>`
-    SELECT operator_id, role FROM memberships WHERE tenant_id = ${tenantId} ORDER BY operator_id FOR UPDATE`;
+  const rows = await typed(tx)
+    .selectFrom('memberships')
+    .select(['operator_id', 'role'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('operator_id')
+    .forUpdate()
+    .execute();
   const membership = rows.find((r) => r.operator_id === operatorId);
   if (!membership) throw new DomainError('NOT_FOUND', `Operator ${operatorId} not found`);
   return { role: membership.role as Role, admins: rows.filter((r) => r.role === 'admin').length };

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { Tx, Db } from '../db/client';
+import { sql } from 'kysely';
+import { typed } from '../db/typed';
+import { computeNow } from './shared-sql';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { writeAudit } from '../events/publish';
@@ -27,9 +30,16 @@ export async function needsExplicitSsoLink(tx: Tx, operatorId: string): Promise<
 export async function stageSsoLink(tx: Tx, operatorId: string, subject: string): Promise<string> {
   const id = newId('ssl');
   const secret = newTokenSecret();
-  await tx.$executeRaw`
-    INSERT INTO sso_links (id, secret_hash, operator_id, oidc_subject, expires_at)
-    VALUES (${id}, ${hashTokenSecret(secret)}, ${operatorId}, ${subject}, compute_now() + make_interval(mins => ${SSO_LINK_TTL_MINUTES}))`;
+  await typed(tx)
+    .insertInto('sso_links')
+    .values({
+      id,
+      secret_hash: hashTokenSecret(secret),
+      operator_id: operatorId,
+      oidc_subject: subject,
+      expires_at: sql<Date>`compute_now() + make_interval(mins => ${SSO_LINK_TTL_MINUTES})`,
+    })
+    .execute();
   return `bcsso_${id}.${secret}`;
 }
 
@@ -41,11 +51,18 @@ type LinkRow = { id: string; operator_id: string; oidc_subject: string; secret_h
 async function findUsableLink(db: Db | Tx, token: string, lock: boolean): Promise<LinkRow | null> {
   const match = TOKEN_PATTERN.exec(token.trim());
   if (!match) return null;
-  const [row] = lock
-    ? await db.$queryRaw<LinkRow[]>`SELECT id, operator_id, oidc_subject, secret_hash,
-        (used_at IS NULL AND expires_at > compute_now()) AS usable FROM sso_links WHERE id = ${match[1]} FOR UPDATE`
-    : await db.$queryRaw<LinkRow[]>`SELECT id, operator_id, oidc_subject, secret_hash,
-        (used_at IS NULL AND expires_at > compute_now()) AS usable FROM sso_links WHERE id = ${match[1]}`;
+  const row: LinkRow | undefined = await typed(db)
+    .selectFrom('sso_links')
+    .select(['id', 'operator_id', 'oidc_subject', 'secret_hash'])
+    .select((eb) =>
+      eb
+        .and([eb('used_at', 'is', null), eb('expires_at', '>', computeNow)])
+        .$castTo<boolean>()
+        .as('usable'),
+    )
+    .where('id', '=', match[1]!)
+    .$if(lock, (q) => q.forUpdate())
+    .executeTakeFirst();
   return row && tokenSecretMatches(row.secret_hash, match[2]!) && row.usable ? row : null;
 }
 
@@ -79,15 +96,19 @@ export async function completeSsoLink(
   return db.$transaction(async (tx) => {
     const row = await findUsableLink(tx, input.token, true);
     if (!row) throw unusable();
-    const [current] = await tx.$queryRaw<{ oidc_subject: string | null }[]>`
-      SELECT oidc_subject FROM operators WHERE id = ${row.operator_id} FOR UPDATE`;
+    const current = await typed(tx)
+      .selectFrom('operators')
+      .select('oidc_subject')
+      .where('id', '=', row.operator_id)
+      .forUpdate()
+      .executeTakeFirst();
     if (!current) throw unusable();
     const holder = await tx.operator.findUnique({ where: { oidcSubject: row.oidc_subject }, select: { id: true } });
     if ((current.oidc_subject && current.oidc_subject !== row.oidc_subject) || (holder && holder.id !== row.operator_id)) {
       throw new DomainError('CONFLICT', 'This account or this single sign-on identity is linked to another already');
     }
     await tx.operator.update({ where: { id: row.operator_id }, data: { oidcSubject: row.oidc_subject } });
-    await tx.$executeRaw`UPDATE sso_links SET used_at = compute_now() WHERE id = ${row.id}`;
+    await typed(tx).updateTable('sso_links').set({ used_at: computeNow }).where('id', '=', row.id).execute();
     const memberships = await tx.membership.findMany({ where: { operatorId: row.operator_id }, select: { tenantId: true } });
     for (const { tenantId } of memberships) {
       await writeAudit(tx, {

@@ -1,4 +1,6 @@
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
+import { computeNow } from './shared-sql';
 import { newId } from '../ids';
 import { ROLES, type Role } from '../../protocol/api/permissions';
 import type { GroupMapping } from '../auth/oidc-config';
@@ -73,11 +75,16 @@ export async function signInWithSso(
 
   return db.$transaction(async (tx) => {
     // By subject first; else the same verified email (an invited or password operator now using SSO).
-    let [operator] = await tx.$queryRaw<{ id: string; email: string; name: string; oidc_subject: string | null }[]>`
-      SELECT id, email, name, oidc_subject FROM operators WHERE oidc_subject = ${subject} FOR UPDATE`;
+    const lockOperator = (by: 'oidc_subject' | 'email', value: string) =>
+      typed(tx)
+        .selectFrom('operators')
+        .select(['id', 'email', 'name', 'oidc_subject'])
+        .where(by, '=', value)
+        .forUpdate()
+        .executeTakeFirst();
+    let operator = await lockOperator('oidc_subject', subject);
     if (!operator) {
-      [operator] = await tx.$queryRaw<{ id: string; email: string; name: string; oidc_subject: string | null }[]>`
-        SELECT id, email, name, oidc_subject FROM operators WHERE email = ${email.data} FOR UPDATE`;
+      operator = await lockOperator('email', email.data);
       // Another subject already holds this email: the provider re-issued it to someone else. Not the same person.
       if (operator?.oidc_subject && operator.oidc_subject !== subject) return { ok: false, reason: 'no-access' } as const;
       // The email alone never takes over an account with a password, or a root admin: its password links it.
@@ -85,10 +92,16 @@ export async function signInWithSso(
         return { ok: false, reason: 'link-required', linkToken: await stageSsoLink(tx, operator.id, subject) } as const;
       }
     }
-    const invitations = await tx.$queryRaw<{ id: string; tenant_id: string; role: string }[]>`
-      SELECT id, tenant_id, role FROM invitations
-       WHERE email = ${email.data} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()
-       ORDER BY created_at FOR UPDATE`;
+    const invitations = await typed(tx)
+      .selectFrom('invitations')
+      .select(['id', 'tenant_id', 'role'])
+      .where('email', '=', email.data)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', computeNow)
+      .orderBy('created_at')
+      .forUpdate()
+      .execute();
     const existing = operator ? await tx.membership.findMany({ where: { operatorId: operator.id } }) : [];
     if (!operator && wantedById.size === 0 && invitations.length === 0) return { ok: false, reason: 'no-access' } as const;
 

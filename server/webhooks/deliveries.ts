@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { Db } from '../db/client';
+import { sql } from 'kysely';
+import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
@@ -44,6 +46,15 @@ const toRecord = (r: Row): DeliveryRecord => ({
   deliveredAt: r.deliveredAt?.toISOString() ?? null,
 });
 
+/**
+ * Wakes every instance's delivery worker when the transaction commits. `pg_notify` answers `void`, a type
+ * Prisma's driver cannot read back, hence the cast.
+ */
+const notifyWorkers = (tx: Tx) =>
+  typed(tx)
+    .selectNoFrom(sql<string>`pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')::text`.as('notified'))
+    .execute();
+
 const omitBody = { body: false, tenantId: false, retryFrom: false } as const;
 
 async function ownWebhook(db: Db, tenantId: string, webhookId: string) {
@@ -76,11 +87,14 @@ export async function redeliver(db: Db, principal: Principal, input: z.infer<typ
   await authorize(db, principal, 'compute:webhooks:manage', resource.tenant(input.tenantId));
   await ownWebhook(db, input.tenantId, input.webhookId);
   return db.$transaction(async (tx) => {
-    const updated = await tx.$executeRaw`
-      UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now(), retry_from = now()
-       WHERE id = ${input.deliveryId} AND subscription_id = ${input.webhookId}`;
-    if (!updated) throw new DomainError('NOT_FOUND', `Delivery ${input.deliveryId} not found`);
-    await tx.$executeRaw`SELECT pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')`;
+    const updated = await typed(tx)
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', next_attempt_at: sql`now()`, retry_from: sql`now()` })
+      .where('id', '=', input.deliveryId)
+      .where('subscription_id', '=', input.webhookId)
+      .executeTakeFirst();
+    if (!updated.numUpdatedRows) throw new DomainError('NOT_FOUND', `Delivery ${input.deliveryId} not found`);
+    await notifyWorkers(tx);
     await writeAudit(tx, {
       tenantId: input.tenantId,
       actor: principal.actor,
@@ -102,7 +116,10 @@ export async function sendTestWebhook(db: Db, principal: Principal, input: z.inf
   if (!sub.enabled) throw new DomainError('INVALID_STATE', `Webhook ${input.webhookId} is disabled: enable it to send a test event`);
   const id = `msg_${randomUUID().replaceAll('-', '')}`;
   return db.$transaction(async (tx) => {
-    const timestamp = (await tx.$queryRaw<{ now: Date }[]>`SELECT now()`)[0]!.now.toISOString();
+    const { now } = await typed(tx)
+      .selectNoFrom(sql<Date>`now()`.as('now'))
+      .executeTakeFirstOrThrow();
+    const timestamp = now.toISOString();
     const body = JSON.stringify({
       type: WEBHOOK_TEST_EVENT_TYPE,
       timestamp,
@@ -112,7 +129,7 @@ export async function sendTestWebhook(db: Db, principal: Principal, input: z.inf
       data: { id, subscriptionId: sub.id, tenantId: input.tenantId, eventType: WEBHOOK_TEST_EVENT_TYPE, body },
       omit: omitBody,
     });
-    await tx.$executeRaw`SELECT pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')`;
+    await notifyWorkers(tx);
     await writeAudit(tx, {
       tenantId: input.tenantId,
       actor: principal.actor,

@@ -1,5 +1,8 @@
 import type pg from 'pg';
 
+// Plain SQL on the webhook worker's pg pool, run from its sweep (docs/decisions/typed-sql.md); checked by
+// test/sql-check.test.ts.
+
 /**
  * Publishes `node.join-request.expired` once for each join request that reached its expiry pending (nobody
  * decided) or approved (the machine never came back), at the database's clock. Every instance runs it from

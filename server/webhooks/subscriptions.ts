@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { authorize, resource } from '../authz/authorize';
@@ -59,9 +60,13 @@ const select = {
 
 /** The subscription `webhookId` of `tenantId`, locked for the transaction; NOT_FOUND for another tenant's. */
 async function lockWebhook(tx: Tx, tenantId: string, webhookId: string): Promise<Row> {
-  const locked = await tx.$queryRaw<
-    { id: string }[]
-  >`SELECT id FROM webhook_subscriptions WHERE id = ${webhookId} AND tenant_id = ${tenantId} FOR UPDATE`;
+  const locked = await typed(tx)
+    .selectFrom('webhook_subscriptions')
+    .select('id')
+    .where('id', '=', webhookId)
+    .where('tenant_id', '=', tenantId)
+    .forUpdate()
+    .execute();
   if (!locked.length) throw new DomainError('NOT_FOUND', `Webhook ${webhookId} not found`);
   return tx.webhookSubscription.findUniqueOrThrow({ where: { id: webhookId }, select });
 }

@@ -9,6 +9,10 @@ import { publishExpiredJoinRequests } from './expiry';
 import { openWebhookSecret, signWebhook } from './secret';
 import { resolveWebhookTarget } from './target';
 
+// Plain SQL on the worker's own pg pool (docs/decisions/typed-sql.md): the claim, the batched success record and
+// the failure count run per delivery attempt, as named prepared statements, off any request's transaction;
+// bench/webhooks.ts measures them. test/sql-check.test.ts PREPAREs each against the migrated schema.
+
 /**
  * Claims due deliveries: `FOR UPDATE SKIP LOCKED` so instances never take the same row, and the claim pushes
  * `next_attempt_at` past the attempt's time bound (a lease), so the row stays out of every other claim while
