@@ -42,12 +42,18 @@ export const UNCHECKABLE: Array<Exemption & { reason: string }> = [
   { file: 'server/db/listen.ts', source: 'this.channel', reason: 'LISTEN of a channel name: names no table or column' },
   { file: 'server/db/embedded.ts', source: 'CREATE DATABASE', reason: 'creates the database the schema goes into' },
   // Conditions composed at run time from Prisma.sql fragments by a function; each area's integration tests run them.
-  { file: 'server/nodes/export-sql.ts', source: 'nodeCondition', reason: 'filter fragments (nodes)' },
-  { file: 'server/nodes/node-filter.ts', source: 'nodeCondition', reason: 'filter fragments (nodes)' },
-  { file: 'server/pools/stale-plan.ts', source: 'countDue(action)', reason: 'statement chosen per action (pools)' },
-  { file: 'server/pools/stale-plan.ts', source: 'listDue(action)', reason: 'statement chosen per action (pools)' },
-  { file: 'server/pools/stale-policy.ts', source: 'lockDue(action)', reason: 'statement chosen per action (pools)' },
-  { file: 'server/tokens/records.ts', source: 'where', reason: 'filter fragments (tokens)' },
+  {
+    file: 'server/expected/expected.ts',
+    source: 'sql.raw(type)',
+    reason: "one array parameter cast to a type named in the same function (expected machines' import)",
+  },
+  // Kysely fragments that are not expressions (a FROM item and its column aliases, an ANY operand): PREPARE cannot
+  // take them alone; the builder types every column around them and each area's integration tests run the whole
+  // statement.
+  { file: 'server/expected/expected.ts', source: 'x(serial, uuid', reason: 'unnest alias list (expected machines import)' },
+  { file: 'server/nodes/node-filter.ts', source: 'ANY(', reason: 'the search patterns as an ANY operand (nodes)' },
+  { file: 'server/rules/rules.ts', source: 'WITH ORDINALITY', reason: 'unnest with ordinality as a FROM item (rules)' },
+  { file: 'server/rules/rules.ts', source: 'x(id, position)', reason: 'unnest alias list (rules)' },
   { file: 'server/requests/approvable.ts', source: 'visible', reason: 'visibility fragment (requests)' },
   { file: 'server/requests/bulk.ts', source: 'where', reason: 'filter fragments (requests)' },
   { file: 'server/requests/bulk.ts', source: 'matchingCondition', reason: 'filter fragments (requests)' },

@@ -23,7 +23,7 @@ import type { DB } from './generated/kysely/types';
  *
  * Values come back as Kysely's types say: bytea as Buffer, timestamptz as Date, int8 as bigint, json parsed.
  */
-type Typed = Kysely<DB>;
+export type Typed = Kysely<DB>;
 
 const cache = new WeakMap<Tx, Typed>();
 
