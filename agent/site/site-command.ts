@@ -14,6 +14,7 @@ import { readStoredIdentity } from '../bcd/read-identity';
 import { readTokenFile, removeTokenFile } from '../bcd/token-input';
 import { BootLeases, bootHandler, listenOn } from './boot-listener';
 import { SiteClient } from './site-client';
+import { listenPlan } from './listen-plan';
 
 interface SiteArgs {
   server?: string;
@@ -74,6 +75,8 @@ function siteDirOf(args: SiteArgs, env: NodeJS.ProcessEnv = process.env): string
  * once to that machine's ramdisk. Runs until SIGTERM; returns the session loop's exit code.
  */
 async function runSite(args: SiteArgs, io: CommandIo): Promise<number> {
+  // Checked before anything is joined or bound.
+  const { lease: leaseAddress, boot: bootAddress } = listenPlan(args.leaseListen, args.bootListen);
   const siteDir = siteDirOf(args, io.env);
   const configPath = path.join(siteDir, 'config.toml');
   const identityDir = path.join(siteDir, 'identity');
@@ -98,8 +101,6 @@ async function runSite(args: SiteArgs, io: CommandIo): Promise<number> {
   });
   const gateway = { ...renewalOptionsFromConfig(config, identityDir), trust: held };
   const leases = new BootLeases(new SiteClient(gateway, identityDir), io.out);
-  const leaseAddress = args.leaseListen ?? '127.0.0.1:8470';
-  const bootAddress = args.bootListen ?? leaseAddress;
   const servers = [];
   if (bootAddress === leaseAddress) {
     servers.push(await listenOn(leaseAddress, bootHandler(leases, { leases: true, boot: true })));

@@ -13,7 +13,7 @@ export const HELLO_LAG_MS = 40;
  * The event loop's lag: how late a 50 ms timer fired, the most over its last few firings (about 250 ms),
  * measured from the first call on; 0 until then. One probe per process, unref'd.
  */
-export function eventLoopLag(): number {
+function eventLoopLag(): number {
   if (!lagProbe) {
     const probe = { samples: [0, 0, 0, 0, 0], next: 0, expected: performance.now() + 50 };
     setInterval(() => {
