@@ -71,7 +71,6 @@ export function CertificateHistory({ certificates, total, now }: { certificates:
       columns={certificateColumns(now)}
       rowKey={(cert) => cert.serial}
       label="Certificate history"
-      cards
       showCaption
       caption={total > certificates.length ? `The newest ${certificates.length} of ${total} certificates.` : undefined}
     />

@@ -181,5 +181,5 @@ const COMMAND_COLUMNS: DataColumn<CommandRecord>[] = [
 ];
 
 function CommandTable({ commands }: { commands: CommandRecord[] }) {
-  return <DataTable rows={commands} columns={COMMAND_COLUMNS} rowKey={(c) => c.id} label="Commands" cards />;
+  return <DataTable rows={commands} columns={COMMAND_COLUMNS} rowKey={(c) => c.id} label="Commands" />;
 }
