@@ -3,6 +3,15 @@ import type { Db } from '../db/client';
 import { operatorEmail } from './email';
 import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword, verifyPassword } from './password';
+import { hitRateLimit } from './shared-sql';
+import {
+  clearAccountThrottle,
+  countSignInAttempt,
+  forgetOldSignInCounters,
+  giveSignInAttemptBack,
+  recordSignIn,
+  secondsLeftInWindow,
+} from './sign-in-sql';
 
 /**
  * Failed sign-ins are throttled per (account, client address) with backoff, and per account with a
@@ -63,30 +72,19 @@ async function countAddressAttempt(db: Db, clientAddress: string): Promise<void>
   if (clientAddress === 'unknown') return;
   const t = SIGN_IN_THROTTLE;
   const key = signInAddressKey(clientAddress);
-  const [hit] = await db.$queryRaw<{ allowed: boolean }[]>`
-    SELECT allowed FROM rate_limit_hit(${key}, ${t.addressCeiling}::integer, make_interval(secs => ${t.addressWindowSeconds}))`;
-  if (hit?.allowed) return;
-  const [left] = await db.$queryRaw<{ seconds: number }[]>`
-    SELECT GREATEST(1, ceil(extract(epoch FROM window_start + make_interval(secs => ${t.addressWindowSeconds}) - compute_now())))::integer AS seconds
-      FROM rate_limits WHERE key = ${key}`;
-  throw new SignInLockedError(left?.seconds ?? t.addressWindowSeconds);
+  if (await hitRateLimit(db, key, t.addressCeiling, t.addressWindowSeconds)) return;
+  throw new SignInLockedError((await secondsLeftInWindow(db, key, t.addressWindowSeconds)) ?? t.addressWindowSeconds);
 }
 
 /** Gives an attempt back to the address, the account and the pair: it succeeded, or no password was checked. */
 async function giveAttemptBack(db: Db, keys: { account: string; pair: string }, clientAddress: string, clearPair: boolean) {
-  if (clearPair) await db.$executeRaw`DELETE FROM sign_in_throttles WHERE key = ${keys.pair}`;
-  else await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.pair}`;
-  await db.$executeRaw`UPDATE sign_in_throttles SET failures = GREATEST(failures - 1, 0) WHERE key = ${keys.account}`;
-  if (clientAddress !== 'unknown') {
-    await db.$executeRaw`UPDATE rate_limits SET count = GREATEST(count - 1, 0) WHERE key = ${signInAddressKey(clientAddress)}`;
-  }
+  await giveSignInAttemptBack(db, keys, clientAddress === 'unknown' ? null : signInAddressKey(clientAddress), clearPair);
 }
 
 /** Forgets an account's failures from every address (a password reset: the recovery path). */
 export async function clearSignInThrottle(db: Db, email: string): Promise<void> {
   const { account } = signInThrottleKeys(email, '');
-  const pairs = `pair:${account.slice('account:'.length)}:%`;
-  await db.$executeRaw`DELETE FROM sign_in_throttles WHERE key = ${account} OR key LIKE ${pairs}`;
+  await clearAccountThrottle(db, account);
 }
 
 // Compared against when the email is unknown, so a missing account costs the same time as a wrong password.
@@ -116,10 +114,7 @@ export async function authenticateOperator(
   const t = SIGN_IN_THROTTLE;
   await countAddressAttempt(db, clientAddress);
   // Counted before the password is checked, as a failure until it succeeds (row locks), so concurrent guesses share the limit.
-  const [attempt] = await db.$queryRaw<{ allowed: boolean; retry_after_seconds: number }[]>`
-    SELECT allowed, retry_after_seconds FROM sign_in_attempt(${keys.account}, ${keys.pair},
-      ${t.freeFailures}::integer, make_interval(secs => ${t.backoffSeconds}), make_interval(secs => ${t.maxBackoffSeconds}),
-      ${t.forgetAfter}::interval, ${t.accountCeiling}::integer, ${t.accountWindow}::interval)`;
+  const attempt = await countSignInAttempt(db, keys, t);
   if (!attempt?.allowed) throw new SignInLockedError(attempt?.retry_after_seconds ?? 0);
   const operator = await db.operator.findUnique({ where: { email: parsed.data } });
   let valid: boolean;
@@ -134,14 +129,12 @@ export async function authenticateOperator(
   }
   if (!operator || !valid) {
     // Forgotten counters of any account go with the next failure, so the table holds only live ones.
-    await db.$executeRaw`DELETE FROM sign_in_throttles
-      WHERE COALESCE(blocked_until, last_failure_at, window_start) <= compute_now() - ${t.forgetAfter}::interval
-        AND window_start <= compute_now() - ${t.accountWindow}::interval`;
+    await forgetOldSignInCounters(db, t);
     return null;
   }
   // The right password clears its own address and takes its attempt back from the account's and address's counts.
   await giveAttemptBack(db, keys, clientAddress, true);
-  await db.$executeRaw`UPDATE operators SET last_sign_in_at = compute_now() WHERE id = ${operator.id}`;
+  await recordSignIn(db, operator.id);
   return {
     id: operator.id,
     email: operator.email,
