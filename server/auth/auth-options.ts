@@ -1,7 +1,7 @@
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsImport from 'next-auth/providers/credentials';
 import type { OAuthConfig } from 'next-auth/providers/oauth';
-import { createDb, type Db } from '../db/client';
+import type { Db } from '../db/client';
 import { logLimited } from '../log';
 import { clientAddressFromHeaders } from '../http/client-address';
 import { authenticateOperator, endOperatorSessions } from '../operators/operators';
@@ -69,27 +69,18 @@ const authLogger: NextAuthOptions['logger'] = {
   debug() {},
 };
 
-let ownDb: Db | undefined;
-
-/** The database of options built without one (a test's): DATABASE_URL's, opened on first use. */
-function databaseOfEnvironment(): Db {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('the auth options were built without a database, and DATABASE_URL is not set');
-  return (ownDb ??= createDb(url));
-}
-
 /**
  * Console sign-in: email and password against the operators table (scrypt hashes). Sessions are signed
  * JWT cookies under NEXTAUTH_SECRET, which the boot process keeps in the data directory, so they survive
  * a restart. The JWT carries the operator's session version; every request checks it against PostgreSQL
  * (server/auth/session.ts), so sign-out or a password reset ends every session of the operator on every instance.
  * Memberships are read fresh on every request, never from the cookie. `db` answers the process's database
- * (server/boot/next-entry.ts hands in the services' one).
+ * (server/boot/next-entry.ts hands in the services' one; a test, its test database).
  */
 export function createAuthOptions(
+  db: () => Db,
   publicUrl = process.env.NEXTAUTH_URL,
   env: Record<string, string | undefined> = process.env,
-  db: () => Db = databaseOfEnvironment,
 ): NextAuthOptions {
   const oidc = oidcConfigFromEnv(env);
   const passwordForEveryone = passwordSignInForEveryone(env);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Session, User } from 'next-auth';
 import { decode, encode, type JWT } from 'next-auth/jwt';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { describe, expect, it } from 'vitest';
+import { testDb } from '../../test/db';
 import { captureStderr, createTestTenant } from '../../test/fixtures';
 import { createApiContext } from '../api/context';
 import { authenticateOperator, createOperator, resetOperatorPassword } from '../operators/operators';
@@ -12,12 +12,7 @@ import { sessionClaimOf } from './session-claim';
 const SECRET = 'test-nextauth-secret-' + randomBytes(8).toString('hex');
 const PASSWORD = 'correct-horse-battery-staple';
 
-beforeAll(() => {
-  // The sign-out event writes through getDb(), which reads DATABASE_URL.
-  process.env.DATABASE_URL = testDatabaseUrl();
-});
-
-const options = createAuthOptions('http://localhost:3000');
+const options = createAuthOptions(testDb, 'http://localhost:3000');
 
 /** Signs in as next-auth does: authorize, the jwt callback, and the cookie's encrypted JWT. */
 async function signIn(email: string, password = PASSWORD): Promise<string> {
@@ -79,8 +74,8 @@ describe('console sessions', () => {
   });
 
   it('marks cookies Secure when the public URL is https', () => {
-    expect(createAuthOptions('https://console.example.com').useSecureCookies).toBe(true);
-    expect(createAuthOptions('http://localhost:3000').useSecureCookies).toBe(false);
+    expect(createAuthOptions(testDb, 'https://console.example.com').useSecureCookies).toBe(true);
+    expect(createAuthOptions(testDb, 'http://localhost:3000').useSecureCookies).toBe(false);
   });
 
   it('log an invalid session cookie as one short line, rate-limited, without its stack', () => {

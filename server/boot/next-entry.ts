@@ -28,7 +28,7 @@ let entry: NextEntry | undefined;
 export function nextEntry(): NextEntry {
   if (entry) return entry;
   const db = () => processServices().db;
-  const authOptions = createAuthOptions(undefined, undefined, db);
+  const authOptions = createAuthOptions(db);
   const session = createConsoleSession(authOptions, db);
   entry = {
     authOptions,
