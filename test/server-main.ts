@@ -19,7 +19,7 @@ runServerProcess({
   // The embedded PostgreSQL's log and notices on stderr, which the harness keeps (ServerProcess.log).
   embeddedLog: (line) => process.stderr.write(`${line}\n`),
   console: (services) => {
-    const authOptions = createAuthOptions(undefined, undefined, () => services.db);
+    const authOptions = createAuthOptions(() => services.db);
     return async (req, res) => {
       // The console's tRPC route (handleTrpcRequest), for the live-stream tests.
       if (req.url?.startsWith('/api/trpc/')) return serveTrpc(services.db, req, res, services);

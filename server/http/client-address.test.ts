@@ -35,8 +35,7 @@ describe('sign-in through the boot server', () => {
   const servers: http.Server[] = [];
   let port = 0;
   beforeAll(async () => {
-    process.env.DATABASE_URL = testDatabaseUrl();
-    const provider = createAuthOptions('http://localhost:3000').providers[0] as unknown as {
+    const provider = createAuthOptions(testDb, 'http://localhost:3000').providers[0] as unknown as {
       options: { authorize: (c: Record<string, string>, req: { headers: http.IncomingHttpHeaders }) => Promise<unknown> };
     };
     // "Next" is next-auth's credentials check, given the request's headers exactly as next-auth passes them.
