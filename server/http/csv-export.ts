@@ -1,4 +1,5 @@
 import type { Db } from '../db/client';
+import { hitRateLimit, secondsLeftInWindow } from '../db/rate-limits';
 import type { Principal } from '../authz/principal';
 import { HttpRefusal } from './body';
 import { logError } from '../log';
@@ -20,12 +21,10 @@ export class ExportRateLimited extends HttpRefusal {
  */
 export async function hitExportLimit(db: Db, principal: Principal): Promise<void> {
   const key = `csv-export:${principal.actor}`;
-  const [row] = await db.$queryRaw<Array<{ allowed: boolean; retry_after: number }>>`
-    SELECT h.allowed,
-           GREATEST(1, ceil(extract(epoch FROM (COALESCE(r.window_start, compute_now()) + make_interval(secs => ${EXPORT_WINDOW_SECONDS}) - compute_now()))))::int AS retry_after
-      FROM rate_limit_hit(${key}, ${CSV_EXPORTS_PER_CALLER}::int, make_interval(secs => ${EXPORT_WINDOW_SECONDS})) h
-      LEFT JOIN rate_limits r ON r.key = ${key}`;
-  if (row && !row.allowed) throw new ExportRateLimited(Math.min(EXPORT_WINDOW_SECONDS, row.retry_after));
+  if (await hitRateLimit(db, key, CSV_EXPORTS_PER_CALLER, EXPORT_WINDOW_SECONDS)) return;
+  // A refused hit leaves its window as it was: what is left of it is how long to wait.
+  const left = (await secondsLeftInWindow(db, key, EXPORT_WINDOW_SECONDS)) ?? EXPORT_WINDOW_SECONDS;
+  throw new ExportRateLimited(Math.min(EXPORT_WINDOW_SECONDS, left));
 }
 
 /** How many exports of one kind stream at once from this process; another is answered 429 until one ends. */

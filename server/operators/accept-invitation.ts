@@ -13,7 +13,8 @@ import { SignInLockedError, authenticateOperator } from './sign-in';
 import { operatorNames } from './operator-names';
 import { addressBucket } from '../http/address-bucket';
 import { sql } from 'kysely';
-import { computeNow, hitRateLimit, lockTenant } from './shared-sql';
+import { hitRateLimit } from '../db/rate-limits';
+import { computeNow, lockTenant } from './shared-sql';
 
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(200),

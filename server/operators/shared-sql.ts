@@ -14,14 +14,3 @@ export const computeNow = sql<Date>`compute_now()`;
 export async function lockTenant(tx: Tx, tenantId: string): Promise<void> {
   await typed(tx).selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
 }
-
-/**
- * Counts one hit against `key` in PostgreSQL's shared `rate_limits` (`rate_limit_hit`, every instance together):
- * whether it is within `limit` per `windowSeconds`.
- */
-export async function hitRateLimit(db: Tx, key: string, limit: number, windowSeconds: number): Promise<boolean> {
-  const { allowed } = await typed(db)
-    .selectNoFrom(sql<boolean>`(rate_limit_hit(${key}, ${limit}::integer, make_interval(secs => ${windowSeconds}))).allowed`.as('allowed'))
-    .executeTakeFirstOrThrow();
-  return allowed;
-}

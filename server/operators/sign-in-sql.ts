@@ -15,19 +15,6 @@ interface Throttle {
   accountWindow: string;
 }
 
-/** Seconds until the window of `key` in rate_limits (`windowSeconds` long) ends, at least 1; undefined without a row. */
-export async function secondsLeftInWindow(db: Tx, key: string, windowSeconds: number): Promise<number | undefined> {
-  const row = await typed(db)
-    .selectFrom('rate_limits')
-    .select((eb) => {
-      const windowEnd = eb(eb.ref('window_start'), '+', sql<Date>`make_interval(secs => ${windowSeconds})`);
-      return sql<number>`GREATEST(1, ceil(extract(epoch FROM ${windowEnd} - compute_now())))::integer`.as('seconds');
-    })
-    .where('key', '=', key)
-    .executeTakeFirst();
-  return row?.seconds;
-}
-
 /** One attempt of the (account, pair), counted as a failure until it succeeds: allowed, or the seconds to wait. */
 export async function countSignInAttempt(db: Tx, keys: { account: string; pair: string }, t: Throttle) {
   return typed(db)

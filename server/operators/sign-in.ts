@@ -3,15 +3,8 @@ import type { Db } from '../db/client';
 import { operatorEmail } from './email';
 import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword, verifyPassword } from './password';
-import { hitRateLimit } from './shared-sql';
-import {
-  clearAccountThrottle,
-  countSignInAttempt,
-  forgetOldSignInCounters,
-  giveSignInAttemptBack,
-  recordSignIn,
-  secondsLeftInWindow,
-} from './sign-in-sql';
+import { hitRateLimit, secondsLeftInWindow } from '../db/rate-limits';
+import { clearAccountThrottle, countSignInAttempt, forgetOldSignInCounters, giveSignInAttemptBack, recordSignIn } from './sign-in-sql';
 
 /**
  * Failed sign-ins are throttled per (account, client address) with backoff, and per account with a
