@@ -1,5 +1,7 @@
 import type { NodeSessionState } from '../../protocol/api/node-schemas';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 
 interface NodeTimes {
   id: string;
@@ -11,11 +13,16 @@ interface NodeTimes {
 export async function sessionStates(db: Db | Tx, nodes: readonly NodeTimes[]): Promise<Map<string, NodeSessionState>> {
   const ids = nodes.map((n) => n.id);
   const live = ids.length
-    ? await db.$queryRaw<Array<{ node_id: string; gateway_id: string; heartbeat_at: Date }>>`
-        SELECT DISTINCT ON (s.node_id) s.node_id, s.gateway_id, g.heartbeat_at
-          FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id
-         WHERE s.node_id = ANY(${ids}) AND g.expires_at > compute_now()
-         ORDER BY s.node_id, s.opened_at DESC`
+    ? await typed(db)
+        .selectFrom('node_sessions as s')
+        .innerJoin('gateway_leases as g', 'g.gateway_id', 's.gateway_id')
+        .distinctOn('s.node_id')
+        .select(['s.node_id', 's.gateway_id', 'g.heartbeat_at'])
+        .where((eb) => eb('s.node_id', '=', eb.fn.any(eb.val(ids))))
+        .where('g.expires_at', '>', sql<Date>`compute_now()`)
+        .orderBy('s.node_id')
+        .orderBy('s.opened_at', 'desc')
+        .execute()
     : [];
   const byNode = new Map(live.map((row) => [row.node_id, row]));
   return new Map(

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/client';
+import { typed } from '../db/typed';
 import type { Prisma } from '../db/generated/client';
 import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
@@ -48,11 +50,15 @@ export async function updateSite(db: Db, principal: Principal, input: z.infer<ty
  * change take turns.
  */
 async function assertNothingWaitsForTwo(tx: Tx, siteId: string): Promise<void> {
-  const [site] = await tx.$queryRaw<{ required_approvals: number }[]>`
-    SELECT required_approvals FROM sites WHERE id = ${siteId} FOR UPDATE`;
+  const site = await typed(tx).selectFrom('sites').select('required_approvals').where('id', '=', siteId).forUpdate().executeTakeFirst();
   if (!site || site.required_approvals < 2) return;
-  const [waiting] = await tx.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM join_requests WHERE site_id = ${siteId} AND state = 'pending' AND expires_at > compute_now()`;
+  const waiting = await typed(tx)
+    .selectFrom('join_requests')
+    .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+    .where('site_id', '=', siteId)
+    .where('state', '=', 'pending')
+    .where('expires_at', '>', sql<Date>`compute_now()`)
+    .executeTakeFirst();
   const n = waiting?.n ?? 0;
   if (n > 0) {
     throw new DomainError(
