@@ -5,7 +5,6 @@ import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import type { Role } from '../../protocol/api/permissions';
 import { publishEvent, writeAudit } from '../events/publish';
-import { tokenSecretMatches } from '../tokens/secret';
 import { MIN_PASSWORD_LENGTH } from './change-password';
 import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword } from './password';
@@ -14,6 +13,7 @@ import { operatorNames } from './operator-names';
 import { addressBucket } from '../http/address-bucket';
 import { sql } from 'kysely';
 import { hitRateLimit } from '../db/rate-limits';
+import { usableByToken } from './link-token';
 import { computeNow, lockTenant } from './shared-sql';
 
 export const acceptInvitationInput = z.strictObject({
@@ -89,22 +89,21 @@ async function countUnusableLink(db: Db, clientAddress: string): Promise<DomainE
  * The invitation a token names, when the token is exactly one of ours, its secret matches (constant time)
  * and it is still usable; else null. Nothing costly runs before this answers.
  */
-async function findUsableInvitation(db: Db | Tx, token: string, lock: boolean): Promise<InvitationRow | null> {
-  const match = TOKEN_PATTERN.exec(token.trim());
-  if (!match) return null;
-  const row: InvitationRow | undefined = await typed(db)
-    .selectFrom('invitations')
-    .select(['id', 'tenant_id', 'email', 'role', 'created_by', 'expires_at', 'for_first_admin', 'secret_hash'])
-    .select((eb) =>
-      eb
-        .and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '>', computeNow)])
-        .$castTo<boolean>()
-        .as('usable'),
-    )
-    .where('id', '=', match[1]!)
-    .$if(lock, (q) => q.forUpdate())
-    .executeTakeFirst();
-  return row && tokenSecretMatches(row.secret_hash, match[2]!) && row.usable ? row : null;
+function findUsableInvitation(db: Db | Tx, token: string, lock: boolean): Promise<InvitationRow | null> {
+  return usableByToken(token, TOKEN_PATTERN, (id) =>
+    typed(db)
+      .selectFrom('invitations')
+      .select(['id', 'tenant_id', 'email', 'role', 'created_by', 'expires_at', 'for_first_admin', 'secret_hash'])
+      .select((eb) =>
+        eb
+          .and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '>', computeNow)])
+          .$castTo<boolean>()
+          .as('usable'),
+      )
+      .where('id', '=', id)
+      .$if(lock, (q) => q.forUpdate())
+      .executeTakeFirst(),
+  );
 }
 
 /**

@@ -6,7 +6,8 @@ import { computeNow } from './shared-sql';
 import { DomainError } from '../../protocol/errors';
 import { newId } from '../ids';
 import { writeAudit } from '../events/publish';
-import { hashTokenSecret, newTokenSecret, tokenSecretMatches } from '../tokens/secret';
+import { hashTokenSecret, newTokenSecret } from '../tokens/secret';
+import { usableByToken } from './link-token';
 import { PasswordHashingBusyError } from './hash-slots';
 import { SignInLockedError, authenticateOperator } from './sign-in';
 
@@ -48,22 +49,21 @@ const unusable = () =>
 
 type LinkRow = { id: string; operator_id: string; oidc_subject: string; secret_hash: Uint8Array; usable: boolean };
 
-async function findUsableLink(db: Db | Tx, token: string, lock: boolean): Promise<LinkRow | null> {
-  const match = TOKEN_PATTERN.exec(token.trim());
-  if (!match) return null;
-  const row: LinkRow | undefined = await typed(db)
-    .selectFrom('sso_links')
-    .select(['id', 'operator_id', 'oidc_subject', 'secret_hash'])
-    .select((eb) =>
-      eb
-        .and([eb('used_at', 'is', null), eb('expires_at', '>', computeNow)])
-        .$castTo<boolean>()
-        .as('usable'),
-    )
-    .where('id', '=', match[1]!)
-    .$if(lock, (q) => q.forUpdate())
-    .executeTakeFirst();
-  return row && tokenSecretMatches(row.secret_hash, match[2]!) && row.usable ? row : null;
+function findUsableLink(db: Db | Tx, token: string, lock: boolean): Promise<LinkRow | null> {
+  return usableByToken(token, TOKEN_PATTERN, (id) =>
+    typed(db)
+      .selectFrom('sso_links')
+      .select(['id', 'operator_id', 'oidc_subject', 'secret_hash'])
+      .select((eb) =>
+        eb
+          .and([eb('used_at', 'is', null), eb('expires_at', '>', computeNow)])
+          .$castTo<boolean>()
+          .as('usable'),
+      )
+      .where('id', '=', id)
+      .$if(lock, (q) => q.forUpdate())
+      .executeTakeFirst(),
+  );
 }
 
 /**
