@@ -78,15 +78,11 @@ export async function setOperatorRole(db: Db, principal: Principal, input: z.inf
         where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } },
         data: { role: input.role },
       });
-      const data = { operatorId: input.operatorId, from: current.role, to: input.role };
-      await writeAudit(tx, {
-        tenantId: input.tenantId,
-        actor: principal.actor,
-        action: 'operator.role-changed',
-        resource: `compute-operator/${input.operatorId}`,
-        data,
+      await recordMembershipChange(tx, principal, input.tenantId, 'operator.role-changed', {
+        operatorId: input.operatorId,
+        from: current.role,
+        to: input.role,
       });
-      await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.role-changed', data: { ...data, by: principal.actor } });
     }
     const row = await tx.membership.findUniqueOrThrow({
       where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } },
@@ -94,6 +90,18 @@ export async function setOperatorRole(db: Db, principal: Principal, input: z.inf
     });
     return toRecord(row);
   });
+}
+
+/** A membership change of `data.operatorId` in `tenantId`: its audit row, and its event naming who made it. */
+async function recordMembershipChange(
+  tx: Tx,
+  principal: Principal,
+  tenantId: string,
+  action: 'operator.role-changed' | 'operator.removed',
+  data: { operatorId: string; [field: string]: unknown },
+): Promise<void> {
+  await writeAudit(tx, { tenantId, actor: principal.actor, action, resource: `compute-operator/${data.operatorId}`, data });
+  await publishEvent(tx, { tenantId, type: action, data: { ...data, by: principal.actor } });
 }
 
 /**
@@ -107,15 +115,7 @@ export async function removeOperator(db: Db, principal: Principal, input: z.infe
     if (current.role === 'admin' && current.admins <= 1) throw lastAdmin();
     await tx.membership.delete({ where: { operatorId_tenantId: { operatorId: input.operatorId, tenantId: input.tenantId } } });
     await tx.operator.update({ where: { id: input.operatorId }, data: { sessionVersion: { increment: 1 } } });
-    const data = { operatorId: input.operatorId, role: current.role };
-    await writeAudit(tx, {
-      tenantId: input.tenantId,
-      actor: principal.actor,
-      action: 'operator.removed',
-      resource: `compute-operator/${input.operatorId}`,
-      data,
-    });
-    await publishEvent(tx, { tenantId: input.tenantId, type: 'operator.removed', data: { ...data, by: principal.actor } });
+    await recordMembershipChange(tx, principal, input.tenantId, 'operator.removed', { operatorId: input.operatorId, role: current.role });
   });
   return { removed: true };
 }
