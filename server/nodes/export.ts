@@ -1,12 +1,10 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client';
-import { DomainError } from '../../protocol/errors';
-import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { pickNodeFilter } from '../../protocol/api/node-filter';
 import type { exportNodesInput } from '../../protocol/api/node-schemas';
 import { CSV_LINE_BREAK, csvRow } from '../../lib/csv';
 import { nodeExportBatch, type NodeExportRow } from './export-sql';
+import { authorizeNodeFilter } from './nodes';
 
 /** At most this many nodes per export: the fleet view's scale; a larger fleet is exported a pool at a time. */
 export const NODE_EXPORT_MAX_ROWS = 200_000;
@@ -90,14 +88,7 @@ export async function exportNodesCsv(
   input: z.infer<typeof exportNodesInput>,
   options: { maxRows?: number; batch?: number } = {},
 ): Promise<AsyncGenerator<string>> {
-  const tenantId = await authorize(
-    db,
-    principal,
-    'compute:nodes:read',
-    input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId),
-  );
-  if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
-  const filter = pickNodeFilter(input);
+  const { tenantId, filter } = await authorizeNodeFilter(db, principal, input);
   const maxRows = options.maxRows ?? NODE_EXPORT_MAX_ROWS;
   const batch = options.batch ?? NODE_EXPORT_BATCH;
   return (async function* rows() {

@@ -8,7 +8,7 @@ import { certificateHistory } from './certificate-history';
 import { nodePageFacts } from './detail-page';
 import { sessionStates } from '../sessions/node-session-state';
 import { countMatchingNodes, matchingNodeIds } from './node-filter';
-import { pickNodeFilter } from '../../protocol/api/node-filter';
+import { pickNodeFilter, type NodeFilter } from '../../protocol/api/node-filter';
 import type {
   listNodesInput,
   NodeDetail,
@@ -49,12 +49,14 @@ export async function loadNode(db: Db | Tx, principal: Principal, action: Action
 }
 
 /**
- * Lists a tenant's nodes under the fleet view's filter (server/nodes/node-filter.ts), in id order, a page at a
- * time, with the exact number the filter selects. The filter is the tenant
- * authorization decided on (the pool's owner), never the tenant the caller named: a pool of one tenant named
- * with another tenant's id is NOT_FOUND, as in loadPool.
+ * Decides reading the nodes a fleet filter names (the pool's, or the tenant's), and answers the tenant the
+ * decision was made on with the filter. A pool of one tenant named with another tenant's id is NOT_FOUND.
  */
-export async function listNodes(db: Db, principal: Principal, input: z.infer<typeof listNodesInput>) {
+export async function authorizeNodeFilter(
+  db: Db,
+  principal: Principal,
+  input: NodeFilter & { tenantId: string; poolId?: string },
+): Promise<{ tenantId: string; filter: NodeFilter }> {
   const tenantId = await authorize(
     db,
     principal,
@@ -62,7 +64,17 @@ export async function listNodes(db: Db, principal: Principal, input: z.infer<typ
     input.poolId ? resource.pool(input.poolId) : resource.tenant(input.tenantId),
   );
   if (tenantId !== input.tenantId) throw new DomainError('NOT_FOUND', `Pool ${input.poolId} not found`);
-  const filter = pickNodeFilter(input);
+  return { tenantId, filter: pickNodeFilter(input) };
+}
+
+/**
+ * Lists a tenant's nodes under the fleet view's filter (server/nodes/node-filter.ts), in id order, a page at a
+ * time, with the exact number the filter selects. The filter is the tenant
+ * authorization decided on (the pool's owner), never the tenant the caller named: a pool of one tenant named
+ * with another tenant's id is NOT_FOUND, as in loadPool.
+ */
+export async function listNodes(db: Db, principal: Principal, input: z.infer<typeof listNodesInput>) {
+  const { tenantId, filter } = await authorizeNodeFilter(db, principal, input);
   const [ids, total] = await Promise.all([
     matchingNodeIds(db, tenantId, filter, { after: input.cursor, limit: input.limit + 1 }),
     countMatchingNodes(db, tenantId, filter),
