@@ -3,8 +3,9 @@ import type { Registry } from 'prom-client';
 import { createDb, type Db } from '../db/client';
 import { createPgPool } from '../db/pg';
 import { EventsListener } from '../events/listener';
+import type { AgentEndpointServices } from '../entry/agent-endpoints';
 import { buildWellKnownDocument } from '../entry/well-known';
-import { createRequestLimits, type RequestLimitOverrides, type RequestLimits } from '../http/request-limits';
+import { createRequestLimits, type RequestLimitOverrides } from '../http/request-limits';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
 import { JoinService } from '../join/join-service';
 import type { JoinPreparer } from '../join/prepare';
@@ -36,7 +37,10 @@ type Env = Record<string, string | undefined>;
  * session services, the API's metrics and the LISTEN connections. Built by {@link createServices} only; the
  * clock is the database's `now()` (`compute_now()`), the keys come from `pki`, randomness from node:crypto.
  */
-export interface Services {
+export interface Services extends Pick<
+  AgentEndpointServices,
+  'join' | 'renew' | 'sessions' | 'commandResults' | 'gatewayCredentials' | 'siteAgent' | 'endpointLimits'
+> {
   databaseUrl: string;
   db: Db;
   /** The hot paths' node-postgres pool (joins, renewals, sessions, the shared gauges). */
@@ -51,18 +55,7 @@ export interface Services {
     onChange?(listener: (runtime: PkiRuntime) => void): () => void;
   };
   rootTenantId(): Promise<string | null>;
-  join: JoinService;
-  renew: RenewService;
-  sessions: SessionService;
-  /** Nodes' command results (protocol.md "Commands"). */
-  commandResults: CommandResultService;
-  /** A gateway's credentials call: its trust version, node CAs and next serving chain. */
-  gatewayCredentials: GatewayCredentialsService;
-  /** The site agent's calls: discovery tokens as secret references, and their redemption. */
-  siteAgent: SiteAgentService;
   metrics: ApiMetrics;
-  /** The shared request limits of the downloads and the well-known document (server/http/request-limits.ts). */
-  endpointLimits: RequestLimits;
   /** The well-known document (protocol.md), with this process's PKI. */
   wellKnown(): Promise<Record<string, unknown>>;
   /** The registry GET /metrics serves: `metrics` plus the shared gauges. */
