@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
+import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { newId } from '../ids';
 import { createApiKey, listApiKeys } from '../api-keys/api-keys';
 import { listAudit } from '../events/list-audit';
@@ -11,25 +11,31 @@ import { listJoinRequests } from '../requests/list';
 
 const db = testDb;
 
+/** A pending discovery join request in the tenant's pool, its CSR hash `hashDigit` repeated. */
+async function pendingRequest(t: TestTenant, hashDigit: string): Promise<string> {
+  const requestId = newId('jreq');
+  await db().joinRequest.create({
+    data: {
+      id: requestId,
+      tenantId: t.tenantId,
+      siteId: t.siteId,
+      poolId: t.poolId,
+      attestor: 'discovery',
+      state: 'pending',
+      machineKey: `mk-${requestId}`,
+      csrSha256: hashDigit.repeat(64),
+      expiresAt: new Date(Date.now() + 3_600_000),
+    },
+  });
+  return requestId;
+}
+
 describe('the console names operators, never ids, where it shows who did something', () => {
   it('a decided join request, its event and its audit entry carry the operator name resolved by the server', async () => {
     const t = await createTestTenant(db());
     const decider = t.operator;
     await db().operator.create({ data: { id: decider.id, email: `${decider.id}@example.test`, name: 'Ada Lovelace', passwordHash: 'x' } });
-    const requestId = newId('jreq');
-    await db().joinRequest.create({
-      data: {
-        id: requestId,
-        tenantId: t.tenantId,
-        siteId: t.siteId,
-        poolId: t.poolId,
-        attestor: 'discovery',
-        state: 'pending',
-        machineKey: `mk-${requestId}`,
-        csrSha256: 'a'.repeat(64),
-        expiresAt: new Date(Date.now() + 3_600_000),
-      },
-    });
+    const requestId = await pendingRequest(t, 'a');
 
     const rejected = await rejectJoinRequest(db(), decider, {
       tenantId: t.tenantId,
@@ -55,20 +61,7 @@ describe('the console names operators, never ids, where it shows who did somethi
   it('an operator without a name is shown by email; API keys and removed operators get no name', async () => {
     const t = await createTestTenant(db());
     await db().operator.create({ data: { id: t.operator.id, email: `${t.operator.id}@example.test`, name: '', passwordHash: 'x' } });
-    const requestId = newId('jreq');
-    await db().joinRequest.create({
-      data: {
-        id: requestId,
-        tenantId: t.tenantId,
-        siteId: t.siteId,
-        poolId: t.poolId,
-        attestor: 'discovery',
-        state: 'pending',
-        machineKey: `mk-${requestId}`,
-        csrSha256: 'b'.repeat(64),
-        expiresAt: new Date(Date.now() + 3_600_000),
-      },
-    });
+    const requestId = await pendingRequest(t, 'b');
     expect(await rejectJoinRequest(db(), t.operator, { tenantId: t.tenantId, poolId: t.poolId, requestId, reason: 'no' })).toMatchObject({
       decidedByName: `${t.operator.id}@example.test`,
     });
