@@ -2,37 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant, failure } from '../../test/fixtures';
+import { tenantWithAdmin } from '../../test/operator-fixtures';
 import { createCaller } from '../api/root';
 import { createApiKey } from '../api-keys/api-keys';
 import { principalOf } from '../authz/principal';
 import { ensureRootTenant } from '../tenants/tenants';
 import { INVITATION_LINKS_PER_ADDRESS } from './accept-invitation';
 import { acceptInvitation, createInvitation, describeInvitation } from './invitations';
-import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator, loadOperatorPrincipal } from './operators';
+import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator } from './operators';
 
 const PASSWORD = 'correct-horse-battery-staple';
 const email = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.com`;
 /** A documentation address of its own per test, so tests sharing the database never share counts. */
 const address = () => `198.51.100.${1 + (randomBytes(1)[0]! % 250)}-${randomBytes(3).toString('hex')}`;
 
-async function tenantWithAdmin() {
-  const db = testDb();
-  const t = await createTestTenant(db);
-  const { id } = await createOperator(db, {
-    email: email('admin'),
-    name: 'Admin Person',
-    password: PASSWORD,
-    tenantId: t.tenantId,
-    role: 'admin',
-  });
-  return { t, admin: (await loadOperatorPrincipal(db, id))! };
-}
-
 describe('accepting an invitation', () => {
   it('checks an existing account’s password through the sign-in throttle: 30 wrong guesses, then the right one is refused', async () => {
     const db = testDb();
-    const { t, admin } = await tenantWithAdmin();
-    const other = await tenantWithAdmin();
+    const { t, admin } = await tenantWithAdmin('Admin Person');
+    const other = await tenantWithAdmin('Admin Person');
     const person = email('existing');
     await createOperator(db, { email: person, name: 'Existing', password: PASSWORD, tenantId: other.t.tenantId, role: 'viewer' });
     const invitation = await createInvitation(db, admin, { tenantId: t.tenantId, email: person, role: 'operator' });
@@ -54,8 +42,8 @@ describe('accepting an invitation', () => {
 
   it('answers a wrong password and a missing account alike', async () => {
     const db = testDb();
-    const { t, admin } = await tenantWithAdmin();
-    const other = await tenantWithAdmin();
+    const { t, admin } = await tenantWithAdmin('Admin Person');
+    const other = await tenantWithAdmin('Admin Person');
     const existing = email('has-account');
     await createOperator(db, { email: existing, name: 'Has', password: PASSWORD, tenantId: other.t.tenantId, role: 'viewer' });
     const toExisting = await createInvitation(db, admin, { tenantId: t.tenantId, email: existing, role: 'viewer' });
@@ -73,7 +61,7 @@ describe('accepting an invitation', () => {
 
   it('shows what a usable link is for, and nothing for any other', async () => {
     const db = testDb();
-    const { t, admin } = await tenantWithAdmin();
+    const { t, admin } = await tenantWithAdmin('Admin Person');
     const invitee = email('shown');
     const invitation = await createInvitation(db, admin, { tenantId: t.tenantId, email: invitee, role: 'approver' });
     expect(await describeInvitation(db, { token: invitation.token })).toEqual({
@@ -116,7 +104,7 @@ describe('accepting an invitation', () => {
 describe('inviting an email twice', () => {
   it('is a CONFLICT while the first invitation is pending, and replacing it revokes the old link', async () => {
     const db = testDb();
-    const { t, admin } = await tenantWithAdmin();
+    const { t, admin } = await tenantWithAdmin('Admin Person');
     const invitee = email('twice');
     const first = await createInvitation(db, admin, { tenantId: t.tenantId, email: invitee, role: 'viewer' });
     const again = await failure(

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant, failure } from '../../test/fixtures';
+import { tenantWithAdmin } from '../../test/operator-fixtures';
 import { createCaller } from '../api/root';
 import { principalOf } from '../authz/principal';
 import { ensureRootTenant } from '../tenants/tenants';
@@ -11,21 +12,6 @@ import { authenticateOperator, createOperator, loadOperatorPrincipal, loadSessio
 
 const PASSWORD = 'correct-horse-battery-staple';
 const email = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.com`;
-
-/** A tenant with one real admin operator, acting through its fresh principal. */
-async function tenantWithAdmin() {
-  const db = testDb();
-  const t = await createTestTenant(db);
-  const { id } = await createOperator(db, {
-    email: email('admin'),
-    name: 'Admin',
-    password: PASSWORD,
-    tenantId: t.tenantId,
-    role: 'admin',
-  });
-  const admin = (await loadOperatorPrincipal(db, id))!;
-  return { t, adminId: id, admin };
-}
 
 describe('invitations', () => {
   it('are one-time links, stored as a hash, that create the operator in the tenant with the role', async () => {

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant, failure } from '../../test/fixtures';
+import { tenantWithAdmin } from '../../test/operator-fixtures';
 import { acceptInvitation, createInvitation } from './invitations';
 import { PASSWORD_HASHING, PasswordHashingBusyError } from './hash-slots';
-import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator, loadOperatorPrincipal } from './operators';
+import { SIGN_IN_THROTTLE, SignInLockedError, authenticateOperator, createOperator } from './operators';
 import { hashPassword } from './password';
 
 /** Every scrypt the code under test starts, counted, with how many ran at once (the real scrypt does the work). */
@@ -34,15 +35,8 @@ beforeEach(() => {
 describe('the cost of password hashing, unauthenticated', () => {
   it('a bogus invitation link costs no password hash: the token is looked up first', async () => {
     const db = testDb();
-    const t = await createTestTenant(db);
-    const { id } = await createOperator(db, {
-      email: email('admin'),
-      name: 'Admin',
-      password: PASSWORD,
-      tenantId: t.tenantId,
-      role: 'admin',
-    });
-    const invitation = await createInvitation(db, (await loadOperatorPrincipal(db, id))!, {
+    const { t, admin } = await tenantWithAdmin();
+    const invitation = await createInvitation(db, admin, {
       tenantId: t.tenantId,
       email: email('new'),
       role: 'viewer',
