@@ -23,15 +23,15 @@ import { issueJoinToken } from '../tokens/issue';
 import { publishEvent, writeAudit } from '../events/publish';
 import { openSecretRef, sealSecretRef } from './secret-ref-seal';
 import {
-  COUNT_LIVE_DISCOVERY,
-  INSERT_REF,
-  LOCK_SITE,
-  LOCK_TENANT_MAC,
-  MAC_ELSEWHERE,
+  countLiveDiscovery,
+  insertRef,
+  liveRef,
+  lockSite,
+  lockTenantMac,
+  macElsewhere,
   RECORD_REFUSAL,
   REDEEM_REF,
-  SELECT_LIVE_REF,
-  SUPERSEDE_REF,
+  supersedeRef,
 } from './site-agent-sql';
 
 /** How long a discovery token a site agent minted lives: a ramdisk boots and joins within minutes. */
@@ -151,24 +151,11 @@ export class SiteAgentService {
     const secret = this.options.serverSecrets()[0];
     if (!secret) throw new Error('BETTER_COMPUTE_SECRET is not set: a discovery token cannot be sealed');
     return this.options.db.$transaction(async (tx) => {
-      const site = (await tx.$queryRawUnsafe<{ owner_tenant_id: string; is_archived: boolean; cap: number }[]>(LOCK_SITE, row.site_id))[0];
+      const site = await lockSite(tx, row.site_id);
       if (!site || site.is_archived) throw new Refused('site-archived', row);
-      await tx.$executeRawUnsafe(LOCK_TENANT_MAC, site.owner_tenant_id, mac);
-      const elsewhere = await tx.$queryRawUnsafe<{ elsewhere: boolean }[]>(
-        MAC_ELSEWHERE,
-        row.site_id,
-        mac.replace(/:/g, ''),
-        mac,
-        site.owner_tenant_id,
-      );
-      if (elsewhere[0]?.elsewhere) throw new Refused('mac-other-site', row);
-      const live = (
-        await tx.$queryRawUnsafe<{ id: string; node_id: string; epoch: string; token_id: string; expires_at: Date; token_live: boolean }[]>(
-          SELECT_LIVE_REF,
-          row.site_id,
-          mac,
-        )
-      )[0];
+      await lockTenantMac(tx, site.owner_tenant_id, mac);
+      if (await macElsewhere(tx, row.site_id, mac, site.owner_tenant_id)) throw new Refused('mac-other-site', row);
+      const live = await liveRef(tx, row.site_id, mac);
       if (live) {
         const epoch = BigInt(live.epoch);
         const asked = BigInt(lease.bootLeaseEpoch);
@@ -177,7 +164,7 @@ export class SiteAgentService {
           if (!live.token_live) throw new Refused('lease-used', row, live.token_id);
           return { ref: live.id, tokenId: live.token_id, expiresAt: live.expires_at.toISOString() };
         }
-        const revoked = await tx.$queryRawUnsafe<{ id: string }[]>(SUPERSEDE_REF, live.id, actor);
+        const revoked = await supersedeRef(tx, live.id, actor);
         // As joinTokens.revoke records it: the event and the audit row name the token's id, never the token.
         for (const { id } of revoked) {
           const data = { tokenId: id, poolId: null, siteId: row.site_id, role: 'discovery', actor, reason: 'newer-lease' };
@@ -191,8 +178,7 @@ export class SiteAgentService {
           });
         }
       }
-      const count = (await tx.$queryRawUnsafe<{ live: number }[]>(COUNT_LIVE_DISCOVERY, row.site_id))[0]?.live ?? 0;
-      if (count >= site.cap) throw new Refused('cap', row);
+      if ((await countLiveDiscovery(tx, row.site_id)) >= site.cap) throw new Refused('cap', row);
       const { record, token } = await issueJoinToken(tx, {
         tenantId: site.owner_tenant_id,
         poolId: null,
@@ -205,17 +191,16 @@ export class SiteAgentService {
         createdBy: actor,
       });
       const ref = newSecretRef();
-      await tx.$executeRawUnsafe(
-        INSERT_REF,
-        ref,
-        record.id,
-        row.site_id,
-        row.node_id,
+      await insertRef(tx, {
+        id: ref,
+        tokenId: record.id,
+        siteId: row.site_id,
+        nodeId: row.node_id,
         mac,
-        String(lease.bootLeaseEpoch),
-        sealSecretRef(token!, ref, secret),
-        record.expiresAt,
-      );
+        bootLeaseEpoch: String(lease.bootLeaseEpoch),
+        sealed: sealSecretRef(token!, ref, secret),
+        expiresAt: record.expiresAt,
+      });
       return { ref, tokenId: record.id, expiresAt: record.expiresAt };
     });
   }
