@@ -49,6 +49,9 @@ function refusalOf(target: Target, kind: string): string | null {
 /**
  * Locks `nodeIds` (of `spec.tenantId`) and writes one command each, `queued`, or `rejected` with why when
  * `single` is false (a batch); for a single node a refusal is thrown instead (INVALID_STATE). Answers the ids.
+ * Both statements stay plain SQL (commands-sql.ts, PREPAREd by the SQL check): the lock reads `allowed_kinds`, a
+ * text[] column the schema declares Unsupported, so the generated Kysely types do not have it; the insert writes
+ * the commands, their events and audit rows in one statement from unnested arrays, a page of up to 500 nodes.
  */
 async function enqueueLocked(tx: Tx, nodeIds: string[], spec: Spec, single: boolean): Promise<string[]> {
   const targets = await tx.$queryRawUnsafe<Target[]>(LOCK_TARGETS, nodeIds, spec.tenantId);
