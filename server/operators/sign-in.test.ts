@@ -36,7 +36,9 @@ async function backoffSeconds(email: string, address: string) {
   return Math.round((row.blockedUntil!.getTime() - row.lastFailureAt!.getTime()) / 1000);
 }
 
-describe('sign-in throttling', () => {
+// Each test runs 10 to 25 scrypt hashes (32 MiB each) one after the other: about 3 s on an idle machine, past
+// the default 30 s on a loaded 2-core one, whichever way the throttle's SQL is sent.
+describe('sign-in throttling', { timeout: 120_000 }, () => {
   // These tests share their addresses; each starts with the addresses' own ceiling unspent (it has its own test).
   beforeEach(async () => {
     const keys = [STRANGER, OWNER, ...EXTRA_ADDRESSES].map(signInAddressKey);
