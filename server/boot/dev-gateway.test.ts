@@ -36,16 +36,22 @@ async function probe(target: Parameters<typeof connectGateway>[0], deadline: num
   }
 }
 
+/** A fresh PKI and a gateway directory holding a serving chain for localhost and 127.0.0.1. */
+async function gatewayDir() {
+  const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
+  const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
+  await writeGatewayFiles(gatewayFilesIn(dir), {
+    chainPem: cert.chainPem,
+    keyPem: cert.privateKeyPem,
+    nodeCaPem: bundle.nodeCa.certificatePem,
+  });
+  return { bundle, dir };
+}
+
 describe('the gateway process npm start runs', () => {
   it('serves the pinned serving chain for localhost, and comes back after it is killed', async () => {
-    const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
-    const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
-    const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-    await writeGatewayFiles(gatewayFilesIn(dir), {
-      chainPem: cert.chainPem,
-      keyPem: cert.privateKeyPem,
-      nodeCaPem: bundle.nodeCa.certificatePem,
-    });
+    const { bundle, dir } = await gatewayDir();
     const port = await findFreePort();
     const lines: string[] = [];
     const stop = startGatewayProcess({ dir, port, apiUrl: 'http://127.0.0.1:9', say: (l) => lines.push(l) });
@@ -67,14 +73,7 @@ describe('the gateway process npm start runs', () => {
   }, 90_000);
 
   it('exits when the server that started it is killed, so the next start gets its port', async () => {
-    const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
-    const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
-    const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-    await writeGatewayFiles(gatewayFilesIn(dir), {
-      chainPem: cert.chainPem,
-      keyPem: cert.privateKeyPem,
-      nodeCaPem: bundle.nodeCa.certificatePem,
-    });
+    const { bundle, dir } = await gatewayDir();
     const port = await findFreePort();
     const parent = spawn(process.execPath, ['--import', 'tsx', 'test/gateway-parent.ts'], {
       cwd: path.resolve(__dirname, '../..'),
