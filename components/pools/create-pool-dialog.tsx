@@ -10,6 +10,7 @@ import {
   ACCEPTANCE_CHECKS,
   BUILT_IN_CHECKS,
   formFieldOf,
+  initialPoolValues,
   JOIN_ATTESTOR_HINTS,
   JOIN_ATTESTORS,
   POOL_AGENT_HINTS,
@@ -43,15 +44,7 @@ export function CreatePoolDialog({ open, ...form }: CreatePoolDialogProps) {
 function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePoolDialogProps, 'open'>) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [values, setValues] = useState<PoolFormValues>({
-    siteId: sites[0]?.id ?? '',
-    name: '',
-    agent: 'bcd',
-    joinAttestors: [],
-    platformOperated: false,
-    acceptance: {},
-    tpmEkAllowList: '',
-  });
+  const [values, setValues] = useState<PoolFormValues>(() => initialPoolValues(sites[0]?.id ?? ''));
   const create = useMutation(
     trpc.pools.create.mutationOptions({
       onSuccess: async (pool) => {
