@@ -4,6 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
+import { Picker } from '@/components/ui/picker';
 import { PoolPicker } from '@/components/join-tokens/pool-picker';
 import { LoadingRows, QueryError } from '@/components/ui/query-state';
 import type { Pool, Tenant } from '@/lib/api-types';
@@ -62,22 +63,13 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
                 onChange={(poolId) => setParams({ pool: poolId })}
               />
             )}
-            <div className="picker">
-              <label htmlFor="request-state" className="picker-label">
-                State
-              </label>
-              <select
-                id="request-state"
-                value={filter}
-                onChange={(event) => setParams({ state: event.target.value === 'pending' ? null : event.target.value })}
-              >
-                {QUEUE_FILTERS.map((state) => (
-                  <option key={state} value={state}>
-                    {state}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <Picker label="State" value={filter} onChange={(state) => setParams({ state: state === 'pending' ? null : state })}>
+              {QUEUE_FILTERS.map((state) => (
+                <option key={state} value={state}>
+                  {state}
+                </option>
+              ))}
+            </Picker>
           </>
         }
       />
