@@ -16,6 +16,7 @@ import { CreateJoinTokenDialog } from './create-join-token-dialog';
 import { JoinTokenTable } from './join-token-table';
 import { OneTimeToken, type MintedToken } from './one-time-token';
 import { PoolPicker } from './pool-picker';
+import { Toggle } from '@/components/ui/notice';
 
 const POOL_PARAM = 'pool';
 
@@ -69,10 +70,7 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
             {joinablePools.length > 0 && (
               <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={selectPool} />
             )}
-            <label className="toggle">
-              <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
-              Show inactive
-            </label>
+            <Toggle label="Show inactive" checked={showInactive} onChange={setShowInactive} />
             {can(tenant, 'compute:join-tokens:create') && (
               <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
                 Create join token
