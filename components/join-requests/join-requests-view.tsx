@@ -1,12 +1,11 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { Picker } from '@/components/ui/picker';
 import { PoolPicker } from '@/components/join-tokens/pool-picker';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import { BcdPoolStates } from '@/components/join-tokens/bcd-pool-states';
 import type { Pool, Tenant } from '@/lib/api-types';
 import {
   QUEUE_FILTERS,
@@ -16,7 +15,6 @@ import {
   queuePoolOf,
   toQueueFilter,
 } from '@/lib/join-request-queue';
-import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { useHydrated } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
@@ -74,32 +72,27 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
         }
       />
       <QueueFilters params={params} onChange={setParams} ignored={ignored} />
-      {pools.isPending ? (
-        <LoadingRows label="Loading pools…" />
-      ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
-      ) : joinablePools.length === 0 ? (
-        <div className="callout">
-          <strong>This tenant has no pool whose machines run bcd.</strong> A join request is approved into such a pool; create one on the{' '}
-          <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
-        </div>
-      ) : !pool ? (
-        <div className="callout callout-error" role="alert">
-          <strong>Pool “{params.pool}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no
-          daemon. Choose a pool above.
-        </div>
-      ) : (
-        <PoolQueue
-          key={`${pool.id}/${filter}/${JSON.stringify(matching)}`}
-          tenant={tenant}
-          pool={pool}
-          sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
-          siteName={siteNames.get(pool.siteId) ?? pool.siteId}
-          filter={filter}
-          matching={matching}
-          initialRequest={params.request}
-        />
-      )}
+      <BcdPoolStates
+        tenant={tenant}
+        pools={pools}
+        joinable={joinablePools}
+        pool={pool}
+        requested={params.pool}
+        needsPool={(poolsLink) => <>A join request is approved into such a pool; create one on the {poolsLink} page first.</>}
+      >
+        {(pool) => (
+          <PoolQueue
+            key={`${pool.id}/${filter}/${JSON.stringify(matching)}`}
+            tenant={tenant}
+            pool={pool}
+            sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
+            siteName={siteNames.get(pool.siteId) ?? pool.siteId}
+            filter={filter}
+            matching={matching}
+            initialRequest={params.request}
+          />
+        )}
+      </BcdPoolStates>
     </fieldset>
   );
 }

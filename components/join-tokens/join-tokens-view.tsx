@@ -1,16 +1,14 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useRef, useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
+import { BcdPoolStates } from './bcd-pool-states';
 import type { Pool, Tenant } from '@/lib/api-types';
 import type { JoinToken } from '@/lib/join-token-form';
 import { can } from '@/lib/can';
-import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { CreateJoinTokenDialog } from './create-join-token-dialog';
 import { JoinTokenTable } from './join-token-table';
@@ -99,29 +97,29 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
           }}
         />
       )}
-      {pools.isPending ? (
-        <LoadingRows label="Loading pools…" />
-      ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
-      ) : joinablePools.length === 0 ? (
-        <div className="callout">
-          <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a
-          pool with agent <code>bcd</code> on the <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
-        </div>
-      ) : !pool ? (
-        <div className="callout callout-error" role="alert">
-          <strong>Pool “{requestedPoolId}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run
-          no daemon. Choose a pool above.
-        </div>
-      ) : (
-        <JoinTokenTable
-          key={pool.id}
-          tenant={tenant}
-          pool={pool}
-          siteName={siteNames.get(pool.siteId) ?? pool.siteId}
-          includeInactive={showInactive}
-        />
-      )}
+      <BcdPoolStates
+        tenant={tenant}
+        pools={pools}
+        joinable={joinablePools}
+        pool={pool}
+        requested={requestedPoolId}
+        needsPool={(poolsLink) => (
+          <>
+            Join tokens admit the Better Compute daemon into a pool; create a pool with agent <code>bcd</code> on the {poolsLink} page
+            first.
+          </>
+        )}
+      >
+        {(pool) => (
+          <JoinTokenTable
+            key={pool.id}
+            tenant={tenant}
+            pool={pool}
+            siteName={siteNames.get(pool.siteId) ?? pool.siteId}
+            includeInactive={showInactive}
+          />
+        )}
+      </BcdPoolStates>
     </>
   );
 }
