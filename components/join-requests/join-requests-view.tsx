@@ -1,21 +1,12 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
 import { Picker } from '@/components/ui/picker';
 import { PoolPicker } from '@/components/join-tokens/pool-picker';
-import { BcdPoolStates } from '@/components/join-tokens/bcd-pool-states';
-import type { Pool, Tenant } from '@/lib/api-types';
-import {
-  QUEUE_FILTERS,
-  QUEUE_PARAMS,
-  joinablePools as joinableOf,
-  queueFilterOf,
-  queuePoolOf,
-  toQueueFilter,
-} from '@/lib/join-request-queue';
-import { useTRPC } from '@/lib/trpc';
+import { BcdPoolStates, useBcdPool } from '@/components/join-tokens/bcd-pool-states';
+import type { Tenant } from '@/lib/api-types';
+import { QUEUE_FILTERS, QUEUE_PARAMS, queueFilterOf, toQueueFilter } from '@/lib/join-request-queue';
 import { useHydrated } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { PoolQueue } from './pool-queue';
@@ -27,14 +18,10 @@ export function JoinRequestsView() {
 
 /** The join requests of one pool's site (`?pool=`, else the first bcd pool), filtered by `?state=`. */
 function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
-  const trpc = useTRPC();
   const [params, setParams] = useUrlParams(QUEUE_PARAMS);
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   // Requests are approved into a pool whose machines run the daemon; the others cannot take a join.
-  const joinablePools = joinableOf(pools.data?.items ?? []);
-  const pool: Pool | undefined = queuePoolOf(joinablePools, params.pool);
-  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+  const bcd = useBcdPool(tenant, params.pool);
+  const { joinable: joinablePools, pool, siteNames } = bcd;
   const filter = toQueueFilter(params.state);
   const { filter: matching, ignored } = queueFilterOf(params);
   // The server renders the queue with its rows (the page's prefetch); its controls do nothing until the page's
@@ -74,10 +61,7 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
       <QueueFilters params={params} onChange={setParams} ignored={ignored} />
       <BcdPoolStates
         tenant={tenant}
-        pools={pools}
-        joinable={joinablePools}
-        pool={pool}
-        requested={params.pool}
+        bcd={bcd}
         needsPool={(poolsLink) => <>A join request is approved into such a pool; create one on the {poolsLink} page first.</>}
       >
         {(pool) => (

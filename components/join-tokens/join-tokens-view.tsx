@@ -1,15 +1,13 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useRef, useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { BcdPoolStates } from './bcd-pool-states';
-import type { Pool, Tenant } from '@/lib/api-types';
+import { BcdPoolStates, useBcdPool } from './bcd-pool-states';
+import type { Tenant } from '@/lib/api-types';
 import type { JoinToken } from '@/lib/join-token-form';
 import { can } from '@/lib/can';
-import { useTRPC } from '@/lib/trpc';
 import { CreateJoinTokenDialog } from './create-join-token-dialog';
 import { JoinTokenTable } from './join-token-table';
 import { OneTimeToken, type MintedToken } from './one-time-token';
@@ -24,7 +22,6 @@ export function JoinTokensView() {
 
 /** The join tokens of one of the tenant's bcd pools (`?pool=`, else the first), with create and revoke. */
 function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
-  const trpc = useTRPC();
   const router = useRouter();
   const pathname = usePathname();
   const searchParams = useSearchParams();
@@ -34,13 +31,10 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
   const [minted, setMinted] = useState<MintedToken | null>(null);
   const createButton = useRef<HTMLButtonElement>(null);
 
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
-  // Only the daemon joins with a token (joinTokens.create refuses agent 'none' and archived pools).
-  const joinablePools = pools.data?.items.filter((pool) => pool.agent === 'bcd' && !pool.archivedAt) ?? [];
   const requestedPoolId = searchParams.get(POOL_PARAM);
-  const pool: Pool | undefined = requestedPoolId ? joinablePools.find((p) => p.id === requestedPoolId) : joinablePools[0];
-  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+  // Only the daemon joins with a token (joinTokens.create refuses agent 'none' and archived pools).
+  const bcd = useBcdPool(tenant, requestedPoolId);
+  const { joinable: joinablePools, pool, siteNames } = bcd;
 
   function selectPool(poolId: string) {
     const params = new URLSearchParams(searchParams.toString());
@@ -99,10 +93,7 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
       )}
       <BcdPoolStates
         tenant={tenant}
-        pools={pools}
-        joinable={joinablePools}
-        pool={pool}
-        requested={requestedPoolId}
+        bcd={bcd}
         needsPool={(poolsLink) => (
           <>
             Join tokens admit the Better Compute daemon into a pool; create a pool with agent <code>bcd</code> on the {poolsLink} page
