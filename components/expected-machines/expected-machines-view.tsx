@@ -65,7 +65,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Not arrived yet{waiting.data ? ` (${waiting.data.total})` : ''}</h2>
       <DataList
         query={waiting}
-        rows={waiting.data?.items ?? []}
         loading="Loading expected machines…"
         what="expected machines"
         empty="No expected machine is waiting in this site."
@@ -98,7 +97,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Arrived</h2>
       <DataList
         query={arrived}
-        rows={arrived.data?.items ?? []}
         loading="Loading arrivals…"
         what="arrived machines"
         empty="No expected machine has arrived yet."
@@ -116,7 +114,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Arrivals that matched nothing (last 7 days)</h2>
       <DataList
         query={unmatched}
-        rows={unmatched.data?.items ?? []}
         loading="Loading arrivals…"
         what="unmatched arrivals"
         empty="Every PXE arrival of the last 7 days matched an expected machine."

@@ -68,7 +68,6 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
       <Notice notice={notice} onDismiss={() => setNotice(null)} />
       <DataList
         query={sites}
-        rows={sites.data?.items ?? []}
         loading="Loading sites…"
         what="sites"
         empty="This tenant has no sites yet."
