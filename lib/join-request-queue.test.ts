@@ -15,6 +15,7 @@ import {
   queuePoolOf,
   toQueueFilter,
 } from './join-request-queue';
+import { joinRequestRecord } from './join-request-fixture';
 
 const order = ['a', 'b', 'c', 'd', 'e'];
 
@@ -24,37 +25,7 @@ function request(
   state: JoinRequestRecord['state'] = 'pending',
   extra: Partial<JoinRequestRecord> = {},
 ): JoinRequestRecord {
-  return {
-    id,
-    state,
-    attestor: 'discovery',
-    claims: {},
-    hardwareKey: null,
-    hardwareKeyTrusted: false,
-    mac: null,
-    ip: null,
-    workflowId: null,
-    vouchedBy: null,
-    bootLeaseEpoch: null,
-    csrSha256: 'ab',
-    siteId: 'site_1',
-    createdAt,
-    expiresAt: createdAt,
-    decidedAt: null,
-    decidedBy: null,
-    decidedByName: null,
-    reason: null,
-    poolId: null,
-    consumedAt: null,
-    nodeId: null,
-    clientAddress: null,
-    requiredApprovals: 1,
-    firstApproval: null,
-    approvals: 0,
-    tpm: null,
-    ekCertified: null,
-    ...extra,
-  };
+  return joinRequestRecord({ id, state, siteId: 'site_1', createdAt, expiresAt: createdAt, ...extra });
 }
 
 describe('clickSelection', () => {

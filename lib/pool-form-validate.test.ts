@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { PoolFormValues } from './pool-form';
+import { initialPoolValues, type PoolFormValues } from './pool-form';
 import { validatePoolForm } from './pool-form-validate';
 
 const TENANT = 'tnt_01jz0000000000000000000000';
 const SITE = 'site_01jz0000000000000000000000';
-const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
-  siteId: SITE,
-  name: 'gpu-a100',
-  agent: 'bcd',
-  joinAttestors: [],
-  platformOperated: false,
-  acceptance: {},
-  tpmEkAllowList: '',
-  ...over,
-});
+const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({ ...initialPoolValues(SITE), name: 'gpu-a100', ...over });
 
 describe('validatePoolForm', () => {
   it('finds nothing wrong with a good pool', () => {

@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { measureChecks } from '@/agent/acceptance/measure';
-import { ACCEPTANCE_CHECKS, BUILT_IN_CHECKS, formFieldOf, poolFieldMessage, toCreatePoolInput, type PoolFormValues } from './pool-form';
+import {
+  ACCEPTANCE_CHECKS,
+  BUILT_IN_CHECKS,
+  formFieldOf,
+  initialPoolValues,
+  poolFieldMessage,
+  toCreatePoolInput,
+  type PoolFormValues,
+} from './pool-form';
 
-const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({
-  siteId: 'site_1',
-  name: ' gpu-a ',
-  agent: 'bcd',
-  joinAttestors: [],
-  platformOperated: false,
-  acceptance: {},
-  tpmEkAllowList: '',
-  ...over,
-});
+const values = (over: Partial<PoolFormValues> = {}): PoolFormValues => ({ ...initialPoolValues('site_1'), name: ' gpu-a ', ...over });
 
 describe('toCreatePoolInput', () => {
   it('leaves out empty choices so server defaults apply', () => {

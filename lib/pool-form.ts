@@ -38,6 +38,11 @@ export interface PoolFormValues {
   tpmEkAllowList: string;
 }
 
+/** A new pool's form: a bcd pool in `siteId`, nothing restricted or checked. */
+export function initialPoolValues(siteId: string): PoolFormValues {
+  return { siteId, name: '', agent: 'bcd', joinAttestors: [], platformOperated: false, acceptance: {}, tpmEkAllowList: '' };
+}
+
 export type PoolFormField = 'siteId' | 'name' | 'agent' | 'joinAttestors' | 'platformOperated' | 'acceptance' | 'tpmEkAllowList';
 
 /** The EK hashes of the allow-list field, in the order typed. */

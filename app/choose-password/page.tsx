@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { ChoosePasswordForm } from '@/components/auth/choose-password-form';
 import { nextEntry } from '@/server/boot/next-entry';
+import { SignInCard } from '@/components/auth/sign-in-card';
 
 export const metadata: Metadata = { title: 'Choose a new password' };
 
@@ -14,19 +15,12 @@ export default async function ChoosePasswordPage() {
   if (!operator) redirect('/login');
   if (!operator.passwordChangeRequired) redirect('/');
   return (
-    <main className="login">
-      <div className="login-card">
-        <div className="login-brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Better Compute</span>
-        </div>
-        <h1>Choose a new password</h1>
-        <p className="login-intro">
-          You signed in as <strong>{operator.email}</strong> with a one-time password. Choose your own password to go on; the one-time
-          password then stops working.
-        </p>
-        <ChoosePasswordForm email={operator.email} />
-      </div>
-    </main>
+    <SignInCard title="Choose a new password">
+      <p className="login-intro">
+        You signed in as <strong>{operator.email}</strong> with a one-time password. Choose your own password to go on; the one-time
+        password then stops working.
+      </p>
+      <ChoosePasswordForm email={operator.email} />
+    </SignInCard>
   );
 }

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { AcceptInvitationForm } from '@/components/auth/accept-invitation-form';
+import { SignInCard } from '@/components/auth/sign-in-card';
 
 export const metadata: Metadata = { title: 'Accept an invitation' };
 
@@ -9,16 +10,11 @@ export const metadata: Metadata = { title: 'Accept an invitation' };
  */
 export default function InvitePage() {
   return (
-    <main className="login">
-      <div className="login-card">
-        <div className="login-brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Better Compute</span>
-        </div>
-        <h1>Accept your invitation</h1>
-        <AcceptInvitationForm />
-      </div>
-      <p className="login-footnote">Already an operator elsewhere? Leave the name empty and give your current password.</p>
-    </main>
+    <SignInCard
+      title="Accept your invitation"
+      footnote="Already an operator elsewhere? Leave the name empty and give your current password."
+    >
+      <AcceptInvitationForm />
+    </SignInCard>
   );
 }

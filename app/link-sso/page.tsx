@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { LinkSsoForm } from '@/components/auth/link-sso-form';
+import { SignInCard } from '@/components/auth/sign-in-card';
 
 export const metadata: Metadata = { title: 'Link single sign-on' };
 
@@ -11,22 +12,19 @@ export const metadata: Metadata = { title: 'Link single sign-on' };
  */
 export default function LinkSsoPage() {
   return (
-    <main className="login">
-      <div className="login-card">
-        <div className="login-brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Better Compute</span>
-        </div>
-        <h1>Link single sign-on to your account</h1>
-        <p className="login-intro">
-          An account with the email your identity provider confirmed already exists here. Give its password once to link single sign-on to
-          it; the link request expires after 15 minutes.
-        </p>
-        <LinkSsoForm />
-      </div>
-      <p className="login-footnote">
-        Not your account? <Link href="/login">Back to sign-in</Link>
+    <SignInCard
+      title="Link single sign-on to your account"
+      footnote={
+        <>
+          Not your account? <Link href="/login">Back to sign-in</Link>
+        </>
+      }
+    >
+      <p className="login-intro">
+        An account with the email your identity provider confirmed already exists here. Give its password once to link single sign-on to it;
+        the link request expires after 15 minutes.
       </p>
-    </main>
+      <LinkSsoForm />
+    </SignInCard>
   );
 }

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { SignInCard } from '@/components/auth/sign-in-card';
 
 export const metadata: Metadata = { title: 'No access' };
 
@@ -13,21 +14,14 @@ const REASONS: Record<string, string> = {
 export default async function NoAccessPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { reason } = await searchParams;
   return (
-    <main className="login">
-      <div className="login-card">
-        <div className="login-brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Better Compute</span>
-        </div>
-        <h1>No access to this console</h1>
-        <p className="callout callout-warn" role="alert">
-          {REASONS[typeof reason === 'string' ? reason : ''] ?? REASONS['no-access']}
-        </p>
-        <p>Ask an administrator to add you to a group that maps to a tenant, or to invite you by email. Then sign in again.</p>
-        <Link href="/login" className="btn btn-block">
-          Back to sign-in
-        </Link>
-      </div>
-    </main>
+    <SignInCard title="No access to this console">
+      <p className="callout callout-warn" role="alert">
+        {REASONS[typeof reason === 'string' ? reason : ''] ?? REASONS['no-access']}
+      </p>
+      <p>Ask an administrator to add you to a group that maps to a tenant, or to invite you by email. Then sign in again.</p>
+      <Link href="/login" className="btn btn-block">
+        Back to sign-in
+      </Link>
+    </SignInCard>
   );
 }

@@ -5,11 +5,11 @@ import { signIn } from 'next-auth/react';
 import { useState, type FormEvent } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
-import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import { markSigningOut } from '@/lib/login-url';
 import { useTRPCClient } from '@/lib/trpc';
 import { MIN_PASSWORD_LENGTH, newPasswordErrors, type NewPasswordField } from '@/components/auth/new-password-errors';
+import { NewPasswordFields } from '@/components/auth/new-password-fields';
 
 /** The signed-in operator's own account: a new password, and ending every session. */
 export function AccountView({ email, name, hasPassword }: { email: string; name: string | null; hasPassword: boolean }) {
@@ -72,25 +72,12 @@ function ChangePasswordPanel({ email }: { email: string }) {
         <h2 id="password-heading">Change password</h2>
       </header>
       <form className="form panel-body" onSubmit={onSubmit} aria-busy={change.isPending} noValidate>
-        {errors.form && (
-          <p className="form-error" role="alert">
-            {errors.form}
-          </p>
-        )}
-        <input type="hidden" name="username" autoComplete="username" value={email} readOnly />
-        <Field label="Current password" error={errors.current}>
-          {(control) => <input {...control} name="currentPassword" type="password" autoComplete="current-password" />}
-        </Field>
-        <Field
-          label="New password"
-          error={errors.new}
-          hint={`At least ${MIN_PASSWORD_LENGTH} characters. Every session of yours ends; this browser signs in again.`}
-        >
-          {(control) => <input {...control} name="newPassword" type="password" autoComplete="new-password" />}
-        </Field>
-        <Field label="Repeat the new password" error={errors.repeat}>
-          {(control) => <input {...control} name="repeatPassword" type="password" autoComplete="new-password" />}
-        </Field>
+        <NewPasswordFields
+          email={email}
+          currentLabel="Current password"
+          newHint={`At least ${MIN_PASSWORD_LENGTH} characters. Every session of yours ends; this browser signs in again.`}
+          errors={errors}
+        />
         <div>
           <button type="submit" className="btn btn-primary" disabled={change.isPending}>
             {change.isPending ? 'Saving…' : 'Change password'}

@@ -201,7 +201,6 @@ function ApiKeyTable({ tenant, canManage }: { tenant: Tenant; canManage: boolean
     <section className="panel" aria-label="API keys">
       <DataList
         query={keys}
-        rows={keys.data?.items ?? []}
         loading="Loading API keys…"
         what="the API keys"
         empty="This tenant has no API keys."

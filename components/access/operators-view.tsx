@@ -118,7 +118,6 @@ function OperatorTable({ tenant, canManage }: { tenant: Tenant; canManage: boole
       </header>
       <DataList
         query={operators}
-        rows={operators.data?.items ?? []}
         loading="Loading operators…"
         what="the operators"
         empty="This tenant has no operators."
@@ -226,7 +225,6 @@ function InvitationTable({ tenant, canManage }: { tenant: Tenant; canManage: boo
       </header>
       <DataList
         query={invitations}
-        rows={invitations.data?.items ?? []}
         loading="Loading invitations…"
         what="the invitations"
         empty="No invitation is waiting."

@@ -10,7 +10,7 @@ import type { Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { INITIAL_RULE_VALUES, toRuleInput, toRuleValues } from '@/lib/approval-rule-form';
 import { useTRPC, useTRPCClient } from '@/lib/trpc';
-import { useUrlParams } from '@/lib/url-state';
+import { SitePicker, useSiteParam } from '@/components/sites/site-picker';
 import type { RuleRecord } from '@/server/rules/schemas';
 import { RuleForm } from './rule-form';
 import { ruleColumns } from './rule-columns';
@@ -24,10 +24,7 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
-  const [params, setParams] = useUrlParams(['site'] as const);
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
-  const siteId = params.site ?? sites.data?.items[0]?.id ?? null;
+  const { sites, pools, siteId, setSiteId } = useSiteParam(tenant);
   const scope = siteId ? { tenantId: tenant.id, siteId } : null;
   const rules = useQuery({
     ...trpc.approvalRules.list.queryOptions(scope ?? { tenantId: tenant.id, siteId: 'site_0' }),
@@ -67,22 +64,14 @@ function TenantApprovalRules({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <>
-            <div className="picker">
-              <label htmlFor="rules-site" className="picker-label">
-                Site
-              </label>
-              <select
-                id="rules-site"
-                value={siteId ?? ''}
-                onChange={(event) => (setEditing(null), setParams({ site: event.target.value || null }))}
-              >
-                {sites.data?.items.map((site) => (
-                  <option key={site.id} value={site.id}>
-                    {site.name}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <SitePicker
+              sites={sites.data?.items}
+              value={siteId}
+              onChange={(site) => {
+                setEditing(null);
+                setSiteId(site);
+              }}
+            />
             {canManage && (
               <button type="button" className="btn btn-primary" disabled={!scope} onClick={() => setEditing('new')}>
                 New rule

@@ -2,7 +2,7 @@
 
 import { EventDetails } from '@/components/events/event-details';
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
-import { DetailsButton, DetailsRow, useOpenRows } from '@/components/ui/row-details';
+import { useRowDetails } from '@/components/ui/row-details';
 import { LocalTime } from '@/components/ui/time';
 
 interface AuditEntry {
@@ -24,8 +24,7 @@ interface AuditEntry {
  * into a narrow column.
  */
 export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId: string }) {
-  const { isOpen, toggle } = useOpenRows();
-  const detailsId = (entry: AuditEntry) => `audit-details-${entry.id}`;
+  const details = useRowDetails<AuditEntry>({ idPrefix: 'audit-details', className: 'audit-details-row', none: 'no details' });
   const columns: DataColumn<AuditEntry>[] = [
     { id: 'time', header: 'Time', className: 'cell-time', cell: (entry) => <LocalTime iso={entry.createdAt} /> },
     {
@@ -55,20 +54,7 @@ export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId:
       title: (entry) => entry.reason,
       cell: (entry) => (entry.reason ? <span className="audit-reason">{entry.reason}</span> : <span className="muted">none given</span>),
     },
-    {
-      id: 'details',
-      header: 'Details',
-      className: 'cell-actions',
-      cell: (entry) => (
-        <DetailsButton
-          fields={Object.keys(entry.data).length}
-          isOpen={isOpen(entry.id)}
-          controls={detailsId(entry)}
-          none="no details"
-          onToggle={() => toggle(entry.id)}
-        />
-      ),
-    },
+    details.column,
   ];
   return (
     <DataTable
@@ -81,12 +67,12 @@ export function AuditTable({ items, tenantId }: { items: AuditEntry[]; tenantId:
       rowClassName={() => 'audit-row'}
       rowProps={(entry) => ({ 'data-entry': entry.id })}
       afterRow={(entry) =>
-        isOpen(entry.id) && (
-          <DetailsRow id={detailsId(entry)} className="audit-details-row" columns={columns.length}>
-            <section className="audit-details" aria-label={`Details of ${entry.action} on ${entry.resource}`}>
-              <EventDetails data={entry.data} tenantId={tenantId} actorNames={entry.actorNames} />
-            </section>
-          </DetailsRow>
+        details.detailsRow(
+          entry,
+          columns.length,
+          <section className="audit-details" aria-label={`Details of ${entry.action} on ${entry.resource}`}>
+            <EventDetails data={entry.data} tenantId={tenantId} actorNames={entry.actorNames} />
+          </section>,
         )
       }
     />

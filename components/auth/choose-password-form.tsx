@@ -3,10 +3,10 @@
 import { TRPCClientError } from '@trpc/client';
 import { signIn, signOut } from 'next-auth/react';
 import { useState, type FormEvent } from 'react';
-import { Field } from '@/components/ui/field';
 import { markSigningOut } from '@/lib/login-url';
 import { useTRPCClient } from '@/lib/trpc';
 import { MIN_PASSWORD_LENGTH, newPasswordErrors, type NewPasswordField } from './new-password-errors';
+import { NewPasswordFields } from './new-password-fields';
 
 /**
  * The one-time password's only use: set a new one. The change ends every session of the operator (this one
@@ -51,23 +51,13 @@ export function ChoosePasswordForm({ email }: { email: string }) {
 
   return (
     <form className="login-form" onSubmit={(event) => void onSubmit(event)} noValidate>
-      {errors.form && (
-        <p className="form-error" role="alert">
-          {errors.form}
-        </p>
-      )}
-      <input type="hidden" name="username" autoComplete="username" value={email} readOnly />
-      <Field label="One-time password" error={errors.current}>
-        {(control) => <input {...control} name="currentPassword" type="password" autoComplete="current-password" required autoFocus />}
-      </Field>
-      <Field label="New password" error={errors.new} hint={`At least ${MIN_PASSWORD_LENGTH} characters.`}>
-        {(control) => (
-          <input {...control} name="newPassword" type="password" autoComplete="new-password" required minLength={MIN_PASSWORD_LENGTH} />
-        )}
-      </Field>
-      <Field label="Repeat the new password" error={errors.repeat}>
-        {(control) => <input {...control} name="repeatPassword" type="password" autoComplete="new-password" required />}
-      </Field>
+      <NewPasswordFields
+        email={email}
+        currentLabel="One-time password"
+        newHint={`At least ${MIN_PASSWORD_LENGTH} characters.`}
+        errors={errors}
+        isRequired
+      />
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Saving…' : 'Set the new password'}
       </button>

@@ -3,6 +3,7 @@
 import { TRPCClientError } from '@trpc/client';
 import { signIn } from 'next-auth/react';
 import { useEffect, useState, type FormEvent } from 'react';
+import { Field } from '@/components/ui/field';
 import { useTRPCClient } from '@/lib/trpc';
 
 /**
@@ -65,12 +66,9 @@ export function LinkSsoForm() {
           {error}
         </p>
       )}
-      <div className="field">
-        <label htmlFor="link-password" className="field-label">
-          Password of your account
-        </label>
-        <input id="link-password" name="password" type="password" autoComplete="current-password" required autoFocus />
-      </div>
+      <Field label="Password of your account">
+        {(control) => <input {...control} name="password" type="password" autoComplete="current-password" required autoFocus />}
+      </Field>
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Linking…' : 'Link single sign-on'}
       </button>

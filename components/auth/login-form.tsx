@@ -2,6 +2,7 @@
 
 import { signIn } from 'next-auth/react';
 import { useRef, useState, type FormEvent } from 'react';
+import { Field } from '@/components/ui/field';
 
 /** The single sign-on button: next-auth sends the browser to the OpenID provider and back to `destination`. */
 export function SsoButton({ label, destination }: { label: string; destination: string }) {
@@ -71,34 +72,32 @@ export function LoginForm({ destination }: { destination: string }) {
           {error}
         </p>
       )}
-      <div className="field">
-        <label htmlFor="login-email" className="field-label">
-          Email
-        </label>
-        <input
-          id="login-email"
-          name="email"
-          type="email"
-          autoComplete="username"
-          required
-          autoFocus
-          aria-invalid={error ? true : undefined}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="login-password" className="field-label">
-          Password
-        </label>
-        <input
-          ref={passwordRef}
-          id="login-password"
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          required
-          aria-invalid={error ? true : undefined}
-        />
-      </div>
+      <Field label="Email">
+        {(control) => (
+          <input
+            {...control}
+            name="email"
+            type="email"
+            autoComplete="username"
+            required
+            autoFocus
+            aria-invalid={error ? true : undefined}
+          />
+        )}
+      </Field>
+      <Field label="Password">
+        {(control) => (
+          <input
+            {...control}
+            ref={passwordRef}
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            aria-invalid={error ? true : undefined}
+          />
+        )}
+      </Field>
       <button type="submit" className="btn btn-primary btn-block" disabled={isPending}>
         {isPending ? 'Signing in…' : 'Sign in'}
       </button>

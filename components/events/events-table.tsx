@@ -1,7 +1,7 @@
 'use client';
 
 import { DataTable, type DataColumn } from '@/components/ui/data-table';
-import { DetailsButton, DetailsRow, useOpenRows } from '@/components/ui/row-details';
+import { useRowDetails } from '@/components/ui/row-details';
 import { LocalTime } from '@/components/ui/time';
 import { EventDetails, eventSummary } from './event-details';
 import './events.css';
@@ -20,8 +20,7 @@ interface EventRow {
  * labelled fields with links, so no value is squeezed into a narrow column.
  */
 export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId: string }) {
-  const { isOpen, toggle } = useOpenRows();
-  const detailsId = (event: EventRow) => `event-details-${event.id}`;
+  const details = useRowDetails<EventRow>({ idPrefix: 'event-details', className: 'event-details-row', none: 'none' });
   const columns: DataColumn<EventRow>[] = [
     { id: 'time', header: 'Time', className: 'cell-time', cell: (event) => <LocalTime iso={event.createdAt} /> },
     { id: 'type', header: 'Type', cell: (event) => <code>{event.type}</code> },
@@ -35,20 +34,7 @@ export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId
         return summary ? <span className="event-summary">{summary}</span> : <span className="muted">no details</span>;
       },
     },
-    {
-      id: 'details',
-      header: 'Details',
-      className: 'cell-actions',
-      cell: (event) => (
-        <DetailsButton
-          fields={Object.keys(event.data).length}
-          isOpen={isOpen(event.id)}
-          controls={detailsId(event)}
-          none="none"
-          onToggle={() => toggle(event.id)}
-        />
-      ),
-    },
+    details.column,
   ];
   return (
     <div className="table-scroll">
@@ -62,12 +48,12 @@ export function EventsTable({ events, tenantId }: { events: EventRow[]; tenantId
         rowClassName={() => 'event-row'}
         rowProps={(event) => ({ 'data-event': event.id })}
         afterRow={(event) =>
-          isOpen(event.id) && (
-            <DetailsRow id={detailsId(event)} className="event-details-row" columns={columns.length}>
-              <section className="event-details" aria-label={`Details of ${event.type} at ${event.createdAt}`}>
-                <EventDetails data={event.data} tenantId={tenantId} actorNames={event.actorNames} />
-              </section>
-            </DetailsRow>
+          details.detailsRow(
+            event,
+            columns.length,
+            <section className="event-details" aria-label={`Details of ${event.type} at ${event.createdAt}`}>
+              <EventDetails data={event.data} tenantId={tenantId} actorNames={event.actorNames} />
+            </section>,
           )
         }
       />

@@ -10,7 +10,7 @@ import type { Tenant } from '@/lib/api-types';
 import { can } from '@/lib/can';
 import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
-import { useUrlParams } from '@/lib/url-state';
+import { SitePicker, useSiteParam } from '@/components/sites/site-picker';
 import { ImportPanel } from './import-panel';
 
 export function ExpectedMachinesView() {
@@ -21,10 +21,7 @@ export function ExpectedMachinesView() {
 function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [params, setParams] = useUrlParams(['site'] as const);
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
-  const siteId = params.site ?? sites.data?.items[0]?.id ?? null;
+  const { sites, pools, siteId, setSiteId } = useSiteParam(tenant);
   const scope = { tenantId: tenant.id, siteId: siteId ?? 'site_0' };
   const waiting = useQuery({ ...trpc.expectedMachines.list.queryOptions({ ...scope, state: 'waiting' }), enabled: siteId !== null });
   const arrived = useQuery({ ...trpc.expectedMachines.list.queryOptions({ ...scope, state: 'arrived' }), enabled: siteId !== null });
@@ -47,18 +44,7 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <>
-            <div className="picker">
-              <label htmlFor="expected-site" className="picker-label">
-                Site
-              </label>
-              <select id="expected-site" value={siteId ?? ''} onChange={(event) => setParams({ site: event.target.value || null })}>
-                {sites.data?.items.map((site) => (
-                  <option key={site.id} value={site.id}>
-                    {site.name}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <SitePicker sites={sites.data?.items} value={siteId} onChange={setSiteId} />
             {can(tenant, 'compute:sites:manage') && (
               <button type="button" className="btn btn-primary" disabled={!siteId} onClick={() => setImporting(true)}>
                 Import
@@ -79,7 +65,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Not arrived yet{waiting.data ? ` (${waiting.data.total})` : ''}</h2>
       <DataList
         query={waiting}
-        rows={waiting.data?.items ?? []}
         loading="Loading expected machines…"
         what="expected machines"
         empty="No expected machine is waiting in this site."
@@ -112,7 +97,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Arrived</h2>
       <DataList
         query={arrived}
-        rows={arrived.data?.items ?? []}
         loading="Loading arrivals…"
         what="arrived machines"
         empty="No expected machine has arrived yet."
@@ -130,7 +114,6 @@ function TenantExpectedMachines({ tenant }: { tenant: Tenant }) {
       <h2 className="detail-heading">Arrivals that matched nothing (last 7 days)</h2>
       <DataList
         query={unmatched}
-        rows={unmatched.data?.items ?? []}
         loading="Loading arrivals…"
         what="unmatched arrivals"
         empty="Every PXE arrival of the last 7 days matched an expected machine."

@@ -1,22 +1,12 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
+import { Picker } from '@/components/ui/picker';
 import { PoolPicker } from '@/components/join-tokens/pool-picker';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
-import type { Pool, Tenant } from '@/lib/api-types';
-import {
-  QUEUE_FILTERS,
-  QUEUE_PARAMS,
-  joinablePools as joinableOf,
-  queueFilterOf,
-  queuePoolOf,
-  toQueueFilter,
-} from '@/lib/join-request-queue';
-import { withTenant } from '@/lib/tenant-url';
-import { useTRPC } from '@/lib/trpc';
+import { BcdPoolStates, useBcdPool } from '@/components/join-tokens/bcd-pool-states';
+import type { Tenant } from '@/lib/api-types';
+import { QUEUE_FILTERS, QUEUE_PARAMS, queueFilterOf, toQueueFilter } from '@/lib/join-request-queue';
 import { useHydrated } from '@/lib/use-now';
 import { useUrlParams } from '@/lib/url-state';
 import { PoolQueue } from './pool-queue';
@@ -28,14 +18,10 @@ export function JoinRequestsView() {
 
 /** The join requests of one pool's site (`?pool=`, else the first bcd pool), filtered by `?state=`. */
 function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
-  const trpc = useTRPC();
   const [params, setParams] = useUrlParams(QUEUE_PARAMS);
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
   // Requests are approved into a pool whose machines run the daemon; the others cannot take a join.
-  const joinablePools = joinableOf(pools.data?.items ?? []);
-  const pool: Pool | undefined = queuePoolOf(joinablePools, params.pool);
-  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+  const bcd = useBcdPool(tenant, params.pool);
+  const { joinable: joinablePools, pool, siteNames } = bcd;
   const filter = toQueueFilter(params.state);
   const { filter: matching, ignored } = queueFilterOf(params);
   // The server renders the queue with its rows (the page's prefetch); its controls do nothing until the page's
@@ -62,52 +48,35 @@ function TenantJoinRequests({ tenant }: { tenant: Tenant }) {
                 onChange={(poolId) => setParams({ pool: poolId })}
               />
             )}
-            <div className="picker">
-              <label htmlFor="request-state" className="picker-label">
-                State
-              </label>
-              <select
-                id="request-state"
-                value={filter}
-                onChange={(event) => setParams({ state: event.target.value === 'pending' ? null : event.target.value })}
-              >
-                {QUEUE_FILTERS.map((state) => (
-                  <option key={state} value={state}>
-                    {state}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <Picker label="State" value={filter} onChange={(state) => setParams({ state: state === 'pending' ? null : state })}>
+              {QUEUE_FILTERS.map((state) => (
+                <option key={state} value={state}>
+                  {state}
+                </option>
+              ))}
+            </Picker>
           </>
         }
       />
       <QueueFilters params={params} onChange={setParams} ignored={ignored} />
-      {pools.isPending ? (
-        <LoadingRows label="Loading pools…" />
-      ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
-      ) : joinablePools.length === 0 ? (
-        <div className="callout">
-          <strong>This tenant has no pool whose machines run bcd.</strong> A join request is approved into such a pool; create one on the{' '}
-          <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
-        </div>
-      ) : !pool ? (
-        <div className="callout callout-error" role="alert">
-          <strong>Pool “{params.pool}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run no
-          daemon. Choose a pool above.
-        </div>
-      ) : (
-        <PoolQueue
-          key={`${pool.id}/${filter}/${JSON.stringify(matching)}`}
-          tenant={tenant}
-          pool={pool}
-          sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
-          siteName={siteNames.get(pool.siteId) ?? pool.siteId}
-          filter={filter}
-          matching={matching}
-          initialRequest={params.request}
-        />
-      )}
+      <BcdPoolStates
+        tenant={tenant}
+        bcd={bcd}
+        needsPool={(poolsLink) => <>A join request is approved into such a pool; create one on the {poolsLink} page first.</>}
+      >
+        {(pool) => (
+          <PoolQueue
+            key={`${pool.id}/${filter}/${JSON.stringify(matching)}`}
+            tenant={tenant}
+            pool={pool}
+            sitePools={joinablePools.filter((p) => p.siteId === pool.siteId)}
+            siteName={siteNames.get(pool.siteId) ?? pool.siteId}
+            filter={filter}
+            matching={matching}
+            initialRequest={params.request}
+          />
+        )}
+      </BcdPoolStates>
     </fieldset>
   );
 }

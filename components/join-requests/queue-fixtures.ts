@@ -1,40 +1,22 @@
 import type { Pool, Tenant } from '@/lib/api-types';
+import { joinRequestRecord } from '@/lib/join-request-fixture';
 import type { JoinRequestRecord } from '@/protocol/api/join-request-schemas';
 
 /** A pending discovery request of site_a, asked `minutesAgo` before 2026-01-01 12:00 UTC. */
 export function request(id: string, changes: Partial<JoinRequestRecord> = {}, minutesAgo = 5): JoinRequestRecord {
   const asked = new Date(Date.UTC(2026, 0, 1, 12, -minutesAgo)).toISOString();
-  return {
+  return joinRequestRecord({
     id,
-    state: 'pending',
-    attestor: 'discovery',
     claims: { hostname: `host-${id}`, productSerial: `SN-${id}` },
-    hardwareKey: null,
-    hardwareKeyTrusted: false,
     mac: '52:54:00:12:34:56',
     ip: '10.0.0.7',
-    workflowId: null,
     vouchedBy: 'pxe-east',
-    bootLeaseEpoch: null,
     csrSha256: 'a'.repeat(64),
     siteId: 'site_a',
     createdAt: asked,
     expiresAt: new Date(Date.UTC(2026, 0, 1, 13)).toISOString(),
-    decidedAt: null,
-    decidedBy: null,
-    decidedByName: null,
-    reason: null,
-    poolId: null,
-    consumedAt: null,
-    nodeId: null,
-    clientAddress: null,
-    tpm: null,
-    ekCertified: null,
-    requiredApprovals: 1,
-    firstApproval: null,
-    approvals: 0,
     ...changes,
-  } as JoinRequestRecord;
+  });
 }
 
 export const NOW = Date.UTC(2026, 0, 1, 12);

@@ -1,8 +1,8 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState, type FormEvent } from 'react';
-import { Dialog } from '@/components/ui/dialog';
+import { useRef, useState } from 'react';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Tenant } from '@/lib/api-types';
@@ -35,21 +35,10 @@ interface CreateJoinTokenDialogProps {
   onCreated: (record: JoinToken, token: string | null) => void;
 }
 
-export function CreateJoinTokenDialog({ open, onClose, pool, ...form }: CreateJoinTokenDialogProps) {
-  return (
-    <Dialog
-      open={open}
-      onClose={onClose}
-      title="Create join token"
-      description={
-        <>
-          For pool <strong>{pool.name}</strong>. The token is shown once, right after it is created.
-        </>
-      }
-    >
-      <CreateJoinTokenForm {...form} pool={pool} onClose={onClose} />
-    </Dialog>
-  );
+/** Mints a join token for `pool`; the bearer token goes to `onCreated` (the one-time panel), nowhere else. */
+export function CreateJoinTokenDialog({ open, ...form }: CreateJoinTokenDialogProps) {
+  // The form mounts per opening, so each one starts empty and with its own idempotency key.
+  return open ? <CreateJoinTokenForm {...form} /> : null;
 }
 
 function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJoinTokenDialogProps, 'open'>) {
@@ -57,11 +46,10 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
   const client = useTRPCClient();
   const queryClient = useQueryClient();
   const [values, setValues] = useState<JoinTokenFormValues>(INITIAL_JOIN_TOKEN_VALUES);
-  // One key per opening of the dialog (the body mounts on open): a double submit, or a retry after a lost
+  // One key per opening of the dialog (the form mounts on open): a double submit, or a retry after a lost
   // answer, mints one token, and the second answer comes back without the secret.
   const [idempotencyKey] = useState(newIdempotencyKey);
   const isSubmitting = useRef(false);
-  const formRef = useRef<HTMLFormElement>(null);
   // The form's own findings, all at once; the server's (one at a time) show where these found nothing.
   const [localErrors, setLocalErrors] = useState<JoinTokenFieldErrors>({});
   const [labelsText, setLabelsText] = useState('');
@@ -94,20 +82,19 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
     if (Object.keys(localErrors).length) setLocalErrors({});
   }
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // A ref, not isPending: two quick Enters land before React re-renders with the button disabled.
-    if (isSubmitting.current) return;
+  function validate() {
     const errors = validateJoinTokenForm(values);
     setLocalErrors(errors);
     const labels = labelsOfText(labelsText);
     setLabelsError('error' in labels ? labels.error : null);
-    if (Object.keys(errors).length || 'error' in labels) {
-      create.reset();
-      // After React has rendered the errors: the first invalid control takes the focus.
-      requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
-      return;
-    }
+    const isValid = !Object.keys(errors).length && !('error' in labels);
+    if (!isValid) create.reset();
+    return isValid;
+  }
+
+  function onSubmit() {
+    // A ref, not isPending: two quick Enters land before React re-renders with the button disabled.
+    if (isSubmitting.current) return;
     isSubmitting.current = true;
     create.mutate({
       ...toCreateJoinTokenInput({ tenantId: tenant.id, poolId: pool.id, idempotencyKey }, values),
@@ -115,14 +102,23 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
     });
   }
 
-  // noValidate: errors show in the form's own style, all of them, rather than one browser bubble at a time.
   return (
-    <form ref={formRef} onSubmit={onSubmit} className="form" aria-busy={create.isPending} noValidate>
-      {apiError && !errorField && (
-        <p className="form-error" role="alert">
-          {joinTokenErrorMessage(apiError, 'create', tenant.name)}
-        </p>
-      )}
+    <FormDialog
+      open
+      title="Create join token"
+      description={
+        <>
+          For pool <strong>{pool.name}</strong>. The token is shown once, right after it is created.
+        </>
+      }
+      submitLabel="Create token"
+      pendingLabel="Creating…"
+      isPending={create.isPending}
+      error={apiError && !errorField ? joinTokenErrorMessage(apiError, 'create', tenant.name) : null}
+      validate={validate}
+      onSubmit={onSubmit}
+      onClose={onClose}
+    >
       <div className="form-grid">
         <Field label="Name" optional error={errorFor('name')} hint="What the token is for, as the list shows it.">
           {(control) => (
@@ -246,15 +242,6 @@ function CreateJoinTokenForm({ tenant, pool, onClose, onCreated }: Omit<CreateJo
           ))}
         </div>
       </ChoiceGroup>
-
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create token'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

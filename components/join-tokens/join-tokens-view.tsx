@@ -1,21 +1,18 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useRef, useState } from 'react';
 import { PageHeader } from '@/components/console/page-header';
 import { TenantGate } from '@/components/console/tenant-gate';
-import { LoadingRows, QueryError } from '@/components/ui/query-state';
-import type { Pool, Tenant } from '@/lib/api-types';
+import { BcdPoolStates, useBcdPool } from './bcd-pool-states';
+import type { Tenant } from '@/lib/api-types';
 import type { JoinToken } from '@/lib/join-token-form';
 import { can } from '@/lib/can';
-import { withTenant } from '@/lib/tenant-url';
-import { useTRPC } from '@/lib/trpc';
 import { CreateJoinTokenDialog } from './create-join-token-dialog';
 import { JoinTokenTable } from './join-token-table';
 import { OneTimeToken, type MintedToken } from './one-time-token';
 import { PoolPicker } from './pool-picker';
+import { Toggle } from '@/components/ui/notice';
 
 const POOL_PARAM = 'pool';
 
@@ -25,7 +22,6 @@ export function JoinTokensView() {
 
 /** The join tokens of one of the tenant's bcd pools (`?pool=`, else the first), with create and revoke. */
 function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
-  const trpc = useTRPC();
   const router = useRouter();
   const pathname = usePathname();
   const searchParams = useSearchParams();
@@ -35,13 +31,10 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
   const [minted, setMinted] = useState<MintedToken | null>(null);
   const createButton = useRef<HTMLButtonElement>(null);
 
-  const sites = useQuery(trpc.sites.list.queryOptions({ tenantId: tenant.id }));
-  const pools = useQuery(trpc.pools.list.queryOptions({ tenantId: tenant.id }));
-  // Only the daemon joins with a token (joinTokens.create refuses agent 'none' and archived pools).
-  const joinablePools = pools.data?.items.filter((pool) => pool.agent === 'bcd' && !pool.archivedAt) ?? [];
   const requestedPoolId = searchParams.get(POOL_PARAM);
-  const pool: Pool | undefined = requestedPoolId ? joinablePools.find((p) => p.id === requestedPoolId) : joinablePools[0];
-  const siteNames = new Map(sites.data?.items.map((site) => [site.id, site.name]));
+  // Only the daemon joins with a token (joinTokens.create refuses agent 'none' and archived pools).
+  const bcd = useBcdPool(tenant, requestedPoolId);
+  const { joinable: joinablePools, pool, siteNames } = bcd;
 
   function selectPool(poolId: string) {
     const params = new URLSearchParams(searchParams.toString());
@@ -69,10 +62,7 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
             {joinablePools.length > 0 && (
               <PoolPicker pools={joinablePools} siteNames={siteNames} value={pool?.id ?? ''} onChange={selectPool} />
             )}
-            <label className="toggle">
-              <input type="checkbox" checked={showInactive} onChange={(event) => setShowInactive(event.target.checked)} />
-              Show inactive
-            </label>
+            <Toggle label="Show inactive" checked={showInactive} onChange={setShowInactive} />
             {can(tenant, 'compute:join-tokens:create') && (
               <button ref={createButton} type="button" className="btn btn-primary" disabled={!pool} onClick={() => setCreating(true)}>
                 Create join token
@@ -101,29 +91,26 @@ function TenantJoinTokens({ tenant }: { tenant: Tenant }) {
           }}
         />
       )}
-      {pools.isPending ? (
-        <LoadingRows label="Loading pools…" />
-      ) : pools.isError ? (
-        <QueryError error={pools.error} what="pools" onRetry={() => void pools.refetch()} />
-      ) : joinablePools.length === 0 ? (
-        <div className="callout">
-          <strong>This tenant has no pool whose machines run bcd.</strong> Join tokens admit the Better Compute daemon into a pool; create a
-          pool with agent <code>bcd</code> on the <Link href={withTenant('/pools', tenant.id)}>Pools</Link> page first.
-        </div>
-      ) : !pool ? (
-        <div className="callout callout-error" role="alert">
-          <strong>Pool “{requestedPoolId}” not found.</strong> It does not exist in tenant {tenant.name}, is archived, or its machines run
-          no daemon. Choose a pool above.
-        </div>
-      ) : (
-        <JoinTokenTable
-          key={pool.id}
-          tenant={tenant}
-          pool={pool}
-          siteName={siteNames.get(pool.siteId) ?? pool.siteId}
-          includeInactive={showInactive}
-        />
-      )}
+      <BcdPoolStates
+        tenant={tenant}
+        bcd={bcd}
+        needsPool={(poolsLink) => (
+          <>
+            Join tokens admit the Better Compute daemon into a pool; create a pool with agent <code>bcd</code> on the {poolsLink} page
+            first.
+          </>
+        )}
+      >
+        {(pool) => (
+          <JoinTokenTable
+            key={pool.id}
+            tenant={tenant}
+            pool={pool}
+            siteName={siteNames.get(pool.siteId) ?? pool.siteId}
+            includeInactive={showInactive}
+          />
+        )}
+      </BcdPoolStates>
     </>
   );
 }

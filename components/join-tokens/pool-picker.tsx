@@ -1,6 +1,6 @@
 'use client';
 
-import { useId } from 'react';
+import { Picker } from '@/components/ui/picker';
 import type { Pool } from '@/lib/api-types';
 
 interface PoolPickerProps {
@@ -20,23 +20,16 @@ export function PoolPicker({ pools, siteNames, value, onChange }: PoolPickerProp
       {pool.name}
     </option>
   );
-  const id = useId();
-  // A label for=, not a wrapping label: the select's name stays "Pool" rather than taking in its chosen option.
   return (
-    <div className="picker">
-      <label htmlFor={id} className="picker-label">
-        Pool
-      </label>
-      <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
-        {!value && <option value="">Choose a pool…</option>}
-        {bySite.size < 2
-          ? pools.map(option)
-          : [...bySite].map(([siteId, sitePools]) => (
-              <optgroup key={siteId} label={`Site ${siteNames.get(siteId) ?? siteId}`}>
-                {sitePools.map(option)}
-              </optgroup>
-            ))}
-      </select>
-    </div>
+    <Picker label="Pool" value={value} onChange={onChange}>
+      {!value && <option value="">Choose a pool…</option>}
+      {bySite.size < 2
+        ? pools.map(option)
+        : [...bySite].map(([siteId, sitePools]) => (
+            <optgroup key={siteId} label={`Site ${siteNames.get(siteId) ?? siteId}`}>
+              {sitePools.map(option)}
+            </optgroup>
+          ))}
+    </Picker>
   );
 }

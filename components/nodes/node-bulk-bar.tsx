@@ -2,8 +2,8 @@
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { toApiError } from '@/lib/api-errors';
 import { can } from '@/lib/can';
 import { TENANTS_STALE_MS } from '@/lib/tenant-selection';
@@ -77,25 +77,18 @@ export function NodeBulkBar({ tenantId, filter, selectedIds, total }: NodeBulkBa
       <span role="status" aria-live="polite" className="queue-notice" data-testid="node-bulk-notice">
         {notice}
       </span>
-      <Dialog
-        open={action !== null}
-        onClose={() => setAction(null)}
-        title={action ? `${ACTIONS[action].verb} ${plural(count)}` : ''}
-        size="small"
-      >
-        {action && (
-          <BulkForm
-            action={action}
-            count={count}
-            target={selectedIds === null ? { tenantId, matching: filter } : { tenantId, nodeIds: selectedIds }}
-            onDone={(summary) => {
-              setNotice(summary);
-              setAction(null);
-            }}
-            onClose={() => setAction(null)}
-          />
-        )}
-      </Dialog>
+      {action && (
+        <BulkForm
+          action={action}
+          count={count}
+          target={selectedIds === null ? { tenantId, matching: filter } : { tenantId, nodeIds: selectedIds }}
+          onDone={(summary) => {
+            setNotice(summary);
+            setAction(null);
+          }}
+          onClose={() => setAction(null)}
+        />
+      )}
     </div>
   );
 }
@@ -145,12 +138,18 @@ function BulkForm({ action, count, target, onDone, onClose }: BulkFormProps) {
   }
 
   return (
-    <form
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void run();
-      }}
+    <FormDialog
+      open
+      title={`${meta.verb} ${plural(count)}`}
+      size="small"
+      submitLabel={`${meta.verb} ${plural(count)}`}
+      pendingLabel="Working…"
+      isPending={isRunning}
+      tone={meta.tone}
+      error={error}
+      focusCancel={action !== 'set-labels'}
+      onSubmit={() => void run()}
+      onClose={onClose}
     >
       <div className="dialog-body">
         <p>{meta.says}</p>
@@ -183,25 +182,6 @@ function BulkForm({ action, count, target, onDone, onClose }: BulkFormProps) {
           </div>
         )}
       </div>
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
-      <footer className="dialog-footer">
-        <button
-          type="button"
-          className="btn"
-          onClick={onClose}
-          disabled={isRunning}
-          {...(action === 'set-labels' ? {} : { 'data-autofocus': true })}
-        >
-          Cancel
-        </button>
-        <button type="submit" className={`btn btn-${meta.tone}`} disabled={isRunning}>
-          {isRunning ? 'Working…' : `${meta.verb} ${plural(count)}`}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

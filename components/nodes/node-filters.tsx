@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useState } from 'react';
+import { FilterSelect, IgnoredParams, useDebouncedParam } from '@/components/ui/filters';
 import { EXPIRING_CHOICES, type NodeListParams } from '@/lib/node-list-params';
 import { NODE_STATES } from '@/protocol/api/node-schemas';
 
@@ -13,23 +13,6 @@ interface NodeFiltersProps {
   ignored: string[];
 }
 
-/** How long typing pauses before the search goes to the server (and into the URL). */
-const SEARCH_DELAY_MS = 250;
-
-/** A text box whose value goes into the URL after typing pauses, or at once on Enter. */
-function useDebouncedParam(value: string | null, commit: (value: string | null) => void) {
-  const [text, setText] = useState(value ?? '');
-  useEffect(() => setText(value ?? ''), [value]);
-  useEffect(() => {
-    if (text === (value ?? '')) return;
-    const timer = setTimeout(() => commit(text.trim() || null), SEARCH_DELAY_MS);
-    return () => clearTimeout(timer);
-    // commit is a new function each render; the text alone decides.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [text]);
-  return [text, setText] as const;
-}
-
 /**
  * The nodes page's search box and filters; every value lives in the URL, so a filtered list can be shared. The
  * search runs on the server (hostname, serial, product UUID, MAC with any separators, node id, IP, label value),
@@ -38,15 +21,8 @@ function useDebouncedParam(value: string | null, commit: (value: string | null) 
 export function NodeFilters({ params, onChange, pools, sites, ignored }: NodeFiltersProps) {
   const [search, setSearch] = useDebouncedParam(params.q, (q) => onChange({ q }));
   const [label, setLabel] = useDebouncedParam(params.label, (value) => onChange({ label: value?.replace(/\s+/g, '') || null }));
-  const select = (name: keyof NodeListParams, aria: string, options: Array<[string, string]>, any: string) => (
-    <select aria-label={aria} value={params[name] ?? ''} onChange={(event) => onChange({ [name]: event.target.value || null })}>
-      <option value="">{any}</option>
-      {options.map(([value, text]) => (
-        <option key={value} value={value}>
-          {text}
-        </option>
-      ))}
-    </select>
+  const select = (name: keyof NodeListParams, label: string, options: Array<[string, string]>, any: string) => (
+    <FilterSelect label={label} value={params[name]} any={any} options={options} onChange={(value) => onChange({ [name]: value })} />
   );
   return (
     <div className="queue-filters node-filters" role="search" aria-label="Search and filter nodes">
@@ -118,11 +94,7 @@ export function NodeFilters({ params, onChange, pools, sites, ignored }: NodeFil
         Object.keys(EXPIRING_CHOICES).map((k) => [k, `certificate ends within ${k}`]),
         'any certificate end',
       )}
-      {ignored.length > 0 && (
-        <span className="form-error" role="status">
-          Ignored {ignored.join(', ')}: not a value this filter takes.
-        </span>
-      )}
+      <IgnoredParams ignored={ignored} />
     </div>
   );
 }

@@ -84,31 +84,8 @@ export function NodeLabelsEditor({ tenantId, nodeId, labels, editable = true }: 
           noValidate
           style={{ display: 'flex', flexWrap: 'wrap', gap: 8, alignItems: 'flex-end', marginTop: 8 }}
         >
-          <label style={{ display: 'grid', gap: 2, minWidth: 0 }}>
-            <span className="field-label">Key</span>
-            <input
-              type="text"
-              className="input-mono"
-              value={key}
-              onChange={(e) => setKey(e.target.value)}
-              placeholder="rack"
-              autoComplete="off"
-              spellCheck={false}
-              aria-invalid={formError ? true : undefined}
-            />
-          </label>
-          <label style={{ display: 'grid', gap: 2, minWidth: 0 }}>
-            <span className="field-label">Value</span>
-            <input
-              type="text"
-              className="input-mono"
-              value={value}
-              onChange={(e) => setValue(e.target.value)}
-              placeholder="c7"
-              autoComplete="off"
-              spellCheck={false}
-            />
-          </label>
+          <LabelPart label="Key" value={key} onChange={setKey} placeholder="rack" invalid={Boolean(formError)} />
+          <LabelPart label="Value" value={value} onChange={setValue} placeholder="c7" />
           <button type="submit" className="btn btn-small" disabled={change.isPending || !key.trim()}>
             {change.isPending ? 'Saving…' : 'Add label'}
           </button>
@@ -120,5 +97,24 @@ export function NodeLabelsEditor({ tenantId, nodeId, labels, editable = true }: 
         </p>
       )}
     </div>
+  );
+}
+
+/** The key or the value of the label being added. */
+function LabelPart(props: { label: string; value: string; onChange: (text: string) => void; placeholder: string; invalid?: boolean }) {
+  return (
+    <label style={{ display: 'grid', gap: 2, minWidth: 0 }}>
+      <span className="field-label">{props.label}</span>
+      <input
+        type="text"
+        className="input-mono"
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        placeholder={props.placeholder}
+        autoComplete="off"
+        spellCheck={false}
+        aria-invalid={props.invalid || undefined}
+      />
+    </label>
   );
 }

@@ -39,135 +39,143 @@ function numberColumn<T>(id: string, header: string, cell: (row: T) => ReactNode
   return { id, header, headerProps: { className: 'num' }, className: (row) => `num${late?.(row) ? ' overview-late' : ''}`, cell };
 }
 
+/** The row header: the site's or pool's name, a link to where its figures come from (when it has a pool). */
+function nameColumn<T>(id: 'site' | 'pool', name: (row: T) => string, href: (row: T) => string | null): DataColumn<T> {
+  const header = id === 'site' ? 'Site' : 'Pool';
+  return {
+    id,
+    header,
+    rowHeader: true,
+    cell: (row) => {
+      const to = href(row);
+      return to ? <Link href={to}>{name(row)}</Link> : name(row);
+    },
+  };
+}
+
 /** A bar proportional to the value, beside the number (which is what assistive technology reads). */
 function Bar({ percent }: { percent: number }) {
   return <span className="overview-bar" aria-hidden="true" style={{ width: `${percent}%` }} />;
 }
 
 type QueueRow = Overview['queue'][number];
+type DecisionRow = Overview['decisions'][number];
+type ExpiringRow = Overview['expiring'][number];
+type ConnectedRow = Overview['connected'][number];
 
 export function QueuePanel({ data, link }: PanelProps) {
   const max = Math.max(...data.queue.map((x) => x.pending), 1);
-  const columns: DataColumn<QueueRow>[] = [
-    {
-      id: 'site',
-      header: 'Site',
-      rowHeader: true,
-      cell: (q) => (q.poolId ? <Link href={link(`/join-requests?pool=${q.poolId}`)}>{q.siteName}</Link> : q.siteName),
-    },
-    numberColumn('pending', 'Pending', (q) => (
-      <>
-        <Bar percent={Math.round((q.pending / max) * 100)} />
-        {q.pending}
-      </>
-    )),
-    {
-      id: 'oldest',
-      header: 'Oldest waits',
-      className: (q) => (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > 3600 ? 'overview-late' : undefined),
-      cell: (q) => (q.oldestPendingSeconds === null ? 'nothing waits' : formatSeconds(q.oldestPendingSeconds)),
-    },
-  ];
   return (
-    <TablePanel
+    <TablePanel<QueueRow>
       id="ov-queue"
       title="Join request queue"
       empty="This tenant has no sites."
       rows={data.queue}
-      columns={columns}
+      columns={[
+        nameColumn(
+          'site',
+          (q) => q.siteName,
+          (q) => (q.poolId ? link(`/join-requests?pool=${q.poolId}`) : null),
+        ),
+        numberColumn('pending', 'Pending', (q) => (
+          <>
+            <Bar percent={Math.round((q.pending / max) * 100)} />
+            {q.pending}
+          </>
+        )),
+        {
+          id: 'oldest',
+          header: 'Oldest waits',
+          className: (q) => (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > 3600 ? 'overview-late' : undefined),
+          cell: (q) => (q.oldestPendingSeconds === null ? 'nothing waits' : formatSeconds(q.oldestPendingSeconds)),
+        },
+      ]}
       rowKey={(q) => q.siteId}
       label="Pending per site"
     />
   );
 }
 
-type DecisionRow = Overview['decisions'][number];
-
 export function DecisionsPanel({ data, link }: PanelProps) {
-  const columns: DataColumn<DecisionRow>[] = [
-    {
-      id: 'site',
-      header: 'Site',
-      rowHeader: true,
-      cell: (d) => (d.poolId ? <Link href={link(`/join-requests?pool=${d.poolId}&state=all`)}>{d.siteName}</Link> : d.siteName),
-    },
-    numberColumn('decided', 'Decided', (d) => d.decided),
-    { id: 'median', header: 'Median', cell: (d) => formatSeconds(d.medianSeconds) },
-    { id: 'p90', header: '90th percentile', cell: (d) => formatSeconds(d.p90Seconds) },
-  ];
   return (
-    <TablePanel
+    <TablePanel<DecisionRow>
       id="ov-decisions"
       title="Time to decision, last 7 days"
       empty="No join request was decided in the last 7 days."
       rows={data.decisions}
-      columns={columns}
+      columns={[
+        nameColumn(
+          'site',
+          (d) => d.siteName,
+          (d) => (d.poolId ? link(`/join-requests?pool=${d.poolId}&state=all`) : null),
+        ),
+        numberColumn('decided', 'Decided', (d) => d.decided),
+        { id: 'median', header: 'Median', cell: (d) => formatSeconds(d.medianSeconds) },
+        { id: 'p90', header: '90th percentile', cell: (d) => formatSeconds(d.p90Seconds) },
+      ]}
       rowKey={(d) => d.siteId}
       label="Decisions per site"
     />
   );
 }
 
-type ExpiringRow = Overview['expiring'][number];
-
 export function ExpiringPanel({ data, link }: PanelProps) {
-  const columns: DataColumn<ExpiringRow>[] = [
-    { id: 'pool', header: 'Pool', rowHeader: true, cell: (e) => <Link href={link(`/nodes?pool=${e.poolId}`)}>{e.poolName}</Link> },
-    numberColumn(
-      '1h',
-      'Within 1 h',
-      (e) => e.within1h,
-      (e) => e.within1h > 0,
-    ),
-    numberColumn('6h', '6 h', (e) => e.within6h),
-    numberColumn('24h', '24 h', (e) => e.within24h),
-  ];
   return (
-    <TablePanel
+    <TablePanel<ExpiringRow>
       id="ov-expiring"
       title="Certificates expiring"
       empty="No node of this tenant holds a valid certificate."
       rows={data.expiring}
-      columns={columns}
+      columns={[
+        nameColumn(
+          'pool',
+          (e) => e.poolName,
+          (e) => link(`/nodes?pool=${e.poolId}`),
+        ),
+        numberColumn(
+          '1h',
+          'Within 1 h',
+          (e) => e.within1h,
+          (e) => e.within1h > 0,
+        ),
+        numberColumn('6h', '6 h', (e) => e.within6h),
+        numberColumn('24h', '24 h', (e) => e.within24h),
+      ]}
       rowKey={(e) => e.poolId}
       label="Expiring per pool"
     />
   );
 }
 
-type ConnectedRow = Overview['connected'][number];
-
 /**
  * Connected nodes per pool: how many of the pool's nodes (not retired) hold a live session, out of how many.
  * The bar is decoration beside the numbers, which are what assistive technology reads.
  */
 export function ConnectedPanel({ data, link }: PanelProps) {
-  const columns: DataColumn<ConnectedRow>[] = [
-    {
-      id: 'pool',
-      header: 'Pool',
-      rowHeader: true,
-      cell: (c) => <Link href={link(`/nodes?pool=${c.poolId}&connected=true`)}>{c.poolName}</Link>,
-    },
-    numberColumn('connected', 'Connected', (c) => (
-      <>
-        <Bar percent={c.total ? Math.round((c.connected / c.total) * 100) : 0} />
-        {c.connected}
-      </>
-    )),
-    numberColumn('of', 'Of', (c) => (
-      <Link href={link(`/nodes?pool=${c.poolId}`)} aria-label={`All ${c.total} nodes of ${c.poolName}`}>
-        {c.total}
-      </Link>
-    )),
-  ];
   return (
-    <TablePanel
+    <TablePanel<ConnectedRow>
       id="ov-connected"
       title="Connected nodes"
       empty="No pool of this tenant has nodes."
       rows={data.connected}
-      columns={columns}
+      columns={[
+        nameColumn(
+          'pool',
+          (c) => c.poolName,
+          (c) => link(`/nodes?pool=${c.poolId}&connected=true`),
+        ),
+        numberColumn('connected', 'Connected', (c) => (
+          <>
+            <Bar percent={c.total ? Math.round((c.connected / c.total) * 100) : 0} />
+            {c.connected}
+          </>
+        )),
+        numberColumn('of', 'Of', (c) => (
+          <Link href={link(`/nodes?pool=${c.poolId}`)} aria-label={`All ${c.total} nodes of ${c.poolName}`}>
+            {c.total}
+          </Link>
+        )),
+      ]}
       rowKey={(c) => c.poolId}
       label="Sessions per pool"
     />

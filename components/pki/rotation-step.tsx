@@ -2,8 +2,7 @@
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Dialog } from '@/components/ui/dialog';
-import { Field } from '@/components/ui/field';
+import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { toApiError } from '@/lib/api-errors';
 import { useTRPC } from '@/lib/trpc';
 import { PKI_KEY_KIND_LABELS } from '@/protocol/api/pki-rotation-schemas';
@@ -53,8 +52,6 @@ function StepDialog({ status, onClose }: { status: KeyStatus; onClose: () => voi
   const retire = useMutation(trpc.pki.rotation.retire.mutationOptions(options));
   const mutation = { prepare, activate, retire }[status.nextStep];
   const [force, setForce] = useState(false);
-  const [reason, setReason] = useState('');
-  const [isReasonMissing, setReasonMissing] = useState(false);
   const step = status.nextStep;
   const label = PKI_KEY_KIND_LABELS[status.kind];
   const live = status.liveCertificatesOfPrevious ?? 0;
@@ -63,93 +60,59 @@ function StepDialog({ status, onClose }: { status: KeyStatus; onClose: () => voi
   const { trustVersion, nodesReady, nodesTotal } = status.readiness;
   const error = mutation.error ? toApiError(mutation.error) : null;
 
-  function submit() {
+  function submit(reason: string) {
     if (step === 'prepare') return prepare.mutate({ kind: status.kind });
     if (step === 'activate') return activate.mutate({ kind: status.kind });
-    if (force && !reason.trim()) return setReasonMissing(true);
-    retire.mutate(force ? { kind: status.kind, force: true, reason: reason.trim() } : { kind: status.kind });
+    retire.mutate(force ? { kind: status.kind, force: true, reason } : { kind: status.kind });
   }
 
   return (
-    <Dialog open onClose={mutation.isPending ? () => {} : onClose} title={`${STEP_LABEL[step]} ${label}`} size="small">
-      <form
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          submit();
-        }}
-      >
-        <div className="dialog-body">
-          <p>{stepText(status)}</p>
-          <p>
-            {nodesReady} of {nodesTotal} nodes hold the trust set this step needs (trust version {trustVersion}).
-          </p>
-          {needsForce && gateways > 0 && (
-            <p className="callout callout-warn" data-testid="pki-gateways-on-previous">
-              {gateways} gateway{gateways === 1 ? '' : 's'} seen in the last minute still {gateways === 1 ? 'serves' : 'serve'} a leaf of
-              the previous serving CA: retiring is refused until {gateways === 1 ? 'it serves' : 'they serve'} the new CA&apos;s leaf
-              (within seconds of reaching the API). Forcing it strands {gateways === 1 ? 'that gateway' : 'those gateways'}.
-            </p>
-          )}
-          {needsForce && (
-            <>
-              {live > 0 && (
-                <p className="callout callout-warn" data-testid="pki-live-certificates">
-                  {live} certificate{live === 1 ? '' : 's'} issued by the previous node CA {live === 1 ? 'is' : 'are'} still valid: retiring
-                  is refused until {live === 1 ? 'it renews or expires' : 'they renew or expire'}. Forcing it cuts those machines off.
-                </p>
-              )}
-              <label className="choice">
-                <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} />
-                <span className="choice-label">Retire anyway (force)</span>
-              </label>
-              {force && (
-                <Field
-                  label="Reason"
-                  error={
-                    isReasonMissing && !reason.trim()
-                      ? 'Say why: forcing is recorded in the audit log with its reason.'
-                      : error?.field === 'reason'
-                        ? error.message
-                        : undefined
-                  }
-                  hint="Required to force. Recorded in the audit log."
-                >
-                  {(control) => (
-                    <input
-                      {...control}
-                      name="reason"
-                      type="text"
-                      maxLength={500}
-                      required
-                      value={reason}
-                      onChange={(event) => setReason(event.target.value)}
-                    />
-                  )}
-                </Field>
-              )}
-            </>
-          )}
-        </div>
-        {error && error.field !== 'reason' && (
-          <p className="form-error" role="alert">
-            {error.message}
-          </p>
-        )}
-        <footer className="dialog-footer">
-          {/* Focus starts on Cancel: Enter right after opening must not take the step. */}
-          <button type="button" className="btn" onClick={onClose} disabled={mutation.isPending} data-autofocus>
-            Cancel
-          </button>
-          <button
-            type="submit"
-            className={`btn ${step === 'retire' ? 'btn-danger' : 'btn-primary'}`}
-            disabled={mutation.isPending || (needsForce && !force)}
-          >
-            {mutation.isPending ? `${STEP_LABEL[step].replace(/e$/, '')}ing…` : `${STEP_LABEL[step]}${force ? ' anyway' : ''}`}
-          </button>
-        </footer>
-      </form>
-    </Dialog>
+    <ConfirmDialog
+      open
+      title={`${STEP_LABEL[step]} ${label}`}
+      confirmLabel={`${STEP_LABEL[step]}${force ? ' anyway' : ''}`}
+      pendingLabel={`${STEP_LABEL[step].replace(/e$/, '')}ing…`}
+      tone={step === 'retire' ? 'danger' : 'primary'}
+      isPending={mutation.isPending}
+      error={error && error.field !== 'reason' ? error.message : null}
+      // Forcing a retirement is recorded in the audit log with its reason.
+      reason={
+        force
+          ? {
+              label: 'Reason',
+              hint: 'Required to force. Recorded in the audit log.',
+              required: true,
+              error: error?.field === 'reason' ? error.message : null,
+            }
+          : undefined
+      }
+      cannotConfirm={needsForce && !force}
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <p>{stepText(status)}</p>
+      <p>
+        {nodesReady} of {nodesTotal} nodes hold the trust set this step needs (trust version {trustVersion}).
+      </p>
+      {needsForce && gateways > 0 && (
+        <p className="callout callout-warn" data-testid="pki-gateways-on-previous">
+          {gateways} gateway{gateways === 1 ? '' : 's'} seen in the last minute still {gateways === 1 ? 'serves' : 'serve'} a leaf of the
+          previous serving CA: retiring is refused until {gateways === 1 ? 'it serves' : 'they serve'} the new CA&apos;s leaf (within
+          seconds of reaching the API). Forcing it strands {gateways === 1 ? 'that gateway' : 'those gateways'}.
+        </p>
+      )}
+      {needsForce && live > 0 && (
+        <p className="callout callout-warn" data-testid="pki-live-certificates">
+          {live} certificate{live === 1 ? '' : 's'} issued by the previous node CA {live === 1 ? 'is' : 'are'} still valid: retiring is
+          refused until {live === 1 ? 'it renews or expires' : 'they renew or expire'}. Forcing it cuts those machines off.
+        </p>
+      )}
+      {needsForce && (
+        <label className="choice">
+          <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} />
+          <span className="choice-label">Retire anyway (force)</span>
+        </label>
+      )}
+    </ConfirmDialog>
   );
 }

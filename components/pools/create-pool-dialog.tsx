@@ -1,8 +1,8 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '@/components/ui/dialog';
+import { useState } from 'react';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { Field } from '@/components/ui/field';
 import { toApiError } from '@/lib/api-errors';
 import type { Pool, Site } from '@/lib/api-types';
@@ -10,6 +10,7 @@ import {
   ACCEPTANCE_CHECKS,
   BUILT_IN_CHECKS,
   formFieldOf,
+  initialPoolValues,
   JOIN_ATTESTOR_HINTS,
   JOIN_ATTESTORS,
   POOL_AGENT_HINTS,
@@ -21,7 +22,9 @@ import {
 } from '@/lib/pool-form';
 import { validatePoolForm, type PoolFieldErrors } from '@/lib/pool-form-validate';
 import { useTRPC } from '@/lib/trpc';
-import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
+import { Choice, ChoiceGroup, RadioChoices } from '@/components/ui/choice-group';
+
+const AGENT_CHOICES = POOL_AGENTS.map((agent) => ({ value: agent, label: <code>{agent}</code>, hint: POOL_AGENT_HINTS[agent] }));
 
 interface CreatePoolDialogProps {
   open: boolean;
@@ -32,31 +35,16 @@ interface CreatePoolDialogProps {
   onCreated: (pool: Pool, siteName: string) => void;
 }
 
-export function CreatePoolDialog({ open, onClose, ...form }: CreatePoolDialogProps) {
-  return (
-    <Dialog
-      open={open}
-      onClose={onClose}
-      title="Create pool"
-      description="A pool belongs to one site; its machines join under the pool’s policy."
-    >
-      <CreatePoolForm {...form} onClose={onClose} />
-    </Dialog>
-  );
+/** Creates a pool in one of the tenant's live sites, with its agent, join attestors and acceptance checks. */
+export function CreatePoolDialog({ open, ...form }: CreatePoolDialogProps) {
+  // The form mounts per opening, so each one starts empty.
+  return open ? <CreatePoolForm {...form} /> : null;
 }
 
 function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePoolDialogProps, 'open'>) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [values, setValues] = useState<PoolFormValues>({
-    siteId: sites[0]?.id ?? '',
-    name: '',
-    agent: 'bcd',
-    joinAttestors: [],
-    platformOperated: false,
-    acceptance: {},
-    tpmEkAllowList: '',
-  });
+  const [values, setValues] = useState<PoolFormValues>(() => initialPoolValues(sites[0]?.id ?? ''));
   const create = useMutation(
     trpc.pools.create.mutationOptions({
       onSuccess: async (pool) => {
@@ -80,25 +68,26 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
     if (Object.keys(localErrors).length) setLocalErrors({});
   }
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
+  function validate() {
     const errors = validatePoolForm(tenantId, values);
     setLocalErrors(errors);
-    if (Object.keys(errors).length) {
-      const form = event.currentTarget;
-      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
-      return;
-    }
-    create.mutate(toCreatePoolInput(tenantId, values));
+    return !Object.keys(errors).length;
   }
 
   return (
-    <form onSubmit={onSubmit} className="form" aria-busy={create.isPending} noValidate>
-      {apiError && !errorField && (
-        <p className="form-error" role="alert">
-          {apiError.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title="Create pool"
+      description="A pool belongs to one site; its machines join under the pool’s policy."
+      submitLabel="Create pool"
+      pendingLabel="Creating…"
+      isPending={create.isPending}
+      cannotSubmit={!values.siteId}
+      error={apiError && !errorField ? apiError.message : null}
+      validate={validate}
+      onSubmit={() => create.mutate(toCreatePoolInput(tenantId, values))}
+      onClose={onClose}
+    >
       <div className="form-grid">
         <Field label="Site" error={errorFor('siteId')}>
           {(control) => (
@@ -129,18 +118,7 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
       </div>
 
       <ChoiceGroup legend="Agent" error={errorFor('agent')}>
-        {POOL_AGENTS.map((agent) => (
-          <Choice
-            key={agent}
-            type="radio"
-            name="agent"
-            value={agent}
-            label={<code>{agent}</code>}
-            hint={POOL_AGENT_HINTS[agent]}
-            checked={values.agent === agent}
-            onChange={() => update('agent', agent)}
-          />
-        ))}
+        <RadioChoices name="agent" options={AGENT_CHOICES} value={values.agent} onChange={(agent) => update('agent', agent)} />
       </ChoiceGroup>
 
       <ChoiceGroup
@@ -228,15 +206,6 @@ function CreatePoolForm({ tenantId, sites, onClose, onCreated }: Omit<CreatePool
           />
         )}
       </Field>
-
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={create.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={create.isPending || !values.siteId}>
-          {create.isPending ? 'Creating…' : 'Create pool'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
   );
 }

@@ -13,6 +13,7 @@ import { withTenant } from '@/lib/tenant-url';
 import { useTRPC } from '@/lib/trpc';
 import { CreatePoolDialog } from './create-pool-dialog';
 import { SitePools } from './site-pools';
+import { Notice, Toggle } from '@/components/ui/notice';
 
 export function PoolsView() {
   return <TenantGate>{(tenant) => <TenantPools key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -47,10 +48,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <>
-            <label className="toggle">
-              <input type="checkbox" checked={showArchived} onChange={(event) => setShowArchived(event.target.checked)} />
-              Show archived
-            </label>
+            <Toggle label="Show archived" checked={showArchived} onChange={setShowArchived} />
             {canManage && (
               <button
                 type="button"
@@ -68,16 +66,7 @@ function TenantPools({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
-      <div role="status" aria-live="polite" className="notice-slot">
-        {notice && (
-          <p className="callout callout-success">
-            {notice}{' '}
-            <button type="button" className="link-button" onClick={() => setNotice(null)}>
-              Dismiss
-            </button>
-          </p>
-        )}
-      </div>
+      <Notice notice={notice} onDismiss={() => setNotice(null)} />
       {sites.isPending || pools.isPending ? (
         <LoadingRows label="Loading sites and pools…" />
       ) : sites.isError ? (

@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Dialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { fieldMessage, toApiError } from '@/lib/api-errors';
 import type { Pool } from '@/lib/api-types';
 import { parseStaleForm, type StaleFormErrors, type StaleFormField } from '@/lib/stale-nodes-form';
@@ -11,9 +12,14 @@ import { useTRPC } from '@/lib/trpc';
 import { STALE_NODES_MAX_DAYS } from '@/protocol/api/stale-nodes';
 import { StaleNodesPlan } from './stale-nodes-plan';
 
+const title = (pool: Pool) => `Stale nodes of pool ${pool.name}`;
+const DESCRIPTION =
+  'Nodes disconnected for a number of days are cordoned; still disconnected some days later, they are retired as a delete would: certificates revoked, hardware key, MACs and TPM EK freed.';
+
 /** "Stale nodes": the pool's stale-node policy (set by those who manage pools) and its dry run. */
 export function StaleNodesButton({ pool, tenantId, canManage }: { pool: Pool; tenantId: string; canManage: boolean }) {
   const [isOpen, setOpen] = useState(false);
+  const close = () => setOpen(false);
   return (
     <>
       <button
@@ -24,33 +30,25 @@ export function StaleNodesButton({ pool, tenantId, canManage }: { pool: Pool; te
       >
         Stale nodes
       </button>
-      <Dialog
-        open={isOpen}
-        onClose={() => setOpen(false)}
-        title={`Stale nodes of pool ${pool.name}`}
-        description="Nodes disconnected for a number of days are cordoned; still disconnected some days later, they are retired as a delete would: certificates revoked, hardware key, MACs and TPM EK freed."
-      >
-        {isOpen && (
-          <>
-            {canManage && !pool.archivedAt ? (
-              <StalePolicyForm pool={pool} tenantId={tenantId} />
-            ) : (
-              <div className="dialog-body">
-                <PolicySummary pool={pool} />
-                {canManage && pool.policy.staleNodes && <RemovePolicyButton pool={pool} tenantId={tenantId} />}
-              </div>
-            )}
+      {isOpen &&
+        (canManage && !pool.archivedAt ? (
+          <StalePolicyForm pool={pool} tenantId={tenantId} onClose={close} />
+        ) : (
+          <Dialog open onClose={close} title={title(pool)} description={DESCRIPTION}>
+            <div className="dialog-body">
+              <PolicySummary pool={pool} />
+              {canManage && pool.policy.staleNodes && <RemovePolicyButton pool={pool} tenantId={tenantId} />}
+            </div>
             <div className="dialog-body">
               <StaleNodesPlan pool={pool} tenantId={tenantId} />
             </div>
             <footer className="dialog-footer">
-              <button type="button" className="btn" onClick={() => setOpen(false)}>
+              <button type="button" className="btn" onClick={close}>
                 Close
               </button>
             </footer>
-          </>
-        )}
-      </Dialog>
+          </Dialog>
+        ))}
     </>
   );
 }
@@ -92,7 +90,8 @@ function RemovePolicyButton({ pool, tenantId }: { pool: Pool; tenantId: string }
   );
 }
 
-function StalePolicyForm({ pool, tenantId }: { pool: Pool; tenantId: string }) {
+/** The policy's form, with the dry run under it (of the saved policy). */
+function StalePolicyForm({ pool, tenantId, onClose }: { pool: Pool; tenantId: string; onClose: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const current = pool.policy.staleNodes;
@@ -120,15 +119,22 @@ function StalePolicyForm({ pool, tenantId }: { pool: Pool; tenantId: string }) {
     onChange: (e: React.ChangeEvent<HTMLInputElement>) => setValues({ ...values, [field]: e.target.value }),
   });
   return (
-    <form
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
+    <FormDialog
+      open
+      title={title(pool)}
+      description={DESCRIPTION}
+      submitLabel="Save policy"
+      pendingLabel="Saving…"
+      isPending={save.isPending}
+      error={formError?.message}
+      cancelLabel="Close"
+      onSubmit={() => {
         if (!isOn) return save.mutate({ tenantId, poolId: pool.id, staleNodes: null });
         const parsed = parseStaleForm(values);
         setErrors(parsed.errors);
         if (parsed.policy) save.mutate({ tenantId, poolId: pool.id, staleNodes: parsed.policy });
       }}
+      onClose={onClose}
     >
       <div className="dialog-body">
         <label className="toggle">
@@ -151,16 +157,9 @@ function StalePolicyForm({ pool, tenantId }: { pool: Pool; tenantId: string }) {
         </Field>
         {save.isSuccess && <p role="status">Saved. The policy runs every few minutes on the server.</p>}
       </div>
-      {formError && (
-        <p className="form-error" role="alert">
-          {formError.message}
-        </p>
-      )}
-      <footer className="dialog-footer">
-        <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save policy'}
-        </button>
-      </footer>
-    </form>
+      <div className="dialog-body">
+        <StaleNodesPlan pool={pool} tenantId={tenantId} />
+      </div>
+    </FormDialog>
   );
 }

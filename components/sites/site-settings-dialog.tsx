@@ -1,27 +1,33 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Choice, ChoiceGroup } from '@/components/ui/choice-group';
-import { Dialog } from '@/components/ui/dialog';
+import { useState } from 'react';
+import { Choice, ChoiceGroup, RadioChoices } from '@/components/ui/choice-group';
 import { Field } from '@/components/ui/field';
+import { FormDialog } from '@/components/ui/form-dialog';
 import { fieldMessage, toApiError } from '@/lib/api-errors';
 import type { Site } from '@/lib/api-types';
 import { siteFieldOf, toSiteSettingsValues, toUpdateSiteInput, type SiteSettingsField, type SiteSettingsValues } from '@/lib/site-form';
 import { useTRPC } from '@/lib/trpc';
 
 /** Edits a live site's settings: everything `sites.update` accepts but the EK allow-list (its own edits). */
+const APPROVAL_CHOICES = [
+  {
+    value: 'unknown-machines',
+    label: 'Admit machines the site knows',
+    hint: 'An expected machine or a matching approval rule joins at once; any other waits for a person.',
+  },
+  { value: 'always', label: 'Hold every machine for a person', hint: 'Every PXE machine waits in the queue, listed or not.' },
+] as const;
+
+const APPROVALS_NEEDED_CHOICES = [
+  { value: 1, label: 'One', hint: 'One approval admits the machine.' },
+  { value: 2, label: 'Two, by different people', hint: 'The first approval is recorded and the request waits for a second.' },
+] as const;
+
 export function SiteSettingsDialog({ site, tenantId, onClose }: { site: Site | null; tenantId: string; onClose: () => void }) {
-  return (
-    <Dialog
-      open={site !== null}
-      onClose={onClose}
-      title={site ? `Settings of site ${site.name}` : 'Site settings'}
-      description="Later joins and decisions read the new settings; requests already waiting keep their expiry."
-    >
-      {site && <SiteSettingsForm site={site} tenantId={tenantId} onClose={onClose} />}
-    </Dialog>
-  );
+  // The form mounts per opening, so each one starts from the site's current settings.
+  return site ? <SiteSettingsForm site={site} tenantId={tenantId} onClose={onClose} /> : null;
 }
 
 function SiteSettingsForm({ site, tenantId, onClose }: { site: Site; tenantId: string; onClose: () => void }) {
@@ -45,51 +51,29 @@ function SiteSettingsForm({ site, tenantId, onClose }: { site: Site; tenantId: s
     if (update.isError) update.reset();
   }
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    update.mutate(toUpdateSiteInput(tenantId, site.id, values));
-  }
-
   return (
-    <form onSubmit={onSubmit} className="form" aria-busy={update.isPending} noValidate>
-      {apiError && !errorField && (
-        <p className="form-error" role="alert">
-          {apiError.message}
-        </p>
-      )}
+    <FormDialog
+      open
+      title={`Settings of site ${site.name}`}
+      description="Later joins and decisions read the new settings; requests already waiting keep their expiry."
+      submitLabel="Save settings"
+      pendingLabel="Saving…"
+      isPending={update.isPending}
+      error={apiError && !errorField ? apiError.message : null}
+      onSubmit={() => update.mutate(toUpdateSiteInput(tenantId, site.id, values))}
+      onClose={onClose}
+    >
       <ChoiceGroup legend="PXE machines (discovery)" error={errorFor('approval')}>
-        <Choice
-          type="radio"
-          name="approval"
-          label="Admit machines the site knows"
-          hint="An expected machine or a matching approval rule joins at once; any other waits for a person."
-          checked={values.approval === 'unknown-machines'}
-          onChange={() => set('approval', 'unknown-machines')}
-        />
-        <Choice
-          type="radio"
-          name="approval"
-          label="Hold every machine for a person"
-          hint="Every PXE machine waits in the queue, listed or not."
-          checked={values.approval === 'always'}
-          onChange={() => set('approval', 'always')}
-        />
+        <RadioChoices name="approval" options={APPROVAL_CHOICES} value={values.approval} onChange={(value) => set('approval', value)} />
       </ChoiceGroup>
       <div className="form-grid">
-        <Field label="A request waits (hours)" error={errorFor('discoveryPendingHours')} hint="From 1 minute (0.02) to 30 days (720).">
-          {(control) => (
-            <input
-              {...control}
-              type="number"
-              min={0.02}
-              max={720}
-              step="any"
-              value={values.discoveryPendingHours}
-              onChange={(event) => set('discoveryPendingHours', event.target.value)}
-              data-autofocus
-            />
-          )}
-        </Field>
+        <HoursField
+          label="A request waits (hours)"
+          error={errorFor('discoveryPendingHours')}
+          value={values.discoveryPendingHours}
+          onChange={(value) => set('discoveryPendingHours', value)}
+          autoFocus
+        />
         <Field
           label="Most requests waiting at once"
           error={errorFor('maxPendingRequests')}
@@ -116,45 +100,40 @@ function SiteSettingsForm({ site, tenantId, onClose }: { site: Site; tenantId: s
           onChange={(checked) => set('tpmEnrollment', checked)}
         />
       </ChoiceGroup>
-      <Field label="A TPM request waits (hours)" error={errorFor('tpmPendingHours')} hint="From 1 minute (0.02) to 30 days (720).">
-        {(control) => (
-          <input
-            {...control}
-            type="number"
-            min={0.02}
-            max={720}
-            step="any"
-            value={values.tpmPendingHours}
-            onChange={(event) => set('tpmPendingHours', event.target.value)}
-          />
-        )}
-      </Field>
+      <HoursField
+        label="A TPM request waits (hours)"
+        error={errorFor('tpmPendingHours')}
+        value={values.tpmPendingHours}
+        onChange={(value) => set('tpmPendingHours', value)}
+      />
       <ChoiceGroup legend="Approvals a join request needs" error={errorFor('requiredApprovals')}>
-        <Choice
-          type="radio"
+        <RadioChoices
           name="requiredApprovals"
-          label="One"
-          hint="One approval admits the machine."
-          checked={values.requiredApprovals === 1}
-          onChange={() => set('requiredApprovals', 1)}
-        />
-        <Choice
-          type="radio"
-          name="requiredApprovals"
-          label="Two, by different people"
-          hint="The first approval is recorded and the request waits for a second."
-          checked={values.requiredApprovals === 2}
-          onChange={() => set('requiredApprovals', 2)}
+          options={APPROVALS_NEEDED_CHOICES}
+          value={values.requiredApprovals}
+          onChange={(value) => set('requiredApprovals', value)}
         />
       </ChoiceGroup>
-      <footer className="dialog-footer">
-        <button type="button" className="btn" onClick={onClose} disabled={update.isPending}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={update.isPending}>
-          {update.isPending ? 'Saving…' : 'Save settings'}
-        </button>
-      </footer>
-    </form>
+    </FormDialog>
+  );
+}
+
+/** How long a request of the site waits for a decision, in hours. */
+function HoursField(props: { label: string; error: string | null; value: string; onChange: (value: string) => void; autoFocus?: boolean }) {
+  return (
+    <Field label={props.label} error={props.error} hint="From 1 minute (0.02) to 30 days (720).">
+      {(control) => (
+        <input
+          {...control}
+          type="number"
+          min={0.02}
+          max={720}
+          step="any"
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          data-autofocus={props.autoFocus || undefined}
+        />
+      )}
+    </Field>
   );
 }

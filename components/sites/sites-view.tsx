@@ -14,6 +14,7 @@ import { useLiveRefresh } from '@/lib/live';
 import { useTRPC } from '@/lib/trpc';
 import { CreateSiteDialog } from './create-site-dialog';
 import { SiteSettingsDialog } from './site-settings-dialog';
+import { Notice, Toggle } from '@/components/ui/notice';
 
 export function SitesView() {
   return <TenantGate>{(tenant) => <TenantSites key={tenant.id} tenant={tenant} />}</TenantGate>;
@@ -48,10 +49,7 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
         }
         actions={
           <>
-            <label className="toggle">
-              <input type="checkbox" checked={showArchived} onChange={(event) => setShowArchived(event.target.checked)} />
-              Show archived
-            </label>
+            <Toggle label="Show archived" checked={showArchived} onChange={setShowArchived} />
             {canManage && (
               <button
                 type="button"
@@ -67,19 +65,9 @@ function TenantSites({ tenant }: { tenant: Tenant }) {
           </>
         }
       />
-      <div role="status" aria-live="polite" className="notice-slot">
-        {notice && (
-          <p className="callout callout-success">
-            {notice}{' '}
-            <button type="button" className="link-button" onClick={() => setNotice(null)}>
-              Dismiss
-            </button>
-          </p>
-        )}
-      </div>
+      <Notice notice={notice} onDismiss={() => setNotice(null)} />
       <DataList
         query={sites}
-        rows={sites.data?.items ?? []}
         loading="Loading sites…"
         what="sites"
         empty="This tenant has no sites yet."

@@ -56,3 +56,26 @@ export function Choice({ type = 'checkbox', name, value, label, hint, error, che
     </label>
   );
 }
+
+interface RadioChoicesProps<T extends string | number> {
+  name: string;
+  options: readonly { value: T; label: ReactNode; hint: ReactNode }[];
+  value: T;
+  onChange: (value: T) => void;
+}
+
+/** The radios of one group, a Choice for each option, the one whose value is `value` checked. */
+export function RadioChoices<T extends string | number>({ name, options, value, onChange }: RadioChoicesProps<T>) {
+  return options.map((option) => (
+    <Choice
+      key={option.value}
+      type="radio"
+      name={name}
+      value={String(option.value)}
+      label={option.label}
+      hint={option.hint}
+      checked={option.value === value}
+      onChange={() => onChange(option.value)}
+    />
+  ));
+}

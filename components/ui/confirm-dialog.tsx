@@ -14,7 +14,9 @@ interface ConfirmDialogProps {
   error?: string | null;
   tone?: 'danger' | 'primary';
   /** Asks for a reason (kept in the audit log); `required` keeps the action disabled until one is written. */
-  reason?: { label: string; hint?: string; required?: boolean; maxLength?: number };
+  reason?: { label: string; hint?: string; required?: boolean; maxLength?: number; error?: string | null };
+  /** The action cannot be taken as the dialog stands (a box to tick first); its button stays disabled. */
+  cannotConfirm?: boolean;
   /** Called with the trimmed reason ('' when none is asked or given). */
   onConfirm: (reason: string) => void;
   onClose: () => void;
@@ -32,14 +34,14 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
 }
 
 function ConfirmBody(props: ConfirmDialogProps) {
-  const { children, confirmLabel, pendingLabel, isPending, error, tone = 'danger', reason, onConfirm, onClose } = props;
+  const { children, confirmLabel, pendingLabel, isPending, error, tone = 'danger', reason, cannotConfirm, onConfirm, onClose } = props;
   const [text, setText] = useState('');
   const isMissing = Boolean(reason?.required) && text.trim() === '';
   return (
     <>
       <div className="dialog-body">{children}</div>
       {reason && (
-        <Field label={reason.label} hint={reason.hint} optional={!reason.required}>
+        <Field label={reason.label} hint={reason.hint} optional={!reason.required} error={reason.error}>
           {(control) => (
             <textarea
               {...control}
@@ -62,7 +64,12 @@ function ConfirmBody(props: ConfirmDialogProps) {
         <button type="button" className="btn" onClick={onClose} disabled={isPending} data-autofocus>
           Cancel
         </button>
-        <button type="button" className={`btn btn-${tone}`} onClick={() => onConfirm(text.trim())} disabled={isPending || isMissing}>
+        <button
+          type="button"
+          className={`btn btn-${tone}`}
+          onClick={() => onConfirm(text.trim())}
+          disabled={isPending || isMissing || cannotConfirm}
+        >
           {isPending ? pendingLabel : confirmLabel}
         </button>
       </footer>
@@ -70,7 +77,7 @@ function ConfirmBody(props: ConfirmDialogProps) {
   );
 }
 
-interface ConfirmButtonProps extends Omit<ConfirmDialogProps, 'open' | 'isPending' | 'error' | 'onConfirm' | 'onClose'> {
+interface ConfirmButtonProps extends Omit<ConfirmDialogProps, 'open' | 'isPending' | 'error' | 'cannotConfirm' | 'onConfirm' | 'onClose'> {
   /** The row button's text and accessible name. */
   label: string;
   ariaLabel: string;

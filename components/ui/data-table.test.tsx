@@ -184,4 +184,9 @@ describe('DataList', () => {
     rerender(<DataList {...base} rows={rows} panel="Sites" query={query({})} />);
     expect(screen.getByRole('region', { name: 'Sites' }).contains(table())).toBe(true);
   });
+
+  it("takes its rows from the query's page when none are given", () => {
+    render(<DataList {...base} query={{ ...query({}), data: { items: rows } }} />);
+    expect(within(table()).getAllByRole('row')).toHaveLength(rows.length + 1);
+  });
 });

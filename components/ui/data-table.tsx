@@ -144,14 +144,17 @@ interface ListQuery {
  */
 export function DataList<T>({
   query,
+  rows = query.data?.items ?? [],
   loading,
   what,
   empty,
   panel,
   footer,
   ...table
-}: DataTableProps<T> & {
-  query: ListQuery;
+}: Omit<DataTableProps<T>, 'rows'> & {
+  /** The list's query; its page's `items` are the rows unless `rows` says otherwise. */
+  query: ListQuery & { data?: { items: T[] } };
+  rows?: T[];
   loading: string;
   what: string;
   empty: ReactNode;
@@ -161,15 +164,15 @@ export function DataList<T>({
   footer?: ReactNode;
 }) {
   return (
-    <QueryStates query={query} items={table.rows} loading={loading} what={what} empty={empty}>
+    <QueryStates query={query} items={rows} loading={loading} what={what} empty={empty}>
       {() =>
         panel ? (
           <section className="panel" aria-label={panel}>
-            <DataTable {...table} />
+            <DataTable {...table} rows={rows} />
             {footer}
           </section>
         ) : (
-          <DataTable {...table} />
+          <DataTable {...table} rows={rows} />
         )
       }
     </QueryStates>

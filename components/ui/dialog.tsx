@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useId, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useLayoutEffect, useRef, type ReactNode } from 'react';
 
 interface DialogProps {
   open: boolean;
@@ -33,6 +33,15 @@ export function Dialog({ open, onClose, title, description, children, size = 'me
     }
     if (!open && dialog.open) dialog.close();
   }, [open]);
+
+  useLayoutEffect(() => {
+    const dialog = ref.current;
+    // Unmounted while open (a form that mounts per opening): closed before it leaves the page, so the
+    // browser gives the focus back to the opener as it does on close().
+    return () => {
+      if (dialog?.open) dialog.close();
+    };
+  }, []);
 
   return (
     <dialog

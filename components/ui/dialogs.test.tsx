@@ -41,6 +41,38 @@ describe('FormDialog', () => {
     expect(alert.textContent).toBe('A site of that name exists.');
     expect(alert.closest('dialog')).not.toBeNull();
   });
+
+  it('sends nothing while its own checks fail, and focuses the first invalid control once they render', async () => {
+    const onSubmit = vi.fn();
+    const validate = vi.fn(() => false);
+    render(
+      <FormDialog {...props} isPending={false} validate={validate} onSubmit={onSubmit}>
+        <input aria-label="Name" />
+        <input aria-label="Port" aria-invalid="true" />
+      </FormDialog>,
+    );
+    fireEvent.click(button('Create site'));
+    expect(validate).toHaveBeenCalledOnce();
+    expect(onSubmit).not.toHaveBeenCalled();
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Port', hidden: true }));
+    validate.mockReturnValue(true);
+    fireEvent.click(button('Create site'));
+    expect(onSubmit).toHaveBeenCalledOnce();
+  });
+
+  it('names its other button as told and can start the focus there', () => {
+    const onClose = vi.fn();
+    render(
+      <FormDialog {...props} isPending={false} cancelLabel="Close" focusCancel onSubmit={() => {}} onClose={onClose}>
+        <p>Nothing to fill in.</p>
+      </FormDialog>,
+    );
+    const close = screen.getAllByRole('button', { name: 'Close', hidden: true }).at(-1)!;
+    expect(close.hasAttribute('data-autofocus')).toBe(true);
+    fireEvent.click(close);
+    expect(onClose).toHaveBeenCalledOnce();
+  });
 });
 
 describe('ConfirmDialog', () => {
@@ -80,5 +112,23 @@ describe('ConfirmDialog', () => {
     expect(screen.getByRole('alert', { hidden: true }).textContent).toBe('Already revoked.');
     fireEvent.click(button('Revoke'));
     expect(onConfirm).toHaveBeenCalledWith('');
+  });
+
+  it('keeps the action disabled while it cannot be taken, and shows the error about the reason under it', () => {
+    const { rerender } = render(
+      <ConfirmDialog {...props} cannotConfirm onConfirm={() => {}}>
+        <p>Tick the box first.</p>
+      </ConfirmDialog>,
+    );
+    expect(button('Revoke').disabled).toBe(true);
+    rerender(
+      <ConfirmDialog {...props} reason={{ label: 'Reason', error: 'Too long.' }} onConfirm={() => {}}>
+        <p>Tick the box first.</p>
+      </ConfirmDialog>,
+    );
+    expect(button('Revoke').disabled).toBe(false);
+    const reason = screen.getByRole('textbox', { name: /^Reason/, hidden: true });
+    expect(reason.getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByRole('alert', { hidden: true }).textContent).toBe('Too long.');
   });
 });

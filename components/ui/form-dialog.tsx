@@ -20,6 +20,15 @@ interface FormDialogProps {
   cannotSubmit?: boolean;
   /** The server's message for the whole form (field errors belong under their fields). */
   error?: string | null;
+  /** The other button's text ("Cancel"). */
+  cancelLabel?: string;
+  /** Focus starts on that button (a form with nothing to fill in, whose Enter must not act at once). */
+  focusCancel?: boolean;
+  /**
+   * The form's own checks, run on each submit before `onSubmit`: false keeps the form from being sent, and
+   * once the errors are rendered the first invalid control takes the focus.
+   */
+  validate?: () => boolean;
   onSubmit: () => void;
   onClose: () => void;
 }
@@ -40,20 +49,25 @@ export function FormDialog(props: FormDialogProps) {
     isPending,
     tone = 'primary',
     error,
+    cancelLabel = 'Cancel',
+    validate,
     onSubmit,
     onClose,
   } = props;
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (isPending) return;
+    if (validate && !validate()) {
+      const form = event.currentTarget;
+      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
+    onSubmit();
+  }
+  // noValidate: errors show in the form's own style, all of them, rather than one browser bubble at a time.
   return (
     <Dialog open={open} onClose={isPending ? () => {} : onClose} title={title} description={description} size={size}>
-      <form
-        className="form"
-        aria-busy={isPending}
-        noValidate
-        onSubmit={(event: FormEvent<HTMLFormElement>) => {
-          event.preventDefault();
-          if (!isPending) onSubmit();
-        }}
-      >
+      <form className="form" aria-busy={isPending} noValidate onSubmit={submit}>
         {error && (
           <p className="form-error" role="alert">
             {error}
@@ -61,8 +75,8 @@ export function FormDialog(props: FormDialogProps) {
         )}
         {children}
         <footer className="dialog-footer">
-          <button type="button" className="btn" onClick={onClose} disabled={isPending}>
-            Cancel
+          <button type="button" className="btn" onClick={onClose} disabled={isPending} data-autofocus={props.focusCancel || undefined}>
+            {cancelLabel}
           </button>
           <button type="submit" className={`btn btn-${tone}`} disabled={isPending || props.cannotSubmit}>
             {isPending ? pendingLabel : submitLabel}

@@ -33,7 +33,6 @@ export function WebhookDeliveries({ tenantId, webhookId }: { tenantId: string; w
       )}
       <DataList
         query={deliveries}
-        rows={deliveries.data?.items ?? []}
         loading="Loading deliveries…"
         what="the deliveries"
         empty="No deliveries yet: send a test event, or wait for one of its events."

@@ -127,7 +127,6 @@ function WebhookTable({
       )}
       <DataList
         query={list}
-        rows={list.data?.items ?? []}
         loading="Loading webhooks…"
         what="the webhooks"
         empty="This tenant has no webhooks."
