@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readServerSentEvents } from '../../../cli/sse';
 import { generateNodeKeyAndCsr } from '../../../agent/keys';
-import { testDatabaseUrl, testDb } from '../../../test/db';
+import { testApiServices } from '../../../test/api-services';
+import { testDb } from '../../../test/db';
 import { createTestTenant } from '../../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims } from '../../../test/join-harness';
 import { randomMac } from '../../../test/discovery-harness';
@@ -12,7 +13,6 @@ import { handleTrpcRequest } from '../trpc-http';
 
 describe('joinRequests.onChange over server-sent events', () => {
   it('streams the pool’s queue changes to a signed-in subscriber, and refuses another tenant', { timeout: 60_000 }, async () => {
-    process.env.DATABASE_URL ??= testDatabaseUrl();
     const h = await createJoinHarness();
     const db = testDb();
     const t = await createTestTenant(db);
@@ -25,7 +25,7 @@ describe('joinRequests.onChange over server-sent events', () => {
           signal,
           headers: { accept: 'text/event-stream' },
         }),
-        { db, sessionOperatorId: async () => claim },
+        { db, services: testApiServices(), sessionOperatorId: async () => claim },
       );
 
     const abort = new AbortController();
