@@ -1,4 +1,5 @@
-import { requirePermission, router, streamProcedure } from '../trpc';
+import { router, streamProcedure } from '../trpc';
+import { domainQuery } from '../domain-procedure';
 import { authorize, resource } from '../../authz/authorize';
 import { listEvents, listEventsInput } from '../../events/list-events';
 import { eventPage } from '../../../protocol/api/event-schemas';
@@ -8,10 +9,7 @@ import { guardedStream } from '../live-streams';
 const onChangeInput = listEventsInput.pick({ tenantId: true });
 
 export const eventsRouter = router({
-  list: requirePermission('compute:events:read')
-    .input(listEventsInput)
-    .output(eventPage)
-    .query(({ ctx, input }) => listEvents(ctx.db, ctx.principal, input)),
+  list: domainQuery('compute:events:read', listEventsInput, eventPage, listEvents),
   /**
    * `events.onChange`: the tenant has new events (a join, a refusal, a decision, a renewal…), pushed over
    * server-sent events from PostgreSQL LISTEN/NOTIFY (the `events_notify` trigger). It names no event: the
