@@ -27,7 +27,7 @@ type PoolRow = {
   createdAt: Date;
   archivedAt: Date | null;
 };
-export const toPoolRecord = (p: PoolRow): PoolRecord => ({
+const toPoolRecord = (p: PoolRow): PoolRecord => ({
   id: p.id,
   tenantId: p.ownerTenantId,
   siteId: p.siteId,
