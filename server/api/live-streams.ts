@@ -1,7 +1,6 @@
 import type { Principal } from '../authz/principal';
 import { DomainError } from '../../protocol/errors';
-import { EventsListener } from '../events/listener';
-import { JoinRequestListener } from '../requests/listener';
+import { wholeNumberSetting } from '../http/whole-number-setting';
 import type { ApiContext, ApiServices } from './trpc';
 
 /**
@@ -23,24 +22,14 @@ interface LiveStreamLimits {
   perPrincipal: number;
 }
 
-function bounded(env: Record<string, string | undefined>, name: string, min: number, max: number, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new DomainError('INVALID_CONFIG', `${name} must be a whole number from ${min} to ${max}, not ${raw}`);
-  }
-  return n;
-}
-
 /** The limits the environment sets; throws INVALID_CONFIG for a value out of range (checked at start). */
 export function liveStreamLimits(env: Record<string, string | undefined> = process.env): LiveStreamLimits {
-  const recheckMs = bounded(env, 'BETTER_COMPUTE_STREAM_RECHECK_SECONDS', 1, 30, 30) * 1000;
+  const recheckMs = wholeNumberSetting(env, 'BETTER_COMPUTE_STREAM_RECHECK_SECONDS', 1, 30, 30) * 1000;
   return {
     recheckMs,
     cacheMs: Math.min(5_000, recheckMs),
-    maxLifetimeMs: bounded(env, 'BETTER_COMPUTE_STREAM_MAX_SECONDS', 1, 86_400, 3_600) * 1000,
-    perPrincipal: bounded(env, 'BETTER_COMPUTE_STREAMS_PER_PRINCIPAL', 1, 1_000, 16),
+    maxLifetimeMs: wholeNumberSetting(env, 'BETTER_COMPUTE_STREAM_MAX_SECONDS', 1, 86_400, 3_600) * 1000,
+    perPrincipal: wholeNumberSetting(env, 'BETTER_COMPUTE_STREAMS_PER_PRINCIPAL', 1, 1_000, 16),
   };
 }
 
@@ -48,15 +37,19 @@ export function liveStreamLimits(env: Record<string, string | undefined> = proce
 // instance, which bounds one caller's share of a process, the resource the limit protects.
 const openStreams = new Map<string, number>();
 
+/**
+ * The context of a request that reads a live stream: the caller as the request decided it, how to decide it
+ * afresh (null: the key or session has ended; absent for in-process callers), and the process's listeners,
+ * which a stream must have (`streamProcedure`, server/api/trpc.ts).
+ */
+type StreamContext = Pick<ApiContext, 'reauthenticate'> & { principal: Principal; services: ApiServices };
+
 interface GuardedStreamOptions<S, T> {
-  /** The caller as the stream's request decided it. */
-  principal: Principal;
-  /** Decides the caller afresh (null: the key or session has ended); absent for in-process callers. */
-  reauthenticate?: () => Promise<Principal | null>;
+  ctx: StreamContext;
   /** Decides the subscription for a principal and answers its scope; throws the domain error that refuses it. */
   authorize: (principal: Principal) => Promise<S>;
-  /** The stream itself, for the scope; it must end when `signal` aborts. */
-  open: (scope: S, signal: AbortSignal) => AsyncIterable<T>;
+  /** The stream itself, read from the process's listeners, for the scope; it must end when `signal` aborts. */
+  open: (listeners: ApiServices, scope: S, signal: AbortSignal) => AsyncIterable<T>;
   signal: AbortSignal | undefined;
   limits?: LiveStreamLimits;
 }
@@ -70,7 +63,8 @@ interface GuardedStreamOptions<S, T> {
  */
 export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>): AsyncGenerator<T> {
   const limits = options.limits ?? liveStreamLimits();
-  const key = `${options.principal.kind}:${options.principal.id}`;
+  const { principal, reauthenticate, services } = options.ctx;
+  const key = `${principal.kind}:${principal.id}`;
   const held = openStreams.get(key) ?? 0;
   if (held >= limits.perPrincipal) {
     throw new DomainError(
@@ -87,7 +81,7 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
   let failure = null as Error | null;
   let checkedAt = Date.now();
   const check = async () => {
-    const fresh = options.reauthenticate ? await options.reauthenticate() : options.principal;
+    const fresh = reauthenticate ? await reauthenticate() : principal;
     if (!fresh) throw new DomainError('UNAUTHENTICATED', 'The session or API key of this stream has ended');
     if (fresh.passwordChangeRequired) throw new DomainError('ACCESS_DENIED', 'Choose a new password first');
     await options.authorize(fresh);
@@ -100,8 +94,8 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
     });
   }, limits.recheckMs);
   try {
-    const scope = await options.authorize(options.principal);
-    for await (const item of options.open(scope, inner.signal)) {
+    const scope = await options.authorize(principal);
+    for await (const item of options.open(services, scope, inner.signal)) {
       if (failure) break;
       if (Date.now() - checkedAt >= limits.cacheMs) await check();
       yield item;
@@ -115,26 +109,4 @@ export async function* guardedStream<S, T>(options: GuardedStreamOptions<S, T>):
     if (now > 0) openStreams.set(key, now);
     else openStreams.delete(key);
   }
-}
-
-let unwired: ApiServices | undefined;
-
-/**
- * The LISTEN connections a subscription reads: its context's, the process's that server/boot hands in with every
- * request. A context built without services (a test's `createCaller`, or a handler a test calls with a database
- * only) gets one set of its own on DATABASE_URL, opened on first use.
- */
-export function listenersOf(ctx: Pick<ApiContext, 'services'>): ApiServices {
-  if (ctx.services) return ctx.services;
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('the API context has no services, and DATABASE_URL is not set');
-  if (!unwired) {
-    let events: EventsListener | undefined;
-    let joinRequests: JoinRequestListener | undefined;
-    unwired = {
-      eventsListener: () => (events ??= new EventsListener(url)),
-      joinRequestListener: () => (joinRequests ??= new JoinRequestListener(url)),
-    };
-  }
-  return unwired;
 }

@@ -2,15 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
-import { createOperator } from '../operators/operators';
+import { signedInOperator } from '../../test/console-session';
 import { handleTrpcRequest, TRPC_MAX_BODY_BYTES } from './trpc-http';
 
 async function signedIn() {
   const db = testDb();
   const t = await createTestTenant(db);
-  const email = `op-${randomBytes(4).toString('hex')}@example.com`;
-  const { id } = await createOperator(db, { email, name: 'Op', password: 'correct-horse-battery', tenantId: t.tenantId, role: 'admin' });
-  return { t, claim: { operatorId: id, sessionVersion: 1 } };
+  return { t, claim: await signedInOperator(db, t.tenantId, 'admin') };
 }
 
 /** A body of `total` bytes made on demand, counting how much of it the server pulled. */

@@ -33,7 +33,10 @@ export interface ApiContext {
   clientAddress?: string;
   /** The PKI surface modules mint machine tokens through (`ctx.pki.issueJoinToken`); built with the context. */
   pki?: PkiSurface;
-  /** The process's services; a context built without them (a test's) reads streams through `listenersOf`. */
+  /**
+   * The process's services, handed in with every request (server/boot). Only live streams read them, and they
+   * require them (`streamProcedure`): a test that builds a context for a stream hands in its own.
+   */
   services?: ApiServices;
 }
 
@@ -146,5 +149,13 @@ export function requirePermission(action: Action) {
       throw new DomainError('ACCESS_DENIED', `Your role (${roles.join(', ') || 'none'}) does not allow ${action}`);
     }
     return next();
+  });
+}
+
+/** A subscription decided as `action` that reads the process's listeners: its context must carry the services. */
+export function streamProcedure(action: Action) {
+  return requirePermission(action).use(({ ctx, next }) => {
+    if (!ctx.services) throw new Error('A live stream needs the process services in its API context (server/boot hands them in)');
+    return next({ ctx: { services: ctx.services } });
   });
 }

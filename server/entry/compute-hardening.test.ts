@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { insertApiKey } from '../api-keys/api-keys';
-import { createOperator, type SessionClaim } from '../operators/operators';
+import type { SessionClaim } from '../operators/operators';
+import { signedInOperator } from '../../test/console-session';
 import { handleComputeRequest } from './compute';
 import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readRequestText } from '../http/body';
 import { checkSessionOrigin } from '../http/request-rules';
@@ -139,9 +140,7 @@ describe('REST with a console session', () => {
   async function session() {
     const db = testDb();
     const t = await createTestTenant(db);
-    const email = `op-${randomBytes(4).toString('hex')}@example.com`;
-    const { id } = await createOperator(db, { email, name: 'Op', password: 'correct-horse-battery', tenantId: t.tenantId, role: 'admin' });
-    return { t, claim: { operatorId: id, sessionVersion: 1 } };
+    return { t, claim: await signedInOperator(db, t.tenantId, 'admin') };
   }
 
   it('refuses a mutation from another origin or site, and takes the console’s own', async () => {

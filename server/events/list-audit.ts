@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Db } from '../db/client';
 import { authorize, resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
-import { pageDirection } from '../../protocol/api/resource-names';
 import { auditFilterFields, auditWhere } from './audit-filter';
+import { rowIdPaging } from './list-events';
 
 const auditRecord = z.object({
   id: z.string(),
@@ -26,12 +26,7 @@ type AuditRecord = z.infer<typeof auditRecord>;
 
 export const listAuditInput = z.strictObject({
   ...auditFilterFields,
-  limit: z.number().int().min(1).max(200).optional(),
-  cursor: z
-    .string()
-    .regex(/^\d{1,18}$/, 'not a cursor from this list')
-    .optional(),
-  direction: pageDirection,
+  ...rowIdPaging,
 });
 
 export const auditPage = z.object({ items: z.array(auditRecord), nextCursor: z.string().nullable() });

@@ -6,6 +6,16 @@ import { idOf, pageDirection } from '../../protocol/api/resource-names';
 import { operatorNames } from '../operators/operator-names';
 import type { EventRecord } from '../../protocol/api/event-schemas';
 
+/** The paging of the event and audit lists: `cursor` is the `nextCursor` of the previous page (a row id). */
+export const rowIdPaging = {
+  limit: z.number().int().min(1).max(200).optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,18}$/, 'not a cursor from this list')
+    .optional(),
+  direction: pageDirection,
+};
+
 export const listEventsInput = z.strictObject({
   tenantId: idOf('tnt'),
   type: z.string().max(100).optional(),
@@ -15,13 +25,7 @@ export const listEventsInput = z.strictObject({
   nodeId: idOf('node').optional(),
   /** Only events at or after this instant (RFC 3339). */
   since: z.iso.datetime({ offset: true }).optional(),
-  limit: z.number().int().min(1).max(200).optional(),
-  /** The `nextCursor` of the previous page. */
-  cursor: z
-    .string()
-    .regex(/^\d{1,18}$/, 'not a cursor from this list')
-    .optional(),
-  direction: pageDirection,
+  ...rowIdPaging,
 });
 
 /** A tenant's own events, newest first, optionally of one type; `cursor` is the last id of the previous page. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServerSentEvents } from '../../cli/sse';
+import { testApiServices } from '../../test/api-services';
 import { testDatabaseUrl, testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
@@ -63,7 +64,6 @@ describe('events.onChange', () => {
   });
 
   it('streams over server-sent events to a signed-in viewer, and refuses another tenant', { timeout: 60_000 }, async () => {
-    process.env.DATABASE_URL ??= testDatabaseUrl();
     const db = testDb();
     const t = await createTestTenant(db);
     const other = await createTestTenant(db);
@@ -81,7 +81,7 @@ describe('events.onChange', () => {
           signal,
           headers: { accept: 'text/event-stream' },
         }),
-        { db, sessionOperatorId: async () => ({ operatorId: id, sessionVersion: 1 }) },
+        { db, services: testApiServices(), sessionOperatorId: async () => ({ operatorId: id, sessionVersion: 1 }) },
       );
 
     const abort = new AbortController();

@@ -1,16 +1,6 @@
-import { DomainError } from '../../protocol/errors';
+import { wholeNumberSetting } from './whole-number-setting';
 
 type Env = Record<string, string | undefined>;
-
-function bounded(env: Env, name: string, min: number, max: number, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new DomainError('INVALID_CONFIG', `${name} must be a whole number from ${min} to ${max}, not ${raw}`);
-  }
-  return n;
-}
 
 /**
  * The settings, checked at start (startup-config.ts):
@@ -24,10 +14,10 @@ function bounded(env: Env, name: string, min: number, max: number, fallback: num
 export function requestLimitSettings(env: Env = process.env) {
   return {
     downloads: {
-      maxConcurrent: bounded(env, 'BETTER_COMPUTE_DOWNLOADS_MAX_CONCURRENT', 1, 10_000, 64),
-      perAddress: bounded(env, 'BETTER_COMPUTE_DOWNLOADS_PER_ADDRESS', 1, 100_000, 120),
-      idleMs: bounded(env, 'BETTER_COMPUTE_DOWNLOADS_IDLE_SECONDS', 1, 3_600, 30) * 1000,
+      maxConcurrent: wholeNumberSetting(env, 'BETTER_COMPUTE_DOWNLOADS_MAX_CONCURRENT', 1, 10_000, 64),
+      perAddress: wholeNumberSetting(env, 'BETTER_COMPUTE_DOWNLOADS_PER_ADDRESS', 1, 100_000, 120),
+      idleMs: wholeNumberSetting(env, 'BETTER_COMPUTE_DOWNLOADS_IDLE_SECONDS', 1, 3_600, 30) * 1000,
     },
-    wellKnown: { perAddress: bounded(env, 'BETTER_COMPUTE_WELL_KNOWN_PER_ADDRESS', 1, 100_000, 600) },
+    wellKnown: { perAddress: wholeNumberSetting(env, 'BETTER_COMPUTE_WELL_KNOWN_PER_ADDRESS', 1, 100_000, 600) },
   };
 }

@@ -45,6 +45,15 @@ const get = (path: string, headers: Record<string, string> = {}) => fetch(`http:
 /** Request lines are written when the response closes; give the event loop a turn. */
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
+/** The request log lines among what was written to stderr, parsed. */
+const requestLines = (written: string[]) =>
+  written
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.message === 'request');
+
 describe('GET /metrics without BETTER_COMPUTE_METRICS_TOKEN', () => {
   it('does not exist: 404 in the error model, whatever the bearer', async () => {
     for (const headers of [{}, { authorization: 'Bearer anything-at-all-here' }] as Record<string, string>[]) {
@@ -70,12 +79,7 @@ describe('the request log', () => {
       const withKey = await get('/api/compute/v1/tenants?secret=query-text', { authorization: `Bearer ${apiKey}` });
       const anonymous = await get('/pools');
       await settle();
-      const lines = stderr.lines
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-        .filter((l) => l.message === 'request');
+      const lines = requestLines(stderr.lines);
       const idOf = (r: Response) => r.headers.get('x-request-id')!;
       expect(idOf(withKey)).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
       expect(lines.find((l) => l.requestId === idOf(withKey))).toEqual({
@@ -110,12 +114,7 @@ describe('the request log', () => {
       await answer.arrayBuffer();
       await settle();
       expect(answer.headers.get('x-request-id')).toBeNull();
-      const lines = stderr.lines
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-        .filter((l) => l.message === 'request');
+      const lines = requestLines(stderr.lines);
       expect(lines).toEqual([
         expect.objectContaining({
           requestId: expect.stringMatching(/^req_/),

@@ -1,36 +1,19 @@
-import https from 'node:https';
 import net from 'node:net';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
-import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../../agent/keys';
 import { writeIdentity } from '../../agent/identity-store';
 import { loadIdentity } from '../../agent/renew/identity';
-import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
 import { renewOnce } from '../../agent/renew/renew';
 import { openSession, type AgentSession } from '../../agent/session/session-client';
 import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
-import { reservePort, startTestGateway } from '../../test/gateway-process';
+import { BASE, startMetricsStack } from '../../test/metrics-stack';
 import { parsePrometheusText, sampleValue, type Family } from '../../test/prometheus-text';
-import {
-  createServerDatabase,
-  defaultPool,
-  newServerSecret,
-  serverTrust,
-  startServerProcess,
-  type ServerDatabase,
-  type ServerProcess,
-} from '../../test/server-process';
 import { machineClaims } from '../../test/join-harness';
-import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { randomMac } from '../../test/discovery-harness';
 import { createCaller } from '../api/root';
-import { principalOf, type Principal } from '../authz/principal';
-import { installPins } from '../pki/pins-summary';
-import { loadPki } from '../pki/bundle/store';
 import { createJoinToken } from '../tokens/join-tokens';
 import { issueJoinToken } from '../tokens/issue';
 
@@ -39,97 +22,21 @@ import { issueJoinToken } from '../tokens/issue';
 // two reasons, one deferred into a join request that an operator approves and whose retry is admitted, and
 // one renewal; the renewed node then opens a session. Counters are per instance; the exact deltas are asserted.
 
-const BASE = '/api/compute';
-const secret = newServerSecret();
-const apiToken = `api-scrape-${randomBytes(12).toString('hex')}`;
-const gatewayToken = `gw-scrape-${randomBytes(12).toString('hex')}`;
-let database: ServerDatabase;
-let server: ServerProcess;
-let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-let gatewayPort: number;
-let servingCaPem: string;
-let target: GatewayTarget & { basePath: string };
-let trust: JoinTrust;
-let admin: Principal;
-let pool: Awaited<ReturnType<typeof defaultPool>>;
+let stack: Awaited<ReturnType<typeof startMetricsStack>>;
 let session: AgentSession | undefined;
 
-async function scrapeApi(authorization: string | null = `Bearer ${apiToken}`) {
-  const response = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
-  return { status: response.status, type: response.headers.get('content-type'), text: await response.text(), headers: response.headers };
-}
-
-function scrapeGateway(authorization: string | null = `Bearer ${gatewayToken}`): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    https
-      .get(
-        {
-          host: '127.0.0.1',
-          port: gatewayPort,
-          path: '/metrics',
-          ca: servingCaPem,
-          servername: 'localhost',
-          headers: authorization ? { authorization } : {},
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
-        },
-      )
-      .on('error', reject);
-  });
-}
-
-const parsed = async (): Promise<Map<string, Family>> => {
-  const scrape = await scrapeApi();
-  expect(scrape.status).toBe(200);
-  expect(scrape.type).toMatch(/^text\/plain; version=0\.0\.4/);
-  return parsePrometheusText(scrape.text);
-};
-
-async function join(token: string, options: { keys?: NodeKeyAndCsr; claims?: HardwareClaims; discovery?: boolean } = {}) {
-  const keys = options.keys ?? generateNodeKeyAndCsr();
-  const claims = options.claims ?? machineClaims();
-  const attempt = await prepareJoinAttempt({
-    token,
-    trust,
-    claims,
-    keys,
-    ...(options.discovery ? { role: 'discovery', attestor: 'discovery' } : {}),
-  });
-  const reply = await postToGateway(target, undefined, `${BASE}/v1/join`, attempt.body);
-  return { status: reply.status, json: JSON.parse(reply.body.toString()), keys, claims };
-}
-
 beforeAll(async () => {
-  database = await createServerDatabase('metrics_endpoint');
-  server = await startServerProcess({ databaseUrl: database.url, secret, env: { BETTER_COMPUTE_METRICS_TOKEN: apiToken } });
-  gatewayPort = await reservePort();
-  // The gateway process inherits this process's environment, its scrape token included.
-  process.env.BETTER_COMPUTE_METRICS_TOKEN = gatewayToken;
-  try {
-    gateway = await startTestGateway({ db: database.db, secret, port: gatewayPort, apiUrl: server.url });
-  } finally {
-    delete process.env.BETTER_COMPUTE_METRICS_TOKEN;
-  }
-  const bundle = await loadPki(database.db, secret);
-  servingCaPem = bundle.servingCa.certificatePem;
-  target = { gatewayUrl: gateway.url, servingCaPin: installPins(bundle).servingCaPin, basePath: BASE };
-  trust = await serverTrust(database.db, secret);
-  pool = await defaultPool(database.db);
-  admin = principalOf('local', 'metrics-test', [[pool.ownerTenantId, 'admin']]);
+  stack = await startMetricsStack();
 }, 120_000);
 
 afterAll(async () => {
   session?.close();
-  await gateway?.stop();
-  await server?.stop();
-  await database?.close();
+  await stack?.stop();
 });
 
 describe('GET /metrics on the API', () => {
   it('is 401 without the bearer token or with another one, in the error model', async () => {
+    const { apiToken, scrapeApi } = stack;
     for (const authorization of [null, `Bearer ${apiToken}x`, `Bearer ${apiToken.slice(0, -1)}`, apiToken, `Basic ${apiToken}`]) {
       const scrape = await scrapeApi(authorization);
       expect(scrape.status, String(authorization)).toBe(401);
@@ -140,6 +47,7 @@ describe('GET /metrics on the API', () => {
   });
 
   it('counts a known sequence exactly, and the output parses as Prometheus text', { timeout: 120_000 }, async () => {
+    const { database, gatewayPort, target, trust, pool, admin, scrapeGateway, parsed, join } = stack;
     const before = await parsed();
     const gwBefore = parsePrometheusText((await scrapeGateway()).text);
 
@@ -318,6 +226,7 @@ describe('GET /metrics on the API', () => {
 
 describe('GET /metrics on the gateway', () => {
   it('is 401 without its token, and the API token is not the gateway token', async () => {
+    const { apiToken, scrapeGateway } = stack;
     expect((await scrapeGateway(null)).status).toBe(401);
     expect((await scrapeGateway(`Bearer ${apiToken}`)).status).toBe(401);
   });

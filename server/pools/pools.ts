@@ -27,7 +27,7 @@ type PoolRow = {
   createdAt: Date;
   archivedAt: Date | null;
 };
-export const toPoolRecord = (p: PoolRow): PoolRecord => ({
+const toPoolRecord = (p: PoolRow): PoolRecord => ({
   id: p.id,
   tenantId: p.ownerTenantId,
   siteId: p.siteId,
@@ -140,14 +140,27 @@ export async function updatePool(db: Db, principal: Principal, input: z.infer<ty
     });
   }
   const next: PoolPolicy = { ...policy, tpm: { ...policy.tpm, ekAllowList } };
+  return savePoolPolicy(db, principal, pool, next, {
+    tpm: { addEkHashes: input.tpm.addEkHashes ?? [], removeEkHashes: input.tpm.removeEkHashes ?? [] },
+  });
+}
+
+/** Stores a pool's new policy, audited as `pool.updated` with `change` (what the caller changed), and answers the pool. */
+export function savePoolPolicy(
+  db: Db,
+  principal: Principal,
+  pool: { id: string; ownerTenantId: string },
+  policy: PoolPolicy,
+  change: Record<string, unknown>,
+): Promise<PoolRecord> {
   return db.$transaction(async (tx) => {
-    const updated = await tx.pool.update({ where: { id: pool.id }, data: { policy: next as object } });
+    const updated = await tx.pool.update({ where: { id: pool.id }, data: { policy: policy as object } });
     await writeAudit(tx, {
       tenantId: pool.ownerTenantId,
       actor: principal.actor,
       action: 'pool.updated',
       resource: resource.pool(pool.id),
-      data: { tpm: { addEkHashes: input.tpm.addEkHashes ?? [], removeEkHashes: input.tpm.removeEkHashes ?? [] } },
+      data: change,
     });
     return toPoolRecord(updated);
   });

@@ -6,7 +6,7 @@ import { DomainError } from '../../protocol/errors';
 import { resource } from '../authz/authorize';
 import type { Principal } from '../authz/principal';
 import { writeAudit } from '../events/publish';
-import { loadPool, toPoolRecord } from './pools';
+import { loadPool, savePoolPolicy } from './pools';
 import { applyPoolStalePolicy, dueDays, type StalePool } from './stale-policy';
 import { countDue, listDue, type DueRow } from './stale-sql';
 import {
@@ -92,15 +92,5 @@ export async function setStaleNodesPolicy(db: Db, principal: Principal, input: z
     throw new DomainError('INVALID_STATE', `Pool ${pool.id} is archived; its stale-node policy can only be removed`, { field: 'poolId' });
   const { staleNodes: _previous, ...rest } = (pool.policy ?? {}) as PoolPolicy;
   const next: PoolPolicy = input.staleNodes ? { ...rest, staleNodes: input.staleNodes } : rest;
-  return db.$transaction(async (tx) => {
-    const updated = await tx.pool.update({ where: { id: pool.id }, data: { policy: next as object } });
-    await writeAudit(tx, {
-      tenantId: pool.ownerTenantId,
-      actor: principal.actor,
-      action: 'pool.updated',
-      resource: resource.pool(pool.id),
-      data: { staleNodes: input.staleNodes },
-    });
-    return toPoolRecord(updated);
-  });
+  return savePoolPolicy(db, principal, pool, next, { staleNodes: input.staleNodes });
 }

@@ -170,40 +170,28 @@ describe('approval rules', () => {
 
     const leave = await createRule(db(), t.admin, { ...ref, name: 'hold every Dell', match: { vendors: ['dell*'] }, action: 'leave' });
     // Appended, the draft sees the Dell taken by the earlier rule; edited in place (first), it decides both.
-    const appended = await dryRunRule(db(), t.admin, {
+    const gpuServers = {
       ...ref,
       name: 'GPU servers',
       match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] },
-      action: 'approve',
+      action: 'approve' as const,
       poolId: t.poolId,
-    });
+    };
+    const appended = await dryRunRule(db(), t.admin, gpuServers);
     expect(appended.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([
       [dellRequest, leave.id],
       [smcRequest, null],
     ]);
     expect(appended.matchedOn).toEqual([{ field: 'models', source: 'claimed' }]);
     expect(appended.items[0]).toMatchObject({ hostname: 'r760-1', mac: dell.mac });
-    const admit = await createRule(db(), t.admin, {
-      ...ref,
-      name: 'GPU servers',
-      match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] },
-      action: 'approve',
-      poolId: t.poolId,
-    });
+    const admit = await createRule(db(), t.admin, gpuServers);
 
     const moved = await moveRule(db(), t.admin, { ...ref, ruleId: admit.id, position: 1 });
     expect(moved.map((r) => [r.id, r.position])).toEqual([
       [admit.id, 1],
       [leave.id, 2],
     ]);
-    const edit = await dryRunRule(db(), t.admin, {
-      ...ref,
-      ruleId: admit.id,
-      name: 'GPU servers',
-      match: { models: ['PowerEdge R760*', 'SYS-421GE-*'] },
-      action: 'approve',
-      poolId: t.poolId,
-    });
+    const edit = await dryRunRule(db(), t.admin, { ...gpuServers, ruleId: admit.id });
     expect(edit.items.map((i) => [i.requestId, i.decidedEarlierBy])).toEqual([
       [dellRequest, null],
       [smcRequest, null],

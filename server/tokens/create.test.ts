@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
-import { captureStderr, createTestTenant, expectNoSecretLeaks, failure, type TestTenant } from '../../test/fixtures';
+import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
+import { watchSecretLeaks } from '../../test/secret-watch';
 import { createCaller } from '../api/root';
 import type { Principal } from '../authz/principal';
 import { archivePool } from '../pools/pools';
@@ -10,9 +11,7 @@ import { hashTokenSecret, parseJoinToken } from './secret';
 import type { CreatedJoinToken } from '../../protocol/api/token-schemas';
 
 const db = testDb();
-const stderr = captureStderr();
-const minted: string[] = [];
-const answers: string[] = [];
+const { minted, answers } = watchSecretLeaks(db);
 let t: TestTenant;
 let operator: Principal;
 let keys = 0;
@@ -38,11 +37,6 @@ const refused = (input: Record<string, unknown>, principal?: Principal) => failu
 beforeAll(async () => {
   t = await createTestTenant(db, { label: 'jt-create' });
   operator = t.as('operator');
-});
-
-afterAll(async () => {
-  stderr.stop();
-  await expectNoSecretLeaks(db, minted, [...answers, ...stderr.lines]);
 });
 
 describe('joinTokens.create', () => {

@@ -53,26 +53,20 @@ export async function createDiscoveryToken(
   // Checked here so that the error names the field this caller sent (`mac`), not issueJoinToken's `boundMac`.
   if (!isPermanentGlobalMac(input.mac)) throw invalidMac('mac');
   const site = await loadManagedSite(db, principal, input.tenantId, input.siteId);
-  const { record, token } = await db.$transaction((tx) =>
-    issueJoinToken(tx, {
-      tenantId: site.ownerTenantId,
-      poolId: null,
-      siteId: site.id,
-      role: 'discovery',
-      ttlSeconds: input.ttlSeconds,
-      maxUses: 1,
-      boundMac: input.mac,
-      discovery: {
-        ip: input.ip ?? null,
-        workflowId: input.workflowId ?? null,
-        vouchedBy: principal.actor,
-        bootLeaseEpoch: input.bootLeaseEpoch ?? null,
-      },
-      createdBy: principal.actor,
-      idempotencyKey: input.idempotencyKey ?? null,
-    }),
-  );
-  return token === undefined ? record : { ...record, token };
+  return issueSiteToken(db, site, {
+    role: 'discovery',
+    ttlSeconds: input.ttlSeconds,
+    maxUses: 1,
+    boundMac: input.mac,
+    discovery: {
+      ip: input.ip ?? null,
+      workflowId: input.workflowId ?? null,
+      vouchedBy: principal.actor,
+      bootLeaseEpoch: input.bootLeaseEpoch ?? null,
+    },
+    createdBy: principal.actor,
+    idempotencyKey: input.idempotencyKey ?? null,
+  });
 }
 
 /** `siteTokens.create`: a `site` token admitting `bcd site` agents into one site, at most 16 uses. */
@@ -82,17 +76,23 @@ export async function createSiteToken(
   input: z.infer<typeof createSiteTokenInput>,
 ): Promise<CreatedJoinToken> {
   const site = await loadManagedSite(db, principal, input.tenantId, input.siteId);
+  return issueSiteToken(db, site, {
+    role: 'site',
+    ttlSeconds: input.ttlSeconds,
+    maxUses: input.maxUses,
+    createdBy: principal.actor,
+    idempotencyKey: input.idempotencyKey ?? null,
+  });
+}
+
+/** Issues a token of the site and no pool in a transaction of its own; the answer holds the token when one was minted. */
+async function issueSiteToken(
+  db: Db,
+  site: { id: string; ownerTenantId: string },
+  input: Omit<Parameters<typeof issueJoinToken>[1], 'tenantId' | 'poolId' | 'siteId'>,
+): Promise<CreatedJoinToken> {
   const { record, token } = await db.$transaction((tx) =>
-    issueJoinToken(tx, {
-      tenantId: site.ownerTenantId,
-      poolId: null,
-      siteId: site.id,
-      role: 'site',
-      ttlSeconds: input.ttlSeconds,
-      maxUses: input.maxUses,
-      createdBy: principal.actor,
-      idempotencyKey: input.idempotencyKey ?? null,
-    }),
+    issueJoinToken(tx, { tenantId: site.ownerTenantId, poolId: null, siteId: site.id, ...input }),
   );
   return token === undefined ? record : { ...record, token };
 }

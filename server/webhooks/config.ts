@@ -1,4 +1,4 @@
-import { DomainError } from '../../protocol/errors';
+import { wholeNumberSetting } from '../http/whole-number-setting';
 
 /** How deliveries are made, retried and given up on; every value has an environment variable (configuration.md). */
 export interface WebhookSettings {
@@ -58,14 +58,7 @@ export function allowsPrivateTargets(env: Record<string, string | undefined> = p
  */
 export function webhookSettingsFromEnv(env: Record<string, string | undefined> = process.env): WebhookSettings {
   const settings: WebhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: allowsPrivateTargets(env) };
-  for (const [key, name, min, max] of NUMERIC) {
-    const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max)
-      throw new DomainError('INVALID_CONFIG', `${name} must be a whole number from ${min} to ${max}, not ${raw}`);
-    (settings[key] as number) = n;
-  }
+  for (const [key, name, min, max] of NUMERIC) (settings[key] as number) = wholeNumberSetting(env, name, min, max, settings[key] as number);
   return settings;
 }
 

@@ -55,6 +55,23 @@ const notifyWorkers = (tx: Tx) =>
     .selectNoFrom(sql<string>`pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, '')::text`.as('notified'))
     .execute();
 
+/** Wakes the workers for a queued delivery, and audits `action` on its webhook naming the delivery. */
+async function announceDelivery(
+  tx: Tx,
+  principal: Principal,
+  action: 'webhook.redelivered' | 'webhook.tested',
+  delivery: { tenantId: string; webhookId: string; deliveryId: string },
+) {
+  await notifyWorkers(tx);
+  await writeAudit(tx, {
+    tenantId: delivery.tenantId,
+    actor: principal.actor,
+    action,
+    resource: `compute-webhook/${delivery.webhookId}`,
+    data: { deliveryId: delivery.deliveryId },
+  });
+}
+
 const omitBody = { body: false, tenantId: false, retryFrom: false } as const;
 
 async function ownWebhook(db: Db, tenantId: string, webhookId: string) {
@@ -94,14 +111,7 @@ export async function redeliver(db: Db, principal: Principal, input: z.infer<typ
       .where('subscription_id', '=', input.webhookId)
       .executeTakeFirst();
     if (!updated.numUpdatedRows) throw new DomainError('NOT_FOUND', `Delivery ${input.deliveryId} not found`);
-    await notifyWorkers(tx);
-    await writeAudit(tx, {
-      tenantId: input.tenantId,
-      actor: principal.actor,
-      action: 'webhook.redelivered',
-      resource: `compute-webhook/${input.webhookId}`,
-      data: { deliveryId: input.deliveryId },
-    });
+    await announceDelivery(tx, principal, 'webhook.redelivered', input);
     return toRecord(await tx.webhookDelivery.findUniqueOrThrow({ where: { id: input.deliveryId }, omit: omitBody }));
   });
 }
@@ -129,14 +139,7 @@ export async function sendTestWebhook(db: Db, principal: Principal, input: z.inf
       data: { id, subscriptionId: sub.id, tenantId: input.tenantId, eventType: WEBHOOK_TEST_EVENT_TYPE, body },
       omit: omitBody,
     });
-    await notifyWorkers(tx);
-    await writeAudit(tx, {
-      tenantId: input.tenantId,
-      actor: principal.actor,
-      action: 'webhook.tested',
-      resource: `compute-webhook/${sub.id}`,
-      data: { deliveryId: id },
-    });
+    await announceDelivery(tx, principal, 'webhook.tested', { tenantId: input.tenantId, webhookId: sub.id, deliveryId: id });
     return toRecord(row);
   });
 }

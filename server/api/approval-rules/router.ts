@@ -1,4 +1,5 @@
 import { requirePermission, router } from '../trpc';
+import { domainMutation, domainQuery } from '../domain-procedure';
 import { createRule, deleteRule, dryRunRule, listRules, moveRule, updateRule } from '../../rules/rules';
 import {
   createRuleInput,
@@ -14,29 +15,14 @@ import {
 
 /** A site's approval rules: decided on the site, like its discovery settings. */
 export const approvalRulesRouter = router({
-  list: requirePermission('compute:sites:read')
-    .input(listRulesInput)
-    .output(ruleList)
-    .query(({ ctx, input }) => listRules(ctx.db, ctx.principal, input)),
-  create: requirePermission('compute:sites:manage')
-    .input(createRuleInput)
-    .output(ruleRecord)
-    .mutation(({ ctx, input }) => createRule(ctx.db, ctx.principal, input)),
-  update: requirePermission('compute:sites:manage')
-    .input(updateRuleInput)
-    .output(ruleRecord)
-    .mutation(({ ctx, input }) => updateRule(ctx.db, ctx.principal, input)),
+  list: domainQuery('compute:sites:read', listRulesInput, ruleList, listRules),
+  create: domainMutation('compute:sites:manage', createRuleInput, ruleRecord, createRule),
+  update: domainMutation('compute:sites:manage', updateRuleInput, ruleRecord, updateRule),
   move: requirePermission('compute:sites:manage')
     .input(moveRuleInput)
     .output(ruleList)
     .mutation(async ({ ctx, input }) => ({ items: await moveRule(ctx.db, ctx.principal, input) })),
-  delete: requirePermission('compute:sites:manage')
-    .input(deleteRuleInput)
-    .output(ruleRecord)
-    .mutation(({ ctx, input }) => deleteRule(ctx.db, ctx.principal, input)),
-  dryRun: requirePermission('compute:sites:manage')
-    .input(dryRunRuleInput)
-    .output(dryRunAnswer)
-    // A mutation for its body (a draft may list a thousand serials); it writes nothing.
-    .mutation(({ ctx, input }) => dryRunRule(ctx.db, ctx.principal, input)),
+  delete: domainMutation('compute:sites:manage', deleteRuleInput, ruleRecord, deleteRule),
+  // A mutation for its body (a draft may list a thousand serials); it writes nothing.
+  dryRun: domainMutation('compute:sites:manage', dryRunRuleInput, dryRunAnswer, dryRunRule),
 });

@@ -1,4 +1,5 @@
-import { requirePermission, router } from '../trpc';
+import { router } from '../trpc';
+import { domainMutation, domainQuery } from '../domain-procedure';
 import { enqueueCommand } from '../../commands/enqueue';
 import { getBatch, getCommand, listCommands } from '../../commands/queries';
 import {
@@ -14,20 +15,8 @@ import {
 
 /** Commands to nodes (protocol.md "Commands"): enqueue, a node's list, one command, a batch's progress. */
 export const commandsRouter = router({
-  enqueue: requirePermission('compute:nodes:manage')
-    .input(enqueueCommandInput)
-    .output(enqueueCommandResult)
-    .mutation(({ ctx, input }) => enqueueCommand(ctx.db, ctx.principal, input)),
-  list: requirePermission('compute:nodes:read')
-    .input(listCommandsInput)
-    .output(commandList)
-    .query(({ ctx, input }) => listCommands(ctx.db, ctx.principal, input)),
-  get: requirePermission('compute:nodes:read')
-    .input(commandRefInput)
-    .output(commandRecord)
-    .query(({ ctx, input }) => getCommand(ctx.db, ctx.principal, input)),
-  batch: requirePermission('compute:nodes:read')
-    .input(batchRefInput)
-    .output(commandBatch)
-    .query(({ ctx, input }) => getBatch(ctx.db, ctx.principal, input)),
+  enqueue: domainMutation('compute:nodes:manage', enqueueCommandInput, enqueueCommandResult, enqueueCommand),
+  list: domainQuery('compute:nodes:read', listCommandsInput, commandList, listCommands),
+  get: domainQuery('compute:nodes:read', commandRefInput, commandRecord, getCommand),
+  batch: domainQuery('compute:nodes:read', batchRefInput, commandBatch, getBatch),
 });

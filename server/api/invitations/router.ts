@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { publicProcedure, requirePermission, router } from '../trpc';
+import { publicProcedure, router } from '../trpc';
+import { domainList, domainMutation } from '../domain-procedure';
 import { ROLES } from '../../../protocol/api/permissions';
 import {
   acceptInvitation,
@@ -17,18 +18,9 @@ import { createdInvitation, invitationList, invitationRecord } from '../../../pr
 
 /** Invitations to a tenant: one-time links an admin hands out; `accept` needs no session (the link is the proof). */
 export const invitationsRouter = router({
-  create: requirePermission('compute:operators:manage')
-    .input(createInvitationInput)
-    .output(createdInvitation)
-    .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
-  list: requirePermission('compute:operators:read')
-    .input(listInvitationsInput)
-    .output(invitationList)
-    .query(async ({ ctx, input }) => ({ items: await listInvitations(ctx.db, ctx.principal, input) })),
-  revoke: requirePermission('compute:operators:manage')
-    .input(revokeInvitationInput)
-    .output(invitationRecord)
-    .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.principal, input)),
+  create: domainMutation('compute:operators:manage', createInvitationInput, createdInvitation, createInvitation),
+  list: domainList('compute:operators:read', listInvitationsInput, invitationList, listInvitations),
+  revoke: domainMutation('compute:operators:manage', revokeInvitationInput, invitationRecord, revokeInvitation),
   accept: publicProcedure
     .input(acceptInvitationInput)
     .output(z.object({ operatorId: z.string(), email: z.string(), tenantId: z.string(), role: z.enum(ROLES) }))

@@ -1,31 +1,28 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readServerSentEvents } from '../../../cli/sse';
 import { generateNodeKeyAndCsr } from '../../../agent/keys';
-import { testDatabaseUrl, testDb } from '../../../test/db';
+import { testApiServices } from '../../../test/api-services';
+import { signedInOperator } from '../../../test/console-session';
+import { testDb } from '../../../test/db';
 import { createTestTenant } from '../../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims } from '../../../test/join-harness';
 import { randomMac } from '../../../test/discovery-harness';
-import { createOperator } from '../../operators/operators';
 import { createDiscoveryToken } from '../../tokens/site-scoped';
 import { handleTrpcRequest } from '../trpc-http';
 
 describe('joinRequests.onChange over server-sent events', () => {
   it('streams the pool’s queue changes to a signed-in subscriber, and refuses another tenant', { timeout: 60_000 }, async () => {
-    process.env.DATABASE_URL ??= testDatabaseUrl();
     const h = await createJoinHarness();
     const db = testDb();
     const t = await createTestTenant(db);
-    const email = `op-${randomBytes(4).toString('hex')}@example.com`;
-    const { id } = await createOperator(db, { email, name: 'Op', password: 'correct-horse-battery', tenantId: t.tenantId, role: 'viewer' });
-    const claim = { operatorId: id, sessionVersion: 1 };
+    const claim = await signedInOperator(db, t.tenantId, 'viewer');
     const subscribe = (input: object, signal?: AbortSignal) =>
       handleTrpcRequest(
         new Request(`http://console.test/api/trpc/joinRequests.onChange?input=${encodeURIComponent(JSON.stringify(input))}`, {
           signal,
           headers: { accept: 'text/event-stream' },
         }),
-        { db, sessionOperatorId: async () => claim },
+        { db, services: testApiServices(), sessionOperatorId: async () => claim },
       );
 
     const abort = new AbortController();

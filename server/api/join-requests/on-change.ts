@@ -1,5 +1,5 @@
-import { requirePermission } from '../trpc';
-import { guardedStream, listenersOf } from '../live-streams';
+import { streamProcedure } from '../trpc';
+import { guardedStream } from '../live-streams';
 import { loadPool } from '../../pools/pools';
 import { watchJoinRequests } from '../../requests/listener';
 import { getJoinRequestInput, type JoinRequestChange } from '../../../protocol/api/join-request-schemas';
@@ -12,16 +12,15 @@ const onChangeInput = getJoinRequestInput.omit({ requestId: true });
  * that changed; the subscriber re-reads them with `list` or `get`. The caller is decided again while the
  * stream runs (server/api/live-streams.ts): a revoked key, an ended session or a lost membership ends it.
  */
-export const onJoinRequestChange = requirePermission('compute:join-tokens:read')
+export const onJoinRequestChange = streamProcedure('compute:join-tokens:read')
   .input(onChangeInput)
   .subscription(async function* ({ ctx, input, signal }) {
     const changes = guardedStream({
-      principal: ctx.principal,
-      reauthenticate: ctx.reauthenticate,
+      ctx,
       signal,
       authorize: (principal) => loadPool(ctx.db, principal, 'compute:join-tokens:read', input),
-      open: (pool, stop) =>
-        watchJoinRequests(listenersOf(ctx).joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
+      open: (listeners, pool, stop) =>
+        watchJoinRequests(listeners.joinRequestListener(), { tenantId: pool.ownerTenantId, siteId: pool.siteId }, stop),
     });
     for await (const change of changes) yield { siteId: change.siteId, requestIds: change.requestIds } satisfies JoinRequestChange;
   });

@@ -1,4 +1,5 @@
-import { requirePermission, router } from '../trpc';
+import { router } from '../trpc';
+import { domainMutation, domainQuery } from '../domain-procedure';
 import { createJoinToken, listJoinTokens, revokeJoinToken } from '../../tokens/join-tokens';
 import {
   createdJoinToken,
@@ -11,16 +12,7 @@ import {
 
 /** Join tokens of a pool. The strict output schemas are what keep a secret's hash out of every answer. */
 export const joinTokensRouter = router({
-  create: requirePermission('compute:join-tokens:create')
-    .input(createJoinTokenInput)
-    .output(createdJoinToken)
-    .mutation(({ ctx, input }) => createJoinToken(ctx.db, ctx.principal, input)),
-  list: requirePermission('compute:join-tokens:read')
-    .input(listJoinTokensInput)
-    .output(joinTokenPage)
-    .query(({ ctx, input }) => listJoinTokens(ctx.db, ctx.principal, input)),
-  revoke: requirePermission('compute:join-tokens:revoke')
-    .input(revokeJoinTokenInput)
-    .output(joinTokenRecord)
-    .mutation(({ ctx, input }) => revokeJoinToken(ctx.db, ctx.principal, input)),
+  create: domainMutation('compute:join-tokens:create', createJoinTokenInput, createdJoinToken, createJoinToken),
+  list: domainQuery('compute:join-tokens:read', listJoinTokensInput, joinTokenPage, listJoinTokens),
+  revoke: domainMutation('compute:join-tokens:revoke', revokeJoinTokenInput, joinTokenRecord, revokeJoinToken),
 });

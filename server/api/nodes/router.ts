@@ -1,4 +1,5 @@
 import { requirePermission, router } from '../trpc';
+import { domainMutation, domainQuery } from '../domain-procedure';
 import { adoptNode, deleteNode, recheckNode, revokeNodeIdentity, setCordon } from '../../nodes/lifecycle';
 import { getNode, listNodes } from '../../nodes/nodes';
 import { bulkNodeAction } from '../../nodes/bulk';
@@ -9,22 +10,10 @@ import { setNodeLabelsInput } from '../../../protocol/api/node-labels-schemas';
 
 /** Nodes: read and lifecycle. Each is decided on the node's pool in the domain function. */
 export const nodesRouter = router({
-  list: requirePermission('compute:nodes:read')
-    .input(listNodesInput)
-    .output(nodeList)
-    .query(({ ctx, input }) => listNodes(ctx.db, ctx.principal, input)),
-  get: requirePermission('compute:nodes:read')
-    .input(nodeRefInput)
-    .output(nodeDetail)
-    .query(({ ctx, input }) => getNode(ctx.db, ctx.principal, input)),
-  adopt: requirePermission('compute:nodes:manage')
-    .input(nodeRefInput)
-    .output(nodeDetail)
-    .mutation(({ ctx, input }) => adoptNode(ctx.db, ctx.principal, input)),
-  recheck: requirePermission('compute:nodes:manage')
-    .input(nodeRefInput)
-    .output(nodeDetail)
-    .mutation(({ ctx, input }) => recheckNode(ctx.db, ctx.principal, input)),
+  list: domainQuery('compute:nodes:read', listNodesInput, nodeList, listNodes),
+  get: domainQuery('compute:nodes:read', nodeRefInput, nodeDetail, getNode),
+  adopt: domainMutation('compute:nodes:manage', nodeRefInput, nodeDetail, adoptNode),
+  recheck: domainMutation('compute:nodes:manage', nodeRefInput, nodeDetail, recheckNode),
   cordon: requirePermission('compute:nodes:manage')
     .input(nodeRefInput)
     .output(nodeDetail)
@@ -33,21 +22,9 @@ export const nodesRouter = router({
     .input(nodeRefInput)
     .output(nodeDetail)
     .mutation(({ ctx, input }) => setCordon(ctx.db, ctx.principal, input, false)),
-  setLabels: requirePermission('compute:nodes:manage')
-    .input(setNodeLabelsInput)
-    .output(nodeDetail)
-    .mutation(({ ctx, input }) => setNodeLabels(ctx.db, ctx.principal, input)),
-  revokeIdentity: requirePermission('compute:nodes:manage')
-    .input(nodeRefInput)
-    .output(revokeResult)
-    .mutation(({ ctx, input }) => revokeNodeIdentity(ctx.db, ctx.principal, input)),
+  setLabels: domainMutation('compute:nodes:manage', setNodeLabelsInput, nodeDetail, setNodeLabels),
+  revokeIdentity: domainMutation('compute:nodes:manage', nodeRefInput, revokeResult, revokeNodeIdentity),
   /** Bulk actions by ids or by filter, a page per call (see bulkNodeAction). */
-  bulk: requirePermission('compute:nodes:manage')
-    .input(nodeBulkInput)
-    .output(nodeBulkResult)
-    .mutation(({ ctx, input }) => bulkNodeAction(ctx.db, ctx.principal, input)),
-  delete: requirePermission('compute:nodes:manage')
-    .input(nodeRefInput)
-    .output(nodeDetail)
-    .mutation(({ ctx, input }) => deleteNode(ctx.db, ctx.principal, input)),
+  bulk: domainMutation('compute:nodes:manage', nodeBulkInput, nodeBulkResult, bulkNodeAction),
+  delete: domainMutation('compute:nodes:manage', nodeRefInput, nodeDetail, deleteNode),
 });

@@ -1,4 +1,5 @@
-import { requirePermission, router } from '../trpc';
+import { router } from '../trpc';
+import { domainList, domainMutation } from '../domain-procedure';
 import {
   listOperators,
   listOperatorsInput,
@@ -11,16 +12,7 @@ import { operatorList, operatorRecord, operatorRemoved } from '../../../protocol
 
 /** A tenant's operators: listed, re-roled and removed by its admins (the last admin stays). */
 export const operatorsRouter = router({
-  list: requirePermission('compute:operators:read')
-    .input(listOperatorsInput)
-    .output(operatorList)
-    .query(async ({ ctx, input }) => ({ items: await listOperators(ctx.db, ctx.principal, input) })),
-  setRole: requirePermission('compute:operators:manage')
-    .input(setOperatorRoleInput)
-    .output(operatorRecord)
-    .mutation(({ ctx, input }) => setOperatorRole(ctx.db, ctx.principal, input)),
-  remove: requirePermission('compute:operators:manage')
-    .input(removeOperatorInput)
-    .output(operatorRemoved)
-    .mutation(({ ctx, input }) => removeOperator(ctx.db, ctx.principal, input)),
+  list: domainList('compute:operators:read', listOperatorsInput, operatorList, listOperators),
+  setRole: domainMutation('compute:operators:manage', setOperatorRoleInput, operatorRecord, setOperatorRole),
+  remove: domainMutation('compute:operators:manage', removeOperatorInput, operatorRemoved, removeOperator),
 });

@@ -1,10 +1,8 @@
-import { requirePermission, router } from '../trpc';
+import { router } from '../trpc';
+import { domainQuery } from '../domain-procedure';
 import { getOverview } from '../../overview/overview';
 import { overview, overviewInput } from '../../overview/schemas';
 
 export const overviewRouter = router({
-  get: requirePermission('compute:pools:read')
-    .input(overviewInput)
-    .output(overview)
-    .query(({ ctx, input }) => getOverview(ctx.db, ctx.principal, input)),
+  get: domainQuery('compute:pools:read', overviewInput, overview, getOverview),
 });

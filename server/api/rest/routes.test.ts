@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { appRouter } from '../root';
 import { procedureInput } from './procedures';
-import { REST_ROUTES, restRoutes } from './routes';
+import { REST_ROUTES } from './routes';
+import { restRoutes } from './route-table';
 
 const T = '/v1/tenants/{tenantId}';
 const revoke = `${T}/pools/{poolId}/join-tokens/{tokenId}/revoke` as const;

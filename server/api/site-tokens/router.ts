@@ -1,11 +1,9 @@
-import { requirePermission, router } from '../trpc';
+import { router } from '../trpc';
+import { domainMutation } from '../domain-procedure';
 import { createSiteToken, createSiteTokenInput } from '../../tokens/site-scoped';
 import { createdJoinToken } from '../../../protocol/api/token-schemas';
 
 /** Site tokens: admit `bcd site` agents into one site, at most 16 uses. */
 export const siteTokensRouter = router({
-  create: requirePermission('compute:sites:manage')
-    .input(createSiteTokenInput)
-    .output(createdJoinToken)
-    .mutation(({ ctx, input }) => createSiteToken(ctx.db, ctx.principal, input)),
+  create: domainMutation('compute:sites:manage', createSiteTokenInput, createdJoinToken, createSiteToken),
 });

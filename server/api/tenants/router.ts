@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../trpc';
+import { domainMutation } from '../domain-procedure';
 import { createTenant, createTenantInput, listTenants } from '../../tenants/tenants';
 import { tenantList, tenantRecord } from '../../../protocol/api/tenant-schemas';
 
 export const tenantsRouter = router({
-  create: requirePermission('compute:tenants:manage')
-    .input(createTenantInput)
-    .output(tenantRecord)
-    .mutation(({ ctx, input }) => createTenant(ctx.db, ctx.principal, input)),
+  create: domainMutation('compute:tenants:manage', createTenantInput, tenantRecord, createTenant),
   list: requirePermission('compute:tenants:read')
     .input(z.object({}).optional())
     .output(tenantList)
