@@ -63,22 +63,25 @@ describe('renewal through the gateway with real mutual TLS', () => {
     await writeFile(certFile, current.leaf.toString());
     await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
     await writeFile(bodyFile, body);
-    const { stdout } = await run('curl', [
-      '-sS',
-      '--cert',
-      certFile,
-      '--key',
-      path.join(dir, 'node.key'),
-      '--cacert',
-      caFile,
-      '-H',
-      'content-type: application/json',
-      '--data-binary',
-      `@${bodyFile}`,
-      '-w',
-      '\n%{http_code}',
-      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
-    ]);
+    // The renewal as curl sends it: the leaf and its key for mutual TLS, the body from its file.
+    const curlRenew = () =>
+      run('curl', [
+        '-sS',
+        '--cert',
+        certFile,
+        '--key',
+        path.join(dir, 'node.key'),
+        '--cacert',
+        caFile,
+        '-H',
+        'content-type: application/json',
+        '--data-binary',
+        `@${bodyFile}`,
+        '-w',
+        '\n%{http_code}',
+        `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
+      ]);
+    const { stdout } = await curlRenew();
     const [answer, status] = stdout.split('\n');
     expect(status).toBe('200');
     const envelope = JSON.parse(answer!);
@@ -86,22 +89,7 @@ describe('renewal through the gateway with real mutual TLS', () => {
     expect(renewed).toMatchObject({ status: 'renewed', nodeId: current.identity.nodeId, csrSha256: next.csrSha256, role: 'node' });
 
     // The same body again within 120 seconds is a replay: the uniform refusal.
-    const again = await run('curl', [
-      '-sS',
-      '--cert',
-      certFile,
-      '--key',
-      path.join(dir, 'node.key'),
-      '--cacert',
-      caFile,
-      '-H',
-      'content-type: application/json',
-      '--data-binary',
-      `@${bodyFile}`,
-      '-w',
-      '\n%{http_code}',
-      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
-    ]);
+    const again = await curlRenew();
     expect(again.stdout).toBe('{"code":"ACCESS_DENIED","message":"Renew refused"}\n403');
   });
 

@@ -38,6 +38,30 @@ const freshBody = (id: LoadedIdentity, clientTime = Math.floor(Date.now() / 1000
   return buildRenewBody(id, next.csrDer, next.csrSha256, clientTime);
 };
 
+/** `id` with a new key and a leaf our node CA signed for it (not stored): the key, the leaf and the identity. */
+function withNewCertificate(id: LoadedIdentity, notBefore: Date, ttlSeconds: number) {
+  const key = generateNodeKeyAndCsr();
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: key.spkiDer,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: id.identity.siteId,
+    nodeId: id.identity.nodeId,
+    role: 'node',
+    notBefore,
+    ttlSeconds,
+  });
+  const identity = {
+    ...id,
+    privateKey: key.privateKey,
+    identity: {
+      ...id.identity,
+      privateKeyPem: key.privateKeyPem,
+      certificateChain: [cert.der.toString('base64'), id.identity.certificateChain[1]!],
+    },
+  };
+  return { key, cert, identity };
+}
+
 /** The reasons of `security.renew.refused` events about `nodeId` (or with no node, in the root tenant). */
 async function reasons(tenantId: string, nodeId: string | null): Promise<string[]> {
   const events = await testDb().event.findMany({ where: { tenantId, type: 'security.renew.refused' }, orderBy: { id: 'asc' } });
@@ -62,16 +86,7 @@ describe('Renew refusals: the same bytes, the right reason', () => {
 
   it('a certificate that really expired: the gateway still vouches for it and the reason is expired', async () => {
     const id = await joinedNode();
-    const key = generateNodeKeyAndCsr();
-    const old = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer,
-      trustDomain: r.h.crypto.trustDomain,
-      siteId: id.identity.siteId,
-      nodeId: id.identity.nodeId,
-      role: 'node',
-      notBefore: new Date(Date.now() - 3_600_000),
-      ttlSeconds: 60,
-    });
+    const { key, cert: old, identity: expired } = withNewCertificate(id, new Date(Date.now() - 3_600_000), 60);
     await testDb().nodeCert.create({
       data: {
         serial: old.serialHex,
@@ -84,15 +99,6 @@ describe('Renew refusals: the same bytes, the right reason', () => {
         notAfter: old.notAfter,
       },
     });
-    const expired = {
-      ...id,
-      privateKey: key.privateKey,
-      identity: {
-        ...id.identity,
-        privateKeyPem: key.privateKeyPem,
-        certificateChain: [old.der.toString('base64'), id.identity.certificateChain[1]!],
-      },
-    };
     await expectRefused(await postToGateway(r.target, clientOf(expired), PATH, freshBody(expired)));
     expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['expired']);
   });
@@ -143,25 +149,7 @@ describe('Renew refusals: the same bytes, the right reason', () => {
 
   it('a leaf signed by our node CA that is not a node_certs row', async () => {
     const id = await joinedNode();
-    const key = generateNodeKeyAndCsr();
-    const forged = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer,
-      trustDomain: r.h.crypto.trustDomain,
-      siteId: id.identity.siteId,
-      nodeId: id.identity.nodeId,
-      role: 'node',
-      notBefore: new Date(),
-      ttlSeconds: 3600,
-    });
-    const forgedId = {
-      ...id,
-      privateKey: key.privateKey,
-      identity: {
-        ...id.identity,
-        privateKeyPem: key.privateKeyPem,
-        certificateChain: [forged.der.toString('base64'), id.identity.certificateChain[1]!],
-      },
-    };
+    const { identity: forgedId } = withNewCertificate(id, new Date(), 3600);
     const before = (await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length;
     await expectRefused(await postToGateway(r.target, clientOf(forgedId), PATH, freshBody(forgedId)));
     expect((await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length).toBe(before + 1);
