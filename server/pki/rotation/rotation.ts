@@ -1,5 +1,5 @@
 import { DomainError } from '../../../protocol/errors';
-import type { Db } from '../../db/client';
+import type { Db, Tx } from '../../db/client';
 import type { Principal } from '../../authz/principal';
 import { newId } from '../../ids';
 import { PKI_KEY_LABELS, type PkiKeyKind, type RotationPhase } from './kinds';
@@ -55,6 +55,9 @@ interface RotationStepResult {
   trustVersion: number;
   status: KeyRotationStatus;
 }
+
+/** The columns a rotation step sets on its `pki_rotations` row. */
+type RotationRowUpdate = NonNullable<Parameters<Tx['pkiRotation']['updateMany']>[0]>['data'];
 
 interface StepContext {
   /** BETTER_COMPUTE_SECRET: the bundle is opened and sealed again under it. */
@@ -118,6 +121,12 @@ export async function prepareRotation(
   return stepResult(db, principal, kind, 'prepared', version, input.secret);
 }
 
+/** Moves the rotation `id` on from phase `from`; CONFLICT when another step moved it meanwhile. */
+async function advanceRotation(tx: Tx, id: string, from: RotationPhase, data: RotationRowUpdate) {
+  const { count } = await tx.pkiRotation.updateMany({ where: { id, phase: from }, data });
+  if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
+}
+
 /**
  * Makes the prepared `kind` key the one in use; its predecessor stays trusted. Publishes
  * `security.pki.rotation.activated`.
@@ -138,11 +147,12 @@ export async function activateRotation(
     secret: input.secret,
     change: (bundle) => activateInBundle(bundle, kind),
     async write({ tx, now, to }) {
-      const { count } = await tx.pkiRotation.updateMany({
-        where: { id: rotation.id, phase: 'prepared' },
-        data: { phase: 'active', activatedAt: now, activatedBy: principal.actor, activatedVersion: to },
+      await advanceRotation(tx, rotation.id, 'prepared', {
+        phase: 'active',
+        activatedAt: now,
+        activatedBy: principal.actor,
+        activatedVersion: to,
       });
-      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
       return { pin: rotation.nextPin, previousPin: rotation.previousPin };
     },
   });
@@ -185,11 +195,13 @@ export async function retireRotation(
     change: (bundle) => retireInBundle(bundle, kind),
     async write({ tx, now, to }) {
       await check(tx);
-      const { count } = await tx.pkiRotation.updateMany({
-        where: { id: rotation.id, phase: 'active' },
-        data: { phase: 'retired', retiredAt: now, retiredBy: principal.actor, retiredVersion: to, forcedReason: forced ? reason : null },
+      await advanceRotation(tx, rotation.id, 'active', {
+        phase: 'retired',
+        retiredAt: now,
+        retiredBy: principal.actor,
+        retiredVersion: to,
+        forcedReason: forced ? reason : null,
       });
-      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
       // Whatever a gateway still trusts until its next credentials call, the old CA's certificates end here.
       const revoked = forced && kind === 'node-ca' ? await revokeCertificatesOf(tx, rotation.previousPin) : 0;
       return {
