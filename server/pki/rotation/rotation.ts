@@ -71,8 +71,10 @@ async function rotationUnderWay(db: Db, kind: PkiKeyKind, phase: 'prepared' | 'a
   return row;
 }
 
-async function stepResult(db: Db, principal: Principal, kind: PkiKeyKind, phase: RotationPhase, trustVersion: number, secret: string) {
-  return { kind, phase, trustVersion, status: await keyStatus(db, principal, kind, secret) };
+/** Runs one step of a rotation (see runStep) and answers the key's state after it. */
+async function rotationStep(db: Db, principal: Principal, step: Parameters<typeof runStep>[2]): Promise<RotationStepResult> {
+  const trustVersion = await runStep(db, principal, step);
+  return { kind: step.kind, phase: step.phase, trustVersion, status: await keyStatus(db, principal, step.kind, step.secret) };
 }
 
 /**
@@ -92,10 +94,9 @@ export async function prepareRotation(
   const next = input.from ? importRotatingKey(kind, input.from) : makeRotatingKey(kind);
   const nextPin = pinOfKey(next);
   let previousPin = '';
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'prepared',
-    secret: input.secret,
     change(bundle) {
       previousPin = pinOfKey(currentKeyOf(bundle, kind));
       if (previousPin === nextPin) throw new DomainError('INVALID_ARGUMENT', 'The imported key is the key in use', { field: 'from' });
@@ -118,7 +119,6 @@ export async function prepareRotation(
       return { pin: previousPin, nextPin, imported: input.from !== undefined };
     },
   });
-  return stepResult(db, principal, kind, 'prepared', version, input.secret);
 }
 
 /** Moves the rotation `id` on from phase `from`; CONFLICT when another step moved it meanwhile. */
@@ -141,10 +141,9 @@ export async function activateRotation(
   const { kind } = input;
   await requireRootAdmin(db, principal);
   const rotation = await rotationUnderWay(db, kind, 'prepared');
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'active',
-    secret: input.secret,
     change: (bundle) => activateInBundle(bundle, kind),
     async write({ tx, now, to }) {
       await advanceRotation(tx, rotation.id, 'prepared', {
@@ -156,7 +155,6 @@ export async function activateRotation(
       return { pin: rotation.nextPin, previousPin: rotation.previousPin };
     },
   });
-  return stepResult(db, principal, kind, 'active', version, input.secret);
 }
 
 /**
@@ -188,10 +186,9 @@ export async function retireRotation(
     forced = refusal ? refusal.details : null;
   };
   await check(db);
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'retired',
-    secret: input.secret,
     change: (bundle) => retireInBundle(bundle, kind),
     async write({ tx, now, to }) {
       await check(tx);
@@ -212,7 +209,6 @@ export async function retireRotation(
       };
     },
   });
-  return stepResult(db, principal, kind, 'retired', version, input.secret);
 }
 
 /**
