@@ -22,6 +22,15 @@ afterAll(async () => {
   await r?.close();
 });
 
+/** One renewal loop run of `dir`, started while a process is down; `restart()` brings it back 1.2 s later. */
+async function renewAcrossRestart(dir: string, restart: () => Promise<void>) {
+  const lines: string[] = [];
+  const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+  await restart();
+  return { code: await loop, lines };
+}
+
 const serials = (nodeId: string) => testDb().nodeCert.findMany({ where: { nodeId }, orderBy: { createdAt: 'asc' } });
 
 describe('renewal through the gateway with real mutual TLS', () => {
@@ -123,11 +132,8 @@ describe('restarts', () => {
     );
     expect(down.status).toBe(503);
     expect(JSON.parse(down.body.toString())).toMatchObject({ code: 'INVALID_STATE' });
-    const lines: string[] = [];
-    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    await r.startApi();
-    expect(await loop).toBe(0);
+    const { code, lines } = await renewAcrossRestart(dir, () => r.startApi());
+    expect(code).toBe(0);
     expect(lines.some((l) => l.includes('503'))).toBe(true);
     expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
     expect(await serials(answer.nodeId)).toHaveLength(2);
@@ -138,11 +144,8 @@ describe('restarts', () => {
     const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
     const before = await loadIdentity(dir);
     await r.stopGateway();
-    const lines: string[] = [];
-    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    await r.startGateway();
-    expect(await loop).toBe(0);
+    const { code, lines } = await renewAcrossRestart(dir, () => r.startGateway());
+    expect(code).toBe(0);
     expect(lines.some((l) => l.includes('renewal failed'))).toBe(true);
     expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
     expect(await serials(answer.nodeId)).toHaveLength(2);
