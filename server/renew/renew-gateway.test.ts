@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
 import { buildRenewBody } from '../../agent/renew/renew';
@@ -11,16 +11,11 @@ import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway } from '../../test/renew-harness';
+import { r, useRenewHarness } from '../../test/renew-file';
 
 const run = promisify(execFile);
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness();
-});
-afterAll(async () => {
-  await r?.close();
-});
+useRenewHarness();
 
 /** One renewal loop run of `dir`, started while a process is down; `restart()` brings it back 1.2 s later. */
 async function renewAcrossRestart(dir: string, restart: () => Promise<void>) {

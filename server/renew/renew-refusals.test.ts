@@ -1,13 +1,12 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCsr, generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
-import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import type { LoadedIdentity } from '../../agent/renew/identity';
 import { buildRenewBody } from '../../agent/renew/renew';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE } from '../../test/renew-harness';
+import { joinedNode, r, useRenewHarness } from '../../test/renew-file';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
@@ -15,19 +14,7 @@ import { renewPopMessage } from '../../protocol/renew-wire';
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';
 const PATH = `${BASE}/v1/renew`;
 
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness();
-});
-afterAll(async () => {
-  await r?.close();
-});
-
-async function joinedNode(): Promise<LoadedIdentity & { tenantId: string }> {
-  const t = await createTestTenant(testDb());
-  const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
-  return Object.assign(await loadIdentity(dir), { tenantId: t.tenantId });
-}
+useRenewHarness();
 
 const clientOf = (id: LoadedIdentity) => ({
   keyPem: id.identity.privateKeyPem,
