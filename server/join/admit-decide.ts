@@ -61,7 +61,7 @@ interface ChallengeBody {
 }
 
 /** What the batch holds once its rows are locked and its attestors have loaded theirs. */
-export interface BatchInput {
+interface BatchInput {
   joins: PreparedJoin[];
   deps: AdmitDeps;
   locked: LockedRows;

@@ -18,7 +18,7 @@ export function lockedPool(r: PoolColumns, platformOperated = false): LockedPool
 }
 
 /** The columns of a `nodes` row that a batch reads for a node it may reclaim. */
-export interface NodeColumns {
+interface NodeColumns {
   id: string;
   tenant_id: string;
   site_id: string;
