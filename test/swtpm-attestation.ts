@@ -1,4 +1,4 @@
-import { createHash, type X509Certificate } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +13,6 @@ import { parseTpmAddress } from '../agent/tpm/transport';
 import { ALG, ECC_CURVE, OBJECT } from '../protocol/tpm/constants';
 import { TpmWriter } from '../protocol/tpm/marshal';
 import { parseCsr } from '../server/join/crypto/csr';
-import { verifyTpmAttestation, type TpmVerdict } from '../server/join/attestors/tpm/verify';
-import { parseTpmAttestation } from '../server/join/attestors/tpm/wire';
 import { startSwtpm, type Swtpm } from './swtpm';
 import { createEkRoot } from './tpm-provision';
 
@@ -107,17 +105,6 @@ export async function roundOne(
     return { body, csr: parseCsr(csr.csrDer) };
   });
 }
-
-/** The server's verdict on an attestation `body` for `csr`, with `ekRoots` as the configured vendor roots. */
-export const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoots: X509Certificate[] = []): TpmVerdict =>
-  verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), {
-    csrSha256: csr.csrSha256,
-    csrSpki: csr.spkiDer,
-    ekRoots,
-    now: new Date(),
-  });
-
-export const refusal = (verdict: TpmVerdict) => (verdict.ok ? 'verified' : verdict.reason);
 
 /** An ECC P-256 key template with `attributes` and, unless `scheme` is false, ECDSA sha256. */
 export function eccTemplate(attributes: number, scheme = true): Buffer {
