@@ -1,4 +1,4 @@
-import type { AdmitOutcome } from './admit';
+import type { AdmitOutcome } from './admit-decide';
 import type { PreparedJoin } from './prepare';
 import { attestorNamed } from './attestors';
 import { observeAdmissionBatch, type ApiMetrics } from '../metrics/api-metrics';

@@ -27,17 +27,20 @@ export interface LockedToken {
   isExpired: boolean;
   /** Labels the token gives the nodes it admits (the lowest of a join's sources: mergeLabels). */
   labels: Record<string, string>;
-  pool: {
-    agent: string;
-    ownerTenantId: string;
-    siteId: string;
-    isArchived: boolean;
-    joinAttestors: string[] | null;
-    platformOperated: boolean;
-    hasAcceptanceChecks: boolean;
-  } | null;
+  pool: LockedPool | null;
   /** `discovery`: the site's stored discovery settings (see discoverySettings). */
   site: { kind: string; ownerTenantId: string; discovery: unknown };
+}
+
+/** The pool a token, rule, expected machine, request or node names, as the decisions check it. */
+export interface LockedPool {
+  agent: string;
+  ownerTenantId: string;
+  siteId: string;
+  isArchived: boolean;
+  joinAttestors: string[] | null;
+  platformOperated: boolean;
+  hasAcceptanceChecks: boolean;
 }
 
 /** The node a trusted hardware key already belongs to. */

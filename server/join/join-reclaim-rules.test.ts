@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
-import { createTestTenant, type TestTenant } from '../../test/fixtures';
+import { createTestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
-import { principalOf } from '../authz/principal';
+import { joinedMachine } from '../../test/join-machines';
 import { archivePool, createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
 import { issueJoinToken } from '../tokens/issue';
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 
-// Reclaim and hosted-token rules of joining.md ("Placeholder hardware and reclaims", hosted tokens) that
-// join-rules.test.ts does not cover: it tests the allowed reclaim, another pool, and hosted first joins.
+// Reclaim rules of joining.md ("Placeholder hardware and reclaims") that join-rules.test.ts does not cover:
+// it tests the allowed reclaim and another pool; join-hosted.test.ts the reclaims through hosted tokens.
 
 let h: JoinHarness;
 beforeAll(async () => {
@@ -21,15 +21,6 @@ const db = () => testDb();
 const eventsOf = (tenantId: string, type: string) => db().event.findMany({ where: { tenantId, type }, orderBy: { id: 'asc' } });
 const reasonsOf = async (tenantId: string) =>
   (await eventsOf(tenantId, 'security.join.refused')).map((e) => (e.data as { reason: string }).reason);
-
-/** Joins `claims` as a new node through a fresh token of `t`'s pool; returns the node id and its certificate serial. */
-async function joinedMachine(t: TestTenant, claims = machineClaims()) {
-  const first = await agentJoin(h, (await mintToken(t)).token!, claims);
-  expect(first.status).toBe(200);
-  const nodeId = first.answer!.nodeId;
-  const serial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
-  return { claims, nodeId, serial };
-}
 
 /** The known node is untouched by a refused reclaim: same tenant, generation 1, its one certificate live. */
 async function expectUntouched(nodeId: string, tenantId: string, serial: string) {
@@ -42,7 +33,7 @@ async function expectUntouched(nodeId: string, tenantId: string, serial: string)
 describe('reclaim refusals', () => {
   it('refuses a reclaim by a token of another tenant, recorded in the token tenant', async () => {
     const owner = await createTestTenant(db());
-    const known = await joinedMachine(owner);
+    const known = await joinedMachine(h, owner);
     const other = await createTestTenant(db());
     const minted = await mintToken(other, { allowReclaim: true });
 
@@ -61,7 +52,7 @@ describe('reclaim refusals', () => {
     // directly isolate the tenant rule: the node's pool now belongs to `other`, whose token names it.
     // Without the tenant rule the join would reclaim (and keep) a node of `owner`.
     const owner = await createTestTenant(db());
-    const known = await joinedMachine(owner);
+    const known = await joinedMachine(h, owner);
     const other = await createTestTenant(db());
     const minted = await mintToken(owner, { allowReclaim: true });
     await db().pool.update({ where: { id: owner.poolId }, data: { ownerTenantId: other.tenantId } });
@@ -76,7 +67,7 @@ describe('reclaim refusals', () => {
 
   it('refuses a reclaim by a token of another site of the same tenant', async () => {
     const t = await createTestTenant(db());
-    const known = await joinedMachine(t);
+    const known = await joinedMachine(h, t);
     const siteB = await createSite(db(), t.admin, { tenantId: t.tenantId, name: `site-b-${randomBytes(3).toString('hex')}` });
     const poolB = await createPool(db(), t.admin, { tenantId: t.tenantId, siteId: siteB.id, name: 'pool-b', agent: 'bcd' });
     const minted = await mintToken(t, { poolId: poolB.id, allowReclaim: true });
@@ -93,7 +84,7 @@ describe('reclaim refusals', () => {
     // A pool belongs to one site, so only a row written directly separates the site rule from the pool rule.
     // Without the site rule this join would pass the reclaim rules and be refused later as `join:site`.
     const t = await createTestTenant(db());
-    const known = await joinedMachine(t);
+    const known = await joinedMachine(h, t);
     const siteB = await createSite(db(), t.admin, { tenantId: t.tenantId, name: `site-b-${randomBytes(3).toString('hex')}` });
     const minted = await mintToken(t, { allowReclaim: true });
     await db().joinToken.update({ where: { id: minted.id }, data: { siteId: siteB.id } });
@@ -108,7 +99,7 @@ describe('reclaim refusals', () => {
     const claims = machineClaims();
     // The operating system a deploy installed is a node of role `provisioned`: a provisioned token names an
     // existing node, so the row is written directly to isolate the role rule.
-    const { nodeId, serial } = await joinedMachine(t, claims);
+    const { nodeId, serial } = await joinedMachine(h, t, claims);
     await db().node.update({ where: { id: nodeId }, data: { role: 'provisioned' } });
 
     // A `node` token of the same tenant, site and pool, with allowReclaim: another role.
@@ -143,7 +134,7 @@ describe('reclaim refusals', () => {
 describe('a reclaim through a pool with acceptance checks', () => {
   it('puts the node back to adopting with a new identity generation, revoking the older certificate', async () => {
     const t = await createTestTenant(db(), { pool: { acceptanceChecks: ['gpu-burn'] } });
-    const known = await joinedMachine(t);
+    const known = await joinedMachine(h, t);
     expect(await db().node.findUniqueOrThrow({ where: { id: known.nodeId } })).toMatchObject({ state: 'adopting', identityGeneration: 1 });
     // Acceptance passed: the node is adopted before the machine is reinstalled.
     await db().node.update({ where: { id: known.nodeId }, data: { state: 'adopted' } });
@@ -197,78 +188,6 @@ describe('a reclaim through a pool with acceptance checks', () => {
   });
 });
 
-describe('a reclaim through a hosted token', () => {
-  async function platformPools() {
-    const root = principalOf('operator', 'op_root_test', [[h.rootTenantId, 'admin']]);
-    const site = await createSite(db(), root, {
-      tenantId: h.rootTenantId,
-      name: `plat-${randomBytes(4).toString('hex')}`,
-      kind: 'platform',
-    });
-    const plain = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s', agent: 'bcd' });
-    const operated = await createPool(db(), root, {
-      tenantId: h.rootTenantId,
-      siteId: site.id,
-      name: 'k8s-op',
-      agent: 'bcd',
-      policy: { kubernetes: { platformOperated: true } },
-    });
-    const asTenant = (pool: typeof plain) => ({ tenantId: h.rootTenantId, admin: root, site, pool }) as unknown as TestTenant;
-    return { site, plain: asTenant(plain), operated: asTenant(operated) };
-  }
-
-  it('lowers a platform node to tenant-controlled with a node-tenant certificate', async () => {
-    const { plain } = await platformPools();
-    const claims = machineClaims();
-    // First joined through the platform's own pool with an ordinary token: platform trust.
-    const first = await agentJoin(h, (await mintToken(plain)).token!, claims);
-    expect(first.status).toBe(200);
-    const nodeId = first.answer!.nodeId;
-    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({ trust: 'platform', role: 'node' });
-    const oldSerial = (await db().nodeCert.findFirstOrThrow({ where: { nodeId } })).serial;
-
-    const minted = await mintToken(plain, { hosted: 'kubernetes', allowReclaim: true });
-    const result = await agentJoin(h, minted.token!, claims, { expectedRole: 'node-tenant' });
-    expect(result.status).toBe(200);
-    expect(result.answer).toMatchObject({ nodeId, role: 'node-tenant' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: nodeId } })).toMatchObject({
-      trust: 'tenant-controlled',
-      role: 'node',
-      identityGeneration: 2,
-    });
-    const certs = await db().nodeCert.findMany({ where: { nodeId } });
-    expect(certs.find((c) => c.serial === oldSerial)).toMatchObject({ role: 'node', revocationReason: 'reclaimed' });
-    expect(certs.find((c) => c.serial !== oldSerial)).toMatchObject({ role: 'node-tenant', identityGeneration: 2, revokedAt: null });
-    const joined = await db().event.findFirstOrThrow({
-      where: { tenantId: h.rootTenantId, type: 'node.joined', data: { path: ['tokenId'], equals: minted.id } },
-    });
-    expect(joined.data).toMatchObject({ nodeId, reclaim: true, trust: 'tenant-controlled', role: 'node-tenant' });
-  });
-
-  it('keeps platform trust through a platform-operated pool, and never raises a tenant-owned node', async () => {
-    const { operated } = await platformPools();
-    const claims = machineClaims();
-    const first = await agentJoin(h, (await mintToken(operated)).token!, claims);
-    const reclaimed = await agentJoin(h, (await mintToken(operated, { hosted: 'kubernetes', allowReclaim: true })).token!, claims);
-    expect(reclaimed.status).toBe(200);
-    expect(reclaimed.answer).toMatchObject({ nodeId: first.answer!.nodeId, role: 'node' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: first.answer!.nodeId } })).toMatchObject({
-      trust: 'platform',
-      identityGeneration: 2,
-    });
-
-    const t = await createTestTenant(db());
-    const own = await joinedMachine(t);
-    const again = await agentJoin(h, (await mintToken(t, { hosted: 'kubernetes', allowReclaim: true })).token!, own.claims);
-    expect(again.status).toBe(200);
-    expect(again.answer).toMatchObject({ nodeId: own.nodeId, role: 'node' });
-    expect(await db().node.findUniqueOrThrow({ where: { id: own.nodeId } })).toMatchObject({
-      trust: 'tenant-owned',
-      identityGeneration: 2,
-    });
-  });
-});
-
 describe('join:pool', () => {
   it('refuses a token of a pool archived after it was minted, consuming nothing', async () => {
     const t = await createTestTenant(db());
@@ -285,7 +204,7 @@ describe('join:pool', () => {
 
   it('refuses a reclaim into an archived pool as join:pool, leaving the node alone', async () => {
     const t = await createTestTenant(db());
-    const known = await joinedMachine(t);
+    const known = await joinedMachine(h, t);
     const minted = await mintToken(t, { allowReclaim: true });
     await archivePool(db(), t.admin, { tenantId: t.tenantId, poolId: t.poolId });
 

@@ -1,23 +1,35 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
+import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { agentJoin, createJoinHarness, machineClaims, mintToken, type JoinHarness } from '../../test/join-harness';
 import { createPool } from '../pools/pools';
-import { createSite } from '../sites/sites';
-import { principalOf } from '../authz/principal';
 import { revokeJoinToken } from '../tokens/join-tokens';
 import { refusalLimitKey } from './refusals';
-import { NODE_CERT_BACKDATE_SECONDS } from '../pki/issuance/node-certificate';
 
 let h: JoinHarness;
 beforeAll(async () => {
   h = await createJoinHarness();
 });
 const db = () => testDb();
+
+/**
+ * Runs `during` while another instance holds an uncommitted insert of a node with the trusted hardware key
+ * `key`, and commits that insert 300 ms later: `during`'s joins wait on the row, then find it committed.
+ */
+async function whileAnotherInstanceInserts<T>(t: TestTenant, key: Buffer, nodeId: string, during: () => Promise<T>): Promise<T> {
+  const other = await h.pool.connect();
+  await other.query('BEGIN');
+  await other.query(
+    `INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, attestor)
+     VALUES ($1, $2, $3, $4, 'node', 'adopted', 'tenant-owned', $5, true, 'join-token')`,
+    [nodeId, t.tenantId, t.site.id, t.pool.id, key],
+  );
+  const pending = during();
+  await new Promise((r) => setTimeout(r, 300));
+  await other.query('COMMIT');
+  other.release();
+  return pending;
+}
 
 describe('reclaims', () => {
   it('lets a known machine with a new key reclaim its node through an allowReclaim token', async () => {
@@ -100,56 +112,6 @@ describe('expect and placeholders', () => {
   });
 });
 
-describe('hosted tokens', () => {
-  it('lowers a platform node to tenant-controlled with a node-tenant certificate unless the pool is platform-operated', async () => {
-    const root = principalOf('operator', 'op_root_test', [[h.rootTenantId, 'admin']]);
-    const site = await createSite(db(), root, { tenantId: h.rootTenantId, name: `plat-${Date.now().toString(36)}`, kind: 'platform' });
-    const plain = await createPool(db(), root, { tenantId: h.rootTenantId, siteId: site.id, name: 'k8s', agent: 'bcd' });
-    const operated = await createPool(db(), root, {
-      tenantId: h.rootTenantId,
-      siteId: site.id,
-      name: 'k8s-op',
-      agent: 'bcd',
-      policy: { kubernetes: { platformOperated: true } },
-    });
-    const rootTenant = { tenantId: h.rootTenantId, admin: root, site, pool: plain } as unknown as Parameters<typeof mintToken>[0];
-
-    const ordinary = await agentJoin(h, (await mintToken(rootTenant)).token!, machineClaims());
-    expect(await db().node.findUniqueOrThrow({ where: { id: ordinary.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
-
-    const hosted = await agentJoin(h, (await mintToken(rootTenant, { hosted: 'kubernetes' })).token!, machineClaims(), {
-      expectedRole: 'node-tenant',
-    });
-    expect(hosted.status).toBe(200);
-    expect(hosted.answer!.role).toBe('node-tenant');
-    expect(await db().node.findUniqueOrThrow({ where: { id: hosted.answer!.nodeId } })).toMatchObject({
-      trust: 'tenant-controlled',
-      role: 'node',
-    });
-
-    const platformOperated = await agentJoin(
-      h,
-      (await mintToken(rootTenant, { poolId: operated.id, hosted: 'kubernetes' })).token!,
-      machineClaims(),
-    );
-    expect(platformOperated.answer!.role).toBe('node');
-    expect(await db().node.findUniqueOrThrow({ where: { id: platformOperated.answer!.nodeId } })).toMatchObject({ trust: 'platform' });
-
-    // A certificate signed ahead from the token's last decision is not used when the decision changed.
-    const twice = await mintToken(rootTenant, { hosted: 'kubernetes', maxUses: 2 });
-    expect((await agentJoin(h, twice.token!, machineClaims(), { expectedRole: 'node-tenant' })).answer!.role).toBe('node-tenant');
-    await db().pool.update({ where: { id: plain.id }, data: { policy: { kubernetes: { platformOperated: true } } } });
-    const changed = await agentJoin(h, twice.token!, machineClaims(), { expectedRole: 'node' });
-    expect(changed.status).toBe(200);
-    expect(changed.answer!.role).toBe('node');
-
-    // A tenant's own site stays tenant-owned: hosted never raises, and only lowers platform trust.
-    const t = await createTestTenant(db());
-    const tenantHosted = await agentJoin(h, (await mintToken(t, { hosted: 'kubernetes' })).token!, machineClaims());
-    expect(await db().node.findUniqueOrThrow({ where: { id: tenantHosted.answer!.nodeId } })).toMatchObject({ trust: 'tenant-owned' });
-  });
-});
-
 describe('concurrency', () => {
   it('admits exactly 10 of 50 concurrent joins on a maxUses 10 token and refuses 40', async () => {
     const t = await createTestTenant(db());
@@ -183,18 +145,7 @@ describe('concurrency', () => {
     const { token } = await mintToken(t);
     const { deriveHardwareKey } = await import('./hardware/hardware-key');
     const key = deriveHardwareKey(claims).key!;
-    const other = await h.pool.connect();
-    await other.query('BEGIN');
-    await other.query(
-      `INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, attestor)
-       VALUES ($1, $2, $3, $4, 'node', 'adopted', 'tenant-owned', $5, true, 'join-token')`,
-      [`node_other${Date.now()}`, t.tenantId, t.site.id, t.pool.id, key],
-    );
-    const pending = agentJoin(h, token!, claims);
-    await new Promise((r) => setTimeout(r, 300));
-    await other.query('COMMIT');
-    other.release();
-    const result = await pending;
+    const result = await whileAnotherInstanceInserts(t, key, `node_other${Date.now()}`, () => agentJoin(h, token!, claims));
     expect(result.status).toBe(409);
   });
 
@@ -247,49 +198,6 @@ describe('refusal events are rate-limited in the database', () => {
   });
 });
 
-describe('the node certificate', () => {
-  it('verifies with openssl against the node CA and shows exactly the profile protocol.md requires', async () => {
-    const t = await createTestTenant(db());
-    const result = await agentJoin(h, (await mintToken(t)).token!, machineClaims());
-    const dir = mkdtempSync(path.join(tmpdir(), 'bc-cert-'));
-    const pem = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
-    writeFileSync(path.join(dir, 'leaf.pem'), pem(result.answer!.certificateChain[0]!));
-    writeFileSync(path.join(dir, 'ca.pem'), pem(result.answer!.certificateChain[1]!));
-    const verified = execFileSync('openssl', [
-      'verify',
-      '-purpose',
-      'sslclient',
-      '-CAfile',
-      path.join(dir, 'ca.pem'),
-      path.join(dir, 'leaf.pem'),
-    ]).toString();
-    expect(verified.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
-    const text = execFileSync('openssl', ['x509', '-in', path.join(dir, 'leaf.pem'), '-noout', '-text']).toString();
-    const nodeId = result.answer!.nodeId;
-    expect(text).toContain(`URI:spiffe://test.example.com/site/${t.site.id}/node/${nodeId}`);
-    expect(text).toMatch(/Subject: OU\s?=\s?bc-role:node\n/);
-    expect(text).toMatch(/X509v3 Key Usage: critical\s+Digital Signature\n/);
-    expect(text).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication\n/);
-    expect(text).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
-    expect(text).toContain('ASN1 OID: prime256v1');
-    expect(text).not.toContain(t.tenantId);
-    const notBefore = new Date(/Not Before: (.*)/.exec(text)![1]!);
-    const notAfter = new Date(/Not After : (.*)/.exec(text)![1]!);
-    // Valid from a little before the issuance (agents with clocks behind), the backdate inside the lifetime.
-    expect((notAfter.getTime() - notBefore.getTime()) / 1000).toBe(86_400);
-    expect(Date.now() - notBefore.getTime()).toBeGreaterThanOrEqual((NODE_CERT_BACKDATE_SECONDS - 30) * 1000);
-    const asServer = execFileSync('openssl', [
-      'verify',
-      '-purpose',
-      'sslserver',
-      '-CAfile',
-      path.join(dir, 'ca.pem'),
-      path.join(dir, 'leaf.pem'),
-    ]).toString();
-    expect(asServer.trim()).toBe(`${path.join(dir, 'leaf.pem')}: OK`);
-  });
-});
-
 describe('review hardening', () => {
   it('answers CONFLICT, not a reclaim, to a join whose machine another instance inserted during its batch', async () => {
     const t = await createTestTenant(db());
@@ -298,20 +206,12 @@ describe('review hardening', () => {
     const { token } = await mintToken(t, { maxUses: 5, allowReclaim: true });
     const { deriveHardwareKey } = await import('./hardware/hardware-key');
     const { prepareJoinAttempt } = await import('../../agent/join');
-    const instance = await h.pool.connect();
-    await instance.query('BEGIN');
-    await instance.query(
-      `INSERT INTO nodes (id, tenant_id, site_id, pool_id, role, state, trust, hardware_key, hardware_key_trusted, attestor)
-       VALUES ($1, $2, $3, $4, 'node', 'adopted', 'tenant-owned', $5, true, 'join-token')`,
-      [`node_race${Date.now()}`, t.tenantId, t.site.id, t.pool.id, deriveHardwareKey(raced).key],
-    );
     const attempts = await Promise.all([raced, other].map((claims) => prepareJoinAttempt({ token: token!, trust: h.trust, claims })));
     // Both in one batch, which blocks on the other instance's uncommitted row and then fails on it.
-    const pending = Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body))));
-    await new Promise((r) => setTimeout(r, 300));
-    await instance.query('COMMIT');
-    instance.release();
-    const [racedAnswer, otherAnswer] = await pending;
+    const [racedAnswer, otherAnswer] = await whileAnotherInstanceInserts(t, deriveHardwareKey(raced).key!, `node_race${Date.now()}`, () =>
+      Promise.all(attempts.map((a) => h.service.join(JSON.parse(a.body)))),
+    );
+
     expect(racedAnswer!.status).toBe(409);
     expect(otherAnswer!.status).toBe(200);
     expect(await db().nodeCert.count({ where: { node: { tenantId: t.tenantId } } })).toBe(1);

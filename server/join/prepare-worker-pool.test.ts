@@ -126,13 +126,11 @@ describe('ThreadedPreparer', () => {
 });
 
 describe('JoinService with preparation threads', () => {
+  const serviceWith = (preparer: JoinPreparer) =>
+    new JoinService({ pool: h.pool, loadCrypto: async () => h.crypto, loadRootTenantId: async () => h.rootTenantId, preparer });
+
   it('admits a join prepared on a thread and answers a verifiable envelope', async () => {
-    const service = new JoinService({
-      pool: h.pool,
-      loadCrypto: async () => h.crypto,
-      loadRootTenantId: async () => h.rootTenantId,
-      preparer: threads,
-    });
+    const service = serviceWith(threads);
     const t = await createTestTenant(testDb());
     const { token } = await mintToken(t);
     const attempt = await prepareJoinAttempt({ token: token!, trust: h.trust, claims: machineClaims() });
@@ -151,12 +149,7 @@ describe('JoinService with preparation threads', () => {
 
   it('answers INTERNAL, consuming nothing, when preparation itself fails', async () => {
     const broken: JoinPreparer = { prepare: async () => Promise.reject(new Error('thread lost')), close: async () => {} };
-    const service = new JoinService({
-      pool: h.pool,
-      loadCrypto: async () => h.crypto,
-      loadRootTenantId: async () => h.rootTenantId,
-      preparer: broken,
-    });
+    const service = serviceWith(broken);
     const t = await createTestTenant(testDb());
     const minted = await mintToken(t);
     const attempt = await prepareJoinAttempt({ token: minted.token!, trust: h.trust, claims: machineClaims() });

@@ -11,7 +11,7 @@ import { secretHashMatches } from './crypto/constant-time';
 import type { PreparedJoin } from './prepare';
 
 /** A certificate signed before the admission transaction, for the decision the token last produced. */
-interface Presigned {
+export interface Presigned {
   nodeId: string;
   siteId: string;
   certRole: string;

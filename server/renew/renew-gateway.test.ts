@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import { doctorChecks, runRenewalLoop } from '../../agent/renew/loop';
 import { buildRenewBody } from '../../agent/renew/renew';
@@ -11,16 +11,20 @@ import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway } from '../../test/renew-harness';
+import { r, useRenewHarness } from '../../test/renew-file';
 
 const run = promisify(execFile);
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness();
-});
-afterAll(async () => {
-  await r?.close();
-});
+useRenewHarness();
+
+/** One renewal loop run of `dir`, started while a process is down; `restart()` brings it back 1.2 s later. */
+async function renewAcrossRestart(dir: string, restart: () => Promise<void>) {
+  const lines: string[] = [];
+  const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+  await restart();
+  return { code: await loop, lines };
+}
 
 const serials = (nodeId: string) => testDb().nodeCert.findMany({ where: { nodeId }, orderBy: { createdAt: 'asc' } });
 
@@ -63,22 +67,25 @@ describe('renewal through the gateway with real mutual TLS', () => {
     await writeFile(certFile, current.leaf.toString());
     await writeFile(caFile, r.h.bundle.servingCa.certificatePem);
     await writeFile(bodyFile, body);
-    const { stdout } = await run('curl', [
-      '-sS',
-      '--cert',
-      certFile,
-      '--key',
-      path.join(dir, 'node.key'),
-      '--cacert',
-      caFile,
-      '-H',
-      'content-type: application/json',
-      '--data-binary',
-      `@${bodyFile}`,
-      '-w',
-      '\n%{http_code}',
-      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
-    ]);
+    // The renewal as curl sends it: the leaf and its key for mutual TLS, the body from its file.
+    const curlRenew = () =>
+      run('curl', [
+        '-sS',
+        '--cert',
+        certFile,
+        '--key',
+        path.join(dir, 'node.key'),
+        '--cacert',
+        caFile,
+        '-H',
+        'content-type: application/json',
+        '--data-binary',
+        `@${bodyFile}`,
+        '-w',
+        '\n%{http_code}',
+        `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
+      ]);
+    const { stdout } = await curlRenew();
     const [answer, status] = stdout.split('\n');
     expect(status).toBe('200');
     const envelope = JSON.parse(answer!);
@@ -86,22 +93,7 @@ describe('renewal through the gateway with real mutual TLS', () => {
     expect(renewed).toMatchObject({ status: 'renewed', nodeId: current.identity.nodeId, csrSha256: next.csrSha256, role: 'node' });
 
     // The same body again within 120 seconds is a replay: the uniform refusal.
-    const again = await run('curl', [
-      '-sS',
-      '--cert',
-      certFile,
-      '--key',
-      path.join(dir, 'node.key'),
-      '--cacert',
-      caFile,
-      '-H',
-      'content-type: application/json',
-      '--data-binary',
-      `@${bodyFile}`,
-      '-w',
-      '\n%{http_code}',
-      `${r.target.gatewayUrl.replace('127.0.0.1', 'localhost')}${BASE}/v1/renew`,
-    ]);
+    const again = await curlRenew();
     expect(again.stdout).toBe('{"code":"ACCESS_DENIED","message":"Renew refused"}\n403');
   });
 
@@ -135,11 +127,8 @@ describe('restarts', () => {
     );
     expect(down.status).toBe(503);
     expect(JSON.parse(down.body.toString())).toMatchObject({ code: 'INVALID_STATE' });
-    const lines: string[] = [];
-    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    await r.startApi();
-    expect(await loop).toBe(0);
+    const { code, lines } = await renewAcrossRestart(dir, () => r.startApi());
+    expect(code).toBe(0);
     expect(lines.some((l) => l.includes('503'))).toBe(true);
     expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
     expect(await serials(answer.nodeId)).toHaveLength(2);
@@ -150,11 +139,8 @@ describe('restarts', () => {
     const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
     const before = await loadIdentity(dir);
     await r.stopGateway();
-    const lines: string[] = [];
-    const loop = runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: (l) => lines.push(l) });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    await r.startGateway();
-    expect(await loop).toBe(0);
+    const { code, lines } = await renewAcrossRestart(dir, () => r.startGateway());
+    expect(code).toBe(0);
     expect(lines.some((l) => l.includes('renewal failed'))).toBe(true);
     expect((await loadIdentity(dir)).leaf.serialNumber).not.toBe(before.leaf.serialNumber);
     expect(await serials(answer.nodeId)).toHaveLength(2);

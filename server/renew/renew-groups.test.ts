@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCsr, generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
@@ -7,20 +7,15 @@ import { buildRenewBody } from '../../agent/renew/renew';
 import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, joinThroughGateway } from '../../test/renew-harness';
+import { r, useRenewHarness } from '../../test/renew-file';
 import { voucherFromServingChain } from '../gateway/gateway';
 import { RenewService } from './renew-service';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 
 const PATH = `${BASE}/v1/renew`;
 
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness();
-});
-afterAll(async () => {
-  await r?.close();
-});
+useRenewHarness();
 
 async function joinedNodes(n: number): Promise<Array<LoadedIdentity & { tenantId: string }>> {
   const t = await createTestTenant(testDb());

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
-import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import type { LoadedIdentity } from '../../agent/renew/identity';
 import { buildRenewBody } from '../../agent/renew/renew';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE } from '../../test/renew-harness';
+import { joinedNode, r, useRenewHarness } from '../../test/renew-file';
 import { renewalsPerNodePerHour } from './renew-limit';
 
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';
@@ -14,19 +13,7 @@ const PATH = `${BASE}/v1/renew`;
 // The join's certificate counts too: three renewals fit in the hour.
 const PER_HOUR = 4;
 
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness({ env: { BETTER_COMPUTE_RENEWALS_PER_NODE_PER_HOUR: String(PER_HOUR) } });
-});
-afterAll(async () => {
-  await r?.close();
-});
-
-async function joinedNode(): Promise<LoadedIdentity & { tenantId: string }> {
-  const t = await createTestTenant(testDb());
-  const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
-  return Object.assign(await loadIdentity(dir), { tenantId: t.tenantId });
-}
+useRenewHarness({ env: { BETTER_COMPUTE_RENEWALS_PER_NODE_PER_HOUR: String(PER_HOUR) } });
 
 /** One renewal of `id`'s certificate with a new key, through the gateway. */
 function renewOnce(id: LoadedIdentity) {

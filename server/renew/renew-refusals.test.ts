@@ -1,13 +1,12 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCsr, generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
-import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import type { LoadedIdentity } from '../../agent/renew/identity';
 import { buildRenewBody } from '../../agent/renew/renew';
 import { testDb } from '../../test/db';
-import { createTestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE } from '../../test/renew-harness';
+import { joinedNode, r, useRenewHarness } from '../../test/renew-file';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 import { renewPopMessage } from '../../protocol/renew-wire';
@@ -15,19 +14,7 @@ import { renewPopMessage } from '../../protocol/renew-wire';
 const REFUSED = '{"code":"ACCESS_DENIED","message":"Renew refused"}';
 const PATH = `${BASE}/v1/renew`;
 
-let r: RenewHarness;
-beforeAll(async () => {
-  r = await createRenewHarness();
-});
-afterAll(async () => {
-  await r?.close();
-});
-
-async function joinedNode(): Promise<LoadedIdentity & { tenantId: string }> {
-  const t = await createTestTenant(testDb());
-  const { dir } = await joinThroughGateway(r, (await mintToken(t)).token!);
-  return Object.assign(await loadIdentity(dir), { tenantId: t.tenantId });
-}
+useRenewHarness();
 
 const clientOf = (id: LoadedIdentity) => ({
   keyPem: id.identity.privateKeyPem,
@@ -37,6 +24,30 @@ const freshBody = (id: LoadedIdentity, clientTime = Math.floor(Date.now() / 1000
   const next = generateNodeKeyAndCsr();
   return buildRenewBody(id, next.csrDer, next.csrSha256, clientTime);
 };
+
+/** `id` with a new key and a leaf our node CA signed for it (not stored): the key, the leaf and the identity. */
+function withNewCertificate(id: LoadedIdentity, notBefore: Date, ttlSeconds: number) {
+  const key = generateNodeKeyAndCsr();
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: key.spkiDer,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: id.identity.siteId,
+    nodeId: id.identity.nodeId,
+    role: 'node',
+    notBefore,
+    ttlSeconds,
+  });
+  const identity = {
+    ...id,
+    privateKey: key.privateKey,
+    identity: {
+      ...id.identity,
+      privateKeyPem: key.privateKeyPem,
+      certificateChain: [cert.der.toString('base64'), id.identity.certificateChain[1]!],
+    },
+  };
+  return { key, cert, identity };
+}
 
 /** The reasons of `security.renew.refused` events about `nodeId` (or with no node, in the root tenant). */
 async function reasons(tenantId: string, nodeId: string | null): Promise<string[]> {
@@ -62,16 +73,7 @@ describe('Renew refusals: the same bytes, the right reason', () => {
 
   it('a certificate that really expired: the gateway still vouches for it and the reason is expired', async () => {
     const id = await joinedNode();
-    const key = generateNodeKeyAndCsr();
-    const old = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer,
-      trustDomain: r.h.crypto.trustDomain,
-      siteId: id.identity.siteId,
-      nodeId: id.identity.nodeId,
-      role: 'node',
-      notBefore: new Date(Date.now() - 3_600_000),
-      ttlSeconds: 60,
-    });
+    const { key, cert: old, identity: expired } = withNewCertificate(id, new Date(Date.now() - 3_600_000), 60);
     await testDb().nodeCert.create({
       data: {
         serial: old.serialHex,
@@ -84,15 +86,6 @@ describe('Renew refusals: the same bytes, the right reason', () => {
         notAfter: old.notAfter,
       },
     });
-    const expired = {
-      ...id,
-      privateKey: key.privateKey,
-      identity: {
-        ...id.identity,
-        privateKeyPem: key.privateKeyPem,
-        certificateChain: [old.der.toString('base64'), id.identity.certificateChain[1]!],
-      },
-    };
     await expectRefused(await postToGateway(r.target, clientOf(expired), PATH, freshBody(expired)));
     expect(await reasons(r.h.rootTenantId, id.identity.nodeId)).toEqual(['expired']);
   });
@@ -143,25 +136,7 @@ describe('Renew refusals: the same bytes, the right reason', () => {
 
   it('a leaf signed by our node CA that is not a node_certs row', async () => {
     const id = await joinedNode();
-    const key = generateNodeKeyAndCsr();
-    const forged = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer,
-      trustDomain: r.h.crypto.trustDomain,
-      siteId: id.identity.siteId,
-      nodeId: id.identity.nodeId,
-      role: 'node',
-      notBefore: new Date(),
-      ttlSeconds: 3600,
-    });
-    const forgedId = {
-      ...id,
-      privateKey: key.privateKey,
-      identity: {
-        ...id.identity,
-        privateKeyPem: key.privateKeyPem,
-        certificateChain: [forged.der.toString('base64'), id.identity.certificateChain[1]!],
-      },
-    };
+    const { identity: forgedId } = withNewCertificate(id, new Date(), 3600);
     const before = (await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length;
     await expectRefused(await postToGateway(r.target, clientOf(forgedId), PATH, freshBody(forgedId)));
     expect((await reasons(r.h.rootTenantId, null)).filter((x) => x === 'certificate-unknown').length).toBe(before + 1);

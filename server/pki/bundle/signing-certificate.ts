@@ -1,17 +1,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import type { PkiBundle } from './bundle';
-import {
-  basicConstraints,
-  buildCertificate,
-  encodeName,
-  keyIdentifier,
-  KEY_USAGE,
-  keyUsage,
-  OIDS,
-  randomSerial,
-  subjectKeyIdentifier,
-  toPem,
-} from '../ca/x509-build';
+import { selfSignedCertificate } from '../ca/ca';
+import { basicConstraints, encodeName, keyIdentifier, KEY_USAGE, keyUsage, OIDS, subjectKeyIdentifier, toPem } from '../ca/x509-build';
 
 const SUBJECT = encodeName([[OIDS.commonName, 'Better Compute JoinService signing key']]);
 
@@ -23,16 +13,11 @@ const SUBJECT = encodeName([[OIDS.commonName, 'Better Compute JoinService signin
  */
 export function selfSignedSigningCertificate(privateKey: KeyObject, notBefore: Date, notAfter: Date): Buffer {
   const spkiDer = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
-  return buildCertificate({
-    serial: randomSerial(),
-    issuer: SUBJECT,
-    subject: SUBJECT,
-    notBefore,
-    notAfter,
-    spkiDer,
-    extensions: [basicConstraints(false), keyUsage([KEY_USAGE.digitalSignature]), subjectKeyIdentifier(keyIdentifier(spkiDer))],
-    signingKey: privateKey,
-  });
+  return selfSignedCertificate(privateKey, spkiDer, SUBJECT, { notBefore, notAfter }, [
+    basicConstraints(false),
+    keyUsage([KEY_USAGE.digitalSignature]),
+    subjectKeyIdentifier(keyIdentifier(spkiDer)),
+  ]);
 }
 
 /**

@@ -1,24 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMigratedDatabase, dropDatabase } from '../../../test/db';
-import { createDb, type Db } from '../../db/client';
+import { describe, expect, it } from 'vitest';
+import { db, useOwnDatabase } from '../../../test/own-database';
 import { DomainError } from '../../../protocol/errors';
 import { hasPki, initPki, loadPki, PKI_BUNDLE_ID } from './store';
 
 // The bundle is a singleton row, so this file works in a database of its own rather than the shared one.
-const name = `pki_store_${randomBytes(4).toString('hex')}`;
 const secret = 'a-long-enough-test-secret-0123456789-abcdefghij';
-let db: Db;
-
-beforeAll(async () => {
-  const url = await createMigratedDatabase(name);
-  db = createDb(url, { max: 4 });
-});
-
-afterAll(async () => {
-  await db?.$disconnect();
-  await dropDatabase(name);
-});
+useOwnDatabase('pki_store');
 
 async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   const error = await promise.then(

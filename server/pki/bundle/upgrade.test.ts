@@ -1,7 +1,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMigratedDatabase, dropDatabase } from '../../../test/db';
-import { createDb, type Db } from '../../db/client';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Db } from '../../db/client';
+import { db, useOwnDatabase } from '../../../test/own-database';
 import { createPkiBundle, type PkiBundle } from './bundle';
 import { joinCryptoFromBundle } from '../issuance/join-crypto';
 import { installPins } from '../pins-summary';
@@ -13,18 +13,9 @@ import { sealPkiBundleV1, withNodeCaIssuedSigningCertificate } from '../../../te
 import { upgradeStoredPki } from './upgrade';
 
 // The bundle is a singleton row, so this file works in a database of its own.
-const name = `pki_upgrade_${randomBytes(4).toString('hex')}`;
 const secret = randomBytes(32).toString('base64url');
-let db: Db;
+useOwnDatabase('pki_upgrade');
 
-beforeAll(async () => {
-  const url = await createMigratedDatabase(name);
-  db = createDb(url, { max: 4 });
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await dropDatabase(name);
-});
 beforeEach(async () => {
   await db.pkiBundle.deleteMany({});
 });

@@ -41,17 +41,23 @@ export function createRootCa(commonName: string, notBefore: Date, notAfter: Date
   const keys = newEcKeyPair();
   const subject = encodeName([[OIDS.commonName, commonName]]);
   const keyId = keyIdentifier(keys.spkiDer);
-  const certDer = buildCertificate({
-    serial: randomSerial(),
-    issuer: subject,
-    subject,
-    notBefore,
-    notAfter,
-    spkiDer: keys.spkiDer,
-    extensions: [basicConstraints(true, 0), keyUsage([KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]), subjectKeyIdentifier(keyId)],
-    signingKey: keys.privateKey,
-  });
+  const certDer = selfSignedCertificate(keys.privateKey, keys.spkiDer, subject, { notBefore, notAfter }, [
+    basicConstraints(true, 0),
+    keyUsage([KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]),
+    subjectKeyIdentifier(keyId),
+  ]);
   return { key: keys.privateKey, certDer, subject, keyId };
+}
+
+/** A certificate whose issuer is its `subject`, signed by its own `key` (whose SubjectPublicKeyInfo is `spkiDer`). */
+export function selfSignedCertificate(
+  key: KeyObject,
+  spkiDer: Buffer,
+  subject: Buffer,
+  validity: { notBefore: Date; notAfter: Date },
+  extensions: Buffer[],
+): Buffer {
+  return buildCertificate({ serial: randomSerial(), issuer: subject, subject, ...validity, spkiDer, extensions, signingKey: key });
 }
 
 /** What {@link issueLeaf} needs besides the CA. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../../agent/join';
 import { generateNodeKeyAndCsr } from '../../../agent/keys';
 import { buildRenewBody } from '../../../agent/renew/renew';
-import { loadIdentity } from '../../../agent/renew/identity';
+import { loadIdentity, type LoadedIdentity } from '../../../agent/renew/identity';
 import { writeIdentity } from '../../../agent/identity-store';
 import { decodeBase64url } from '../../../protocol/base64url';
 import { verifyEnvelope } from '../../../protocol/envelope';
@@ -94,6 +94,29 @@ const verifiesUnder = (envelope: { body: string }, sig: string, certificateB64: 
   }
 };
 
+/** A node joined with `runtime`'s keys, its identity written to a directory and loaded from it as bcd does. */
+async function joinedIdentity(runtime: PkiRuntime) {
+  const joined = await join(runtime);
+  const dir = await mkdtemp(path.join(tmpdir(), 'bc-rot-'));
+  await writeIdentity(dir, {
+    privateKeyPem: joined.keys.privateKeyPem,
+    certificateChain: joined.body!.certificateChain as string[],
+    nodeId: joined.body!.nodeId as string,
+    siteId: joined.body!.siteId as string,
+    trustDomain: joined.body!.trustDomain as string,
+    role: 'node',
+  });
+  return loadIdentity(dir);
+}
+
+/** A renewal of `identity` with a new key, vouched for with `voucher` as a gateway does. */
+async function renewVouched(identity: LoadedIdentity, voucher: ReturnType<typeof voucherFromServingChain>) {
+  const next = generateNodeKeyAndCsr();
+  const body = Buffer.from(buildRenewBody(identity, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
+  const headers = vouchHeaders(voucher, identity.leaf.raw, body, RENEW_PATH);
+  return services.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: RENEW_PATH });
+}
+
 // Every step opens and seals the bundle with scrypt N=2^17, and the services open it again: seconds each.
 describe('trust rotation, as joins, renewals and vouching see it', { timeout: 240_000 }, () => {
   it('signs join answers with every trusted signing key while a signing rotation is prepared or active', async () => {
@@ -159,17 +182,7 @@ describe('trust rotation, as joins, renewals and vouching see it', { timeout: 24
 
   it('renews a certificate of the previous node CA after activation, from the new node CA', async () => {
     const before = await current();
-    const joined = await join(before);
-    const dir = await mkdtemp(path.join(tmpdir(), 'bc-rot-'));
-    await writeIdentity(dir, {
-      privateKeyPem: joined.keys.privateKeyPem,
-      certificateChain: joined.body!.certificateChain as string[],
-      nodeId: joined.body!.nodeId as string,
-      siteId: joined.body!.siteId as string,
-      trustDomain: joined.body!.trustDomain as string,
-      role: 'node',
-    });
-    const identity = await loadIdentity(dir);
+    const identity = await joinedIdentity(before);
     await prepareRotation(db, root, { kind: 'node-ca', ...step });
     await activateRotation(db, root, { kind: 'node-ca', ...step });
     const active = await current();
@@ -177,10 +190,7 @@ describe('trust rotation, as joins, renewals and vouching see it', { timeout: 24
 
     const gateway = issueGatewayCertificate(await loadPki(db, secret), { sans: ['localhost'] });
     const voucher = voucherFromServingChain(gateway.chainPem, gateway.privateKeyPem);
-    const next = generateNodeKeyAndCsr();
-    const body = Buffer.from(buildRenewBody(identity, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
-    const headers = vouchHeaders(voucher, identity.leaf.raw, body, RENEW_PATH);
-    const answer = await services.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: RENEW_PATH });
+    const answer = await renewVouched(identity, voucher);
     expect(answer.status).toBe(200);
     const renewed = JSON.parse(decodeBase64url(JSON.parse(answer.body.toString()).body)!.toString()) as {
       certificateChain: string[];
@@ -196,23 +206,10 @@ describe('trust rotation, as joins, renewals and vouching see it', { timeout: 24
   });
 
   it('believes vouching from a gateway whose leaf comes from the prepared serving CA, and not from a foreign CA', async () => {
-    const joined = await join(await current());
-    const dir = await mkdtemp(path.join(tmpdir(), 'bc-rot-'));
-    await writeIdentity(dir, {
-      privateKeyPem: joined.keys.privateKeyPem,
-      certificateChain: joined.body!.certificateChain as string[],
-      nodeId: joined.body!.nodeId as string,
-      siteId: joined.body!.siteId as string,
-      trustDomain: joined.body!.trustDomain as string,
-      role: 'node',
-    });
-    const identity = await loadIdentity(dir);
+    const identity = await joinedIdentity(await current());
     const renewThrough = async (servingCa: { certificatePem: string; privateKeyPem: string }) => {
       const gateway = issueGatewayCertificate({ servingCa }, { sans: ['localhost'] });
-      const next = generateNodeKeyAndCsr();
-      const body = Buffer.from(buildRenewBody(identity, next.csrDer, next.csrSha256, Math.floor(Date.now() / 1000)));
-      const headers = vouchHeaders(voucherFromServingChain(gateway.chainPem, gateway.privateKeyPem), identity.leaf.raw, body, RENEW_PATH);
-      return (await services.renew.renew({ body, vouch: headers[VOUCH_HEADER], peer: headers[PEER_HEADER], path: RENEW_PATH })).status;
+      return (await renewVouched(identity, voucherFromServingChain(gateway.chainPem, gateway.privateKeyPem))).status;
     };
     await prepareRotation(db, root, { kind: 'serving-ca', ...step });
     const prepared = await current();

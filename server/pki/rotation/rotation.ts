@@ -1,5 +1,5 @@
 import { DomainError } from '../../../protocol/errors';
-import type { Db } from '../../db/client';
+import type { Db, Tx } from '../../db/client';
 import type { Principal } from '../../authz/principal';
 import { newId } from '../../ids';
 import { PKI_KEY_LABELS, type PkiKeyKind, type RotationPhase } from './kinds';
@@ -56,6 +56,9 @@ interface RotationStepResult {
   status: KeyRotationStatus;
 }
 
+/** The columns a rotation step sets on its `pki_rotations` row. */
+type RotationRowUpdate = NonNullable<Parameters<Tx['pkiRotation']['updateMany']>[0]>['data'];
+
 interface StepContext {
   /** BETTER_COMPUTE_SECRET: the bundle is opened and sealed again under it. */
   secret: string;
@@ -68,8 +71,10 @@ async function rotationUnderWay(db: Db, kind: PkiKeyKind, phase: 'prepared' | 'a
   return row;
 }
 
-async function stepResult(db: Db, principal: Principal, kind: PkiKeyKind, phase: RotationPhase, trustVersion: number, secret: string) {
-  return { kind, phase, trustVersion, status: await keyStatus(db, principal, kind, secret) };
+/** Runs one step of a rotation (see runStep) and answers the key's state after it. */
+async function rotationStep(db: Db, principal: Principal, step: Parameters<typeof runStep>[2]): Promise<RotationStepResult> {
+  const trustVersion = await runStep(db, principal, step);
+  return { kind: step.kind, phase: step.phase, trustVersion, status: await keyStatus(db, principal, step.kind, step.secret) };
 }
 
 /**
@@ -89,10 +94,9 @@ export async function prepareRotation(
   const next = input.from ? importRotatingKey(kind, input.from) : makeRotatingKey(kind);
   const nextPin = pinOfKey(next);
   let previousPin = '';
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'prepared',
-    secret: input.secret,
     change(bundle) {
       previousPin = pinOfKey(currentKeyOf(bundle, kind));
       if (previousPin === nextPin) throw new DomainError('INVALID_ARGUMENT', 'The imported key is the key in use', { field: 'from' });
@@ -115,7 +119,12 @@ export async function prepareRotation(
       return { pin: previousPin, nextPin, imported: input.from !== undefined };
     },
   });
-  return stepResult(db, principal, kind, 'prepared', version, input.secret);
+}
+
+/** Moves the rotation `id` on from phase `from`; CONFLICT when another step moved it meanwhile. */
+async function advanceRotation(tx: Tx, id: string, from: RotationPhase, data: RotationRowUpdate) {
+  const { count } = await tx.pkiRotation.updateMany({ where: { id, phase: from }, data });
+  if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
 }
 
 /**
@@ -132,21 +141,20 @@ export async function activateRotation(
   const { kind } = input;
   await requireRootAdmin(db, principal);
   const rotation = await rotationUnderWay(db, kind, 'prepared');
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'active',
-    secret: input.secret,
     change: (bundle) => activateInBundle(bundle, kind),
     async write({ tx, now, to }) {
-      const { count } = await tx.pkiRotation.updateMany({
-        where: { id: rotation.id, phase: 'prepared' },
-        data: { phase: 'active', activatedAt: now, activatedBy: principal.actor, activatedVersion: to },
+      await advanceRotation(tx, rotation.id, 'prepared', {
+        phase: 'active',
+        activatedAt: now,
+        activatedBy: principal.actor,
+        activatedVersion: to,
       });
-      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
       return { pin: rotation.nextPin, previousPin: rotation.previousPin };
     },
   });
-  return stepResult(db, principal, kind, 'active', version, input.secret);
 }
 
 /**
@@ -178,18 +186,19 @@ export async function retireRotation(
     forced = refusal ? refusal.details : null;
   };
   await check(db);
-  const version = await runStep(db, principal, {
-    kind,
+  return rotationStep(db, principal, {
+    ...input,
     phase: 'retired',
-    secret: input.secret,
     change: (bundle) => retireInBundle(bundle, kind),
     async write({ tx, now, to }) {
       await check(tx);
-      const { count } = await tx.pkiRotation.updateMany({
-        where: { id: rotation.id, phase: 'active' },
-        data: { phase: 'retired', retiredAt: now, retiredBy: principal.actor, retiredVersion: to, forcedReason: forced ? reason : null },
+      await advanceRotation(tx, rotation.id, 'active', {
+        phase: 'retired',
+        retiredAt: now,
+        retiredBy: principal.actor,
+        retiredVersion: to,
+        forcedReason: forced ? reason : null,
       });
-      if (count !== 1) throw new DomainError('CONFLICT', 'The rotation changed meanwhile; check the rotation status');
       // Whatever a gateway still trusts until its next credentials call, the old CA's certificates end here.
       const revoked = forced && kind === 'node-ca' ? await revokeCertificatesOf(tx, rotation.previousPin) : 0;
       return {
@@ -200,7 +209,6 @@ export async function retireRotation(
       };
     },
   });
-  return stepResult(db, principal, kind, 'retired', version, input.secret);
 }
 
 /**

@@ -3,6 +3,7 @@ import { normalizeSerial, normalizeUuid } from '../../../../protocol/hardware-cl
 import type { PreparedJoin } from '../../prepare';
 import type { RuleInForce } from '../../../rules/match';
 import type { LockedToken } from '../../decide';
+import { lockedPool } from '../../locked-rows';
 import { discoverySettings } from '../../../../protocol/api/discovery-settings';
 import { WRITE_RULE_DECISIONS_SQL, type PoolColumns } from '../../../requests/request-store-sql';
 
@@ -76,20 +77,8 @@ export async function writeRuleDecisions(client: pg.PoolClient, ruled: RuleDecis
   ]);
 }
 
-/** A pool row joined to a rule or an entry, as checkPool reads pools. */
-export function poolOf(r: PoolColumns): LockedToken['pool'] {
-  if (!r.pool_id) return null;
-  const policy = r.p_policy ?? {};
-  return {
-    agent: r.p_agent,
-    ownerTenantId: r.p_owner,
-    siteId: r.p_site,
-    isArchived: r.p_archived,
-    joinAttestors: policy.joinAttestors ?? null,
-    platformOperated: false,
-    hasAcceptanceChecks: r.p_checks,
-  };
-}
+/** A pool row joined to a rule, an entry or a request, as checkPool reads pools. */
+export const poolOf = (r: PoolColumns): LockedToken['pool'] => (r.pool_id ? lockedPool(r) : null);
 
 export const serialsOf = (join: PreparedJoin) =>
   [join.claims.productSerial, join.claims.boardSerial, join.claims.chassisSerial]

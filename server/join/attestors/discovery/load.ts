@@ -136,7 +136,6 @@ export async function loadDiscovery(
   for (const row of known.rows) state.known.set(bound[row.i]!, row.node_id);
   const keys = [...new Set(mine.map((j) => machineKeyOf(tokens.get(j.token?.id ?? '')!)).filter((k): k is string => k !== null))].sort();
   for (const r of (await client.query<LatestRequestRow>(SELECT_LATEST_REQUESTS, [keys])).rows) {
-    const policy = r.p_policy ?? {};
     state.latest.set(r.machine_key, {
       id: r.id,
       state: r.state,
@@ -145,17 +144,7 @@ export async function loadDiscovery(
       poolId: r.pool_id,
       isExpired: r.is_expired,
       labels: r.approval_labels ?? {},
-      pool: r.pool_id
-        ? {
-            agent: r.p_agent,
-            ownerTenantId: r.p_owner,
-            siteId: r.p_site,
-            isArchived: r.p_archived,
-            joinAttestors: policy.joinAttestors ?? null,
-            platformOperated: false,
-            hasAcceptanceChecks: r.p_checks,
-          }
-        : null,
+      pool: poolOf(r),
     });
   }
   return state;

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { StoredChallenge } from '../../challenges';
 import { loadChallenges } from '../../challenges';
 import type { PreparedJoin } from '../../prepare';
+import { existingNode } from '../../locked-rows';
 import { TPM_MACHINE_KEY_PREFIX, type TpmBoundNode, type TpmJoinRequestRow, type TpmPoolRow, type TpmSiteRow } from './decide';
 import { evidenceOf, type TpmEvidence } from './prepare';
 import { tpmSiteSettings } from './settings';
@@ -67,17 +68,7 @@ export async function loadTpm(client: pg.PoolClient, joins: PreparedJoin[]): Pro
        FROM tpm_ek_bindings b JOIN nodes n ON n.id = b.node_id WHERE b.ek_sha256 = ANY($1::text[]) ORDER BY n.id FOR UPDATE OF n, b`,
     [ekHashes],
   );
-  for (const n of bound.rows)
-    state.bound.set(n.tpm_ek_sha256, {
-      id: n.id,
-      tenantId: n.tenant_id,
-      siteId: n.site_id,
-      poolId: n.pool_id,
-      state: n.state,
-      identityGeneration: n.identity_generation,
-      role: n.role,
-      labels: n.labels ?? {},
-    } as TpmBoundNode);
+  for (const n of bound.rows) state.bound.set(n.tpm_ek_sha256, { ...existingNode(n), state: n.state } as TpmBoundNode);
   const requests = await client.query(
     `SELECT id, machine_key, state, csr_sha256, pool_id, expires_at <= compute_now() AS is_expired, approval_labels
        FROM join_requests WHERE attestor = 'tpm' AND machine_key = ANY($1::text[]) AND state IN ('pending', 'approved', 'rejected')

@@ -1,20 +1,24 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activateChallenge, certifyNodeKey, type TpmAttestationBody } from '../../../../agent/tpm/attestation';
-import { TpmClient, TpmError } from '../../../../agent/tpm/client';
-import { ALG, ECC_CURVE, OBJECT } from '../../../../protocol/tpm/constants';
-import { createTpmCsr } from '../../../../agent/tpm/csr';
-import { createEndorsementKey, type EndorsementKey } from '../../../../agent/tpm/endorsement';
-import { createAttestationKey, createNodeKey, loadKey, withStoragePrimary, type TpmKeyBlob } from '../../../../agent/tpm/keys';
-import { TpmWriter } from '../../../../protocol/tpm/marshal';
-import { attestationKeyTemplate, type EkKind } from '../../../../agent/tpm/templates';
+import { describe, expect, it } from 'vitest';
+import { activateChallenge, certifyNodeKey } from '../../../../agent/tpm/attestation';
+import { TpmError } from '../../../../agent/tpm/client';
+import { attestationKeyTemplate } from '../../../../agent/tpm/templates';
 import { answerTpmChallenge, prepareTpmJoin } from '../../../../agent/tpm/join-material';
-import { parseTpmAddress } from '../../../../agent/tpm/transport';
-import { startSwtpm, type Swtpm } from '../../../../test/swtpm';
+import { OBJECT } from '../../../../protocol/tpm/constants';
 import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../../../test/tpm-provision';
+import {
+  ak,
+  eccTemplate,
+  newKey,
+  roundOne,
+  root,
+  rootsDir,
+  tpm,
+  TPM_MADE,
+  useSwtpm,
+  withEk,
+  withKeys,
+} from '../../../../test/swtpm-attestation';
 import { parseCsr } from '../../crypto/csr';
 import { loadEkRoots } from './ek-certificate';
 import { makeCredential } from './make-credential';
@@ -22,89 +26,11 @@ import { tpmName, parseTpmPublic } from './public-area';
 import { verifyTpmAttestation, type TpmVerdict } from './verify';
 import { parseTpmAttestation } from './wire';
 
-// One swtpm for the file (a fresh TPM: new seeds, empty NV); every test loads what it needs and flushes it.
-let swtpm: Swtpm;
-let tpm: TpmClient;
-let ak: TpmKeyBlob;
-let nodeKey: TpmKeyBlob;
-let root: Awaited<ReturnType<typeof createEkRoot>>;
-let rootsDir: string;
+// bcd's TPM join against swtpm, verified by the server, and the attestations it refuses once changed or made with
+// keys of the wrong kind.
+useSwtpm();
 
-beforeAll(async () => {
-  swtpm = await startSwtpm();
-  tpm = await TpmClient.open(parseTpmAddress(swtpm.address));
-  await tpm.startup();
-  [ak, nodeKey] = await withStoragePrimary(tpm, async (srk) => [await createAttestationKey(tpm, srk), await createNodeKey(tpm, srk)]);
-  root = await createEkRoot();
-  rootsDir = mkdtempSync(join(tmpdir(), 'bc-ek-roots-'));
-  writeFileSync(join(rootsDir, 'vendor.pem'), root.pem);
-});
-
-afterAll(async () => {
-  await tpm?.close();
-  await swtpm?.stop();
-  if (rootsDir) rmSync(rootsDir, { recursive: true, force: true });
-});
-
-/** Loads `blobs` under the storage primary, runs `use`, and flushes them (swtpm holds only 3 objects). */
-async function withKeys<T, const B extends readonly TpmKeyBlob[]>(
-  blobs: B,
-  use: (handles: { [K in keyof B]: number }) => Promise<T>,
-): Promise<T> {
-  const handles = await withStoragePrimary(tpm, async (srk) => {
-    const loaded: number[] = [];
-    for (const blob of blobs) loaded.push(await loadKey(tpm, srk, blob));
-    return loaded;
-  });
-  try {
-    return await use(handles as { [K in keyof B]: number }); // one handle per blob, in order
-  } finally {
-    for (const handle of handles) await tpm.flush(handle);
-  }
-}
-
-async function withEk<T>(kind: EkKind, use: (ek: EndorsementKey) => Promise<T>): Promise<T> {
-  const ek = await createEndorsementKey(tpm, kind);
-  try {
-    return await use(ek);
-  } finally {
-    await tpm.flush(ek.handle);
-  }
-}
-
-async function newKey(template: Buffer): Promise<TpmKeyBlob> {
-  return withStoragePrimary(tpm, (srk) => tpm.create(srk, template));
-}
-
-/**
- * Round one as bcd makes it: the node key signs its CSR in the TPM, the AK certifies the node key over
- * sha256(`certifyCsr` ?? that CSR). Returns the wire attestation and the CSR as the core parsed it.
- */
-async function roundOne(
-  options: { kind?: EkKind; signer?: TpmKeyBlob; certified?: TpmKeyBlob; certifyOver?: Buffer; schemeless?: boolean } = {},
-) {
-  const signer = options.signer ?? ak;
-  const certified = options.certified ?? nodeKey;
-  // The EK is read first and flushed: swtpm holds three objects, and the storage primary and two keys fill them.
-  const ek = await withEk(options.kind ?? 'ecc', async (loaded) => loaded);
-  return withKeys([signer, certified], async ([signerHandle, certifiedHandle]) => {
-    const csr = await createTpmCsr(tpm, certifiedHandle, certified.publicArea, { commonName: 'tpm-node' });
-    const qualifying = options.certifyOver ?? csr.csrDer;
-    const { attest, signature } = await tpm.certify(certifiedHandle, signerHandle, createHash('sha256').update(qualifying).digest(), {
-      ecdsaSha256: options.schemeless,
-    });
-    const body: TpmAttestationBody = {
-      ekPublic: ek.publicArea.toString('base64'),
-      ...(ek.certificate ? { ekCertificate: ek.certificate.toString('base64') } : {}),
-      akPublic: signer.publicArea.toString('base64'),
-      nodeKeyPublic: certified.publicArea.toString('base64'),
-      certifyInfo: attest.toString('base64'),
-      certifySignature: signature.toString('base64'),
-    };
-    return { body, csr: parseCsr(csr.csrDer) };
-  });
-}
-
+/** The server's verdict on an attestation `body` for `csr`, with `ekRoots` as the configured vendor roots. */
 const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoots: X509Certificate[] = []): TpmVerdict =>
   verifyTpmAttestation(parseTpmAttestation({ siteId: 'site_roundtrip', ...(body as object) }), {
     csrSha256: csr.csrSha256,
@@ -114,15 +40,6 @@ const check = (body: unknown, csr: { csrSha256: string; spkiDer: Buffer }, ekRoo
   });
 
 const refusal = (verdict: TpmVerdict) => (verdict.ok ? 'verified' : verdict.reason);
-
-/** An ECC P-256 key template with `attributes` and, unless `scheme` is false, ECDSA sha256. */
-function eccTemplate(attributes: number, scheme = true): Buffer {
-  const w = new TpmWriter().u16(ALG.ecc).u16(ALG.sha256).u32(attributes).sized(Buffer.alloc(0)).u16(ALG.null);
-  if (scheme) w.u16(ALG.ecdsa).u16(ALG.sha256);
-  else w.u16(ALG.null);
-  return w.u16(ECC_CURVE.nistP256).u16(ALG.null).sized(Buffer.alloc(0)).sized(Buffer.alloc(0)).toBuffer();
-}
-const TPM_MADE = OBJECT.fixedTPM | OBJECT.fixedParent | OBJECT.sensitiveDataOrigin | OBJECT.userWithAuth;
 
 describe('a TPM join round trip against swtpm', () => {
   for (const kind of ['ecc', 'rsa'] as const) {

@@ -1,4 +1,6 @@
-import type { NodeTrust } from '../../decide';
+import type { PoolColumns } from '../../../requests/request-store-sql';
+import type { LockedPool, NodeTrust } from '../../decide';
+import { lockedPool } from '../../locked-rows';
 
 /** A presented leaf's node_certs row, its node and the node's pool, as the x509pop attestor decides on them. */
 export interface LeafRow {
@@ -19,18 +21,11 @@ export interface LeafRow {
   nodeGeneration: number;
   /** The node's labels: a rejoin keeps them (the admission's event names them). */
   labels: Record<string, string>;
-  pool: {
-    agent: string;
-    ownerTenantId: string;
-    siteId: string;
-    isArchived: boolean;
-    joinAttestors: string[] | null;
-    hasAcceptanceChecks: boolean;
-  } | null;
+  pool: LockedPool | null;
 }
 
 /** A row of SELECT_X509POP_LEAVES, as pg returns it. */
-export interface LeafSqlRow {
+export interface LeafSqlRow extends PoolColumns {
   spki_sha256: string;
   serial: string;
   der: Buffer;
@@ -41,7 +36,6 @@ export interface LeafSqlRow {
   node_id: string;
   tenant_id: string;
   site_id: string;
-  pool_id: string | null;
   role: string;
   state: string;
   trust: NodeTrust;
@@ -49,17 +43,10 @@ export interface LeafSqlRow {
   node_generation: number;
   labels: Record<string, string> | null;
   p_id: string | null;
-  p_agent: string;
-  p_owner: string;
-  p_site: string;
-  p_archived: boolean;
-  p_policy: { joinAttestors?: string[] } | null;
-  p_checks: boolean;
 }
 
 /** A row of SELECT_X509POP_LEAVES as the attestor reads it. */
 export function toLeafRow(r: LeafSqlRow): LeafRow {
-  const policy = r.p_policy ?? {};
   return {
     serial: r.serial,
     der: r.der,
@@ -77,15 +64,6 @@ export function toLeafRow(r: LeafSqlRow): LeafRow {
     hardwareKeyTrusted: r.hardware_key_trusted,
     nodeGeneration: r.node_generation,
     labels: r.labels ?? {},
-    pool: r.p_id
-      ? {
-          agent: r.p_agent,
-          ownerTenantId: r.p_owner,
-          siteId: r.p_site,
-          isArchived: r.p_archived,
-          joinAttestors: policy.joinAttestors ?? null,
-          hasAcceptanceChecks: r.p_checks,
-        }
-      : null,
+    pool: r.p_id ? lockedPool(r) : null,
   };
 }

@@ -53,10 +53,16 @@ const signing = (keys: NodeKeyAndCsr) => ({
   csrSha256: keys.csrSha256,
 });
 
+/** The leaf (DER) of `last`'s certificate chain. */
+const leafOf = (last: LoadedIdentity) => Buffer.from(last.identity.certificateChain[0]!, 'base64');
+
+/** Round one for `last`'s leaf with new keys (role unnamed); its answer. */
+const roundOneWithNewKeys = (last: LoadedIdentity) =>
+  send(x509popBody({ leafDer: leafOf(last), keys: generateNodeKeyAndCsr(), claims: machineClaims() }));
+
 /** Round one for `last` with `keys`; the verified challenge's nonce. */
 async function roundOne(last: LoadedIdentity, keys: NodeKeyAndCsr, claims = machineClaims()) {
-  const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
-  const one = await send(x509popBody({ leafDer, keys, claims, role: last.identity.role }));
+  const one = await send(x509popBody({ leafDer: leafOf(last), keys, claims, role: last.identity.role }));
   expect(one.status).toBe(200);
   return verifyJoinChallenge(one.json, { ...signing(keys), attestor: 'x509pop' }).nonce;
 }
@@ -67,7 +73,7 @@ function roundTwo(
   nonce: string,
   options: { proofKeys?: NodeKeyAndCsr; claims?: ReturnType<typeof machineClaims> } = {},
 ) {
-  const leafDer = Buffer.from(last.identity.certificateChain[0]!, 'base64');
+  const leafDer = leafOf(last);
   const body = JSON.parse(
     x509popBody({ leafDer, keys, claims: options.claims ?? machineClaims(), role: last.identity.role, lastKey: last.privateKey, nonce }),
   );
@@ -83,6 +89,16 @@ function roundTwo(
 async function refusalReasons(t: TestTenant) {
   const events = await db().event.findMany({ where: { tenantId: t.tenantId, type: 'security.join.refused' }, orderBy: { id: 'asc' } });
   return events.map((e) => (e.data as { reason: string }).reason);
+}
+
+/** The reasons of the root tenant's latest 20 refusals for the CSR `csrSha256`, newest first. */
+async function rootRefusalReasons(csrSha256: string) {
+  const events = await db().event.findMany({
+    where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
+    orderBy: { id: 'desc' },
+    take: 20,
+  });
+  return events.filter((e) => (e.data as { csrSha256: string }).csrSha256 === csrSha256).map((e) => (e.data as { reason: string }).reason);
 }
 
 describe('x509pop re-joins', () => {
@@ -121,40 +137,19 @@ describe('x509pop re-joins', () => {
     // The same round two again: its CSR's key is certified now, so the core refuses it as a replay.
     const replay = await roundTwo(last, keys, nonce);
     expect(replay.bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const root = await db().event.findMany({
-      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
-      orderBy: { id: 'desc' },
-      take: 20,
-    });
-    expect(
-      root.filter((e) => (e.data as { csrSha256: string }).csrSha256 === keys.csrSha256).map((e) => (e.data as { reason: string }).reason),
-    ).toEqual(['join:token']);
+    expect(await rootRefusalReasons(keys.csrSha256)).toEqual(['join:token']);
     // And with a new key and a fresh round one, the old leaf is of an older generation.
     const newer = generateNodeKeyAndCsr();
-    expect(
-      (await send(x509popBody({ leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'), keys: newer, claims }))).status,
-    ).toBe(403);
+    expect((await send(x509popBody({ leafDer: leafOf(last), keys: newer, claims }))).status).toBe(403);
     expect(await refusalReasons(t)).toEqual(['x509pop:generation']);
   });
 
   it('refuses a certificate that expired 8 days ago, and one that has not expired, at round one', async () => {
     const { t, last, nodeId } = await joinedNode();
-    const fresh = await send(
-      x509popBody({
-        leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'),
-        keys: generateNodeKeyAndCsr(),
-        claims: machineClaims(),
-      }),
-    );
+    const fresh = await roundOneWithNewKeys(last);
     expect(fresh.bytes.equals(JOIN_REFUSED.body)).toBe(true);
     await expire(nodeId, '8 days');
-    const old = await send(
-      x509popBody({
-        leafDer: Buffer.from(last.identity.certificateChain[0]!, 'base64'),
-        keys: generateNodeKeyAndCsr(),
-        claims: machineClaims(),
-      }),
-    );
+    const old = await roundOneWithNewKeys(last);
     expect(old.status).toBe(403);
     expect(old.bytes.equals(JOIN_REFUSED.body)).toBe(true);
     expect(await refusalReasons(t)).toEqual(['x509pop:not-expired', 'x509pop:expired']);
@@ -202,17 +197,7 @@ describe('x509pop re-joins', () => {
     const again = await agentJoin(h, reclaimed.token, reclaimed.claims);
     expect(again.status).toBe(200);
     await expire(reclaimed.nodeId, '1 hour');
-    expect(
-      (
-        await send(
-          x509popBody({
-            leafDer: Buffer.from(reclaimed.last.identity.certificateChain[0]!, 'base64'),
-            keys: generateNodeKeyAndCsr(),
-            claims: machineClaims(),
-          }),
-        )
-      ).status,
-    ).toBe(403);
+    expect((await roundOneWithNewKeys(reclaimed.last)).status).toBe(403);
     expect(await refusalReasons(reclaimed.t)).toEqual(['x509pop:generation']);
 
     // Revoked (nodes.revokeIdentity revokes the current certificates).
@@ -222,34 +207,14 @@ describe('x509pop re-joins', () => {
       `UPDATE node_certs SET revoked_at = compute_now(), revocation_reason = 'revoked' WHERE node_id = $1`,
       revoked.nodeId,
     );
-    expect(
-      (
-        await send(
-          x509popBody({
-            leafDer: Buffer.from(revoked.last.identity.certificateChain[0]!, 'base64'),
-            keys: generateNodeKeyAndCsr(),
-            claims: machineClaims(),
-          }),
-        )
-      ).status,
-    ).toBe(403);
+    expect((await roundOneWithNewKeys(revoked.last)).status).toBe(403);
     expect(await refusalReasons(revoked.t)).toEqual(['x509pop:revoked']);
 
     // A pool that lists only join-token, and one with no policy at all: x509pop is opt-in.
     for (const policy of [['join-token'], null]) {
       const off = await joinedNode({ policy });
       await expire(off.nodeId, '1 hour');
-      expect(
-        (
-          await send(
-            x509popBody({
-              leafDer: Buffer.from(off.last.identity.certificateChain[0]!, 'base64'),
-              keys: generateNodeKeyAndCsr(),
-              claims: machineClaims(),
-            }),
-          )
-        ).status,
-      ).toBe(403);
+      expect((await roundOneWithNewKeys(off.last)).status).toBe(403);
       expect(await refusalReasons(off.t)).toEqual(['x509pop:pool-attestor']);
     }
   });
@@ -257,7 +222,7 @@ describe('x509pop re-joins', () => {
   it('refuses a leaf that is not byte for byte one of ours', async () => {
     const { last, nodeId } = await joinedNode();
     await expire(nodeId, '1 hour');
-    const der = Buffer.from(last.identity.certificateChain[0]!, 'base64');
+    const der = leafOf(last);
     // The same certificate with its signature's last byte changed: same key, same names, not our bytes.
     const forged = Buffer.from(der);
     forged[forged.length - 1] = forged[forged.length - 1]! ^ 1;
@@ -292,15 +257,10 @@ describe('x509pop re-joins', () => {
     expect((await send(JSON.stringify(empty))).bytes.equals(JOIN_REFUSED.body)).toBe(true);
     empty.attestation.keyAttestation = 'certify';
     expect((await send(JSON.stringify(empty))).bytes.equals(JOIN_REFUSED.body)).toBe(true);
-    const events = await db().event.findMany({
-      where: { tenantId: h.rootTenantId, type: 'security.join.refused' },
-      orderBy: { id: 'desc' },
-      take: 20,
-    });
-    expect(
-      events
-        .filter((e) => (e.data as { csrSha256: string }).csrSha256 === next.csrSha256)
-        .map((e) => (e.data as { reason: string }).reason),
-    ).toEqual(['x509pop:key-attestation-malformed', 'x509pop:key-attestation-missing', 'x509pop:key-attestation-missing']);
+    expect(await rootRefusalReasons(next.csrSha256)).toEqual([
+      'x509pop:key-attestation-malformed',
+      'x509pop:key-attestation-missing',
+      'x509pop:key-attestation-missing',
+    ]);
   });
 });
