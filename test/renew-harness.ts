@@ -1,12 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { prepareJoinAttempt } from '../agent/join';
-import { writeIdentity } from '../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../agent/keys';
-import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
+import type { IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
 import { createGateway, type GatewayServer } from '../server/gateway/gateway';
 import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
@@ -19,6 +16,7 @@ import type { SessionSettings } from '../server/sessions/settings';
 import type { NewRequestLimits } from '../server/join/request-admission';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
+import { storeJoinedIdentity, verifiedJoinAnswer } from './joined-identity';
 
 export const BASE = '/api/compute';
 
@@ -149,22 +147,8 @@ export async function joinThroughGateway(
   const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims, keys, role: options.role, attestor: options.attestor });
   const reply = await postToGateway(r.target, undefined, `${BASE}/v1/join`, attempt.body);
   if (reply.status !== 200) throw new Error(`join through the gateway answered ${reply.status}: ${reply.body}`);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    signingKeyPin: r.h.trust.signingKeyPin,
-    signingCertificateDer: r.h.trust.signingCertificateDer,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: options.expectedRole ?? 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
+  const answer = verifiedJoinAnswer(reply.body, r.h.trust, keys, options.expectedRole);
+  const dir = await storeJoinedIdentity('bc-agent-', keys, answer);
   agentDirs.add(dir);
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
   return { dir, answer };
 }
