@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { runRenewalLoop } from '../../agent/renew/loop';
 import { insertKnownNode, randomMac } from '../../test/discovery-harness';
 import { testDb } from '../../test/db';
-import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
+import { failure, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { openCommandSession, type CommandSession } from '../../test/command-session';
+import { joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
 import { principalOf } from '../authz/principal';
 import { newId } from '../ids';
 import { createPool } from '../pools/pools';
@@ -19,16 +19,8 @@ import { enqueueCommand } from './enqueue';
 
 let r: RenewHarness;
 let t: TestTenant;
-const open: CommandSession[] = [];
-
-beforeAll(async () => {
-  r = await createRenewHarness();
-  t = await createTestTenant(testDb());
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await r?.close();
-});
+let welcomedSession: CommandTestbed['welcomedSession'];
+useCommandTestbed((bed) => ({ r, t, welcomedSession } = bed));
 
 /** The allowed kinds of every certificate of the node, oldest first (undefined: none written yet). */
 const allowedKinds = async (nodeId: string) =>
@@ -88,9 +80,7 @@ describe('allowed kinds on certificates', () => {
     expect(await allowedKinds(nodeId)).toEqual([[]]);
     for (const kind of ['bcd.doctor', 'bcd.renew', 'trust.refresh'])
       expect(await failure(enqueueCommand(testDb(), root, { nodeId, kind }))).toMatchObject({ code: 'INVALID_STATE' });
-    const session = await openCommandSession(r.target, await loadIdentity(dir), nodeId);
-    open.push(session);
-    await expect.poll(() => session.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
+    const session = await welcomedSession(await loadIdentity(dir), nodeId);
     // One that reaches the gateway anyway (a row written past enqueue) is dropped there.
     const id = newId('cmd');
     await testDb().$executeRaw`
