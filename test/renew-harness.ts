@@ -15,6 +15,8 @@ import { startSessionSweeper, type SessionService } from '../server/sessions/ses
 import type { SessionSettings } from '../server/sessions/settings';
 import type { NewRequestLimits } from '../server/join/request-admission';
 import type { HardwareClaims } from '../protocol/hardware-claims';
+import { createServices } from '../server/boot/services';
+import { testDatabaseUrl, testDb } from './db';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 import { storeJoinedIdentity, verifiedJoinAnswer } from './joined-identity';
 
@@ -128,6 +130,50 @@ export async function createRenewHarness(
     },
   };
   return harness;
+}
+
+/** A gateway like the harness's (its serving chain and node CA) in front of `apiUrl`, listening; and its target. */
+export async function anotherGateway(r: RenewHarness, apiUrl = r.apiUrl) {
+  const gateway = createGateway({
+    servingChainPem: r.gatewayCert.chainPem,
+    servingKeyPem: r.gatewayCert.privateKeyPem,
+    nodeCaPem: r.h.bundle.nodeCa.certificatePem,
+    apiUrl,
+    basePath: BASE,
+    log: () => {},
+  });
+  return { gateway, target: { ...r.target, gatewayUrl: `https://127.0.0.1:${await listen(gateway)}` } };
+}
+
+/**
+ * A second API instance as a second process has it (its own services and pg pool, on the harness's database
+ * and keys) and a gateway of its own in front of it.
+ */
+export async function secondInstance(r: RenewHarness, options: { pgPoolMax: number; sessionSettings: SessionSettings }) {
+  const services = createServices({
+    databaseUrl: testDatabaseUrl(),
+    db: testDb(),
+    env: {},
+    pgPoolMax: options.pgPoolMax,
+    pki: r.h.services.pki,
+    rootTenantId: async () => r.h.rootTenantId,
+    sessionSettings: options.sessionSettings,
+  });
+  const agent = createAgentEndpoints(services);
+  const api = http.createServer((req, res) => {
+    if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404).end();
+  });
+  const { gateway, target } = await anotherGateway(r, `http://127.0.0.1:${await listen(api)}`);
+  return {
+    services,
+    gateway,
+    target,
+    async close() {
+      await gateway.shutdown();
+      await close(api);
+      await services.close();
+    },
+  };
 }
 
 /** The identity directories {@link joinThroughGateway} made; a harness's close removes them. */
