@@ -100,7 +100,7 @@ export async function tpmBoundNode(
 }
 
 /** A node certificate for `spki` issued by the harness's node CA and recorded in node_certs, as an admitted join's. */
-async function issueRecordedCertificate(
+export async function issueRecordedCertificate(
   r: RenewHarness,
   answer: { siteId: string; nodeId: string },
   spki: Buffer,
