@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { prepareJoinAttempt } from '../agent/join';
 import { generateNodeKeyAndCsr } from '../agent/keys';
@@ -7,6 +8,7 @@ import type { IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
 import { createGateway, type GatewayServer } from '../server/gateway/gateway';
 import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
+import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { installPins } from '../server/pki/pins-summary';
 import type { RenewService } from '../server/renew/renew-service';
 import { normalizedPath } from '../server/boot/http-server';
@@ -174,6 +176,38 @@ export async function secondInstance(r: RenewHarness, options: { pgPoolMax: numb
       await services.close();
     },
   };
+}
+
+/** A node certificate for `spki` issued by the harness's node CA and recorded in node_certs, as an admitted join's. */
+export async function issueRecordedCertificate(
+  r: RenewHarness,
+  answer: { siteId: string; nodeId: string },
+  spki: Buffer,
+  validity: { notBefore: Date; ttlSeconds: number },
+  extraUris: string[] = [],
+) {
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: spki,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: answer.siteId,
+    nodeId: answer.nodeId,
+    role: 'node',
+    ...validity,
+    extraUris,
+  });
+  await testDb().nodeCert.create({
+    data: {
+      serial: cert.serialHex,
+      nodeId: answer.nodeId,
+      identityGeneration: 1,
+      role: 'node',
+      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
+      der: new Uint8Array(cert.der),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    },
+  });
+  return cert;
 }
 
 /** The identity directories {@link joinThroughGateway} made; a harness's close removes them. */

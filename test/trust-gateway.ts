@@ -10,7 +10,7 @@ import { generateNodeKeyAndCsr } from '../agent/keys';
 
 export const DOMAIN = 'rotation.example.com';
 export const NODE = 'node_trust1';
-export const SITE = 'site_trust1';
+const SITE = 'site_trust1';
 
 /**
  * A gateway as far as an agent sees it (protocol.md "Sessions"): the well-known document, Hello answered with an

@@ -47,7 +47,7 @@ export interface ClientHandshakeOptions {
 }
 
 /** The record layer under the handshake: the connection that carries its messages and takes its keys. */
-export interface HandshakeRecords {
+interface HandshakeRecords {
   /** Writes a handshake message (framed) under the current write keys, or in plaintext before there are any. */
   writeHandshake(message: Buffer): void;
   /** Writes the middlebox-compatibility change_cipher_spec (plaintext). */
