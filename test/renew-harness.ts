@@ -18,7 +18,11 @@ import type { SessionSettings } from '../server/sessions/settings';
 import type { NewRequestLimits } from '../server/join/request-admission';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { createServices } from '../server/boot/services';
+import { loadIdentity } from '../agent/renew/identity';
+import { createDiscoveryToken } from '../server/tokens/site-scoped';
 import { testDatabaseUrl, testDb } from './db';
+import { insertKnownNode, randomMac } from './discovery-harness';
+import type { TestTenant } from './fixtures';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
 import { storeJoinedIdentity, verifiedJoinAnswer } from './joined-identity';
 
@@ -231,4 +235,17 @@ export async function joinThroughGateway(
   const dir = await storeJoinedIdentity('bc-agent-', keys, answer);
   agentDirs.add(dir);
   return { dir, answer };
+}
+
+/** A PXE ramdisk admitted at once (its bound MAC is a node's of `t`'s site), joined through the gateway. */
+export async function joinedRamdisk(r: RenewHarness, t: TestTenant) {
+  const mac = randomMac();
+  await insertKnownNode(t, { macs: [mac] });
+  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
+  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
+    role: 'discovery',
+    attestor: 'discovery',
+    expectedRole: 'ramdisk',
+  });
+  return { dir, answer, id: await loadIdentity(dir) };
 }

@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { runRenewalLoop } from '../../agent/renew/loop';
-import { insertKnownNode, randomMac } from '../../test/discovery-harness';
 import { testDb } from '../../test/db';
 import { failure, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
-import { joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { joinedRamdisk, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
 import { principalOf } from '../authz/principal';
 import { newId } from '../ids';
 import { createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
-import { createDiscoveryToken } from '../tokens/site-scoped';
 import { enqueueCommand } from './enqueue';
 
 // Allowed kinds (protocol.md "Commands"): set on each certificate by its attestor in the admission, kept by
@@ -32,15 +30,8 @@ const allowedKinds = async (nodeId: string) =>
 const renew = async (dir: string) => expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: () => {} })).toBe(0);
 
 async function ramdisk(): Promise<{ dir: string; id: LoadedIdentity; nodeId: string }> {
-  const mac = randomMac();
-  await insertKnownNode(t, { macs: [mac] });
-  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
-  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
-    role: 'discovery',
-    attestor: 'discovery',
-    expectedRole: 'ramdisk',
-  });
-  return { dir, id: await loadIdentity(dir), nodeId: answer.nodeId };
+  const { dir, answer, id } = await joinedRamdisk(r, t);
+  return { dir, id, nodeId: answer.nodeId };
 }
 
 describe('allowed kinds on certificates', () => {
