@@ -8,19 +8,21 @@ import { sealToken, sealTokenSync, type EncryptionJwk } from './seal-token';
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const jwk = publicKey.export({ format: 'jwk' }) as EncryptionJwk;
 const TOKEN = 'bcjt_jt_01k5w7hq3x4m2v8r9t6y5e4d3c.secret';
+/** The protected header of a seal made at 1764432000 for the CSR hash `csr` (protocol.md). */
+const header = (csr: string) => ({
+  alg: 'ECDH-ES+A256KW',
+  enc: 'A256GCM',
+  typ: 'bcjt+jwe',
+  iat: 1764432000,
+  csr,
+  epk: { kty: 'EC', crv: 'P-256' },
+});
 
 describe('sealToken', () => {
   it('seals to the encryption key with the protocol header', async () => {
     const { csrSha256 } = generateNodeKeyAndCsr();
     const sealed = await sealToken(TOKEN, jwk, csrSha256, new Date('2025-11-29T16:00:00.900Z'));
-    expect(decodeProtectedHeader(sealed)).toMatchObject({
-      alg: 'ECDH-ES+A256KW',
-      enc: 'A256GCM',
-      typ: 'bcjt+jwe',
-      iat: 1764432000,
-      csr: csrSha256,
-      epk: { kty: 'EC', crv: 'P-256' },
-    });
+    expect(decodeProtectedHeader(sealed)).toMatchObject(header(csrSha256));
     expect(openSeal(sealed, { encryptionKey: privateKey, csrSha256 })).toBe(TOKEN);
     const { plaintext } = await compactDecrypt(sealed, privateKey);
     expect(new TextDecoder().decode(plaintext)).toBe(TOKEN);
@@ -40,14 +42,7 @@ describe('sealTokenSync', () => {
   it('makes a seal that jose and openSeal both open', async () => {
     const { csrSha256 } = generateNodeKeyAndCsr();
     const sealed = sealTokenSync(TOKEN, jwk, csrSha256, 1764432000);
-    expect(decodeProtectedHeader(sealed)).toMatchObject({
-      alg: 'ECDH-ES+A256KW',
-      enc: 'A256GCM',
-      typ: 'bcjt+jwe',
-      iat: 1764432000,
-      csr: csrSha256,
-      epk: { kty: 'EC', crv: 'P-256' },
-    });
+    expect(decodeProtectedHeader(sealed)).toMatchObject(header(csrSha256));
     const { plaintext } = await compactDecrypt(sealed, privateKey, { keyManagementAlgorithms: ['ECDH-ES+A256KW'] });
     expect(new TextDecoder().decode(plaintext)).toBe(TOKEN);
     expect(openSeal(sealed, { encryptionKey: privateKey, csrSha256 })).toBe(TOKEN);

@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLeafNames } from '../protocol/certificate-names';
-import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { testDb } from '../test/db';
 import { createTestTenant } from '../test/fixtures';
 import { machineClaims, mintToken } from '../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../test/renew-harness';
+import { BASE, createRenewHarness, issueRecordedCertificate, joinThroughGateway, type RenewHarness } from '../test/renew-harness';
 import { startSwtpm, type Swtpm } from '../test/swtpm';
 import { pinnedFetch } from './bcd/pinned-fetch';
 import { writeIdentity } from './identity-store';
@@ -38,27 +36,7 @@ async function expiredSoftwareNode() {
   const { answer } = joined;
   // Another software key than the join's (a key is certified once): the expired certificate is for it.
   const { privateKeyPem: keyPem, spkiDer: spki } = generateNodeKeyAndCsr();
-  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
-    publicKeySpkiDer: spki,
-    trustDomain: r.h.crypto.trustDomain,
-    siteId: answer.siteId,
-    nodeId: answer.nodeId,
-    role: 'node',
-    notBefore: new Date(Date.now() - 2 * 3_600_000),
-    ttlSeconds: 3600,
-  });
-  await testDb().nodeCert.create({
-    data: {
-      serial: cert.serialHex,
-      nodeId: answer.nodeId,
-      identityGeneration: 1,
-      role: 'node',
-      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
-      der: new Uint8Array(cert.der),
-      notBefore: cert.notBefore,
-      notAfter: cert.notAfter,
-    },
-  });
+  const cert = await issueRecordedCertificate(r, answer, spki, { notBefore: new Date(Date.now() - 2 * 3_600_000), ttlSeconds: 3600 });
   await writeIdentity(
     joined.dir,
     { ...answer, privateKeyPem: keyPem, certificateChain: [cert.der.toString('base64'), answer.certificateChain[1]!] },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { outputOf } from './child-output';
 import { reservePort, startTestGateway } from './gateway-process';
 import { createServerDatabase, startServerProcess, type ServerDatabase, type ServerProcess } from './server-process';
 
@@ -91,18 +92,16 @@ export interface Run {
 }
 
 /** Runs a command with exactly `env` (no inherited environment) and `input` on standard input. */
-export function run(command: string, args: string[], options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env, cwd: options.cwd });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.on('error', () => {}); // a script that refuses before reading closes its stdin early
-    child.stdin.end(options.input ?? '');
-  });
+export async function run(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string },
+): Promise<Run> {
+  const child = spawn(command, args, { env: options.env, cwd: options.cwd });
+  const output = outputOf(child);
+  child.stdin.on('error', () => {}); // a script that refuses before reading closes its stdin early
+  child.stdin.end(options.input ?? '');
+  return output;
 }
 
 const machineRoots = new Set<string>();

@@ -8,6 +8,7 @@ import type { JoinTrust } from '../agent/join';
 import type { Db } from '../server/db/client';
 import { testDatabaseUrl } from './db';
 import { createTestTenant, type TestTenant } from './fixtures';
+import { outputOf } from './child-output';
 import { serveCompute } from './serve-compute';
 import { insertApiKey } from '../server/api-keys/api-keys';
 import { createServices } from '../server/boot/services';
@@ -110,20 +111,13 @@ export interface CliRun {
  * Runs the real CLI (bin/better-compute.mjs) as a child process. DATABASE_URL points at the test database
  * (only `--local` commands read it); `env` adds to or, with `undefined`, removes from the environment.
  */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/better-compute.mjs', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: testDatabaseUrl(), NODE_NO_WARNINGS: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, ['bin/better-compute.mjs', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: testDatabaseUrl(), NODE_NO_WARNINGS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return outputOf(child);
 }
 
 type Captured = { stdout: string; stderr: string };

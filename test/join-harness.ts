@@ -2,7 +2,6 @@ import { createPrivateKey, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { prepareJoinAttempt, type JoinTrust } from '../agent/join';
 import { generateNodeKeyAndCsr, type NodeKeyAndCsr } from '../agent/keys';
-import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import type { HardwareClaims } from '../protocol/hardware-claims';
 import { JoinService } from '../server/join/join-service';
 import type { JoinPreparer } from '../server/join/prepare';
@@ -16,6 +15,7 @@ import { ensureRootTenant } from '../server/tenants/tenants';
 import { createJoinToken } from '../server/tokens/join-tokens';
 import { createTestTenant, type TestTenant } from './fixtures';
 import { testDatabaseUrl, testDb } from './db';
+import { verifiedJoinAnswer } from './joined-identity';
 
 export interface JoinHarness {
   bundle: PkiBundle;
@@ -56,11 +56,7 @@ export async function createJoinHarness(
   const servingCaPin = installPins(bundle).servingCaPin;
   // The command-signing key, as a server's runtime holds it (pkiRuntimeOf): commands are signed with it.
   const commandSigningKey = createPrivateKey(bundle.commandCa.privateKeyPem);
-  const root = options.ownRefusalTenant
-    ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId }
-    : await ensureRootTenant(testDb());
-  const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
-  const window = '60 seconds';
+  const { root, keyPrefix, refusalLimits } = await refusalsOfTest(options.ownRefusalTenant, options.limit);
   const services = createServices({
     databaseUrl: testDatabaseUrl(),
     db: testDb(),
@@ -71,11 +67,7 @@ export async function createJoinHarness(
       loadCrypto: async () => crypto,
     },
     rootTenantId: async () => root.id,
-    refusalLimits: {
-      join: { limit: options.limit ?? 60, window, keyPrefix },
-      renew: { limit: 1000, window, keyPrefix: `${keyPrefix}-renew` },
-      sessions: { limit: 1000, window, keyPrefix: `${keyPrefix}-session` },
-    },
+    refusalLimits,
     // Short heartbeats and grace by default, so the tests see them within seconds.
     sessionSettings: options.sessions ?? sessionSettings(1, 2),
     // New-request windows of its own (the defaults otherwise), so other tests' joins never fill them.
@@ -89,6 +81,24 @@ export async function createJoinHarness(
     signingKeyPin: crypto.signingKeyPin,
   };
   return { bundle, crypto, trust, pool, service, services, rootTenantId: root.id, keyPrefix };
+}
+
+/**
+ * Where a test's services send refusals and how they count them: the tenant of refusals that name no node
+ * (the deployment's root tenant, or with `ownTenant` one of the test's own, so a test counting them does not
+ * see those of tests beside it) and refusal rate-limit keys of its own (`joinLimit` join refusals a minute;
+ * renewals and sessions 1,000, so their tests never meet the limit).
+ */
+export async function refusalsOfTest(ownTenant = false, joinLimit = 60) {
+  const root = ownTenant ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId } : await ensureRootTenant(testDb());
+  const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
+  const window = '60 seconds';
+  const refusalLimits = {
+    join: { limit: joinLimit, window, keyPrefix },
+    renew: { limit: 1000, window, keyPrefix: `${keyPrefix}-renew` },
+    sessions: { limit: 1000, window, keyPrefix: `${keyPrefix}-session` },
+  };
+  return { root, keyPrefix, refusalLimits };
 }
 
 /**
@@ -177,18 +187,9 @@ export async function agentJoin(
   options.mutate?.(body);
   const answer = await h.service.join(body);
   const parsed = JSON.parse(answer.body.toString());
-  const verified =
-    answer.status === 200
-      ? verifyJoinAnswer(parsed, {
-          signingKeyPin: h.trust.signingKeyPin,
-          signingCertificateDer: h.trust.signingCertificateDer,
-          csrSha256: keys.csrSha256,
-          publicKeySpkiDer: keys.spkiDer,
-          expectedRole: options.expectedRole ?? 'node',
-        })
-      : null;
   // `answer` is the verified body: a `joined` one, or the `pending` deferral of a discovery join.
-  return { status: answer.status, bytes: answer.body, json: parsed, answer: verified as IssuedAnswer | null, keys };
+  const verified = answer.status === 200 ? verifiedJoinAnswer(answer.body, h.trust, keys, options.expectedRole) : null;
+  return { status: answer.status, bytes: answer.body, json: parsed, answer: verified, keys };
 }
 
 /** Waits (polling PostgreSQL's lock graph) until a backend waits directly on `pid`'s locks. */

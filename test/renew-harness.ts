@@ -1,15 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { prepareJoinAttempt } from '../agent/join';
-import { writeIdentity } from '../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../agent/keys';
-import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
+import type { IssuedAnswer } from '../agent/verify-answer';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
 import { createGateway, type GatewayServer } from '../server/gateway/gateway';
 import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
+import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { installPins } from '../server/pki/pins-summary';
 import type { RenewService } from '../server/renew/renew-service';
 import { normalizedPath } from '../server/boot/http-server';
@@ -18,7 +17,14 @@ import { startSessionSweeper, type SessionService } from '../server/sessions/ses
 import type { SessionSettings } from '../server/sessions/settings';
 import type { NewRequestLimits } from '../server/join/request-admission';
 import type { HardwareClaims } from '../protocol/hardware-claims';
+import { createServices } from '../server/boot/services';
+import { loadIdentity } from '../agent/renew/identity';
+import { createDiscoveryToken } from '../server/tokens/site-scoped';
+import { testDatabaseUrl, testDb } from './db';
+import { insertKnownNode, randomMac } from './discovery-harness';
+import type { TestTenant } from './fixtures';
 import { createJoinHarness, machineClaims, type JoinHarness } from './join-harness';
+import { storeJoinedIdentity, verifiedJoinAnswer } from './joined-identity';
 
 export const BASE = '/api/compute';
 
@@ -132,6 +138,82 @@ export async function createRenewHarness(
   return harness;
 }
 
+/** A gateway like the harness's (its serving chain and node CA) in front of `apiUrl`, listening; and its target. */
+export async function anotherGateway(r: RenewHarness, apiUrl = r.apiUrl) {
+  const gateway = createGateway({
+    servingChainPem: r.gatewayCert.chainPem,
+    servingKeyPem: r.gatewayCert.privateKeyPem,
+    nodeCaPem: r.h.bundle.nodeCa.certificatePem,
+    apiUrl,
+    basePath: BASE,
+    log: () => {},
+  });
+  return { gateway, target: { ...r.target, gatewayUrl: `https://127.0.0.1:${await listen(gateway)}` } };
+}
+
+/**
+ * A second API instance as a second process has it (its own services and pg pool, on the harness's database
+ * and keys) and a gateway of its own in front of it.
+ */
+export async function secondInstance(r: RenewHarness, options: { pgPoolMax: number; sessionSettings: SessionSettings }) {
+  const services = createServices({
+    databaseUrl: testDatabaseUrl(),
+    db: testDb(),
+    env: {},
+    pgPoolMax: options.pgPoolMax,
+    pki: r.h.services.pki,
+    rootTenantId: async () => r.h.rootTenantId,
+    sessionSettings: options.sessionSettings,
+  });
+  const agent = createAgentEndpoints(services);
+  const api = http.createServer((req, res) => {
+    if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404).end();
+  });
+  const { gateway, target } = await anotherGateway(r, `http://127.0.0.1:${await listen(api)}`);
+  return {
+    services,
+    gateway,
+    target,
+    async close() {
+      await gateway.shutdown();
+      await close(api);
+      await services.close();
+    },
+  };
+}
+
+/** A node certificate for `spki` issued by the harness's node CA and recorded in node_certs, as an admitted join's. */
+export async function issueRecordedCertificate(
+  r: RenewHarness,
+  answer: { siteId: string; nodeId: string },
+  spki: Buffer,
+  validity: { notBefore: Date; ttlSeconds: number },
+  extraUris: string[] = [],
+) {
+  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
+    publicKeySpkiDer: spki,
+    trustDomain: r.h.crypto.trustDomain,
+    siteId: answer.siteId,
+    nodeId: answer.nodeId,
+    role: 'node',
+    ...validity,
+    extraUris,
+  });
+  await testDb().nodeCert.create({
+    data: {
+      serial: cert.serialHex,
+      nodeId: answer.nodeId,
+      identityGeneration: 1,
+      role: 'node',
+      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
+      der: new Uint8Array(cert.der),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    },
+  });
+  return cert;
+}
+
 /** The identity directories {@link joinThroughGateway} made; a harness's close removes them. */
 const agentDirs = new Set<string>();
 
@@ -149,22 +231,21 @@ export async function joinThroughGateway(
   const attempt = await prepareJoinAttempt({ token, trust: r.h.trust, claims, keys, role: options.role, attestor: options.attestor });
   const reply = await postToGateway(r.target, undefined, `${BASE}/v1/join`, attempt.body);
   if (reply.status !== 200) throw new Error(`join through the gateway answered ${reply.status}: ${reply.body}`);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    signingKeyPin: r.h.trust.signingKeyPin,
-    signingCertificateDer: r.h.trust.signingCertificateDer,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: options.expectedRole ?? 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-agent-'));
+  const answer = verifiedJoinAnswer(reply.body, r.h.trust, keys, options.expectedRole);
+  const dir = await storeJoinedIdentity('bc-agent-', keys, answer);
   agentDirs.add(dir);
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
   return { dir, answer };
+}
+
+/** A PXE ramdisk admitted at once (its bound MAC is a node's of `t`'s site), joined through the gateway. */
+export async function joinedRamdisk(r: RenewHarness, t: TestTenant) {
+  const mac = randomMac();
+  await insertKnownNode(t, { macs: [mac] });
+  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
+  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
+    role: 'discovery',
+    attestor: 'discovery',
+    expectedRole: 'ramdisk',
+  });
+  return { dir, answer, id: await loadIdentity(dir) };
 }

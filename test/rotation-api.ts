@@ -1,25 +1,19 @@
 import http from 'node:http';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { expect } from 'vitest';
-import { writeIdentity } from '../agent/identity-store';
 import { prepareJoinAttempt } from '../agent/join';
 import { generateNodeKeyAndCsr } from '../agent/keys';
 import { postToGateway, type GatewayTarget } from '../agent/renew/gateway-client';
-import { verifyJoinAnswer, type IssuedAnswer } from '../agent/verify-answer';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { createServices, type Services } from '../server/boot/services';
 import { BASE_PATH } from '../server/config/config';
 import { normalizedPath } from '../server/boot/http-server';
 import { createAgentEndpoints } from '../server/entry/agent-endpoints';
 import type { RateLimitRule } from '../server/http/shared-rate-limit';
 import { sessionSettings } from '../server/sessions/settings';
-import { ensureRootTenant } from '../server/tenants/tenants';
 import { testDatabaseUrl, testDb } from './db';
 import { createTestTenant } from './fixtures';
-import { machineClaims, mintToken } from './join-harness';
+import { machineClaims, mintToken, refusalsOfTest } from './join-harness';
+import { storeJoinedIdentity, verifiedJoinAnswer } from './joined-identity';
 import type { RotatingPki } from './rotation-pki';
 
 /** An API process's agent endpoints over services whose PKI is a test's {@link RotatingPki}. */
@@ -45,11 +39,7 @@ export async function startRotationApi(
     ownRefusalTenant?: boolean;
   } = {},
 ): Promise<RotationApi> {
-  const root = options.ownRefusalTenant
-    ? { id: (await createTestTenant(testDb(), { label: 'refusals' })).tenantId }
-    : await ensureRootTenant(testDb());
-  const keyPrefix = `test-${randomBytes(4).toString('hex')}`;
-  const window = '60 seconds';
+  const { root, keyPrefix, refusalLimits } = await refusalsOfTest(options.ownRefusalTenant);
   const services = createServices({
     databaseUrl: testDatabaseUrl(),
     db: testDb(),
@@ -57,11 +47,7 @@ export async function startRotationApi(
     pgPoolMax: 4,
     pki: rotating.pki,
     rootTenantId: async () => root.id,
-    refusalLimits: {
-      join: { limit: 60, window, keyPrefix },
-      renew: { limit: 1000, window, keyPrefix: `${keyPrefix}-renew` },
-      sessions: { limit: 1000, window, keyPrefix: `${keyPrefix}-session` },
-    },
+    refusalLimits,
     sessionSettings: sessionSettings(1, 2),
     gatewayCredentialsLimit: { keyPrefix: `${keyPrefix}-gateway-credentials`, ...options.credentialsLimit },
   });
@@ -101,20 +87,5 @@ export async function joinThroughRotatingGateway(rotating: RotatingPki, target: 
   const attempt = await prepareJoinAttempt({ token: (await mintToken(t)).token!, trust, claims: machineClaims(), keys });
   const reply = await postToGateway(target, undefined, `${BASE_PATH}/v1/join`, attempt.body);
   expect(reply.status).toBe(200);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    ...trust,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-rotation-agent-'));
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
-  return dir;
+  return storeJoinedIdentity('bc-rotation-agent-', keys, verifiedJoinAnswer(reply.body, trust, keys));
 }

@@ -23,16 +23,22 @@ export async function serveCompute(db: Db, req: http.IncomingMessage, res: http.
   }
 }
 
-async function answer(db: Db, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+/** A Node request read whole into the Fetch Request a route handler receives (as Next hands it). */
+async function fetchRequestOf(req: http.IncomingMessage, signal?: AbortSignal): Promise<Request> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-  const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
     method: req.method,
     headers,
     body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
+    signal,
   });
+}
+
+async function answer(db: Db, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const request = await fetchRequestOf(req);
   const response = await handleComputeRequest(request, { db, sessionOperatorId: async () => null });
   res.writeHead(response.status, Object.fromEntries(response.headers));
   if (!response.body) return void res.end();
@@ -52,16 +58,7 @@ export async function serveTrpc(db: Db, req: http.IncomingMessage, res: http.Ser
   const abort = new AbortController();
   res.on('close', () => abort.abort());
   try {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
-      method: req.method,
-      headers,
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
-      signal: abort.signal,
-    });
+    const request = await fetchRequestOf(req, abort.signal);
     const response = await handleTrpcRequest(request, {
       db,
       services,

@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
 import { writeIdentity } from '../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../agent/keys';
 import { withTpm } from '../agent/tpm/identify';
 import { createAttestationKey, createNodeKey, encodeKeyBlob, withStoragePrimary, type TpmKeyBlob } from '../agent/tpm/keys';
 import { p256SpkiOf } from '../agent/tpm/public-area';
 import { akStatementOfName } from '../agent/tpm/renewal';
-import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { testDb } from './db';
 import { createTestTenant } from './fixtures';
 import { mintToken } from './join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from './renew-harness';
+import { createRenewHarness, issueRecordedCertificate, joinThroughGateway, type RenewHarness } from './renew-harness';
 import { startSwtpm, type Swtpm } from './swtpm';
 
 /** An AK made in the TPM at `address` (`swtpm:HOST:PORT`), and the statement a certified `tpm` join writes for it. */
@@ -97,38 +95,6 @@ export async function tpmBoundNode(
     { reset: true, akKey: encodeKeyBlob(ak.blob) },
   );
   return { dir: identityDir, tenantId: t.tenantId, nodeId: answer.nodeId, siteId: answer.siteId, key };
-}
-
-/** A node certificate for `spki` issued by the harness's node CA and recorded in node_certs, as an admitted join's. */
-async function issueRecordedCertificate(
-  r: RenewHarness,
-  answer: { siteId: string; nodeId: string },
-  spki: Buffer,
-  validity: { notBefore: Date; ttlSeconds: number },
-  extraUris: string[] = [],
-) {
-  const cert = issueNodeCertificate(r.h.crypto.nodeCa, {
-    publicKeySpkiDer: spki,
-    trustDomain: r.h.crypto.trustDomain,
-    siteId: answer.siteId,
-    nodeId: answer.nodeId,
-    role: 'node',
-    ...validity,
-    extraUris,
-  });
-  await testDb().nodeCert.create({
-    data: {
-      serial: cert.serialHex,
-      nodeId: answer.nodeId,
-      identityGeneration: 1,
-      role: 'node',
-      spkiSha256: new Uint8Array(createHash('sha256').update(spki).digest()),
-      der: new Uint8Array(cert.der),
-      notBefore: cert.notBefore,
-      notAfter: cert.notAfter,
-    },
-  });
-  return cert;
 }
 
 /**

@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { signedBy, type TrustGeneration } from './trust-fixture';
+import { signedBy, type trustBody, type TrustGeneration } from './trust-fixture';
+import { parseCsr } from '../server/join/crypto/csr';
 import { issueGatewayCertificate } from '../server/pki/issuance/gateway';
 import { issueNodeCertificate } from '../server/pki/issuance/node-certificate';
 import { joinCryptoFromBundle } from '../server/pki/issuance/join-crypto';
@@ -9,7 +10,7 @@ import { generateNodeKeyAndCsr } from '../agent/keys';
 
 export const DOMAIN = 'rotation.example.com';
 export const NODE = 'node_trust1';
-export const SITE = 'site_trust1';
+const SITE = 'site_trust1';
 
 /**
  * A gateway as far as an agent sees it (protocol.md "Sessions"): the well-known document, Hello answered with an
@@ -89,25 +90,57 @@ export class FakeGateway {
   }
 }
 
-/** A node identity issued by `issuer`'s node CA, written to `dir`. */
-export async function joinedNode(dir: string, issuer: TrustGeneration) {
-  const keys = generateNodeKeyAndCsr();
+/** A certificate for {@link NODE} of `issuer`'s node CA, to the key `publicKeySpkiDer`, with its chain (leaf first). */
+function nodeCertificate(issuer: TrustGeneration, publicKeySpkiDer: Buffer) {
   const crypto = joinCryptoFromBundle(issuer.bundle);
   const leaf = issueNodeCertificate(crypto.nodeCa, {
     role: 'node',
     trustDomain: DOMAIN,
     siteId: SITE,
     nodeId: NODE,
-    publicKeySpkiDer: keys.spkiDer,
+    publicKeySpkiDer,
     notBefore: new Date(),
     ttlSeconds: 3600,
   });
+  return { serialHex: leaf.serialHex, chain: [leaf.der.toString('base64'), crypto.nodeCaCertificate] };
+}
+
+/** A node identity issued by `issuer`'s node CA, written to `dir`. */
+export async function joinedNode(dir: string, issuer: TrustGeneration) {
+  const keys = generateNodeKeyAndCsr();
   await writeIdentity(dir, {
     privateKeyPem: keys.privateKeyPem,
-    certificateChain: [leaf.der.toString('base64'), crypto.nodeCaCertificate],
+    certificateChain: nodeCertificate(issuer, keys.spkiDer).chain,
     nodeId: NODE,
     siteId: SITE,
     trustDomain: DOMAIN,
     role: 'node',
   });
+}
+
+/**
+ * The answer to a renewal (`body`, as FakeGateway.renew receives it), as JoinService renews: a certificate of
+ * `issuer`'s node CA for the CSR's key, carrying the trust set `trust`, signed by `signers`. With the new serial.
+ */
+export function renewedAnswer(
+  body: { csr: string },
+  issuer: TrustGeneration,
+  trust: ReturnType<typeof trustBody>,
+  signers: TrustGeneration[],
+) {
+  const csr = parseCsr(Buffer.from(body.csr, 'base64'));
+  const { serialHex, chain } = nodeCertificate(issuer, csr.spkiDer);
+  const { status: _s, nodeId: _n, joinEncryptionJwks: _j, commandTrustBundle, ...pins } = trust;
+  const answer = {
+    status: 'renewed',
+    nodeId: NODE,
+    certificateChain: chain,
+    commandTrustBundle,
+    csrSha256: csr.csrSha256,
+    trustDomain: DOMAIN,
+    siteId: SITE,
+    role: 'node',
+    trust: pins,
+  };
+  return { serialHex, envelope: signedBy(answer, signers) };
 }

@@ -1,42 +1,23 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../protocol/envelope';
 import { COMMAND_KINDS } from '../../protocol/command-wire';
 import { signedBy, trustBody, trustGeneration, type TrustGeneration } from '../../test/trust-fixture';
-import { DOMAIN, FakeGateway, joinedNode, NODE, SITE } from '../../test/trust-gateway';
-import { issueNodeCertificate } from '../../server/pki/issuance/node-certificate';
-import { joinCryptoFromBundle } from '../../server/pki/issuance/join-crypto';
-import { parseCsr } from '../../server/join/crypto/csr';
-import { TrustStore } from '../trust/store';
-import { runSessionLoop } from '../session/loop';
+import { DOMAIN, joinedNode, NODE, renewedAnswer, type FakeGateway } from '../../test/trust-gateway';
+import { useFakeGatewayAgent } from '../../test/session-agent';
+import type { TrustStore } from '../trust/store';
 import { REPLAY_FILE } from './replay-store';
 
 const old: TrustGeneration = trustGeneration(DOMAIN);
 const stranger: TrustGeneration = trustGeneration(DOMAIN);
-const install = { servingCaPin: old.servingCaPin, joinSigningKeyPin: old.signingPin, joinEncryptionKeyPin: old.encryptionPin };
 const DOCTOR = { version: 'bcd test', ok: true, checks: [{ name: 'identity', ok: true, detail: 'fine' }] };
 
-const gateways: FakeGateway[] = [];
-let dir: string;
-let lines: string[];
+const agent = useFakeGatewayAgent('session-commands-', old);
+const { until, lines } = agent;
 let counter = 0;
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'session-commands-'));
-  lines = [];
-});
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.stop()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-const until = async (condition: () => boolean, what: string) => {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  if (!condition()) throw new Error(`timed out waiting for ${what}; log: ${lines.join(' | ')}`);
-};
 
 const command = (kind: string, fields: object = {}, by: TrustGeneration = old) => {
   const body = {
@@ -53,33 +34,16 @@ const command = (kind: string, fields: object = {}, by: TrustGeneration = old) =
 
 /** A joined node whose trust set (version 2) holds the command-signing certificate of `old`. */
 async function node() {
-  await joinedNode(dir, old);
-  const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
+  await joinedNode(agent.dir, old);
+  const trust = await agent.trustStore();
   trust.learnSigningKey(createPublicKey(old.signingKey));
   expect(await trust.acceptEvent(signedBy(trustBody(NODE, 2, [old]), [old]), NODE)).toBe(true);
-  const g = new FakeGateway(old);
-  await g.start(old);
-  gateways.push(g);
-  return { trust, g };
+  return { trust, g: await agent.gateway() };
 }
 
-function startLoop(g: FakeGateway, trust: TrustStore) {
-  const controller = new AbortController();
-  const exit = runSessionLoop({
-    identityDir: dir,
-    gatewayUrl: g.url,
-    servingCaPin: old.servingCaPin,
-    gatewayServerName: '127.0.0.1',
-    trust,
-    agentVersion: 'test',
-    signal: controller.signal,
-    startJitterMs: 0,
-    renewalDelay: () => 3_600_000,
-    log: (line) => lines.push(line),
-    commands: { doctor: async () => DOCTOR, post: { retryDelayMs: () => 10 } },
-  });
-  return { stop: () => (controller.abort(), exit) };
-}
+/** The session loop with commands that run (the doctor answers {@link DOCTOR}). */
+const startLoop = (g: FakeGateway, trust: TrustStore) =>
+  agent.startLoop(g, trust, { commands: { doctor: async () => DOCTOR, post: { retryDelayMs: () => 10 } } });
 
 describe('commands on a real session (an HTTP/2 gateway in the test)', () => {
   it('reports every kind in Hello, runs bcd.doctor, refuses forged commands, answers on the same connection', async () => {
@@ -121,7 +85,7 @@ describe('commands on a real session (an HTTP/2 gateway in the test)', () => {
     const again = startLoop(g, trust);
     await until(() => g.results.length === 6, 'the answer to the replay after a restart');
     expect(g.results[5]!.body).toEqual({ status: 'rejected', output: { reason: 'replayed' } });
-    expect(JSON.parse(await readFile(path.join(dir, REPLAY_FILE), 'utf8')).commands).toHaveProperty(doctor.body.commandId);
+    expect(JSON.parse(await readFile(path.join(agent.dir, REPLAY_FILE), 'utf8')).commands).toHaveProperty(doctor.body.commandId);
     await again.stop();
   });
 
@@ -146,39 +110,15 @@ describe('commands on a real session (an HTTP/2 gateway in the test)', () => {
 
   it('bcd.renew renews on the session, answers the new serial on that connection, then moves the session', async () => {
     const { trust, g } = await node();
-    const crypto = joinCryptoFromBundle(old.bundle);
     let serial = '';
     g.renew = (body) => {
-      const csr = parseCsr(Buffer.from(body.csr, 'base64'));
-      const leaf = issueNodeCertificate(crypto.nodeCa, {
-        role: 'node',
-        trustDomain: DOMAIN,
-        siteId: SITE,
-        nodeId: NODE,
-        publicKeySpkiDer: csr.spkiDer,
-        notBefore: new Date(),
-        ttlSeconds: 3600,
-      });
-      serial = leaf.serialHex;
-      const { status: _s, nodeId: _n, joinEncryptionJwks: _j, commandTrustBundle, ...pins } = trustBody(NODE, 2, [old]);
-      return signedBy(
-        {
-          status: 'renewed',
-          nodeId: NODE,
-          certificateChain: [leaf.der.toString('base64'), crypto.nodeCaCertificate],
-          commandTrustBundle,
-          csrSha256: csr.csrSha256,
-          trustDomain: DOMAIN,
-          siteId: SITE,
-          role: 'node',
-          trust: pins,
-        },
-        [old],
-      );
+      const renewed = renewedAnswer(body, old, trustBody(NODE, 2, [old]), [old]);
+      serial = renewed.serialHex;
+      return renewed.envelope;
     };
     const renew = command('bcd.renew');
     g.events = (hello) => (hello === 0 ? [['command', renew.envelope]] : []);
-    const before = await readFile(path.join(dir, 'identity.json'), 'utf8');
+    const before = await readFile(path.join(agent.dir, 'identity.json'), 'utf8');
     const loop = startLoop(g, trust);
     await until(() => g.results.length === 1 && g.hellos.length === 2, 'the result and the moved session');
     expect(g.results[0]!.body).toEqual({ status: 'succeeded', output: { serial } });
@@ -188,7 +128,7 @@ describe('commands on a real session (an HTTP/2 gateway in the test)', () => {
     // The moved session presents the new certificate.
     const peer = (g.helloConnections[1]!.socket as TLSSocket).getPeerCertificate();
     expect(peer.serialNumber.toLowerCase()).toBe(serial);
-    expect(await readFile(path.join(dir, 'identity.json'), 'utf8')).not.toBe(before);
+    expect(await readFile(path.join(agent.dir, 'identity.json'), 'utf8')).not.toBe(before);
     await loop.stop();
   });
 

@@ -1,67 +1,25 @@
 import { createPublicKey } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useFakeGatewayAgent } from '../../test/session-agent';
 import { signedBy, trustBody, trustGeneration, type TrustGeneration } from '../../test/trust-fixture';
-import { DOMAIN, FakeGateway, joinedNode, NODE, SITE } from '../../test/trust-gateway';
-import { issueNodeCertificate } from '../../server/pki/issuance/node-certificate';
+import { DOMAIN, joinedNode, NODE, renewedAnswer } from '../../test/trust-gateway';
 import { joinCryptoFromBundle } from '../../server/pki/issuance/join-crypto';
-import { parseCsr } from '../../server/join/crypto/csr';
 import { connectGateway } from '../renew/gateway-client';
-import { TRUST_FILE, TrustStore } from '../trust/store';
-import { runSessionLoop } from './loop';
+import { TRUST_FILE } from '../trust/store';
 
 const old: TrustGeneration = trustGeneration(DOMAIN);
 const next: TrustGeneration = trustGeneration(DOMAIN);
 const stranger: TrustGeneration = trustGeneration(DOMAIN);
-const install = { servingCaPin: old.servingCaPin, joinSigningKeyPin: old.signingPin, joinEncryptionKeyPin: old.encryptionPin };
 
-const gateways: FakeGateway[] = [];
-let dir: string;
-let lines: string[];
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'trust-session-'));
-  lines = [];
-});
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.stop()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function gateway(serving: TrustGeneration) {
-  const g = new FakeGateway(old);
-  await g.start(serving);
-  gateways.push(g);
-  return g;
-}
-
-const until = async (condition: () => boolean, what: string) => {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  if (!condition()) throw new Error(`timed out waiting for ${what}; log: ${lines.join(' | ')}`);
-};
-
-function startLoop(g: FakeGateway, trust: TrustStore, renewalDelay: () => number = () => 3_600_000) {
-  const controller = new AbortController();
-  const exit = runSessionLoop({
-    identityDir: dir,
-    gatewayUrl: g.url,
-    servingCaPin: old.servingCaPin,
-    gatewayServerName: '127.0.0.1',
-    trust,
-    agentVersion: 'test',
-    signal: controller.signal,
-    startJitterMs: 0,
-    renewalDelay,
-    log: (line) => lines.push(line),
-  });
-  return { stop: () => (controller.abort(), exit) };
-}
+const agent = useFakeGatewayAgent('trust-session-', old);
+const { gateway, until, startLoop, lines } = agent;
 
 describe('the session loop and trust rotation', () => {
   it('applies a trust event from the gateway, ignores a forged one, then follows the new serving CA and signing key', async () => {
-    await joinedNode(dir, old);
-    const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
+    await joinedNode(agent.dir, old);
+    const trust = await agent.trustStore();
     const g = await gateway(old);
     // After the welcome: a set signed by a stranger, one for another node, then the real one (sig by the old key).
     g.events = (hello) =>
@@ -82,8 +40,8 @@ describe('the session loop and trust rotation', () => {
     expect(lines).toContain('agent: ignored a trust set from trust event: the envelope is not signed by a trusted join signing key');
     expect(lines).toContain(`agent: ignored a trust set from trust event: it is for another node than ${NODE}`);
     expect(lines.filter((line) => line.startsWith('agent: ignored'))).toHaveLength(2);
-    expect((await stat(path.join(dir, TRUST_FILE))).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(path.join(dir, TRUST_FILE), 'utf8'))).toMatchObject({
+    expect((await stat(path.join(agent.dir, TRUST_FILE))).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(path.join(agent.dir, TRUST_FILE), 'utf8'))).toMatchObject({
       version: 3,
       servingCaPins: [next.servingCaPin],
     });
@@ -110,8 +68,8 @@ describe('the session loop and trust rotation', () => {
   });
 
   it('a fresh agent of the old pins cannot open a session with a gateway of the new serving CA', async () => {
-    await joinedNode(dir, old);
-    const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
+    await joinedNode(agent.dir, old);
+    const trust = await agent.trustStore();
     const g = await gateway(next);
     const loop = startLoop(g, trust);
     await until(() => lines.some((line) => line.includes('could not open the session')), 'a refused connection');
@@ -121,54 +79,28 @@ describe('the session loop and trust rotation', () => {
   });
 
   it('renews onto a new node CA only in an answer signed by a trusted key, and stores the trust it carries', async () => {
-    await joinedNode(dir, old);
-    const trust = await TrustStore.open({ dir, install, log: (line) => lines.push(line) });
+    await joinedNode(agent.dir, old);
+    const trust = await agent.trustStore();
     trust.learnSigningKey(createPublicKey(old.signingKey));
     expect(await trust.acceptEvent(signedBy(trustBody(NODE, 2, [old, next]), [old]), NODE)).toBe(true);
     const g = await gateway(old);
     g.wellKnown = { join: { signingCertificate: old.signingCertificate, next: { signingCertificate: next.signingCertificate } } };
     const crypto = joinCryptoFromBundle(next.bundle);
     let signers = [stranger];
-    g.renew = (body) => {
-      const csr = parseCsr(Buffer.from(body.csr, 'base64'));
-      const leaf = issueNodeCertificate(crypto.nodeCa, {
-        role: 'node',
-        trustDomain: DOMAIN,
-        siteId: SITE,
-        nodeId: NODE,
-        publicKeySpkiDer: csr.spkiDer,
-        notBefore: new Date(),
-        ttlSeconds: 3600,
-      });
-      const { status: _s, nodeId: _n, joinEncryptionJwks: _j, commandTrustBundle, ...pins } = trustBody(NODE, 3, [next, old]);
-      return signedBy(
-        {
-          status: 'renewed',
-          nodeId: NODE,
-          certificateChain: [leaf.der.toString('base64'), crypto.nodeCaCertificate],
-          commandTrustBundle,
-          csrSha256: csr.csrSha256,
-          trustDomain: DOMAIN,
-          siteId: SITE,
-          role: 'node',
-          trust: pins,
-        },
-        signers,
-      );
-    };
+    g.renew = (body) => renewedAnswer(body, next, trustBody(NODE, 3, [next, old]), signers).envelope;
     // Renew at once; the first answers are signed by a stranger and refused.
     let renewals = 0;
-    const loop = startLoop(g, trust, () => (renewals++ === 0 ? 300 : 3_600_000));
+    const loop = startLoop(g, trust, { renewalDelay: () => (renewals++ === 0 ? 300 : 3_600_000) });
     await until(() => lines.some((line) => line.includes('renewal failed')), 'a refused renewal');
     expect(lines.find((line) => line.includes('renewal failed'))).toMatch(/not signed by a trusted join signing key/);
-    const identityBefore = await readFile(path.join(dir, 'identity.json'), 'utf8');
+    const identityBefore = await readFile(path.join(agent.dir, 'identity.json'), 'utf8');
     signers = [next];
     await until(() => lines.some((line) => line.startsWith('agent: renewed')), 'the renewal');
-    const identity = JSON.parse(await readFile(path.join(dir, 'identity.json'), 'utf8'));
+    const identity = JSON.parse(await readFile(path.join(agent.dir, 'identity.json'), 'utf8'));
     expect(identity.certificateChain[1]).toBe(crypto.nodeCaCertificate);
     expect(identityBefore).not.toContain(crypto.nodeCaCertificate);
     await until(() => trust.version === 3, 'trust version 3 from the renewal answer');
-    expect(JSON.parse(await readFile(path.join(dir, TRUST_FILE), 'utf8')).commandTrustBundle).toEqual(
+    expect(JSON.parse(await readFile(path.join(agent.dir, TRUST_FILE), 'utf8')).commandTrustBundle).toEqual(
       trustBody(NODE, 3, [next, old]).commandTrustBundle,
     );
     await loop.stop();

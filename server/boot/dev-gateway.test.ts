@@ -36,8 +36,8 @@ async function probe(target: Parameters<typeof connectGateway>[0], deadline: num
   }
 }
 
-/** A fresh PKI and a gateway directory holding a serving chain for localhost and 127.0.0.1. */
-async function gatewayDir() {
+/** A new PKI's gateway files (a serving chain for localhost and 127.0.0.1) in a new directory, and a free port. */
+async function gatewayFiles() {
   const bundle = createPkiBundle({ trustDomain: 'dev.example.com' });
   const dir = await mkdtemp(path.join(tmpdir(), 'bc-gw-'));
   const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
@@ -46,13 +46,12 @@ async function gatewayDir() {
     keyPem: cert.privateKeyPem,
     nodeCaPem: bundle.nodeCa.certificatePem,
   });
-  return { bundle, dir };
+  return { bundle, dir, port: await findFreePort() };
 }
 
 describe('the gateway process npm start runs', () => {
   it('serves the pinned serving chain for localhost, and comes back after it is killed', async () => {
-    const { bundle, dir } = await gatewayDir();
-    const port = await findFreePort();
+    const { bundle, dir, port } = await gatewayFiles();
     const lines: string[] = [];
     const stop = startGatewayProcess({ dir, port, apiUrl: 'http://127.0.0.1:9', say: (l) => lines.push(l) });
     const target = { gatewayUrl: `https://127.0.0.1:${port}`, servingCaPin: installPins(bundle).servingCaPin };
@@ -73,8 +72,7 @@ describe('the gateway process npm start runs', () => {
   }, 90_000);
 
   it('exits when the server that started it is killed, so the next start gets its port', async () => {
-    const { bundle, dir } = await gatewayDir();
-    const port = await findFreePort();
+    const { bundle, dir, port } = await gatewayFiles();
     const parent = spawn(process.execPath, ['--import', 'tsx', 'test/gateway-parent.ts'], {
       cwd: path.resolve(__dirname, '../..'),
       env: { ...process.env, BETTER_COMPUTE_GATEWAY_DIR: dir, BETTER_COMPUTE_GATEWAY_PORT: String(port) },

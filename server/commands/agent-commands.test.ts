@@ -1,12 +1,13 @@
 import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
-import { runSessionLoop } from '../../agent/session/loop';
 import { TrustStore } from '../../agent/trust/store';
 import { testDb } from '../../test/db';
-import { createTestTenant, type TestTenant } from '../../test/fixtures';
+import type { TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
+import { joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { runAgentLoop } from '../../test/session-agent';
 import { enqueueCommand } from './enqueue';
 import { getBatch, getCommand } from './queries';
 
@@ -16,15 +17,8 @@ import { getBatch, getCommand } from './queries';
 
 let r: RenewHarness;
 let t: TestTenant;
-const stops: Array<() => Promise<unknown>> = [];
-beforeAll(async () => {
-  r = await createRenewHarness();
-  t = await createTestTenant(testDb());
-});
-afterAll(async () => {
-  for (const stop of stops.splice(0)) await stop();
-  await r?.close();
-});
+let closeAfter: CommandTestbed['closeAfter'];
+useCommandTestbed((bed) => ({ r, t, closeAfter } = bed));
 
 /** A node joined through the gateway whose session loop runs commands; its trust set holds the join answer's. */
 async function runningAgent(poolId?: string) {
@@ -36,18 +30,15 @@ async function runningAgent(poolId?: string) {
   });
   trust.learnSigningKey(new X509Certificate(r.h.trust.signingCertificateDer).publicKey);
   await trust.acceptAnswerTrust(answer.trust, answer, 'join answer');
-  const controller = new AbortController();
-  const exit = runSessionLoop({
+  const loop = runAgentLoop({
     identityDir: dir,
     ...r.target,
     trust,
     agentVersion: '0.1.0-commands',
-    signal: controller.signal,
-    log: () => {},
     renewalDelay: () => 3_600_000,
     commands: { doctor: async () => ({ checks: [{ name: 'identity', ok: true }] }) },
   });
-  stops.push(() => (controller.abort(), exit));
+  closeAfter(loop.stop);
   await expect.poll(() => testDb().nodeSession.count({ where: { nodeId: answer.nodeId } }), { timeout: 10_000 }).toBeGreaterThan(0);
   return { dir, nodeId: answer.nodeId };
 }

@@ -1,17 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { runRenewalLoop } from '../../agent/renew/loop';
-import { insertKnownNode, randomMac } from '../../test/discovery-harness';
 import { testDb } from '../../test/db';
-import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
+import { failure, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { openCommandSession, type CommandSession } from '../../test/command-session';
+import { joinedRamdisk, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
 import { principalOf } from '../authz/principal';
 import { newId } from '../ids';
 import { createPool } from '../pools/pools';
 import { createSite } from '../sites/sites';
-import { createDiscoveryToken } from '../tokens/site-scoped';
 import { enqueueCommand } from './enqueue';
 
 // Allowed kinds (protocol.md "Commands"): set on each certificate by its attestor in the admission, kept by
@@ -19,16 +17,8 @@ import { enqueueCommand } from './enqueue';
 
 let r: RenewHarness;
 let t: TestTenant;
-const open: CommandSession[] = [];
-
-beforeAll(async () => {
-  r = await createRenewHarness();
-  t = await createTestTenant(testDb());
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await r?.close();
-});
+let welcomedSession: CommandTestbed['welcomedSession'];
+useCommandTestbed((bed) => ({ r, t, welcomedSession } = bed));
 
 /** The allowed kinds of every certificate of the node, oldest first (undefined: none written yet). */
 const allowedKinds = async (nodeId: string) =>
@@ -40,15 +30,8 @@ const allowedKinds = async (nodeId: string) =>
 const renew = async (dir: string) => expect(await runRenewalLoop({ identityDir: dir, ...r.target, once: true, log: () => {} })).toBe(0);
 
 async function ramdisk(): Promise<{ dir: string; id: LoadedIdentity; nodeId: string }> {
-  const mac = randomMac();
-  await insertKnownNode(t, { macs: [mac] });
-  const created = await createDiscoveryToken(testDb(), t.admin, { tenantId: t.tenantId, siteId: t.siteId, mac, ttlSeconds: 3600 });
-  const { dir, answer } = await joinThroughGateway(r, created.token!, machineClaims({ macs: [mac] }), {
-    role: 'discovery',
-    attestor: 'discovery',
-    expectedRole: 'ramdisk',
-  });
-  return { dir, id: await loadIdentity(dir), nodeId: answer.nodeId };
+  const { dir, answer, id } = await joinedRamdisk(r, t);
+  return { dir, id, nodeId: answer.nodeId };
 }
 
 describe('allowed kinds on certificates', () => {
@@ -88,9 +71,7 @@ describe('allowed kinds on certificates', () => {
     expect(await allowedKinds(nodeId)).toEqual([[]]);
     for (const kind of ['bcd.doctor', 'bcd.renew', 'trust.refresh'])
       expect(await failure(enqueueCommand(testDb(), root, { nodeId, kind }))).toMatchObject({ code: 'INVALID_STATE' });
-    const session = await openCommandSession(r.target, await loadIdentity(dir), nodeId);
-    open.push(session);
-    await expect.poll(() => session.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
+    const session = await welcomedSession(await loadIdentity(dir), nodeId);
     // One that reaches the gateway anyway (a row written past enqueue) is dropped there.
     const id = newId('cmd');
     await testDb().$executeRaw`

@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadIdentity } from '../../agent/renew/identity';
+import { describe, expect, it } from 'vitest';
 import { RESULT_REFUSED } from '../../protocol/command-wire';
 import { testDb } from '../../test/db';
-import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
-import { mintToken } from '../../test/join-harness';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { openCommandSession, verifiedCommand, type CommandSession } from '../../test/command-session';
+import { failure, type TestTenant } from '../../test/fixtures';
+import type { RenewHarness } from '../../test/renew-harness';
+import { useCommandTestbed, verifiedCommand, type CommandTestbed } from '../../test/command-session';
 import { newId } from '../ids';
 import { enqueueCommand } from './enqueue';
 import { getCommand } from './queries';
@@ -15,26 +13,9 @@ import { getCommand } from './queries';
 
 let r: RenewHarness;
 let t: TestTenant;
-const open: CommandSession[] = [];
-
-beforeAll(async () => {
-  r = await createRenewHarness();
-  t = await createTestTenant(testDb());
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await r?.close();
-});
-
-async function connectedNode() {
-  const { dir, answer } = await joinThroughGateway(r, (await mintToken(t, { maxUses: 1 })).token!);
-  const identity = await loadIdentity(dir);
-  const session = await openCommandSession(r.target, identity, answer.nodeId);
-  open.push(session);
-  expect(session.status).toBe(200);
-  await expect.poll(() => session.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
-  return { nodeId: answer.nodeId, identity, session };
-}
+let connectedNode: CommandTestbed['connectedNode'];
+let welcomedSession: CommandTestbed['welcomedSession'];
+useCommandTestbed((bed) => ({ r, t, connectedNode, welcomedSession } = bed));
 
 const row = (id: string) => testDb().nodeCommand.findUniqueOrThrow({ where: { id } });
 const events = (type: string, commandId: string) =>
@@ -96,9 +77,7 @@ describe('a command to a connected node', () => {
     // A session opened with a certificate that allows only the doctor (as a ramdisk's does).
     session.close();
     await testDb().$executeRaw`UPDATE node_certs SET allowed_kinds = ARRAY['bcd.doctor'] WHERE node_id = ${nodeId}`;
-    const again = await openCommandSession(r.target, identity, nodeId);
-    open.push(again);
-    await expect.poll(() => again.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
+    const again = await welcomedSession(identity, nodeId);
     // Bypassing enqueue (which would refuse it): a row inserted directly.
     const id = newId('cmd');
     await testDb().$executeRaw`

@@ -1,17 +1,12 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import type { GatewayTarget } from '../../agent/renew/gateway-client';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { createRenewHarness, joinThroughGateway, secondInstance, type RenewHarness } from '../../test/renew-harness';
 import { openCommandSession, verifiedCommand, type CommandSession } from '../../test/command-session';
-import { createServices, type Services } from '../boot/services';
-import { normalizedPath } from '../boot/http-server';
-import { createAgentEndpoints } from '../entry/agent-endpoints';
-import { createGateway, type GatewayServer } from '../gateway/gateway';
+import type { Services } from '../boot/services';
 import { sessionSettings } from '../sessions/settings';
 import { enqueueCommand } from './enqueue';
 import { getBatch } from './queries';
@@ -25,51 +20,21 @@ import { createPrivateKey } from 'node:crypto';
 
 let r: RenewHarness;
 let t: TestTenant;
+let second: Awaited<ReturnType<typeof secondInstance>> | undefined;
 let services: Services;
-let api: http.Server;
-let gateway: GatewayServer;
 let secondTarget: GatewayTarget;
 const open: CommandSession[] = [];
-
-const listen = (server: http.Server | GatewayServer) =>
-  new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
 beforeAll(async () => {
   r = await createRenewHarness();
   t = await createTestTenant(testDb());
   // A second API instance (its own services and pool) on the same database and keys, and a gateway in front of it.
-  services = createServices({
-    databaseUrl: testDatabaseUrl(),
-    db: testDb(),
-    env: {},
-    pgPoolMax: 4,
-    pki: r.h.services.pki,
-    rootTenantId: async () => r.h.rootTenantId,
-    sessionSettings: sessionSettings(1, 2),
-  });
-  const agent = createAgentEndpoints(services);
-  api = http.createServer((req, res) => {
-    if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404).end();
-  });
-  const apiPort = await listen(api);
-  gateway = createGateway({
-    servingChainPem: r.gatewayCert.chainPem,
-    servingKeyPem: r.gatewayCert.privateKeyPem,
-    nodeCaPem: r.h.bundle.nodeCa.certificatePem,
-    apiUrl: `http://127.0.0.1:${apiPort}`,
-    basePath: BASE,
-    log: () => {},
-  });
-  secondTarget = { gatewayUrl: `https://127.0.0.1:${await listen(gateway)}`, servingCaPin: r.servingCaPin };
+  second = await secondInstance(r, { pgPoolMax: 4, sessionSettings: sessionSettings(1, 2) });
+  ({ services, target: secondTarget } = second);
 });
 afterAll(async () => {
   for (const s of open) s.close();
-  await gateway?.shutdown();
-  await new Promise<void>((resolve) => {
-    api?.close(() => resolve());
-    api?.closeAllConnections();
-  });
-  await services?.pg.end();
+  await second?.close();
   await r?.close();
 });
 

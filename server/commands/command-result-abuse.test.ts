@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadIdentity } from '../../agent/renew/identity';
+import { describe, expect, it } from 'vitest';
 import { RESULT_REFUSED } from '../../protocol/command-wire';
 import { testDb } from '../../test/db';
-import { createTestTenant, failure, type TestTenant } from '../../test/fixtures';
+import { failure, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { openCommandSession, verifiedCommand, type CommandSession } from '../../test/command-session';
+import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { useCommandTestbed, verifiedCommand, type CommandSession, type CommandTestbed } from '../../test/command-session';
 import { CommandResultService, COMMAND_RESULT_RATE } from './result';
 import { enqueueCommand } from './enqueue';
 import { expireCommands } from './expiry';
@@ -17,24 +16,8 @@ import { PEER_HEADER, VOUCH_HEADER, vouchHeaders } from '../vouching/vouch';
 
 let r: RenewHarness;
 let t: TestTenant;
-const open: CommandSession[] = [];
-
-beforeAll(async () => {
-  r = await createRenewHarness();
-  t = await createTestTenant(testDb());
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await r?.close();
-});
-
-async function connectedNode() {
-  const { dir, answer } = await joinThroughGateway(r, (await mintToken(t, { maxUses: 1 })).token!);
-  const session = await openCommandSession(r.target, await loadIdentity(dir), answer.nodeId);
-  open.push(session);
-  await expect.poll(() => session.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
-  return { nodeId: answer.nodeId, session };
-}
+let connectedNode: CommandTestbed['connectedNode'];
+useCommandTestbed((bed) => ({ r, t, connectedNode } = bed));
 
 /** Enqueues a doctor run to the node and waits for it on `session`; its id. */
 async function sentTo(nodeId: string, session: CommandSession, timeoutSeconds = 60): Promise<string> {

@@ -38,14 +38,20 @@ describe('writeGatewayFiles and readGatewayFiles', () => {
     expect((await readdir(dir)).sort()).toEqual(['chain.pem', 'key.pem', 'node-ca.pem']);
   });
 
-  it('a crash between the key and the chain renames: the read finishes the write', async () => {
-    const { files } = await filesIn();
+  /** A pair written, then the next pair's files written beside it but not yet renamed (a write cut short). */
+  async function interruptedWrite(files: Awaited<ReturnType<typeof filesIn>>['files']) {
     const first = pair();
     await writeGatewayFiles(files, first);
     const next = pair();
-    // What a write leaves when the process dies right after renaming the key.
     await writeFile(`${files.chain}.next`, next.chainPem);
     await writeFile(`${files.key}.next`, next.keyPem, { mode: 0o600 });
+    return { first, next };
+  }
+
+  it('a crash between the key and the chain renames: the read finishes the write', async () => {
+    const { files } = await filesIn();
+    const { next } = await interruptedWrite(files);
+    // What a write leaves when the process dies right after renaming the key.
     await rename(`${files.key}.next`, files.key);
     const stored = await readGatewayFiles(files);
     expect(stored.servingChainPem).toBe(next.chainPem);
@@ -56,11 +62,7 @@ describe('writeGatewayFiles and readGatewayFiles', () => {
 
   it('a crash before the key was renamed: the previous pair, untouched', async () => {
     const { files } = await filesIn();
-    const first = pair();
-    await writeGatewayFiles(files, first);
-    const next = pair();
-    await writeFile(`${files.chain}.next`, next.chainPem);
-    await writeFile(`${files.key}.next`, next.keyPem, { mode: 0o600 });
+    const { first } = await interruptedWrite(files);
     const stored = await readGatewayFiles(files);
     expect(stored.servingChainPem).toBe(first.chainPem);
     expect(() => voucherFromServingChain(stored.servingChainPem, stored.servingKeyPem)).not.toThrow();

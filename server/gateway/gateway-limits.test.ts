@@ -1,10 +1,11 @@
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { fixturePki } from '../../test/pki/fixtures';
-import { createGateway, type GatewayServer } from './gateway';
+import { unrelayedGateway } from '../../test/local-gateway';
+import type { GatewayServer } from './gateway';
 import { gatewayLimitsFromEnv, GATEWAY_LIMITS } from './limits';
 
 // Connection hygiene of the gateway process: sockets that never handshake are closed after the handshake
@@ -145,16 +146,7 @@ describe('header and request timeouts after the handshake', () => {
   let server: GatewayServer;
   let port: number;
   beforeAll(async () => {
-    server = createGateway({
-      servingChainPem: cert.chainPem,
-      servingKeyPem: cert.privateKeyPem,
-      nodeCaPem: bundle.nodeCa.certificatePem,
-      apiUrl,
-      basePath: '/api/compute',
-      log: () => {},
-      limits: { headersMs: 400, requestMs: 800, checkIntervalMs: 100 },
-    });
-    port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+    ({ server, port } = await unrelayedGateway({ headersMs: 400, requestMs: 800, checkIntervalMs: 100 }));
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 

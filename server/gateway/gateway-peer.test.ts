@@ -1,4 +1,4 @@
-import { createHash, webcrypto, X509Certificate } from 'node:crypto';
+import { webcrypto, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { chainToPem, postToGateway } from '../../agent/renew/gateway-client';
@@ -8,7 +8,7 @@ import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { BASE, createRenewHarness, issueRecordedCertificate, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { issueNodeCertificate } from '../pki/issuance/node-certificate';
 import * as x509 from '../../test/pki/x509';
 import { certificatesOf, isNodeCertificate } from './peer';
@@ -131,27 +131,7 @@ describe('the gateway process vouches only for certificates of the node CA', () 
   it('a real node certificate that expired is still vouched for: refused as expired, naming its node', async () => {
     const node = await victim();
     const key = generateNodeKeyAndCsr();
-    const old = issueNodeCertificate(r.h.crypto.nodeCa, {
-      publicKeySpkiDer: key.spkiDer,
-      trustDomain: r.h.crypto.trustDomain,
-      siteId: node.identity.siteId,
-      nodeId: node.identity.nodeId,
-      role: 'node',
-      notBefore: new Date(Date.now() - HOUR),
-      ttlSeconds: 60,
-    });
-    await testDb().nodeCert.create({
-      data: {
-        serial: old.serialHex,
-        nodeId: node.identity.nodeId,
-        identityGeneration: 1,
-        role: 'node',
-        spkiSha256: new Uint8Array(createHash('sha256').update(key.spkiDer).digest()),
-        der: new Uint8Array(old.der),
-        notBefore: old.notBefore,
-        notAfter: old.notAfter,
-      },
-    });
+    const old = await issueRecordedCertificate(r, node.identity, key.spkiDer, { notBefore: new Date(Date.now() - HOUR), ttlSeconds: 60 });
     const expired = {
       ...node,
       privateKey: key.privateKey,

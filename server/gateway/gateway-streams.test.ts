@@ -1,19 +1,16 @@
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueGatewayCertificate } from '../pki/issuance/gateway';
 import { fixturePki } from '../../test/pki/fixtures';
-import { createGateway, type GatewayServer } from './gateway';
+import { unrelayedGateway } from '../../test/local-gateway';
+import type { GatewayServer } from './gateway';
 import { gatewayLimitsFromEnv, GATEWAY_LIMITS } from './limits';
 
 // HTTP/2 streams per connection are bounded: the gateway announces SETTINGS_MAX_CONCURRENT_STREAMS and refuses
 // the streams of a client that opens more than that anyway (a hand-written client that ignores the setting).
 
 const { bundle } = fixturePki();
-const cert = issueGatewayCertificate(bundle, { sans: ['localhost', '127.0.0.1'] });
-// Nothing is relayed: the streams below never finish their body, so the gateway never calls the API.
-const apiUrl = 'http://127.0.0.1:9';
+// Nothing is relayed (unrelayedGateway): the streams below never finish their body, so the gateway never calls the API.
 const SESSION = '/api/compute/v1/session';
 
 const frame = (type: number, flags: number, streamId: number, payload: Buffer) => {
@@ -84,16 +81,7 @@ describe('HTTP/2 streams per connection', () => {
   let server: GatewayServer;
   let port: number;
   beforeAll(async () => {
-    server = createGateway({
-      servingChainPem: cert.chainPem,
-      servingKeyPem: cert.privateKeyPem,
-      nodeCaPem: bundle.nodeCa.certificatePem,
-      apiUrl,
-      basePath: '/api/compute',
-      log: () => {},
-      limits: { maxConcurrentStreams: 10 },
-    });
-    port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+    ({ server, port } = await unrelayedGateway({ maxConcurrentStreams: 10 }));
   });
   afterAll(() => server.shutdown());
 

@@ -1,13 +1,10 @@
 import http from 'node:http';
 import http2 from 'node:http2';
-import type net from 'node:net';
 import type tls from 'node:tls';
-import { readLeafNames } from '../../protocol/certificate-names';
 import { readNodeBody } from '../http/body';
 import { NodeCaRecheck } from './node-ca-recheck';
 import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
-import { vouchHeaders } from '../vouching/vouch';
 import { secureContextOptions, voucherFromServingChain, type GatewayCredentials } from './credentials';
 import { WellKnownRelay, wellKnownPath } from './well-known';
 import { addressBucket } from '../http/address-bucket';
@@ -19,8 +16,11 @@ import { COMMAND_RESULT_ROUTE, MAX_COMMAND_RESULT_BODY_BYTES, RESULT_REFUSED } f
 import { JOIN_REFUSED } from '../../protocol/join-wire';
 import { RENEW_REFUSED } from '../../protocol/renew-wire';
 import { SITE_AGENT_REFUSED, SITE_DISCOVERY_TOKEN_PATH, SITE_REDEEM_PATH } from '../../protocol/site-agent-wire';
-import { SessionHub, type ApiWatch } from './session-hub';
+import { SessionHub } from './session-hub';
 import { ApiRelay, RELAY_BOUNDS, type RelayBounds } from './relay';
+import { apiWatch } from './api-watch';
+import { callerAddressOf, peerName, stdoutLines } from './call-log';
+import { trackConnections, type ConnectionStats } from './connections';
 
 export { voucherFromServingChain, type GatewayCredentials };
 
@@ -55,32 +55,6 @@ const answer = (res: GatewayResponse, status: number, body: object, extra: Recor
   (res as http.ServerResponse).writeHead(status, { ...HEADERS, ...extra, 'content-length': bytes.length }).end(bytes);
 };
 
-/** The peer's SPIFFE ID for the log (its first URI SAN), or '-' when none was presented or verified. */
-function peerName(raw: Buffer | undefined): string {
-  if (!raw) return '-';
-  try {
-    return readLeafNames(raw).uris[0] ?? '-';
-  } catch {
-    return '-';
-  }
-}
-
-/**
- * Log lines to stdout, written together once per turn of the event loop: one write for the calls that ended
- * together instead of one each.
- */
-function stdoutLines(): (line: string) => void {
-  let pending = '';
-  return (line) => {
-    if (!pending)
-      setImmediate(() => {
-        process.stdout.write(pending);
-        pending = '';
-      });
-    pending += line + '\n';
-  };
-}
-
 /**
  * The gateway's server, with its sessions, the count of TLS connections it accepted and of sockets it closed
  * at accept because `maxHandshakes` handshakes were already under way.
@@ -102,7 +76,7 @@ export type GatewayServer = http2.Http2SecureServer & {
   onUnknownNodeCa(refresh: () => Promise<unknown>): void;
   /** The relay's calls to the API (its `pending` count). */
   relay: ApiRelay;
-  stats: { tlsConnections: number; handshakesRefused: number };
+  stats: ConnectionStats;
   shutdown(): Promise<void>;
 };
 
@@ -145,52 +119,7 @@ export function createGateway(options: GatewayOptions): GatewayServer {
     perAddress: options.wellKnownPerAddress ?? 600,
   });
 
-  /**
-   * The watch stream (session-hub.ts): its own connection, outside the relay's pool, read as Server-Sent
-   * Events of which only the `event:` lines matter.
-   */
-  const watchApi: ApiWatch = (pathname, body, onEvent) => {
-    let close = () => {};
-    const ended = new Promise<void>((resolve) => {
-      const headers = {
-        ...vouchHeaders(relay.currentVoucher, null, body, pathname),
-        'content-type': 'application/json',
-        'content-length': String(body.length),
-      };
-      const request = http.request(
-        { protocol: api.protocol, hostname: api.hostname, port: api.port, method: 'POST', path: pathname, headers, agent: false },
-        (upstream) => {
-          if (upstream.statusCode !== 200) {
-            upstream.resume();
-            upstream.on('end', resolve);
-            return;
-          }
-          let pending = '';
-          upstream.setEncoding('utf8');
-          upstream.on('data', (chunk: string) => {
-            pending += chunk;
-            const lines = pending.split('\n');
-            pending = lines.pop()!;
-            for (const line of lines) if (line.startsWith('event:')) onEvent(line.slice(6).trim());
-          });
-          upstream.on('close', resolve);
-          upstream.on('error', resolve);
-        },
-      );
-      request.on('error', () => resolve());
-      request.on('close', () => resolve());
-      close = () => request.destroy();
-      request.end(body);
-    });
-    return { ended, close: () => close() };
-  };
-  const sessions = new SessionHub(relayToApi, options.basePath, watchApi);
-  const stats = { tlsConnections: 0, handshakesRefused: 0 };
-  const sockets = new Set<tls.TLSSocket>();
-  // Sockets accepted whose handshake has not finished, by their peer's address and port (unique among open
-  // connections, and the same on the raw socket and on the TLS socket over it).
-  const handshaking = new Map<string, net.Socket>();
-  const peerKey = (socket: net.Socket) => `${socket.remoteAddress}:${socket.remotePort}`;
+  const sessions = new SessionHub(relayToApi, options.basePath, apiWatch(api, relay));
 
   const server = http2.createSecureServer(
     {
@@ -322,32 +251,13 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   };
   server.relay = relay;
   server.onUnknownNodeCa = (refresh) => void (recheck.refresh = refresh);
-  server.stats = stats;
-  // Before the TLS server wraps the socket: one past the handshake cap is closed before any TLS work, and the
-  // client retries later (agents with their jittered backoff).
-  server.prependListener('connection', (raw: net.Socket) => {
-    if (handshaking.size >= limits.maxHandshakes) {
-      stats.handshakesRefused += 1;
-      raw.destroy();
-      return;
-    }
-    const key = peerKey(raw);
-    handshaking.set(key, raw);
-    raw.once('close', () => {
-      if (handshaking.get(key) === raw) handshaking.delete(key);
-    });
-  });
-  server.on('secureConnection', (socket: tls.TLSSocket) => {
-    handshaking.delete(peerKey(socket));
-    stats.tlsConnections += 1;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  const connections = trackConnections(server, limits);
+  server.stats = connections.stats;
   server.shutdown = () =>
     new Promise<void>((resolve) => {
       sessions.stop();
       server.close(() => resolve());
-      for (const socket of sockets) socket.destroy();
+      connections.destroyAll();
     });
   server.maxConnections = limits.maxConnections;
   // A client that breaks off its handshake, or runs out of time for it, must not take the process down (it is
@@ -356,11 +266,4 @@ export function createGateway(options: GatewayOptions): GatewayServer {
   metrics.watch(server);
   server.on('clientError', (_error, socket) => socket.destroy());
   return server;
-}
-
-/** The socket's peer as the API records it: IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
-function callerAddressOf(remote: string | undefined): string | undefined {
-  if (!remote) return undefined;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
-  return (mapped ? mapped[1]! : remote).toLowerCase();
 }

@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MachineProbe } from '../../agent/acceptance/measure';
-import { runSessionLoop } from '../../agent/session/loop';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
 import { createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { runAgentLoop, type RunningAgent } from '../../test/session-agent';
 import type { HardwareClaims } from '../../protocol/hardware-claims';
 import { adoptNode, recheckNode } from '../nodes/lifecycle';
 import { getNode } from '../nodes/nodes';
@@ -33,13 +33,13 @@ const LIFECYCLE = [
 
 let r: RenewHarness;
 let signingKey: X509Certificate['publicKey'];
-const loops: AbortController[] = [];
+const loops: RunningAgent[] = [];
 beforeAll(async () => {
   r = await createRenewHarness();
   signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
 });
 afterAll(async () => {
-  loops.forEach((c) => c.abort());
+  loops.forEach((loop) => void loop.stop());
   await r?.close();
 });
 
@@ -63,18 +63,13 @@ function machine(claims: HardwareClaims, facts: { cpus: number; memoryGiB: numbe
 
 async function joinAndKeepSession(t: TestTenant, probe: MachineProbe, claims: HardwareClaims) {
   const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!, claims);
-  const controller = new AbortController();
-  loops.push(controller);
-  void runSessionLoop({
-    identityDir: dir,
-    ...r.target,
-    agentVersion: '0.1.0-acceptance',
-    signingKey,
-    signal: controller.signal,
-    log: () => {},
-    probe,
-  });
+  keepSession(dir, probe);
   return answer.nodeId;
+}
+
+/** The agent's session loop on `dir`, measuring with `probe`, running until the file's tests end. */
+function keepSession(dir: string, probe: MachineProbe) {
+  loops.push(runAgentLoop({ identityDir: dir, ...r.target, agentVersion: '0.1.0-acceptance', signingKey, probe }));
 }
 
 describe('acceptance checks over the session', () => {
@@ -167,17 +162,7 @@ describe('acceptance checks over the session', () => {
     await expect.poll(() => typesOf(t, nodeId), { timeout: 10_000, interval: 100 }).toContain('node.adopted');
     const again = await joinThroughGateway(r, (await mintToken(t, { allowReclaim: true })).token!, claims);
     expect(again.answer.nodeId).toBe(nodeId);
-    const controller = new AbortController();
-    loops.push(controller);
-    void runSessionLoop({
-      identityDir: again.dir,
-      ...r.target,
-      agentVersion: '0.1.0-acceptance',
-      signingKey,
-      signal: controller.signal,
-      log: () => {},
-      probe,
-    });
+    keepSession(again.dir, probe);
     await expect
       .poll(async () => (await lifecycleOf(t, nodeId)).filter((e) => e.data.identityGeneration === 2).map((e) => e.type), {
         timeout: 10_000,

@@ -1,22 +1,17 @@
-import http from 'node:http';
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import type { KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainToPem, connectGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import type { GatewayTarget } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { renewIdentity } from '../../agent/renew/renew';
 import { openSession, type AgentSession } from '../../agent/session/session-client';
 import { SseReader } from '../../agent/session/sse';
-import { testDatabaseUrl, testDb } from '../../test/db';
+import { testDb } from '../../test/db';
 import { createTestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { h2ConnectionAs } from '../../test/node-connection';
+import { BASE, joinThroughGateway, secondInstance, type RenewHarness } from '../../test/renew-harness';
 import { useRenewHarness } from '../../test/session-harness';
-import { createServices, type Services } from '../boot/services';
-import { normalizedPath } from '../boot/http-server';
-import { createGateway, type GatewayServer } from '../gateway/gateway';
-import { createAgentEndpoints } from '../entry/agent-endpoints';
 import { SESSION_REPLACED } from '../../protocol/session-wire';
 import { DEFAULT_MAX_SESSIONS_PER_NODE, sessionSettings } from './settings';
 
@@ -69,13 +64,7 @@ function watchLive(nodeId: string) {
  * that sends before them may open more streams than the gateway allows, and those are refused (gateway-streams.test.ts).
  */
 async function connectAs(identity: LoadedIdentity, target: GatewayTarget = r.target) {
-  const socket = await connectGateway(
-    target,
-    { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) },
-    10_000,
-    ['h2'],
-  );
-  const connection = http2.connect(target.gatewayUrl, { createConnection: () => socket });
+  const connection = await h2ConnectionAs(target, identity);
   await new Promise<void>((resolve, reject) => {
     connection.once('remoteSettings', () => resolve());
     connection.once('error', reject);
@@ -159,44 +148,15 @@ describe('sessions per node', () => {
 });
 
 describe('Hellos of one node racing through two API instances and two gateways', () => {
-  let services: Services;
-  let api: http.Server;
-  let gateway: GatewayServer;
+  let instance: Awaited<ReturnType<typeof secondInstance>> | undefined;
   let second: GatewayTarget & { basePath: string };
   beforeAll(async () => {
     // A second API process: its own services (and pg pool) on the same keys and database, and its own gateway.
-    services = createServices({
-      databaseUrl: testDatabaseUrl(),
-      db: testDb(),
-      env: {},
-      pgPoolMax: 8,
-      pki: r.h.services.pki,
-      rootTenantId: async () => r.h.rootTenantId,
-      sessionSettings: sessionSettings(1, 10),
-    });
-    const agent = createAgentEndpoints(services);
-    api = http.createServer((req, res) => {
-      if (!agent(req, res, normalizedPath(req.url) ?? '')) res.writeHead(404).end();
-    });
-    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', () => resolve()));
-    gateway = createGateway({
-      servingChainPem: r.gatewayCert.chainPem,
-      servingKeyPem: r.gatewayCert.privateKeyPem,
-      nodeCaPem: r.h.bundle.nodeCa.certificatePem,
-      apiUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
-      basePath: BASE,
-      log: () => {},
-    });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', () => resolve()));
-    second = { ...r.target, gatewayUrl: `https://127.0.0.1:${(gateway.address() as AddressInfo).port}` };
+    instance = await secondInstance(r, { pgPoolMax: 8, sessionSettings: sessionSettings(1, 10) });
+    second = instance.target;
   });
   afterAll(async () => {
-    await gateway?.shutdown();
-    await new Promise<void>((resolve) => {
-      api?.close(() => resolve());
-      api?.closeAllConnections();
-    });
-    await services?.close();
+    await instance?.close();
   });
 
   it(`leave at most ${LIMIT} live at any moment, and every Hello is welcomed`, { timeout: 120_000 }, async () => {

@@ -2,14 +2,14 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadIdentity } from '../../agent/renew/identity';
 import { RENEWAL_EXIT } from '../../agent/renew/loop';
-import { runSessionLoop } from '../../agent/session/loop';
 import { keepSessions } from '../../agent/sim/session-sim';
-import { openSession, type AgentSession } from '../../agent/session/session-client';
+import { openSession } from '../../agent/session/session-client';
 import { sessionCheck } from '../../agent/session/state-file';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
 import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import { runAgentLoop } from '../../test/session-agent';
 import { useRenewHarness } from '../../test/session-harness';
 import { revokeNodeIdentity } from '../nodes/lifecycle';
 
@@ -31,22 +31,15 @@ async function eventTypes(t: TestTenant, nodeId: string) {
 }
 
 function startLoop(dir: string, renewAfterMs: number[]) {
-  const controller = new AbortController();
-  const opened: AgentSession[] = [];
-  const lines: string[] = [];
   let renewals = 0;
-  const exit = runSessionLoop({
+  return runAgentLoop({
     identityDir: dir,
     ...r.target,
     agentVersion: '0.1.0-loop',
     signingKey,
     writeState: true,
-    signal: controller.signal,
-    log: (line) => lines.push(line),
-    onSession: (s) => s && opened.push(s),
     renewalDelay: () => renewAfterMs[renewals++] ?? 3_600_000,
   });
-  return { controller, opened, lines, exit };
 }
 
 describe('runSessionLoop', () => {
@@ -73,8 +66,7 @@ describe('runSessionLoop', () => {
       .toEqual([after.leaf.serialNumber.toLowerCase()]);
     expect(await eventTypes(t, answer.nodeId)).toEqual(['node.connected']);
 
-    loop.controller.abort();
-    expect(await loop.exit).toBe(RENEWAL_EXIT.stopped);
+    expect(await loop.stop()).toBe(RENEWAL_EXIT.stopped);
     expect((await sessionCheck(dir)).ok).toBe(false);
   });
 
@@ -119,35 +111,19 @@ describe('dev --sim N --sessions (keepSessions)', () => {
   it('verifies every welcome under the key its join_signing_key_pin names, read through the gateway; another pin opens nothing', async () => {
     const t = await createTestTenant(testDb());
     const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!);
-    const run = (pin: string) => {
-      const controller = new AbortController();
-      const lines: string[] = [];
-      const opened: AgentSession[] = [];
-      const exit = runSessionLoop({
-        identityDir: dir,
-        ...r.target,
-        agentVersion: '0.1.0-loop',
-        joinSigningKeyPin: pin,
-        signal: controller.signal,
-        log: (line) => lines.push(line),
-        onSession: (s) => s && opened.push(s),
-      });
-      return { controller, lines, opened, exit };
-    };
+    const run = (pin: string) => runAgentLoop({ identityDir: dir, ...r.target, agentVersion: '0.1.0-loop', joinSigningKeyPin: pin });
     const wrong = run(`sha256/${Buffer.alloc(32, 7).toString('base64')}`);
     await expect
       .poll(() => wrong.lines.filter((l) => l.includes('does not match join_signing_key_pin')).length, { timeout: 10_000 })
       .toBeGreaterThanOrEqual(1);
     expect(wrong.opened).toEqual([]);
     expect(await sessionRows(answer.nodeId)).toEqual([]);
-    wrong.controller.abort();
-    expect(await wrong.exit).toBe(RENEWAL_EXIT.stopped);
+    expect(await wrong.stop()).toBe(RENEWAL_EXIT.stopped);
 
     const right = run(r.h.trust.signingKeyPin);
     await expect.poll(() => right.opened.length, { timeout: 10_000 }).toBe(1);
     expect(right.opened[0]!.welcome).toMatchObject({ status: 'welcome', nodeId: answer.nodeId });
-    right.controller.abort();
-    expect(await right.exit).toBe(RENEWAL_EXIT.stopped);
+    expect(await right.stop()).toBe(RENEWAL_EXIT.stopped);
   });
 
   it('refuses a welcome that does not verify under the key it was given', async () => {

@@ -1,17 +1,13 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
-import { writeIdentity } from '../../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { openSession, type AgentSession } from '../../agent/session/session-client';
-import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
 import { spawnGateway, type SpawnedGateway } from '../../test/gateway-process';
 import { machineClaims } from '../../test/join-harness';
+import { storeJoinedIdentity, verifiedJoinAnswer } from '../../test/joined-identity';
 import { defaultPool, newServerSecret, startServedDatabase, type ServerDatabase, type ServerProcess } from '../../test/server-process';
 import { insertApiKey } from '../api-keys/api-keys';
 import { issueGatewayCertificate } from '../pki/issuance/gateway';
@@ -81,23 +77,7 @@ async function joinVia(g: SpawnedGateway): Promise<LoadedIdentity> {
   const attempt = await prepareJoinAttempt({ token, trust, claims: machineClaims(), keys });
   const reply = await postToGateway(targetOf(g), undefined, `${BASE}/v1/join`, attempt.body);
   expect(reply.status).toBe(200);
-  const answer = verifyJoinAnswer(JSON.parse(reply.body.toString()), {
-    signingKeyPin: trust.signingKeyPin,
-    signingCertificateDer: trust.signingCertificateDer,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
-  }) as IssuedAnswer;
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-fleet-'));
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
-  return loadIdentity(dir);
+  return loadIdentity(await storeJoinedIdentity('bc-fleet-', keys, verifiedJoinAnswer(reply.body, trust, keys)));
 }
 
 /** What one API instance says about the node's session (REST `nodes.get`). */

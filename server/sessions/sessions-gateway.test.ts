@@ -1,4 +1,3 @@
-import http2 from 'node:http2';
 import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -6,31 +5,30 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { chainToPem, connectGateway } from '../../agent/renew/gateway-client';
-import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
+import { connectGateway } from '../../agent/renew/gateway-client';
+import type { LoadedIdentity } from '../../agent/renew/identity';
 import { buildRenewBody, checkRenewedAnswer } from '../../agent/renew/renew';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
-import { openSession, SessionRefusedError, type AgentSession } from '../../agent/session/session-client';
+import type { AgentSession } from '../../agent/session/session-client';
 import { SseReader } from '../../agent/session/sse';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
-import { machineClaims, mintToken } from '../../test/join-harness';
-import { BASE, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { useRenewHarness } from '../../test/session-harness';
-import { deleteNode, revokeNodeIdentity, setCordon } from '../nodes/lifecycle';
+import { nodeCredentials } from '../../test/node-connection';
+import { BASE, type RenewHarness } from '../../test/renew-harness';
+import { joinedThroughGateway, openAgentSession, useRenewHarness } from '../../test/session-harness';
 import { getNode, listNodes } from '../nodes/nodes';
 import { countPools } from '../pools/counts';
-import { SESSION_REFUSED } from '../../protocol/session-wire';
 
 // Sessions through a real gateway (TLS, mutual TLS, HTTP/2 and HTTP/1.1) in front of a real HTTP API on the
-// test PostgreSQL: heartbeats every second and a grace of two seconds (sessionSettings(1, 2)).
+// test PostgreSQL: heartbeats every second and a grace of two seconds (sessionSettings(1, 2)). How sessions
+// end and which Hellos are refused: sessions-ending.test.ts.
 
 let r: RenewHarness;
 let signingKey: KeyObject;
 useRenewHarness((created) => ({ r, signingKey } = created));
 
-const open = (identity: LoadedIdentity, onEvent?: (type: string) => void) =>
-  openSession(r.target, identity, { basePath: BASE, agentVersion: '0.1.0-test', signingKey, onEvent: (e) => onEvent?.(e.type) });
+const open = (identity: LoadedIdentity, onEvent?: (type: string) => void) => openAgentSession(r, signingKey, identity, onEvent);
+const joined = (t: TestTenant) => joinedThroughGateway(r, t);
 
 async function eventsOf(t: TestTenant, nodeId: string, types: string[]) {
   const events = await testDb().event.findMany({ where: { tenantId: t.tenantId, type: { in: types } }, orderBy: { id: 'asc' } });
@@ -44,45 +42,6 @@ async function isConnected(nodeId: string) {
     SELECT count(*)::int AS n FROM node_sessions s JOIN gateway_leases g ON g.gateway_id = s.gateway_id
      WHERE s.node_id = ${nodeId} AND g.expires_at > now()`;
   return rows[0]!.n > 0;
-}
-
-async function joined(t: TestTenant, claims = machineClaims()) {
-  const { dir, answer } = await joinThroughGateway(r, (await mintToken(t)).token!, claims);
-  return { dir, nodeId: answer.nodeId, identity: await loadIdentity(dir) };
-}
-
-/** A Hello sent by hand over HTTP/2: status, content type and body bytes (a refusal must be the same bytes). */
-async function rawHello(identity: LoadedIdentity | null, body: string) {
-  const socket = await connectGateway(
-    r.target,
-    identity
-      ? { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) }
-      : undefined,
-    10_000,
-    ['h2'],
-  );
-  const connection = http2.connect(r.target.gatewayUrl, { createConnection: () => socket });
-  try {
-    return await new Promise<{ status: number; type: string; body: Buffer }>((resolve, reject) => {
-      const stream = connection.request({ ':method': 'POST', ':path': `${BASE}/v1/session`, 'content-type': 'application/json' });
-      const chunks: Buffer[] = [];
-      let head: http2.IncomingHttpHeaders = {};
-      stream.on('response', (headers) => (head = headers));
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => resolve({ status: Number(head[':status']), type: String(head['content-type']), body: Buffer.concat(chunks) }));
-      stream.on('error', reject);
-      stream.end(body);
-    });
-  } finally {
-    connection.destroy();
-  }
-}
-
-async function refusalsOf(reason: string, nodeId: string | null) {
-  const events = await testDb().event.findMany({ where: { type: 'security.session.refused' }, orderBy: { id: 'desc' }, take: 50 });
-  return events.filter(
-    (e) => (e.data as { reason?: string }).reason === reason && (nodeId === null || (e.data as { nodeId?: string }).nodeId === nodeId),
-  );
 }
 
 describe('a session over HTTP/2', () => {
@@ -154,88 +113,6 @@ describe('a session over HTTP/2', () => {
     expect((await eventsOf(t, nodeId, CONNECTION)).map((e) => e.type)).toEqual(['node.connected', 'node.disconnected']);
   });
 
-  it('revokeIdentity ends the session within seconds, and the next Hello is refused with the uniform bytes', async () => {
-    const t = await createTestTenant(testDb());
-    const { nodeId, identity } = await joined(t);
-    const session = await open(identity);
-    const revokedAt = performance.now();
-    await revokeNodeIdentity(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
-    await session.ended;
-    expect(performance.now() - revokedAt).toBeLessThan(5_000);
-
-    await expect(open(identity)).rejects.toBeInstanceOf(SessionRefusedError);
-    const raw = await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }));
-    expect(raw).toEqual({ status: 403, type: 'application/json', body: SESSION_REFUSED.body });
-    expect(raw.body.toString()).toBe('{"code":"ACCESS_DENIED","message":"Session refused"}');
-    expect((await refusalsOf('revoked', nodeId)).length).toBeGreaterThanOrEqual(1);
-  });
-
-  it('a certificate that expires ends its session within seconds', async () => {
-    const t = await createTestTenant(testDb());
-    const { nodeId, identity } = await joined(t);
-    const session = await open(identity);
-    // As if its lifetime ran out now (the gateway also ends it at notAfter by its own timer).
-    const expiredAt = performance.now();
-    await testDb().nodeCert.update({
-      where: { serial: identity.leaf.serialNumber.toLowerCase() },
-      data: { notAfter: new Date(Date.now() - 1_000) },
-    });
-    await session.ended;
-    expect(performance.now() - expiredAt).toBeLessThan(5_000);
-    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({
-      status: 403,
-      type: 'application/json',
-      body: SESSION_REFUSED.body,
-    });
-    expect((await refusalsOf('expired', nodeId)).length).toBe(1);
-  });
-
-  it('deleting the node ends its session within seconds, and its Hello is refused', async () => {
-    const t = await createTestTenant(testDb());
-    const { nodeId, identity } = await joined(t);
-    const session = await open(identity);
-    await setCordon(testDb(), t.operator, { tenantId: t.tenantId, nodeId }, true);
-    const deletedAt = performance.now();
-    await deleteNode(testDb(), t.operator, { tenantId: t.tenantId, nodeId });
-    await session.ended;
-    expect(performance.now() - deletedAt).toBeLessThan(5_000);
-    expect(await rawHello(identity, JSON.stringify({ nodeId, agentVersion: '0.1.0' }))).toEqual({
-      status: 403,
-      type: 'application/json',
-      body: SESSION_REFUSED.body,
-    });
-  });
-
-  it("another node's id, an older generation after a reclaim, no certificate and a bad body are refused with the same bytes", async () => {
-    const t = await createTestTenant(testDb());
-    const claims = machineClaims();
-    const a = await joined(t, claims);
-    const b = await joined(t);
-    const expected = { status: 403, type: 'application/json', body: SESSION_REFUSED.body };
-
-    expect(await rawHello(a.identity, JSON.stringify({ nodeId: b.nodeId, agentVersion: '0.1.0' }))).toEqual(expected);
-    expect((await refusalsOf('peer-mismatch', a.nodeId)).length).toBe(1);
-    expect(await rawHello(null, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0' }))).toEqual(expected);
-    expect((await refusalsOf('no-client-certificate', null)).length).toBeGreaterThanOrEqual(1);
-    expect(await rawHello(a.identity, '{not json')).toEqual(expected);
-    expect(await rawHello(a.identity, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0', padding: 'x'.repeat(10_000) }))).toEqual(
-      expected,
-    );
-    expect((await refusalsOf('malformed', a.nodeId)).length).toBe(1);
-
-    const old = await open(a.identity);
-    const again = await joinThroughGateway(r, (await mintToken(t, { allowReclaim: true })).token!, claims);
-    expect(again.answer.nodeId).toBe(a.nodeId);
-    // The reclaim superseded the certificate the session was opened with: the server ends it.
-    await old.ended;
-    expect(await rawHello(a.identity, JSON.stringify({ nodeId: a.nodeId, agentVersion: '0.1.0' }))).toEqual(expected);
-    expect((await refusalsOf('generation', a.nodeId)).length + (await refusalsOf('revoked', a.nodeId)).length).toBeGreaterThanOrEqual(1);
-    // The new identity is welcome.
-    const fresh = await open(await loadIdentity(again.dir));
-    expect(fresh.welcome.nodeId).toBe(a.nodeId);
-    fresh.close();
-  });
-
   it("a renewal on the session's connection opens no new TLS connection and is decided as any renewal", async () => {
     const t = await createTestTenant(testDb());
     const { identity } = await joined(t);
@@ -298,10 +175,7 @@ describe('a session over HTTP/1.1', () => {
   it('gets the same welcome and heartbeats', async () => {
     const t = await createTestTenant(testDb());
     const { nodeId, identity } = await joined(t);
-    const socket = await connectGateway(r.target, {
-      keyPem: identity.identity.privateKeyPem,
-      certificatePem: chainToPem([identity.identity.certificateChain[0]!]),
-    });
+    const socket = await connectGateway(r.target, nodeCredentials(identity));
     expect(socket.alpnProtocol).toBe('http/1.1');
     // An agent that holds the server's trust set (version 1 here): no `trust` event between them.
     const body = JSON.stringify({ nodeId, agentVersion: '0.1.0', trustVersion: 1 });

@@ -1,17 +1,16 @@
-import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainToPem, connectGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
+import type { GatewayTarget } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
-import { SseReader, type ServerEvent } from '../../agent/session/sse';
+import type { ServerEvent } from '../../agent/session/sse';
 import { verifyEnvelope } from '../../protocol/envelope';
 import { SESSION_REFUSED } from '../../protocol/session-wire';
 import { testDb } from '../../test/db';
 import { createTestTenant, type TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { BASE, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { createGateway, type GatewayServer } from '../gateway/gateway';
+import { helloOverH2, type RawHello } from '../../test/node-connection';
+import { anotherGateway, createRenewHarness, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
+import type { GatewayServer } from '../gateway/gateway';
 import type { PkiRuntime } from '../join/join-runtime';
 import { getNode } from '../nodes/nodes';
 import type { JoinCrypto } from '../pki/issuance/join-crypto';
@@ -54,16 +53,7 @@ beforeAll(async () => {
   });
   signingKey = new X509Certificate(r.h.trust.signingCertificateDer).publicKey;
   // A second gateway process of the same deployment, in front of the same API.
-  second = createGateway({
-    servingChainPem: r.gatewayCert.chainPem,
-    servingKeyPem: r.gatewayCert.privateKeyPem,
-    nodeCaPem: r.h.bundle.nodeCa.certificatePem,
-    apiUrl: r.apiUrl,
-    basePath: BASE,
-    log: () => {},
-  });
-  const port = await new Promise<number>((resolve) => second.listen(0, '127.0.0.1', () => resolve((second.address() as AddressInfo).port)));
-  secondTarget = { gatewayUrl: `https://127.0.0.1:${port}`, servingCaPin: r.servingCaPin };
+  ({ gateway: second, target: secondTarget } = await anotherGateway(r));
   t = await createTestTenant(testDb());
 });
 afterAll(async () => {
@@ -76,49 +66,10 @@ async function joined() {
   return { nodeId: answer.nodeId, identity: await loadIdentity(dir) };
 }
 
-interface RawSession {
-  status: number;
-  body: Buffer;
-  events: ServerEvent[];
-  close(): void;
-}
+const helloWith = (identity: LoadedIdentity, hello: object, target: GatewayTarget = r.target) => helloOverH2(target, identity, hello);
 
-/** A Hello with `hello` as its body over HTTP/2 (as any agent may send it), and the events of its stream as they come. */
-async function helloWith(identity: LoadedIdentity, hello: object, target: GatewayTarget = r.target): Promise<RawSession> {
-  const socket = await connectGateway(
-    target,
-    { keyPem: identity.identity.privateKeyPem, certificatePem: chainToPem([identity.identity.certificateChain[0]!]) },
-    10_000,
-    ['h2'],
-  );
-  const connection = http2.connect(target.gatewayUrl, { createConnection: () => socket });
-  connection.on('error', () => {});
-  const stream = connection.request({ ':method': 'POST', ':path': `${BASE}/v1/session`, 'content-type': 'application/json' });
-  const session: RawSession = { status: 0, body: Buffer.alloc(0), events: [], close: () => connection.destroy() };
-  const reader = new SseReader();
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    stream.once('response', (headers) => {
-      session.status = Number(headers[':status']);
-      resolve();
-    });
-    stream.once('error', reject);
-    stream.end(JSON.stringify(hello));
-  });
-  stream.on('data', (chunk: Buffer) => {
-    if (session.status === 200) session.events.push(...reader.push(chunk.toString('utf8')));
-    else chunks.push(chunk);
-  });
-  if (session.status !== 200) {
-    await new Promise((resolve) => stream.once('end', resolve));
-    session.body = Buffer.concat(chunks);
-    connection.destroy();
-  }
-  return session;
-}
-
-const types = (s: RawSession) => s.events.map((e) => e.type);
-const trustEvents = (s: RawSession) => s.events.filter((e) => e.type === 'trust');
+const types = (s: RawHello) => s.events.map((e) => e.type);
+const trustEvents = (s: RawHello) => s.events.filter((e) => e.type === 'trust');
 const trustBody = (event: ServerEvent) => verifyEnvelope(event.data as { body: string; sig: string }, signingKey) as TrustSetBody;
 const recorded = (nodeId: string) =>
   testDb().node.findUniqueOrThrow({ where: { id: nodeId }, select: { trustVersion: true, trustVersionAt: true } });

@@ -1,16 +1,13 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { prepareJoinAttempt, type JoinTrust } from '../../agent/join';
-import { writeIdentity } from '../../agent/identity-store';
 import { generateNodeKeyAndCsr } from '../../agent/keys';
 import { postToGateway, type GatewayTarget } from '../../agent/renew/gateway-client';
 import { loadIdentity, type LoadedIdentity } from '../../agent/renew/identity';
 import { renewIdentity } from '../../agent/renew/renew';
 import { clientIdentityOf } from '../../agent/renew/tpm-renewal';
-import { verifyJoinAnswer, type IssuedAnswer } from '../../agent/verify-answer';
+import type { IssuedAnswer } from '../../agent/verify-answer';
 import { machineClaims } from '../join-harness';
+import { storeJoinedIdentity, verifiedJoinAnswer } from '../joined-identity';
 
 /**
  * The load of the failover drill: joins and renewals through the gateways, each call recorded with when it was
@@ -57,13 +54,7 @@ export async function joinOnce(
   call.answeredAt = Date.now();
   calls.push(call);
   if (call.status !== 200) return { call, keys };
-  const answer = verifyJoinAnswer(JSON.parse(call.body.toString()), {
-    signingKeyPin: trust.signingKeyPin,
-    signingCertificateDer: trust.signingCertificateDer,
-    csrSha256: keys.csrSha256,
-    publicKeySpkiDer: keys.spkiDer,
-    expectedRole: 'node',
-  }) as IssuedAnswer;
+  const answer = verifiedJoinAnswer(call.body, trust, keys);
   call.nodeId = answer.nodeId;
   call.serial = serialOf(answer.certificateChain);
   return { call, answer, keys };
@@ -79,15 +70,7 @@ export async function joinedMachine(
 ): Promise<{ dir: string; identity: LoadedIdentity }> {
   const { call, answer, keys } = await joinOnce(target, token, trust, calls, claims);
   if (!answer) throw new Error(`a join before the drill answered ${call.status}: ${call.body.toString()}`);
-  const dir = await mkdtemp(path.join(tmpdir(), 'bc-drill-node-'));
-  await writeIdentity(dir, {
-    privateKeyPem: keys.privateKeyPem,
-    certificateChain: answer.certificateChain,
-    nodeId: answer.nodeId,
-    siteId: answer.siteId,
-    trustDomain: answer.trustDomain,
-    role: answer.role,
-  });
+  const dir = await storeJoinedIdentity('bc-drill-node-', keys, answer);
   return { dir, identity: await loadIdentity(dir) };
 }
 
