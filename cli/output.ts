@@ -24,3 +24,14 @@ function formatCell(value: unknown): string {
 export function printJson(value: unknown) {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
+
+/** A list as JSON with `--json`, else as {@link printTable}'s table. */
+export function printRows<T>(
+  rows: T[],
+  json: boolean | undefined,
+  columns: [header: string, value: (row: T) => unknown][],
+  empty?: string,
+) {
+  if (json) printJson(rows);
+  else printTable(rows, columns, empty);
+}

@@ -15,16 +15,18 @@
 //
 // The first admin's passwords are secrets: the new one is passed to Playwright in its environment only,
 // and every line this script relays from the server or from Playwright has both masked.
-// Only Node built-ins, like scripts/start.mjs.
+// Only Node built-ins, like scripts/start.mjs. The server's start and stop are in scripts/e2e-server.mjs, the first
+// admin's sign-in in scripts/e2e-first-admin.mjs, the masked output in scripts/e2e-output.mjs.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { chooseAdminPassword } from './e2e-first-admin.mjs';
+import { log, redact, relay, secrets } from './e2e-output.mjs';
+import { freePort, startServer, stopServer } from './e2e-server.mjs';
 import { usePinnedNode } from './runtime.mjs';
 
 // The pinned Node.js (scripts/runtime.mjs), fetched once when this machine's is older.
@@ -34,10 +36,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
 
 const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
-const STARTUP_TIMEOUT_MS = Number(process.env.E2E_STARTUP_TIMEOUT_MS || 180_000);
-const STOP_TIMEOUT_MS = 30_000;
-const RUNNING_LINE = /^Better Compute is running: console at (http:\/\/\S+)/;
-const PASSWORD_LINE = /^Sign in as (\S+) with the one-time password: (\S+)\s*$/;
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
@@ -57,83 +55,17 @@ env.BETTER_COMPUTE_JOIN_REQUESTS_PER_ADDRESS ||= '100000';
 env.BETTER_COMPUTE_JOIN_REQUESTS_PER_SITE ||= '100000';
 env.BETTER_COMPUTE_CHALLENGES_PER_ADDRESS ||= '100000';
 
-const secrets = new Set();
-const redact = (text) => {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join('********');
-  return out;
-};
-const log = (line) => process.stdout.write(`[e2e] ${line}\n`);
-
-/** Relays a child's output line by line, masked; `onLine` sees the raw line first. */
-function relay(stream, target, prefix, onLine) {
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-    onLine?.(line);
-    target.write(`${prefix}${redact(line)}\n`);
-  });
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-let server; // the server's ChildProcess while it runs
-let serverExited; // resolves with its exit code
+let server; // { child, exited, ready } from startServer, once spawned
 let playwright;
 let dataDir;
 let cleaningUp;
-
-const groupAlive = (pgid) => {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/**
- * A server stopped while its PostgreSQL was still starting can exit before it could stop it. Whatever is
- * left in the server's process group (which this script created) gets SIGTERM, then SIGKILL.
- */
 let leftBehind = false;
-async function stopStragglers(pgid) {
-  // Give a PostgreSQL that is finishing its shutdown a moment before calling it left behind.
-  for (let waited = 0; waited < 3_000 && pgid && groupAlive(pgid); waited += 100) await new Promise((r) => setTimeout(r, 100));
-  if (!pgid || !groupAlive(pgid)) return;
-  leftBehind = true;
-  log('Stopping processes the server left behind…');
-  process.kill(-pgid, 'SIGTERM');
-  for (let waited = 0; waited < 10_000 && groupAlive(pgid); waited += 200) await new Promise((r) => setTimeout(r, 200));
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
-}
 
 /** Stops the server (SIGTERM, then SIGKILL to its whole process group) and removes the data directory. */
 function cleanUp() {
   cleaningUp ??= (async () => {
     if (playwright && playwright.exitCode === null) playwright.kill('SIGTERM');
-    if (server && server.exitCode === null && server.signalCode === null) {
-      log('Stopping the server…');
-      server.kill('SIGTERM');
-      const stopped = await Promise.race([serverExited, new Promise((resolve) => setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS))]);
-      if (stopped === 'timeout') {
-        log(`The server did not stop within ${STOP_TIMEOUT_MS / 1000}s; killing it and its PostgreSQL.`);
-        try {
-          process.kill(-server.pid, 'SIGKILL');
-        } catch {
-          server.kill('SIGKILL');
-        }
-        await serverExited;
-      }
-    }
-    if (server) await stopStragglers(server.pid);
+    if (server) leftBehind = await stopServer(server);
     if (dataDir) await rm(dataDir, { recursive: true, force: true }).catch((error) => log(`Could not remove ${dataDir}: ${error.message}`));
   })();
   return cleaningUp;
@@ -150,90 +82,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 process.on('uncaughtException', (error) => void fail(`Unexpected error: ${redact(error?.stack ?? String(error))}`));
 process.on('unhandledRejection', (error) => void fail(`Unexpected error: ${redact(error?.stack ?? String(error))}`));
-
-/** Starts the server and resolves with its URL and first admin once both lines have been printed. */
-function startServer(port) {
-  return new Promise((resolve, reject) => {
-    server = spawn(process.execPath, ['.build/server/main.mjs'], {
-      env: {
-        ...env,
-        PORT: String(port),
-        BETTER_COMPUTE_DATA_DIR: dataDir,
-        BETTER_COMPUTE_DOWNLOADS_DIR: path.join(dataDir, 'downloads'),
-        BETTER_COMPUTE_WORKERS: process.env.BETTER_COMPUTE_WORKERS ?? '2',
-        NEXTAUTH_URL: `http://localhost:${port}`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so a server that ignores SIGTERM can be killed with its PostgreSQL.
-      detached: true,
-    });
-    serverExited = new Promise((done) => server.once('exit', (code, signal) => done(code ?? signal)));
-    let url;
-    let admin;
-    const timer = setTimeout(() => reject(new Error(`The server did not start within ${STARTUP_TIMEOUT_MS / 1000}s`)), STARTUP_TIMEOUT_MS);
-    const check = () => {
-      if (url && admin) {
-        clearTimeout(timer);
-        resolve({ url, admin });
-      }
-    };
-    relay(server.stdout, process.stdout, '[server] ', (line) => {
-      const password = PASSWORD_LINE.exec(line);
-      if (password) {
-        secrets.add(password[2]);
-        admin = { email: password[1], password: password[2] };
-      }
-      const running = RUNNING_LINE.exec(line);
-      if (running) url = running[1].replace(/\/$/, '');
-      if (url && !admin && /^Sign in with your operator account/.test(line)) {
-        reject(new Error('The server printed no one-time password; is the data directory really fresh?'));
-      }
-      check();
-    });
-    relay(server.stderr, process.stderr, '[server] ');
-    server.once('error', (error) => reject(error));
-    void serverExited.then((code) => reject(new Error(`The server exited (${code}) before it was ready`)));
-  });
-}
-
-/**
- * The first admin's first sign-in, as a browser makes it: next-auth's CSRF token, the credentials callback
- * (its session cookie), then `account.changePassword` from the console's origin, the only call a one-time
- * password allows. Resolves with the new password, which the specs sign in with.
- */
-async function chooseAdminPassword(baseUrl, admin) {
-  const jar = new Map();
-  const remember = (response) => {
-    for (const cookie of response.headers.getSetCookie()) {
-      const pair = cookie.split(';', 1)[0];
-      const eq = pair.indexOf('=');
-      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-  };
-  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
-  remember(csrf);
-  const { csrfToken } = await csrf.json();
-  const signIn = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
-    body: new URLSearchParams({ csrfToken, email: admin.email, password: admin.password, json: 'true' }),
-  });
-  remember(signIn);
-  if (![...jar.keys()].some((name) => name.endsWith('next-auth.session-token'))) {
-    throw new Error(`The first admin's sign-in with the one-time password failed (HTTP ${signIn.status})`);
-  }
-  const password = randomBytes(24).toString('base64url');
-  secrets.add(password);
-  const change = await fetch(`${baseUrl}/api/trpc/account.changePassword`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', cookie: cookie(), origin: baseUrl },
-    body: JSON.stringify({ currentPassword: admin.password, newPassword: password }),
-  });
-  if (!change.ok) throw new Error(`Choosing the first admin's password failed (HTTP ${change.status}): ${redact(await change.text())}`);
-  return { email: admin.email, password };
-}
 
 function runPlaywright(baseUrl, admin, stateDir) {
   return new Promise((resolve) => {
@@ -312,7 +160,8 @@ async function main() {
   log(`Starting the server on port ${port} with a fresh data directory (${dataDir})…`);
   let started;
   try {
-    started = await startServer(port);
+    server = startServer({ env, port, dataDir });
+    started = await server.ready;
   } catch (error) {
     return fail(`The server did not start: ${redact(error.message)}`);
   }

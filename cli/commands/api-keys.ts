@@ -5,10 +5,10 @@ import { ROLES, type Role } from '../../protocol/api/permissions';
 import { DomainError } from '../../protocol/errors';
 import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { withLocalDb } from '../local-db';
 import { wholeNumber } from '../options';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 
 const role = (value: string): Role => {
@@ -29,9 +29,8 @@ async function createKey(opts: CreateOpts, cmd: Command): Promise<ApiKeyRecord &
       return insertApiKey(db, { tenantId: tenant.id, role: opts.role, name, ...ttl }, 'local:cli');
     });
   }
-  const client = clientFor(cmd);
-  const tenantId = await client.tenantId(opts.tenant);
-  return client.post('apiKeys.create', `/v1/tenants/${enc(tenantId)}/api-keys`, { role: opts.role, name, ...ttl });
+  const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+  return client.post('apiKeys.create', `${tenantPath}/api-keys`, { role: opts.role, name, ...ttl });
 }
 
 export function registerApiKeyCommands(program: Command) {
@@ -65,11 +64,9 @@ export function registerApiKeyCommands(program: Command) {
     .option('--all', 'include revoked keys')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('apiKeys.list', `/v1/tenants/${enc(tenantId)}/api-keys`, { includeRevoked: opts.all });
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const { items } = await client.get('apiKeys.list', `${tenantPath}/api-keys`, { includeRevoked: opts.all });
+      printRows(items, opts.json, [
         ['id', (k) => k.id],
         ['name', (k) => k.name],
         ['role', (k) => k.role],
@@ -86,9 +83,8 @@ export function registerApiKeyCommands(program: Command) {
     .option('--tenant <tenant>', "tenant id or name (default: the API key's tenant)")
     .action(async (apiKeyId: string, opts: { tenant?: string }, cmd: Command) => {
       if (apiKeyId.includes('.')) throw new DomainError('INVALID_ARGUMENT', 'Pass the key id (ak_…), not the key itself');
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const key = await client.post('apiKeys.revoke', `/v1/tenants/${enc(tenantId)}/api-keys/${enc(apiKeyId)}/revoke`);
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const key = await client.post('apiKeys.revoke', `${tenantPath}/api-keys/${enc(apiKeyId)}/revoke`);
       process.stdout.write(`Revoked API key ${key.id}\n`);
     });
 }

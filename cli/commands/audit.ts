@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { csvFormat, writeDownload } from './download';
 
 /** `audit export`: a tenant's audit log as CSV, filtered as the console's audit page (newest first, streamed). */
@@ -32,8 +31,7 @@ export function registerAuditCommands(program: Command) {
         },
         cmd: Command,
       ) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
         const query = {
           action: opts.action,
           actionEquals: opts.actionEquals,
@@ -42,7 +40,7 @@ export function registerAuditCommands(program: Command) {
           since: opts.since,
           until: opts.until,
         };
-        await writeDownload(opts.output, (out) => client.download(`/v1/tenants/${enc(tenantId)}/audit/export.csv`, query, out));
+        await writeDownload(opts.output, (out) => client.download(`${tenantPath}/audit/export.csv`, query, out));
       },
     );
 }

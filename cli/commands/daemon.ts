@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 
 /** `--sha256 amd64=<hex>,arm64=<hex>` as the procedure's `sha256` object. */
 export function parseSha256Option(value: string): { amd64?: string; arm64?: string } {
@@ -75,9 +75,8 @@ export function registerDaemonCommands(program: Command) {
         cmd: Command,
       ) => {
         const digests = digestSource(opts);
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
-        const answer = await client.post('daemon.installScript', `/v1/tenants/${enc(tenantId)}/pools/${enc(opts.pool)}/install-script`, {
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+        const answer = await client.post('daemon.installScript', `${tenantPath}/pools/${enc(opts.pool)}/install-script`, {
           siteId: opts.site,
           gatewayUrl: opts.gatewayUrl,
           baseUrl: opts.baseUrl,

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { wholeNumber } from '../options';
 import { printJson, printTable } from '../output';
 
@@ -15,9 +14,8 @@ export function registerEventCommands(program: Command) {
     .option('--cursor <cursor>', 'continue after this event id')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; type?: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const page = await client.get('events.list', `/v1/tenants/${enc(tenantId)}/events`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const page = await client.get('events.list', `${tenantPath}/events`, {
         type: opts.type,
         limit: opts.limit,
         cursor: opts.cursor,

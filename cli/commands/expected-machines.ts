@@ -6,7 +6,7 @@ import { formatOfName, splitImport } from '../../protocol/api/expected-import-pa
 import { CSV_LINE_BREAK, csvRow } from '../../lib/csv';
 import type { Answer } from '../api';
 import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { printJson, printTable, printRows } from '../output';
 import { sitePath } from './site-scoped-tokens';
 
 const scopeOptions = (command: Command) =>
@@ -154,9 +154,9 @@ export function registerExpectedMachineCommands(program: Command) {
     .action(async (opts: { tenant?: string; site: string; json?: boolean }, cmd: Command) => {
       const { client, path } = await pathOf(cmd, opts);
       const { items } = await client.get('expectedMachines.unmatched', `${path}/unmatched`);
-      if (opts.json) return printJson(items);
-      printTable(
+      printRows(
         items,
+        opts.json,
         [
           ['request', (i) => i.requestId],
           ['state', (i) => i.state],

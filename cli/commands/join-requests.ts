@@ -8,7 +8,7 @@ import type { Answer } from '../api';
 import { MalformedAnswerError } from '../answer';
 import { enc, type ApiClient } from '../client';
 import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 import { progressBar } from '../progress';
 
 type Ref = { tenant?: string; pool: string };
@@ -136,9 +136,9 @@ export function registerJoinRequestCommands(program: Command) {
     .action(async (opts: Ref & FilterOpts & { state: string; json?: boolean }, cmd: Command) => {
       const client = clientFor(cmd);
       const items = await listAll(client, await poolPath(client, opts), opts.state, filterOf(opts));
-      if (opts.json) return printJson(items);
-      printTable(
+      printRows(
         items,
+        opts.json,
         [
           ['id', (r) => r.id],
           ['state', (r) => r.state],

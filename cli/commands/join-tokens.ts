@@ -3,7 +3,7 @@ import { DomainError } from '../../protocol/errors';
 import type { CreatedJoinToken, JoinTokenRecord } from '../../protocol/api/token-schemas';
 import { enc } from '../client';
 import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 import { collectLabel, labelsField } from '../label-options';
 
@@ -147,9 +147,9 @@ export function registerJoinTokenCommands(program: Command) {
         items.push(...page.items);
         cursor = page.nextCursor ?? undefined;
       } while (cursor);
-      if (opts.json) return printJson(items);
-      printTable(
+      printRows(
         items,
+        opts.json,
         [
           ['id', (t) => t.id],
           ['state', (t) => (t.revokedBy ? `revoked by ${t.revokedByEmail ?? t.revokedBy}` : t.state)],

@@ -3,7 +3,7 @@ import type { NodeDetail } from '../../protocol/api/node-schemas';
 import { certificateStanding } from '../../protocol/api/certificate-standing';
 import { DomainError } from '../../protocol/errors';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { clientFor, tenantClientFor } from '../context';
 import { printJson, printTable } from '../output';
 import { wholeNumber } from '../options';
 import { addNodeFilterOptions, nodeFilterOf, type NodeFilterOptions } from './node-filter-options';
@@ -67,9 +67,8 @@ export function registerNodeCommands(program: Command) {
     .option('--cursor <nodeId>', 'the page after this node')
     .option('--json', 'print JSON')
     .action(async (opts: NodeFilterOptions & { tenant: string; limit: number; cursor?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const page = await client.get('nodes.list', `/v1/tenants/${enc(tenantId)}/nodes`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const page = await client.get('nodes.list', `${tenantPath}/nodes`, {
         ...nodeFilterOf(opts),
         limit: opts.limit,
         cursor: opts.cursor,
@@ -98,9 +97,8 @@ export function registerNodeCommands(program: Command) {
     .option('--format <format>', 'csv (the only format)', csvFormat, 'csv')
     .option('--output <file>', 'write to this file (default: standard output)')
     .action(async (opts: NodeFilterOptions & { tenant?: string; output?: string }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      await writeDownload(opts.output, (out) => client.download(`/v1/tenants/${enc(tenantId)}/nodes/export.csv`, nodeFilterOf(opts), out));
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      await writeDownload(opts.output, (out) => client.download(`${tenantPath}/nodes/export.csv`, nodeFilterOf(opts), out));
     });
   nodes
     .command('get <nodeId>')

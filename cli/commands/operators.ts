@@ -4,9 +4,9 @@ import { DomainError } from '../../protocol/errors';
 import { createOperatorWithOneTimePassword, resetOperatorPassword } from '../../server/operators/operators';
 import { resolveTenant } from '../../server/tenants/tenants';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { withLocalDb } from '../local-db';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 
 const role = (value: string): Role => {
   if (!(ROLES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${ROLES.join(', ')}`);
@@ -28,9 +28,8 @@ export function registerOperatorCommands(program: Command) {
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, role)
     .option('--json', 'print the invitation (with its token and link) as JSON')
     .action(async (opts: { tenant: string; email: string; role: Role; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const created = await client.post('invitations.create', `/v1/tenants/${enc(tenantId)}/invitations`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const created = await client.post('invitations.create', `${tenantPath}/invitations`, {
         email: opts.email,
         role: opts.role,
       });
@@ -47,11 +46,9 @@ export function registerOperatorCommands(program: Command) {
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('operators.list', `/v1/tenants/${enc(tenantId)}/operators`);
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const { items } = await client.get('operators.list', `${tenantPath}/operators`);
+      printRows(items, opts.json, [
         ['id', (o) => o.id],
         ['email', (o) => o.email],
         ['name', (o) => o.name],
@@ -67,9 +64,8 @@ export function registerOperatorCommands(program: Command) {
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, role)
     .option('--json', 'print the operator as JSON')
     .action(async (operatorId: string, opts: { tenant: string; role: Role; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const changed = await client.post('operators.setRole', `/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/role`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const changed = await client.post('operators.setRole', `${tenantPath}/operators/${enc(operatorId)}/role`, {
         role: opts.role,
       });
       if (opts.json) return printJson(changed);
@@ -80,9 +76,8 @@ export function registerOperatorCommands(program: Command) {
     .description('Remove an operator from the tenant; every session of theirs ends at once')
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .action(async (operatorId: string, opts: { tenant: string }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      await client.post('operators.remove', `/v1/tenants/${enc(tenantId)}/operators/${enc(operatorId)}/remove`);
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      await client.post('operators.remove', `${tenantPath}/operators/${enc(operatorId)}/remove`);
       process.stdout.write(`Removed ${operatorId}\n`);
     });
   operators
@@ -129,13 +124,11 @@ export function registerInvitationCommands(program: Command) {
     .option('--all', 'include accepted, revoked and expired ones')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('invitations.list', `/v1/tenants/${enc(tenantId)}/invitations`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const { items } = await client.get('invitations.list', `${tenantPath}/invitations`, {
         includeClosed: opts.all,
       });
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      printRows(items, opts.json, [
         ['id', (i) => i.id],
         ['email', (i) => i.email],
         ['role', (i) => i.role],
@@ -149,9 +142,8 @@ export function registerInvitationCommands(program: Command) {
     .description('Revoke a pending invitation at once')
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .action(async (invitationId: string, opts: { tenant: string }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const revoked = await client.post('invitations.revoke', `/v1/tenants/${enc(tenantId)}/invitations/${enc(invitationId)}/revoke`);
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const revoked = await client.post('invitations.revoke', `${tenantPath}/invitations/${enc(invitationId)}/revoke`);
       process.stdout.write(`Revoked invitation ${revoked.id} (${revoked.state})\n`);
     });
 }

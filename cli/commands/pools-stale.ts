@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { DomainError } from '../../protocol/errors';
 import { STALE_NODES_MAX_DAYS } from '../../protocol/api/stale-nodes';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { printJson, printTable } from '../output';
 
 const days = (value: string) => {
@@ -31,16 +31,11 @@ export function registerStaleNodeCommands(pools: Command) {
         const setting = opts.cordonAfterDays !== undefined || opts.retireAfterDays !== undefined;
         if (Boolean(opts.off) === setting || (setting && (opts.cordonAfterDays === undefined || opts.retireAfterDays === undefined)))
           throw new DomainError('INVALID_ARGUMENT', 'give --cordon-after-days and --retire-after-days, or --off');
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
         const staleNodes = opts.off ? null : { cordonAfterDays: opts.cordonAfterDays!, retireAfterDays: opts.retireAfterDays! };
-        const pool = await client.post(
-          'pools.setStaleNodesPolicy',
-          `/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/stale-nodes/policy`,
-          {
-            staleNodes,
-          },
-        );
+        const pool = await client.post('pools.setStaleNodesPolicy', `${tenantPath}/pools/${enc(poolId)}/stale-nodes/policy`, {
+          staleNodes,
+        });
         if (opts.json) return printJson(pool);
         const policy = pool.policy.staleNodes;
         process.stdout.write(
@@ -58,9 +53,8 @@ export function registerStaleNodeCommands(pools: Command) {
     .option('--limit <n>', 'how many nodes the dry run lists (1-1000; the counts cover all)', (v) => Number(v))
     .option('--json', 'print JSON')
     .action(async (poolId: string, opts: { tenant?: string; dryRun?: boolean; limit?: number; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const path = `/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/stale-nodes`;
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const path = `${tenantPath}/pools/${enc(poolId)}/stale-nodes`;
       if (!opts.dryRun) {
         const done = await client.post('pools.applyStaleNodes', `${path}/apply`, {});
         if (opts.json) return printJson(done);

@@ -3,8 +3,8 @@ import { DomainError } from '../../protocol/errors';
 import { acceptanceCheckSpec, BUILT_IN_CHECKS } from '../../protocol/acceptance-checks';
 import { POOL_AGENTS, type PoolPolicy, type PoolRecord } from '../../protocol/api/pool-schemas';
 import { enc } from '../client';
-import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { tenantClientFor } from '../context';
+import { printJson, printTable, printRows } from '../output';
 import { addGetAndArchive } from './get-archive';
 import { registerStaleNodeCommands } from './pools-stale';
 
@@ -95,14 +95,13 @@ export function registerPoolCommands(program: Command) {
         if (!(POOL_AGENTS as readonly string[]).includes(opts.agent)) {
           throw new DomainError('INVALID_ARGUMENT', `--agent must be ${POOL_AGENTS.join(' or ')}`, { field: 'agent' });
         }
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
         const policy: Record<string, unknown> = {};
         if (opts.joinAttestors) policy.joinAttestors = opts.joinAttestors;
         if (opts.platformOperated) policy.kubernetes = { platformOperated: true };
         // The server names the pool's checks from their settings (pools.create's acceptanceChecks alone is refused).
         if (opts.acceptanceCheck?.length) policy.acceptance = opts.acceptanceCheck;
-        const pool = await client.post('pools.create', `/v1/tenants/${enc(tenantId)}/pools`, {
+        const pool = await client.post('pools.create', `${tenantPath}/pools`, {
           siteId: opts.site,
           name: opts.name,
           agent: opts.agent,
@@ -120,14 +119,12 @@ export function registerPoolCommands(program: Command) {
     .option('--all', 'include archived pools')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; site?: string; all?: boolean; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('pools.list', `/v1/tenants/${enc(tenantId)}/pools`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const { items } = await client.get('pools.list', `${tenantPath}/pools`, {
         siteId: opts.site,
         includeArchived: opts.all,
       });
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      printRows(items, opts.json, [
         ['id', (p) => p.id],
         ['name', (p) => p.name],
         ['site', (p) => p.siteId],
@@ -150,9 +147,8 @@ export function registerPoolCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(
       async (poolId: string, opts: { tenant?: string; tpmAllowEk: string[]; tpmDisallowEk: string[]; json?: boolean }, cmd: Command) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
-        const pool = await client.post('pools.update', `/v1/tenants/${enc(tenantId)}/pools/${enc(poolId)}/update`, {
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+        const pool = await client.post('pools.update', `${tenantPath}/pools/${enc(poolId)}/update`, {
           tpm: { addEkHashes: opts.tpmAllowEk, removeEkHashes: opts.tpmDisallowEk },
         });
         if (opts.json) return printJson(pool);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { writeNewSecretFile } from '../secret-file';
 import { parseSha256Option } from './daemon';
 import { parseTtl } from './join-tokens';
@@ -36,11 +36,10 @@ export function registerProvisioningCommands(program: Command) {
     .option('--server-url <url>', 'the control plane the machine reaches (default: the one this CLI calls)')
     .option('--sha256 <digests>', "amd64=<hex>,arm64=<hex> of bcd (default: the server's own build)", parseSha256Option)
     .action(async (opts: UserDataOpts, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
       const serverUrl = opts.serverUrl ?? new URL(client.baseUrl.slice(0, client.baseUrl.length - BASE_PATH.length)).origin;
       const ask = () =>
-        client.post('provisioning.userData', `/v1/tenants/${enc(tenantId)}/nodes/${enc(opts.node)}/user-data`, {
+        client.post('provisioning.userData', `${tenantPath}/nodes/${enc(opts.node)}/user-data`, {
           ...(opts.pool ? { poolId: opts.pool } : {}),
           ttlSeconds: opts.ttl,
           serverUrl,

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { enc } from '../client';
-import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { tenantClientFor } from '../context';
+import { printJson, printTable, printRows } from '../output';
 import { addGetAndArchive } from './get-archive';
 
 export function registerSiteCommands(program: Command) {
@@ -14,9 +14,8 @@ export function registerSiteCommands(program: Command) {
     .option('--kind <kind>', 'platform (root tenant only) or custom')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; name: string; kind?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const site = await client.post('sites.create', `/v1/tenants/${enc(tenantId)}/sites`, {
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const site = await client.post('sites.create', `${tenantPath}/sites`, {
         name: opts.name,
         ...(opts.kind ? { kind: opts.kind } : {}),
       });
@@ -30,11 +29,9 @@ export function registerSiteCommands(program: Command) {
     .option('--all', 'include archived sites')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; all?: boolean; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('sites.list', `/v1/tenants/${enc(tenantId)}/sites`, { includeArchived: opts.all });
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
+      const { items } = await client.get('sites.list', `${tenantPath}/sites`, { includeArchived: opts.all });
+      printRows(items, opts.json, [
         ['id', (s) => s.id],
         ['name', (s) => s.name],
         ['kind', (s) => s.kind],
@@ -110,8 +107,7 @@ export function registerSiteCommands(program: Command) {
         },
         cmd: Command,
       ) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, tenantPath } = await tenantClientFor(cmd, opts.tenant);
         const discovery = {
           ...(opts.discoveryApproval ? { approval: opts.discoveryApproval } : {}),
           ...(opts.pendingTtl !== undefined ? { pendingTtlSeconds: opts.pendingTtl } : {}),
@@ -124,7 +120,7 @@ export function registerSiteCommands(program: Command) {
           ...(opts.tpmDisallowEk.length ? { removeEkHashes: opts.tpmDisallowEk } : {}),
         };
         const approvals = opts.twoPersonApproval === undefined ? {} : { requiredApprovals: opts.twoPersonApproval ? 2 : 1 };
-        const site = await client.post('sites.update', `/v1/tenants/${enc(tenantId)}/sites/${enc(siteId)}/update`, {
+        const site = await client.post('sites.update', `${tenantPath}/sites/${enc(siteId)}/update`, {
           discovery,
           ...approvals,
           ...(Object.keys(tpm).length ? { tpm } : {}),

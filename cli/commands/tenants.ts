@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { clientFor } from '../context';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 
 export function registerTenantCommands(program: Command) {
   const tenants = program.command('tenants').description('Tenants: who owns sites, pools and nodes');
@@ -20,8 +20,7 @@ export function registerTenantCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { items } = await clientFor(cmd).get('tenants.list', '/v1/tenants');
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      printRows(items, opts.json, [
         ['id', (t) => t.id],
         ['name', (t) => t.name],
         ['root', (t) => (t.isRoot ? 'yes' : '')],

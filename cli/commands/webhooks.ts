@@ -2,9 +2,9 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { WEBHOOK_EVENT_TYPES } from '../../server/events/event-types';
 import type { WebhookRecord } from '../../protocol/api/webhook-schemas';
 import { enc } from '../client';
-import { clientFor } from '../context';
+import { tenantClientFor } from '../context';
 import { wholeNumber } from '../options';
-import { printJson, printTable } from '../output';
+import { printJson, printRows } from '../output';
 import { writeNewSecretFile } from '../secret-file';
 
 const eventTypes = (value: string): string[] => {
@@ -26,7 +26,12 @@ const onOff = (value: string): boolean => {
 };
 
 type WithSecret = WebhookRecord & { secret: string };
-const base = (tenantId: string) => `/v1/tenants/${enc(tenantId)}/webhooks`;
+
+/** The client and the REST path of the tenant's webhooks. */
+async function webhooksOf(cmd: Command, tenant: string) {
+  const { client, tenantPath } = await tenantClientFor(cmd, tenant);
+  return { client, base: `${tenantPath}/webhooks` };
+}
 
 function printSecret(created: WithSecret, out: string | undefined, json: boolean | undefined, verb: string) {
   const { secret, ...record } = created;
@@ -54,10 +59,9 @@ export function registerWebhookCommands(program: Command) {
         opts: { tenant: string; url: string; events: string[]; description?: string; disabled?: boolean; out?: string; json?: boolean },
         cmd: Command,
       ) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, base } = await webhooksOf(cmd, opts.tenant);
         const create = () =>
-          client.post('webhooks.create', base(tenantId), {
+          client.post('webhooks.create', base, {
             url: opts.url,
             eventTypes: opts.events,
             description: opts.description,
@@ -75,11 +79,9 @@ export function registerWebhookCommands(program: Command) {
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('webhooks.list', base(tenantId));
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const { items } = await client.get('webhooks.list', base);
+      printRows(items, opts.json, [
         ['id', (w) => w.id],
         ['url', (w) => w.url],
         ['events', (w) => w.eventTypes.join(',')],
@@ -94,9 +96,8 @@ export function registerWebhookCommands(program: Command) {
     .requiredOption('--tenant <tenant>', 'tenant id or name')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('webhooks.eventTypes', `${base(tenantId)}/event-types`);
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const { items } = await client.get('webhooks.eventTypes', `${base}/event-types`);
       if (opts.json) return printJson(items);
       process.stdout.write(items.map((t) => `${t}\n`).join(''));
     });
@@ -127,14 +128,13 @@ export function registerWebhookCommands(program: Command) {
         },
         cmd: Command,
       ) => {
-        const client = clientFor(cmd);
-        const tenantId = await client.tenantId(opts.tenant);
+        const { client, base } = await webhooksOf(cmd, opts.tenant);
         const changes = { url: opts.url, eventTypes: opts.events, description: opts.description, enabled: opts.enabled };
         let record: WebhookRecord | undefined;
         if (Object.values(changes).some((v) => v !== undefined))
-          record = await client.post('webhooks.update', `${base(tenantId)}/${enc(webhookId)}/update`, changes);
+          record = await client.post('webhooks.update', `${base}/${enc(webhookId)}/update`, changes);
         if (opts.rotateSecret) {
-          const rotate = () => client.post('webhooks.rotateSecret', `${base(tenantId)}/${enc(webhookId)}/rotate-secret`);
+          const rotate = () => client.post('webhooks.rotateSecret', `${base}/${enc(webhookId)}/rotate-secret`);
           let rotated: WithSecret | undefined;
           if (opts.out) await writeNewSecretFile(opts.out, async () => (rotated = await rotate()).secret);
           else rotated = await rotate();
@@ -154,9 +154,8 @@ export function registerWebhookCommands(program: Command) {
     .argument('<webhookId>')
     .option('--json', 'print the deleted record as JSON')
     .action(async (webhookId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const record = await client.post('webhooks.delete', `${base(tenantId)}/${enc(webhookId)}/delete`);
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const record = await client.post('webhooks.delete', `${base}/${enc(webhookId)}/delete`);
       if (opts.json) return printJson(record);
       process.stdout.write(`Deleted webhook ${record.id}\n`);
     });
@@ -167,9 +166,8 @@ export function registerWebhookCommands(program: Command) {
     .argument('<webhookId>')
     .option('--json', 'print the delivery as JSON')
     .action(async (webhookId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const delivery = await client.post('webhooks.test', `${base(tenantId)}/${enc(webhookId)}/test`);
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const delivery = await client.post('webhooks.test', `${base}/${enc(webhookId)}/test`);
       if (opts.json) return printJson(delivery);
       process.stdout.write(`Queued test delivery ${delivery.id}; see \`better-compute webhooks deliveries ${webhookId}\`\n`);
     });
@@ -182,14 +180,12 @@ export function registerWebhookCommands(program: Command) {
     .option('--limit <n>', 'at most this many (1 to 500, default 100)', wholeNumber(1, 500))
     .option('--json', 'print JSON')
     .action(async (webhookId: string, opts: { tenant: string; state?: string; limit?: number; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const { items } = await client.get('webhooks.deliveries', `${base(tenantId)}/${enc(webhookId)}/deliveries`, {
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const { items } = await client.get('webhooks.deliveries', `${base}/${enc(webhookId)}/deliveries`, {
         state: opts.state,
         limit: opts.limit,
       });
-      if (opts.json) return printJson(items);
-      printTable(items, [
+      printRows(items, opts.json, [
         ['id', (d) => d.id],
         ['event', (d) => d.eventType],
         ['state', (d) => d.state],
@@ -208,12 +204,8 @@ export function registerWebhookCommands(program: Command) {
     .argument('<deliveryId>')
     .option('--json', 'print the delivery as JSON')
     .action(async (webhookId: string, deliveryId: string, opts: { tenant: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd);
-      const tenantId = await client.tenantId(opts.tenant);
-      const delivery = await client.post(
-        'webhooks.redeliver',
-        `${base(tenantId)}/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`,
-      );
+      const { client, base } = await webhooksOf(cmd, opts.tenant);
+      const delivery = await client.post('webhooks.redeliver', `${base}/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`);
       if (opts.json) return printJson(delivery);
       process.stdout.write(`Queued delivery ${delivery.id} again\n`);
     });

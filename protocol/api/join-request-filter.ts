@@ -6,6 +6,15 @@ import { z } from 'zod';
 /** A day of seconds times 366: ages beyond a year are no filter anyone means. */
 const MAX_AGE_SECONDS = 31_622_400;
 
+/** A filter's free-text search: trimmed, 1 to 200 printable characters. */
+export const searchText = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]*$/u, 'must be printable')
+  .optional();
+
 /**
  * What narrows the queue (the console's search box and filters, the CLI's `--all-pending` options). Flat, so
  * REST takes them as query parameters. Every field is optional; together they are an AND.
@@ -15,13 +24,7 @@ export const requestFilterFields = {
    * Case-insensitive text found in the request id, the vouched MAC, the IP, or the claims' hostname, serials,
    * product UUID, MACs or GPU UUIDs. A MAC matches with `:`, `-` or no separators.
    */
-  search: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .regex(/^[^\p{Cc}]*$/u, 'must be printable')
-    .optional(),
+  search: searchText,
   attestor: z
     .string()
     .min(1)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { searchText } from './join-request-filter';
 import { labelSelector } from './labels';
 
 // The fleet view's node filter, with no database code: the console's client bundle imports it (through
@@ -16,13 +17,7 @@ export const nodeFilterFields = {
    * Case-insensitive text found in the node id, the claims' hostname, serials, product UUID, MACs (with `:`, `-`
    * or no separators) or IPs, or a label's value.
    */
-  search: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .regex(/^[^\p{Cc}]*$/u, 'must be printable')
-    .optional(),
+  search: searchText,
   poolId: z.string().min(1).max(100).optional(),
   siteId: z.string().min(1).max(100).optional(),
   state: z.enum(['adopting', 'adopted', 'retired']).optional(),
