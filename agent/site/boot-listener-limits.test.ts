@@ -89,4 +89,26 @@ describe('SourceRateLimit', () => {
     for (const source of ['c', 'd', 'e', 'f']) rate.hit(source);
     expect(rate.size).toBe(3);
   });
+
+  it('counts every IPv6 address of one /64 as one source, and another /64 apart', () => {
+    const handle = bootHandler(
+      new BootLeases(mintingClient(), () => {}),
+      { leases: true, boot: true },
+      new SourceRateLimit({ limit: 3, windowMs: 60_000, maxSources: 16 }),
+    );
+    // The handler called directly, as a socket from each address would reach it.
+    const fetchFrom = (remoteAddress: string) => {
+      let status = 0;
+      const res = { writeHead: (code: number) => ((status = code), res), end: () => res };
+      handle(
+        { url: `/v1/boot/${macOf(5)}/token`, method: 'GET', socket: { remoteAddress } } as http.IncomingMessage,
+        res as unknown as http.ServerResponse,
+      );
+      return status;
+    };
+    const statuses = ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3', '2001:db8:1:2::4'].map(fetchFrom);
+    expect(statuses).toEqual([404, 404, 404, 429]);
+    expect(fetchFrom('2001:db8:1:3::1')).toBe(404);
+    expect(fetchFrom('::ffff:10.0.0.1')).toBe(404);
+  });
 });

@@ -41,14 +41,24 @@ describe('the boot listener', () => {
   it('a retry of the same lease keeps its token without redeeming again; a newer lease redeems a new one', async () => {
     const { client, calls } = fakeClient();
     const leases = new BootLeases(client, () => {});
-    await leases.lease({ mac: '3c:ec:ef:00:00:03', bootLeaseEpoch: 7 });
-    await leases.lease({ mac: '3c:ec:ef:00:00:03', bootLeaseEpoch: 7 });
+    await leases.lease({ mac: '3c:ec:ef:00:00:03', ip: '127.0.0.1', bootLeaseEpoch: 7 });
+    await leases.lease({ mac: '3c:ec:ef:00:00:03', ip: '127.0.0.1', bootLeaseEpoch: 7 });
     expect(calls).toEqual([
       { epoch: 7, redeemed: true },
       { epoch: 7, redeemed: false },
     ]);
     expect(leases.take('3c:ec:ef:00:00:03', '127.0.0.1')).toBe('bcjt_jt_1.secret');
-    await leases.lease({ mac: '3c:ec:ef:00:00:03', bootLeaseEpoch: 8 });
+    await leases.lease({ mac: '3c:ec:ef:00:00:03', ip: '127.0.0.1', bootLeaseEpoch: 8 });
     expect(leases.take('3c:ec:ef:00:00:03', '127.0.0.1')).toBe('bcjt_jt_2.secret');
+  });
+
+  it('compares the lease address as an address, and a lease held without one gives its token to nobody', async () => {
+    const { client } = fakeClient();
+    const leases = new BootLeases(client, () => {});
+    await leases.lease({ mac: '3c:ec:ef:00:00:04', ip: '2001:0DB8:0:0:0:0:0:0005', bootLeaseEpoch: 1 });
+    expect(leases.take('3c:ec:ef:00:00:04', '2001:db8::6')).toBeNull();
+    expect(leases.take('3c:ec:ef:00:00:04', '2001:db8::5')).toBe('bcjt_jt_1.secret');
+    await leases.lease({ mac: '3c:ec:ef:00:00:05', bootLeaseEpoch: 1 });
+    for (const from of ['127.0.0.1', '10.0.0.5', '::1', '']) expect(leases.take('3c:ec:ef:00:00:05', from)).toBeNull();
   });
 });

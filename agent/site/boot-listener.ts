@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { addressBucket, sameAddress } from '../../protocol/address-bucket';
 import { isPermanentGlobalMac, normalizeMac } from '../../protocol/hardware-claims';
 import { parseSiteMintRequest, type SiteMintRequest } from '../../protocol/site-agent-wire';
 import type { LeaseToken, SiteClient } from './site-client';
@@ -42,8 +43,8 @@ const peerAddress = (req: http.IncomingMessage) => (req.socket.remoteAddress ?? 
 
 /**
  * What the site agent holds for the site's boot step: per MAC, the lease it was told of and, until the ramdisk
- * fetched it, the discovery token the control plane minted for it. A lease's token is fetched once; a lease that
- * named an `ip` gives it only to a caller from that address. The token is held in memory only and never logged.
+ * fetched it, the discovery token the control plane minted for it. A lease's token is fetched once, and only by a
+ * caller from the address the lease named. The token is held in memory only and never logged.
  */
 export class BootLeases {
   private readonly leases = new Map<string, HeldLease>();
@@ -79,7 +80,8 @@ export class BootLeases {
   take(macText: string, from: string): string | null {
     const mac = normalizeMac(macText);
     const held = mac ? this.leases.get(mac) : undefined;
-    if (!held?.token || (held.ip !== undefined && held.ip !== from)) return null;
+    // A lease held without an address (bootHandler refuses those) gives its token to nobody.
+    if (!held?.token || held.ip === undefined || !sameAddress(held.ip, from)) return null;
     const token = held.token;
     held.token = undefined;
     this.log(`site: discovery token ${held.tokenId} handed to the ramdisk of ${mac} at ${from}`);
@@ -101,7 +103,8 @@ export function bootHandler(
 ) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = (req.url ?? '').split('?')[0]!;
-    const retryAfter = rate.hit(peerAddress(req));
+    // An IPv6 caller counts by its /64: one host may hold the whole prefix and take a new address per call.
+    const retryAfter = rate.hit(addressBucket(peerAddress(req)));
     if (retryAfter !== null) {
       const bytes = Buffer.from(
         JSON.stringify({ code: 'INVALID_STATE', message: `Too many requests from this address; retry after ${retryAfter} seconds` }),

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { answerLater } from '../http/answer-later';
-import { addressBucket } from '../http/address-bucket';
+import { addressBucket } from '../../protocol/address-bucket';
 import type { SharedRateLimit } from '../http/shared-rate-limit';
 
 /** The per-process bounds of the downloads (request-limits.ts reads them from the environment). */

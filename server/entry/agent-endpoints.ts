@@ -25,7 +25,7 @@ import { clientAddressOf, trustedProxies } from '../http/client-address';
 import { joinCallerAddress } from '../join/caller-address';
 import type { PkiRuntime } from '../join/join-runtime';
 import type { RequestLimits } from '../http/request-limits';
-import { addressBucket } from '../http/address-bucket';
+import { addressBucket } from '../../protocol/address-bucket';
 import type { RateVerdict } from '../http/shared-rate-limit';
 import { tooManyRequests } from '../http/answer-later';
 import {

@@ -7,7 +7,7 @@ import { certificatesOf, isNodeCertificate } from './peer';
 import { GATEWAY_LIMITS, type GatewayLimits } from './limits';
 import { secureContextOptions, voucherFromServingChain, type GatewayCredentials } from './credentials';
 import { WellKnownRelay, wellKnownPath } from './well-known';
-import { addressBucket } from '../http/address-bucket';
+import { addressBucket } from '../../protocol/address-bucket';
 import { METRICS_PATH, serveMetrics } from '../metrics/endpoint';
 import { createGatewayMetrics } from '../metrics/gateway-metrics';
 import { REQUEST_ID_HEADER, requestIdOf } from '../metrics/request-log';

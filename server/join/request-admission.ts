@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { addressBucket } from '../http/address-bucket';
+import { addressBucket } from '../../protocol/address-bucket';
 import { discoverySettings } from '../../protocol/api/discovery-settings';
 import type { PreparedJoin } from './prepare';
 import {

@@ -10,7 +10,7 @@ import { PasswordHashingBusyError } from './hash-slots';
 import { hashPassword } from './password';
 import { SignInLockedError, authenticateOperator } from './sign-in';
 import { operatorNames } from './operator-names';
-import { addressBucket } from '../http/address-bucket';
+import { addressBucket } from '../../protocol/address-bucket';
 import { sql } from 'kysely';
 import { hitRateLimit } from '../db/rate-limits';
 import { usableByToken } from './link-token';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressBucket } from './address-bucket';
+import { addressBucket, sameAddress } from './address-bucket';
 
 describe('addressBucket (what one source address counts as for new join requests)', () => {
   it('counts an IPv4 address as itself, an IPv4-mapped one too', () => {
@@ -29,5 +29,24 @@ describe('addressBucket, as the endpoint limits count an address', () => {
     expect(addressBucket('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');
     expect(addressBucket('fe80::')).toBe('fe80:0:0:0::/64');
     expect(addressBucket('unknown')).toBe('unknown');
+  });
+});
+
+describe('sameAddress (a lease names the address its token goes to)', () => {
+  it('matches one address however it is written', () => {
+    expect(sameAddress('10.0.0.5', '10.0.0.5')).toBe(true);
+    expect(sameAddress('10.0.0.5', '::ffff:10.0.0.5')).toBe(true);
+    expect(sameAddress('2001:db8::5', '2001:0DB8:0:0:0:0:0:0005')).toBe(true);
+    expect(sameAddress('::1', '0:0:0:0:0:0:0:1')).toBe(true);
+  });
+
+  it('never matches another address, nor a text that is not one', () => {
+    expect(sameAddress('10.0.0.5', '10.0.0.6')).toBe(false);
+    expect(sameAddress('2001:db8::5', '2001:db8::6')).toBe(false);
+    expect(sameAddress('2001:db8::5', '2001:db8:0:1::5')).toBe(false);
+    expect(sameAddress('010.0.0.5', '10.0.0.5')).toBe(false);
+    expect(sameAddress('unknown', 'unknown')).toBe(false);
+    expect(sameAddress('', '')).toBe(false);
+    expect(sameAddress('fe80::1%eth0', 'fe80::1')).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 
 /**
  * What one source address counts as: an IPv4 address itself (an IPv4-mapped IPv6 one too), and an IPv6 address
@@ -10,6 +10,22 @@ export function addressBucket(address: string): string {
   if (mapped) return mapped[1]!;
   if (isIPv6(address)) return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
   return address;
+}
+
+/**
+ * Whether two texts name one address: IPv6 however it is written (case, leading zeros, `::`), and an IPv4-mapped
+ * IPv6 address as its IPv4 one. Texts that are not addresses never match anything.
+ */
+export function sameAddress(a: string, b: string): boolean {
+  const canonical = (text: string) => {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text);
+    const address = mapped ? mapped[1]! : text;
+    if (isIPv4(address)) return address;
+    if (isIPv6(address) && !address.includes('.') && !address.includes('%')) return expandIPv6(address).join(':');
+    return null;
+  };
+  const left = canonical(a);
+  return left !== null && left === canonical(b);
 }
 
 /** The eight hextets of an IPv6 address (as isIPv6 accepts it), lower case, without leading zeros. */
