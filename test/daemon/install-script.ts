@@ -14,7 +14,7 @@ process.once('exit', () => scriptDirs.forEach((dir) => rmSync(dir, { recursive: 
  * with the build's own digest unless `sha256` names others. generateInstallScript opens the PKI as the server
  * does: BETTER_COMPUTE_SECRET must hold the server's secret.
  */
-export async function installScriptFor(
+async function installScriptFor(
   db: Db,
   admin: Principal,
   options: { tenantId: string; poolId: string; gatewayUrl: string; baseUrl: string; bcd: BcdBuild; sha256?: { amd64?: string } },
