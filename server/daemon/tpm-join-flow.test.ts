@@ -1,22 +1,27 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TpmClient } from '../../agent/tpm/client';
-import { createEndorsementKey } from '../../agent/tpm/endorsement';
-import { ekHashOf } from '../../agent/tpm/identify';
-import { parseTpmAddress } from '../../agent/tpm/transport';
 import { readLeafNames } from '../../protocol/certificate-names';
-import { newMachineRoot, run, startBcdServer, type BcdBuild, type BcdServer, type Run } from '../../test/bcd-build';
+import { newMachineRoot, run, startBcdServer, type BcdBuild, type BcdServer } from '../../test/bcd-build';
 import { runCli } from '../../test/cli';
+import { startBackground } from '../../test/daemon/background';
+import { eventsOfNode } from '../../test/daemon/events';
+import {
+  bcdDataDir as dataDir,
+  identityOf,
+  joinPinArgs,
+  machineEnv,
+  NO_NODE,
+  wellKnownPins,
+  writeInstallConfig,
+} from '../../test/daemon/machine';
+import { ekRootsDir, tpmWithEk } from '../../test/daemon/tpm';
 import { defaultPool, newServerSecret, type ServerDatabase, type ServerProcess } from '../../test/server-process';
-import { startSwtpm, type Swtpm } from '../../test/swtpm';
-import { createEkRoot, issueEkCertificate, writeEkCertificate } from '../../test/tpm-provision';
+import type { Swtpm } from '../../test/swtpm';
+import { createEkRoot } from '../../test/tpm-provision';
 import { createCaller } from '../api/root';
 import { principalOf, type Principal } from '../authz/principal';
 import { createPool } from '../pools/pools';
-import { parseTpmPublic, spkiOf } from '../../protocol/tpm/public-area';
 
 // `bcd join --attestor tpm`, the built single executable, against the production server (test/server-main.ts)
 // on a database of its own, each machine a BCD_ROOT prefix with a software TPM of its own (swtpm): no token
@@ -31,13 +36,13 @@ let admin: Principal;
 let tenantId: string;
 let siteId: string;
 let poolId: string;
-let pins: { servingCaPin: string; joinSigningPin: string; joinEncryptionPin: string };
+let pins: Awaited<ReturnType<typeof wellKnownPins>>;
+let rootsDir: string | undefined;
 const vendor = createEkRoot('CN=Flow Test TPM Vendor,O=Better Compute Tests');
-const rootsDir = mkdtempSync(path.join(tmpdir(), 'bc-ek-roots-'));
 const tpms: Swtpm[] = [];
 
 beforeAll(async () => {
-  writeFileSync(path.join(rootsDir, 'vendor.pem'), (await vendor).pem);
+  rootsDir = ekRootsDir(await vendor, 'bc-ek-roots-');
   // A real gateway: a join from --server reads the well-known document there and goes to the gateway it names.
   started = await startBcdServer('tpm_join_flow', secret, { env: { BETTER_COMPUTE_TPM_EK_ROOTS: rootsDir } });
   ({ bcd, database, server } = started);
@@ -48,102 +53,30 @@ beforeAll(async () => {
   // Enrollment is off unless a site turns it on: this one does, so unlisted EKs wait in its queue.
   await database.db.site.update({ where: { id: siteId }, data: { tpm: { enrollment: true } } });
   admin = principalOf('local', 'tpm-join-flow-test', [[tenantId, 'admin']]);
-  const doc = (await (await fetch(`${server.url}/api/compute/.well-known/better-compute`)).json()) as {
-    gateway: { servingCaPin: string };
-    join: { signingKeyPin: string; encryptionKeyPin: string };
-  };
-  pins = { servingCaPin: doc.gateway.servingCaPin, joinSigningPin: doc.join.signingKeyPin, joinEncryptionPin: doc.join.encryptionKeyPin };
+  pins = await wellKnownPins(server.url);
 }, 300_000);
 
 afterAll(async () => {
   for (const tpm of tpms) await tpm.stop();
   await started?.stop();
-  rmSync(rootsDir, { recursive: true, force: true });
+  if (rootsDir) rmSync(rootsDir, { recursive: true, force: true });
 });
 
 const api = () => createCaller({ db: database.db, principal: admin });
-const env = (root: string, tpm: Swtpm, extra: Record<string, string> = {}) =>
-  ({ PATH: '/nonexistent', BCD_ROOT: root, BCD_TPM: tpm.address, ...extra }) as unknown as NodeJS.ProcessEnv;
-const serverArgs = () => [
-  '--server',
-  server.url,
-  '--serving-ca-pin',
-  pins.servingCaPin,
-  '--join-signing-pin',
-  pins.joinSigningPin,
-  '--join-encryption-pin',
-  pins.joinEncryptionPin,
-];
-const dataDir = (root: string) => path.join(root, 'var/lib/bcd');
-const identityOf = (root: string) =>
-  JSON.parse(readFileSync(path.join(dataDir(root), 'identity.json'), 'utf8')) as {
-    nodeId: string;
-    siteId: string;
-    certificateChain: string[];
-  };
+const env = (root: string, tpm: Swtpm, extra: Record<string, string> = {}) => machineEnv(root, NO_NODE, { BCD_TPM: tpm.address, ...extra });
+const serverArgs = () => ['--server', server.url, ...joinPinArgs(pins)];
 
 /** A machine with a fresh swtpm; with `vendorRooted`, an ECC EK certificate from the trusted vendor root in its NV. */
 async function machine(options: { vendorRooted?: boolean } = {}): Promise<{ root: string; tpm: Swtpm; ekHash: string }> {
-  const tpm = await startSwtpm();
-  tpms.push(tpm);
-  // swtpm serves one connection at a time: this client is closed before bcd runs.
-  const client = await TpmClient.open(parseTpmAddress(tpm.address));
-  try {
-    const ek = await createEndorsementKey(client, 'ecc');
-    await client.flush(ek.handle);
-    if (options.vendorRooted) {
-      await writeEkCertificate(client, 'ecc', await issueEkCertificate(await vendor, spkiOf(parseTpmPublic(ek.publicArea, 'EK')), 'ecc'));
-    }
-    return { root: newMachineRoot(), tpm, ekHash: ekHashOf(ek.publicArea) };
-  } finally {
-    await client.close();
-  }
+  const { tpm, ekHash } = await tpmWithEk(tpms, options.vendorRooted ? await vendor : undefined);
+  return { root: newMachineRoot(), tpm, ekHash };
 }
 
 /** config.toml as the install writes it, its gateway the API itself (plain http: no pinned TLS in the way). */
-function installConfig(root: string): void {
-  mkdirSync(path.join(root, 'etc/bcd'), { recursive: true });
-  writeFileSync(
-    path.join(root, 'etc/bcd/config.toml'),
-    [
-      `gateway_url = "${server.url}"`,
-      `site = "${siteId}"`,
-      `serving_ca_spki_pin = "${pins.servingCaPin}"`,
-      `join_signing_key_pin = "${pins.joinSigningPin}"`,
-      `join_encryption_key_pin = "${pins.joinEncryptionPin}"`,
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-}
-
-/** bcd running in the background: its output so far, a wait for a line, and its end. */
-function startBcd(args: string[], processEnv: NodeJS.ProcessEnv) {
-  const child = spawn(bcd.binary, args, { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  const result: Run = { code: null, stdout: '', stderr: '' };
-  child.stdout.on('data', (d: Buffer) => (result.stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (result.stderr += d.toString()));
-  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ ...result, code })));
-  return {
-    output: () => result.stdout,
-    async waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const match = pattern.exec(result.stdout);
-        if (match) return match;
-        if (child.exitCode !== null || Date.now() > deadline)
-          throw new Error(`bcd did not print ${pattern}: ${JSON.stringify(result)} (exit ${child.exitCode})`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-    done,
-    kill: () => child.kill('SIGKILL'),
-  };
-}
+const installConfig = (root: string) => writeInstallConfig(root, { gatewayUrl: server.url, siteId, pins });
 
 async function joinedEvent(nodeId: string) {
-  const events = await database.db.event.findMany({ where: { tenantId, type: 'node.joined' }, orderBy: { id: 'asc' } });
-  return events.filter((e) => (e.data as { nodeId?: string }).nodeId === nodeId).map((e) => e.data as Record<string, unknown>);
+  return (await eventsOfNode(database.db, nodeId, { tenantId, type: 'node.joined' })).map((e) => e.data as Record<string, unknown>);
 }
 
 const WAITING = /waiting for approval: join request (jreq_\S+); give an operator the EK hash ([0-9a-f]{64})/;
@@ -205,7 +138,7 @@ describe('bcd join --attestor tpm', () => {
       expect(listed.tpm!.akStatement).toMatch(/^urn:bc:tpm-ak:sha256:[0-9a-f]{64}$/);
 
       // Waiting: the same request (the saved CSR), retried every second here instead of the server's 30 s.
-      const waiting = startBcd(['join', '--attestor', 'tpm'], env(m.root, m.tpm, { BCD_JOIN_RETRY_SECONDS: '1' }));
+      const waiting = startBackground(bcd.binary, ['join', '--attestor', 'tpm'], env(m.root, m.tpm, { BCD_JOIN_RETRY_SECONDS: '1' }));
       try {
         const [, resumed] = await waiting.waitFor(WAITING);
         expect(resumed).toBe(requestId);
@@ -270,9 +203,9 @@ describe('bcd join --attestor tpm', () => {
             '--identity-dir',
             identityDir,
             '--join-signing-key-pin',
-            pins.joinSigningPin,
+            pins.joinSigningKeyPin,
             '--join-encryption-key-pin',
-            pins.joinEncryptionPin,
+            pins.joinEncryptionKeyPin,
           ],
           { BCD_TPM: m.tpm.address },
         );
