@@ -1,16 +1,15 @@
 import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, expect } from 'vitest';
 import type { GatewayTarget } from '../agent/renew/gateway-client';
-import { loadIdentity, type LoadedIdentity } from '../agent/renew/identity';
+import type { LoadedIdentity } from '../agent/renew/identity';
 import type { ServerEvent } from '../agent/session/sse';
 import { verifyEnvelope } from '../protocol/envelope';
 import { parseCommandBody, type CommandBody } from '../protocol/command-wire';
 import { commandResultPath } from '../protocol/command-wire';
-import { testDb } from './db';
-import { createTestTenant, type TestTenant } from './fixtures';
-import { mintToken } from './join-harness';
 import { helloOverH2 } from './node-connection';
-import { createRenewHarness, joinThroughGateway, type RenewHarness } from './renew-harness';
+
+// Kept free of the server and of vitest: the Playwright spec of node commands imports it too (the set-up of
+// the command test files is test/command-testbed.ts).
+
 /** The agent endpoints' base path (protocol.md's default). */
 const BASE = '/api/compute';
 
@@ -64,44 +63,4 @@ export function verifiedCommand(envelope: { body: string; sig: string }, command
   const body = parseCommandBody(verifyEnvelope(envelope, key));
   if (!body) throw new Error('not a command body');
   return body;
-}
-
-/** What a command test file works with: a renew harness (gateway and API), a tenant, and its nodes' sessions. */
-export interface CommandTestbed {
-  r: RenewHarness;
-  t: TestTenant;
-  /** A node joined through the gateway, with a command session opened by hand and welcomed. */
-  connectedNode(): Promise<{ nodeId: string; identity: LoadedIdentity; session: CommandSession }>;
-  /** A command session of `identity`, welcomed; closed after the file's tests. */
-  welcomedSession(identity: LoadedIdentity, nodeId: string): Promise<CommandSession>;
-  /** Runs `close` after the file's tests (before the harness closes). */
-  closeAfter(close: () => unknown): void;
-}
-
-/** A {@link CommandTestbed} created before the calling file's tests and handed to `use`, closed after them. */
-export function useCommandTestbed(use: (bed: CommandTestbed) => void): void {
-  let r: RenewHarness | undefined;
-  const closing: Array<() => unknown> = [];
-  beforeAll(async () => {
-    const harness = (r = await createRenewHarness());
-    const t = await createTestTenant(testDb());
-    const closeAfter = (close: () => unknown) => void closing.push(close);
-    const welcomedSession = async (identity: LoadedIdentity, nodeId: string) => {
-      const session = await openCommandSession(harness.target, identity, nodeId);
-      closeAfter(() => session.close());
-      expect(session.status).toBe(200);
-      await expect.poll(() => session.events.some((e) => e.type === 'welcome'), { timeout: 5_000 }).toBe(true);
-      return session;
-    };
-    const connectedNode = async () => {
-      const { dir, answer } = await joinThroughGateway(harness, (await mintToken(t, { maxUses: 1 })).token!);
-      const identity = await loadIdentity(dir);
-      return { nodeId: answer.nodeId, identity, session: await welcomedSession(identity, answer.nodeId) };
-    };
-    use({ r: harness, t, connectedNode, welcomedSession, closeAfter });
-  });
-  afterAll(async () => {
-    for (const close of closing.splice(0)) await close();
-    await r?.close();
-  });
 }

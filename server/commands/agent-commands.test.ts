@@ -5,7 +5,7 @@ import { TrustStore } from '../../agent/trust/store';
 import { testDb } from '../../test/db';
 import type { TestTenant } from '../../test/fixtures';
 import { mintToken } from '../../test/join-harness';
-import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
+import { useCommandTestbed, type CommandTestbed } from '../../test/command-testbed';
 import { joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
 import { runAgentLoop } from '../../test/session-agent';
 import { enqueueCommand } from './enqueue';

@@ -5,7 +5,7 @@ import { testDb } from '../../test/db';
 import { failure, type TestTenant } from '../../test/fixtures';
 import { machineClaims, mintToken } from '../../test/join-harness';
 import { joinedRamdisk, joinThroughGateway, type RenewHarness } from '../../test/renew-harness';
-import { useCommandTestbed, type CommandTestbed } from '../../test/command-session';
+import { useCommandTestbed, type CommandTestbed } from '../../test/command-testbed';
 import { principalOf } from '../authz/principal';
 import { newId } from '../ids';
 import { createPool } from '../pools/pools';
